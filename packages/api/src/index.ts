@@ -1,1 +1,4 @@
-export const probe: string = "ok";
+/**
+ * @driftless/api: the Config Sync API as TypeScript types and constants.
+ */
+export * from "./errors.ts";
