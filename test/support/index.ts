@@ -1,1 +1,9 @@
-export {};
+/** Helpers for integration and e2e tests against the real local control plane, Redis and git. */
+export { testEnv } from "./env.ts";
+export type { TestEnvironment } from "./env.ts";
+export { eventually } from "./eventually.ts";
+export type { EventuallyOptions } from "./eventually.ts";
+export { kubeConfig, coreApi, customApi, suffix, testNamespace, statusCode, expectStatus } from "./kube.ts";
+export type { Who } from "./kube.ts";
+export { fixturesDir, yamlFixture } from "./fixtures.ts";
+export type { JsonObject } from "./fixtures.ts";

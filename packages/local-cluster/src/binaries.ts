@@ -1,0 +1,42 @@
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { packageRoot } from "./paths.ts";
+
+export interface Binaries {
+  readonly dir: string;
+  readonly etcd: string;
+  readonly kubeApiserver: string;
+  readonly kubeControllerManager: string;
+}
+
+/**
+ * Returns the control-plane binaries, building them from the Go module proxy on first use
+ * (scripts/build.sh caches them by version, so later calls return at once).
+ * Build progress goes to stderr; a missing Go or proxy fails with the script's one-line reason.
+ */
+export async function ensureBinaries(options: { readonly quiet?: boolean } = {}): Promise<Binaries> {
+  const script = join(packageRoot, "scripts", "build.sh");
+  const stdout: Buffer[] = [];
+  const stderr: Buffer[] = [];
+  const code = await new Promise<number>((resolveExit, reject) => {
+    const child = spawn("bash", [script], { stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout.on("data", (c: Buffer) => stdout.push(c));
+    child.stderr.on("data", (c: Buffer) => {
+      stderr.push(c);
+      if (options.quiet !== true) process.stderr.write(c);
+    });
+    child.once("error", reject);
+    child.once("exit", (exitCode) => resolveExit(exitCode ?? 1));
+  });
+  if (code !== 0) {
+    const lastLine = Buffer.concat(stderr).toString("utf8").trim().split("\n").at(-1) ?? "";
+    throw new Error(lastLine.startsWith("local-cluster:") ? lastLine : `local-cluster: building the control plane failed: ${lastLine}`);
+  }
+  const dir = Buffer.concat(stdout).toString("utf8").trim().split("\n").at(-1) ?? "";
+  return {
+    dir,
+    etcd: join(dir, "etcd"),
+    kubeApiserver: join(dir, "kube-apiserver"),
+    kubeControllerManager: join(dir, "kube-controller-manager"),
+  };
+}

@@ -1,0 +1,28 @@
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The package's own folder (holds scripts/, go/ and versions/). */
+export const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** The repository root: the nearest folder above this package that holds the workspace package.json and manifests/. */
+export function findRepoRoot(start: string = packageRoot): string {
+  let dir = start;
+  for (;;) {
+    if (existsSync(join(dir, "manifests")) && existsSync(join(dir, "package.json")) && existsSync(join(dir, "packages"))) {
+      return dir;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`local-cluster: cannot find the driftless repository root above ${start}`);
+    dir = parent;
+  }
+}
+
+/** Where `cluster:up` keeps its state, logs and kubeconfig. */
+export function defaultStateDir(repoRoot: string = findRepoRoot()): string {
+  return join(repoRoot, ".local", "cluster");
+}
+
+export function defaultCrdDir(repoRoot: string = findRepoRoot()): string {
+  return join(repoRoot, "manifests", "crds");
+}

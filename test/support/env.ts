@@ -1,0 +1,33 @@
+import { readFileSync } from "node:fs";
+
+/** What the global setup started, for test files (which run in their own processes). */
+export interface TestEnvironment {
+  readonly server: string;
+  readonly caFile: string;
+  /** Admin identity (system:masters). */
+  readonly kubeconfig: string;
+  /** An ordinary identity with no RBAC bindings. */
+  readonly userKubeconfig: string;
+  readonly adminToken: string;
+  readonly userToken: string;
+  readonly userName: string;
+  readonly redisUrl: string;
+  readonly runDir: string;
+  readonly pids: readonly number[];
+}
+
+let cached: TestEnvironment | undefined;
+
+/**
+ * The running test environment. Integration tests never skip silently: without the global setup
+ * this throws, and the test fails saying how to run it.
+ */
+export function testEnv(): TestEnvironment {
+  if (cached !== undefined) return cached;
+  const file = process.env["DRIFTLESS_TEST_ENV"];
+  if (file === undefined) {
+    throw new Error("no test environment: run integration tests through `npm run test:integration` (it starts the control plane)");
+  }
+  cached = JSON.parse(readFileSync(file, "utf8")) as TestEnvironment;
+  return cached;
+}
