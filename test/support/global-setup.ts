@@ -8,7 +8,8 @@ import { down, findRepoRoot, defaultCrdDir, startRedis, stopProcess, up, type Re
 import type { TestEnvironment } from "./env.ts";
 
 const repoRoot = findRepoRoot();
-const runDir = join(repoRoot, ".local", "test-run");
+// One folder per run, so two runs on one machine (developers, helpers) never share a control plane.
+const runDir = join(repoRoot, ".local", "test-run", `run-${process.pid}`);
 const clusterDir = join(runDir, "cluster");
 let redis: RedisServer | undefined;
 
@@ -39,4 +40,5 @@ export async function globalSetup(): Promise<void> {
 export async function globalTeardown(): Promise<void> {
   if (redis !== undefined) await stopProcess(redis.process.pid);
   await down(clusterDir);
+  await rm(runDir, { recursive: true, force: true });
 }
