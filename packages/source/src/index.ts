@@ -1,1 +1,62 @@
-export {};
+/**
+ * @driftless/source: a directory of manifests (a Git checkout) to the objects one sync declares.
+ *
+ * Two steps, so the cluster-independent part can run without a cluster (`driftless vet`) and the
+ * cluster-dependent part can be re-run when discovery changes:
+ * 1. `readManifests(dir)`: find, parse and validate every `.yaml`/`.yml`/`.json` file.
+ * 2. `declareObjects(set, { scope, kinds })`: resolve kinds, place objects in namespaces, hash, dedupe.
+ * `readSource(dir, options)` does both.
+ *
+ * @example
+ * ```ts
+ * import { readSource } from "@driftless/source";
+ *
+ * const source = await readSource(checkoutDir, {
+ *   scope: { kind: "RepoSync", namespace: "team-a" },
+ *   kinds: discovery, // { resolveKind(apiVersion, kind) => { group, version, resource, namespaced } | undefined }
+ * });
+ * if (!source.complete) {
+ *   reportSourceErrors(source.errors); // nothing is applied, nothing is pruned
+ * } else {
+ *   await apply(source.objects); // source.isEmpty: declares nothing at all
+ * }
+ * ```
+ */
+export { readSource } from "./read-source.ts";
+export type { ReadSourceOptions } from "./read-source.ts";
+export { readManifests } from "./read-manifests.ts";
+export type { ReadManifestsOptions } from "./read-manifests.ts";
+export { declareObjects } from "./declare.ts";
+export type { DeclareOptions } from "./declare.ts";
+export type { CompleteSource, DeclaredObject, FailedSource, ManifestSet, SourceResult } from "./result.ts";
+export type { Manifest, ManifestMetadata } from "./manifest.ts";
+export type { KindInfo, KindResolver } from "./kinds.ts";
+export type { SyncScope } from "./scope.ts";
+export { objectKey } from "./object-id.ts";
+export type { ObjectId } from "./object-id.ts";
+export { parseDependsOn } from "./depends-on.ts";
+export type { DependsOnParse } from "./depends-on.ts";
+export { canonicalJson, sourceHash } from "./hash.ts";
+export type { JsonObject, JsonPrimitive, JsonValue } from "./json.ts";
+export {
+  BadScopeError,
+  DuplicateObjectError,
+  IllegalAnnotationError,
+  IllegalFieldError,
+  IllegalLabelError,
+  IllegalManagementAnnotationError,
+  InvalidAnnotationValueError,
+  InvalidDependsOnError,
+  InvalidNameError,
+  InvalidTypeError,
+  ManifestParseError,
+  MissingNameError,
+  NamespaceOnClusterScopedError,
+  SourceDirectoryError,
+  SourceError,
+  SourceReadError,
+  UnknownKindError,
+  UnsafeSymlinkError,
+} from "./errors.ts";
+export type { SourceErrorDetails } from "./errors.ts";
+export { DependsOnAnnotation, LocalConfigAnnotation } from "./constants.ts";

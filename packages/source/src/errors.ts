@@ -1,0 +1,192 @@
+/**
+ * One error class per way a source can be wrong. Each carries a Config Sync code, the files it
+ * concerns (relative to the sync's dir, posix) and, when the object is known, the resource.
+ */
+import { DriftlessError, ErrorClass } from "@driftless/api";
+import type { ErrorResource, KnvCode } from "@driftless/api";
+
+/**
+ * The codes used here, by value: they are Config Sync's numbers (facts, verified against its source),
+ * and `satisfies` makes the build fail if @driftless/api stops listing one.
+ */
+const Code = {
+  IllegalManagementAnnotation: "KNV1005",
+  ObjectParse: "KNV1006",
+  IllegalAnnotationDefinition: "KNV1010",
+  IllegalLabelDefinition: "KNV1011",
+  UnknownObjectKind: "KNV1021",
+  MetadataNameCollision: "KNV1029",
+  MissingObjectName: "KNV1031",
+  InvalidMetadataName: "KNV1036",
+  IllegalField: "KNV1045",
+  IllegalNamespaceOnClusterScoped: "KNV1052",
+  InvalidAnnotationValue: "KNV1054",
+  BadScope: "KNV1058",
+  Filesystem: "KNV2003",
+  SourceFetch: "KNV2004",
+} as const satisfies Record<string, KnvCode>;
+
+export interface SourceErrorDetails {
+  /** Files the error is about; defaults to the sourcePaths of `resources`. */
+  readonly sourcePaths?: readonly string[];
+  readonly resources?: readonly ErrorResource[];
+  readonly cause?: unknown;
+}
+
+/** Base of every error found while reading a source. */
+export class SourceError extends DriftlessError {
+  readonly sourcePaths: readonly string[];
+
+  constructor(code: KnvCode, errorClass: ErrorClass, message: string, details: SourceErrorDetails = {}) {
+    super({ code, errorClass, message, resources: details.resources ?? [], cause: details.cause });
+    this.sourcePaths = details.sourcePaths ?? [
+      ...new Set((details.resources ?? []).flatMap((r) => (r.sourcePath ? [r.sourcePath] : []))),
+    ];
+  }
+}
+
+/**
+ * spec.git.dir does not exist or is not a directory. Terminal: the sync's configuration or the
+ * repository layout must change.
+ */
+export class SourceDirectoryError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.SourceFetch, ErrorClass.Terminal, message, details);
+  }
+}
+
+/**
+ * A file or directory could not be read (I/O error, file replaced mid-read). Retried: the next
+ * checkout usually reads cleanly.
+ */
+export class SourceReadError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.Filesystem, ErrorClass.Retry, message, details);
+  }
+}
+
+/**
+ * A symlink points outside the source directory, or nowhere. Never followed, because it could expose
+ * the reconciler's own files (tokens, keys); reported rather than skipped, because skipping would
+ * silently drop objects and prune them.
+ */
+export class UnsafeSymlinkError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.Filesystem, ErrorClass.Terminal, message, details);
+  }
+}
+
+/** Invalid YAML or JSON, or a document that is not a mapping (KNV1006). */
+export class ManifestParseError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.ObjectParse, ErrorClass.Terminal, message, details);
+  }
+}
+
+/**
+ * apiVersion or kind is missing or malformed: the document is not a Kubernetes object. (Config Sync
+ * reports a missing kind as a decode error of the file and a missing apiVersion as KNV2010.)
+ */
+export class InvalidTypeError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.ObjectParse, ErrorClass.Terminal, message, details);
+  }
+}
+
+/** metadata.name is missing, including objects that only set metadata.generateName (KNV1031). */
+export class MissingNameError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.MissingObjectName, ErrorClass.Terminal, message, details);
+  }
+}
+
+/**
+ * metadata.name (KNV1036) or metadata.namespace is not a valid Kubernetes name. (Config Sync reports a
+ * bad namespace as KNV1055, a code @driftless/api does not list.)
+ */
+export class InvalidNameError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.InvalidMetadataName, ErrorClass.Terminal, message, details);
+  }
+}
+
+/** A field only the API server may set (status, uid, resourceVersion, ownerReferences, ...; KNV1045). */
+export class IllegalFieldError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.IllegalField, ErrorClass.Terminal, message, details);
+  }
+}
+
+/** A cluster-scoped object declares metadata.namespace (KNV1052). */
+export class NamespaceOnClusterScopedError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.IllegalNamespaceOnClusterScoped, ErrorClass.Terminal, message, details);
+  }
+}
+
+/**
+ * A malformed `config.kubernetes.io/depends-on` value (KNV1054, invalid annotation value). Config Sync
+ * only notices at apply time, when cli-utils rejects the whole apply set and it reports KNV2009;
+ * catching it while reading names the file and applies nothing.
+ */
+export class InvalidDependsOnError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.InvalidAnnotationValue, ErrorClass.Terminal, message, details);
+  }
+}
+
+/**
+ * No built-in type, served CRD or CRD in the source defines this kind (KNV1021). Stalled, not terminal:
+ * it resolves itself once the CRD is installed, as in Config Sync, which retries until then.
+ */
+export class UnknownKindError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.UnknownObjectKind, ErrorClass.Stalled, message, details);
+  }
+}
+
+/** Label or annotation values that are not strings, e.g. an unquoted `true` or `8080` (KNV1054). */
+export class InvalidAnnotationValueError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.InvalidAnnotationValue, ErrorClass.Terminal, message, details);
+  }
+}
+
+/** `configmanagement.gke.io/managed` declared with a value other than "disabled" (KNV1005). */
+export class IllegalManagementAnnotationError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.IllegalManagementAnnotation, ErrorClass.Terminal, message, details);
+  }
+}
+
+/**
+ * An annotation in a prefix reserved for the reconciler (`configmanagement.gke.io/`, `configsync.gke.io/`)
+ * that users may not declare, or a Config Sync selector annotation driftless does not implement
+ * (KNV1010). Ignoring a selector would apply the object where it was meant to be left out.
+ */
+export class IllegalAnnotationError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.IllegalAnnotationDefinition, ErrorClass.Terminal, message, details);
+  }
+}
+
+/** A label in a prefix reserved for the reconciler (KNV1011). */
+export class IllegalLabelError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.IllegalLabelDefinition, ErrorClass.Terminal, message, details);
+  }
+}
+
+/** A RepoSync's source declares a cluster-scoped object or one in another namespace (KNV1058). */
+export class BadScopeError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.BadScope, ErrorClass.Terminal, message, details);
+  }
+}
+
+/** Two manifests declare the same group, kind, namespace and name (KNV1029). */
+export class DuplicateObjectError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.MetadataNameCollision, ErrorClass.Terminal, message, details);
+  }
+}

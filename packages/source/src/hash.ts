@@ -1,0 +1,24 @@
+/**
+ * A content hash per declared object, reported as `sourceHash` in ResourceGroup status. It depends only
+ * on the object's content, not on key order or formatting in the file, so reformatting YAML does not
+ * look like a change.
+ */
+import { createHash } from "node:crypto";
+import { isJsonArray } from "./json.ts";
+import type { JsonObject, JsonValue } from "./json.ts";
+
+/** Hex characters kept: 64 bits, ample to tell versions of one object apart. */
+const sourceHashLength = 16;
+
+export function sourceHash(value: JsonValue): string {
+  return createHash("sha256").update(canonicalJson(value)).digest("hex").slice(0, sourceHashLength);
+}
+
+/** JSON with object keys sorted at every level and no whitespace. */
+export function canonicalJson(value: JsonValue): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value);
+  if (isJsonArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const object: JsonObject = value;
+  const keys = Object.keys(object).sort();
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(object[key] ?? null)}`).join(",")}}`;
+}

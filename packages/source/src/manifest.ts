@@ -1,0 +1,298 @@
+/**
+ * One candidate object to a typed `Manifest`, checking everything that can be checked without the
+ * cluster: type, name, namespace syntax, label and annotation types, fields only the API server may
+ * set, and depends-on syntax. Every problem is reported, not just the first, so one push can fix all.
+ */
+import type { ErrorResource } from "@driftless/api";
+import { ConfigManagementGroup, DependsOnAnnotation, RbacGroup } from "./constants.ts";
+import { parseDependsOn } from "./depends-on.ts";
+import {
+  IllegalFieldError,
+  InvalidAnnotationValueError,
+  InvalidDependsOnError,
+  InvalidNameError,
+  InvalidTypeError,
+  ManifestParseError,
+  MissingNameError,
+} from "./errors.ts";
+import type { SourceError } from "./errors.ts";
+import { describeJsonType, isJsonArray, isJsonObject } from "./json.ts";
+import type { JsonObject, JsonValue } from "./json.ts";
+import { checkReservedMetadata } from "./metadata-rules.ts";
+import { dns1123LabelProblem, dns1123SubdomainProblem, pathSegmentProblem } from "./names.ts";
+import type { ObjectId } from "./object-id.ts";
+import { describeObject } from "./object-id.ts";
+import { at } from "./parse.ts";
+
+export interface ManifestMetadata {
+  readonly name: string;
+  /** As written; absent when not set (or set to ""). */
+  readonly namespace?: string;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
+}
+
+/** An object read from the source and valid on its own; not yet checked against the cluster's types. */
+export interface Manifest {
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** "" for the core group. */
+  readonly group: string;
+  readonly version: string;
+  readonly metadata: ManifestMetadata;
+  /** The object exactly as parsed. */
+  readonly raw: JsonObject;
+  /** Path of the file relative to the sync's dir, with "/" separators. */
+  readonly sourcePath: string;
+  /** Parsed `config.kubernetes.io/depends-on` references, in the order written. */
+  readonly dependsOn: readonly ObjectId[];
+}
+
+export type ManifestCheck =
+  { readonly ok: true; readonly manifest: Manifest } | { readonly ok: false; readonly errors: readonly SourceError[] };
+
+/** Metadata only the API server sets; declaring them in Git is an error in Config Sync (KNV1045). */
+const serverSetMetadata = ["uid", "resourceVersion", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"];
+
+export function toManifest(raw: JsonObject, sourcePath: string, location: string): ManifestCheck {
+  const errors: SourceError[] = [];
+  const apiVersion = raw["apiVersion"];
+  const kind = raw["kind"];
+  const metadataValue = raw["metadata"];
+  const metadata: JsonObject = isJsonObject(metadataValue) ? metadataValue : {};
+  const nameValue = metadata["name"];
+  const namespaceValue = metadata["namespace"];
+
+  const apiVersionText = typeof apiVersion === "string" ? apiVersion : undefined;
+  const gv = apiVersionText !== undefined ? splitApiVersion(apiVersionText) : undefined;
+  // Best-effort identity so every error names the object as far as it is known.
+  const resource: ErrorResource = {
+    group: gv?.group ?? "",
+    ...(gv ? { version: gv.version } : {}),
+    kind: typeof kind === "string" ? kind : "",
+    ...(typeof namespaceValue === "string" && namespaceValue !== "" ? { namespace: namespaceValue } : {}),
+    name: typeof nameValue === "string" ? nameValue : "",
+    sourcePath,
+  };
+  const details = { resources: [resource] };
+  const where = (message: string): string => at(sourcePath, location, `${describeObject(resource)}: ${message}`);
+
+  if (apiVersion === undefined || apiVersion === "") {
+    errors.push(new InvalidTypeError(where(`apiVersion is required${kustomizeHint(sourcePath)}`), details));
+  } else if (!gv) {
+    errors.push(
+      new InvalidTypeError(
+        where(`apiVersion must be "version" or "group/version", found ${describe(apiVersion)}`),
+        details,
+      ),
+    );
+  }
+  if (kind === undefined || kind === "") {
+    errors.push(new InvalidTypeError(where(`kind is required${kustomizeHint(sourcePath)}`), details));
+  } else if (typeof kind !== "string") {
+    errors.push(new InvalidTypeError(where(`kind must be a string, found ${describeJsonType(kind)}`), details));
+  }
+  if (metadataValue !== undefined && !isJsonObject(metadataValue)) {
+    errors.push(
+      new ManifestParseError(where(`metadata must be a mapping, found ${describeJsonType(metadataValue)}`), details),
+    );
+  }
+
+  const group = gv?.group ?? "";
+  const name = checkName(nameValue, metadata, group, resource.kind, sourcePath, where, details, errors);
+  const namespace = checkNamespace(namespaceValue, where, details, errors);
+  const labels = stringMap(metadata, "labels", where, details, errors);
+  const annotations = stringMap(metadata, "annotations", where, details, errors);
+  checkServerSetFields(raw, metadata, group, where, details, errors);
+  const dependsOn = checkDependsOn(annotations, where, details, errors);
+  errors.push(...checkReservedMetadata(labels, annotations, where, details));
+
+  if (errors.length > 0 || !gv || apiVersionText === undefined || typeof kind !== "string" || name === undefined) {
+    return { ok: false, errors };
+  }
+  const manifestMetadata: ManifestMetadata = {
+    name,
+    ...(namespace !== undefined ? { namespace } : {}),
+    ...(labels !== undefined ? { labels } : {}),
+    ...(annotations !== undefined ? { annotations } : {}),
+  };
+  return {
+    ok: true,
+    manifest: {
+      apiVersion: apiVersionText,
+      kind,
+      group: gv.group,
+      version: gv.version,
+      metadata: manifestMetadata,
+      raw,
+      sourcePath,
+      dependsOn,
+    },
+  };
+}
+
+type Where = (message: string) => string;
+type Details = { readonly resources: readonly ErrorResource[] };
+
+/** `v1` or `group/version`; anything else (empty parts, extra slashes) is malformed. */
+export function splitApiVersion(apiVersion: string): { readonly group: string; readonly version: string } | undefined {
+  const parts = apiVersion.split("/");
+  if (parts.length === 1 && parts[0]) return { group: "", version: parts[0] };
+  if (parts.length === 2 && parts[0] && parts[1]) return { group: parts[0], version: parts[1] };
+  return undefined;
+}
+
+function checkName(
+  value: JsonValue | undefined,
+  metadata: JsonObject,
+  group: string,
+  kind: string,
+  sourcePath: string,
+  where: Where,
+  details: Details,
+  errors: SourceError[],
+): string | undefined {
+  if (value === undefined || value === null || value === "") {
+    const generated = metadata["generateName"] !== undefined;
+    const message = generated
+      ? "metadata.generateName is not supported; declare a fixed metadata.name so the object can be tracked, updated and pruned"
+      : `metadata.name is required${kustomizeHint(sourcePath)}`;
+    errors.push(new MissingNameError(where(message), details));
+    return undefined;
+  }
+  if (typeof value !== "string") {
+    errors.push(
+      new ManifestParseError(where(`metadata.name must be a string, found ${describeJsonType(value)}`), details),
+    );
+    return undefined;
+  }
+  // RBAC allows names like "system:controller:foo"; a Namespace's name must also be a valid label.
+  const problem =
+    group === RbacGroup
+      ? pathSegmentProblem(value)
+      : group === "" && kind === "Namespace"
+        ? dns1123LabelProblem(value)
+        : dns1123SubdomainProblem(value);
+  if (problem) {
+    errors.push(new InvalidNameError(where(`metadata.name "${value}" is invalid: it ${problem}`), details));
+    return undefined;
+  }
+  return value;
+}
+
+function checkNamespace(
+  value: JsonValue | undefined,
+  where: Where,
+  details: Details,
+  errors: SourceError[],
+): string | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value !== "string") {
+    errors.push(
+      new ManifestParseError(where(`metadata.namespace must be a string, found ${describeJsonType(value)}`), details),
+    );
+    return undefined;
+  }
+  const problem = dns1123LabelProblem(value);
+  if (problem) {
+    errors.push(new InvalidNameError(where(`metadata.namespace "${value}" is invalid: it ${problem}`), details));
+    return undefined;
+  }
+  return value;
+}
+
+/**
+ * Labels and annotations must map strings to strings. An unquoted `true` or `8080` in YAML is not a
+ * string, and the API server would reject the object at apply time; say which keys to quote instead.
+ */
+function stringMap(
+  metadata: JsonObject,
+  field: "labels" | "annotations",
+  where: Where,
+  details: Details,
+  errors: SourceError[],
+): Readonly<Record<string, string>> | undefined {
+  const value = metadata[field];
+  if (value === undefined || value === null) return undefined;
+  if (!isJsonObject(value)) {
+    errors.push(
+      new ManifestParseError(where(`metadata.${field} must be a mapping, found ${describeJsonType(value)}`), details),
+    );
+    return undefined;
+  }
+  const nonStrings = Object.keys(value).filter((key) => typeof value[key] !== "string");
+  if (nonStrings.length > 0) {
+    const keys = nonStrings.map((key) => `metadata.${field}.${key}`).join(", ");
+    errors.push(
+      new InvalidAnnotationValueError(
+        where(`values in metadata.${field} must be strings; add quotes around: ${keys}`),
+        details,
+      ),
+    );
+    return undefined;
+  }
+  return value as Readonly<Record<string, string>>;
+}
+
+function checkServerSetFields(
+  raw: JsonObject,
+  metadata: JsonObject,
+  group: string,
+  where: Where,
+  details: Details,
+  errors: SourceError[],
+): void {
+  const illegal: string[] = [];
+  for (const field of serverSetMetadata) {
+    const value = metadata[field];
+    if (value !== undefined && value !== null && value !== "") illegal.push(`metadata.${field}`);
+  }
+  // `creationTimestamp: null` is what `kubectl create --dry-run -o yaml` writes; only a set value is wrong.
+  if (metadata["creationTimestamp"] !== undefined && metadata["creationTimestamp"] !== null)
+    illegal.push("metadata.creationTimestamp");
+  const generation = metadata["generation"];
+  if (generation !== undefined && generation !== null && generation !== 0) illegal.push("metadata.generation");
+  const owners = metadata["ownerReferences"];
+  if (isJsonArray(owners) ? owners.length > 0 : owners !== undefined && owners !== null)
+    illegal.push("metadata.ownerReferences");
+  // A status copied from `kubectl get -o yaml` would fight the controller that owns it.
+  const status = raw["status"];
+  const hasStatus = isJsonObject(status) ? Object.keys(status).length > 0 : status !== undefined && status !== null;
+  if (hasStatus && group !== ConfigManagementGroup) illegal.push("status");
+  if (illegal.length > 0) {
+    errors.push(
+      new IllegalFieldError(
+        where(`fields set by the API server must not be declared; remove: ${illegal.join(", ")}`),
+        details,
+      ),
+    );
+  }
+}
+
+function checkDependsOn(
+  annotations: Readonly<Record<string, string>> | undefined,
+  where: Where,
+  details: Details,
+  errors: SourceError[],
+): readonly ObjectId[] {
+  const value = annotations?.[DependsOnAnnotation];
+  if (value === undefined) return [];
+  const parsed = parseDependsOn(value);
+  if (parsed.ok) return parsed.refs;
+  errors.push(
+    new InvalidDependsOnError(where(`invalid ${DependsOnAnnotation} annotation: ${parsed.problem}`), details),
+  );
+  return [];
+}
+
+function describe(value: JsonValue): string {
+  return typeof value === "string" ? `"${value}"` : describeJsonType(value);
+}
+
+/** kustomization.yaml is not an object; say so rather than only that it lacks fields. */
+function kustomizeHint(sourcePath: string): string {
+  const file = sourcePath.slice(sourcePath.lastIndexOf("/") + 1);
+  return /^kustomization\.ya?ml$/i.test(file)
+    ? " (kustomize sources are not rendered; commit the rendered manifests instead)"
+    : "";
+}

@@ -1,0 +1,61 @@
+/**
+ * Labels and annotations a source may not declare, with Config Sync's rules: its own prefixes are
+ * reserved for what the reconciler writes (a copy of `kubectl get -o yaml` output would otherwise claim
+ * another sync's ownership), and `configmanagement.gke.io/managed` may only say "disabled".
+ */
+import { IllegalAnnotationError, IllegalLabelError, IllegalManagementAnnotationError } from "./errors.ts";
+import type { SourceError, SourceErrorDetails } from "./errors.ts";
+
+const reservedPrefixes = ["configmanagement.gke.io/", "configsync.gke.io/"];
+
+const ManagedAnnotation = "configmanagement.gke.io/managed";
+const ManagedDisabled = "disabled";
+
+/** Reserved-prefix annotations users may declare. */
+const allowedAnnotations = new Set([ManagedAnnotation, "configsync.gke.io/deletion-propagation-policy"]);
+
+/** Config Sync's selector annotations: meaningful there, not implemented here, so refused rather than ignored. */
+const unsupportedSelectors = new Set([
+  "configmanagement.gke.io/namespace-selector",
+  "configmanagement.gke.io/cluster-selector",
+  "configsync.gke.io/cluster-name-selector",
+]);
+
+export function checkReservedMetadata(
+  labels: Readonly<Record<string, string>> | undefined,
+  annotations: Readonly<Record<string, string>> | undefined,
+  where: (message: string) => string,
+  details: SourceErrorDetails,
+): SourceError[] {
+  const errors: SourceError[] = [];
+  const managed = annotations?.[ManagedAnnotation];
+  if (managed !== undefined && managed !== ManagedDisabled) {
+    const message = `${ManagedAnnotation} is "${managed}"; in a source it may only be "${ManagedDisabled}" (to stop managing the object) or absent`;
+    errors.push(new IllegalManagementAnnotationError(where(message), details));
+  }
+
+  const annotationKeys = Object.keys(annotations ?? {});
+  const selectors = annotationKeys.filter((key) => unsupportedSelectors.has(key));
+  if (selectors.length > 0) {
+    const message = `${selectors.join(", ")}: cluster and namespace selectors are not supported; declare the object only in the sources of the clusters and namespaces it belongs to`;
+    errors.push(new IllegalAnnotationError(where(message), details));
+  }
+  const reserved = annotationKeys.filter(
+    (key) => isReserved(key) && !allowedAnnotations.has(key) && !unsupportedSelectors.has(key),
+  );
+  if (reserved.length > 0) {
+    const message = `annotations ${reserved.join(", ")} are reserved for the reconciler and must not be declared`;
+    errors.push(new IllegalAnnotationError(where(message), details));
+  }
+
+  const reservedLabels = Object.keys(labels ?? {}).filter(isReserved);
+  if (reservedLabels.length > 0) {
+    const message = `labels ${reservedLabels.join(", ")} are reserved for the reconciler and must not be declared`;
+    errors.push(new IllegalLabelError(where(message), details));
+  }
+  return errors;
+}
+
+function isReserved(key: string): boolean {
+  return reservedPrefixes.some((prefix) => key.startsWith(prefix));
+}

@@ -1,0 +1,77 @@
+/**
+ * Step one, needing no cluster: every manifest file under the directory to validated `Manifest`s.
+ */
+import { SourceReadError } from "./errors.ts";
+import type { SourceError } from "./errors.ts";
+import { expandDocuments } from "./expand.ts";
+import type { Manifest } from "./manifest.ts";
+import { toManifest } from "./manifest.ts";
+import { parseManifestText } from "./parse.ts";
+import { listManifestFiles, readFiles } from "./read-files.ts";
+import type { ReadFilesOptions } from "./read-files.ts";
+import type { ManifestSet } from "./result.ts";
+
+export type ReadManifestsOptions = ReadFilesOptions;
+
+interface FileOutcome {
+  readonly manifests: readonly Manifest[];
+  readonly errors: readonly SourceError[];
+  readonly localConfigSkipped: number;
+}
+
+/**
+ * Reads every `.yaml`, `.yml` and `.json` file under `dir` (hidden entries skipped, symlinks followed
+ * only inside `dir`). Manifests and errors come out in path order, then document order.
+ */
+export async function readManifests(dir: string, options: ReadManifestsOptions = {}): Promise<ManifestSet> {
+  const listing = await listManifestFiles(dir);
+  // Indexed by file so completion order does not leak into the result.
+  const outcomes: (FileOutcome | undefined)[] = new Array<FileOutcome | undefined>(listing.files.length).fill(
+    undefined,
+  );
+  await readFiles(
+    listing.files,
+    (index, text) => {
+      const file = listing.files[index];
+      if (file) outcomes[index] = readOne(text, file.sourcePath);
+    },
+    (index, error) => {
+      outcomes[index] = { manifests: [], errors: [error], localConfigSkipped: 0 };
+    },
+    options,
+  );
+
+  const manifests: Manifest[] = [];
+  const errors: SourceError[] = [...listing.errors];
+  let localConfigSkipped = 0;
+  for (const [index, found] of outcomes.entries()) {
+    // Cannot happen unless readFiles breaks its contract; a file silently missing would prune its objects.
+    const outcome = found ?? notRead(listing.files[index]?.sourcePath ?? "?");
+    manifests.push(...outcome.manifests);
+    errors.push(...outcome.errors);
+    localConfigSkipped += outcome.localConfigSkipped;
+  }
+  return { manifests, errors, fileCount: listing.files.length, localConfigSkipped };
+}
+
+function notRead(sourcePath: string): FileOutcome {
+  return {
+    manifests: [],
+    errors: [new SourceReadError(`${sourcePath} was not read`, { sourcePaths: [sourcePath] })],
+    localConfigSkipped: 0,
+  };
+}
+
+/** Parses and validates one file's text; the text is not kept. */
+function readOne(text: string, sourcePath: string): FileOutcome {
+  const parsed = parseManifestText(text, sourcePath);
+  const expanded = expandDocuments(parsed.documents, sourcePath);
+  const manifests: Manifest[] = [];
+  const errors: SourceError[] = [...parsed.errors, ...expanded.errors];
+  for (const object of expanded.objects) {
+    const checked = toManifest(object.value, sourcePath, object.location);
+    if (checked.ok) manifests.push(checked.manifest);
+    else errors.push(...checked.errors);
+  }
+  return { manifests, errors, localConfigSkipped: expanded.localConfigSkipped };
+}

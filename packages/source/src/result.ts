@@ -1,0 +1,83 @@
+/**
+ * What reading a source produces. The shape makes the dangerous mistake impossible: only a
+ * `CompleteSource` has `objects`, so a source that failed to read can never be mistaken for one that
+ * declares nothing, and pruning everything.
+ */
+import type { SourceError } from "./errors.ts";
+import type { JsonObject } from "./json.ts";
+import type { Manifest, ManifestMetadata } from "./manifest.ts";
+import type { ObjectId } from "./object-id.ts";
+
+/** The output of the first step: every manifest that is valid on its own, and every problem found. */
+export interface ManifestSet {
+  readonly manifests: readonly Manifest[];
+  readonly errors: readonly SourceError[];
+  /** Manifest files read (.yaml, .yml, .json). */
+  readonly fileCount: number;
+  /** Objects dropped because of `config.kubernetes.io/local-config`. */
+  readonly localConfigSkipped: number;
+}
+
+/** An object the sync declares, placed in its namespace and ready to apply. */
+export interface DeclaredObject extends Manifest {
+  /** metadata with the namespace the object lands in (absent for cluster-scoped objects). */
+  readonly metadata: ManifestMetadata;
+  /** The object as parsed, with metadata.namespace filled in where it was defaulted. */
+  readonly raw: JsonObject;
+  readonly id: ObjectId;
+  /** First 16 hex characters of the SHA-256 of the object's canonical JSON (ResourceGroup sourceHash). */
+  readonly sourceHash: string;
+  /** Plural resource name, from discovery or a CRD in the source. */
+  readonly resource: string;
+  readonly namespaced: boolean;
+}
+
+interface SourceCounts {
+  readonly fileCount: number;
+  readonly localConfigSkipped: number;
+}
+
+/** Every manifest read and validated: safe to apply and to prune against. */
+export interface CompleteSource extends SourceCounts {
+  readonly complete: true;
+  readonly objects: readonly DeclaredObject[];
+  /**
+   * The source declares nothing (no files, or only local-config objects). Still complete; whether
+   * pruning everything is acceptable is the applier's call (Config Sync refuses: KNV2006).
+   */
+  readonly isEmpty: boolean;
+  readonly errors: readonly [];
+}
+
+/** At least one problem: nothing may be applied or pruned from this read. */
+export interface FailedSource extends SourceCounts {
+  readonly complete: false;
+  readonly isEmpty: false;
+  readonly errors: readonly [SourceError, ...SourceError[]];
+  /**
+   * Objects that did read and validate, for diagnostics (`driftless vet`, diff). Not the source:
+   * anything missing here may simply have failed to parse.
+   */
+  readonly partialObjects: readonly DeclaredObject[];
+}
+
+export type SourceResult = CompleteSource | FailedSource;
+
+export function toSourceResult(
+  objects: readonly DeclaredObject[],
+  errors: readonly SourceError[],
+  counts: SourceCounts,
+): SourceResult {
+  const { fileCount, localConfigSkipped } = counts;
+  const [first, ...rest] = errors;
+  if (first)
+    return {
+      complete: false,
+      isEmpty: false,
+      errors: [first, ...rest],
+      partialObjects: objects,
+      fileCount,
+      localConfigSkipped,
+    };
+  return { complete: true, objects, isEmpty: objects.length === 0, errors: [], fileCount, localConfigSkipped };
+}

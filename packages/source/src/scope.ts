@@ -1,0 +1,50 @@
+/**
+ * Which namespace each object lands in, and which objects a sync may declare at all. The rules are
+ * Config Sync's for unstructured sources:
+ * - RepoSync: only namespaced objects, in the RepoSync's namespace; those naming none are put there.
+ * - RootSync: anything; a namespaced object naming no namespace goes to "default".
+ * - Cluster-scoped objects never name a namespace.
+ */
+import type { ErrorResource } from "@driftless/api";
+import { DefaultNamespace } from "./constants.ts";
+import { BadScopeError, NamespaceOnClusterScopedError } from "./errors.ts";
+import type { SourceError } from "./errors.ts";
+import type { Manifest } from "./manifest.ts";
+import { describeObject } from "./object-id.ts";
+
+/** The sync whose source is being read. */
+export type SyncScope = { readonly kind: "RootSync" } | { readonly kind: "RepoSync"; readonly namespace: string };
+
+export type Placement =
+  { readonly ok: true; readonly namespace: string } | { readonly ok: false; readonly error: SourceError };
+
+/** The object's namespace ("" when cluster-scoped), or why it may not be declared in this sync. */
+export function placeObject(manifest: Manifest, namespaced: boolean, scope: SyncScope): Placement {
+  const declared = manifest.metadata.namespace;
+  const resource: ErrorResource = {
+    group: manifest.group,
+    version: manifest.version,
+    kind: manifest.kind,
+    ...(declared !== undefined ? { namespace: declared } : {}),
+    name: manifest.metadata.name,
+    sourcePath: manifest.sourcePath,
+  };
+  const what = `${manifest.sourcePath}: ${describeObject(resource)}`;
+
+  if (!namespaced) {
+    if (scope.kind === "RepoSync") {
+      const message = `${what}: ${manifest.kind} is cluster-scoped, and a RepoSync may only declare objects in its namespace "${scope.namespace}"; move it to a RootSync's source`;
+      return { ok: false, error: new BadScopeError(message, { resources: [resource] }) };
+    }
+    if (declared !== undefined) {
+      const message = `${what}: ${manifest.kind} is cluster-scoped and must not declare metadata.namespace`;
+      return { ok: false, error: new NamespaceOnClusterScopedError(message, { resources: [resource] }) };
+    }
+    return { ok: true, namespace: "" };
+  }
+
+  if (scope.kind === "RootSync") return { ok: true, namespace: declared ?? DefaultNamespace };
+  if (declared === undefined || declared === scope.namespace) return { ok: true, namespace: scope.namespace };
+  const message = `${what}: a RepoSync in namespace "${scope.namespace}" may only declare objects in that namespace; omit metadata.namespace or set it to "${scope.namespace}"`;
+  return { ok: false, error: new BadScopeError(message, { resources: [resource] }) };
+}
