@@ -19,48 +19,93 @@ export const ErrorClass = {
 } as const;
 export type ErrorClass = (typeof ErrorClass)[keyof typeof ErrorClass];
 
-/** Config Sync error codes (KNVxxxx) used by driftless. */
+/**
+ * Config Sync error codes (KNVxxxx) used by driftless. Numbers are Config Sync's own (its error
+ * registry, cmd/nomoserrors/examples/examples.go): 1xxx = the source needs fixing, 2xxx = something
+ * on the cluster went wrong, 9xxx = a bug. Retired Config Sync numbers (e.g. 1063) are never reused.
+ */
 export const KnvCode = {
-  /** A manifest could not be parsed (invalid YAML/JSON, not an object). */
+  /** The `configmanagement.gke.io/managed` annotation has a value other than enabled/disabled. */
+  IllegalManagementAnnotation: "KNV1005",
+  /** A manifest could not be parsed (invalid YAML/JSON, not an object, wrong field types). */
   ObjectParse: "KNV1006",
+  /** The source declares an annotation in a prefix reserved for Config Sync/driftless. */
+  IllegalAnnotationDefinition: "KNV1010",
+  /** The source declares a label in a prefix reserved for Config Sync/driftless. */
+  IllegalLabelDefinition: "KNV1011",
   /** The kind is not served by the API server (after discovery). */
   UnknownObjectKind: "KNV1021",
   /** Two objects in the source have the same group, kind, namespace and name. */
   MetadataNameCollision: "KNV1029",
   /** An object has no metadata.name. */
   MissingObjectName: "KNV1031",
+  /** The source declares the config-management-system namespace or objects in it. */
+  IllegalNamespace: "KNV1034",
   /** metadata.name is not a valid Kubernetes name. */
   InvalidMetadataName: "KNV1036",
+  /** An object declares a field a source must not set (status, ownerReferences, resourceVersion, ...). */
+  IllegalField: "KNV1045",
+  /** A CRD would be removed while objects of its kind are still declared. */
+  UnsupportedCrdRemoval: "KNV1047",
+  /** A cluster-scoped object declares metadata.namespace. */
+  IllegalNamespaceOnClusterScoped: "KNV1052",
+  /** A namespaced object has no metadata.namespace (and none can be inferred). */
+  MissingNamespaceOnNamespaced: "KNV1053",
+  /** metadata.namespace is not a valid namespace name. */
+  InvalidNamespaceName: "KNV1055",
+  /** An annotation value is not a string, or not a value the annotation accepts (e.g. depends-on). */
+  InvalidAnnotationValue: "KNV1054",
   /** An object in a RepoSync's source is cluster-scoped or in another namespace. */
   BadScope: "KNV1058",
   /** The object is managed by another sync; it is not taken over. */
   ManagementConflict: "KNV1060",
   /** The RootSync/RepoSync spec is invalid. */
   InvalidSync: "KNV1061",
-  /** An object is missing apiVersion or kind, or a field has an illegal value. */
-  IllegalField: "KNV1045",
-  /** depends-on forms a cycle. */
-  CyclicDependency: "KNV1063",
+  /** A RootSync/RepoSync declares itself in its own source. */
+  SelfReconcile: "KNV1069",
+  /** The source declares more objects than the reconciler accepts. */
+  MaxObjectCount: "KNV1070",
+  /** The inventory (ResourceGroup) would exceed its size limit. */
+  MaxInventorySize: "KNV1071",
   /** The API server answered with an error that is not about one object. */
   ApiServer: "KNV2002",
+  /** Reading the checked-out files failed (filesystem error). */
+  Filesystem: "KNV2003",
   /** The source could not be fetched (unreachable repo, bad credentials, unknown branch or revision). */
   SourceFetch: "KNV2004",
   /** Another writer keeps changing a managed object. */
   Fight: "KNV2005",
   /** The source became empty while objects are managed; refusing to delete them all. */
   EmptySource: "KNV2006",
-  /** Applying an object failed. */
+  /** Create or update lost a race (already exists, conflict, gone). */
+  ResourceConflict: "KNV2008",
+  /** Applying, pruning or waiting for an object failed. */
   Apply: "KNV2009",
+  /**
+   * depends-on forms a cycle. Config Sync has no dedicated code: cycles surface from its applier,
+   * whose errors are KNV2009. (KNV1063 is a retired Config Sync number and must not be reused.)
+   */
+  CyclicDependency: "KNV2009",
+  /** Something went wrong with one object that has no finer code. */
+  Resource: "KNV2010",
+  /** An object expected on the cluster was not found. */
+  MissingResource: "KNV2011",
   /** The reconciler lacks permission for an object. */
   InsufficientPermission: "KNV2013",
+  /** A transient failure expected to clear on retry. */
+  Transient: "KNV2016",
   /** Anything unexpected: a bug, reported with its cause. */
   Internal: "KNV9998",
+  /** An error with no documented code yet. */
+  Undocumented: "KNV9999",
 } as const;
 export type KnvCode = (typeof KnvCode)[keyof typeof KnvCode];
 
 /** The object an error is about, as Config Sync reports it in `errorResources[]`. */
 export interface ErrorResource {
   readonly group: string;
+  /** The version the object was declared or read with, when known. */
+  readonly version?: string;
   readonly kind: string;
   readonly namespace?: string;
   readonly name: string;

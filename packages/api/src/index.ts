@@ -1,4 +1,192 @@
 /**
- * @driftless/api: the Config Sync API as TypeScript types and constants.
+ * @driftless/api: the Config Sync API as TypeScript types, constants and pure helpers — the
+ * vocabulary every other driftless package speaks. Depends on nothing of ours.
+ *
+ * @example
+ * ```ts
+ * import { parseSync, reconcilerName, setCondition, statusErrors, SyncConditionType } from "@driftless/api";
+ *
+ * const parsed = parseSync(objectFromTheCluster);
+ * if (!parsed.ok) {
+ *   // Every problem at once, as KNV1061 errors; report them on a Stalled condition.
+ *   const { errors, errorSummary } = statusErrors(parsed.errors);
+ *   const { conditions, changed } = setCondition(sync.status?.conditions, {
+ *     type: SyncConditionType.Stalled, status: "True", reason: "Validation",
+ *     message: parsed.errors[0]?.message, errors, errorSummary,
+ *   }, new Date());
+ *   if (changed) await writeStatus({ conditions });
+ * } else {
+ *   const sync = parsed.value; // defaults applied: branch master, period 15s, auth none, ...
+ *   const name = reconcilerName(sync.kind, sync.metadata.namespace ?? "", sync.metadata.name);
+ * }
+ * ```
  */
-export * from "./errors.ts";
+export {
+  ConfigSyncGroup,
+  KptGroup,
+  ConfigSyncVersion,
+  KptVersion,
+  ApiVersion,
+  Kind,
+  Plural,
+  Singular,
+  CrdName,
+  isSyncKind,
+} from "./groups.ts";
+export type { SyncKind } from "./groups.ts";
+
+export {
+  RootSyncNamespace,
+  DefaultRootSyncName,
+  DefaultRepoSyncName,
+  SourceType,
+  SourceFormat,
+  Defaults,
+  Limits,
+} from "./defaults.ts";
+
+export { Finalizer } from "./finalizers.ts";
+
+export {
+  ManagedAnnotation,
+  ConfigSyncOnlyAnnotation,
+  ManagedValue,
+  ManagedLabel,
+  ManagedByValue,
+  ManagementAnnotationKeys,
+  ManagementLabelKeys,
+  UserAnnotation,
+  LifecycleDeletionValue,
+  LifecycleMutationValue,
+  LocalConfigFalse,
+  SyncAnnotation,
+  DeletionPropagationPolicy,
+  DefaultDeletionPropagationPolicy,
+  SyncLabel,
+  InventoryIdLabel,
+  ResourceGroupStatusModeAnnotation,
+  StatusMode,
+  deletionPropagationPolicyOf,
+  allowsEmptySource,
+  isLocalConfig,
+} from "./annotations.ts";
+
+export type { ObjectMeta, ObjectRef } from "./object-meta.ts";
+
+export {
+  GitAuthType,
+  SupportedGitAuthTypes,
+  GitAuthTypesWithSecret,
+  GitAuthTypesWithProxy,
+  OciAuthType,
+  HelmAuthType,
+  NamespaceStrategy,
+  RoleRefKind,
+} from "./sync-types.ts";
+export type {
+  SecretReference,
+  GitSpec,
+  OciSpec,
+  ValuesFileRef,
+  HelmBase,
+  HelmRootSyncSpec,
+  HelmRepoSyncSpec,
+  Quantity,
+  ContainerResourcesSpec,
+  ContainerLogLevelOverride,
+  RoleRef,
+  RootSyncRoleRef,
+  OverrideSpec,
+  RootSyncOverrideSpec,
+  RepoSyncOverrideSpec,
+  RootSyncSpec,
+  RepoSyncSpec,
+  RootSync,
+  RepoSync,
+  RSync,
+} from "./sync-types.ts";
+
+export { ErrorSourceRef, ConditionStatus } from "./sync-status-types.ts";
+export type {
+  GitStatus,
+  OciStatus,
+  HelmStatus,
+  GroupVersionKind,
+  ResourceRef,
+  ConfigSyncError,
+  ErrorSummary,
+  SourceStatus,
+  RenderingStatus,
+  SyncStatus,
+  SyncCondition,
+  SyncStatusFields,
+  RootSyncStatus,
+  RepoSyncStatus,
+} from "./sync-status-types.ts";
+
+export {
+  ResourceStatusValue,
+  ActuationStrategy,
+  Actuation,
+  ReconcileValue,
+  ResourceGroupConditionType,
+  SourceHashLength,
+  sourceHash,
+} from "./resource-group.ts";
+export type {
+  ResourceGroup,
+  ResourceGroupSpec,
+  ResourceGroupStatus,
+  ResourceGroupCondition,
+  ResourceStatus,
+  GroupStatus,
+  ObjMetadata,
+  GroupMetadata,
+  Descriptor,
+  Link,
+} from "./resource-group.ts";
+
+export {
+  RootReconcilerPrefix,
+  NsReconcilerPrefix,
+  RootManagerScope,
+  rootReconcilerName,
+  nsReconcilerName,
+  reconcilerName,
+  managerAnnotationValue,
+  parseManagerAnnotation,
+  inventoryId,
+  resourceId,
+  syncQueueName,
+} from "./names.ts";
+export type { ManagerRef } from "./names.ts";
+
+export { dns1123LabelErrors, dns1123SubdomainErrors, isDns1123Label, isDns1123Subdomain } from "./kube-names.ts";
+export { parseDuration, formatDuration } from "./duration.ts";
+export { kubeTime } from "./kube-time.ts";
+
+export { SyncConditionType, getCondition, isConditionTrue, setCondition, removeCondition } from "./conditions.ts";
+export type { ConditionInput, SetConditionResult } from "./conditions.ts";
+
+export {
+  MaxStatusErrors,
+  MaxErrorMessageLength,
+  MaxErrorResources,
+  knvNumber,
+  toConfigSyncError,
+  statusErrors,
+  combineSummaries,
+} from "./status.ts";
+export type { StatusErrors, StatusErrorOptions } from "./status.ts";
+
+export { ErrorClass, KnvCode, DriftlessError, toDriftlessError } from "./errors.ts";
+export type { ErrorResource, DriftlessErrorOptions } from "./errors.ts";
+export { InvalidSyncError } from "./invalid-sync-error.ts";
+export type { SyncIdentity } from "./invalid-sync-error.ts";
+
+export { parseSync, parseRootSync, parseRepoSync } from "./parse-sync.ts";
+export type { ParseResult } from "./parse-sync.ts";
+
+export { rootSyncCrd, repoSyncCrd, resourceGroupCrd, crdFiles } from "./crds.ts";
+export type { CustomResourceDefinition, CrdVersion, PrinterColumn } from "./crds.ts";
+export type { JsonSchemaProps } from "./crd-schema.ts";

@@ -1,0 +1,149 @@
+/**
+ * Labels and annotations driftless writes or honours. Keys and values are Config Sync's, so
+ * objects applied by Config Sync are recognised as managed (and vice versa) and tools such as
+ * `nomos status` keep working.
+ */
+
+/** Annotations driftless writes on every object it manages. */
+export const ManagedAnnotation = {
+  /** `enabled` on managed objects. A user may declare `disabled` in the source to stop management. */
+  Managed: "configmanagement.gke.io/managed",
+  /** Which sync manages the object: see `managerAnnotationValue`. Used to detect management conflicts. */
+  Manager: "configsync.gke.io/manager",
+  /** `<group>_<kind>_<namespace>_<name>`: see `resourceId`. Guards against adopting a look-alike object. */
+  ResourceId: "configsync.gke.io/resource-id",
+  /** `<sync namespace>_<sync name>`: the inventory (ResourceGroup) that owns the object; pruning requires it. */
+  OwningInventory: "config.k8s.io/owning-inventory",
+  /** Slash-separated path of the declaring file, relative to spec.git.dir. */
+  SourcePath: "configmanagement.gke.io/source-path",
+  /** The commit the object was last applied from. */
+  Token: "configmanagement.gke.io/token",
+} as const;
+export type ManagedAnnotation = (typeof ManagedAnnotation)[keyof typeof ManagedAnnotation];
+
+/**
+ * Annotations Config Sync writes that driftless does not, listed so they can be recognised and
+ * removed when an object stops being managed.
+ */
+export const ConfigSyncOnlyAnnotation = {
+  /** Server-side-apply style record of the declared fields. */
+  DeclaredFields: "configsync.gke.io/declared-fields",
+  /** JSON {repo, branch, rev} of the source. */
+  GitContext: "configsync.gke.io/git-context",
+  /** Legacy (pre multi-repo) copy of the declared object. */
+  DeclaredConfig: "configmanagement.gke.io/declared-config",
+} as const;
+
+export const ManagedValue = {
+  Enabled: "enabled",
+  Disabled: "disabled",
+} as const;
+export type ManagedValue = (typeof ManagedValue)[keyof typeof ManagedValue];
+
+export const ManagedLabel = {
+  /** `app.kubernetes.io/managed-by: configmanagement.gke.io` on every managed object. */
+  ManagedBy: "app.kubernetes.io/managed-by",
+  /** Config Sync sets the apiVersion an object was declared with; removed when unmanaging. */
+  DeclaredVersion: "configsync.gke.io/declared-version",
+} as const;
+
+export const ManagedByValue = "configmanagement.gke.io" as const;
+
+/** Annotation keys to remove when an object leaves management (Orphan deletion, `managed: disabled`). */
+export const ManagementAnnotationKeys: readonly string[] = [
+  ManagedAnnotation.Managed,
+  ManagedAnnotation.Manager,
+  ManagedAnnotation.ResourceId,
+  ManagedAnnotation.OwningInventory,
+  ManagedAnnotation.SourcePath,
+  ManagedAnnotation.Token,
+  ConfigSyncOnlyAnnotation.DeclaredFields,
+  ConfigSyncOnlyAnnotation.GitContext,
+  ConfigSyncOnlyAnnotation.DeclaredConfig,
+];
+
+/** Label keys to remove when an object leaves management (managed-by only if its value is ours). */
+export const ManagementLabelKeys: readonly string[] = [ManagedLabel.ManagedBy, ManagedLabel.DeclaredVersion];
+
+/** Annotations a user may put on objects in the source; driftless acts on them. */
+export const UserAnnotation = {
+  /** Apply/prune ordering: `<group>/namespaces/<ns>/<kind>/<name>` or `<group>/<kind>/<name>`, comma-separated. */
+  DependsOn: "config.kubernetes.io/depends-on",
+  /** Any value but `false` keeps the object out of the cluster (kpt function config and the like). */
+  LocalConfig: "config.kubernetes.io/local-config",
+  /** `detach`: when pruned, the object is left on the cluster and only un-managed. */
+  LifecycleDeletion: "client.lifecycle.config.k8s.io/deletion",
+  /** `ignore`: once the object exists, driftless never updates it. */
+  LifecycleMutation: "client.lifecycle.config.k8s.io/mutation",
+} as const;
+export type UserAnnotation = (typeof UserAnnotation)[keyof typeof UserAnnotation];
+
+export const LifecycleDeletionValue = { Detach: "detach" } as const;
+export const LifecycleMutationValue = { Ignore: "ignore" } as const;
+/** The only local-config value that does NOT mark an object local. */
+export const LocalConfigFalse = "false" as const;
+
+/** Annotations on a RootSync/RepoSync that steer how it is reconciled. */
+export const SyncAnnotation = {
+  /**
+   * What happens to managed objects when the sync is deleted: `Foreground` deletes them first
+   * (behind the reconciler finalizer), `Orphan` (the default) leaves them on the cluster.
+   */
+  DeletionPropagationPolicy: "configsync.gke.io/deletion-propagation-policy",
+  /**
+   * `"true"` lets the source become empty on purpose. Without it, a source that suddenly has no
+   * objects while the inventory still lists some is refused (KNV2006) rather than pruning
+   * everything, since an empty checkout is far more often a mistake (wrong dir, bad merge) than
+   * an intent. Config Sync has no such switch; this one is driftless's own.
+   */
+  AllowEmptySource: "configsync.gke.io/allow-empty-source",
+} as const;
+export type SyncAnnotation = (typeof SyncAnnotation)[keyof typeof SyncAnnotation];
+
+export const DeletionPropagationPolicy = {
+  Foreground: "Foreground",
+  Orphan: "Orphan",
+} as const;
+export type DeletionPropagationPolicy = (typeof DeletionPropagationPolicy)[keyof typeof DeletionPropagationPolicy];
+export const DefaultDeletionPropagationPolicy = DeletionPropagationPolicy.Orphan;
+
+/** Labels on objects that belong to a sync's machinery (ResourceGroup, reconciler workload, RBAC). */
+export const SyncLabel = {
+  SyncKind: "configsync.gke.io/sync-kind",
+  SyncName: "configsync.gke.io/sync-name",
+  SyncNamespace: "configsync.gke.io/sync-namespace",
+  /** On reconciler pods: the reconciler name. */
+  Reconciler: "configsync.gke.io/reconciler",
+  /** On reconciler pods: the Deployment name, for `kubectl logs -l`. */
+  DeploymentName: "configsync.gke.io/deployment-name",
+} as const;
+
+/** Label on the ResourceGroup whose value is the inventory id `<ns>_<name>` (cli-utils convention). */
+export const InventoryIdLabel = "cli-utils.sigs.k8s.io/inventory-id" as const;
+
+/** Annotation on the ResourceGroup: `enabled` asks for per-object status in status.resourceStatuses. */
+export const ResourceGroupStatusModeAnnotation = "configsync.gke.io/status" as const;
+export const StatusMode = {
+  Enabled: "enabled",
+  Disabled: "disabled",
+} as const;
+export type StatusMode = (typeof StatusMode)[keyof typeof StatusMode];
+
+/** Reads the deletion propagation policy; absent or unknown values mean the default, Orphan. */
+export function deletionPropagationPolicyOf(
+  annotations: Readonly<Record<string, string>> | undefined,
+): DeletionPropagationPolicy {
+  const value = annotations?.[SyncAnnotation.DeletionPropagationPolicy];
+  return value === DeletionPropagationPolicy.Foreground ? DeletionPropagationPolicy.Foreground : DefaultDeletionPropagationPolicy;
+}
+
+/** True when the sync opts in to an intentionally empty source. */
+export function allowsEmptySource(annotations: Readonly<Record<string, string>> | undefined): boolean {
+  return annotations?.[SyncAnnotation.AllowEmptySource] === "true";
+}
+
+/** True when `config.kubernetes.io/local-config` keeps the object out of the cluster. */
+export function isLocalConfig(annotations: Readonly<Record<string, string>> | undefined): boolean {
+  const value = annotations?.[UserAnnotation.LocalConfig];
+  return value !== undefined && value !== LocalConfigFalse;
+}

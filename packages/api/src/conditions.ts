@@ -1,0 +1,115 @@
+/**
+ * Conditions on RootSync/RepoSync status, and pure helpers to set them without churn: a condition
+ * whose content did not change is returned as the same array, so callers can skip the status
+ * write entirely, and lastTransitionTime only moves when the status flips.
+ */
+import { kubeTime } from "./kube-time.ts";
+import type { ConditionStatus, ConfigSyncError, ErrorSourceRef, ErrorSummary, SyncCondition } from "./sync-status-types.ts";
+
+export const SyncConditionType = {
+  /** The manager is still bringing the reconciler up to date with the spec. Written by the manager. */
+  Reconciling: "Reconciling",
+  /** The manager cannot make progress (invalid spec, missing Secret). Written by the manager. */
+  Stalled: "Stalled",
+  /** True while the reconciler works on a commit; False with the outcome once done. */
+  Syncing: "Syncing",
+  /** The reconciler finalizer is deleting or un-managing objects. */
+  ReconcilerFinalizing: "ReconcilerFinalizing",
+  /** The reconciler finalizer failed; errors say why. */
+  ReconcilerFinalizerFailure: "ReconcilerFinalizerFailure",
+} as const;
+export type SyncConditionType = (typeof SyncConditionType)[keyof typeof SyncConditionType];
+
+/** What a caller wants a condition to say; times are filled in by `setCondition`. */
+export interface ConditionInput {
+  readonly type: string;
+  readonly status: ConditionStatus;
+  readonly reason?: string;
+  readonly message?: string;
+  readonly commit?: string;
+  readonly errors?: readonly ConfigSyncError[];
+  readonly errorSourceRefs?: readonly ErrorSourceRef[];
+  readonly errorSummary?: ErrorSummary;
+}
+
+export interface SetConditionResult {
+  readonly conditions: readonly SyncCondition[];
+  /** False when the condition already said exactly this; `conditions` is then the input array. */
+  readonly changed: boolean;
+}
+
+export function getCondition(conditions: readonly SyncCondition[] | undefined, type: string): SyncCondition | undefined {
+  return conditions?.find((c) => c.type === type);
+}
+
+/** True when the condition of `type` exists with status True. */
+export function isConditionTrue(conditions: readonly SyncCondition[] | undefined, type: string): boolean {
+  return getCondition(conditions, type)?.status === "True";
+}
+
+/**
+ * Sets the condition of `input.type`. lastUpdateTime becomes `now` whenever anything changes;
+ * lastTransitionTime only when the status changes (or the condition is new). Other conditions
+ * keep their order and content.
+ */
+export function setCondition(
+  conditions: readonly SyncCondition[] | undefined,
+  input: ConditionInput,
+  now: Date,
+): SetConditionResult {
+  const current = conditions ?? [];
+  const existing = getCondition(current, input.type);
+  if (existing !== undefined && sameContent(existing, input)) return { conditions: current, changed: false };
+
+  const time = kubeTime(now);
+  const lastTransitionTime =
+    existing === undefined || existing.status !== input.status ? time : (existing.lastTransitionTime ?? time);
+  const next: SyncCondition = compact({
+    type: input.type,
+    status: input.status,
+    lastUpdateTime: time,
+    lastTransitionTime,
+    reason: input.reason,
+    message: input.message,
+    commit: input.commit,
+    errors: nonEmpty(input.errors),
+    errorSourceRefs: nonEmpty(input.errorSourceRefs),
+    errorSummary: input.errorSummary,
+  });
+  const updated = existing === undefined ? [...current, next] : current.map((c) => (c.type === input.type ? next : c));
+  return { conditions: updated, changed: true };
+}
+
+/** Removes the condition of `type`; unchanged (same array) when there was none. */
+export function removeCondition(conditions: readonly SyncCondition[] | undefined, type: string): SetConditionResult {
+  const current = conditions ?? [];
+  if (getCondition(current, type) === undefined) return { conditions: current, changed: false };
+  return { conditions: current.filter((c) => c.type !== type), changed: true };
+}
+
+function sameContent(existing: SyncCondition, input: ConditionInput): boolean {
+  return (
+    existing.status === input.status &&
+    (existing.reason ?? "") === (input.reason ?? "") &&
+    (existing.message ?? "") === (input.message ?? "") &&
+    (existing.commit ?? "") === (input.commit ?? "") &&
+    jsonEqual(nonEmpty(existing.errors), nonEmpty(input.errors)) &&
+    jsonEqual(nonEmpty(existing.errorSourceRefs), nonEmpty(input.errorSourceRefs)) &&
+    jsonEqual(existing.errorSummary, input.errorSummary)
+  );
+}
+
+// Status objects are plain JSON written by us in a fixed key order, so comparing serialisations
+// is exact and avoids a deep-equal dependency.
+function jsonEqual(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+function nonEmpty<T>(items: readonly T[] | undefined): readonly T[] | undefined {
+  return items === undefined || items.length === 0 ? undefined : items;
+}
+
+/** Drops undefined and empty-string fields, as Go's omitempty would, so output matches Config Sync's. */
+function compact<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== "")) as T;
+}

@@ -1,0 +1,175 @@
+/**
+ * OpenAPI schema of RootSync/RepoSync `spec`. It must accept every field Config Sync's CRD
+ * accepts, with the same types and enums: `kubectl apply` validates strictly by default, so a
+ * field missing here would turn a valid Config Sync manifest into an error. Sources driftless
+ * does not sync (oci, helm) are still described, and keep unknown fields, so nothing is lost.
+ */
+import { anyJson, arr, bool, int, int64, obj, quantity, str, type JsonSchemaProps } from "./crd-schema.ts";
+import { Kind, type SyncKind } from "./groups.ts";
+
+const secretRef = (description: string): JsonSchemaProps =>
+  obj(description, { name: str("Name of the Secret, in the namespace of the sync.") }, { nullable: true });
+
+const caCertSecretRef = secretRef(
+  "Secret holding a CA certificate under the key `cert`, trusted when connecting to the source.",
+);
+
+const period = (what: string, defaultValue: string): JsonSchemaProps =>
+  str(`Go duration between ${what}, e.g. \`30s\` or \`1m30s\`. Defaults to ${defaultValue}.`);
+
+const gcpServiceAccountEmail = str("Google service account used with auth `gcpserviceaccount`.");
+
+const git = obj(
+  "Where and how to read a Git repository.",
+  {
+    repo: str("URL of the repository to clone."),
+    branch: str("Branch to sync. Defaults to `master`. Ignored when `revision` names something other than `HEAD`."),
+    revision: str("Tag, ref or commit to sync. Defaults to `HEAD`, the tip of `branch`."),
+    dir: str("Directory of the repository holding the manifests. Defaults to the repository root."),
+    period: period("polls of the repository", "15s"),
+    auth: str("How to authenticate to the repository.", {
+      enum: ["ssh", "cookiefile", "gcenode", "gcpserviceaccount", "k8sserviceaccount", "token", "none", "githubapp"],
+    }),
+    gcpServiceAccountEmail,
+    proxy: str("HTTPS proxy URL; has an effect with auth none, cookiefile and token."),
+    secretRef: secretRef("Secret with the credentials for `auth` (ssh, token, cookiefile, githubapp)."),
+    noSSLVerify: bool("Skip TLS certificate verification of the Git server."),
+    caCertSecretRef,
+  },
+  { required: ["auth", "repo"] },
+);
+
+const oci = obj(
+  "Where and how to read an OCI image. Accepted for compatibility; driftless syncs from git only.",
+  {
+    image: str("Image reference, by tag or digest."),
+    dir: str("Directory of the image holding the manifests."),
+    period: period("polls of the image", "15s"),
+    auth: str("How to authenticate to the registry.", {
+      enum: ["gcenode", "gcpserviceaccount", "k8sserviceaccount", "none"],
+    }),
+    gcpServiceAccountEmail,
+    caCertSecretRef,
+  },
+  { required: ["auth", "image"], "x-kubernetes-preserve-unknown-fields": true },
+);
+
+function helm(kind: SyncKind): JsonSchemaProps {
+  const rootOnly: Record<string, JsonSchemaProps> =
+    kind === Kind.RootSync
+      ? {
+          namespace: str("Release namespace of the chart; exclusive with deployNamespace."),
+          deployNamespace: str("Namespace to deploy the chart's objects into; exclusive with namespace."),
+        }
+      : {};
+  return obj(
+    "Where and how to read a Helm chart. Accepted for compatibility; driftless syncs from git only.",
+    {
+      repo: str("Helm repository URL."),
+      chart: str("Chart name."),
+      version: str("Chart version or version range; latest when empty."),
+      releaseName: str("Helm release name."),
+      values: anyJson("Chart values, as in values.yaml."),
+      valuesFileRefs: arr(
+        "ConfigMaps in the sync's namespace holding values files, later ones winning.",
+        obj("A values file in a ConfigMap.", {
+          name: str("ConfigMap name."),
+          dataKey: str("Key of the values file in the ConfigMap. Defaults to values.yaml."),
+        }),
+      ),
+      includeCRDs: bool("Render the chart's CustomResourceDefinitions too."),
+      period: period("re-fetches of the chart", "1h"),
+      auth: str("How to authenticate to the Helm repository.", {
+        enum: ["none", "gcpserviceaccount", "k8sserviceaccount", "token", "gcenode"],
+      }),
+      gcpServiceAccountEmail,
+      secretRef: secretRef("Secret with the credentials for auth `token`."),
+      caCertSecretRef,
+      ...rootOnly,
+    },
+    { required: ["auth", "chart", "repo"], "x-kubernetes-preserve-unknown-fields": true },
+  );
+}
+
+const roleRef = (withNamespace: boolean): JsonSchemaProps =>
+  obj(
+    "A Role or ClusterRole to bind the reconciler to.",
+    {
+      kind: str("Role or ClusterRole.", { enum: ["Role", "ClusterRole"] }),
+      name: str("Name of the role."),
+      ...(withNamespace
+        ? { namespace: str("Namespace of the RoleBinding; required for kind Role. Empty binds cluster-wide.") }
+        : {}),
+    },
+    { required: ["kind", "name"] },
+  );
+
+function override(kind: SyncKind): JsonSchemaProps {
+  const rootOnly: Record<string, JsonSchemaProps> =
+    kind === Kind.RootSync
+      ? {
+          roleRefs: arr("Roles the root reconciler is bound to instead of cluster-admin.", roleRef(true)),
+          namespaceStrategy: str("Whether Namespaces used but not declared are created (implicit) or not (explicit).", {
+            enum: ["implicit", "explicit"],
+          }),
+        }
+      : { roleRefs: arr("Extra roles the namespace reconciler is bound to, in the RepoSync's namespace.", roleRef(false)) };
+  return obj(
+    "Settings of the reconciler serving this sync.",
+    {
+      resources: arr(
+        "Resource requests and limits per reconciler container.",
+        obj("Requests and limits of one container.", {
+          containerName: str("Container to override (reconciler, git-sync, ...)."),
+          cpuRequest: quantity("CPU request."),
+          memoryRequest: quantity("Memory request."),
+          cpuLimit: quantity("CPU limit."),
+          memoryLimit: quantity("Memory limit."),
+        }),
+      ),
+      gitSyncDepth: int64("Commits to fetch: 0 for a full clone, more for a shallow one; automatic when unset.", {
+        minimum: 0,
+      }),
+      statusMode: str("`enabled` records per-object status in the ResourceGroup.", {
+        pattern: "^(enabled|disabled|)$",
+      }),
+      reconcileTimeout: str("Go duration to wait for applied objects to become ready. Defaults to 5m."),
+      apiServerTimeout: str("Go duration allowed for one API server request. Defaults to 15s."),
+      enableShellInRendering: bool("Allow shell access while rendering (kustomize remote bases)."),
+      logLevels: arr(
+        "Log verbosity per reconciler container.",
+        obj(
+          "Log verbosity of one container.",
+          {
+            containerName: str("Container whose verbosity is set."),
+            logLevel: int("Verbosity from 0 to 10.", { minimum: 0, maximum: 10 }),
+          },
+          { required: ["containerName", "logLevel"] },
+        ),
+        { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["containerName"] },
+      ),
+      ...rootOnly,
+    },
+    { nullable: true, "x-kubernetes-preserve-unknown-fields": true },
+  );
+}
+
+/** The `spec` schema of RootSync or RepoSync. */
+export function syncSpecSchema(kind: SyncKind): JsonSchemaProps {
+  return obj(`Desired state of the ${kind}: which source to sync and how.`, {
+    sourceFormat: str(
+      kind === Kind.RootSync
+        ? "Layout of the source: `unstructured`, or `hierarchy` (the default for RootSync)."
+        : "Layout of the source; RepoSyncs support `unstructured`.",
+      { pattern: "^(hierarchy|unstructured|)$" },
+    ),
+    sourceType: str("Kind of source: git, oci or helm. Defaults to git.", {
+      pattern: "^(git|oci|helm)$",
+      default: "git",
+    }),
+    git,
+    oci,
+    helm: helm(kind),
+    override: override(kind),
+  });
+}

@@ -1,0 +1,219 @@
+/**
+ * Reads the spec of a RootSync/RepoSync from unknown JSON into typed values with defaults applied,
+ * checking the rules Config Sync's reconciler-manager checks (so a spec it would reject is
+ * rejected here with the same meaning) plus what driftless itself does not implement.
+ */
+import { Defaults, SourceFormat, SourceType } from "./defaults.ts";
+import { parseDuration } from "./duration.ts";
+import { Kind, type SyncKind } from "./groups.ts";
+import { FieldReader, type JsonRecord } from "./read-fields.ts";
+import {
+  GitAuthType,
+  GitAuthTypesWithProxy,
+  GitAuthTypesWithSecret,
+  NamespaceStrategy,
+  RoleRefKind,
+  SupportedGitAuthTypes,
+  type ContainerLogLevelOverride,
+  type ContainerResourcesSpec,
+  type GitSpec,
+  type OverrideSpec,
+  type Quantity,
+  type RepoSyncOverrideSpec,
+  type RepoSyncSpec,
+  type RoleRef,
+  type RootSyncOverrideSpec,
+  type RootSyncRoleRef,
+  type RootSyncSpec,
+  type SecretReference,
+} from "./sync-types.ts";
+
+const gcpServiceAccountSuffix = ".iam.gserviceaccount.com";
+
+/** Parses `spec`; problems go to `reader`. The result is only meaningful when there are none. */
+export function parseSyncSpec(kind: SyncKind, raw: JsonRecord, reader: FieldReader): RootSyncSpec | RepoSyncSpec {
+  const path = "spec";
+  const sourceType = reader.oneOf(raw, "sourceType", path, Object.values(SourceType)) ?? Defaults.sourceType;
+  const sourceFormat = parseSourceFormat(kind, raw, reader);
+
+  let git: GitSpec | undefined;
+  const gitRaw = reader.record(raw, "git", path);
+  if (sourceType === SourceType.Git) {
+    if (gitRaw === undefined) reader.problem(`spec.git is required when spec.sourceType is "git"`);
+    else git = parseGit(kind, gitRaw, reader);
+  } else {
+    reader.problem(`spec.sourceType "${sourceType}" is not supported by driftless, which syncs from git only`);
+  }
+
+  const overrideRaw = reader.record(raw, "override", path);
+  const override = overrideRaw === undefined ? undefined : parseOverride(kind, overrideRaw, reader);
+
+  return {
+    sourceType,
+    sourceFormat,
+    ...(git === undefined ? {} : { git }),
+    ...(override === undefined ? {} : { override }),
+  };
+}
+
+function parseSourceFormat(kind: SyncKind, raw: JsonRecord, reader: FieldReader): SourceFormat {
+  const value = reader.oneOf(raw, "sourceFormat", "spec", Object.values(SourceFormat));
+  if (kind === Kind.RepoSync) {
+    // A namespace repository has no cluster/ or namespaces/ tree to be hierarchical about.
+    if (value === SourceFormat.Hierarchy) reader.problem(`spec.sourceFormat "hierarchy" is not supported for RepoSyncs; use "unstructured"`);
+    return SourceFormat.Unstructured;
+  }
+  return value ?? Defaults.rootSyncSourceFormat;
+}
+
+function parseGit(kind: SyncKind, raw: JsonRecord, reader: FieldReader): GitSpec {
+  const path = "spec.git";
+  const repo = reader.requiredString(raw, "repo", path, `is required when spec.sourceType is "git"`) ?? "";
+  const auth = reader.oneOf(raw, "auth", path, Object.values(GitAuthType)) ?? GitAuthType.None;
+  const period = durationField(raw, "period", path, reader);
+  const email = reader.string(raw, "gcpServiceAccountEmail", path);
+  const proxy = reader.string(raw, "proxy", path);
+  const secretRef = secretReference(raw, "secretRef", path, reader);
+  const caCertSecretRef = secretReference(raw, "caCertSecretRef", path, reader);
+  const noSSLVerify = reader.boolean(raw, "noSSLVerify", path);
+
+  if (auth === GitAuthType.K8sServiceAccount) {
+    reader.problem(`spec.git.auth "k8sserviceaccount" applies to OCI and Helm sources only`);
+  }
+  if (auth === GitAuthType.GcpServiceAccount) {
+    if (email === undefined) reader.problem(`spec.git.auth "gcpserviceaccount" requires spec.git.gcpServiceAccountEmail`);
+    else if (!isGcpServiceAccountEmail(email)) {
+      reader.problem(`spec.git.gcpServiceAccountEmail must look like <6-30 characters>@<project>${gcpServiceAccountSuffix}`);
+    }
+  }
+  if (proxy !== undefined && !GitAuthTypesWithProxy.includes(auth)) {
+    reader.problem(`spec.git.proxy has no effect with spec.git.auth "${auth}"; use auth none, cookiefile or token`);
+  }
+  const needsSecret = GitAuthTypesWithSecret.includes(auth);
+  if (needsSecret && secretRef?.name === undefined) {
+    reader.problem(`spec.git.auth "${auth}" requires spec.git.secretRef.name`);
+  }
+  if (!needsSecret && secretRef?.name !== undefined && auth !== GitAuthType.K8sServiceAccount) {
+    reader.problem(`spec.git.secretRef must not be set with spec.git.auth "${auth}"`);
+  }
+  if (!SupportedGitAuthTypes.includes(auth) && auth !== GitAuthType.K8sServiceAccount) {
+    reader.problem(
+      `spec.git.auth "${auth}" is not supported by driftless (supported: ${SupportedGitAuthTypes.join(", ")})`,
+    );
+  }
+
+  return {
+    repo,
+    branch: reader.string(raw, "branch", path) ?? Defaults.gitBranch,
+    revision: reader.string(raw, "revision", path) ?? Defaults.gitRevision,
+    dir: reader.string(raw, "dir", path) ?? Defaults.gitDir,
+    period: period ?? Defaults.period,
+    auth,
+    ...(email === undefined ? {} : { gcpServiceAccountEmail: email }),
+    ...(proxy === undefined ? {} : { proxy }),
+    ...(secretRef === undefined ? {} : { secretRef }),
+    ...(noSSLVerify === undefined ? {} : { noSSLVerify }),
+    ...(caCertSecretRef === undefined ? {} : { caCertSecretRef }),
+  };
+}
+
+function parseOverride(kind: SyncKind, raw: JsonRecord, reader: FieldReader): RootSyncOverrideSpec | RepoSyncOverrideSpec {
+  const path = "spec.override";
+  const common: OverrideSpec = compact({
+    resources: reader.records(raw, "resources", path)?.map((r, i) => parseResources(r, `${path}.resources[${i}]`, reader)),
+    gitSyncDepth: reader.integer(raw, "gitSyncDepth", path, 0),
+    statusMode: reader.oneOf(raw, "statusMode", path, ["enabled", "disabled"]),
+    reconcileTimeout: durationField(raw, "reconcileTimeout", path, reader),
+    apiServerTimeout: durationField(raw, "apiServerTimeout", path, reader),
+    enableShellInRendering: reader.boolean(raw, "enableShellInRendering", path),
+    logLevels: reader.records(raw, "logLevels", path)?.map((r, i) => parseLogLevel(r, `${path}.logLevels[${i}]`, reader)),
+  });
+  const roleRefsRaw = reader.records(raw, "roleRefs", path);
+  if (kind === Kind.RepoSync) {
+    const roleRefs = roleRefsRaw?.map((r, i): RoleRef => parseRoleRef(r, `${path}.roleRefs[${i}]`, reader));
+    return compact({ ...common, roleRefs });
+  }
+  const roleRefs = roleRefsRaw?.map((r, i): RootSyncRoleRef => {
+    const at = `${path}.roleRefs[${i}]`;
+    const ref = parseRoleRef(r, at, reader);
+    const namespace = reader.string(r, "namespace", at);
+    // A Role only exists inside a namespace, so binding one needs to say which.
+    if (ref.kind === RoleRefKind.Role && namespace === undefined) reader.problem(`${at}.namespace is required for kind Role`);
+    return namespace === undefined ? ref : { ...ref, namespace };
+  });
+  const namespaceStrategy = reader.oneOf(raw, "namespaceStrategy", path, Object.values(NamespaceStrategy));
+  return compact({ ...common, roleRefs, namespaceStrategy });
+}
+
+function parseResources(raw: JsonRecord, path: string, reader: FieldReader): ContainerResourcesSpec {
+  return compact({
+    containerName: reader.string(raw, "containerName", path),
+    cpuRequest: quantity(raw, "cpuRequest", path, reader),
+    memoryRequest: quantity(raw, "memoryRequest", path, reader),
+    cpuLimit: quantity(raw, "cpuLimit", path, reader),
+    memoryLimit: quantity(raw, "memoryLimit", path, reader),
+  });
+}
+
+function parseLogLevel(raw: JsonRecord, path: string, reader: FieldReader): ContainerLogLevelOverride {
+  return {
+    containerName: reader.requiredString(raw, "containerName", path) ?? "",
+    logLevel: reader.integer(raw, "logLevel", path, 0, 10) ?? 0,
+  };
+}
+
+function parseRoleRef(raw: JsonRecord, path: string, reader: FieldReader): RoleRef {
+  const kind = reader.oneOf(raw, "kind", path, Object.values(RoleRefKind));
+  if (kind === undefined && (raw["kind"] === undefined || raw["kind"] === "")) reader.problem(`${path}.kind is required`);
+  return { kind: kind ?? RoleRefKind.ClusterRole, name: reader.requiredString(raw, "name", path) ?? "" };
+}
+
+function secretReference(raw: JsonRecord, key: string, path: string, reader: FieldReader): SecretReference | undefined {
+  const ref = reader.record(raw, key, path);
+  if (ref === undefined) return undefined;
+  const name = reader.string(ref, "name", `${path}.${key}`);
+  return name === undefined ? {} : { name };
+}
+
+function durationField(raw: JsonRecord, key: string, path: string, reader: FieldReader): string | undefined {
+  const value = reader.string(raw, key, path);
+  if (value !== undefined && parseDuration(value) === undefined) {
+    reader.problem(`${path}.${key} must be a duration such as "15s" or "1m30s" (got "${value}")`);
+    return undefined;
+  }
+  return value;
+}
+
+const quantityPattern = /^[+-]?(\d+(\.\d*)?|\.\d+)(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?(\d+(\.\d*)?|\.\d+)))?$/;
+
+function quantity(raw: JsonRecord, key: string, path: string, reader: FieldReader): Quantity | undefined {
+  const value = raw[key];
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value === "number" && Number.isFinite(value)) {
+    if (value < 0) reader.problem(`${path}.${key} must not be negative`);
+    return value;
+  }
+  if (typeof value === "string" && quantityPattern.test(value)) {
+    if (value.startsWith("-")) reader.problem(`${path}.${key} must not be negative`);
+    return value;
+  }
+  reader.problem(`${path}.${key} must be a resource quantity such as "500m" or "1Gi"`);
+  return undefined;
+}
+
+function isGcpServiceAccountEmail(email: string): boolean {
+  const [account, domain, ...rest] = email.split("@");
+  return (
+    rest.length === 0 &&
+    account !== undefined &&
+    account.length >= 6 &&
+    account.length <= 30 &&
+    domain !== undefined &&
+    domain.endsWith(gcpServiceAccountSuffix)
+  );
+}
+
+/** Drops undefined fields so parsed objects carry only what was set (plus defaults). */
+function compact<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}

@@ -1,0 +1,93 @@
+/**
+ * Turns classified errors into the `errors[]` + `errorSummary` pair written to RootSync/RepoSync
+ * status, in Config Sync's shape. Bounded on purpose: a sync object is limited to ~1.5 MiB by
+ * etcd, and a broken repo can easily produce thousands of errors; a status write that fails for
+ * size would hide every one of them.
+ */
+import type { DriftlessError, ErrorResource } from "./errors.ts";
+import type { ConfigSyncError, ErrorSummary, ResourceRef } from "./sync-status-types.ts";
+
+/** Most errors written to one status field; the summary still counts all of them. */
+export const MaxStatusErrors = 50;
+/** Longest errorMessage written; longer messages are cut and marked. */
+export const MaxErrorMessageLength = 4_096;
+/** Most errorResources written for one error. */
+export const MaxErrorResources = 20;
+
+const truncationMark = " ... (truncated)";
+
+export interface StatusErrors {
+  /** Absent (not []) when there are none, as Config Sync omits the field. */
+  readonly errors?: readonly ConfigSyncError[];
+  readonly errorSummary: ErrorSummary;
+}
+
+export interface StatusErrorOptions {
+  readonly maxErrors?: number;
+  readonly maxMessageLength?: number;
+}
+
+/** `KNV2009` → `2009`: status carries the bare number in `code`. */
+export function knvNumber(code: string): string {
+  return code.startsWith("KNV") ? code.slice(3) : code;
+}
+
+/** One error as Config Sync writes it: code number, `KNVxxxx: message`, and the objects concerned. */
+export function toConfigSyncError(error: DriftlessError, maxMessageLength: number = MaxErrorMessageLength): ConfigSyncError {
+  const message = truncate(`${error.code}: ${error.message}`, maxMessageLength);
+  const resources = error.resources.slice(0, MaxErrorResources).map(toResourceRef);
+  return resources.length === 0
+    ? { code: knvNumber(error.code), errorMessage: message }
+    : { code: knvNumber(error.code), errorMessage: message, errorResources: resources };
+}
+
+/**
+ * The first `maxErrors` errors (in the given order, after dropping exact duplicates, which a
+ * retrying loop tends to produce) and a summary of how many there were in all.
+ */
+export function statusErrors(errors: readonly DriftlessError[], options: StatusErrorOptions = {}): StatusErrors {
+  const maxErrors = options.maxErrors ?? MaxStatusErrors;
+  const seen = new Set<string>();
+  const unique: ConfigSyncError[] = [];
+  for (const error of errors) {
+    const converted = toConfigSyncError(error, options.maxMessageLength);
+    const key = JSON.stringify(converted);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    unique.push(converted);
+  }
+  const kept = unique.slice(0, Math.max(0, maxErrors));
+  const errorSummary: ErrorSummary = {
+    totalCount: unique.length,
+    truncated: kept.length < unique.length,
+    errorCountAfterTruncation: kept.length,
+  };
+  return kept.length === 0 ? { errorSummary } : { errors: kept, errorSummary };
+}
+
+/** A summary for errors that live elsewhere (the Syncing condition counts source+rendering+sync). */
+export function combineSummaries(summaries: readonly (ErrorSummary | undefined)[]): ErrorSummary {
+  let totalCount = 0;
+  let errorCountAfterTruncation = 0;
+  let truncated = false;
+  for (const summary of summaries) {
+    totalCount += summary?.totalCount ?? 0;
+    errorCountAfterTruncation += summary?.errorCountAfterTruncation ?? 0;
+    truncated ||= summary?.truncated ?? false;
+  }
+  return { totalCount, truncated, errorCountAfterTruncation };
+}
+
+function toResourceRef(resource: ErrorResource): ResourceRef {
+  return {
+    ...(resource.sourcePath === undefined || resource.sourcePath === "" ? {} : { sourcePath: resource.sourcePath }),
+    ...(resource.name === "" ? {} : { name: resource.name }),
+    ...(resource.namespace === undefined || resource.namespace === "" ? {} : { namespace: resource.namespace }),
+    gvk: { group: resource.group, version: resource.version ?? "", kind: resource.kind },
+  };
+}
+
+function truncate(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return text.slice(0, Math.max(0, max - truncationMark.length)) + truncationMark;
+}
