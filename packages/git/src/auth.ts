@@ -1,0 +1,122 @@
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { ErrorClass } from "@driftless/api";
+import { credentialHelperEnv, isValidCredentialValue } from "./credential-helper.ts";
+import { GitFailureReason, GitFetchError } from "./errors.ts";
+import { configEnv } from "./git-env.ts";
+import type { RepoUrl } from "./repo-url.ts";
+import { sshCommand } from "./ssh-command.ts";
+import { GitAuthType } from "./types.ts";
+import type { GitCredentials, GitLogger } from "./types.ts";
+
+/**
+ * Turns credentials into what one git invocation needs: environment variables, plus private
+ * files for what ssh and libcurl can only read from a file (key, known_hosts, CA bundle). The
+ * files live in a fresh 0700 directory and are deleted by `dispose`, so a key is on disk only
+ * while a git process that needs it runs.
+ */
+export interface AuthSession {
+  readonly env: Readonly<Record<string, string>>;
+  /** Values to scrub from any text shown to users. */
+  readonly secrets: readonly string[];
+  dispose(): Promise<void>;
+}
+
+export interface OpenAuthOptions {
+  readonly credentials: GitCredentials;
+  readonly repo: RepoUrl;
+  /** Redacted URL, for messages. */
+  readonly displayRepo: string;
+  readonly noSSLVerify: boolean;
+  readonly tempRoot: string;
+  readonly logger: GitLogger;
+}
+
+export async function openAuthSession(options: OpenAuthOptions): Promise<AuthSession> {
+  const { credentials } = options;
+  const env: Record<string, string> = {};
+  const config: (readonly [string, string])[] = [
+    // Run `git gc --auto` in the foreground, inside our timeout and process group, instead of
+    // detached where it could race the next fetch for the repository's locks.
+    ["gc.autoDetach", "false"],
+    ["protocol.version", "2"],
+  ];
+  const secrets: string[] = [];
+  let tempDir: string | undefined;
+  const privateFile = async (name: string, content: string): Promise<string> => {
+    tempDir ??= await mkdtemp(join(options.tempRoot, "driftless-git-auth-"));
+    await chmod(tempDir, 0o700);
+    const path = join(tempDir, name);
+    await writeFile(path, content, { mode: 0o600 });
+    return path;
+  };
+
+  try {
+    const http = httpCredentials(options);
+    if (http !== undefined) {
+      const helper = credentialHelperEnv(http);
+      config.push(...helper.config);
+      Object.assign(env, helper.env);
+      secrets.push(http.password);
+      if (credentials.auth === GitAuthType.Token) secrets.push(credentials.username);
+    }
+    if (credentials.auth === GitAuthType.Ssh) {
+      // OpenSSH refuses a key without its final newline ("error in libcrypto"); Secrets created
+      // from a literal often lose it, and CRLF from a Windows editor breaks parsing too.
+      const key = `${credentials.privateKey.replace(/\r\n/g, "\n").trimEnd()}\n`;
+      const keyPath = await privateFile("id", key);
+      const knownHostsPath =
+        credentials.knownHosts === undefined ? undefined : await privateFile("known_hosts", credentials.knownHosts);
+      if (knownHostsPath === undefined) {
+        options.logger.warn("spec.git.auth is ssh and the Secret has no known_hosts key: the server's host key is not verified", {
+          repo: options.displayRepo,
+        });
+      }
+      env.GIT_SSH_COMMAND = sshCommand({ keyPath, knownHostsPath });
+      env.GIT_SSH_VARIANT = "ssh";
+    }
+    if (credentials.caCert !== undefined) env.GIT_SSL_CAINFO = await privateFile("ca.crt", credentials.caCert);
+    if (options.noSSLVerify) env.GIT_SSL_NO_VERIFY = "true";
+  } catch (error) {
+    if (tempDir !== undefined) await rm(tempDir, { recursive: true, force: true });
+    throw error;
+  }
+
+  const dir = tempDir;
+  return {
+    env: { ...env, ...configEnv(config) },
+    secrets: secrets.filter((secret) => secret !== ""),
+    dispose: async () => {
+      if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Token from the Secret, else a password written into the URL (lifted out by parseRepoUrl). */
+function httpCredentials(options: OpenAuthOptions): { origin: string; username: string; password: string } | undefined {
+  const { credentials, repo } = options;
+  if (repo.origin === undefined) return undefined;
+  let username: string | undefined;
+  let password: string | undefined;
+  if (credentials.auth === GitAuthType.Token) {
+    username = credentials.username;
+    password = credentials.token;
+  } else if (repo.username !== undefined || repo.password !== undefined) {
+    // `https://<token>@host/...` is a common way to write a token: pass it on with an empty password.
+    username = repo.username ?? "";
+    password = repo.password ?? "";
+  }
+  if (username === undefined || password === undefined) return undefined;
+  // `echo token | base64` leaves a newline at the end of the Secret value; it is never part of a token.
+  username = username.replace(/[\r\n]+$/, "");
+  password = password.replace(/[\r\n]+$/, "");
+  if (!isValidCredentialValue(username) || !isValidCredentialValue(password)) {
+    throw new GitFetchError({
+      reason: GitFailureReason.AuthRejected,
+      errorClass: ErrorClass.Terminal,
+      repo: options.displayRepo,
+      message: `the username or token for ${options.displayRepo} contains a line break; check the Secret named by spec.git.secretRef (a trailing newline from "echo" is a common cause)`,
+    });
+  }
+  return { origin: repo.origin, username, password };
+}

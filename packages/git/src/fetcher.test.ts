@@ -1,0 +1,358 @@
+import assert from "node:assert/strict";
+import { access, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { ErrorClass, KnvCode } from "@driftless/api";
+import { GitFailureReason, GitFetchError } from "./errors.ts";
+import { GitFetcher } from "./fetcher.ts";
+import { git, SourceRepo, tempDir } from "./testing/git-fixture.ts";
+import { recordingGit } from "./testing/recording-git.ts";
+import type { RecordingGit } from "./testing/recording-git.ts";
+
+/** Fetching over file:// from real repositories with real commits. */
+
+let root: { path: string; remove: () => Promise<void> };
+let counter = 0;
+
+before(async () => {
+  root = await tempDir("fetcher");
+});
+after(async () => {
+  await root.remove();
+});
+
+async function setup(options: { keepWorktrees?: number; branch?: string } = {}): Promise<{
+  source: SourceRepo;
+  fetcher: GitFetcher;
+  recorder: RecordingGit;
+  cacheDir: string;
+}> {
+  counter += 1;
+  const base = join(root.path, `case-${String(counter)}`);
+  const source = await SourceRepo.create(base, options.branch);
+  const recorder = await recordingGit(base);
+  const cacheDir = join(base, "cache");
+  const fetcher = new GitFetcher({
+    cacheDir,
+    allowFileTransport: true,
+    gitBinary: recorder.binary,
+    keepWorktrees: options.keepWorktrees,
+  });
+  return { source, fetcher, recorder, cacheDir };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<GitFetchError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof GitFetchError, `expected GitFetchError, got ${String(error)}`);
+    return error;
+  }
+  assert.fail("expected the promise to reject");
+}
+
+void describe("GitFetcher over file://", () => {
+  void it("checks out the tip of master by default into <cacheDir>/<syncKey>/worktrees/<sha>, without .git", async () => {
+    const { source, fetcher, cacheDir } = await setup();
+    const sha = await source.commit({ "ns.yaml": "kind: Namespace\n", "config/cm.yaml": "kind: ConfigMap\n" });
+    await source.push("master");
+
+    const result = await fetcher.fetch({ syncKey: "root-reconciler", spec: { repo: source.fileUrl } });
+
+    assert.equal(result.commit, sha);
+    assert.equal(result.dir, join(cacheDir, "root-reconciler", "worktrees", sha));
+    assert.equal(result.sourceDir, result.dir);
+    assert.equal(result.fetched, true);
+    assert.equal(await readFile(join(result.dir, "config/cm.yaml"), "utf8"), "kind: ConfigMap\n");
+    assert.deepEqual((await readdir(result.dir)).sort(), ["config", "ns.yaml"]);
+  });
+
+  void it("returns spec.git.dir inside the checkout, accepting a leading slash as Config Sync does", async () => {
+    const { source, fetcher } = await setup();
+    await source.commit({ "clusters/prod/ns.yaml": "a\n", "README.md": "x\n" });
+    await source.push("master");
+
+    const result = await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, dir: "/clusters/prod/" } });
+
+    assert.equal(result.sourceDir, join(result.dir, "clusters/prod"));
+    assert.equal(await readFile(join(result.sourceDir, "ns.yaml"), "utf8"), "a\n");
+  });
+
+  void it("fails terminally with KNV2004 when spec.git.dir does not exist in the commit, naming it and listing the root", async () => {
+    const { source, fetcher } = await setup();
+    const sha = await source.commit({ "config/a.yaml": "a\n", "base/b.yaml": "b\n" });
+    await source.push("master");
+
+    const error = await rejection(fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, dir: "confg" } }));
+
+    assert.equal(error.code, KnvCode.SourceFetch);
+    assert.equal(error.errorClass, ErrorClass.Terminal);
+    assert.equal(error.reason, GitFailureReason.DirNotFound);
+    assert.match(error.message, /spec\.git\.dir "confg" does not exist in commit/);
+    assert.ok(error.message.includes(sha));
+    assert.match(error.message, /base, config/);
+  });
+
+  void it("rejects a spec.git.dir that is a file, or a symlink to a directory", async () => {
+    const { source, fetcher } = await setup();
+    await source.commit({ "config/a.yaml": "a\n", "file.txt": "f\n" });
+    await symlink("config", join(source.work, "link"));
+    await source.commit({});
+    await source.push("master");
+
+    const asFile = await rejection(fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, dir: "file.txt" } }));
+    assert.equal(asFile.reason, GitFailureReason.DirNotFound);
+    assert.match(asFile.message, /is not a directory/);
+    const asLink = await rejection(fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, dir: "link" } }));
+    assert.equal(asLink.reason, GitFailureReason.DirNotFound);
+  });
+
+  void it("refuses a spec.git.dir that climbs out of the repository, as an invalid spec (KNV1061)", async () => {
+    const { source, fetcher } = await setup();
+    const error = await rejection(fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, dir: "config/../../etc" } }));
+    assert.equal(error.code, KnvCode.InvalidSync);
+    assert.equal(error.errorClass, ErrorClass.Terminal);
+  });
+
+  void it("runs only `git ls-remote` for a poll when the remote has not moved", async () => {
+    const { source, fetcher, recorder } = await setup();
+    await source.commit({ "a.yaml": "a\n" });
+    await source.push("master");
+    const first = await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+    await recorder.clear();
+
+    const second = await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+
+    assert.deepEqual(await recorder.subcommands(), ["ls-remote"]);
+    assert.equal(second.fetched, false);
+    assert.equal(second.dir, first.dir);
+  });
+
+  void it("follows new commits and leaves the previous checkout untouched", async () => {
+    const { source, fetcher } = await setup();
+    await source.commit({ "a.yaml": "v1\n" });
+    await source.push("master");
+    const first = await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+    const sha2 = await source.commit({ "a.yaml": "v2\n", "b.yaml": "new\n" });
+    await source.push("master");
+
+    const second = await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+
+    assert.equal(second.commit, sha2);
+    assert.notEqual(second.dir, first.dir);
+    assert.equal(await readFile(join(second.dir, "a.yaml"), "utf8"), "v2\n");
+    assert.equal(await readFile(join(first.dir, "a.yaml"), "utf8"), "v1\n");
+    await assert.rejects(access(join(first.dir, "b.yaml")));
+  });
+
+  void it("follows a force-push to a commit that does not descend from the synced one", async () => {
+    const { source, fetcher } = await setup();
+    const base = await source.commit({ "a.yaml": "base\n" });
+    await source.commit({ "a.yaml": "abandoned\n" });
+    await source.push("master");
+    await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+    await source.resetHard(base);
+    const rewritten = await source.commit({ "a.yaml": "rewritten\n" });
+    await source.push("master", { force: true });
+
+    const result = await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+
+    assert.equal(result.commit, rewritten);
+    assert.equal(await readFile(join(result.dir, "a.yaml"), "utf8"), "rewritten\n");
+  });
+
+  void it("fails terminally naming the branch when it does not exist or was deleted", async () => {
+    const { source, fetcher } = await setup();
+    await source.commit({ "a.yaml": "a\n" });
+    await source.push("master");
+    await source.push("feature");
+    await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, branch: "feature" } });
+    await source.deleteRemoteBranch("feature");
+
+    const error = await rejection(fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, branch: "feature" } }));
+
+    assert.equal(error.code, KnvCode.SourceFetch);
+    assert.equal(error.errorClass, ErrorClass.Terminal);
+    assert.equal(error.reason, GitFailureReason.RefNotFound);
+    assert.match(error.message, /branch "feature" not found in file:\/\//);
+  });
+
+  void it("fetches the branch named by spec.git.branch, with revision HEAD meaning its tip", async () => {
+    const { source, fetcher } = await setup({ branch: "main" });
+    await source.commit({ "a.yaml": "main\n" });
+    await source.push("main");
+    await source.checkoutNewBranch("dev");
+    const devSha = await source.commit({ "a.yaml": "dev\n" });
+    await source.push("dev");
+
+    const result = await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, branch: "dev", revision: "HEAD" } });
+
+    assert.equal(result.commit, devSha);
+  });
+
+  void it("resolves annotated and lightweight tags in spec.git.revision to their commit, overriding the branch", async () => {
+    const { source, fetcher } = await setup();
+    const tagged = await source.commit({ "a.yaml": "v1\n" });
+    await source.tag("v1.0.0", { annotated: true });
+    await source.tag("light");
+    await source.commit({ "a.yaml": "later\n" });
+    await source.push("master");
+
+    for (const revision of ["v1.0.0", "light", "refs/tags/v1.0.0"]) {
+      const spec = { repo: source.fileUrl, branch: "master", revision };
+      const remote = await fetcher.resolveRemote({ spec });
+      assert.equal(remote.commit, tagged, revision);
+      const result = await fetcher.fetch({ syncKey: "s", spec });
+      assert.equal(result.commit, tagged, revision);
+      assert.equal(await readFile(join(result.dir, "a.yaml"), "utf8"), "v1\n");
+    }
+  });
+
+  void it("fetches a commit SHA that is not at any branch tip, directly", async () => {
+    const { source, fetcher, recorder } = await setup();
+    const old = await source.commit({ "a.yaml": "old\n" });
+    await source.commit({ "a.yaml": "new\n" });
+    await source.push("master");
+
+    const result = await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, revision: old } });
+
+    assert.equal(result.commit, old);
+    assert.equal(await readFile(join(result.dir, "a.yaml"), "utf8"), "old\n");
+    const fetches = (await recorder.calls()).filter((args) => args.includes("fetch"));
+    assert.equal(fetches.length, 1, "one shallow fetch by SHA, no fallback");
+    assert.ok(fetches[0]?.includes("--depth=1"));
+    assert.deepEqual(await fetcher.resolveRemote({ spec: { repo: source.fileUrl, revision: old.toUpperCase() } }), {
+      commit: old,
+      ref: undefined,
+    });
+  });
+
+  void it("fails terminally for a commit SHA the repository does not have", async () => {
+    const { source, fetcher } = await setup();
+    await source.commit({ "a.yaml": "a\n" });
+    await source.push("master");
+    const missing = "0123456789abcdef0123456789abcdef01234567";
+
+    const error = await rejection(fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, revision: missing } }));
+
+    assert.equal(error.reason, GitFailureReason.RevisionNotFound);
+    assert.equal(error.errorClass, ErrorClass.Terminal);
+    assert.ok(error.message.includes(missing));
+  });
+
+  void it("explains that an abbreviated SHA is not accepted", async () => {
+    const { source, fetcher } = await setup();
+    const sha = await source.commit({ "a.yaml": "a\n" });
+    await source.push("master");
+
+    const error = await rejection(fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, revision: sha.slice(0, 8) } }));
+
+    assert.equal(error.reason, GitFailureReason.RefNotFound);
+    assert.match(error.message, /full 40-character SHA/);
+  });
+
+  void it("keeps the most recently used checkouts and deletes older ones", async () => {
+    const { source, fetcher, cacheDir } = await setup({ keepWorktrees: 2 });
+    const shas: string[] = [];
+    for (const n of [1, 2, 3, 4]) {
+      shas.push(await source.commit({ "a.yaml": `v${String(n)}\n` }));
+      await source.push("master");
+      await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+    }
+    const remaining = (await readdir(join(cacheDir, "s", "worktrees"))).sort();
+    assert.deepEqual(remaining, [shas[2], shas[3]].sort());
+  });
+
+  void it("removes leftovers of an interrupted checkout", async () => {
+    const { source, fetcher, cacheDir } = await setup();
+    await source.commit({ "a.yaml": "a\n" });
+    await source.push("master");
+    await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+    const leftover = join(cacheDir, "s", "worktrees", ".tmp-deadbeef-1");
+    await writeFile(leftover, "partial");
+    await source.commit({ "a.yaml": "b\n" });
+    await source.push("master");
+
+    await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+
+    await assert.rejects(stat(leftover));
+  });
+
+  void it("serialises concurrent fetches of one sync; all of them succeed with the same commit", async () => {
+    const { source, fetcher } = await setup();
+    const sha = await source.commit({ "a.yaml": "a\n", "b/c.yaml": "c\n" });
+    await source.push("master");
+
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => fetcher.fetch({ syncKey: "same", spec: { repo: source.fileUrl } })),
+    );
+
+    assert.deepEqual(new Set(results.map((result) => result.commit)), new Set([sha]));
+    assert.equal(results.filter((result) => result.fetched).length, 1, "only the first one fetched");
+  });
+
+  void it("refuses file:// and local paths unless allowFileTransport is set", async () => {
+    const { source } = await setup();
+    const strict = new GitFetcher({ cacheDir: join(root.path, "strict-cache") });
+    for (const repo of [source.fileUrl, source.bare]) {
+      const error = await rejection(strict.fetch({ syncKey: "s", spec: { repo } }));
+      assert.equal(error.reason, GitFailureReason.InvalidSpec);
+      assert.match(error.message, /file transport is not allowed/);
+    }
+  });
+
+  void it("reports a repository that does not exist as terminal", async () => {
+    const { fetcher } = await setup();
+    const error = await rejection(fetcher.fetch({ syncKey: "s", spec: { repo: `file://${join(root.path, "nope.git")}` } }));
+    assert.equal(error.reason, GitFailureReason.RepoNotFound);
+    assert.equal(error.errorClass, ErrorClass.Terminal);
+  });
+
+  void it("deletes and re-creates a damaged cache repository instead of failing every poll", async () => {
+    const { source, fetcher, cacheDir } = await setup();
+    await source.commit({ "a.yaml": "a\n" });
+    await source.push("master");
+    await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+    // Lose every object but keep the refs that claim them.
+    await rm(join(cacheDir, "s", "repo.git", "objects"), { recursive: true });
+    await git(join(cacheDir, "s", "repo.git"), "init", "--quiet", "--bare");
+    const sha = await source.commit({ "a.yaml": "b\n" });
+    await source.push("master");
+
+    const result = await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+
+    assert.equal(result.commit, sha);
+    assert.equal(await readFile(join(result.dir, "a.yaml"), "utf8"), "b\n");
+  });
+
+  void it("stops with a retryable Aborted error when the caller's signal fires", async () => {
+    const { source, fetcher } = await setup();
+    await source.commit({ "a.yaml": "a\n" });
+    await source.push("master");
+    const error = await rejection(fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl }, signal: AbortSignal.abort() }));
+    assert.equal(error.reason, GitFailureReason.Aborted);
+    assert.equal(error.errorClass, ErrorClass.Retry);
+  });
+
+  void it("resolveRemote answers with one ls-remote and writes nothing for the sync", async () => {
+    const { source, fetcher, recorder, cacheDir } = await setup();
+    const sha = await source.commit({ "a.yaml": "a\n" });
+    await source.push("master");
+
+    const remote = await fetcher.resolveRemote({ spec: { repo: source.fileUrl } });
+
+    assert.deepEqual(remote, { commit: sha, ref: "refs/heads/master" });
+    assert.deepEqual(await recorder.subcommands(), ["ls-remote"]);
+    assert.deepEqual(await readdir(cacheDir), []);
+  });
+
+  void it("remove() deletes a sync's cache", async () => {
+    const { source, fetcher, cacheDir } = await setup();
+    await source.commit({ "a.yaml": "a\n" });
+    await source.push("master");
+    await fetcher.fetch({ syncKey: "gone", spec: { repo: source.fileUrl } });
+    await fetcher.remove("gone");
+    await assert.rejects(stat(join(cacheDir, "gone")));
+    assert.throws(() => fetcher.syncDir("../escape"), /invalid syncKey/);
+  });
+});

@@ -1,0 +1,115 @@
+import { randomUUID } from "node:crypto";
+import { mkdir, rename, rm, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { classifyGitStderr } from "./classify.ts";
+import { GitFailureReason } from "./errors.ts";
+import type { GitSession } from "./git-session.ts";
+import { GitExit, GitProcessError } from "./run-git.ts";
+
+/**
+ * The per-sync cache repository: a bare repository that each poll fetches into, so a poll
+ * transfers only what changed. It holds one ref that matters, `refs/driftless/target`, pointing
+ * at the commit being synced, which is what keeps that commit from being garbage-collected.
+ * The URL is passed on every fetch instead of being stored as a remote, so changing
+ * spec.git.repo needs no migration and nothing about the remote is written to disk.
+ */
+
+export const targetRef = "refs/driftless/target";
+// Used only by the slow path for a commit the server will not serve by SHA.
+const allRefspecs = ["+refs/heads/*:refs/driftless/heads/*", "+refs/tags/*:refs/driftless/tags/*"];
+
+export class CacheRepo {
+  readonly #session: GitSession;
+  readonly gitDir: string;
+
+  constructor(session: GitSession, gitDir: string) {
+    this.#session = session;
+    this.gitDir = gitDir;
+  }
+
+  /** Creates the bare repository if missing; atomically, so a crash never leaves half of one. */
+  async ensure(): Promise<void> {
+    if (await isBareRepo(this.gitDir)) return;
+    await rm(this.gitDir, { recursive: true, force: true });
+    const parent = dirname(this.gitDir);
+    await mkdir(parent, { recursive: true });
+    const temp = join(parent, `.${basename(this.gitDir)}.tmp-${randomUUID()}`);
+    await this.#session.run(["init", "--bare", "--quiet", temp], { cwd: parent, action: "initialise the cache repository for" });
+    await rename(temp, this.gitDir);
+  }
+
+  async remove(): Promise<void> {
+    await rm(this.gitDir, { recursive: true, force: true });
+  }
+
+  async hasCommit(sha: string): Promise<boolean> {
+    try {
+      await this.#session.runRaw(["cat-file", "-e", `${sha}^{commit}`], this.#local("read"));
+      return true;
+    } catch (error) {
+      if (error instanceof GitProcessError && error.exit === GitExit.Failed) return false;
+      throw this.#session.toFetchError(error, "read");
+    }
+  }
+
+  /** Fetches one ref, shallow, force-updating the target: a force-push is followed like any push. */
+  async fetchRef(url: string, ref: string): Promise<string> {
+    await this.#session.run(this.#fetchArgs(url, ["--depth=1"], [`+${ref}:${targetRef}`]), this.#local("fetch"));
+    return this.#revParse(`${targetRef}^{commit}`);
+  }
+
+  /**
+   * Fetches a commit by SHA. Servers speaking protocol v2 (git ≥ 2.18, GitHub, GitLab) serve any
+   * reachable commit this way, one commit deep. Older protocol servers refuse unadvertised
+   * objects; then everything is fetched, as a clone would, and the commit looked up locally.
+   * Returns false when the commit is not in the repository at all.
+   */
+  async fetchCommit(url: string, sha: string): Promise<boolean> {
+    try {
+      await this.#session.runRaw(this.#fetchArgs(url, ["--depth=1"], [`+${sha}:${targetRef}`]), this.#local("fetch"));
+      return true;
+    } catch (error) {
+      if (!isRefusedObject(error)) throw this.#session.toFetchError(error, "fetch");
+    }
+    await this.fetchAll(url);
+    if (!(await this.hasCommit(sha))) return false;
+    await this.#session.run(["update-ref", targetRef, sha], this.#local("record"));
+    return true;
+  }
+
+  /** Every branch and tag with full history: the slow path for a commit SHA. */
+  async fetchAll(url: string): Promise<void> {
+    const shallow = (await this.#session.run(["rev-parse", "--is-shallow-repository"], this.#local("read"))).stdout.trim();
+    await this.#session.run(this.#fetchArgs(url, shallow === "true" ? ["--unshallow"] : [], allRefspecs), this.#local("fetch"));
+  }
+
+  async #revParse(revision: string): Promise<string> {
+    const args = ["rev-parse", "--verify", "--quiet", "--end-of-options", revision];
+    return (await this.#session.run(args, this.#local("read"))).stdout.trim();
+  }
+
+  #fetchArgs(url: string, depth: readonly string[], refspecs: readonly string[]): string[] {
+    // --no-tags: only what the spec names. --no-write-fetch-head: nothing reads it.
+    // --end-of-options: the URL and refspecs are user input and must never parse as options.
+    return ["fetch", ...depth, "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--end-of-options", url, ...refspecs];
+  }
+
+  #local(action: string): { gitDir: string; cwd: string; action: string } {
+    return { gitDir: this.gitDir, cwd: this.gitDir, action };
+  }
+}
+
+async function isBareRepo(gitDir: string): Promise<boolean> {
+  try {
+    const [head, objects] = await Promise.all([stat(join(gitDir, "HEAD")), stat(join(gitDir, "objects"))]);
+    return head.isFile() && objects.isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function isRefusedObject(error: unknown): boolean {
+  if (!(error instanceof GitProcessError) || error.exit !== GitExit.Failed) return false;
+  const reason = classifyGitStderr(error.stderr);
+  return reason === GitFailureReason.RevisionNotFound || reason === GitFailureReason.RefNotFound;
+}

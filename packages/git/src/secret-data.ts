@@ -1,0 +1,75 @@
+import { ErrorClass } from "@driftless/api";
+import { GitFailureReason, GitFetchError } from "./errors.ts";
+import { redactUrl } from "./repo-url.ts";
+import { GitAuthType } from "./types.ts";
+import type { GitCredentials } from "./types.ts";
+
+/**
+ * Config Sync's Secret layout, mapped to typed credentials. The caller reads the Secrets from
+ * Kubernetes and decodes them (this package never talks to the API server):
+ * - `secretRef` with `auth: token`: keys `username` and `token`;
+ * - `secretRef` with `auth: ssh`: key `ssh` (private key) and optional `known_hosts`;
+ * - `caCertSecretRef`: key `cert`.
+ */
+export const SecretKey = {
+  Username: "username",
+  Token: "token",
+  Ssh: "ssh",
+  KnownHosts: "known_hosts",
+  CaCert: "cert",
+} as const;
+
+export interface SecretDataInput {
+  /** `spec.git.auth`; empty means none. */
+  readonly auth: string | undefined;
+  /** Decoded data of the Secret named by `spec.git.secretRef.name`, if any. */
+  readonly secretData?: Readonly<Record<string, string>> | undefined;
+  /** Decoded data of the Secret named by `spec.git.caCertSecretRef.name`, if any. */
+  readonly caCertData?: Readonly<Record<string, string>> | undefined;
+  /** For messages: the Secret names. */
+  readonly secretName?: string | undefined;
+  readonly caCertSecretName?: string | undefined;
+  /** `spec.git.repo`, for the error's `repo` (redacted here). */
+  readonly repo: string;
+}
+
+export function credentialsFromSecretData(input: SecretDataInput): GitCredentials {
+  const repo = redactUrl(input.repo);
+  const auth = input.auth === undefined || input.auth === "" ? GitAuthType.None : input.auth;
+  const data = input.secretData ?? {};
+  const secretName = input.secretName ?? "spec.git.secretRef";
+  const missing = (key: string): GitFetchError =>
+    invalid(repo, `spec.git.auth is ${JSON.stringify(auth)} but key ${JSON.stringify(key)} is not present in Secret ${JSON.stringify(secretName)}`);
+
+  let caCert: string | undefined;
+  if (input.caCertData !== undefined) {
+    caCert = input.caCertData[SecretKey.CaCert];
+    if (caCert === undefined) {
+      throw invalid(repo, `key "cert" is not present in Secret ${JSON.stringify(input.caCertSecretName ?? "spec.git.caCertSecretRef")}`);
+    }
+  }
+
+  switch (auth) {
+    case GitAuthType.None:
+      return { auth, caCert };
+    case GitAuthType.Token: {
+      const username = data[SecretKey.Username];
+      const token = data[SecretKey.Token];
+      if (token === undefined) throw missing(SecretKey.Token);
+      if (username === undefined) throw missing(SecretKey.Username);
+      return { auth, username, token, caCert };
+    }
+    case GitAuthType.Ssh: {
+      const privateKey = data[SecretKey.Ssh];
+      if (privateKey === undefined) throw missing(SecretKey.Ssh);
+      return { auth, privateKey, knownHosts: data[SecretKey.KnownHosts], caCert };
+    }
+    default:
+      throw invalid(repo, `spec.git.auth ${JSON.stringify(auth)} is not supported by driftless (supported: none, token, ssh)`);
+  }
+}
+
+/** A missing key is a configuration error of the sync: KNV1061, terminal until the Secret is fixed. */
+function invalid(repo: string, message: string): GitFetchError {
+  return new GitFetchError({ reason: GitFailureReason.InvalidSpec, errorClass: ErrorClass.Terminal, repo, message });
+}
