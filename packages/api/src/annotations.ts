@@ -134,7 +134,9 @@ export function deletionPropagationPolicyOf(
   annotations: Readonly<Record<string, string>> | undefined,
 ): DeletionPropagationPolicy {
   const value = annotations?.[SyncAnnotation.DeletionPropagationPolicy];
-  return value === DeletionPropagationPolicy.Foreground ? DeletionPropagationPolicy.Foreground : DefaultDeletionPropagationPolicy;
+  return value === DeletionPropagationPolicy.Foreground
+    ? DeletionPropagationPolicy.Foreground
+    : DefaultDeletionPropagationPolicy;
 }
 
 /** True when the sync opts in to an intentionally empty source. */

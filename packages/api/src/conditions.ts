@@ -4,7 +4,13 @@
  * write entirely, and lastTransitionTime only moves when the status flips.
  */
 import { kubeTime } from "./kube-time.ts";
-import type { ConditionStatus, ConfigSyncError, ErrorSourceRef, ErrorSummary, SyncCondition } from "./sync-status-types.ts";
+import type {
+  ConditionStatus,
+  ConfigSyncError,
+  ErrorSourceRef,
+  ErrorSummary,
+  SyncCondition,
+} from "./sync-status-types.ts";
 
 export const SyncConditionType = {
   /** The manager is still bringing the reconciler up to date with the spec. Written by the manager. */
@@ -38,7 +44,10 @@ export interface SetConditionResult {
   readonly changed: boolean;
 }
 
-export function getCondition(conditions: readonly SyncCondition[] | undefined, type: string): SyncCondition | undefined {
+export function getCondition(
+  conditions: readonly SyncCondition[] | undefined,
+  type: string,
+): SyncCondition | undefined {
   return conditions?.find((c) => c.type === type);
 }
 

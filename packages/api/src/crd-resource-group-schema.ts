@@ -43,7 +43,11 @@ const spec = obj("The objects in the group.", {
     description: str("Short description."),
     links: arr(
       "Related URLs.",
-      obj("A link.", { description: str("What the link is."), url: str("The URL.") }, { required: ["description", "url"] }),
+      obj(
+        "A link.",
+        { description: str("What the link is."), url: str("The URL.") },
+        { required: ["description", "url"] },
+      ),
     ),
   }),
 });

@@ -9,7 +9,8 @@ import type { JsonSchemaProps } from "./crd-schema.ts";
 /** Every node must say what it holds; arrays need items. Returns the offending paths. */
 export function structuralProblems(schema: JsonSchemaProps, path = "<root>"): string[] {
   const problems: string[] = [];
-  const escape = schema["x-kubernetes-preserve-unknown-fields"] === true || schema["x-kubernetes-int-or-string"] === true;
+  const escape =
+    schema["x-kubernetes-preserve-unknown-fields"] === true || schema["x-kubernetes-int-or-string"] === true;
   if (schema.type === undefined && !escape) problems.push(`${path}: no type`);
   if (schema.type === "array" && schema.items === undefined) problems.push(`${path}: array without items`);
   if (schema["x-kubernetes-int-or-string"] === true && schema.type !== undefined) {

@@ -113,7 +113,12 @@ function override(kind: SyncKind): JsonSchemaProps {
             enum: ["implicit", "explicit"],
           }),
         }
-      : { roleRefs: arr("Extra roles the namespace reconciler is bound to, in the RepoSync's namespace.", roleRef(false)) };
+      : {
+          roleRefs: arr(
+            "Extra roles the namespace reconciler is bound to, in the RepoSync's namespace.",
+            roleRef(false),
+          ),
+        };
   return obj(
     "Settings of the reconciler serving this sync.",
     {

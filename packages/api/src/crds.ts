@@ -41,7 +41,12 @@ export interface CustomResourceDefinition {
   readonly metadata: { readonly name: string; readonly labels: Readonly<Record<string, string>> };
   readonly spec: {
     readonly group: string;
-    readonly names: { readonly kind: string; readonly listKind: string; readonly plural: string; readonly singular: string };
+    readonly names: {
+      readonly kind: string;
+      readonly listKind: string;
+      readonly plural: string;
+      readonly singular: string;
+    };
     readonly scope: "Namespaced";
     readonly versions: readonly CrdVersion[];
     readonly conversion: { readonly strategy: "None" };

@@ -7,8 +7,8 @@
 const unitMs: Readonly<Record<string, number>> = {
   ns: 1e-6,
   us: 1e-3,
-  "µs": 1e-3,
-  "μs": 1e-3,
+  µs: 1e-3,
+  μs: 1e-3,
   ms: 1,
   s: 1_000,
   m: 60_000,

@@ -11,7 +11,8 @@ import { crdFiles, type CustomResourceDefinition } from "./crds.ts";
 export const crdDirectory = join(import.meta.dirname, "..", "..", "..", "manifests", "crds");
 
 export function renderCrd(crd: CustomResourceDefinition): string {
-  const header = "# Generated from packages/api/src/crds.ts by `node packages/api/src/generate-crds.ts`. Do not edit.\n";
+  const header =
+    "# Generated from packages/api/src/crds.ts by `node packages/api/src/generate-crds.ts`. Do not edit.\n";
   // lineWidth 0: never fold long descriptions or patterns, so diffs stay line-per-field.
   // aliasDuplicateObjects off: shared schema objects are written out in full, not as YAML anchors,
   // which some tools that read CRDs (kustomize, helm) handle badly.

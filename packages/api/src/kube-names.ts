@@ -13,7 +13,9 @@ export function dns1123LabelErrors(value: string): string[] {
   const errors: string[] = [];
   if (value.length > maxLabelLength) errors.push(`must be no more than ${maxLabelLength} characters`);
   if (!dns1123Label.test(value)) {
-    errors.push("must consist of lower case alphanumeric characters or '-', and start and end with an alphanumeric character");
+    errors.push(
+      "must consist of lower case alphanumeric characters or '-', and start and end with an alphanumeric character",
+    );
   }
   return errors;
 }

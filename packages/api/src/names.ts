@@ -53,7 +53,10 @@ export interface ManagerRef {
 }
 
 /** Inverse of `managerAnnotationValue`, for reporting who owns a conflicting object. */
-export function parseManagerAnnotation(value: string | undefined, rootNamespace: string = RootSyncNamespace): ManagerRef | undefined {
+export function parseManagerAnnotation(
+  value: string | undefined,
+  rootNamespace: string = RootSyncNamespace,
+): ManagerRef | undefined {
   if (value === undefined || value === "") return undefined;
   const separator = value.indexOf("_");
   const scope = separator === -1 ? value : value.slice(0, separator);

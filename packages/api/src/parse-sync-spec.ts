@@ -60,7 +60,8 @@ function parseSourceFormat(kind: SyncKind, raw: JsonRecord, reader: FieldReader)
   const value = reader.oneOf(raw, "sourceFormat", "spec", Object.values(SourceFormat));
   if (kind === Kind.RepoSync) {
     // A namespace repository has no cluster/ or namespaces/ tree to be hierarchical about.
-    if (value === SourceFormat.Hierarchy) reader.problem(`spec.sourceFormat "hierarchy" is not supported for RepoSyncs; use "unstructured"`);
+    if (value === SourceFormat.Hierarchy)
+      reader.problem(`spec.sourceFormat "hierarchy" is not supported for RepoSyncs; use "unstructured"`);
     return SourceFormat.Unstructured;
   }
   return value ?? Defaults.rootSyncSourceFormat;
@@ -81,9 +82,12 @@ function parseGit(kind: SyncKind, raw: JsonRecord, reader: FieldReader): GitSpec
     reader.problem(`spec.git.auth "k8sserviceaccount" applies to OCI and Helm sources only`);
   }
   if (auth === GitAuthType.GcpServiceAccount) {
-    if (email === undefined) reader.problem(`spec.git.auth "gcpserviceaccount" requires spec.git.gcpServiceAccountEmail`);
+    if (email === undefined)
+      reader.problem(`spec.git.auth "gcpserviceaccount" requires spec.git.gcpServiceAccountEmail`);
     else if (!isGcpServiceAccountEmail(email)) {
-      reader.problem(`spec.git.gcpServiceAccountEmail must look like <6-30 characters>@<project>${gcpServiceAccountSuffix}`);
+      reader.problem(
+        `spec.git.gcpServiceAccountEmail must look like <6-30 characters>@<project>${gcpServiceAccountSuffix}`,
+      );
     }
   }
   if (proxy !== undefined && !GitAuthTypesWithProxy.includes(auth)) {
@@ -117,16 +121,24 @@ function parseGit(kind: SyncKind, raw: JsonRecord, reader: FieldReader): GitSpec
   };
 }
 
-function parseOverride(kind: SyncKind, raw: JsonRecord, reader: FieldReader): RootSyncOverrideSpec | RepoSyncOverrideSpec {
+function parseOverride(
+  kind: SyncKind,
+  raw: JsonRecord,
+  reader: FieldReader,
+): RootSyncOverrideSpec | RepoSyncOverrideSpec {
   const path = "spec.override";
   const common: OverrideSpec = compact({
-    resources: reader.records(raw, "resources", path)?.map((r, i) => parseResources(r, `${path}.resources[${i}]`, reader)),
+    resources: reader
+      .records(raw, "resources", path)
+      ?.map((r, i) => parseResources(r, `${path}.resources[${i}]`, reader)),
     gitSyncDepth: reader.integer(raw, "gitSyncDepth", path, 0),
     statusMode: reader.oneOf(raw, "statusMode", path, ["enabled", "disabled"]),
     reconcileTimeout: durationField(raw, "reconcileTimeout", path, reader),
     apiServerTimeout: durationField(raw, "apiServerTimeout", path, reader),
     enableShellInRendering: reader.boolean(raw, "enableShellInRendering", path),
-    logLevels: reader.records(raw, "logLevels", path)?.map((r, i) => parseLogLevel(r, `${path}.logLevels[${i}]`, reader)),
+    logLevels: reader
+      .records(raw, "logLevels", path)
+      ?.map((r, i) => parseLogLevel(r, `${path}.logLevels[${i}]`, reader)),
   });
   const roleRefsRaw = reader.records(raw, "roleRefs", path);
   if (kind === Kind.RepoSync) {
@@ -138,7 +150,8 @@ function parseOverride(kind: SyncKind, raw: JsonRecord, reader: FieldReader): Ro
     const ref = parseRoleRef(r, at, reader);
     const namespace = reader.string(r, "namespace", at);
     // A Role only exists inside a namespace, so binding one needs to say which.
-    if (ref.kind === RoleRefKind.Role && namespace === undefined) reader.problem(`${at}.namespace is required for kind Role`);
+    if (ref.kind === RoleRefKind.Role && namespace === undefined)
+      reader.problem(`${at}.namespace is required for kind Role`);
     return namespace === undefined ? ref : { ...ref, namespace };
   });
   const namespaceStrategy = reader.oneOf(raw, "namespaceStrategy", path, Object.values(NamespaceStrategy));
@@ -164,7 +177,8 @@ function parseLogLevel(raw: JsonRecord, path: string, reader: FieldReader): Cont
 
 function parseRoleRef(raw: JsonRecord, path: string, reader: FieldReader): RoleRef {
   const kind = reader.oneOf(raw, "kind", path, Object.values(RoleRefKind));
-  if (kind === undefined && (raw["kind"] === undefined || raw["kind"] === "")) reader.problem(`${path}.kind is required`);
+  if (kind === undefined && (raw["kind"] === undefined || raw["kind"] === ""))
+    reader.problem(`${path}.kind is required`);
   return { kind: kind ?? RoleRefKind.ClusterRole, name: reader.requiredString(raw, "name", path) ?? "" };
 }
 

@@ -17,8 +17,7 @@ import type { SyncCondition, SyncStatusFields } from "./sync-status-types.ts";
 import type { RepoSync, RepoSyncSpec, RootSync, RootSyncSpec, RSync } from "./sync-types.ts";
 
 export type ParseResult<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly errors: readonly InvalidSyncError[] };
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly errors: readonly InvalidSyncError[] };
 
 const servedApiVersions: readonly string[] = [ApiVersion.ConfigSyncV1Beta1, ApiVersion.ConfigSyncV1Alpha1];
 
@@ -45,7 +44,10 @@ function parse(input: unknown, expected: SyncKind | undefined): ParseResult<RSyn
     namespace: typeof rawMeta["namespace"] === "string" ? rawMeta["namespace"] : "",
     name: typeof rawMeta["name"] === "string" ? rawMeta["name"] : "",
   };
-  const fail = (message: string): ParseResult<RSync> => ({ ok: false, errors: [new InvalidSyncError(identity, message)] });
+  const fail = (message: string): ParseResult<RSync> => ({
+    ok: false,
+    errors: [new InvalidSyncError(identity, message)],
+  });
 
   if (!isRecord(input)) return fail("a RootSync or RepoSync must be an object");
   if (expected === undefined || raw["kind"] !== expected) {
@@ -112,7 +114,8 @@ function checkNames(kind: SyncKind, namespace: string, name: string, reader: Fie
       reader.problem(`metadata.name may be at most ${Limits.maxRootSyncNameLength} characters, but has ${name.length}`);
     }
   } else {
-    if (namespace === RootSyncNamespace) reader.problem(`objects are not allowed in the ${RootSyncNamespace} namespace`);
+    if (namespace === RootSyncNamespace)
+      reader.problem(`objects are not allowed in the ${RootSyncNamespace} namespace`);
     const combined = namespace.length + name.length;
     if (combined > Limits.maxRepoSyncNamespaceAndNameLength) {
       reader.problem(
@@ -123,8 +126,12 @@ function checkNames(kind: SyncKind, namespace: string, name: string, reader: Fie
   const reconciler = reconcilerName(kind, namespace, name);
   // Config Sync requires a DNS-1123 subdomain; the 63-character cap is ours, because the name
   // is also written as a label value on the reconciler's pods.
-  const problems = [...dns1123SubdomainErrors(reconciler), ...dns1123LabelErrors(reconciler).filter((e) => e.includes("63"))];
-  if (problems.length > 0) reader.problem(`name gives the invalid reconciler name "${reconciler}": ${problems.join("; ")}`);
+  const problems = [
+    ...dns1123SubdomainErrors(reconciler),
+    ...dns1123LabelErrors(reconciler).filter((e) => e.includes("63")),
+  ];
+  if (problems.length > 0)
+    reader.problem(`name gives the invalid reconciler name "${reconciler}": ${problems.join("; ")}`);
 }
 
 /**
@@ -135,7 +142,8 @@ function parseStatus(raw: unknown): SyncStatusFields | undefined {
   if (!isRecord(raw)) return undefined;
   const conditions = Array.isArray(raw["conditions"])
     ? raw["conditions"].filter(
-        (c: unknown): c is SyncCondition => isRecord(c) && typeof c["type"] === "string" && typeof c["status"] === "string",
+        (c: unknown): c is SyncCondition =>
+          isRecord(c) && typeof c["type"] === "string" && typeof c["status"] === "string",
       )
     : undefined;
   return { ...(raw as SyncStatusFields), ...(conditions === undefined ? {} : { conditions }) };

@@ -33,7 +33,10 @@ export function knvNumber(code: string): string {
 }
 
 /** One error as Config Sync writes it: code number, `KNVxxxx: message`, and the objects concerned. */
-export function toConfigSyncError(error: DriftlessError, maxMessageLength: number = MaxErrorMessageLength): ConfigSyncError {
+export function toConfigSyncError(
+  error: DriftlessError,
+  maxMessageLength: number = MaxErrorMessageLength,
+): ConfigSyncError {
   const message = truncate(`${error.code}: ${error.message}`, maxMessageLength);
   const resources = error.resources.slice(0, MaxErrorResources).map(toResourceRef);
   return resources.length === 0

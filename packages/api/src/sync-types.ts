@@ -33,7 +33,11 @@ export const GitAuthTypesWithSecret: readonly GitAuthType[] = [
 ];
 
 /** Auth types for which spec.git.proxy has an effect. */
-export const GitAuthTypesWithProxy: readonly GitAuthType[] = [GitAuthType.None, GitAuthType.CookieFile, GitAuthType.Token];
+export const GitAuthTypesWithProxy: readonly GitAuthType[] = [
+  GitAuthType.None,
+  GitAuthType.CookieFile,
+  GitAuthType.Token,
+];
 
 export const OciAuthType = {
   None: "none",

@@ -1,0 +1,254 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { InvalidSyncError } from "./invalid-sync-error.ts";
+import { parseRepoSync, parseRootSync, parseSync, type ParseResult } from "./parse-sync.ts";
+
+function rootSync(spec: Record<string, unknown>, metadata: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    apiVersion: "configsync.gke.io/v1beta1",
+    kind: "RootSync",
+    metadata: { name: "root-sync", namespace: "config-management-system", ...metadata },
+    spec,
+  };
+}
+
+function repoSync(spec: Record<string, unknown>, metadata: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    apiVersion: "configsync.gke.io/v1beta1",
+    kind: "RepoSync",
+    metadata: { name: "repo-sync", namespace: "bookstore", ...metadata },
+    spec,
+  };
+}
+
+const publicGit = { repo: "https://github.com/example/config", auth: "none" };
+
+function messages<T>(result: ParseResult<T>): string[] {
+  assert.equal(result.ok, false, "expected the sync to be rejected");
+  return result.ok ? [] : result.errors.map((e) => e.message);
+}
+
+function assertRejectedWith<T>(result: ParseResult<T>, fragment: string): void {
+  const found = messages(result);
+  assert.ok(
+    found.some((m) => m.includes(fragment)),
+    `no message contains "${fragment}": ${JSON.stringify(found)}`,
+  );
+}
+
+void describe("parseRootSync", () => {
+  void it("accepts a Config Sync RootSync and fills in Config Sync's defaults", () => {
+    const result = parseRootSync(rootSync({ git: publicGit }));
+    assert.ok(result.ok);
+    assert.deepEqual(result.value.spec, {
+      sourceType: "git",
+      sourceFormat: "hierarchy",
+      git: {
+        repo: "https://github.com/example/config",
+        branch: "master",
+        revision: "HEAD",
+        dir: ".",
+        period: "15s",
+        auth: "none",
+      },
+    });
+  });
+
+  void it("keeps what the user set, including token auth with a Secret and overrides", () => {
+    const result = parseRootSync(
+      rootSync(
+        {
+          sourceFormat: "unstructured",
+          git: {
+            repo: "https://github.com/example/config",
+            branch: "main",
+            dir: "clusters/prod",
+            period: "30s",
+            auth: "token",
+            secretRef: { name: "git-creds" },
+          },
+          override: {
+            reconcileTimeout: "2m",
+            resources: [{ containerName: "reconciler", cpuRequest: "200m", memoryLimit: "1Gi" }],
+            roleRefs: [
+              { kind: "ClusterRole", name: "edit" },
+              { kind: "Role", name: "admin", namespace: "shop" },
+            ],
+            namespaceStrategy: "explicit",
+          },
+        },
+        { annotations: { "configsync.gke.io/deletion-propagation-policy": "Foreground" } },
+      ),
+    );
+    assert.ok(result.ok, JSON.stringify(result));
+    const { spec, metadata } = result.value;
+    assert.equal(spec.sourceFormat, "unstructured");
+    assert.equal(spec.git?.branch, "main");
+    assert.equal(spec.git?.dir, "clusters/prod");
+    assert.equal(spec.git?.period, "30s");
+    assert.deepEqual(spec.git?.secretRef, { name: "git-creds" });
+    assert.equal(spec.override?.reconcileTimeout, "2m");
+    assert.deepEqual(spec.override?.roleRefs, [
+      { kind: "ClusterRole", name: "edit" },
+      { kind: "Role", name: "admin", namespace: "shop" },
+    ]);
+    assert.equal(metadata.annotations?.["configsync.gke.io/deletion-propagation-policy"], "Foreground");
+  });
+
+  void it("accepts v1alpha1 objects, which Config Sync still serves", () => {
+    assert.ok(parseRootSync({ ...rootSync({ git: publicGit }), apiVersion: "configsync.gke.io/v1alpha1" }).ok);
+  });
+
+  void it("rejects a RootSync outside config-management-system with KNV1061, terminal, naming the sync", () => {
+    const result = parseRootSync(rootSync({ git: publicGit }, { namespace: "shop" }));
+    assert.equal(result.ok, false);
+    if (result.ok) return;
+    const [error] = result.errors;
+    assert.ok(error instanceof InvalidSyncError);
+    assert.equal(error.code, "KNV1061");
+    assert.equal(error.errorClass, "terminal");
+    assert.deepEqual(error.resources, [
+      { group: "configsync.gke.io", kind: "RootSync", namespace: "shop", name: "root-sync" },
+    ]);
+    assert.match(error.message, /only allowed in the config-management-system namespace, not in shop/);
+  });
+
+  void it("rejects a RootSync name longer than 38 characters (the inventory-id label would overflow)", () => {
+    assertRejectedWith(parseRootSync(rootSync({ git: publicGit }, { name: "r".repeat(39) })), "at most 38 characters");
+    assert.ok(parseRootSync(rootSync({ git: publicGit }, { name: "r".repeat(38) })).ok);
+  });
+
+  void it("rejects source types driftless does not sync, and a git source without repo", () => {
+    assertRejectedWith(
+      parseRootSync(rootSync({ sourceType: "oci", oci: { image: "x", auth: "none" } })),
+      "syncs from git only",
+    );
+    assertRejectedWith(parseRootSync(rootSync({ sourceType: "svn" })), "must be one of git, oci, helm");
+    assertRejectedWith(parseRootSync(rootSync({})), "spec.git is required");
+    assertRejectedWith(parseRootSync(rootSync({ git: { auth: "none" } })), "spec.git.repo is required");
+  });
+
+  void it("enforces Config Sync's secretRef rules per auth type", () => {
+    assertRejectedWith(
+      parseRootSync(rootSync({ git: { ...publicGit, auth: "token" } })),
+      `auth "token" requires spec.git.secretRef.name`,
+    );
+    assertRejectedWith(
+      parseRootSync(rootSync({ git: { ...publicGit, secretRef: { name: "x" } } })),
+      `secretRef must not be set with spec.git.auth "none"`,
+    );
+    assertRejectedWith(
+      parseRootSync(rootSync({ git: { ...publicGit, auth: "ssh", secretRef: { name: "k" }, proxy: "http://p" } })),
+      "spec.git.proxy has no effect",
+    );
+  });
+
+  void it("refuses valid Config Sync auth types driftless does not implement, saying which it does", () => {
+    assertRejectedWith(
+      parseRootSync(rootSync({ git: { ...publicGit, auth: "cookiefile", secretRef: { name: "c" } } })),
+      "not supported by driftless (supported: none, token, ssh)",
+    );
+    assertRejectedWith(
+      parseRootSync(rootSync({ git: { ...publicGit, auth: "gcpserviceaccount" } })),
+      "gcpServiceAccountEmail",
+    );
+  });
+
+  void it("rejects durations Go would not parse and bad overrides", () => {
+    assertRejectedWith(
+      parseRootSync(rootSync({ git: { ...publicGit, period: "15" } })),
+      `spec.git.period must be a duration`,
+    );
+    assertRejectedWith(parseRootSync(rootSync({ git: publicGit, override: { gitSyncDepth: -1 } })), "gitSyncDepth");
+    assertRejectedWith(
+      parseRootSync(rootSync({ git: publicGit, override: { roleRefs: [{ kind: "Role", name: "x" }] } })),
+      "namespace is required for kind Role",
+    );
+    assertRejectedWith(
+      parseRootSync(rootSync({ git: publicGit, override: { resources: [{ cpuLimit: "-1" }] } })),
+      "must not be negative",
+    );
+  });
+
+  void it("rejects an unknown deletion propagation policy", () => {
+    assertRejectedWith(
+      parseRootSync(
+        rootSync({ git: publicGit }, { annotations: { "configsync.gke.io/deletion-propagation-policy": "Delete" } }),
+      ),
+      "must be Foreground or Orphan",
+    );
+  });
+
+  void it("reports every problem at once", () => {
+    const result = parseRootSync(rootSync({ git: { auth: "token", period: "soon" } }, { namespace: "shop" }));
+    assert.ok(messages(result).length >= 4, JSON.stringify(messages(result)));
+  });
+
+  void it("refuses things that are not a RootSync at all", () => {
+    assertRejectedWith(parseRootSync("nope"), "must be an object");
+    assertRejectedWith(parseRootSync({ ...rootSync({ git: publicGit }), kind: "RepoSync" }), "kind must be RootSync");
+    assertRejectedWith(
+      parseRootSync({ ...rootSync({ git: publicGit }), apiVersion: "v1" }),
+      "apiVersion must be one of",
+    );
+    assertRejectedWith(parseRootSync(rootSync({ git: publicGit }, { name: "" })), "metadata.name is required");
+  });
+});
+
+void describe("parseRepoSync", () => {
+  void it("accepts a RepoSync and reads it as unstructured", () => {
+    const result = parseRepoSync(repoSync({ git: publicGit }));
+    assert.ok(result.ok);
+    assert.equal(result.value.spec.sourceFormat, "unstructured");
+  });
+
+  void it("rejects RepoSyncs in config-management-system", () => {
+    assertRejectedWith(
+      parseRepoSync(repoSync({ git: publicGit }, { namespace: "config-management-system" })),
+      "not allowed in",
+    );
+  });
+
+  void it("rejects a namespace and name together longer than 45 characters (the reconciler name would overflow)", () => {
+    const ns = "n".repeat(30);
+    assertRejectedWith(
+      parseRepoSync(repoSync({ git: publicGit }, { namespace: ns, name: "s".repeat(16) })),
+      "at most 45 characters",
+    );
+    assert.ok(parseRepoSync(repoSync({ git: publicGit }, { namespace: ns, name: "s".repeat(15) })).ok);
+  });
+
+  void it("rejects hierarchy, which a namespace repository cannot have", () => {
+    assertRejectedWith(
+      parseRepoSync(repoSync({ sourceFormat: "hierarchy", git: publicGit })),
+      "not supported for RepoSyncs",
+    );
+  });
+
+  void it("takes roleRefs without namespace", () => {
+    const result = parseRepoSync(repoSync({ git: publicGit, override: { roleRefs: [{ kind: "Role", name: "x" }] } }));
+    assert.ok(result.ok);
+    assert.deepEqual(result.value.spec.override?.roleRefs, [{ kind: "Role", name: "x" }]);
+  });
+});
+
+void describe("parseSync", () => {
+  void it("dispatches on kind and keeps status conditions it can read", () => {
+    const withStatus = {
+      ...repoSync({ git: publicGit }),
+      status: { observedGeneration: 3, conditions: [{ type: "Syncing", status: "True" }, { bogus: true }] },
+    };
+    const result = parseSync(withStatus);
+    assert.ok(result.ok);
+    assert.equal(result.value.kind, "RepoSync");
+    assert.equal(result.value.status?.observedGeneration, 3);
+    assert.deepEqual(result.value.status?.conditions, [{ type: "Syncing", status: "True" }]);
+  });
+
+  void it("rejects unknown kinds", () => {
+    assertRejectedWith(
+      parseSync({ ...repoSync({ git: publicGit }), kind: "ConfigMap" }),
+      "kind must be RootSync or RepoSync",
+    );
+  });
+});
