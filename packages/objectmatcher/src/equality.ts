@@ -1,0 +1,94 @@
+/**
+ * Equality of a declared value with a live one, as the API server sees them. Built-in kinds pass
+ * through Go structs on the server, which re-spell values without changing them; custom resources
+ * are stored as sent, so they compare exactly.
+ */
+import { isObject } from "./json.ts";
+import type { JsonArray, JsonScalar, JsonValue } from "./json.ts";
+import { canonicalBase64, isAbsent } from "./normalize.ts";
+import { quantitiesEqual } from "./quantity.ts";
+import { childSchema, serverFilledTree } from "./schema.ts";
+import type { FieldSchema, ServerFilledTree } from "./schema.ts";
+
+/**
+ * A declared scalar against a live value. For built-in kinds: quantities compare by value, an
+ * int-or-string compares `8080` with `"8080"`, and base64 bytes compare canonically.
+ */
+export function scalarEqual(declared: JsonScalar, live: unknown, schema: FieldSchema | undefined, builtIn: boolean): boolean {
+  if (declared === live) return true;
+  if (!builtIn) return false;
+  if (schema?.quantity) return quantitiesEqual(declared, live);
+  if (schema?.base64 && typeof declared === "string" && typeof live === "string") return canonicalBase64(live) === declared;
+  if (typeof declared === "number" && typeof live === "string") return String(declared) === live;
+  if (typeof declared === "string" && typeof live === "number") return declared === String(live);
+  return false;
+}
+
+/**
+ * A declared value the live object does not have at all. Go's `omitempty` drops `false` and `0` from
+ * non-pointer fields, so for built-in kinds a declared zero is satisfied by its absence.
+ */
+export function satisfiedByAbsence(declared: JsonValue, builtIn: boolean): boolean {
+  return builtIn && (declared === false || declared === 0);
+}
+
+/**
+ * Whole-value comparison, used for atomic lists (and everything inside them): every declared value
+ * must be live and nothing else may be live, except what the API server fills in (`serverFilled`)
+ * and items admission appended (`admissionItems`), when those were not declared.
+ */
+export function atomicEqual(
+  declared: JsonValue,
+  live: unknown,
+  schema: FieldSchema | undefined,
+  builtIn: boolean,
+  filled?: ServerFilledTree,
+): boolean {
+  if (Array.isArray(declared)) {
+    if (!Array.isArray(live)) return false;
+    const liveItems = withoutAdmissionItems(declared, live, schema, builtIn);
+    if (liveItems.length !== declared.length) return false;
+    const itemSchema = schema?.items;
+    const itemFilled = serverFilledTree(itemSchema);
+    for (let i = 0; i < declared.length; i++) {
+      if (!atomicEqual(declared[i] ?? null, liveItems[i], itemSchema, builtIn, itemFilled)) return false;
+    }
+    return true;
+  }
+  if (isObject(declared)) {
+    if (!isObject(live)) return false;
+    for (const key of Object.keys(declared)) {
+      const d = declared[key];
+      if (d === undefined) continue;
+      const l = live[key];
+      const sub = filled?.[key];
+      const child = childSchema(schema, key);
+      if (isAbsent(l, child)) {
+        if (!satisfiedByAbsence(d, builtIn)) return false;
+      } else if (!atomicEqual(d, l, child, builtIn, sub === true ? undefined : sub)) return false;
+    }
+    for (const key of Object.keys(live)) {
+      if (declared[key] !== undefined || filled?.[key] === true) continue;
+      if (!isAbsent(live[key], childSchema(schema, key))) return false;
+    }
+    return true;
+  }
+  return !isObject(live) && !Array.isArray(live) && scalarEqual(declared, live, schema, builtIn);
+}
+
+/** Live items minus admission-appended ones that were not declared (e.g. a Pod's default tolerations). */
+export function withoutAdmissionItems(
+  declared: JsonArray,
+  live: readonly unknown[],
+  schema: FieldSchema | undefined,
+  builtIn: boolean,
+): readonly unknown[] {
+  const extra = schema?.admissionItems;
+  const presentItems = live.filter((item) => !isAbsent(item, schema?.items));
+  if (!extra) return presentItems;
+  return presentItems.filter(
+    (item) =>
+      !extra.some((added) => atomicEqual(added, item, schema?.items, builtIn)) ||
+      declared.some((d) => atomicEqual(d, item, schema?.items, builtIn)),
+  );
+}

@@ -1,0 +1,88 @@
+/**
+ * JSON values as the API server sends and receives them, and the few structural helpers the
+ * matcher needs. The matcher works on raw JSON (not typed structs), so everything here treats
+ * input as untrusted `unknown` and narrows it with guards.
+ */
+
+export type JsonScalar = string | number | boolean | null;
+export type JsonValue = JsonScalar | JsonArray | JsonObject;
+export type JsonArray = JsonValue[];
+export interface JsonObject {
+  [key: string]: JsonValue;
+}
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function isScalar(value: unknown): value is JsonScalar {
+  return value === null || typeof value === "string" || typeof value === "number" || typeof value === "boolean";
+}
+
+/** Own enumerable keys in code-unit order, so every traversal (and every rendering) is stable. */
+export function sortedKeys(value: object): string[] {
+  return Object.keys(value).sort(compareStrings);
+}
+
+export function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Copies a JSON-shaped value, dropping `undefined` members (as JSON.stringify would) and turning
+ * anything that is not JSON (dates, class instances' methods) into its JSON form.
+ */
+export function cloneJson(value: unknown): JsonValue | undefined {
+  if (value === undefined || typeof value === "function" || typeof value === "symbol") return undefined;
+  if (value === null || typeof value !== "object") {
+    if (typeof value === "bigint") return Number(value);
+    if (typeof value === "number" && !Number.isFinite(value)) return null;
+    return value as JsonScalar;
+  }
+  if (Array.isArray(value)) {
+    const out: JsonArray = [];
+    for (const item of value) out.push(cloneJson(item) ?? null);
+    return out;
+  }
+  if (value instanceof Date) return value.toISOString();
+  const out: JsonObject = {};
+  for (const key of Object.keys(value)) {
+    const child = cloneJson((value as Record<string, unknown>)[key]);
+    if (child !== undefined) out[key] = child;
+  }
+  return out;
+}
+
+/** Structural equality of two JSON values (key order ignored, list order significant). */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  if (ka.length !== kb.length) return false;
+  for (const key of ka) {
+    if (!deepEqual((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false;
+  }
+  return true;
+}
+
+/** JSON text with object keys sorted: the same object always gives the same bytes. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortDeep(value));
+}
+
+function sortDeep(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortDeep);
+  if (isObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const key of sortedKeys(value)) out[key] = sortDeep(value[key]);
+    return out;
+  }
+  return value;
+}

@@ -1,0 +1,221 @@
+/**
+ * The last-applied record: what we applied last time, kept on the object itself because the API
+ * server keeps no history. It is the `original` of the three-way match, and the only way to tell
+ * "removed from Git" apart from "never ours".
+ *
+ * - Our own annotation key, never kubectl's, so `kubectl apply` and driftless never misread each other.
+ * - The record is the normalised declaration without the annotation itself and without server-owned
+ *   metadata, serialised with sorted keys and brotli-compressed (`br64:` + base64): the same
+ *   declaration always gives the same bytes. Older plain-JSON records (starting with `{`) still read.
+ * - The API server rejects objects whose annotations (keys + values) exceed 256 KiB in total; a record
+ *   that does not fit even compressed raises {@link LastAppliedTooLargeError} instead of a failed write.
+ * - Secret values are recorded as SHA-256 digests: the record is only used to know which keys we
+ *   declared, and an annotation must not become a second copy of the secret.
+ */
+import { Buffer } from "node:buffer";
+import { createHash } from "node:crypto";
+import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
+import { InvalidObjectError, LastAppliedTooLargeError, LastAppliedUnreadableError } from "./errors.ts";
+import type { ObjectRef } from "./errors.ts";
+import { canonicalJson, isObject } from "./json.ts";
+import type { JsonObject } from "./json.ts";
+import { resolveKind } from "./kinds.ts";
+import { normalizeObject } from "./normalize.ts";
+
+/** Where the last-applied record lives. Ours, not `kubectl.kubernetes.io/last-applied-configuration`. */
+export const LAST_APPLIED_ANNOTATION = "driftless.dev/last-applied-configuration";
+/** kube-apiserver's `TotalAnnotationSizeLimitB`: all keys and values of an object's annotations together. */
+export const ANNOTATIONS_SIZE_LIMIT_BYTES = 256 * 1024;
+/** Prefix of a compressed record (brotli, then standard base64). */
+export const COMPRESSED_RECORD_PREFIX = "br64:";
+
+/** Decompression stops here: far above any object etcd accepts, well below harm. */
+const MAX_RECORD_BYTES = 16 * 1024 * 1024;
+const DECODE_CACHE_ENTRIES = 256;
+/** Larger records are decoded every time rather than pinned in memory. */
+const DECODE_CACHE_MAX_VALUE_CHARS = 16 * 1024;
+
+export type ReadOriginal =
+  | { readonly record: JsonObject; readonly error?: undefined }
+  | { readonly record?: undefined; readonly error?: LastAppliedUnreadableError };
+
+export class Annotator {
+  readonly annotationKey: string;
+  // The reconciler matches every object on every pass against an unchanged annotation; decoding it
+  // again each time would cost more than the match itself. Records are never modified after decoding.
+  readonly #decoded = new Map<string, JsonObject>();
+
+  constructor(annotationKey: string = LAST_APPLIED_ANNOTATION) {
+    if (annotationKey === "") throw new InvalidObjectError("the last-applied annotation key must not be empty");
+    this.annotationKey = annotationKey;
+  }
+
+  /** Stores `obj`'s last-applied record on `obj.metadata.annotations`, replacing any earlier one. */
+  setLastAppliedAnnotation(obj: object): void {
+    const target = asObject(obj, "setLastAppliedAnnotation");
+    const value = this.encodeRecord(target);
+    let metadata = target["metadata"];
+    if (!isObject(metadata)) {
+      metadata = {};
+      target["metadata"] = metadata;
+    }
+    let annotations = metadata["annotations"];
+    if (!isObject(annotations)) {
+      annotations = {};
+      metadata["annotations"] = annotations;
+    }
+    annotations[this.annotationKey] = value;
+  }
+
+  /** The annotation value `setLastAppliedAnnotation` would store, checked against the size budget. */
+  encodeRecord(obj: object): string {
+    const target = asObject(obj, "encodeRecord");
+    const json = canonicalJson(this.recordOf(target));
+    const raw = Buffer.from(json, "utf8");
+    const others = otherAnnotationsBytes(target, this.annotationKey);
+    const fits = (value: string): boolean => others + Buffer.byteLength(this.annotationKey) + value.length <= ANNOTATIONS_SIZE_LIMIT_BYTES;
+    // Quality 9 is fast enough for every update; only a record that does not fit gets the slow,
+    // tighter quality 11. Both are pure functions of the input, so the value stays deterministic.
+    let value = compress(raw, 9);
+    if (!fits(value)) value = compress(raw, 11);
+    if (!fits(value)) {
+      throw new LastAppliedTooLargeError({
+        object: refOf(target),
+        annotationKey: this.annotationKey,
+        annotationsBytes: others + Buffer.byteLength(this.annotationKey) + value.length,
+        recordBytes: value.length,
+        uncompressedBytes: raw.length,
+        limitBytes: ANNOTATIONS_SIZE_LIMIT_BYTES,
+      });
+    }
+    return value;
+  }
+
+  /** The record as it would be stored: normalised, without our annotation, Secret values digested. */
+  recordOf(obj: object): JsonObject {
+    const target = asObject(obj, "recordOf");
+    const kind = resolveKind(stringField(target, "apiVersion"), stringField(target, "kind"));
+    const record = normalizeObject(target, { kind, annotationKey: this.annotationKey, ignoreStatus: false, ignoreFields: [] });
+    if (kind.builtIn && kind.group === "" && kind.kind === "Secret") digestSecretData(record);
+    return record;
+  }
+
+  /** The stored original, or undefined when the object has none. Throws LastAppliedUnreadableError if it is corrupt. */
+  getOriginalConfiguration(obj: object): JsonObject | undefined {
+    const read = this.readOriginal(obj);
+    if (read.error) throw read.error;
+    return read.record === undefined ? undefined : structuredClone(read.record);
+  }
+
+  /** Removes our record (for objects driftless stops managing). Returns whether there was one. */
+  removeLastAppliedAnnotation(obj: object): boolean {
+    const annotations = annotationsOf(asObject(obj, "removeLastAppliedAnnotation"));
+    if (!annotations || !Object.hasOwn(annotations, this.annotationKey)) return false;
+    delete annotations[this.annotationKey];
+    return true;
+  }
+
+  /**
+   * For the matcher: the decoded record (shared, must not be modified), or the reason it cannot be
+   * read. Never throws for a bad record: an unreadable record is a reason to update, not to stop.
+   */
+  readOriginal(obj: object): ReadOriginal {
+    const value = annotationsOf(asObject(obj, "getOriginalConfiguration"))?.[this.annotationKey];
+    if (value === undefined || value === null || value === "") return {};
+    if (typeof value !== "string") {
+      return { error: new LastAppliedUnreadableError(refOf(obj), this.annotationKey, new TypeError("not a string")) };
+    }
+    const cached = this.#decoded.get(value);
+    if (cached) return { record: cached };
+    try {
+      const record = decodeRecord(value);
+      if (value.length <= DECODE_CACHE_MAX_VALUE_CHARS) {
+        if (this.#decoded.size >= DECODE_CACHE_ENTRIES) {
+          const oldest = this.#decoded.keys().next();
+          if (!oldest.done) this.#decoded.delete(oldest.value);
+        }
+        this.#decoded.set(value, record);
+      }
+      return { record };
+    } catch (cause) {
+      return { error: new LastAppliedUnreadableError(refOf(obj), this.annotationKey, cause) };
+    }
+  }
+}
+
+export function decodeRecord(value: string): JsonObject {
+  let json: string;
+  if (value.trimStart().startsWith("{")) json = value;
+  else if (value.startsWith(COMPRESSED_RECORD_PREFIX)) {
+    const bytes = Buffer.from(value.slice(COMPRESSED_RECORD_PREFIX.length), "base64");
+    json = brotliDecompressSync(bytes, { maxOutputLength: MAX_RECORD_BYTES }).toString("utf8");
+  } else {
+    throw new Error(`unknown record format (expected "${COMPRESSED_RECORD_PREFIX}…" or JSON)`);
+  }
+  const parsed: unknown = JSON.parse(json);
+  if (!isObject(parsed)) throw new Error("the record is not a JSON object");
+  return parsed;
+}
+
+function compress(raw: Buffer, quality: number): string {
+  const packed = brotliCompressSync(raw, {
+    params: {
+      [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+      [constants.BROTLI_PARAM_QUALITY]: quality,
+      [constants.BROTLI_PARAM_SIZE_HINT]: raw.length,
+    },
+  });
+  return COMPRESSED_RECORD_PREFIX + packed.toString("base64");
+}
+
+function digestSecretData(record: JsonObject): void {
+  const data = record["data"];
+  if (!isObject(data)) return;
+  for (const [key, value] of Object.entries(data)) {
+    if (typeof value === "string") data[key] = `sha256:${createHash("sha256").update(value).digest("hex")}`;
+  }
+}
+
+function otherAnnotationsBytes(obj: JsonObject, ourKey: string): number {
+  let total = 0;
+  for (const [key, value] of Object.entries(annotationsOf(obj) ?? {})) {
+    if (key === ourKey) continue;
+    total += Buffer.byteLength(key) + (typeof value === "string" ? Buffer.byteLength(value) : 0);
+  }
+  return total;
+}
+
+function annotationsOf(obj: JsonObject): JsonObject | undefined {
+  const metadata = obj["metadata"];
+  const annotations = isObject(metadata) ? metadata["annotations"] : undefined;
+  return isObject(annotations) ? annotations : undefined;
+}
+
+function asObject(obj: unknown, operation: string): JsonObject {
+  if (!isObject(obj)) throw new InvalidObjectError(`${operation}: expected a Kubernetes object, got ${describeValue(obj)}`);
+  return obj;
+}
+
+export function describeValue(value: unknown): string {
+  return value === null ? "null" : Array.isArray(value) ? "an array" : typeof value;
+}
+
+function stringField(obj: JsonObject, field: string): string | undefined {
+  const value = obj[field];
+  return typeof value === "string" ? value : undefined;
+}
+
+export function refOf(obj: unknown): ObjectRef {
+  if (!isObject(obj)) return {};
+  const metadata = isObject(obj["metadata"]) ? obj["metadata"] : {};
+  const ref: { apiVersion?: string; kind?: string; namespace?: string; name?: string } = {};
+  const apiVersion = stringField(obj, "apiVersion");
+  const kind = stringField(obj, "kind");
+  const namespace = stringField(metadata, "namespace");
+  const name = stringField(metadata, "name");
+  if (apiVersion !== undefined) ref.apiVersion = apiVersion;
+  if (kind !== undefined) ref.kind = kind;
+  if (namespace !== undefined) ref.namespace = namespace;
+  if (name !== undefined) ref.name = name;
+  return ref;
+}

@@ -1,0 +1,163 @@
+/**
+ * Normalisation: make a declaration look the way the API server would store it, so that nothing that
+ * the server merely re-spells is ever reported as a change.
+ *
+ * - `null`, `""`, `{}` and `[]` are what Go's `omitempty` drops, so they mean "not declared"
+ *   (`creationTimestamp: null`, `resources: {}`, `args: []`). The exception is a string map
+ *   (labels, annotations, ConfigMap/Secret data), where an empty string is a value.
+ * - Secret `stringData` is write-only: the server merges it into `data` as base64 and never returns it.
+ * - Base64 bytes come back canonically encoded (no line breaks, padded).
+ * - Defaults that are part of an item's identity are filled in (`protocol: TCP` on ports).
+ * - Server-owned metadata (uid, resourceVersion, generation, creationTimestamp, managedFields, …)
+ *   and, by default, `status` are never ours to compare.
+ */
+import { Buffer } from "node:buffer";
+import { isObject } from "./json.ts";
+import type { JsonArray, JsonObject, JsonValue } from "./json.ts";
+import type { KindInfo } from "./kinds.ts";
+import { childSchema } from "./schema.ts";
+import type { FieldSchema } from "./schema.ts";
+
+/** Metadata only the API server writes; never compared, never recorded. */
+export const SERVER_METADATA_FIELDS = [
+  "uid",
+  "resourceVersion",
+  "generation",
+  "creationTimestamp",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "managedFields",
+  "selfLink",
+] as const;
+
+/** A nested field path: `"spec.replicas"`, or segments (needed when a key contains a dot); `*` matches any key or item. */
+export type FieldPath = string | readonly string[];
+
+export interface NormalizeContext {
+  readonly kind: KindInfo;
+  /** Our last-applied annotation: part of the bookkeeping, not of the declaration. */
+  readonly annotationKey: string;
+  readonly ignoreStatus: boolean;
+  readonly ignoreFields: readonly (readonly string[])[];
+}
+
+export function toSegments(path: FieldPath): readonly string[] {
+  return typeof path === "string" ? path.split(".").filter((s) => s !== "") : path;
+}
+
+/** A normalised copy of a whole object; the input is never modified. */
+export function normalizeObject(input: JsonObject, ctx: NormalizeContext): JsonObject {
+  let source = input;
+  if (ctx.kind.builtIn && ctx.kind.group === "" && ctx.kind.kind === "Secret") source = mergeStringData(source);
+  const out = pruneValue(source, ctx.kind.schema);
+  const root: JsonObject = isObject(out) ? out : {};
+  const metadata = root["metadata"];
+  if (isObject(metadata)) {
+    for (const field of SERVER_METADATA_FIELDS) delete metadata[field];
+    const annotations = metadata["annotations"];
+    if (isObject(annotations)) {
+      delete annotations[ctx.annotationKey];
+      if (Object.keys(annotations).length === 0) delete metadata["annotations"];
+    }
+    if (Object.keys(metadata).length === 0) delete root["metadata"];
+  }
+  if (ctx.ignoreStatus) delete root["status"];
+  for (const path of ctx.ignoreFields) removePath(root, path, 0);
+  return root;
+}
+
+/**
+ * The value as the API server would hold it, or `undefined` when it amounts to "not set".
+ * Always returns fresh containers, so callers may modify the result.
+ */
+export function pruneValue(value: unknown, schema: FieldSchema | undefined): JsonValue | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (typeof value === "string") {
+    if (value === "") return schema?.keepEmpty ? "" : undefined;
+    return schema?.base64 ? canonicalBase64(value) : value;
+  }
+  if (typeof value === "number" || typeof value === "boolean") return value;
+  if (Array.isArray(value)) {
+    const items: JsonArray = [];
+    const itemSchema = schema?.items;
+    for (const item of value) {
+      const pruned = pruneValue(item, itemSchema);
+      if (pruned !== undefined) items.push(pruned);
+    }
+    return items.length === 0 ? undefined : items;
+  }
+  if (typeof value !== "object") return undefined;
+  if (value instanceof Date) return value.toISOString();
+  const out: JsonObject = {};
+  let empty = true;
+  for (const key of Object.keys(value)) {
+    const pruned = pruneValue((value as Record<string, unknown>)[key], childSchema(schema, key));
+    if (pruned !== undefined) {
+      out[key] = pruned;
+      empty = false;
+    }
+  }
+  if (empty) return undefined;
+  const defaults = schema?.defaults;
+  if (defaults) for (const key of Object.keys(defaults)) if (out[key] === undefined) out[key] = defaults[key] ?? null;
+  return out;
+}
+
+/** Is this live value "not set" in the sense of {@link pruneValue}? Avoids copying the live object. */
+export function isAbsent(value: unknown, schema: FieldSchema | undefined): boolean {
+  if (value === undefined || value === null) return true;
+  if (value === "") return !schema?.keepEmpty;
+  if (typeof value !== "object") return false;
+  if (Array.isArray(value)) {
+    for (const item of value) if (!isAbsent(item, schema?.items)) return false;
+    return true;
+  }
+  for (const key in value) {
+    if (!isAbsent((value as Record<string, unknown>)[key], childSchema(schema, key))) return false;
+  }
+  return true;
+}
+
+const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
+
+/** Go decodes `[]byte` from standard base64 (tolerating line breaks) and re-encodes it canonically. */
+export function canonicalBase64(value: string): string {
+  if (!BASE64.test(value)) return value;
+  const compact = value.replace(/\s+/g, "");
+  return Buffer.from(compact, "base64").toString("base64");
+}
+
+/** What the API server does with a Secret's `stringData`: encode each entry into `data`, stringData winning. */
+function mergeStringData(secret: JsonObject): JsonObject {
+  const stringData = secret["stringData"];
+  if (!isObject(stringData)) return secret;
+  const data: JsonObject = isObject(secret["data"]) ? { ...secret["data"] } : {};
+  for (const [key, value] of Object.entries(stringData)) {
+    if (typeof value === "string") data[key] = Buffer.from(value, "utf8").toString("base64");
+  }
+  const out: JsonObject = { ...secret, data };
+  delete out["stringData"];
+  return out;
+}
+
+function removePath(value: JsonValue | undefined, path: readonly string[], index: number): void {
+  const segment = path[index];
+  if (segment === undefined || value === null || typeof value !== "object") return;
+  const last = index === path.length - 1;
+  if (Array.isArray(value)) {
+    if (segment === "*") {
+      if (last) value.length = 0;
+      else for (const item of value) removePath(item, path, index + 1);
+    } else if (/^\d+$/.test(segment)) {
+      const position = Number(segment);
+      if (last) value.splice(position, 1);
+      else removePath(value[position], path, index + 1);
+    }
+    return;
+  }
+  const keys = segment === "*" ? Object.keys(value) : Object.hasOwn(value, segment) ? [segment] : [];
+  for (const key of keys) {
+    if (last) delete value[key];
+    else removePath(value[key], path, index + 1);
+  }
+}

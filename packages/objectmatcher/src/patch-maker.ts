@@ -1,0 +1,74 @@
+/**
+ * The entry point of a match: resolve the kind, read the last-applied record, normalise, run the
+ * three-way comparison. Pure and synchronous; the reconciler calls it for every object on every pass.
+ */
+import { ChangeOp } from "./changes.ts";
+import type { Change } from "./changes.ts";
+import { InvalidObjectError } from "./errors.ts";
+import { isObject } from "./json.ts";
+import type { JsonObject } from "./json.ts";
+import { resolveKind } from "./kinds.ts";
+import { Annotator, describeValue, refOf } from "./last-applied.ts";
+import { normalizeObject, toSegments } from "./normalize.ts";
+import type { FieldPath, NormalizeContext } from "./normalize.ts";
+import { PatchResult } from "./result.ts";
+import { threeWay } from "./three-way.ts";
+
+export interface CalculateOptions {
+  /** Leave `status` out of the comparison (default true): it is written by controllers, not declared. */
+  readonly ignoreStatus?: boolean;
+  /**
+   * Further fields to leave out, for values another controller owns (an HPA's `spec.replicas`, an
+   * injected annotation): `"spec.replicas"` or `["metadata", "annotations", "example.com/x"]`;
+   * `*` matches any key or list item.
+   */
+  readonly ignoreFields?: readonly FieldPath[];
+}
+
+export class PatchMaker {
+  readonly annotator: Annotator;
+
+  constructor(annotator: Annotator = new Annotator()) {
+    this.annotator = annotator;
+  }
+
+  /** Does `current` (the live object) need an update to match `modified` (the declaration)? */
+  calculate(current: object, modified: object, options: CalculateOptions = {}): PatchResult {
+    if (!isObject(current)) throw new InvalidObjectError(`calculate: current must be an object, got ${describeValue(current)}`);
+    if (!isObject(modified)) throw new InvalidObjectError(`calculate: modified must be an object, got ${describeValue(modified)}`);
+    const kind = resolveKind(
+      stringOf(modified["apiVersion"]) ?? stringOf(current["apiVersion"]),
+      stringOf(modified["kind"]) ?? stringOf(current["kind"]),
+    );
+    const ignoreFields = (options.ignoreFields ?? []).map(toSegments);
+    const ctx: NormalizeContext = {
+      kind,
+      annotationKey: this.annotator.annotationKey,
+      ignoreStatus: options.ignoreStatus ?? true,
+      ignoreFields,
+    };
+    const read = this.annotator.readOriginal(current);
+    const original = read.record ? normalizeObject(read.record, ctx) : undefined;
+    const normalizedModified = normalizeObject(modified, ctx);
+    // Ignored fields must also vanish from the live side, where atomic lists compare whole.
+    const live: JsonObject = ignoreFields.length > 0 ? normalizeObject(current, ctx) : current;
+    const changes: Change[] = threeWay({ original, modified: normalizedModified, current: live, kind });
+    if (read.error) {
+      // Without a readable record we cannot see removals; an update rewrites it, so ask for one.
+      changes.unshift({ op: ChangeOp.Record, path: ["metadata", "annotations", this.annotator.annotationKey] });
+    }
+    return new PatchResult({
+      changes,
+      kind,
+      identity: { ...refOf(current), ...refOf(modified) },
+      original,
+      modified: normalizedModified,
+      liveObject: current,
+      normalize: ctx,
+    });
+  }
+}
+
+function stringOf(value: unknown): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
+}

@@ -1,0 +1,207 @@
+/**
+ * The three-way match: does the live object need an update to match what Git declares?
+ *
+ * Design decisions (see also the package README in index.ts):
+ *
+ * - **Inputs.** `original` is what we applied last time, kept on the object in our own annotation
+ *   (`LAST_APPLIED_ANNOTATION` = `driftless.dev/last-applied-configuration`, never kubectl's
+ *   `kubectl.kubernetes.io/last-applied-configuration`, so `kubectl apply` and driftless never read
+ *   each other's records). The record never contains the annotation itself. `modified` is the
+ *   declaration, `current` the live object with the server's defaults and other actors' additions.
+ * - **The rule, per path.** A declared value that differs live → update (drift, or a changed
+ *   declaration). A path in `original`, gone from `modified`, still live → update (a deletion). A live
+ *   path neither declared nor in `original` → ignored: it belongs to the server or to someone else.
+ *   Removing a declared map removes only the keys we declared in it, so other actors' labels survive.
+ * - **Lists.** Built-in kinds follow the strategic-merge tags of their schema (`merge-keys.ts`): keyed
+ *   lists match items by merge key, ignore undeclared live items and ignore order; set-like lists
+ *   (finalizers) ignore undeclared members; every other list is atomic and compares whole. Ordering
+ *   alone is never a change, so the `$setElementOrder` false positive of kubectl's patch cannot happen.
+ *   Custom resources have no merge keys: JSON merge semantics, lists atomic (only their `metadata`,
+ *   which is typed ObjectMeta on every kind, keeps keyed owner references and set-like finalizers).
+ * - **What the server re-spells is not a change** (built-in kinds): quantities by value, int-or-string
+ *   `80` = `"80"`, base64 canonical, a declared `false`/`0` satisfied by its omission (Go omitempty),
+ *   and inside atomic lists the values defaulting and admission add (`serverFilled`, `admissionItems`:
+ *   a Pod's default not-ready/unreachable tolerations, a StatefulSet's volumeClaimTemplates type meta,
+ *   volumeMode and status). Normalisation (`normalize.ts`) handles the rest before we get here.
+ * - **Output.** A list of changes with paths that name list items by key; `patch.ts` turns it into a
+ *   strategic merge patch (built-in kinds) or an RFC 7386 merge patch (custom resources).
+ * - **Cost.** The walk is driven by the declaration and the original, which are small; the live object
+ *   is only read where something is declared, and never copied unless a change is recorded.
+ */
+import { ChangeOp } from "./changes.ts";
+import type { Change, PathSegment } from "./changes.ts";
+import { atomicEqual, satisfiedByAbsence, scalarEqual } from "./equality.ts";
+import { cloneJson, isObject, sortedKeys } from "./json.ts";
+import type { JsonArray, JsonObject, JsonValue } from "./json.ts";
+import type { KindInfo } from "./kinds.ts";
+import { isAbsent } from "./normalize.ts";
+import { childSchema, itemKey, itemKeyFields } from "./schema.ts";
+import type { FieldSchema } from "./schema.ts";
+
+export interface ThreeWayInput {
+  /** Normalised last-applied record, if the object has one. */
+  readonly original: JsonObject | undefined;
+  /** Normalised declaration. */
+  readonly modified: JsonObject;
+  /** The live object as the API server returned it (read, never modified). */
+  readonly current: JsonObject;
+  readonly kind: KindInfo;
+}
+
+interface Walk {
+  readonly builtIn: boolean;
+  readonly path: PathSegment[];
+  readonly changes: Change[];
+}
+
+/** Type meta names the object (and its served version); it is never a change to send. */
+const IDENTITY_FIELDS = new Set(["apiVersion", "kind"]);
+
+export function threeWay(input: ThreeWayInput): Change[] {
+  const walk: Walk = { builtIn: input.kind.builtIn, path: [], changes: [] };
+  compareMap(input.original, input.modified, input.current, input.kind.schema, walk, true);
+  return walk.changes;
+}
+
+function record(walk: Walk, op: ChangeOp, before: unknown, after: JsonValue | undefined): void {
+  const change: { op: ChangeOp; path: PathSegment[]; before?: JsonValue; after?: JsonValue } = {
+    op,
+    path: walk.path.slice(),
+  };
+  const live = before === undefined ? undefined : cloneJson(before);
+  if (live !== undefined) change.before = live;
+  if (after !== undefined) change.after = after;
+  walk.changes.push(change);
+}
+
+function compareValue(o: JsonValue | undefined, m: JsonValue, c: unknown, schema: FieldSchema | undefined, walk: Walk): void {
+  if (isObject(m)) {
+    if (isObject(c)) compareMap(isObject(o) ? o : undefined, m, c, schema, walk, false);
+    else record(walk, isAbsent(c, schema) ? ChangeOp.Add : ChangeOp.Change, c, m);
+    return;
+  }
+  if (Array.isArray(m)) {
+    compareList(Array.isArray(o) ? o : undefined, m, c, schema, walk);
+    return;
+  }
+  if (isAbsent(c, schema)) {
+    if (!satisfiedByAbsence(m, walk.builtIn)) record(walk, ChangeOp.Add, undefined, m);
+  } else if (!scalarEqual(m, c, schema, walk.builtIn)) {
+    record(walk, ChangeOp.Change, c, m);
+  }
+}
+
+function compareMap(
+  o: JsonObject | undefined,
+  m: JsonObject,
+  c: JsonObject,
+  schema: FieldSchema | undefined,
+  walk: Walk,
+  root: boolean,
+): void {
+  for (const key of sortedKeys(m)) {
+    if (root && IDENTITY_FIELDS.has(key)) continue;
+    const value = m[key];
+    if (value === undefined) continue;
+    walk.path.push(key);
+    compareValue(o?.[key], value, c[key], childSchema(schema, key), walk);
+    walk.path.pop();
+  }
+  if (!o) return;
+  for (const key of sortedKeys(o)) {
+    if (m[key] !== undefined || (root && IDENTITY_FIELDS.has(key))) continue;
+    const was = o[key];
+    if (was === undefined) continue;
+    walk.path.push(key);
+    compareRemoved(was, c[key], childSchema(schema, key), walk);
+    walk.path.pop();
+  }
+}
+
+/** `o` was declared and no longer is. Only what we declared goes: a map or keyed list is emptied of our entries. */
+function compareRemoved(o: JsonValue, c: unknown, schema: FieldSchema | undefined, walk: Walk): void {
+  if (isAbsent(c, schema)) return;
+  if (isObject(o) && isObject(c)) compareMap(o, {}, c, schema, walk, false);
+  else if (Array.isArray(o) && Array.isArray(c) && schema?.list) compareList(o, [], c, schema, walk);
+  else record(walk, ChangeOp.Remove, c, undefined);
+}
+
+function compareList(o: JsonArray | undefined, m: JsonArray, c: unknown, schema: FieldSchema | undefined, walk: Walk): void {
+  if (schema?.list && Array.isArray(c)) {
+    if (schema.list === "map" && schema.keys) {
+      if (compareKeyed(o, m, c, schema, walk)) return;
+    } else if (schema.list === "set") {
+      compareSet(o, m, c, walk);
+      return;
+    }
+  }
+  if (m.length === 0) return;
+  if (isAbsent(c, schema)) record(walk, ChangeOp.Add, undefined, m);
+  else if (!atomicEqual(m, c, schema, walk.builtIn)) record(walk, ChangeOp.Change, c, m);
+}
+
+/** Returns false when the declaration has items without a merge key: then the list compares whole. */
+function compareKeyed(o: JsonArray | undefined, m: JsonArray, c: readonly unknown[], schema: FieldSchema, walk: Walk): boolean {
+  const declaredKeys: string[] = [];
+  for (const item of m) {
+    const key = itemKey(item, schema);
+    if (key === undefined) return false;
+    declaredKeys.push(key);
+  }
+  const live = indexByKey(c, schema);
+  const original = o ? indexByKey(o, schema) : undefined;
+  const itemSchema = schema.items;
+  m.forEach((item, i) => {
+    const key = declaredKeys[i] ?? "";
+    walk.path.push({ key: itemKeyFields(item as JsonObject, schema) });
+    const liveItem = live.get(key);
+    if (liveItem === undefined) record(walk, ChangeOp.Add, undefined, item);
+    else compareValue(original?.get(key) as JsonValue | undefined, item, liveItem, itemSchema, walk);
+    walk.path.pop();
+  });
+  if (o) {
+    const declared = new Set(declaredKeys);
+    for (const item of o) {
+      const key = itemKey(item, schema);
+      if (key === undefined || declared.has(key)) continue;
+      const liveItem = live.get(key);
+      if (liveItem === undefined) continue;
+      walk.path.push({ key: itemKeyFields(item as JsonObject, schema) });
+      record(walk, ChangeOp.Remove, liveItem, undefined);
+      walk.path.pop();
+    }
+  }
+  return true;
+}
+
+function indexByKey(items: readonly unknown[], schema: FieldSchema): Map<string, unknown> {
+  const index = new Map<string, unknown>();
+  for (const item of items) {
+    const key = itemKey(item, schema);
+    // The API server rejects duplicate keys; if a list has them anyway, the first one wins, as in SMP.
+    if (key !== undefined && !index.has(key)) index.set(key, item);
+  }
+  return index;
+}
+
+function compareSet(o: JsonArray | undefined, m: JsonArray, c: readonly unknown[], walk: Walk): void {
+  const live = new Set(c.map(memberKey));
+  const declared = new Set(m.map(memberKey));
+  for (const member of m) {
+    if (live.has(memberKey(member)) || isObject(member) || Array.isArray(member)) continue;
+    walk.path.push({ member });
+    record(walk, ChangeOp.Add, undefined, member);
+    walk.path.pop();
+  }
+  for (const member of o ?? []) {
+    const key = memberKey(member);
+    if (declared.has(key) || !live.has(key) || isObject(member) || Array.isArray(member)) continue;
+    walk.path.push({ member });
+    record(walk, ChangeOp.Remove, member, undefined);
+    walk.path.pop();
+  }
+}
+
+function memberKey(value: unknown): string {
+  return `${typeof value}:${String(value)}`;
+}
