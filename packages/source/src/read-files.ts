@@ -44,12 +44,13 @@ export async function listManifestFiles(root: string): Promise<FileListing> {
 
   const files: SourceFile[] = [];
   const errors: SourceError[] = [];
-  // Real paths of directories entered, so a symlink back up the tree is not walked forever.
-  const visited = new Set<string>([rootReal]);
 
   const inside = (real: string): boolean => real === rootReal || real.startsWith(rootReal + sep);
 
-  const visitDirectory = async (absolute: string, relative: string): Promise<void> => {
+  // `ancestors`: real paths of the directories above, so a symlink back up the tree is not walked
+  // forever. Any other symlinked directory is walked under the link's name, every time, so the listing
+  // does not depend on which directory happened to be read first.
+  const visitDirectory = async (absolute: string, relative: string, ancestors: ReadonlySet<string>): Promise<void> => {
     let entries;
     try {
       entries = await readdir(absolute, { withFileTypes: true });
@@ -62,25 +63,30 @@ export async function listManifestFiles(root: string): Promise<FileListing> {
       );
       return;
     }
+    const below = new Set(ancestors).add(absolute);
     await Promise.all(
       entries.map(async (entry) => {
         if (entry.name.startsWith(".")) return;
         const childAbsolute = join(absolute, entry.name);
         const childRelative = relative ? `${relative}/${entry.name}` : entry.name;
         if (entry.isDirectory()) {
-          visited.add(childAbsolute);
-          await visitDirectory(childAbsolute, childRelative);
+          await visitDirectory(childAbsolute, childRelative, below);
         } else if (entry.isFile()) {
           if (isManifestFileName(entry.name)) files.push({ absolutePath: childAbsolute, sourcePath: childRelative });
         } else if (entry.isSymbolicLink()) {
-          await visitSymlink(childAbsolute, childRelative, entry.name);
+          await visitSymlink(childAbsolute, childRelative, entry.name, below);
         }
         // Sockets, FIFOs and devices are not manifests.
       }),
     );
   };
 
-  const visitSymlink = async (absolute: string, relative: string, name: string): Promise<void> => {
+  const visitSymlink = async (
+    absolute: string,
+    relative: string,
+    name: string,
+    ancestors: ReadonlySet<string>,
+  ): Promise<void> => {
     let real: string;
     try {
       real = await realpath(absolute);
@@ -115,15 +121,13 @@ export async function listManifestFiles(root: string): Promise<FileListing> {
       return;
     }
     if (isDirectory) {
-      if (visited.has(real)) return;
-      visited.add(real);
-      await visitDirectory(real, relative);
+      if (!ancestors.has(real)) await visitDirectory(real, relative, ancestors);
     } else if (isManifestFileName(name)) {
       files.push({ absolutePath: real, sourcePath: relative });
     }
   };
 
-  await visitDirectory(rootReal, "");
+  await visitDirectory(rootReal, "", new Set());
   files.sort((a, b) => compare(a.sourcePath, b.sourcePath));
   errors.sort((a, b) => compare(a.sourcePaths[0] ?? "", b.sourcePaths[0] ?? ""));
   return { files, errors };

@@ -1,0 +1,143 @@
+import assert from "node:assert/strict";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { listManifestFiles, readFiles } from "./read-files.ts";
+import { withTree } from "./testing.ts";
+
+void describe("listManifestFiles", () => {
+  void it("finds .yaml, .yml and .json files recursively, sorted, with posix paths relative to the root", async () => {
+    await withTree(
+      { "b.yaml": "", "a/z.yml": "", "a/b/c.json": "", "README.md": "", "a/notes.txt": "", "x.YAML": "" },
+      async (dir) => {
+        const { files, errors } = await listManifestFiles(dir);
+        assert.deepEqual(errors, []);
+        assert.deepEqual(
+          files.map((f) => f.sourcePath),
+          ["a/b/c.json", "a/z.yml", "b.yaml"],
+        );
+      },
+    );
+  });
+
+  void it("skips hidden files and directories such as .git and .github", async () => {
+    await withTree(
+      { ".git/config.yaml": "", ".github/workflows/ci.yml": "", ".hidden.yaml": "", "ok.yaml": "" },
+      async (dir) => {
+        const { files } = await listManifestFiles(dir);
+        assert.deepEqual(
+          files.map((f) => f.sourcePath),
+          ["ok.yaml"],
+        );
+      },
+    );
+  });
+
+  void it("follows symlinks that stay inside the root, under the link's own path", async () => {
+    await withTree({ "base/cm.yaml": "" }, async (dir) => {
+      await symlink(join(dir, "base"), join(dir, "linked"));
+      await symlink("base/cm.yaml", join(dir, "alias.yaml"));
+      const { files, errors } = await listManifestFiles(dir);
+      assert.deepEqual(errors, []);
+      assert.deepEqual(
+        files.map((f) => f.sourcePath),
+        ["alias.yaml", "base/cm.yaml", "linked/cm.yaml"],
+      );
+    });
+  });
+
+  void it("does not loop on a symlink to an ancestor directory", async () => {
+    await withTree({ "a/cm.yaml": "" }, async (dir) => {
+      await symlink("..", join(dir, "a", "up"));
+      const { files, errors } = await listManifestFiles(dir);
+      assert.deepEqual(errors, []);
+      assert.deepEqual(
+        files.map((f) => f.sourcePath),
+        ["a/cm.yaml"],
+      );
+    });
+  });
+
+  void it("refuses symlinks leading out of the root or nowhere, but ignores outside links that cannot hold manifests", async () => {
+    const outside = await mkdtemp(join(tmpdir(), "driftless-outside-"));
+    try {
+      await mkdir(join(outside, "dir"));
+      await writeFile(join(outside, "token.yaml"), "secret: x\n");
+      await writeFile(join(outside, "README.md"), "hi\n");
+      await withTree({ "ok.yaml": "" }, async (dir) => {
+        await symlink(join(outside, "token.yaml"), join(dir, "steal.yaml"));
+        await symlink(join(outside, "dir"), join(dir, "shared"));
+        await symlink(join(outside, "README.md"), join(dir, "README.md"));
+        await symlink(join(dir, "missing"), join(dir, "gone"));
+        const { files, errors } = await listManifestFiles(dir);
+        assert.deepEqual(
+          files.map((f) => f.sourcePath),
+          ["ok.yaml"],
+        );
+        assert.deepEqual(
+          errors.map((e) => [e.name, e.code, e.errorClass, e.sourcePaths[0]]),
+          [
+            ["UnsafeSymlinkError", "KNV2003", "terminal", "gone"],
+            ["UnsafeSymlinkError", "KNV2003", "terminal", "shared"],
+            ["UnsafeSymlinkError", "KNV2003", "terminal", "steal.yaml"],
+          ],
+        );
+        assert.match(errors[2]?.message ?? "", /points outside the source directory/);
+      });
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+
+  void it("accepts a root that is itself a symlink (git-sync style checkouts)", async () => {
+    await withTree({ "rev1/cm.yaml": "" }, async (dir) => {
+      await symlink(join(dir, "rev1"), join(dir, "current"));
+      const { files, errors } = await listManifestFiles(join(dir, "current"));
+      assert.deepEqual(errors, []);
+      assert.deepEqual(
+        files.map((f) => f.sourcePath),
+        ["cm.yaml"],
+      );
+    });
+  });
+
+  void it("reports a missing or non-directory root as a terminal source error (KNV2004)", async () => {
+    await withTree({ "file.yaml": "" }, async (dir) => {
+      for (const root of [join(dir, "nope"), join(dir, "file.yaml")]) {
+        const { files, errors } = await listManifestFiles(root);
+        assert.equal(files.length, 0);
+        assert.equal(errors.length, 1);
+        assert.equal(errors[0]?.name, "SourceDirectoryError");
+        assert.equal(errors[0]?.code, "KNV2004");
+        assert.equal(errors[0]?.errorClass, "terminal");
+      }
+    });
+  });
+});
+
+void describe("readFiles", () => {
+  void it("hands over each file's text by index, and read failures as retryable errors", async () => {
+    await withTree({ "a.yaml": "A", "b.yaml": "B" }, async (dir) => {
+      const texts = new Map<number, string>();
+      const failures = new Map<number, string>();
+      const files = [
+        { absolutePath: join(dir, "a.yaml"), sourcePath: "a.yaml" },
+        { absolutePath: join(dir, "vanished.yaml"), sourcePath: "vanished.yaml" },
+        { absolutePath: join(dir, "b.yaml"), sourcePath: "b.yaml" },
+      ];
+      await readFiles(
+        files,
+        (i, text) => texts.set(i, text),
+        (i, error) => failures.set(i, `${error.code} ${error.errorClass} ${error.message}`),
+        { concurrency: 2 },
+      );
+      assert.deepEqual([...texts].sort(), [
+        [0, "A"],
+        [2, "B"],
+      ]);
+      assert.deepEqual([...failures.keys()], [1]);
+      assert.match(failures.get(1) ?? "", /^KNV2003 retry cannot read vanished\.yaml: ENOENT$/);
+    });
+  });
+});
