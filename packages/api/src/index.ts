@@ -6,18 +6,16 @@
  * ```ts
  * import { parseSync, reconcilerName, setCondition, statusErrors, SyncConditionType } from "@driftless/api";
  *
- * const parsed = parseSync(objectFromTheCluster);
- * if (!parsed.ok) {
- *   // Every problem at once, as KNV1061 errors; report them on a Stalled condition.
- *   const { errors, errorSummary } = statusErrors(parsed.errors);
- *   const { conditions, changed } = setCondition(sync.status?.conditions, {
- *     type: SyncConditionType.Stalled, status: "True", reason: "Validation",
- *     message: parsed.errors[0]?.message, errors, errorSummary,
- *   }, new Date());
- *   if (changed) await writeStatus({ conditions });
+ * const parsed = parseSync(objectReadFromTheCluster);
+ * if (parsed.ok) {
+ *   const sync = parsed.value; // defaults applied: branch master, revision HEAD, period 15s, auth none
+ *   const deployment = reconcilerName(sync.kind, sync.metadata.namespace ?? "", sync.metadata.name);
  * } else {
- *   const sync = parsed.value; // defaults applied: branch master, period 15s, auth none, ...
- *   const name = reconcilerName(sync.kind, sync.metadata.namespace ?? "", sync.metadata.name);
+ *   // Every problem at once, as KNV1061 errors, reported on the Stalled condition.
+ *   const { errors, errorSummary } = statusErrors(parsed.errors);
+ *   const stalled = { type: SyncConditionType.Stalled, status: "True", reason: "Validation", errors, errorSummary } as const;
+ *   const { conditions, changed } = setCondition(currentStatus.conditions, stalled, new Date());
+ *   if (changed) await writeStatus({ ...currentStatus, conditions }); // unchanged: no write, no churn
  * }
  * ```
  */
