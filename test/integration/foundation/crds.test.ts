@@ -97,7 +97,7 @@ test("updates status through the status subresource without touching spec, and i
       commit: "0123456789abcdef0123456789abcdef01234567",
       lastUpdate: "2026-11-22T10:00:00Z",
       gitStatus: { repo: "https://git.example.com/team/app-config.git", revision: "HEAD", branch: "main", dir: "/" },
-      errors: [{ code: "KNV2009", errorMessage: "apply failed", errorResources: [{ sourcePath: "cm.yaml", name: "a", namespace, group: "", kind: "ConfigMap", version: "v1" }] }],
+      errors: [{ code: "2009", errorMessage: "KNV2009: apply failed", errorResources: [{ sourcePath: "cm.yaml", name: "a", namespace, gvk: { group: "", version: "v1", kind: "ConfigMap" } }] }],
       errorSummary: { totalCount: 1, truncated: false, errorCountAfterTruncation: 1 },
     },
     conditions: [{ type: "Syncing", status: "False", reason: "Sync", message: "Sync Completed", commit: "0123456789abcdef0123456789abcdef01234567", lastUpdateTime: "2026-11-22T10:00:00Z", lastTransitionTime: "2026-11-22T10:00:00Z" }],
