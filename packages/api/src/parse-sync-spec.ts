@@ -33,12 +33,16 @@ const gcpServiceAccountSuffix = ".iam.gserviceaccount.com";
 /** Parses `spec`; problems go to `reader`. The result is only meaningful when there are none. */
 export function parseSyncSpec(kind: SyncKind, raw: JsonRecord, reader: FieldReader): RootSyncSpec | RepoSyncSpec {
   const path = "spec";
+  const problemsBefore = reader.problems.length;
   const sourceType = reader.oneOf(raw, "sourceType", path, Object.values(SourceType)) ?? Defaults.sourceType;
+  const sourceTypeInvalid = reader.problems.length > problemsBefore;
   const sourceFormat = parseSourceFormat(kind, raw, reader);
 
   let git: GitSpec | undefined;
   const gitRaw = reader.record(raw, "git", path);
-  if (sourceType === SourceType.Git) {
+  if (sourceTypeInvalid) {
+    // Already reported; complaining about a missing spec.git as well would only add noise.
+  } else if (sourceType === SourceType.Git) {
     if (gitRaw === undefined) reader.problem(`spec.git is required when spec.sourceType is "git"`);
     else git = parseGit(kind, gitRaw, reader);
   } else {
