@@ -47,23 +47,40 @@ export function toSegments(path: FieldPath): readonly string[] {
 
 /** A normalised copy of a whole object; the input is never modified. */
 export function normalizeObject(input: JsonObject, ctx: NormalizeContext): JsonObject {
-  let source = input;
-  if (ctx.kind.builtIn && ctx.kind.group === "" && ctx.kind.kind === "Secret") source = mergeStringData(source);
-  const out = pruneValue(source, ctx.kind.schema);
-  const root: JsonObject = isObject(out) ? out : {};
-  const metadata = root["metadata"];
-  if (isObject(metadata)) {
-    for (const field of SERVER_METADATA_FIELDS) delete metadata[field];
-    const annotations = metadata["annotations"];
-    if (isObject(annotations)) {
-      delete annotations[ctx.annotationKey];
-      if (Object.keys(annotations).length === 0) delete metadata["annotations"];
-    }
-    if (Object.keys(metadata).length === 0) delete root["metadata"];
+  const source = ctx.kind.builtIn && ctx.kind.group === "" && ctx.kind.kind === "Secret" ? mergeStringData(input) : input;
+  const schema = ctx.kind.schema;
+  const root: JsonObject = {};
+  for (const key in source) {
+    if (key === "status" && ctx.ignoreStatus) continue;
+    const child = childSchema(schema, key);
+    const value = key === "metadata" ? pruneMetadata(source[key], child, ctx.annotationKey) : pruneValue(source[key], child);
+    if (value !== undefined) root[key] = value;
   }
-  if (ctx.ignoreStatus) delete root["status"];
   for (const path of ctx.ignoreFields) removePath(root, path, 0);
   return root;
+}
+
+const SERVER_METADATA = new Set<string>(SERVER_METADATA_FIELDS);
+
+/** Metadata without what only the server writes and without our own bookkeeping annotation. */
+function pruneMetadata(value: unknown, schema: FieldSchema | undefined, annotationKey: string): JsonValue | undefined {
+  if (!isObject(value)) return pruneValue(value, schema);
+  const out: JsonObject = {};
+  let empty = true;
+  for (const key in value) {
+    if (SERVER_METADATA.has(key)) continue;
+    let child = value[key];
+    if (key === "annotations" && isObject(child) && Object.hasOwn(child, annotationKey)) {
+      child = { ...child };
+      delete child[annotationKey];
+    }
+    const pruned = pruneValue(child, childSchema(schema, key));
+    if (pruned !== undefined) {
+      out[key] = pruned;
+      empty = false;
+    }
+  }
+  return empty ? undefined : out;
 }
 
 /**
@@ -90,8 +107,8 @@ export function pruneValue(value: unknown, schema: FieldSchema | undefined): Jso
   if (value instanceof Date) return value.toISOString();
   const out: JsonObject = {};
   let empty = true;
-  for (const key of Object.keys(value)) {
-    const pruned = pruneValue((value as Record<string, unknown>)[key], childSchema(schema, key));
+  for (const key in value) {
+    const pruned = pruneValue((value as Record<string, unknown>)[key], schema === undefined ? undefined : childSchema(schema, key));
     if (pruned !== undefined) {
       out[key] = pruned;
       empty = false;

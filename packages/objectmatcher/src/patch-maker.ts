@@ -27,6 +27,9 @@ export interface CalculateOptions {
 
 export class PatchMaker {
   readonly annotator: Annotator;
+  // Normalising the original again on every pass is wasted work: the annotator keeps decoded records
+  // while their annotation is unchanged, and we keep their normalised form alongside (frozen, shared).
+  readonly #normalizedOriginals = new WeakMap<JsonObject, Map<string, JsonObject>>();
 
   constructor(annotator: Annotator = new Annotator()) {
     this.annotator = annotator;
@@ -48,7 +51,7 @@ export class PatchMaker {
       ignoreFields,
     };
     const read = this.annotator.readOriginal(current);
-    const original = read.record ? normalizeObject(read.record, ctx) : undefined;
+    const original = read.record ? this.#normalizeOriginal(read.record, ctx) : undefined;
     const normalizedModified = normalizeObject(modified, ctx);
     // Ignored fields must also vanish from the live side, where atomic lists compare whole.
     const live: JsonObject = ignoreFields.length > 0 ? normalizeObject(current, ctx) : current;
@@ -67,6 +70,30 @@ export class PatchMaker {
       normalize: ctx,
     });
   }
+
+  #normalizeOriginal(record: JsonObject, ctx: NormalizeContext): JsonObject {
+    if (ctx.ignoreFields.length > 0) return normalizeObject(record, ctx);
+    let byContext = this.#normalizedOriginals.get(record);
+    if (!byContext) {
+      byContext = new Map();
+      this.#normalizedOriginals.set(record, byContext);
+    }
+    const key = `${ctx.kind.group}/${ctx.kind.kind}/${ctx.ignoreStatus}`;
+    let normalized = byContext.get(key);
+    if (!normalized) {
+      normalized = deepFreeze(normalizeObject(record, ctx));
+      byContext.set(key, normalized);
+    }
+    return normalized;
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 function stringOf(value: unknown): string | undefined {

@@ -82,10 +82,25 @@ function normalize(mantissa: bigint, exponent: number, format: QuantityFormat): 
 
 /** True when both parse as quantities of the same value (`0.5` = `500m`, `1024Mi` = `1Gi`). */
 export function quantitiesEqual(a: unknown, b: unknown): boolean {
-  const qa = parseQuantity(a);
-  if (!qa) return false;
-  const qb = parseQuantity(b);
-  return qb !== undefined && qa.mantissa === qb.mantissa && qa.exponent === qb.exponent;
+  if (a === b) return parseQuantity(a) !== undefined;
+  const ka = valueKey(a);
+  return ka !== undefined && ka === valueKey(b);
+}
+
+// A cluster uses few distinct quantity spellings and compares them on every pass: remember them.
+const VALUE_KEY_CACHE_SIZE = 4096;
+const valueKeys = new Map<string | number, string | null>();
+
+function valueKey(input: unknown): string | undefined {
+  if (typeof input !== "string" && typeof input !== "number") return undefined;
+  let key = valueKeys.get(input);
+  if (key === undefined) {
+    const q = parseQuantity(input);
+    key = q ? `${q.mantissa}e${q.exponent}` : null;
+    if (valueKeys.size >= VALUE_KEY_CACHE_SIZE) valueKeys.clear();
+    valueKeys.set(input, key);
+  }
+  return key ?? undefined;
 }
 
 /**

@@ -102,3 +102,24 @@ export function itemKeyFields(item: JsonObject, schema: FieldSchema): Record<str
   }
   return out;
 }
+
+export function hasPrimaryKey(item: unknown, schema: FieldSchema): boolean {
+  const primary = schema.keys?.[0];
+  if (primary === undefined || typeof item !== "object" || item === null || Array.isArray(item)) return false;
+  const value = (item as Record<string, unknown>)[primary] ?? schema.items?.defaults?.[primary];
+  return value !== undefined && value !== null;
+}
+
+/** Do two items have the same merge key (missing parts taking the server default)? */
+export function sameKey(a: unknown, b: unknown, schema: FieldSchema): boolean {
+  if (typeof a !== "object" || a === null || typeof b !== "object" || b === null) return false;
+  const defaults = schema.items?.defaults;
+  for (const name of schema.keys ?? []) {
+    const va = (a as Record<string, unknown>)[name] ?? defaults?.[name];
+    const vb = (b as Record<string, unknown>)[name] ?? defaults?.[name];
+    if (va !== vb || va === undefined || va === null) {
+      if (!((va === undefined || va === null) && (vb === undefined || vb === null) && name !== schema.keys?.[0])) return false;
+    }
+  }
+  return true;
+}

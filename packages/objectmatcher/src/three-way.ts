@@ -28,14 +28,14 @@
  * - **Cost.** The walk is driven by the declaration and the original, which are small; the live object
  *   is only read where something is declared, and never copied unless a change is recorded.
  */
-import { ChangeOp } from "./changes.ts";
+import { ChangeOp, formatPath } from "./changes.ts";
 import type { Change, PathSegment } from "./changes.ts";
 import { atomicEqual, satisfiedByAbsence, scalarEqual } from "./equality.ts";
-import { cloneJson, isObject, sortedKeys } from "./json.ts";
+import { cloneJson, compareStrings, isObject } from "./json.ts";
 import type { JsonArray, JsonObject, JsonValue } from "./json.ts";
 import type { KindInfo } from "./kinds.ts";
 import { isAbsent } from "./normalize.ts";
-import { childSchema, itemKey, itemKeyFields } from "./schema.ts";
+import { childSchema, hasPrimaryKey, itemKey, itemKeyFields, sameKey } from "./schema.ts";
 import type { FieldSchema } from "./schema.ts";
 
 export interface ThreeWayInput {
@@ -60,7 +60,16 @@ const IDENTITY_FIELDS = new Set(["apiVersion", "kind"]);
 export function threeWay(input: ThreeWayInput): Change[] {
   const walk: Walk = { builtIn: input.kind.builtIn, path: [], changes: [] };
   compareMap(input.original, input.modified, input.current, input.kind.schema, walk, true);
-  return walk.changes;
+  return sortChanges(walk.changes);
+}
+
+/** Changes in path order, whatever the key order of the inputs: the rendering must be stable. */
+function sortChanges(changes: Change[]): Change[] {
+  if (changes.length < 2) return changes;
+  return changes
+    .map((change) => ({ change, path: formatPath(change.path) }))
+    .sort((a, b) => compareStrings(a.path, b.path))
+    .map(({ change }) => change);
 }
 
 function record(walk: Walk, op: ChangeOp, before: unknown, after: JsonValue | undefined): void {
@@ -99,7 +108,7 @@ function compareMap(
   walk: Walk,
   root: boolean,
 ): void {
-  for (const key of sortedKeys(m)) {
+  for (const key in m) {
     if (root && IDENTITY_FIELDS.has(key)) continue;
     const value = m[key];
     if (value === undefined) continue;
@@ -108,7 +117,7 @@ function compareMap(
     walk.path.pop();
   }
   if (!o) return;
-  for (const key of sortedKeys(o)) {
+  for (const key in o) {
     if (m[key] !== undefined || (root && IDENTITY_FIELDS.has(key))) continue;
     const was = o[key];
     if (was === undefined) continue;
@@ -142,29 +151,22 @@ function compareList(o: JsonArray | undefined, m: JsonArray, c: unknown, schema:
 
 /** Returns false when the declaration has items without a merge key: then the list compares whole. */
 function compareKeyed(o: JsonArray | undefined, m: JsonArray, c: readonly unknown[], schema: FieldSchema, walk: Walk): boolean {
-  const declaredKeys: string[] = [];
-  for (const item of m) {
-    const key = itemKey(item, schema);
-    if (key === undefined) return false;
-    declaredKeys.push(key);
-  }
-  const live = indexByKey(c, schema);
-  const original = o ? indexByKey(o, schema) : undefined;
+  for (const item of m) if (!hasPrimaryKey(item, schema)) return false;
+  const live = finder(c, schema);
+  const original = o ? finder(o, schema) : undefined;
   const itemSchema = schema.items;
-  m.forEach((item, i) => {
-    const key = declaredKeys[i] ?? "";
+  for (const item of m) {
     walk.path.push({ key: itemKeyFields(item as JsonObject, schema) });
-    const liveItem = live.get(key);
+    const liveItem = live(item);
     if (liveItem === undefined) record(walk, ChangeOp.Add, undefined, item);
-    else compareValue(original?.get(key) as JsonValue | undefined, item, liveItem, itemSchema, walk);
+    else compareValue(original?.(item) as JsonValue | undefined, item, liveItem, itemSchema, walk);
     walk.path.pop();
-  });
+  }
   if (o) {
-    const declared = new Set(declaredKeys);
+    const declared = finder(m, schema);
     for (const item of o) {
-      const key = itemKey(item, schema);
-      if (key === undefined || declared.has(key)) continue;
-      const liveItem = live.get(key);
+      if (!hasPrimaryKey(item, schema) || declared(item) !== undefined) continue;
+      const liveItem = live(item);
       if (liveItem === undefined) continue;
       walk.path.push({ key: itemKeyFields(item as JsonObject, schema) });
       record(walk, ChangeOp.Remove, liveItem, undefined);
@@ -174,14 +176,27 @@ function compareKeyed(o: JsonArray | undefined, m: JsonArray, c: readonly unknow
   return true;
 }
 
-function indexByKey(items: readonly unknown[], schema: FieldSchema): Map<string, unknown> {
+/**
+ * Looks items up by merge key. Lists are usually short (a few containers, ports, env vars), where a
+ * scan beats building an index; long ones get an index. The API server rejects duplicate keys; if a
+ * list has them anyway, the first one wins, as in strategic merge.
+ */
+function finder(items: readonly unknown[], schema: FieldSchema): (probe: unknown) => unknown {
+  if (items.length <= 16) {
+    return (probe) => {
+      for (const item of items) if (sameKey(probe, item, schema)) return item;
+      return undefined;
+    };
+  }
   const index = new Map<string, unknown>();
   for (const item of items) {
     const key = itemKey(item, schema);
-    // The API server rejects duplicate keys; if a list has them anyway, the first one wins, as in SMP.
     if (key !== undefined && !index.has(key)) index.set(key, item);
   }
-  return index;
+  return (probe) => {
+    const key = itemKey(probe, schema);
+    return key === undefined ? undefined : index.get(key);
+  };
 }
 
 function compareSet(o: JsonArray | undefined, m: JsonArray, c: readonly unknown[], walk: Walk): void {
