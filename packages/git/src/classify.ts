@@ -30,7 +30,7 @@ const rules: readonly Rule[] = [
   },
   {
     reason: GitFailureReason.RepoNotFound,
-    pattern: /Repository not found|does not appear to be a git repository|returned error: 404\b|not found: did you run git update-server-info|No such file or directory|project you were looking for could not be found/i,
+    pattern: /Repository not found|repository '[^']*' not found|does not appear to be a git repository|returned error: 404\b|not found: did you run git update-server-info|No such file or directory|project you were looking for could not be found/i,
   },
   {
     reason: GitFailureReason.Unavailable,

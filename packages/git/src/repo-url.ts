@@ -37,6 +37,8 @@ export function parseRepoUrl(repo: string): RepoUrl {
   if (scheme === "git") return plain(repo, Transport.Git);
   if (scheme === "file") return plain(repo, Transport.File);
   if (scheme !== undefined) return plain(repo, "unsupported");
+  // `<helper>::<address>` runs git-remote-<helper>; `ext::` runs an arbitrary command.
+  if (/^[a-z][a-z0-9+.-]*::/i.test(repo)) return plain(repo, "unsupported");
   if (repo.startsWith("/") || repo.startsWith(".")) return plain(repo, Transport.File);
   if (scpLikePattern.test(repo)) return plain(repo, Transport.Ssh);
   return plain(repo, "unsupported");

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
@@ -99,4 +99,16 @@ export class SourceRepo {
   async setRemoteConfig(key: string, value: string): Promise<void> {
     await git(this.bare, "config", key, value);
   }
+}
+
+/** Every file under `dir` whose bytes contain `needle` (for "the secret is not on disk" checks). */
+export async function filesContaining(dir: string, needle: string): Promise<string[]> {
+  const hits: string[] = [];
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  for (const entry of entries) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    if ((await readFile(path)).includes(needle)) hits.push(path);
+  }
+  return hits;
 }

@@ -1,0 +1,38 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { GitFetchError } from "./errors.ts";
+import { credentialsFromSecretData } from "./secret-data.ts";
+
+const repo = "https://bot:pw@example.com/r.git";
+
+void describe("credentialsFromSecretData", () => {
+  void it("maps Config Sync's Secret keys to typed credentials", () => {
+    assert.deepEqual(credentialsFromSecretData({ auth: "token", secretData: { username: "u", token: "t" }, repo }), {
+      auth: "token",
+      username: "u",
+      token: "t",
+      caCert: undefined,
+    });
+    assert.deepEqual(
+      credentialsFromSecretData({ auth: "ssh", secretData: { ssh: "KEY", known_hosts: "h k" }, caCertData: { cert: "CA" }, repo }),
+      { auth: "ssh", privateKey: "KEY", knownHosts: "h k", caCert: "CA" },
+    );
+    assert.deepEqual(credentialsFromSecretData({ auth: "", repo }), { auth: "none", caCert: undefined });
+  });
+
+  void it("names the missing key and the Secret, never a value, and redacts the URL", () => {
+    assert.throws(
+      () => credentialsFromSecretData({ auth: "token", secretData: { token: "t0ken" }, secretName: "git-creds", repo }),
+      (error: unknown) => {
+        assert.ok(error instanceof GitFetchError);
+        assert.equal(error.errorClass, "terminal");
+        assert.match(error.message, /key "username" is not present in Secret "git-creds"/);
+        assert.ok(!error.message.includes("t0ken") && !error.repo.includes("pw"));
+        return true;
+      },
+    );
+    assert.throws(() => credentialsFromSecretData({ auth: "ssh", secretData: {}, repo }), /key "ssh" is not present/);
+    assert.throws(() => credentialsFromSecretData({ auth: "none", caCertData: {}, repo }), /key "cert" is not present/);
+    assert.throws(() => credentialsFromSecretData({ auth: "cookiefile", repo }), /not supported by driftless/);
+  });
+});

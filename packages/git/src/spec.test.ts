@@ -1,0 +1,98 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { KnvCode } from "@driftless/api";
+import { GitFailureReason, GitFetchError } from "./errors.ts";
+import { Transport } from "./repo-url.ts";
+import { planFetch } from "./spec.ts";
+import type { GitCredentials, GitSourceSpec } from "./types.ts";
+
+const all = [Transport.Https, Transport.Http, Transport.Ssh, Transport.Git];
+const none: GitCredentials = { auth: "none" };
+const repo = "https://example.com/org/repo.git";
+
+function invalid(spec: GitSourceSpec, credentials: GitCredentials = none): GitFetchError {
+  try {
+    planFetch(spec, credentials, all);
+  } catch (error) {
+    assert.ok(error instanceof GitFetchError);
+    assert.equal(error.reason, GitFailureReason.InvalidSpec);
+    assert.equal(error.code, KnvCode.InvalidSync);
+    return error;
+  }
+  assert.fail(`expected ${JSON.stringify(spec)} to be rejected`);
+}
+
+void describe("planFetch", () => {
+  void it("follows master when neither branch nor revision is set, from the repository root", () => {
+    const plan = planFetch({ repo }, none, all);
+    assert.deepEqual(plan.target, { kind: "branch", ref: "refs/heads/master" });
+    assert.equal(plan.dir, ".");
+    assert.equal(plan.description, 'branch "master"');
+  });
+
+  void it("treats revision HEAD and an empty revision as the tip of the branch", () => {
+    for (const revision of ["HEAD", "", undefined]) {
+      assert.deepEqual(planFetch({ repo, branch: "main", revision }, none, all).target, { kind: "branch", ref: "refs/heads/main" });
+    }
+  });
+
+  void it("lets a revision override the branch: full SHAs directly, names as tag then branch", () => {
+    const sha = "A".repeat(40);
+    assert.deepEqual(planFetch({ repo, branch: "main", revision: sha }, none, all).target, { kind: "commit", sha: "a".repeat(40) });
+    assert.deepEqual(planFetch({ repo, revision: "v1.2.3" }, none, all).target, {
+      kind: "ref",
+      name: "v1.2.3",
+      candidates: ["refs/tags/v1.2.3", "refs/heads/v1.2.3"],
+    });
+    assert.deepEqual(planFetch({ repo, revision: "refs/changes/1/2" }, none, all).target, {
+      kind: "ref",
+      name: "refs/changes/1/2",
+      candidates: ["refs/changes/1/2"],
+    });
+  });
+
+  void it("normalises dir: leading and trailing slashes, ./ and inner .. that stay inside", () => {
+    assert.equal(planFetch({ repo, dir: "/a/b/" }, none, all).dir, "a/b");
+    assert.equal(planFetch({ repo, dir: "./a/../c" }, none, all).dir, "c");
+    assert.equal(planFetch({ repo, dir: "/" }, none, all).dir, ".");
+  });
+
+  void it("rejects a dir that leaves the repository", () => {
+    assert.match(invalid({ repo, dir: "../x" }).message, /outside the repository/);
+    assert.match(invalid({ repo, dir: "a/../../x" }).message, /outside the repository/);
+  });
+
+  void it("rejects branch and revision values that git would read as options or that are not ref names", () => {
+    invalid({ repo, branch: "--upload-pack=evil" });
+    invalid({ repo, branch: "a..b" });
+    invalid({ repo, branch: "with space" });
+    invalid({ repo, revision: "-x" });
+    invalid({ repo, revision: "v1:evil" });
+  });
+
+  void it("rejects URLs git would run commands for or read as options", () => {
+    invalid({ repo: "ext::sh -c touch% /tmp/pwned" });
+    invalid({ repo: "--upload-pack=evil" });
+    invalid({ repo: "" });
+  });
+
+  void it("rejects file URLs unless the file transport is allowed", () => {
+    assert.match(invalid({ repo: "file:///srv/r.git" }).message, /file transport is not allowed/);
+    assert.equal(planFetch({ repo: "file:///srv/r.git" }, none, [...all, Transport.File]).repo.transport, "file");
+  });
+
+  void it("checks that the credentials fit spec.git.auth and the URL's transport", () => {
+    const token: GitCredentials = { auth: "token", username: "u", token: "t" };
+    const ssh: GitCredentials = { auth: "ssh", privateKey: "k" };
+    assert.match(invalid({ repo, auth: "token" }).message, /"token" but none credentials/);
+    assert.match(invalid({ repo, auth: "gcenode" }).message, /not supported by driftless/);
+    assert.match(invalid({ repo: "git@host:org/repo", auth: "token" }, token).message, /needs an http\(s\)/);
+    assert.match(invalid({ repo, auth: "ssh" }, ssh).message, /needs an ssh/);
+    assert.equal(planFetch({ repo, auth: "token" }, token, all).repo.url, repo);
+  });
+
+  void it("never puts credentials from the URL in a message", () => {
+    const error = invalid({ repo: "https://u:hunter2@example.com/r", dir: "../x" });
+    assert.ok(!error.message.includes("hunter2") && !error.repo.includes("hunter2"));
+  });
+});
