@@ -25,10 +25,12 @@ export function scalarEqual(declared: JsonScalar, live: unknown, schema: FieldSc
 }
 
 /**
- * A declared value the live object does not have at all. Go's `omitempty` drops `false` and `0` from
- * non-pointer fields, so for built-in kinds a declared zero is satisfied by its absence.
+ * A declared value the live object does not have at all. A map with nothing set inside declares
+ * nothing. Go's `omitempty` drops `false` and `0` from non-pointer fields, so for built-in kinds a
+ * declared zero is satisfied by its absence.
  */
 export function satisfiedByAbsence(declared: JsonValue, builtIn: boolean): boolean {
+  if (typeof declared === "object" && declared !== null) return isAbsent(declared, undefined);
   return builtIn && (declared === false || declared === 0);
 }
 
@@ -84,7 +86,7 @@ export function withoutAdmissionItems(
   builtIn: boolean,
 ): readonly unknown[] {
   const extra = schema?.admissionItems;
-  const presentItems = live.filter((item) => !isAbsent(item, schema?.items));
+  const presentItems = live.filter((item) => item !== null && item !== undefined);
   if (!extra) return presentItems;
   return presentItems.filter(
     (item) =>

@@ -2,9 +2,10 @@
  * Normalisation: make a declaration look the way the API server would store it, so that nothing that
  * the server merely re-spells is ever reported as a change.
  *
- * - `null`, `""`, `{}` and `[]` are what Go's `omitempty` drops, so they mean "not declared"
- *   (`creationTimestamp: null`, `resources: {}`, `args: []`). The exception is a string map
- *   (labels, annotations, ConfigMap/Secret data), where an empty string is a value.
+ * - `null`, `""` and `[]` are what Go's `omitempty` drops, so they mean "not declared"
+ *   (`creationTimestamp: null`, `args: []`); so does a map with nothing set inside (`resources: {}`),
+ *   though it is kept for patches (see pruneValue). The exception is a string map (labels,
+ *   annotations, ConfigMap/Secret data) or a list element, where an empty string is a value.
  * - Secret `stringData` is write-only: the server merges it into `data` as base64 and never returns it.
  * - Base64 bytes come back canonically encoded (no line breaks, padded).
  * - Defaults that are part of an item's identity are filled in (`protocol: TCP` on ports).
@@ -66,7 +67,6 @@ const SERVER_METADATA = new Set<string>(SERVER_METADATA_FIELDS);
 function pruneMetadata(value: unknown, schema: FieldSchema | undefined, annotationKey: string): JsonValue | undefined {
   if (!isObject(value)) return pruneValue(value, schema);
   const out: JsonObject = {};
-  let empty = true;
   for (const key in value) {
     if (SERVER_METADATA.has(key)) continue;
     let child = value[key];
@@ -75,22 +75,24 @@ function pruneMetadata(value: unknown, schema: FieldSchema | undefined, annotati
       delete child[annotationKey];
     }
     const pruned = pruneValue(child, childSchema(schema, key));
-    if (pruned !== undefined) {
-      out[key] = pruned;
-      empty = false;
-    }
+    if (pruned !== undefined) out[key] = pruned;
   }
-  return empty ? undefined : out;
+  return out;
 }
 
 /**
  * The value as the API server would hold it, or `undefined` when it amounts to "not set".
  * Always returns fresh containers, so callers may modify the result.
+ *
+ * Empty maps are kept: `podSelector: {}`, `namespaceSelector: {}` and `emptyDir: {}` mean something,
+ * and a patch or record must not lose them. Comparison treats them as "nothing declared inside"
+ * instead (see {@link isAbsent}). List elements are kept as they are: `apiGroups: [""]` is the core
+ * group and `ingress: [{}]` allows everything.
  */
-export function pruneValue(value: unknown, schema: FieldSchema | undefined): JsonValue | undefined {
+export function pruneValue(value: unknown, schema: FieldSchema | undefined, inList = false): JsonValue | undefined {
   if (value === null || value === undefined) return undefined;
   if (typeof value === "string") {
-    if (value === "") return schema?.keepEmpty ? "" : undefined;
+    if (value === "") return inList || schema?.keepEmpty ? "" : undefined;
     return schema?.base64 ? canonicalBase64(value) : value;
   }
   if (typeof value === "number" || typeof value === "boolean") return value;
@@ -98,7 +100,7 @@ export function pruneValue(value: unknown, schema: FieldSchema | undefined): Jso
     const items: JsonArray = [];
     const itemSchema = schema?.items;
     for (const item of value) {
-      const pruned = pruneValue(item, itemSchema);
+      const pruned = pruneValue(item, itemSchema, true);
       if (pruned !== undefined) items.push(pruned);
     }
     return items.length === 0 ? undefined : items;
@@ -114,19 +116,22 @@ export function pruneValue(value: unknown, schema: FieldSchema | undefined): Jso
       empty = false;
     }
   }
-  if (empty) return undefined;
   const defaults = schema?.defaults;
-  if (defaults) for (const key of Object.keys(defaults)) if (out[key] === undefined) out[key] = defaults[key] ?? null;
+  if (defaults && !empty) for (const key of Object.keys(defaults)) if (out[key] === undefined) out[key] = defaults[key] ?? null;
   return out;
 }
 
-/** Is this live value "not set" in the sense of {@link pruneValue}? Avoids copying the live object. */
+/**
+ * Is this value "not set" for comparison? `null`, `""` (outside string maps), empty lists and maps
+ * with nothing set inside: what Go's `omitempty` drops, or what declares nothing. Reads the live
+ * object in place instead of copying it.
+ */
 export function isAbsent(value: unknown, schema: FieldSchema | undefined): boolean {
   if (value === undefined || value === null) return true;
   if (value === "") return !schema?.keepEmpty;
   if (typeof value !== "object") return false;
   if (Array.isArray(value)) {
-    for (const item of value) if (!isAbsent(item, schema?.items)) return false;
+    for (const item of value) if (item !== null && item !== undefined) return false;
     return true;
   }
   for (const key in value) {

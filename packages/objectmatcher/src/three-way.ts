@@ -86,7 +86,8 @@ function record(walk: Walk, op: ChangeOp, before: unknown, after: JsonValue | un
 function compareValue(o: JsonValue | undefined, m: JsonValue, c: unknown, schema: FieldSchema | undefined, walk: Walk): void {
   if (isObject(m)) {
     if (isObject(c)) compareMap(isObject(o) ? o : undefined, m, c, schema, walk, false);
-    else record(walk, isAbsent(c, schema) ? ChangeOp.Add : ChangeOp.Change, c, m);
+    else if (!isAbsent(c, schema)) record(walk, ChangeOp.Change, c, m);
+    else if (!isAbsent(m, schema)) record(walk, ChangeOp.Add, undefined, m);
     return;
   }
   if (Array.isArray(m)) {
