@@ -116,6 +116,8 @@ export function pruneValue(value: unknown, schema: FieldSchema | undefined, inLi
       empty = false;
     }
   }
+  // A Go map (labels, data, resource lists) is omitted when empty; only structs keep `{}`.
+  if (empty && schema?.values) return undefined;
   const defaults = schema?.defaults;
   if (defaults && !empty) for (const key of Object.keys(defaults)) if (out[key] === undefined) out[key] = defaults[key] ?? null;
   return out;

@@ -21,25 +21,29 @@ export const DELETE_FROM_PRIMITIVE_LIST = "$deleteFromPrimitiveList/";
 export function buildPatch(changes: readonly Change[], kind: KindInfo, modified: JsonObject, current: JsonObject): JsonObject {
   const patch: JsonObject = {};
   for (const change of changes) {
-    if (change.op !== ChangeOp.Record) addChange(patch, change, kind.schema, current);
+    if (change.op !== ChangeOp.Record) addChange(patch, change, kind.schema, current, modified);
   }
   if (kind.patchType === "merge") return toMergePatch(patch, current, kind.schema);
   addRetainKeys(patch, kind.schema, modified);
   return patch;
 }
 
-function addChange(patch: JsonObject, change: Change, rootSchema: FieldSchema, current: JsonObject): void {
+function addChange(patch: JsonObject, change: Change, rootSchema: FieldSchema, current: JsonObject, modified: JsonObject): void {
   const { path } = change;
   let container: JsonObject = patch;
   let schema: FieldSchema | undefined = rootSchema;
   let live: unknown = current;
+  let declared: unknown = modified;
   for (let i = 0; i < path.length; i++) {
     const field = path[i];
     if (typeof field !== "string") return; // list segments are consumed with the field that holds the list
     const fieldSchema = childSchema(schema, field);
     const fieldLive = isObject(live) ? live[field] : undefined;
+    const fieldDeclared = isObject(declared) ? declared[field] : undefined;
     const next = path[i + 1];
     if (next === undefined) {
+      // A one-of map drops what we no longer declare through `$retainKeys`; a null beside it is redundant.
+      if (change.op === ChangeOp.Remove && schema?.retainKeys && isObject(declared)) return;
       container[field] =
         change.op === ChangeOp.Remove ? null : withAdmissionItems(change.after ?? null, fieldSchema, fieldLive);
       return;
@@ -59,6 +63,7 @@ function addChange(patch: JsonObject, change: Change, rootSchema: FieldSchema, c
       container = entry;
       schema = fieldSchema?.items;
       live = Array.isArray(fieldLive) && fieldSchema ? findItem(fieldLive, next.key, fieldSchema) : undefined;
+      declared = Array.isArray(fieldDeclared) && fieldSchema ? findItem(fieldDeclared, next.key, fieldSchema) : undefined;
       i++;
       continue;
     }
@@ -68,6 +73,7 @@ function addChange(patch: JsonObject, change: Change, rootSchema: FieldSchema, c
     container = child;
     schema = fieldSchema;
     live = fieldLive;
+    declared = fieldDeclared;
   }
 }
 

@@ -123,7 +123,11 @@ function compareMap(
     const was = o[key];
     if (was === undefined) continue;
     walk.path.push(key);
-    compareRemoved(was, c[key], childSchema(schema, key), walk);
+    const fieldSchema = childSchema(schema, key);
+    // In a one-of map (a volume's source) a member we no longer declare goes whole, not key by key.
+    if (schema?.retainKeys) {
+      if (!isAbsent(c[key], fieldSchema)) record(walk, ChangeOp.Remove, c[key], undefined);
+    } else compareRemoved(was, c[key], fieldSchema, walk);
     walk.path.pop();
   }
 }

@@ -1,0 +1,157 @@
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { describe, it } from "node:test";
+import { LastAppliedTooLargeError, LastAppliedUnreadableError } from "./errors.ts";
+import { isObject } from "./json.ts";
+import type { JsonObject } from "./json.ts";
+import {
+  ANNOTATIONS_SIZE_LIMIT_BYTES,
+  Annotator,
+  COMPRESSED_RECORD_PREFIX,
+  LAST_APPLIED_ANNOTATION,
+} from "./last-applied.ts";
+import { PatchMaker } from "./patch-maker.ts";
+import { declaredDeployment, liveDeployment } from "./testdata/deployment.ts";
+
+function annotation(obj: JsonObject, key = LAST_APPLIED_ANNOTATION): unknown {
+  const metadata = obj["metadata"];
+  const annotations = isObject(metadata) ? metadata["annotations"] : undefined;
+  return isObject(annotations) ? annotations[key] : undefined;
+}
+
+describe("last-applied record", () => {
+  it("uses our own annotation key by default, never kubectl's", () => {
+    assert.equal(new Annotator().annotationKey, LAST_APPLIED_ANNOTATION);
+    assert.notEqual(LAST_APPLIED_ANNOTATION, "kubectl.kubernetes.io/last-applied-configuration");
+    const obj = declaredDeployment();
+    new Annotator().setLastAppliedAnnotation(obj);
+    assert.equal(annotation(obj, "kubectl.kubernetes.io/last-applied-configuration"), undefined);
+  });
+
+  it("stores a compressed record that reads back as the normalised declaration, without the annotation itself", () => {
+    const annotator = new Annotator();
+    const obj = declaredDeployment();
+    annotator.setLastAppliedAnnotation(obj);
+    const value = annotation(obj);
+    assert.ok(typeof value === "string" && value.startsWith(COMPRESSED_RECORD_PREFIX));
+    const original = annotator.getOriginalConfiguration(obj);
+    assert.ok(original);
+    assert.equal(annotation(original), undefined, "the record must not contain itself");
+    assert.equal(JSON.stringify(original).includes("creationTimestamp"), false);
+    assert.deepEqual((original["spec"] as JsonObject)["replicas"], 3);
+  });
+
+  it("is deterministic: the same declaration in any key order gives the same bytes", () => {
+    const a = declaredDeployment();
+    const b = JSON.parse(JSON.stringify(declaredDeployment(), Object.keys(declaredDeployment()).reverse())) as JsonObject;
+    const shuffled: JsonObject = {};
+    for (const key of Object.keys(a).reverse()) shuffled[key] = a[key] ?? null;
+    const annotator = new Annotator();
+    assert.equal(annotator.encodeRecord(a), annotator.encodeRecord(shuffled));
+    assert.equal(annotator.encodeRecord(a), new Annotator().encodeRecord(declaredDeployment()));
+    assert.ok(b);
+  });
+
+  it("re-recording an object that already carries a record gives the same value", () => {
+    const annotator = new Annotator();
+    const obj = declaredDeployment();
+    annotator.setLastAppliedAnnotation(obj);
+    const first = annotation(obj);
+    annotator.setLastAppliedAnnotation(obj);
+    assert.equal(annotation(obj), first);
+  });
+
+  it("reads older plain-JSON records", () => {
+    const annotator = new Annotator();
+    const obj = liveDeployment();
+    (obj["metadata"] as JsonObject)["annotations"] = { [LAST_APPLIED_ANNOTATION]: JSON.stringify({ spec: { replicas: 2 } }) };
+    assert.deepEqual(annotator.getOriginalConfiguration(obj), { spec: { replicas: 2 } });
+  });
+
+  it("returns undefined when there is no record", () => {
+    assert.equal(new Annotator().getOriginalConfiguration(liveDeployment()), undefined);
+    assert.equal(new Annotator().getOriginalConfiguration({}), undefined);
+  });
+
+  it("raises a typed error for an unreadable record, and the matcher asks for an update instead", () => {
+    const annotator = new Annotator();
+    const obj = liveDeployment();
+    (obj["metadata"] as JsonObject)["annotations"] = { [LAST_APPLIED_ANNOTATION]: "br64:not brotli" };
+    assert.throws(() => annotator.getOriginalConfiguration(obj), (err: unknown) => {
+      assert.ok(err instanceof LastAppliedUnreadableError);
+      assert.equal(err.code, "KNV2009");
+      return true;
+    });
+    const result = new PatchMaker(annotator).calculate(obj, declaredDeployment());
+    assert.equal(result.isEmpty(), false);
+    assert.equal(result.changes[0]?.op, "record");
+  });
+
+  it("records Secret values as digests, never the values", () => {
+    const annotator = new Annotator();
+    const secret: JsonObject = { apiVersion: "v1", kind: "Secret", metadata: { name: "s" }, stringData: { password: "hunter2" } };
+    annotator.setLastAppliedAnnotation(secret);
+    const original = annotator.getOriginalConfiguration(secret);
+    const text = JSON.stringify(original);
+    assert.ok(!text.includes("hunter2") && !text.includes(Buffer.from("hunter2").toString("base64")));
+    assert.match(String((original?.["data"] as JsonObject)["password"]), /^sha256:[0-9a-f]{64}$/);
+  });
+
+  it("compresses large objects to fit the 256 KiB annotation budget", () => {
+    const data: JsonObject = {};
+    for (let i = 0; i < 6000; i++) data[`key-${i}`] = `value number ${i} of a large but repetitive configuration`;
+    const cm: JsonObject = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "big" }, data };
+    assert.ok(JSON.stringify(cm).length > ANNOTATIONS_SIZE_LIMIT_BYTES);
+    new Annotator().setLastAppliedAnnotation(cm);
+    assert.ok(String(annotation(cm)).length < ANNOTATIONS_SIZE_LIMIT_BYTES);
+  });
+
+  it("raises LastAppliedTooLargeError when even the compressed record does not fit", () => {
+    const cm: JsonObject = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "huge", namespace: "shop" },
+      data: { blob: randomBytes(300 * 1024).toString("base64") },
+    };
+    assert.throws(() => new Annotator().setLastAppliedAnnotation(cm), (err: unknown) => {
+      assert.ok(err instanceof LastAppliedTooLargeError);
+      assert.equal(err.code, "KNV2009");
+      assert.equal(err.reason, "LastAppliedTooLarge");
+      assert.equal(err.errorClass, "terminal");
+      assert.ok(err.annotationsBytes > ANNOTATIONS_SIZE_LIMIT_BYTES);
+      assert.match(err.message, /ConfigMap shop\/huge is too large/);
+      return true;
+    });
+    assert.equal(annotation(cm), undefined, "the object is left untouched");
+  });
+
+  it("counts the object's other annotations against the budget", () => {
+    const cm: JsonObject = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "x", annotations: { big: "x".repeat(ANNOTATIONS_SIZE_LIMIT_BYTES - 100) } },
+      data: { a: "b" },
+    };
+    assert.throws(() => new Annotator().setLastAppliedAnnotation(cm), LastAppliedTooLargeError);
+  });
+
+  it("supports another key, and removes its record on request", () => {
+    const annotator = new Annotator("example.com/applied");
+    const obj = declaredDeployment();
+    annotator.setLastAppliedAnnotation(obj);
+    assert.equal(annotation(obj), undefined);
+    assert.ok(annotator.getOriginalConfiguration(obj));
+    assert.equal(annotator.removeLastAppliedAnnotation(obj), true);
+    assert.equal(annotator.getOriginalConfiguration(obj), undefined);
+  });
+
+  it("hands out copies: changing a returned original does not change later reads", () => {
+    const annotator = new Annotator();
+    const obj = declaredDeployment();
+    annotator.setLastAppliedAnnotation(obj);
+    const first = annotator.getOriginalConfiguration(obj);
+    assert.ok(first);
+    first["spec"] = null;
+    assert.ok(isObject(annotator.getOriginalConfiguration(obj)?.["spec"]));
+  });
+});
