@@ -1,13 +1,14 @@
 /**
- * Manifest text to plain JSON documents. YAML is read the way kubectl and Config Sync read it
- * (sigs.k8s.io/yaml, i.e. YAML 1.1 booleans such as `on`/`yes`, merge keys, duplicate keys rejected),
- * so an object means the same thing here as it would to `kubectl apply`.
+ * Manifest text to plain JSON documents. YAML is read the way kubectl and Config Sync read it (see
+ * yaml-options.ts), so an object means the same thing here as it would to `kubectl apply`.
  */
 import { LineCounter, parseAllDocuments } from "yaml";
-import type { ParseOptions, DocumentOptions, SchemaOptions, ToJSOptions } from "yaml";
+import type { ToJSOptions } from "yaml";
 import { ManifestParseError } from "./errors.ts";
+import { fastParseYaml } from "./fast-yaml.ts";
 import { asJsonValue, describeJsonType, isJsonObject } from "./json.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
+import { yamlOptions } from "./yaml-options.ts";
 
 /** One top-level document of a file, before List expansion. */
 export interface ParsedDocument {
@@ -20,20 +21,6 @@ export interface ParsedFile {
   readonly documents: readonly ParsedDocument[];
   readonly errors: readonly ManifestParseError[];
 }
-
-const yamlOptions: ParseOptions & DocumentOptions & SchemaOptions = {
-  version: "1.1",
-  // YAML 1.1 also resolves `12:30` to 750 and `2024-01-02` to a Date; the Go YAML library Kubernetes
-  // uses keeps both as strings, so drop those tags to read ConfigMap data the same way.
-  customTags: (tags) =>
-    tags.filter((tag) =>
-      typeof tag === "string"
-        ? !["timestamp", "intTime", "floatTime"].includes(tag)
-        : tag.tag !== "tag:yaml.org,2002:timestamp" && !("format" in tag && tag.format === "TIME"),
-    ),
-  // Messages must not quote the source: a broken Secret manifest would leak into status and logs.
-  prettyErrors: false,
-};
 
 const toJsOptions: ToJSOptions = { maxAliasCount: 100 };
 
@@ -63,6 +50,15 @@ function parseJson(text: string, sourcePath: string): ParsedFile {
 }
 
 function parseYaml(text: string, sourcePath: string): ParsedFile {
+  const fast = fastParseYaml(text);
+  if (fast) {
+    const many = fast.length > 1;
+    // `---` alone, only comments, or `null`: kubectl and Config Sync skip empty documents.
+    const values = fast.flatMap((value, i) =>
+      value === null ? [] : [{ value, location: many ? `document ${i + 1}` : "" }],
+    );
+    return toDocuments(values, sourcePath);
+  }
   const lineCounter = new LineCounter();
   const docs = parseAllDocuments(text, { ...yamlOptions, lineCounter });
   const many = docs.length > 1;
@@ -79,7 +75,6 @@ function parseYaml(text: string, sourcePath: string): ParsedFile {
     }
     try {
       const value: unknown = doc.toJS(toJsOptions);
-      // `---` alone, only comments, or `null`: kubectl and Config Sync skip empty documents.
       if (value !== null && value !== undefined) documents.push({ value, location });
     } catch (error) {
       // Alias bombs and unresolvable aliases end up here.

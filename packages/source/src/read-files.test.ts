@@ -130,7 +130,7 @@ void describe("readFiles", () => {
         files,
         (i, text) => texts.set(i, text),
         (i, error) => failures.set(i, `${error.code} ${error.errorClass} ${error.message}`),
-        { concurrency: 2 },
+        { sliceMs: 0 },
       );
       assert.deepEqual([...texts].sort(), [
         [0, "A"],
@@ -138,6 +138,27 @@ void describe("readFiles", () => {
       ]);
       assert.deepEqual([...failures.keys()], [1]);
       assert.match(failures.get(1) ?? "", /^KNV2003 retry cannot read vanished\.yaml: ENOENT$/);
+    });
+  });
+});
+
+void describe("readFiles aborting", () => {
+  void it("stops between slices when the signal aborts", async () => {
+    await withTree({ "a.yaml": "A", "b.yaml": "B" }, async (dir) => {
+      const files = ["a.yaml", "b.yaml"].map((name) => ({ absolutePath: join(dir, name), sourcePath: name }));
+      const controller = new AbortController();
+      const seen: number[] = [];
+      const reading = readFiles(
+        files,
+        (i) => {
+          seen.push(i);
+          controller.abort(new Error("shutting down"));
+        },
+        () => {},
+        { sliceMs: 0, signal: controller.signal },
+      );
+      await assert.rejects(reading, /shutting down/);
+      assert.deepEqual(seen, [0]);
     });
   });
 });

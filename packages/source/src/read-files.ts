@@ -1,9 +1,10 @@
 /**
- * Finding and reading manifest files under a directory. Directories are listed in parallel and files
- * read with bounded concurrency, each handed to the caller as soon as it arrives, so a 10,000-file
- * repository costs neither 10,000 serial syscalls nor 10,000 file contents held at once.
+ * Finding and reading manifest files under a directory. Directories are listed in parallel; files are
+ * read one after another in short time slices, each handed to the caller as soon as it is read, so a
+ * 10,000-file repository never holds 10,000 file contents at once nor blocks the event loop for long.
  */
-import { readdir, readFile, realpath, stat } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { readdir, realpath, stat } from "node:fs/promises";
 import { join, sep } from "node:path";
 import { SourceDirectoryError, SourceReadError, UnsafeSymlinkError } from "./errors.ts";
 import type { SourceError } from "./errors.ts";
@@ -134,14 +135,21 @@ export async function listManifestFiles(root: string): Promise<FileListing> {
 }
 
 export interface ReadFilesOptions {
-  /** Files read at once. Enough to keep the disk and thread pool busy, few enough to stay clear of EMFILE. */
-  readonly concurrency?: number;
+  /**
+   * Longest the event loop is held, in milliseconds, before yielding so timers, watches and lease
+   * renewals in the same process keep running. Reading and the caller's parsing both count.
+   */
+  readonly sliceMs?: number;
   readonly signal?: AbortSignal;
 }
 
 /**
- * Reads each file and passes its text to `onText` (with the file's index), or passes the read error to
- * `onError`. Resolves when every file has been handled; rejects only if `signal` aborts.
+ * Reads each file and passes its text to `onText` (with the file's index), or the read error to
+ * `onError`, in order. Resolves when every file has been handled; rejects only if `signal` aborts.
+ *
+ * Reads are synchronous, in time slices: for small files, each `fs.promises.readFile` costs several
+ * thread-pool round trips (open, stat, read, close), and 10,000 ConfigMaps took 700-900 ms that way
+ * against 70-200 ms read synchronously on a 2-CPU machine, with or without more reads in flight.
  */
 export async function readFiles(
   files: readonly SourceFile[],
@@ -149,31 +157,30 @@ export async function readFiles(
   onError: (index: number, error: SourceError) => void,
   options: ReadFilesOptions = {},
 ): Promise<void> {
-  const { concurrency = 64, signal } = options;
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < files.length) {
-      const index = next++;
-      const file = files[index];
-      if (!file) continue;
-      let text: string;
-      try {
-        text = await readFile(file.absolutePath, { encoding: "utf8", signal });
-      } catch (error) {
-        if (signal?.aborted) throw error;
-        onError(
-          index,
-          new SourceReadError(`cannot read ${file.sourcePath}: ${errorCode(error)}`, {
-            sourcePaths: [file.sourcePath],
-            cause: error,
-          }),
-        );
-        continue;
-      }
-      onText(index, text);
+  const { sliceMs = 10, signal } = options;
+  signal?.throwIfAborted();
+  let sliceStart = performance.now();
+  for (const [index, file] of files.entries()) {
+    if (performance.now() - sliceStart >= sliceMs) {
+      await new Promise((resolve) => setImmediate(resolve));
+      signal?.throwIfAborted();
+      sliceStart = performance.now();
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
+    let text: string;
+    try {
+      text = readFileSync(file.absolutePath, "utf8");
+    } catch (error) {
+      onError(
+        index,
+        new SourceReadError(`cannot read ${file.sourcePath}: ${errorCode(error)}`, {
+          sourcePaths: [file.sourcePath],
+          cause: error,
+        }),
+      );
+      continue;
+    }
+    onText(index, text);
+  }
 }
 
 /** Plain code-unit order: the same on every machine and locale. */
