@@ -1,17 +1,7 @@
 /**
- * Strings the source reader needs. Defined locally until @driftless/api exports them (architecture.md,
- * "Honoured user annotations"); they will be unified there and imported from it then.
+ * Strings only the source reader needs. Annotation keys and values shared with other packages come
+ * from @driftless/api.
  */
-
-/** Ordering hints between objects, `group/namespaces/ns/Kind/name` or `group/Kind/name`, comma-separated. */
-export const DependsOnAnnotation = "config.kubernetes.io/depends-on";
-
-/**
- * Marks a manifest as client-side configuration (kpt function configs and similar). Like Config Sync,
- * any value except "false" means the object is never applied.
- */
-export const LocalConfigAnnotation = "config.kubernetes.io/local-config";
-export const LocalConfigDisabledValue = "false";
 
 /** RBAC objects may use any path-segment name (e.g. `system:aggregate-to-edit`), not just DNS names. */
 export const RbacGroup = "rbac.authorization.k8s.io";

@@ -7,7 +7,7 @@
 import { UnknownKindError } from "./errors.ts";
 import type { SourceError } from "./errors.ts";
 import { findDuplicates } from "./duplicates.ts";
-import { sourceHash } from "./hash.ts";
+import { contentHash } from "./hash.ts";
 import { isJsonObject } from "./json.ts";
 import type { JsonObject } from "./json.ts";
 import { kindKey, kindsFromCrds } from "./kinds.ts";
@@ -81,7 +81,7 @@ function declare(manifest: Manifest, info: KindInfo, namespace: string): Declare
     metadata,
     raw,
     id: { group: manifest.group, kind: manifest.kind, namespace, name: manifest.metadata.name },
-    sourceHash: sourceHash(raw),
+    sourceHash: contentHash(raw),
     resource: info.resource,
     namespaced: info.namespaced,
   };

@@ -3,7 +3,7 @@
  * writes them), and local-config objects are dropped before any validation, since they are never
  * applied and need not be valid Kubernetes objects (kpt function configs often have no name).
  */
-import { LocalConfigAnnotation, LocalConfigDisabledValue } from "./constants.ts";
+import { LocalConfigFalse, UserAnnotation } from "@driftless/api";
 import { ManifestParseError } from "./errors.ts";
 import { describeJsonType, isJsonArray, isJsonObject } from "./json.ts";
 import type { JsonObject } from "./json.ts";
@@ -61,13 +61,16 @@ function isList(value: JsonObject): boolean {
   return typeof kind === "string" && kind.endsWith("List") && isJsonArray(value["items"]);
 }
 
-/** Config Sync's rule: the annotation is present and its value is anything but "false". */
+/**
+ * Config Sync's rule (api's isLocalConfig), applied to metadata not yet validated: the annotation is
+ * present and its value is anything but "false".
+ */
 function isLocalConfig(value: JsonObject): boolean {
   const metadata = value["metadata"];
   if (!isJsonObject(metadata)) return false;
   const annotations = metadata["annotations"];
   if (!isJsonObject(annotations)) return false;
-  const flag = annotations[LocalConfigAnnotation];
+  const flag = annotations[UserAnnotation.LocalConfig];
   // A non-string value is left to metadata validation, which asks for quotes.
-  return typeof flag === "string" && flag !== LocalConfigDisabledValue;
+  return typeof flag === "string" && flag !== LocalConfigFalse;
 }

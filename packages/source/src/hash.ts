@@ -1,17 +1,18 @@
 /**
- * A content hash per declared object, reported as `sourceHash` in ResourceGroup status. It depends only
- * on the object's content, not on key order or formatting in the file, so reformatting YAML does not
- * look like a change.
+ * A content hash per declared object (DeclaredObject.sourceHash). It depends only on the object's
+ * content, not on key order or formatting in the file, so reformatting YAML does not look like a
+ * change. Not to be confused with @driftless/api's `sourceHash(commit)`, the commit prefix Config Sync
+ * writes into ResourceGroup status.
  */
 import { createHash } from "node:crypto";
 import { isJsonArray } from "./json.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
 
 /** Hex characters kept: 64 bits, ample to tell versions of one object apart. */
-const sourceHashLength = 16;
+const contentHashLength = 16;
 
-export function sourceHash(value: JsonValue): string {
-  return createHash("sha256").update(canonicalJson(value)).digest("hex").slice(0, sourceHashLength);
+export function contentHash(value: JsonValue): string {
+  return createHash("sha256").update(canonicalJson(value)).digest("hex").slice(0, contentHashLength);
 }
 
 /** JSON with object keys sorted at every level and no whitespace. */

@@ -36,7 +36,7 @@ export { objectKey } from "./object-id.ts";
 export type { ObjectId } from "./object-id.ts";
 export { parseDependsOn } from "./depends-on.ts";
 export type { DependsOnParse } from "./depends-on.ts";
-export { canonicalJson, sourceHash } from "./hash.ts";
+export { canonicalJson, contentHash } from "./hash.ts";
 export type { JsonObject, JsonPrimitive, JsonValue } from "./json.ts";
 export {
   BadScopeError,
@@ -59,4 +59,3 @@ export {
   UnsafeSymlinkError,
 } from "./errors.ts";
 export type { SourceErrorDetails } from "./errors.ts";
-export { DependsOnAnnotation, LocalConfigAnnotation } from "./constants.ts";

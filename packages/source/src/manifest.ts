@@ -4,7 +4,8 @@
  * set, and depends-on syntax. Every problem is reported, not just the first, so one push can fix all.
  */
 import type { ErrorResource } from "@driftless/api";
-import { ConfigManagementGroup, DependsOnAnnotation, RbacGroup } from "./constants.ts";
+import { dns1123LabelErrors, dns1123SubdomainErrors, UserAnnotation } from "@driftless/api";
+import { ConfigManagementGroup, RbacGroup } from "./constants.ts";
 import { parseDependsOn } from "./depends-on.ts";
 import {
   IllegalFieldError,
@@ -19,7 +20,7 @@ import type { SourceError } from "./errors.ts";
 import { describeJsonType, isJsonArray, isJsonObject } from "./json.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
 import { checkReservedMetadata } from "./metadata-rules.ts";
-import { dns1123LabelProblem, dns1123SubdomainProblem, pathSegmentProblem } from "./names.ts";
+import { pathSegmentProblem } from "./names.ts";
 import type { ObjectId } from "./object-id.ts";
 import { describeObject } from "./object-id.ts";
 import { at } from "./parse.ts";
@@ -171,8 +172,8 @@ function checkName(
     group === RbacGroup
       ? pathSegmentProblem(value)
       : group === "" && kind === "Namespace"
-        ? dns1123LabelProblem(value)
-        : dns1123SubdomainProblem(value);
+        ? dns1123LabelErrors(value)[0]
+        : dns1123SubdomainErrors(value)[0];
   if (problem) {
     errors.push(new InvalidNameError(where(`metadata.name "${value}" is invalid: it ${problem}`), details));
     return undefined;
@@ -193,7 +194,7 @@ function checkNamespace(
     );
     return undefined;
   }
-  const problem = dns1123LabelProblem(value);
+  const problem = dns1123LabelErrors(value)[0];
   if (problem) {
     errors.push(new InvalidNameError(where(`metadata.namespace "${value}" is invalid: it ${problem}`), details));
     return undefined;
@@ -275,12 +276,12 @@ function checkDependsOn(
   details: Details,
   errors: SourceError[],
 ): readonly ObjectId[] {
-  const value = annotations?.[DependsOnAnnotation];
+  const value = annotations?.[UserAnnotation.DependsOn];
   if (value === undefined) return [];
   const parsed = parseDependsOn(value);
   if (parsed.ok) return parsed.refs;
   errors.push(
-    new InvalidDependsOnError(where(`invalid ${DependsOnAnnotation} annotation: ${parsed.problem}`), details),
+    new InvalidDependsOnError(where(`invalid ${UserAnnotation.DependsOn} annotation: ${parsed.problem}`), details),
   );
   return [];
 }

@@ -3,16 +3,16 @@
  * reserved for what the reconciler writes (a copy of `kubectl get -o yaml` output would otherwise claim
  * another sync's ownership), and `configmanagement.gke.io/managed` may only say "disabled".
  */
+import { ManagedAnnotation, ManagedValue, SyncAnnotation } from "@driftless/api";
 import { IllegalAnnotationError, IllegalLabelError, IllegalManagementAnnotationError } from "./errors.ts";
 import type { SourceError, SourceErrorDetails } from "./errors.ts";
 
 const reservedPrefixes = ["configmanagement.gke.io/", "configsync.gke.io/"];
 
-const ManagedAnnotation = "configmanagement.gke.io/managed";
-const ManagedDisabled = "disabled";
+const ManagedKey = ManagedAnnotation.Managed;
 
 /** Reserved-prefix annotations users may declare. */
-const allowedAnnotations = new Set([ManagedAnnotation, "configsync.gke.io/deletion-propagation-policy"]);
+const allowedAnnotations = new Set<string>([ManagedKey, SyncAnnotation.DeletionPropagationPolicy]);
 
 /** Config Sync's selector annotations: meaningful there, not implemented here, so refused rather than ignored. */
 const unsupportedSelectors = new Set([
@@ -28,9 +28,9 @@ export function checkReservedMetadata(
   details: SourceErrorDetails,
 ): SourceError[] {
   const errors: SourceError[] = [];
-  const managed = annotations?.[ManagedAnnotation];
-  if (managed !== undefined && managed !== ManagedDisabled) {
-    const message = `${ManagedAnnotation} is "${managed}"; in a source it may only be "${ManagedDisabled}" (to stop managing the object) or absent`;
+  const managed = annotations?.[ManagedKey];
+  if (managed !== undefined && managed !== ManagedValue.Disabled) {
+    const message = `${ManagedKey} is "${managed}"; in a source it may only be "${ManagedValue.Disabled}" (to stop managing the object) or absent`;
     errors.push(new IllegalManagementAnnotationError(where(message), details));
   }
 

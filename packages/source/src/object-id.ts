@@ -1,16 +1,12 @@
+import type { ObjMetadata } from "@driftless/api";
+
 /**
- * Object identity: group, kind, namespace and name, the tuple Config Sync uses for ResourceGroup
- * inventories, duplicate detection and depends-on references. The version is deliberately not part of
- * it: one object served at two versions is still one object.
+ * Object identity: group ("" for core), kind, namespace ("" for cluster-scoped) and name, the tuple
+ * Config Sync uses for ResourceGroup inventories, duplicate detection and depends-on references. The
+ * version is deliberately not part of it: one object served at two versions is still one object.
+ * The same shape as @driftless/api's ObjMetadata (a ResourceGroup `spec.resources[]` entry).
  */
-export interface ObjectId {
-  /** API group; "" for the core group. */
-  readonly group: string;
-  readonly kind: string;
-  /** "" for cluster-scoped objects. */
-  readonly namespace: string;
-  readonly name: string;
-}
+export type ObjectId = ObjMetadata;
 
 /**
  * A stable string key for an id, in the depends-on reference syntax (`group/namespaces/ns/Kind/name` or

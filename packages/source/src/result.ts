@@ -25,7 +25,11 @@ export interface DeclaredObject extends Manifest {
   /** The object as parsed, with metadata.namespace filled in where it was defaulted. */
   readonly raw: JsonObject;
   readonly id: ObjectId;
-  /** First 16 hex characters of the SHA-256 of the object's canonical JSON (ResourceGroup sourceHash). */
+  /**
+   * First 16 hex characters of the SHA-256 of the object's canonical JSON, as applied (namespace
+   * included): changes exactly when the declared object does. (Config Sync's ResourceGroup
+   * `sourceHash` is the commit prefix instead; see @driftless/api `sourceHash`.)
+   */
   readonly sourceHash: string;
   /** Plural resource name, from discovery or a CRD in the source. */
   readonly resource: string;
