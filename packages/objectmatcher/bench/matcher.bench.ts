@@ -56,9 +56,24 @@ function drifted(): Case {
 }
 
 const cases: Case[] = [
-  { name: "Deployment (defaulted)", current: recorded(liveDeployment(), declaredDeployment()), modified: declaredDeployment(), expectEmpty: true },
-  { name: "Service", current: recorded(liveService(), declaredService()), modified: declaredService(), expectEmpty: true },
-  { name: "ConfigMap", current: recorded(liveConfigMap(), declaredConfigMap()), modified: declaredConfigMap(), expectEmpty: true },
+  {
+    name: "Deployment (defaulted)",
+    current: recorded(liveDeployment(), declaredDeployment()),
+    modified: declaredDeployment(),
+    expectEmpty: true,
+  },
+  {
+    name: "Service",
+    current: recorded(liveService(), declaredService()),
+    modified: declaredService(),
+    expectEmpty: true,
+  },
+  {
+    name: "ConfigMap",
+    current: recorded(liveConfigMap(), declaredConfigMap()),
+    modified: declaredConfigMap(),
+    expectEmpty: true,
+  },
   {
     name: "Custom resource (Certificate)",
     current: recorded(liveCertificate(), declaredCertificate()),
@@ -89,7 +104,8 @@ function measure(fn: () => unknown): number {
 const maker = new PatchMaker();
 const rows: Row[] = cases.map((c) => {
   const check = maker.calculate(c.current, c.modified);
-  if (check.isEmpty() !== c.expectEmpty) throw new Error(`${c.name}: expected isEmpty() = ${c.expectEmpty}\n${check.render()}`);
+  if (check.isEmpty() !== c.expectEmpty)
+    throw new Error(`${c.name}: expected isEmpty() = ${c.expectEmpty}\n${check.render()}`);
   const withPatch = !c.expectEmpty;
   const warm = measure(() => {
     const result = maker.calculate(c.current, c.modified);

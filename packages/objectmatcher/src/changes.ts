@@ -18,7 +18,8 @@ export const ChangeOp = {
 export type ChangeOp = (typeof ChangeOp)[keyof typeof ChangeOp];
 
 /** A field name, a keyed list item (by its merge key values), or a member of a set-like list. */
-export type PathSegment = string | { readonly key: Readonly<Record<string, JsonScalar>> } | { readonly member: JsonScalar };
+export type PathSegment =
+  string | { readonly key: Readonly<Record<string, JsonScalar>> } | { readonly member: JsonScalar };
 
 export interface Change {
   readonly op: ChangeOp;

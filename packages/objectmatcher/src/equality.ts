@@ -14,11 +14,17 @@ import type { FieldSchema, ServerFilledTree } from "./schema.ts";
  * A declared scalar against a live value. For built-in kinds: quantities compare by value, an
  * int-or-string compares `8080` with `"8080"`, and base64 bytes compare canonically.
  */
-export function scalarEqual(declared: JsonScalar, live: unknown, schema: FieldSchema | undefined, builtIn: boolean): boolean {
+export function scalarEqual(
+  declared: JsonScalar,
+  live: unknown,
+  schema: FieldSchema | undefined,
+  builtIn: boolean,
+): boolean {
   if (declared === live) return true;
   if (!builtIn) return false;
   if (schema?.quantity) return quantitiesEqual(declared, live);
-  if (schema?.base64 && typeof declared === "string" && typeof live === "string") return canonicalBase64(live) === declared;
+  if (schema?.base64 && typeof declared === "string" && typeof live === "string")
+    return canonicalBase64(live) === declared;
   if (typeof declared === "number" && typeof live === "string") return String(declared) === live;
   if (typeof declared === "string" && typeof live === "number") return declared === String(live);
   return false;

@@ -20,7 +20,12 @@
  * }
  * ```
  */
-export { Annotator, ANNOTATIONS_SIZE_LIMIT_BYTES, COMPRESSED_RECORD_PREFIX, LAST_APPLIED_ANNOTATION } from "./last-applied.ts";
+export {
+  Annotator,
+  ANNOTATIONS_SIZE_LIMIT_BYTES,
+  COMPRESSED_RECORD_PREFIX,
+  LAST_APPLIED_ANNOTATION,
+} from "./last-applied.ts";
 export { PatchMaker } from "./patch-maker.ts";
 export type { CalculateOptions } from "./patch-maker.ts";
 export { PatchResult } from "./result.ts";

@@ -43,7 +43,9 @@ describe("last-applied record", () => {
 
   it("is deterministic: the same declaration in any key order gives the same bytes", () => {
     const a = declaredDeployment();
-    const b = JSON.parse(JSON.stringify(declaredDeployment(), Object.keys(declaredDeployment()).reverse())) as JsonObject;
+    const b = JSON.parse(
+      JSON.stringify(declaredDeployment(), Object.keys(declaredDeployment()).reverse()),
+    ) as JsonObject;
     const shuffled: JsonObject = {};
     for (const key of Object.keys(a).reverse()) shuffled[key] = a[key] ?? null;
     const annotator = new Annotator();
@@ -64,7 +66,9 @@ describe("last-applied record", () => {
   it("reads older plain-JSON records", () => {
     const annotator = new Annotator();
     const obj = liveDeployment();
-    (obj["metadata"] as JsonObject)["annotations"] = { [LAST_APPLIED_ANNOTATION]: JSON.stringify({ spec: { replicas: 2 } }) };
+    (obj["metadata"] as JsonObject)["annotations"] = {
+      [LAST_APPLIED_ANNOTATION]: JSON.stringify({ spec: { replicas: 2 } }),
+    };
     assert.deepEqual(annotator.getOriginalConfiguration(obj), { spec: { replicas: 2 } });
   });
 
@@ -77,11 +81,14 @@ describe("last-applied record", () => {
     const annotator = new Annotator();
     const obj = liveDeployment();
     (obj["metadata"] as JsonObject)["annotations"] = { [LAST_APPLIED_ANNOTATION]: "br64:not brotli" };
-    assert.throws(() => annotator.getOriginalConfiguration(obj), (err: unknown) => {
-      assert.ok(err instanceof LastAppliedUnreadableError);
-      assert.equal(err.code, "KNV2009");
-      return true;
-    });
+    assert.throws(
+      () => annotator.getOriginalConfiguration(obj),
+      (err: unknown) => {
+        assert.ok(err instanceof LastAppliedUnreadableError);
+        assert.equal(err.code, "KNV2009");
+        return true;
+      },
+    );
     const result = new PatchMaker(annotator).calculate(obj, declaredDeployment());
     assert.equal(result.isEmpty(), false);
     assert.equal(result.changes[0]?.op, "record");
@@ -89,7 +96,12 @@ describe("last-applied record", () => {
 
   it("records Secret values as digests, never the values", () => {
     const annotator = new Annotator();
-    const secret: JsonObject = { apiVersion: "v1", kind: "Secret", metadata: { name: "s" }, stringData: { password: "hunter2" } };
+    const secret: JsonObject = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "s" },
+      stringData: { password: "hunter2" },
+    };
     annotator.setLastAppliedAnnotation(secret);
     const original = annotator.getOriginalConfiguration(secret);
     const text = JSON.stringify(original);
@@ -113,15 +125,18 @@ describe("last-applied record", () => {
       metadata: { name: "huge", namespace: "shop" },
       data: { blob: randomBytes(300 * 1024).toString("base64") },
     };
-    assert.throws(() => new Annotator().setLastAppliedAnnotation(cm), (err: unknown) => {
-      assert.ok(err instanceof LastAppliedTooLargeError);
-      assert.equal(err.code, "KNV2009");
-      assert.equal(err.reason, "LastAppliedTooLarge");
-      assert.equal(err.errorClass, "terminal");
-      assert.ok(err.annotationsBytes > ANNOTATIONS_SIZE_LIMIT_BYTES);
-      assert.match(err.message, /ConfigMap shop\/huge is too large/);
-      return true;
-    });
+    assert.throws(
+      () => new Annotator().setLastAppliedAnnotation(cm),
+      (err: unknown) => {
+        assert.ok(err instanceof LastAppliedTooLargeError);
+        assert.equal(err.code, "KNV2009");
+        assert.equal(err.reason, "LastAppliedTooLarge");
+        assert.equal(err.errorClass, "terminal");
+        assert.ok(err.annotationsBytes > ANNOTATIONS_SIZE_LIMIT_BYTES);
+        assert.match(err.message, /ConfigMap shop\/huge is too large/);
+        return true;
+      },
+    );
     assert.equal(annotation(cm), undefined, "the object is left untouched");
   });
 

@@ -73,7 +73,8 @@ export class Annotator {
     const json = canonicalJson(this.recordOf(target));
     const raw = Buffer.from(json, "utf8");
     const others = otherAnnotationsBytes(target, this.annotationKey);
-    const fits = (value: string): boolean => others + Buffer.byteLength(this.annotationKey) + value.length <= ANNOTATIONS_SIZE_LIMIT_BYTES;
+    const fits = (value: string): boolean =>
+      others + Buffer.byteLength(this.annotationKey) + value.length <= ANNOTATIONS_SIZE_LIMIT_BYTES;
     // Quality 9 is fast enough for every update; only a record that does not fit gets the slow,
     // tighter quality 11. Both are pure functions of the input, so the value stays deterministic.
     let value = compress(raw, 9);
@@ -95,7 +96,12 @@ export class Annotator {
   recordOf(obj: object): JsonObject {
     const target = asObject(obj, "recordOf");
     const kind = resolveKind(stringField(target, "apiVersion"), stringField(target, "kind"));
-    const record = normalizeObject(target, { kind, annotationKey: this.annotationKey, ignoreStatus: false, ignoreFields: [] });
+    const record = normalizeObject(target, {
+      kind,
+      annotationKey: this.annotationKey,
+      ignoreStatus: false,
+      ignoreFields: [],
+    });
     if (kind.builtIn && kind.group === "" && kind.kind === "Secret") digestSecretData(record);
     return record;
   }
@@ -192,7 +198,8 @@ function annotationsOf(obj: JsonObject): JsonObject | undefined {
 }
 
 function asObject(obj: unknown, operation: string): JsonObject {
-  if (!isObject(obj)) throw new InvalidObjectError(`${operation}: expected a Kubernetes object, got ${describeValue(obj)}`);
+  if (!isObject(obj))
+    throw new InvalidObjectError(`${operation}: expected a Kubernetes object, got ${describeValue(obj)}`);
   return obj;
 }
 

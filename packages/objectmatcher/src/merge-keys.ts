@@ -63,7 +63,9 @@ const Volume: FieldSchema = {
         },
       },
     },
-    ephemeral: { fields: { volumeClaimTemplate: { fields: { metadata: ObjectMeta, spec: PersistentVolumeClaimSpec } } } },
+    ephemeral: {
+      fields: { volumeClaimTemplate: { fields: { metadata: ObjectMeta, spec: PersistentVolumeClaimSpec } } },
+    },
   },
 };
 
@@ -111,7 +113,13 @@ const MetricTarget: FieldSchema = { fields: { value: Quantity, averageValue: Qua
 const withTarget: FieldSchema = { fields: { target: MetricTarget } };
 export const MetricSpecs: FieldSchema = {
   items: {
-    fields: { resource: withTarget, containerResource: withTarget, pods: withTarget, object: withTarget, external: withTarget },
+    fields: {
+      resource: withTarget,
+      containerResource: withTarget,
+      pods: withTarget,
+      object: withTarget,
+      external: withTarget,
+    },
   },
 };
 

@@ -16,14 +16,27 @@ const ctx = (apiVersion: string, kind: string, extra: Partial<NormalizeContext> 
 describe("normalisation", () => {
   it("drops nulls, empty strings and empty lists, which the API server omits", () => {
     const out = normalizeObject(
-      { apiVersion: "v1", kind: "Pod", metadata: { name: "p", creationTimestamp: null }, spec: { containers: [{ name: "c", args: [], image: "" }] } },
+      {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "p", creationTimestamp: null },
+        spec: { containers: [{ name: "c", args: [], image: "" }] },
+      },
       ctx("v1", "Pod"),
     );
-    assert.deepEqual(out, { apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { containers: [{ name: "c" }] } });
+    assert.deepEqual(out, {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "p" },
+      spec: { containers: [{ name: "c" }] },
+    });
   });
 
   it("keeps empty maps (podSelector: {} selects every pod) but treats them as declaring nothing", () => {
-    const out = normalizeObject({ spec: { podSelector: {}, ingress: [{}] } }, ctx("networking.k8s.io/v1", "NetworkPolicy"));
+    const out = normalizeObject(
+      { spec: { podSelector: {}, ingress: [{}] } },
+      ctx("networking.k8s.io/v1", "NetworkPolicy"),
+    );
     assert.deepEqual(out, { spec: { podSelector: {}, ingress: [{}] } });
     assert.ok(isAbsent({ a: { b: null } }, undefined));
     assert.ok(!isAbsent([{}], undefined), "a list with an element is set");
@@ -58,9 +71,12 @@ describe("normalisation", () => {
   });
 
   it("keeps status when asked to compare it", () => {
-    assert.deepEqual(normalizeObject({ status: { phase: "Active" } }, ctx("v1", "Namespace", { ignoreStatus: false })), {
-      status: { phase: "Active" },
-    });
+    assert.deepEqual(
+      normalizeObject({ status: { phase: "Active" } }, ctx("v1", "Namespace", { ignoreStatus: false })),
+      {
+        status: { phase: "Active" },
+      },
+    );
   });
 
   it("turns Secret stringData into base64 data, as the API server does (stringData wins)", () => {
@@ -72,8 +88,18 @@ describe("normalisation", () => {
   });
 
   it("fills the default protocol of ports, which is part of their merge key", () => {
-    const out = normalizeObject({ spec: { ports: [{ port: 53, protocol: "UDP" }, { port: 80 }] } }, ctx("v1", "Service"));
-    assert.deepEqual(out, { spec: { ports: [{ port: 53, protocol: "UDP" }, { port: 80, protocol: "TCP" }] } });
+    const out = normalizeObject(
+      { spec: { ports: [{ port: 53, protocol: "UDP" }, { port: 80 }] } },
+      ctx("v1", "Service"),
+    );
+    assert.deepEqual(out, {
+      spec: {
+        ports: [
+          { port: 53, protocol: "UDP" },
+          { port: 80, protocol: "TCP" },
+        ],
+      },
+    });
   });
 
   it("does not fill built-in defaults into custom resources", () => {
@@ -83,8 +109,25 @@ describe("normalisation", () => {
 
   it("removes ignored fields by path, with * for any key or item", () => {
     const out = normalizeObject(
-      { spec: { replicas: 3, template: { spec: { containers: [{ name: "a", image: "x" }, { name: "b", image: "y" }] } } } },
-      ctx("apps/v1", "Deployment", { ignoreFields: [["spec", "replicas"], ["spec", "template", "spec", "containers", "*", "image"]] }),
+      {
+        spec: {
+          replicas: 3,
+          template: {
+            spec: {
+              containers: [
+                { name: "a", image: "x" },
+                { name: "b", image: "y" },
+              ],
+            },
+          },
+        },
+      },
+      ctx("apps/v1", "Deployment", {
+        ignoreFields: [
+          ["spec", "replicas"],
+          ["spec", "template", "spec", "containers", "*", "image"],
+        ],
+      }),
     );
     assert.deepEqual(out, { spec: { template: { spec: { containers: [{ name: "a" }, { name: "b" }] } } } });
   });

@@ -48,13 +48,15 @@ export function toSegments(path: FieldPath): readonly string[] {
 
 /** A normalised copy of a whole object; the input is never modified. */
 export function normalizeObject(input: JsonObject, ctx: NormalizeContext): JsonObject {
-  const source = ctx.kind.builtIn && ctx.kind.group === "" && ctx.kind.kind === "Secret" ? mergeStringData(input) : input;
+  const source =
+    ctx.kind.builtIn && ctx.kind.group === "" && ctx.kind.kind === "Secret" ? mergeStringData(input) : input;
   const schema = ctx.kind.schema;
   const root: JsonObject = {};
   for (const key in source) {
     if (key === "status" && ctx.ignoreStatus) continue;
     const child = childSchema(schema, key);
-    const value = key === "metadata" ? pruneMetadata(source[key], child, ctx.annotationKey) : pruneValue(source[key], child);
+    const value =
+      key === "metadata" ? pruneMetadata(source[key], child, ctx.annotationKey) : pruneValue(source[key], child);
     if (value !== undefined) root[key] = value;
   }
   for (const path of ctx.ignoreFields) removePath(root, path, 0);
@@ -110,7 +112,10 @@ export function pruneValue(value: unknown, schema: FieldSchema | undefined, inLi
   const out: JsonObject = {};
   let empty = true;
   for (const key in value) {
-    const pruned = pruneValue((value as Record<string, unknown>)[key], schema === undefined ? undefined : childSchema(schema, key));
+    const pruned = pruneValue(
+      (value as Record<string, unknown>)[key],
+      schema === undefined ? undefined : childSchema(schema, key),
+    );
     if (pruned !== undefined) {
       out[key] = pruned;
       empty = false;
@@ -119,7 +124,8 @@ export function pruneValue(value: unknown, schema: FieldSchema | undefined, inLi
   // A Go map (labels, data, resource lists) is omitted when empty; only structs keep `{}`.
   if (empty && schema?.values) return undefined;
   const defaults = schema?.defaults;
-  if (defaults && !empty) for (const key of Object.keys(defaults)) if (out[key] === undefined) out[key] = defaults[key] ?? null;
+  if (defaults && !empty)
+    for (const key of Object.keys(defaults)) if (out[key] === undefined) out[key] = defaults[key] ?? null;
   return out;
 }
 

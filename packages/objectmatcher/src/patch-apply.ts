@@ -25,7 +25,11 @@ export function applyMergePatch(target: unknown, patch: JsonValue): JsonValue {
   return out;
 }
 
-export function applyStrategicMergePatch(target: unknown, patch: JsonObject, schema: FieldSchema | undefined): JsonObject {
+export function applyStrategicMergePatch(
+  target: unknown,
+  patch: JsonObject,
+  schema: FieldSchema | undefined,
+): JsonObject {
   return applyMap(target, patch, schema) ?? {};
 }
 

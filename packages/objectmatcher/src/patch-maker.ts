@@ -37,8 +37,10 @@ export class PatchMaker {
 
   /** Does `current` (the live object) need an update to match `modified` (the declaration)? */
   calculate(current: object, modified: object, options: CalculateOptions = {}): PatchResult {
-    if (!isObject(current)) throw new InvalidObjectError(`calculate: current must be an object, got ${describeValue(current)}`);
-    if (!isObject(modified)) throw new InvalidObjectError(`calculate: modified must be an object, got ${describeValue(modified)}`);
+    if (!isObject(current))
+      throw new InvalidObjectError(`calculate: current must be an object, got ${describeValue(current)}`);
+    if (!isObject(modified))
+      throw new InvalidObjectError(`calculate: modified must be an object, got ${describeValue(modified)}`);
     const kind = resolveKind(
       stringOf(modified["apiVersion"]) ?? stringOf(current["apiVersion"]),
       stringOf(modified["kind"]) ?? stringOf(current["kind"]),

@@ -11,10 +11,19 @@ describe("strategic merge patches", () => {
   it("removes a finalizer we dropped with $deleteFromPrimitiveList and adds ours by merging", () => {
     const applied = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", finalizers: ["ours/a", "ours/b"] } };
     const declared = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", finalizers: ["ours/a", "ours/c"] } };
-    const live = withRecord({ ...structuredClone(applied), metadata: { name: "c", finalizers: ["theirs/x", "ours/a", "ours/b"] } }, applied);
+    const live = withRecord(
+      { ...structuredClone(applied), metadata: { name: "c", finalizers: ["theirs/x", "ours/a", "ours/b"] } },
+      applied,
+    );
     const result = maker.calculate(live, declared);
-    assert.deepEqual(result.patch, { metadata: { finalizers: ["ours/c"], "$deleteFromPrimitiveList/finalizers": ["ours/b"] } });
-    assert.deepEqual((applyPatch(live, result)["metadata"] as JsonObject)["finalizers"], ["theirs/x", "ours/a", "ours/c"]);
+    assert.deepEqual(result.patch, {
+      metadata: { finalizers: ["ours/c"], "$deleteFromPrimitiveList/finalizers": ["ours/b"] },
+    });
+    assert.deepEqual((applyPatch(live, result)["metadata"] as JsonObject)["finalizers"], [
+      "theirs/x",
+      "ours/a",
+      "ours/c",
+    ]);
   });
 
   it("switching a volume's source sends $retainKeys so the old source is cleared", () => {
@@ -73,7 +82,10 @@ describe("strategic merge patches", () => {
 
 describe("merge patches (RFC 7386)", () => {
   it("merges maps, deletes with null and replaces lists", () => {
-    assert.deepEqual(applyMergePatch({ a: { b: 1, c: 2 }, l: [1, 2] }, { a: { b: null, d: 3 }, l: [3] }), { a: { c: 2, d: 3 }, l: [3] });
+    assert.deepEqual(applyMergePatch({ a: { b: 1, c: 2 }, l: [1, 2] }, { a: { b: null, d: 3 }, l: [3] }), {
+      a: { c: 2, d: 3 },
+      l: [3],
+    });
     assert.deepEqual(applyMergePatch({ a: 1 }, "x"), "x");
   });
 });

@@ -18,7 +18,12 @@ import type { FieldSchema } from "./schema.ts";
 
 export const DELETE_FROM_PRIMITIVE_LIST = "$deleteFromPrimitiveList/";
 
-export function buildPatch(changes: readonly Change[], kind: KindInfo, modified: JsonObject, current: JsonObject): JsonObject {
+export function buildPatch(
+  changes: readonly Change[],
+  kind: KindInfo,
+  modified: JsonObject,
+  current: JsonObject,
+): JsonObject {
   const patch: JsonObject = {};
   for (const change of changes) {
     if (change.op !== ChangeOp.Record) addChange(patch, change, kind.schema, current, modified);
@@ -28,7 +33,13 @@ export function buildPatch(changes: readonly Change[], kind: KindInfo, modified:
   return patch;
 }
 
-function addChange(patch: JsonObject, change: Change, rootSchema: FieldSchema, current: JsonObject, modified: JsonObject): void {
+function addChange(
+  patch: JsonObject,
+  change: Change,
+  rootSchema: FieldSchema,
+  current: JsonObject,
+  modified: JsonObject,
+): void {
   const { path } = change;
   let container: JsonObject = patch;
   let schema: FieldSchema | undefined = rootSchema;
@@ -63,7 +74,8 @@ function addChange(patch: JsonObject, change: Change, rootSchema: FieldSchema, c
       container = entry;
       schema = fieldSchema?.items;
       live = Array.isArray(fieldLive) && fieldSchema ? findItem(fieldLive, next.key, fieldSchema) : undefined;
-      declared = Array.isArray(fieldDeclared) && fieldSchema ? findItem(fieldDeclared, next.key, fieldSchema) : undefined;
+      declared =
+        Array.isArray(fieldDeclared) && fieldSchema ? findItem(fieldDeclared, next.key, fieldSchema) : undefined;
       i++;
       continue;
     }
@@ -153,7 +165,9 @@ function toMergePatch(patch: JsonObject, current: unknown, schema: FieldSchema |
         const v = patch[k];
         if (v !== undefined) partial[k] = v;
       }
-      const merged = applyStrategicMergePatch({ [field]: live[field] ?? null }, partial, { fields: { [field]: fieldSchema ?? {} } });
+      const merged = applyStrategicMergePatch({ [field]: live[field] ?? null }, partial, {
+        fields: { [field]: fieldSchema ?? {} },
+      });
       out[field] = merged[field] ?? null;
     } else if (isObject(value)) {
       out[key] = toMergePatch(value, live[key], fieldSchema);

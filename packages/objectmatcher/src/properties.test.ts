@@ -48,28 +48,40 @@ describe("property: any change inside a declared path causes an update", () => {
 
   it("Deployment", () => {
     fc.assert(
-      fc.property(declaredDeployment, othersOnDeployment, edit, withOrWithoutRecord, (declared, others, { pick, mode }, recorded) => {
-        const live = applyOthers(serverDeployment(declared), declared, others);
-        const leaves = declaredLeaves(declared);
-        const path = leaves[pick % leaves.length];
-        fc.pre(path !== undefined && editLive(live, path, mode));
-        const result = maker.calculate(withRecord(live, recorded ? declared : undefined), declared);
-        assert.equal(result.isEmpty(), false, `${mode} ${JSON.stringify(path)} went unnoticed`);
-      }),
+      fc.property(
+        declaredDeployment,
+        othersOnDeployment,
+        edit,
+        withOrWithoutRecord,
+        (declared, others, { pick, mode }, recorded) => {
+          const live = applyOthers(serverDeployment(declared), declared, others);
+          const leaves = declaredLeaves(declared);
+          const path = leaves[pick % leaves.length];
+          fc.pre(path !== undefined && editLive(live, path, mode));
+          const result = maker.calculate(withRecord(live, recorded ? declared : undefined), declared);
+          assert.equal(result.isEmpty(), false, `${mode} ${JSON.stringify(path)} went unnoticed`);
+        },
+      ),
       RUNS,
     );
   });
 
   it("custom resource", () => {
     fc.assert(
-      fc.property(declaredCustomResource, othersOnCustomResource, edit, withOrWithoutRecord, (declared, others, { pick, mode }, recorded) => {
-        const live = applyOthersToCustomResource(structuredClone(declared), others);
-        const leaves = declaredLeaves(declared);
-        const path = leaves[pick % leaves.length];
-        fc.pre(path !== undefined && editLive(live, path, mode));
-        const result = maker.calculate(withRecord(live, recorded ? declared : undefined), declared);
-        assert.equal(result.isEmpty(), false, `${mode} ${JSON.stringify(path)} went unnoticed`);
-      }),
+      fc.property(
+        declaredCustomResource,
+        othersOnCustomResource,
+        edit,
+        withOrWithoutRecord,
+        (declared, others, { pick, mode }, recorded) => {
+          const live = applyOthersToCustomResource(structuredClone(declared), others);
+          const leaves = declaredLeaves(declared);
+          const path = leaves[pick % leaves.length];
+          fc.pre(path !== undefined && editLive(live, path, mode));
+          const result = maker.calculate(withRecord(live, recorded ? declared : undefined), declared);
+          assert.equal(result.isEmpty(), false, `${mode} ${JSON.stringify(path)} went unnoticed`);
+        },
+      ),
       RUNS,
     );
   });
@@ -119,30 +131,45 @@ describe("property: the patch brings the live object to the declared state", () 
   }
 
   it("Deployment (strategic merge): from any previous declaration, with drift and others' additions", () => {
-    const drift = fc.array(fc.record({ pick: fc.nat(), mode: fc.constantFrom<"change" | "delete">("change", "delete") }), { maxLength: 3 });
+    const drift = fc.array(
+      fc.record({ pick: fc.nat(), mode: fc.constantFrom<"change" | "delete">("change", "delete") }),
+      { maxLength: 3 },
+    );
     fc.assert(
-      fc.property(declaredDeployment, declaredDeployment, othersOnDeployment, drift, (original, modified, others, edits) => {
-        const live = applyOthers(serverDeployment(original), original, others);
-        const leaves = declaredLeaves(original);
-        for (const { pick, mode } of edits) {
-          const path = leaves[pick % leaves.length];
-          if (path) editLive(live, path, mode);
-        }
-        converges(withRecord(live, original), modified);
-      }),
+      fc.property(
+        declaredDeployment,
+        declaredDeployment,
+        othersOnDeployment,
+        drift,
+        (original, modified, others, edits) => {
+          const live = applyOthers(serverDeployment(original), original, others);
+          const leaves = declaredLeaves(original);
+          for (const { pick, mode } of edits) {
+            const path = leaves[pick % leaves.length];
+            if (path) editLive(live, path, mode);
+          }
+          converges(withRecord(live, original), modified);
+        },
+      ),
       RUNS,
     );
   });
 
   it("custom resource (JSON merge): from any previous declaration, with drift and others' additions", () => {
     fc.assert(
-      fc.property(declaredCustomResource, declaredCustomResource, othersOnCustomResource, fc.nat(), (original, modified, others, pick) => {
-        const live = applyOthersToCustomResource(structuredClone(original), others);
-        const leaves = declaredLeaves(original);
-        const path = leaves[pick % leaves.length];
-        if (path) editLive(live, path, "change");
-        converges(withRecord(live, original), modified);
-      }),
+      fc.property(
+        declaredCustomResource,
+        declaredCustomResource,
+        othersOnCustomResource,
+        fc.nat(),
+        (original, modified, others, pick) => {
+          const live = applyOthersToCustomResource(structuredClone(original), others);
+          const leaves = declaredLeaves(original);
+          const path = leaves[pick % leaves.length];
+          if (path) editLive(live, path, "change");
+          converges(withRecord(live, original), modified);
+        },
+      ),
       RUNS,
     );
   });

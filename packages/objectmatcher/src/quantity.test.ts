@@ -26,7 +26,7 @@ describe("quantities", () => {
     for (const [input, stored] of cases) assert.equal(canonicalQuantity(input), stored, `${input}`);
   });
 
-  it("compares by value: 0.5 = 500m, 1024Mi = 1Gi, 1Gi = 1073741824, 1 = \"1\"", () => {
+  it('compares by value: 0.5 = 500m, 1024Mi = 1Gi, 1Gi = 1073741824, 1 = "1"', () => {
     assert.ok(quantitiesEqual(0.5, "500m"));
     assert.ok(quantitiesEqual("1024Mi", "1Gi"));
     assert.ok(quantitiesEqual("1Gi", "1073741824"));
@@ -41,7 +41,8 @@ describe("quantities", () => {
   });
 
   it("rejects what is not a quantity", () => {
-    for (const input of ["", "abc", "1.2.3", "1Qi", "Gi", " 1", true, null]) assert.equal(parseQuantity(input), undefined, String(input));
+    for (const input of ["", "abc", "1.2.3", "1Qi", "Gi", " 1", true, null])
+      assert.equal(parseQuantity(input), undefined, String(input));
     assert.ok(!quantitiesEqual("abc", "abc"), "equal strings that are not quantities are not equal quantities");
   });
 });

@@ -31,7 +31,10 @@ describe("rendering", () => {
   });
 
   it("says so when there is nothing to do", () => {
-    assert.equal(maker.calculate(withRecord(liveDeployment(), declaredDeployment()), declaredDeployment()).render(), "apps/v1 Deployment shop/web: no changes");
+    assert.equal(
+      maker.calculate(withRecord(liveDeployment(), declaredDeployment()), declaredDeployment()).render(),
+      "apps/v1 Deployment shop/web: no changes",
+    );
   });
 
   it("is stable whatever the key order of the inputs", () => {
@@ -40,21 +43,34 @@ describe("rendering", () => {
       at(o, "spec")["minReadySeconds"] = 10;
     });
     const reversed = JSON.parse(JSON.stringify(declared), (_key, value: unknown) =>
-      value && typeof value === "object" && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).reverse()) : value,
+      value && typeof value === "object" && !Array.isArray(value)
+        ? Object.fromEntries(Object.entries(value).reverse())
+        : value,
     ) as typeof declared;
     const live = withRecord(liveDeployment(), declaredDeployment());
     assert.equal(maker.calculate(live, declared).render(), maker.calculate(live, reversed).render());
   });
 
   it("quotes keys that are not identifiers and cuts long values", () => {
-    const declared = edit(declaredDeployment(), (o) => (at(o, "metadata.labels")["app.kubernetes.io/name"] = "x".repeat(300)));
-    const text = maker.calculate(withRecord(liveDeployment(), declaredDeployment()), declared).render({ maxValueLength: 20 });
+    const declared = edit(
+      declaredDeployment(),
+      (o) => (at(o, "metadata.labels")["app.kubernetes.io/name"] = "x".repeat(300)),
+    );
+    const text = maker
+      .calculate(withRecord(liveDeployment(), declaredDeployment()), declared)
+      .render({ maxValueLength: 20 });
     assert.match(text, /\+ metadata\.labels\["app\.kubernetes\.io\/name"\]: "x{19}…\(282 more characters\)/);
   });
 
   it("never prints Secret values", () => {
-    const live = withRecord(edit(liveSecret(), (o) => (obj(o, "data")["password"] = "b2xk")), declaredSecret());
+    const live = withRecord(
+      edit(liveSecret(), (o) => (obj(o, "data")["password"] = "b2xk")),
+      declaredSecret(),
+    );
     const text = maker.calculate(live, declaredSecret()).render();
-    assert.equal(text, ['v1 Secret shop/web-credentials: 1 change', '  ~ data.password: "<redacted>" -> "<redacted>"'].join("\n"));
+    assert.equal(
+      text,
+      ["v1 Secret shop/web-credentials: 1 change", '  ~ data.password: "<redacted>" -> "<redacted>"'].join("\n"),
+    );
   });
 });

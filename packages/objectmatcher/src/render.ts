@@ -16,7 +16,12 @@ export interface RenderOptions {
 /** What rendering needs from a result (`PatchResult` has all of it). */
 export interface Renderable {
   readonly changes: readonly Change[];
-  readonly identity: { readonly apiVersion?: string; readonly kind?: string; readonly namespace?: string; readonly name?: string };
+  readonly identity: {
+    readonly apiVersion?: string;
+    readonly kind?: string;
+    readonly namespace?: string;
+    readonly name?: string;
+  };
 }
 
 const SYMBOL: Readonly<Record<ChangeOp, string>> = { add: "+", change: "~", remove: "-", record: "!" };
@@ -37,7 +42,8 @@ export function renderResult(result: Renderable, options: RenderOptions = {}): s
 function renderChange(change: Change, secret: boolean, max: number): string {
   const path = formatPath(change.path);
   const redact = secret && (change.path[0] === "data" || change.path[0] === "stringData");
-  const show = (value: JsonValue | undefined): string => (value === undefined ? "(absent)" : formatValue(redact ? redactValue(value) : value, max));
+  const show = (value: JsonValue | undefined): string =>
+    value === undefined ? "(absent)" : formatValue(redact ? redactValue(value) : value, max);
   switch (change.op) {
     case ChangeOp.Add:
       return `${SYMBOL.add} ${path}: ${show(change.after)}`;

@@ -68,14 +68,20 @@ const service: Scenario[] = [
   {
     name: "a UDP port with the same number is a different port",
     live: liveService,
-    declared: () => edit(declaredService(), (o) => list(o, "spec.ports").push({ name: "dns", port: 80, protocol: "UDP" })),
+    declared: () =>
+      edit(declaredService(), (o) => list(o, "spec.ports").push({ name: "dns", port: 80, protocol: "UDP" })),
     expect: "update",
     paths: ['spec.ports[port=80,protocol="UDP"]'],
   },
 ];
 
 const configMap: Scenario[] = [
-  { name: "matches the stored ConfigMap (an empty value is a value)", live: liveConfigMap, declared: declaredConfigMap, expect: "match" },
+  {
+    name: "matches the stored ConfigMap (an empty value is a value)",
+    live: liveConfigMap,
+    declared: declaredConfigMap,
+    expect: "match",
+  },
   {
     name: "ignores keys others added",
     live: () => edit(liveConfigMap(), (o) => (obj(o, "data")["extra"] = "x")),
@@ -107,7 +113,12 @@ const configMap: Scenario[] = [
 ];
 
 const secret: Scenario[] = [
-  { name: "matches stringData against the stored base64 data, and wrapped base64", live: liveSecret, declared: declaredSecret, expect: "match" },
+  {
+    name: "matches stringData against the stored base64 data, and wrapped base64",
+    live: liveSecret,
+    declared: declaredSecret,
+    expect: "match",
+  },
   {
     name: "matches without a record (no stringData ever comes back)",
     live: liveSecret,
@@ -156,7 +167,12 @@ const namespace: Scenario[] = [
 ];
 
 const clusterRole: Scenario[] = [
-  { name: "matches the stored rules (apiGroups [\"\"] is the core group)", live: liveClusterRole, declared: declaredClusterRole, expect: "match" },
+  {
+    name: 'matches the stored rules (apiGroups [""] is the core group)',
+    live: liveClusterRole,
+    declared: declaredClusterRole,
+    expect: "match",
+  },
   {
     name: "updates when someone added a verb (rules compare whole)",
     live: () => edit(liveClusterRole(), (o) => list(o, "rules.0.verbs").push("delete")),

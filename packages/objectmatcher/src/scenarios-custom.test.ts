@@ -52,7 +52,11 @@ const certificate: Scenario[] = [
   },
   {
     name: "updates to remove a finalizer dropped from the declaration, keeping the controller's",
-    live: () => edit(liveCertificate(), (o) => (at(o, "metadata")["finalizers"] = ["cert-manager.io/cleanup", "shop.example.com/keep"])),
+    live: () =>
+      edit(
+        liveCertificate(),
+        (o) => (at(o, "metadata")["finalizers"] = ["cert-manager.io/cleanup", "shop.example.com/keep"]),
+      ),
     declared: declaredCertificate,
     applied: () => edit(declaredCertificate(), (o) => (at(o, "metadata")["finalizers"] = ["shop.example.com/keep"])),
     expect: "update",
@@ -96,9 +100,19 @@ describe("custom resource patches", () => {
   });
 
   it("treats a kind from an unknown group as a custom resource even if its name is built-in", () => {
-    const declared = { apiVersion: "example.com/v1", kind: "Deployment", metadata: { name: "x" }, spec: { ports: [{ port: 80 }] } };
+    const declared = {
+      apiVersion: "example.com/v1",
+      kind: "Deployment",
+      metadata: { name: "x" },
+      spec: { ports: [{ port: 80 }] },
+    };
     const live = withRecord(
-      { apiVersion: "example.com/v1", kind: "Deployment", metadata: { name: "x" }, spec: { ports: [{ port: 80, protocol: "TCP" }] } },
+      {
+        apiVersion: "example.com/v1",
+        kind: "Deployment",
+        metadata: { name: "x" },
+        spec: { ports: [{ port: 80, protocol: "TCP" }] },
+      },
       declared,
     );
     const result = maker.calculate(live, declared);

@@ -15,7 +15,13 @@ const deployment: Scenario[] = [
     declared: declaredDeployment,
     expect: "match",
   },
-  { name: "matches without a last-applied record (adopting an existing object)", live: liveDeployment, declared: declaredDeployment, applied: null, expect: "match" },
+  {
+    name: "matches without a last-applied record (adopting an existing object)",
+    live: liveDeployment,
+    declared: declaredDeployment,
+    applied: null,
+    expect: "match",
+  },
   {
     name: "ignores replicas left to an autoscaler",
     live: () => edit(liveDeployment(), (o) => (at(o, "spec")["replicas"] = 7)),
@@ -76,9 +82,15 @@ const deployment: Scenario[] = [
   },
   {
     name: "updates to remove a container dropped from the declaration",
-    live: () => edit(liveDeployment(), (o) => list(o, "spec.template.spec.containers").push({ name: "exporter", image: "exporter:1" })),
+    live: () =>
+      edit(liveDeployment(), (o) =>
+        list(o, "spec.template.spec.containers").push({ name: "exporter", image: "exporter:1" }),
+      ),
     declared: declaredDeployment,
-    applied: () => edit(declaredDeployment(), (o) => list(o, "spec.template.spec.containers").push({ name: "exporter", image: "exporter:1" })),
+    applied: () =>
+      edit(declaredDeployment(), (o) =>
+        list(o, "spec.template.spec.containers").push({ name: "exporter", image: "exporter:1" }),
+      ),
     expect: "update",
     paths: ['spec.template.spec.containers[name="exporter"]'],
   },
@@ -120,8 +132,16 @@ const deployment: Scenario[] = [
   },
   {
     name: "ignores a field another controller owns when asked to",
-    live: () => edit(liveDeployment(), (o) => (at(o, "spec.template.metadata.annotations")["kubectl.kubernetes.io/restartedAt"] = "now")),
-    declared: () => edit(declaredDeployment(), (o) => (at(o, "spec.template.metadata.annotations")["kubectl.kubernetes.io/restartedAt"] = "then")),
+    live: () =>
+      edit(
+        liveDeployment(),
+        (o) => (at(o, "spec.template.metadata.annotations")["kubectl.kubernetes.io/restartedAt"] = "now"),
+      ),
+    declared: () =>
+      edit(
+        declaredDeployment(),
+        (o) => (at(o, "spec.template.metadata.annotations")["kubectl.kubernetes.io/restartedAt"] = "then"),
+      ),
     options: { ignoreFields: [["spec", "template", "metadata", "annotations", "kubectl.kubernetes.io/restartedAt"]] },
     expect: "match",
   },
@@ -187,21 +207,27 @@ const statefulSet: Scenario[] = [
   {
     name: "updates when a volume claim template's request changed",
     live: liveStatefulSet,
-    declared: () => edit(declaredStatefulSet(), (o) => (at(o, "spec.volumeClaimTemplates.0.spec.resources.requests")["storage"] = "20Gi")),
+    declared: () =>
+      edit(
+        declaredStatefulSet(),
+        (o) => (at(o, "spec.volumeClaimTemplates.0.spec.resources.requests")["storage"] = "20Gi"),
+      ),
     expect: "update",
     paths: ["spec.volumeClaimTemplates"],
   },
   {
     name: "updates when a declared volumeMode differs from the filled one",
     live: liveStatefulSet,
-    declared: () => edit(declaredStatefulSet(), (o) => (at(o, "spec.volumeClaimTemplates.0.spec")["volumeMode"] = "Block")),
+    declared: () =>
+      edit(declaredStatefulSet(), (o) => (at(o, "spec.volumeClaimTemplates.0.spec")["volumeMode"] = "Block")),
     expect: "update",
     paths: ["spec.volumeClaimTemplates"],
   },
   {
     name: "updates when the container port changed",
     live: liveStatefulSet,
-    declared: () => edit(declaredStatefulSet(), (o) => (at(o, "spec.template.spec.containers.0.ports.0")["containerPort"] = 5433)),
+    declared: () =>
+      edit(declaredStatefulSet(), (o) => (at(o, "spec.template.spec.containers.0.ports.0")["containerPort"] = 5433)),
     expect: "update",
     paths: ['spec.template.spec.containers[name="postgres"].ports[containerPort=5433,protocol="TCP"]'],
   },

@@ -118,7 +118,8 @@ export function sameKey(a: unknown, b: unknown, schema: FieldSchema): boolean {
     const va = (a as Record<string, unknown>)[name] ?? defaults?.[name];
     const vb = (b as Record<string, unknown>)[name] ?? defaults?.[name];
     if (va !== vb || va === undefined || va === null) {
-      if (!((va === undefined || va === null) && (vb === undefined || vb === null) && name !== schema.keys?.[0])) return false;
+      if (!((va === undefined || va === null) && (vb === undefined || vb === null) && name !== schema.keys?.[0]))
+        return false;
     }
   }
   return true;

@@ -7,7 +7,12 @@ import { normalizeObject } from "./normalize.ts";
 import { threeWay } from "./three-way.ts";
 
 /** Runs the three-way walk on small objects of one kind and returns the changed paths. */
-function diff(kind: [string, string], original: JsonObject | undefined, modified: JsonObject, current: JsonObject): string[] {
+function diff(
+  kind: [string, string],
+  original: JsonObject | undefined,
+  modified: JsonObject,
+  current: JsonObject,
+): string[] {
   const info = resolveKind(...kind);
   const ctx = { kind: info, annotationKey: "a", ignoreStatus: true, ignoreFields: [] };
   return threeWay({
@@ -23,7 +28,9 @@ const POD: [string, string] = ["v1", "Pod"];
 
 describe("three-way rules", () => {
   it("a declared value that differs live is a change; an undeclared live value is ignored", () => {
-    assert.deepEqual(diff(CR, undefined, { spec: { a: 1, b: "x" } }, { spec: { a: 2, b: "x", c: true } }), ["change spec.a"]);
+    assert.deepEqual(diff(CR, undefined, { spec: { a: 1, b: "x" } }, { spec: { a: 2, b: "x", c: true } }), [
+      "change spec.a",
+    ]);
   });
 
   it("a declared value missing live is an add", () => {
@@ -31,7 +38,9 @@ describe("three-way rules", () => {
   });
 
   it("a path in the original, gone from the declaration and still live, is a removal", () => {
-    assert.deepEqual(diff(CR, { spec: { a: 1, b: 2 } }, { spec: { a: 1 } }, { spec: { a: 1, b: 2 } }), ["remove spec.b"]);
+    assert.deepEqual(diff(CR, { spec: { a: 1, b: 2 } }, { spec: { a: 1 } }, { spec: { a: 1, b: 2 } }), [
+      "remove spec.b",
+    ]);
   });
 
   it("a removal already gone live is nothing to do", () => {
@@ -40,18 +49,41 @@ describe("three-way rules", () => {
 
   it("removing a declared map removes only the keys we declared in it", () => {
     assert.deepEqual(
-      diff(CR, { metadata: { labels: { ours: "1" } } }, { metadata: { name: "w" } }, { metadata: { name: "w", labels: { ours: "1", theirs: "2" } } }),
+      diff(
+        CR,
+        { metadata: { labels: { ours: "1" } } },
+        { metadata: { name: "w" } },
+        { metadata: { name: "w", labels: { ours: "1", theirs: "2" } } },
+      ),
       ["remove metadata.labels.ours"],
     );
   });
 
   it("never compares apiVersion or kind (a list response or another served version may omit or differ)", () => {
-    assert.deepEqual(diff(CR, undefined, { apiVersion: "example.com/v1", kind: "Widget", spec: { a: 1 } }, { spec: { a: 1 } }), []);
+    assert.deepEqual(
+      diff(CR, undefined, { apiVersion: "example.com/v1", kind: "Widget", spec: { a: 1 } }, { spec: { a: 1 } }),
+      [],
+    );
   });
 
   it("keyed lists match by merge key and ignore order and undeclared items", () => {
-    const modified = { spec: { containers: [{ name: "a", image: "1" }, { name: "b", image: "2" }] } };
-    const current = { spec: { containers: [{ name: "injected", image: "x" }, { name: "b", image: "2" }, { name: "a", image: "1" }] } };
+    const modified = {
+      spec: {
+        containers: [
+          { name: "a", image: "1" },
+          { name: "b", image: "2" },
+        ],
+      },
+    };
+    const current = {
+      spec: {
+        containers: [
+          { name: "injected", image: "x" },
+          { name: "b", image: "2" },
+          { name: "a", image: "1" },
+        ],
+      },
+    };
     assert.deepEqual(diff(POD, modified, modified, current), []);
   });
 
@@ -71,29 +103,42 @@ describe("three-way rules", () => {
 
   it("a keyed list with an item lacking its merge key compares whole", () => {
     const modified = { spec: { containers: [{ image: "x" }] } };
-    assert.deepEqual(diff(POD, undefined, modified, { spec: { containers: [{ name: "a", image: "x" }] } }), ["change spec.containers"]);
+    assert.deepEqual(diff(POD, undefined, modified, { spec: { containers: [{ name: "a", image: "x" }] } }), [
+      "change spec.containers",
+    ]);
   });
 
   it("set-like lists (finalizers) ignore others' members and remove only ours", () => {
     const original = { metadata: { finalizers: ["ours/a", "ours/b"] } };
     const modified = { metadata: { finalizers: ["ours/a", "ours/c"] } };
     const current = { metadata: { finalizers: ["theirs/x", "ours/a", "ours/b"] } };
-    assert.deepEqual(diff(CR, original, modified, current), ['remove metadata.finalizers[="ours/b"]', 'add metadata.finalizers[="ours/c"]']);
+    assert.deepEqual(diff(CR, original, modified, current), [
+      'remove metadata.finalizers[="ours/b"]',
+      'add metadata.finalizers[="ours/c"]',
+    ]);
   });
 
   it("atomic lists compare whole, in order", () => {
     assert.deepEqual(diff(CR, undefined, { spec: { l: [1, 2] } }, { spec: { l: [1, 2] } }), []);
     assert.deepEqual(diff(CR, undefined, { spec: { l: [1, 2] } }, { spec: { l: [2, 1] } }), ["change spec.l"]);
-    assert.deepEqual(diff(CR, undefined, { spec: { l: [{ a: 1 }] } }, { spec: { l: [{ a: 1, b: 2 }] } }), ["change spec.l"]);
+    assert.deepEqual(diff(CR, undefined, { spec: { l: [{ a: 1 }] } }, { spec: { l: [{ a: 1, b: 2 }] } }), [
+      "change spec.l",
+    ]);
   });
 
   it("an empty declared list or map declares nothing", () => {
-    assert.deepEqual(diff(CR, undefined, { spec: { l: [], m: {}, s: "" } }, { spec: { l: [1], m: { a: 1 }, s: "x" } }), []);
+    assert.deepEqual(
+      diff(CR, undefined, { spec: { l: [], m: {}, s: "" } }, { spec: { l: [1], m: { a: 1 }, s: "x" } }),
+      [],
+    );
   });
 
   it("a map declared empty is satisfied whether or not the server kept it", () => {
     assert.deepEqual(diff(POD, undefined, { spec: { securityContext: {} } }, { spec: {} }), []);
-    assert.deepEqual(diff(POD, undefined, { spec: { securityContext: {} } }, { spec: { securityContext: { runAsUser: 1 } } }), []);
+    assert.deepEqual(
+      diff(POD, undefined, { spec: { securityContext: {} } }, { spec: { securityContext: { runAsUser: 1 } } }),
+      [],
+    );
   });
 
   it("a type change is a change", () => {

@@ -83,7 +83,13 @@ function record(walk: Walk, op: ChangeOp, before: unknown, after: JsonValue | un
   walk.changes.push(change);
 }
 
-function compareValue(o: JsonValue | undefined, m: JsonValue, c: unknown, schema: FieldSchema | undefined, walk: Walk): void {
+function compareValue(
+  o: JsonValue | undefined,
+  m: JsonValue,
+  c: unknown,
+  schema: FieldSchema | undefined,
+  walk: Walk,
+): void {
   if (isObject(m)) {
     if (isObject(c)) compareMap(isObject(o) ? o : undefined, m, c, schema, walk, false);
     else if (!isAbsent(c, schema)) record(walk, ChangeOp.Change, c, m);
@@ -140,7 +146,13 @@ function compareRemoved(o: JsonValue, c: unknown, schema: FieldSchema | undefine
   else record(walk, ChangeOp.Remove, c, undefined);
 }
 
-function compareList(o: JsonArray | undefined, m: JsonArray, c: unknown, schema: FieldSchema | undefined, walk: Walk): void {
+function compareList(
+  o: JsonArray | undefined,
+  m: JsonArray,
+  c: unknown,
+  schema: FieldSchema | undefined,
+  walk: Walk,
+): void {
   if (schema?.list && Array.isArray(c)) {
     if (schema.list === "map" && schema.keys) {
       if (compareKeyed(o, m, c, schema, walk)) return;
@@ -155,7 +167,13 @@ function compareList(o: JsonArray | undefined, m: JsonArray, c: unknown, schema:
 }
 
 /** Returns false when the declaration has items without a merge key: then the list compares whole. */
-function compareKeyed(o: JsonArray | undefined, m: JsonArray, c: readonly unknown[], schema: FieldSchema, walk: Walk): boolean {
+function compareKeyed(
+  o: JsonArray | undefined,
+  m: JsonArray,
+  c: readonly unknown[],
+  schema: FieldSchema,
+  walk: Walk,
+): boolean {
   for (const item of m) if (!hasPrimaryKey(item, schema)) return false;
   const live = finder(c, schema);
   const original = o ? finder(o, schema) : undefined;

@@ -17,11 +17,17 @@ const container = fc
   .record({
     name: fc.constantFrom("web", "api", "worker", "cache", "proxy"),
     image: fc.constantFrom("nginx:1.27", "busybox:1.36", "envoy:1.30", "redis:7"),
-    env: fc.uniqueArray(fc.record({ name: fc.constantFrom("A", "B", "C", "D"), value: text }), { selector: (e) => e.name, maxLength: 3 }),
-    ports: fc.uniqueArray(fc.record({ containerPort: fc.integer({ min: 1, max: 65535 }), name: fc.constantFrom("http", "metrics") }), {
-      selector: (p) => p.containerPort,
-      maxLength: 2,
+    env: fc.uniqueArray(fc.record({ name: fc.constantFrom("A", "B", "C", "D"), value: text }), {
+      selector: (e) => e.name,
+      maxLength: 3,
     }),
+    ports: fc.uniqueArray(
+      fc.record({ containerPort: fc.integer({ min: 1, max: 65535 }), name: fc.constantFrom("http", "metrics") }),
+      {
+        selector: (p) => p.containerPort,
+        maxLength: 2,
+      },
+    ),
     args: fc.array(text, { maxLength: 3 }),
     cpu: fc.option(fc.constantFrom<string | number>("100m", "0.5", 1, "2", "1500m"), { nil: undefined }),
     memory: fc.option(fc.constantFrom("64Mi", "1Gi", "1024Mi", "512M"), { nil: undefined }),
@@ -36,11 +42,16 @@ const container = fc
 /** A Deployment declaration (labels, optional replicas and strategy, 1–3 containers). */
 export const declaredDeployment: fc.Arbitrary<JsonObject> = fc
   .record({
-    labels: fc.dictionary(fc.constantFrom("app", "tier", "team", "canary"), fc.string({ maxLength: 5 }), { maxKeys: 3 }),
-    replicas: fc.option(fc.integer({ min: 1, max: 20 }), { nil: undefined }),
-    strategy: fc.option(fc.constantFrom<JsonObject>({ type: "Recreate" }, { type: "RollingUpdate", rollingUpdate: { maxSurge: 1 } }), {
-      nil: undefined,
+    labels: fc.dictionary(fc.constantFrom("app", "tier", "team", "canary"), fc.string({ maxLength: 5 }), {
+      maxKeys: 3,
     }),
+    replicas: fc.option(fc.integer({ min: 1, max: 20 }), { nil: undefined }),
+    strategy: fc.option(
+      fc.constantFrom<JsonObject>({ type: "Recreate" }, { type: "RollingUpdate", rollingUpdate: { maxSurge: 1 } }),
+      {
+        nil: undefined,
+      },
+    ),
     containers: fc.uniqueArray(container, { selector: (c) => c["name"], minLength: 1, maxLength: 3 }),
   })
   .map(({ labels, replicas, strategy, containers }) => {
@@ -57,18 +68,37 @@ export const declaredDeployment: fc.Arbitrary<JsonObject> = fc
 export function serverDeployment(declared: JsonObject): JsonObject {
   const live = structuredClone(declared);
   const metadata = live["metadata"] as JsonObject;
-  Object.assign(metadata, { uid: "u-1", resourceVersion: "42", generation: 3, creationTimestamp: "2025-01-14T09:12:44Z" });
+  Object.assign(metadata, {
+    uid: "u-1",
+    resourceVersion: "42",
+    generation: 3,
+    creationTimestamp: "2025-01-14T09:12:44Z",
+  });
   if (isObject(metadata["labels"]) && Object.keys(metadata["labels"]).length === 0) delete metadata["labels"];
   const spec = live["spec"] as JsonObject;
   spec["replicas"] ??= 1;
   spec["revisionHistoryLimit"] = 10;
   spec["progressDeadlineSeconds"] = 600;
   const strategy = (spec["strategy"] ??= { type: "RollingUpdate" }) as JsonObject;
-  if (strategy["type"] === "RollingUpdate") strategy["rollingUpdate"] = { maxSurge: "25%", maxUnavailable: "25%", ...(strategy["rollingUpdate"] as JsonObject) };
+  if (strategy["type"] === "RollingUpdate")
+    strategy["rollingUpdate"] = {
+      maxSurge: "25%",
+      maxUnavailable: "25%",
+      ...(strategy["rollingUpdate"] as JsonObject),
+    };
   const pod = (spec["template"] as JsonObject)["spec"] as JsonObject;
-  Object.assign(pod, { restartPolicy: "Always", dnsPolicy: "ClusterFirst", schedulerName: "default-scheduler", securityContext: {} });
+  Object.assign(pod, {
+    restartPolicy: "Always",
+    dnsPolicy: "ClusterFirst",
+    schedulerName: "default-scheduler",
+    securityContext: {},
+  });
   for (const c of pod["containers"] as JsonObject[]) {
-    Object.assign(c, { terminationMessagePath: "/dev/termination-log", terminationMessagePolicy: "File", imagePullPolicy: "IfNotPresent" });
+    Object.assign(c, {
+      terminationMessagePath: "/dev/termination-log",
+      terminationMessagePolicy: "File",
+      imagePullPolicy: "IfNotPresent",
+    });
     for (const p of c["ports"] as JsonObject[]) p["protocol"] = "TCP";
     for (const field of ["args", "env", "ports"]) if ((c[field] as JsonArray).length === 0) delete c[field];
     const limits = (c["resources"] as JsonObject)["limits"] as JsonObject;
@@ -105,15 +135,23 @@ export function applyOthers(live: JsonObject, declared: JsonObject, others: Othe
   const pod = (spec["template"] as JsonObject)["spec"] as JsonObject;
   const containers = pod["containers"] as JsonObject[];
   for (const c of containers) {
-    if (others.injectedEnv) c["env"] = [...((c["env"] as JsonArray | undefined) ?? []), { name: "INJECTED", value: "1" }];
+    if (others.injectedEnv)
+      c["env"] = [...((c["env"] as JsonArray | undefined) ?? []), { name: "INJECTED", value: "1" }];
     if (others.extraContainerField) c["stdin"] = true;
   }
   if (others.injectedVolume) {
-    pod["volumes"] = [{ name: "kube-api-access-x", projected: { sources: [{ serviceAccountToken: { path: "token" } }] } }];
-    for (const c of containers) c["volumeMounts"] = [{ name: "kube-api-access-x", mountPath: "/var/run/secrets/kubernetes.io/serviceaccount" }];
+    pod["volumes"] = [
+      { name: "kube-api-access-x", projected: { sources: [{ serviceAccountToken: { path: "token" } }] } },
+    ];
+    for (const c of containers)
+      c["volumeMounts"] = [{ name: "kube-api-access-x", mountPath: "/var/run/secrets/kubernetes.io/serviceaccount" }];
   }
   if (others.reverseContainers) containers.reverse();
-  const sidecar = { name: "istio-proxy", image: "istio/proxyv2:1.22", ports: [{ containerPort: 15090, protocol: "TCP" }] };
+  const sidecar = {
+    name: "istio-proxy",
+    image: "istio/proxyv2:1.22",
+    ports: [{ containerPort: 15090, protocol: "TCP" }],
+  };
   if (others.sidecar === "first") containers.unshift(sidecar);
   if (others.sidecar === "last") containers.push(sidecar);
   return live;
@@ -138,7 +176,10 @@ export const declaredCustomResource: fc.Arbitrary<JsonObject> = fc
 /** Keys other actors (or schema defaults) add to maps of a custom resource: never one we declare. */
 export const othersOnCustomResource = fc.array(fc.tuple(fc.nat(), crLeaf), { maxLength: 4 });
 
-export function applyOthersToCustomResource(live: JsonObject, additions: readonly (readonly [number, JsonValue])[]): JsonObject {
+export function applyOthersToCustomResource(
+  live: JsonObject,
+  additions: readonly (readonly [number, JsonValue])[],
+): JsonObject {
   const maps: JsonObject[] = [];
   const collect = (value: JsonValue | undefined): void => {
     if (!isObject(value)) return;
@@ -171,7 +212,8 @@ export function declaredLeaves(declared: JsonObject): DeclaredPath[] {
       }
     } else if (Array.isArray(value) && schema?.list === "map" && schema.keys?.[0]) {
       const field = schema.keys[0];
-      for (const item of value) if (isObject(item)) walk(item, schema.items, [...path, { field, value: item[field] ?? null }]);
+      for (const item of value)
+        if (isObject(item)) walk(item, schema.items, [...path, { field, value: item[field] ?? null }]);
     } else out.push(path);
   };
   walk(declared, kind.schema, []);
@@ -183,7 +225,10 @@ export function editLive(live: JsonObject, path: DeclaredPath, mode: "change" | 
   let node: JsonValue = live;
   for (const segment of path.slice(0, -1)) {
     if (typeof segment === "string") node = isObject(node) ? (node[segment] ?? null) : null;
-    else node = Array.isArray(node) ? (node.find((item) => isObject(item) && item[segment.field] === segment.value) ?? null) : null;
+    else
+      node = Array.isArray(node)
+        ? (node.find((item) => isObject(item) && item[segment.field] === segment.value) ?? null)
+        : null;
   }
   const last = path[path.length - 1];
   if (!isObject(node) || typeof last !== "string" || !(last in node)) return false;

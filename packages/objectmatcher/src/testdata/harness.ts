@@ -19,7 +19,10 @@ export function withRecord(live: JsonObject, applied: JsonObject | undefined): J
   annotator.setLastAppliedAnnotation(sent);
   const record = obj(obj(sent, "metadata"), "annotations")[annotator.annotationKey] ?? null;
   const metadata = obj(live, "metadata");
-  metadata["annotations"] = { ...(isObject(metadata["annotations"]) ? metadata["annotations"] : {}), [annotator.annotationKey]: record };
+  metadata["annotations"] = {
+    ...(isObject(metadata["annotations"]) ? metadata["annotations"] : {}),
+    [annotator.annotationKey]: record,
+  };
   return live;
 }
 

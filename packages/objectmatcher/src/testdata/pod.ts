@@ -50,7 +50,11 @@ export function livePod(): JsonObject {
           terminationMessagePolicy: "File",
           volumeMounts: [
             { name: "scratch", mountPath: "/scratch" },
-            { name: "kube-api-access-7xk2p", readOnly: true, mountPath: "/var/run/secrets/kubernetes.io/serviceaccount" },
+            {
+              name: "kube-api-access-7xk2p",
+              readOnly: true,
+              mountPath: "/var/run/secrets/kubernetes.io/serviceaccount",
+            },
           ],
         },
       ],
