@@ -51,7 +51,12 @@ export async function readManifests(dir: string, options: ReadManifestsOptions =
     errors.push(...outcome.errors);
     localConfigSkipped += outcome.localConfigSkipped;
   }
-  return { manifests, errors, fileCount: listing.files.length, localConfigSkipped };
+  // Listing problems (symlinks) and file problems interleaved by path, as a user reads the tree.
+  const byPath = errors
+    .map((error, order) => ({ error, order, path: error.sourcePaths[0] ?? "" }))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.order - b.order))
+    .map(({ error }) => error);
+  return { manifests, errors: byPath, fileCount: listing.files.length, localConfigSkipped };
 }
 
 function notRead(sourcePath: string): FileOutcome {
