@@ -35,8 +35,8 @@ export function scalarEqual(
  * nothing. Go's `omitempty` drops `false` and `0` from non-pointer fields, so for built-in kinds a
  * declared zero is satisfied by its absence.
  */
-export function satisfiedByAbsence(declared: JsonValue, builtIn: boolean): boolean {
-  if (typeof declared === "object" && declared !== null) return isAbsent(declared, undefined);
+export function satisfiedByAbsence(declared: JsonValue, schema: FieldSchema | undefined, builtIn: boolean): boolean {
+  if (typeof declared === "object" && declared !== null) return isAbsent(declared, schema);
   return builtIn && (declared === false || declared === 0);
 }
 
@@ -72,7 +72,7 @@ export function atomicEqual(
       const sub = filled?.[key];
       const child = childSchema(schema, key);
       if (isAbsent(l, child)) {
-        if (!satisfiedByAbsence(d, builtIn)) return false;
+        if (!satisfiedByAbsence(d, child, builtIn)) return false;
       } else if (!atomicEqual(d, l, child, builtIn, sub === true ? undefined : sub)) return false;
     }
     for (const key of Object.keys(live)) {

@@ -28,6 +28,19 @@ export const ObjectMeta: FieldSchema = {
 };
 
 export const LabelSelector: FieldSchema = { fields: { matchLabels: StringMap } };
+/** A selector where `{}` (everything) differs from none at all (nothing, or "this namespace"). */
+export const SelectorWhereEmptyMatchesAll: FieldSchema = { ...LabelSelector, presence: true };
+
+const PodAffinityTerm: FieldSchema = {
+  fields: { labelSelector: SelectorWhereEmptyMatchesAll, namespaceSelector: SelectorWhereEmptyMatchesAll },
+};
+const podAffinity: FieldSchema = {
+  fields: {
+    requiredDuringSchedulingIgnoredDuringExecution: { items: PodAffinityTerm },
+    preferredDuringSchedulingIgnoredDuringExecution: { items: { fields: { podAffinityTerm: PodAffinityTerm } } },
+  },
+};
+const Affinity: FieldSchema = { fields: { podAffinity, podAntiAffinity: podAffinity } };
 
 const ResourceRequirements: FieldSchema = { fields: { limits: QuantityMap, requests: QuantityMap } };
 
@@ -42,7 +55,18 @@ const Container: FieldSchema = {
 };
 
 /** A downward-API file: the API server defaults `fieldRef.apiVersion` to v1 inside an atomic list. */
-const DownwardApiFiles: FieldSchema = { items: { serverFilled: [["fieldRef", "apiVersion"]] } };
+/**
+ * A downward-API file: the API server defaults `fieldRef.apiVersion` to v1 and `resourceFieldRef.divisor`
+ * to 0 inside an atomic list.
+ */
+const DownwardApiFiles: FieldSchema = {
+  items: {
+    serverFilled: [
+      ["fieldRef", "apiVersion"],
+      ["resourceFieldRef", "divisor"],
+    ],
+  },
+};
 
 const PersistentVolumeClaimSpec: FieldSchema = { fields: { resources: ResourceRequirements } };
 
@@ -50,7 +74,7 @@ const Volume: FieldSchema = {
   // VolumeSource is a one-of: switching source must clear the old one.
   retainKeys: true,
   fields: {
-    emptyDir: { fields: { sizeLimit: Quantity } },
+    emptyDir: { presence: true, fields: { sizeLimit: Quantity } },
     downwardAPI: { fields: { items: DownwardApiFiles } },
     projected: {
       fields: {
@@ -76,7 +100,12 @@ const podSpecFields = {
   volumes: byName(Volume),
   imagePullSecrets: byName(),
   hostAliases: { list: "map", keys: ["ip"] },
-  topologySpreadConstraints: { list: "map", keys: ["topologyKey", "whenUnsatisfiable"] },
+  topologySpreadConstraints: {
+    list: "map",
+    keys: ["topologyKey", "whenUnsatisfiable"],
+    items: { fields: { labelSelector: SelectorWhereEmptyMatchesAll } },
+  },
+  affinity: Affinity,
   resourceClaims: byName({ retainKeys: true }),
   schedulingGates: byName(),
   nodeSelector: StringMap,
@@ -107,7 +136,30 @@ export const PersistentVolumeClaimTemplates: FieldSchema = {
   },
 };
 
-export const JobSpec: FieldSchema = { fields: { selector: LabelSelector, template: PodTemplateSpec } };
+export const JobSpec: FieldSchema = {
+  fields: {
+    selector: LabelSelector,
+    template: PodTemplateSpec,
+    // A pod-failure rule's condition status defaults to "True" inside the atomic `rules` list.
+    podFailurePolicy: {
+      fields: { rules: { items: { fields: { onPodConditions: { items: { serverFilled: [["status"]] } } } } } },
+    },
+  },
+};
+
+/** RBAC subjects: a User or Group subject gets `apiGroup: rbac.authorization.k8s.io` inside the atomic list. */
+export const Subjects: FieldSchema = { items: { serverFilled: [["apiGroup"]] } };
+
+/** Admission policy resource rules: `scope` defaults to "*" inside atomic lists. */
+const ResourceRules: FieldSchema = { items: { serverFilled: [["scope"]] } };
+export const MatchResources: FieldSchema = {
+  fields: {
+    namespaceSelector: LabelSelector,
+    objectSelector: LabelSelector,
+    resourceRules: ResourceRules,
+    excludeResourceRules: ResourceRules,
+  },
+};
 
 const MetricTarget: FieldSchema = { fields: { value: Quantity, averageValue: Quantity } };
 const withTarget: FieldSchema = { fields: { target: MetricTarget } };
@@ -123,7 +175,9 @@ export const MetricSpecs: FieldSchema = {
   },
 };
 
-const NetworkPolicyPeer: FieldSchema = { fields: { podSelector: LabelSelector, namespaceSelector: LabelSelector } };
+const NetworkPolicyPeer: FieldSchema = {
+  fields: { podSelector: SelectorWhereEmptyMatchesAll, namespaceSelector: SelectorWhereEmptyMatchesAll },
+};
 export const NetworkPolicyRules = (peers: "from" | "to"): FieldSchema => ({
   items: { fields: { ports: { items: PortItem }, [peers]: { items: NetworkPolicyPeer } } },
 });
@@ -140,6 +194,8 @@ export const Webhooks: FieldSchema = byName({
 
 export const LimitRangeItems: FieldSchema = {
   items: {
+    // For type Container, the API server copies max into default and default into defaultRequest.
+    serverFilled: [["default"], ["defaultRequest"]],
     fields: {
       max: QuantityMap,
       min: QuantityMap,

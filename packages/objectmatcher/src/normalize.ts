@@ -138,6 +138,7 @@ export function isAbsent(value: unknown, schema: FieldSchema | undefined): boole
   if (value === undefined || value === null) return true;
   if (value === "") return !schema?.keepEmpty;
   if (typeof value !== "object") return false;
+  if (schema?.presence) return false;
   if (Array.isArray(value)) {
     for (const item of value) if (item !== null && item !== undefined) return false;
     return true;

@@ -29,6 +29,8 @@ export interface FieldSchema {
   readonly defaults?: Readonly<Record<string, JsonScalar>>;
   /** An empty string here is a real value (label values, ConfigMap data), not an omitted field. */
   readonly keepEmpty?: boolean;
+  /** An empty map here is a value, not an omission (`namespaceSelector: {}` selects every namespace). */
+  readonly presence?: boolean;
   /** A resource quantity: compared by value. */
   readonly quantity?: boolean;
   /** Base64 bytes (`[]byte` in Go): compared after canonical re-encoding. */

@@ -101,7 +101,7 @@ function compareValue(
     return;
   }
   if (isAbsent(c, schema)) {
-    if (!satisfiedByAbsence(m, walk.builtIn)) record(walk, ChangeOp.Add, undefined, m);
+    if (!satisfiedByAbsence(m, schema, walk.builtIn)) record(walk, ChangeOp.Add, undefined, m);
   } else if (!scalarEqual(m, c, schema, walk.builtIn)) {
     record(walk, ChangeOp.Change, c, m);
   }
