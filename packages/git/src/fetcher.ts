@@ -146,12 +146,14 @@ export class GitFetcher {
     const checkedOut = await worktrees.exists(commit);
     // A checkout that exists was validated when it was made; its objects may since have been pruned.
     if (!checkedOut) await checkDirInCommit(session, repo.gitDir, commit, plan.dir);
-    const dir = await worktrees.materialize(commit);
+    const { dir, base } = await worktrees.materialize(commit);
     await worktrees.touch(commit);
     const sourceDir = await resolveSourceDir(session, dir, plan.dir);
     const removed = await worktrees.collectGarbage(this.#keep, commit);
     const fields = { repo: plan.displayRepo, target: plan.description, commit, ms: Math.round(performance.now() - started) };
-    if (fetched || !checkedOut) this.#logger.info("fetched source", { ...fields, fetched, removedCheckouts: removed.length });
+    if (fetched || !checkedOut) {
+      this.#logger.info("fetched source", { ...fields, fetched, checkedOutFrom: base ?? "scratch", removedCheckouts: removed.length });
+    }
     else this.#logger.debug("source unchanged", fields);
     return { commit, dir, sourceDir, fetched };
   }

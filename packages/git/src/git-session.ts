@@ -27,6 +27,8 @@ export interface RunOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** For the message: "list refs of", "fetch", "check out" ... */
   readonly action: string;
+  /** Written to git's stdin. */
+  readonly input?: string | undefined;
 }
 
 export class GitSession {
@@ -63,6 +65,7 @@ export class GitSession {
       env,
       timeoutMs: this.#options.timeoutMs,
       signal: this.#options.signal,
+      input: options.input,
     });
   }
 
