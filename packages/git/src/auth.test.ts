@@ -25,7 +25,14 @@ after(async () => {
 });
 
 function open(repo: string, credentials: GitCredentials, noSSLVerify = false): Promise<AuthSession> {
-  return openAuthSession({ credentials, repo: parseRepoUrl(repo), displayRepo: repo, noSSLVerify, tempRoot: root.path, logger: quiet });
+  return openAuthSession({
+    credentials,
+    repo: parseRepoUrl(repo),
+    displayRepo: repo,
+    noSSLVerify,
+    tempRoot: root.path,
+    logger: quiet,
+  });
 }
 
 /** Asks real git for credentials the way it does before an authenticated request. */
@@ -38,13 +45,20 @@ async function gitCredentialFill(session: AuthSession, url: string): Promise<str
 
 void describe("openAuthSession", () => {
   void it("gives git the token through a credential helper for the repository's origin only", async () => {
-    const session = await open("https://git.example.com/org/repo.git", { auth: "token", username: "bot", token: "s3cret" });
+    const session = await open("https://git.example.com/org/repo.git", {
+      auth: "token",
+      username: "bot",
+      token: "s3cret",
+    });
     try {
       const answer = await gitCredentialFill(session, "https://git.example.com/org/repo.git");
       assert.match(answer, /^username=bot$/m);
       assert.match(answer, /^password=s3cret$/m);
       // Another origin (a redirect, say) gets nothing, so git fails instead of sending the token.
-      await assert.rejects(gitCredentialFill(session, "https://elsewhere.example.com/x.git"), /terminal prompts disabled/);
+      await assert.rejects(
+        gitCredentialFill(session, "https://elsewhere.example.com/x.git"),
+        /terminal prompts disabled/,
+      );
     } finally {
       await session.dispose();
     }
@@ -53,14 +67,21 @@ void describe("openAuthSession", () => {
   void it("keeps the token out of the helper program and the config: only in one environment variable", async () => {
     const session = await open("https://h/r", { auth: "token", username: "bot", token: "s3cret" });
     const holders = Object.entries(session.env).filter(([, value]) => value.includes("s3cret"));
-    assert.deepEqual(holders.map(([key]) => key), ["DRIFTLESS_GIT_PASSWORD"]);
+    assert.deepEqual(
+      holders.map(([key]) => key),
+      ["DRIFTLESS_GIT_PASSWORD"],
+    );
     assert.ok(!credentialHelperProgram.includes("s3cret"));
     assert.deepEqual(session.secrets, ["s3cret", "bot"]);
     await session.dispose();
   });
 
   void it("writes the ssh key and known_hosts to a private directory and deletes them on dispose", async () => {
-    const session = await open("ssh://git@h/r", { auth: "ssh", privateKey: "KEY\r\nBODY", knownHosts: "h ssh-ed25519 AAAA\n" });
+    const session = await open("ssh://git@h/r", {
+      auth: "ssh",
+      privateKey: "KEY\r\nBODY",
+      knownHosts: "h ssh-ed25519 AAAA\n",
+    });
     const match = /-i (\S+)/.exec(session.env.GIT_SSH_COMMAND ?? "");
     const keyPath = match?.[1] ?? assert.fail("no key path");
     assert.equal(await readFile(keyPath, "utf8"), "KEY\nBODY\n");
@@ -79,19 +100,29 @@ void describe("openAuthSession", () => {
   });
 
   void it("refuses a token with a line break inside, which would inject credential-protocol lines", async () => {
-    await assert.rejects(open("https://h/r", { auth: "token", username: "bot", token: "a\nprotocol=http" }), (error: unknown) => {
-      assert.ok(error instanceof GitFetchError);
-      assert.equal(error.reason, GitFailureReason.AuthRejected);
-      assert.ok(!error.message.includes("protocol=http"));
-      return true;
-    });
+    await assert.rejects(
+      open("https://h/r", { auth: "token", username: "bot", token: "a\nprotocol=http" }),
+      (error: unknown) => {
+        assert.ok(error instanceof GitFetchError);
+        assert.equal(error.reason, GitFailureReason.AuthRejected);
+        assert.ok(!error.message.includes("protocol=http"));
+        return true;
+      },
+    );
   });
 });
 
 void describe("baseGitEnv", () => {
   void it("drops the host's git, ssh-agent and locale settings and forbids prompts", () => {
     const env = baseGitEnv(
-      { PATH: "/bin", GIT_DIR: "/elsewhere", GIT_ASKPASS: "/x", SSH_AUTH_SOCK: "/agent", LANG: "de_DE.UTF-8", HTTPS_PROXY: "http://proxy:3128" },
+      {
+        PATH: "/bin",
+        GIT_DIR: "/elsewhere",
+        GIT_ASKPASS: "/x",
+        SSH_AUTH_SOCK: "/agent",
+        LANG: "de_DE.UTF-8",
+        HTTPS_PROXY: "http://proxy:3128",
+      },
       ["https", "ssh"],
     );
     assert.equal(env.GIT_DIR, undefined);

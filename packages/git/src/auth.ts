@@ -68,9 +68,12 @@ export async function openAuthSession(options: OpenAuthOptions): Promise<AuthSes
       const knownHostsPath =
         credentials.knownHosts === undefined ? undefined : await privateFile("known_hosts", credentials.knownHosts);
       if (knownHostsPath === undefined) {
-        options.logger.warn("spec.git.auth is ssh and the Secret has no known_hosts key: the server's host key is not verified", {
-          repo: options.displayRepo,
-        });
+        options.logger.warn(
+          "spec.git.auth is ssh and the Secret has no known_hosts key: the server's host key is not verified",
+          {
+            repo: options.displayRepo,
+          },
+        );
       }
       env.GIT_SSH_COMMAND = sshCommand({ keyPath, knownHostsPath });
       env.GIT_SSH_VARIANT = "ssh";

@@ -6,23 +6,50 @@ import { defaultErrorClass, GitFailureReason } from "./errors.ts";
 /** Real stderr from git 2.39, OpenSSH 9 and hosting services, as git prints it with LC_ALL=C. */
 const samples: [string, GitFailureReason][] = [
   ["fatal: Authentication failed for 'https://github.com/org/private.git/'", GitFailureReason.AuthRejected],
-  ["remote: HTTP Basic: Access denied\nfatal: Authentication failed for 'https://gitlab.com/x.git/'", GitFailureReason.AuthRejected],
+  [
+    "remote: HTTP Basic: Access denied\nfatal: Authentication failed for 'https://gitlab.com/x.git/'",
+    GitFailureReason.AuthRejected,
+  ],
   ["fatal: unable to access 'https://host/r/': The requested URL returned error: 403", GitFailureReason.AuthRejected],
   ["fatal: could not read Username for 'https://host': terminal prompts disabled", GitFailureReason.AuthRejected],
-  ["git@host: Permission denied (publickey).\nfatal: Could not read from remote repository.", GitFailureReason.AuthRejected],
+  [
+    "git@host: Permission denied (publickey).\nfatal: Could not read from remote repository.",
+    GitFailureReason.AuthRejected,
+  ],
   ['Load key "/tmp/k/id": invalid format\ngit@host: Permission denied (publickey).', GitFailureReason.AuthRejected],
   ["Host key verification failed.\nfatal: Could not read from remote repository.", GitFailureReason.HostKeyRejected],
-  ["No ED25519 host key is known for [127.0.0.1]:2222 and you have requested strict checking.\nHost key verification failed.", GitFailureReason.HostKeyRejected],
-  ["fatal: unable to access 'https://h/r/': SSL certificate problem: self-signed certificate", GitFailureReason.TlsRejected],
-  ["fatal: unable to access 'https://h/r/': server certificate verification failed. CAfile: none CRLfile: none", GitFailureReason.TlsRejected],
-  ["remote: Repository not found.\nfatal: repository 'https://github.com/org/nope.git/' not found", GitFailureReason.RepoNotFound],
+  [
+    "No ED25519 host key is known for [127.0.0.1]:2222 and you have requested strict checking.\nHost key verification failed.",
+    GitFailureReason.HostKeyRejected,
+  ],
+  [
+    "fatal: unable to access 'https://h/r/': SSL certificate problem: self-signed certificate",
+    GitFailureReason.TlsRejected,
+  ],
+  [
+    "fatal: unable to access 'https://h/r/': server certificate verification failed. CAfile: none CRLfile: none",
+    GitFailureReason.TlsRejected,
+  ],
+  [
+    "remote: Repository not found.\nfatal: repository 'https://github.com/org/nope.git/' not found",
+    GitFailureReason.RepoNotFound,
+  ],
   ["fatal: '/srv/nope.git' does not appear to be a git repository", GitFailureReason.RepoNotFound],
   ["fatal: couldn't find remote ref refs/heads/gone", GitFailureReason.RefNotFound],
-  ["fatal: remote error: upload-pack: not our ref 0123456789abcdef0123456789abcdef01234567", GitFailureReason.RevisionNotFound],
+  [
+    "fatal: remote error: upload-pack: not our ref 0123456789abcdef0123456789abcdef01234567",
+    GitFailureReason.RevisionNotFound,
+  ],
   ["error: Server does not allow request for unadvertised object 0123456789abcdef", GitFailureReason.RevisionNotFound],
-  ["fatal: unable to access 'https://nohost.invalid/r/': Could not resolve host: nohost.invalid", GitFailureReason.Unavailable],
+  [
+    "fatal: unable to access 'https://nohost.invalid/r/': Could not resolve host: nohost.invalid",
+    GitFailureReason.Unavailable,
+  ],
   ["ssh: connect to host 10.0.0.1 port 22: Connection timed out", GitFailureReason.Unavailable],
-  ["fatal: unable to access 'http://127.0.0.1:1/r/': Failed to connect to 127.0.0.1 port 1: Connection refused", GitFailureReason.Unavailable],
+  [
+    "fatal: unable to access 'http://127.0.0.1:1/r/': Failed to connect to 127.0.0.1 port 1: Connection refused",
+    GitFailureReason.Unavailable,
+  ],
   ["fatal: unable to access 'https://h/r/': The requested URL returned error: 502", GitFailureReason.Unavailable],
   ["error: RPC failed; curl 56 GnuTLS recv error (-9)\nfatal: early EOF", GitFailureReason.Unavailable],
   ["fatal: transport 'file' not allowed", GitFailureReason.InvalidSpec],
@@ -47,7 +74,8 @@ void describe("classifyGitStderr", () => {
 
 void describe("summarizeStderr", () => {
   void it("keeps the lines that matter and drops hints and noise", () => {
-    const stderr = "hint: Using 'master' as the name\nCloning into bare repository...\nremote: Repository not found.\nfatal: repository 'x' not found\n";
+    const stderr =
+      "hint: Using 'master' as the name\nCloning into bare repository...\nremote: Repository not found.\nfatal: repository 'x' not found\n";
     assert.equal(summarizeStderr(stderr), "remote: Repository not found.; fatal: repository 'x' not found");
   });
 

@@ -12,7 +12,10 @@ interface Rule {
 }
 
 const rules: readonly Rule[] = [
-  { reason: GitFailureReason.HostKeyRejected, pattern: /Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED|No \S+ host key is known for/i },
+  {
+    reason: GitFailureReason.HostKeyRejected,
+    pattern: /Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED|No \S+ host key is known for/i,
+  },
   {
     reason: GitFailureReason.AuthRejected,
     pattern:
@@ -20,9 +23,14 @@ const rules: readonly Rule[] = [
   },
   {
     reason: GitFailureReason.TlsRejected,
-    pattern: /SSL certificate problem|server certificate verification failed|unable to get local issuer certificate|self[- ]signed certificate|certificate verify failed|error setting certificate/i,
+    pattern:
+      /SSL certificate problem|server certificate verification failed|unable to get local issuer certificate|self[- ]signed certificate|certificate verify failed|error setting certificate/i,
   },
-  { reason: GitFailureReason.InvalidSpec, pattern: /transport '[^']*' not allowed|Unable to find remote helper|unsupported URL protocol|Protocol "?[^"]*"? not supported/i },
+  {
+    reason: GitFailureReason.InvalidSpec,
+    pattern:
+      /transport '[^']*' not allowed|Unable to find remote helper|unsupported URL protocol|Protocol "?[^"]*"? not supported/i,
+  },
   { reason: GitFailureReason.RefNotFound, pattern: /couldn't find remote ref|Remote branch .* not found/i },
   {
     reason: GitFailureReason.RevisionNotFound,
@@ -30,7 +38,8 @@ const rules: readonly Rule[] = [
   },
   {
     reason: GitFailureReason.RepoNotFound,
-    pattern: /Repository not found|repository '[^']*' not found|does not appear to be a git repository|returned error: 404\b|not found: did you run git update-server-info|No such file or directory|project you were looking for could not be found/i,
+    pattern:
+      /Repository not found|repository '[^']*' not found|does not appear to be a git repository|returned error: 404\b|not found: did you run git update-server-info|No such file or directory|project you were looking for could not be found/i,
   },
   {
     reason: GitFailureReason.Unavailable,
@@ -44,7 +53,8 @@ export function classifyGitStderr(stderr: string): GitFailureReason {
   return GitFailureReason.Unknown;
 }
 
-const interesting = /^(fatal|error|remote|ssh|warning: (?!redirecting))|denied|failed|not found|refused|timed out|certificate/i;
+const interesting =
+  /^(fatal|error|remote|ssh|warning: (?!redirecting))|denied|failed|not found|refused|timed out|certificate/i;
 
 /**
  * The lines of stderr a user needs, at most `maxLength` characters: git prints progress and

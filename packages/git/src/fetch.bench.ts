@@ -31,7 +31,10 @@ try {
   for (let i = 0; i < fileCount; i++) {
     const dir = join(source.work, "config", `team-${String(i % 100)}`);
     if (i < 100) await mkdir(dir, { recursive: true });
-    await writeFile(join(dir, `cm-${String(i)}.yaml`), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-${String(i)}\ndata:\n  n: "${String(i)}"\n`);
+    await writeFile(
+      join(dir, `cm-${String(i)}.yaml`),
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-${String(i)}\ndata:\n  n: "${String(i)}"\n`,
+    );
   }
   await git(source.work, "add", "--all");
   await git(source.work, "commit", "--quiet", "-m", "many files");

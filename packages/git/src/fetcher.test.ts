@@ -109,7 +109,9 @@ void describe("GitFetcher over file://", () => {
 
   void it("refuses a spec.git.dir that climbs out of the repository, as an invalid spec (KNV1061)", async () => {
     const { source, fetcher } = await setup();
-    const error = await rejection(fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, dir: "config/../../etc" } }));
+    const error = await rejection(
+      fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, dir: "config/../../etc" } }),
+    );
     assert.equal(error.code, KnvCode.InvalidSync);
     assert.equal(error.errorClass, ErrorClass.Terminal);
   });
@@ -185,7 +187,10 @@ void describe("GitFetcher over file://", () => {
     const devSha = await source.commit({ "a.yaml": "dev\n" });
     await source.push("dev");
 
-    const result = await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, branch: "dev", revision: "HEAD" } });
+    const result = await fetcher.fetch({
+      syncKey: "s",
+      spec: { repo: source.fileUrl, branch: "dev", revision: "HEAD" },
+    });
 
     assert.equal(result.commit, devSha);
   });
@@ -245,7 +250,9 @@ void describe("GitFetcher over file://", () => {
     const sha = await source.commit({ "a.yaml": "a\n" });
     await source.push("master");
 
-    const error = await rejection(fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, revision: sha.slice(0, 8) } }));
+    const error = await rejection(
+      fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, revision: sha.slice(0, 8) } }),
+    );
 
     assert.equal(error.reason, GitFailureReason.RefNotFound);
     assert.match(error.message, /full 40-character SHA/);
@@ -303,7 +310,9 @@ void describe("GitFetcher over file://", () => {
 
   void it("reports a repository that does not exist as terminal", async () => {
     const { fetcher } = await setup();
-    const error = await rejection(fetcher.fetch({ syncKey: "s", spec: { repo: `file://${join(root.path, "nope.git")}` } }));
+    const error = await rejection(
+      fetcher.fetch({ syncKey: "s", spec: { repo: `file://${join(root.path, "nope.git")}` } }),
+    );
     assert.equal(error.reason, GitFailureReason.RepoNotFound);
     assert.equal(error.errorClass, ErrorClass.Terminal);
   });
@@ -329,7 +338,9 @@ void describe("GitFetcher over file://", () => {
     const { source, fetcher } = await setup();
     await source.commit({ "a.yaml": "a\n" });
     await source.push("master");
-    const error = await rejection(fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl }, signal: AbortSignal.abort() }));
+    const error = await rejection(
+      fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl }, signal: AbortSignal.abort() }),
+    );
     assert.equal(error.reason, GitFailureReason.Aborted);
     assert.equal(error.errorClass, ErrorClass.Retry);
   });

@@ -78,7 +78,13 @@ export class GitFetcher {
     this.#logger = options.logger ?? noopLogger;
     this.#keep = Math.max(1, Math.floor(options.keepWorktrees ?? 3));
     this.#timeoutMs = options.timeoutMs ?? 120_000;
-    this.#transports = [Transport.Https, Transport.Http, Transport.Ssh, Transport.Git, ...(options.allowFileTransport === true ? [Transport.File] : [])];
+    this.#transports = [
+      Transport.Https,
+      Transport.Http,
+      Transport.Ssh,
+      Transport.Git,
+      ...(options.allowFileTransport === true ? [Transport.File] : []),
+    ];
     this.#gitBinary = options.gitBinary ?? "git";
     this.#tempDir = options.tempDir ?? tmpdir();
     this.#env = options.env ?? process.env;
@@ -139,7 +145,12 @@ export class GitFetcher {
     return join(this.#cacheDir, syncKey);
   }
 
-  async #fetchLocked(plan: FetchPlan, session: GitSession, repo: CacheRepo, worktrees: Worktrees): Promise<FetchResult> {
+  async #fetchLocked(
+    plan: FetchPlan,
+    session: GitSession,
+    repo: CacheRepo,
+    worktrees: Worktrees,
+  ): Promise<FetchResult> {
     const started = performance.now();
     await repo.ensure();
     const { commit, fetched } = await this.#obtainCommit(plan, session, repo, worktrees);
@@ -150,11 +161,20 @@ export class GitFetcher {
     await worktrees.touch(commit);
     const sourceDir = await resolveSourceDir(session, dir, plan.dir);
     const removed = await worktrees.collectGarbage(this.#keep, commit);
-    const fields = { repo: plan.displayRepo, target: plan.description, commit, ms: Math.round(performance.now() - started) };
+    const fields = {
+      repo: plan.displayRepo,
+      target: plan.description,
+      commit,
+      ms: Math.round(performance.now() - started),
+    };
     if (fetched || !checkedOut) {
-      this.#logger.info("fetched source", { ...fields, fetched, checkedOutFrom: base ?? "scratch", removedCheckouts: removed.length });
-    }
-    else this.#logger.debug("source unchanged", fields);
+      this.#logger.info("fetched source", {
+        ...fields,
+        fetched,
+        checkedOutFrom: base ?? "scratch",
+        removedCheckouts: removed.length,
+      });
+    } else this.#logger.debug("source unchanged", fields);
     return { commit, dir, sourceDir, fetched };
   }
 
@@ -186,10 +206,13 @@ export class GitFetcher {
   }
 
   async #lsRemote(session: GitSession, plan: FetchPlan): Promise<{ commit: string; ref: string }> {
-    const output = await session.run(["ls-remote", "--end-of-options", plan.repo.url, ...lsRemotePatterns(plan.target)], {
-      cwd: this.#cacheDir,
-      action: "list refs of",
-    });
+    const output = await session.run(
+      ["ls-remote", "--end-of-options", plan.repo.url, ...lsRemotePatterns(plan.target)],
+      {
+        cwd: this.#cacheDir,
+        action: "list refs of",
+      },
+    );
     const found = pickRemoteCommit(parseLsRemote(output.stdout), plan.target);
     if (found !== undefined) return found;
     let message = `${plan.description} not found in ${plan.displayRepo}: check spec.git.branch and spec.git.revision (deleted, renamed or misspelled?)`;

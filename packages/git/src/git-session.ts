@@ -79,7 +79,11 @@ export class GitSession {
       return this.error(GitFailureReason.Unknown, `${base}: ${detail}`, error);
     }
     if (error.exit === GitExit.TimedOut) {
-      return this.error(GitFailureReason.Timeout, `${base}: git ${error.subcommand} did not finish within ${String(Math.round(timeoutMs / 1000))}s; ${adviceFor(GitFailureReason.Timeout)}`, error);
+      return this.error(
+        GitFailureReason.Timeout,
+        `${base}: git ${error.subcommand} did not finish within ${String(Math.round(timeoutMs / 1000))}s; ${adviceFor(GitFailureReason.Timeout)}`,
+        error,
+      );
     }
     if (error.exit === GitExit.Aborted) {
       return this.error(GitFailureReason.Aborted, `${base}: aborted`, error);
@@ -88,7 +92,11 @@ export class GitSession {
     const reason = classifyGitStderr(stderr);
     const advice = adviceFor(reason);
     const summary = summarizeStderr(stderr);
-    const message = [base, advice, summary === "" ? `git ${error.subcommand} exited with ${String(error.exitCode)}` : `git: ${summary}`]
+    const message = [
+      base,
+      advice,
+      summary === "" ? `git ${error.subcommand} exited with ${String(error.exitCode)}` : `git: ${summary}`,
+    ]
       .filter((part) => part !== "")
       .join(": ");
     // The cause carries raw stderr; replace it with the redacted copy so logging the cause chain

@@ -58,7 +58,12 @@ async function fixture(options: { auth?: boolean; protocolV2?: boolean } = {}): 
     info: (message, fields) => logs.push(`${message} ${JSON.stringify(fields)}`),
     warn: (message, fields) => logs.push(`${message} ${JSON.stringify(fields)}`),
   };
-  const fetcher = new GitFetcher({ cacheDir: join(base, "cache"), gitBinary: recorder.binary, tempDir: authTemp, logger });
+  const fetcher = new GitFetcher({
+    cacheDir: join(base, "cache"),
+    gitBinary: recorder.binary,
+    tempDir: authTemp,
+    logger,
+  });
   return { source, server, fetcher, recorder, base, authTemp, logs };
 }
 
@@ -76,12 +81,19 @@ async function rejection(promise: Promise<unknown>): Promise<GitFetchError> {
 async function assertSecretNowhere(fx: Setup, secret: string, error?: GitFetchError): Promise<void> {
   if (error !== undefined) {
     assert.ok(!error.message.includes(secret), "message leaks the secret");
-    assert.ok(!JSON.stringify(error, Object.getOwnPropertyNames(error)).includes(secret), "error fields leak the secret");
+    assert.ok(
+      !JSON.stringify(error, Object.getOwnPropertyNames(error)).includes(secret),
+      "error fields leak the secret",
+    );
     const cause = error.cause as { stderr?: string; message?: string } | undefined;
-    assert.ok(!(cause?.stderr ?? "").includes(secret) && !(cause?.message ?? "").includes(secret), "cause leaks the secret");
+    assert.ok(
+      !(cause?.stderr ?? "").includes(secret) && !(cause?.message ?? "").includes(secret),
+      "cause leaks the secret",
+    );
   }
   assert.ok(!fx.logs.join("\n").includes(secret), "logs leak the secret");
-  for (const args of await fx.recorder.calls()) assert.ok(!args.join(" ").includes(secret), `argv leaks the secret: ${args.join(" ")}`);
+  for (const args of await fx.recorder.calls())
+    assert.ok(!args.join(" ").includes(secret), `argv leaks the secret: ${args.join(" ")}`);
   assert.deepEqual(await filesContaining(join(fx.base, "cache"), secret), [], "a cache file holds the secret");
   assert.deepEqual(await readdir(fx.authTemp), [], "temporary auth files were left behind");
 }
@@ -111,7 +123,9 @@ void describe("GitFetcher over HTTP with token auth", () => {
     const wrong = "wrong-token-SECRET-42";
     const spec = { repo: fx.server.url("remote.git"), branch: "master" };
 
-    const error = await rejection(fx.fetcher.fetch({ syncKey: "s", spec, credentials: { auth: "token", username, token: wrong } }));
+    const error = await rejection(
+      fx.fetcher.fetch({ syncKey: "s", spec, credentials: { auth: "token", username, token: wrong } }),
+    );
 
     assert.equal(error.reason, GitFailureReason.AuthRejected);
     assert.equal(error.errorClass, ErrorClass.Terminal);
@@ -168,7 +182,11 @@ void describe("GitFetcher over HTTP with token auth", () => {
     fx.server.failNext(503, 100);
 
     const error = await rejection(
-      fx.fetcher.fetch({ syncKey: "s", spec: { repo: fx.server.url("remote.git") }, credentials: { auth: "token", username, token } }),
+      fx.fetcher.fetch({
+        syncKey: "s",
+        spec: { repo: fx.server.url("remote.git") },
+        credentials: { auth: "token", username, token },
+      }),
     );
 
     assert.equal(error.reason, GitFailureReason.Unavailable);
@@ -205,14 +223,20 @@ void describe("GitFetcher over HTTP with token auth", () => {
     const fetches = (await fx.recorder.calls()).filter((args) => args.includes("fetch"));
     assert.equal(fetches.length, 2, "shallow fetch by SHA refused, then the full fetch");
     assert.ok(fetches[0]?.includes("--depth=1"));
-    assert.ok(fetches[1]?.includes("--unshallow") === false && fetches[1].includes("+refs/heads/*:refs/driftless/heads/*"));
+    assert.ok(
+      fetches[1]?.includes("--unshallow") === false && fetches[1].includes("+refs/heads/*:refs/driftless/heads/*"),
+    );
   });
 
   void it("polls an unchanged remote with a single ls-remote", async () => {
     const fx = await fixture();
     await fx.source.commit({ "a.yaml": "a\n" });
     await fx.source.push("master");
-    const request = { syncKey: "s", spec: { repo: fx.server.url("remote.git") }, credentials: { auth: "token", username, token } } as const;
+    const request = {
+      syncKey: "s",
+      spec: { repo: fx.server.url("remote.git") },
+      credentials: { auth: "token", username, token },
+    } as const;
     await fx.fetcher.fetch(request);
     await fx.recorder.clear();
 

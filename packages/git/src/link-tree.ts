@@ -14,7 +14,9 @@ export async function linkTree(from: string, to: string): Promise<void> {
   await Promise.all(
     entries.map((entry) =>
       // Symlinks are linked as symlinks: link(2) does not follow them.
-      entry.isDirectory() ? linkTree(join(from, entry.name), join(to, entry.name)) : link(join(from, entry.name), join(to, entry.name)),
+      entry.isDirectory()
+        ? linkTree(join(from, entry.name), join(to, entry.name))
+        : link(join(from, entry.name), join(to, entry.name)),
     ),
   );
 }

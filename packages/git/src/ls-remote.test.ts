@@ -18,15 +18,21 @@ void describe("ls-remote", () => {
 
   void it("takes an annotated tag's commit, not the tag object", () => {
     const refs = parseLsRemote(`${a}\trefs/tags/v1\n${b}\trefs/tags/v1^{}\n`);
-    assert.deepEqual(pickRemoteCommit(refs, { kind: "ref", name: "v1", candidates: ["refs/tags/v1", "refs/heads/v1"] }), {
-      commit: b,
-      ref: "refs/tags/v1",
-    });
+    assert.deepEqual(
+      pickRemoteCommit(refs, { kind: "ref", name: "v1", candidates: ["refs/tags/v1", "refs/heads/v1"] }),
+      {
+        commit: b,
+        ref: "refs/tags/v1",
+      },
+    );
   });
 
   void it("prefers a tag over a branch of the same name, and matches names exactly, not by suffix", () => {
     const refs = parseLsRemote(`${a}\trefs/heads/x/refs/heads/main\n${b}\trefs/heads/v1\n${c}\trefs/tags/v1\n`);
     assert.equal(pickRemoteCommit(refs, { kind: "branch", ref: "refs/heads/main" }), undefined);
-    assert.equal(pickRemoteCommit(refs, { kind: "ref", name: "v1", candidates: ["refs/tags/v1", "refs/heads/v1"] })?.commit, c);
+    assert.equal(
+      pickRemoteCommit(refs, { kind: "ref", name: "v1", candidates: ["refs/tags/v1", "refs/heads/v1"] })?.commit,
+      c,
+    );
   });
 });

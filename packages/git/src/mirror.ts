@@ -34,7 +34,10 @@ export class CacheRepo {
     const parent = dirname(this.gitDir);
     await mkdir(parent, { recursive: true });
     const temp = join(parent, `.${basename(this.gitDir)}.tmp-${randomUUID()}`);
-    await this.#session.run(["init", "--bare", "--quiet", temp], { cwd: parent, action: "initialise the cache repository for" });
+    await this.#session.run(["init", "--bare", "--quiet", temp], {
+      cwd: parent,
+      action: "initialise the cache repository for",
+    });
     await rename(temp, this.gitDir);
   }
 
@@ -79,8 +82,13 @@ export class CacheRepo {
 
   /** Every branch and tag with full history: the slow path for a commit SHA. */
   async fetchAll(url: string): Promise<void> {
-    const shallow = (await this.#session.run(["rev-parse", "--is-shallow-repository"], this.#local("read"))).stdout.trim();
-    await this.#session.run(this.#fetchArgs(url, shallow === "true" ? ["--unshallow"] : [], allRefspecs), this.#local("fetch"));
+    const shallow = (
+      await this.#session.run(["rev-parse", "--is-shallow-repository"], this.#local("read"))
+    ).stdout.trim();
+    await this.#session.run(
+      this.#fetchArgs(url, shallow === "true" ? ["--unshallow"] : [], allRefspecs),
+      this.#local("fetch"),
+    );
   }
 
   async #revParse(revision: string): Promise<string> {
@@ -91,7 +99,16 @@ export class CacheRepo {
   #fetchArgs(url: string, depth: readonly string[], refspecs: readonly string[]): string[] {
     // --no-tags: only what the spec names. --no-write-fetch-head: nothing reads it.
     // --end-of-options: the URL and refspecs are user input and must never parse as options.
-    return ["fetch", ...depth, "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--end-of-options", url, ...refspecs];
+    return [
+      "fetch",
+      ...depth,
+      "--no-tags",
+      "--no-write-fetch-head",
+      "--no-recurse-submodules",
+      "--end-of-options",
+      url,
+      ...refspecs,
+    ];
   }
 
   #local(action: string): { gitDir: string; cwd: string; action: string } {

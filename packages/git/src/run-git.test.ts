@@ -36,7 +36,10 @@ async function eventually<T>(probe: () => Promise<T | undefined>, what: string, 
 }
 
 async function waitForPid(path: string): Promise<number> {
-  const text = await eventually(async () => (await readFile(path, "utf8").catch(() => "")).trim() || undefined, `${path} to be written`);
+  const text = await eventually(
+    async () => (await readFile(path, "utf8").catch(() => "")).trim() || undefined,
+    `${path} to be written`,
+  );
   return Number(text);
 }
 
@@ -45,10 +48,13 @@ async function waitForPid(path: string): Promise<number> {
  * its files (which lets runGit settle) a moment before /proc shows it as a zombie, hence eventually.
  */
 async function assertGone(pid: number): Promise<void> {
-  await eventually(async () => {
-    const stat = await readFile(`/proc/${String(pid)}/stat`, "utf8").catch(() => undefined);
-    return stat === undefined || /^\d+ \(.*\) [ZX] /.test(stat) ? true : undefined;
-  }, `process ${String(pid)} (the grandchild) to die`);
+  await eventually(
+    async () => {
+      const stat = await readFile(`/proc/${String(pid)}/stat`, "utf8").catch(() => undefined);
+      return stat === undefined || /^\d+ \(.*\) [ZX] /.test(stat) ? true : undefined;
+    },
+    `process ${String(pid)} (the grandchild) to die`,
+  );
 }
 
 void describe("runGit", () => {
@@ -84,11 +90,22 @@ void describe("runGit", () => {
   });
 
   void it("returns stdout, and stderr with the exit code on failure", async () => {
-    const ok = await runGit(["--version"], { gitBinary: "git", cwd: root.path, env: baseGitEnv(process.env, []), timeoutMs: 10_000 });
+    const ok = await runGit(["--version"], {
+      gitBinary: "git",
+      cwd: root.path,
+      env: baseGitEnv(process.env, []),
+      timeoutMs: 10_000,
+    });
     assert.match(ok.stdout, /^git version /);
     await assert.rejects(
-      runGit(["rev-parse", "--git-dir"], { gitBinary: "git", cwd: root.path, env: baseGitEnv(process.env, []), timeoutMs: 10_000 }),
-      (error: unknown) => error instanceof GitProcessError && error.exitCode === 128 && /not a git repository/.test(error.stderr),
+      runGit(["rev-parse", "--git-dir"], {
+        gitBinary: "git",
+        cwd: root.path,
+        env: baseGitEnv(process.env, []),
+        timeoutMs: 10_000,
+      }),
+      (error: unknown) =>
+        error instanceof GitProcessError && error.exitCode === 128 && /not a git repository/.test(error.stderr),
     );
   });
 

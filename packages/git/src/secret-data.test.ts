@@ -14,7 +14,12 @@ void describe("credentialsFromSecretData", () => {
       caCert: undefined,
     });
     assert.deepEqual(
-      credentialsFromSecretData({ auth: "ssh", secretData: { ssh: "KEY", known_hosts: "h k" }, caCertData: { cert: "CA" }, repo }),
+      credentialsFromSecretData({
+        auth: "ssh",
+        secretData: { ssh: "KEY", known_hosts: "h k" },
+        caCertData: { cert: "CA" },
+        repo,
+      }),
       { auth: "ssh", privateKey: "KEY", knownHosts: "h k", caCert: "CA" },
     );
     assert.deepEqual(credentialsFromSecretData({ auth: "", repo }), { auth: "none", caCert: undefined });

@@ -39,13 +39,19 @@ export function credentialsFromSecretData(input: SecretDataInput): GitCredential
   const data = input.secretData ?? {};
   const secretName = input.secretName ?? "spec.git.secretRef";
   const missing = (key: string): GitFetchError =>
-    invalid(repo, `spec.git.auth is ${JSON.stringify(auth)} but key ${JSON.stringify(key)} is not present in Secret ${JSON.stringify(secretName)}`);
+    invalid(
+      repo,
+      `spec.git.auth is ${JSON.stringify(auth)} but key ${JSON.stringify(key)} is not present in Secret ${JSON.stringify(secretName)}`,
+    );
 
   let caCert: string | undefined;
   if (input.caCertData !== undefined) {
     caCert = input.caCertData[SecretKey.CaCert];
     if (caCert === undefined) {
-      throw invalid(repo, `key "cert" is not present in Secret ${JSON.stringify(input.caCertSecretName ?? "spec.git.caCertSecretRef")}`);
+      throw invalid(
+        repo,
+        `key "cert" is not present in Secret ${JSON.stringify(input.caCertSecretName ?? "spec.git.caCertSecretRef")}`,
+      );
     }
   }
 
@@ -65,7 +71,10 @@ export function credentialsFromSecretData(input: SecretDataInput): GitCredential
       return { auth, privateKey, knownHosts: data[SecretKey.KnownHosts], caCert };
     }
     default:
-      throw invalid(repo, `spec.git.auth ${JSON.stringify(auth)} is not supported by driftless (supported: none, token, ssh)`);
+      throw invalid(
+        repo,
+        `spec.git.auth ${JSON.stringify(auth)} is not supported by driftless (supported: none, token, ssh)`,
+      );
   }
 }
 

@@ -41,16 +41,26 @@ export async function resolveSourceDir(session: GitSession, checkout: string, di
   const joined = dir === "." ? checkout : join(checkout, dir);
   const [root, real] = await Promise.all([realpath(checkout), realpath(joined).catch(() => undefined)]);
   if (real === undefined || !(await stat(real)).isDirectory()) {
-    throw dirError(session, `spec.git.dir ${JSON.stringify(dir)} is not a directory in the checkout of ${session.description} of ${session.displayRepo}`);
+    throw dirError(
+      session,
+      `spec.git.dir ${JSON.stringify(dir)} is not a directory in the checkout of ${session.description} of ${session.displayRepo}`,
+    );
   }
   if (real !== root && !real.startsWith(root + sep)) {
-    throw dirError(session, `spec.git.dir ${JSON.stringify(dir)} resolves outside the repository checkout; symlinks may not lead out of it`);
+    throw dirError(
+      session,
+      `spec.git.dir ${JSON.stringify(dir)} resolves outside the repository checkout; symlinks may not lead out of it`,
+    );
   }
   return joined;
 }
 
 async function topLevelDirectories(session: GitSession, gitDir: string, sha: string): Promise<string[]> {
-  const output = await session.run(["ls-tree", "-d", "--name-only", "--end-of-options", sha], { gitDir, cwd: gitDir, action: "read" });
+  const output = await session.run(["ls-tree", "-d", "--name-only", "--end-of-options", sha], {
+    gitDir,
+    cwd: gitDir,
+    action: "read",
+  });
   const names = output.stdout.split("\n").filter((name) => name !== "");
   return names.length > 20 ? [...names.slice(0, 20), `… (${String(names.length - 20)} more)`] : names;
 }

@@ -32,13 +32,19 @@ void describe("planFetch", () => {
 
   void it("treats revision HEAD and an empty revision as the tip of the branch", () => {
     for (const revision of ["HEAD", "", undefined]) {
-      assert.deepEqual(planFetch({ repo, branch: "main", revision }, none, all).target, { kind: "branch", ref: "refs/heads/main" });
+      assert.deepEqual(planFetch({ repo, branch: "main", revision }, none, all).target, {
+        kind: "branch",
+        ref: "refs/heads/main",
+      });
     }
   });
 
   void it("lets a revision override the branch: full SHAs directly, names as tag then branch", () => {
     const sha = "A".repeat(40);
-    assert.deepEqual(planFetch({ repo, branch: "main", revision: sha }, none, all).target, { kind: "commit", sha: "a".repeat(40) });
+    assert.deepEqual(planFetch({ repo, branch: "main", revision: sha }, none, all).target, {
+      kind: "commit",
+      sha: "a".repeat(40),
+    });
     assert.deepEqual(planFetch({ repo, revision: "v1.2.3" }, none, all).target, {
       kind: "ref",
       name: "v1.2.3",

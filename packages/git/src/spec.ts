@@ -45,7 +45,12 @@ export function planFetch(
 ): FetchPlan {
   const displayRepo = redactUrl(spec.repo);
   const invalid = (message: string): GitFetchError =>
-    new GitFetchError({ reason: GitFailureReason.InvalidSpec, errorClass: ErrorClass.Terminal, repo: displayRepo, message });
+    new GitFetchError({
+      reason: GitFailureReason.InvalidSpec,
+      errorClass: ErrorClass.Terminal,
+      repo: displayRepo,
+      message,
+    });
 
   if (spec.repo.trim() === "") throw invalid("spec.git.repo is empty");
   if (spec.repo.startsWith("-") || /[\s\x00-\x1f\x7f]/.test(spec.repo)) {
@@ -53,10 +58,14 @@ export function planFetch(
   }
   const repo = parseRepoUrl(spec.repo);
   if (repo.transport === "unsupported") {
-    throw invalid(`spec.git.repo ${JSON.stringify(displayRepo)} uses an unsupported scheme; use https://, ssh:// or user@host:path`);
+    throw invalid(
+      `spec.git.repo ${JSON.stringify(displayRepo)} uses an unsupported scheme; use https://, ssh:// or user@host:path`,
+    );
   }
   if (!allowedTransports.includes(repo.transport)) {
-    throw invalid(`spec.git.repo ${JSON.stringify(displayRepo)}: the ${repo.transport} transport is not allowed here (allowed: ${allowedTransports.join(", ")})`);
+    throw invalid(
+      `spec.git.repo ${JSON.stringify(displayRepo)}: the ${repo.transport} transport is not allowed here (allowed: ${allowedTransports.join(", ")})`,
+    );
   }
   checkAuth(spec, credentials, repo, invalid);
 
@@ -80,7 +89,14 @@ export function planFetch(
     throw invalid(`spec.git.revision ${JSON.stringify(revision)} is neither a commit SHA nor a valid tag or ref name`);
   }
 
-  return { repo, displayRepo, target, description, dir: normalizeDir(spec.dir, invalid), noSSLVerify: spec.noSSLVerify === true };
+  return {
+    repo,
+    displayRepo,
+    target,
+    description,
+    dir: normalizeDir(spec.dir, invalid),
+    noSSLVerify: spec.noSSLVerify === true,
+  };
 }
 
 function checkAuth(
@@ -93,12 +109,18 @@ function checkAuth(
   if (declared !== undefined && declared !== credentials.auth) {
     const supported = Object.values(GitAuthType) as readonly string[];
     if (!supported.includes(declared)) {
-      throw invalid(`spec.git.auth ${JSON.stringify(declared)} is not supported by driftless (supported: ${supported.join(", ")})`);
+      throw invalid(
+        `spec.git.auth ${JSON.stringify(declared)} is not supported by driftless (supported: ${supported.join(", ")})`,
+      );
     }
     // The caller read the wrong Secret keys for this spec: a driftless bug, but still the spec's fetch.
     throw invalid(`spec.git.auth is ${JSON.stringify(declared)} but ${credentials.auth} credentials were supplied`);
   }
-  if (credentials.auth === GitAuthType.Token && repo.transport !== Transport.Https && repo.transport !== Transport.Http) {
+  if (
+    credentials.auth === GitAuthType.Token &&
+    repo.transport !== Transport.Https &&
+    repo.transport !== Transport.Http
+  ) {
     throw invalid("spec.git.auth is token, which needs an http(s) spec.git.repo URL");
   }
   if (credentials.auth === GitAuthType.Ssh && repo.transport !== Transport.Ssh) {
@@ -108,7 +130,8 @@ function checkAuth(
 
 function normalizeDir(dir: string | undefined, invalid: (message: string) => GitFetchError): string {
   const raw = nonEmpty(dir) ?? ".";
-  if (raw.includes("\0") || raw.includes("\\")) throw invalid(`spec.git.dir ${JSON.stringify(raw)} is not a valid path`);
+  if (raw.includes("\0") || raw.includes("\\"))
+    throw invalid(`spec.git.dir ${JSON.stringify(raw)} is not a valid path`);
   // Config Sync accepts "/config" and "config" alike: both are relative to the repository root.
   const normalized = posix.normalize(raw.replace(/^\/+/, "") || ".").replace(/\/+$/, "") || ".";
   if (normalized === ".." || normalized.startsWith("../")) {

@@ -15,7 +15,8 @@ import type { SshKeyPair, TestSshd } from "./testing/sshd.ts";
  * `openssh-server`) and ssh/ssh-keygen (`openssh-client`); skipped without sshd, except under CI.
  */
 
-const skip = !(await hasSshd()) && process.env.CI === undefined ? "sshd is not installed (apt-get install openssh-server)" : false;
+const skip =
+  !(await hasSshd()) && process.env.CI === undefined ? "sshd is not installed (apt-get install openssh-server)" : false;
 
 let root: { path: string; remove: () => Promise<void> };
 let sshd: TestSshd;
@@ -27,7 +28,11 @@ let authTemp: string;
 let warnings: string[];
 
 function newFetcher(): GitFetcher {
-  const logger: GitLogger = { debug: () => undefined, info: () => undefined, warn: (message) => warnings.push(message) };
+  const logger: GitLogger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (message) => warnings.push(message),
+  };
   return new GitFetcher({ cacheDir: join(root.path, "cache"), tempDir: authTemp, logger });
 }
 
@@ -115,7 +120,10 @@ void describe("GitFetcher over ssh", { skip }, () => {
     const error = await failure(
       newFetcher().resolveRemote({
         spec: { repo: sshd.url(source.bare) },
-        credentials: { auth: "ssh", privateKey: "-----BEGIN OPENSSH PRIVATE KEY-----\nnot a key\n-----END OPENSSH PRIVATE KEY-----\n" },
+        credentials: {
+          auth: "ssh",
+          privateKey: "-----BEGIN OPENSSH PRIVATE KEY-----\nnot a key\n-----END OPENSSH PRIVATE KEY-----\n",
+        },
       }),
     );
     assert.equal(error.reason, GitFailureReason.AuthRejected);

@@ -43,7 +43,7 @@ void describe("incremental checkout", () => {
       "a.yaml": "a1\n",
       "tool.sh": "#!/bin/sh\n",
       "dir/x.yaml": "x\n",
-      "f": "file that becomes a directory\n",
+      f: "file that becomes a directory\n",
       "e/inner.yaml": "directory that becomes a file\n",
       "same/unchanged.yaml": "u\n",
     });
@@ -51,7 +51,11 @@ void describe("incremental checkout", () => {
     await source.commit({});
     await source.push("master");
     const logs: Record<string, unknown>[] = [];
-    const logger: GitLogger = { debug: () => undefined, info: (_m, fields) => logs.push({ ...fields }), warn: () => undefined };
+    const logger: GitLogger = {
+      debug: () => undefined,
+      info: (_m, fields) => logs.push({ ...fields }),
+      warn: () => undefined,
+    };
     const fetcher = new GitFetcher({ cacheDir: join(root.path, "cache"), allowFileTransport: true, logger });
     const first = await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
     const before = await snapshot(first.dir);
@@ -62,10 +66,10 @@ void describe("incremental checkout", () => {
     await source.commit({
       "a.yaml": "a2\n",
       "dir/x.yaml": null,
-      "f": null,
-      "e": null,
+      f: null,
+      e: null,
     });
-    await source.commit({ "f/g.yaml": "now a directory\n", "e": "now a file\n", "new/n.yaml": "n\n" });
+    await source.commit({ "f/g.yaml": "now a directory\n", e: "now a file\n", "new/n.yaml": "n\n" });
     await source.push("master");
     const second = await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
 
@@ -78,7 +82,11 @@ void describe("incremental checkout", () => {
     assert.deepEqual(await snapshot(first.dir), before, "the older checkout changed");
     assert.deepEqual((await snapshot(second.dir))["tool.sh"], { type: "file", mode: 0o755, content: "#!/bin/sh\n" });
     const unchanged = "same/unchanged.yaml";
-    assert.equal((await lstat(join(second.dir, unchanged))).ino, (await lstat(join(first.dir, unchanged))).ino, "unchanged files are shared");
+    assert.equal(
+      (await lstat(join(second.dir, unchanged))).ino,
+      (await lstat(join(first.dir, unchanged))).ino,
+      "unchanged files are shared",
+    );
   });
 
   void it("falls back to a full checkout when the previous commit's objects are gone", async () => {

@@ -86,7 +86,8 @@ export class Worktrees {
     let diff: string;
     try {
       const args = ["diff-tree", "-r", "-z", "--no-renames", "--name-status", "--end-of-options", base, sha];
-      diff = (await this.#session.runRaw(args, { gitDir: this.#gitDir, cwd: this.#gitDir, action: "check out" })).stdout;
+      diff = (await this.#session.runRaw(args, { gitDir: this.#gitDir, cwd: this.#gitDir, action: "check out" }))
+        .stdout;
     } catch (error) {
       // The older commit's objects may be gone (pruned, or a re-created cache); a full checkout
       // needs only the new commit.
@@ -96,7 +97,10 @@ export class Worktrees {
     const changes = parseNameStatus(diff);
     if (changes === undefined) return false;
     await linkTree(this.pathFor(base), temp);
-    await removePaths(temp, changes.map((change) => change.path));
+    await removePaths(
+      temp,
+      changes.map((change) => change.path),
+    );
     const written = changes.filter((change) => change.status !== "D").map((change) => `${change.path}\0`);
     if (written.length > 0) {
       const options = this.#checkoutOptions(temp, index);
@@ -108,7 +112,12 @@ export class Worktrees {
 
   #checkoutOptions(temp: string, index: string): RunOptions {
     // GIT_WORK_TREE overrides core.bare for these commands only; the index file is ours alone.
-    return { gitDir: this.#gitDir, cwd: temp, env: { GIT_INDEX_FILE: index, GIT_WORK_TREE: temp }, action: "check out" };
+    return {
+      gitDir: this.#gitDir,
+      cwd: temp,
+      env: { GIT_INDEX_FILE: index, GIT_WORK_TREE: temp },
+      action: "check out",
+    };
   }
 
   /** The most recently used complete checkout other than `sha`. */

@@ -75,7 +75,14 @@ export class SourceRepo {
   }
 
   async push(branch: string, options: { force?: boolean } = {}): Promise<void> {
-    await git(this.work, "push", "--quiet", ...(options.force === true ? ["--force"] : []), this.bare, `HEAD:refs/heads/${branch}`);
+    await git(
+      this.work,
+      "push",
+      "--quiet",
+      ...(options.force === true ? ["--force"] : []),
+      this.bare,
+      `HEAD:refs/heads/${branch}`,
+    );
   }
 
   async checkoutNewBranch(branch: string, from?: string): Promise<void> {

@@ -59,7 +59,9 @@ export async function startGitHttpServer(options: GitHttpServerOptions): Promise
     }
     if (!authorized) {
       record(401);
-      res.writeHead(401, { "WWW-Authenticate": 'Basic realm="driftless-test"', "Content-Type": "text/plain" }).end("no\n");
+      res
+        .writeHead(401, { "WWW-Authenticate": 'Basic realm="driftless-test"', "Content-Type": "text/plain" })
+        .end("no\n");
       return;
     }
     const env: NodeJS.ProcessEnv = {

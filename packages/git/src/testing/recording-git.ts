@@ -20,7 +20,10 @@ export async function recordingGit(dir: string): Promise<RecordingGit> {
   const log = join(dir, "git-calls.log");
   await writeFile(log, "");
   // \037 (unit separator) between arguments, one call per line.
-  await writeFile(binary, `#!/bin/sh\nfor a in "$@"; do printf '%s\\037' "$a"; done >> '${log}'\necho >> '${log}'\nexec git "$@"\n`);
+  await writeFile(
+    binary,
+    `#!/bin/sh\nfor a in "$@"; do printf '%s\\037' "$a"; done >> '${log}'\necho >> '${log}'\nexec git "$@"\n`,
+  );
   await chmod(binary, 0o755);
   const calls = async (): Promise<string[][]> =>
     (await readFile(log, "utf8"))

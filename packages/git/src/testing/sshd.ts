@@ -70,7 +70,9 @@ export async function startSshd(dir: string, authorizedKeys: readonly string[]):
       "",
     ].join("\n"),
   );
-  const child = spawn(sshdPath, ["-D", "-e", "-f", config, "-p", String(port)], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(sshdPath, ["-D", "-e", "-f", config, "-p", String(port)], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   await waitForListening(child, port);
   const hostPublicKey = (await readFile(`${hostKey}.pub`, "utf8")).split(" ").slice(0, 2).join(" ");
   const user = userInfo().username;

@@ -24,9 +24,23 @@ export async function selfSignedCert(dir: string, commonName = "127.0.0.1"): Pro
   const keyPath = join(dir, `${commonName}.key`);
   const certPath = join(dir, `${commonName}.crt`);
   await execFileAsync("openssl", [
-    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-    "-keyout", keyPath, "-out", certPath, "-days", "2",
-    "-subj", `/CN=${commonName}`, "-addext", `subjectAltName=IP:${commonName}`,
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+    "-keyout",
+    keyPath,
+    "-out",
+    certPath,
+    "-days",
+    "2",
+    "-subj",
+    `/CN=${commonName}`,
+    "-addext",
+    `subjectAltName=IP:${commonName}`,
   ]);
   return { key: await readFile(keyPath, "utf8"), cert: await readFile(certPath, "utf8") };
 }
