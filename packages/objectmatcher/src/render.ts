@@ -61,6 +61,17 @@ function formatValue(value: JsonValue, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}…(${text.length - max} more characters)`;
 }
 
+/** A copy of a Secret-shaped object with every `data`/`stringData` value replaced, for logs. */
+export function redactSecretValues(value: JsonValue): JsonValue {
+  if (!isObject(value)) return value;
+  const out: Record<string, JsonValue> = { ...value };
+  for (const field of ["data", "stringData"]) {
+    const data = out[field];
+    if (data !== undefined) out[field] = redactValue(data);
+  }
+  return out;
+}
+
 function redactValue(value: JsonValue): JsonValue {
   if (!isObject(value)) return REDACTED;
   const out: Record<string, JsonValue> = {};

@@ -4,12 +4,12 @@
  * is computed on first access.
  */
 import type { Change } from "./changes.ts";
-import type { JsonObject } from "./json.ts";
+import type { JsonObject, JsonValue } from "./json.ts";
 import type { KindInfo, PatchType } from "./kinds.ts";
 import type { NormalizeContext } from "./normalize.ts";
 import { normalizeObject } from "./normalize.ts";
 import { buildPatch } from "./patch.ts";
-import { renderResult } from "./render.ts";
+import { redactSecretValues, renderResult } from "./render.ts";
 import type { RenderOptions } from "./render.ts";
 import type { ObjectRef } from "./errors.ts";
 
@@ -33,7 +33,7 @@ export class PatchResult {
   readonly kindInfo: KindInfo;
   /** Which object this is about, for logs. */
   readonly identity: ObjectRef;
-  /** The normalised last-applied record (undefined when the live object has none). */
+  /** The normalised last-applied record (undefined when the live object has none); shared and frozen. */
   readonly original: JsonObject | undefined;
   /** The normalised declaration. */
   readonly modified: JsonObject;
@@ -79,13 +79,19 @@ export class PatchResult {
     return renderResult(this, options);
   }
 
+  /** For structured logs: everything above, with Secret values redacted. */
   toJSON(): JsonObject {
+    const secret = this.kindInfo.builtIn && this.kindInfo.group === "" && this.kindInfo.kind === "Secret";
+    const safe = (value: JsonObject): JsonValue => (secret ? redactSecretValues(value) : value);
     const out: JsonObject = {
       patchType: this.patchType,
-      patch: this.patch,
-      changes: this.changes.map((c) => ({ ...c, path: c.path.map((s) => (typeof s === "string" ? s : { ...s })) })),
-      modified: this.modified,
-      current: this.current,
+      patch: safe(this.patch),
+      changes: this.render()
+        .split("\n")
+        .slice(1)
+        .map((line) => line.trim()),
+      modified: safe(this.modified),
+      current: safe(this.current),
     };
     if (this.original) out["original"] = this.original;
     return out;
