@@ -194,6 +194,19 @@ void describe("GitFetcher over HTTP with token auth", () => {
     assert.match(error.message, /503/);
   });
 
+  void it("kills git when the server never answers and reports a retryable Timeout", async () => {
+    const fx = await fixture();
+    fx.server.stall();
+    const impatient = new GitFetcher({ cacheDir: join(fx.base, "cache"), timeoutMs: 1000 });
+
+    const error = await rejection(impatient.resolveRemote({ spec: { repo: fx.server.url("remote.git") } }));
+
+    assert.equal(error.reason, GitFailureReason.Timeout);
+    assert.equal(error.errorClass, ErrorClass.Retry);
+    assert.match(error.message, /did not finish within 1s/);
+    assert.equal(fx.server.requests.length, 1, "the request reached the server");
+  });
+
   void it("treats a refused connection as retryable", async () => {
     const fx = await fixture();
     const url = fx.server.url("remote.git");

@@ -36,6 +36,8 @@ export interface GitHttpServer {
   readonly requests: RecordedRequest[];
   /** Answer the next `count` requests with `status` instead of serving them. */
   failNext(status: number, count: number): void;
+  /** Accept requests from now on but never answer them, like a wedged server. */
+  stall(): void;
   close(): Promise<void>;
 }
 
@@ -44,6 +46,7 @@ const httpBackend = join(execFileSync("git", ["--exec-path"], { encoding: "utf8"
 export async function startGitHttpServer(options: GitHttpServerOptions): Promise<GitHttpServer> {
   const requests: RecordedRequest[] = [];
   let failures: { status: number; count: number } = { status: 0, count: 0 };
+  let stalled = false;
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const url = new URL(req.url ?? "/", "http://localhost");
@@ -51,6 +54,10 @@ export async function startGitHttpServer(options: GitHttpServerOptions): Promise
     const record = (status: number): void => {
       requests.push({ method: req.method ?? "", path: url.pathname + url.search, status, authorized });
     };
+    if (stalled) {
+      record(0);
+      return;
+    }
     if (failures.count > 0) {
       failures = { ...failures, count: failures.count - 1 };
       record(failures.status);
@@ -125,6 +132,9 @@ export async function startGitHttpServer(options: GitHttpServerOptions): Promise
     requests,
     failNext: (status, count) => {
       failures = { status, count };
+    },
+    stall: () => {
+      stalled = true;
     },
     close: () =>
       new Promise<void>((resolve) => {
