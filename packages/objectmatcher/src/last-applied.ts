@@ -4,9 +4,10 @@
  * "removed from Git" apart from "never ours".
  *
  * - Our own annotation key, never kubectl's, so `kubectl apply` and driftless never misread each other.
- * - The record is the normalised declaration without the annotation itself and without server-owned
- *   metadata, serialised with sorted keys and brotli-compressed (`br64:` + base64): the same
- *   declaration always gives the same bytes. Older plain-JSON records (starting with `{`) still read.
+ * - The record is the declaration as given, without the annotation itself and without server-owned
+ *   metadata (it is normalised when read, like every input), serialised with sorted keys and
+ *   brotli-compressed (`br64:` + base64): the same declaration always gives the same bytes. Older
+ *   plain-JSON records (starting with `{`) still read.
  * - The API server rejects objects whose annotations (keys + values) exceed 256 KiB in total; a record
  *   that does not fit even compressed raises {@link LastAppliedTooLargeError} instead of a failed write.
  * - Secret values are recorded as SHA-256 digests: the record is only used to know which keys we
@@ -17,10 +18,10 @@ import { createHash } from "node:crypto";
 import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
 import { InvalidObjectError, LastAppliedTooLargeError, LastAppliedUnreadableError } from "./errors.ts";
 import type { ObjectRef } from "./errors.ts";
-import { canonicalJson, isObject } from "./json.ts";
-import type { JsonObject } from "./json.ts";
+import { canonicalJson, cloneJson, isObject } from "./json.ts";
+import type { JsonObject, JsonValue } from "./json.ts";
 import { resolveKind } from "./kinds.ts";
-import { normalizeObject } from "./normalize.ts";
+import { SERVER_METADATA_FIELDS } from "./normalize.ts";
 
 /** Where the last-applied record lives. Ours, not `kubectl.kubernetes.io/last-applied-configuration`. */
 export const LAST_APPLIED_ANNOTATION = "driftless.dev/last-applied-configuration";
@@ -92,17 +93,24 @@ export class Annotator {
     return value;
   }
 
-  /** The record as it would be stored: normalised, without our annotation, Secret values digested. */
+  /** The record as it would be stored: the declaration without our annotation or server-owned metadata, Secret values digested. */
   recordOf(obj: object): JsonObject {
     const target = asObject(obj, "recordOf");
+    const record = cloneJson(target) as JsonObject;
+    const metadata = record["metadata"];
+    if (isObject(metadata)) {
+      for (const field of SERVER_METADATA_FIELDS) delete metadata[field];
+      const annotations = metadata["annotations"];
+      if (isObject(annotations)) {
+        delete annotations[this.annotationKey];
+        if (Object.keys(annotations).length === 0) delete metadata["annotations"];
+      }
+    }
     const kind = resolveKind(stringField(target, "apiVersion"), stringField(target, "kind"));
-    const record = normalizeObject(target, {
-      kind,
-      annotationKey: this.annotationKey,
-      ignoreStatus: false,
-      ignoreFields: [],
-    });
-    if (kind.builtIn && kind.group === "" && kind.kind === "Secret") digestSecretData(record);
+    if (kind.builtIn && kind.group === "" && kind.kind === "Secret") {
+      digestValues(record["data"]);
+      digestValues(record["stringData"]);
+    }
     return record;
   }
 
@@ -174,8 +182,7 @@ function compress(raw: Buffer, quality: number): string {
   return COMPRESSED_RECORD_PREFIX + packed.toString("base64");
 }
 
-function digestSecretData(record: JsonObject): void {
-  const data = record["data"];
+function digestValues(data: JsonValue | undefined): void {
   if (!isObject(data)) return;
   for (const [key, value] of Object.entries(data)) {
     if (typeof value === "string") data[key] = `sha256:${createHash("sha256").update(value).digest("hex")}`;
