@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { access, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { ErrorClass, KnvCode } from "@driftless/api";
 import { GitFailureReason, GitFetchError } from "./errors.ts";
@@ -357,13 +357,19 @@ void describe("GitFetcher over file://", () => {
     assert.deepEqual(await readdir(cacheDir), []);
   });
 
-  void it("remove() deletes a sync's cache", async () => {
+  void it("remove() deletes a sync's cache; every syncKey maps to one directory inside cacheDir", async () => {
     const { source, fetcher, cacheDir } = await setup();
     await source.commit({ "a.yaml": "a\n" });
     await source.push("master");
     await fetcher.fetch({ syncKey: "gone", spec: { repo: source.fileUrl } });
     await fetcher.remove("gone");
     await assert.rejects(stat(join(cacheDir, "gone")));
-    assert.throws(() => fetcher.syncDir("../escape"), /invalid syncKey/);
+    for (const key of ["../escape", "..", "a/b", "x".repeat(300), "sync.rootsync.ns.name"]) {
+      const dir = fetcher.syncDir(key);
+      assert.equal(join(dir, ".."), cacheDir, key);
+      assert.ok(basename(dir).length <= 120, key);
+    }
+    assert.notEqual(fetcher.syncDir("a/b"), fetcher.syncDir("a_b"));
+    assert.equal(fetcher.syncDir("sync.rootsync.ns.name"), join(cacheDir, "sync.rootsync.ns.name"));
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -49,14 +50,16 @@ export interface ResolveRequest {
 
 export interface FetchRequest extends ResolveRequest {
   /**
-   * Names this sync's cache; the reconciler name (`root-reconciler`, `ns-reconciler-<ns>`) is a
-   * good choice. Letters, digits, `.`, `_`, `-`.
+   * Names this sync's cache directory: any non-empty string unique per sync (a queue or
+   * reconciler name). Short keys of letters, digits, `.`, `_`, `-` are used as they are.
    */
   readonly syncKey: string;
 }
 
 const noopLogger: GitLogger = { debug: () => undefined, info: () => undefined, warn: () => undefined };
-const syncKeyPattern = /^(?!\.\.?$)[A-Za-z0-9._-]{1,200}$/;
+// Short enough to leave room under NAME_MAX (255) and never "." or "..". A key ending in a
+// 17-character "-<hash>" could collide with a hashed one, so such keys are hashed too.
+const safeSyncKey = /^(?!\.)(?![\s\S]*-[0-9a-f]{16}$)[A-Za-z0-9._-]{1,120}$/;
 
 /**
  * Fetches Git sources with the git CLI into a per-sync cache. Polls are cheap: `resolveRemote`
@@ -133,16 +136,26 @@ export class GitFetcher {
     await this.#locks.run(syncKey, () => rm(syncDir, { recursive: true, force: true }));
   }
 
-  /** `<cacheDir>/<syncKey>`; throws for a key that is not a single safe path segment. */
+  /**
+   * `<cacheDir>/<syncKey>` when the key is a short, safe path segment; otherwise (too long for a
+   * file name, or with `/`, `..` and the like) a readable prefix plus a hash of the key, so any
+   * key maps to one directory inside cacheDir and different keys never share one.
+   */
   syncDir(syncKey: string): string {
-    if (!syncKeyPattern.test(syncKey)) {
+    if (syncKey === "") {
       throw new DriftlessError({
         code: KnvCode.Internal,
         errorClass: ErrorClass.Terminal,
-        message: `invalid syncKey ${JSON.stringify(syncKey)}: use letters, digits, ".", "_" and "-" only`,
+        message: "syncKey is empty",
       });
     }
-    return join(this.#cacheDir, syncKey);
+    if (safeSyncKey.test(syncKey)) return join(this.#cacheDir, syncKey);
+    const readable = syncKey
+      .replace(/[^A-Za-z0-9._-]+/g, "_")
+      .replace(/^\.+/, "")
+      .slice(0, 80);
+    const hash = createHash("sha256").update(syncKey).digest("hex").slice(0, 16);
+    return join(this.#cacheDir, `${readable}-${hash}`);
   }
 
   async #fetchLocked(
