@@ -1,30 +1,41 @@
 /**
  * The three-way match: does the live object need an update to match what Git declares?
  *
- * Design decisions (see also the package README in index.ts):
+ * Design decisions:
  *
  * - **Inputs.** `original` is what we applied last time, kept on the object in our own annotation
- *   (`LAST_APPLIED_ANNOTATION` = `driftless.dev/last-applied-configuration`, never kubectl's
+ *   (`LAST_APPLIED_ANNOTATION` = `driftless.dev/last-applied-configuration`; never kubectl's
  *   `kubectl.kubernetes.io/last-applied-configuration`, so `kubectl apply` and driftless never read
- *   each other's records). The record never contains the annotation itself. `modified` is the
- *   declaration, `current` the live object with the server's defaults and other actors' additions.
+ *   each other's records). The record never contains the annotation itself; it is compressed to fit
+ *   the API server's 256 KiB annotation budget, or refused with `LastAppliedTooLargeError`
+ *   (`last-applied.ts`). `modified` is the declaration; `current` the live object with the server's
+ *   defaults and other actors' additions. An unreadable record counts as a reason to update (the
+ *   update rewrites it), never as an error that stops the reconcile.
  * - **The rule, per path.** A declared value that differs live → update (drift, or a changed
  *   declaration). A path in `original`, gone from `modified`, still live → update (a deletion). A live
  *   path neither declared nor in `original` → ignored: it belongs to the server or to someone else.
  *   Removing a declared map removes only the keys we declared in it, so other actors' labels survive.
- * - **Lists.** Built-in kinds follow the strategic-merge tags of their schema (`merge-keys.ts`): keyed
- *   lists match items by merge key, ignore undeclared live items and ignore order; set-like lists
- *   (finalizers) ignore undeclared members; every other list is atomic and compares whole. Ordering
- *   alone is never a change, so the `$setElementOrder` false positive of kubectl's patch cannot happen.
- *   Custom resources have no merge keys: JSON merge semantics, lists atomic (only their `metadata`,
- *   which is typed ObjectMeta on every kind, keeps keyed owner references and set-like finalizers).
- * - **What the server re-spells is not a change** (built-in kinds): quantities by value, int-or-string
- *   `80` = `"80"`, base64 canonical, a declared `false`/`0` satisfied by its omission (Go omitempty),
- *   and inside atomic lists the values defaulting and admission add (`serverFilled`, `admissionItems`:
- *   a Pod's default not-ready/unreachable tolerations, a StatefulSet's volumeClaimTemplates type meta,
- *   volumeMode and status). Normalisation (`normalize.ts`) handles the rest before we get here.
- * - **Output.** A list of changes with paths that name list items by key; `patch.ts` turns it into a
- *   strategic merge patch (built-in kinds) or an RFC 7386 merge patch (custom resources).
+ * - **Lists.** Built-in kinds (the group-kind table in `kinds.ts`) follow the strategic-merge tags of
+ *   their schema (`merge-keys.ts`): keyed lists match items by merge key, ignore undeclared live
+ *   items and ignore order; set-like lists (finalizers) ignore undeclared members; every other list
+ *   is atomic and compares whole. Ordering alone is never a change, so the `$setElementOrder` false
+ *   positive of kubectl's three-way patch cannot happen. Unknown kinds (custom resources) have no
+ *   merge keys: JSON merge semantics, lists atomic; only their `metadata`, typed ObjectMeta on every
+ *   kind, keeps keyed owner references and set-like finalizers.
+ * - **What the server re-spells is not a change.** Normalisation (`normalize.ts`) removes what the
+ *   server omits or owns (null/empty values, server metadata, status, Secret `stringData` → `data`).
+ *   For built-in kinds comparison then allows: quantities by value (`quantity.ts`), int-or-string
+ *   `80` = `"80"`, canonical base64, a declared `false`/`0` satisfied by its omission (Go omitempty),
+ *   and inside atomic lists what defaulting and admission add when it was not declared
+ *   (`serverFilled`, `admissionItems`: a Pod's default not-ready/unreachable tolerations, a
+ *   StatefulSet's volumeClaimTemplates type meta, volumeMode and status, RBAC subject apiGroups).
+ * - **Output.** A sorted list of changes whose paths name list items by merge key. `patch.ts` turns it
+ *   into the patch: a strategic merge patch for built-in kinds (`$patch: delete`, null,
+ *   `$deleteFromPrimitiveList`, `$retainKeys`), an RFC 7386 merge patch for the rest. Applied to
+ *   `current` (`applyPatch`), it yields an object that matches `modified`; property tests hold us to
+ *   that. `isEmpty()` is what the reconciler acts on; it may well send a full update instead.
+ * - **Errors** are typed, with a KNV `code`: `LastAppliedTooLargeError` (terminal),
+ *   `LastAppliedUnreadableError`, `InvalidObjectError` (`errors.ts`).
  * - **Cost.** The walk is driven by the declaration and the original, which are small; the live object
  *   is only read where something is declared, and never copied unless a change is recorded.
  */
