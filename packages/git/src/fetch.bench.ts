@@ -74,7 +74,7 @@ try {
         `  first fetch + checkout: ${first.ms.toFixed(0)} ms`,
         `  resolveRemote (ls-remote): ${median(resolves).toFixed(1)} ms`,
         `  fetch, unchanged remote: ${median(polls).toFixed(1)} ms`,
-        `  fetch after a one-file change (fetch + full checkout): ${median(changes).toFixed(0)} ms`,
+        `  fetch after a one-file change (fetch + incremental checkout): ${median(changes).toFixed(0)} ms`,
       ].join("\n"),
     );
   }
