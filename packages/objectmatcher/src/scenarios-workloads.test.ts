@@ -146,6 +146,13 @@ const deployment: Scenario[] = [
     expect: "match",
   },
   {
+    name: "ignores replicas by dotted path when asked to, even where declared",
+    live: () => edit(liveDeployment(), (o) => (at(o, "spec")["replicas"] = 9)),
+    declared: declaredDeployment,
+    options: { ignoreFields: ["spec.replicas"] },
+    expect: "match",
+  },
+  {
     name: "compares status when ignoreStatus is off",
     live: liveDeployment,
     declared: () => edit(declaredDeployment(), (o) => (o["status"] = { replicas: 2 })),

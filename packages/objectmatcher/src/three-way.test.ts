@@ -101,6 +101,17 @@ describe("three-way rules", () => {
     assert.deepEqual(diff(POD, original, modified, current), ['remove spec.containers[name="b"]']);
   });
 
+  it("long keyed lists (indexed rather than scanned) follow the same rules", () => {
+    const env = Array.from({ length: 40 }, (_, i) => ({ name: `V${i}`, value: String(i) }));
+    const modified = { spec: { containers: [{ name: "a", env }] } };
+    const shuffled = [...env].reverse().concat([{ name: "INJECTED", value: "x" }]);
+    assert.deepEqual(diff(POD, modified, modified, { spec: { containers: [{ name: "a", env: shuffled }] } }), []);
+    const drifted = shuffled.map((e) => (e.name === "V7" ? { ...e, value: "changed" } : e));
+    assert.deepEqual(diff(POD, modified, modified, { spec: { containers: [{ name: "a", env: drifted }] } }), [
+      'change spec.containers[name="a"].env[name="V7"].value',
+    ]);
+  });
+
   it("a keyed list with an item lacking its merge key compares whole", () => {
     const modified = { spec: { containers: [{ image: "x" }] } };
     assert.deepEqual(diff(POD, undefined, modified, { spec: { containers: [{ name: "a", image: "x" }] } }), [
