@@ -15,10 +15,6 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-export function isScalar(value: unknown): value is JsonScalar {
-  return value === null || typeof value === "string" || typeof value === "number" || typeof value === "boolean";
-}
-
 /** Own enumerable keys in code-unit order, so every traversal (and every rendering) is stable. */
 export function sortedKeys(value: object): string[] {
   return Object.keys(value).sort(compareStrings);
