@@ -1,0 +1,490 @@
+/**
+ * The typed cluster client: raw HTTP over one keep-alive agent, JSON in and out, errors
+ * classified. Objects go to the server exactly as given (no generated models that drop unknown
+ * fields or `$patch` directives), which is what a reconciler needs.
+ */
+import type http from "node:http";
+import type { KubeConfig } from "@kubernetes/client-node";
+import type { ErrorResource } from "@driftless/api";
+import { createAgent } from "./agent.ts";
+import { connect, loadKubeConfig, type Credentials } from "./connection.ts";
+import { KubeApiError, KubeReason, isGone } from "./errors.ts";
+import { asApiStatus, asKubeObject, asListPage, type TypeFill } from "./parse.ts";
+import { apiVersionOf, encodeQuery, resourcePath, type QueryValue } from "./paths.ts";
+import { VerbCounter, verbForMethod, type RequestCounter, type RequestVerb } from "./request-counter.ts";
+import { exchange, openStream, RequestTimeoutError, type RawResponse, type Transport } from "./transport.ts";
+import type { KubeObject, ObjectList, ResourceMapping, WatchEvent } from "./types.ts";
+import { readWatchEvents } from "./watch.ts";
+
+export interface KubeClientOptions {
+  /** Concurrent connections to the API server (default 32). */
+  readonly maxSockets?: number;
+  /** Default deadline of a request in ms (default 30 000); watches have none. */
+  readonly timeoutMs?: number;
+  readonly userAgent?: string;
+  /** Idle keep-alive connections are closed after this long (default 30 000 ms). */
+  readonly idleSocketTimeoutMs?: number;
+  /** How many times a request is re-sent when the server answers 429/5xx with Retry-After (default 3). */
+  readonly retryAfterAttempts?: number;
+  /** Called with each `Warning` header (deprecated APIs, unknown fields). */
+  readonly onWarning?: (warning: string, operation: string) => void;
+}
+
+export interface KubeRequest {
+  readonly method: string;
+  /** Absolute API path, e.g. "/api/v1/namespaces". */
+  readonly path: string;
+  readonly query?: Readonly<Record<string, QueryValue>>;
+  /** Sent as JSON (a string or Buffer is sent as it is). */
+  readonly body?: unknown;
+  readonly contentType?: string;
+  readonly accept?: string;
+  readonly signal?: AbortSignal;
+  readonly timeoutMs?: number;
+}
+
+export type PatchType = "merge" | "strategic-merge" | "json" | "apply";
+
+const patchContentTypes: Readonly<Record<PatchType, string>> = {
+  merge: "application/merge-patch+json",
+  "strategic-merge": "application/strategic-merge-patch+json",
+  json: "application/json-patch+json",
+  // JSON is YAML, so the object is sent as JSON under the apply content type.
+  apply: "application/apply-patch+yaml",
+};
+
+export type FieldValidation = "Strict" | "Warn" | "Ignore";
+
+export interface WriteOptions {
+  readonly fieldManager?: string;
+  readonly dryRun?: boolean;
+  readonly fieldValidation?: FieldValidation;
+  readonly signal?: AbortSignal;
+}
+
+export interface ListOptions {
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  /** Items per request; `continue` tokens are followed until the end (default 500). */
+  readonly pageSize?: number;
+  /** "" (default) for a consistent read; "0" to accept the watch cache's state. */
+  readonly resourceVersion?: string;
+  readonly signal?: AbortSignal;
+}
+
+export interface WatchOptions {
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  readonly resourceVersion: string;
+  readonly allowWatchBookmarks?: boolean;
+  /** The server ends the watch after this long; the caller re-watches from the last resourceVersion. */
+  readonly timeoutSeconds?: number;
+  readonly signal: AbortSignal;
+}
+
+export interface DeleteOptions {
+  readonly propagationPolicy?: "Foreground" | "Background" | "Orphan";
+  readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string };
+  readonly gracePeriodSeconds?: number;
+  readonly dryRun?: boolean;
+  readonly signal?: AbortSignal;
+}
+
+const defaults = { maxSockets: 32, timeoutMs: 30_000, idleSocketTimeoutMs: 30_000, retryAfterAttempts: 3, userAgent: "driftless/0.1.0" } as const;
+const maxRetryAfterMs = 30_000;
+
+/** What a request is about, for error messages and errorResources. */
+interface Subject {
+  readonly operation: string;
+  readonly resource?: ErrorResource;
+}
+
+export class KubeClient {
+  /** The API server URL. */
+  readonly server: string;
+  readonly requests: RequestCounter;
+  readonly #counter: VerbCounter;
+  readonly #transport: Transport;
+  readonly #credentials: Credentials;
+  readonly #baseHeaders: Readonly<Record<string, string>>;
+  readonly #timeoutMs: number;
+  readonly #retryAfterAttempts: number;
+  readonly #onWarning: ((warning: string, operation: string) => void) | undefined;
+
+  private constructor(transport: Transport, credentials: Credentials, options: KubeClientOptions) {
+    this.server = transport.endpoint.server;
+    this.#transport = transport;
+    this.#credentials = credentials;
+    this.#counter = new VerbCounter();
+    this.requests = this.#counter;
+    this.#baseHeaders = { "User-Agent": options.userAgent ?? defaults.userAgent };
+    this.#timeoutMs = options.timeoutMs ?? defaults.timeoutMs;
+    this.#retryAfterAttempts = options.retryAfterAttempts ?? defaults.retryAfterAttempts;
+    this.#onWarning = options.onWarning;
+  }
+
+  /**
+   * A client from a kubeconfig file; without a path, the in-cluster service account when
+   * KUBERNETES_SERVICE_HOST is set, else the default loading rules ($KUBECONFIG, ~/.kube/config).
+   */
+  static async fromKubeconfig(path?: string, options: KubeClientOptions = {}): Promise<KubeClient> {
+    return KubeClient.fromConfig(loadKubeConfig(path), options);
+  }
+
+  /** A client from an already loaded client-node KubeConfig (its current context). */
+  static async fromConfig(kc: KubeConfig, options: KubeClientOptions = {}): Promise<KubeClient> {
+    const { endpoint, tls, credentials } = await connect(kc);
+    const agent = createAgent(endpoint, tls, {
+      maxSockets: options.maxSockets ?? defaults.maxSockets,
+      idleSocketTimeoutMs: options.idleSocketTimeoutMs ?? defaults.idleSocketTimeoutMs,
+    });
+    return new KubeClient({ endpoint, agent }, credentials, options);
+  }
+
+  /** Any API request; the JSON response is returned unchecked as T (parse it before trusting it). */
+  async request<T = unknown>(req: KubeRequest): Promise<T> {
+    const raw = await this.requestRaw(req);
+    return (raw.body.length === 0 ? undefined : JSON.parse(raw.body.toString("utf8"))) as T;
+  }
+
+  /** Any API request, answering the raw 2xx response (for non-JSON bodies such as /metrics). */
+  async requestRaw(req: KubeRequest): Promise<RawResponse> {
+    const watch = req.query?.["watch"] === true || req.query?.["watch"] === "true" || req.query?.["watch"] === 1;
+    const verb = verbForMethod(req.method, watch);
+    const path = req.path + encodeQuery(req.query);
+    const subject = { operation: `${req.method.toUpperCase()} ${req.path}` };
+    const raw = await this.#send(verb, req.method.toUpperCase(), path, encodeBody(req.body), req.contentType ?? "application/json", req, subject);
+    if (raw.status >= 300) throw errorFrom(raw, subject);
+    return raw;
+  }
+
+  /** The object, or undefined when the server answers 404. */
+  async get(m: ResourceMapping, namespace: string | undefined, name: string, opts: { signal?: AbortSignal } = {}): Promise<KubeObject | undefined> {
+    const subject = describe("get", m, namespace, name);
+    const raw = await this.#send("get", "GET", resourcePath(m, namespace, name), undefined, undefined, opts, subject);
+    if (raw.status === 404) return undefined;
+    return objectFrom(raw, m, subject);
+  }
+
+  /** Every matching object, following `continue` tokens; resourceVersion is the list's. */
+  async list(m: ResourceMapping, opts: ListOptions = {}): Promise<ObjectList> {
+    const subject = describe("list", m, opts.namespace, undefined);
+    const path = resourcePath(m, opts.namespace);
+    const fill = typeFill(m);
+    const items: KubeObject[] = [];
+    let continueToken: string | undefined;
+    for (;;) {
+      const query = {
+        labelSelector: opts.labelSelector,
+        fieldSelector: opts.fieldSelector,
+        limit: opts.pageSize ?? 500,
+        continue: continueToken,
+        resourceVersion: continueToken === undefined ? opts.resourceVersion : undefined,
+      };
+      const raw = await this.#send("list", "GET", path + encodeQuery(query), undefined, undefined, opts, subject);
+      if (raw.status >= 300) {
+        const error = errorFrom(raw, subject);
+        // The continue token outlived etcd's compaction window: read the rest in one piece, as
+        // client-go's pager does, rather than failing a long list near its end.
+        if (continueToken !== undefined && isGone(error)) return this.list(m, { ...opts, pageSize: 0 });
+        throw error;
+      }
+      const page = asListPage(parseJson(raw, subject), fill);
+      if (page === undefined) throw invalid(raw, subject, "not a list");
+      for (const item of page.items) items.push(item);
+      if (page.continueToken === "") return { items, resourceVersion: page.resourceVersion };
+      continueToken = page.continueToken;
+    }
+  }
+
+  async create(m: ResourceMapping, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
+    const namespace = requireNamespace(m, obj);
+    const subject = describe("create", m, namespace, obj.metadata.name);
+    const path = resourcePath(m, namespace) + writeQuery(opts);
+    return this.#write("create", "POST", path, JSON.stringify(obj), "application/json", m, opts, subject);
+  }
+
+  /** PUT; `metadata.resourceVersion`, when set, makes it conditional (409 Conflict if stale). */
+  async replace(m: ResourceMapping, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
+    const namespace = requireNamespace(m, obj);
+    const subject = describe("update", m, namespace, obj.metadata.name);
+    const path = resourcePath(m, namespace, obj.metadata.name) + writeQuery(opts);
+    return this.#write("update", "PUT", path, JSON.stringify(obj), "application/json", m, opts, subject);
+  }
+
+  async replaceStatus(m: ResourceMapping, obj: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
+    const namespace = requireNamespace(m, obj);
+    const subject = describe("update status of", m, namespace, obj.metadata.name);
+    const path = resourcePath(m, namespace, obj.metadata.name, "status") + writeQuery(opts);
+    return this.#write("update", "PUT", path, JSON.stringify(obj), "application/json", m, opts, subject);
+  }
+
+  /** A patch of `type`; "apply" is server-side apply and needs a fieldManager. */
+  async patch(
+    m: ResourceMapping,
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    type: PatchType,
+    opts: WriteOptions & { force?: boolean; subresource?: "status" } = {},
+  ): Promise<KubeObject> {
+    if (type === "apply" && (opts.fieldManager === undefined || opts.fieldManager === "")) {
+      throw new TypeError("server-side apply needs a fieldManager");
+    }
+    const subject = describe(type === "apply" ? "apply" : "patch", m, namespace, name);
+    const path = resourcePath(m, namespace, name, opts.subresource) + writeQuery(opts, type === "apply" ? opts.force : undefined);
+    const body = typeof patch === "string" ? patch : JSON.stringify(patch);
+    return this.#write("patch", "PATCH", path, body, patchContentTypes[type], m, opts, subject);
+  }
+
+  /** True when the server accepted the deletion (it may finish later, with finalizers); false on 404. */
+  async delete(m: ResourceMapping, namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<boolean> {
+    const subject = describe("delete", m, namespace, name);
+    const body: Record<string, unknown> = { kind: "DeleteOptions", apiVersion: "v1" };
+    if (opts.propagationPolicy !== undefined) body["propagationPolicy"] = opts.propagationPolicy;
+    if (opts.preconditions !== undefined) body["preconditions"] = opts.preconditions;
+    if (opts.gracePeriodSeconds !== undefined) body["gracePeriodSeconds"] = opts.gracePeriodSeconds;
+    if (opts.dryRun === true) body["dryRun"] = ["All"];
+    const raw = await this.#send("delete", "DELETE", resourcePath(m, namespace, name), Buffer.from(JSON.stringify(body)), "application/json", opts, subject);
+    if (raw.status === 404) return false;
+    if (raw.status >= 300) throw errorFrom(raw, subject);
+    return true;
+  }
+
+  /**
+   * Watch events from `resourceVersion` on, parsed as they arrive. The iteration ends when the
+   * server closes the stream (timeoutSeconds) or `signal` aborts; a failure to connect or a
+   * broken stream throws KubeApiError. A too-old resourceVersion arrives as an ERROR event with
+   * code 410: relist, then watch again.
+   */
+  async *watch(m: ResourceMapping, opts: WatchOptions): AsyncGenerator<WatchEvent, void, undefined> {
+    const subject = describe("watch", m, opts.namespace, undefined);
+    const query = {
+      watch: 1,
+      resourceVersion: opts.resourceVersion,
+      allowWatchBookmarks: opts.allowWatchBookmarks === false ? undefined : true,
+      timeoutSeconds: opts.timeoutSeconds,
+      labelSelector: opts.labelSelector,
+      fieldSelector: opts.fieldSelector,
+    };
+    const path = resourcePath(m, opts.namespace) + encodeQuery(query);
+    if (opts.signal.aborted) return;
+    this.#counter.started("watch");
+    const started = performance.now();
+    let stream;
+    try {
+      const headers = { ...this.#baseHeaders, ...(await this.#credentials.headers()), Accept: "application/json" };
+      stream = await openStream(this.#transport, { method: "GET", path, headers, signal: opts.signal, timeoutMs: this.#timeoutMs });
+    } catch (error) {
+      this.#counter.finished("watch", 0, performance.now() - started);
+      if (opts.signal.aborted) return;
+      throw networkError(error, subject);
+    }
+    const { response } = stream;
+    this.#counter.finished("watch", response.statusCode ?? 0, performance.now() - started);
+    try {
+      if (response.statusCode !== 200) {
+        const chunks: Buffer[] = [];
+        for await (const chunk of response) chunks.push(chunk as Buffer);
+        throw errorFrom({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }, subject);
+      }
+      // With no idle deadline a half-open connection would hang forever; bookmarks and the
+      // server's own timeout keep a healthy watch well inside this.
+      const idleMs = ((opts.timeoutSeconds ?? 1800) + 60) * 1000;
+      yield* readWatchEvents(response, typeFill(m), { signal: opts.signal, idleMs, operation: subject.operation });
+    } catch (error) {
+      if (opts.signal.aborted) return;
+      if (error instanceof KubeApiError) throw error;
+      throw networkError(error, subject);
+    } finally {
+      stream.close();
+    }
+  }
+
+  /** Closes every connection; in-flight requests fail. */
+  close(): void {
+    this.#transport.agent.destroy();
+  }
+
+  async #write(verb: RequestVerb, method: string, path: string, body: string, contentType: string, m: ResourceMapping, opts: { signal?: AbortSignal }, subject: Subject): Promise<KubeObject> {
+    const raw = await this.#send(verb, method, path, Buffer.from(body), contentType, opts, subject);
+    if (raw.status >= 300) throw errorFrom(raw, subject);
+    return objectFrom(raw, m, subject);
+  }
+
+  /**
+   * Sends one request, with the two retries that are always safe: again after a 401 once
+   * refreshable credentials were re-read, and again when the server says when (Retry-After on
+   * 429/5xx means it did not process the request).
+   */
+  async #send(
+    verb: RequestVerb,
+    method: string,
+    path: string,
+    body: Buffer | undefined,
+    contentType: string | undefined,
+    req: { signal?: AbortSignal; timeoutMs?: number; accept?: string },
+    subject: Subject,
+  ): Promise<RawResponse> {
+    let refreshed = false;
+    for (let attempt = 0; ; attempt++) {
+      const headers: http.OutgoingHttpHeaders = { ...this.#baseHeaders, ...(await this.#credentials.headers()), Accept: req.accept ?? "application/json" };
+      if (body !== undefined) {
+        headers["Content-Type"] = contentType ?? "application/json";
+        headers["Content-Length"] = body.length;
+      }
+      this.#counter.started(verb);
+      const started = performance.now();
+      let raw: RawResponse;
+      try {
+        raw = await exchange(this.#transport, {
+          method,
+          path,
+          headers,
+          ...(body === undefined ? {} : { body }),
+          ...(req.signal === undefined ? {} : { signal: req.signal }),
+          timeoutMs: req.timeoutMs ?? this.#timeoutMs,
+        });
+      } catch (error) {
+        this.#counter.finished(verb, 0, performance.now() - started);
+        if (req.signal?.aborted === true) throw req.signal.reason;
+        throw networkError(error, subject);
+      }
+      this.#counter.finished(verb, raw.status, performance.now() - started);
+      this.#reportWarnings(raw.headers, subject.operation);
+      if (raw.status === 401 && !refreshed && this.#credentials.refreshable) {
+        refreshed = true;
+        await this.#credentials.refresh();
+        continue;
+      }
+      const retryAfter = retryAfterMs(raw);
+      if (retryAfter !== undefined && (raw.status === 429 || raw.status >= 500) && attempt < this.#retryAfterAttempts) {
+        await sleep(Math.min(retryAfter, maxRetryAfterMs), req.signal);
+        continue;
+      }
+      return raw;
+    }
+  }
+
+  #reportWarnings(headers: http.IncomingHttpHeaders, operation: string): void {
+    const warning = headers["warning"];
+    if (warning === undefined || this.#onWarning === undefined) return;
+    // RFC 7234 warnings: `299 - "message"`; the server sends one header per warning.
+    for (const value of Array.isArray(warning) ? warning : [warning]) {
+      const match = /^\d{3} \S+ "((?:[^"\\]|\\.)*)"/.exec(value);
+      this.#onWarning(match?.[1] !== undefined ? match[1].replace(/\\(.)/g, "$1") : value, operation);
+    }
+  }
+}
+
+function typeFill(m: ResourceMapping): TypeFill {
+  return { apiVersion: apiVersionOf(m.group, m.version), kind: m.kind };
+}
+
+function describe(action: string, m: ResourceMapping, namespace: string | undefined, name: string | undefined): Subject {
+  const where = name === undefined ? (namespace === undefined || namespace === "" ? "" : ` in namespace ${namespace}`) : ` ${m.namespaced && namespace !== undefined ? `${namespace}/` : ""}${name}`;
+  const kind = m.group === "" ? m.kind : `${m.kind}.${m.group}`;
+  const subject: Subject = { operation: `${action} ${kind}${where}` };
+  if (name === undefined) return subject;
+  return { ...subject, resource: { group: m.group, kind: m.kind, name, ...(m.namespaced && namespace !== undefined ? { namespace } : {}) } };
+}
+
+function requireNamespace(m: ResourceMapping, obj: KubeObject): string | undefined {
+  const namespace = obj.metadata.namespace;
+  if (m.namespaced && (namespace === undefined || namespace === "")) {
+    throw new TypeError(`${m.kind} ${obj.metadata.name} is namespaced but has no metadata.namespace`);
+  }
+  return m.namespaced ? namespace : undefined;
+}
+
+function writeQuery(opts: WriteOptions, force?: boolean): string {
+  return encodeQuery({
+    fieldManager: opts.fieldManager,
+    dryRun: opts.dryRun === true ? "All" : undefined,
+    fieldValidation: opts.fieldValidation,
+    force: force === true ? true : undefined,
+  });
+}
+
+function encodeBody(body: unknown): Buffer | undefined {
+  if (body === undefined) return undefined;
+  if (Buffer.isBuffer(body)) return body;
+  return Buffer.from(typeof body === "string" ? body : JSON.stringify(body));
+}
+
+function parseJson(raw: RawResponse, subject: Subject): unknown {
+  try {
+    return JSON.parse(raw.body.toString("utf8"));
+  } catch (error) {
+    throw invalid(raw, subject, `not JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
+}
+
+function objectFrom(raw: RawResponse, m: ResourceMapping, subject: Subject): KubeObject {
+  if (raw.status >= 300) throw errorFrom(raw, subject);
+  const obj = asKubeObject(parseJson(raw, subject), typeFill(m));
+  if (obj === undefined) throw invalid(raw, subject, "not a Kubernetes object");
+  return obj;
+}
+
+function invalid(raw: RawResponse, subject: Subject, why: string): KubeApiError {
+  return new KubeApiError({
+    status: raw.status,
+    reason: KubeReason.InvalidResponse,
+    serverMessage: `the response is ${why}: ${raw.body.toString("utf8", 0, 200)}`,
+    operation: subject.operation,
+    ...(subject.resource === undefined ? {} : { resource: subject.resource }),
+  });
+}
+
+/** The classified error for a non-2xx response. */
+function errorFrom(raw: RawResponse, subject: Subject): KubeApiError {
+  const extra = {
+    ...(subject.resource === undefined ? {} : { resource: subject.resource }),
+    ...(retryAfterMs(raw) === undefined ? {} : { retryAfterMs: retryAfterMs(raw) }),
+  };
+  const contentType = raw.headers["content-type"] ?? "";
+  if (contentType.startsWith("application/json")) {
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.body.toString("utf8"));
+    } catch {
+      body = undefined;
+    }
+    const status = asApiStatus(body);
+    if (status !== undefined) return KubeApiError.fromStatus(status, raw.status, subject.operation, extra);
+  }
+  return KubeApiError.fromHttp(raw.status, raw.body.toString("utf8"), subject.operation, extra);
+}
+
+function networkError(error: unknown, subject: Subject): KubeApiError {
+  if (error instanceof KubeApiError) return error;
+  return KubeApiError.network(subject.operation, error, error instanceof RequestTimeoutError ? KubeReason.Timeout : KubeReason.NetworkError);
+}
+
+function retryAfterMs(raw: RawResponse): number | undefined {
+  const header = raw.headers["retry-after"];
+  if (header === undefined) return undefined;
+  const seconds = Number(header);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted === true) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,285 @@
+/**
+ * A list+watch cache of one resource, like client-go's reflector and informer: list once, then
+ * watch from the list's resourceVersion; re-watch from the last seen resourceVersion when the
+ * server ends a watch; relist when that resourceVersion is gone (410); back off on failures.
+ */
+import { setTimeout as delay } from "node:timers/promises";
+import { Backoff, type BackoffOptions } from "./backoff.ts";
+import type { ListOptions, WatchOptions } from "./client.ts";
+import { KubeApiError, isGone } from "./errors.ts";
+import { ObjectStore, isOlder, keyOf } from "./store.ts";
+import type { KubeObject, ObjectList, ResourceMapping, WatchEvent } from "./types.ts";
+
+/** What an informer needs from a client (KubeClient has it); tests inject their own. */
+export interface ListWatchSource {
+  list(m: ResourceMapping, opts: ListOptions): Promise<ObjectList>;
+  watch(m: ResourceMapping, opts: WatchOptions): AsyncIterable<WatchEvent>;
+}
+
+export interface InformerOptions {
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  /** Wait this long before relisting after a 410 Gone (default 0). */
+  readonly resyncOnGoneMs?: number;
+  /** Between failed lists or watches (default 200 ms doubling to 30 s). */
+  readonly backoff?: BackoffOptions;
+  /** Server-side lifetime of one watch (default: random in [300, 600) s, so informers do not re-watch in lockstep). */
+  readonly watchTimeoutSeconds?: number;
+  /** Page size of the list (default 500). */
+  readonly pageSize?: number;
+  /** Told about every list/watch failure (the informer retries by itself) and handler exception. */
+  readonly onError?: (error: Error) => void;
+}
+
+export type InformerEvent = "add" | "update" | "delete";
+export type InformerHandler = (obj: KubeObject, old?: KubeObject) => void;
+
+/** A watch that ends this soon with no event is treated as a failure (backoff), not a rotation. */
+const shortWatchMs = 1000;
+
+export class Informer {
+  readonly mapping: ResourceMapping;
+  readonly #source: ListWatchSource;
+  readonly #options: InformerOptions;
+  readonly #store = new ObjectStore();
+  readonly #handlers: Record<InformerEvent, Set<InformerHandler>> = { add: new Set(), update: new Set(), delete: new Set() };
+  readonly #backoff: Backoff;
+  readonly #abort = new AbortController();
+  readonly #synced: Promise<void>;
+  #resolveSynced: () => void = () => undefined;
+  #rejectSynced: (error: Error) => void = () => undefined;
+  #hasSynced = false;
+  #running: Promise<void> | undefined;
+  #lastError: Error | undefined;
+  #resourceVersion = "";
+
+  constructor(source: ListWatchSource, mapping: ResourceMapping, options: InformerOptions = {}) {
+    this.#source = source;
+    this.mapping = mapping;
+    this.#options = options;
+    this.#backoff = new Backoff(options.backoff ?? { initialMs: 200, maxMs: 30_000 });
+    this.#synced = new Promise<void>((resolve, reject) => {
+      this.#resolveSynced = resolve;
+      this.#rejectSynced = reject;
+    });
+    // Rejected only by stop() before the first list; callers who await synced() still see it.
+    this.#synced.catch(() => undefined);
+  }
+
+  /** Starts listing and watching in the background (once). */
+  start(): void {
+    if (this.#abort.signal.aborted) throw new Error("an informer cannot be restarted after stop()");
+    this.#running ??= this.#run(this.#abort.signal);
+  }
+
+  /** Ends the watch and waits until the informer is idle. */
+  async stop(): Promise<void> {
+    this.#abort.abort(new Error("informer stopped"));
+    if (!this.#hasSynced) this.#rejectSynced(new Error(`informer for ${this.mapping.resource} stopped before its first list`));
+    await this.#running;
+  }
+
+  /** Resolves after the first complete list. */
+  synced(): Promise<void> {
+    return this.#synced;
+  }
+
+  get hasSynced(): boolean {
+    return this.#hasSynced;
+  }
+
+  /** The last failure of a list or watch; cleared once a list or watch succeeds again. */
+  get lastError(): Error | undefined {
+    return this.#lastError;
+  }
+
+  /** The resourceVersion the next watch starts from. */
+  get resourceVersion(): string {
+    return this.#resourceVersion;
+  }
+
+  get(namespace: string | undefined, name: string): KubeObject | undefined {
+    return this.#store.get(this.mapping.namespaced ? namespace : undefined, name);
+  }
+
+  list(): KubeObject[] {
+    return this.#store.list();
+  }
+
+  /**
+   * Write-through after our own write, so the next read does not see the older copy. Silent (no
+   * handler runs); the watch event that follows with the same resourceVersion is not re-announced.
+   */
+  upsert(obj: KubeObject): void {
+    const old = this.#store.getByKey(keyOf(obj));
+    if (old !== undefined && isOlder(obj.metadata.resourceVersion, old.metadata.resourceVersion)) return;
+    this.#store.set(obj);
+  }
+
+  /** Drops an object after our own delete; silent, like upsert. */
+  forget(namespace: string | undefined, name: string): void {
+    const obj = this.#store.get(this.mapping.namespaced ? namespace : undefined, name);
+    if (obj !== undefined) this.#store.delete(keyOf(obj));
+  }
+
+  /** Subscribes to changes; returns the unsubscribe function. */
+  on(event: InformerEvent, handler: InformerHandler): () => void {
+    this.#handlers[event].add(handler);
+    return () => this.#handlers[event].delete(handler);
+  }
+
+  async #run(signal: AbortSignal): Promise<void> {
+    let rv: string | undefined;
+    while (!signal.aborted) {
+      if (rv === undefined) {
+        try {
+          rv = await this.#relist(signal);
+          this.#recovered();
+        } catch (error) {
+          if (signal.aborted) return;
+          this.#failed(error);
+          await this.#pause(this.#backoff.next(), signal);
+          continue;
+        }
+      }
+      const started = performance.now();
+      let events = 0;
+      try {
+        for await (const event of this.#source.watch(this.mapping, this.#watchOptions(rv, signal))) {
+          if (event.type === "ERROR") throw KubeApiError.fromStatus(event.object, 0, `watch ${this.mapping.resource}`);
+          if (events++ === 0) this.#recovered();
+          rv = this.#apply(event) ?? rv;
+          this.#resourceVersion = rv;
+        }
+        if (signal.aborted) return;
+        // The server ended the watch (its timeout): re-watch from where we are. One that ends at
+        // once, with nothing in it, is a server refusing quietly; do not spin on it.
+        if (events === 0 && performance.now() - started < shortWatchMs) await this.#pause(this.#backoff.next(), signal);
+      } catch (error) {
+        if (signal.aborted) return;
+        this.#failed(error);
+        if (isGone(error)) {
+          // Our resourceVersion fell out of the server's window: only a fresh list catches up.
+          rv = undefined;
+          await this.#pause(this.#options.resyncOnGoneMs ?? 0, signal);
+        } else {
+          await this.#pause(this.#backoff.next(), signal);
+        }
+      }
+    }
+  }
+
+  #watchOptions(resourceVersion: string, signal: AbortSignal): WatchOptions {
+    const o = this.#options;
+    return {
+      resourceVersion,
+      allowWatchBookmarks: true,
+      timeoutSeconds: o.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300),
+      signal,
+      ...(o.namespace === undefined ? {} : { namespace: o.namespace }),
+      ...(o.labelSelector === undefined ? {} : { labelSelector: o.labelSelector }),
+      ...(o.fieldSelector === undefined ? {} : { fieldSelector: o.fieldSelector }),
+    };
+  }
+
+  /** Replaces the cache with a fresh list, announcing what changed; returns the list's resourceVersion. */
+  async #relist(signal: AbortSignal): Promise<string> {
+    const o = this.#options;
+    const { items, resourceVersion } = await this.#source.list(this.mapping, {
+      signal,
+      pageSize: o.pageSize ?? 500,
+      ...(o.namespace === undefined ? {} : { namespace: o.namespace }),
+      ...(o.labelSelector === undefined ? {} : { labelSelector: o.labelSelector }),
+      ...(o.fieldSelector === undefined ? {} : { fieldSelector: o.fieldSelector }),
+    });
+    if (signal.aborted) return resourceVersion;
+    const seen = new Set<string>();
+    for (const obj of items) {
+      seen.add(keyOf(obj));
+      this.#put(obj);
+    }
+    for (const key of [...this.#store.keys()]) {
+      if (seen.has(key)) continue;
+      const old = this.#store.getByKey(key);
+      // Written by us (upsert) after the list's snapshot: the list cannot know it yet.
+      if (old === undefined || isOlder(resourceVersion, old.metadata.resourceVersion)) continue;
+      this.#store.delete(key);
+      this.#emit("delete", old);
+    }
+    this.#resourceVersion = resourceVersion;
+    if (!this.#hasSynced) {
+      this.#hasSynced = true;
+      this.#resolveSynced();
+    }
+    return resourceVersion;
+  }
+
+  /** Applies one watch event; returns its resourceVersion. */
+  #apply(event: Exclude<WatchEvent, { type: "ERROR" }>): string | undefined {
+    const obj = event.object;
+    const rv = obj.metadata.resourceVersion;
+    switch (event.type) {
+      case "BOOKMARK":
+        break;
+      case "ADDED":
+      case "MODIFIED":
+        this.#put(obj);
+        break;
+      case "DELETED": {
+        const key = keyOf(obj);
+        const old = this.#store.getByKey(key);
+        // A copy newer than the deletion is a re-creation we wrote through already.
+        if (old === undefined || isOlder(rv, old.metadata.resourceVersion)) break;
+        this.#store.delete(key);
+        this.#emit("delete", obj, old);
+        break;
+      }
+    }
+    return rv;
+  }
+
+  /** Stores a copy from the server unless ours is newer, and announces real changes. */
+  #put(obj: KubeObject): void {
+    const old = this.#store.getByKey(keyOf(obj));
+    if (old !== undefined && isOlder(obj.metadata.resourceVersion, old.metadata.resourceVersion)) return;
+    this.#store.set(obj);
+    if (old === undefined) this.#emit("add", obj);
+    else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.#emit("update", obj, old);
+  }
+
+  #emit(event: InformerEvent, obj: KubeObject, old?: KubeObject): void {
+    for (const handler of this.#handlers[event]) {
+      try {
+        handler(obj, old);
+      } catch (error) {
+        // A broken handler must not stop the cache; it is reported, never swallowed.
+        this.#report(error instanceof Error ? error : new Error(String(error)));
+      }
+    }
+  }
+
+  #failed(error: unknown): void {
+    this.#lastError = error instanceof Error ? error : new Error(String(error));
+    this.#report(this.#lastError);
+  }
+
+  #recovered(): void {
+    this.#lastError = undefined;
+    this.#backoff.reset();
+  }
+
+  #report(error: Error): void {
+    if (this.#options.onError !== undefined) this.#options.onError(error);
+    else process.emitWarning(error, { code: "DRIFTLESS_INFORMER" });
+  }
+
+  async #pause(ms: number, signal: AbortSignal): Promise<void> {
+    if (ms <= 0) return;
+    try {
+      await delay(ms, undefined, { signal });
+    } catch {
+      // Aborted: the loop checks the signal next.
+    }
+  }
+}

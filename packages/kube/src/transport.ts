@@ -1,0 +1,161 @@
+/**
+ * One HTTP exchange with the API server over the shared agent: the body in, the body out, a
+ * deadline and cancellation. No Kubernetes semantics here (client.ts has them).
+ */
+import http from "node:http";
+import https from "node:https";
+import type { Endpoint } from "./connection.ts";
+
+export interface Transport {
+  readonly endpoint: Endpoint;
+  readonly agent: http.Agent;
+}
+
+export interface Exchange {
+  readonly method: string;
+  /** Path and query, without the endpoint's base path. */
+  readonly path: string;
+  readonly headers: http.OutgoingHttpHeaders;
+  readonly body?: Buffer;
+  readonly signal?: AbortSignal;
+  /** 0 for no deadline. For streams it covers the wait for the response headers only. */
+  readonly timeoutMs: number;
+}
+
+export interface RawResponse {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+export class RequestTimeoutError extends Error {
+  constructor(timeoutMs: number) {
+    super(`no response within ${timeoutMs} ms`);
+    this.name = "RequestTimeoutError";
+  }
+}
+
+/** Sends a request and reads the whole response body. */
+export async function exchange(transport: Transport, ex: Exchange): Promise<RawResponse> {
+  try {
+    return await exchangeOnce(transport, ex);
+  } catch (error) {
+    // A keep-alive socket the server closed while idle fails the first write with a reset. The
+    // server never saw the request, so sending it again on a fresh socket is safe, once.
+    if (error instanceof StaleSocketError) return exchangeOnce(transport, ex);
+    throw error;
+  }
+}
+
+class StaleSocketError extends Error {}
+
+function isReset(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return code === "ECONNRESET" || code === "EPIPE";
+}
+
+function start(transport: Transport, ex: Exchange): http.ClientRequest {
+  const { endpoint, agent } = transport;
+  const options: http.RequestOptions = {
+    agent,
+    hostname: endpoint.hostname,
+    port: endpoint.port,
+    method: ex.method,
+    path: endpoint.basePath + ex.path,
+    headers: ex.headers,
+  };
+  return endpoint.secure ? https.request(options) : http.request(options);
+}
+
+function exchangeOnce(transport: Transport, ex: Exchange): Promise<RawResponse> {
+  return new Promise<RawResponse>((resolve, reject) => {
+    const signal = ex.signal;
+    if (signal?.aborted === true) {
+      reject(signal.reason);
+      return;
+    }
+    const req = start(transport, ex);
+    let settled = false;
+    let responded = false;
+    // Why we cut the exchange ourselves, so that it wins over the socket errors that follow.
+    let cutBy: unknown;
+    const cut = (why: unknown): void => {
+      cutBy ??= why;
+      req.destroy(why instanceof Error ? why : new Error("aborted"));
+    };
+    const onAbort = (): void => cut(signal?.reason);
+    const timer = ex.timeoutMs > 0 ? setTimeout(() => cut(new RequestTimeoutError(ex.timeoutMs)), ex.timeoutMs) : undefined;
+    const finish = (): void => {
+      settled = true;
+      if (timer !== undefined) clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    const fail = (error: unknown): void => {
+      if (settled) return;
+      finish();
+      if (cutBy !== undefined) reject(cutBy);
+      else if (!responded && req.reusedSocket && isReset(error)) reject(new StaleSocketError("stale keep-alive socket", { cause: error }));
+      else reject(error);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    req.on("error", fail);
+    req.on("response", (res) => {
+      responded = true;
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("error", fail);
+      res.on("end", () => {
+        if (settled) return;
+        finish();
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) });
+      });
+      res.on("close", () => {
+        if (!res.complete) fail(new Error("the connection closed before the response was complete"));
+      });
+    });
+    req.end(ex.body);
+  });
+}
+
+export interface OpenStream {
+  readonly response: http.IncomingMessage;
+  /** Ends the exchange (idempotent): closes the connection if the body is not fully read. */
+  close(): void;
+}
+
+/**
+ * Sends a request and resolves with the response as soon as its headers arrive, for streaming
+ * bodies (watches). Aborting `signal` later destroys the stream.
+ */
+export function openStream(transport: Transport, ex: Exchange): Promise<OpenStream> {
+  return new Promise<OpenStream>((resolve, reject) => {
+    const signal = ex.signal;
+    if (signal?.aborted === true) {
+      reject(signal.reason);
+      return;
+    }
+    const req = start(transport, ex);
+    let responded = false;
+    const onAbort = (): void => {
+      req.destroy(signal?.reason instanceof Error ? signal.reason : new Error("aborted"));
+    };
+    const timer = ex.timeoutMs > 0 ? setTimeout(() => req.destroy(new RequestTimeoutError(ex.timeoutMs)), ex.timeoutMs) : undefined;
+    const close = (): void => {
+      signal?.removeEventListener("abort", onAbort);
+      if (timer !== undefined) clearTimeout(timer);
+      if (!req.destroyed) req.destroy();
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    req.on("error", (error) => {
+      if (responded) return; // the response stream reports it to its reader
+      close();
+      reject(signal?.aborted === true ? signal.reason : error);
+    });
+    req.on("response", (response) => {
+      responded = true;
+      if (timer !== undefined) clearTimeout(timer);
+      resolve({ response, close });
+    });
+    req.end(ex.body);
+  });
+}

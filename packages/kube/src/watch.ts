@@ -1,0 +1,70 @@
+/** Decoding a watch response: newline-delimited JSON events, parsed as they arrive. */
+import type { Readable } from "node:stream";
+import { KubeApiError, KubeReason } from "./errors.ts";
+import { LineSplitter } from "./ndjson.ts";
+import { asApiStatus, asKubeObject, isRecord, type TypeFill } from "./parse.ts";
+import { WatchEventType, type WatchEvent } from "./types.ts";
+
+/** One event line larger than this means the stream is broken, not that an object is big. */
+const maxEventBytes = 64 * 1024 * 1024;
+
+export class WatchIdleError extends Error {
+  constructor(idleMs: number) {
+    super(`the watch stream sent nothing for ${idleMs} ms`);
+    this.name = "WatchIdleError";
+  }
+}
+
+export interface ReadWatchOptions {
+  readonly signal: AbortSignal;
+  /** The stream is cut when it stays silent this long (a half-open connection). */
+  readonly idleMs: number;
+  readonly operation: string;
+}
+
+export async function* readWatchEvents(stream: Readable, fill: TypeFill, options: ReadWatchOptions): AsyncGenerator<WatchEvent, void, undefined> {
+  const splitter = new LineSplitter();
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (): void => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(() => stream.destroy(new WatchIdleError(options.idleMs)), options.idleMs);
+  };
+  arm();
+  try {
+    for await (const chunk of stream) {
+      arm();
+      for (const line of splitter.push(chunk as Buffer)) yield parseWatchEvent(line, fill, options.operation);
+      if (splitter.pendingBytes > maxEventBytes) throw protocolError(options.operation, `an event line exceeds ${maxEventBytes} bytes`);
+    }
+    const rest = splitter.flush();
+    if (rest !== undefined) yield parseWatchEvent(rest, fill, options.operation);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}
+
+const objectEventTypes: ReadonlySet<string> = new Set([WatchEventType.Added, WatchEventType.Modified, WatchEventType.Deleted, WatchEventType.Bookmark]);
+
+/** One line of a watch stream as a typed event. */
+export function parseWatchEvent(line: string, fill: TypeFill, operation: string): WatchEvent {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    throw protocolError(operation, `a watch event is not JSON: ${line.slice(0, 200)}`);
+  }
+  if (!isRecord(value) || typeof value["type"] !== "string") throw protocolError(operation, `not a watch event: ${line.slice(0, 200)}`);
+  const type = value["type"];
+  if (type === WatchEventType.Error) {
+    const status = asApiStatus(value["object"]) ?? { message: `an ERROR event without a Status: ${line.slice(0, 200)}` };
+    return { type: WatchEventType.Error, object: status };
+  }
+  if (!objectEventTypes.has(type)) throw protocolError(operation, `unknown watch event type ${type}`);
+  const object = asKubeObject(value["object"], fill, { nameless: type === WatchEventType.Bookmark });
+  if (object === undefined) throw protocolError(operation, `a ${type} event without an object: ${line.slice(0, 200)}`);
+  return { type: type as "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK", object };
+}
+
+function protocolError(operation: string, message: string): KubeApiError {
+  return new KubeApiError({ status: 200, reason: KubeReason.InvalidResponse, serverMessage: message, operation });
+}
