@@ -1,1 +1,61 @@
-export {};
+/**
+ * @driftless/metrics: the Prometheus registry, metric definitions and the /metrics, /healthz and
+ * /readyz server.
+ *
+ * Config Sync's metrics keep Config Sync's names and labels under `config_sync_`, so its
+ * dashboards and alerts work unchanged; driftless's own (queues, reconcilers, finalizers) are
+ * under `driftless_`. Every label has a bounded set of values, enforced by the types.
+ *
+ * @example
+ * ```ts
+ * import { createMetrics, serveMetrics, syncLabels } from "@driftless/metrics";
+ *
+ * const metrics = createMetrics({ defaultLabels: syncLabels(sync) });
+ * const server = await serveMetrics({
+ *   port: 8675,
+ *   registry: metrics.registry,
+ *   health: async () => ({ healthy: true, ready: informersSynced() }),
+ * });
+ *
+ * const done = metrics.reconcileDuration.startTimer();
+ * // ... one pass ...
+ * done({ status: "success" });
+ * metrics.applyOperations.inc({ operation: "create", status: "success", controller: "applier" });
+ * metrics.lastSync.record({ status: "success", commit });
+ * metrics.declaredResources.set(objects.length);
+ *
+ * // Queue observability (packages/queue's JobOutcome and queues fit these shapes):
+ * const queue = new SyncQueue({ sync, connection, hooks: { onJobDone: metrics.recordJob } });
+ * metrics.watchQueueDepth("sync", queue);
+ *
+ * await server.close();
+ * ```
+ */
+export { CONFIG_SYNC_BUCKETS, errorCodeClass } from "./config-sync.ts";
+export type { ConfigSyncMetrics, TimestampHandle } from "./config-sync.ts";
+export { createMetrics, syncLabels } from "./create-metrics.ts";
+export type { Metrics, MetricsOptions } from "./create-metrics.ts";
+export { JOB_BUCKETS } from "./driftless.ts";
+export type { DepthSource, DriftlessMetrics, JobAttempt } from "./driftless.ts";
+export type { CounterHandle, GaugeHandle, HistogramHandle, Labels, NoLabels } from "./handles.ts";
+export {
+  ApiOperation,
+  COMMIT_NONE,
+  Controller,
+  ErrorCodeClass,
+  ErrorComponent,
+  FinalizerRemovalReason,
+  InternalErrorSource,
+  JobResult,
+  Operation,
+  ParserStage,
+  PipelineComponent,
+  QueueLabel,
+  ReconcilerState,
+  ReconcilerType,
+  Status,
+  Trigger,
+} from "./labels.ts";
+export type { JobFailure } from "./labels.ts";
+export { serveMetrics } from "./server.ts";
+export type { Health, MetricsServer, ServeMetricsOptions } from "./server.ts";

@@ -1,0 +1,193 @@
+/**
+ * Config Sync's metrics, with its names, label names and buckets (kpt-config-sync pkg/metrics
+ * metrics.go, views.go, tagkeys.go; the ResourceGroup controller's in
+ * pkg/resourcegroup/controllers/metrics). Config Sync exports them through an OpenTelemetry
+ * collector whose Prometheus namespace is `config_sync`, hence the `config_sync_` prefix: a
+ * dashboard or alert written for Config Sync reads driftless unchanged.
+ */
+import type { Registry } from "prom-client";
+import { counter, gauge, histogram, type CounterHandle, type GaugeHandle, type HistogramHandle } from "./handles.ts";
+import {
+  COMMIT_NONE,
+  type ApiOperation,
+  type Controller,
+  type ErrorCodeClass,
+  type ErrorComponent,
+  type InternalErrorSource,
+  type Operation,
+  type ParserStage,
+  type PipelineComponent,
+  type ReconcilerType,
+  type Status,
+  type Trigger,
+} from "./labels.ts";
+
+/** Config Sync's distribution bounds, in seconds. */
+export const CONFIG_SYNC_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+
+/** A "last time X happened" gauge labelled by status and commit, holding only the latest series. */
+export interface TimestampHandle {
+  readonly name: string;
+  /** Records `at` (default now) in Unix seconds; an empty commit is Config Sync's `NONE`. */
+  record(labels: { readonly status: Status; readonly commit?: string }, at?: Date): void;
+}
+
+export interface ConfigSyncMetrics {
+  /** api_duration_seconds{operation,status}: API server call latency. */
+  readonly apiDuration: HistogramHandle<{ operation: ApiOperation; status: Status }>;
+  /** reconcile_duration_seconds{status}: one pass (or one manager reconcile). */
+  readonly reconcileDuration: HistogramHandle<{ status: Status }>;
+  /** parser_duration_seconds{status,trigger,source}: the read/parse/update stages of a pass. */
+  readonly parserDuration: HistogramHandle<{ status: Status; trigger: Trigger; source: ParserStage }>;
+  /** apply_duration_seconds{status}: applying the declared objects. */
+  readonly applyDuration: HistogramHandle<{ status: Status }>;
+  /** remediate_duration_seconds{status}: one drift remediation. */
+  readonly remediateDuration: HistogramHandle<{ status: Status }>;
+  /** apply_operations_total{operation,status,controller}. */
+  readonly applyOperations: CounterHandle<{ operation: Operation; status: Status; controller: Controller }>;
+  /** last_sync_timestamp{status,commit}. */
+  readonly lastSync: TimestampHandle;
+  /** last_apply_timestamp{status,commit}. */
+  readonly lastApply: TimestampHandle;
+  /** declared_resources: objects parsed from the source. */
+  readonly declaredResources: GaugeHandle;
+  /** reconciler_errors{component,errorclass}: errors currently on the sync's status. */
+  readonly reconcilerErrors: GaugeHandle<{ component: ErrorComponent; errorclass: ErrorCodeClass }>;
+  /** pipeline_error_observed{name,reconciler,component}: 1 while the stage has errors, else 0. */
+  readonly pipelineErrorObserved: GaugeHandle<{
+    name: string;
+    reconciler: ReconcilerType;
+    component: PipelineComponent;
+  }>;
+  /** resource_conflicts_total: cached and live objects disagreed. */
+  readonly resourceConflicts: CounterHandle;
+  /** resource_fights_total: another writer keeps changing a managed object (KNV2005). */
+  readonly resourceFights: CounterHandle;
+  /** internal_errors_total{source}. */
+  readonly internalErrors: CounterHandle<{ source: InternalErrorSource }>;
+  /** resource_count{resourcegroup}: objects in a ResourceGroup inventory (`<namespace>/<name>`). */
+  readonly resourceCount: GaugeHandle<{ resourcegroup: string }>;
+  /** ready_resource_count{resourcegroup}: of those, how many are Current. */
+  readonly readyResourceCount: GaugeHandle<{ resourcegroup: string }>;
+}
+
+function timestamp(registry: Registry, name: string, help: string): TimestampHandle {
+  const handle = gauge<{ status: Status; commit: string }>(registry, { name, help, labelNames: ["status", "commit"] });
+  return {
+    name,
+    record: (labels, at = new Date()) => {
+      // A commit label would otherwise leave one series per commit ever synced; Config Sync's
+      // LastValue keeps only the latest, and so does this.
+      handle.reset();
+      const commit = labels.commit === undefined || labels.commit === "" ? COMMIT_NONE : labels.commit;
+      handle.set({ status: labels.status, commit }, Math.floor(at.getTime() / 1_000));
+    },
+  };
+}
+
+export function configSyncMetrics(registry: Registry, prefix: string): ConfigSyncMetrics {
+  const n = (name: string): string => `${prefix}${name}`;
+  const buckets = CONFIG_SYNC_BUCKETS;
+  return {
+    apiDuration: histogram(
+      registry,
+      {
+        name: n("api_duration_seconds"),
+        help: "Seconds taken by calls to the Kubernetes API server",
+        labelNames: ["operation", "status"],
+      },
+      buckets,
+    ),
+    reconcileDuration: histogram(
+      registry,
+      {
+        name: n("reconcile_duration_seconds"),
+        help: "Seconds taken by one reconcile of a RootSync or RepoSync",
+        labelNames: ["status"],
+      },
+      buckets,
+    ),
+    parserDuration: histogram(
+      registry,
+      {
+        name: n("parser_duration_seconds"),
+        help: "Seconds taken by each stage (read, parse, update) of a reconcile pass",
+        labelNames: ["status", "trigger", "source"],
+      },
+      buckets,
+    ),
+    applyDuration: histogram(
+      registry,
+      {
+        name: n("apply_duration_seconds"),
+        help: "Seconds taken to apply the declared objects to the cluster",
+        labelNames: ["status"],
+      },
+      buckets,
+    ),
+    remediateDuration: histogram(
+      registry,
+      {
+        name: n("remediate_duration_seconds"),
+        help: "Seconds taken to remediate one drifted object",
+        labelNames: ["status"],
+      },
+      buckets,
+    ),
+    applyOperations: counter(registry, {
+      name: n("apply_operations_total"),
+      help: "Create, update, patch and delete calls made to bring objects to their declared state",
+      labelNames: ["operation", "status", "controller"],
+    }),
+    lastSync: timestamp(registry, n("last_sync_timestamp"), "Unix time of the most recent sync from the source"),
+    lastApply: timestamp(registry, n("last_apply_timestamp"), "Unix time of the most recent apply"),
+    declaredResources: gauge(registry, {
+      name: n("declared_resources"),
+      help: "Objects declared in the source at the last parse",
+      labelNames: [],
+    }),
+    reconcilerErrors: gauge(registry, {
+      name: n("reconciler_errors"),
+      help: "Errors currently reported on the sync's status, by stage and KNV code family",
+      labelNames: ["component", "errorclass"],
+    }),
+    pipelineErrorObserved: gauge(registry, {
+      name: n("pipeline_error_observed"),
+      help: "1 while a stage of syncing the current commit has errors, otherwise 0",
+      labelNames: ["name", "reconciler", "component"],
+    }),
+    resourceConflicts: counter(registry, {
+      name: n("resource_conflicts_total"),
+      help: "Times the cached and the live state of an object disagreed",
+      labelNames: [],
+    }),
+    resourceFights: counter(registry, {
+      name: n("resource_fights_total"),
+      help: "Times a managed object was found fought over by another writer (KNV2005)",
+      labelNames: [],
+    }),
+    internalErrors: counter(registry, {
+      name: n("internal_errors_total"),
+      help: "Defensive checks that fired (bugs), by where they fired",
+      labelNames: ["source"],
+    }),
+    resourceCount: gauge(registry, {
+      name: n("resource_count"),
+      help: "Objects in a ResourceGroup inventory",
+      labelNames: ["resourcegroup"],
+    }),
+    readyResourceCount: gauge(registry, {
+      name: n("ready_resource_count"),
+      help: "Objects in a ResourceGroup inventory whose status is Current",
+      labelNames: ["resourcegroup"],
+    }),
+  };
+}
+
+/** The reconciler_errors `errorclass` of a KNV code: `KNV1021` → `1xxx`. Unknown codes count as internal. */
+export function errorCodeClass(code: string): ErrorCodeClass {
+  const digit = /^KNV(\d)\d{3}$/.exec(code)?.[1];
+  if (digit === "1") return "1xxx";
+  if (digit === "2") return "2xxx";
+  return "9xxx";
+}
