@@ -26,7 +26,9 @@ export function testEnv(): TestEnvironment {
   if (cached !== undefined) return cached;
   const file = process.env["DRIFTLESS_TEST_ENV"];
   if (file === undefined) {
-    throw new Error("no test environment: run integration tests through `npm run test:integration` (it starts the control plane)");
+    throw new Error(
+      "no test environment: run integration tests through `npm run test:integration` (it starts the control plane)",
+    );
   }
   cached = JSON.parse(readFileSync(file, "utf8")) as TestEnvironment;
   return cached;

@@ -11,7 +11,10 @@ export interface EventuallyOptions {
  * Polls `probe` until it returns a value other than undefined/false, or fails with the last
  * error it threw. The one way tests wait: on a condition, never on a bare sleep.
  */
-export async function eventually<T>(probe: () => Promise<T | undefined | false> | T | undefined | false, options: EventuallyOptions = {}): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  options: EventuallyOptions = {},
+): Promise<T> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const intervalMs = options.intervalMs ?? 100;
   const deadline = Date.now() + timeoutMs;
@@ -26,7 +29,9 @@ export async function eventually<T>(probe: () => Promise<T | undefined | false> 
     }
     if (Date.now() > deadline) {
       const why = lastError instanceof Error ? `: last error: ${lastError.message}` : "";
-      throw new Error(`eventually: ${options.what ?? "condition"} not met within ${timeoutMs} ms${why}`, { cause: lastError });
+      throw new Error(`eventually: ${options.what ?? "condition"} not met within ${timeoutMs} ms${why}`, {
+        cause: lastError,
+      });
     }
     await delay(intervalMs);
   }

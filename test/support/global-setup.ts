@@ -4,7 +4,15 @@
  */
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { down, findRepoRoot, defaultCrdDir, startRedis, stopProcess, up, type RedisServer } from "@driftless/local-cluster";
+import {
+  down,
+  findRepoRoot,
+  defaultCrdDir,
+  startRedis,
+  stopProcess,
+  up,
+  type RedisServer,
+} from "@driftless/local-cluster";
 import type { TestEnvironment } from "./env.ts";
 
 const repoRoot = findRepoRoot();

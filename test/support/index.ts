@@ -7,3 +7,5 @@ export { kubeConfig, coreApi, customApi, suffix, testNamespace, statusCode, expe
 export type { Who } from "./kube.ts";
 export { fixturesDir, yamlFixture } from "./fixtures.ts";
 export type { JsonObject } from "./fixtures.ts";
+export { TestRepo } from "./git.ts";
+export { startReconciler } from "./reconciler.ts";

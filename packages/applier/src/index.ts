@@ -1,1 +1,38 @@
-export {};
+/**
+ * @driftless/applier: order, apply (three-way match), inventory, prune and kstatus for one sync.
+ *
+ * @example
+ * ```ts
+ * import { applyPlan, plan, prune, Inventory, DirectLiveState } from "@driftless/applier";
+ *
+ * const waves = plan(desired);                       // CRDs, Namespaces, the rest; depends-on as a DAG
+ * const outcomes = await applyPlan(waves, { client, mapper, live: new DirectLiveState(client), sync, commit, annotator, matcher });
+ * const inventory = new Inventory(client, sync);    // the ResourceGroup
+ * await prune(leftGit, { client, mapper, sync, lastAppliedAnnotation, namespaceInUse });
+ * ```
+ */
+export {
+  applyObject,
+  applyPlan,
+  ApplyError,
+  DependencyNotAppliedError,
+  ManagementConflictError,
+  Operation,
+  UnknownKindError,
+} from "./apply.ts";
+export type { ApplyOptions, ApplyOutcome } from "./apply.ts";
+export { mapLimit } from "./concurrency.ts";
+export { annotationsOf, decorate, isManagementDisabled, setToken, stripManagement } from "./decorate.ts";
+export type { DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
+export { Inventory, resourceGroupMapping } from "./inventory.ts";
+export type { ResourceStatusEntry } from "./inventory.ts";
+export { computeHealth, HealthStatus } from "./kstatus.ts";
+export { DirectLiveState } from "./live-state.ts";
+export type { LiveState } from "./live-state.ts";
+export { compareIds, groupOfApiVersion, idKey } from "./object-id.ts";
+export type { ObjectId } from "./object-id.ts";
+export { CyclicDependencyError, MissingDependencyError, plan } from "./plan.ts";
+export type { Plan } from "./plan.ts";
+export { prune, PruneError, PruneOperation, unmanage } from "./prune.ts";
+export type { PruneOptions, PruneOutcome } from "./prune.ts";
+export { waitForEstablished } from "./wait.ts";

@@ -1,7 +1,17 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ApiextensionsV1Api } from "@kubernetes/client-node";
-import { coreApi, customApi, expectStatus, kubeConfig, statusCode, suffix, testNamespace, yamlFixture, type JsonObject } from "../../support/index.ts";
+import {
+  coreApi,
+  customApi,
+  expectStatus,
+  kubeConfig,
+  statusCode,
+  suffix,
+  testNamespace,
+  yamlFixture,
+  type JsonObject,
+} from "../../support/index.ts";
 
 const rootNamespace = "config-management-system";
 
@@ -54,14 +64,21 @@ for (const fixture of ["rootsync-unstructured.yaml", "rootsync-hierarchy-ssh.yam
     try {
       const got = (await custom.getNamespacedCustomObject({ ...ref, name: meta.name })) as JsonObject;
       assertPreserved(body["spec"], got["spec"]);
-      assertPreserved((body["metadata"] as JsonObject)["annotations"] ?? {}, (got["metadata"] as JsonObject)["annotations"] ?? {}, "metadata.annotations");
+      assertPreserved(
+        (body["metadata"] as JsonObject)["annotations"] ?? {},
+        (got["metadata"] as JsonObject)["annotations"] ?? {},
+        "metadata.annotations",
+      );
     } finally {
       await custom.deleteNamespacedCustomObject({ ...ref, name: meta.name });
     }
   });
 }
 
-for (const [fixture, version] of [["reposync-token.yaml", "v1beta1"], ["reposync-v1alpha1.yaml", "v1alpha1"]] as const) {
+for (const [fixture, version] of [
+  ["reposync-token.yaml", "v1beta1"],
+  ["reposync-v1alpha1.yaml", "v1alpha1"],
+] as const) {
   test(`accepts Config Sync's RepoSync YAML unchanged (${fixture}) and round-trips its spec`, async (t) => {
     const namespace = await testNamespace(t);
     const body = yamlFixture(`configsync-docs/${fixture}`, { NAMESPACE: namespace });
@@ -78,7 +95,13 @@ test("rejects a RepoSync whose fields have the wrong type (the schema is structu
   const body = yamlFixture("configsync-docs/reposync-token.yaml", { NAMESPACE: namespace });
   ((body["spec"] as JsonObject)["git"] as JsonObject)["noSSLVerify"] = "definitely";
   await expectStatus(422, () =>
-    customApi().createNamespacedCustomObject({ group: "configsync.gke.io", version: "v1beta1", namespace, plural: "reposyncs", body }),
+    customApi().createNamespacedCustomObject({
+      group: "configsync.gke.io",
+      version: "v1beta1",
+      namespace,
+      plural: "reposyncs",
+      body,
+    }),
   );
 });
 
@@ -97,15 +120,37 @@ test("updates status through the status subresource without touching spec, and i
       commit: "0123456789abcdef0123456789abcdef01234567",
       lastUpdate: "2026-11-22T10:00:00Z",
       gitStatus: { repo: "https://git.example.com/team/app-config.git", revision: "HEAD", branch: "main", dir: "/" },
-      errors: [{ code: "2009", errorMessage: "KNV2009: apply failed", errorResources: [{ sourcePath: "cm.yaml", name: "a", namespace, gvk: { group: "", version: "v1", kind: "ConfigMap" } }] }],
+      errors: [
+        {
+          code: "2009",
+          errorMessage: "KNV2009: apply failed",
+          errorResources: [
+            { sourcePath: "cm.yaml", name: "a", namespace, gvk: { group: "", version: "v1", kind: "ConfigMap" } },
+          ],
+        },
+      ],
       errorSummary: { totalCount: 1, truncated: false, errorCountAfterTruncation: 1 },
     },
-    conditions: [{ type: "Syncing", status: "False", reason: "Sync", message: "Sync Completed", commit: "0123456789abcdef0123456789abcdef01234567", lastUpdateTime: "2026-11-22T10:00:00Z", lastTransitionTime: "2026-11-22T10:00:00Z" }],
+    conditions: [
+      {
+        type: "Syncing",
+        status: "False",
+        reason: "Sync",
+        message: "Sync Completed",
+        commit: "0123456789abcdef0123456789abcdef01234567",
+        lastUpdateTime: "2026-11-22T10:00:00Z",
+        lastTransitionTime: "2026-11-22T10:00:00Z",
+      },
+    ],
   };
   const withStatus = { ...created, status };
   const updated = (await custom.replaceNamespacedCustomObjectStatus({ ...ref, body: withStatus })) as JsonObject;
   assert.deepEqual(updated["spec"], created["spec"], "a status write changed spec");
-  assert.equal((updated["metadata"] as JsonObject)["generation"], (created["metadata"] as JsonObject)["generation"], "a status write bumped generation");
+  assert.equal(
+    (updated["metadata"] as JsonObject)["generation"],
+    (created["metadata"] as JsonObject)["generation"],
+    "a status write bumped generation",
+  );
   assertPreserved(status, updated["status"], "status");
 
   // A write to the main resource must not be able to change status (the subresource owns it).
@@ -114,7 +159,11 @@ test("updates status through the status subresource without touching spec, and i
   (changedSpec["status"] as JsonObject)["lastSyncedCommit"] = "ffffffffffffffffffffffffffffffffffffffff";
   const afterSpecWrite = (await custom.replaceNamespacedCustomObject({ ...ref, body: changedSpec })) as JsonObject;
   assert.equal(((afterSpecWrite["spec"] as JsonObject)["git"] as JsonObject)["branch"], "release");
-  assert.equal((afterSpecWrite["status"] as JsonObject)["lastSyncedCommit"], status.lastSyncedCommit, "the main resource changed status");
+  assert.equal(
+    (afterSpecWrite["status"] as JsonObject)["lastSyncedCommit"],
+    status.lastSyncedCommit,
+    "the main resource changed status",
+  );
 });
 
 test("stores a ResourceGroup inventory and its resourceStatuses", async (t) => {
@@ -127,10 +176,42 @@ test("stores a ResourceGroup inventory and its resourceStatuses", async (t) => {
   const status = {
     observedGeneration: 1,
     resourceStatuses: [
-      { group: "", kind: "ConfigMap", namespace, name: "app-settings", status: "Current", sourceHash: "1a2b3c4d", strategy: "Apply", actuation: "Succeeded", reconcile: "Succeeded" },
-      { group: "apps", kind: "Deployment", namespace, name: "web", status: "InProgress", sourceHash: "5e6f7a8b", strategy: "Apply", actuation: "Succeeded", reconcile: "Pending", conditions: [{ type: "Stalled", status: "False", lastTransitionTime: "2026-11-22T10:00:00Z", reason: "Progressing", message: "waiting" }] },
+      {
+        group: "",
+        kind: "ConfigMap",
+        namespace,
+        name: "app-settings",
+        status: "Current",
+        sourceHash: "1a2b3c4d",
+        strategy: "Apply",
+        actuation: "Succeeded",
+        reconcile: "Succeeded",
+      },
+      {
+        group: "apps",
+        kind: "Deployment",
+        namespace,
+        name: "web",
+        status: "InProgress",
+        sourceHash: "5e6f7a8b",
+        strategy: "Apply",
+        actuation: "Succeeded",
+        reconcile: "Pending",
+        conditions: [
+          {
+            type: "Stalled",
+            status: "False",
+            lastTransitionTime: "2026-11-22T10:00:00Z",
+            reason: "Progressing",
+            message: "waiting",
+          },
+        ],
+      },
     ],
   };
-  const updated = (await custom.replaceNamespacedCustomObjectStatus({ ...ref, body: { ...created, status } })) as JsonObject;
+  const updated = (await custom.replaceNamespacedCustomObjectStatus({
+    ...ref,
+    body: { ...created, status },
+  })) as JsonObject;
   assertPreserved(status, updated["status"], "status");
 });

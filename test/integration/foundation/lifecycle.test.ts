@@ -10,11 +10,17 @@ test("a second control plane starts, is idempotent, and stops leaving no etcd, k
   t.after(() => rm(stateDir, { recursive: true, force: true }));
   const first = await up({ stateDir, crdDir: defaultCrdDir(), detached: false, quiet: true });
   try {
-    assert.deepEqual(first.processes.map((p) => p.name), ["etcd", "kube-apiserver", "kube-controller-manager"]);
+    assert.deepEqual(
+      first.processes.map((p) => p.name),
+      ["etcd", "kube-apiserver", "kube-controller-manager"],
+    );
     assert.ok(await isHealthy(first));
     const again = await up({ stateDir, detached: false, quiet: true });
     assert.equal(again.server, first.server, "a second up started another control plane");
-    assert.deepEqual(again.processes.map((p) => p.pid), first.processes.map((p) => p.pid));
+    assert.deepEqual(
+      again.processes.map((p) => p.pid),
+      first.processes.map((p) => p.pid),
+    );
   } finally {
     const stopped = await down(stateDir);
     assert.equal(stopped.length, 3);

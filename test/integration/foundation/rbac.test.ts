@@ -3,13 +3,20 @@ import assert from "node:assert/strict";
 import { RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { customApi, expectStatus, kubeConfig, testEnv, testNamespace, yamlFixture } from "../../support/index.ts";
 
-const repoSyncs = (namespace: string) => ({ group: "configsync.gke.io", version: "v1beta1", namespace, plural: "reposyncs" });
+const repoSyncs = (namespace: string) => ({
+  group: "configsync.gke.io",
+  version: "v1beta1",
+  namespace,
+  plural: "reposyncs",
+});
 
 test("the non-admin identity is denied RootSyncs and RepoSyncs until RBAC grants them", async (t) => {
   const namespace = await testNamespace(t);
   const body = yamlFixture("configsync-docs/reposync-token.yaml", { NAMESPACE: namespace });
   await expectStatus(403, () => customApi("user").createNamespacedCustomObject({ ...repoSyncs(namespace), body }));
-  await expectStatus(403, () => customApi("user").listClusterCustomObject({ group: "configsync.gke.io", version: "v1beta1", plural: "rootsyncs" }));
+  await expectStatus(403, () =>
+    customApi("user").listClusterCustomObject({ group: "configsync.gke.io", version: "v1beta1", plural: "rootsyncs" }),
+  );
 });
 
 test("a Role bound in one namespace lets the non-admin identity manage RepoSyncs there and nowhere else", async (t) => {
@@ -20,7 +27,13 @@ test("a Role bound in one namespace lets the non-admin identity manage RepoSyncs
     namespace: allowed,
     body: {
       metadata: { name: "reposync-editor" },
-      rules: [{ apiGroups: ["configsync.gke.io"], resources: ["reposyncs"], verbs: ["get", "list", "watch", "create", "update", "patch", "delete"] }],
+      rules: [
+        {
+          apiGroups: ["configsync.gke.io"],
+          resources: ["reposyncs"],
+          verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+        },
+      ],
     },
   });
   await rbac.createNamespacedRoleBinding({
@@ -35,15 +48,28 @@ test("a Role bound in one namespace lets the non-admin identity manage RepoSyncs
   const user = customApi("user");
   // RBAC is enforced by the real authorizer; the binding takes effect within the informer's resync.
   const created = await retryWhileForbidden(() =>
-    user.createNamespacedCustomObject({ ...repoSyncs(allowed), body: yamlFixture("configsync-docs/reposync-token.yaml", { NAMESPACE: allowed }) }),
+    user.createNamespacedCustomObject({
+      ...repoSyncs(allowed),
+      body: yamlFixture("configsync-docs/reposync-token.yaml", { NAMESPACE: allowed }),
+    }),
   );
   assert.ok(created !== undefined);
   await expectStatus(403, () =>
-    user.createNamespacedCustomObject({ ...repoSyncs(other), body: yamlFixture("configsync-docs/reposync-token.yaml", { NAMESPACE: other }) }),
+    user.createNamespacedCustomObject({
+      ...repoSyncs(other),
+      body: yamlFixture("configsync-docs/reposync-token.yaml", { NAMESPACE: other }),
+    }),
   );
   // The Role grants reposyncs only: the status subresource and other kinds stay denied.
   await expectStatus(403, () => user.getNamespacedCustomObjectStatus({ ...repoSyncs(allowed), name: "repo-sync" }));
-  await expectStatus(403, () => user.listNamespacedCustomObject({ group: "kpt.dev", version: "v1alpha1", namespace: allowed, plural: "resourcegroups" }));
+  await expectStatus(403, () =>
+    user.listNamespacedCustomObject({
+      group: "kpt.dev",
+      version: "v1alpha1",
+      namespace: allowed,
+      plural: "resourcegroups",
+    }),
+  );
 });
 
 async function retryWhileForbidden<T>(fn: () => Promise<T>): Promise<T> {

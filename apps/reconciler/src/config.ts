@@ -1,0 +1,82 @@
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { isSyncKind, type SyncKind } from "@driftless/api";
+
+/** Settings of one reconciler process, from flags or (for the Deployment) environment variables. */
+export interface ReconcilerConfig {
+  readonly kubeconfig: string | undefined;
+  readonly redisUrl: string;
+  readonly syncKind: SyncKind;
+  readonly syncName: string;
+  readonly syncNamespace: string;
+  readonly metricsPort: number | undefined;
+  readonly cacheDir: string;
+  readonly queuePrefix: string | undefined;
+  readonly logLevel: "debug" | "info" | "warn" | "error";
+  readonly allowFileRepos: boolean;
+}
+
+export class ConfigError extends Error {}
+
+export const usage = `usage: driftless-reconciler --sync-kind RootSync|RepoSync --sync-name NAME --sync-namespace NS
+  [--kubeconfig PATH] [--redis-url URL] [--metrics-port N] [--cache-dir DIR] [--queue-prefix P] [--log-level L]
+  [--allow-file-repos]   (local mode: accept file:// repositories)
+environment: KUBECONFIG, REDIS_URL, SYNC_KIND, SYNC_NAME, SYNC_NAMESPACE, METRICS_PORT, DRIFTLESS_CACHE_DIR,
+  DRIFTLESS_QUEUE_PREFIX, LOG_LEVEL, DRIFTLESS_ALLOW_FILE_REPOS=true`;
+
+/** Flags win over environment variables; anything missing or malformed is a ConfigError naming it. */
+export function parseConfig(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): ReconcilerConfig {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      kubeconfig: { type: "string" },
+      "redis-url": { type: "string" },
+      "sync-kind": { type: "string" },
+      "sync-name": { type: "string" },
+      "sync-namespace": { type: "string" },
+      "metrics-port": { type: "string" },
+      "cache-dir": { type: "string" },
+      "queue-prefix": { type: "string" },
+      "log-level": { type: "string" },
+      "allow-file-repos": { type: "boolean" },
+    },
+    strict: true,
+  });
+  const pick = (flag: Exclude<keyof typeof values, "allow-file-repos">, name: string): string | undefined => {
+    const value = values[flag] ?? env[name];
+    return typeof value === "string" && value !== "" ? value : undefined;
+  };
+  const syncKind = pick("sync-kind", "SYNC_KIND");
+  if (!isSyncKind(syncKind))
+    throw new ConfigError(`--sync-kind must be RootSync or RepoSync, got ${JSON.stringify(syncKind)}`);
+  const syncName = pick("sync-name", "SYNC_NAME");
+  if (syncName === undefined) throw new ConfigError("--sync-name is required");
+  const syncNamespace = pick("sync-namespace", "SYNC_NAMESPACE");
+  if (syncNamespace === undefined) throw new ConfigError("--sync-namespace is required");
+  const port = pick("metrics-port", "METRICS_PORT");
+  const metricsPort = port === undefined ? undefined : Number(port);
+  if (metricsPort !== undefined && (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)) {
+    throw new ConfigError(`--metrics-port must be a port number, got ${JSON.stringify(port)}`);
+  }
+  const logLevel = pick("log-level", "LOG_LEVEL") ?? "info";
+  if (!["debug", "info", "warn", "error"].includes(logLevel))
+    throw new ConfigError(`--log-level must be debug, info, warn or error`);
+  return {
+    kubeconfig: pick("kubeconfig", "KUBECONFIG"),
+    redisUrl: pick("redis-url", "REDIS_URL") ?? "redis://127.0.0.1:6379",
+    syncKind,
+    syncName,
+    syncNamespace,
+    metricsPort,
+    cacheDir:
+      pick("cache-dir", "DRIFTLESS_CACHE_DIR") ??
+      join(tmpdir(), "driftless", `${syncKind.toLowerCase()}-${syncNamespace}-${syncName}`),
+    queuePrefix: pick("queue-prefix", "DRIFTLESS_QUEUE_PREFIX"),
+    logLevel: logLevel as ReconcilerConfig["logLevel"],
+    allowFileRepos: values["allow-file-repos"] === true || env["DRIFTLESS_ALLOW_FILE_REPOS"] === "true",
+  };
+}

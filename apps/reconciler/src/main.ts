@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+/** driftless-reconciler: one process per RootSync or RepoSync. Parses settings, runs, stops on SIGTERM/SIGINT. */
+import { createLogger, Reconciler } from "@driftless/sync";
+import { ConfigError, parseConfig, usage } from "./config.ts";
+
+async function main(): Promise<number> {
+  let config;
+  try {
+    config = parseConfig(process.argv.slice(2), process.env);
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage}\n`);
+    return error instanceof ConfigError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") ? 2 : 1;
+  }
+  const log = createLogger(
+    { component: "reconciler", sync: `${config.syncKind}/${config.syncNamespace}/${config.syncName}` },
+    { level: config.logLevel },
+  );
+  const reconciler = await Reconciler.start({
+    identity: { kind: config.syncKind, namespace: config.syncNamespace, name: config.syncName },
+    kubeconfig: config.kubeconfig,
+    redisUrl: config.redisUrl,
+    cacheDir: config.cacheDir,
+    allowFileTransport: config.allowFileRepos,
+    log,
+    ...(config.metricsPort === undefined ? {} : { metricsPort: config.metricsPort }),
+    ...(config.queuePrefix === undefined ? {} : { queuePrefix: config.queuePrefix }),
+  });
+  if (reconciler.metricsUrl !== undefined) log.info("serving metrics", { url: `${reconciler.metricsUrl}/metrics` });
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string): void => {
+      log.info("stopping", { signal });
+      resolve();
+    };
+    process.once("SIGTERM", () => stop("SIGTERM"));
+    process.once("SIGINT", () => stop("SIGINT"));
+  });
+  await reconciler.stop();
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(
+      `${JSON.stringify({ level: "error", msg: "reconciler failed", error: error instanceof Error ? error.message : String(error) })}\n`,
+    );
+    process.exit(1);
+  },
+);

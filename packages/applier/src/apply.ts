@@ -1,0 +1,237 @@
+import {
+  DriftlessError,
+  ErrorClass,
+  KnvCode,
+  ManagedAnnotation,
+  UserAnnotation,
+  LifecycleMutationValue,
+  managerAnnotationValue,
+} from "@driftless/api";
+import {
+  isAlreadyExists,
+  isConflict,
+  KubeApiError,
+  type KubeClient,
+  type KubeObject,
+  type ResourceMapping,
+  type RestMapper,
+} from "@driftless/kube";
+import { applyPatch, type Annotator, type PatchMaker } from "@driftless/objectmatcher";
+import { mapLimit } from "./concurrency.ts";
+import { annotationsOf, decorate, isManagementDisabled, setToken } from "./decorate.ts";
+import type { DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
+import type { LiveState } from "./live-state.ts";
+import { idKey } from "./object-id.ts";
+import type { Plan } from "./plan.ts";
+import { waitForEstablished } from "./wait.ts";
+
+export const Operation = {
+  Created: "created",
+  Updated: "updated",
+  Unchanged: "unchanged",
+  /** Not applied: management disabled, or a dependency failed. */
+  Skipped: "skipped",
+  Failed: "failed",
+} as const;
+export type Operation = (typeof Operation)[keyof typeof Operation];
+
+export interface ApplyOutcome {
+  readonly desired: DesiredObject;
+  readonly operation: Operation;
+  /** The live object after the step (what the API server returned, or the unchanged cached one). */
+  readonly live?: KubeObject;
+  readonly mapping?: ResourceMapping;
+  readonly error?: DriftlessError;
+}
+
+export interface ApplyOptions {
+  readonly client: KubeClient;
+  readonly mapper: RestMapper;
+  readonly live: LiveState;
+  readonly sync: SyncIdentity;
+  /** The commit being applied, recorded in the token annotation of every object written. */
+  readonly commit: string;
+  readonly annotator: Annotator;
+  readonly matcher: PatchMaker;
+  /** Requests in flight within a wave. */
+  readonly concurrency?: number;
+  readonly fieldManager?: string;
+  /** How long to wait for a CRD to become Established before applying its custom resources. */
+  readonly crdEstablishTimeoutMs?: number;
+}
+
+/** Another sync manages the object: it is left alone (Config Sync's KNV1060). */
+export class ManagementConflictError extends DriftlessError {
+  constructor(desired: DesiredObject, otherManager: string) {
+    super({
+      code: KnvCode.ManagementConflict,
+      errorClass: ErrorClass.Terminal,
+      message: `${idKey(desired.id)} is managed by another sync (${ManagedAnnotation.Manager}: ${otherManager}); declare it in one source only, or remove it from the other`,
+      resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
+    });
+  }
+}
+
+export class UnknownKindError extends DriftlessError {
+  constructor(desired: DesiredObject) {
+    super({
+      code: KnvCode.UnknownObjectKind,
+      errorClass: ErrorClass.Terminal,
+      message: `the API server does not serve ${desired.apiVersion} ${desired.id.kind}; install its CRD or fix apiVersion/kind`,
+      resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
+    });
+  }
+}
+
+export class ApplyError extends DriftlessError {
+  constructor(desired: DesiredObject, cause: unknown) {
+    const forbidden = cause instanceof KubeApiError && cause.status === 403;
+    super({
+      code: forbidden ? KnvCode.InsufficientPermission : KnvCode.Apply,
+      errorClass: cause instanceof DriftlessError ? cause.errorClass : ErrorClass.Retry,
+      message: `failed to apply ${idKey(desired.id)}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
+      cause,
+    });
+  }
+}
+
+export class DependencyNotAppliedError extends DriftlessError {
+  constructor(desired: DesiredObject, dependency: string) {
+    super({
+      code: KnvCode.Apply,
+      errorClass: ErrorClass.Retry,
+      message: `skipped ${idKey(desired.id)}: its dependency ${dependency} was not applied`,
+      resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
+    });
+  }
+}
+
+const maxConflictRetries = 5;
+
+/**
+ * Applies the plan wave by wave. One failing object does not stop the others; only objects that
+ * depend on it (depends-on) are skipped. Never throws for a per-object failure.
+ */
+export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<ApplyOutcome[]> {
+  const outcomes: ApplyOutcome[] = [];
+  const failed = new Set<string>();
+  for (const wave of plan.waves) {
+    const results = await mapLimit(wave, options.concurrency ?? 32, async (desired) => {
+      const blocked = desired.dependsOn.map(idKey).find((key) => failed.has(key));
+      if (blocked !== undefined) {
+        return {
+          desired,
+          operation: Operation.Skipped,
+          error: new DependencyNotAppliedError(desired, blocked),
+        } satisfies ApplyOutcome;
+      }
+      return applyObject(desired, options);
+    });
+    for (const outcome of results) {
+      if (outcome.error !== undefined) failed.add(idKey(outcome.desired.id));
+      outcomes.push(outcome);
+    }
+    const crds = results.filter((r) => r.desired.id.kind === "CustomResourceDefinition" && r.error === undefined);
+    if (crds.length > 0) {
+      // Custom resources of a new CRD can only be mapped and created once it is Established.
+      await waitForEstablished(
+        options.client,
+        crds.map((r) => r.desired.id.name),
+        options.crdEstablishTimeoutMs ?? 60_000,
+      );
+      options.mapper.invalidate();
+    }
+  }
+  return outcomes;
+}
+
+/** Applies one object with the three-way match: writes only when something we declare differs. */
+export async function applyObject(desired: DesiredObject, options: ApplyOptions): Promise<ApplyOutcome> {
+  if (isManagementDisabled(desired.object)) return { desired, operation: Operation.Skipped };
+  let mapping: ResourceMapping | undefined;
+  try {
+    mapping = await options.mapper.mappingFor(desired.apiVersion, desired.id.kind);
+    if (mapping === undefined) return { desired, operation: Operation.Failed, error: new UnknownKindError(desired) };
+    const namespace = mapping.namespaced ? desired.id.namespace : undefined;
+    const decorated = decorate(desired, options.sync);
+    const ours = managerAnnotationValue(options.sync.kind, options.sync.namespace, options.sync.name);
+
+    for (let attempt = 0; ; attempt++) {
+      const current = await options.live.get(mapping, namespace, desired.id.name);
+      try {
+        if (current === undefined) {
+          const body = withRecord(decorated, options.commit, options.annotator);
+          const created = await options.client.create(mapping, body as KubeObject, {
+            fieldManager: options.fieldManager,
+          });
+          options.live.remember(mapping, created);
+          return { desired, operation: Operation.Created, live: created, mapping };
+        }
+        const liveAnnotations = current.metadata.annotations ?? {};
+        const otherManager = liveAnnotations[ManagedAnnotation.Manager];
+        if (
+          otherManager !== undefined &&
+          otherManager !== ours &&
+          liveAnnotations[ManagedAnnotation.Managed] === "enabled"
+        ) {
+          return {
+            desired,
+            operation: Operation.Failed,
+            live: current,
+            mapping,
+            error: new ManagementConflictError(desired, otherManager),
+          };
+        }
+        if (
+          mutationIgnored(decorated) ||
+          liveAnnotations[UserAnnotation.LifecycleMutation] === LifecycleMutationValue.Ignore
+        ) {
+          return { desired, operation: Operation.Unchanged, live: current, mapping };
+        }
+        // Compare with the token the object already carries: a new commit alone is not a change.
+        const candidate = structuredClone(decorated);
+        const currentToken = liveAnnotations[ManagedAnnotation.Token];
+        setToken(candidate, currentToken ?? options.commit);
+        const result = options.matcher.calculate(current, candidate);
+        if (result.isEmpty()) return { desired, operation: Operation.Unchanged, live: current, mapping };
+
+        // A full update of current with the patch applied keeps what others own (fields, list
+        // items, labels) and sends exact strategic-merge semantics, which a generic patch client would lose.
+        const record = withRecord(decorated, options.commit, options.annotator);
+        const body = applyPatch(current, result) as KubeObject;
+        body.metadata = {
+          ...body.metadata,
+          resourceVersion: current.metadata.resourceVersion,
+          labels: { ...body.metadata.labels, ...((record["metadata"] as KubeObject["metadata"]).labels ?? {}) },
+          annotations: { ...body.metadata.annotations, ...annotationsOf(record) },
+        };
+        const updated = await options.client.replace(mapping, body, { fieldManager: options.fieldManager });
+        options.live.remember(mapping, updated);
+        return { desired, operation: Operation.Updated, live: updated, mapping };
+      } catch (error) {
+        // Optimistic concurrency: someone wrote between our read and write; re-read and re-decide.
+        if ((isConflict(error) || isAlreadyExists(error)) && attempt < maxConflictRetries) {
+          options.live.forget(mapping, namespace, desired.id.name);
+          await options.live.refresh(mapping, namespace, desired.id.name);
+          continue;
+        }
+        throw error;
+      }
+    }
+  } catch (error) {
+    return { desired, operation: Operation.Failed, mapping, error: new ApplyError(desired, error) };
+  }
+}
+
+function mutationIgnored(object: JsonObject): boolean {
+  return annotationsOf(object)[UserAnnotation.LifecycleMutation] === LifecycleMutationValue.Ignore;
+}
+
+/** The object to write: declared state, the commit token, and the last-applied record of both. */
+function withRecord(decorated: JsonObject, commit: string, annotator: Annotator): JsonObject {
+  const body = structuredClone(decorated);
+  setToken(body, commit);
+  annotator.setLastAppliedAnnotation(body);
+  return body;
+}

@@ -1,0 +1,83 @@
+import {
+  ManagedAnnotation,
+  ManagedByValue,
+  ManagedLabel,
+  ManagedValue,
+  ManagementAnnotationKeys,
+  inventoryId,
+  managerAnnotationValue,
+  resourceId,
+} from "@driftless/api";
+import type { DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
+
+type Meta = { labels?: Record<string, string>; annotations?: Record<string, string>; [key: string]: unknown };
+
+function metaOf(object: JsonObject): Meta {
+  return (object["metadata"] ?? {}) as Meta;
+}
+
+/**
+ * The declared object plus driftless's management metadata: the managed-by label and the Config
+ * Sync annotations (architecture.md). `token` (the commit) is added by the caller only when the
+ * object is written, so that a new commit does not rewrite every unchanged object.
+ */
+export function decorate(desired: DesiredObject, sync: SyncIdentity): JsonObject {
+  const object = structuredClone(desired.object);
+  const meta = metaOf(object);
+  object["metadata"] = meta;
+  meta.labels = { ...meta.labels, [ManagedLabel.ManagedBy]: ManagedByValue };
+  meta.annotations = {
+    ...meta.annotations,
+    [ManagedAnnotation.Managed]: ManagedValue.Enabled,
+    [ManagedAnnotation.Manager]: managerAnnotationValue(sync.kind, sync.namespace, sync.name),
+    [ManagedAnnotation.ResourceId]: resourceId(desired.id),
+    [ManagedAnnotation.OwningInventory]: inventoryId(sync.namespace, sync.name),
+    [ManagedAnnotation.SourcePath]: desired.sourcePath,
+  };
+  return object;
+}
+
+export function setToken(object: JsonObject, commit: string): void {
+  const meta = metaOf(object);
+  meta.annotations = { ...meta.annotations, [ManagedAnnotation.Token]: commit };
+  object["metadata"] = meta;
+}
+
+export function annotationsOf(object: JsonObject): Readonly<Record<string, string>> {
+  return metaOf(object).annotations ?? {};
+}
+
+/** True when the declaration opts the object out of management (`configmanagement.gke.io/managed: disabled`). */
+export function isManagementDisabled(object: JsonObject): boolean {
+  return annotationsOf(object)[ManagedAnnotation.Managed] === ManagedValue.Disabled;
+}
+
+/**
+ * The live object without driftless's metadata (Orphan deletion, detach, `managed: disabled`):
+ * it stays on the cluster and no sync claims it any more. Returns undefined when nothing is ours.
+ */
+export function stripManagement(live: JsonObject, lastAppliedAnnotation: string): JsonObject | undefined {
+  const object = structuredClone(live);
+  const meta = metaOf(object);
+  let changed = false;
+  const annotations = { ...meta.annotations };
+  for (const key of [...ManagementAnnotationKeys, lastAppliedAnnotation]) {
+    if (key in annotations) {
+      delete annotations[key];
+      changed = true;
+    }
+  }
+  const labels = { ...meta.labels };
+  if (labels[ManagedLabel.ManagedBy] === ManagedByValue) {
+    delete labels[ManagedLabel.ManagedBy];
+    changed = true;
+  }
+  if (ManagedLabel.DeclaredVersion in labels) {
+    delete labels[ManagedLabel.DeclaredVersion];
+    changed = true;
+  }
+  if (!changed) return undefined;
+  meta.annotations = annotations;
+  meta.labels = labels;
+  return object;
+}

@@ -1,0 +1,118 @@
+import { isDeepStrictEqual } from "node:util";
+import { InventoryIdLabel, inventoryId } from "@driftless/api";
+import { isNotFound, type KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import type { SyncIdentity } from "./desired.ts";
+import { compareIds, idKey, type ObjectId } from "./object-id.ts";
+
+export const resourceGroupMapping: ResourceMapping = {
+  group: "kpt.dev",
+  version: "v1alpha1",
+  kind: "ResourceGroup",
+  resource: "resourcegroups",
+  namespaced: true,
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+};
+
+/** One entry of ResourceGroup status.resourceStatuses. */
+export interface ResourceStatusEntry extends ObjectId {
+  readonly status: string;
+  readonly sourceHash?: string;
+  readonly strategy: "Apply" | "Delete";
+  readonly actuation: "Pending" | "Succeeded" | "Skipped" | "Failed";
+  readonly reconcile: "Pending" | "Succeeded" | "Skipped" | "Failed";
+  readonly conditions?: readonly {
+    type: string;
+    status: string;
+    reason?: string;
+    message?: string;
+    lastTransitionTime?: string;
+  }[];
+}
+
+/**
+ * The sync's ResourceGroup: the record of every object it applied, which is what pruning trusts.
+ * Same name and namespace as the sync, like Config Sync's.
+ */
+export class Inventory {
+  private readonly client: KubeClient;
+  private readonly sync: SyncIdentity;
+
+  constructor(client: KubeClient, sync: SyncIdentity) {
+    this.client = client;
+    this.sync = sync;
+  }
+
+  async read(): Promise<ObjectId[]> {
+    const group = await this.client.get(resourceGroupMapping, this.sync.namespace, this.sync.name);
+    const resources = ((group?.["spec"] as { resources?: unknown[] } | undefined)?.resources ?? []) as ObjectId[];
+    return resources.map((r) => ({ group: r.group ?? "", kind: r.kind, namespace: r.namespace ?? "", name: r.name }));
+  }
+
+  /** Writes spec.resources (sorted, de-duplicated); creates the ResourceGroup when missing. */
+  async write(ids: readonly ObjectId[]): Promise<void> {
+    const unique = new Map(
+      ids.map((id) => [idKey(id), { group: id.group, kind: id.kind, namespace: id.namespace ?? "", name: id.name }]),
+    );
+    const resources = [...unique.values()].sort(compareIds);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const current = await this.client.get(resourceGroupMapping, this.sync.namespace, this.sync.name);
+      if (current === undefined) {
+        try {
+          await this.client.create(resourceGroupMapping, this.newGroup(resources));
+          return;
+        } catch (error) {
+          if (attempt < 4) continue;
+          throw error;
+        }
+      }
+      const existing = (current["spec"] as { resources?: unknown } | undefined)?.resources ?? [];
+      // The API server returns keys in its own order: compare structurally, not as text.
+      if (isDeepStrictEqual(existing, resources)) return; // nothing changed: no write
+      try {
+        await this.client.replace(resourceGroupMapping, {
+          ...current,
+          spec: { ...(current["spec"] as object), resources },
+        });
+        return;
+      } catch (error) {
+        if (attempt < 4 && (error as { status?: number }).status === 409) continue;
+        throw error;
+      }
+    }
+  }
+
+  /** Writes status.resourceStatuses when they changed. */
+  async writeStatus(statuses: readonly ResourceStatusEntry[]): Promise<void> {
+    const current = await this.client.get(resourceGroupMapping, this.sync.namespace, this.sync.name);
+    if (current === undefined) return;
+    const sorted = [...statuses].sort(compareIds);
+    const status = {
+      ...(current["status"] as object | undefined),
+      observedGeneration: current.metadata.generation ?? 0,
+      resourceStatuses: sorted,
+    };
+    if (isDeepStrictEqual(current["status"], status)) return;
+    try {
+      await this.client.replaceStatus(resourceGroupMapping, { ...current, status });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+
+  private newGroup(resources: readonly ObjectId[]): KubeObject {
+    return {
+      apiVersion: "kpt.dev/v1alpha1",
+      kind: "ResourceGroup",
+      metadata: {
+        name: this.sync.name,
+        namespace: this.sync.namespace,
+        labels: {
+          [InventoryIdLabel]: inventoryId(this.sync.namespace, this.sync.name),
+          "configmanagement.gke.io/system": "true",
+          "configmanagement.gke.io/arch": "csmr",
+        },
+      },
+      spec: { resources },
+    };
+  }
+}

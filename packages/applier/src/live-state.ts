@@ -1,0 +1,34 @@
+import type { KubeClient, KubeObject, ResourceMapping } from "@driftless/kube";
+
+/**
+ * Where the applier reads current state. The reconciler backs it with watch caches (informers), so
+ * a pass over an unchanged cluster reads memory, not the API server; `DirectLiveState` GETs.
+ */
+export interface LiveState {
+  get(mapping: ResourceMapping, namespace: string | undefined, name: string): Promise<KubeObject | undefined>;
+  /** Write-through after our own write, so the next read does not see the older version. */
+  remember(mapping: ResourceMapping, object: KubeObject): void;
+  forget(mapping: ResourceMapping, namespace: string | undefined, name: string): void;
+  /** Re-reads one object from the API server (after a 409), bypassing any cache. */
+  refresh(mapping: ResourceMapping, namespace: string | undefined, name: string): Promise<KubeObject | undefined>;
+}
+
+export class DirectLiveState implements LiveState {
+  private readonly client: KubeClient;
+
+  constructor(client: KubeClient) {
+    this.client = client;
+  }
+
+  get(mapping: ResourceMapping, namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
+    return this.client.get(mapping, namespace, name);
+  }
+
+  remember(): void {}
+
+  forget(): void {}
+
+  refresh(mapping: ResourceMapping, namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
+    return this.client.get(mapping, namespace, name);
+  }
+}

@@ -1,0 +1,71 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { DesiredObject } from "./desired.ts";
+import { idKey, type ObjectId } from "./object-id.ts";
+import { CyclicDependencyError, plan } from "./plan.ts";
+
+function desired(
+  group: string,
+  kind: string,
+  name: string,
+  namespace?: string,
+  dependsOn: ObjectId[] = [],
+): DesiredObject {
+  const id = namespace === undefined ? { group, kind, name } : { group, kind, namespace, name };
+  return {
+    id,
+    apiVersion: group === "" ? "v1" : `${group}/v1`,
+    object: {},
+    sourcePath: `${name}.yaml`,
+    sourceHash: "abc1234",
+    dependsOn,
+  };
+}
+
+const names = (waves: readonly (readonly DesiredObject[])[]): string[][] => waves.map((w) => w.map((o) => o.id.name));
+
+test("orders CRDs, then Namespaces, then everything else", () => {
+  const result = plan([
+    desired("", "ConfigMap", "cm", "team"),
+    desired("", "Namespace", "team"),
+    desired("apiextensions.k8s.io", "CustomResourceDefinition", "widgets.example.com"),
+    desired("example.com", "Widget", "w", "team"),
+  ]);
+  assert.deepEqual(names(result.waves), [["widgets.example.com"], ["team"], ["cm", "w"]]);
+  assert.equal(result.errors.length, 0);
+});
+
+test("puts an object after everything it depends on, transitively", () => {
+  const a = desired("", "ConfigMap", "a", "ns");
+  const b = desired("", "ConfigMap", "b", "ns", [a.id]);
+  const c = desired("apps", "Deployment", "c", "ns", [b.id]);
+  const result = plan([c, b, a]);
+  assert.deepEqual(names(result.waves), [["a"], ["b"], ["c"]]);
+});
+
+test("refuses a depends-on cycle, naming the objects in it", () => {
+  const aId = { group: "", kind: "ConfigMap", namespace: "ns", name: "a" };
+  const bId = { group: "", kind: "ConfigMap", namespace: "ns", name: "b" };
+  const a = desired("", "ConfigMap", "a", "ns", [bId]);
+  const b = desired("", "ConfigMap", "b", "ns", [aId]);
+  assert.throws(
+    () => plan([a, b]),
+    (error: unknown) => {
+      assert.ok(error instanceof CyclicDependencyError);
+      assert.equal(error.code, "KNV2009");
+      assert.match(error.message, new RegExp(`${idKey(aId)}.*${idKey(bId)}`));
+      return true;
+    },
+  );
+});
+
+test("leaves out an object whose dependency is not declared, and its dependents, with an error", () => {
+  const ghost = { group: "", kind: "Secret", namespace: "ns", name: "ghost" };
+  const a = desired("", "ConfigMap", "a", "ns", [ghost]);
+  const b = desired("", "ConfigMap", "b", "ns", [a.id]);
+  const c = desired("", "ConfigMap", "c", "ns");
+  const result = plan([a, b, c]);
+  assert.deepEqual(names(result.waves), [["c"]]);
+  assert.equal(result.errors.length, 1);
+  assert.match(result.errors[0]?.message ?? "", /ghost/);
+});

@@ -1,0 +1,87 @@
+import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
+import type { DesiredObject } from "./desired.ts";
+import { idKey, type ObjectId } from "./object-id.ts";
+
+/**
+ * Apply order as waves: every object in a wave may be applied concurrently; a wave starts when the
+ * previous one is done. CRDs come first (their custom resources cannot be created before the type
+ * exists), then Namespaces (their contents cannot be created before them), then the rest, and
+ * `depends-on` pushes an object to a later wave than each of its dependencies.
+ */
+export interface Plan {
+  readonly waves: readonly (readonly DesiredObject[])[];
+  /** Objects left out because a dependency is not in the source; reported as errors. */
+  readonly errors: readonly DriftlessError[];
+}
+
+export class CyclicDependencyError extends DriftlessError {
+  constructor(cycle: readonly DesiredObject[]) {
+    super({
+      code: KnvCode.CyclicDependency,
+      errorClass: ErrorClass.Terminal,
+      message: `config.kubernetes.io/depends-on forms a cycle: ${cycle.map((o) => idKey(o.id)).join(" -> ")}`,
+      resources: cycle.map((o) => ({ ...o.id, sourcePath: o.sourcePath })),
+    });
+  }
+}
+
+export class MissingDependencyError extends DriftlessError {
+  constructor(object: DesiredObject, missing: ObjectId) {
+    super({
+      code: KnvCode.IllegalField,
+      errorClass: ErrorClass.Terminal,
+      message: `${idKey(object.id)} depends on ${idKey(missing)}, which is not declared in this source; declare it or remove the depends-on reference`,
+      resources: [{ ...object.id, sourcePath: object.sourcePath }],
+    });
+  }
+}
+
+function baseRank(object: DesiredObject): number {
+  if (object.id.kind === "CustomResourceDefinition" && object.id.group === "apiextensions.k8s.io") return 0;
+  if (object.id.kind === "Namespace" && object.id.group === "") return 1;
+  return 2;
+}
+
+/** Throws CyclicDependencyError when depends-on has a cycle: nothing of such a source is applied. */
+export function plan(objects: readonly DesiredObject[]): Plan {
+  const byKey = new Map(objects.map((o) => [idKey(o.id), o]));
+  const errors: DriftlessError[] = [];
+  const excluded = new Set<string>();
+  for (const object of objects) {
+    for (const dep of object.dependsOn) {
+      if (!byKey.has(idKey(dep))) {
+        errors.push(new MissingDependencyError(object, dep));
+        excluded.add(idKey(object.id));
+      }
+    }
+  }
+
+  const wave = new Map<string, number>();
+  const visiting: DesiredObject[] = [];
+  const rankOf = (object: DesiredObject): number => {
+    const key = idKey(object.id);
+    const known = wave.get(key);
+    if (known !== undefined) return known;
+    if (visiting.includes(object)) {
+      throw new CyclicDependencyError([...visiting.slice(visiting.indexOf(object)), object]);
+    }
+    visiting.push(object);
+    let rank = baseRank(object);
+    for (const dep of object.dependsOn) {
+      const target = byKey.get(idKey(dep));
+      if (target !== undefined) rank = Math.max(rank, rankOf(target) + 1);
+      if (target !== undefined && excluded.has(idKey(target.id))) excluded.add(key);
+    }
+    visiting.pop();
+    wave.set(key, rank);
+    return rank;
+  };
+
+  const waves: DesiredObject[][] = [];
+  for (const object of objects) {
+    const rank = rankOf(object);
+    if (excluded.has(idKey(object.id))) continue;
+    (waves[rank] ??= []).push(object);
+  }
+  return { waves: waves.filter((w) => w !== undefined && w.length > 0), errors };
+}

@@ -1,0 +1,38 @@
+import { setTimeout as delay } from "node:timers/promises";
+import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
+import type { KubeClient, ResourceMapping } from "@driftless/kube";
+
+const crdMapping: ResourceMapping = {
+  group: "apiextensions.k8s.io",
+  version: "v1",
+  kind: "CustomResourceDefinition",
+  resource: "customresourcedefinitions",
+  namespaced: false,
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+};
+
+/** Waits until every named CRD reports Established=True; a CRD that never does stalls the pass. */
+export async function waitForEstablished(
+  client: KubeClient,
+  names: readonly string[],
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const name of names) {
+    for (;;) {
+      const crd = await client.get(crdMapping, undefined, name);
+      const conditions =
+        (crd?.["status"] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
+      if (conditions.some((c) => c.type === "Established" && c.status === "True")) break;
+      if (Date.now() > deadline) {
+        throw new DriftlessError({
+          code: KnvCode.Apply,
+          errorClass: ErrorClass.Stalled,
+          message: `CustomResourceDefinition ${name} was not Established within ${timeoutMs} ms`,
+          resources: [{ group: "apiextensions.k8s.io", kind: "CustomResourceDefinition", name }],
+        });
+      }
+      await delay(100);
+    }
+  }
+}

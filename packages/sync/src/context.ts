@@ -1,0 +1,25 @@
+import type { ApplyOptions, PruneOptions, SyncIdentity } from "@driftless/applier";
+import type { FetchResult, GitFetcher } from "@driftless/git";
+import type { KubeClient } from "@driftless/kube";
+import type { SourceResult } from "@driftless/source";
+import type { Logger } from "./log.ts";
+import type { PassReport } from "./status.ts";
+
+/** What a pass needs from the reconciler that runs it; the Reconciler implements it. */
+export interface PassContext {
+  readonly client: KubeClient;
+  readonly identity: SyncIdentity;
+  readonly git: GitFetcher;
+  /** Key of this sync's git cache folder. */
+  readonly syncKey: string;
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+  /** The last checkout and the spec.git it came from: a drift pass or an unchanged remote reuses it. */
+  readonly lastFetch: FetchResult | undefined;
+  readonly lastFetchSpec: string | undefined;
+  rememberFetch(fetched: FetchResult, spec: string): void;
+  readSource(fetched: FetchResult): Promise<SourceResult>;
+  applyOptions(commit: string): ApplyOptions;
+  pruneOptions(): PruneOptions;
+  observePass(trigger: string, report: PassReport, seconds: number): void;
+}

@@ -1,0 +1,50 @@
+import { DriftlessError, ErrorClass, KnvCode, type RSync } from "@driftless/api";
+import { credentialsFromSecretData, type GitCredentials } from "@driftless/git";
+import type { KubeClient } from "@driftless/kube";
+import { secretMapping } from "./rsync.ts";
+
+/** A Secret the spec names but the sync's namespace does not hold: the user must create it. */
+export class MissingSecretError extends DriftlessError {
+  constructor(namespace: string, name: string, field: string) {
+    super({
+      code: KnvCode.SourceFetch,
+      errorClass: ErrorClass.Stalled,
+      message: `Secret ${namespace}/${name} named by ${field} does not exist; create it in the sync's namespace`,
+      resources: [{ group: "", kind: "Secret", namespace, name }],
+    });
+  }
+}
+
+async function secretData(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  field: string,
+): Promise<Record<string, string>> {
+  const secret = await client.get(secretMapping, namespace, name);
+  if (secret === undefined) throw new MissingSecretError(namespace, name, field);
+  const data = (secret["data"] ?? {}) as Record<string, string>;
+  // Secret data is base64 on the wire; decode once here and never log it.
+  return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]));
+}
+
+/** Reads the Secrets the spec names (secretRef, caCertSecretRef) from the sync's namespace and decodes them for git. */
+export async function readGitCredentials(client: KubeClient, sync: RSync): Promise<GitCredentials> {
+  const git = sync.spec.git;
+  if (git === undefined) return { auth: "none" };
+  const namespace = sync.metadata.namespace ?? "";
+  const secretName = git.secretRef?.name;
+  const caName = git.caCertSecretRef?.name;
+  return credentialsFromSecretData({
+    auth: git.auth,
+    repo: git.repo,
+    secretName,
+    secretData:
+      git.auth !== "none" && secretName !== undefined
+        ? await secretData(client, namespace, secretName, "spec.git.secretRef")
+        : undefined,
+    caCertSecretName: caName,
+    caCertData:
+      caName !== undefined ? await secretData(client, namespace, caName, "spec.git.caCertSecretRef") : undefined,
+  });
+}

@@ -1,0 +1,163 @@
+import { setTimeout as delay } from "node:timers/promises";
+import {
+  DeletionPropagationPolicy,
+  DriftlessError,
+  ErrorClass,
+  Finalizer,
+  KnvCode,
+  SyncConditionType,
+  deletionPropagationPolicyOf,
+  setCondition,
+  type SyncCondition,
+} from "@driftless/api";
+import {
+  idKey,
+  Inventory,
+  prune,
+  PruneOperation,
+  unmanage,
+  type ObjectId,
+  type PruneOptions,
+  type SyncIdentity,
+} from "@driftless/applier";
+import { isConflict, isNotFound, type KubeClient, type KubeObject, type RestMapper } from "@driftless/kube";
+import { rsyncMapping } from "./rsync.ts";
+import { writeStatus } from "./status.ts";
+
+export interface FinalizerContext {
+  readonly client: KubeClient;
+  readonly mapper: RestMapper;
+  readonly identity: SyncIdentity;
+  readonly pruneOptions: () => PruneOptions;
+  readonly lastAppliedAnnotation: string;
+  /** How long one attempt waits for Foreground deletions to finish before retrying later. */
+  readonly waitMs?: number;
+}
+
+export class FinalizerError extends DriftlessError {
+  constructor(message: string, resources: readonly ObjectId[] = [], cause?: unknown) {
+    super({ code: KnvCode.Apply, errorClass: ErrorClass.Retry, message, resources, cause });
+  }
+}
+
+/** Adds the reconciler finalizer to a live, not-deleting RSync (so its deletion waits for us). */
+export async function ensureFinalizer(client: KubeClient, identity: SyncIdentity): Promise<void> {
+  await mutateRSync(client, identity, (raw) => {
+    if (raw.metadata.deletionTimestamp !== undefined) return undefined;
+    const finalizers = raw.metadata.finalizers ?? [];
+    if (finalizers.includes(Finalizer.Reconciler)) return undefined;
+    return { ...raw, metadata: { ...raw.metadata, finalizers: [...finalizers, Finalizer.Reconciler] } };
+  });
+}
+
+/**
+ * Runs when the RSync is being deleted and still carries our finalizer. Foreground deletes every
+ * managed object (reverse apply order) and waits until they are gone; Orphan (the default) strips
+ * driftless metadata and leaves them. Then the finalizer goes. Returns false when there was nothing to do.
+ */
+export async function finalize(ctx: FinalizerContext, raw: KubeObject): Promise<boolean> {
+  if (raw.metadata.deletionTimestamp === undefined || !(raw.metadata.finalizers ?? []).includes(Finalizer.Reconciler))
+    return false;
+  const policy = deletionPropagationPolicyOf(raw.metadata.annotations);
+  await setFinalizerCondition(ctx, {
+    type: SyncConditionType.ReconcilerFinalizing,
+    status: "True",
+    reason: "ResourcesDeleting",
+    message: `Deleting managed objects (${policy})`,
+  });
+  try {
+    const managed = await new Inventory(ctx.client, ctx.identity).read();
+    if (policy === DeletionPropagationPolicy.Foreground) await deleteAll(ctx, managed);
+    else await orphanAll(ctx, managed);
+  } catch (error) {
+    const failure = error instanceof DriftlessError ? error : new FinalizerError(String(error), [], error);
+    await setFinalizerCondition(ctx, {
+      type: SyncConditionType.ReconcilerFinalizerFailure,
+      status: "True",
+      reason: "DestroyFailure",
+      message: failure.message,
+    });
+    throw failure;
+  }
+  await mutateRSync(ctx.client, ctx.identity, (current) => {
+    const finalizers = current.metadata.finalizers ?? [];
+    if (!finalizers.includes(Finalizer.Reconciler)) return undefined;
+    return {
+      ...current,
+      metadata: { ...current.metadata, finalizers: finalizers.filter((f) => f !== Finalizer.Reconciler) },
+    };
+  });
+  return true;
+}
+
+async function deleteAll(ctx: FinalizerContext, managed: readonly ObjectId[]): Promise<void> {
+  const outcomes = await prune(managed, ctx.pruneOptions());
+  const failed = outcomes.filter((o) => o.operation === PruneOperation.Failed);
+  if (failed.length > 0) {
+    throw new FinalizerError(
+      `failed to delete ${failed.length} managed object(s): ${failed.map((f) => idKey(f.id)).join(", ")}`,
+      failed.map((f) => f.id),
+      failed[0]?.error,
+    );
+  }
+  // Foreground means the sync disappears only after its objects have: wait for their finalizers.
+  const deleted = outcomes.filter((o) => o.operation === PruneOperation.Deleted).map((o) => o.id);
+  const deadline = Date.now() + (ctx.waitMs ?? 30_000);
+  for (;;) {
+    const remaining: ObjectId[] = [];
+    for (const id of deleted) {
+      const mapping = await ctx.mapper.mappingForGroupKind(id.group, id.kind);
+      if (
+        mapping !== undefined &&
+        (await ctx.client.get(mapping, mapping.namespaced ? id.namespace : undefined, id.name)) !== undefined
+      )
+        remaining.push(id);
+    }
+    if (remaining.length === 0) return;
+    if (Date.now() > deadline)
+      throw new FinalizerError(
+        `waiting for ${remaining.length} managed object(s) to be deleted: ${remaining.slice(0, 5).map(idKey).join(", ")}`,
+        remaining,
+      );
+    await delay(200);
+  }
+}
+
+async function orphanAll(ctx: FinalizerContext, managed: readonly ObjectId[]): Promise<void> {
+  for (const id of managed) {
+    const mapping = await ctx.mapper.mappingForGroupKind(id.group, id.kind);
+    if (mapping === undefined) continue;
+    const live = await ctx.client.get(mapping, mapping.namespaced ? id.namespace : undefined, id.name);
+    if (live === undefined) continue;
+    await unmanage(ctx.client, mapping, live, ctx.lastAppliedAnnotation);
+  }
+}
+
+async function setFinalizerCondition(ctx: FinalizerContext, input: Parameters<typeof setCondition>[1]): Promise<void> {
+  await writeStatus(ctx.client, ctx.identity, (_raw, current) => {
+    const { conditions, changed } = setCondition(current.conditions as SyncCondition[] | undefined, input, new Date());
+    return changed ? { ...current, conditions: [...conditions] } : undefined;
+  });
+}
+
+/** Read-modify-write of the RSync (metadata only), re-reading on 409. */
+async function mutateRSync(
+  client: KubeClient,
+  identity: SyncIdentity,
+  change: (raw: KubeObject) => KubeObject | undefined,
+): Promise<void> {
+  const mapping = rsyncMapping(identity.kind);
+  for (let attempt = 0; ; attempt++) {
+    const raw = await client.get(mapping, identity.namespace, identity.name);
+    if (raw === undefined) return;
+    const next = change(raw);
+    if (next === undefined) return;
+    try {
+      await client.replace(mapping, next);
+      return;
+    } catch (error) {
+      if (isNotFound(error)) return;
+      if (!isConflict(error) || attempt >= 4) throw error;
+    }
+  }
+}

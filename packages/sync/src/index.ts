@@ -1,0 +1,30 @@
+/**
+ * @driftless/sync: one RootSync's or RepoSync's reconcile pipeline — fetch, read, plan, apply,
+ * inventory, prune, status — with its queue worker, poller, remediator and deletion finalizer.
+ * `apps/reconciler` is the process around `Reconciler`.
+ *
+ * @example
+ * ```ts
+ * import { Reconciler } from "@driftless/sync";
+ *
+ * const reconciler = await Reconciler.start({
+ *   identity: { kind: "RepoSync", namespace: "team-a", name: "repo-sync" },
+ *   kubeconfig: process.env.KUBECONFIG,
+ *   redisUrl: "redis://127.0.0.1:6379",
+ *   cacheDir: "/var/cache/driftless",
+ *   metricsPort: 8675,
+ * });
+ * process.once("SIGTERM", () => void reconciler.stop());
+ * ```
+ */
+export { Reconciler } from "./reconciler.ts";
+export type { ReconcilerOptions } from "./reconciler.ts";
+export { runPass, EmptySourceError } from "./pass.ts";
+export type { PassResult, PassTrigger } from "./pass.ts";
+export { ensureFinalizer, finalize, FinalizerError } from "./finalizer.ts";
+export { FightError, Remediator } from "./remediator.ts";
+export { createLogger } from "./log.ts";
+export type { Logger } from "./log.ts";
+export { nextStatus, syncingStatus, writeStatus } from "./status.ts";
+export type { PassReport } from "./status.ts";
+export { rsyncMapping, loadSync } from "./rsync.ts";

@@ -1,0 +1,30 @@
+/** Structured JSON logs, one object per line on stdout: what log pipelines in a cluster expect. */
+export interface Logger {
+  debug(message: string, fields?: Readonly<Record<string, unknown>>): void;
+  info(message: string, fields?: Readonly<Record<string, unknown>>): void;
+  warn(message: string, fields?: Readonly<Record<string, unknown>>): void;
+  error(message: string, fields?: Readonly<Record<string, unknown>>): void;
+  child(fields: Readonly<Record<string, unknown>>): Logger;
+}
+
+const levels = { debug: 10, info: 20, warn: 30, error: 40 } as const;
+type Level = keyof typeof levels;
+
+export function createLogger(
+  base: Readonly<Record<string, unknown>> = {},
+  options: { readonly level?: Level; readonly write?: (line: string) => void } = {},
+): Logger {
+  const min = levels[options.level ?? "info"];
+  const write = options.write ?? ((line: string) => process.stdout.write(line));
+  const emit = (level: Level, message: string, fields?: Readonly<Record<string, unknown>>): void => {
+    if (levels[level] < min) return;
+    write(JSON.stringify({ time: new Date().toISOString(), level, msg: message, ...base, ...fields }) + "\n");
+  };
+  return {
+    debug: (m, f) => emit("debug", m, f),
+    info: (m, f) => emit("info", m, f),
+    warn: (m, f) => emit("warn", m, f),
+    error: (m, f) => emit("error", m, f),
+    child: (fields) => createLogger({ ...base, ...fields }, options),
+  };
+}

@@ -1,0 +1,79 @@
+import { idKey } from "@driftless/applier";
+import type { KubeClient } from "@driftless/kube";
+
+interface DiscoveredResource {
+  readonly name: string;
+  readonly kind: string;
+  readonly namespaced: boolean;
+  readonly verbs: readonly string[];
+}
+
+/** Objects every namespace gets from controllers; they do not make a namespace "in use". */
+function isDefaultObject(resource: string, name: string): boolean {
+  return (
+    (resource === "serviceaccounts" && name === "default") || (resource === "configmaps" && name === "kube-root-ca.crt")
+  );
+}
+
+const ignoredResources = new Set(["events", "bindings", "localsubjectaccessreviews", "leases"]);
+
+/**
+ * True when the namespace holds any object other than those being pruned in this pass (and the
+ * defaults controllers create): such a namespace is left in place, un-managed, rather than
+ * deleted with someone else's objects in it. Rare (only when a Namespace leaves Git), so it may
+ * afford a discovery round and one small list per type.
+ */
+export async function namespaceInUse(
+  client: KubeClient,
+  namespace: string,
+  pruning: ReadonlySet<string>,
+): Promise<boolean> {
+  for (const { groupVersion, group, resources } of await discoverNamespaced(client)) {
+    for (const resource of resources) {
+      if (ignoredResources.has(resource.name) || !resource.verbs.includes("list")) continue;
+      const base = group === "" ? `/api/${groupVersion}` : `/apis/${groupVersion}`;
+      const list = await client.request<{ items?: { metadata?: { name?: string } }[] }>({
+        method: "GET",
+        path: `${base}/namespaces/${encodeURIComponent(namespace)}/${resource.name}`,
+        query: { limit: 100 },
+      });
+      for (const item of list.items ?? []) {
+        const name = item.metadata?.name ?? "";
+        if (isDefaultObject(resource.name, name)) continue;
+        if (pruning.has(idKey({ group, kind: resource.kind, namespace, name }))) continue;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+async function discoverNamespaced(
+  client: KubeClient,
+): Promise<{ groupVersion: string; group: string; resources: DiscoveredResource[] }[]> {
+  const out: { groupVersion: string; group: string; resources: DiscoveredResource[] }[] = [];
+  const core = await client.request<{ resources?: DiscoveredResource[] }>({ method: "GET", path: "/api/v1" });
+  out.push({
+    groupVersion: "v1",
+    group: "",
+    resources: (core.resources ?? []).filter((r) => r.namespaced && !r.name.includes("/")),
+  });
+  const groups = await client.request<{ groups?: { name: string; preferredVersion?: { groupVersion: string } }[] }>({
+    method: "GET",
+    path: "/apis",
+  });
+  for (const group of groups.groups ?? []) {
+    const groupVersion = group.preferredVersion?.groupVersion;
+    if (groupVersion === undefined) continue;
+    const list = await client.request<{ resources?: DiscoveredResource[] }>({
+      method: "GET",
+      path: `/apis/${groupVersion}`,
+    });
+    out.push({
+      groupVersion,
+      group: group.name,
+      resources: (list.resources ?? []).filter((r) => r.namespaced && !r.name.includes("/")),
+    });
+  }
+  return out;
+}

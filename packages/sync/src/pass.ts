@@ -1,0 +1,186 @@
+import {
+  DriftlessError,
+  ErrorClass,
+  KnvCode,
+  allowsEmptySource,
+  sourceHash as commitHash,
+  toDriftlessError,
+  type RSync,
+} from "@driftless/api";
+import {
+  applyPlan,
+  computeHealth,
+  idKey,
+  Inventory,
+  plan,
+  prune,
+  Operation,
+  type ApplyOutcome,
+  type DesiredObject,
+  type ObjectId,
+  type PruneOutcome,
+  type ResourceStatusEntry,
+} from "@driftless/applier";
+import type { FetchResult } from "@driftless/git";
+import type { CompleteSource } from "@driftless/source";
+import type { PassContext } from "./context.ts";
+import { readGitCredentials } from "./credentials.ts";
+import { loadSync } from "./rsync.ts";
+import { nextStatus, syncingStatus, writeStatus, type PassReport } from "./status.ts";
+
+/** What triggered a pass; `drift` re-applies the last source without touching Git. */
+export type PassTrigger = "poll" | "webhook" | "drift" | "manager" | "startup" | "retry";
+
+export interface PassResult extends PassReport {
+  readonly applied: readonly ApplyOutcome[];
+  readonly pruned: readonly PruneOutcome[];
+  readonly skipped?: "sync-missing" | "sync-deleting";
+}
+
+/** Refusing to delete everything because the source suddenly declares nothing (KNV2006). */
+export class EmptySourceError extends DriftlessError {
+  constructor(managed: number) {
+    super({
+      code: KnvCode.EmptySource,
+      errorClass: ErrorClass.Terminal,
+      message: `the source declares no objects but ${managed} are managed; refusing to delete them all. If this is intended, annotate the sync with configsync.gke.io/allow-empty-source: "true"`,
+    });
+  }
+}
+
+/**
+ * One reconcile pass. Level-triggered: recomputes everything from the RSync, Git and the cluster.
+ * Nothing is pruned unless the source read completely and every object applied.
+ */
+export async function runPass(ctx: PassContext, trigger: PassTrigger): Promise<PassResult> {
+  const started = performance.now();
+  let result: PassResult = {
+    commit: undefined,
+    sourceErrors: [],
+    syncErrors: [],
+    synced: false,
+    applied: [],
+    pruned: [],
+  };
+  let sync: RSync | undefined;
+  try {
+    const loaded = await loadSync(ctx.client, ctx.identity);
+    if (loaded === undefined) return { ...result, skipped: "sync-missing" };
+    if (loaded.raw.metadata.deletionTimestamp !== undefined) return { ...result, skipped: "sync-deleting" };
+    if (loaded.sync === undefined) {
+      result = { ...result, sourceErrors: loaded.invalid.map((e) => toDriftlessError(e, KnvCode.InvalidSync)) };
+      return result;
+    }
+    sync = loaded.sync;
+
+    const fetched = await fetchSource(ctx, sync, trigger); // git ls-remote; fetch and check out only on a new commit
+    result = { ...result, commit: fetched.commit };
+    await writeStatus(ctx.client, ctx.identity, (_raw, current) => syncingStatus(current, fetched.commit, new Date()));
+
+    const source = await ctx.readSource(fetched); // parse and validate; a failed read stops here
+    if (!source.complete) {
+      result = { ...result, sourceErrors: source.errors };
+      return result;
+    }
+    const desired = source.objects.map(toDesired);
+    const inventory = new Inventory(ctx.client, ctx.identity);
+    const previous = await inventory.read();
+    if (source.isEmpty && previous.length > 0 && !allowsEmptySource(sync.metadata.annotations)) {
+      result = { ...result, sourceErrors: [new EmptySourceError(previous.length)] };
+      return result;
+    }
+
+    const ordered = plan(desired); // CRDs, Namespaces, then the rest; depends-on as a DAG
+    await inventory.write([...previous, ...desired.map((d) => d.id)]); // old ∪ new first: a crash never forgets an object
+    const applied = await applyPlan(ordered, ctx.applyOptions(fetched.commit));
+    const applyErrors = [...ordered.errors, ...applied.flatMap((o) => (o.error ? [o.error] : []))];
+
+    const declared = new Set(desired.map((d) => idKey(d.id)));
+    const candidates = previous.filter((id) => !declared.has(idKey(id)));
+    // Prune only after a clean apply: a half-applied commit must not also delete what it replaced.
+    const pruned = applyErrors.length === 0 ? await prune(candidates, ctx.pruneOptions()) : [];
+    const pruneErrors = pruned.flatMap((o) => (o.error ? [o.error] : []));
+    const kept = pruned.filter((o) => o.error !== undefined).map((o) => o.id);
+    const notYetPruned = applyErrors.length === 0 ? [] : candidates;
+    await inventory.write([...desired.map((d) => d.id), ...kept, ...notYetPruned]);
+    await inventory.writeStatus(resourceStatuses(applied, fetched.commit));
+
+    const syncErrors = [...applyErrors, ...pruneErrors];
+    result = { ...result, syncErrors, synced: syncErrors.length === 0, applied, pruned };
+    return result;
+  } catch (error) {
+    const classified = toDriftlessError(error);
+    const isSource = classified.code === KnvCode.SourceFetch || classified.code === KnvCode.InvalidSync;
+    result = isSource
+      ? { ...result, sourceErrors: [...result.sourceErrors, classified] }
+      : { ...result, syncErrors: [...result.syncErrors, classified] };
+    return result;
+  } finally {
+    // Whatever happened: status, metrics and one log line.
+    const report = result;
+    if (report.skipped === undefined) {
+      await writeStatus(ctx.client, ctx.identity, (_raw, current) =>
+        nextStatus(ctx.identity, sync, current, report, new Date()),
+      ).catch((error: unknown) => ctx.log.error("status write failed", { error: String(error) }));
+    }
+    ctx.observePass(trigger, report, (performance.now() - started) / 1000);
+  }
+}
+
+async function fetchSource(ctx: PassContext, sync: RSync, trigger: PassTrigger): Promise<FetchResult> {
+  const git = sync.spec.git;
+  if (git === undefined) {
+    throw new DriftlessError({
+      code: KnvCode.InvalidSync,
+      errorClass: ErrorClass.Terminal,
+      message: "spec.git is required for sourceType git",
+    });
+  }
+  // A drift pass re-applies what was last read: no reason to ask the remote again.
+  if (trigger === "drift" && ctx.lastFetch !== undefined && ctx.lastFetchSpec === JSON.stringify(git))
+    return ctx.lastFetch;
+  const credentials = await readGitCredentials(ctx.client, sync);
+  const remote = await ctx.git.resolveRemote({ spec: git, credentials, signal: ctx.signal });
+  if (
+    ctx.lastFetch !== undefined &&
+    ctx.lastFetch.commit === remote.commit &&
+    ctx.lastFetchSpec === JSON.stringify(git)
+  )
+    return ctx.lastFetch;
+  const fetched = await ctx.git.fetch({ syncKey: ctx.syncKey, spec: git, credentials, signal: ctx.signal });
+  ctx.rememberFetch(fetched, JSON.stringify(git));
+  return fetched;
+}
+
+function toDesired(object: CompleteSource["objects"][number]): DesiredObject {
+  return {
+    id: { group: object.id.group, kind: object.id.kind, namespace: object.id.namespace ?? "", name: object.id.name },
+    apiVersion: object.apiVersion,
+    object: object.raw,
+    sourcePath: object.sourcePath,
+    sourceHash: object.sourceHash,
+    dependsOn: object.dependsOn.map((d): ObjectId => ({
+      group: d.group,
+      kind: d.kind,
+      namespace: d.namespace ?? "",
+      name: d.name,
+    })),
+  };
+}
+
+/** ResourceGroup status entries: kstatus of what was applied, with Config Sync's commit-prefix sourceHash. */
+function resourceStatuses(applied: readonly ApplyOutcome[], commit: string): ResourceStatusEntry[] {
+  return applied.map((o) => {
+    const failed = o.error !== undefined;
+    const actuation = o.operation === Operation.Skipped ? "Skipped" : failed ? "Failed" : "Succeeded";
+    const health = failed && o.live === undefined ? "Unknown" : computeHealth(o.live);
+    return {
+      ...o.desired.id,
+      status: health,
+      sourceHash: commitHash(commit),
+      strategy: "Apply",
+      actuation,
+      reconcile: actuation !== "Succeeded" ? actuation : health === "Current" ? "Succeeded" : "Pending",
+    };
+  });
+}

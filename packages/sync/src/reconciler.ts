@@ -1,0 +1,271 @@
+import { join } from "node:path";
+import { Defaults, DriftlessError, ErrorClass, parseDuration, syncQueueName } from "@driftless/api";
+import { DirectLiveState, type ApplyOptions, type PruneOptions, type SyncIdentity } from "@driftless/applier";
+import { GitFetcher, type FetchResult } from "@driftless/git";
+import { KubeClient, RestMapper } from "@driftless/kube";
+import { createMetrics, serveMetrics, syncLabels, type Metrics } from "@driftless/metrics";
+import { Annotator, PatchMaker } from "@driftless/objectmatcher";
+import { createRedisConnection, SyncQueue, type Poller, type RedisConnection } from "@driftless/queue";
+import { readSource, type SourceResult } from "@driftless/source";
+import type { PassContext } from "./context.ts";
+import { ensureFinalizer, finalize } from "./finalizer.ts";
+import { InformerLiveState } from "./live-cache.ts";
+import { createLogger, type Logger } from "./log.ts";
+import { namespaceInUse } from "./namespace-usage.ts";
+import { runPass, type PassTrigger } from "./pass.ts";
+import { Remediator } from "./remediator.ts";
+import { loadSync } from "./rsync.ts";
+import type { PassReport } from "./status.ts";
+
+export interface ReconcilerOptions {
+  readonly identity: SyncIdentity;
+  /** Kubeconfig path; undefined means in-cluster (or the default loading rules). */
+  readonly kubeconfig?: string;
+  readonly redisUrl: string;
+  /** BullMQ key prefix; tests isolate themselves with their own. */
+  readonly queuePrefix?: string;
+  /** Where git caches and checkouts live. */
+  readonly cacheDir: string;
+  /** 0 picks a free port; undefined serves no metrics. */
+  readonly metricsPort?: number;
+  readonly concurrency?: number;
+  /** Overrides spec.git.period (tests). */
+  readonly pollPeriodMs?: number;
+  /** Serve current state from watch caches (default) or GET each object. */
+  readonly useWatchCache?: boolean;
+  /** Allow file:// repositories (local mode, tests). Off by default: a RepoSync could read the node's files. */
+  readonly allowFileTransport?: boolean;
+  readonly log?: Logger;
+}
+
+/**
+ * One sync's reconciler: a queue worker that runs one pass at a time, a poll timer, the remediator,
+ * the deletion finalizer and the metrics endpoint. `apps/reconciler` is the process around it.
+ */
+export class Reconciler implements PassContext {
+  readonly client: KubeClient;
+  readonly identity: SyncIdentity;
+  readonly git: GitFetcher;
+  readonly syncKey: string;
+  readonly log: Logger;
+  readonly metrics: Metrics;
+  lastFetch: FetchResult | undefined;
+  lastFetchSpec: string | undefined;
+  lastPass: PassReport | undefined;
+  /** Passes finished since start (tests and /readyz use it). */
+  passCount = 0;
+  metricsUrl: string | undefined;
+
+  private readonly options: ReconcilerOptions;
+  private readonly mapper: RestMapper;
+  private readonly annotator = new Annotator();
+  private readonly matcher: PatchMaker;
+  private readonly live: InformerLiveState | DirectLiveState;
+  private readonly remediator: Remediator | undefined;
+  private readonly redis: RedisConnection;
+  private readonly queue: SyncQueue;
+  private readonly abort = new AbortController();
+  private poller: Poller | undefined;
+  private server: { close(): Promise<void> } | undefined;
+
+  private constructor(options: ReconcilerOptions, client: KubeClient) {
+    this.options = options;
+    this.client = client;
+    this.identity = options.identity;
+    this.syncKey = syncQueueName(options.identity.kind, options.identity.namespace, options.identity.name);
+    this.log =
+      options.log ??
+      createLogger({
+        component: "reconciler",
+        sync: `${options.identity.kind}/${options.identity.namespace}/${options.identity.name}`,
+      });
+    this.mapper = new RestMapper(client);
+    this.matcher = new PatchMaker(this.annotator);
+    this.git = new GitFetcher({
+      cacheDir: join(options.cacheDir, "git"),
+      logger: this.log,
+      allowFileTransport: options.allowFileTransport ?? false,
+    });
+    this.metrics = createMetrics({ defaultLabels: syncLabels(options.identity) });
+    const namespace = options.identity.kind === "RepoSync" ? options.identity.namespace : undefined;
+    if (options.useWatchCache === false) {
+      this.live = new DirectLiveState(client);
+    } else {
+      const live = new InformerLiveState(client, namespace === undefined ? {} : { namespace });
+      this.live = live;
+      this.remediator = new Remediator({
+        live,
+        sync: options.identity,
+        matcher: this.matcher,
+        log: this.log,
+        requestPass: (reason) => void this.trigger("drift", reason),
+        onFight: () => this.metrics.resourceFights.inc(),
+      });
+    }
+    this.redis = createRedisConnection(options.redisUrl);
+    this.queue = new SyncQueue({
+      sync: options.identity,
+      connection: this.redis,
+      ...(options.queuePrefix === undefined ? {} : { prefix: options.queuePrefix }),
+      hooks: { onJobDone: this.metrics.recordJob },
+    });
+  }
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  /** Connects, adds the finalizer, starts the worker, the poll timer and (optionally) /metrics. */
+  static async start(options: ReconcilerOptions): Promise<Reconciler> {
+    const client = await KubeClient.fromKubeconfig(options.kubeconfig);
+    const reconciler = new Reconciler(options, client);
+    await reconciler.startServing();
+    return reconciler;
+  }
+
+  private async startServing(): Promise<void> {
+    if (this.options.metricsPort !== undefined) {
+      const server = await serveMetrics({
+        port: this.options.metricsPort,
+        registry: this.metrics.registry,
+        health: () => Promise.resolve({ healthy: !this.abort.signal.aborted, ready: this.lastPass !== undefined }),
+      });
+      this.server = server;
+      this.metricsUrl = `http://127.0.0.1:${server.port}`;
+    }
+    await ensureFinalizer(this.client, this.identity);
+    this.queue.worker((job) => this.process(job.data.trigger as PassTrigger));
+    const loaded = await loadSync(this.client, this.identity);
+    const period =
+      this.options.pollPeriodMs ??
+      parseDuration(loaded?.sync?.spec.git?.period ?? Defaults.period) ??
+      Defaults.periodMs;
+    this.poller = this.queue.startPolling(period, { immediate: true });
+    this.log.info("reconciler started", { pollPeriodMs: period });
+  }
+
+  /** Asks for a pass; de-duplicated by the queue (one waiting, one running). */
+  async trigger(trigger: PassTrigger, reason?: string): Promise<void> {
+    try {
+      await this.queue.enqueue(trigger, reason === undefined ? {} : { reason });
+    } catch (error) {
+      this.log.warn("could not enqueue a pass; the next poll will", { trigger, error: String(error) });
+    }
+  }
+
+  /** The job processor: deletion first, then a reconcile pass. Throws to let the queue retry. */
+  private async process(trigger: PassTrigger): Promise<void> {
+    const loaded = await loadSync(this.client, this.identity);
+    if (loaded?.raw.metadata.deletionTimestamp !== undefined) {
+      await finalize(
+        {
+          client: this.client,
+          mapper: this.mapper,
+          identity: this.identity,
+          pruneOptions: () => this.pruneOptions(),
+          lastAppliedAnnotation: this.annotator.annotationKey,
+        },
+        loaded.raw,
+      );
+      return;
+    }
+    if (loaded !== undefined) await ensureFinalizer(this.client, this.identity);
+    const result = await runPass(this, trigger);
+    this.lastPass = result;
+    this.passCount++;
+    if (result.synced) this.remediator?.setDeclared(result.applied.map((o) => o.desired));
+    const errors = [...result.sourceErrors, ...result.syncErrors];
+    // Transient failures retry with backoff; configuration errors wait for the next commit or poll.
+    const transient = errors.find((e) => e.errorClass === ErrorClass.Retry);
+    if (transient !== undefined) throw transient;
+    const terminal = errors[0];
+    if (terminal !== undefined)
+      throw new DriftlessError({
+        code: terminal.code,
+        errorClass: ErrorClass.Terminal,
+        message: terminal.message,
+        cause: terminal,
+      });
+  }
+
+  rememberFetch(fetched: FetchResult, spec: string): void {
+    this.lastFetch = fetched;
+    this.lastFetchSpec = spec;
+  }
+
+  readSource(fetched: FetchResult): Promise<SourceResult> {
+    const scope =
+      this.identity.kind === "RootSync"
+        ? ({ kind: "RootSync" } as const)
+        : ({ kind: "RepoSync", namespace: this.identity.namespace } as const);
+    return readSource(fetched.sourceDir, {
+      scope,
+      kinds: {
+        resolveKind: async (apiVersion, kind) => {
+          const mapping = await this.mapper.mappingFor(apiVersion, kind);
+          return mapping === undefined
+            ? undefined
+            : {
+                group: mapping.group,
+                version: mapping.version,
+                resource: mapping.resource,
+                namespaced: mapping.namespaced,
+              };
+        },
+      },
+      signal: this.abort.signal,
+    });
+  }
+
+  applyOptions(commit: string): ApplyOptions {
+    return {
+      client: this.client,
+      mapper: this.mapper,
+      live: this.live,
+      sync: this.identity,
+      commit,
+      annotator: this.annotator,
+      matcher: this.matcher,
+      concurrency: this.options.concurrency ?? 32,
+      fieldManager: "driftless",
+    };
+  }
+
+  pruneOptions(): PruneOptions {
+    return {
+      client: this.client,
+      mapper: this.mapper,
+      sync: this.identity,
+      lastAppliedAnnotation: this.annotator.annotationKey,
+      concurrency: Math.min(this.options.concurrency ?? 16, 16),
+      namespaceInUse: (namespace, pruning) => namespaceInUse(this.client, namespace, pruning),
+    };
+  }
+
+  observePass(trigger: string, report: PassReport, seconds: number): void {
+    const status = report.sourceErrors.length + report.syncErrors.length === 0 ? "success" : "error";
+    this.metrics.reconcileDuration.observe({ status }, seconds);
+    if (report.synced && report.commit !== undefined) this.metrics.lastSync.record({ status, commit: report.commit });
+    this.log.info("pass finished", {
+      trigger,
+      commit: report.commit,
+      synced: report.synced,
+      seconds: Math.round(seconds * 1000) / 1000,
+      errors: [...report.sourceErrors, ...report.syncErrors]
+        .slice(0, 5)
+        .map((e) => ({ code: e.code, message: e.message })),
+    });
+  }
+
+  /** Graceful stop: lets the running pass finish (bounded), then closes watches, queue, Redis and /metrics. */
+  async stop(timeoutMs = 30_000): Promise<void> {
+    this.poller?.stop();
+    await this.queue.close({ timeoutMs });
+    this.abort.abort();
+    this.remediator?.stop();
+    if (this.live instanceof InformerLiveState) await this.live.stop();
+    await this.redis.quit().catch(() => undefined);
+    await this.server?.close();
+    this.client.close();
+  }
+}

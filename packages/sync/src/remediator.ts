@@ -1,0 +1,112 @@
+import {
+  DriftlessError,
+  ErrorClass,
+  KnvCode,
+  ManagedAnnotation,
+  LifecycleMutationValue,
+  UserAnnotation,
+} from "@driftless/api";
+import { decorate, idKey, type DesiredObject, type SyncIdentity } from "@driftless/applier";
+import type { KubeObject, ResourceMapping } from "@driftless/kube";
+import type { PatchMaker } from "@driftless/objectmatcher";
+import type { InformerLiveState } from "./live-cache.ts";
+import type { Logger } from "./log.ts";
+
+/** Another writer keeps changing an object we manage (KNV2005): reported instead of fought forever. */
+export class FightError extends DriftlessError {
+  constructor(desired: DesiredObject, corrections: number, windowMs: number) {
+    super({
+      code: KnvCode.Fight,
+      errorClass: ErrorClass.Stalled,
+      message: `${idKey(desired.id)} was changed by another writer ${corrections} times in ${Math.round(windowMs / 1000)} s; driftless paused correcting it. Find the other controller and stop one of the two`,
+      resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
+    });
+  }
+}
+
+export interface RemediatorOptions {
+  readonly live: InformerLiveState;
+  readonly sync: SyncIdentity;
+  readonly matcher: PatchMaker;
+  readonly log: Logger;
+  /** Asks for a drift pass (de-duplicated by the queue). */
+  readonly requestPass: (reason: string) => void;
+  readonly onFight?: (error: FightError) => void;
+  /** Corrections of one object within the window that count as a fight. */
+  readonly fightThreshold?: number;
+  readonly fightWindowMs?: number;
+}
+
+/**
+ * Watches the objects the last pass declared. A change that makes a live object differ from its
+ * declaration, or a deletion, asks for a drift pass at once; our own writes match and are ignored.
+ */
+export class Remediator {
+  private readonly options: RemediatorOptions;
+  private declared = new Map<string, DesiredObject>();
+  private readonly corrections = new Map<string, number[]>();
+  private readonly paused = new Map<string, number>();
+  private readonly unsubscribe: () => void;
+  private readonly fights: FightError[] = [];
+
+  constructor(options: RemediatorOptions) {
+    this.options = options;
+    this.unsubscribe = options.live.onEvent((event, mapping, object) => this.onEvent(event, mapping, object));
+  }
+
+  /** The set of objects to guard, after each pass. */
+  setDeclared(objects: readonly DesiredObject[]): void {
+    this.declared = new Map(objects.map((o) => [idKey(o.id), o]));
+  }
+
+  /** Fights seen since the last call; a pass reports them on status. */
+  takeFights(): FightError[] {
+    return this.fights.splice(0);
+  }
+
+  stop(): void {
+    this.unsubscribe();
+  }
+
+  private onEvent(event: "add" | "update" | "delete", mapping: ResourceMapping, object: KubeObject): void {
+    const namespace = mapping.namespaced ? (object.metadata.namespace ?? "") : "";
+    const key = idKey({ group: mapping.group, kind: mapping.kind, namespace, name: object.metadata.name });
+    const desired = this.declared.get(key);
+    if (desired === undefined) return;
+    const annotations = object.metadata.annotations ?? {};
+    if (annotations[ManagedAnnotation.Managed] === "disabled") return;
+    if (event !== "delete" && annotations[UserAnnotation.LifecycleMutation] === LifecycleMutationValue.Ignore) return;
+    if (event !== "delete" && !this.drifted(desired, object)) return;
+    if (this.isFight(key, desired)) return;
+    this.options.requestPass(`${event === "delete" ? "deleted" : "changed"}: ${key}`);
+  }
+
+  private drifted(desired: DesiredObject, live: KubeObject): boolean {
+    const candidate = decorate(desired, this.options.sync);
+    const token = live.metadata.annotations?.[ManagedAnnotation.Token];
+    if (token !== undefined) {
+      const meta = candidate["metadata"] as { annotations: Record<string, string> };
+      meta.annotations = { ...meta.annotations, [ManagedAnnotation.Token]: token };
+    }
+    return !this.options.matcher.calculate(live, candidate).isEmpty();
+  }
+
+  private isFight(key: string, desired: DesiredObject): boolean {
+    const now = Date.now();
+    const windowMs = this.options.fightWindowMs ?? 60_000;
+    const threshold = this.options.fightThreshold ?? 5;
+    const pausedUntil = this.paused.get(key);
+    if (pausedUntil !== undefined && pausedUntil > now) return true;
+    const recent = (this.corrections.get(key) ?? []).filter((t) => now - t < windowMs);
+    recent.push(now);
+    this.corrections.set(key, recent);
+    if (recent.length <= threshold) return false;
+    const fight = new FightError(desired, recent.length, windowMs);
+    this.paused.set(key, now + windowMs);
+    this.corrections.delete(key);
+    this.fights.push(fight);
+    this.options.log.warn("fight detected", { object: key, corrections: recent.length, code: fight.code });
+    this.options.onFight?.(fight);
+    return true;
+  }
+}

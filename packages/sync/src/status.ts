@@ -1,0 +1,133 @@
+import { isDeepStrictEqual } from "node:util";
+import {
+  ErrorSourceRef,
+  SyncConditionType,
+  kubeTime,
+  reconcilerName,
+  setCondition,
+  statusErrors,
+  type DriftlessError,
+  type RSync,
+  type SyncCondition,
+} from "@driftless/api";
+import { isConflict, isNotFound, type KubeClient, type KubeObject } from "@driftless/kube";
+import type { SyncIdentity } from "@driftless/applier";
+import { rsyncMapping } from "./rsync.ts";
+
+/** What one pass learned, as the RSync's status will say it. */
+export interface PassReport {
+  /** The commit the pass worked on (undefined when the fetch failed before knowing it). */
+  readonly commit: string | undefined;
+  /** Fetch, read and validation problems: `status.source.errors`. */
+  readonly sourceErrors: readonly DriftlessError[];
+  /** Apply, prune and inventory problems: `status.sync.errors`. */
+  readonly syncErrors: readonly DriftlessError[];
+  /** True when the pass applied the commit fully (lastSyncedCommit moves only then). */
+  readonly synced: boolean;
+}
+
+type Status = { [key: string]: unknown; conditions?: SyncCondition[] };
+
+function gitStatus(sync: RSync | undefined): Record<string, string> | undefined {
+  const git = sync?.spec.git;
+  if (git === undefined) return undefined;
+  return { repo: git.repo, revision: git.revision ?? "HEAD", branch: git.branch ?? "master", dir: git.dir ?? "." };
+}
+
+/** The status the RSync should carry after `report`; times change only where content does. */
+export function nextStatus(
+  identity: SyncIdentity,
+  sync: RSync | undefined,
+  current: Status,
+  report: PassReport,
+  now: Date,
+): Status {
+  const status: Status = { ...current };
+  const time = kubeTime(now);
+  const git = gitStatus(sync);
+  const phase = (errors: readonly DriftlessError[], previous: unknown): Record<string, unknown> => {
+    const { errors: list, errorSummary } = statusErrors(errors);
+    const next: Record<string, unknown> = {
+      ...(git ? { gitStatus: git } : {}),
+      commit: report.commit ?? "",
+      errorSummary,
+    };
+    if (list !== undefined) next["errors"] = list;
+    const prev = (previous ?? {}) as Record<string, unknown>;
+    const { lastUpdate: _ignored, ...prevContent } = prev;
+    // lastUpdate says when this block last changed, so an unchanged pass writes nothing.
+    return isDeepStrictEqual(prevContent, next) && typeof prev["lastUpdate"] === "string"
+      ? prev
+      : { ...next, lastUpdate: time };
+  };
+  status["observedGeneration"] = (sync?.metadata.generation ?? current["observedGeneration"] ?? 0) as number;
+  status["reconciler"] = reconcilerName(identity.kind, identity.namespace, identity.name);
+  status["source"] = phase(report.sourceErrors, current["source"]);
+  if (report.sourceErrors.length === 0) status["sync"] = phase(report.syncErrors, current["sync"]);
+  if (report.synced && report.commit !== undefined) status["lastSyncedCommit"] = report.commit;
+
+  const failing = report.sourceErrors.length > 0 ? report.sourceErrors : report.syncErrors;
+  const summary = statusErrors(failing);
+  const { conditions } = setCondition(
+    current.conditions,
+    failing.length === 0
+      ? {
+          type: SyncConditionType.Syncing,
+          status: "False",
+          reason: "Sync",
+          message: "Sync Completed",
+          commit: report.commit ?? "",
+        }
+      : {
+          type: SyncConditionType.Syncing,
+          status: "False",
+          reason: report.sourceErrors.length > 0 ? "Source" : "Sync",
+          message: report.sourceErrors.length > 0 ? "Source Error" : "Sync Error",
+          commit: report.commit ?? "",
+          errorSourceRefs: [report.sourceErrors.length > 0 ? ErrorSourceRef.Source : ErrorSourceRef.Sync],
+          errorSummary: summary.errorSummary,
+        },
+    now,
+  );
+  status.conditions = [...conditions];
+  return status;
+}
+
+/** Marks a pass in progress on a new commit (Syncing=True); a pass over the synced commit writes nothing. */
+export function syncingStatus(current: Status, commit: string, now: Date): Status | undefined {
+  if (current["lastSyncedCommit"] === commit) return undefined;
+  const { conditions, changed } = setCondition(
+    current.conditions,
+    { type: SyncConditionType.Syncing, status: "True", reason: "Sync", message: "Syncing", commit },
+    now,
+  );
+  return changed ? { ...current, conditions: [...conditions] } : undefined;
+}
+
+/**
+ * Writes status through the status subresource when it differs from what the object holds.
+ * Re-reads and recomputes on 409 (the manager or a user may have written meanwhile).
+ */
+export async function writeStatus(
+  client: KubeClient,
+  identity: SyncIdentity,
+  compute: (raw: KubeObject, current: Status) => Status | undefined,
+): Promise<boolean> {
+  const mapping = rsyncMapping(identity.kind);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const raw = await client.get(mapping, identity.namespace, identity.name);
+    if (raw === undefined) return false;
+    const current = (raw["status"] ?? {}) as Status;
+    const next = compute(raw, current);
+    // The API server returns keys in its own order: compare structurally, not as text.
+    if (next === undefined || isDeepStrictEqual(next, current)) return false;
+    try {
+      await client.replaceStatus(mapping, { ...raw, status: next });
+      return true;
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      if (!isConflict(error) || attempt === 4) throw error;
+    }
+  }
+  return false;
+}

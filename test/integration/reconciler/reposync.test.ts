@@ -1,0 +1,294 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  coreApi,
+  customApi,
+  eventually,
+  statusCode,
+  startReconciler,
+  testNamespace,
+  TestRepo,
+  type JsonObject,
+} from "../../support/index.ts";
+
+const repoSyncs = (namespace: string) => ({
+  group: "configsync.gke.io",
+  version: "v1beta1",
+  namespace,
+  plural: "reposyncs",
+});
+
+function configMap(
+  name: string,
+  namespace: string | undefined,
+  data: Record<string, string>,
+  annotations: Record<string, string> = {},
+): string {
+  return JSON.stringify({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name, ...(namespace ? { namespace } : {}), annotations },
+    data,
+  });
+}
+
+async function createRepoSync(
+  namespace: string,
+  repo: TestRepo,
+  annotations: Record<string, string> = {},
+): Promise<void> {
+  await customApi().createNamespacedCustomObject({
+    ...repoSyncs(namespace),
+    body: {
+      apiVersion: "configsync.gke.io/v1beta1",
+      kind: "RepoSync",
+      metadata: { name: "repo-sync", namespace, annotations },
+      spec: {
+        sourceFormat: "unstructured",
+        git: { repo: repo.url, branch: repo.branch, dir: "config", auth: "none", period: "15s" },
+      },
+    },
+  });
+}
+
+async function repoSyncStatus(namespace: string): Promise<JsonObject> {
+  const sync = (await customApi().getNamespacedCustomObject({
+    ...repoSyncs(namespace),
+    name: "repo-sync",
+  })) as JsonObject;
+  return (sync["status"] ?? {}) as JsonObject;
+}
+
+/** Resolves once status says `commit` is synced with no errors. */
+function synced(namespace: string, commit: string): Promise<JsonObject> {
+  return eventually(
+    async () => {
+      const status = await repoSyncStatus(namespace);
+      const syncing = ((status["conditions"] ?? []) as JsonObject[]).find((c) => c["type"] === "Syncing");
+      return status["lastSyncedCommit"] === commit && syncing?.["status"] === "False" && syncing["commit"] === commit
+        ? status
+        : undefined;
+    },
+    { timeoutMs: 30_000, what: `commit ${commit.slice(0, 7)} synced` },
+  );
+}
+
+async function readConfigMap(namespace: string, name: string): Promise<JsonObject | undefined> {
+  try {
+    return (await coreApi().readNamespacedConfigMap({ namespace, name })) as unknown as JsonObject;
+  } catch (error) {
+    if (statusCode(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+const dataOf = (cm: JsonObject | undefined): unknown => cm?.["data"];
+const annotationsOf = (cm: JsonObject | undefined): Record<string, string> =>
+  ((cm?.["metadata"] as JsonObject | undefined)?.["annotations"] ?? {}) as Record<string, string>;
+
+test("creates objects from a commit, updates them on a new commit and prunes a removed file", async (t) => {
+  const namespace = await testNamespace(t);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/a.yaml", configMap("a", undefined, { color: "blue" }));
+  await repo.write("config/b.yaml", configMap("b", namespace, { size: "1" }));
+  const first = await repo.commit("two config maps");
+  await createRepoSync(namespace, repo);
+  await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+
+  const status = await synced(namespace, first);
+  assert.equal(status["reconciler"], `ns-reconciler-${namespace}`);
+  const a = await readConfigMap(namespace, "a");
+  assert.deepEqual(
+    dataOf(a),
+    { color: "blue" },
+    "a namespaced object without a namespace lands in the RepoSync's namespace",
+  );
+  assert.equal(annotationsOf(a)["configsync.gke.io/manager"], namespace);
+  assert.equal(annotationsOf(a)["config.k8s.io/owning-inventory"], `${namespace}_repo-sync`);
+  assert.equal(annotationsOf(a)["configmanagement.gke.io/source-path"], "a.yaml");
+  assert.equal(annotationsOf(a)["configmanagement.gke.io/token"], first);
+  assert.equal(
+    ((a?.["metadata"] as JsonObject)["labels"] as Record<string, string>)["app.kubernetes.io/managed-by"],
+    "configmanagement.gke.io",
+  );
+
+  await repo.write("config/a.yaml", configMap("a", undefined, { color: "green" }));
+  await repo.remove("config/b.yaml");
+  const second = await repo.commit("change a, remove b");
+  await synced(namespace, second);
+  assert.deepEqual(dataOf(await readConfigMap(namespace, "a")), { color: "green" });
+  await eventually(async () => (await readConfigMap(namespace, "b")) === undefined, { what: "b pruned" });
+
+  const group = (await customApi().getNamespacedCustomObject({
+    group: "kpt.dev",
+    version: "v1alpha1",
+    namespace,
+    plural: "resourcegroups",
+    name: "repo-sync",
+  })) as JsonObject;
+  assert.deepEqual((group["spec"] as JsonObject)["resources"], [
+    { group: "", kind: "ConfigMap", namespace, name: "a" },
+  ]);
+});
+
+test("a pass over unchanged Git and an unchanged cluster makes no write request", async (t) => {
+  const namespace = await testNamespace(t);
+  const repo = await TestRepo.create(t);
+  for (let i = 0; i < 20; i++)
+    await repo.write(`config/cm-${i}.yaml`, configMap(`cm-${i}`, namespace, { i: String(i) }));
+  const commit = await repo.commit("twenty config maps");
+  await createRepoSync(namespace, repo);
+  const reconciler = await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  await synced(namespace, commit);
+
+  // Let the first passes' trailing writes (status, inventory status) settle, then count from here.
+  const passesBefore = reconciler.passCount;
+  await eventually(() => reconciler.passCount >= passesBefore + 1, { what: "one more pass" });
+  const writesBefore = reconciler.client.requests.writes();
+  const readsBefore = reconciler.client.requests.total() - writesBefore;
+  const base = reconciler.passCount;
+  await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes", timeoutMs: 20_000 });
+  assert.equal(reconciler.client.requests.writes() - writesBefore, 0, "an unchanged pass wrote to the API server");
+  const readsPerPass =
+    (reconciler.client.requests.total() - writesBefore - readsBefore) / (reconciler.passCount - base);
+  assert.ok(
+    readsPerPass < 20,
+    `a pass read each object from the API server (${readsPerPass} requests per pass for 20 objects); it should read the watch cache`,
+  );
+});
+
+test("corrects drift: a changed or deleted managed object is restored", async (t) => {
+  const namespace = await testNamespace(t);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/a.yaml", configMap("a", namespace, { color: "blue" }));
+  const commit = await repo.commit("a");
+  await createRepoSync(namespace, repo);
+  await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  await synced(namespace, commit);
+
+  const live = (await readConfigMap(namespace, "a")) as JsonObject;
+  await coreApi().replaceNamespacedConfigMap({
+    namespace,
+    name: "a",
+    body: { ...live, data: { color: "red", extra: "x" } } as never,
+  });
+  // Three-way: the declared key is restored, the key someone else added (never ours) is left alone.
+  await eventually(
+    async () =>
+      JSON.stringify(dataOf(await readConfigMap(namespace, "a"))) === JSON.stringify({ color: "blue", extra: "x" }),
+    {
+      timeoutMs: 10_000,
+      what: "the declared value restored",
+    },
+  );
+  await coreApi().deleteNamespacedConfigMap({ namespace, name: "a" });
+  await eventually(async () => (await readConfigMap(namespace, "a")) !== undefined, {
+    timeoutMs: 10_000,
+    what: "the deleted object re-created",
+  });
+});
+
+test("reports invalid YAML on status with its file and deletes nothing", async (t) => {
+  const namespace = await testNamespace(t);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/a.yaml", configMap("a", namespace, { color: "blue" }));
+  const good = await repo.commit("a");
+  await createRepoSync(namespace, repo);
+  await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  await synced(namespace, good);
+
+  await repo.remove("config/a.yaml");
+  await repo.write("config/broken.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [unclosed\n");
+  const bad = await repo.commit("broken yaml, a removed");
+  const status = await eventually(
+    async () => {
+      const s = await repoSyncStatus(namespace);
+      const source = (s["source"] ?? {}) as JsonObject;
+      return source["commit"] === bad && Array.isArray(source["errors"]) && source["errors"].length > 0 ? s : undefined;
+    },
+    { what: "source errors on status" },
+  );
+  const errors = (status["source"] as JsonObject)["errors"] as JsonObject[];
+  assert.equal(errors[0]?.["code"], "1006");
+  assert.match(String(errors[0]?.["errorMessage"]), /broken\.yaml/);
+  assert.equal(status["lastSyncedCommit"], good, "lastSyncedCommit moved to a commit that failed");
+  assert.ok(
+    (await readConfigMap(namespace, "a")) !== undefined,
+    "an object was pruned although the source failed to read",
+  );
+});
+
+test("refuses to prune everything when the source suddenly becomes empty (KNV2006)", async (t) => {
+  const namespace = await testNamespace(t);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/a.yaml", configMap("a", namespace, { color: "blue" }));
+  await repo.commit("a");
+  await createRepoSync(namespace, repo);
+  await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  await eventually(async () => (await readConfigMap(namespace, "a")) !== undefined, { what: "a created" });
+
+  await repo.remove("config/a.yaml");
+  await repo.write("config/README.md", "nothing here\n");
+  const empty = await repo.commit("empty");
+  const status = await eventually(
+    async () => {
+      const s = await repoSyncStatus(namespace);
+      const source = (s["source"] ?? {}) as JsonObject;
+      return source["commit"] === empty && Array.isArray(source["errors"]) ? s : undefined;
+    },
+    { what: "the empty-source error" },
+  );
+  assert.equal(((status["source"] as JsonObject)["errors"] as JsonObject[])[0]?.["code"], "2006");
+  assert.ok((await readConfigMap(namespace, "a")) !== undefined, "the guard let everything be pruned");
+});
+
+test("a RepoSync is confined to its namespace: an object for another namespace is an error and nothing is applied", async (t) => {
+  const namespace = await testNamespace(t);
+  const other = await testNamespace(t);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/mine.yaml", configMap("mine", namespace, { a: "1" }));
+  await repo.write("config/theirs.yaml", configMap("theirs", other, { a: "1" }));
+  const commit = await repo.commit("cross-namespace");
+  await createRepoSync(namespace, repo);
+  await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  const status = await eventually(
+    async () => {
+      const s = await repoSyncStatus(namespace);
+      const source = (s["source"] ?? {}) as JsonObject;
+      return source["commit"] === commit && Array.isArray(source["errors"]) ? s : undefined;
+    },
+    { what: "the scope error" },
+  );
+  assert.equal(((status["source"] as JsonObject)["errors"] as JsonObject[])[0]?.["code"], "1058");
+  assert.equal(await readConfigMap(other, "theirs"), undefined);
+  assert.equal(await readConfigMap(namespace, "mine"), undefined, "part of a failed source was applied");
+});
+
+test("an unreachable repository is reported on status as KNV2004", async (t) => {
+  const namespace = await testNamespace(t);
+  await customApi().createNamespacedCustomObject({
+    ...repoSyncs(namespace),
+    body: {
+      apiVersion: "configsync.gke.io/v1beta1",
+      kind: "RepoSync",
+      metadata: { name: "repo-sync", namespace },
+      spec: {
+        sourceFormat: "unstructured",
+        git: { repo: `file:///nonexistent/${namespace}.git`, branch: "main", auth: "none" },
+      },
+    },
+  });
+  await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  const status = await eventually(
+    async () => {
+      const s = await repoSyncStatus(namespace);
+      return Array.isArray((s["source"] as JsonObject | undefined)?.["errors"]) ? s : undefined;
+    },
+    { what: "the fetch error" },
+  );
+  const error = ((status["source"] as JsonObject)["errors"] as JsonObject[])[0];
+  assert.equal(error?.["code"], "2004");
+  const syncing = ((status["conditions"] ?? []) as JsonObject[]).find((c) => c["type"] === "Syncing");
+  assert.equal(syncing?.["status"], "False");
+  assert.equal(syncing?.["reason"], "Source");
+});

@@ -1,0 +1,38 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TestContext } from "node:test";
+import { createLogger, Reconciler, type ReconcilerOptions } from "@driftless/sync";
+import { testEnv } from "./env.ts";
+import { suffix } from "./kube.ts";
+
+/**
+ * Runs a real Reconciler in the test process against the local control plane, the run's Redis (own
+ * queue prefix) and a real git repository, and stops it when the test ends.
+ */
+export async function startReconciler(
+  t: TestContext,
+  identity: ReconcilerOptions["identity"],
+  options: Partial<Omit<ReconcilerOptions, "identity">> = {},
+): Promise<Reconciler> {
+  const cacheDir = await mkdtemp(join(tmpdir(), "driftless-reconciler-"));
+  const lines: string[] = [];
+  const reconciler = await Reconciler.start({
+    identity,
+    kubeconfig: testEnv().kubeconfig,
+    redisUrl: testEnv().redisUrl,
+    queuePrefix: `t${suffix()}`,
+    cacheDir,
+    pollPeriodMs: 300,
+    allowFileTransport: true,
+    // Keep logs for the failure message instead of flooding the test output.
+    log: createLogger({ test: t.name }, { level: "debug", write: (line) => void lines.push(line) }),
+    ...options,
+  });
+  t.after(async () => {
+    await reconciler.stop(5_000);
+    await rm(cacheDir, { recursive: true, force: true });
+    if (process.env["DRIFTLESS_TEST_LOGS"] === "1") process.stderr.write(lines.join(""));
+  });
+  return reconciler;
+}
