@@ -9,6 +9,9 @@ import type { ResourceMapping } from "./types.ts";
 
 export const aggregatedDiscoveryAccept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
 
+/** The two calls discovery makes (KubeClient has them). */
+export type DiscoveryClient = Pick<KubeClient, "request" | "requestRaw">;
+
 export interface DiscoveredGroup {
   /** "" for the core group. */
   readonly name: string;
@@ -26,7 +29,7 @@ export interface Discovery {
 }
 
 /** Reads the whole discovery tree. */
-export async function discover(client: KubeClient, signal?: AbortSignal): Promise<Discovery> {
+export async function discover(client: DiscoveryClient, signal?: AbortSignal): Promise<Discovery> {
   const [core, named] = await Promise.all([
     client.requestRaw({ method: "GET", path: "/api", accept: aggregatedDiscoveryAccept, ...(signal === undefined ? {} : { signal }) }),
     client.requestRaw({ method: "GET", path: "/apis", accept: aggregatedDiscoveryAccept, ...(signal === undefined ? {} : { signal }) }),
@@ -112,7 +115,7 @@ export function parseApiResourceList(value: unknown, group: string, version: str
   return out;
 }
 
-async function legacyDiscovery(client: KubeClient, core: unknown, named: unknown, signal: AbortSignal | undefined): Promise<Discovery> {
+async function legacyDiscovery(client: DiscoveryClient, core: unknown, named: unknown, signal: AbortSignal | undefined): Promise<Discovery> {
   const coreVersions = isRecord(core) ? stringArray(core["versions"]) : [];
   const groups = [{ name: "", versions: coreVersions }, ...parseApiGroupList(named)];
   const failed: string[] = [];

@@ -51,7 +51,7 @@ export type { RequestCounter, RequestListener, RequestVerb } from "./request-cou
 export { RestMapper } from "./rest-mapper.ts";
 export type { RestMapperOptions } from "./rest-mapper.ts";
 export { discover, aggregatedDiscoveryAccept } from "./discovery.ts";
-export type { DiscoveredGroup, Discovery } from "./discovery.ts";
+export type { DiscoveredGroup, Discovery, DiscoveryClient } from "./discovery.ts";
 export { Informer } from "./informer.ts";
 export type { InformerEvent, InformerHandler, InformerOptions, ListWatchSource } from "./informer.ts";
 export type { BackoffOptions } from "./backoff.ts";

@@ -135,7 +135,6 @@ export class Informer {
       if (rv === undefined) {
         try {
           rv = await this.#relist(signal);
-          this.#recovered();
         } catch (error) {
           if (signal.aborted) return;
           this.#failed(error);
@@ -208,6 +207,7 @@ export class Informer {
       this.#emit("delete", old);
     }
     this.#resourceVersion = resourceVersion;
+    this.#recovered();
     if (!this.#hasSynced) {
       this.#hasSynced = true;
       this.#resolveSynced();

@@ -3,8 +3,7 @@
  * after start are found), at most once per `minRefreshIntervalMs` however many callers miss.
  */
 import { setTimeout as delay } from "node:timers/promises";
-import type { KubeClient } from "./client.ts";
-import { discover, type Discovery } from "./discovery.ts";
+import { discover, type Discovery, type DiscoveryClient } from "./discovery.ts";
 import { groupOf, versionOf } from "./paths.ts";
 import type { ResourceMapping } from "./types.ts";
 
@@ -23,7 +22,7 @@ interface Index {
 }
 
 export class RestMapper {
-  readonly #client: KubeClient;
+  readonly #client: DiscoveryClient;
   readonly #minIntervalMs: number;
   #index: Index | undefined;
   #stale = true;
@@ -31,7 +30,7 @@ export class RestMapper {
   #scheduled: Promise<void> | undefined;
   #lastStartedAt = Number.NEGATIVE_INFINITY;
 
-  constructor(client: KubeClient, options: RestMapperOptions = {}) {
+  constructor(client: DiscoveryClient, options: RestMapperOptions = {}) {
     this.#client = client;
     this.#minIntervalMs = options.minRefreshIntervalMs ?? 1000;
   }

@@ -1,0 +1,288 @@
+import assert from "node:assert/strict";
+import { setImmediate as tick } from "node:timers/promises";
+import { describe, it } from "node:test";
+import type { ListOptions, WatchOptions } from "./client.ts";
+import { KubeApiError, isGone } from "./errors.ts";
+import { Informer, type ListWatchSource } from "./informer.ts";
+import type { KubeObject, ObjectList, ResourceMapping, WatchEvent } from "./types.ts";
+
+const mapping: ResourceMapping = { group: "", version: "v1", kind: "ConfigMap", resource: "configmaps", namespaced: true, verbs: ["list", "watch"] };
+
+function cm(name: string, rv: string, data: Record<string, string> = {}): KubeObject {
+  return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "ns", resourceVersion: rv }, data };
+}
+
+function bookmark(rv: string): WatchEvent {
+  return { type: "BOOKMARK", object: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "", resourceVersion: rv } } };
+}
+
+const gone: WatchEvent = { type: "ERROR", object: { status: "Failure", message: "too old resource version: 5 (90)", reason: "Expired", code: 410 } };
+
+/** A watch script: events to send, then the stream ends ("end"), fails (an Error) or stays open ("hang"). */
+type Step = WatchEvent | Error | "end" | "hang";
+
+/** A list+watch source that plays scripts and records what it was asked. */
+class ScriptedSource implements ListWatchSource {
+  readonly lists: (ObjectList | Error)[] = [];
+  readonly watches: Step[][] = [];
+  readonly listCalls: ListOptions[] = [];
+  readonly watchCalls: WatchOptions[] = [];
+
+  async list(_m: ResourceMapping, opts: ListOptions): Promise<ObjectList> {
+    this.listCalls.push(opts);
+    const next = this.lists.shift();
+    if (next === undefined) throw new Error("unexpected list");
+    if (next instanceof Error) throw next;
+    return { items: next.items.map((o) => structuredClone(o)), resourceVersion: next.resourceVersion };
+  }
+
+  watch(_m: ResourceMapping, opts: WatchOptions): AsyncIterable<WatchEvent> {
+    this.watchCalls.push(opts);
+    const script = this.watches.shift() ?? ["hang"];
+    return play(script, opts.signal);
+  }
+}
+
+async function* play(script: Step[], signal: AbortSignal): AsyncGenerator<WatchEvent> {
+  for (const step of script) {
+    await tick();
+    if (step === "end") return;
+    if (step === "hang") {
+      await new Promise<void>((resolve) => {
+        if (signal.aborted) resolve();
+        else signal.addEventListener("abort", () => resolve(), { once: true });
+      });
+      return;
+    }
+    if (step instanceof Error) throw step;
+    yield step;
+  }
+  // A script without an ending stays open, like a quiet watch.
+  await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+}
+
+async function until(what: string, condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await tick();
+  }
+}
+
+function record(informer: Informer): string[] {
+  const log: string[] = [];
+  informer.on("add", (o) => log.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`));
+  informer.on("update", (o, old) => log.push(`update ${o.metadata.name}@${old?.metadata.resourceVersion}->${o.metadata.resourceVersion}`));
+  informer.on("delete", (o) => log.push(`delete ${o.metadata.name}`));
+  return log;
+}
+
+const fast = { initialMs: 1, maxMs: 2 };
+
+void describe("Informer", () => {
+  void it("resolves synced() after the first list and serves the listed objects", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [cm("a", "3"), cm("b", "4")], resourceVersion: "10" });
+    const informer = new Informer(source, mapping, { namespace: "ns" });
+    const log = record(informer);
+    informer.start();
+    await informer.synced();
+    assert.deepEqual(log, ["add a@3", "add b@4"]);
+    assert.equal(informer.get("ns", "a")?.metadata.resourceVersion, "3");
+    assert.equal(informer.list().length, 2);
+    assert.equal(source.listCalls[0]?.namespace, "ns");
+    await until("the watch", () => source.watchCalls.length === 1);
+    assert.equal(source.watchCalls[0]?.resourceVersion, "10");
+    assert.equal(source.watchCalls[0]?.allowWatchBookmarks, true);
+    await informer.stop();
+  });
+
+  void it("applies ADDED, MODIFIED and DELETED events and tells handlers the old copy", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [cm("a", "3")], resourceVersion: "10" });
+    source.watches.push([{ type: "ADDED", object: cm("b", "11") }, { type: "MODIFIED", object: cm("a", "12", { x: "1" }) }, { type: "DELETED", object: cm("b", "13") }]);
+    const informer = new Informer(source, mapping);
+    const log = record(informer);
+    informer.start();
+    await until("three events", () => log.length === 4);
+    assert.deepEqual(log, ["add a@3", "add b@11", "update a@3->12", "delete b"]);
+    assert.deepEqual(informer.get("ns", "a")?.["data"], { x: "1" });
+    assert.equal(informer.get("ns", "b"), undefined);
+    assert.equal(informer.resourceVersion, "13");
+    await informer.stop();
+  });
+
+  void it("relists after an ERROR 410 event and announces what changed meanwhile", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [cm("a", "3"), cm("b", "4"), cm("c", "5")], resourceVersion: "10" });
+    source.watches.push([bookmark("20"), gone]);
+    // Meanwhile: a was deleted, b changed, c unchanged, d created.
+    source.lists.push({ items: [cm("b", "30"), cm("c", "5"), cm("d", "31")], resourceVersion: "40" });
+    const errors: Error[] = [];
+    const informer = new Informer(source, mapping, { onError: (e) => errors.push(e), backoff: fast });
+    const log = record(informer);
+    informer.start();
+    await until("the second watch", () => source.watchCalls.length === 2);
+    assert.deepEqual(log, ["add a@3", "add b@4", "add c@5", "update b@4->30", "add d@31", "delete a"]);
+    assert.equal(source.listCalls.length, 2);
+    assert.equal(source.watchCalls[1]?.resourceVersion, "40", "the watch resumes from the relist, not from the gone bookmark");
+    assert.equal(errors.length, 1);
+    assert.ok(isGone(errors[0]));
+    assert.equal(informer.lastError, undefined, "a successful relist clears lastError");
+    await informer.stop();
+  });
+
+  void it("relists when the watch call itself fails with 410 Gone", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [], resourceVersion: "10" }, { items: [cm("a", "50")], resourceVersion: "50" });
+    const goneError = KubeApiError.fromStatus({ code: 410, reason: "Expired", message: "too old" }, 410, "watch configmaps");
+    source.watches.push([goneError]);
+    const informer = new Informer(source, mapping, { onError: () => undefined, backoff: fast });
+    const log = record(informer);
+    informer.start();
+    await until("the second watch", () => source.watchCalls.length === 2);
+    assert.deepEqual(log, ["add a@50"]);
+    assert.equal(source.watchCalls[1]?.resourceVersion, "50");
+    await informer.stop();
+  });
+
+  void it("re-watches from the last bookmark after a broken stream, without relisting", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [cm("a", "3")], resourceVersion: "10" });
+    source.watches.push([{ type: "MODIFIED", object: cm("a", "15") }, bookmark("25"), new Error("socket hang up")]);
+    source.watches.push([{ type: "MODIFIED", object: cm("a", "26") }]);
+    const errors: Error[] = [];
+    const informer = new Informer(source, mapping, { onError: (e) => errors.push(e), backoff: fast });
+    const log = record(informer);
+    informer.start();
+    await until("the update after reconnecting", () => log.length === 3);
+    assert.deepEqual(log, ["add a@3", "update a@3->15", "update a@15->26"]);
+    assert.deepEqual(
+      source.watchCalls.map((c) => c.resourceVersion),
+      ["10", "25"],
+    );
+    assert.equal(source.listCalls.length, 1);
+    assert.equal(errors[0]?.message, "socket hang up");
+    await informer.stop();
+  });
+
+  void it("re-watches at once from the last resourceVersion when the server ends a watch", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [], resourceVersion: "10" });
+    source.watches.push([{ type: "ADDED", object: cm("a", "11") }, "end"], [bookmark("12"), "end"], ["hang"]);
+    const errors: Error[] = [];
+    const informer = new Informer(source, mapping, { onError: (e) => errors.push(e) });
+    informer.start();
+    await until("the third watch", () => source.watchCalls.length === 3);
+    assert.deepEqual(
+      source.watchCalls.map((c) => c.resourceVersion),
+      ["10", "11", "12"],
+    );
+    assert.equal(source.listCalls.length, 1);
+    assert.deepEqual(errors, []);
+    await informer.stop();
+  });
+
+  void it("backs off and retries a failing list, then clears lastError", async () => {
+    const source = new ScriptedSource();
+    source.lists.push(new Error("connection refused"), new Error("connection refused"), { items: [cm("a", "1")], resourceVersion: "2" });
+    const informer = new Informer(source, mapping, { onError: () => undefined, backoff: fast });
+    informer.start();
+    await until("the first failure", () => informer.lastError !== undefined);
+    await informer.synced();
+    assert.equal(source.listCalls.length, 3);
+    assert.equal(informer.lastError, undefined);
+    await informer.stop();
+  });
+
+  void it("keeps a written-through copy against older watch events and does not re-announce it", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [cm("a", "3")], resourceVersion: "10" });
+    // The watch delivers its first event a macrotask after the list: the upsert lands before it.
+    source.watches.push([
+      { type: "MODIFIED", object: cm("a", "11", { v: "old" }) },
+      { type: "MODIFIED", object: cm("a", "12", { v: "ours" }) },
+      { type: "MODIFIED", object: cm("a", "13", { v: "theirs" }) },
+    ]);
+    const informer = new Informer(source, mapping);
+    const log = record(informer);
+    informer.start();
+    await informer.synced();
+    informer.upsert(cm("a", "12", { v: "ours" }));
+    assert.deepEqual(informer.get("ns", "a")?.["data"], { v: "ours" });
+    await until("the newer event", () => informer.get("ns", "a")?.metadata.resourceVersion === "13");
+    assert.deepEqual(log, ["add a@3", "update a@12->13"]);
+    await informer.stop();
+  });
+
+  void it("upsert keeps the newer resourceVersion, comparing as integers", () => {
+    const informer = new Informer(new ScriptedSource(), mapping);
+    informer.upsert(cm("a", "100", { v: "new" }));
+    informer.upsert(cm("a", "99", { v: "old" }));
+    assert.deepEqual(informer.get("ns", "a")?.["data"], { v: "new" });
+    informer.upsert(cm("a", "1000", { v: "newer" })); // "1000" < "99" as strings
+    assert.deepEqual(informer.get("ns", "a")?.["data"], { v: "newer" });
+    informer.upsert(cm("a", "opaque", { v: "latest" })); // not an integer: the later arrival wins
+    assert.deepEqual(informer.get("ns", "a")?.["data"], { v: "latest" });
+    informer.forget("ns", "a");
+    assert.equal(informer.get("ns", "a"), undefined);
+  });
+
+  void it("ignores a DELETED event older than a re-created copy it already holds", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [cm("a", "3")], resourceVersion: "10" });
+    source.watches.push([{ type: "DELETED", object: cm("a", "11") }]);
+    const informer = new Informer(source, mapping);
+    const log = record(informer);
+    // Our own delete and re-create happened before the watch delivered the deletion.
+    informer.upsert(cm("a", "12", { v: "recreated" }));
+    informer.start();
+    await until("the watch to drain", () => informer.resourceVersion === "11");
+    assert.deepEqual(informer.get("ns", "a")?.["data"], { v: "recreated" });
+    assert.deepEqual(log, []);
+    await informer.stop();
+  });
+
+  void it("keeps objects written through after the list's snapshot when relisting", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [], resourceVersion: "10" }, { items: [], resourceVersion: "20" });
+    source.watches.push([gone]);
+    const informer = new Informer(source, mapping, { onError: () => undefined, backoff: fast });
+    informer.upsert(cm("ours", "25"));
+    informer.upsert(cm("stale", "15"));
+    informer.start();
+    await until("the relist", () => source.listCalls.length === 2 && source.watchCalls.length === 2);
+    assert.ok(informer.get("ns", "ours") !== undefined, "created after the snapshot: kept");
+    assert.equal(informer.get("ns", "stale"), undefined, "older than the snapshot and absent from it: gone");
+    await informer.stop();
+  });
+
+  void it("reports a handler's exception and still runs the other handlers", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [cm("a", "1")], resourceVersion: "2" });
+    const errors: Error[] = [];
+    const informer = new Informer(source, mapping, { onError: (e) => errors.push(e) });
+    const seen: string[] = [];
+    informer.on("add", () => {
+      throw new Error("handler bug");
+    });
+    const off = informer.on("add", (o) => seen.push(o.metadata.name));
+    informer.start();
+    await informer.synced();
+    assert.deepEqual(seen, ["a"]);
+    assert.equal(errors[0]?.message, "handler bug");
+    off();
+    await informer.stop();
+  });
+
+  void it("rejects synced() when stopped before the first list, and stops a hanging watch", async () => {
+    const source = new ScriptedSource();
+    source.lists.push(new Error("down"), new Error("down"), new Error("down"));
+    const informer = new Informer(source, mapping, { onError: () => undefined, backoff: { initialMs: 60_000, maxMs: 60_000 } });
+    informer.start();
+    await until("a list attempt", () => source.listCalls.length === 1);
+    await informer.stop();
+    await assert.rejects(informer.synced(), /stopped before its first list/);
+    assert.throws(() => informer.start(), /cannot be restarted/);
+  });
+});

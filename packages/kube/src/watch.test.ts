@@ -1,0 +1,78 @@
+import assert from "node:assert/strict";
+import { Readable } from "node:stream";
+import { describe, it } from "node:test";
+import { KubeApiError } from "./errors.ts";
+import { WatchIdleError, parseWatchEvent, readWatchEvents } from "./watch.ts";
+import type { WatchEvent } from "./types.ts";
+
+const fill = { apiVersion: "v1", kind: "ConfigMap" };
+
+async function collect(chunks: (string | Buffer)[], idleMs = 5000): Promise<WatchEvent[]> {
+  const out: WatchEvent[] = [];
+  const stream = Readable.from(chunks.map((c) => (typeof c === "string" ? Buffer.from(c) : c)));
+  for await (const e of readWatchEvents(stream, fill, { signal: new AbortController().signal, idleMs, operation: "watch configmaps" })) out.push(e);
+  return out;
+}
+
+void describe("watch decoding", () => {
+  void it("parses events split anywhere across chunks", async () => {
+    const text =
+      '{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"n","resourceVersion":"5"}}}\n' +
+      '{"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"n","resourceVersion":"6"},"data":{"k":"\u00e9"}}}\n' +
+      '{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}\n' +
+      '{"type":"DELETED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"n","resourceVersion":"10"}}}\n';
+    const bytes = Buffer.from(text);
+    const chunks: Buffer[] = [];
+    for (let i = 0; i < bytes.length; i += 7) chunks.push(bytes.subarray(i, i + 7));
+    const events = await collect(chunks);
+    assert.deepEqual(
+      events.map((e) => `${e.type} ${e.type === "ERROR" ? "" : `${e.object.metadata.name}@${e.object.metadata.resourceVersion}`}`),
+      ["ADDED a@5", "MODIFIED a@6", "BOOKMARK @9", "DELETED a@10"],
+    );
+    const modified = events[1];
+    assert.ok(modified !== undefined && modified.type === "MODIFIED");
+    assert.deepEqual(modified.object["data"], { k: "\u00e9" });
+  });
+
+  void it("delivers ERROR events with their Status", () => {
+    const e = parseWatchEvent('{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (216)","reason":"Expired","code":410}}', fill, "op");
+    assert.equal(e.type, "ERROR");
+    assert.equal(e.object.code, 410);
+    assert.equal(e.object.reason, "Expired");
+  });
+
+  void it("fills kind and apiVersion the server left out", () => {
+    const e = parseWatchEvent('{"type":"ADDED","object":{"metadata":{"name":"a"}}}', fill, "op");
+    assert.ok(e.type === "ADDED");
+    assert.equal(e.object.kind, "ConfigMap");
+    assert.equal(e.object.apiVersion, "v1");
+  });
+
+  void it("rejects garbage as a retryable InvalidResponse", () => {
+    for (const line of ["not json", '{"type":"WHAT","object":{}}', '{"type":"ADDED","object":{"metadata":{}}}', "[1]"]) {
+      assert.throws(
+        () => parseWatchEvent(line, fill, "op"),
+        (e: unknown) => e instanceof KubeApiError && e.reason === "InvalidResponse" && e.retryable,
+        line,
+      );
+    }
+  });
+
+  void it("parses a last event that lacks its newline", async () => {
+    const events = await collect(['{"type":"ADDED","object":{"metadata":{"name":"a"}}}']);
+    assert.equal(events.length, 1);
+  });
+
+  void it("cuts a stream that stays silent past the idle deadline", async () => {
+    const stream = new Readable({ read() {} });
+    stream.push('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n');
+    const seen: string[] = [];
+    await assert.rejects(
+      (async () => {
+        for await (const e of readWatchEvents(stream, fill, { signal: new AbortController().signal, idleMs: 50, operation: "op" })) seen.push(e.type);
+      })(),
+      WatchIdleError,
+    );
+    assert.deepEqual(seen, ["ADDED"]);
+  });
+});
