@@ -13,7 +13,7 @@
  * const queue = new SyncQueue({
  *   sync: { kind: "RootSync", namespace: "config-management-system", name: "root-sync" },
  *   connection: redis,
- *   hooks: { onJobDone: (o) => metrics.jobDuration.observe({ queue: o.role, result: o.result }, o.durationSeconds) },
+ *   hooks: { onJobDone: metrics.recordJob }, // @driftless/metrics: job duration and failures
  * });
  * queue.worker(async (job, signal) => {
  *   await reconcile(job.sync, job.data.trigger, signal); // throw a terminal DriftlessError to skip retries

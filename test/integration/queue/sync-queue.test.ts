@@ -333,3 +333,17 @@ test("polling enqueues poll triggers every period until stopped", async (t) => {
   assert.equal(poller.running, false);
   assert.ok(triggers.every((trigger) => trigger === "poll"));
 });
+
+test("obliterate() removes a deleted sync's queue and its jobs from Redis", async (t) => {
+  const connection = testConnection(t);
+  const prefix = testPrefix();
+  const queue = new SyncQueue({ sync: testSync(), connection, prefix });
+  t.after(() => queue.close());
+  await queue.enqueue("poll");
+  assert.equal((await queue.depth()).total, 1);
+
+  await queue.obliterate();
+
+  assert.deepEqual(await connection.keys(`${prefix}:${queue.name}:*`), []);
+  assert.equal((await queue.depth()).total, 0);
+});
