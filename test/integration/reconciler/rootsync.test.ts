@@ -1,0 +1,282 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  coreApi,
+  customApi,
+  eventually,
+  statusCode,
+  startReconciler,
+  suffix,
+  TestRepo,
+  type JsonObject,
+} from "../../support/index.ts";
+
+const rootNamespace = "config-management-system";
+const rootSyncs = { group: "configsync.gke.io", version: "v1beta1", namespace: rootNamespace, plural: "rootsyncs" };
+
+async function ensureRootNamespace(): Promise<void> {
+  try {
+    await coreApi().createNamespace({ body: { metadata: { name: rootNamespace } } });
+  } catch (error) {
+    if (statusCode(error) !== 409) throw error;
+  }
+}
+
+async function createRootSync(name: string, repo: TestRepo, annotations: Record<string, string> = {}): Promise<void> {
+  await ensureRootNamespace();
+  await customApi().createNamespacedCustomObject({
+    ...rootSyncs,
+    body: {
+      apiVersion: "configsync.gke.io/v1beta1",
+      kind: "RootSync",
+      metadata: { name, namespace: rootNamespace, annotations },
+      spec: { sourceFormat: "unstructured", git: { repo: repo.url, branch: repo.branch, dir: "config", auth: "none" } },
+    },
+  });
+}
+
+async function rootSyncStatus(name: string): Promise<JsonObject> {
+  const sync = (await customApi().getNamespacedCustomObject({ ...rootSyncs, name })) as JsonObject;
+  return (sync["status"] ?? {}) as JsonObject;
+}
+
+function synced(name: string, commit: string): Promise<JsonObject> {
+  return eventually(
+    async () => {
+      const status = await rootSyncStatus(name);
+      return status["lastSyncedCommit"] === commit ? status : undefined;
+    },
+    { timeoutMs: 60_000, what: `RootSync ${name} synced to ${commit.slice(0, 7)}` },
+  );
+}
+
+async function exists(read: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await read();
+    return true;
+  } catch (error) {
+    if (statusCode(error) === 404) return false;
+    throw error;
+  }
+}
+
+const yaml = (obj: unknown): string => JSON.stringify(obj);
+
+function crd(group: string): unknown {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `widgets.${group}` },
+    spec: {
+      group,
+      names: { kind: "Widget", plural: "widgets", singular: "widget", listKind: "WidgetList" },
+      scope: "Namespaced",
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              properties: { spec: { type: "object", properties: { size: { type: "integer" } } } },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+test("applies a CRD, a Namespace and custom resources in one commit, in dependency order", async (t) => {
+  const id = suffix();
+  const group = `d${id}.example.com`;
+  const namespace = `root-${id}`;
+  const name = `root-${id}`;
+  const repo = await TestRepo.create(t);
+  await repo.write("config/crd.yaml", yaml(crd(group)));
+  await repo.write("config/ns.yaml", yaml({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }));
+  await repo.write(
+    "config/widget.yaml",
+    yaml({ apiVersion: `${group}/v1`, kind: "Widget", metadata: { name: "w", namespace }, spec: { size: 3 } }),
+  );
+  await repo.write(
+    "config/first.yaml",
+    yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "first", namespace }, data: { order: "1" } }),
+  );
+  await repo.write(
+    "config/second.yaml",
+    yaml({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: "second",
+        namespace,
+        annotations: { "config.kubernetes.io/depends-on": `/namespaces/${namespace}/ConfigMap/first` },
+      },
+      data: { order: "2" },
+    }),
+  );
+  const commit = await repo.commit("crd, namespace, widget, ordered config maps");
+  await createRootSync(name, repo);
+  t.after(async () => {
+    await coreApi()
+      .deleteNamespace({ name: namespace })
+      .catch(() => undefined);
+  });
+  await startReconciler(t, { kind: "RootSync", namespace: rootNamespace, name });
+  await synced(name, commit);
+
+  const widget = (await customApi().getNamespacedCustomObject({
+    group,
+    version: "v1",
+    namespace,
+    plural: "widgets",
+    name: "w",
+  })) as JsonObject;
+  assert.deepEqual(widget["spec"], { size: 3 });
+  assert.equal(
+    ((widget["metadata"] as JsonObject)["annotations"] as Record<string, string>)["configsync.gke.io/manager"],
+    ":root_" + name,
+  );
+  const first = await coreApi().readNamespacedConfigMap({ namespace, name: "first" });
+  const second = await coreApi().readNamespacedConfigMap({ namespace, name: "second" });
+  // resourceVersions grow with every write in etcd: the dependency was written first.
+  assert.ok(
+    Number(first.metadata?.resourceVersion) < Number(second.metadata?.resourceVersion),
+    "depends-on was not honoured",
+  );
+});
+
+test("a depends-on cycle is reported and nothing of the commit is applied", async (t) => {
+  const id = suffix();
+  const name = `cycle-${id}`;
+  const namespace = `cycle-${id}`;
+  const repo = await TestRepo.create(t);
+  const cm = (cmName: string, dep: string): unknown => ({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      name: cmName,
+      namespace,
+      annotations: { "config.kubernetes.io/depends-on": `/namespaces/${namespace}/ConfigMap/${dep}` },
+    },
+  });
+  await repo.write("config/ns.yaml", yaml({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }));
+  await repo.write("config/a.yaml", yaml(cm("a", "b")));
+  await repo.write("config/b.yaml", yaml(cm("b", "a")));
+  const commit = await repo.commit("cycle");
+  await createRootSync(name, repo);
+  await startReconciler(t, { kind: "RootSync", namespace: rootNamespace, name });
+  const status = await eventually(
+    async () => {
+      const s = await rootSyncStatus(name);
+      const syncing = ((s["conditions"] ?? []) as JsonObject[]).find((c) => c["type"] === "Syncing");
+      return syncing?.["commit"] === commit && syncing["status"] === "False" ? s : undefined;
+    },
+    { what: "the pass to finish" },
+  );
+  const errors = [
+    ...(((status["source"] as JsonObject)["errors"] ?? []) as JsonObject[]),
+    ...(((status["sync"] as JsonObject | undefined)?.["errors"] ?? []) as JsonObject[]),
+  ];
+  assert.ok(
+    errors.some((e) => e["code"] === "2009" && /cycle/.test(String(e["errorMessage"]))),
+    `no cycle error in ${JSON.stringify(errors)}`,
+  );
+  assert.equal(
+    await exists(() => coreApi().readNamespace({ name: namespace })),
+    false,
+    "part of a cyclic commit was applied",
+  );
+});
+
+test("an object managed by another sync is not taken over (KNV1060)", async (t) => {
+  const id = suffix();
+  const namespace = `shared-${id}`;
+  await coreApi().createNamespace({ body: { metadata: { name: namespace } } });
+  t.after(() =>
+    coreApi()
+      .deleteNamespace({ name: namespace })
+      .catch(() => undefined),
+  );
+  await coreApi().createNamespacedConfigMap({
+    namespace,
+    body: {
+      metadata: {
+        name: "owned",
+        labels: { "app.kubernetes.io/managed-by": "configmanagement.gke.io" },
+        annotations: {
+          "configmanagement.gke.io/managed": "enabled",
+          "configsync.gke.io/manager": `${namespace}_someone-else`,
+        },
+      },
+      data: { owner: "other" },
+    },
+  });
+  const name = `conflict-${id}`;
+  const repo = await TestRepo.create(t);
+  await repo.write(
+    "config/owned.yaml",
+    yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "owned", namespace }, data: { owner: "me" } }),
+  );
+  const commit = await repo.commit("claim");
+  await createRootSync(name, repo);
+  await startReconciler(t, { kind: "RootSync", namespace: rootNamespace, name });
+  const status = await eventually(
+    async () => {
+      const s = await rootSyncStatus(name);
+      const errors = ((s["sync"] as JsonObject | undefined)?.["errors"] ?? []) as JsonObject[];
+      return (s["sync"] as JsonObject | undefined)?.["commit"] === commit && errors.length > 0 ? errors : undefined;
+    },
+    { what: "the conflict error" },
+  );
+  assert.equal(status[0]?.["code"], "1060");
+  const live = await coreApi().readNamespacedConfigMap({ namespace, name: "owned" });
+  assert.deepEqual(live.data, { owner: "other" }, "the other sync's object was overwritten");
+});
+
+for (const policy of ["Foreground", "Orphan"] as const) {
+  test(`deleting a RootSync with ${policy} propagation ${policy === "Foreground" ? "deletes its objects before it disappears" : "leaves its objects, stripped of driftless metadata"}`, async (t) => {
+    const id = suffix();
+    const name = `del-${id}`;
+    const namespace = `del-${id}`;
+    await coreApi().createNamespace({ body: { metadata: { name: namespace } } });
+    t.after(() =>
+      coreApi()
+        .deleteNamespace({ name: namespace })
+        .catch(() => undefined),
+    );
+    const repo = await TestRepo.create(t);
+    await repo.write(
+      "config/a.yaml",
+      yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace }, data: { k: "v" } }),
+    );
+    const commit = await repo.commit("a");
+    await createRootSync(name, repo, { "configsync.gke.io/deletion-propagation-policy": policy });
+    await startReconciler(t, { kind: "RootSync", namespace: rootNamespace, name });
+    await synced(name, commit);
+
+    await customApi().deleteNamespacedCustomObject({ ...rootSyncs, name });
+    await eventually(async () => !(await exists(() => customApi().getNamespacedCustomObject({ ...rootSyncs, name }))), {
+      timeoutMs: 30_000,
+      what: "the RootSync to disappear",
+    });
+    const left = await exists(() => coreApi().readNamespacedConfigMap({ namespace, name: "a" }));
+    if (policy === "Foreground") {
+      assert.equal(left, false, "Foreground left a managed object behind");
+    } else {
+      assert.equal(left, true, "Orphan deleted a managed object");
+      const cm = await coreApi().readNamespacedConfigMap({ namespace, name: "a" });
+      const annotations = cm.metadata?.annotations ?? {};
+      assert.equal(
+        annotations["configsync.gke.io/manager"],
+        undefined,
+        "driftless metadata left on an orphaned object",
+      );
+      assert.equal(annotations["config.k8s.io/owning-inventory"], undefined);
+      assert.equal(cm.metadata?.labels?.["app.kubernetes.io/managed-by"], undefined);
+      assert.deepEqual(cm.data, { k: "v" });
+    }
+  });
+}
