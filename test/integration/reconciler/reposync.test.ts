@@ -1,5 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { basename, dirname } from "node:path";
+import { startGitHttpServer } from "@driftless/git/testing";
 import {
   coreApi,
   customApi,
@@ -291,4 +293,60 @@ test("an unreachable repository is reported on status as KNV2004", async (t) => 
   const syncing = ((status["conditions"] ?? []) as JsonObject[]).find((c) => c["type"] === "Syncing");
   assert.equal(syncing?.["status"], "False");
   assert.equal(syncing?.["reason"], "Source");
+});
+
+test("wrong credentials are reported on status (KNV2004) and nothing is deleted", async (t) => {
+  const namespace = await testNamespace(t);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/a.yaml", configMap("a", namespace, { color: "blue" }));
+  const commit = await repo.commit("a");
+  const server = await startGitHttpServer({
+    projectRoot: dirname(repo.remote),
+    username: "deploy",
+    token: "right-token",
+  });
+  t.after(() => server.close());
+  const secret = (token: string) => ({
+    metadata: { name: "git-creds", namespace },
+    data: { username: Buffer.from("deploy").toString("base64"), token: Buffer.from(token).toString("base64") },
+  });
+  await coreApi().createNamespacedSecret({ namespace, body: secret("right-token") });
+  await customApi().createNamespacedCustomObject({
+    ...repoSyncs(namespace),
+    body: {
+      apiVersion: "configsync.gke.io/v1beta1",
+      kind: "RepoSync",
+      metadata: { name: "repo-sync", namespace },
+      spec: {
+        sourceFormat: "unstructured",
+        git: {
+          repo: server.url(basename(repo.remote)),
+          branch: "main",
+          dir: "config",
+          auth: "token",
+          secretRef: { name: "git-creds" },
+        },
+      },
+    },
+  });
+  await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  await synced(namespace, commit);
+
+  await coreApi().replaceNamespacedSecret({ namespace, name: "git-creds", body: secret("wrong-token") });
+  await repo.remove("config/a.yaml");
+  await repo.write("config/b.yaml", configMap("b", namespace, { color: "red" }));
+  await repo.commit("would prune a");
+  const status = await eventually(
+    async () => {
+      const s = await repoSyncStatus(namespace);
+      const errors = ((s["source"] as JsonObject | undefined)?.["errors"] ?? []) as JsonObject[];
+      return errors.length > 0 ? errors : undefined;
+    },
+    { what: "the credentials error" },
+  );
+  assert.equal(status[0]?.["code"], "2004");
+  assert.match(String(status[0]?.["errorMessage"]), /credential|authenticat|401/i);
+  assert.doesNotMatch(JSON.stringify(status), /wrong-token|right-token/, "a token leaked into status");
+  assert.ok((await readConfigMap(namespace, "a")) !== undefined, "an object was pruned although the fetch failed");
+  assert.equal(await readConfigMap(namespace, "b"), undefined);
 });

@@ -1,0 +1,6 @@
+/**
+ * @driftless/git/testing: real Git servers for tests of code that fetches (the reconciler's
+ * integration tests): a smart-HTTP server over `git http-backend` with optional Basic auth and TLS.
+ */
+export { startGitHttpServer } from "./git-http-server.ts";
+export type { GitHttpServer, GitHttpServerOptions, RecordedRequest } from "./git-http-server.ts";
