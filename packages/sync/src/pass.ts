@@ -22,10 +22,12 @@ import {
   type ResourceStatusEntry,
 } from "@driftless/applier";
 import type { FetchResult } from "@driftless/git";
+import type { KubeObject } from "@driftless/kube";
 import type { CompleteSource } from "@driftless/source";
 import type { PassContext } from "./context.ts";
 import { readGitCredentials } from "./credentials.ts";
 import { loadSync } from "./rsync.ts";
+import { recordEvent, SyncEventReason } from "./events.ts";
 import { nextStatus, syncingStatus, writeStatus, type PassReport } from "./status.ts";
 
 /** What triggered a pass; `drift` re-applies the last source without touching Git. */
@@ -63,10 +65,12 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger): Promise<P
     pruned: [],
   };
   let sync: RSync | undefined;
+  let raw: KubeObject | undefined;
   try {
     const loaded = await loadSync(ctx.client, ctx.identity);
     if (loaded === undefined) return { ...result, skipped: "sync-missing" };
     if (loaded.raw.metadata.deletionTimestamp !== undefined) return { ...result, skipped: "sync-deleting" };
+    raw = loaded.raw;
     if (loaded.sync === undefined) {
       result = { ...result, sourceErrors: loaded.invalid.map((e) => toDriftlessError(e, KnvCode.InvalidSync)) };
       return result;
@@ -75,7 +79,18 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger): Promise<P
 
     const fetched = await fetchSource(ctx, sync, trigger); // git ls-remote; fetch and check out only on a new commit
     result = { ...result, commit: fetched.commit };
-    await writeStatus(ctx.client, ctx.identity, (_raw, current) => syncingStatus(current, fetched.commit, new Date()));
+    if (
+      await writeStatus(ctx.client, ctx.identity, (_raw, current) => syncingStatus(current, fetched.commit, new Date()))
+    ) {
+      await recordEvent(
+        ctx.client,
+        ctx.identity,
+        raw,
+        SyncEventReason.Started,
+        `Syncing commit ${fetched.commit}`,
+        ctx.log,
+      );
+    }
 
     const source = await ctx.readSource(fetched); // parse and validate; a failed read stops here
     if (!source.complete) {
@@ -116,14 +131,50 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger): Promise<P
       : { ...result, syncErrors: [...result.syncErrors, classified] };
     return result;
   } finally {
-    // Whatever happened: status, metrics and one log line.
+    // Whatever happened: status, events on transitions, metrics and one log line.
     const report = result;
     if (report.skipped === undefined) {
-      await writeStatus(ctx.client, ctx.identity, (_raw, current) =>
-        nextStatus(ctx.identity, sync, current, report, new Date()),
-      ).catch((error: unknown) => ctx.log.error("status write failed", { error: String(error) }));
+      await reportStatus(ctx, sync, raw, report).catch((error: unknown) =>
+        ctx.log.error("status write failed", { error: String(error) }),
+      );
     }
     ctx.observePass(trigger, report, (performance.now() - started) / 1000);
+  }
+}
+
+/** Writes the pass's status; an Event follows only when status changed (a new failure or a newly synced commit). */
+async function reportStatus(
+  ctx: PassContext,
+  sync: RSync | undefined,
+  raw: KubeObject | undefined,
+  report: PassReport,
+): Promise<void> {
+  let previousCommit: unknown;
+  const changed = await writeStatus(ctx.client, ctx.identity, (_raw, current) => {
+    previousCommit = current["lastSyncedCommit"];
+    return nextStatus(ctx.identity, sync, current, report, new Date());
+  });
+  if (!changed) return;
+  const errors = [...report.sourceErrors, ...report.syncErrors];
+  const first = errors[0];
+  if (first !== undefined) {
+    await recordEvent(
+      ctx.client,
+      ctx.identity,
+      raw,
+      SyncEventReason.Failed,
+      `${errors.length} error(s); first: ${first.code}: ${first.message}`,
+      ctx.log,
+    );
+  } else if (report.synced && report.commit !== previousCommit) {
+    await recordEvent(
+      ctx.client,
+      ctx.identity,
+      raw,
+      SyncEventReason.Synced,
+      `Synced commit ${report.commit ?? ""}`,
+      ctx.log,
+    );
   }
 }
 

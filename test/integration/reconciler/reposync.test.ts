@@ -84,6 +84,14 @@ async function readConfigMap(namespace: string, name: string): Promise<JsonObjec
   }
 }
 
+/** Reasons of the Events recorded on the namespace's RepoSync. */
+async function eventReasons(namespace: string): Promise<string[]> {
+  const events = await coreApi().listNamespacedEvent({ namespace });
+  return events.items
+    .filter((e) => e.involvedObject.kind === "RepoSync" && e.involvedObject.name === "repo-sync")
+    .map((e) => e.reason ?? "");
+}
+
 const dataOf = (cm: JsonObject | undefined): unknown => cm?.["data"];
 const annotationsOf = (cm: JsonObject | undefined): Record<string, string> =>
   ((cm?.["metadata"] as JsonObject | undefined)?.["annotations"] ?? {}) as Record<string, string>;
@@ -214,6 +222,7 @@ test("reports invalid YAML on status with its file and deletes nothing", async (
   assert.equal(errors[0]?.["code"], "1006");
   assert.match(String(errors[0]?.["errorMessage"]), /broken\.yaml/);
   assert.equal(status["lastSyncedCommit"], good, "lastSyncedCommit moved to a commit that failed");
+  await eventually(async () => (await eventReasons(namespace)).includes("SyncFailed"), { what: "a SyncFailed event" });
   assert.ok(
     (await readConfigMap(namespace, "a")) !== undefined,
     "an object was pruned although the source failed to read",
