@@ -222,21 +222,38 @@ export class QueueCore<Data, Name extends string> {
 
   async #close(timeoutMs: number): Promise<CloseResult> {
     let graceful = true;
-    if (this.#worker !== undefined) {
-      const worker = this.#worker;
+    // Every step runs whatever the previous one did: a failure to close BullMQ's side cleanly must
+    // not leave our connections open. Failures are reported, and the first one is rethrown.
+    const failures: unknown[] = [];
+    const step = async (run: () => Promise<void>): Promise<void> => {
       try {
-        await withDeadline(worker.close(), timeoutMs);
+        await run();
       } catch (error) {
-        if (!(error instanceof DeadlineExceeded)) throw error;
-        graceful = false;
-        worker.cancelAllJobs(`queue ${this.name} closed after waiting ${timeoutMs} ms for the running job`);
+        failures.push(error);
       }
+    };
+    const worker = this.#worker;
+    if (worker !== undefined) {
+      await step(async () => {
+        try {
+          await withDeadline(worker.close(), timeoutMs);
+        } catch (error) {
+          if (!(error instanceof DeadlineExceeded)) throw error;
+          graceful = false;
+          worker.cancelAllJobs(`queue ${this.name} closed after waiting ${timeoutMs} ms for the running job`);
+        }
+      });
     }
-    if (this.#workerConnection !== undefined) await closeRedisConnection(this.#workerConnection);
-    await withDeadline(this.#queue.close(), 5_000).catch((error: unknown) => {
-      if (!(error instanceof DeadlineExceeded)) throw error;
+    const workerConnection = this.#workerConnection;
+    if (workerConnection !== undefined) await step(() => closeRedisConnection(workerConnection));
+    await step(async () => {
+      // Closing a Queue that never reached Redis can wait on its connection; it holds nothing.
+      await withDeadline(this.#queue.close(), 5_000).catch((error: unknown) => {
+        if (!(error instanceof DeadlineExceeded)) throw error;
+      });
     });
-    if (this.#ownsConnection) await closeRedisConnection(this.#connection);
+    if (this.#ownsConnection) await step(() => closeRedisConnection(this.#connection));
+    if (failures.length > 0) throw failures[0];
     return { graceful };
   }
 
