@@ -9,3 +9,5 @@ export { fixturesDir, yamlFixture } from "./fixtures.ts";
 export type { JsonObject } from "./fixtures.ts";
 export { TestRepo } from "./git.ts";
 export { startReconciler } from "./reconciler.ts";
+export { startPrometheus } from "./prometheus.ts";
+export type { PrometheusServer } from "./prometheus.ts";

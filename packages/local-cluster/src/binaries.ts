@@ -30,7 +30,11 @@ export async function ensureBinaries(options: { readonly quiet?: boolean } = {})
   });
   if (code !== 0) {
     const lastLine = Buffer.concat(stderr).toString("utf8").trim().split("\n").at(-1) ?? "";
-    throw new Error(lastLine.startsWith("local-cluster:") ? lastLine : `local-cluster: building the control plane failed: ${lastLine}`);
+    throw new Error(
+      lastLine.startsWith("local-cluster:")
+        ? lastLine
+        : `local-cluster: building the control plane failed: ${lastLine}`,
+    );
   }
   const dir = Buffer.concat(stdout).toString("utf8").trim().split("\n").at(-1) ?? "";
   return {

@@ -12,13 +12,17 @@ async function main(command: string | undefined): Promise<number> {
     case "up": {
       const started = Date.now();
       const state = await up({ stateDir, crdDir: defaultCrdDir(), detached: true });
-      process.stderr.write(`local-cluster: ready at ${state.server} (${Date.now() - started} ms); logs in ${stateDir}/logs\n`);
+      process.stderr.write(
+        `local-cluster: ready at ${state.server} (${Date.now() - started} ms); logs in ${stateDir}/logs\n`,
+      );
       process.stdout.write(`export KUBECONFIG=${state.kubeconfig}\n`);
       return 0;
     }
     case "down": {
       const stopped = await down(stateDir);
-      process.stderr.write(`local-cluster: stopped ${stopped.map((p) => `${p.name} (${p.pid})`).join(", ") || "nothing (not running)"}\n`);
+      process.stderr.write(
+        `local-cluster: stopped ${stopped.map((p) => `${p.name} (${p.pid})`).join(", ") || "nothing (not running)"}\n`,
+      );
       return 0;
     }
     case "status": {
@@ -28,7 +32,9 @@ async function main(command: string | undefined): Promise<number> {
         return 1;
       }
       const healthy = await isHealthy(state);
-      process.stdout.write(`local-cluster: ${healthy ? "healthy" : "unhealthy"} at ${state.server}\nexport KUBECONFIG=${state.kubeconfig}\n`);
+      process.stdout.write(
+        `local-cluster: ${healthy ? "healthy" : "unhealthy"} at ${state.server}\nexport KUBECONFIG=${state.kubeconfig}\n`,
+      );
       return healthy ? 0 : 1;
     }
     default:

@@ -48,7 +48,14 @@ export async function isHealthy(state: ClusterState): Promise<boolean> {
   if (!state.processes.every((p) => isAlive(p.pid))) return false;
   try {
     const ca = await readFile(state.caFile, "utf8");
-    const res = await apiRequest({ server: state.server, ca, token: state.identities.admin.token, method: "GET", path: "/readyz", timeoutMs: 3_000 });
+    const res = await apiRequest({
+      server: state.server,
+      ca,
+      token: state.identities.admin.token,
+      method: "GET",
+      path: "/readyz",
+      timeoutMs: 3_000,
+    });
     return res.status === 200;
   } catch {
     return false;
@@ -147,8 +154,16 @@ export async function up(options: ClusterOptions): Promise<ClusterState> {
 
     const kubeconfig = join(options.stateDir, "kubeconfig");
     const userKubeconfig = join(options.stateDir, "kubeconfig-user");
-    await writeFile(kubeconfig, renderKubeconfig({ server, caData: ca, identity: identities.admin, contextName: "driftless-admin" }), { mode: 0o600 });
-    await writeFile(userKubeconfig, renderKubeconfig({ server, caData: ca, identity: identities.user, contextName: "driftless-user" }), { mode: 0o600 });
+    await writeFile(
+      kubeconfig,
+      renderKubeconfig({ server, caData: ca, identity: identities.admin, contextName: "driftless-admin" }),
+      { mode: 0o600 },
+    );
+    await writeFile(
+      userKubeconfig,
+      renderKubeconfig({ server, caData: ca, identity: identities.user, contextName: "driftless-user" }),
+      { mode: 0o600 },
+    );
 
     if (options.crdDir !== undefined) await installCrds(conn, options.crdDir);
 
@@ -210,7 +225,12 @@ async function distinctPorts(count: number): Promise<number[]> {
 }
 
 /** Polls `check` until it is true; fails fast, with the tail of its log, if the process dies meanwhile. */
-async function waitFor(what: string, proc: ProcessRecord, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
+async function waitFor(
+  what: string,
+  proc: ProcessRecord,
+  timeoutMs: number,
+  check: () => Promise<boolean>,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (!isAlive(proc.pid)) {
@@ -222,7 +242,9 @@ async function waitFor(what: string, proc: ProcessRecord, timeoutMs: number, che
       // not listening yet
     }
     if (Date.now() > deadline) {
-      throw new Error(`local-cluster: ${what} not ready after ${timeoutMs} ms (log: ${proc.logFile}): ${await tailLog(proc.logFile)}`);
+      throw new Error(
+        `local-cluster: ${what} not ready after ${timeoutMs} ms (log: ${proc.logFile}): ${await tailLog(proc.logFile)}`,
+      );
     }
     await delay(100);
   }

@@ -33,7 +33,8 @@ export async function installCrds(conn: Connection, dir: string, timeoutMs = 30_
         body: JSON.stringify(crd),
         contentType: "application/apply-patch+yaml",
       });
-      if (res.status >= 300) throw new Error(`local-cluster: installing CRD ${name} from ${file} failed (${res.status}): ${res.body}`);
+      if (res.status >= 300)
+        throw new Error(`local-cluster: installing CRD ${name} from ${file} failed (${res.status}): ${res.body}`);
       names.push(name);
     }
   }
@@ -48,7 +49,11 @@ export async function installCrds(conn: Connection, dir: string, timeoutMs = 30_
 }
 
 async function isEstablished(conn: Connection, name: string): Promise<boolean> {
-  const res = await apiRequest({ ...conn, method: "GET", path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}` });
+  const res = await apiRequest({
+    ...conn,
+    method: "GET",
+    path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
+  });
   if (res.status !== 200) return false;
   const crd = JSON.parse(res.body) as { status?: { conditions?: { type: string; status: string }[] } };
   return (crd.status?.conditions ?? []).some((c) => c.type === "Established" && c.status === "True");

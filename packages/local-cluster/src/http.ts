@@ -25,10 +25,14 @@ export function apiRequest(req: ApiRequest): Promise<ApiResponse> {
     const r = request(url, { method: req.method, ca: req.ca, headers, timeout: req.timeoutMs ?? 10_000 }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolveResponse({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+      res.on("end", () =>
+        resolveResponse({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
+      );
       res.on("error", reject);
     });
-    r.on("timeout", () => r.destroy(new Error(`timeout after ${req.timeoutMs ?? 10_000} ms: ${req.method} ${req.path}`)));
+    r.on("timeout", () =>
+      r.destroy(new Error(`timeout after ${req.timeoutMs ?? 10_000} ms: ${req.method} ${req.path}`)),
+    );
     r.on("error", reject);
     if (req.body !== undefined) r.write(req.body);
     r.end();

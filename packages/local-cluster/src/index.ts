@@ -22,3 +22,6 @@ export { startRedis } from "./redis.ts";
 export type { RedisServer } from "./redis.ts";
 export { stopProcess } from "./processes.ts";
 export type { ProcessRecord } from "./processes.ts";
+export { freeLoopbackPort } from "./ports.ts";
+export { tailLog } from "./logs.ts";
+export { startProcess } from "./processes.ts";

@@ -9,7 +9,11 @@ export const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), ".."
 export function findRepoRoot(start: string = packageRoot): string {
   let dir = start;
   for (;;) {
-    if (existsSync(join(dir, "manifests")) && existsSync(join(dir, "package.json")) && existsSync(join(dir, "packages"))) {
+    if (
+      existsSync(join(dir, "manifests")) &&
+      existsSync(join(dir, "package.json")) &&
+      existsSync(join(dir, "packages"))
+    ) {
       return dir;
     }
     const parent = dirname(dir);
