@@ -1,0 +1,88 @@
+#!/usr/bin/env node
+/** driftless-manager: parses settings, runs the Manager, stops gracefully on SIGTERM/SIGINT. */
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Manager, ReconcilerMode } from "@driftless/controller";
+import { createLogger } from "@driftless/sync";
+import { ConfigError, parseConfig, usage } from "./config.ts";
+
+/** The reconciler's entry point, as its package declares it (its `driftless-reconciler` bin). */
+function reconcilerEntry(): string {
+  let dir = dirname(fileURLToPath(import.meta.resolve("@driftless/reconciler")));
+  for (;;) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
+        name?: string;
+        bin?: Record<string, string>;
+      };
+      const bin = pkg.bin?.["driftless-reconciler"];
+      if (pkg.name === "@driftless/reconciler" && bin !== undefined) return join(dir, bin);
+    } catch {
+      // No package.json here: keep climbing.
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error("cannot find the driftless-reconciler entry point of @driftless/reconciler");
+    dir = parent;
+  }
+}
+
+async function main(): Promise<number> {
+  let config;
+  try {
+    config = parseConfig(process.argv.slice(2), process.env);
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage}\n`);
+    return error instanceof ConfigError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") ? 2 : 1;
+  }
+  const log = createLogger({ component: "manager" }, { level: config.logLevel });
+  const manager = await Manager.start({
+    kubeconfig: config.kubeconfig,
+    redisUrl: config.redisUrl,
+    mode: config.reconcilerMode === "deployment" ? ReconcilerMode.Deployment : ReconcilerMode.Process,
+    metricsPort: config.metricsPort,
+    webhook:
+      config.webhookPort === undefined || config.webhookSecret === undefined
+        ? undefined
+        : { port: config.webhookPort, secret: config.webhookSecret },
+    queuePrefix: config.queuePrefix,
+    allowFileRepos: config.allowFileRepos,
+    syncSelector: config.syncSelector,
+    leaseName: config.leaseName,
+    identity: config.identity,
+    stateDir: config.stateDir,
+    reconcilerEntry: config.reconcilerMode === "process" ? reconcilerEntry() : "",
+    deployment:
+      config.reconcilerMode === "deployment"
+        ? { image: config.reconcilerImage, redisUrl: config.reconcilerRedisUrl }
+        : undefined,
+    resyncMs: config.resyncSeconds * 1000,
+    logLevel: config.logLevel,
+    log,
+  });
+  const outcome = await new Promise<number>((resolve) => {
+    const stop = (signal: string): void => {
+      log.info("stopping", { signal });
+      resolve(0);
+    };
+    process.once("SIGTERM", () => stop("SIGTERM"));
+    process.once("SIGINT", () => stop("SIGINT"));
+    void manager.ended.then((end) => {
+      // Another replica may already lead: stop everything and let the supervisor restart us as a standby.
+      log.error("manager ending", { reason: end.reason });
+      resolve(1);
+    });
+  });
+  await manager.stop();
+  return outcome;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(
+      `${JSON.stringify({ level: "error", msg: "manager failed", error: error instanceof Error ? error.message : String(error) })}\n`,
+    );
+    process.exit(1);
+  },
+);

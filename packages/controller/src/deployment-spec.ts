@@ -1,0 +1,141 @@
+/**
+ * The Deployment that runs one sync's reconciler in `deployment` mode, as data. Named like Config
+ * Sync's (root-reconciler, ns-reconciler-<ns>...) in config-management-system, running as the
+ * reconciler's own ServiceAccount, hardened (non-root, read-only root filesystem, no privilege
+ * escalation, no capabilities), with probes on the reconciler's /healthz and /readyz.
+ */
+import {
+  reconcilerName,
+  RootSyncNamespace,
+  SyncLabel,
+  type ContainerResourcesSpec,
+  type Quantity,
+  type RSync,
+} from "@driftless/api";
+import type { KubeObject } from "@driftless/kube";
+import { syncOwnedLabels } from "./labels.ts";
+import { specHash } from "./spec-hash.ts";
+import { syncRefOf } from "./workload.ts";
+
+export interface DeploymentSettings {
+  /** Image holding apps/reconciler (the Dockerfile at the repository root builds it). */
+  readonly image: string;
+  readonly imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+  /** Redis as the reconciler pods reach it. */
+  readonly redisUrl: string;
+  readonly queuePrefix: string | undefined;
+  readonly logLevel: string;
+}
+
+/** The reconciler's /metrics, /healthz and /readyz port (Config Sync's reconciler metrics port). */
+export const ReconcilerMetricsPort = 8675;
+export const ReconcilerContainer = "reconciler";
+export const SpecHashAnnotation = "driftless.dev/sync-spec-hash";
+
+const defaultResources = { requests: { cpu: "50m", memory: "128Mi" }, limits: { memory: "512Mi" } } as const;
+
+function resourcesOf(sync: RSync): Record<string, Record<string, Quantity>> {
+  const override = (sync.spec.override?.resources ?? []).find(
+    (r: ContainerResourcesSpec) => r.containerName === ReconcilerContainer,
+  );
+  const requests: Record<string, Quantity> = { ...defaultResources.requests };
+  const limits: Record<string, Quantity> = { ...defaultResources.limits };
+  if (override?.cpuRequest !== undefined) requests["cpu"] = override.cpuRequest;
+  if (override?.memoryRequest !== undefined) requests["memory"] = override.memoryRequest;
+  if (override?.cpuLimit !== undefined) limits["cpu"] = override.cpuLimit;
+  if (override?.memoryLimit !== undefined) limits["memory"] = override.memoryLimit;
+  return { requests, limits };
+}
+
+export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings): KubeObject {
+  const ref = syncRefOf(sync);
+  const name = reconcilerName(ref.kind, ref.namespace, ref.name);
+  const selector = { [SyncLabel.Reconciler]: name };
+  const labels = { ...syncOwnedLabels(ref), ...selector };
+  const env = [
+    { name: "SYNC_KIND", value: ref.kind },
+    { name: "SYNC_NAME", value: ref.name },
+    { name: "SYNC_NAMESPACE", value: ref.namespace },
+    { name: "REDIS_URL", value: settings.redisUrl },
+    { name: "METRICS_PORT", value: String(ReconcilerMetricsPort) },
+    { name: "DRIFTLESS_CACHE_DIR", value: "/cache" },
+    { name: "LOG_LEVEL", value: settings.logLevel },
+    ...(settings.queuePrefix === undefined ? [] : [{ name: "DRIFTLESS_QUEUE_PREFIX", value: settings.queuePrefix }]),
+  ];
+  const probe = (path: string, periodSeconds: number) => ({
+    httpGet: { path, port: "metrics" },
+    periodSeconds,
+    timeoutSeconds: 5,
+    failureThreshold: 3,
+  });
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name, namespace: RootSyncNamespace, labels },
+    spec: {
+      replicas: 1,
+      // Never two pods of one reconciler: the queue would keep them from overlapping, but they would double the memory.
+      strategy: { type: "Recreate" },
+      selector: { matchLabels: selector },
+      template: {
+        metadata: {
+          labels: { ...labels, [SyncLabel.DeploymentName]: name },
+          // The spec changes → the template changes → the pod is replaced and reads the new spec.
+          annotations: { [SpecHashAnnotation]: specHash(sync, { image: settings.image }) },
+        },
+        spec: {
+          serviceAccountName: name,
+          automountServiceAccountToken: true,
+          terminationGracePeriodSeconds: 40,
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 65532,
+            runAsGroup: 65532,
+            fsGroup: 65532,
+            seccompProfile: { type: "RuntimeDefault" },
+          },
+          containers: [
+            {
+              name: ReconcilerContainer,
+              image: settings.image,
+              imagePullPolicy: settings.imagePullPolicy ?? "IfNotPresent",
+              args: ["node", "apps/reconciler/src/main.ts"],
+              env,
+              ports: [{ name: "metrics", containerPort: ReconcilerMetricsPort, protocol: "TCP" }],
+              readinessProbe: probe("/readyz", 10),
+              livenessProbe: probe("/healthz", 20),
+              resources: resourcesOf(sync),
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ["ALL"] },
+              },
+              volumeMounts: [
+                { name: "cache", mountPath: "/cache" },
+                { name: "tmp", mountPath: "/tmp" },
+              ],
+            },
+          ],
+          volumes: [
+            { name: "cache", emptyDir: {} },
+            { name: "tmp", emptyDir: {} },
+          ],
+        },
+      },
+    },
+  };
+}
+
+/** Whether the Deployment's current generation has an available pod. */
+export function deploymentAvailable(deployment: KubeObject): boolean {
+  const status = (deployment["status"] ?? {}) as {
+    observedGeneration?: number;
+    availableReplicas?: number;
+    updatedReplicas?: number;
+  };
+  return (
+    (status.observedGeneration ?? 0) >= (deployment.metadata.generation ?? 1) &&
+    (status.availableReplicas ?? 0) >= 1 &&
+    (status.updatedReplicas ?? 0) >= 1
+  );
+}

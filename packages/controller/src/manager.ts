@@ -1,0 +1,329 @@
+/**
+ * The reconciler-manager: watches syncs, and for each one keeps a reconciler running (or tears
+ * it down), holds its finalizer, and unblocks RepoSyncs in terminating namespaces. Every replica
+ * watches and receives webhooks; only the leader (a Lease) processes the manager queue and runs
+ * reconcilers. `apps/manager` is the process around it.
+ */
+import { RootSyncNamespace } from "@driftless/api";
+import { KubeClient } from "@driftless/kube";
+import { createMetrics, ReconcilerState, serveMetrics, type MetricsServer, type Metrics } from "@driftless/metrics";
+import {
+  closeRedisConnection,
+  createRedisConnection,
+  ManagerQueue,
+  type ManagerTrigger,
+  type RedisConnection,
+  type SyncRef,
+} from "@driftless/queue";
+import type { Logger } from "@driftless/sync";
+import { Counter } from "prom-client";
+import { readClusterAccess } from "./credentials.ts";
+import { DeploymentWorkload } from "./deployment-workload.ts";
+import type { DeploymentSettings } from "./deployment-spec.ts";
+import { parseLabelSelector, type LabelSelector } from "./label-selector.ts";
+import { LeaderElector } from "./leader-election.ts";
+import { ProcessWorkload } from "./process-workload.ts";
+import { syncsForPush } from "./push-match.ts";
+import { reconcileSync, type SyncContext } from "./reconcile-sync.ts";
+import { SyncQueues } from "./sync-queues.ts";
+import { SyncWatcher } from "./sync-watcher.ts";
+import { sweepOrphans } from "./sweep.ts";
+import { serveWebhooks, type WebhookServer } from "./webhook-server.ts";
+import { ReconcilerMode, type ReconcilerWorkload } from "./workload.ts";
+
+export interface ManagerOptions {
+  readonly kubeconfig: string | undefined;
+  readonly redisUrl: string;
+  readonly mode: ReconcilerMode;
+  /** undefined: no metrics server; 0: a free port. */
+  readonly metricsPort: number | undefined;
+  readonly webhook: { readonly port: number; readonly secret: string } | undefined;
+  readonly queuePrefix: string | undefined;
+  readonly allowFileRepos: boolean;
+  /** Serve only syncs with these labels (several managers on one cluster, tests). */
+  readonly syncSelector: string | undefined;
+  readonly leaseName: string;
+  readonly identity: string;
+  /** Process mode: where reconciler kubeconfigs, logs and caches live. */
+  readonly stateDir: string;
+  /** Process mode: the reconciler's entry point. */
+  readonly reconcilerEntry: string;
+  /** Deployment mode: how reconciler Deployments are built. */
+  readonly deployment: Omit<DeploymentSettings, "queuePrefix" | "logLevel"> | undefined;
+  readonly resyncMs: number;
+  readonly logLevel: string;
+  readonly log: Logger;
+  readonly concurrency?: number;
+  readonly leaderElection?: {
+    readonly leaseDurationMs?: number;
+    readonly renewDeadlineMs?: number;
+    readonly retryPeriodMs?: number;
+  };
+  /** Process mode: time a reconciler gets between SIGTERM and SIGKILL. */
+  readonly stopGraceMs?: number;
+}
+
+/** Why the manager ended on its own (the shell exits non-zero on it). */
+export type ManagerEnd = { readonly reason: "leadership-lost" };
+
+export class Manager {
+  readonly client: KubeClient;
+  readonly metrics: Metrics;
+  readonly workload: ReconcilerWorkload;
+  readonly #o: ManagerOptions;
+  readonly #log: Logger;
+  readonly #redis: RedisConnection;
+  readonly #queue: ManagerQueue;
+  readonly #syncQueues: SyncQueues;
+  readonly #watcher: SyncWatcher;
+  readonly #elector: LeaderElector;
+  readonly #inScope: LabelSelector;
+  readonly #webhookRequests: Counter<"provider" | "result">;
+  #metricsServer: MetricsServer | undefined;
+  #webhookServer: WebhookServer | undefined;
+  #resync: NodeJS.Timeout | undefined;
+  #stopping: Promise<void> | undefined;
+  #end: (end: ManagerEnd) => void = () => undefined;
+  /** Resolves when the manager ends on its own (never on stop()). */
+  readonly ended: Promise<ManagerEnd>;
+
+  private constructor(options: ManagerOptions, client: KubeClient) {
+    this.#o = options;
+    this.#log = options.log;
+    this.client = client;
+    this.ended = new Promise((resolve) => {
+      this.#end = resolve;
+    });
+    this.metrics = createMetrics();
+    this.#webhookRequests = new Counter({
+      name: "driftless_webhook_requests_total",
+      help: "Webhook requests received, by provider and result",
+      labelNames: ["provider", "result"],
+      registers: [this.metrics.registry],
+    });
+    this.#inScope = parseLabelSelector(options.syncSelector ?? "");
+    this.#redis = createRedisConnection(options.redisUrl, {
+      connectionName: `driftless-manager:${options.identity}`,
+      log: (m) => this.#log.warn(m),
+    });
+    const prefix = options.queuePrefix === undefined ? {} : { prefix: options.queuePrefix };
+    this.#queue = new ManagerQueue({
+      connection: this.#redis,
+      ...prefix,
+      // A manager job waits on the API server only; it may be retried more often than a sync pass.
+      retry: { attempts: 10, backoffMs: 500 },
+      hooks: {
+        onJobDone: (outcome) => {
+          this.metrics.recordJob(outcome);
+          if (outcome.error !== undefined)
+            this.#log.warn("manager job failed", {
+              queue: outcome.queue,
+              result: outcome.result,
+              willRetry: outcome.willRetry,
+              error: outcome.error.message,
+            });
+        },
+        onError: (error) => this.#log.warn("manager queue error", { error: error.message }),
+      },
+    });
+    this.metrics.watchQueueDepth("manager", this.#queue);
+    this.#syncQueues = new SyncQueues(this.#redis, options.queuePrefix);
+    this.workload = this.#createWorkload();
+    this.#watcher = new SyncWatcher({
+      client,
+      syncSelector: options.syncSelector,
+      watchDeployments: options.mode === ReconcilerMode.Deployment,
+      log: this.#log,
+      onSync: (sync, trigger) => this.#enqueue(sync, trigger),
+    });
+    this.#elector = new LeaderElector({
+      client,
+      namespace: RootSyncNamespace,
+      name: options.leaseName,
+      identity: options.identity,
+      ...options.leaderElection,
+      log: this.#log,
+      onStartedLeading: () => this.#lead(),
+      onStoppedLeading: () => this.#end({ reason: "leadership-lost" }),
+    });
+  }
+
+  static async start(options: ManagerOptions): Promise<Manager> {
+    const client = await KubeClient.fromKubeconfig(options.kubeconfig, { userAgent: "driftless-manager/0.1.0" });
+    const manager = new Manager(options, client);
+    await manager.#start();
+    return manager;
+  }
+
+  get isLeader(): boolean {
+    return this.#elector.isLeader;
+  }
+
+  get metricsPort(): number | undefined {
+    return this.#metricsServer?.port;
+  }
+
+  get webhookPort(): number | undefined {
+    return this.#webhookServer?.port;
+  }
+
+  async #start(): Promise<void> {
+    if (this.#o.metricsPort !== undefined) {
+      this.#metricsServer = await serveMetrics({
+        port: this.#o.metricsPort,
+        registry: this.metrics.registry,
+        health: () =>
+          Promise.resolve({
+            healthy: this.#stopping === undefined,
+            ready: this.#stopping === undefined && this.#watcher.hasSynced && this.#redis.status === "ready",
+            detail: `${this.#elector.isLeader ? "leader" : "standby"}; watches ${this.#watcher.hasSynced ? "synced" : "syncing"}; redis ${this.#redis.status}`,
+          }),
+      });
+    }
+    this.#watcher.start();
+    if (this.#o.webhook !== undefined) {
+      const secret = this.#o.webhook.secret;
+      this.#webhookServer = await serveWebhooks({
+        port: this.#o.webhook.port,
+        secret,
+        log: this.#log,
+        onResult: (provider, result) => this.#webhookRequests.inc({ provider, result }),
+        onPush: async (push) => {
+          // Every replica answers webhooks: the fetch runs on the sync's own queue, wherever its reconciler is.
+          await this.#watcher.synced();
+          const syncs = syncsForPush(this.#watcher.syncs(), push);
+          await Promise.all(
+            syncs.map((sync) =>
+              this.#syncQueues
+                .get(sync)
+                .enqueue("webhook", {
+                  reason: `push to ${push.branch}`,
+                  ...(push.commit === undefined ? {} : { commit: push.commit }),
+                }),
+            ),
+          );
+          return syncs.length;
+        },
+      });
+    }
+    this.#elector.start();
+    this.#log.info("manager started", {
+      mode: this.#o.mode,
+      identity: this.#o.identity,
+      metricsPort: this.metricsPort,
+      webhookPort: this.webhookPort,
+      syncSelector: this.#o.syncSelector,
+    });
+  }
+
+  #createWorkload(): ReconcilerWorkload {
+    const o = this.#o;
+    if (o.mode === ReconcilerMode.Deployment) {
+      if (o.deployment === undefined) throw new Error("deployment mode needs the reconciler image");
+      return new DeploymentWorkload(this.client, { ...o.deployment, queuePrefix: o.queuePrefix, logLevel: o.logLevel });
+    }
+    return new ProcessWorkload({
+      client: this.client,
+      access: readClusterAccess(o.kubeconfig),
+      stateDir: o.stateDir,
+      reconcilerEntry: o.reconcilerEntry,
+      redisUrl: o.redisUrl,
+      queuePrefix: o.queuePrefix,
+      allowFileRepos: o.allowFileRepos,
+      logLevel: o.logLevel,
+      log: this.#log,
+      ...(o.stopGraceMs === undefined ? {} : { stopGraceMs: o.stopGraceMs }),
+      onStateChange: (sync) => {
+        this.#refreshReconcilerGauge();
+        this.#enqueue(sync, "workload");
+      },
+    });
+  }
+
+  /** Became the leader: start working through the queue, and look at every sync once. */
+  #lead(): void {
+    const context: SyncContext = {
+      client: this.client,
+      workload: this.workload,
+      log: this.#log,
+      allowFileRepos: this.#o.allowFileRepos,
+      inScope: (sync) => this.#inScope(sync.metadata.labels),
+      onFinalizerRemoved: (reason) => this.metrics.finalizerRemovals.inc({ reason }),
+      onTornDown: (sync) =>
+        this.#syncQueues
+          .remove(sync)
+          .catch((error: unknown) =>
+            this.#log.warn("could not remove the queue of a deleted sync", {
+              sync: `${sync.kind}/${sync.namespace}/${sync.name}`,
+              error: String(error),
+            }),
+          ),
+    };
+    this.#queue.worker(
+      async (job) => {
+        try {
+          await reconcileSync(context, job.sync);
+        } finally {
+          this.#refreshReconcilerGauge();
+        }
+      },
+      { concurrency: this.#o.concurrency ?? 4 },
+    );
+    const resync = (trigger: ManagerTrigger): void => {
+      void this.#watcher
+        .synced()
+        .then(
+          async () => {
+            for (const sync of this.#watcher.syncRefs()) this.#enqueue(sync, trigger);
+            for (const orphan of await sweepOrphans(this.client, this.#watcher)) this.#enqueue(orphan, trigger);
+          },
+          (error: unknown) => this.#log.warn("resync skipped", { error: String(error) }),
+        )
+        .catch((error: unknown) => this.#log.warn("resync failed", { error: String(error) }));
+    };
+    resync("startup");
+    // Level-triggered repair of anything a lost job or a missed event left behind.
+    this.#resync = setInterval(() => resync("resync"), this.#o.resyncMs);
+  }
+
+  #enqueue(sync: SyncRef, trigger: ManagerTrigger): void {
+    if (!this.#elector.isLeader || this.#stopping !== undefined) return;
+    this.#queue.enqueue(sync, trigger).catch((error: unknown) => {
+      // Redis is down: the periodic resync enqueues it again once it is back.
+      this.#log.warn("could not enqueue a manager job", {
+        sync: `${sync.kind}/${sync.namespace}/${sync.name}`,
+        trigger,
+        error: String(error),
+      });
+    });
+  }
+
+  #refreshReconcilerGauge(): void {
+    const states = this.workload.states();
+    for (const state of Object.values(ReconcilerState)) this.metrics.reconcilers.set({ state }, states.get(state) ?? 0);
+  }
+
+  /**
+   * Graceful shutdown: stop taking webhooks and jobs, let the running job finish, stop child
+   * reconcilers, then release the lease (only then may a standby start its own), and close.
+   */
+  stop(): Promise<void> {
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  async #stop(): Promise<void> {
+    clearInterval(this.#resync);
+    await this.#webhookServer?.close();
+    const closed = await this.#queue.close({ timeoutMs: 30_000 });
+    if (!closed.graceful) this.#log.warn("a manager job did not finish in time; it will run again on the next leader");
+    await this.workload.close();
+    await this.#elector.stop();
+    await this.#watcher.stop();
+    await this.#syncQueues.close();
+    await closeRedisConnection(this.#redis);
+    await this.#metricsServer?.close();
+    this.client.close();
+    this.#log.info("manager stopped");
+  }
+}

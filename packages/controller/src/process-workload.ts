@@ -1,0 +1,194 @@
+/**
+ * `process` mode: one supervised child process per sync running `driftless-reconciler`, with a
+ * kubeconfig holding a token of the reconciler's own ServiceAccount. Local mode for laptops and
+ * CI; the children live and die with the manager.
+ */
+import { mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { reconcilerName, RootSyncNamespace, type RSync } from "@driftless/api";
+import type { KubeClient } from "@driftless/kube";
+import { ReconcilerState } from "@driftless/metrics";
+import type { SyncRef } from "@driftless/queue";
+import type { Logger } from "@driftless/sync";
+import { DefaultRestartBackoff, type BackoffPolicy } from "./backoff.ts";
+import { mintToken, writeKubeconfig, type ClusterAccess } from "./credentials.ts";
+import { ensureIdentity, removeIdentity } from "./identity.ts";
+import { KeyedLock } from "./keyed-lock.ts";
+import { planIdentity } from "./rbac-plan.ts";
+import { specHash } from "./spec-hash.ts";
+import { ProcessState, SupervisedProcess, type LaunchSpec } from "./supervisor.ts";
+import { ReconcilerMode, syncKeyOf, syncRefOf, type ReconcilerWorkload, type WorkloadStatus } from "./workload.ts";
+
+export interface ProcessWorkloadOptions {
+  readonly client: KubeClient;
+  readonly access: ClusterAccess;
+  /** Per-reconciler kubeconfigs, logs and git caches live under here. */
+  readonly stateDir: string;
+  /** The reconciler's entry point (apps/reconciler's `driftless-reconciler` bin). */
+  readonly reconcilerEntry: string;
+  readonly redisUrl: string;
+  readonly queuePrefix: string | undefined;
+  readonly allowFileRepos: boolean;
+  readonly logLevel: string;
+  readonly log: Logger;
+  /** Called when a child's state changes, so the manager can update the sync's status. */
+  readonly onStateChange?: (sync: SyncRef) => void;
+  readonly restartBackoff?: BackoffPolicy;
+  readonly stopGraceMs?: number;
+  readonly stableAfterMs?: number;
+  /** Requested token lifetime; the child is restarted with a fresh token at 80% of it. */
+  readonly tokenSeconds?: number;
+}
+
+interface Child {
+  readonly sync: SyncRef;
+  readonly hash: string;
+  readonly process: SupervisedProcess;
+}
+
+const parentWatch = pathToFileURL(join(import.meta.dirname, "parent-watch.ts")).href;
+
+export class ProcessWorkload implements ReconcilerWorkload {
+  readonly mode = ReconcilerMode.Process;
+  readonly #options: ProcessWorkloadOptions;
+  readonly #children = new Map<string, Child>();
+  readonly #lock = new KeyedLock();
+  readonly #onExit = (): void => {
+    for (const child of this.#children.values()) child.process.killNow();
+  };
+
+  constructor(options: ProcessWorkloadOptions) {
+    this.#options = options;
+    // Graceful shutdown stops children through close(); this covers a crash of the manager.
+    process.on("exit", this.#onExit);
+  }
+
+  ensure(sync: RSync): Promise<WorkloadStatus> {
+    const ref = syncRefOf(sync);
+    return this.#lock.run(syncKeyOf(ref), async () => {
+      await ensureIdentity(this.#options.client, ref, planIdentity(sync));
+      const hash = specHash(sync);
+      const key = syncKeyOf(ref);
+      const existing = this.#children.get(key);
+      if (existing !== undefined && existing.hash === hash) return statusOf(existing.process);
+      if (existing !== undefined) {
+        this.#options.log.info("the sync's spec changed: restarting its reconciler", { sync: key });
+        await existing.process.stop();
+        this.#children.delete(key);
+      }
+      const child: Child = { sync: ref, hash, process: this.#supervise(ref) };
+      this.#children.set(key, child);
+      child.process.start();
+      return statusOf(child.process);
+    });
+  }
+
+  teardown(sync: SyncRef): Promise<void> {
+    const key = syncKeyOf(sync);
+    return this.#lock.run(key, async () => {
+      const child = this.#children.get(key);
+      if (child !== undefined) {
+        await child.process.stop();
+        this.#children.delete(key);
+      }
+      await rm(this.#dirOf(sync), { recursive: true, force: true });
+      await removeIdentity(this.#options.client, sync);
+    });
+  }
+
+  states(): ReadonlyMap<ReconcilerState, number> {
+    const counts = new Map<ReconcilerState, number>();
+    for (const child of this.#children.values()) {
+      const state = metricState(child.process.state);
+      if (state !== undefined) counts.set(state, (counts.get(state) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  /** Stops every child; their identities stay, so the next manager starts them again without setup. */
+  async close(): Promise<void> {
+    await Promise.all([...this.#children.values()].map((c) => c.process.stop()));
+    this.#children.clear();
+    process.off("exit", this.#onExit);
+  }
+
+  /** The pid of a sync's reconciler process, if one runs (tests, diagnostics). */
+  pidOf(sync: SyncRef): number | undefined {
+    return this.#children.get(syncKeyOf(sync))?.process.pid;
+  }
+
+  #dirOf(sync: SyncRef): string {
+    return join(this.#options.stateDir, reconcilerName(sync.kind, sync.namespace, sync.name));
+  }
+
+  #supervise(sync: SyncRef): SupervisedProcess {
+    const name = reconcilerName(sync.kind, sync.namespace, sync.name);
+    const dir = this.#dirOf(sync);
+    return new SupervisedProcess({
+      name,
+      logFile: join(dir, "reconciler.log"),
+      backoff: this.#options.restartBackoff ?? DefaultRestartBackoff,
+      stableAfterMs: this.#options.stableAfterMs ?? 3_000,
+      stopGraceMs: this.#options.stopGraceMs ?? 10_000,
+      log: this.#options.log,
+      prepare: () => this.#prepare(sync, name, dir),
+      onStateChange: () => this.#options.onStateChange?.(sync),
+    });
+  }
+
+  async #prepare(sync: SyncRef, name: string, dir: string): Promise<LaunchSpec> {
+    const o = this.#options;
+    await mkdir(join(dir, "cache"), { recursive: true, mode: 0o700 });
+    const seconds = o.tokenSeconds ?? 24 * 3600;
+    const minted = await mintToken(o.client, RootSyncNamespace, name, seconds);
+    const kubeconfig = join(dir, "kubeconfig");
+    await writeKubeconfig(kubeconfig, o.access, name, minted.token);
+    const lifetimeMs = minted.expiresAt.getTime() - Date.now();
+    const args = [
+      "--import",
+      parentWatch,
+      o.reconcilerEntry,
+      "--kubeconfig",
+      kubeconfig,
+      "--redis-url",
+      o.redisUrl,
+      "--sync-kind",
+      sync.kind,
+      "--sync-name",
+      sync.name,
+      "--sync-namespace",
+      sync.namespace,
+      "--cache-dir",
+      join(dir, "cache"),
+      "--log-level",
+      o.logLevel,
+      ...(o.queuePrefix === undefined ? [] : ["--queue-prefix", o.queuePrefix]),
+      ...(o.allowFileRepos ? ["--allow-file-repos"] : []),
+    ];
+    return { command: process.execPath, args, restartAfterMs: Math.max(60_000, Math.floor(lifetimeMs * 0.8)) };
+  }
+}
+
+function statusOf(process: SupervisedProcess): WorkloadStatus {
+  const ready = process.state === ProcessState.Running;
+  const message = ready
+    ? `Reconciler process ${process.name} is running (pid ${process.pid ?? "?"})`
+    : `Reconciler process ${process.name} is ${process.state}`;
+  return { ready, reason: "Process", message };
+}
+
+function metricState(state: ProcessState): ReconcilerState | undefined {
+  switch (state) {
+    case ProcessState.Starting:
+      return ReconcilerState.Starting;
+    case ProcessState.Running:
+      return ReconcilerState.Running;
+    case ProcessState.Failed:
+      return ReconcilerState.Failed;
+    case ProcessState.Terminating:
+      return ReconcilerState.Terminating;
+    case ProcessState.Stopped:
+      return undefined;
+  }
+}

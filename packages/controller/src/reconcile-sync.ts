@@ -1,0 +1,97 @@
+/**
+ * The manager's work for one sync, level-triggered: whatever job brought us here, read the sync
+ * as it is now and do what that state requires. Running it twice, or after a crash halfway, is
+ * safe: every step checks before it writes.
+ */
+import { Finalizer, Kind, type DriftlessError } from "@driftless/api";
+import type { KubeClient, KubeObject } from "@driftless/kube";
+import { FinalizerRemovalReason } from "@driftless/metrics";
+import type { SyncRef } from "@driftless/queue";
+import type { Logger } from "@driftless/sync";
+import { addFinalizer, hasFinalizer, namespaceTerminating, removeFinalizer } from "./finalizers.ts";
+import { syncMapping } from "./resources.ts";
+import { reportReconciling, reportStalled } from "./sync-status.ts";
+import { validateSync } from "./validate.ts";
+import type { ReconcilerWorkload } from "./workload.ts";
+
+export interface SyncContext {
+  readonly client: KubeClient;
+  readonly workload: ReconcilerWorkload;
+  readonly log: Logger;
+  readonly allowFileRepos: boolean;
+  /** True when the sync is one this manager serves (its label selector). */
+  readonly inScope: (sync: KubeObject) => boolean;
+  readonly onFinalizerRemoved: (reason: FinalizerRemovalReason) => void;
+  /** After a teardown: clean up what lives outside the cluster (the sync's queue). */
+  readonly onTornDown: (sync: SyncRef) => Promise<void>;
+}
+
+export async function reconcileSync(ctx: SyncContext, ref: SyncRef): Promise<void> {
+  const raw = await ctx.client.get(syncMapping(ref.kind), ref.namespace, ref.name);
+  // Gone: nothing may be left running for it.
+  if (raw === undefined) return tearDown(ctx, ref);
+  if (!ctx.inScope(raw)) return release(ctx, ref);
+  if (raw.metadata.deletionTimestamp !== undefined) return finalizeSync(ctx, ref, raw);
+
+  const validation = validateSync(raw, { allowFileRepos: ctx.allowFileRepos });
+  if (!validation.ok) return stall(ctx, ref, validation.errors);
+  // Added before anything is created, so a deletion always waits for the teardown.
+  await addFinalizer(ctx.client, ref, Finalizer.ReconcilerManager);
+  const status = await ctx.workload.ensure(validation.sync);
+  await reportReconciling(ctx.client, ref, status.ready, status.reason, status.message);
+}
+
+/**
+ * A sync being deleted. Its reconciler runs until it has removed its own finalizer (deleting or
+ * orphaning the managed objects); then the manager tears the reconciler down and lets go.
+ */
+async function finalizeSync(ctx: SyncContext, ref: SyncRef, raw: KubeObject): Promise<void> {
+  let waitingForReconciler = hasFinalizer(raw, Finalizer.Reconciler);
+  // The escape hatch of reconciler-finalizer-race: in a Terminating namespace the RepoSync's
+  // reconciler has lost (or is about to lose) the RoleBinding it needs to finish, and the
+  // namespace controller deletes its objects anyway. A RootSync lives in the system namespace
+  // and keeps waiting for its reconciler.
+  if (waitingForReconciler && ref.kind === Kind.RepoSync && (await namespaceTerminating(ctx.client, ref.namespace))) {
+    if (await removeFinalizer(ctx.client, ref, Finalizer.Reconciler)) {
+      ctx.onFinalizerRemoved(FinalizerRemovalReason.NamespaceTerminating);
+      ctx.log.info("removed the reconciler finalizer: the namespace is terminating", { sync: describe(ref) });
+    }
+    waitingForReconciler = false;
+  }
+  if (waitingForReconciler) {
+    // Keep (or bring back) the reconciler: only it can finish the deletion. The watch event of
+    // its finalizer going away brings this sync back here.
+    const validation = validateSync(raw, { allowFileRepos: ctx.allowFileRepos });
+    if (validation.ok) await ctx.workload.ensure(validation.sync);
+    return;
+  }
+  await tearDown(ctx, ref);
+  if (await removeFinalizer(ctx.client, ref, Finalizer.ReconcilerManager)) {
+    ctx.onFinalizerRemoved(FinalizerRemovalReason.Teardown);
+    ctx.log.info("reconciler torn down; removed the manager finalizer", { sync: describe(ref) });
+  }
+}
+
+/** A sync no longer selected by this manager: let go of it entirely, so its deletion never waits for us. */
+async function release(ctx: SyncContext, ref: SyncRef): Promise<void> {
+  await tearDown(ctx, ref);
+  if (await removeFinalizer(ctx.client, ref, Finalizer.ReconcilerManager))
+    ctx.onFinalizerRemoved(FinalizerRemovalReason.Teardown);
+}
+
+async function tearDown(ctx: SyncContext, ref: SyncRef): Promise<void> {
+  await ctx.workload.teardown(ref);
+  await ctx.onTornDown(ref);
+}
+
+async function stall(ctx: SyncContext, ref: SyncRef, errors: readonly DriftlessError[]): Promise<void> {
+  ctx.log.warn("sync is invalid; no reconciler is set up", {
+    sync: describe(ref),
+    errors: errors.map((e) => `${e.code}: ${e.message}`),
+  });
+  await reportStalled(ctx.client, ref, "Validation", errors);
+}
+
+function describe(ref: SyncRef): string {
+  return `${ref.kind}/${ref.namespace}/${ref.name}`;
+}

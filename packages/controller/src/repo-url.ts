@@ -1,0 +1,39 @@
+/**
+ * One key per repository, whatever URL form names it. A push event names a repository as
+ * `https://github.com/org/repo.git`, `git@github.com:org/repo.git` or `ssh://git@github.com/org/repo`;
+ * a RootSync may use any of them. The key keeps host and path, drops scheme, user, default
+ * ports, `.git` and trailing slashes, and lowercases the host (paths stay case-sensitive: some
+ * servers treat them so).
+ */
+export function repoKey(url: string): string {
+  const trimmed = url.trim();
+  // scp-like syntax: [user@]host:path (no scheme, a colon before any slash).
+  const scp = /^(?:[^@/]+@)?([^:/]+):(?!\/\/)(.+)$/.exec(trimmed);
+  if (scp !== null && !/^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed)) return join(scp[1] ?? "", scp[2] ?? "");
+  let parsed: URL;
+  try {
+    parsed = new URL(trimmed);
+  } catch {
+    return clean(trimmed);
+  }
+  if (parsed.protocol === "file:") return `file:${clean(decodeURIComponent(parsed.pathname))}`;
+  const defaultPorts: Readonly<Record<string, string>> = {
+    "https:": "443",
+    "http:": "80",
+    "ssh:": "22",
+    "git:": "9418",
+  };
+  const port = parsed.port === "" || parsed.port === defaultPorts[parsed.protocol] ? "" : `:${parsed.port}`;
+  return join(`${parsed.hostname}${port}`, decodeURIComponent(parsed.pathname));
+}
+
+function join(host: string, path: string): string {
+  return `${host.toLowerCase()}/${clean(path).replace(/^\/+/, "")}`;
+}
+
+function clean(path: string): string {
+  return path
+    .replace(/\/+$/, "")
+    .replace(/\.git$/, "")
+    .replace(/\/+$/, "");
+}

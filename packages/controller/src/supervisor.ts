@@ -1,0 +1,226 @@
+/**
+ * One supervised child process: started, restarted with backoff when it dies, restarted on
+ * purpose when its credentials near expiry, and stopped with SIGTERM then SIGKILL. The child's
+ * output goes to a log file of its own (one JSON log stream per reconciler, not interleaved).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { closeSync, openSync, renameSync, statSync } from "node:fs";
+import type { Logger } from "@driftless/sync";
+import { Backoff, type BackoffPolicy } from "./backoff.ts";
+
+export const ProcessState = {
+  /** Spawned (or about to be) and not yet up for `stableAfterMs`. */
+  Starting: "starting",
+  /** Up for at least `stableAfterMs`. */
+  Running: "running",
+  /** Exited on its own; a restart is scheduled. */
+  Failed: "failed",
+  /** Being stopped. */
+  Terminating: "terminating",
+  Stopped: "stopped",
+} as const;
+export type ProcessState = (typeof ProcessState)[keyof typeof ProcessState];
+
+/** What a (re)start runs: computed afresh each time, so credentials are minted per start. */
+export interface LaunchSpec {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Restart the child after this long (its token expires). */
+  readonly restartAfterMs?: number;
+}
+
+export interface SupervisorOptions {
+  readonly name: string;
+  readonly prepare: () => Promise<LaunchSpec>;
+  readonly logFile: string;
+  readonly backoff: BackoffPolicy;
+  /** A child up this long counts as running, and its crash restarts without accumulated backoff. */
+  readonly stableAfterMs: number;
+  /** Time between SIGTERM and SIGKILL. */
+  readonly stopGraceMs: number;
+  readonly log: Logger;
+  readonly onStateChange?: (state: ProcessState) => void;
+}
+
+/** Log files are capped: past this size the previous file is kept as `.1` and a new one begun. */
+const maxLogBytes = 20 * 1024 * 1024;
+
+export class SupervisedProcess {
+  readonly name: string;
+  readonly #options: SupervisorOptions;
+  readonly #backoff: Backoff;
+  #state: ProcessState = ProcessState.Stopped;
+  #child: ChildProcess | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #startedAt = 0;
+  #exited: Promise<void> = Promise.resolve();
+  #wanted = false;
+  #starts = 0;
+
+  constructor(options: SupervisorOptions) {
+    this.name = options.name;
+    this.#options = options;
+    this.#backoff = new Backoff(options.backoff);
+  }
+
+  get state(): ProcessState {
+    return this.#state;
+  }
+
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  /** How many times a child was spawned. */
+  get starts(): number {
+    return this.#starts;
+  }
+
+  start(): void {
+    if (this.#wanted) return;
+    this.#wanted = true;
+    this.#launch();
+  }
+
+  /** Stops the child (SIGTERM, then SIGKILL after the grace period) and cancels any restart. */
+  async stop(): Promise<void> {
+    this.#wanted = false;
+    clearTimeout(this.#timer);
+    const child = this.#child;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) {
+      this.#setState(ProcessState.Stopped);
+      return;
+    }
+    this.#setState(ProcessState.Terminating);
+    terminate(child, this.#options.stopGraceMs);
+    await this.#exited;
+  }
+
+  /** Synchronous last resort when the manager itself exits: no child may outlive it. */
+  killNow(): void {
+    this.#wanted = false;
+    clearTimeout(this.#timer);
+    this.#child?.kill("SIGKILL");
+  }
+
+  #launch(): void {
+    this.#setState(ProcessState.Starting);
+    this.#options.prepare().then(
+      (spec) => {
+        if (this.#wanted) this.#spawn(spec);
+      },
+      (error: unknown) => {
+        this.#options.log.warn("could not prepare the reconciler process", {
+          reconciler: this.name,
+          error: String(error),
+        });
+        this.#scheduleRestart();
+      },
+    );
+  }
+
+  #spawn(spec: LaunchSpec): void {
+    rotate(this.#options.logFile);
+    const fd = openSync(this.#options.logFile, "a", 0o600);
+    let child: ChildProcess;
+    try {
+      // The IPC channel is how the child notices the manager is gone, even after a SIGKILL (see parent-watch.ts).
+      child = spawn(spec.command, [...spec.args], {
+        stdio: ["ignore", fd, fd, "ipc"],
+        env: { ...process.env, ...spec.env },
+      });
+    } finally {
+      closeSync(fd);
+    }
+    this.#child = child;
+    this.#starts++;
+    this.#startedAt = Date.now();
+    this.#exited = new Promise((resolve) => {
+      child.once("exit", (code, signal) => {
+        this.#onExit(child, code, signal);
+        resolve();
+      });
+    });
+    child.once("error", (error) =>
+      this.#options.log.warn("reconciler process error", { reconciler: this.name, error: error.message }),
+    );
+    this.#options.log.info("reconciler process started", {
+      reconciler: this.name,
+      pid: child.pid,
+      logFile: this.#options.logFile,
+    });
+    this.#timer = setTimeout(() => {
+      if (this.#child === child && this.#state === ProcessState.Starting) this.#setState(ProcessState.Running);
+    }, this.#options.stableAfterMs);
+    if (spec.restartAfterMs !== undefined) {
+      const rotation = setTimeout(() => {
+        if (this.#child !== child || !this.#wanted) return;
+        this.#options.log.info("restarting the reconciler process before its token expires", { reconciler: this.name });
+        terminate(child, this.#options.stopGraceMs);
+      }, spec.restartAfterMs);
+      rotation.unref();
+      child.once("exit", () => clearTimeout(rotation));
+    }
+  }
+
+  #onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.#child !== child) return;
+    this.#child = undefined;
+    clearTimeout(this.#timer);
+    const upMs = Date.now() - this.#startedAt;
+    if (!this.#wanted) {
+      this.#options.log.info("reconciler process stopped", { reconciler: this.name, code, signal });
+      this.#setState(ProcessState.Stopped);
+      return;
+    }
+    // A long healthy run means this crash is news, not the next in a loop.
+    if (upMs >= this.#options.stableAfterMs) this.#backoff.reset();
+    this.#options.log.warn("reconciler process exited", {
+      reconciler: this.name,
+      code,
+      signal,
+      upSeconds: Math.round(upMs / 1000),
+    });
+    this.#scheduleRestart();
+  }
+
+  #scheduleRestart(): void {
+    if (!this.#wanted) return;
+    const delayMs = this.#backoff.next();
+    this.#setState(ProcessState.Failed);
+    this.#options.log.info("restarting the reconciler process", {
+      reconciler: this.name,
+      inMs: delayMs,
+      attempt: this.#backoff.attempts,
+    });
+    this.#timer = setTimeout(() => {
+      if (this.#wanted) this.#launch();
+    }, delayMs);
+  }
+
+  #setState(state: ProcessState): void {
+    if (state === this.#state) return;
+    this.#state = state;
+    this.#options.onStateChange?.(state);
+  }
+}
+
+/**
+ * SIGTERM lets the reconciler finish its pass and close its queue; SIGCONT wakes a stopped
+ * (frozen) process so it can act on it; SIGKILL ends one that does not stop in time.
+ */
+function terminate(child: ChildProcess, graceMs: number): void {
+  child.kill("SIGTERM");
+  child.kill("SIGCONT");
+  const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+  child.once("exit", () => clearTimeout(timer));
+}
+
+function rotate(file: string): void {
+  try {
+    if (statSync(file).size > maxLogBytes) renameSync(file, `${file}.1`);
+  } catch {
+    // No log yet: nothing to rotate.
+  }
+}

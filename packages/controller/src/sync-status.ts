@@ -1,0 +1,91 @@
+/**
+ * The manager's part of a sync's status: `Stalled` (it cannot set the reconciler up, e.g. an
+ * invalid spec) and `Reconciling` (it is still setting it up). The reconciler owns every other
+ * field; both write through the status subresource with optimistic concurrency, so neither loses
+ * the other's update, and an unchanged condition is never rewritten.
+ */
+import {
+  SyncConditionType,
+  reconcilerName,
+  setCondition,
+  statusErrors,
+  type ConditionInput,
+  type DriftlessError,
+  type SyncCondition,
+} from "@driftless/api";
+import type { KubeClient } from "@driftless/kube";
+import type { SyncRef } from "@driftless/queue";
+import { writeStatus } from "@driftless/sync";
+
+function applyConditions(
+  current: { conditions?: SyncCondition[] },
+  inputs: readonly ConditionInput[],
+  now: Date,
+): SyncCondition[] | undefined {
+  let conditions: readonly SyncCondition[] | undefined = current.conditions;
+  let changed = false;
+  for (const input of inputs) {
+    const result = setCondition(conditions, input, now);
+    conditions = result.conditions;
+    changed ||= result.changed;
+  }
+  return changed ? [...(conditions ?? [])] : undefined;
+}
+
+/** Stalled=True with the validation errors; Reconciling=False, since nothing is being set up. */
+export async function reportStalled(
+  client: KubeClient,
+  sync: SyncRef,
+  reason: string,
+  errors: readonly DriftlessError[],
+): Promise<void> {
+  const { errors: list, errorSummary } = statusErrors(errors);
+  const message = errors.map((e) => e.message).join("; ");
+  await writeStatus(client, sync, (raw, current) => {
+    const conditions = applyConditions(
+      current,
+      [
+        {
+          type: SyncConditionType.Stalled,
+          status: "True",
+          reason,
+          message,
+          ...(list === undefined ? {} : { errors: list }),
+          errorSummary,
+        },
+        { type: SyncConditionType.Reconciling, status: "False", reason, message: "The reconciler cannot be set up" },
+      ],
+      new Date(),
+    );
+    if (conditions === undefined && current["observedGeneration"] === raw.metadata.generation) return undefined;
+    // No reconciler runs for a stalled sync, so the manager is the one to say which generation it judged.
+    return {
+      ...current,
+      observedGeneration: raw.metadata.generation ?? 0,
+      ...(conditions === undefined ? {} : { conditions }),
+    };
+  });
+}
+
+/** Stalled=False, and Reconciling True while the reconciler is coming up, False once it runs. */
+export async function reportReconciling(
+  client: KubeClient,
+  sync: SyncRef,
+  ready: boolean,
+  reason: string,
+  message: string,
+): Promise<void> {
+  await writeStatus(client, sync, (_raw, current) => {
+    const conditions = applyConditions(
+      current,
+      [
+        { type: SyncConditionType.Stalled, status: "False", reason, message: "The reconciler can be set up" },
+        { type: SyncConditionType.Reconciling, status: ready ? "False" : "True", reason, message },
+      ],
+      new Date(),
+    );
+    const name = reconcilerName(sync.kind, sync.namespace, sync.name);
+    if (conditions === undefined && current["reconciler"] === name) return undefined;
+    return { ...current, reconciler: name, ...(conditions === undefined ? {} : { conditions }) };
+  });
+}

@@ -1,0 +1,150 @@
+/**
+ * Watches what the manager acts on (RootSyncs, RepoSyncs, Namespaces and, in deployment mode, the
+ * reconciler Deployments) and turns every meaningful event into "look at this sync again". The
+ * informers relist on 410 and back off on errors; their caches also answer "which syncs exist"
+ * for the webhook receiver and the periodic resync.
+ */
+import { Kind, RootSyncNamespace, isSyncKind } from "@driftless/api";
+import { Informer, type KubeClient, type KubeObject } from "@driftless/kube";
+import { ManagerTrigger, type SyncRef } from "@driftless/queue";
+import type { Logger } from "@driftless/sync";
+import { managedByManagerSelector, syncOfLabels } from "./labels.ts";
+import { Resource } from "./resources.ts";
+
+export interface SyncWatcherOptions {
+  readonly client: KubeClient;
+  /** Label selector limiting which syncs this manager serves (undefined: all). */
+  readonly syncSelector: string | undefined;
+  /** Also watch reconciler Deployments (deployment mode), to repair one deleted or changed by hand. */
+  readonly watchDeployments: boolean;
+  readonly log: Logger;
+  readonly onSync: (sync: SyncRef, trigger: ManagerTrigger) => void;
+}
+
+export function refOf(obj: KubeObject): SyncRef | undefined {
+  const kind = obj.kind;
+  const namespace = obj.metadata.namespace;
+  if (!isSyncKind(kind) || namespace === undefined) return undefined;
+  return { kind, namespace, name: obj.metadata.name };
+}
+
+/**
+ * The reconciler writes status after every pass; only changes to what the manager acts on
+ * (spec, deletion, finalizers, labels, annotations) need a manager job.
+ */
+export function needsManager(obj: KubeObject, old: KubeObject | undefined): boolean {
+  if (old === undefined) return true;
+  const a = obj.metadata;
+  const b = old.metadata;
+  return (
+    a.generation !== b.generation ||
+    a.deletionTimestamp !== b.deletionTimestamp ||
+    JSON.stringify(a.finalizers ?? []) !== JSON.stringify(b.finalizers ?? []) ||
+    JSON.stringify(a.labels ?? {}) !== JSON.stringify(b.labels ?? {}) ||
+    JSON.stringify(a.annotations ?? {}) !== JSON.stringify(b.annotations ?? {})
+  );
+}
+
+function terminating(ns: KubeObject): boolean {
+  return (
+    ns.metadata.deletionTimestamp !== undefined ||
+    (ns["status"] as { phase?: unknown } | undefined)?.phase === "Terminating"
+  );
+}
+
+export class SyncWatcher {
+  readonly #options: SyncWatcherOptions;
+  readonly #rootSyncs: Informer;
+  readonly #repoSyncs: Informer;
+  readonly #namespaces: Informer;
+  readonly #deployments: Informer | undefined;
+
+  constructor(options: SyncWatcherOptions) {
+    this.#options = options;
+    const onError = (what: string) => (error: Error) =>
+      options.log.warn("watch failed; retrying", { watch: what, error: error.message });
+    const selector = options.syncSelector === undefined ? {} : { labelSelector: options.syncSelector };
+    // RootSyncs outside config-management-system are watched too, only to be reported Stalled.
+    this.#rootSyncs = new Informer(options.client, Resource.RootSync, { ...selector, onError: onError("rootsyncs") });
+    this.#repoSyncs = new Informer(options.client, Resource.RepoSync, { ...selector, onError: onError("reposyncs") });
+    this.#namespaces = new Informer(options.client, Resource.Namespace, { onError: onError("namespaces") });
+    this.#deployments = options.watchDeployments
+      ? new Informer(options.client, Resource.Deployment, {
+          namespace: RootSyncNamespace,
+          labelSelector: managedByManagerSelector,
+          onError: onError("deployments"),
+        })
+      : undefined;
+
+    for (const informer of [this.#rootSyncs, this.#repoSyncs]) {
+      informer.on("add", (obj) => this.#emit(obj, ManagerTrigger.Watch));
+      informer.on("update", (obj, old) => {
+        if (needsManager(obj, old)) this.#emit(obj, ManagerTrigger.Watch);
+      });
+      informer.on("delete", (obj) => this.#emit(obj, ManagerTrigger.Watch));
+    }
+    // A namespace that begins terminating is what unblocks its RepoSyncs (reconcile-sync.ts).
+    const onNamespace = (ns: KubeObject, deleted: boolean): void => {
+      if (!deleted && !terminating(ns)) return;
+      for (const sync of this.syncsIn(ns.metadata.name)) options.onSync(sync, ManagerTrigger.Namespace);
+    };
+    this.#namespaces.on("add", (ns) => onNamespace(ns, false));
+    this.#namespaces.on("update", (ns) => onNamespace(ns, false));
+    this.#namespaces.on("delete", (ns) => onNamespace(ns, true));
+    if (this.#deployments !== undefined) {
+      const onDeployment = (obj: KubeObject): void => {
+        const sync = syncOfLabels(obj.metadata.labels);
+        if (sync !== undefined) options.onSync(sync, ManagerTrigger.Workload);
+      };
+      this.#deployments.on("update", onDeployment);
+      this.#deployments.on("delete", onDeployment);
+    }
+  }
+
+  start(): void {
+    for (const informer of this.#informers()) informer.start();
+  }
+
+  async synced(): Promise<void> {
+    await Promise.all(this.#informers().map((i) => i.synced()));
+  }
+
+  get hasSynced(): boolean {
+    return this.#informers().every((i) => i.hasSynced);
+  }
+
+  /** Every sync this manager serves, as last seen. */
+  syncs(): KubeObject[] {
+    return [...this.#rootSyncs.list(), ...this.#repoSyncs.list()];
+  }
+
+  syncRefs(): SyncRef[] {
+    return this.syncs().flatMap((obj) => refOf(obj) ?? []);
+  }
+
+  /** RepoSyncs in a namespace (RootSyncs have no stake in a namespace's deletion). */
+  syncsIn(namespace: string): SyncRef[] {
+    return this.#repoSyncs.list().flatMap((obj) => {
+      const ref = refOf(obj);
+      return ref !== undefined && ref.kind === Kind.RepoSync && ref.namespace === namespace ? [ref] : [];
+    });
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.#informers().map((i) => i.stop()));
+  }
+
+  #informers(): Informer[] {
+    return [
+      this.#rootSyncs,
+      this.#repoSyncs,
+      this.#namespaces,
+      ...(this.#deployments === undefined ? [] : [this.#deployments]),
+    ];
+  }
+
+  #emit(obj: KubeObject, trigger: ManagerTrigger): void {
+    const ref = refOf(obj);
+    if (ref !== undefined) this.#options.onSync(ref, trigger);
+  }
+}

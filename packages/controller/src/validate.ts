@@ -1,0 +1,35 @@
+/**
+ * Whether the manager can set up a reconciler for a sync. The API package's parser checks the
+ * spec (required fields, name lengths, RootSync namespace, source types); the manager adds what
+ * depends on how it runs.
+ */
+import { InvalidSyncError, parseSync, type RSync } from "@driftless/api";
+import type { KubeObject } from "@driftless/kube";
+
+export type Validation =
+  { readonly ok: true; readonly sync: RSync } | { readonly ok: false; readonly errors: readonly InvalidSyncError[] };
+
+export interface ValidateOptions {
+  /** file:// repositories are only for local mode: a RepoSync could otherwise read the manager host's files. */
+  readonly allowFileRepos: boolean;
+}
+
+export function validateSync(raw: KubeObject, options: ValidateOptions): Validation {
+  const parsed = parseSync(raw);
+  if (!parsed.ok) return { ok: false, errors: parsed.errors };
+  const sync = parsed.value;
+  const repo = sync.spec.git?.repo ?? "";
+  if (!options.allowFileRepos && repo.startsWith("file:")) {
+    const identity = { kind: sync.kind, namespace: sync.metadata.namespace ?? "", name: sync.metadata.name };
+    return {
+      ok: false,
+      errors: [
+        new InvalidSyncError(
+          identity,
+          `spec.git.repo "${repo}" is a local file repository, which this manager refuses (start it with --allow-file-repos for local mode)`,
+        ),
+      ],
+    };
+  }
+  return { ok: true, sync };
+}

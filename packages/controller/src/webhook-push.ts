@@ -1,0 +1,146 @@
+/**
+ * Push notifications from GitHub, GitLab, or anything able to sign a small JSON document: how each
+ * proves it knows the shared secret, and what it says was pushed. Payloads are untrusted input,
+ * parsed once here into a `Push`.
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+export const WebhookProvider = {
+  GitHub: "github",
+  GitLab: "gitlab",
+  Generic: "generic",
+} as const;
+export type WebhookProvider = (typeof WebhookProvider)[keyof typeof WebhookProvider];
+
+/** Header of the generic payload: `sha256=<hex HMAC-SHA256 of the body>`, like GitHub's. */
+export const GenericSignatureHeader = "x-driftless-signature";
+
+export interface Push {
+  /** Every URL the repository is known by (clone, SSH, web). */
+  readonly repoUrls: readonly string[];
+  readonly branch: string;
+  readonly commit: string | undefined;
+}
+
+type Headers = Readonly<Record<string, string | string[] | undefined>>;
+
+function header(headers: Headers, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Which provider sent the request, from the event headers each one sets. */
+export function providerOf(headers: Headers): WebhookProvider {
+  if (header(headers, "x-github-event") !== undefined) return WebhookProvider.GitHub;
+  if (header(headers, "x-gitlab-event") !== undefined) return WebhookProvider.GitLab;
+  return WebhookProvider.Generic;
+}
+
+function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+function hmacMatches(signature: string | undefined, body: Buffer, secret: string): boolean {
+  if (signature === undefined || !signature.startsWith("sha256=")) return false;
+  const expected = `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
+  return safeEqual(signature.toLowerCase(), expected);
+}
+
+/**
+ * True when the request proves knowledge of the secret: GitHub and the generic form sign the
+ * body (HMAC-SHA256), GitLab sends the secret token itself. An empty secret verifies nothing.
+ */
+export function verify(provider: WebhookProvider, headers: Headers, body: Buffer, secret: string): boolean {
+  if (secret === "") return false;
+  switch (provider) {
+    case WebhookProvider.GitHub:
+      return hmacMatches(header(headers, "x-hub-signature-256"), body, secret);
+    case WebhookProvider.GitLab: {
+      const token = header(headers, "x-gitlab-token");
+      return token !== undefined && safeEqual(token, secret);
+    }
+    case WebhookProvider.Generic:
+      return hmacMatches(header(headers, GenericSignatureHeader), body, secret);
+  }
+}
+
+/** What a verified request asks for: a push to act on, something to acknowledge and ignore, or garbage. */
+export type WebhookRequest =
+  | { readonly kind: "push"; readonly push: Push }
+  | { readonly kind: "ignored"; readonly why: string }
+  | { readonly kind: "invalid"; readonly why: string };
+
+function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function strings(record: unknown, keys: readonly string[]): string[] {
+  if (!isRecord(record)) return [];
+  return keys.flatMap((k) => {
+    const v = record[k];
+    return typeof v === "string" && v !== "" ? [v] : [];
+  });
+}
+
+const zeroSha = /^0+$/;
+
+function branchOf(ref: unknown): string | undefined {
+  return typeof ref === "string" && ref.startsWith("refs/heads/") ? ref.slice("refs/heads/".length) : undefined;
+}
+
+export function parseWebhook(provider: WebhookProvider, headers: Headers, body: Buffer): WebhookRequest {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(body.toString("utf8"));
+  } catch {
+    return { kind: "invalid", why: "the body is not JSON" };
+  }
+  if (!isRecord(payload)) return { kind: "invalid", why: "the body is not a JSON object" };
+  switch (provider) {
+    case WebhookProvider.GitHub: {
+      const event = header(headers, "x-github-event");
+      if (event !== "push") return { kind: "ignored", why: `GitHub event ${event ?? "?"}` };
+      return pushOf(
+        payload["ref"],
+        payload["after"],
+        strings(payload["repository"], ["clone_url", "ssh_url", "git_url", "html_url", "url"]),
+      );
+    }
+    case WebhookProvider.GitLab: {
+      const event = header(headers, "x-gitlab-event");
+      if (event !== "Push Hook" || payload["object_kind"] !== "push")
+        return { kind: "ignored", why: `GitLab event ${event ?? "?"}` };
+      const urls = [
+        ...strings(payload["project"], ["git_http_url", "git_ssh_url", "http_url", "ssh_url", "web_url"]),
+        ...strings(payload["repository"], ["git_http_url", "git_ssh_url", "url", "homepage"]),
+      ];
+      return pushOf(payload["ref"], payload["checkout_sha"] ?? payload["after"], urls);
+    }
+    case WebhookProvider.Generic: {
+      const repo = payload["repo"];
+      const branch = payload["branch"];
+      const commit = payload["commit"];
+      if (typeof repo !== "string" || repo === "" || typeof branch !== "string" || branch === "") {
+        return { kind: "invalid", why: 'the generic payload needs "repo" and "branch" strings' };
+      }
+      return {
+        kind: "push",
+        push: { repoUrls: [repo], branch, commit: typeof commit === "string" && commit !== "" ? commit : undefined },
+      };
+    }
+  }
+}
+
+function pushOf(ref: unknown, after: unknown, repoUrls: readonly string[]): WebhookRequest {
+  const branch = branchOf(ref);
+  if (branch === undefined) return { kind: "ignored", why: `not a branch push (ref ${String(ref)})` };
+  if (repoUrls.length === 0) return { kind: "invalid", why: "the push names no repository URL" };
+  // A deleted branch has nothing to fetch; the next poll reports it as a fetch error.
+  if (typeof after === "string" && zeroSha.test(after)) return { kind: "ignored", why: `branch ${branch} was deleted` };
+  return {
+    kind: "push",
+    push: { repoUrls, branch, commit: typeof after === "string" && after !== "" ? after : undefined },
+  };
+}
