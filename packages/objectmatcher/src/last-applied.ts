@@ -171,11 +171,24 @@ export function decodeRecord(value: string): JsonObject {
   return parsed;
 }
 
+/**
+ * Brotli's default 4 MiB window costs ~1 ms of setup per call, 15 times the work of compressing a
+ * typical record; a window just large enough for the input gives the same output size. It depends
+ * only on the input length, so the record stays a pure function of the declaration.
+ */
+function windowBits(length: number): number {
+  return Math.min(
+    constants.BROTLI_MAX_WINDOW_BITS,
+    Math.max(constants.BROTLI_MIN_WINDOW_BITS, Math.ceil(Math.log2(length + 1))),
+  );
+}
+
 function compress(raw: Buffer, quality: number): string {
   const packed = brotliCompressSync(raw, {
     params: {
       [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
       [constants.BROTLI_PARAM_QUALITY]: quality,
+      [constants.BROTLI_PARAM_LGWIN]: windowBits(raw.length),
       [constants.BROTLI_PARAM_SIZE_HINT]: raw.length,
     },
   });

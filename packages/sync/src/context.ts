@@ -21,5 +21,9 @@ export interface PassContext {
   readSource(fetched: FetchResult): Promise<SourceResult>;
   applyOptions(commit: string): ApplyOptions;
   pruneOptions(): PruneOptions;
-  observePass(trigger: string, report: PassReport, seconds: number): void;
+  observePass(
+    trigger: string,
+    report: PassReport & { readonly phases?: Readonly<Record<string, number>> },
+    seconds: number,
+  ): void;
 }

@@ -34,6 +34,8 @@ import { nextStatus, syncingStatus, writeStatus, type PassReport } from "./statu
 export type PassTrigger = "poll" | "webhook" | "drift" | "manager" | "startup" | "retry";
 
 export interface PassResult extends PassReport {
+  /** Seconds spent in each step, for the pass log line and benchmarks. */
+  readonly phases?: Readonly<Record<string, number>>;
   readonly applied: readonly ApplyOutcome[];
   readonly pruned: readonly PruneOutcome[];
   readonly skipped?: "sync-missing" | "sync-deleting";
@@ -56,6 +58,13 @@ export class EmptySourceError extends DriftlessError {
  */
 export async function runPass(ctx: PassContext, trigger: PassTrigger): Promise<PassResult> {
   const started = performance.now();
+  const phases: Record<string, number> = {};
+  let mark = started;
+  const lap = (phase: string): void => {
+    const now = performance.now();
+    phases[phase] = Math.round(now - mark) / 1000;
+    mark = now;
+  };
   let result: PassResult = {
     commit: undefined,
     sourceErrors: [],
@@ -79,6 +88,7 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger): Promise<P
 
     const fetched = await fetchSource(ctx, sync, trigger); // git ls-remote; fetch and check out only on a new commit
     result = { ...result, commit: fetched.commit };
+    lap("fetch");
     if (
       await writeStatus(ctx.client, ctx.identity, (_raw, current) => syncingStatus(current, fetched.commit, new Date()))
     ) {
@@ -93,6 +103,7 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger): Promise<P
     }
 
     const source = await ctx.readSource(fetched); // parse and validate; a failed read stops here
+    lap("read");
     if (!source.complete) {
       result = { ...result, sourceErrors: source.errors };
       return result;
@@ -107,7 +118,9 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger): Promise<P
 
     const ordered = plan(desired); // CRDs, Namespaces, then the rest; depends-on as a DAG
     await inventory.write([...previous, ...desired.map((d) => d.id)]); // old ∪ new first: a crash never forgets an object
+    lap("plan");
     const applied = await applyPlan(ordered, ctx.applyOptions(fetched.commit));
+    lap("apply");
     const applyErrors = [...ordered.errors, ...applied.flatMap((o) => (o.error ? [o.error] : []))];
 
     const declared = new Set(desired.map((d) => idKey(d.id)));
@@ -118,7 +131,9 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger): Promise<P
     const kept = pruned.filter((o) => o.error !== undefined).map((o) => o.id);
     const notYetPruned = applyErrors.length === 0 ? [] : candidates;
     await inventory.write([...desired.map((d) => d.id), ...kept, ...notYetPruned]);
+    lap("prune");
     await inventory.writeStatus(resourceStatuses(applied, fetched.commit));
+    lap("inventory");
 
     const syncErrors = [...applyErrors, ...pruneErrors];
     result = { ...result, syncErrors, synced: syncErrors.length === 0, applied, pruned };
@@ -132,12 +147,14 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger): Promise<P
     return result;
   } finally {
     // Whatever happened: status, events on transitions, metrics and one log line.
-    const report = result;
-    if (report.skipped === undefined) {
-      await reportStatus(ctx, sync, raw, report).catch((error: unknown) =>
+    if (result.skipped === undefined) {
+      await reportStatus(ctx, sync, raw, result).catch((error: unknown) =>
         ctx.log.error("status write failed", { error: String(error) }),
       );
+      lap("status");
     }
+    result = { ...result, phases };
+    const report = result;
     ctx.observePass(trigger, report, (performance.now() - started) / 1000);
   }
 }

@@ -242,7 +242,11 @@ export class Reconciler implements PassContext {
     };
   }
 
-  observePass(trigger: string, report: PassReport, seconds: number): void {
+  observePass(
+    trigger: string,
+    report: PassReport & { readonly phases?: Readonly<Record<string, number>> },
+    seconds: number,
+  ): void {
     const status = report.sourceErrors.length + report.syncErrors.length === 0 ? "success" : "error";
     this.metrics.reconcileDuration.observe({ status }, seconds);
     if (report.synced && report.commit !== undefined) this.metrics.lastSync.record({ status, commit: report.commit });
@@ -251,6 +255,7 @@ export class Reconciler implements PassContext {
       commit: report.commit,
       synced: report.synced,
       seconds: Math.round(seconds * 1000) / 1000,
+      phases: report.phases,
       errors: [...report.sourceErrors, ...report.syncErrors]
         .slice(0, 5)
         .map((e) => ({ code: e.code, message: e.message })),

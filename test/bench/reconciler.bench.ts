@@ -1,0 +1,276 @@
+/**
+ * Reconciler benchmark on a real local control plane, Redis and git (see docs/benchmarks.md):
+ * - commit of N ConfigMaps → Syncing=False with that commit (N = 1,000 and 10,000; BENCH_SIZES overrides)
+ * - objects/s against a bare client loop writing the same count at the same concurrency, same run
+ * - peak RSS of the reconciler process (VmHWM)
+ * - duration of a pass over unchanged Git and cluster, and the writes it made
+ * - drift correction latency (a managed object edited by hand until restored)
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile, mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { execFileSync } from "node:child_process";
+import { setTimeout as delay } from "node:timers/promises";
+import {
+  defaultCrdDir,
+  down,
+  findRepoRoot,
+  freeLoopbackPort,
+  startRedis,
+  stopProcess,
+  up,
+} from "@driftless/local-cluster";
+import { KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { mapLimit } from "@driftless/applier";
+
+const sizes = (process.env["BENCH_SIZES"] ?? "1000,10000").split(",").map(Number);
+const concurrency = 32;
+const root = await mkdtemp(join(tmpdir(), "driftless-bench-reconciler-"));
+const cluster = await up({ stateDir: join(root, "cluster"), crdDir: defaultCrdDir(), detached: false, quiet: true });
+const redis = await startRedis({ dir: join(root, "redis"), detached: false });
+const client = await KubeClient.fromKubeconfig(cluster.kubeconfig, { maxSockets: concurrency });
+const cm: ResourceMapping = {
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  resource: "configmaps",
+  namespaced: true,
+  verbs: ["create", "get", "list", "update", "delete"],
+};
+const ns: ResourceMapping = {
+  group: "",
+  version: "v1",
+  kind: "Namespace",
+  resource: "namespaces",
+  namespaced: false,
+  verbs: ["create", "get"],
+};
+const reposyncs: ResourceMapping = {
+  group: "configsync.gke.io",
+  version: "v1beta1",
+  kind: "RepoSync",
+  resource: "reposyncs",
+  namespaced: true,
+  verbs: ["create", "get"],
+};
+const reconcilerMain = join(findRepoRoot(), "apps", "reconciler", "src", "main.ts");
+const git = (cwd: string, ...args: string[]): string =>
+  execFileSync("git", ["-C", cwd, "-c", "user.name=bench", "-c", "user.email=bench@driftless.invalid", ...args], {
+    encoding: "utf8",
+  }).trim();
+
+const configMap = (name: string, namespace: string, value: string): KubeObject => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name, namespace },
+  data: { value, owner: "bench", description: "a small config map like the ones teams keep in Git" },
+});
+
+interface Row {
+  objects: number;
+  commitToSyncedS: number;
+  reconcilerObjectsPerS: number;
+  bareObjectsPerS: number;
+  ratio: number;
+  peakRssMiB: number;
+  noChangePassS: number;
+  noChangePassWrites: number;
+  driftCorrectionMs: number;
+}
+
+async function bareLoop(count: number): Promise<number> {
+  const namespace = `bare-${count}-${Date.now()}`;
+  await client.create(ns, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+  const names = Array.from({ length: count }, (_, i) => `cm-${i}`);
+  const t0 = performance.now();
+  await mapLimit(names, concurrency, (name) => client.create(cm, configMap(name, namespace, name)));
+  return count / ((performance.now() - t0) / 1000);
+}
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error("bench: timed out");
+    await delay(50);
+  }
+}
+
+async function vmHwmMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+}
+
+async function run(count: number): Promise<Row> {
+  const bareObjectsPerS = await bareLoop(count);
+  const namespace = `bench-${count}-${Date.now()}`;
+  await client.create(ns, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+  const repoDir = join(root, `repo-${count}`);
+  const remote = join(root, `remote-${count}.git`);
+  execFileSync("git", ["init", "-q", "--bare", "-b", "main", remote]);
+  execFileSync("git", ["init", "-q", "-b", "main", repoDir]);
+  git(repoDir, "remote", "add", "origin", remote);
+  await writeFile(join(repoDir, "README.md"), "bench\n");
+  git(repoDir, "add", "-A");
+  git(repoDir, "commit", "-q", "-m", "empty");
+  git(repoDir, "push", "-q", "origin", "main");
+  await client.create(reposyncs, {
+    apiVersion: "configsync.gke.io/v1beta1",
+    kind: "RepoSync",
+    metadata: { name: "repo-sync", namespace, annotations: { "configsync.gke.io/allow-empty-source": "true" } },
+    spec: {
+      sourceFormat: "unstructured",
+      git: { repo: `file://${remote}`, branch: "main", dir: "config", auth: "none", period: "1s" },
+    },
+  });
+
+  const metricsPort = await freeLoopbackPort();
+  const logs: string[] = [];
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      reconcilerMain,
+      "--sync-kind=RepoSync",
+      "--sync-name=repo-sync",
+      `--sync-namespace=${namespace}`,
+      `--kubeconfig=${cluster.kubeconfig}`,
+      `--redis-url=${redis.url}`,
+      `--queue-prefix=bench${count}`,
+      `--metrics-port=${metricsPort}`,
+      `--cache-dir=${join(root, `cache-${count}`)}`,
+      "--allow-file-repos",
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  child.stdout?.on("data", (chunk: Buffer) => logs.push(chunk.toString()));
+  try {
+    // The empty commit syncs first (the config dir is missing, which the reconciler reports); then the big commit.
+    await mkdir(join(repoDir, "config"), { recursive: true });
+    for (let i = 0; i < count; i++)
+      await writeFile(
+        join(repoDir, "config", `cm-${i}.yaml`),
+        JSON.stringify(configMap(`cm-${i}`, namespace, `v${i}`)),
+      );
+    git(repoDir, "add", "-A");
+    git(repoDir, "commit", "-q", "-m", `${count} config maps`);
+    const commit = git(repoDir, "rev-parse", "HEAD");
+    const t0 = performance.now();
+    git(repoDir, "push", "-q", "origin", "main");
+    await waitFor(async () => {
+      const sync = await client.get(reposyncs, namespace, "repo-sync");
+      const status = (sync?.["status"] ?? {}) as {
+        lastSyncedCommit?: string;
+        conditions?: { type: string; status: string; commit?: string }[];
+      };
+      const syncing = status.conditions?.find((c) => c.type === "Syncing");
+      return status.lastSyncedCommit === commit && syncing?.status === "False" ? true : undefined;
+    }, 600_000);
+    const commitToSyncedS = (performance.now() - t0) / 1000;
+    if (process.env["BENCH_VERBOSE"] === "1") {
+      for (const line of logs
+        .join("")
+        .split("\n")
+        .filter((l) => l.includes('"pass finished"')))
+        process.stderr.write(line.slice(0, 400) + "\n");
+    }
+
+    // An unchanged pass: wait for two more passes and read the last one's duration from the JSON log.
+    const passesBefore = logs
+      .join("")
+      .split("\n")
+      .filter((l) => l.includes('"pass finished"')).length;
+    const writesBefore = await apiserverWrites();
+    await waitFor(
+      async () =>
+        logs
+          .join("")
+          .split("\n")
+          .filter((l) => l.includes('"pass finished"')).length >=
+        passesBefore + 2
+          ? true
+          : undefined,
+      120_000,
+    );
+    const noChangePassWrites = (await apiserverWrites()) - writesBefore;
+    const lastPass =
+      logs
+        .join("")
+        .split("\n")
+        .filter((l) => l.includes('"pass finished"'))
+        .at(-1) ?? "{}";
+    const noChangePassS = (JSON.parse(lastPass) as { seconds?: number }).seconds ?? Number.NaN;
+
+    // Drift: change one object by hand and time until the reconciler restores it.
+    const target = (await client.get(cm, namespace, "cm-0")) as KubeObject;
+    const t1 = performance.now();
+    await client.replace(cm, { ...target, data: { ...(target["data"] as object), value: "tampered" } });
+    await waitFor(
+      async () =>
+        ((await client.get(cm, namespace, "cm-0"))?.["data"] as { value?: string } | undefined)?.value === "v0"
+          ? true
+          : undefined,
+      60_000,
+    );
+    const driftCorrectionMs = Math.round(performance.now() - t1);
+
+    const peakRssMiB = await vmHwmMiB(child.pid ?? 0);
+    const reconcilerObjectsPerS = count / commitToSyncedS;
+    return {
+      objects: count,
+      commitToSyncedS,
+      reconcilerObjectsPerS,
+      bareObjectsPerS,
+      ratio: reconcilerObjectsPerS / bareObjectsPerS,
+      peakRssMiB,
+      noChangePassS,
+      noChangePassWrites,
+      driftCorrectionMs,
+    };
+  } finally {
+    child.kill("SIGTERM");
+    await new Promise((resolve) => child.once("exit", resolve));
+  }
+}
+
+/** Write requests the apiserver served (all clients), from its own apiserver_request_total. */
+async function apiserverWrites(): Promise<number> {
+  const text = await client
+    .request<string>({ method: "GET", path: "/metrics", contentType: "text/plain" })
+    .catch(() => "");
+  let sum = 0;
+  for (const line of String(text).split("\n")) {
+    if (!line.startsWith("apiserver_request_total{")) continue;
+    if (
+      !/verb="(POST|PUT|PATCH|DELETE|CREATE|UPDATE|APPLY)"/i.test(line) &&
+      !/verb="(create|update|patch|delete)"/.test(line)
+    )
+      continue;
+    if (!/resource="(configmaps|resourcegroups|reposyncs)"/.test(line)) continue;
+    sum += Number(line.split(" ").at(-1));
+  }
+  return sum;
+}
+
+const rows: Row[] = [];
+try {
+  for (const size of sizes) rows.push(await run(size));
+} finally {
+  client.close();
+  await stopProcess(redis.process.pid);
+  await down(join(root, "cluster"));
+  await rm(root, { recursive: true, force: true });
+}
+
+console.log(
+  "| objects | commit → Synced | reconciler objects/s | bare client objects/s (same concurrency) | ratio | reconciler peak RSS | unchanged pass | writes in unchanged passes | drift corrected in |",
+);
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+for (const r of rows) {
+  console.log(
+    `| ${r.objects} | ${r.commitToSyncedS.toFixed(2)} s | ${Math.round(r.reconcilerObjectsPerS)} | ${Math.round(r.bareObjectsPerS)} | ${(r.ratio * 100).toFixed(0)}% | ${r.peakRssMiB} MiB | ${r.noChangePassS.toFixed(3)} s | ${r.noChangePassWrites} | ${r.driftCorrectionMs} ms |`,
+  );
+}
+const out = process.env["BENCH_OUT"];
+if (out !== undefined) await writeFile(out, JSON.stringify({ benchmark: "reconciler", concurrency, rows }, null, 2));
