@@ -1,3 +1,4 @@
+import type { DriftlessError } from "@driftless/api";
 import type { ApplyOptions, PruneOptions, SyncIdentity } from "@driftless/applier";
 import type { FetchResult, GitFetcher } from "@driftless/git";
 import type { KubeClient } from "@driftless/kube";
@@ -21,6 +22,8 @@ export interface PassContext {
   readSource(fetched: FetchResult): Promise<SourceResult>;
   applyOptions(commit: string): ApplyOptions;
   pruneOptions(): PruneOptions;
+  /** Objects another writer keeps changing: skipped by the pass and reported (KNV2005). */
+  activeFights(): ReadonlyMap<string, DriftlessError>;
   observePass(
     trigger: string,
     report: PassReport & { readonly phases?: Readonly<Record<string, number>> },

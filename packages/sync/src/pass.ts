@@ -109,6 +109,9 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger): Promise<P
       return result;
     }
     const desired = source.objects.map(toDesired);
+    const fights = ctx.activeFights();
+    // An object in a fight is still declared (never pruned) but not re-applied until the pause ends.
+    const toApply = fights.size === 0 ? desired : desired.filter((d) => !fights.has(idKey(d.id)));
     const inventory = new Inventory(ctx.client, ctx.identity);
     const previous = await inventory.read();
     if (source.isEmpty && previous.length > 0 && !allowsEmptySource(sync.metadata.annotations)) {
@@ -116,7 +119,7 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger): Promise<P
       return result;
     }
 
-    const ordered = plan(desired); // CRDs, Namespaces, then the rest; depends-on as a DAG
+    const ordered = plan(toApply); // CRDs, Namespaces, then the rest; depends-on as a DAG
     await inventory.write([...previous, ...desired.map((d) => d.id)]); // old ∪ new first: a crash never forgets an object
     lap("plan");
     const applied = await applyPlan(ordered, ctx.applyOptions(fetched.commit));
@@ -135,7 +138,7 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger): Promise<P
     await inventory.writeStatus(resourceStatuses(applied, fetched.commit));
     lap("inventory");
 
-    const syncErrors = [...applyErrors, ...pruneErrors];
+    const syncErrors = [...applyErrors, ...pruneErrors, ...fights.values()];
     result = { ...result, syncErrors, synced: syncErrors.length === 0, applied, pruned };
     return result;
   } catch (error) {

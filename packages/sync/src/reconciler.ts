@@ -242,6 +242,10 @@ export class Reconciler implements PassContext {
     };
   }
 
+  activeFights(): ReadonlyMap<string, DriftlessError> {
+    return this.remediator?.activeFights() ?? new Map<string, DriftlessError>();
+  }
+
   observePass(
     trigger: string,
     report: PassReport & { readonly phases?: Readonly<Record<string, number>> },

@@ -47,7 +47,7 @@ export class Remediator {
   private readonly corrections = new Map<string, number[]>();
   private readonly paused = new Map<string, number>();
   private readonly unsubscribe: () => void;
-  private readonly fights: FightError[] = [];
+  private readonly fights = new Map<string, FightError>();
 
   constructor(options: RemediatorOptions) {
     this.options = options;
@@ -59,9 +59,22 @@ export class Remediator {
     this.declared = new Map(objects.map((o) => [idKey(o.id), o]));
   }
 
-  /** Fights seen since the last call; a pass reports them on status. */
-  takeFights(): FightError[] {
-    return this.fights.splice(0);
+  /**
+   * Fights in progress: objects whose correction is paused, with the error to report. A pass leaves
+   * them alone and reports KNV2005 until the pause ends, so two controllers never loop.
+   */
+  activeFights(): Map<string, FightError> {
+    const now = Date.now();
+    const active = new Map<string, FightError>();
+    for (const [key, until] of this.paused) {
+      const fight = this.fights.get(key);
+      if (until > now && fight !== undefined) active.set(key, fight);
+      else {
+        this.paused.delete(key);
+        this.fights.delete(key);
+      }
+    }
+    return active;
   }
 
   stop(): void {
@@ -104,7 +117,7 @@ export class Remediator {
     const fight = new FightError(desired, recent.length, windowMs);
     this.paused.set(key, now + windowMs);
     this.corrections.delete(key);
-    this.fights.push(fight);
+    this.fights.set(key, fight);
     this.options.log.warn("fight detected", { object: key, corrections: recent.length, code: fight.code });
     this.options.onFight?.(fight);
     return true;

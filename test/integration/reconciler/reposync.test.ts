@@ -359,3 +359,71 @@ test("wrong credentials are reported on status (KNV2004) and nothing is deleted"
   assert.ok((await readConfigMap(namespace, "a")) !== undefined, "an object was pruned although the fetch failed");
   assert.equal(await readConfigMap(namespace, "b"), undefined);
 });
+
+test("an object another writer keeps changing raises a fight (KNV2005) instead of a correction loop", async (t) => {
+  const namespace = await testNamespace(t);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/a.yaml", configMap("a", namespace, { color: "blue" }));
+  const commit = await repo.commit("a");
+  await createRepoSync(namespace, repo);
+  await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  await synced(namespace, commit);
+
+  // Another controller sets its own value again every time we restore ours.
+  let fought = false;
+  for (let round = 0; round < 10 && !fought; round++) {
+    const live = (await readConfigMap(namespace, "a")) as JsonObject;
+    await coreApi().replaceNamespacedConfigMap({
+      namespace,
+      name: "a",
+      body: { ...live, data: { color: `other-${round}` } } as never,
+    });
+    fought = await eventually(
+      async () => {
+        const status = await repoSyncStatus(namespace);
+        const errors = ((status["sync"] as JsonObject | undefined)?.["errors"] ?? []) as JsonObject[];
+        if (errors.some((e) => e["code"] === "2005")) return "fight";
+        return (dataOf(await readConfigMap(namespace, "a")) as { color?: string } | undefined)?.color === "blue"
+          ? "restored"
+          : undefined;
+      },
+      { timeoutMs: 10_000, what: `round ${round}: restored or reported as a fight` },
+    ).then((outcome) => outcome === "fight");
+  }
+  assert.ok(fought, "ten rounds of another writer never raised a fight");
+  const color = (dataOf(await readConfigMap(namespace, "a")) as { color?: string }).color;
+  assert.match(String(color), /^other-/, "after the fight was raised driftless kept overwriting the other writer");
+});
+
+test("honours client.lifecycle.config.k8s.io/mutation: ignore and configmanagement.gke.io/managed: disabled", async (t) => {
+  const namespace = await testNamespace(t);
+  const repo = await TestRepo.create(t);
+  await repo.write(
+    "config/keep.yaml",
+    configMap("keep", namespace, { v: "declared" }, { "client.lifecycle.config.k8s.io/mutation": "ignore" }),
+  );
+  await repo.write(
+    "config/off.yaml",
+    configMap("off", namespace, { v: "declared" }, { "configmanagement.gke.io/managed": "disabled" }),
+  );
+  await repo.write("config/marker.yaml", configMap("marker", namespace, { v: "1" }));
+  const commit = await repo.commit("lifecycle annotations");
+  await createRepoSync(namespace, repo);
+  const reconciler = await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  await synced(namespace, commit);
+  assert.equal(await readConfigMap(namespace, "off"), undefined, "an object with managed: disabled was created");
+
+  const keep = (await readConfigMap(namespace, "keep")) as JsonObject;
+  await coreApi().replaceNamespacedConfigMap({
+    namespace,
+    name: "keep",
+    body: { ...keep, data: { v: "edited by hand" } } as never,
+  });
+  const passes = reconciler.passCount;
+  await eventually(() => reconciler.passCount >= passes + 2, { what: "two more passes" });
+  assert.deepEqual(
+    dataOf(await readConfigMap(namespace, "keep")),
+    { v: "edited by hand" },
+    "mutation: ignore was overwritten",
+  );
+});
