@@ -10,7 +10,14 @@ import { parseSamples, type Sample } from "./prometheus-text.ts";
  * Verb labels as the server reports them: GET, LIST, WATCH, POST, PUT, PATCH, APPLY (a
  * server-side apply patch), DELETE, DELETECOLLECTION, CONNECT.
  */
-export const apiserverWriteVerbs: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION"]);
+export const apiserverWriteVerbs: ReadonlySet<string> = new Set([
+  "POST",
+  "PUT",
+  "PATCH",
+  "APPLY",
+  "DELETE",
+  "DELETECOLLECTION",
+]);
 
 /**
  * Label filters; each one given must match exactly. The metric has no namespace label, so
@@ -39,8 +46,17 @@ export interface ApiserverRequestCounts {
 }
 
 /** Reads kube-apiserver's /metrics and sums `apiserver_request_total` by verb. */
-export async function apiserverMetrics(client: KubeClient, filter: ApiserverMetricsFilter = {}, signal?: AbortSignal): Promise<ApiserverRequestCounts> {
-  const raw = await client.requestRaw({ method: "GET", path: "/metrics", accept: "text/plain", ...(signal === undefined ? {} : { signal }) });
+export async function apiserverMetrics(
+  client: KubeClient,
+  filter: ApiserverMetricsFilter = {},
+  signal?: AbortSignal,
+): Promise<ApiserverRequestCounts> {
+  const raw = await client.requestRaw({
+    method: "GET",
+    path: "/metrics",
+    accept: "text/plain",
+    ...(signal === undefined ? {} : { signal }),
+  });
   return sumRequests(parseSamples(raw.body.toString("utf8"), "apiserver_request_total"), filter);
 }
 

@@ -22,13 +22,26 @@ interface Seen {
 
 type Handler = (req: Seen, res: http.ServerResponse) => void;
 
-const cm: ResourceMapping = { group: "", version: "v1", kind: "ConfigMap", resource: "configmaps", namespaced: true, verbs: [] };
+const cm: ResourceMapping = {
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  resource: "configmaps",
+  namespaced: true,
+  verbs: [],
+};
 
 let server: http.Server;
 let handler: Handler = (_req, res) => res.end();
 const seen: Seen[] = [];
 
-function status(res: http.ServerResponse, code: number, reason: string, message: string, headers: http.OutgoingHttpHeaders = {}): void {
+function status(
+  res: http.ServerResponse,
+  code: number,
+  reason: string,
+  message: string,
+  headers: http.OutgoingHttpHeaders = {},
+): void {
   res.writeHead(code, { "content-type": "application/json", ...headers });
   res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", message, reason, code }));
 }
@@ -38,7 +51,9 @@ function json(res: http.ServerResponse, value: unknown, headers: http.OutgoingHt
   res.end(JSON.stringify(value));
 }
 
-async function client(options: { timeoutMs?: number; onWarning?: (w: string) => void; maxSockets?: number } = {}): Promise<KubeClient> {
+async function client(
+  options: { timeoutMs?: number; onWarning?: (w: string) => void; maxSockets?: number } = {},
+): Promise<KubeClient> {
   const kc = new KubeConfig();
   const { port } = server.address() as AddressInfo;
   kc.loadFromOptions({
@@ -57,7 +72,13 @@ before(async () => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      const s = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString(), socket: req.socket };
+      const s = {
+        method: req.method ?? "",
+        url: req.url ?? "",
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+        socket: req.socket,
+      };
       seen.push(s);
       handler(s, res);
     });
@@ -73,9 +94,14 @@ after(() => {
 void describe("KubeClient over HTTP", () => {
   void it("sends the object as given, with auth, user agent, content type and query", async () => {
     seen.length = 0;
-    handler = (req, res) => json(res, { ...JSON.parse(req.body), metadata: { name: "a", namespace: "ns", resourceVersion: "7" } }, {});
+    handler = (req, res) =>
+      json(res, { ...JSON.parse(req.body), metadata: { name: "a", namespace: "ns", resourceVersion: "7" } }, {});
     const c = await client();
-    const directive = { ...obj, spec: { containers: [{ name: "x", $patch: "replace" }] }, unknownField: { kept: true } };
+    const directive = {
+      ...obj,
+      spec: { containers: [{ name: "x", $patch: "replace" }] },
+      unknownField: { kept: true },
+    };
     const created = await c.create(cm, directive, { fieldManager: "driftless", dryRun: true });
     assert.equal(created.metadata.resourceVersion, "7");
     const req = seen[0];
@@ -90,7 +116,16 @@ void describe("KubeClient over HTTP", () => {
     await c.patch(cm, "ns", "a", obj, "apply", { fieldManager: "driftless", force: true });
     assert.equal(seen[2]?.headers["content-type"], "application/apply-patch+yaml");
     assert.equal(seen[2]?.url, "/api/v1/namespaces/ns/configmaps/a?fieldManager=driftless&force=true");
-    assert.deepEqual(c.requests.snapshot(), { get: 0, list: 0, watch: 0, create: 1, update: 0, patch: 2, delete: 0, deletecollection: 0 });
+    assert.deepEqual(c.requests.snapshot(), {
+      get: 0,
+      list: 0,
+      watch: 0,
+      create: 1,
+      update: 0,
+      patch: 2,
+      delete: 0,
+      deletecollection: 0,
+    });
     assert.equal(c.requests.writes(), 3);
     c.close();
   });
@@ -105,8 +140,18 @@ void describe("KubeClient over HTTP", () => {
     const c = await client();
     assert.equal(await c.get(cm, "ns", "a"), undefined);
     assert.equal(await c.delete(cm, "ns", "a"), false);
-    const widgets: ResourceMapping = { group: "example.com", version: "v1", kind: "Widget", resource: "widgets", namespaced: true, verbs: [] };
-    await assert.rejects(c.create(widgets, { apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "w", namespace: "ns" } }), (e: unknown) => isNotFound(e) && e.errorClass === "stalled");
+    const widgets: ResourceMapping = {
+      group: "example.com",
+      version: "v1",
+      kind: "Widget",
+      resource: "widgets",
+      namespaced: true,
+      verbs: [],
+    };
+    await assert.rejects(
+      c.create(widgets, { apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "w", namespace: "ns" } }),
+      (e: unknown) => isNotFound(e) && e.errorClass === "stalled",
+    );
     c.close();
   });
 
@@ -114,8 +159,16 @@ void describe("KubeClient over HTTP", () => {
     seen.length = 0;
     handler = (_req, res) => json(res, { kind: "Status", status: "Success" });
     const c = await client();
-    assert.equal(await c.delete(cm, "ns", "a", { propagationPolicy: "Foreground", preconditions: { uid: "u-1" } }), true);
-    assert.deepEqual(JSON.parse(seen[0]?.body ?? ""), { kind: "DeleteOptions", apiVersion: "v1", propagationPolicy: "Foreground", preconditions: { uid: "u-1" } });
+    assert.equal(
+      await c.delete(cm, "ns", "a", { propagationPolicy: "Foreground", preconditions: { uid: "u-1" } }),
+      true,
+    );
+    assert.deepEqual(JSON.parse(seen[0]?.body ?? ""), {
+      kind: "DeleteOptions",
+      apiVersion: "v1",
+      propagationPolicy: "Foreground",
+      preconditions: { uid: "u-1" },
+    });
     c.close();
   });
 
@@ -131,14 +184,20 @@ void describe("KubeClient over HTTP", () => {
     assert.equal(calls, 3);
     assert.equal(c.requests.count("create"), 3, "each attempt is a request");
     calls = -100;
-    await assert.rejects(c.create(cm, obj), (e: unknown) => e instanceof KubeApiError && e.status === 429 && e.retryable && e.retryAfterMs === 0);
+    await assert.rejects(
+      c.create(cm, obj),
+      (e: unknown) => e instanceof KubeApiError && e.status === 429 && e.retryable && e.retryAfterMs === 0,
+    );
     c.close();
   });
 
   void it("fails with a retryable Timeout when the server does not answer in time", async () => {
     handler = () => undefined; // never answers
     const c = await client({ timeoutMs: 100 });
-    await assert.rejects(c.get(cm, "ns", "a"), (e: unknown) => e instanceof KubeApiError && e.reason === "Timeout" && e.status === 0 && e.retryable);
+    await assert.rejects(
+      c.get(cm, "ns", "a"),
+      (e: unknown) => e instanceof KubeApiError && e.reason === "Timeout" && e.status === 0 && e.retryable,
+    );
     c.close();
     server.closeAllConnections();
   });
@@ -191,7 +250,12 @@ void describe("KubeClient over HTTP", () => {
       const url = new URL(req.url, "http://x");
       const token = url.searchParams.get("continue");
       const page = token === null ? 0 : Number(token);
-      json(res, { kind: "ConfigMapList", apiVersion: "v1", metadata: { resourceVersion: "42", ...(page < 2 ? { continue: String(page + 1) } : {}) }, items: [{ metadata: { name: `cm-${page}`, namespace: "ns" } }] });
+      json(res, {
+        kind: "ConfigMapList",
+        apiVersion: "v1",
+        metadata: { resourceVersion: "42", ...(page < 2 ? { continue: String(page + 1) } : {}) },
+        items: [{ metadata: { name: `cm-${page}`, namespace: "ns" } }],
+      });
     };
     const c = await client();
     const list = await c.list(cm, { namespace: "ns", pageSize: 1, labelSelector: "a=b" });
@@ -213,10 +277,15 @@ void describe("KubeClient over HTTP", () => {
     seen.length = 0;
     handler = (req, res) => {
       const url = new URL(req.url, "http://x");
-      if (url.searchParams.get("continue") !== null) return status(res, 410, "Expired", "The provided continue parameter is too old");
+      if (url.searchParams.get("continue") !== null)
+        return status(res, 410, "Expired", "The provided continue parameter is too old");
       const limit = url.searchParams.get("limit");
-      if (limit === "1") return json(res, { metadata: { resourceVersion: "5", continue: "x" }, items: [{ metadata: { name: "a" } }] });
-      return json(res, { metadata: { resourceVersion: "9" }, items: [{ metadata: { name: "a" } }, { metadata: { name: "b" } }] });
+      if (limit === "1")
+        return json(res, { metadata: { resourceVersion: "5", continue: "x" }, items: [{ metadata: { name: "a" } }] });
+      return json(res, {
+        metadata: { resourceVersion: "9" },
+        items: [{ metadata: { name: "a" } }, { metadata: { name: "b" } }],
+      });
     };
     const c = await client();
     const list = await c.list(cm, { pageSize: 1 });
@@ -235,14 +304,24 @@ void describe("KubeClient over HTTP", () => {
       assert.match(req.url, /watch=1&resourceVersion=10&allowWatchBookmarks=true&timeoutSeconds=60/);
       res.writeHead(200, { "content-type": "application/json" });
       push = (line) => res.write(line);
-      res.write('{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"11"}}}\n{"type":"MODI');
+      res.write(
+        '{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"11"}}}\n{"type":"MODI',
+      );
     };
     const c = await client();
     const abort = new AbortController();
     const types: string[] = [];
-    for await (const event of c.watch(cm, { namespace: "ns", resourceVersion: "10", timeoutSeconds: 60, signal: abort.signal })) {
+    for await (const event of c.watch(cm, {
+      namespace: "ns",
+      resourceVersion: "10",
+      timeoutSeconds: 60,
+      signal: abort.signal,
+    })) {
       types.push(`${event.type}`);
-      if (types.length === 1) push?.('FIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"12"}}}\n');
+      if (types.length === 1)
+        push?.(
+          'FIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"12"}}}\n',
+        );
       if (types.length === 2) abort.abort();
     }
     assert.deepEqual(types, ["ADDED", "MODIFIED"]);
@@ -254,7 +333,9 @@ void describe("KubeClient over HTTP", () => {
     handler = (req, res) => {
       if (req.url.includes("resourceVersion=1&")) {
         res.writeHead(200, { "content-type": "application/json" });
-        res.end('{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (20)","reason":"Expired","code":410}}\n');
+        res.end(
+          '{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (20)","reason":"Expired","code":410}}\n',
+        );
       } else status(res, 403, "Forbidden", "configmaps is forbidden");
     };
     const c = await client();

@@ -92,7 +92,13 @@ export interface DeleteOptions {
   readonly signal?: AbortSignal;
 }
 
-const defaults = { maxSockets: 32, timeoutMs: 30_000, idleSocketTimeoutMs: 30_000, retryAfterAttempts: 3, userAgent: "driftless/0.1.0" } as const;
+const defaults = {
+  maxSockets: 32,
+  timeoutMs: 30_000,
+  idleSocketTimeoutMs: 30_000,
+  retryAfterAttempts: 3,
+  userAgent: "driftless/0.1.0",
+} as const;
 const maxRetryAfterMs = 30_000;
 
 /** What a request is about, for error messages and errorResources. */
@@ -155,13 +161,26 @@ export class KubeClient {
     const verb = verbForMethod(req.method, watch);
     const path = req.path + encodeQuery(req.query);
     const subject = { operation: `${req.method.toUpperCase()} ${req.path}` };
-    const raw = await this.#send(verb, req.method.toUpperCase(), path, encodeBody(req.body), req.contentType ?? "application/json", req, subject);
+    const raw = await this.#send(
+      verb,
+      req.method.toUpperCase(),
+      path,
+      encodeBody(req.body),
+      req.contentType ?? "application/json",
+      req,
+      subject,
+    );
     if (raw.status >= 300) throw errorFrom(raw, subject);
     return raw;
   }
 
   /** The object, or undefined when the server answers 404. */
-  async get(m: ResourceMapping, namespace: string | undefined, name: string, opts: { signal?: AbortSignal } = {}): Promise<KubeObject | undefined> {
+  async get(
+    m: ResourceMapping,
+    namespace: string | undefined,
+    name: string,
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<KubeObject | undefined> {
     const subject = describe("get", m, namespace, name);
     const raw = await this.#send("get", "GET", resourcePath(m, namespace, name), undefined, undefined, opts, subject);
     if (raw.status === 404) return undefined;
@@ -234,20 +253,34 @@ export class KubeClient {
       throw new TypeError("server-side apply needs a fieldManager");
     }
     const subject = describe(type === "apply" ? "apply" : "patch", m, namespace, name);
-    const path = resourcePath(m, namespace, name, opts.subresource) + writeQuery(opts, type === "apply" ? opts.force : undefined);
+    const path =
+      resourcePath(m, namespace, name, opts.subresource) + writeQuery(opts, type === "apply" ? opts.force : undefined);
     const body = typeof patch === "string" ? patch : JSON.stringify(patch);
     return this.#write("patch", "PATCH", path, body, patchContentTypes[type], m, opts, subject);
   }
 
   /** True when the server accepted the deletion (it may finish later, with finalizers); false on 404. */
-  async delete(m: ResourceMapping, namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<boolean> {
+  async delete(
+    m: ResourceMapping,
+    namespace: string | undefined,
+    name: string,
+    opts: DeleteOptions = {},
+  ): Promise<boolean> {
     const subject = describe("delete", m, namespace, name);
     const body: Record<string, unknown> = { kind: "DeleteOptions", apiVersion: "v1" };
     if (opts.propagationPolicy !== undefined) body["propagationPolicy"] = opts.propagationPolicy;
     if (opts.preconditions !== undefined) body["preconditions"] = opts.preconditions;
     if (opts.gracePeriodSeconds !== undefined) body["gracePeriodSeconds"] = opts.gracePeriodSeconds;
     if (opts.dryRun === true) body["dryRun"] = ["All"];
-    const raw = await this.#send("delete", "DELETE", resourcePath(m, namespace, name), Buffer.from(JSON.stringify(body)), "application/json", opts, subject);
+    const raw = await this.#send(
+      "delete",
+      "DELETE",
+      resourcePath(m, namespace, name),
+      JSON.stringify(body),
+      "application/json",
+      opts,
+      subject,
+    );
     if (raw.status === 404) return false;
     if (raw.status >= 300) throw errorFrom(raw, subject);
     return true;
@@ -276,7 +309,13 @@ export class KubeClient {
     let stream;
     try {
       const headers = { ...this.#baseHeaders, ...(await this.#credentials.headers()), Accept: "application/json" };
-      stream = await openStream(this.#transport, { method: "GET", path, headers, signal: opts.signal, timeoutMs: this.#timeoutMs });
+      stream = await openStream(this.#transport, {
+        method: "GET",
+        path,
+        headers,
+        signal: opts.signal,
+        timeoutMs: this.#timeoutMs,
+      });
     } catch (error) {
       this.#counter.finished("watch", 0, performance.now() - started);
       if (opts.signal.aborted) return;
@@ -288,7 +327,10 @@ export class KubeClient {
       if (response.statusCode !== 200) {
         const chunks: Buffer[] = [];
         for await (const chunk of response) chunks.push(chunk as Buffer);
-        throw errorFrom({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }, subject);
+        throw errorFrom(
+          { status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) },
+          subject,
+        );
       }
       // With no idle deadline a half-open connection would hang forever; bookmarks and the
       // server's own timeout keep a healthy watch well inside this.
@@ -308,8 +350,17 @@ export class KubeClient {
     this.#transport.agent.destroy();
   }
 
-  async #write(verb: RequestVerb, method: string, path: string, body: string, contentType: string, m: ResourceMapping, opts: { signal?: AbortSignal }, subject: Subject): Promise<KubeObject> {
-    const raw = await this.#send(verb, method, path, Buffer.from(body), contentType, opts, subject);
+  async #write(
+    verb: RequestVerb,
+    method: string,
+    path: string,
+    body: string,
+    contentType: string,
+    m: ResourceMapping,
+    opts: { signal?: AbortSignal },
+    subject: Subject,
+  ): Promise<KubeObject> {
+    const raw = await this.#send(verb, method, path, body, contentType, opts, subject);
     if (raw.status >= 300) throw errorFrom(raw, subject);
     return objectFrom(raw, m, subject);
   }
@@ -323,17 +374,21 @@ export class KubeClient {
     verb: RequestVerb,
     method: string,
     path: string,
-    body: Buffer | undefined,
+    body: string | Buffer | undefined,
     contentType: string | undefined,
     req: { signal?: AbortSignal; timeoutMs?: number; accept?: string },
     subject: Subject,
   ): Promise<RawResponse> {
     let refreshed = false;
     for (let attempt = 0; ; attempt++) {
-      const headers: http.OutgoingHttpHeaders = { ...this.#baseHeaders, ...(await this.#credentials.headers()), Accept: req.accept ?? "application/json" };
+      const headers: http.OutgoingHttpHeaders = {
+        ...this.#baseHeaders,
+        ...(await this.#credentials.headers()),
+        Accept: req.accept ?? "application/json",
+      };
       if (body !== undefined) {
         headers["Content-Type"] = contentType ?? "application/json";
-        headers["Content-Length"] = body.length;
+        headers["Content-Length"] = typeof body === "string" ? Buffer.byteLength(body) : body.length;
       }
       this.#counter.started(verb);
       const started = performance.now();
@@ -383,12 +438,25 @@ function typeFill(m: ResourceMapping): TypeFill {
   return { apiVersion: apiVersionOf(m.group, m.version), kind: m.kind };
 }
 
-function describe(action: string, m: ResourceMapping, namespace: string | undefined, name: string | undefined): Subject {
-  const where = name === undefined ? (namespace === undefined || namespace === "" ? "" : ` in namespace ${namespace}`) : ` ${m.namespaced && namespace !== undefined ? `${namespace}/` : ""}${name}`;
+function describe(
+  action: string,
+  m: ResourceMapping,
+  namespace: string | undefined,
+  name: string | undefined,
+): Subject {
+  const where =
+    name === undefined
+      ? namespace === undefined || namespace === ""
+        ? ""
+        : ` in namespace ${namespace}`
+      : ` ${m.namespaced && namespace !== undefined ? `${namespace}/` : ""}${name}`;
   const kind = m.group === "" ? m.kind : `${m.kind}.${m.group}`;
   const subject: Subject = { operation: `${action} ${kind}${where}` };
   if (name === undefined) return subject;
-  return { ...subject, resource: { group: m.group, kind: m.kind, name, ...(m.namespaced && namespace !== undefined ? { namespace } : {}) } };
+  return {
+    ...subject,
+    resource: { group: m.group, kind: m.kind, name, ...(m.namespaced && namespace !== undefined ? { namespace } : {}) },
+  };
 }
 
 function requireNamespace(m: ResourceMapping, obj: KubeObject): string | undefined {
@@ -408,10 +476,10 @@ function writeQuery(opts: WriteOptions, force?: boolean): string {
   });
 }
 
-function encodeBody(body: unknown): Buffer | undefined {
+function encodeBody(body: unknown): string | Buffer | undefined {
   if (body === undefined) return undefined;
-  if (Buffer.isBuffer(body)) return body;
-  return Buffer.from(typeof body === "string" ? body : JSON.stringify(body));
+  if (Buffer.isBuffer(body) || typeof body === "string") return body;
+  return JSON.stringify(body);
 }
 
 function parseJson(raw: RawResponse, subject: Subject): unknown {
@@ -461,7 +529,11 @@ function errorFrom(raw: RawResponse, subject: Subject): KubeApiError {
 
 function networkError(error: unknown, subject: Subject): KubeApiError {
   if (error instanceof KubeApiError) return error;
-  return KubeApiError.network(subject.operation, error, error instanceof RequestTimeoutError ? KubeReason.Timeout : KubeReason.NetworkError);
+  return KubeApiError.network(
+    subject.operation,
+    error,
+    error instanceof RequestTimeoutError ? KubeReason.Timeout : KubeReason.NetworkError,
+  );
 }
 
 function retryAfterMs(raw: RawResponse): number | undefined {

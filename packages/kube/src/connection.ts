@@ -30,7 +30,8 @@ export interface Endpoint {
 export function parseServer(server: string): Endpoint {
   const url = new URL(server);
   const secure = url.protocol === "https:";
-  if (!secure && url.protocol !== "http:") throw new TypeError(`unsupported API server URL ${server}: only https and http`);
+  if (!secure && url.protocol !== "http:")
+    throw new TypeError(`unsupported API server URL ${server}: only https and http`);
   return {
     server,
     secure,
@@ -98,7 +99,9 @@ export class Credentials {
 }
 
 /** Applies the kubeconfig to empty request options and keeps the headers and TLS material. */
-export async function authHeaders(kc: KubeConfig): Promise<{ headers: Readonly<Record<string, string>>; tls: TlsMaterial }> {
+export async function authHeaders(
+  kc: KubeConfig,
+): Promise<{ headers: Readonly<Record<string, string>>; tls: TlsMaterial }> {
   const options: RequestOptions = {};
   await kc.applyToHTTPSOptions(options);
   // client-node also builds an agent of its own here; we never use it.
@@ -122,9 +125,12 @@ export async function authHeaders(kc: KubeConfig): Promise<{ headers: Readonly<R
 }
 
 /** The current cluster's endpoint, TLS material and credentials. */
-export async function connect(kc: KubeConfig): Promise<{ endpoint: Endpoint; tls: TlsMaterial; credentials: Credentials }> {
+export async function connect(
+  kc: KubeConfig,
+): Promise<{ endpoint: Endpoint; tls: TlsMaterial; credentials: Credentials }> {
   const cluster = kc.getCurrentCluster();
-  if (cluster === null) throw new Error(`kubeconfig has no current cluster (context ${kc.getCurrentContext() || "<none>"})`);
+  if (cluster === null)
+    throw new Error(`kubeconfig has no current cluster (context ${kc.getCurrentContext() || "<none>"})`);
   if (cluster.proxyUrl !== undefined && cluster.proxyUrl !== "") {
     throw new Error(`kubeconfig cluster ${cluster.name} sets proxy-url, which this client does not support`);
   }

@@ -18,8 +18,22 @@ export function aggregatedCore(): unknown {
           {
             version: "v1",
             resources: [
-              { resource: "configmaps", responseKind: { group: "", version: "", kind: "ConfigMap" }, scope: "Namespaced", singularResource: "configmap", verbs: crud, shortNames: ["cm"] },
-              { resource: "namespaces", responseKind: { group: "", version: "", kind: "Namespace" }, scope: "Cluster", singularResource: "namespace", verbs: crud, subresources: [{ subresource: "status", responseKind: { kind: "Namespace" }, verbs: ["get"] }] },
+              {
+                resource: "configmaps",
+                responseKind: { group: "", version: "", kind: "ConfigMap" },
+                scope: "Namespaced",
+                singularResource: "configmap",
+                verbs: crud,
+                shortNames: ["cm"],
+              },
+              {
+                resource: "namespaces",
+                responseKind: { group: "", version: "", kind: "Namespace" },
+                scope: "Cluster",
+                singularResource: "namespace",
+                verbs: crud,
+                subresources: [{ subresource: "status", responseKind: { kind: "Namespace" }, verbs: ["get"] }],
+              },
             ],
             freshness: "Current",
           },
@@ -35,15 +49,64 @@ export function aggregatedNamed(extra: unknown[] = []): unknown {
     apiVersion: "apidiscovery.k8s.io/v2",
     metadata: {},
     items: [
-      { metadata: { name: "apps" }, versions: [{ version: "v1", resources: [{ resource: "deployments", responseKind: { group: "", version: "", kind: "Deployment" }, scope: "Namespaced", verbs: crud }], freshness: "Current" }] },
+      {
+        metadata: { name: "apps" },
+        versions: [
+          {
+            version: "v1",
+            resources: [
+              {
+                resource: "deployments",
+                responseKind: { group: "", version: "", kind: "Deployment" },
+                scope: "Namespaced",
+                verbs: crud,
+              },
+            ],
+            freshness: "Current",
+          },
+        ],
+      },
       {
         metadata: { name: "autoscaling" },
         versions: [
-          { version: "v2", resources: [{ resource: "horizontalpodautoscalers", responseKind: { kind: "HorizontalPodAutoscaler" }, scope: "Namespaced", verbs: crud }], freshness: "Current" },
-          { version: "v1", resources: [{ resource: "horizontalpodautoscalers", responseKind: { kind: "HorizontalPodAutoscaler" }, scope: "Namespaced", verbs: crud }], freshness: "Current" },
+          {
+            version: "v2",
+            resources: [
+              {
+                resource: "horizontalpodautoscalers",
+                responseKind: { kind: "HorizontalPodAutoscaler" },
+                scope: "Namespaced",
+                verbs: crud,
+              },
+            ],
+            freshness: "Current",
+          },
+          {
+            version: "v1",
+            resources: [
+              {
+                resource: "horizontalpodautoscalers",
+                responseKind: { kind: "HorizontalPodAutoscaler" },
+                scope: "Namespaced",
+                verbs: crud,
+              },
+            ],
+            freshness: "Current",
+          },
         ],
       },
-      { metadata: { name: "metrics.k8s.io" }, versions: [{ version: "v1beta1", resources: [{ resource: "pods", responseKind: { kind: "PodMetrics" }, scope: "Namespaced", verbs: ["get"] }], freshness: "Stale" }] },
+      {
+        metadata: { name: "metrics.k8s.io" },
+        versions: [
+          {
+            version: "v1beta1",
+            resources: [
+              { resource: "pods", responseKind: { kind: "PodMetrics" }, scope: "Namespaced", verbs: ["get"] },
+            ],
+            freshness: "Stale",
+          },
+        ],
+      },
       ...extra,
     ],
   };
@@ -78,13 +141,19 @@ export class FakeDiscovery implements DiscoveryClient {
       return json({
         kind: "APIGroupList",
         groups: [
-          { name: "apps", versions: [{ groupVersion: "apps/v1", version: "v1" }], preferredVersion: { groupVersion: "apps/v1", version: "v1" } },
+          {
+            name: "apps",
+            versions: [{ groupVersion: "apps/v1", version: "v1" }],
+            preferredVersion: { groupVersion: "apps/v1", version: "v1" },
+          },
           { name: "broken.example.com", versions: [{ groupVersion: "broken.example.com/v1", version: "v1" }] },
         ],
       });
     }
-    if (req.path === "/api/v1") return json({ resources: [{ name: "configmaps", namespaced: true, kind: "ConfigMap", verbs: crud }] });
-    if (req.path === "/apis/apps/v1") return json({ resources: [{ name: "deployments", namespaced: true, kind: "Deployment", verbs: crud }] });
+    if (req.path === "/api/v1")
+      return json({ resources: [{ name: "configmaps", namespaced: true, kind: "ConfigMap", verbs: crud }] });
+    if (req.path === "/apis/apps/v1")
+      return json({ resources: [{ name: "deployments", namespaced: true, kind: "Deployment", verbs: crud }] });
     throw KubeApiError.fromHttp(503, "service unavailable", `GET ${req.path}`);
   }
 

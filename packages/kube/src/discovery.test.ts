@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { discover, parseAggregatedDiscovery, parseApiGroupList, parseApiResourceList, type DiscoveryClient } from "./discovery.ts";
+import {
+  discover,
+  parseAggregatedDiscovery,
+  parseApiGroupList,
+  parseApiResourceList,
+  type DiscoveryClient,
+} from "./discovery.ts";
 import { aggregatedCore, aggregatedNamed, FakeDiscovery } from "./discovery-fixtures.test-support.ts";
 
 void describe("aggregated discovery", () => {
@@ -9,7 +15,14 @@ void describe("aggregated discovery", () => {
     const autoscaling = groups.find((g) => g.name === "autoscaling");
     assert.deepEqual(autoscaling?.versions, ["v2", "v1"]);
     const deployments = groups.find((g) => g.name === "apps")?.resources.find((r) => r.kind === "Deployment");
-    assert.deepEqual(deployments, { group: "apps", version: "v1", kind: "Deployment", resource: "deployments", namespaced: true, verbs: ["create", "get", "list", "watch"] });
+    assert.deepEqual(deployments, {
+      group: "apps",
+      version: "v1",
+      kind: "Deployment",
+      resource: "deployments",
+      namespaced: true,
+      verbs: ["create", "get", "list", "watch"],
+    });
     assert.deepEqual(failed, ["metrics.k8s.io/v1beta1"]);
     assert.equal(
       groups.find((g) => g.name === "metrics.k8s.io")?.versions.length,
@@ -35,7 +48,16 @@ void describe("legacy discovery", () => {
   void it("puts the preferred version first and leaves subresources out", () => {
     const groups = parseApiGroupList({
       kind: "APIGroupList",
-      groups: [{ name: "autoscaling", versions: [{ groupVersion: "autoscaling/v1", version: "v1" }, { groupVersion: "autoscaling/v2", version: "v2" }], preferredVersion: { groupVersion: "autoscaling/v2", version: "v2" } }],
+      groups: [
+        {
+          name: "autoscaling",
+          versions: [
+            { groupVersion: "autoscaling/v1", version: "v1" },
+            { groupVersion: "autoscaling/v2", version: "v2" },
+          ],
+          preferredVersion: { groupVersion: "autoscaling/v2", version: "v2" },
+        },
+      ],
     });
     assert.deepEqual(groups, [{ name: "autoscaling", versions: ["v2", "v1"] }]);
     const resources = parseApiResourceList(
@@ -48,7 +70,9 @@ void describe("legacy discovery", () => {
       "",
       "v1",
     );
-    assert.deepEqual(resources, [{ group: "", version: "v1", kind: "Pod", resource: "pods", namespaced: true, verbs: ["get"] }]);
+    assert.deepEqual(resources, [
+      { group: "", version: "v1", kind: "Pod", resource: "pods", namespaced: true, verbs: ["get"] },
+    ]);
   });
 
   void it("falls back to walking group-versions when the server does not aggregate, skipping ones that fail", async () => {
@@ -72,6 +96,8 @@ void describe("legacy discovery", () => {
     const d = await discover(fake as DiscoveryClient);
     assert.equal(d.aggregated, true);
     assert.deepEqual(fake.paths.sort(), ["/api", "/apis"]);
-    assert.ok(fake.accepts.every((a) => a?.startsWith("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")));
+    assert.ok(
+      fake.accepts.every((a) => a?.startsWith("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")),
+    );
   });
 });

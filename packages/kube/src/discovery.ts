@@ -7,7 +7,8 @@ import type { KubeClient } from "./client.ts";
 import { isRecord, stringField } from "./parse.ts";
 import type { ResourceMapping } from "./types.ts";
 
-export const aggregatedDiscoveryAccept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+export const aggregatedDiscoveryAccept =
+  "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
 
 /** The two calls discovery makes (KubeClient has them). */
 export type DiscoveryClient = Pick<KubeClient, "request" | "requestRaw">;
@@ -31,15 +32,30 @@ export interface Discovery {
 /** Reads the whole discovery tree. */
 export async function discover(client: DiscoveryClient, signal?: AbortSignal): Promise<Discovery> {
   const [core, named] = await Promise.all([
-    client.requestRaw({ method: "GET", path: "/api", accept: aggregatedDiscoveryAccept, ...(signal === undefined ? {} : { signal }) }),
-    client.requestRaw({ method: "GET", path: "/apis", accept: aggregatedDiscoveryAccept, ...(signal === undefined ? {} : { signal }) }),
+    client.requestRaw({
+      method: "GET",
+      path: "/api",
+      accept: aggregatedDiscoveryAccept,
+      ...(signal === undefined ? {} : { signal }),
+    }),
+    client.requestRaw({
+      method: "GET",
+      path: "/apis",
+      accept: aggregatedDiscoveryAccept,
+      ...(signal === undefined ? {} : { signal }),
+    }),
   ]);
   if (isAggregated(core.headers["content-type"]) && isAggregated(named.headers["content-type"])) {
     const a = parseAggregatedDiscovery(JSON.parse(core.body.toString("utf8")));
     const b = parseAggregatedDiscovery(JSON.parse(named.body.toString("utf8")));
     return { groups: [...a.groups, ...b.groups], failed: [...a.failed, ...b.failed], aggregated: true };
   }
-  return legacyDiscovery(client, JSON.parse(core.body.toString("utf8")), JSON.parse(named.body.toString("utf8")), signal);
+  return legacyDiscovery(
+    client,
+    JSON.parse(core.body.toString("utf8")),
+    JSON.parse(named.body.toString("utf8")),
+    signal,
+  );
 }
 
 function isAggregated(contentType: string | undefined): boolean {
@@ -74,7 +90,14 @@ export function parseAggregatedDiscovery(value: unknown): { groups: DiscoveredGr
         const resource = stringField(r, "resource");
         const kind = isRecord(r["responseKind"]) ? stringField(r["responseKind"], "kind") : undefined;
         if (resource === undefined || kind === undefined || kind === "") continue;
-        resources.push({ group, version, kind, resource, namespaced: r["scope"] === "Namespaced", verbs: stringArray(r["verbs"]) });
+        resources.push({
+          group,
+          version,
+          kind,
+          resource,
+          namespaced: r["scope"] === "Namespaced",
+          verbs: stringArray(r["verbs"]),
+        });
       }
     }
     groups.push({ name: group, versions, resources });
@@ -115,7 +138,12 @@ export function parseApiResourceList(value: unknown, group: string, version: str
   return out;
 }
 
-async function legacyDiscovery(client: DiscoveryClient, core: unknown, named: unknown, signal: AbortSignal | undefined): Promise<Discovery> {
+async function legacyDiscovery(
+  client: DiscoveryClient,
+  core: unknown,
+  named: unknown,
+  signal: AbortSignal | undefined,
+): Promise<Discovery> {
   const coreVersions = isRecord(core) ? stringArray(core["versions"]) : [];
   const groups = [{ name: "", versions: coreVersions }, ...parseApiGroupList(named)];
   const failed: string[] = [];
@@ -125,7 +153,11 @@ async function legacyDiscovery(client: DiscoveryClient, core: unknown, named: un
         g.versions.map(async (version) => {
           const path = g.name === "" ? `/api/${version}` : `/apis/${g.name}/${version}`;
           try {
-            return parseApiResourceList(await client.request({ method: "GET", path, ...(signal === undefined ? {} : { signal }) }), g.name, version);
+            return parseApiResourceList(
+              await client.request({ method: "GET", path, ...(signal === undefined ? {} : { signal }) }),
+              g.name,
+              version,
+            );
           } catch (error) {
             // One aggregated API being down must not hide every other kind.
             if (signal?.aborted === true) throw error;

@@ -1,7 +1,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
-import { KubeApiError, isAlreadyExists, isConflict, isForbidden, isGone, isInvalid, isNotFound, isTooManyRequests } from "./errors.ts";
+import {
+  KubeApiError,
+  isAlreadyExists,
+  isConflict,
+  isForbidden,
+  isGone,
+  isInvalid,
+  isNotFound,
+  isTooManyRequests,
+} from "./errors.ts";
 
 function fromCode(code: number, reason?: string): KubeApiError {
   return KubeApiError.fromStatus({ code, ...(reason === undefined ? {} : { reason }), message: "m" }, code, "op");
@@ -21,14 +30,32 @@ void describe("KubeApiError classification", () => {
   });
 
   void it("makes permission failures terminal KNV2013 and invalid objects terminal KNV2009", () => {
-    assert.deepEqual([fromCode(403).errorClass, fromCode(403).code], [ErrorClass.Terminal, KnvCode.InsufficientPermission]);
-    assert.deepEqual([fromCode(401).errorClass, fromCode(401).code], [ErrorClass.Terminal, KnvCode.InsufficientPermission]);
-    assert.deepEqual([fromCode(422, "Invalid").errorClass, fromCode(422, "Invalid").code], [ErrorClass.Terminal, KnvCode.Apply]);
+    assert.deepEqual(
+      [fromCode(403).errorClass, fromCode(403).code],
+      [ErrorClass.Terminal, KnvCode.InsufficientPermission],
+    );
+    assert.deepEqual(
+      [fromCode(401).errorClass, fromCode(401).code],
+      [ErrorClass.Terminal, KnvCode.InsufficientPermission],
+    );
+    assert.deepEqual(
+      [fromCode(422, "Invalid").errorClass, fromCode(422, "Invalid").code],
+      [ErrorClass.Terminal, KnvCode.Apply],
+    );
     assert.deepEqual([fromCode(400).errorClass, fromCode(400).code], [ErrorClass.Terminal, KnvCode.Apply]);
   });
 
   void it("tells a missing object (terminal) from a resource type that is not served (stalled)", () => {
-    const object = KubeApiError.fromStatus({ code: 404, reason: "NotFound", message: 'configmaps "a" not found', details: { name: "a", kind: "configmaps" } }, 404, "get ConfigMap ns/a");
+    const object = KubeApiError.fromStatus(
+      {
+        code: 404,
+        reason: "NotFound",
+        message: 'configmaps "a" not found',
+        details: { name: "a", kind: "configmaps" },
+      },
+      404,
+      "get ConfigMap ns/a",
+    );
     assert.equal(object.errorClass, ErrorClass.Terminal);
     const type = KubeApiError.fromHttp(404, "404 page not found\n", "get Widget.example.com ns/a");
     assert.equal(type.errorClass, ErrorClass.Stalled);
@@ -65,7 +92,11 @@ void describe("KubeApiError classification", () => {
   });
 
   void it("takes the code from a watch ERROR Status even when the HTTP status was 200", () => {
-    const e = KubeApiError.fromStatus({ status: "Failure", message: "too old resource version: 1 (5)", reason: "Expired", code: 410 }, 0, "watch configmaps");
+    const e = KubeApiError.fromStatus(
+      { status: "Failure", message: "too old resource version: 1 (5)", reason: "Expired", code: 410 },
+      0,
+      "watch configmaps",
+    );
     assert.equal(e.status, 410);
     assert.equal(e.reason, "Expired");
     assert.ok(isGone(e));

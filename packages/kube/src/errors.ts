@@ -95,22 +95,39 @@ export class KubeApiError extends DriftlessError {
   }
 
   /** An error from a Status (a response body, or the object of a watch ERROR event). */
-  static fromStatus(status: ApiStatus, httpStatus: number, operation: string, extra: { resource?: ErrorResource; retryAfterMs?: number } = {}): KubeApiError {
+  static fromStatus(
+    status: ApiStatus,
+    httpStatus: number,
+    operation: string,
+    extra: { resource?: ErrorResource; retryAfterMs?: number } = {},
+  ): KubeApiError {
     const code = status.code !== undefined && status.code > 0 ? status.code : httpStatus;
     const retrySeconds = status.details?.retryAfterSeconds;
     return new KubeApiError({
       status: code,
-      reason: status.reason !== undefined && status.reason !== "" ? status.reason : (reasonForCode[code] ?? KubeReason.Unknown),
+      reason:
+        status.reason !== undefined && status.reason !== ""
+          ? status.reason
+          : (reasonForCode[code] ?? KubeReason.Unknown),
       serverMessage: status.message ?? `HTTP ${code}`,
       operation,
       ...(status.details === undefined ? {} : { details: status.details }),
       ...(extra.resource === undefined ? {} : { resource: extra.resource }),
-      ...(extra.retryAfterMs !== undefined ? { retryAfterMs: extra.retryAfterMs } : retrySeconds !== undefined && retrySeconds > 0 ? { retryAfterMs: retrySeconds * 1000 } : {}),
+      ...(extra.retryAfterMs !== undefined
+        ? { retryAfterMs: extra.retryAfterMs }
+        : retrySeconds !== undefined && retrySeconds > 0
+          ? { retryAfterMs: retrySeconds * 1000 }
+          : {}),
     });
   }
 
   /** An error for a response without a Status body (proxies, "404 page not found"). */
-  static fromHttp(httpStatus: number, body: string, operation: string, extra: { resource?: ErrorResource; retryAfterMs?: number } = {}): KubeApiError {
+  static fromHttp(
+    httpStatus: number,
+    body: string,
+    operation: string,
+    extra: { resource?: ErrorResource; retryAfterMs?: number } = {},
+  ): KubeApiError {
     return new KubeApiError({
       status: httpStatus,
       reason: reasonForCode[httpStatus] ?? KubeReason.Unknown,
@@ -134,13 +151,18 @@ export class KubeApiError extends DriftlessError {
  * user must grant; 400/422 are objects the user must fix. A 404 without a Status body means the
  * resource type is not served (a CRD not installed yet): stalled, not terminal.
  */
-function classify(status: number, reason: string, resourceTypeMissing: boolean): { errorClass: ErrorClass; code: KnvCode } {
+function classify(
+  status: number,
+  reason: string,
+  resourceTypeMissing: boolean,
+): { errorClass: ErrorClass; code: KnvCode } {
   // A garbled response (a proxy's error page, a cut stream) says nothing about the request.
   if (reason === KubeReason.InvalidResponse) return { errorClass: ErrorClass.Retry, code: KnvCode.ApiServer };
   if (status === 0 || status === 409 || status === 410 || status === 429 || status >= 500) {
     return { errorClass: ErrorClass.Retry, code: KnvCode.ApiServer };
   }
-  if (status === 401 || status === 403) return { errorClass: ErrorClass.Terminal, code: KnvCode.InsufficientPermission };
+  if (status === 401 || status === 403)
+    return { errorClass: ErrorClass.Terminal, code: KnvCode.InsufficientPermission };
   if (status === 400 || status === 422) return { errorClass: ErrorClass.Terminal, code: KnvCode.Apply };
   if (status === 404 && resourceTypeMissing) return { errorClass: ErrorClass.Stalled, code: KnvCode.UnknownObjectKind };
   return { errorClass: ErrorClass.Terminal, code: KnvCode.ApiServer };

@@ -29,9 +29,28 @@
  * client.close();
  */
 export { KubeClient } from "./client.ts";
-export type { DeleteOptions, FieldValidation, KubeClientOptions, KubeRequest, ListOptions, PatchType, WatchOptions, WriteOptions } from "./client.ts";
+export type {
+  DeleteOptions,
+  FieldValidation,
+  KubeClientOptions,
+  KubeRequest,
+  ListOptions,
+  PatchType,
+  WatchOptions,
+  WriteOptions,
+} from "./client.ts";
 export type { RawResponse } from "./transport.ts";
-export type { ApiStatus, KubeObject, ObjectList, ObjectMeta, OwnerReference, ResourceMapping, StatusCause, StatusDetails, WatchEvent } from "./types.ts";
+export type {
+  ApiStatus,
+  KubeObject,
+  ObjectList,
+  ObjectMeta,
+  OwnerReference,
+  ResourceMapping,
+  StatusCause,
+  StatusDetails,
+  WatchEvent,
+} from "./types.ts";
 export { WatchEventType } from "./types.ts";
 export {
   KubeApiError,

@@ -6,17 +6,30 @@ import { KubeApiError, isGone } from "./errors.ts";
 import { Informer, type ListWatchSource } from "./informer.ts";
 import type { KubeObject, ObjectList, ResourceMapping, WatchEvent } from "./types.ts";
 
-const mapping: ResourceMapping = { group: "", version: "v1", kind: "ConfigMap", resource: "configmaps", namespaced: true, verbs: ["list", "watch"] };
+const mapping: ResourceMapping = {
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  resource: "configmaps",
+  namespaced: true,
+  verbs: ["list", "watch"],
+};
 
 function cm(name: string, rv: string, data: Record<string, string> = {}): KubeObject {
   return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "ns", resourceVersion: rv }, data };
 }
 
 function bookmark(rv: string): WatchEvent {
-  return { type: "BOOKMARK", object: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "", resourceVersion: rv } } };
+  return {
+    type: "BOOKMARK",
+    object: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "", resourceVersion: rv } },
+  };
 }
 
-const gone: WatchEvent = { type: "ERROR", object: { status: "Failure", message: "too old resource version: 5 (90)", reason: "Expired", code: 410 } };
+const gone: WatchEvent = {
+  type: "ERROR",
+  object: { status: "Failure", message: "too old resource version: 5 (90)", reason: "Expired", code: 410 },
+};
 
 /** A watch script: events to send, then the stream ends ("end"), fails (an Error) or stays open ("hang"). */
 type Step = WatchEvent | Error | "end" | "hang";
@@ -72,7 +85,9 @@ async function until(what: string, condition: () => boolean): Promise<void> {
 function record(informer: Informer): string[] {
   const log: string[] = [];
   informer.on("add", (o) => log.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`));
-  informer.on("update", (o, old) => log.push(`update ${o.metadata.name}@${old?.metadata.resourceVersion}->${o.metadata.resourceVersion}`));
+  informer.on("update", (o, old) =>
+    log.push(`update ${o.metadata.name}@${old?.metadata.resourceVersion}->${o.metadata.resourceVersion}`),
+  );
   informer.on("delete", (o) => log.push(`delete ${o.metadata.name}`));
   return log;
 }
@@ -100,7 +115,11 @@ void describe("Informer", () => {
   void it("applies ADDED, MODIFIED and DELETED events and tells handlers the old copy", async () => {
     const source = new ScriptedSource();
     source.lists.push({ items: [cm("a", "3")], resourceVersion: "10" });
-    source.watches.push([{ type: "ADDED", object: cm("b", "11") }, { type: "MODIFIED", object: cm("a", "12", { x: "1" }) }, { type: "DELETED", object: cm("b", "13") }]);
+    source.watches.push([
+      { type: "ADDED", object: cm("b", "11") },
+      { type: "MODIFIED", object: cm("a", "12", { x: "1" }) },
+      { type: "DELETED", object: cm("b", "13") },
+    ]);
     const informer = new Informer(source, mapping);
     const log = record(informer);
     informer.start();
@@ -125,7 +144,11 @@ void describe("Informer", () => {
     await until("the second watch", () => source.watchCalls.length === 2);
     assert.deepEqual(log, ["add a@3", "add b@4", "add c@5", "update b@4->30", "add d@31", "delete a"]);
     assert.equal(source.listCalls.length, 2);
-    assert.equal(source.watchCalls[1]?.resourceVersion, "40", "the watch resumes from the relist, not from the gone bookmark");
+    assert.equal(
+      source.watchCalls[1]?.resourceVersion,
+      "40",
+      "the watch resumes from the relist, not from the gone bookmark",
+    );
     assert.equal(errors.length, 1);
     assert.ok(isGone(errors[0]));
     assert.equal(informer.lastError, undefined, "a successful relist clears lastError");
@@ -135,7 +158,11 @@ void describe("Informer", () => {
   void it("relists when the watch call itself fails with 410 Gone", async () => {
     const source = new ScriptedSource();
     source.lists.push({ items: [], resourceVersion: "10" }, { items: [cm("a", "50")], resourceVersion: "50" });
-    const goneError = KubeApiError.fromStatus({ code: 410, reason: "Expired", message: "too old" }, 410, "watch configmaps");
+    const goneError = KubeApiError.fromStatus(
+      { code: 410, reason: "Expired", message: "too old" },
+      410,
+      "watch configmaps",
+    );
     source.watches.push([goneError]);
     const informer = new Informer(source, mapping, { onError: () => undefined, backoff: fast });
     const log = record(informer);
@@ -185,7 +212,10 @@ void describe("Informer", () => {
 
   void it("backs off and retries a failing list, then clears lastError", async () => {
     const source = new ScriptedSource();
-    source.lists.push(new Error("connection refused"), new Error("connection refused"), { items: [cm("a", "1")], resourceVersion: "2" });
+    source.lists.push(new Error("connection refused"), new Error("connection refused"), {
+      items: [cm("a", "1")],
+      resourceVersion: "2",
+    });
     const informer = new Informer(source, mapping, { onError: () => undefined, backoff: fast });
     informer.start();
     await until("the first failure", () => informer.lastError !== undefined);
@@ -278,7 +308,10 @@ void describe("Informer", () => {
   void it("rejects synced() when stopped before the first list, and stops a hanging watch", async () => {
     const source = new ScriptedSource();
     source.lists.push(new Error("down"), new Error("down"), new Error("down"));
-    const informer = new Informer(source, mapping, { onError: () => undefined, backoff: { initialMs: 60_000, maxMs: 60_000 } });
+    const informer = new Informer(source, mapping, {
+      onError: () => undefined,
+      backoff: { initialMs: 60_000, maxMs: 60_000 },
+    });
     informer.start();
     await until("a list attempt", () => source.listCalls.length === 1);
     await informer.stop();

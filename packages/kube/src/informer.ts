@@ -43,7 +43,11 @@ export class Informer {
   readonly #source: ListWatchSource;
   readonly #options: InformerOptions;
   readonly #store = new ObjectStore();
-  readonly #handlers: Record<InformerEvent, Set<InformerHandler>> = { add: new Set(), update: new Set(), delete: new Set() };
+  readonly #handlers: Record<InformerEvent, Set<InformerHandler>> = {
+    add: new Set(),
+    update: new Set(),
+    delete: new Set(),
+  };
   readonly #backoff: Backoff;
   readonly #abort = new AbortController();
   readonly #synced: Promise<void>;
@@ -76,7 +80,8 @@ export class Informer {
   /** Ends the watch and waits until the informer is idle. */
   async stop(): Promise<void> {
     this.#abort.abort(new Error("informer stopped"));
-    if (!this.#hasSynced) this.#rejectSynced(new Error(`informer for ${this.mapping.resource} stopped before its first list`));
+    if (!this.#hasSynced)
+      this.#rejectSynced(new Error(`informer for ${this.mapping.resource} stopped before its first list`));
     await this.#running;
   }
 

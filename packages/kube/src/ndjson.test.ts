@@ -18,7 +18,11 @@ void describe("LineSplitter", () => {
     // Cut inside the two-byte é and inside the four-byte emoji.
     const cuts = [line.indexOf(0xc3) + 1, line.indexOf(0xf0) + 2];
     const s = new LineSplitter();
-    const out = [...s.push(line.subarray(0, cuts[0])), ...s.push(line.subarray(cuts[0], cuts[1])), ...s.push(line.subarray(cuts[1]))];
+    const out = [
+      ...s.push(line.subarray(0, cuts[0])),
+      ...s.push(line.subarray(cuts[0], cuts[1])),
+      ...s.push(line.subarray(cuts[1])),
+    ];
     assert.deepEqual(out, ['{"name":"caf\u00e9 \u{1F600}"}']);
   });
 

@@ -25,7 +25,11 @@ export interface TypeFill {
  * A freshly parsed object, typed. The value is modified in place (it is ours: it came from
  * JSON.parse) to fill in apiVersion/kind, which the server omits on list items.
  */
-export function asKubeObject(value: unknown, fill?: TypeFill, options: { nameless?: boolean } = {}): KubeObject | undefined {
+export function asKubeObject(
+  value: unknown,
+  fill?: TypeFill,
+  options: { nameless?: boolean } = {},
+): KubeObject | undefined {
   if (!isRecord(value)) return undefined;
   const metadata = value["metadata"];
   if (!isRecord(metadata)) return undefined;
@@ -87,7 +91,10 @@ function asStatusDetails(value: unknown): StatusDetails | undefined {
 }
 
 /** A list response: items typed (kind and apiVersion filled in), plus resourceVersion and continue. */
-export function asListPage(value: unknown, fill: TypeFill): { items: KubeObject[]; resourceVersion: string; continueToken: string } | undefined {
+export function asListPage(
+  value: unknown,
+  fill: TypeFill,
+): { items: KubeObject[]; resourceVersion: string; continueToken: string } | undefined {
   if (!isRecord(value)) return undefined;
   const metadata = value["metadata"];
   const rawItems = value["items"];

@@ -3,8 +3,22 @@ import { describe, it } from "node:test";
 import { apiVersionOf, encodeQuery, groupOf, objectKey, resourcePath, versionOf } from "./paths.ts";
 import type { ResourceMapping } from "./types.ts";
 
-const configMaps: ResourceMapping = { group: "", version: "v1", kind: "ConfigMap", resource: "configmaps", namespaced: true, verbs: [] };
-const crds: ResourceMapping = { group: "apiextensions.k8s.io", version: "v1", kind: "CustomResourceDefinition", resource: "customresourcedefinitions", namespaced: false, verbs: [] };
+const configMaps: ResourceMapping = {
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  resource: "configmaps",
+  namespaced: true,
+  verbs: [],
+};
+const crds: ResourceMapping = {
+  group: "apiextensions.k8s.io",
+  version: "v1",
+  kind: "CustomResourceDefinition",
+  resource: "customresourcedefinitions",
+  namespaced: false,
+  verbs: [],
+};
 
 void describe("apiVersion parts", () => {
   void it("splits core and named groups", () => {
@@ -22,7 +36,10 @@ void describe("resourcePath", () => {
     assert.equal(resourcePath(configMaps), "/api/v1/configmaps");
     assert.equal(resourcePath(configMaps, "ns"), "/api/v1/namespaces/ns/configmaps");
     assert.equal(resourcePath(configMaps, "ns", "a"), "/api/v1/namespaces/ns/configmaps/a");
-    assert.equal(resourcePath(crds, undefined, "x.example.com", "status"), "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x.example.com/status");
+    assert.equal(
+      resourcePath(crds, undefined, "x.example.com", "status"),
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x.example.com/status",
+    );
   });
 
   void it("ignores a namespace for cluster-scoped resources", () => {
@@ -43,12 +60,18 @@ void describe("encodeQuery and objectKey", () => {
   void it("skips undefined values and escapes the rest", () => {
     assert.equal(encodeQuery(undefined), "");
     assert.equal(encodeQuery({ a: undefined }), "");
-    assert.equal(encodeQuery({ labelSelector: "app in (a,b)", limit: 5, watch: true, x: undefined }), "?labelSelector=app%20in%20(a%2Cb)&limit=5&watch=true");
+    assert.equal(
+      encodeQuery({ labelSelector: "app in (a,b)", limit: 5, watch: true, x: undefined }),
+      "?labelSelector=app%20in%20(a%2Cb)&limit=5&watch=true",
+    );
   });
 
   void it("keys objects by group, kind, namespace and name without collisions", () => {
     assert.equal(objectKey("", "ConfigMap", "ns", "a"), "/ConfigMap/ns/a");
-    assert.equal(objectKey("rbac.authorization.k8s.io", "ClusterRole", undefined, "x"), "rbac.authorization.k8s.io/ClusterRole//x");
+    assert.equal(
+      objectKey("rbac.authorization.k8s.io", "ClusterRole", undefined, "x"),
+      "rbac.authorization.k8s.io/ClusterRole//x",
+    );
     assert.notEqual(objectKey("", "A", "b", "c"), objectKey("", "A", undefined, "b/c"));
   });
 });

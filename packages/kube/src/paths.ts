@@ -33,7 +33,12 @@ export function objectKey(group: string, kind: string, namespace: string | undef
  * `obj.metadata.namespace` through), and a namespaced resource without a namespace addresses
  * the collection across all namespaces, which only list and watch accept.
  */
-export function resourcePath(mapping: ResourceMapping, namespace?: string, name?: string, subresource?: string): string {
+export function resourcePath(
+  mapping: ResourceMapping,
+  namespace?: string,
+  name?: string,
+  subresource?: string,
+): string {
   let path = mapping.group === "" ? `/api/${mapping.version}` : `/apis/${mapping.group}/${mapping.version}`;
   if (mapping.namespaced && namespace !== undefined && namespace !== "") {
     path += `/namespaces/${encodeURIComponent(namespace)}`;

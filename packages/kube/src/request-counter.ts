@@ -3,10 +3,25 @@
  * prove that a pass made no writes without asking the server.
  */
 
-export const RequestVerbs = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"] as const;
+export const RequestVerbs = [
+  "get",
+  "list",
+  "watch",
+  "create",
+  "update",
+  "patch",
+  "delete",
+  "deletecollection",
+] as const;
 export type RequestVerb = (typeof RequestVerbs)[number];
 
-export const WriteVerbs: ReadonlySet<RequestVerb> = new Set(["create", "update", "patch", "delete", "deletecollection"]);
+export const WriteVerbs: ReadonlySet<RequestVerb> = new Set([
+  "create",
+  "update",
+  "patch",
+  "delete",
+  "deletecollection",
+]);
 
 /** Observes every completed request (for latency histograms). `status` is 0 without a response. */
 export type RequestListener = (verb: RequestVerb, status: number, durationMs: number) => void;
@@ -24,7 +39,16 @@ export interface RequestCounter {
 }
 
 export class VerbCounter implements RequestCounter {
-  readonly #counts: Record<RequestVerb, number> = { get: 0, list: 0, watch: 0, create: 0, update: 0, patch: 0, delete: 0, deletecollection: 0 };
+  readonly #counts: Record<RequestVerb, number> = {
+    get: 0,
+    list: 0,
+    watch: 0,
+    create: 0,
+    update: 0,
+    patch: 0,
+    delete: 0,
+    deletecollection: 0,
+  };
   readonly #listeners = new Set<RequestListener>();
 
   started(verb: RequestVerb): void {

@@ -5,7 +5,13 @@ import { RestMapper } from "./rest-mapper.ts";
 
 const widgets = {
   metadata: { name: "example.com" },
-  versions: [{ version: "v1", resources: [{ resource: "widgets", responseKind: { kind: "Widget" }, scope: "Namespaced", verbs: ["get"] }], freshness: "Current" }],
+  versions: [
+    {
+      version: "v1",
+      resources: [{ resource: "widgets", responseKind: { kind: "Widget" }, scope: "Namespaced", verbs: ["get"] }],
+      freshness: "Current",
+    },
+  ],
 };
 
 function discoveries(fake: FakeDiscovery): number {
@@ -37,7 +43,9 @@ void describe("RestMapper", () => {
     const mapper = new RestMapper(fake, { minRefreshIntervalMs: 200 });
     await mapper.refresh();
     const started = performance.now();
-    const misses = await Promise.all(Array.from({ length: 20 }, () => mapper.mappingFor("nope.example.com/v1", "Nope")));
+    const misses = await Promise.all(
+      Array.from({ length: 20 }, () => mapper.mappingFor("nope.example.com/v1", "Nope")),
+    );
     assert.ok(misses.every((m) => m === undefined));
     assert.equal(discoveries(fake), 2, "twenty misses, one refresh");
     assert.ok(performance.now() - started >= 150, "the refresh waited for the interval to pass");

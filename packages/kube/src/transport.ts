@@ -16,7 +16,11 @@ export interface Exchange {
   /** Path and query, without the endpoint's base path. */
   readonly path: string;
   readonly headers: http.OutgoingHttpHeaders;
-  readonly body?: Buffer;
+  /**
+   * A string body is written together with the headers in one write; a Buffer makes Node send
+   * headers and body as two chunks (writev), which measured about twice the send cost per request.
+   */
+  readonly body?: string | Buffer;
   readonly signal?: AbortSignal;
   /** 0 for no deadline. For streams it covers the wait for the response headers only. */
   readonly timeoutMs: number;
@@ -84,7 +88,8 @@ function exchangeOnce(transport: Transport, ex: Exchange): Promise<RawResponse> 
       req.destroy(why instanceof Error ? why : new Error("aborted"));
     };
     const onAbort = (): void => cut(signal?.reason);
-    const timer = ex.timeoutMs > 0 ? setTimeout(() => cut(new RequestTimeoutError(ex.timeoutMs)), ex.timeoutMs) : undefined;
+    const timer =
+      ex.timeoutMs > 0 ? setTimeout(() => cut(new RequestTimeoutError(ex.timeoutMs)), ex.timeoutMs) : undefined;
     const finish = (): void => {
       settled = true;
       if (timer !== undefined) clearTimeout(timer);
@@ -94,7 +99,8 @@ function exchangeOnce(transport: Transport, ex: Exchange): Promise<RawResponse> 
       if (settled) return;
       finish();
       if (cutBy !== undefined) reject(cutBy);
-      else if (!responded && req.reusedSocket && isReset(error)) reject(new StaleSocketError("stale keep-alive socket", { cause: error }));
+      else if (!responded && req.reusedSocket && isReset(error))
+        reject(new StaleSocketError("stale keep-alive socket", { cause: error }));
       else reject(error);
     };
     signal?.addEventListener("abort", onAbort, { once: true });
@@ -107,7 +113,11 @@ function exchangeOnce(transport: Transport, ex: Exchange): Promise<RawResponse> 
       res.on("end", () => {
         if (settled) return;
         finish();
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) });
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
+        });
       });
       res.on("close", () => {
         if (!res.complete) fail(new Error("the connection closed before the response was complete"));
@@ -139,7 +149,8 @@ export function openStream(transport: Transport, ex: Exchange): Promise<OpenStre
     const onAbort = (): void => {
       req.destroy(signal?.reason instanceof Error ? signal.reason : new Error("aborted"));
     };
-    const timer = ex.timeoutMs > 0 ? setTimeout(() => req.destroy(new RequestTimeoutError(ex.timeoutMs)), ex.timeoutMs) : undefined;
+    const timer =
+      ex.timeoutMs > 0 ? setTimeout(() => req.destroy(new RequestTimeoutError(ex.timeoutMs)), ex.timeoutMs) : undefined;
     const close = (): void => {
       signal?.removeEventListener("abort", onAbort);
       if (timer !== undefined) clearTimeout(timer);

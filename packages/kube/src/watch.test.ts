@@ -10,7 +10,12 @@ const fill = { apiVersion: "v1", kind: "ConfigMap" };
 async function collect(chunks: (string | Buffer)[], idleMs = 5000): Promise<WatchEvent[]> {
   const out: WatchEvent[] = [];
   const stream = Readable.from(chunks.map((c) => (typeof c === "string" ? Buffer.from(c) : c)));
-  for await (const e of readWatchEvents(stream, fill, { signal: new AbortController().signal, idleMs, operation: "watch configmaps" })) out.push(e);
+  for await (const e of readWatchEvents(stream, fill, {
+    signal: new AbortController().signal,
+    idleMs,
+    operation: "watch configmaps",
+  }))
+    out.push(e);
   return out;
 }
 
@@ -26,7 +31,10 @@ void describe("watch decoding", () => {
     for (let i = 0; i < bytes.length; i += 7) chunks.push(bytes.subarray(i, i + 7));
     const events = await collect(chunks);
     assert.deepEqual(
-      events.map((e) => `${e.type} ${e.type === "ERROR" ? "" : `${e.object.metadata.name}@${e.object.metadata.resourceVersion}`}`),
+      events.map(
+        (e) =>
+          `${e.type} ${e.type === "ERROR" ? "" : `${e.object.metadata.name}@${e.object.metadata.resourceVersion}`}`,
+      ),
       ["ADDED a@5", "MODIFIED a@6", "BOOKMARK @9", "DELETED a@10"],
     );
     const modified = events[1];
@@ -35,7 +43,11 @@ void describe("watch decoding", () => {
   });
 
   void it("delivers ERROR events with their Status", () => {
-    const e = parseWatchEvent('{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (216)","reason":"Expired","code":410}}', fill, "op");
+    const e = parseWatchEvent(
+      '{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (216)","reason":"Expired","code":410}}',
+      fill,
+      "op",
+    );
     assert.equal(e.type, "ERROR");
     assert.equal(e.object.code, 410);
     assert.equal(e.object.reason, "Expired");
@@ -49,7 +61,12 @@ void describe("watch decoding", () => {
   });
 
   void it("rejects garbage as a retryable InvalidResponse", () => {
-    for (const line of ["not json", '{"type":"WHAT","object":{}}', '{"type":"ADDED","object":{"metadata":{}}}', "[1]"]) {
+    for (const line of [
+      "not json",
+      '{"type":"WHAT","object":{}}',
+      '{"type":"ADDED","object":{"metadata":{}}}',
+      "[1]",
+    ]) {
       assert.throws(
         () => parseWatchEvent(line, fill, "op"),
         (e: unknown) => e instanceof KubeApiError && e.reason === "InvalidResponse" && e.retryable,
@@ -69,7 +86,12 @@ void describe("watch decoding", () => {
     const seen: string[] = [];
     await assert.rejects(
       (async () => {
-        for await (const e of readWatchEvents(stream, fill, { signal: new AbortController().signal, idleMs: 50, operation: "op" })) seen.push(e.type);
+        for await (const e of readWatchEvents(stream, fill, {
+          signal: new AbortController().signal,
+          idleMs: 50,
+          operation: "op",
+        }))
+          seen.push(e.type);
       })(),
       WatchIdleError,
     );

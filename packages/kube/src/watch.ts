@@ -22,7 +22,11 @@ export interface ReadWatchOptions {
   readonly operation: string;
 }
 
-export async function* readWatchEvents(stream: Readable, fill: TypeFill, options: ReadWatchOptions): AsyncGenerator<WatchEvent, void, undefined> {
+export async function* readWatchEvents(
+  stream: Readable,
+  fill: TypeFill,
+  options: ReadWatchOptions,
+): AsyncGenerator<WatchEvent, void, undefined> {
   const splitter = new LineSplitter();
   let timer: NodeJS.Timeout | undefined;
   const arm = (): void => {
@@ -34,7 +38,8 @@ export async function* readWatchEvents(stream: Readable, fill: TypeFill, options
     for await (const chunk of stream) {
       arm();
       for (const line of splitter.push(chunk as Buffer)) yield parseWatchEvent(line, fill, options.operation);
-      if (splitter.pendingBytes > maxEventBytes) throw protocolError(options.operation, `an event line exceeds ${maxEventBytes} bytes`);
+      if (splitter.pendingBytes > maxEventBytes)
+        throw protocolError(options.operation, `an event line exceeds ${maxEventBytes} bytes`);
     }
     const rest = splitter.flush();
     if (rest !== undefined) yield parseWatchEvent(rest, fill, options.operation);
@@ -43,7 +48,12 @@ export async function* readWatchEvents(stream: Readable, fill: TypeFill, options
   }
 }
 
-const objectEventTypes: ReadonlySet<string> = new Set([WatchEventType.Added, WatchEventType.Modified, WatchEventType.Deleted, WatchEventType.Bookmark]);
+const objectEventTypes: ReadonlySet<string> = new Set([
+  WatchEventType.Added,
+  WatchEventType.Modified,
+  WatchEventType.Deleted,
+  WatchEventType.Bookmark,
+]);
 
 /** One line of a watch stream as a typed event. */
 export function parseWatchEvent(line: string, fill: TypeFill, operation: string): WatchEvent {
@@ -53,10 +63,13 @@ export function parseWatchEvent(line: string, fill: TypeFill, operation: string)
   } catch {
     throw protocolError(operation, `a watch event is not JSON: ${line.slice(0, 200)}`);
   }
-  if (!isRecord(value) || typeof value["type"] !== "string") throw protocolError(operation, `not a watch event: ${line.slice(0, 200)}`);
+  if (!isRecord(value) || typeof value["type"] !== "string")
+    throw protocolError(operation, `not a watch event: ${line.slice(0, 200)}`);
   const type = value["type"];
   if (type === WatchEventType.Error) {
-    const status = asApiStatus(value["object"]) ?? { message: `an ERROR event without a Status: ${line.slice(0, 200)}` };
+    const status = asApiStatus(value["object"]) ?? {
+      message: `an ERROR event without a Status: ${line.slice(0, 200)}`,
+    };
     return { type: WatchEventType.Error, object: status };
   }
   if (!objectEventTypes.has(type)) throw protocolError(operation, `unknown watch event type ${type}`);

@@ -1,17 +1,35 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ErrorClass, KnvCode } from "@driftless/api";
-import { KubeApiError, isAlreadyExists, isConflict, isForbidden, isInvalid, isNotFound, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import {
+  KubeApiError,
+  isAlreadyExists,
+  isConflict,
+  isForbidden,
+  isInvalid,
+  isNotFound,
+  type KubeObject,
+  type ResourceMapping,
+} from "@driftless/kube";
 import { eventually, testNamespace } from "../../support/index.ts";
 import { adminClient, configMap, configMaps, throwawayCrd, userClient, widget } from "./support.ts";
 
-const deployments: ResourceMapping = { group: "apps", version: "v1", kind: "Deployment", resource: "deployments", namespaced: true, verbs: [] };
+const deployments: ResourceMapping = {
+  group: "apps",
+  version: "v1",
+  kind: "Deployment",
+  resource: "deployments",
+  namespaced: true,
+  verbs: [],
+};
 
 void test("creates, reads, replaces, patches and deletes a ConfigMap", async (t) => {
   const client = await adminClient(t);
   const ns = await testNamespace(t, "kube-crud");
 
-  const created = await client.create(configMaps, configMap(ns, "settings", { a: "1" }), { fieldManager: "driftless-test" });
+  const created = await client.create(configMaps, configMap(ns, "settings", { a: "1" }), {
+    fieldManager: "driftless-test",
+  });
   assert.equal(created.metadata.namespace, ns);
   assert.ok(created.metadata.uid !== undefined && created.metadata.resourceVersion !== undefined);
 
@@ -27,10 +45,17 @@ void test("creates, reads, replaces, patches and deletes a ConfigMap", async (t)
   assert.deepEqual(merged["data"], { a: "2", b: "3" });
   const jsonPatched = await client.patch(configMaps, ns, "settings", [{ op: "remove", path: "/data/a" }], "json");
   assert.deepEqual(jsonPatched["data"], { b: "3" });
-  const applied = await client.patch(configMaps, ns, "settings", { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "settings", namespace: ns }, data: { c: "4" } }, "apply", {
-    fieldManager: "driftless-test",
-    force: true,
-  });
+  const applied = await client.patch(
+    configMaps,
+    ns,
+    "settings",
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "settings", namespace: ns }, data: { c: "4" } },
+    "apply",
+    {
+      fieldManager: "driftless-test",
+      force: true,
+    },
+  );
   assert.deepEqual(applied["data"], { b: "3", c: "4" });
 
   assert.equal(await client.delete(configMaps, ns, "settings"), true);
@@ -57,7 +82,9 @@ void test("a replace with a stale resourceVersion fails with a retryable Conflic
   assert.deepEqual((await client.get(configMaps, ns, "c"))?.["data"], { v: "2" }, "the stale write did not land");
 
   // A delete precondition on a stale resourceVersion is refused the same way.
-  const deleteError = await client.delete(configMaps, ns, "c", { preconditions: { resourceVersion: first.metadata.resourceVersion ?? "" } }).catch((e: unknown) => e);
+  const deleteError = await client
+    .delete(configMaps, ns, "c", { preconditions: { resourceVersion: first.metadata.resourceVersion ?? "" } })
+    .catch((e: unknown) => e);
   assert.ok(isConflict(deleteError), `expected a Conflict, got ${String(deleteError)}`);
 });
 
@@ -67,20 +94,31 @@ void test("creating an object that exists fails with AlreadyExists, not Conflict
   await client.create(configMaps, configMap(ns, "dup"));
   const error = await client.create(configMaps, configMap(ns, "dup")).catch((e: unknown) => e);
   assert.ok(isAlreadyExists(error), `expected AlreadyExists, got ${String(error)}`);
-  assert.ok(!isConflict(error));
   assert.match(error.message, /create ConfigMap .*\/dup: configmaps "dup" already exists \(409 AlreadyExists\)/);
+  assert.equal(isConflict(error), false, "AlreadyExists is not a Conflict: retrying a create will not help");
 });
 
 void test("404s: a missing object reads as undefined; an unserved resource type is a stalled NotFound", async (t) => {
   const client = await adminClient(t);
   const ns = await testNamespace(t, "kube-404");
   assert.equal(await client.get(configMaps, ns, "nope"), undefined);
-  const objectMissing = await client.replace(configMaps, { ...configMap(ns, "nope"), metadata: { name: "nope", namespace: ns, resourceVersion: "1" } }).catch((e: unknown) => e);
+  const objectMissing = await client
+    .replace(configMaps, { ...configMap(ns, "nope"), metadata: { name: "nope", namespace: ns, resourceVersion: "1" } })
+    .catch((e: unknown) => e);
   assert.ok(isNotFound(objectMissing));
   assert.equal(objectMissing.errorClass, ErrorClass.Terminal);
 
-  const unserved: ResourceMapping = { group: "nope.driftless.test", version: "v1", kind: "Nope", resource: "nopes", namespaced: true, verbs: [] };
-  const typeMissing = await client.create(unserved, { apiVersion: "nope.driftless.test/v1", kind: "Nope", metadata: { name: "n", namespace: ns } }).catch((e: unknown) => e);
+  const unserved: ResourceMapping = {
+    group: "nope.driftless.test",
+    version: "v1",
+    kind: "Nope",
+    resource: "nopes",
+    namespaced: true,
+    verbs: [],
+  };
+  const typeMissing = await client
+    .create(unserved, { apiVersion: "nope.driftless.test/v1", kind: "Nope", metadata: { name: "n", namespace: ns } })
+    .catch((e: unknown) => e);
   assert.ok(isNotFound(typeMissing), `expected NotFound, got ${String(typeMissing)}`);
   assert.equal(typeMissing.errorClass, ErrorClass.Stalled);
   assert.equal(typeMissing.code, KnvCode.UnknownObjectKind);
@@ -120,8 +158,16 @@ void test("a strategic-merge patch keeps its $patch directive (the server honour
     },
   });
   // Without the directive the list would be merged by name (a, b, c); with it, replaced (c).
-  const patched = await client.patch(deployments, ns, "web", { spec: { template: { spec: { containers: [{ $patch: "replace" }, container("c")] } } } }, "strategic-merge");
-  const containers = ((patched["spec"] as { template: { spec: { containers: { name: string }[] } } }).template.spec.containers).map((c) => c.name);
+  const patched = await client.patch(
+    deployments,
+    ns,
+    "web",
+    { spec: { template: { spec: { containers: [{ $patch: "replace" }, container("c")] } } } },
+    "strategic-merge",
+  );
+  const containers = (
+    patched["spec"] as { template: { spec: { containers: { name: string }[] } } }
+  ).template.spec.containers.map((c) => c.name);
   assert.deepEqual(containers, ["c"]);
 });
 
@@ -130,10 +176,16 @@ void test("replaceStatus and status patches write only the status subresource", 
   const ns = await testNamespace(t, "kube-status");
   const widgets = await throwawayCrd(t, client);
   const created = await client.create(widgets, widget(widgets, ns, "w", 1));
-  const withStatus = await client.replaceStatus(widgets, { ...created, spec: { size: 99 }, status: { phase: "Ready" } });
+  const withStatus = await client.replaceStatus(widgets, {
+    ...created,
+    spec: { size: 99 },
+    status: { phase: "Ready" },
+  });
   assert.deepEqual(withStatus["status"], { phase: "Ready" });
   assert.deepEqual(withStatus["spec"], { size: 1 }, "spec changes are ignored on the status subresource");
-  const patched = await client.patch(widgets, ns, "w", { status: { phase: "Done" } }, "merge", { subresource: "status" });
+  const patched = await client.patch(widgets, ns, "w", { status: { phase: "Done" } }, "merge", {
+    subresource: "status",
+  });
   assert.deepEqual(patched["status"], { phase: "Done" });
 });
 
@@ -143,18 +195,37 @@ void test("Foreground deletion with a uid precondition removes the dependent, th
   const owner = await client.create(configMaps, configMap(ns, "owner"));
   await client.create(configMaps, {
     ...configMap(ns, "dependent"),
-    metadata: { name: "dependent", namespace: ns, ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: owner.metadata.uid ?? "", blockOwnerDeletion: true }] },
+    metadata: {
+      name: "dependent",
+      namespace: ns,
+      ownerReferences: [
+        { apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: owner.metadata.uid ?? "", blockOwnerDeletion: true },
+      ],
+    },
   });
-  assert.equal(await client.delete(configMaps, ns, "owner", { propagationPolicy: "Foreground", preconditions: { uid: owner.metadata.uid ?? "" } }), true);
-  await eventually(async () => (await client.get(configMaps, ns, "owner")) === undefined && (await client.get(configMaps, ns, "dependent")) === undefined, {
-    timeoutMs: 30_000,
-    what: "the garbage collector to delete the dependent, then the owner",
-  });
+  assert.equal(
+    await client.delete(configMaps, ns, "owner", {
+      propagationPolicy: "Foreground",
+      preconditions: { uid: owner.metadata.uid ?? "" },
+    }),
+    true,
+  );
+  await eventually(
+    async () =>
+      (await client.get(configMaps, ns, "owner")) === undefined &&
+      (await client.get(configMaps, ns, "dependent")) === undefined,
+    {
+      timeoutMs: 30_000,
+      what: "the garbage collector to delete the dependent, then the owner",
+    },
+  );
 });
 
 void test("a KubeApiError thrown by the client is the package's class", async (t) => {
   const client = await adminClient(t);
-  const error = await client.request({ method: "GET", path: "/api/v1/namespaces/kube-system/configmaps/does-not-exist" }).catch((e: unknown) => e);
+  const error = await client
+    .request({ method: "GET", path: "/api/v1/namespaces/kube-system/configmaps/does-not-exist" })
+    .catch((e: unknown) => e);
   assert.ok(error instanceof KubeApiError);
   assert.equal(error.status, 404);
   assert.equal(client.requests.count("get"), 1);

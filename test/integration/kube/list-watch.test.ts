@@ -14,7 +14,10 @@ void test("list follows continue tokens when the page is smaller than the collec
   const { items, resourceVersion } = await client.list(configMaps, { namespace: ns, pageSize: 10 });
   assert.equal(client.requests.count("list") - listsBefore, 3, "25 items in pages of 10");
   assert.deepEqual(items.map((i) => i.metadata.name).sort(), names);
-  assert.ok(items.every((i) => i.kind === "ConfigMap" && i.apiVersion === "v1"), "kind and apiVersion are filled in on list items");
+  assert.ok(
+    items.every((i) => i.kind === "ConfigMap" && i.apiVersion === "v1"),
+    "kind and apiVersion are filled in on list items",
+  );
   assert.match(resourceVersion, /^\d+$/);
 
   const selected = await client.list(configMaps, { namespace: ns, fieldSelector: "metadata.name=cm-07" });
@@ -32,7 +35,8 @@ void test("a watch from a list's resourceVersion sees ADDED, MODIFIED and DELETE
   t.after(() => abort.abort());
   const events: WatchEvent[] = [];
   const consumed = (async () => {
-    for await (const event of client.watch(configMaps, { namespace: ns, resourceVersion, signal: abort.signal })) events.push(event);
+    for await (const event of client.watch(configMaps, { namespace: ns, resourceVersion, signal: abort.signal }))
+      events.push(event);
   })();
 
   const created = await client.create(configMaps, configMap(ns, "w", { v: "1" }));
@@ -42,7 +46,11 @@ void test("a watch from a list's resourceVersion sees ADDED, MODIFIED and DELETE
   abort.abort();
   await consumed;
 
-  const seen = events.filter((e) => e.type !== "BOOKMARK").map((e) => (e.type === "ERROR" ? "ERROR" : `${e.type} ${e.object.metadata.name} ${JSON.stringify(e.object["data"])}`));
+  const seen = events
+    .filter((e) => e.type !== "BOOKMARK")
+    .map((e) =>
+      e.type === "ERROR" ? "ERROR" : `${e.type} ${e.object.metadata.name} ${JSON.stringify(e.object["data"])}`,
+    );
   assert.deepEqual(seen, ['ADDED w {"v":"1"}', 'MODIFIED w {"v":"2"}', 'DELETED w {"v":"2"}']);
 });
 

@@ -9,7 +9,10 @@ void test("discovery uses aggregated discovery: the whole tree in two requests",
   const d = await discover(client);
   assert.equal(d.aggregated, true);
   assert.equal(client.requests.count("get"), 2);
-  assert.ok(d.groups.some((g) => g.name === "configsync.gke.io"), "the Config Sync CRDs installed by the test setup are served");
+  assert.ok(
+    d.groups.some((g) => g.name === "configsync.gke.io"),
+    "the Config Sync CRDs installed by the test setup are served",
+  );
 });
 
 void test("maps ConfigMap (namespaced), Namespace (cluster-scoped) and a group's preferred version", async (t) => {
@@ -47,7 +50,14 @@ void test("finds a CRD created after the first discovery by refreshing on the mi
       group,
       scope: "Cluster",
       names: { plural: "gadgets", singular: "gadget", kind: "Gadget" },
-      versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } }],
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+        },
+      ],
     },
   });
   t.after(async () => {
@@ -55,10 +65,19 @@ void test("finds a CRD created after the first discovery by refreshing on the mi
   });
   const before = client.requests.count("get");
   const started = performance.now();
-  const mapping = await eventually(() => mapper.mappingFor(`${group}/v1`, "Gadget"), { timeoutMs: 30_000, what: "the new CRD to be mapped" });
-  assert.deepEqual({ ...mapping, verbs: [] }, { group, version: "v1", kind: "Gadget", resource: "gadgets", namespaced: false, verbs: [] });
+  const mapping = await eventually(() => mapper.mappingFor(`${group}/v1`, "Gadget"), {
+    timeoutMs: 30_000,
+    what: "the new CRD to be mapped",
+  });
+  assert.deepEqual(
+    { ...mapping, verbs: [] },
+    { group, version: "v1", kind: "Gadget", resource: "gadgets", namespaced: false, verbs: [] },
+  );
   assert.equal((await mapper.mappingForGroupKind(group, "Gadget"))?.resource, "gadgets");
   // Rate limit: at most one discovery (two requests) per second while polling, however often we asked.
   const elapsedS = Math.max(1, (performance.now() - started) / 1000);
-  assert.ok(client.requests.count("get") - before <= 2 * (elapsedS + 1), `${client.requests.count("get") - before} discovery requests`);
+  assert.ok(
+    client.requests.count("get") - before <= 2 * (elapsedS + 1),
+    `${client.requests.count("get") - before} discovery requests`,
+  );
 });

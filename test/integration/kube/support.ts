@@ -3,8 +3,22 @@ import type { TestContext } from "node:test";
 import { KubeClient, type KubeClientOptions, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { eventually, suffix, testEnv } from "../../support/index.ts";
 
-export const configMaps: ResourceMapping = { group: "", version: "v1", kind: "ConfigMap", resource: "configmaps", namespaced: true, verbs: ["create", "delete", "get", "list", "patch", "update", "watch"] };
-export const namespaces: ResourceMapping = { group: "", version: "v1", kind: "Namespace", resource: "namespaces", namespaced: false, verbs: ["create", "delete", "get", "list", "patch", "update", "watch"] };
+export const configMaps: ResourceMapping = {
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  resource: "configmaps",
+  namespaced: true,
+  verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
+};
+export const namespaces: ResourceMapping = {
+  group: "",
+  version: "v1",
+  kind: "Namespace",
+  resource: "namespaces",
+  namespaced: false,
+  verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
+};
 export const crds: ResourceMapping = {
   group: "apiextensions.k8s.io",
   version: "v1",
@@ -39,7 +53,14 @@ export function configMap(namespace: string, name: string, data: Record<string, 
  */
 export async function throwawayCrd(t: TestContext, client: KubeClient): Promise<ResourceMapping> {
   const group = `kube-${suffix()}.driftless.test`;
-  const mapping: ResourceMapping = { group, version: "v1", kind: "Widget", resource: "widgets", namespaced: true, verbs: ["create", "delete", "get", "list", "patch", "update", "watch"] };
+  const mapping: ResourceMapping = {
+    group,
+    version: "v1",
+    kind: "Widget",
+    resource: "widgets",
+    namespaced: true,
+    verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
+  };
   const name = `widgets.${group}`;
   await client.create(crds, {
     apiVersion: "apiextensions.k8s.io/v1",
@@ -74,7 +95,8 @@ export async function throwawayCrd(t: TestContext, client: KubeClient): Promise<
   await eventually(
     async () => {
       const crd = await client.get(crds, undefined, name);
-      const conditions = ((crd?.["status"] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []);
+      const conditions =
+        (crd?.["status"] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
       return conditions.some((c) => c.type === "Established" && c.status === "True");
     },
     { timeoutMs: 30_000, what: `CRD ${name} to be established` },
@@ -83,5 +105,10 @@ export async function throwawayCrd(t: TestContext, client: KubeClient): Promise<
 }
 
 export function widget(mapping: ResourceMapping, namespace: string, name: string, size: number): KubeObject {
-  return { apiVersion: `${mapping.group}/${mapping.version}`, kind: mapping.kind, metadata: { name, namespace }, spec: { size } };
+  return {
+    apiVersion: `${mapping.group}/${mapping.version}`,
+    kind: mapping.kind,
+    metadata: { name, namespace },
+    spec: { size },
+  };
 }
