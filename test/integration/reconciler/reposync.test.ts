@@ -1,6 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { basename, dirname } from "node:path";
+import { promisify } from "node:util";
 import { startGitHttpServer } from "@driftless/git/testing";
 import {
   coreApi,
@@ -12,6 +14,8 @@ import {
   TestRepo,
   type JsonObject,
 } from "../../support/index.ts";
+
+const execFileAsync = promisify(execFile);
 
 const repoSyncs = (namespace: string) => ({
   group: "configsync.gke.io",
@@ -425,5 +429,47 @@ test("honours client.lifecycle.config.k8s.io/mutation: ignore and configmanageme
     dataOf(await readConfigMap(namespace, "keep")),
     { v: "edited by hand" },
     "mutation: ignore was overwritten",
+  );
+});
+
+test("follows a force-push, and reports a deleted branch without deleting anything", async (t) => {
+  const namespace = await testNamespace(t);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/a.yaml", configMap("a", namespace, { v: "1" }));
+  const base = await repo.commit("a");
+  await repo.write("config/b.yaml", configMap("b", namespace, { v: "1" }));
+  const ahead = await repo.commit("b");
+  await createRepoSync(namespace, repo);
+  await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  await synced(namespace, ahead);
+
+  // Rewrite history: drop "b", add "c" on top of the base commit, and force-push.
+  await repo.git("reset", "-q", "--hard", base);
+  await repo.write("config/c.yaml", configMap("c", namespace, { v: "1" }));
+  const rewritten = await repo.commit("c instead of b");
+  await synced(namespace, rewritten);
+  assert.ok((await readConfigMap(namespace, "c")) !== undefined);
+  await eventually(async () => (await readConfigMap(namespace, "b")) === undefined, {
+    what: "b pruned after the force-push",
+  });
+
+  await execFileAsync("git", ["--git-dir", repo.remote, "branch", "-D", repo.branch]).catch(async () => {
+    // A bare repository's HEAD branch cannot be deleted by name; point HEAD elsewhere first.
+    await execFileAsync("git", ["--git-dir", repo.remote, "symbolic-ref", "HEAD", "refs/heads/elsewhere"]);
+    await execFileAsync("git", ["--git-dir", repo.remote, "branch", "-D", repo.branch]);
+  });
+  const errors = await eventually(
+    async () => {
+      const s = await repoSyncStatus(namespace);
+      const list = ((s["source"] as JsonObject | undefined)?.["errors"] ?? []) as JsonObject[];
+      return list.length > 0 ? list : undefined;
+    },
+    { what: "the missing-branch error" },
+  );
+  assert.equal(errors[0]?.["code"], "2004");
+  assert.match(String(errors[0]?.["errorMessage"]), new RegExp(repo.branch));
+  assert.ok(
+    (await readConfigMap(namespace, "a")) !== undefined && (await readConfigMap(namespace, "c")) !== undefined,
+    "objects were deleted when the branch disappeared",
   );
 });
