@@ -44,8 +44,9 @@ export async function exchange(transport: Transport, ex: Exchange): Promise<RawR
   try {
     return await exchangeOnce(transport, ex);
   } catch (error) {
-    // A keep-alive socket the server closed while idle fails the first write with a reset. The
-    // server never saw the request, so sending it again on a fresh socket is safe, once.
+    // A keep-alive socket the server closed while idle fails the first write with a reset before
+    // any response. The server closed it without reading the request, so sending it again on a
+    // fresh socket is safe, once (the pattern Node's http docs give for `reusedSocket`).
     if (error instanceof StaleSocketError) return exchangeOnce(transport, ex);
     throw error;
   }
