@@ -57,7 +57,8 @@ async function client(
   const kc = new KubeConfig();
   const { port } = server.address() as AddressInfo;
   kc.loadFromOptions({
-    clusters: [{ name: "c", server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+    // Plain HTTP without skip-tls-verify, as a kubeconfig for `kubectl proxy` has it.
+    clusters: [{ name: "c", server: `http://127.0.0.1:${port}`, skipTLSVerify: false }],
     users: [{ name: "u", token: "secret-token" }],
     contexts: [{ name: "x", cluster: "c", user: "u" }],
     currentContext: "x",

@@ -134,6 +134,24 @@ export async function connect(
   if (cluster.proxyUrl !== undefined && cluster.proxyUrl !== "") {
     throw new Error(`kubeconfig cluster ${cluster.name} sets proxy-url, which this client does not support`);
   }
-  const { headers, tls } = await authHeaders(kc);
-  return { endpoint: parseServer(cluster.server), tls, credentials: new Credentials(kc, headers) };
+  const endpoint = parseServer(cluster.server);
+  const authKc = endpoint.secure ? kc : plainHttpView(kc, cluster.name);
+  const { headers, tls } = await authHeaders(authKc);
+  return { endpoint, tls, credentials: new Credentials(authKc, headers) };
+}
+
+/**
+ * client-node refuses to compute options for an http:// server unless skipTLSVerify is set (it
+ * builds a TLS agent as a side effect). There is no TLS to verify on plain HTTP (kubectl proxy,
+ * in-cluster port 80), so headers are computed from a copy that says so.
+ */
+function plainHttpView(kc: KubeConfig, clusterName: string): KubeConfig {
+  const view = new KubeConfig();
+  view.loadFromOptions({
+    clusters: kc.clusters.map((c) => (c.name === clusterName ? { ...c, skipTLSVerify: true } : c)),
+    users: kc.users,
+    contexts: kc.contexts,
+    currentContext: kc.currentContext,
+  });
+  return view;
 }
