@@ -7,7 +7,8 @@ import type http from "node:http";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ErrorResource } from "@driftless/api";
 import { createAgent } from "./agent.ts";
-import { connect, loadKubeConfig, type Credentials } from "./connection.ts";
+import { connect, loadKubeConfig, type Endpoint, type TlsMaterial } from "./connection.ts";
+import { loadNativeConnection, type CredentialProvider } from "./kubeconfig.ts";
 import { KubeApiError, KubeReason, isGone } from "./errors.ts";
 import { asApiStatus, asKubeObject, asListPage, type TypeFill } from "./parse.ts";
 import { apiVersionOf, encodeQuery, resourcePath, type QueryValue } from "./paths.ts";
@@ -113,13 +114,13 @@ export class KubeClient {
   readonly requests: RequestCounter;
   readonly #counter: VerbCounter;
   readonly #transport: Transport;
-  readonly #credentials: Credentials;
+  readonly #credentials: CredentialProvider;
   readonly #baseHeaders: Readonly<Record<string, string>>;
   readonly #timeoutMs: number;
   readonly #retryAfterAttempts: number;
   readonly #onWarning: ((warning: string, operation: string) => void) | undefined;
 
-  private constructor(transport: Transport, credentials: Credentials, options: KubeClientOptions) {
+  private constructor(transport: Transport, credentials: CredentialProvider, options: KubeClientOptions) {
     this.server = transport.endpoint.server;
     this.#transport = transport;
     this.#credentials = credentials;
@@ -136,12 +137,23 @@ export class KubeClient {
    * KUBERNETES_SERVICE_HOST is set, else the default loading rules ($KUBECONFIG, ~/.kube/config).
    */
   static async fromKubeconfig(path?: string, options: KubeClientOptions = {}): Promise<KubeClient> {
-    return KubeClient.fromConfig(loadKubeConfig(path), options);
+    const native = loadNativeConnection(path);
+    if (native !== undefined) return KubeClient.#connected(native.endpoint, native.tls, native.credentials, options);
+    return KubeClient.fromConfig(await loadKubeConfig(path), options);
   }
 
   /** A client from an already loaded client-node KubeConfig (its current context). */
   static async fromConfig(kc: KubeConfig, options: KubeClientOptions = {}): Promise<KubeClient> {
     const { endpoint, tls, credentials } = await connect(kc);
+    return KubeClient.#connected(endpoint, tls, credentials, options);
+  }
+
+  static #connected(
+    endpoint: Endpoint,
+    tls: TlsMaterial,
+    credentials: CredentialProvider,
+    options: KubeClientOptions,
+  ): KubeClient {
     const agent = createAgent(endpoint, tls, {
       maxSockets: options.maxSockets ?? defaults.maxSockets,
       idleSocketTimeoutMs: options.idleSocketTimeoutMs ?? defaults.idleSocketTimeoutMs,

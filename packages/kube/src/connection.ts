@@ -4,7 +4,13 @@
  * exec plugins, OIDC). We use it only for that; requests go over our own agent.
  */
 import type { RequestOptions } from "node:https";
-import { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
+import type { CredentialProvider } from "./kubeconfig.ts";
+
+/** client-node is loaded only when a kubeconfig needs it (exec plugins, auth providers): it costs ~85 MiB. */
+async function clientNode(): Promise<typeof import("@kubernetes/client-node")> {
+  return import("@kubernetes/client-node");
+}
 
 /** TLS material for the agent, copied out of client-node's request options. */
 export interface TlsMaterial {
@@ -43,7 +49,8 @@ export function parseServer(server: string): Endpoint {
 }
 
 /** Loads a kubeconfig: a file, else in-cluster when KUBERNETES_SERVICE_HOST is set, else the default rules. */
-export function loadKubeConfig(path?: string): KubeConfig {
+export async function loadKubeConfig(path?: string): Promise<KubeConfig> {
+  const { KubeConfig } = await clientNode();
   const kc = new KubeConfig();
   if (path !== undefined) kc.loadFromFile(path);
   else if (process.env["KUBERNETES_SERVICE_HOST"] !== undefined) kc.loadFromCluster();
@@ -58,7 +65,7 @@ const dynamicCredentialTtlMs = 60_000;
  * Authorization headers, cached. Static tokens and basic auth never change; token files and
  * plugins are re-read every minute, and at once after a 401.
  */
-export class Credentials {
+export class Credentials implements CredentialProvider {
   readonly #kc: KubeConfig;
   readonly #dynamic: boolean;
   #headers: Readonly<Record<string, string>>;
@@ -135,7 +142,7 @@ export async function connect(
     throw new Error(`kubeconfig cluster ${cluster.name} sets proxy-url, which this client does not support`);
   }
   const endpoint = parseServer(cluster.server);
-  const authKc = endpoint.secure ? kc : plainHttpView(kc, cluster.name);
+  const authKc = endpoint.secure ? kc : await plainHttpView(kc, cluster.name);
   const { headers, tls } = await authHeaders(authKc);
   return { endpoint, tls, credentials: new Credentials(authKc, headers) };
 }
@@ -145,7 +152,8 @@ export async function connect(
  * builds a TLS agent as a side effect). There is no TLS to verify on plain HTTP (kubectl proxy,
  * in-cluster port 80), so headers are computed from a copy that says so.
  */
-function plainHttpView(kc: KubeConfig, clusterName: string): KubeConfig {
+async function plainHttpView(kc: KubeConfig, clusterName: string): Promise<KubeConfig> {
+  const { KubeConfig } = await clientNode();
   const view = new KubeConfig();
   view.loadFromOptions({
     clusters: kc.clusters.map((c) => (c.name === clusterName ? { ...c, skipTLSVerify: true } : c)),

@@ -3,7 +3,7 @@ import { setImmediate as tick } from "node:timers/promises";
 import { describe, it } from "node:test";
 import type { ListOptions, WatchOptions } from "./client.ts";
 import { KubeApiError, isGone } from "./errors.ts";
-import { Informer, type ListWatchSource } from "./informer.ts";
+import { Informer, withoutManagedFields, type ListWatchSource } from "./informer.ts";
 import type { KubeObject, ObjectList, ResourceMapping, WatchEvent } from "./types.ts";
 
 const mapping: ResourceMapping = {
@@ -317,5 +317,44 @@ void describe("Informer", () => {
     await informer.stop();
     await assert.rejects(informer.synced(), /stopped before its first list/);
     assert.throws(() => informer.start(), /cannot be restarted/);
+  });
+});
+
+void describe("Informer transform", () => {
+  void it("drops managedFields from cached objects with withoutManagedFields", () => {
+    const obj = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "a", namespace: "n", resourceVersion: "5", managedFields: [{ manager: "x" }] },
+    };
+    const stripped = withoutManagedFields(obj as never);
+    assert.equal(stripped.metadata.managedFields, undefined);
+    assert.equal(stripped.metadata.name, "a");
+    assert.ok((obj.metadata as { managedFields?: unknown }).managedFields !== undefined, "the input was mutated");
+  });
+});
+
+void describe("Informer transform option", () => {
+  void it("caches and announces the transformed object, for listed, watched and written-through objects", async () => {
+    const source = new ScriptedSource();
+    const withFields = (name: string, rv: string): KubeObject => {
+      const obj = cm(name, rv);
+      (obj.metadata as { managedFields?: unknown }).managedFields = [{ manager: "kubectl" }];
+      return obj;
+    };
+    source.lists.push({ items: [withFields("listed", "1")], resourceVersion: "1" });
+    source.watches.push([{ type: "ADDED", object: withFields("watched", "2") }, "hang"]);
+    const informer = new Informer(source, mapping, { transform: withoutManagedFields });
+    const announced: KubeObject[] = [];
+    informer.on("add", (obj) => announced.push(obj));
+    informer.start();
+    await informer.synced();
+    await until("the watched object", () => informer.get("ns", "watched") !== undefined);
+    informer.upsert(withFields("written", "3"));
+    for (const name of ["listed", "watched", "written"]) {
+      assert.equal(informer.get("ns", name)?.metadata.managedFields, undefined, `${name} kept managedFields`);
+    }
+    assert.ok(announced.length >= 2 && announced.every((o) => o.metadata.managedFields === undefined));
+    await informer.stop();
   });
 });

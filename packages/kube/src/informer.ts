@@ -30,6 +30,18 @@ export interface InformerOptions {
   readonly pageSize?: number;
   /** Told about every list/watch failure (the informer retries by itself) and handler exception. */
   readonly onError?: (error: Error) => void;
+  /**
+   * Applied to every object before it is cached or announced (client-go's SetTransform): drop
+   * what the caller never reads, such as managedFields, which is often most of an object's size.
+   */
+  readonly transform?: (obj: KubeObject) => KubeObject;
+}
+
+/** A transform that drops metadata.managedFields, which a reconciler never reads. */
+export function withoutManagedFields(obj: KubeObject): KubeObject {
+  if (obj.metadata.managedFields === undefined) return obj;
+  const { managedFields: _dropped, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
 }
 
 export type InformerEvent = "add" | "update" | "delete";
@@ -43,6 +55,7 @@ export class Informer {
   readonly #source: ListWatchSource;
   readonly #options: InformerOptions;
   readonly #store = new ObjectStore();
+  readonly #transform: (obj: KubeObject) => KubeObject;
   readonly #handlers: Record<InformerEvent, Set<InformerHandler>> = {
     add: new Set(),
     update: new Set(),
@@ -62,6 +75,7 @@ export class Informer {
     this.#source = source;
     this.mapping = mapping;
     this.#options = options;
+    this.#transform = options.transform ?? ((obj) => obj);
     this.#backoff = new Backoff(options.backoff ?? { initialMs: 200, maxMs: 30_000 });
     this.#synced = new Promise<void>((resolve, reject) => {
       this.#resolveSynced = resolve;
@@ -116,7 +130,8 @@ export class Informer {
    * Write-through after our own write, so the next read does not see the older copy. Silent (no
    * handler runs); the watch event that follows with the same resourceVersion is not re-announced.
    */
-  upsert(obj: KubeObject): void {
+  upsert(written: KubeObject): void {
+    const obj = this.#transform(written);
     const old = this.#store.getByKey(keyOf(obj));
     if (old !== undefined && isOlder(obj.metadata.resourceVersion, old.metadata.resourceVersion)) return;
     this.#store.set(obj);
@@ -245,7 +260,8 @@ export class Informer {
   }
 
   /** Stores a copy from the server unless ours is newer, and announces real changes. */
-  #put(obj: KubeObject): void {
+  #put(received: KubeObject): void {
+    const obj = this.#transform(received);
     const old = this.#store.getByKey(keyOf(obj));
     if (old !== undefined && isOlder(obj.metadata.resourceVersion, old.metadata.resourceVersion)) return;
     this.#store.set(obj);
