@@ -194,12 +194,10 @@ export class Manager {
           const syncs = syncsForPush(this.#watcher.syncs(), push);
           await Promise.all(
             syncs.map((sync) =>
-              this.#syncQueues
-                .get(sync)
-                .enqueue("webhook", {
-                  reason: `push to ${push.branch}`,
-                  ...(push.commit === undefined ? {} : { commit: push.commit }),
-                }),
+              this.#syncQueues.get(sync).enqueue("webhook", {
+                reason: `push to ${push.branch}`,
+                ...(push.commit === undefined ? {} : { commit: push.commit }),
+              }),
             ),
           );
           return syncs.length;
@@ -249,15 +247,16 @@ export class Manager {
       allowFileRepos: this.#o.allowFileRepos,
       inScope: (sync) => this.#inScope(sync.metadata.labels),
       onFinalizerRemoved: (reason) => this.metrics.finalizerRemovals.inc({ reason }),
+      requestPass: async (sync, reason) => {
+        await this.#syncQueues.get(sync).enqueue("manager", { reason });
+      },
       onTornDown: (sync) =>
-        this.#syncQueues
-          .remove(sync)
-          .catch((error: unknown) =>
-            this.#log.warn("could not remove the queue of a deleted sync", {
-              sync: `${sync.kind}/${sync.namespace}/${sync.name}`,
-              error: String(error),
-            }),
-          ),
+        this.#syncQueues.remove(sync).catch((error: unknown) =>
+          this.#log.warn("could not remove the queue of a deleted sync", {
+            sync: `${sync.kind}/${sync.namespace}/${sync.name}`,
+            error: String(error),
+          }),
+        ),
     };
     this.#queue.worker(
       async (job) => {

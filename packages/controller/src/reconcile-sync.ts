@@ -22,6 +22,8 @@ export interface SyncContext {
   /** True when the sync is one this manager serves (its label selector). */
   readonly inScope: (sync: KubeObject) => boolean;
   readonly onFinalizerRemoved: (reason: FinalizerRemovalReason) => void;
+  /** Asks the sync's reconciler for a pass now, on its own queue (it polls Git, not its RSync). */
+  readonly requestPass: (sync: SyncRef, reason: string) => Promise<void>;
   /** After a teardown: clean up what lives outside the cluster (the sync's queue). */
   readonly onTornDown: (sync: SyncRef) => Promise<void>;
 }
@@ -63,6 +65,8 @@ async function finalizeSync(ctx: SyncContext, ref: SyncRef, raw: KubeObject): Pr
     // its finalizer going away brings this sync back here.
     const validation = validateSync(raw, { allowFileRepos: ctx.allowFileRepos });
     if (validation.ok) await ctx.workload.ensure(validation.sync);
+    // The reconciler notices a deletion on its next pass; without this that is the next poll.
+    await ctx.requestPass(ref, "the sync is being deleted");
     return;
   }
   await tearDown(ctx, ref);

@@ -45,7 +45,12 @@ export async function applyManifest(file: string): Promise<KubeObject[]> {
     const obj = doc.toJS() as KubeObject | null;
     if (obj === null) continue;
     const m = await mappingOf(obj.apiVersion, obj.kind);
-    applied.push(await client.patch(m, m.namespaced ? obj.metadata.namespace : undefined, obj.metadata.name, obj, "apply", { fieldManager: "driftless-tests", force: true }));
+    applied.push(
+      await client.patch(m, m.namespaced ? obj.metadata.namespace : undefined, obj.metadata.name, obj, "apply", {
+        fieldManager: "driftless-tests",
+        force: true,
+      }),
+    );
   }
   return applied;
 }
@@ -164,7 +169,10 @@ export async function startManager(t: TestContext, options: ManagerOptions = {})
     await writeFile(secretFile, options.webhookSecret, { mode: 0o600 });
     args.push("--webhook-port", "0", "--webhook-secret-file", secretFile);
   }
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, KUBECONFIG: "" } });
+  const child = spawn(process.execPath, args, {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, KUBECONFIG: "" },
+  });
   const logs: string[] = [];
   let leader = false;
   let started: ((line: Record<string, unknown>) => void) | undefined;
@@ -190,7 +198,9 @@ export async function startManager(t: TestContext, options: ManagerOptions = {})
   });
   child.stderr.setEncoding("utf8");
   child.stderr.on("data", (chunk: string) => logs.push(`stderr: ${chunk}`));
-  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? "?")));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once("exit", (code, signal) => resolve(code ?? signal ?? "?")),
+  );
   const line = await Promise.race([
     ready,
     exited.then((code) => {
@@ -216,7 +226,8 @@ export async function startManager(t: TestContext, options: ManagerOptions = {})
     // While the manager still runs, so deletion goes the normal way (finalizers and all).
     if (child.exitCode === null && child.signalCode === null) await cleanUpScope(scope);
     await manager.stop();
-    if (process.env["DRIFTLESS_TEST_LOGS"] === "1" || t.signal.aborted) process.stderr.write(`--- manager ${scope.id} (${manager.pid}) ---\n${logs.join("\n")}\n`);
+    if (process.env["DRIFTLESS_TEST_LOGS"] === "1" || t.signal.aborted)
+      process.stderr.write(`--- manager ${scope.id} (${manager.pid}) ---\n${logs.join("\n")}\n`);
   });
   return manager;
 }
@@ -235,15 +246,29 @@ export async function cleanUpScope(scope: ManagerScope): Promise<void> {
     ...(await client.list(Mapping.RepoSync, { labelSelector })).items,
   ];
   for (const sync of await list()) {
-    await client.delete(sync.kind === "RootSync" ? Mapping.RootSync : Mapping.RepoSync, sync.metadata.namespace, sync.metadata.name).catch(() => undefined);
+    await client
+      .delete(
+        sync.kind === "RootSync" ? Mapping.RootSync : Mapping.RepoSync,
+        sync.metadata.namespace,
+        sync.metadata.name,
+      )
+      .catch(() => undefined);
   }
   try {
     await eventually(async () => (await list()).length === 0, { timeoutMs: 30_000, what: "the scope's syncs deleted" });
-  } catch {
-    for (const sync of await list()) {
+  } catch (error) {
+    const stuck = await list();
+    for (const sync of stuck) {
       const m = sync.kind === "RootSync" ? Mapping.RootSync : Mapping.RepoSync;
-      await client.patch(m, sync.metadata.namespace, sync.metadata.name, { metadata: { finalizers: null } }, "merge").catch(() => undefined);
+      await client
+        .patch(m, sync.metadata.namespace, sync.metadata.name, { metadata: { finalizers: null } }, "merge")
+        .catch(() => undefined);
     }
+    // A deletion that needs this rescue is a failure of the manager, not of the cleanup.
+    throw new Error(
+      `syncs still there 30 s after deletion: ${stuck.map((s) => `${s.kind}/${s.metadata.namespace}/${s.metadata.name} ${JSON.stringify(s.metadata.finalizers)}`).join(", ")}`,
+      { cause: error },
+    );
   }
 }
 
@@ -276,8 +301,18 @@ export async function reconcilerLog(scope: ManagerScope, reconcilerName: string)
   return readFile(join(scope.stateDir, reconcilerName, "reconciler.log"), "utf8").catch(() => "(no log)");
 }
 
-export function configMap(name: string, namespace: string | undefined, data: Record<string, string>, extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, ...(namespace === undefined ? {} : { namespace }), ...extra }, data });
+export function configMap(
+  name: string,
+  namespace: string | undefined,
+  data: Record<string, string>,
+  extra: Record<string, unknown> = {},
+): string {
+  return JSON.stringify({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name, ...(namespace === undefined ? {} : { namespace }), ...extra },
+    data,
+  });
 }
 
 export interface SyncSpec {
@@ -287,7 +322,13 @@ export interface SyncSpec {
   readonly period?: string;
 }
 
-export function repoSyncObject(namespace: string, name: string, scope: ManagerScope, git: SyncSpec, annotations: Record<string, string> = {}): KubeObject {
+export function repoSyncObject(
+  namespace: string,
+  name: string,
+  scope: ManagerScope,
+  git: SyncSpec,
+  annotations: Record<string, string> = {},
+): KubeObject {
   return {
     apiVersion: "configsync.gke.io/v1beta1",
     kind: "RepoSync",
@@ -296,24 +337,76 @@ export function repoSyncObject(namespace: string, name: string, scope: ManagerSc
   };
 }
 
-export function rootSyncObject(name: string, scope: ManagerScope, git: SyncSpec, annotations: Record<string, string> = {}, override?: Record<string, unknown>): KubeObject {
+export function rootSyncObject(
+  name: string,
+  scope: ManagerScope,
+  git: SyncSpec,
+  annotations: Record<string, string> = {},
+  override?: Record<string, unknown>,
+): KubeObject {
   return {
     apiVersion: "configsync.gke.io/v1beta1",
     kind: "RootSync",
     metadata: { name, namespace: systemNamespace, labels: { ...scope.labels }, annotations },
-    spec: { sourceFormat: "unstructured", git: { auth: "none", period: "2s", ...git }, ...(override === undefined ? {} : { override }) },
+    spec: {
+      sourceFormat: "unstructured",
+      git: { auth: "none", period: "2s", ...git },
+      ...(override === undefined ? {} : { override }),
+    },
   };
 }
 
 export const Mapping = {
-  RootSync: { group: "configsync.gke.io", version: "v1beta1", kind: "RootSync", resource: "rootsyncs", namespaced: true, verbs: [] },
-  RepoSync: { group: "configsync.gke.io", version: "v1beta1", kind: "RepoSync", resource: "reposyncs", namespaced: true, verbs: [] },
+  RootSync: {
+    group: "configsync.gke.io",
+    version: "v1beta1",
+    kind: "RootSync",
+    resource: "rootsyncs",
+    namespaced: true,
+    verbs: [],
+  },
+  RepoSync: {
+    group: "configsync.gke.io",
+    version: "v1beta1",
+    kind: "RepoSync",
+    resource: "reposyncs",
+    namespaced: true,
+    verbs: [],
+  },
   ConfigMap: { group: "", version: "v1", kind: "ConfigMap", resource: "configmaps", namespaced: true, verbs: [] },
   Namespace: { group: "", version: "v1", kind: "Namespace", resource: "namespaces", namespaced: false, verbs: [] },
-  ServiceAccount: { group: "", version: "v1", kind: "ServiceAccount", resource: "serviceaccounts", namespaced: true, verbs: [] },
-  Deployment: { group: "apps", version: "v1", kind: "Deployment", resource: "deployments", namespaced: true, verbs: [] },
-  RoleBinding: { group: "rbac.authorization.k8s.io", version: "v1", kind: "RoleBinding", resource: "rolebindings", namespaced: true, verbs: [] },
-  ClusterRoleBinding: { group: "rbac.authorization.k8s.io", version: "v1", kind: "ClusterRoleBinding", resource: "clusterrolebindings", namespaced: false, verbs: [] },
+  ServiceAccount: {
+    group: "",
+    version: "v1",
+    kind: "ServiceAccount",
+    resource: "serviceaccounts",
+    namespaced: true,
+    verbs: [],
+  },
+  Deployment: {
+    group: "apps",
+    version: "v1",
+    kind: "Deployment",
+    resource: "deployments",
+    namespaced: true,
+    verbs: [],
+  },
+  RoleBinding: {
+    group: "rbac.authorization.k8s.io",
+    version: "v1",
+    kind: "RoleBinding",
+    resource: "rolebindings",
+    namespaced: true,
+    verbs: [],
+  },
+  ClusterRoleBinding: {
+    group: "rbac.authorization.k8s.io",
+    version: "v1",
+    kind: "ClusterRoleBinding",
+    resource: "clusterrolebindings",
+    namespaced: false,
+    verbs: [],
+  },
 } as const satisfies Record<string, ResourceMapping>;
 
 /** Creates a sync as the admin; deletes it (and waits for it to go) when the test ends, unless it is gone. */
@@ -326,7 +419,11 @@ export async function createSync(t: TestContext, obj: KubeObject): Promise<void>
   });
 }
 
-export async function getSync(kind: "RootSync" | "RepoSync", namespace: string, name: string): Promise<KubeObject | undefined> {
+export async function getSync(
+  kind: "RootSync" | "RepoSync",
+  namespace: string,
+  name: string,
+): Promise<KubeObject | undefined> {
   return (await admin()).get(kind === "RootSync" ? Mapping.RootSync : Mapping.RepoSync, namespace, name);
 }
 
@@ -344,19 +441,31 @@ export function conditionOf(sync: KubeObject | undefined, type: string): Conditi
 }
 
 /** Resolves once the sync reports `commit` synced without errors. */
-export function synced(kind: "RootSync" | "RepoSync", namespace: string, name: string, commit: string, timeoutMs = 60_000): Promise<KubeObject> {
+export function synced(
+  kind: "RootSync" | "RepoSync",
+  namespace: string,
+  name: string,
+  commit: string,
+  timeoutMs = 60_000,
+): Promise<KubeObject> {
   return eventually(
     async () => {
       const sync = await getSync(kind, namespace, name);
       const status = (sync?.["status"] ?? {}) as Record<string, unknown>;
       const syncing = conditionOf(sync, "Syncing");
-      return status["lastSyncedCommit"] === commit && syncing?.status === "False" && syncing.commit === commit ? sync : undefined;
+      return status["lastSyncedCommit"] === commit && syncing?.status === "False" && syncing.commit === commit
+        ? sync
+        : undefined;
     },
     { timeoutMs, what: `${kind} ${namespace}/${name} synced at ${commit.slice(0, 7)}` },
   );
 }
 
-export async function getObject(m: ResourceMapping, namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
+export async function getObject(
+  m: ResourceMapping,
+  namespace: string | undefined,
+  name: string,
+): Promise<KubeObject | undefined> {
   return (await admin()).get(m, namespace, name);
 }
 
@@ -364,7 +473,11 @@ export async function getObject(m: ResourceMapping, namespace: string | undefine
 export async function createNamespace(t: TestContext, prefix = "mgr"): Promise<string> {
   const client = await admin();
   const name = `${prefix}-${suffix()}`;
-  await client.create(Mapping.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name, labels: { "driftless.test/run": "true" } } });
+  await client.create(Mapping.Namespace, {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name, labels: { "driftless.test/run": "true" } },
+  });
   t.after(async () => {
     await client.delete(Mapping.Namespace, undefined, name).catch(() => undefined);
   });

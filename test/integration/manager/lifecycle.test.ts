@@ -20,7 +20,8 @@ import {
   systemNamespace,
 } from "./helpers.ts";
 
-const subjectsOf = (binding: KubeObject | undefined): string[] => ((binding?.["subjects"] ?? []) as { name: string }[]).map((s) => s.name);
+const subjectsOf = (binding: KubeObject | undefined): string[] =>
+  ((binding?.["subjects"] ?? []) as { name: string }[]).map((s) => s.name);
 
 test("a RootSync and a RepoSync each get their own reconciler, and deleting them tears it down", async (t) => {
   const manager = await startManager(t);
@@ -31,8 +32,20 @@ test("a RootSync and a RepoSync each get their own reconciler, and deleting them
   await repo.write("root/cm.yaml", configMap("from-root-sync", target, { team: "platform" }));
   const commit = await repo.commit("one object for each sync");
   const rootName = `root-${suffix()}`;
-  await createSync(t, repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch, dir: "repo" }));
-  await createSync(t, rootSyncObject(rootName, manager.scope, { repo: repo.url, branch: repo.branch, dir: "root" }));
+  // Rare polls: deleting must not wait for the reconciler's next poll to notice.
+  await createSync(
+    t,
+    repoSyncObject(namespace, "repo-sync", manager.scope, {
+      repo: repo.url,
+      branch: repo.branch,
+      dir: "repo",
+      period: "10m",
+    }),
+  );
+  await createSync(
+    t,
+    rootSyncObject(rootName, manager.scope, { repo: repo.url, branch: repo.branch, dir: "root", period: "10m" }),
+  );
 
   const repoSync = await synced("RepoSync", namespace, "repo-sync", commit);
   const rootSync = await synced("RootSync", systemNamespace, rootName, commit);
@@ -46,30 +59,56 @@ test("a RootSync and a RepoSync each get their own reconciler, and deleting them
     [rootSync, rootReconciler],
   ] as const) {
     assert.equal((sync["status"] as Record<string, unknown>)["reconciler"], reconciler);
-    assert.ok(sync.metadata.finalizers?.includes("configsync.gke.io/reconciler-manager"), `${reconciler}: no manager finalizer`);
-    assert.ok(sync.metadata.finalizers?.includes("configsync.gke.io/reconciler"), `${reconciler}: no reconciler finalizer`);
+    assert.ok(
+      sync.metadata.finalizers?.includes("configsync.gke.io/reconciler-manager"),
+      `${reconciler}: no manager finalizer`,
+    );
+    assert.ok(
+      sync.metadata.finalizers?.includes("configsync.gke.io/reconciler"),
+      `${reconciler}: no reconciler finalizer`,
+    );
     assert.equal(conditionOf(sync, "Stalled")?.status, "False");
     assert.ok(await getObject(Mapping.ServiceAccount, systemNamespace, reconciler), `no ServiceAccount ${reconciler}`);
   }
-  await eventually(async () => conditionOf(await getSync("RepoSync", namespace, "repo-sync"), "Reconciling")?.status === "False", { what: "Reconciling=False" });
+  await eventually(
+    async () => conditionOf(await getSync("RepoSync", namespace, "repo-sync"), "Reconciling")?.status === "False",
+    { what: "Reconciling=False" },
+  );
   assert.equal((await reconcilerPids(manager.scope, "repo-sync")).length, 1, "one reconciler process for the RepoSync");
   assert.equal((await reconcilerPids(manager.scope, rootName)).length, 1, "one reconciler process for the RootSync");
   const roleBinding = await getObject(Mapping.RoleBinding, namespace, "configsync.gke.io:ns-reconciler");
   assert.deepEqual(subjectsOf(roleBinding), [nsReconciler]);
-  assert.ok(subjectsOf(await getObject(Mapping.ClusterRoleBinding, undefined, "configsync.gke.io:root-reconciler")).includes(rootReconciler));
+  assert.ok(
+    subjectsOf(await getObject(Mapping.ClusterRoleBinding, undefined, "configsync.gke.io:root-reconciler")).includes(
+      rootReconciler,
+    ),
+  );
 
   const client = await admin();
   await client.delete(Mapping.RepoSync, namespace, "repo-sync");
   await client.delete(Mapping.RootSync, systemNamespace, rootName);
-  await eventually(async () => (await getSync("RepoSync", namespace, "repo-sync")) === undefined && (await getSync("RootSync", systemNamespace, rootName)) === undefined, {
-    what: "both syncs deleted",
-  });
+  await eventually(
+    async () =>
+      (await getSync("RepoSync", namespace, "repo-sync")) === undefined &&
+      (await getSync("RootSync", systemNamespace, rootName)) === undefined,
+    {
+      what: "both syncs deleted",
+    },
+  );
   // Teardown happened before the manager let go: nothing of either reconciler is left.
   assert.deepEqual(await reconcilerPids(manager.scope), [], "a reconciler process survived its sync");
   assert.equal(await getObject(Mapping.ServiceAccount, systemNamespace, nsReconciler), undefined);
   assert.equal(await getObject(Mapping.ServiceAccount, systemNamespace, rootReconciler), undefined);
-  assert.equal(await getObject(Mapping.RoleBinding, namespace, "configsync.gke.io:ns-reconciler"), undefined, "the last subject out deletes the shared RoleBinding");
-  assert.ok(!subjectsOf(await getObject(Mapping.ClusterRoleBinding, undefined, "configsync.gke.io:root-reconciler")).includes(rootReconciler));
+  assert.equal(
+    await getObject(Mapping.RoleBinding, namespace, "configsync.gke.io:ns-reconciler"),
+    undefined,
+    "the last subject out deletes the shared RoleBinding",
+  );
+  assert.ok(
+    !subjectsOf(await getObject(Mapping.ClusterRoleBinding, undefined, "configsync.gke.io:root-reconciler")).includes(
+      rootReconciler,
+    ),
+  );
   // Orphan (the default): the managed objects stay.
   assert.ok(await getObject(Mapping.ConfigMap, namespace, "from-repo-sync"));
   assert.ok(await getObject(Mapping.ConfigMap, target, "from-root-sync"));
@@ -82,20 +121,37 @@ test("changing a sync's spec restarts its reconciler on the new spec", async (t)
   await repo.write("one/cm.yaml", configMap("one", undefined, { v: "1" }));
   await repo.write("two/cm.yaml", configMap("two", undefined, { v: "2" }));
   const commit = await repo.commit("two directories");
-  await createSync(t, repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch, dir: "one" }));
+  await createSync(
+    t,
+    repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch, dir: "one" }),
+  );
   await synced("RepoSync", namespace, "repo-sync", commit);
   const [before] = await reconcilerPids(manager.scope, "repo-sync");
   assert.ok(before !== undefined);
 
   const client = await admin();
-  await client.patch(Mapping.RepoSync, namespace, "repo-sync", { spec: { git: { dir: "two", period: "3s" } } }, "merge");
-  await eventually(async () => (await getObject(Mapping.ConfigMap, namespace, "two")) !== undefined, { timeoutMs: 60_000, what: "the new directory synced" });
-  const after = await eventually(async () => {
-    const pids = await reconcilerPids(manager.scope, "repo-sync");
-    return pids.length === 1 && pids[0] !== before ? pids[0] : undefined;
-  }, { what: "a new reconciler process" });
+  await client.patch(
+    Mapping.RepoSync,
+    namespace,
+    "repo-sync",
+    { spec: { git: { dir: "two", period: "3s" } } },
+    "merge",
+  );
+  await eventually(async () => (await getObject(Mapping.ConfigMap, namespace, "two")) !== undefined, {
+    timeoutMs: 60_000,
+    what: "the new directory synced",
+  });
+  const after = await eventually(
+    async () => {
+      const pids = await reconcilerPids(manager.scope, "repo-sync");
+      return pids.length === 1 && pids[0] !== before ? pids[0] : undefined;
+    },
+    { what: "a new reconciler process" },
+  );
   assert.notEqual(after, before);
-  await eventually(async () => (await getObject(Mapping.ConfigMap, namespace, "one")) === undefined, { what: "the old directory's object pruned" });
+  await eventually(async () => (await getObject(Mapping.ConfigMap, namespace, "one")) === undefined, {
+    what: "the old directory's object pruned",
+  });
 });
 
 test("an invalid sync is reported Stalled (KNV1061) and gets no reconciler", async (t) => {
@@ -105,14 +161,24 @@ test("an invalid sync is reported Stalled (KNV1061) and gets no reconciler", asy
   const tooLong = `r${"x".repeat(45)}`;
   const bad = [
     repoSyncObject(namespace, tooLong, manager.scope, { repo: "https://example.invalid/r.git", branch: "main" }),
-    { ...rootSyncObject(`root-${suffix()}`, manager.scope, { repo: "https://example.invalid/r.git", branch: "main" }), metadata: { name: `root-${suffix()}`, namespace, labels: { ...manager.scope.labels } } },
-    { ...repoSyncObject(namespace, "oci-sync", manager.scope, { repo: "x", branch: "main" }), spec: { sourceType: "oci", oci: { image: "example.invalid/i:1", auth: "none" } } },
+    {
+      ...rootSyncObject(`root-${suffix()}`, manager.scope, { repo: "https://example.invalid/r.git", branch: "main" }),
+      metadata: { name: `root-${suffix()}`, namespace, labels: { ...manager.scope.labels } },
+    },
+    {
+      ...repoSyncObject(namespace, "oci-sync", manager.scope, { repo: "x", branch: "main" }),
+      spec: { sourceType: "oci", oci: { image: "example.invalid/i:1", auth: "none" } },
+    },
   ];
   for (const obj of bad) await createSync(t, obj);
   for (const obj of bad) {
     const stalled = await eventually(
       async () => {
-        const sync = await client.get(obj.kind === "RootSync" ? Mapping.RootSync : Mapping.RepoSync, obj.metadata.namespace, obj.metadata.name);
+        const sync = await client.get(
+          obj.kind === "RootSync" ? Mapping.RootSync : Mapping.RepoSync,
+          obj.metadata.namespace,
+          obj.metadata.name,
+        );
         const condition = conditionOf(sync, "Stalled");
         return condition?.status === "True" ? { sync, condition } : undefined;
       },
@@ -121,7 +187,10 @@ test("an invalid sync is reported Stalled (KNV1061) and gets no reconciler", asy
     assert.equal(stalled.condition.reason, "Validation");
     const errors = (stalled.condition as { errors?: { code: string }[] }).errors ?? [];
     assert.equal(errors[0]?.code, "1061");
-    assert.ok(!stalled.sync?.metadata.finalizers?.includes("configsync.gke.io/reconciler-manager"), "an invalid sync got the manager finalizer");
+    assert.ok(
+      !stalled.sync?.metadata.finalizers?.includes("configsync.gke.io/reconciler-manager"),
+      "an invalid sync got the manager finalizer",
+    );
   }
   assert.deepEqual(await reconcilerPids(manager.scope), []);
 });
@@ -136,10 +205,13 @@ test("a reconciler process killed with SIGKILL is restarted and keeps syncing", 
   const [pid] = await reconcilerPids(manager.scope, "repo-sync");
   assert.ok(pid !== undefined);
   process.kill(pid, "SIGKILL");
-  await eventually(async () => {
-    const pids = await reconcilerPids(manager.scope, "repo-sync");
-    return pids.length === 1 && pids[0] !== pid;
-  }, { what: "the reconciler restarted" });
+  await eventually(
+    async () => {
+      const pids = await reconcilerPids(manager.scope, "repo-sync");
+      return pids.length === 1 && pids[0] !== pid;
+    },
+    { what: "the reconciler restarted" },
+  );
   await repo.write("cm.yaml", configMap("a", undefined, { v: "2" }));
   const next = await repo.commit("v2");
   await synced("RepoSync", namespace, "repo-sync", next, 90_000).catch(async (error: unknown) => {

@@ -32,7 +32,10 @@ async function syncedRepoSync(t: TestContext, manager: RunningManager): Promise<
   const repo = await TestRepo.create(t);
   for (const name of ["a", "b", "c"]) await repo.write(`${name}.yaml`, configMap(name, undefined, { name }));
   const commit = await repo.commit("three config maps");
-  await createSync(t, repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch }, foreground));
+  await createSync(
+    t,
+    repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch }, foreground),
+  );
   await synced("RepoSync", namespace, "repo-sync", commit);
   return namespace;
 }
@@ -43,10 +46,16 @@ async function deleteNamespaceAndWait(namespace: string, manager: RunningManager
   const started = Date.now();
   await client.delete(Mapping.Namespace, undefined, namespace);
   try {
-    await eventually(async () => (await getObject(Mapping.Namespace, undefined, namespace)) === undefined, { timeoutMs: deadlineMs, intervalMs: 200, what: `namespace ${namespace} deleted` });
+    await eventually(async () => (await getObject(Mapping.Namespace, undefined, namespace)) === undefined, {
+      timeoutMs: deadlineMs,
+      intervalMs: 200,
+      what: `namespace ${namespace} deleted`,
+    });
   } catch (error) {
     const sync = await getSync("RepoSync", namespace, "repo-sync");
-    throw new Error(`${String(error)}\nRepoSync finalizers: ${JSON.stringify(sync?.metadata.finalizers)}\nmanager log:\n${manager.logs.slice(-30).join("\n")}`);
+    throw new Error(
+      `${String(error)}\nRepoSync finalizers: ${JSON.stringify(sync?.metadata.finalizers)}\nmanager log:\n${manager.logs.slice(-30).join("\n")}`,
+    );
   }
   return Date.now() - started;
 }
@@ -57,8 +66,14 @@ test("deleting the namespace of a Foreground RepoSync completes within 30 s", as
   const elapsed = await deleteNamespaceAndWait(namespace, manager);
   t.diagnostic(`namespace gone after ${elapsed} ms`);
   assert.equal(await getSync("RepoSync", namespace, "repo-sync"), undefined);
-  await eventually(async () => (await reconcilerPids(manager.scope)).length === 0, { what: "the reconciler process stopped" });
-  assert.equal(await getObject(Mapping.ServiceAccount, systemNamespace, `ns-reconciler-${namespace}`), undefined, "the reconciler's ServiceAccount is left");
+  await eventually(async () => (await reconcilerPids(manager.scope)).length === 0, {
+    what: "the reconciler process stopped",
+  });
+  assert.equal(
+    await getObject(Mapping.ServiceAccount, systemNamespace, `ns-reconciler-${namespace}`),
+    undefined,
+    "the reconciler's ServiceAccount is left",
+  );
 });
 
 test("the namespace deletion completes even when the reconciler is frozen (SIGSTOP)", async (t) => {
@@ -76,7 +91,9 @@ test("the namespace deletion completes even when the reconciler is frozen (SIGST
   });
   const elapsed = await deleteNamespaceAndWait(namespace, manager);
   t.diagnostic(`namespace gone after ${elapsed} ms with the reconciler frozen`);
-  await eventually(async () => !(await reconcilerPids(manager.scope)).includes(pid), { what: "the frozen reconciler stopped" });
+  await eventually(async () => !(await reconcilerPids(manager.scope)).includes(pid), {
+    what: "the frozen reconciler stopped",
+  });
 });
 
 test("the namespace deletion completes when the reconciler has lost its RoleBinding first (the seed's race)", async (t) => {
@@ -92,12 +109,34 @@ test("the namespace deletion completes when the reconciler has lost its RoleBind
 test("the namespace deletion completes when the reconciler is not running at all (deployment mode, no kubelet)", async (t) => {
   const manager = await startManager(t, { mode: "deployment" });
   const namespace = await createNamespace(t, "doomed");
-  await createSync(t, repoSyncObject(namespace, "repo-sync", manager.scope, { repo: "https://example.invalid/r.git", branch: "main" }, foreground));
+  await createSync(
+    t,
+    repoSyncObject(
+      namespace,
+      "repo-sync",
+      manager.scope,
+      { repo: "https://example.invalid/r.git", branch: "main" },
+      foreground,
+    ),
+  );
   const client = await admin();
-  await eventually(async () => (await getObject(Mapping.Deployment, systemNamespace, `ns-reconciler-${namespace}`)) !== undefined, { what: "the reconciler Deployment" });
+  await eventually(
+    async () => (await getObject(Mapping.Deployment, systemNamespace, `ns-reconciler-${namespace}`)) !== undefined,
+    { what: "the reconciler Deployment" },
+  );
   // A reconciler that once ran (and added its finalizer) but has no pod now.
-  await client.patch(Mapping.RepoSync, namespace, "repo-sync", { metadata: { finalizers: ["configsync.gke.io/reconciler-manager", "configsync.gke.io/reconciler"] } }, "merge");
+  await client.patch(
+    Mapping.RepoSync,
+    namespace,
+    "repo-sync",
+    { metadata: { finalizers: ["configsync.gke.io/reconciler-manager", "configsync.gke.io/reconciler"] } },
+    "merge",
+  );
   await deleteNamespaceAndWait(namespace, manager);
-  assert.equal(await getObject(Mapping.Deployment, systemNamespace, `ns-reconciler-${namespace}`), undefined, "the Deployment was left behind");
+  assert.equal(
+    await getObject(Mapping.Deployment, systemNamespace, `ns-reconciler-${namespace}`),
+    undefined,
+    "the Deployment was left behind",
+  );
   assert.match(await manager.metrics(), /driftless_finalizer_removals_total\{reason="namespace-terminating"\} [1-9]/);
 });

@@ -2,7 +2,20 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ManagementAnnotationKeys, ManagementLabelKeys } from "@driftless/api";
 import { eventually, suffix, TestRepo } from "../../support/index.ts";
-import { admin, configMap, createNamespace, createSync, getObject, getSync, Mapping, reconcilerPids, rootSyncObject, startManager, synced, systemNamespace } from "./helpers.ts";
+import {
+  admin,
+  configMap,
+  createNamespace,
+  createSync,
+  getObject,
+  getSync,
+  Mapping,
+  reconcilerPids,
+  rootSyncObject,
+  startManager,
+  synced,
+  systemNamespace,
+} from "./helpers.ts";
 
 const hold = "driftless.test/hold";
 
@@ -14,46 +27,96 @@ test("RootSync deletion with Foreground deletes every managed object before the 
   for (const name of names) await repo.write(`${name}.yaml`, configMap(name, target, { name }));
   const commit = await repo.commit("three config maps");
   const rootName = `root-${suffix()}`;
-  await createSync(t, rootSyncObject(rootName, manager.scope, { repo: repo.url, branch: repo.branch }, { "configsync.gke.io/deletion-propagation-policy": "Foreground" }));
+  await createSync(
+    t,
+    rootSyncObject(
+      rootName,
+      manager.scope,
+      { repo: repo.url, branch: repo.branch },
+      { "configsync.gke.io/deletion-propagation-policy": "Foreground" },
+    ),
+  );
   await synced("RootSync", systemNamespace, rootName, commit);
   const client = await admin();
   // A finalizer of our own holds `b` in Terminating, so the order is observable, not a race.
   await client.patch(Mapping.ConfigMap, target, "b", { metadata: { finalizers: [hold] } }, "merge");
-  t.after(() => client.patch(Mapping.ConfigMap, target, "b", { metadata: { finalizers: null } }, "merge").catch(() => undefined));
+  t.after(() =>
+    client.patch(Mapping.ConfigMap, target, "b", { metadata: { finalizers: null } }, "merge").catch(() => undefined),
+  );
 
   await client.delete(Mapping.RootSync, systemNamespace, rootName);
-  await eventually(async () => (await getObject(Mapping.ConfigMap, target, "b"))?.metadata.deletionTimestamp !== undefined, { what: "b being deleted" });
-  await eventually(async () => (await getObject(Mapping.ConfigMap, target, "a")) === undefined && (await getObject(Mapping.ConfigMap, target, "c")) === undefined, { what: "a and c deleted" });
+  await eventually(
+    async () => (await getObject(Mapping.ConfigMap, target, "b"))?.metadata.deletionTimestamp !== undefined,
+    { what: "b being deleted" },
+  );
+  await eventually(
+    async () =>
+      (await getObject(Mapping.ConfigMap, target, "a")) === undefined &&
+      (await getObject(Mapping.ConfigMap, target, "c")) === undefined,
+    { what: "a and c deleted" },
+  );
   const waiting = await getSync("RootSync", systemNamespace, rootName);
-  assert.ok(waiting?.metadata.deletionTimestamp !== undefined, "the RootSync went away while a managed object still existed");
-  assert.ok(waiting.metadata.finalizers?.includes("configsync.gke.io/reconciler"), "the RootSync no longer waits for its reconciler");
-  assert.equal((await reconcilerPids(manager.scope, rootName)).length, 1, "the reconciler must keep running until it is done");
+  assert.ok(
+    waiting?.metadata.deletionTimestamp !== undefined,
+    "the RootSync went away while a managed object still existed",
+  );
+  assert.ok(
+    waiting.metadata.finalizers?.includes("configsync.gke.io/reconciler"),
+    "the RootSync no longer waits for its reconciler",
+  );
+  assert.equal(
+    (await reconcilerPids(manager.scope, rootName)).length,
+    1,
+    "the reconciler must keep running until it is done",
+  );
 
   await client.patch(Mapping.ConfigMap, target, "b", { metadata: { finalizers: null } }, "merge");
-  await eventually(async () => (await getSync("RootSync", systemNamespace, rootName)) === undefined, { timeoutMs: 60_000, what: "the RootSync deleted" });
-  for (const name of names) assert.equal(await getObject(Mapping.ConfigMap, target, name), undefined, `${name} outlived the RootSync`);
-  await eventually(async () => (await reconcilerPids(manager.scope)).length === 0, { what: "the reconciler torn down" });
+  await eventually(async () => (await getSync("RootSync", systemNamespace, rootName)) === undefined, {
+    timeoutMs: 60_000,
+    what: "the RootSync deleted",
+  });
+  for (const name of names)
+    assert.equal(await getObject(Mapping.ConfigMap, target, name), undefined, `${name} outlived the RootSync`);
+  await eventually(async () => (await reconcilerPids(manager.scope)).length === 0, {
+    what: "the reconciler torn down",
+  });
 });
 
 test("RootSync deletion with Orphan leaves the managed objects, stripped of driftless metadata", async (t) => {
   const manager = await startManager(t);
   const target = await createNamespace(t, "orphan");
   const repo = await TestRepo.create(t);
-  await repo.write("a.yaml", configMap("a", target, { keep: "me" }, { labels: { app: "demo" }, annotations: { "example.com/note": "user" } }));
+  await repo.write(
+    "a.yaml",
+    configMap("a", target, { keep: "me" }, { labels: { app: "demo" }, annotations: { "example.com/note": "user" } }),
+  );
   const commit = await repo.commit("one config map");
   const rootName = `root-${suffix()}`;
-  await createSync(t, rootSyncObject(rootName, manager.scope, { repo: repo.url, branch: repo.branch }, { "configsync.gke.io/deletion-propagation-policy": "Orphan" }));
+  await createSync(
+    t,
+    rootSyncObject(
+      rootName,
+      manager.scope,
+      { repo: repo.url, branch: repo.branch },
+      { "configsync.gke.io/deletion-propagation-policy": "Orphan" },
+    ),
+  );
   await synced("RootSync", systemNamespace, rootName, commit);
   const managed = await getObject(Mapping.ConfigMap, target, "a");
   assert.equal(managed?.metadata.annotations?.["configmanagement.gke.io/managed"], "enabled");
 
   await (await admin()).delete(Mapping.RootSync, systemNamespace, rootName);
-  await eventually(async () => (await getSync("RootSync", systemNamespace, rootName)) === undefined, { timeoutMs: 60_000, what: "the RootSync deleted" });
+  await eventually(async () => (await getSync("RootSync", systemNamespace, rootName)) === undefined, {
+    timeoutMs: 60_000,
+    what: "the RootSync deleted",
+  });
   const left = await getObject(Mapping.ConfigMap, target, "a");
   assert.ok(left !== undefined, "an orphaned object was deleted");
   assert.deepEqual(left["data"], { keep: "me" });
-  for (const key of ManagementAnnotationKeys) assert.equal(left.metadata.annotations?.[key], undefined, `annotation ${key} left behind`);
-  for (const key of ManagementLabelKeys) assert.equal(left.metadata.labels?.[key], undefined, `label ${key} left behind`);
+  for (const key of ManagementAnnotationKeys)
+    assert.equal(left.metadata.annotations?.[key], undefined, `annotation ${key} left behind`);
+  for (const key of ManagementLabelKeys)
+    assert.equal(left.metadata.labels?.[key], undefined, `label ${key} left behind`);
   assert.equal(left.metadata.labels?.["app"], "demo", "the object's own labels are kept");
   assert.equal(left.metadata.annotations?.["example.com/note"], "user", "the object's own annotations are kept");
 });
