@@ -194,7 +194,7 @@ async function run(count: number): Promise<Row> {
         .join("")
         .split("\n")
         .filter((l) => l.includes('"pass finished"')))
-        process.stderr.write(line.slice(0, 400) + "\n");
+        process.stderr.write(line.slice(0, 200) + " " + (/"phases".*/.exec(line)?.[0] ?? "") + "\n");
     }
 
     // An unchanged pass: wait for two more passes and read the last one's duration from the JSON log.

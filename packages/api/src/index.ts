@@ -155,7 +155,6 @@ export {
   parseManagerAnnotation,
   inventoryId,
   resourceId,
-  syncQueueName,
 } from "./names.ts";
 export type { ManagerRef } from "./names.ts";
 

@@ -8,7 +8,6 @@ import {
   reconcilerName,
   resourceId,
   rootReconcilerName,
-  syncQueueName,
 } from "./names.ts";
 
 void describe("reconciler names", () => {
@@ -89,24 +88,5 @@ void describe("resourceId", () => {
       resourceId({ group: "rbac.authorization.k8s.io", kind: "ClusterRole", namespace: "", name: "x" }),
       "rbac.authorization.k8s.io_clusterrole_x",
     );
-  });
-});
-
-void describe("syncQueueName", () => {
-  void it("contains no ':' (BullMQ refuses it) and is the same on every call", () => {
-    const name = syncQueueName("RootSync", "config-management-system", "root-sync");
-    assert.equal(name, "sync_rootsync_config-management-system_root-sync");
-    assert.ok(!name.includes(":"));
-    assert.equal(syncQueueName("RootSync", "config-management-system", "root-sync"), name);
-  });
-
-  void it("differs between kinds, namespaces and names", () => {
-    const names = new Set([
-      syncQueueName("RootSync", "config-management-system", "a"),
-      syncQueueName("RepoSync", "config-management-system", "a"),
-      syncQueueName("RepoSync", "a-b", "c"),
-      syncQueueName("RepoSync", "a", "b-c"),
-    ]);
-    assert.equal(names.size, 4);
   });
 });

@@ -83,12 +83,3 @@ export function resourceId(ref: ObjectRef): string {
   const namespace = ref.namespace ?? "";
   return namespace === "" ? `${ref.group}_${kind}_${ref.name}` : `${ref.group}_${kind}_${namespace}_${ref.name}`;
 }
-
-/**
- * The queue of one sync: `sync_<kind>_<namespace>_<name>`, kind lowercased. BullMQ rejects `:` in
- * queue names; `_` cannot occur in a kind, namespace or object name, so the parts can never run
- * together and two syncs never share a queue. Stable across restarts: it depends only on identity.
- */
-export function syncQueueName(kind: SyncKind, namespace: string, syncName: string): string {
-  return `sync_${kind.toLowerCase()}_${namespace}_${syncName}`;
-}

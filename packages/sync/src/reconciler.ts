@@ -1,11 +1,11 @@
 import { join } from "node:path";
-import { Defaults, DriftlessError, ErrorClass, parseDuration, syncQueueName } from "@driftless/api";
+import { Defaults, DriftlessError, ErrorClass, parseDuration } from "@driftless/api";
 import { DirectLiveState, type ApplyOptions, type PruneOptions, type SyncIdentity } from "@driftless/applier";
 import { GitFetcher, type FetchResult } from "@driftless/git";
 import { KubeClient, RestMapper } from "@driftless/kube";
 import { createMetrics, serveMetrics, syncLabels, type Metrics } from "@driftless/metrics";
 import { Annotator, PatchMaker } from "@driftless/objectmatcher";
-import { createRedisConnection, SyncQueue, type Poller, type RedisConnection } from "@driftless/queue";
+import { createRedisConnection, SyncQueue, syncQueueName, type Poller, type RedisConnection } from "@driftless/queue";
 import { readSource, type SourceResult } from "@driftless/source";
 import type { PassContext } from "./context.ts";
 import { ensureFinalizer, finalize } from "./finalizer.ts";
@@ -16,6 +16,13 @@ import { runPass, type PassTrigger } from "./pass.ts";
 import { Remediator } from "./remediator.ts";
 import { loadSync } from "./rsync.ts";
 import type { PassReport } from "./status.ts";
+
+/** Resident and heap memory, for the pass log line (operators watch it; benchmarks read it). */
+function memoryMiB(): Readonly<Record<string, number>> {
+  const m = process.memoryUsage();
+  const mib = (n: number): number => Math.round(n / 1048576);
+  return { rss: mib(m.rss), heapUsed: mib(m.heapUsed), heapTotal: mib(m.heapTotal), external: mib(m.external) };
+}
 
 export interface ReconcilerOptions {
   readonly identity: SyncIdentity;
@@ -72,7 +79,8 @@ export class Reconciler implements PassContext {
     this.options = options;
     this.client = client;
     this.identity = options.identity;
-    this.syncKey = syncQueueName(options.identity.kind, options.identity.namespace, options.identity.name);
+    // The queue's name doubles as the git cache key: one naming of a sync, no `:` or `/`.
+    this.syncKey = syncQueueName(options.identity);
     this.log =
       options.log ??
       createLogger({
@@ -260,6 +268,7 @@ export class Reconciler implements PassContext {
       synced: report.synced,
       seconds: Math.round(seconds * 1000) / 1000,
       phases: report.phases,
+      memoryMiB: memoryMiB(),
       errors: [...report.sourceErrors, ...report.syncErrors]
         .slice(0, 5)
         .map((e) => ({ code: e.code, message: e.message })),
