@@ -40,13 +40,18 @@ class BodyTooLarge extends Error {}
 
 function readBody(request: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
+    if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) {
+      reject(new BodyTooLarge());
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     request.on("data", (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBodyBytes) {
+        // Stop keeping it; the rest is read and dropped so the 413 reaches the sender.
+        chunks.length = 0;
         reject(new BodyTooLarge());
-        request.destroy();
         return;
       }
       chunks.push(chunk);

@@ -6,11 +6,25 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeObject } from "@driftless/kube";
 import { eventually, suffix } from "../../support/index.ts";
-import { admin, conditionOf, createNamespace, createSync, getObject, getSync, Mapping, repoSyncObject, rootSyncObject, startManager, systemNamespace } from "./helpers.ts";
+import {
+  admin,
+  conditionOf,
+  createNamespace,
+  createSync,
+  getObject,
+  getSync,
+  Mapping,
+  repoSyncObject,
+  rootSyncObject,
+  startManager,
+  systemNamespace,
+} from "./helpers.ts";
 
 const git = { repo: "https://example.invalid/config.git", branch: "main" };
-const subjects = (binding: KubeObject | undefined): string[] => ((binding?.["subjects"] ?? []) as { name: string }[]).map((s) => s.name);
-const roleRefOf = (binding: KubeObject | undefined): unknown => (binding?.["roleRef"] as { kind: string; name: string } | undefined)?.name;
+const subjects = (binding: KubeObject | undefined): string[] =>
+  ((binding?.["subjects"] ?? []) as { name: string }[]).map((s) => s.name);
+const roleRefOf = (binding: KubeObject | undefined): unknown =>
+  (binding?.["roleRef"] as { kind: string; name: string } | undefined)?.name;
 
 interface Container {
   name: string;
@@ -18,11 +32,21 @@ interface Container {
   securityContext: Record<string, unknown>;
   resources: Record<string, unknown>;
 }
-function podSpec(deployment: KubeObject | undefined): { serviceAccountName: string; containers: Container[]; securityContext: Record<string, unknown> } {
+function podSpec(deployment: KubeObject | undefined): {
+  serviceAccountName: string;
+  containers: Container[];
+  securityContext: Record<string, unknown>;
+} {
   return ((deployment?.["spec"] as Record<string, unknown>)["template"] as { spec: never }).spec;
 }
 function templateAnnotations(deployment: KubeObject | undefined): Record<string, string> {
-  return (((deployment?.["spec"] as Record<string, unknown>)["template"] as { metadata: { annotations?: Record<string, string> } }).metadata.annotations ?? {});
+  return (
+    (
+      (deployment?.["spec"] as Record<string, unknown>)["template"] as {
+        metadata: { annotations?: Record<string, string> };
+      }
+    ).metadata.annotations ?? {}
+  );
 }
 
 test("a RepoSync gets a Deployment, ServiceAccount and a RoleBinding in its namespace only, all removed with it", async (t) => {
@@ -34,7 +58,9 @@ test("a RepoSync gets a Deployment, ServiceAccount and a RoleBinding in its name
   const names = [`ns-reconciler-${namespace}`, `ns-reconciler-${namespace}-${other}-${other.length}`];
 
   for (const name of names) {
-    const deployment = await eventually(() => getObject(Mapping.Deployment, systemNamespace, name), { what: `Deployment ${name}` });
+    const deployment = await eventually(() => getObject(Mapping.Deployment, systemNamespace, name), {
+      what: `Deployment ${name}`,
+    });
     const pod = podSpec(deployment);
     assert.equal(pod.serviceAccountName, name);
     assert.equal(pod.securityContext["runAsNonRoot"], true);
@@ -53,33 +79,57 @@ test("a RepoSync gets a Deployment, ServiceAccount and a RoleBinding in its name
   assert.equal(roleRefOf(binding), "configsync.gke.io:ns-reconciler");
   assert.deepEqual(subjects(binding).sort(), [...names].sort(), "one shared RoleBinding lists both reconcilers");
   const clusterBindings = await (await admin()).list(Mapping.ClusterRoleBinding);
-  assert.ok(!clusterBindings.items.some((b) => subjects(b).some((s) => names.includes(s))), "a RepoSync reconciler is bound cluster-wide");
-  const sync = await eventually(async () => {
-    const s = await getSync("RepoSync", namespace, "repo-sync");
-    return conditionOf(s, "Reconciling")?.status === "True" ? s : undefined;
-  }, { what: "Reconciling=True while the Deployment is not available" });
+  assert.ok(
+    !clusterBindings.items.some((b) => subjects(b).some((s) => names.includes(s))),
+    "a RepoSync reconciler is bound cluster-wide",
+  );
+  const sync = await eventually(
+    async () => {
+      const s = await getSync("RepoSync", namespace, "repo-sync");
+      return conditionOf(s, "Reconciling")?.status === "True" ? s : undefined;
+    },
+    { what: "Reconciling=True while the Deployment is not available" },
+  );
   assert.equal(conditionOf(sync, "Reconciling")?.reason, "Deployment");
 
   // A spec change rolls the pod template; a Deployment deleted by hand comes back.
   const client = await admin();
   const before = templateAnnotations(await getObject(Mapping.Deployment, systemNamespace, names[0] ?? ""));
   await client.patch(Mapping.RepoSync, namespace, "repo-sync", { spec: { git: { dir: "elsewhere" } } }, "merge");
-  await eventually(async () => JSON.stringify(templateAnnotations(await getObject(Mapping.Deployment, systemNamespace, names[0] ?? ""))) !== JSON.stringify(before), {
-    what: "the pod template changed",
-  });
+  await eventually(
+    async () =>
+      JSON.stringify(templateAnnotations(await getObject(Mapping.Deployment, systemNamespace, names[0] ?? ""))) !==
+      JSON.stringify(before),
+    {
+      what: "the pod template changed",
+    },
+  );
   await client.delete(Mapping.Deployment, systemNamespace, names[0] ?? "");
-  await eventually(async () => (await getObject(Mapping.Deployment, systemNamespace, names[0] ?? ""))?.metadata.deletionTimestamp === undefined && (await getObject(Mapping.Deployment, systemNamespace, names[0] ?? "")) !== undefined, {
-    what: "the Deployment re-created",
-  });
+  await eventually(
+    async () =>
+      (await getObject(Mapping.Deployment, systemNamespace, names[0] ?? ""))?.metadata.deletionTimestamp ===
+        undefined && (await getObject(Mapping.Deployment, systemNamespace, names[0] ?? "")) !== undefined,
+    {
+      what: "the Deployment re-created",
+    },
+  );
 
   await client.delete(Mapping.RepoSync, namespace, other);
-  await eventually(async () => (await getSync("RepoSync", namespace, other)) === undefined, { what: "the second RepoSync deleted" });
+  await eventually(async () => (await getSync("RepoSync", namespace, other)) === undefined, {
+    what: "the second RepoSync deleted",
+  });
   assert.equal(await getObject(Mapping.Deployment, systemNamespace, names[1] ?? ""), undefined);
   assert.equal(await getObject(Mapping.ServiceAccount, systemNamespace, names[1] ?? ""), undefined);
-  assert.deepEqual(subjects(await getObject(Mapping.RoleBinding, namespace, "configsync.gke.io:ns-reconciler")), [names[0]], "the remaining reconciler keeps its binding");
+  assert.deepEqual(
+    subjects(await getObject(Mapping.RoleBinding, namespace, "configsync.gke.io:ns-reconciler")),
+    [names[0]],
+    "the remaining reconciler keeps its binding",
+  );
 
   await client.delete(Mapping.RepoSync, namespace, "repo-sync");
-  await eventually(async () => (await getSync("RepoSync", namespace, "repo-sync")) === undefined, { what: "the RepoSync deleted" });
+  await eventually(async () => (await getSync("RepoSync", namespace, "repo-sync")) === undefined, {
+    what: "the RepoSync deleted",
+  });
   assert.equal(await getObject(Mapping.Deployment, systemNamespace, names[0] ?? ""), undefined);
   assert.equal(await getObject(Mapping.RoleBinding, namespace, "configsync.gke.io:ns-reconciler"), undefined);
 });
@@ -92,7 +142,10 @@ test("a RootSync is bound to cluster-admin, or to its roleRefs instead; bindings
   await createSync(t, rootSyncObject(name, manager.scope, git));
   const legacy = "configsync.gke.io:root-reconciler";
   const base = "configsync.gke.io:root-reconciler-base";
-  await eventually(async () => subjects(await getObject(Mapping.ClusterRoleBinding, undefined, legacy)).includes(reconciler), { what: "bound to cluster-admin" });
+  await eventually(
+    async () => subjects(await getObject(Mapping.ClusterRoleBinding, undefined, legacy)).includes(reconciler),
+    { what: "bound to cluster-admin" },
+  );
   assert.equal(roleRefOf(await getObject(Mapping.ClusterRoleBinding, undefined, legacy)), "cluster-admin");
   assert.ok(await getObject(Mapping.Deployment, systemNamespace, reconciler));
 
@@ -104,25 +157,45 @@ test("a RootSync is bound to cluster-admin, or to its roleRefs instead; bindings
   await client.patch(Mapping.RootSync, systemNamespace, name, { spec: { override: { roleRefs } } }, "merge");
   const owned = async (): Promise<KubeObject[]> => {
     const selector = `configsync.gke.io/sync-kind=RootSync,configsync.gke.io/sync-name=${name}`;
-    return [...(await client.list(Mapping.ClusterRoleBinding, { labelSelector: selector })).items, ...(await client.list(Mapping.RoleBinding, { labelSelector: selector })).items];
+    return [
+      ...(await client.list(Mapping.ClusterRoleBinding, { labelSelector: selector })).items,
+      ...(await client.list(Mapping.RoleBinding, { labelSelector: selector })).items,
+    ];
   };
   await eventually(async () => (await owned()).length === 2, { what: "one binding per roleRef" });
   for (const binding of await owned()) {
-    assert.ok(binding.metadata.name.startsWith(`${reconciler}-`), `${binding.metadata.name} is not named after the reconciler`);
+    assert.ok(
+      binding.metadata.name.startsWith(`${reconciler}-`),
+      `${binding.metadata.name} is not named after the reconciler`,
+    );
     assert.deepEqual(subjects(binding), [reconciler]);
   }
   const byKind = Object.fromEntries((await owned()).map((b) => [b.kind, b]));
   assert.equal(roleRefOf(byKind["ClusterRoleBinding"]), "view");
   assert.equal(roleRefOf(byKind["RoleBinding"]), "editor");
   assert.equal(byKind["RoleBinding"]?.metadata.namespace, namespace);
-  assert.ok(subjects(await getObject(Mapping.ClusterRoleBinding, undefined, base)).includes(reconciler), "not bound to the base role");
-  assert.ok(!subjects(await getObject(Mapping.ClusterRoleBinding, undefined, legacy)).includes(reconciler), "still cluster-admin despite roleRefs");
+  assert.ok(
+    subjects(await getObject(Mapping.ClusterRoleBinding, undefined, base)).includes(reconciler),
+    "not bound to the base role",
+  );
+  assert.ok(
+    !subjects(await getObject(Mapping.ClusterRoleBinding, undefined, legacy)).includes(reconciler),
+    "still cluster-admin despite roleRefs",
+  );
 
-  await client.patch(Mapping.RootSync, systemNamespace, name, { spec: { override: { roleRefs: [{ kind: "ClusterRole", name: "view" }] } } }, "merge");
+  await client.patch(
+    Mapping.RootSync,
+    systemNamespace,
+    name,
+    { spec: { override: { roleRefs: [{ kind: "ClusterRole", name: "view" }] } } },
+    "merge",
+  );
   await eventually(async () => (await owned()).length === 1, { what: "the dropped roleRef's binding removed" });
 
   await client.delete(Mapping.RootSync, systemNamespace, name);
-  await eventually(async () => (await getSync("RootSync", systemNamespace, name)) === undefined, { what: "the RootSync deleted" });
+  await eventually(async () => (await getSync("RootSync", systemNamespace, name)) === undefined, {
+    what: "the RootSync deleted",
+  });
   assert.deepEqual(await owned(), []);
   assert.ok(!subjects(await getObject(Mapping.ClusterRoleBinding, undefined, base)).includes(reconciler));
   assert.equal(await getObject(Mapping.Deployment, systemNamespace, reconciler), undefined);

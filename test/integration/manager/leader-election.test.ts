@@ -2,7 +2,18 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { eventually, TestRepo } from "../../support/index.ts";
-import { admin, configMap, createNamespace, createSync, reconcilerPids, repoSyncObject, startManager, synced, systemNamespace, type RunningManager } from "./helpers.ts";
+import {
+  admin,
+  configMap,
+  createNamespace,
+  createSync,
+  reconcilerPids,
+  repoSyncObject,
+  startManager,
+  synced,
+  systemNamespace,
+  type RunningManager,
+} from "./helpers.ts";
 
 async function parentOf(pid: number): Promise<number> {
   const stat = await readFile(`/proc/${pid}/stat`, "utf8");
@@ -11,7 +22,10 @@ async function parentOf(pid: number): Promise<number> {
 }
 
 function reconcilerGauge(metrics: string): number {
-  return [...metrics.matchAll(/^driftless_reconcilers\{state="[a-z]+"\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  return [...metrics.matchAll(/^driftless_reconcilers\{state="[a-z]+"\} (\d+)/gm)].reduce(
+    (sum, m) => sum + Number(m[1]),
+    0,
+  );
 }
 
 test("two manager replicas: exactly one acts, and the other takes over when it dies", async (t) => {
@@ -22,7 +36,8 @@ test("two manager replicas: exactly one acts, and the other takes over when it d
   const repo = await TestRepo.create(t);
   await repo.write("cm.yaml", configMap("a", undefined, { v: "1" }));
   const first = await repo.commit("v1");
-  for (const ns of namespaces) await createSync(t, repoSyncObject(ns, "repo-sync", a.scope, { repo: repo.url, branch: repo.branch }));
+  for (const ns of namespaces)
+    await createSync(t, repoSyncObject(ns, "repo-sync", a.scope, { repo: repo.url, branch: repo.branch }));
   for (const ns of namespaces) await synced("RepoSync", ns, "repo-sync", first);
 
   assert.equal(a.isLeader(), true);
@@ -33,7 +48,13 @@ test("two manager replicas: exactly one acts, and the other takes over when it d
   assert.equal(reconcilerGauge(await b.metrics()), 0, "the standby reports reconcilers");
   assert.equal(reconcilerGauge(await a.metrics()), 2);
   assert.ok(!b.logs.some((l) => l.includes('"reconciler process started"')), "the standby started a reconciler");
-  const lease = await (await admin()).get({ group: "coordination.k8s.io", version: "v1", kind: "Lease", resource: "leases", namespaced: true, verbs: [] }, systemNamespace, a.scope.leaseName);
+  const lease = await (
+    await admin()
+  ).get(
+    { group: "coordination.k8s.io", version: "v1", kind: "Lease", resource: "leases", namespaced: true, verbs: [] },
+    systemNamespace,
+    a.scope.leaseName,
+  );
   assert.ok(lease !== undefined);
 
   a.process.kill("SIGKILL");

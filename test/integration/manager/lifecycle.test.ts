@@ -219,3 +219,48 @@ test("a reconciler process killed with SIGKILL is restarted and keeps syncing", 
   });
   assert.deepEqual((await getObject(Mapping.ConfigMap, namespace, "a"))?.["data"], { v: "2" });
 });
+
+test("serves /metrics, /healthz and /readyz, and SIGTERM stops every reconciler and leaves the setup intact for the next manager", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t);
+  const repo = await TestRepo.create(t);
+  await repo.write("cm.yaml", configMap("a", undefined, { v: "1" }));
+  const first = await repo.commit("v1");
+  await createSync(t, repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch }));
+  await synced("RepoSync", namespace, "repo-sync", first);
+  const base = `http://127.0.0.1:${manager.metricsPort}`;
+  assert.equal((await fetch(`${base}/healthz`)).status, 200);
+  assert.equal((await fetch(`${base}/readyz`)).status, 200);
+  const metrics = await eventually(
+    async () => {
+      const text = await manager.metrics();
+      return /driftless_reconcilers\{state="running"\} 1/.test(text) ? text : undefined;
+    },
+    { what: "one running reconciler in /metrics" },
+  );
+  for (const series of [
+    'driftless_queue_depth{queue="manager"}',
+    'driftless_job_duration_seconds_count{queue="manager",result="success"}',
+    "driftless_finalizer_removals_total",
+    "process_resident_memory_bytes",
+  ]) {
+    assert.ok(metrics.includes(series), `/metrics lacks ${series}`);
+  }
+
+  assert.equal(await manager.stop(), 0, "SIGTERM is a clean exit");
+  assert.deepEqual(await reconcilerPids(manager.scope), [], "a reconciler outlived the manager");
+  const sync = await getSync("RepoSync", namespace, "repo-sync");
+  assert.ok(
+    sync?.metadata.finalizers?.includes("configsync.gke.io/reconciler-manager"),
+    "shutdown is not deletion: the finalizer stays",
+  );
+  assert.ok(
+    await getObject(Mapping.ServiceAccount, systemNamespace, `ns-reconciler-${namespace}`),
+    "shutdown is not teardown: the ServiceAccount stays",
+  );
+
+  const next = await startManager(t, { scope: manager.scope });
+  await repo.write("cm.yaml", configMap("a", undefined, { v: "2" }));
+  await synced("RepoSync", namespace, "repo-sync", await repo.commit("v2"));
+  assert.equal((await reconcilerPids(next.scope, "repo-sync")).length, 1);
+});

@@ -6,7 +6,17 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { TestRepo } from "../../support/index.ts";
-import { admin, configMap, createNamespace, createSync, managerKubeconfig, repoSyncObject, startManager, synced, systemNamespace } from "./helpers.ts";
+import {
+  admin,
+  configMap,
+  createNamespace,
+  createSync,
+  managerKubeconfig,
+  repoSyncObject,
+  startManager,
+  synced,
+  systemNamespace,
+} from "./helpers.ts";
 
 interface Attributes {
   readonly verb: string;
@@ -58,8 +68,18 @@ test("the manager's ServiceAccount may manage reconcilers but read no Secrets an
     { verb: "escalate", resource: "clusterroles", group: "rbac.authorization.k8s.io" },
     { verb: "delete", resource: "customresourcedefinitions", group: "apiextensions.k8s.io" },
   ];
-  for (const a of may) assert.equal(await allowed(manager, a), true, `the manager may not ${a.verb} ${a.resource}${a.subresource ? `/${a.subresource}` : ""} in ${a.namespace ?? "the cluster"}`);
-  for (const a of mayNot) assert.equal(await allowed(manager, a), false, `the manager may ${a.verb} ${a.resource}${a.subresource ? `/${a.subresource}` : ""} in ${a.namespace ?? "the cluster"}`);
+  for (const a of may)
+    assert.equal(
+      await allowed(manager, a),
+      true,
+      `the manager may not ${a.verb} ${a.resource}${a.subresource ? `/${a.subresource}` : ""} in ${a.namespace ?? "the cluster"}`,
+    );
+  for (const a of mayNot)
+    assert.equal(
+      await allowed(manager, a),
+      false,
+      `the manager may ${a.verb} ${a.resource}${a.subresource ? `/${a.subresource}` : ""} in ${a.namespace ?? "the cluster"}`,
+    );
 });
 
 test("a RepoSync's reconciler may act in its namespace and nowhere else", async (t) => {
@@ -72,8 +92,21 @@ test("a RepoSync's reconciler may act in its namespace and nowhere else", async 
   await synced("RepoSync", namespace, "repo-sync", await repo.commit("v1"));
   const reconciler = `ns-reconciler-${namespace}`;
   assert.equal(await allowed(reconciler, { verb: "create", resource: "configmaps", namespace }), true);
-  assert.equal(await allowed(reconciler, { verb: "update", resource: "reposyncs", subresource: "status", group: "configsync.gke.io", namespace }), true);
-  assert.equal(await allowed(reconciler, { verb: "get", resource: "secrets", namespace }), true, "it reads its own Secrets (git credentials)");
+  assert.equal(
+    await allowed(reconciler, {
+      verb: "update",
+      resource: "reposyncs",
+      subresource: "status",
+      group: "configsync.gke.io",
+      namespace,
+    }),
+    true,
+  );
+  assert.equal(
+    await allowed(reconciler, { verb: "get", resource: "secrets", namespace }),
+    true,
+    "it reads its own Secrets (git credentials)",
+  );
   for (const a of [
     { verb: "create", resource: "configmaps", namespace: elsewhere },
     { verb: "get", resource: "secrets", namespace: elsewhere },
@@ -82,6 +115,10 @@ test("a RepoSync's reconciler may act in its namespace and nowhere else", async 
     { verb: "create", resource: "clusterrolebindings", group: "rbac.authorization.k8s.io" },
     { verb: "get", resource: "secrets", namespace: systemNamespace },
   ] satisfies Attributes[]) {
-    assert.equal(await allowed(reconciler, a), false, `${reconciler} may ${a.verb} ${a.resource} in ${a.namespace ?? "the cluster"}`);
+    assert.equal(
+      await allowed(reconciler, a),
+      false,
+      `${reconciler} may ${a.verb} ${a.resource} in ${a.namespace ?? "the cluster"}`,
+    );
   }
 });
