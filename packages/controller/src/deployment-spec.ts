@@ -99,7 +99,7 @@ export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings):
               name: ReconcilerContainer,
               image: settings.image,
               imagePullPolicy: settings.imagePullPolicy ?? "IfNotPresent",
-              args: ["node", "apps/reconciler/src/main.ts"],
+              command: ["node", "apps/reconciler/src/main.ts"],
               env,
               ports: [{ name: "metrics", containerPort: ReconcilerMetricsPort, protocol: "TCP" }],
               readinessProbe: probe("/readyz", 10),
