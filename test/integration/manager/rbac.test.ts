@@ -5,9 +5,15 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parse, parseAllDocuments } from "yaml";
+import type { KubeObject } from "@driftless/kube";
+import { findRepoRoot } from "@driftless/local-cluster";
 import { TestRepo } from "../../support/index.ts";
 import {
   admin,
+  mappingOf,
   configMap,
   createNamespace,
   createSync,
@@ -120,5 +126,37 @@ test("a RepoSync's reconciler may act in its namespace and nowhere else", async 
       false,
       `${reconciler} may ${a.verb} ${a.resource} in ${a.namespace ?? "the cluster"}`,
     );
+  }
+});
+
+test("every file of manifests/kustomization.yaml is accepted by the API server (server-side dry run)", async () => {
+  await managerKubeconfig(); // the namespace must exist for namespaced dry runs
+  const dir = join(findRepoRoot(), "manifests");
+  const kustomization = parse(await readFile(join(dir, "kustomization.yaml"), "utf8")) as { resources: string[] };
+  const client = await admin();
+  const kinds: string[] = [];
+  for (const file of kustomization.resources) {
+    for (const doc of parseAllDocuments(await readFile(join(dir, file), "utf8"))) {
+      const obj = doc.toJS() as KubeObject;
+      const m = await mappingOf(obj.apiVersion, obj.kind);
+      await client.patch(m, m.namespaced ? obj.metadata.namespace : undefined, obj.metadata.name, obj, "apply", {
+        fieldManager: "driftless-tests",
+        force: true,
+        dryRun: true,
+        fieldValidation: "Strict",
+      });
+      kinds.push(obj.kind);
+    }
+  }
+  for (const kind of [
+    "CustomResourceDefinition",
+    "Namespace",
+    "ServiceAccount",
+    "ClusterRole",
+    "Role",
+    "Deployment",
+    "Service",
+  ]) {
+    assert.ok(kinds.includes(kind), `manifests/ has no ${kind}`);
   }
 });
