@@ -18,6 +18,7 @@ import {
 } from "@driftless/kube";
 import { applyPatch, type Annotator, type PatchMaker } from "@driftless/objectmatcher";
 import { mapLimit } from "./concurrency.ts";
+import { computeHealth, type HealthStatus } from "./kstatus.ts";
 import { annotationsOf, decorate, isManagementDisabled, setToken } from "./decorate.ts";
 import type { DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
 import type { LiveState } from "./live-state.ts";
@@ -38,8 +39,11 @@ export type Operation = (typeof Operation)[keyof typeof Operation];
 export interface ApplyOutcome {
   readonly desired: DesiredObject;
   readonly operation: Operation;
-  /** The live object after the step (what the API server returned, or the unchanged cached one). */
-  readonly live?: KubeObject;
+  /**
+   * kstatus of the live object after the step. Only the verdict is kept, not the object: at 10,000
+   * objects, holding every server response until the next pass would cost tens of MiB.
+   */
+  readonly health?: HealthStatus;
   readonly mapping?: ResourceMapping;
   readonly error?: DriftlessError;
 }
@@ -166,7 +170,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
             fieldManager: options.fieldManager,
           });
           options.live.remember(mapping, created);
-          return { desired, operation: Operation.Created, live: created, mapping };
+          return { desired, operation: Operation.Created, health: computeHealth(created), mapping };
         }
         const liveAnnotations = current.metadata.annotations ?? {};
         const otherManager = liveAnnotations[ManagedAnnotation.Manager];
@@ -178,7 +182,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
           return {
             desired,
             operation: Operation.Failed,
-            live: current,
+            health: computeHealth(current),
             mapping,
             error: new ManagementConflictError(desired, otherManager),
           };
@@ -187,14 +191,15 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
           mutationIgnored(decorated) ||
           liveAnnotations[UserAnnotation.LifecycleMutation] === LifecycleMutationValue.Ignore
         ) {
-          return { desired, operation: Operation.Unchanged, live: current, mapping };
+          return { desired, operation: Operation.Unchanged, health: computeHealth(current), mapping };
         }
         // Compare with the token the object already carries: a new commit alone is not a change.
         const candidate = structuredClone(decorated);
         const currentToken = liveAnnotations[ManagedAnnotation.Token];
         setToken(candidate, currentToken ?? options.commit);
         const result = options.matcher.calculate(current, candidate);
-        if (result.isEmpty()) return { desired, operation: Operation.Unchanged, live: current, mapping };
+        if (result.isEmpty())
+          return { desired, operation: Operation.Unchanged, health: computeHealth(current), mapping };
 
         // A full update of current with the patch applied keeps what others own (fields, list
         // items, labels) and sends exact strategic-merge semantics, which a generic patch client would lose.
@@ -208,7 +213,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
         };
         const updated = await options.client.replace(mapping, body, { fieldManager: options.fieldManager });
         options.live.remember(mapping, updated);
-        return { desired, operation: Operation.Updated, live: updated, mapping };
+        return { desired, operation: Operation.Updated, health: computeHealth(updated), mapping };
       } catch (error) {
         // Optimistic concurrency: someone wrote between our read and write; re-read and re-decide.
         if ((isConflict(error) || isAlreadyExists(error)) && attempt < maxConflictRetries) {

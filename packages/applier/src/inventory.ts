@@ -2,6 +2,8 @@ import { isDeepStrictEqual } from "node:util";
 import { InventoryIdLabel, inventoryId } from "@driftless/api";
 import { isNotFound, type KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import type { SyncIdentity } from "./desired.ts";
+import { fitStatuses, InventoryTooLargeError, ResourceGroupByteBudget } from "./inventory-budget.ts";
+import type { ResourceStatusEntry } from "./resource-status.ts";
 import { compareIds, idKey, type ObjectId } from "./object-id.ts";
 
 export const resourceGroupMapping: ResourceMapping = {
@@ -13,21 +15,8 @@ export const resourceGroupMapping: ResourceMapping = {
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
 };
 
-/** One entry of ResourceGroup status.resourceStatuses. */
-export interface ResourceStatusEntry extends ObjectId {
-  readonly status: string;
-  readonly sourceHash?: string;
-  readonly strategy: "Apply" | "Delete";
-  readonly actuation: "Pending" | "Succeeded" | "Skipped" | "Failed";
-  readonly reconcile: "Pending" | "Succeeded" | "Skipped" | "Failed";
-  readonly conditions?: readonly {
-    type: string;
-    status: string;
-    reason?: string;
-    message?: string;
-    lastTransitionTime?: string;
-  }[];
-}
+/** Condition on the ResourceGroup when status.resourceStatuses had to be shortened (driftless's own). */
+export const StatusesOmittedCondition = "ResourceStatusesOmitted";
 
 /**
  * The sync's ResourceGroup: the record of every object it applied, which is what pruning trusts.
@@ -54,6 +43,8 @@ export class Inventory {
       ids.map((id) => [idKey(id), { group: id.group, kind: id.kind, namespace: id.namespace ?? "", name: id.name }]),
     );
     const resources = [...unique.values()].sort(compareIds);
+    const bytes = JSON.stringify(resources).length;
+    if (bytes > ResourceGroupByteBudget) throw new InventoryTooLargeError(resources.length, bytes);
     for (let attempt = 0; attempt < 5; attempt++) {
       const current = await this.client.get(resourceGroupMapping, this.sync.namespace, this.sync.name);
       if (current === undefined) {
@@ -85,12 +76,26 @@ export class Inventory {
   async writeStatus(statuses: readonly ResourceStatusEntry[]): Promise<void> {
     const current = await this.client.get(resourceGroupMapping, this.sync.namespace, this.sync.name);
     if (current === undefined) return;
-    const sorted = [...statuses].sort(compareIds);
+    const { status: _previous, ...withoutStatus } = current;
+    const spare = ResourceGroupByteBudget - JSON.stringify(withoutStatus).length - 2_000;
+    const { kept, omitted } = fitStatuses(statuses, spare);
+    const previous = (current["status"] ?? {}) as { conditions?: { type: string }[] };
+    const conditions = (previous.conditions ?? []).filter((c) => c.type !== StatusesOmittedCondition);
+    if (omitted > 0) {
+      conditions.push({
+        type: StatusesOmittedCondition,
+        status: "True",
+        reason: "SizeLimit",
+        message: `${omitted} of ${statuses.length} resource statuses are omitted to keep the ResourceGroup under etcd's request limit; objects that need attention are listed first`,
+      } as { type: string });
+    }
     const status = {
-      ...(current["status"] as object | undefined),
+      ...previous,
       observedGeneration: current.metadata.generation ?? 0,
-      resourceStatuses: sorted,
+      resourceStatuses: kept,
+      ...(conditions.length > 0 ? { conditions } : {}),
     };
+    if (conditions.length === 0) delete (status as { conditions?: unknown }).conditions;
     if (isDeepStrictEqual(current["status"], status)) return;
     try {
       await this.client.replaceStatus(resourceGroupMapping, { ...current, status });

@@ -35,10 +35,14 @@ for (let round = 1; round <= rounds; round++) {
   }
 }
 
-console.log("| round | start to ready (CRDs installed) | idempotent up | etcd RSS | kube-apiserver RSS | kube-controller-manager RSS |");
+console.log(
+  "| round | start to ready (CRDs installed) | idempotent up | etcd RSS | kube-apiserver RSS | kube-controller-manager RSS |",
+);
 console.log("| --- | --- | --- | --- | --- | --- |");
 for (const r of results) {
-  console.log(`| ${r.round} | ${r.coldStartMs} ms | ${r.idempotentUpMs} ms | ${r.rssMiB["etcd"]} MiB | ${r.rssMiB["kube-apiserver"]} MiB | ${r.rssMiB["kube-controller-manager"]} MiB |`);
+  console.log(
+    `| ${r.round} | ${r.coldStartMs} ms | ${r.idempotentUpMs} ms | ${r.rssMiB["etcd"]} MiB | ${r.rssMiB["kube-apiserver"]} MiB | ${r.rssMiB["kube-controller-manager"]} MiB |`,
+  );
 }
 const out = process.env["BENCH_OUT"];
 if (out !== undefined) await writeFile(out, JSON.stringify({ benchmark: "control-plane", results }, null, 2));

@@ -88,11 +88,15 @@ function signal(pid: number, sig: NodeJS.Signals): boolean {
   }
 }
 
-/** A test run that crashes must not leak an apiserver: kill attached processes when this process exits. */
+/**
+ * A test run that crashes or is interrupted must not leak an apiserver: kill attached processes
+ * when this process exits. Node skips "exit" handlers on a signal it has no handler for, so the
+ * usual termination signals are caught too, and re-raised once the children are gone.
+ */
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
-  process.on("exit", () => {
+  const killAttached = (): void => {
     for (const pid of attached) {
       try {
         process.kill(pid, "SIGKILL");
@@ -100,5 +104,13 @@ function installExitHook(): void {
         // already gone
       }
     }
-  });
+    attached.clear();
+  };
+  process.on("exit", killAttached);
+  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.once(sig, () => {
+      killAttached();
+      process.kill(process.pid, sig);
+    });
+  }
 }

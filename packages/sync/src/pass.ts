@@ -9,7 +9,6 @@ import {
 } from "@driftless/api";
 import {
   applyPlan,
-  computeHealth,
   idKey,
   Inventory,
   plan,
@@ -244,7 +243,7 @@ function resourceStatuses(applied: readonly ApplyOutcome[], commit: string): Res
   return applied.map((o) => {
     const failed = o.error !== undefined;
     const actuation = o.operation === Operation.Skipped ? "Skipped" : failed ? "Failed" : "Succeeded";
-    const health = failed && o.live === undefined ? "Unknown" : computeHealth(o.live);
+    const health = o.health ?? "Unknown";
     return {
       ...o.desired.id,
       status: health,
