@@ -1,11 +1,12 @@
 /**
  * Credentials for a reconciler child process: a token minted for the reconciler's own
- * ServiceAccount (TokenRequest API) in a kubeconfig of its own. A child then has exactly the
- * permissions its Deployment would have in cluster mode, never the manager's.
+ * ServiceAccount (TokenRequest API), in a token file its kubeconfig points to. A child then has
+ * exactly the permissions its Deployment would have in cluster mode, never the manager's; the
+ * manager rewrites the file before the token expires, and the child re-reads it (as a pod does
+ * with its projected token).
  */
 import { readFileSync } from "node:fs";
 import { rename, writeFile } from "node:fs/promises";
-import { KubeConfig } from "@kubernetes/client-node";
 import type { KubeClient } from "@driftless/kube";
 
 /** Where the API server is and how to trust it, copied from the manager's own kubeconfig. */
@@ -16,7 +17,12 @@ export interface ClusterAccess {
   readonly insecureSkipTlsVerify: boolean;
 }
 
-export function readClusterAccess(kubeconfig: string | undefined): ClusterAccess {
+/**
+ * Read once, in process mode only. client-node is imported here, lazily, because it is the one
+ * reader of every kubeconfig form; it costs ~85 MiB, so a manager in deployment mode never loads it.
+ */
+export async function readClusterAccess(kubeconfig: string | undefined): Promise<ClusterAccess> {
+  const { KubeConfig } = await import("@kubernetes/client-node");
   const kc = new KubeConfig();
   if (kubeconfig !== undefined) kc.loadFromFile(kubeconfig);
   else if (process.env["KUBERNETES_SERVICE_HOST"] !== undefined) kc.loadFromCluster();
@@ -35,7 +41,7 @@ export interface MintedToken {
 
 /** A bound token for `namespace/serviceAccount`, valid for about `expirationSeconds` (the server may shorten it). */
 export async function mintToken(
-  client: KubeClient,
+  client: Pick<KubeClient, "request">,
   namespace: string,
   serviceAccount: string,
   expirationSeconds: number,
@@ -53,8 +59,24 @@ export async function mintToken(
   return { token, expiresAt };
 }
 
-/** Writes a kubeconfig with the token, readable by the owner only, atomically (a child never reads half a file). */
-export async function writeKubeconfig(path: string, access: ClusterAccess, user: string, token: string): Promise<void> {
+/** Writes `content` so that a reader never sees half of it, readable by the owner only. */
+async function writeAtomically(path: string, content: string): Promise<void> {
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, content, { mode: 0o600 });
+  await rename(tmp, path);
+}
+
+export function writeToken(path: string, token: string): Promise<void> {
+  return writeAtomically(path, token);
+}
+
+/** A kubeconfig whose user reads its token from `tokenFile` (re-read by the client every minute and after a 401). */
+export async function writeKubeconfig(
+  path: string,
+  access: ClusterAccess,
+  user: string,
+  tokenFile: string,
+): Promise<void> {
   const config = {
     apiVersion: "v1",
     kind: "Config",
@@ -68,11 +90,9 @@ export async function writeKubeconfig(path: string, access: ClusterAccess, user:
         },
       },
     ],
-    users: [{ name: user, user: { token } }],
+    users: [{ name: user, user: { tokenFile } }],
     contexts: [{ name: user, context: { cluster: "cluster", user } }],
     "current-context": user,
   };
-  const tmp = `${path}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(config, null, 2), { mode: 0o600 });
-  await rename(tmp, path);
+  await writeAtomically(path, JSON.stringify(config, null, 2));
 }

@@ -17,7 +17,7 @@ import {
 } from "@driftless/queue";
 import type { Logger } from "@driftless/sync";
 import { Counter } from "prom-client";
-import { readClusterAccess } from "./credentials.ts";
+import { readClusterAccess, type ClusterAccess } from "./credentials.ts";
 import { DeploymentWorkload } from "./deployment-workload.ts";
 import type { DeploymentSettings } from "./deployment-spec.ts";
 import { parseLabelSelector, type LabelSelector } from "./label-selector.ts";
@@ -87,7 +87,7 @@ export class Manager {
   /** Resolves when the manager ends on its own (never on stop()). */
   readonly ended: Promise<ManagerEnd>;
 
-  private constructor(options: ManagerOptions, client: KubeClient) {
+  private constructor(options: ManagerOptions, client: KubeClient, access: ClusterAccess | undefined) {
     this.#o = options;
     this.#log = options.log;
     this.client = client;
@@ -128,7 +128,7 @@ export class Manager {
     });
     this.metrics.watchQueueDepth("manager", this.#queue);
     this.#syncQueues = new SyncQueues(this.#redis, options.queuePrefix);
-    this.workload = this.#createWorkload();
+    this.workload = this.#createWorkload(access);
     this.#watcher = new SyncWatcher({
       client,
       syncSelector: options.syncSelector,
@@ -150,7 +150,9 @@ export class Manager {
 
   static async start(options: ManagerOptions): Promise<Manager> {
     const client = await KubeClient.fromKubeconfig(options.kubeconfig, { userAgent: "driftless-manager/0.1.0" });
-    const manager = new Manager(options, client);
+    // Process mode hands the API server's address and CA on to reconciler processes.
+    const access = options.mode === ReconcilerMode.Process ? await readClusterAccess(options.kubeconfig) : undefined;
+    const manager = new Manager(options, client, access);
     await manager.#start();
     return manager;
   }
@@ -214,15 +216,16 @@ export class Manager {
     });
   }
 
-  #createWorkload(): ReconcilerWorkload {
+  #createWorkload(access: ClusterAccess | undefined): ReconcilerWorkload {
     const o = this.#o;
     if (o.mode === ReconcilerMode.Deployment) {
       if (o.deployment === undefined) throw new Error("deployment mode needs the reconciler image");
       return new DeploymentWorkload(this.client, { ...o.deployment, queuePrefix: o.queuePrefix, logLevel: o.logLevel });
     }
+    if (access === undefined) throw new Error("process mode needs the cluster's address");
     return new ProcessWorkload({
       client: this.client,
-      access: readClusterAccess(o.kubeconfig),
+      access,
       stateDir: o.stateDir,
       reconcilerEntry: o.reconcilerEntry,
       redisUrl: o.redisUrl,

@@ -12,12 +12,13 @@ import { ReconcilerState } from "@driftless/metrics";
 import type { SyncRef } from "@driftless/queue";
 import type { Logger } from "@driftless/sync";
 import { DefaultRestartBackoff, type BackoffPolicy } from "./backoff.ts";
-import { mintToken, writeKubeconfig, type ClusterAccess } from "./credentials.ts";
+import { writeKubeconfig, type ClusterAccess } from "./credentials.ts";
 import { ensureIdentity, removeIdentity } from "./identity.ts";
 import { KeyedLock } from "./keyed-lock.ts";
 import { planIdentity } from "./rbac-plan.ts";
 import { specHash } from "./spec-hash.ts";
 import { ProcessState, SupervisedProcess, type LaunchSpec } from "./supervisor.ts";
+import { TokenRotation } from "./token-rotation.ts";
 import { ReconcilerMode, syncKeyOf, syncRefOf, type ReconcilerWorkload, type WorkloadStatus } from "./workload.ts";
 
 export interface ProcessWorkloadOptions {
@@ -37,7 +38,7 @@ export interface ProcessWorkloadOptions {
   readonly restartBackoff?: BackoffPolicy;
   readonly stopGraceMs?: number;
   readonly stableAfterMs?: number;
-  /** Requested token lifetime; the child is restarted with a fresh token at 80% of it. */
+  /** Requested token lifetime (default 1 h); the token file is renewed at half of it. */
   readonly tokenSeconds?: number;
 }
 
@@ -45,6 +46,7 @@ interface Child {
   readonly sync: SyncRef;
   readonly hash: string;
   readonly process: SupervisedProcess;
+  readonly token: TokenRotation;
 }
 
 const parentWatch = pathToFileURL(join(import.meta.dirname, "parent-watch.ts")).href;
@@ -74,10 +76,10 @@ export class ProcessWorkload implements ReconcilerWorkload {
       if (existing !== undefined && existing.hash === hash) return statusOf(existing.process);
       if (existing !== undefined) {
         this.#options.log.info("the sync's spec changed: restarting its reconciler", { sync: key });
-        await existing.process.stop();
+        await this.#stop(existing);
         this.#children.delete(key);
       }
-      const child: Child = { sync: ref, hash, process: this.#supervise(ref) };
+      const child: Child = { sync: ref, hash, process: this.#supervise(ref), token: this.#tokenFor(ref) };
       this.#children.set(key, child);
       child.process.start();
       return statusOf(child.process);
@@ -89,7 +91,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
     return this.#lock.run(key, async () => {
       const child = this.#children.get(key);
       if (child !== undefined) {
-        await child.process.stop();
+        await this.#stop(child);
         this.#children.delete(key);
       }
       await rm(this.#dirOf(sync), { recursive: true, force: true });
@@ -108,7 +110,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
 
   /** Stops every child; their identities stay, so the next manager starts them again without setup. */
   async close(): Promise<void> {
-    await Promise.all([...this.#children.values()].map((c) => c.process.stop()));
+    await Promise.all([...this.#children.values()].map((c) => this.#stop(c)));
     this.#children.clear();
     process.off("exit", this.#onExit);
   }
@@ -116,6 +118,23 @@ export class ProcessWorkload implements ReconcilerWorkload {
   /** The pid of a sync's reconciler process, if one runs (tests, diagnostics). */
   pidOf(sync: SyncRef): number | undefined {
     return this.#children.get(syncKeyOf(sync))?.process.pid;
+  }
+
+  async #stop(child: Child): Promise<void> {
+    child.token.stop();
+    await child.process.stop();
+  }
+
+  #tokenFor(sync: SyncRef): TokenRotation {
+    const o = this.#options;
+    return new TokenRotation({
+      client: o.client,
+      namespace: RootSyncNamespace,
+      serviceAccount: reconcilerName(sync.kind, sync.namespace, sync.name),
+      file: tokenFileOf(this.#dirOf(sync)),
+      seconds: o.tokenSeconds ?? 3600,
+      log: o.log,
+    });
   }
 
   #dirOf(sync: SyncRef): string {
@@ -137,14 +156,15 @@ export class ProcessWorkload implements ReconcilerWorkload {
     });
   }
 
+  /** Runs before every (re)start: a fresh token and kubeconfig, so a restart never runs on stale credentials. */
   async #prepare(sync: SyncRef, name: string, dir: string): Promise<LaunchSpec> {
     const o = this.#options;
     await mkdir(join(dir, "cache"), { recursive: true, mode: 0o700 });
-    const seconds = o.tokenSeconds ?? 24 * 3600;
-    const minted = await mintToken(o.client, RootSyncNamespace, name, seconds);
+    const child = this.#children.get(syncKeyOf(sync));
+    if (child === undefined) throw new Error(`${name} is no longer wanted`);
+    await child.token.renew();
     const kubeconfig = join(dir, "kubeconfig");
-    await writeKubeconfig(kubeconfig, o.access, name, minted.token);
-    const lifetimeMs = minted.expiresAt.getTime() - Date.now();
+    await writeKubeconfig(kubeconfig, o.access, name, tokenFileOf(dir));
     const args = [
       "--import",
       parentWatch,
@@ -166,8 +186,12 @@ export class ProcessWorkload implements ReconcilerWorkload {
       ...(o.queuePrefix === undefined ? [] : ["--queue-prefix", o.queuePrefix]),
       ...(o.allowFileRepos ? ["--allow-file-repos"] : []),
     ];
-    return { command: process.execPath, args, restartAfterMs: Math.max(60_000, Math.floor(lifetimeMs * 0.8)) };
+    return { command: process.execPath, args };
   }
+}
+
+function tokenFileOf(dir: string): string {
+  return join(dir, "token");
 }
 
 function statusOf(process: SupervisedProcess): WorkloadStatus {

@@ -1,6 +1,6 @@
 /**
- * One supervised child process: started, restarted with backoff when it dies, restarted on
- * purpose when its credentials near expiry, and stopped with SIGTERM then SIGKILL. The child's
+ * One supervised child process: started, restarted with backoff when it dies, and stopped with
+ * SIGTERM then SIGKILL. The child's
  * output goes to a log file of its own (one JSON log stream per reconciler, not interleaved).
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -26,8 +26,6 @@ export interface LaunchSpec {
   readonly command: string;
   readonly args: readonly string[];
   readonly env?: Readonly<Record<string, string | undefined>>;
-  /** Restart the child after this long (its token expires). */
-  readonly restartAfterMs?: number;
 }
 
 export interface SupervisorOptions {
@@ -153,15 +151,6 @@ export class SupervisedProcess {
     this.#timer = setTimeout(() => {
       if (this.#child === child && this.#state === ProcessState.Starting) this.#setState(ProcessState.Running);
     }, this.#options.stableAfterMs);
-    if (spec.restartAfterMs !== undefined) {
-      const rotation = setTimeout(() => {
-        if (this.#child !== child || !this.#wanted) return;
-        this.#options.log.info("restarting the reconciler process before its token expires", { reconciler: this.name });
-        terminate(child, this.#options.stopGraceMs);
-      }, spec.restartAfterMs);
-      rotation.unref();
-      child.once("exit", () => clearTimeout(rotation));
-    }
   }
 
   #onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
