@@ -157,9 +157,11 @@ async function latency(
   rounds: number,
   notify: (sha: string) => Promise<void>,
   timeoutMs: number,
+  beforeCommit: () => Promise<void> = () => Promise.resolve(),
 ): Promise<number[]> {
   const samples: number[] = [];
   for (let i = 0; i < rounds; i++) {
+    await beforeCommit();
     const sha = await commit();
     const pushed = performance.now();
     await notify(sha);
@@ -194,7 +196,14 @@ try {
   await createRepoSync("bench-poll", "15s");
   const head = git("rev-parse", "HEAD");
   await until("first sync (poll namespace)", async () => (await syncedAt("bench-poll")) === head, 120_000, 100);
-  const polling = await latency("bench-poll", pollRounds, () => Promise.resolve(), 60_000);
+  // Commits land at random moments of the poll cycle, as people's pushes do.
+  const polling = await latency(
+    "bench-poll",
+    pollRounds,
+    () => Promise.resolve(),
+    60_000,
+    () => delay(Math.random() * 15_000),
+  );
   await client.delete(repoSyncs, "bench-poll", "repo-sync");
   await until(
     "bench syncs gone",

@@ -152,6 +152,7 @@ async function run(count: number): Promise<Row> {
   const child: ChildProcess = spawn(
     process.execPath,
     [
+      ...(process.env["RECONCILER_NODE_FLAGS"] ?? "").split(" ").filter((flag) => flag !== ""),
       reconcilerMain,
       "--sync-kind=RepoSync",
       "--sync-name=repo-sync",

@@ -33,6 +33,8 @@ import { nextStatus, syncingStatus, writeStatus, type PassReport } from "./statu
 export type PassTrigger = "poll" | "webhook" | "drift" | "manager" | "startup" | "retry";
 
 export interface PassResult extends PassReport {
+  /** What the source declared, when it read completely (the remediator guards exactly this). */
+  readonly declared?: readonly DesiredObject[];
   /** Seconds spent in each step, for the pass log line and benchmarks. */
   readonly phases?: Readonly<Record<string, number>>;
   readonly applied: readonly ApplyOutcome[];
@@ -108,6 +110,7 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger): Promise<P
       return result;
     }
     const desired = source.objects.map(toDesired);
+    result = { ...result, declared: desired };
     const fights = ctx.activeFights();
     // An object in a fight is still declared (never pruned) but not re-applied until the pause ends.
     const toApply = fights.size === 0 ? desired : desired.filter((d) => !fights.has(idKey(d.id)));

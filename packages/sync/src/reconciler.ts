@@ -1,6 +1,13 @@
 import { join } from "node:path";
 import { Defaults, DriftlessError, ErrorClass, parseDuration } from "@driftless/api";
-import { DirectLiveState, type ApplyOptions, type PruneOptions, type SyncIdentity } from "@driftless/applier";
+import {
+  applyObject,
+  DirectLiveState,
+  type ApplyOptions,
+  type DesiredObject,
+  type PruneOptions,
+  type SyncIdentity,
+} from "@driftless/applier";
 import { GitFetcher, type FetchResult } from "@driftless/git";
 import { KubeClient, RestMapper } from "@driftless/kube";
 import { createMetrics, serveMetrics, syncLabels, type Metrics } from "@driftless/metrics";
@@ -61,6 +68,10 @@ export class Reconciler implements PassContext {
   lastPass: PassReport | undefined;
   /** Passes finished since start (tests and /readyz use it). */
   passCount = 0;
+  /** Set once the RSync is being deleted: drift is no longer corrected. */
+  private deleting = false;
+  /** True while a pass runs: corrections then become a queued pass instead. */
+  private passing = false;
   metricsUrl: string | undefined;
 
   private readonly options: ReconcilerOptions;
@@ -107,6 +118,7 @@ export class Reconciler implements PassContext {
         matcher: this.matcher,
         log: this.log,
         requestPass: (reason) => void this.trigger("drift", reason),
+        correct: (desired) => this.correct(desired),
         onFight: () => this.metrics.resourceFights.inc(),
       });
     }
@@ -161,10 +173,39 @@ export class Reconciler implements PassContext {
     }
   }
 
+  /**
+   * Re-applies one drifted object from the last synced commit, outside the pass queue: a single
+   * write with optimistic concurrency is safe beside a running pass. Not while the sync is being
+   * deleted, when re-creating objects would fight the finalizer.
+   */
+  private async correct(desired: DesiredObject): Promise<boolean> {
+    const commit = this.lastPass?.synced === true ? this.lastPass.commit : undefined;
+    // During a pass the declaration may be changing under us: leave it to the pass queued behind it.
+    if (commit === undefined || this.deleting || this.passing) return false;
+    const started = performance.now();
+    const outcome = await applyObject(desired, this.applyOptions(commit));
+    const ok = outcome.error === undefined;
+    this.metrics.remediateDuration.observe({ status: ok ? "success" : "error" }, (performance.now() - started) / 1000);
+    if (outcome.operation === "created" || outcome.operation === "updated") {
+      this.metrics.applyOperations.inc({
+        operation: outcome.operation === "created" ? "create" : "update",
+        status: ok ? "success" : "error",
+        controller: "remediator",
+      });
+      this.log.info("drift corrected", {
+        object: `${desired.id.kind}/${desired.id.namespace ?? ""}/${desired.id.name}`,
+        operation: outcome.operation,
+      });
+    }
+    return ok;
+  }
+
   /** The job processor: deletion first, then a reconcile pass. Throws to let the queue retry. */
   private async process(trigger: PassTrigger): Promise<void> {
     const loaded = await loadSync(this.client, this.identity);
     if (loaded?.raw.metadata.deletionTimestamp !== undefined) {
+      this.deleting = true;
+      this.remediator?.setDeclared([]);
       await finalize(
         {
           client: this.client,
@@ -178,10 +219,18 @@ export class Reconciler implements PassContext {
       return;
     }
     if (loaded !== undefined) await ensureFinalizer(this.client, this.identity);
-    const result = await runPass(this, trigger);
-    this.lastPass = result;
-    this.passCount++;
-    if (result.synced) this.remediator?.setDeclared(result.applied.map((o) => o.desired));
+    this.passing = true;
+    let result;
+    try {
+      result = await runPass(this, trigger);
+      this.lastPass = result;
+      this.passCount++;
+      // Guard what Git declares now, before another correction can run: an object this pass pruned
+      // must not be re-created from the previous commit's declaration.
+      if (result.declared !== undefined) this.remediator?.setDeclared(result.declared);
+    } finally {
+      this.passing = false;
+    }
     const errors = [...result.sourceErrors, ...result.syncErrors];
     // Transient failures retry with backoff; configuration errors wait for the next commit or poll.
     const transient = errors.find((e) => e.errorClass === ErrorClass.Retry);
