@@ -18,16 +18,32 @@ export async function ensureBinaries(options: { readonly quiet?: boolean } = {})
   const script = join(packageRoot, "scripts", "build.sh");
   const stdout: Buffer[] = [];
   const stderr: Buffer[] = [];
+  // Progress is shown one line behind, so that on failure the last line (the reason) is shown once,
+  // as the error, and not also as progress.
+  let partial = "";
+  let pending: string | undefined;
+  const show = (line: string): void => {
+    if (options.quiet !== true) process.stderr.write(`${line}\n`);
+  };
   const code = await new Promise<number>((resolveExit, reject) => {
     const child = spawn("bash", [script], { stdio: ["ignore", "pipe", "pipe"] });
     child.stdout.on("data", (c: Buffer) => stdout.push(c));
     child.stderr.on("data", (c: Buffer) => {
       stderr.push(c);
-      if (options.quiet !== true) process.stderr.write(c);
+      const lines = (partial + c.toString("utf8")).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) {
+        if (pending !== undefined) show(pending);
+        pending = line;
+      }
     });
     child.once("error", reject);
     child.once("exit", (exitCode) => resolveExit(exitCode ?? 1));
   });
+  if (code === 0) {
+    if (pending !== undefined) show(pending);
+    if (partial !== "") show(partial);
+  }
   if (code !== 0) {
     const lastLine = Buffer.concat(stderr).toString("utf8").trim().split("\n").at(-1) ?? "";
     throw new Error(
