@@ -122,6 +122,12 @@ test("driftless-reconciler as a process: syncs a RepoSync, serves config_sync_ m
     { timeoutMs: 30_000, what: "Prometheus to see reconcile durations" },
   );
   assert.ok(Number(reconciles[0]?.value[1]) >= 1);
+  const declared = await prometheus.query(`config_sync_declared_resources{configsync_sync_namespace="${namespace}"}`);
+  assert.equal(declared[0]?.value[1], "2", "declared_resources does not count the two ConfigMaps");
+  const creates = await prometheus.query(
+    `sum(config_sync_apply_operations_total{configsync_sync_namespace="${namespace}",operation="create",controller="applier"})`,
+  );
+  assert.equal(creates[0]?.value[1], "2", "apply_operations_total does not count the two creates");
 
   child.kill("SIGTERM");
   assert.equal(await exited, 0, `the reconciler did not exit cleanly on SIGTERM: ${output.join("").slice(-2000)}`);

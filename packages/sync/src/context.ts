@@ -4,7 +4,7 @@ import type { FetchResult, GitFetcher } from "@driftless/git";
 import type { KubeClient } from "@driftless/kube";
 import type { SourceResult } from "@driftless/source";
 import type { Logger } from "./log.ts";
-import type { PassReport } from "./status.ts";
+import type { PassResult } from "./pass.ts";
 
 /** What a pass needs from the reconciler that runs it; the Reconciler implements it. */
 export interface PassContext {
@@ -24,9 +24,5 @@ export interface PassContext {
   pruneOptions(): PruneOptions;
   /** Objects another writer keeps changing: skipped by the pass and reported (KNV2005). */
   activeFights(): ReadonlyMap<string, DriftlessError>;
-  observePass(
-    trigger: string,
-    report: PassReport & { readonly phases?: Readonly<Record<string, number>> },
-    seconds: number,
-  ): void;
+  observePass(trigger: string, result: PassResult, seconds: number): void;
 }

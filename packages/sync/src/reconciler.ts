@@ -10,7 +10,7 @@ import {
 } from "@driftless/applier";
 import { GitFetcher, type FetchResult } from "@driftless/git";
 import { KubeClient, RestMapper } from "@driftless/kube";
-import { createMetrics, serveMetrics, syncLabels, type Metrics } from "@driftless/metrics";
+import { createMetrics, errorCodeClass, serveMetrics, syncLabels, type Metrics } from "@driftless/metrics";
 import { Annotator, PatchMaker } from "@driftless/objectmatcher";
 import { createRedisConnection, SyncQueue, syncQueueName, type Poller, type RedisConnection } from "@driftless/queue";
 import { readSource, type SourceResult } from "@driftless/source";
@@ -19,7 +19,7 @@ import { ensureFinalizer, finalize } from "./finalizer.ts";
 import { InformerLiveState } from "./live-cache.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { namespaceInUse } from "./namespace-usage.ts";
-import { runPass, type PassTrigger } from "./pass.ts";
+import { runPass, type PassResult, type PassTrigger } from "./pass.ts";
 import { Remediator } from "./remediator.ts";
 import { loadSync } from "./rsync.ts";
 import type { PassReport } from "./status.ts";
@@ -303,24 +303,58 @@ export class Reconciler implements PassContext {
     return this.remediator?.activeFights() ?? new Map<string, DriftlessError>();
   }
 
-  observePass(
-    trigger: string,
-    report: PassReport & { readonly phases?: Readonly<Record<string, number>> },
-    seconds: number,
-  ): void {
-    const status = report.sourceErrors.length + report.syncErrors.length === 0 ? "success" : "error";
-    this.metrics.reconcileDuration.observe({ status }, seconds);
-    if (report.synced && report.commit !== undefined) this.metrics.lastSync.record({ status, commit: report.commit });
+  /** Metrics with Config Sync's names, and the one log line of the pass. */
+  observePass(trigger: string, result: PassResult, seconds: number): void {
+    const errors = [...result.sourceErrors, ...result.syncErrors];
+    const status = errors.length === 0 ? "success" : "error";
+    const m = this.metrics;
+    m.reconcileDuration.observe({ status }, seconds);
+    if (result.synced && result.commit !== undefined) m.lastSync.record({ status, commit: result.commit });
+    if (result.declared !== undefined) m.declaredResources.set(result.declared.length);
+    const applyS = result.phases?.["apply"];
+    if (applyS !== undefined && result.applied.length > 0) {
+      m.applyDuration.observe({ status: result.syncErrors.length === 0 ? "success" : "error" }, applyS);
+      m.lastApply.record({
+        status: result.syncErrors.length === 0 ? "success" : "error",
+        ...(result.commit === undefined ? {} : { commit: result.commit }),
+      });
+    }
+    for (const outcome of result.applied) {
+      const operation =
+        outcome.operation === "created" ? "create" : outcome.operation === "updated" ? "update" : undefined;
+      if (operation !== undefined) m.applyOperations.inc({ operation, status: "success", controller: "applier" });
+      else if (outcome.operation === "failed")
+        m.applyOperations.inc({ operation: "update", status: "error", controller: "applier" });
+      if (outcome.error?.code === "KNV1060") m.resourceConflicts.inc();
+    }
+    for (const pruned of result.pruned) {
+      if (pruned.operation === "deleted" || pruned.operation === "failed") {
+        m.applyOperations.inc({
+          operation: "delete",
+          status: pruned.operation === "deleted" ? "success" : "error",
+          controller: "applier",
+        });
+      }
+    }
+    const byClass = (list: readonly DriftlessError[], errorclass: "1xxx" | "2xxx" | "9xxx"): number =>
+      list.filter((e) => errorCodeClass(e.code) === errorclass).length;
+    for (const errorclass of ["1xxx", "2xxx", "9xxx"] as const) {
+      m.reconcilerErrors.set({ component: "source", errorclass }, byClass(result.sourceErrors, errorclass));
+      m.reconcilerErrors.set({ component: "sync", errorclass }, byClass(result.syncErrors, errorclass));
+    }
+    if (result.declared !== undefined)
+      m.resourceCount.set(
+        { resourcegroup: `${this.identity.namespace}/${this.identity.name}` },
+        result.declared.length,
+      );
     this.log.info("pass finished", {
       trigger,
-      commit: report.commit,
-      synced: report.synced,
+      commit: result.commit,
+      synced: result.synced,
       seconds: Math.round(seconds * 1000) / 1000,
-      phases: report.phases,
+      phases: result.phases,
       memoryMiB: memoryMiB(),
-      errors: [...report.sourceErrors, ...report.syncErrors]
-        .slice(0, 5)
-        .map((e) => ({ code: e.code, message: e.message })),
+      errors: errors.slice(0, 5).map((e) => ({ code: e.code, message: e.message })),
     });
   }
 
