@@ -277,7 +277,7 @@ try {
   );
   console.log("");
   console.log(
-    `| RepoSyncs (process mode) | manager RSS | reconcilers RSS (sum) | per reconciler | per sync (manager growth + reconciler) | created → all Synced |`,
+    `| RepoSyncs (process mode) | manager RSS | reconcilers RSS (sum) | per reconciler | per sync (manager growth + reconciler) | added syncs created → all Synced |`,
   );
   console.log("| --- | --- | --- | --- | --- | --- |");
   for (const m of memory)

@@ -5,8 +5,11 @@
  * manager rewrites the file before the token expires, and the child re-reads it (as a pod does
  * with its projected token).
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { rename, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { parse } from "yaml";
 import type { KubeClient } from "@driftless/kube";
 
 /** Where the API server is and how to trust it, copied from the manager's own kubeconfig. */
@@ -17,21 +20,56 @@ export interface ClusterAccess {
   readonly insecureSkipTlsVerify: boolean;
 }
 
+interface KubeconfigClusters {
+  "current-context"?: string;
+  contexts?: { name?: string; context?: { cluster?: string } }[];
+  clusters?: {
+    name?: string;
+    cluster?: {
+      server?: string;
+      "certificate-authority"?: string;
+      "certificate-authority-data"?: string;
+      "insecure-skip-tls-verify"?: boolean;
+    };
+  }[];
+}
+
+const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
+
 /**
- * Read once, in process mode only. client-node is imported here, lazily, because it is the one
- * reader of every kubeconfig form; it costs ~85 MiB, so a manager in deployment mode never loads it.
+ * The current context's cluster, read with the same rules as the manager's own client (a file;
+ * else in-cluster; else $KUBECONFIG or ~/.kube/config). Only the cluster part is needed, so no
+ * kubeconfig library is loaded for it (client-node alone costs ~85 MiB of resident memory).
  */
-export async function readClusterAccess(kubeconfig: string | undefined): Promise<ClusterAccess> {
-  const { KubeConfig } = await import("@kubernetes/client-node");
-  const kc = new KubeConfig();
-  if (kubeconfig !== undefined) kc.loadFromFile(kubeconfig);
-  else if (process.env["KUBERNETES_SERVICE_HOST"] !== undefined) kc.loadFromCluster();
-  else kc.loadFromDefault();
-  const cluster = kc.getCurrentCluster();
-  if (cluster === null) throw new Error(`kubeconfig ${kubeconfig ?? "(default)"} has no current cluster`);
+export function readClusterAccess(kubeconfig: string | undefined): ClusterAccess {
+  if (kubeconfig === undefined && process.env["KUBERNETES_SERVICE_HOST"] !== undefined) {
+    const host = process.env["KUBERNETES_SERVICE_HOST"];
+    const port = process.env["KUBERNETES_SERVICE_PORT"] ?? "443";
+    return {
+      server: `https://${host.includes(":") ? `[${host}]` : host}:${port}`,
+      caData: readFileSync(join(serviceAccountDir, "ca.crt")).toString("base64"),
+      insecureSkipTlsVerify: false,
+    };
+  }
+  const file =
+    kubeconfig ??
+    (process.env["KUBECONFIG"] ?? "").split(":").find((p) => p !== "" && existsSync(p)) ??
+    join(homedir(), ".kube", "config");
+  const config = (parse(readFileSync(file, "utf8")) ?? {}) as KubeconfigClusters;
+  const contextName = config["current-context"];
+  const clusterName = config.contexts?.find((c) => c.name === contextName)?.context?.cluster;
+  const cluster = config.clusters?.find((c) => c.name === clusterName)?.cluster;
+  if (cluster?.server === undefined)
+    throw new Error(
+      `kubeconfig ${file}: the current context (${contextName ?? "none"}) names no cluster with a server`,
+    );
+  const caFile = cluster["certificate-authority"];
   const caData =
-    cluster.caData ?? (cluster.caFile !== undefined ? readFileSync(cluster.caFile).toString("base64") : undefined);
-  return { server: cluster.server, caData, insecureSkipTlsVerify: cluster.skipTLSVerify };
+    cluster["certificate-authority-data"] ??
+    (caFile === undefined
+      ? undefined
+      : readFileSync(isAbsolute(caFile) ? caFile : join(dirname(resolve(file)), caFile)).toString("base64"));
+  return { server: cluster.server, caData, insecureSkipTlsVerify: cluster["insecure-skip-tls-verify"] === true };
 }
 
 export interface MintedToken {

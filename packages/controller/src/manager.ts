@@ -151,7 +151,7 @@ export class Manager {
   static async start(options: ManagerOptions): Promise<Manager> {
     const client = await KubeClient.fromKubeconfig(options.kubeconfig, { userAgent: "driftless-manager/0.1.0" });
     // Process mode hands the API server's address and CA on to reconciler processes.
-    const access = options.mode === ReconcilerMode.Process ? await readClusterAccess(options.kubeconfig) : undefined;
+    const access = options.mode === ReconcilerMode.Process ? readClusterAccess(options.kubeconfig) : undefined;
     const manager = new Manager(options, client, access);
     await manager.#start();
     return manager;
