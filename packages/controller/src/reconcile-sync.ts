@@ -32,7 +32,8 @@ export async function reconcileSync(ctx: SyncContext, ref: SyncRef): Promise<voi
   const raw = await ctx.client.get(syncMapping(ref.kind), ref.namespace, ref.name);
   // Gone: nothing may be left running for it.
   if (raw === undefined) return tearDown(ctx, ref);
-  if (!ctx.inScope(raw)) return release(ctx, ref);
+  // No longer selected by this manager: let go entirely, so its deletion never waits for us.
+  if (!ctx.inScope(raw)) return letGo(ctx, ref, "the sync left this manager's selector");
   if (raw.metadata.deletionTimestamp !== undefined) return finalizeSync(ctx, ref, raw);
 
   const validation = validateSync(raw, { allowFileRepos: ctx.allowFileRepos });
@@ -69,18 +70,16 @@ async function finalizeSync(ctx: SyncContext, ref: SyncRef, raw: KubeObject): Pr
     await ctx.requestPass(ref, "the sync is being deleted");
     return;
   }
+  await letGo(ctx, ref, "the sync is being deleted");
+}
+
+/** Tears the reconciler down, and only then removes the manager finalizer. */
+async function letGo(ctx: SyncContext, ref: SyncRef, why: string): Promise<void> {
   await tearDown(ctx, ref);
   if (await removeFinalizer(ctx.client, ref, Finalizer.ReconcilerManager)) {
     ctx.onFinalizerRemoved(FinalizerRemovalReason.Teardown);
-    ctx.log.info("reconciler torn down; removed the manager finalizer", { sync: describe(ref) });
+    ctx.log.info("reconciler torn down; removed the manager finalizer", { sync: describe(ref), why });
   }
-}
-
-/** A sync no longer selected by this manager: let go of it entirely, so its deletion never waits for us. */
-async function release(ctx: SyncContext, ref: SyncRef): Promise<void> {
-  await tearDown(ctx, ref);
-  if (await removeFinalizer(ctx.client, ref, Finalizer.ReconcilerManager))
-    ctx.onFinalizerRemoved(FinalizerRemovalReason.Teardown);
 }
 
 async function tearDown(ctx: SyncContext, ref: SyncRef): Promise<void> {
