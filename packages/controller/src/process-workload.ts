@@ -43,7 +43,7 @@ export interface ProcessWorkloadOptions {
 }
 
 interface Child {
-  readonly sync: SyncRef;
+  /** specHash of the spec the process was started for. */
   readonly hash: string;
   readonly process: SupervisedProcess;
   readonly token: TokenRotation;
@@ -79,7 +79,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
         await this.#stop(existing);
         this.#children.delete(key);
       }
-      const child: Child = { sync: ref, hash, process: this.#supervise(ref), token: this.#tokenFor(ref) };
+      const child: Child = { hash, process: this.#supervise(ref), token: this.#tokenFor(ref) };
       this.#children.set(key, child);
       child.process.start();
       return statusOf(child.process);
@@ -113,11 +113,6 @@ export class ProcessWorkload implements ReconcilerWorkload {
     await Promise.all([...this.#children.values()].map((c) => this.#stop(c)));
     this.#children.clear();
     process.off("exit", this.#onExit);
-  }
-
-  /** The pid of a sync's reconciler process, if one runs (tests, diagnostics). */
-  pidOf(sync: SyncRef): number | undefined {
-    return this.#children.get(syncKeyOf(sync))?.process.pid;
   }
 
   async #stop(child: Child): Promise<void> {
