@@ -1,0 +1,86 @@
+import type { SyncKind } from "@driftless/api";
+import { decorate, type DesiredObject } from "@driftless/applier";
+import { KubeClient, RestMapper } from "@driftless/kube";
+import { Annotator, PatchMaker, renderResult } from "@driftless/objectmatcher";
+import { readSource } from "@driftless/source";
+
+export interface DiffOptions {
+  readonly dir: string;
+  readonly kubeconfig: string | undefined;
+  readonly sync: { readonly kind: SyncKind; readonly namespace: string; readonly name: string };
+}
+
+/**
+ * `driftless diff DIR`: what a reconciler would write for this source, object by object, with the
+ * same three-way match (so an object that would not be written shows no diff). Reads only.
+ * Exit 0 when nothing would change, 1 when something would, 2 when the source is invalid.
+ */
+export async function diff(options: DiffOptions, out: (line: string) => void): Promise<number> {
+  const client = await KubeClient.fromKubeconfig(options.kubeconfig);
+  try {
+    const mapper = new RestMapper(client);
+    const scope =
+      options.sync.kind === "RootSync"
+        ? ({ kind: "RootSync" } as const)
+        : ({ kind: "RepoSync", namespace: options.sync.namespace } as const);
+    const source = await readSource(options.dir, {
+      scope,
+      kinds: {
+        resolveKind: async (apiVersion, kind) => {
+          const m = await mapper.mappingFor(apiVersion, kind);
+          return m === undefined
+            ? undefined
+            : { group: m.group, version: m.version, resource: m.resource, namespaced: m.namespaced };
+        },
+      },
+    });
+    if (!source.complete) {
+      for (const error of source.errors) out(`${error.code}: ${error.message}`);
+      return 2;
+    }
+    const matcher = new PatchMaker(new Annotator());
+    let changes = 0;
+    for (const object of source.objects) {
+      const desired: DesiredObject = {
+        id: {
+          group: object.id.group,
+          kind: object.id.kind,
+          namespace: object.id.namespace ?? "",
+          name: object.id.name,
+        },
+        apiVersion: object.apiVersion,
+        object: object.raw,
+        sourcePath: object.sourcePath,
+        sourceHash: object.sourceHash,
+        dependsOn: [],
+      };
+      const mapping = await mapper.mappingFor(object.apiVersion, object.kind);
+      const title = `${object.apiVersion} ${object.kind} ${object.id.namespace ? `${object.id.namespace}/` : ""}${object.id.name}`;
+      if (mapping === undefined) {
+        out(`? ${title}: kind not served by the cluster`);
+        changes++;
+        continue;
+      }
+      const live = await client.get(mapping, mapping.namespaced ? object.id.namespace : undefined, object.id.name);
+      if (live === undefined) {
+        out(`+ ${title}: would be created (${object.sourcePath})`);
+        changes++;
+        continue;
+      }
+      const candidate = decorate(desired, options.sync);
+      const token = live.metadata.annotations?.["configmanagement.gke.io/token"];
+      if (token !== undefined)
+        (candidate["metadata"] as { annotations: Record<string, string> }).annotations[
+          "configmanagement.gke.io/token"
+        ] = token;
+      const result = matcher.calculate(live, candidate);
+      if (result.isEmpty()) continue;
+      changes++;
+      out(`~ ${renderResult(result)}`);
+    }
+    out(`${source.objects.length} object(s), ${changes} would change`);
+    return changes === 0 ? 0 : 1;
+  } finally {
+    client.close();
+  }
+}
