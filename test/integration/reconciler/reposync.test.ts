@@ -88,6 +88,22 @@ async function readConfigMap(namespace: string, name: string): Promise<JsonObjec
   }
 }
 
+/**
+ * Resolves with `status.source.errors` once the RepoSync reports some (for `commit`, when given):
+ * how a test waits for a failed pass to be reported.
+ */
+function sourceErrors(namespace: string, commit?: string): Promise<JsonObject[]> {
+  return eventually(
+    async () => {
+      const source = ((await repoSyncStatus(namespace))["source"] ?? {}) as JsonObject;
+      const errors = source["errors"];
+      const forCommit = commit === undefined || source["commit"] === commit;
+      return forCommit && Array.isArray(errors) && errors.length > 0 ? (errors as JsonObject[]) : undefined;
+    },
+    { what: `source errors on the RepoSync in ${namespace}` },
+  );
+}
+
 /** Reasons of the Events recorded on the namespace's RepoSync. */
 async function eventReasons(namespace: string): Promise<string[]> {
   const events = await coreApi().listNamespacedEvent({ namespace });
@@ -245,15 +261,7 @@ test("refuses to prune everything when the source suddenly becomes empty (KNV200
   await repo.remove("config/a.yaml");
   await repo.write("config/README.md", "nothing here\n");
   const empty = await repo.commit("empty");
-  const status = await eventually(
-    async () => {
-      const s = await repoSyncStatus(namespace);
-      const source = (s["source"] ?? {}) as JsonObject;
-      return source["commit"] === empty && Array.isArray(source["errors"]) ? s : undefined;
-    },
-    { what: "the empty-source error" },
-  );
-  assert.equal(((status["source"] as JsonObject)["errors"] as JsonObject[])[0]?.["code"], "2006");
+  assert.equal((await sourceErrors(namespace, empty))[0]?.["code"], "2006");
   assert.ok((await readConfigMap(namespace, "a")) !== undefined, "the guard let everything be pruned");
 });
 
@@ -266,15 +274,7 @@ test("a RepoSync is confined to its namespace: an object for another namespace i
   const commit = await repo.commit("cross-namespace");
   await createRepoSync(namespace, repo);
   await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
-  const status = await eventually(
-    async () => {
-      const s = await repoSyncStatus(namespace);
-      const source = (s["source"] ?? {}) as JsonObject;
-      return source["commit"] === commit && Array.isArray(source["errors"]) ? s : undefined;
-    },
-    { what: "the scope error" },
-  );
-  assert.equal(((status["source"] as JsonObject)["errors"] as JsonObject[])[0]?.["code"], "1058");
+  assert.equal((await sourceErrors(namespace, commit))[0]?.["code"], "1058");
   assert.equal(await readConfigMap(other, "theirs"), undefined);
   assert.equal(await readConfigMap(namespace, "mine"), undefined, "part of a failed source was applied");
 });
@@ -294,15 +294,9 @@ test("an unreachable repository is reported on status as KNV2004", async (t) => 
     },
   });
   await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
-  const status = await eventually(
-    async () => {
-      const s = await repoSyncStatus(namespace);
-      return Array.isArray((s["source"] as JsonObject | undefined)?.["errors"]) ? s : undefined;
-    },
-    { what: "the fetch error" },
-  );
-  const error = ((status["source"] as JsonObject)["errors"] as JsonObject[])[0];
+  const [error] = await sourceErrors(namespace);
   assert.equal(error?.["code"], "2004");
+  const status = await repoSyncStatus(namespace);
   const syncing = ((status["conditions"] ?? []) as JsonObject[]).find((c) => c["type"] === "Syncing");
   assert.equal(syncing?.["status"], "False");
   assert.equal(syncing?.["reason"], "Source");
@@ -349,14 +343,7 @@ test("wrong credentials are reported on status (KNV2004) and nothing is deleted"
   await repo.remove("config/a.yaml");
   await repo.write("config/b.yaml", configMap("b", namespace, { color: "red" }));
   await repo.commit("would prune a");
-  const status = await eventually(
-    async () => {
-      const s = await repoSyncStatus(namespace);
-      const errors = ((s["source"] as JsonObject | undefined)?.["errors"] ?? []) as JsonObject[];
-      return errors.length > 0 ? errors : undefined;
-    },
-    { what: "the credentials error" },
-  );
+  const status = await sourceErrors(namespace);
   assert.equal(status[0]?.["code"], "2004");
   assert.match(String(status[0]?.["errorMessage"]), /credential|authenticat|401/i);
   assert.doesNotMatch(JSON.stringify(status), /wrong-token|right-token/, "a token leaked into status");
@@ -458,14 +445,7 @@ test("follows a force-push, and reports a deleted branch without deleting anythi
     await execFileAsync("git", ["--git-dir", repo.remote, "symbolic-ref", "HEAD", "refs/heads/elsewhere"]);
     await execFileAsync("git", ["--git-dir", repo.remote, "branch", "-D", repo.branch]);
   });
-  const errors = await eventually(
-    async () => {
-      const s = await repoSyncStatus(namespace);
-      const list = ((s["source"] as JsonObject | undefined)?.["errors"] ?? []) as JsonObject[];
-      return list.length > 0 ? list : undefined;
-    },
-    { what: "the missing-branch error" },
-  );
+  const errors = await sourceErrors(namespace);
   assert.equal(errors[0]?.["code"], "2004");
   assert.match(String(errors[0]?.["errorMessage"]), new RegExp(repo.branch));
   assert.ok(
