@@ -24,6 +24,7 @@ import {
   up,
 } from "@driftless/local-cluster";
 import { LiveView } from "./live-view.ts";
+import { configMaps, namespaces, repoSyncs, rootSyncs } from "./mappings.ts";
 import { configMap, initialFiles, platformNamespace, teamNamespace } from "./repo-content.ts";
 
 const root = findRepoRoot();
@@ -41,39 +42,6 @@ interface DemoState {
   readonly metricsPort: number;
   readonly webhookPort: number;
 }
-
-const rootSyncs: ResourceMapping = {
-  group: "configsync.gke.io",
-  version: "v1beta1",
-  kind: "RootSync",
-  resource: "rootsyncs",
-  namespaced: true,
-  verbs: [],
-};
-const repoSyncs: ResourceMapping = {
-  group: "configsync.gke.io",
-  version: "v1beta1",
-  kind: "RepoSync",
-  resource: "reposyncs",
-  namespaced: true,
-  verbs: [],
-};
-const namespaces: ResourceMapping = {
-  group: "",
-  version: "v1",
-  kind: "Namespace",
-  resource: "namespaces",
-  namespaced: false,
-  verbs: [],
-};
-const configMaps: ResourceMapping = {
-  group: "",
-  version: "v1",
-  kind: "ConfigMap",
-  resource: "configmaps",
-  namespaced: true,
-  verbs: [],
-};
 
 function step(text: string): void {
   process.stdout.write(`\n==> ${text}\n`);
@@ -345,11 +313,13 @@ async function main(): Promise<void> {
   const rows = [
     ["KIND", "NAMESPACE/NAME", "RECONCILER", "LAST SYNCED", "SYNCING", "ERRORS"],
     ...(await Promise.all(
-      [
-        [rootSyncs, systemNamespace, "root-sync"],
-        [repoSyncs, teamNamespace, "repo-sync"],
-      ].map(async ([m, ns, name]) => {
-        const sync = await client.get(m as ResourceMapping, ns as string, name as string);
+      (
+        [
+          [rootSyncs, systemNamespace, "root-sync"],
+          [repoSyncs, teamNamespace, "repo-sync"],
+        ] as const
+      ).map(async ([m, ns, name]) => {
+        const sync = await client.get(m, ns, name);
         const status = (sync?.["status"] ?? {}) as {
           reconciler?: string;
           lastSyncedCommit?: string;
@@ -357,8 +327,8 @@ async function main(): Promise<void> {
         };
         const syncing = status.conditions?.find((c) => c.type === "Syncing");
         return [
-          (m as ResourceMapping).kind,
-          `${ns as string}/${name as string}`,
+          m.kind,
+          `${ns}/${name}`,
           status.reconciler ?? "",
           (status.lastSyncedCommit ?? "").slice(0, 7),
           `${syncing?.status ?? "?"} (${syncing?.message ?? ""})`,

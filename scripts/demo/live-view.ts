@@ -3,24 +3,8 @@
  * polls (a few objects, four times a second) so what it shows is exactly what a user would see
  * with `kubectl get -w`.
  */
-import type { KubeClient, KubeObject, ResourceMapping } from "@driftless/kube";
-
-const configMaps: ResourceMapping = {
-  group: "",
-  version: "v1",
-  kind: "ConfigMap",
-  resource: "configmaps",
-  namespaced: true,
-  verbs: [],
-};
-const namespaces: ResourceMapping = {
-  group: "",
-  version: "v1",
-  kind: "Namespace",
-  resource: "namespaces",
-  namespaced: false,
-  verbs: [],
-};
+import type { KubeClient, KubeObject } from "@driftless/kube";
+import { configMaps, namespaces } from "./mappings.ts";
 
 function describe(obj: KubeObject): string {
   if (obj.kind === "Namespace") return `Namespace ${obj.metadata.name}`;
@@ -37,25 +21,35 @@ export class LiveView {
   readonly #started = Date.now();
   #seen = new Map<string, string>();
   #timer: NodeJS.Timeout | undefined;
-  #polling = false;
+  #queue: Promise<void> = Promise.resolve();
+  #stopped = false;
 
   constructor(client: KubeClient, watchedNamespaces: readonly string[]) {
     this.#client = client;
     this.#watched = watchedNamespaces;
   }
 
+  /** Looks four times a second (each look after the previous one is done) until stop(). */
   start(): void {
-    this.#timer = setInterval(() => void this.poll(), 250);
+    this.#stopped = false;
+    const next = (): void => {
+      if (!this.#stopped) this.#timer = setTimeout(() => void this.poll().then(next), 250);
+    };
+    next();
   }
 
   stop(): void {
-    clearInterval(this.#timer);
+    this.#stopped = true;
+    clearTimeout(this.#timer);
   }
 
-  /** One look at the cluster; prints what changed since the last. */
-  async poll(): Promise<void> {
-    if (this.#polling) return;
-    this.#polling = true;
+  /** One look at the cluster, after any look in progress, so what it prints is complete when it resolves. */
+  poll(): Promise<void> {
+    this.#queue = this.#queue.then(() => this.#look());
+    return this.#queue;
+  }
+
+  async #look(): Promise<void> {
     try {
       const now = new Map<string, string>();
       for (const ns of (await this.#client.list(namespaces)).items.filter((n) =>
@@ -78,8 +72,6 @@ export class LiveView {
       this.#seen = now;
     } catch {
       // The cluster is busy or restarting: the next poll shows what changed meanwhile.
-    } finally {
-      this.#polling = false;
     }
   }
 
