@@ -19,6 +19,12 @@ export interface PassContext {
   readonly lastFetch: FetchResult | undefined;
   readonly lastFetchSpec: string | undefined;
   rememberFetch(fetched: FetchResult, spec: string): void;
+  /**
+   * Called once the pass knows its commit. Returns true when the pass may stop here: a poll found
+   * the commit and the RSync's generation unchanged since the last complete pass, within the resync
+   * period (the remediator handles drift in between, as Config Sync's does).
+   */
+  beginCommit(trigger: string, commit: string, generation: number | undefined): boolean;
   readSource(fetched: FetchResult): Promise<SourceResult>;
   applyOptions(commit: string): ApplyOptions;
   pruneOptions(): PruneOptions;

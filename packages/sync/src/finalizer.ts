@@ -40,8 +40,16 @@ export class FinalizerError extends DriftlessError {
   }
 }
 
-/** Adds the reconciler finalizer to a live, not-deleting RSync (so its deletion waits for us). */
-export async function ensureFinalizer(client: KubeClient, identity: SyncIdentity): Promise<void> {
+/**
+ * Adds the reconciler finalizer to a live, not-deleting RSync (so its deletion waits for us).
+ * `known` is a copy just read: when it already carries the finalizer, nothing is requested.
+ */
+export async function ensureFinalizer(client: KubeClient, identity: SyncIdentity, known?: KubeObject): Promise<void> {
+  if (
+    known !== undefined &&
+    (known.metadata.deletionTimestamp !== undefined || (known.metadata.finalizers ?? []).includes(Finalizer.Reconciler))
+  )
+    return;
   await mutateRSync(client, identity, (raw) => {
     if (raw.metadata.deletionTimestamp !== undefined) return undefined;
     const finalizers = raw.metadata.finalizers ?? [];

@@ -25,7 +25,7 @@ import type { KubeObject } from "@driftless/kube";
 import type { CompleteSource } from "@driftless/source";
 import type { PassContext } from "./context.ts";
 import { readGitCredentials } from "./credentials.ts";
-import { loadSync } from "./rsync.ts";
+import { loadSync, type LoadedSync } from "./rsync.ts";
 import { recordEvent, SyncEventReason } from "./events.ts";
 import { nextStatus, syncingStatus, writeStatus, type PassReport } from "./status.ts";
 
@@ -39,7 +39,7 @@ export interface PassResult extends PassReport {
   readonly phases?: Readonly<Record<string, number>>;
   readonly applied: readonly ApplyOutcome[];
   readonly pruned: readonly PruneOutcome[];
-  readonly skipped?: "sync-missing" | "sync-deleting";
+  readonly skipped?: "sync-missing" | "sync-deleting" | "unchanged";
 }
 
 /** Refusing to delete everything because the source suddenly declares nothing (KNV2006). */
@@ -57,7 +57,7 @@ export class EmptySourceError extends DriftlessError {
  * One reconcile pass. Level-triggered: recomputes everything from the RSync, Git and the cluster.
  * Nothing is pruned unless the source read completely and every object applied.
  */
-export async function runPass(ctx: PassContext, trigger: PassTrigger): Promise<PassResult> {
+export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?: LoadedSync): Promise<PassResult> {
   const started = performance.now();
   const phases: Record<string, number> = {};
   let mark = started;
@@ -77,7 +77,7 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger): Promise<P
   let sync: RSync | undefined;
   let raw: KubeObject | undefined;
   try {
-    const loaded = await loadSync(ctx.client, ctx.identity);
+    const loaded = preloaded ?? (await loadSync(ctx.client, ctx.identity));
     if (loaded === undefined) return { ...result, skipped: "sync-missing" };
     if (loaded.raw.metadata.deletionTimestamp !== undefined) return { ...result, skipped: "sync-deleting" };
     raw = loaded.raw;
@@ -90,6 +90,10 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger): Promise<P
     const fetched = await fetchSource(ctx, sync, trigger); // git ls-remote; fetch and check out only on a new commit
     result = { ...result, commit: fetched.commit };
     lap("fetch");
+    if (ctx.beginCommit(trigger, fetched.commit, raw.metadata.generation)) {
+      result = { ...result, skipped: "unchanged" };
+      return result;
+    }
     if (
       await writeStatus(ctx.client, ctx.identity, (_raw, current) => syncingStatus(current, fetched.commit, new Date()))
     ) {

@@ -45,6 +45,12 @@ export interface ReconcilerOptions {
   readonly concurrency?: number;
   /** Overrides spec.git.period (tests). */
   readonly pollPeriodMs?: number;
+  /**
+   * A poll that finds the same commit and spec as the last complete pass skips the apply, except
+   * once per this period (default 5 minutes; 0 applies on every poll). Drift in between is the
+   * remediator's job; the resync repairs anything a watch missed.
+   */
+  readonly resyncPeriodMs?: number;
   /** Serve current state from watch caches (default) or GET each object. */
   readonly useWatchCache?: boolean;
   /** Allow file:// repositories (local mode, tests). Off by default: a RepoSync could read the node's files. */
@@ -70,8 +76,14 @@ export class Reconciler implements PassContext {
   passCount = 0;
   /** Set once the RSync is being deleted: drift is no longer corrected. */
   private deleting = false;
-  /** True while a pass runs: corrections then become a queued pass instead. */
+  /** True while a pass runs: corrections then become a queued pass unless its commit is the synced one. */
   private passing = false;
+  /** The commit the running pass works on, once known. */
+  private passCommit: string | undefined;
+  /** The last pass that applied everything: its commit, the RSync generation, and when. */
+  private lastComplete:
+    { readonly commit: string; readonly generation: number | undefined; readonly at: number } | undefined;
+  private passGeneration: number | undefined;
   metricsUrl: string | undefined;
 
   private readonly options: ReconcilerOptions;
@@ -180,8 +192,9 @@ export class Reconciler implements PassContext {
    */
   private async correct(desired: DesiredObject): Promise<boolean> {
     const commit = this.lastPass?.synced === true ? this.lastPass.commit : undefined;
-    // During a pass the declaration may be changing under us: leave it to the pass queued behind it.
-    if (commit === undefined || this.deleting || this.passing) return false;
+    // A pass on another commit may be changing the declarations under us: leave it to the pass queued
+    // behind it. A pass on the synced commit changes nothing we would re-apply.
+    if (commit === undefined || this.deleting || (this.passing && this.passCommit !== commit)) return false;
     const started = performance.now();
     const outcome = await applyObject(desired, this.applyOptions(commit));
     const ok = outcome.error === undefined;
@@ -218,18 +231,24 @@ export class Reconciler implements PassContext {
       );
       return;
     }
-    if (loaded !== undefined) await ensureFinalizer(this.client, this.identity);
+    if (loaded !== undefined) await ensureFinalizer(this.client, this.identity, loaded.raw);
     this.passing = true;
+    this.passCommit = undefined;
     let result;
     try {
-      result = await runPass(this, trigger);
-      this.lastPass = result;
+      result = await runPass(this, trigger, loaded);
       this.passCount++;
+      if (result.skipped === "unchanged") return;
+      this.lastPass = result;
+      if (result.synced && result.commit !== undefined) {
+        this.lastComplete = { commit: result.commit, generation: this.passGeneration, at: Date.now() };
+      }
       // Guard what Git declares now, before another correction can run: an object this pass pruned
       // must not be re-created from the previous commit's declaration.
       if (result.declared !== undefined) this.remediator?.setDeclared(result.declared);
     } finally {
       this.passing = false;
+      this.passCommit = undefined;
     }
     const errors = [...result.sourceErrors, ...result.syncErrors];
     // Transient failures retry with backoff; configuration errors wait for the next commit or poll.
@@ -243,6 +262,20 @@ export class Reconciler implements PassContext {
         message: terminal.message,
         cause: terminal,
       });
+  }
+
+  beginCommit(trigger: string, commit: string, generation: number | undefined): boolean {
+    this.passCommit = commit;
+    this.passGeneration = generation;
+    const last = this.lastComplete;
+    const resyncMs = this.options.resyncPeriodMs ?? 300_000;
+    return (
+      trigger === "poll" &&
+      last !== undefined &&
+      last.commit === commit &&
+      last.generation === generation &&
+      Date.now() - last.at < resyncMs
+    );
   }
 
   rememberFetch(fetched: FetchResult, spec: string): void {
@@ -305,6 +338,13 @@ export class Reconciler implements PassContext {
 
   /** Metrics with Config Sync's names, and the one log line of the pass. */
   observePass(trigger: string, result: PassResult, seconds: number): void {
+    if (result.skipped === "unchanged") {
+      this.log.debug("poll: commit and spec unchanged, nothing to apply", {
+        commit: result.commit,
+        seconds: Math.round(seconds * 1000) / 1000,
+      });
+      return;
+    }
     const errors = [...result.sourceErrors, ...result.syncErrors];
     const status = errors.length === 0 ? "success" : "error";
     const m = this.metrics;

@@ -154,6 +154,8 @@ export class Remediator {
     this.fights.set(key, fight);
     this.options.log.warn("fight detected", { object: key, corrections: recent.length, code: fight.code });
     this.options.onFight?.(fight);
+    // Polls skip when nothing changed in Git: ask for a pass so the fight reaches status now.
+    this.options.requestPass(`fight: ${key}`);
     return true;
   }
 }

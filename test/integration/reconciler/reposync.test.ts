@@ -168,7 +168,12 @@ test("a pass over unchanged Git and an unchanged cluster makes no write request"
     await repo.write(`config/cm-${i}.yaml`, configMap(`cm-${i}`, namespace, { i: String(i) }));
   const commit = await repo.commit("twenty config maps");
   await createRepoSync(namespace, repo);
-  const reconciler = await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  // resyncPeriodMs 0: every poll is a full pass (read, plan, three-way match of every object).
+  const reconciler = await startReconciler(
+    t,
+    { kind: "RepoSync", namespace, name: "repo-sync" },
+    { resyncPeriodMs: 0 },
+  );
   await synced(namespace, commit);
 
   // Let the first passes' trailing writes (status, inventory status) settle, then count from here.
@@ -400,7 +405,11 @@ test("honours client.lifecycle.config.k8s.io/mutation: ignore and configmanageme
   await repo.write("config/marker.yaml", configMap("marker", namespace, { v: "1" }));
   const commit = await repo.commit("lifecycle annotations");
   await createRepoSync(namespace, repo);
-  const reconciler = await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  const reconciler = await startReconciler(
+    t,
+    { kind: "RepoSync", namespace, name: "repo-sync" },
+    { resyncPeriodMs: 0 },
+  );
   await synced(namespace, commit);
   assert.equal(await readConfigMap(namespace, "off"), undefined, "an object with managed: disabled was created");
 
@@ -452,4 +461,42 @@ test("follows a force-push, and reports a deleted branch without deleting anythi
     (await readConfigMap(namespace, "a")) !== undefined && (await readConfigMap(namespace, "c")) !== undefined,
     "objects were deleted when the branch disappeared",
   );
+});
+
+test("a poll that finds the synced commit skips the apply and reads no managed object", async (t) => {
+  const namespace = await testNamespace(t);
+  const repo = await TestRepo.create(t);
+  for (let i = 0; i < 10; i++)
+    await repo.write(`config/cm-${i}.yaml`, configMap(`cm-${i}`, namespace, { i: String(i) }));
+  const commit = await repo.commit("ten config maps");
+  await createRepoSync(namespace, repo);
+  const reconciler = await startReconciler(
+    t,
+    { kind: "RepoSync", namespace, name: "repo-sync" },
+    { resyncPeriodMs: 60_000 },
+  );
+  await synced(namespace, commit);
+  const base = reconciler.passCount;
+  await eventually(() => reconciler.passCount >= base + 1, { what: "one more poll" });
+  const before = reconciler.client.requests.snapshot();
+  const polls = reconciler.passCount;
+  await eventually(() => reconciler.passCount >= polls + 3, { what: "three more polls" });
+  const after = reconciler.client.requests.snapshot();
+  assert.equal(
+    reconciler.client.requests.writes() -
+      (before.create + before.update + before.patch + before.delete + before.deletecollection),
+    0,
+  );
+  // Each skipped poll reads the RSync once (to see a spec change); nothing per object.
+  assert.ok(
+    after.get - before.get <= (reconciler.passCount - polls) * 2,
+    `polls read ${after.get - before.get} objects`,
+  );
+  assert.equal(after.list - before.list, 0, "a skipped poll listed objects");
+
+  // A spec change is not an unchanged poll: it is applied at once, not at the next resync.
+  await repo.write("config/cm-0.yaml", configMap("cm-0", namespace, { i: "changed" }));
+  const next = await repo.commit("change cm-0");
+  await synced(namespace, next);
+  assert.deepEqual(dataOf(await readConfigMap(namespace, "cm-0")), { i: "changed" });
 });
