@@ -1,7 +1,7 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { isSyncKind, type SyncKind } from "@driftless/api";
+import { isSyncKind, parseDuration, type SyncKind } from "@driftless/api";
 
 /** Settings of one reconciler process, from flags or (for the Deployment) environment variables. */
 export interface ReconcilerConfig {
@@ -15,6 +15,8 @@ export interface ReconcilerConfig {
   readonly queuePrefix: string | undefined;
   readonly logLevel: "debug" | "info" | "warn" | "error";
   readonly allowFileRepos: boolean;
+  /** Full pass at least this often even when Git is unchanged (ms); undefined = the reconciler's default. */
+  readonly resyncPeriodMs: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -22,8 +24,9 @@ export class ConfigError extends Error {}
 export const usage = `usage: driftless-reconciler --sync-kind RootSync|RepoSync --sync-name NAME --sync-namespace NS
   [--kubeconfig PATH] [--redis-url URL] [--metrics-port N] [--cache-dir DIR] [--queue-prefix P] [--log-level L]
   [--allow-file-repos]   (local mode: accept file:// repositories)
+  [--resync-period D]    (full pass over unchanged Git at least this often, e.g. 5m; 0 = every poll)
 environment: KUBECONFIG, REDIS_URL, SYNC_KIND, SYNC_NAME, SYNC_NAMESPACE, METRICS_PORT, DRIFTLESS_CACHE_DIR,
-  DRIFTLESS_QUEUE_PREFIX, LOG_LEVEL, DRIFTLESS_ALLOW_FILE_REPOS=true`;
+  DRIFTLESS_QUEUE_PREFIX, LOG_LEVEL, DRIFTLESS_ALLOW_FILE_REPOS=true, RESYNC_PERIOD`;
 
 /** Flags win over environment variables; anything missing or malformed is a ConfigError naming it. */
 export function parseConfig(
@@ -43,6 +46,7 @@ export function parseConfig(
       "queue-prefix": { type: "string" },
       "log-level": { type: "string" },
       "allow-file-repos": { type: "boolean" },
+      "resync-period": { type: "string" },
     },
     strict: true,
   });
@@ -62,6 +66,10 @@ export function parseConfig(
   if (metricsPort !== undefined && (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)) {
     throw new ConfigError(`--metrics-port must be a port number, got ${JSON.stringify(port)}`);
   }
+  const resync = pick("resync-period", "RESYNC_PERIOD");
+  const resyncPeriodMs = resync === undefined ? undefined : resync === "0" ? 0 : parseDuration(resync);
+  if (resync !== undefined && resyncPeriodMs === undefined)
+    throw new ConfigError(`--resync-period must be a duration such as 5m or 30s, got ${JSON.stringify(resync)}`);
   const logLevel = pick("log-level", "LOG_LEVEL") ?? "info";
   if (!["debug", "info", "warn", "error"].includes(logLevel))
     throw new ConfigError(`--log-level must be debug, info, warn or error`);
@@ -78,5 +86,6 @@ export function parseConfig(
     queuePrefix: pick("queue-prefix", "DRIFTLESS_QUEUE_PREFIX"),
     logLevel: logLevel as ReconcilerConfig["logLevel"],
     allowFileRepos: values["allow-file-repos"] === true || env["DRIFTLESS_ALLOW_FILE_REPOS"] === "true",
+    resyncPeriodMs,
   };
 }

@@ -21,6 +21,7 @@ async function main(): Promise<number> {
     redisUrl: config.redisUrl,
     cacheDir: config.cacheDir,
     allowFileTransport: config.allowFileRepos,
+    ...(config.resyncPeriodMs === undefined ? {} : { resyncPeriodMs: config.resyncPeriodMs }),
     log,
     ...(config.metricsPort === undefined ? {} : { metricsPort: config.metricsPort }),
     ...(config.queuePrefix === undefined ? {} : { queuePrefix: config.queuePrefix }),

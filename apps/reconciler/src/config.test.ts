@@ -1,0 +1,42 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { ConfigError, parseConfig } from "./config.ts";
+
+const required = ["--sync-kind", "RepoSync", "--sync-name", "repo-sync", "--sync-namespace", "team-a"];
+
+test("reads flags, falls back to environment variables, and flags win", () => {
+  const config = parseConfig(["--sync-name", "from-flag"], {
+    SYNC_KIND: "RootSync",
+    SYNC_NAME: "from-env",
+    SYNC_NAMESPACE: "config-management-system",
+    REDIS_URL: "redis://redis:6379",
+    METRICS_PORT: "9090",
+    RESYNC_PERIOD: "1m30s",
+    DRIFTLESS_ALLOW_FILE_REPOS: "true",
+  });
+  assert.equal(config.syncKind, "RootSync");
+  assert.equal(config.syncName, "from-flag");
+  assert.equal(config.redisUrl, "redis://redis:6379");
+  assert.equal(config.metricsPort, 9090);
+  assert.equal(config.resyncPeriodMs, 90_000);
+  assert.equal(config.allowFileRepos, true);
+});
+
+test("defaults: local Redis, no metrics port, file:// refused, the reconciler's resync default", () => {
+  const config = parseConfig(required, {});
+  assert.equal(config.redisUrl, "redis://127.0.0.1:6379");
+  assert.equal(config.metricsPort, undefined);
+  assert.equal(config.allowFileRepos, false);
+  assert.equal(config.resyncPeriodMs, undefined);
+  assert.equal(parseConfig([...required, "--resync-period", "0"], {}).resyncPeriodMs, 0);
+});
+
+test("names what is wrong: kind, missing name, port, duration", () => {
+  assert.throws(
+    () => parseConfig(["--sync-kind", "Nope", "--sync-name", "a", "--sync-namespace", "b"], {}),
+    (e: unknown) => e instanceof ConfigError && /sync-kind/.test(e.message),
+  );
+  assert.throws(() => parseConfig(["--sync-kind", "RepoSync", "--sync-namespace", "b"], {}), /--sync-name is required/);
+  assert.throws(() => parseConfig([...required, "--metrics-port", "70000"], {}), /--metrics-port/);
+  assert.throws(() => parseConfig([...required, "--resync-period", "soon"], {}), /--resync-period/);
+});
