@@ -31,5 +31,5 @@ test("reads the current context's server and CA (inline, or a file relative to t
     insecureSkipTlsVerify: true,
   });
   await writeFile(kubeconfig, "current-context: x\ncontexts: []\nclusters: []\n");
-  assert.throws(() => readClusterAccess(kubeconfig), /names no cluster/);
+  assert.throws(() => readClusterAccess(kubeconfig), /has no current context/);
 });

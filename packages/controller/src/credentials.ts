@@ -5,12 +5,8 @@
  * manager rewrites the file before the token expires, and the child re-reads it (as a pod does
  * with its projected token).
  */
-import { existsSync, readFileSync } from "node:fs";
 import { rename, writeFile } from "node:fs/promises";
-import { homedir } from "node:os";
-import { dirname, isAbsolute, join, resolve } from "node:path";
-import { parse } from "yaml";
-import type { KubeClient } from "@driftless/kube";
+import { readKubeconfigCluster, type KubeClient } from "@driftless/kube";
 
 /** Where the API server is and how to trust it, copied from the manager's own kubeconfig. */
 export interface ClusterAccess {
@@ -20,56 +16,17 @@ export interface ClusterAccess {
   readonly insecureSkipTlsVerify: boolean;
 }
 
-interface KubeconfigClusters {
-  "current-context"?: string;
-  contexts?: { name?: string; context?: { cluster?: string } }[];
-  clusters?: {
-    name?: string;
-    cluster?: {
-      server?: string;
-      "certificate-authority"?: string;
-      "certificate-authority-data"?: string;
-      "insecure-skip-tls-verify"?: boolean;
-    };
-  }[];
-}
-
-const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
-
 /**
  * The current context's cluster, read with the same rules as the manager's own client (a file;
- * else in-cluster; else $KUBECONFIG or ~/.kube/config). Only the cluster part is needed, so no
- * kubeconfig library is loaded for it (client-node alone costs ~85 MiB of resident memory).
+ * else in-cluster; else $KUBECONFIG or ~/.kube/config), whatever authentication the manager uses.
  */
 export function readClusterAccess(kubeconfig: string | undefined): ClusterAccess {
-  if (kubeconfig === undefined && process.env["KUBERNETES_SERVICE_HOST"] !== undefined) {
-    const host = process.env["KUBERNETES_SERVICE_HOST"];
-    const port = process.env["KUBERNETES_SERVICE_PORT"] ?? "443";
-    return {
-      server: `https://${host.includes(":") ? `[${host}]` : host}:${port}`,
-      caData: readFileSync(join(serviceAccountDir, "ca.crt")).toString("base64"),
-      insecureSkipTlsVerify: false,
-    };
-  }
-  const file =
-    kubeconfig ??
-    (process.env["KUBECONFIG"] ?? "").split(":").find((p) => p !== "" && existsSync(p)) ??
-    join(homedir(), ".kube", "config");
-  const config = (parse(readFileSync(file, "utf8")) ?? {}) as KubeconfigClusters;
-  const contextName = config["current-context"];
-  const clusterName = config.contexts?.find((c) => c.name === contextName)?.context?.cluster;
-  const cluster = config.clusters?.find((c) => c.name === clusterName)?.cluster;
-  if (cluster?.server === undefined)
-    throw new Error(
-      `kubeconfig ${file}: the current context (${contextName ?? "none"}) names no cluster with a server`,
-    );
-  const caFile = cluster["certificate-authority"];
-  const caData =
-    cluster["certificate-authority-data"] ??
-    (caFile === undefined
-      ? undefined
-      : readFileSync(isAbsolute(caFile) ? caFile : join(dirname(resolve(file)), caFile)).toString("base64"));
-  return { server: cluster.server, caData, insecureSkipTlsVerify: cluster["insecure-skip-tls-verify"] === true };
+  const cluster = readKubeconfigCluster(kubeconfig);
+  return {
+    server: cluster.server,
+    caData: cluster.caPem === undefined ? undefined : Buffer.from(cluster.caPem).toString("base64"),
+    insecureSkipTlsVerify: cluster.insecureSkipTlsVerify,
+  };
 }
 
 export interface MintedToken {

@@ -104,13 +104,17 @@ interface KubeconfigFile {
 
 const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
 
-/**
- * The connection a kubeconfig describes, or undefined when its user needs client-node (exec
- * plugin, auth provider). Without a path: in-cluster when KUBERNETES_SERVICE_HOST is set, else
- * the first file of $KUBECONFIG, else ~/.kube/config.
- */
-export function loadNativeConnection(path?: string): NativeConnection | undefined {
-  if (path === undefined && process.env["KUBERNETES_SERVICE_HOST"] !== undefined) return inCluster();
+/** A kubeconfig's current context, resolved: its file, cluster and user entries. */
+interface CurrentContext {
+  readonly file: string;
+  readonly clusterName: string | undefined;
+  readonly cluster: ClusterEntry & { server: string };
+  readonly user: UserEntry;
+  /** Reads PEM from `*-data` (base64) or a file reference relative to the kubeconfig's folder. */
+  readonly readPem: (data: string | undefined, ref: string | undefined) => string | undefined;
+}
+
+function readCurrentContext(path: string | undefined): CurrentContext {
   const file = path ?? defaultKubeconfigPath();
   const config = (parse(readFileSync(file, "utf8")) ?? {}) as KubeconfigFile;
   const contextName = config["current-context"];
@@ -120,20 +124,64 @@ export function loadNativeConnection(path?: string): NativeConnection | undefine
   const cluster = config.clusters?.find((c) => c.name === context.cluster)?.cluster;
   if (cluster?.server === undefined)
     throw new Error(`kubeconfig ${file}: context ${contextName} names no cluster with a server`);
-  if (cluster["proxy-url"] !== undefined && cluster["proxy-url"] !== "") {
-    throw new Error(
-      `kubeconfig ${file}: cluster ${context.cluster} sets proxy-url, which this client does not support`,
-    );
-  }
-  const user = config.users?.find((u) => u.name === context.user)?.user ?? {};
-  if (user.exec !== undefined || user["auth-provider"] !== undefined) return undefined;
-
   const base = dirname(resolve(file));
-  const readPem = (data: string | undefined, ref: string | undefined): string | undefined => {
-    if (data !== undefined) return Buffer.from(data, "base64").toString("utf8");
-    if (ref !== undefined) return readFileSync(isAbsolute(ref) ? ref : join(base, ref), "utf8");
-    return undefined;
+  return {
+    file,
+    clusterName: context.cluster,
+    cluster: { ...cluster, server: cluster.server },
+    user: config.users?.find((u) => u.name === context.user)?.user ?? {},
+    readPem: (data, ref) => {
+      if (data !== undefined) return Buffer.from(data, "base64").toString("utf8");
+      if (ref !== undefined) return readFileSync(isAbsolute(ref) ? ref : join(base, ref), "utf8");
+      return undefined;
+    },
   };
+}
+
+/** Where the current context's API server is and how to trust it (no user, no credentials). */
+export interface KubeconfigCluster {
+  readonly server: string;
+  /** PEM of the CA, or undefined for the system roots. */
+  readonly caPem: string | undefined;
+  readonly insecureSkipTlsVerify: boolean;
+}
+
+/**
+ * The current context's cluster, by the same rules as `loadNativeConnection` (in-cluster without a
+ * path when KUBERNETES_SERVICE_HOST is set). For processes that hand the address on, such as the
+ * manager writing kubeconfigs for its reconcilers; it works whatever authentication the user uses.
+ */
+export function readKubeconfigCluster(path?: string): KubeconfigCluster {
+  if (path === undefined && process.env["KUBERNETES_SERVICE_HOST"] !== undefined) {
+    const { endpoint, tls } = inCluster();
+    return {
+      server: endpoint.server,
+      caPem: typeof tls.ca === "string" ? tls.ca : undefined,
+      insecureSkipTlsVerify: false,
+    };
+  }
+  const { cluster, readPem } = readCurrentContext(path);
+  return {
+    server: cluster.server,
+    caPem: readPem(cluster["certificate-authority-data"], cluster["certificate-authority"]),
+    insecureSkipTlsVerify: cluster["insecure-skip-tls-verify"] === true,
+  };
+}
+
+/**
+ * The connection a kubeconfig describes, or undefined when its user needs client-node (exec
+ * plugin, auth provider). Without a path: in-cluster when KUBERNETES_SERVICE_HOST is set, else
+ * the first file of $KUBECONFIG, else ~/.kube/config.
+ */
+export function loadNativeConnection(path?: string): NativeConnection | undefined {
+  if (path === undefined && process.env["KUBERNETES_SERVICE_HOST"] !== undefined) return inCluster();
+  const { file, clusterName, cluster, user, readPem } = readCurrentContext(path);
+  if (cluster["proxy-url"] !== undefined && cluster["proxy-url"] !== "") {
+    throw new Error(`kubeconfig ${file}: cluster ${clusterName} sets proxy-url, which this client does not support`);
+  }
+  if (user.exec !== undefined || user["auth-provider"] !== undefined) return undefined;
+  const base = dirname(resolve(file));
+
   const tls: { -readonly [K in keyof TlsMaterial]: TlsMaterial[K] } = {};
   const ca = readPem(cluster["certificate-authority-data"], cluster["certificate-authority"]);
   if (ca !== undefined) tls.ca = ca;
