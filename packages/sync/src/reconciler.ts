@@ -398,8 +398,18 @@ export class Reconciler implements PassContext {
     });
   }
 
-  /** Graceful stop: lets the running pass finish (bounded), then closes watches, queue, Redis and /metrics. */
-  async stop(timeoutMs = 30_000): Promise<void> {
+  /**
+   * Graceful stop: lets the running pass finish (bounded), then closes watches, queue, Redis and
+   * /metrics. Idempotent: a second call (a signal during shutdown) waits for the first.
+   */
+  stop(timeoutMs = 30_000): Promise<void> {
+    this.stopping ??= this.shutdown(timeoutMs);
+    return this.stopping;
+  }
+
+  private stopping: Promise<void> | undefined;
+
+  private async shutdown(timeoutMs: number): Promise<void> {
     this.poller?.stop();
     await this.queue.close({ timeoutMs });
     this.abort.abort();

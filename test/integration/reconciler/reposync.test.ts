@@ -500,3 +500,17 @@ test("a poll that finds the synced commit skips the apply and reads no managed o
   await synced(namespace, next);
   assert.deepEqual(dataOf(await readConfigMap(namespace, "cm-0")), { i: "changed" });
 });
+
+test("stop() is idempotent: a second call waits for the first and closes nothing twice", async (t) => {
+  const namespace = await testNamespace(t);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/a.yaml", configMap("a", namespace, { v: "1" }));
+  const commit = await repo.commit("a");
+  await createRepoSync(namespace, repo);
+  const reconciler = await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  await synced(namespace, commit);
+  const first = reconciler.stop(5_000);
+  const second = reconciler.stop(5_000);
+  assert.equal(first, second, "a second stop started another shutdown");
+  await first;
+});
