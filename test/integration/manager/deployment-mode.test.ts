@@ -147,7 +147,10 @@ test("a RootSync is bound to cluster-admin, or to its roleRefs instead; bindings
     { what: "bound to cluster-admin" },
   );
   assert.equal(roleRefOf(await getObject(Mapping.ClusterRoleBinding, undefined, legacy)), "cluster-admin");
-  assert.ok(await getObject(Mapping.Deployment, systemNamespace, reconciler));
+  // The manager binds the identity before it creates the workload: the Deployment may follow a moment later.
+  await eventually(async () => (await getObject(Mapping.Deployment, systemNamespace, reconciler)) !== undefined, {
+    what: "the reconciler Deployment",
+  });
 
   const client = await admin();
   const roleRefs = [
