@@ -19,7 +19,7 @@ import {
 import { applyPatch, type Annotator, type PatchMaker } from "@driftless/objectmatcher";
 import { mapLimit } from "./concurrency.ts";
 import { computeHealth, type HealthStatus } from "./kstatus.ts";
-import { annotationsOf, decorate, isManagementDisabled, setToken } from "./decorate.ts";
+import { annotationsOf, comparisonCandidate, decorate, isManagementDisabled, setToken } from "./decorate.ts";
 import type { DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
 import type { LiveState } from "./live-state.ts";
 import { idKey } from "./object-id.ts";
@@ -193,10 +193,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
         ) {
           return { desired, operation: Operation.Unchanged, health: computeHealth(current), mapping };
         }
-        // Compare with the token the object already carries: a new commit alone is not a change.
-        const candidate = structuredClone(decorated);
-        const currentToken = liveAnnotations[ManagedAnnotation.Token];
-        setToken(candidate, currentToken ?? options.commit);
+        const candidate = comparisonCandidate(decorated, liveAnnotations, options.commit);
         const result = options.matcher.calculate(current, candidate);
         if (result.isEmpty())
           return { desired, operation: Operation.Unchanged, health: computeHealth(current), mapping };

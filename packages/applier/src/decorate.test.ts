@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { decorate, isManagementDisabled, stripManagement } from "./decorate.ts";
+import { comparisonCandidate, decorate, isManagementDisabled, stripManagement } from "./decorate.ts";
+import { toDesired } from "./desired.ts";
 import type { DesiredObject } from "./desired.ts";
 
 const cm: DesiredObject = {
@@ -52,4 +53,29 @@ test("recognises configmanagement.gke.io/managed: disabled in a declaration", ()
     isManagementDisabled({ metadata: { annotations: { "configmanagement.gke.io/managed": "disabled" } } }),
     true,
   );
+});
+
+test("the comparison candidate carries the live object's commit token, so a new commit alone is no change", () => {
+  const decorated = decorate(cm, { kind: "RepoSync", namespace: "team", name: "apps" });
+  const token = (o: Record<string, unknown>): string | undefined =>
+    (o["metadata"] as { annotations: Record<string, string> }).annotations["configmanagement.gke.io/token"];
+  assert.equal(token(comparisonCandidate(decorated, { "configmanagement.gke.io/token": "old" }, "new")), "old");
+  assert.equal(token(comparisonCandidate(decorated, {}, "new")), "new");
+  assert.equal(token(comparisonCandidate(decorated, {})), undefined);
+  assert.equal(token(decorated), undefined, "the decorated declaration was mutated");
+});
+
+test("toDesired gives cluster-scoped ids and dependencies the empty namespace", () => {
+  const desired = toDesired({
+    id: { group: "", kind: "Namespace", name: "team" },
+    apiVersion: "v1",
+    raw: { apiVersion: "v1", kind: "Namespace", metadata: { name: "team" } },
+    sourcePath: "ns.yaml",
+    sourceHash: "h",
+    dependsOn: [{ group: "apiextensions.k8s.io", kind: "CustomResourceDefinition", name: "widgets.example.com" }],
+  });
+  assert.deepEqual(desired.id, { group: "", kind: "Namespace", namespace: "", name: "team" });
+  assert.deepEqual(desired.dependsOn, [
+    { group: "apiextensions.k8s.io", kind: "CustomResourceDefinition", namespace: "", name: "widgets.example.com" },
+  ]);
 });

@@ -37,6 +37,22 @@ export function decorate(desired: DesiredObject, sync: SyncIdentity): JsonObject
   return object;
 }
 
+/**
+ * What a live object is compared against: the decorated declaration carrying the commit token the
+ * live object already has (or `fallbackCommit` when it has none), so that a new commit alone is
+ * never a change. Used by the applier, the remediator and `driftless diff` alike.
+ */
+export function comparisonCandidate(
+  decorated: JsonObject,
+  liveAnnotations: Readonly<Record<string, string>>,
+  fallbackCommit?: string,
+): JsonObject {
+  const candidate = structuredClone(decorated);
+  const token = liveAnnotations[ManagedAnnotation.Token] ?? fallbackCommit;
+  if (token !== undefined) setToken(candidate, token);
+  return candidate;
+}
+
 export function setToken(object: JsonObject, commit: string): void {
   const meta = metaOf(object);
   meta.annotations = { ...meta.annotations, [ManagedAnnotation.Token]: commit };

@@ -17,6 +17,39 @@ export interface DesiredObject {
   readonly dependsOn: readonly ObjectId[];
 }
 
+/** The fields of a parsed source object (@driftless/source's DeclaredObject) that applying needs. */
+export interface DeclaredInput {
+  readonly id: { readonly group: string; readonly kind: string; readonly namespace?: string; readonly name: string };
+  readonly apiVersion: string;
+  readonly raw: JsonObject;
+  readonly sourcePath: string;
+  readonly sourceHash: string;
+  readonly dependsOn: readonly {
+    readonly group: string;
+    readonly kind: string;
+    readonly namespace?: string;
+    readonly name: string;
+  }[];
+}
+
+/** A source object as the applier takes it; cluster-scoped objects get the "" namespace. */
+export function toDesired(object: DeclaredInput): DesiredObject {
+  const id = (ref: DeclaredInput["id"]): ObjectId => ({
+    group: ref.group,
+    kind: ref.kind,
+    namespace: ref.namespace ?? "",
+    name: ref.name,
+  });
+  return {
+    id: id(object.id),
+    apiVersion: object.apiVersion,
+    object: object.raw,
+    sourcePath: object.sourcePath,
+    sourceHash: object.sourceHash,
+    dependsOn: object.dependsOn.map(id),
+  };
+}
+
 /** Which sync is applying: decides the manager annotation and the inventory id. */
 export interface SyncIdentity {
   readonly kind: "RootSync" | "RepoSync";

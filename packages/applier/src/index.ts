@@ -22,8 +22,16 @@ export {
 } from "./apply.ts";
 export type { ApplyOptions, ApplyOutcome } from "./apply.ts";
 export { mapLimit } from "./concurrency.ts";
-export { annotationsOf, decorate, isManagementDisabled, setToken, stripManagement } from "./decorate.ts";
-export type { DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
+export {
+  annotationsOf,
+  comparisonCandidate,
+  decorate,
+  isManagementDisabled,
+  setToken,
+  stripManagement,
+} from "./decorate.ts";
+export { toDesired } from "./desired.ts";
+export type { DeclaredInput, DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
 export { Inventory, resourceGroupMapping, StatusesOmittedCondition } from "./inventory.ts";
 export { fitStatuses, InventoryTooLargeError, ResourceGroupByteBudget } from "./inventory-budget.ts";
 export type { ResourceStatusEntry } from "./resource-status.ts";

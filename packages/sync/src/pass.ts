@@ -13,16 +13,15 @@ import {
   Inventory,
   plan,
   prune,
+  toDesired,
   Operation,
   type ApplyOutcome,
   type DesiredObject,
-  type ObjectId,
   type PruneOutcome,
   type ResourceStatusEntry,
 } from "@driftless/applier";
 import type { FetchResult } from "@driftless/git";
 import type { KubeObject } from "@driftless/kube";
-import type { CompleteSource } from "@driftless/source";
 import type { PassContext } from "./context.ts";
 import { readGitCredentials } from "./credentials.ts";
 import { loadSync, type LoadedSync } from "./rsync.ts";
@@ -227,22 +226,6 @@ async function fetchSource(ctx: PassContext, sync: RSync, trigger: PassTrigger):
   const fetched = await ctx.git.fetch({ syncKey: ctx.syncKey, spec: git, credentials, signal: ctx.signal });
   ctx.rememberFetch(fetched, JSON.stringify(git));
   return fetched;
-}
-
-function toDesired(object: CompleteSource["objects"][number]): DesiredObject {
-  return {
-    id: { group: object.id.group, kind: object.id.kind, namespace: object.id.namespace ?? "", name: object.id.name },
-    apiVersion: object.apiVersion,
-    object: object.raw,
-    sourcePath: object.sourcePath,
-    sourceHash: object.sourceHash,
-    dependsOn: object.dependsOn.map((d): ObjectId => ({
-      group: d.group,
-      kind: d.kind,
-      namespace: d.namespace ?? "",
-      name: d.name,
-    })),
-  };
 }
 
 /** ResourceGroup status entries: kstatus of what was applied, with Config Sync's commit-prefix sourceHash. */

@@ -6,7 +6,7 @@ import {
   LifecycleMutationValue,
   UserAnnotation,
 } from "@driftless/api";
-import { decorate, idKey, type DesiredObject, type SyncIdentity } from "@driftless/applier";
+import { comparisonCandidate, decorate, idKey, type DesiredObject, type SyncIdentity } from "@driftless/applier";
 import type { KubeObject, ResourceMapping } from "@driftless/kube";
 import type { PatchMaker } from "@driftless/objectmatcher";
 import type { InformerLiveState } from "./live-cache.ts";
@@ -129,12 +129,7 @@ export class Remediator {
   }
 
   private drifted(desired: DesiredObject, live: KubeObject): boolean {
-    const candidate = decorate(desired, this.options.sync);
-    const token = live.metadata.annotations?.[ManagedAnnotation.Token];
-    if (token !== undefined) {
-      const meta = candidate["metadata"] as { annotations: Record<string, string> };
-      meta.annotations = { ...meta.annotations, [ManagedAnnotation.Token]: token };
-    }
+    const candidate = comparisonCandidate(decorate(desired, this.options.sync), live.metadata.annotations ?? {});
     return !this.options.matcher.calculate(live, candidate).isEmpty();
   }
 

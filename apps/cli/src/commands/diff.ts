@@ -1,5 +1,5 @@
 import type { SyncKind } from "@driftless/api";
-import { decorate, type DesiredObject } from "@driftless/applier";
+import { comparisonCandidate, decorate, toDesired } from "@driftless/applier";
 import { KubeClient, RestMapper } from "@driftless/kube";
 import { Annotator, PatchMaker, renderResult } from "@driftless/objectmatcher";
 import { readSource } from "@driftless/source";
@@ -41,19 +41,7 @@ export async function diff(options: DiffOptions, out: (line: string) => void): P
     const matcher = new PatchMaker(new Annotator());
     let changes = 0;
     for (const object of source.objects) {
-      const desired: DesiredObject = {
-        id: {
-          group: object.id.group,
-          kind: object.id.kind,
-          namespace: object.id.namespace ?? "",
-          name: object.id.name,
-        },
-        apiVersion: object.apiVersion,
-        object: object.raw,
-        sourcePath: object.sourcePath,
-        sourceHash: object.sourceHash,
-        dependsOn: [],
-      };
+      const desired = toDesired(object);
       const mapping = await mapper.mappingFor(object.apiVersion, object.kind);
       const title = `${object.apiVersion} ${object.kind} ${object.id.namespace ? `${object.id.namespace}/` : ""}${object.id.name}`;
       if (mapping === undefined) {
@@ -67,12 +55,7 @@ export async function diff(options: DiffOptions, out: (line: string) => void): P
         changes++;
         continue;
       }
-      const candidate = decorate(desired, options.sync);
-      const token = live.metadata.annotations?.["configmanagement.gke.io/token"];
-      if (token !== undefined)
-        (candidate["metadata"] as { annotations: Record<string, string> }).annotations[
-          "configmanagement.gke.io/token"
-        ] = token;
+      const candidate = comparisonCandidate(decorate(desired, options.sync), live.metadata.annotations ?? {});
       const result = matcher.calculate(live, candidate);
       if (result.isEmpty()) continue;
       changes++;
