@@ -212,19 +212,16 @@ async function fetchSource(ctx: PassContext, sync: RSync, trigger: PassTrigger):
       message: "spec.git is required for sourceType git",
     });
   }
-  // A drift pass re-applies what was last read: no reason to ask the remote again.
-  if (trigger === "drift" && ctx.lastFetch !== undefined && ctx.lastFetchSpec === JSON.stringify(git))
-    return ctx.lastFetch;
+  // The last checkout serves again while spec.git is unchanged: a drift pass re-applies it without
+  // asking the remote, and any other pass when the remote still points at its commit.
+  const spec = JSON.stringify(git);
+  const last = ctx.lastFetchSpec === spec ? ctx.lastFetch : undefined;
+  if (trigger === "drift" && last !== undefined) return last;
   const credentials = await readGitCredentials(ctx.client, sync);
   const remote = await ctx.git.resolveRemote({ spec: git, credentials, signal: ctx.signal });
-  if (
-    ctx.lastFetch !== undefined &&
-    ctx.lastFetch.commit === remote.commit &&
-    ctx.lastFetchSpec === JSON.stringify(git)
-  )
-    return ctx.lastFetch;
+  if (last !== undefined && last.commit === remote.commit) return last;
   const fetched = await ctx.git.fetch({ syncKey: ctx.syncKey, spec: git, credentials, signal: ctx.signal });
-  ctx.rememberFetch(fetched, JSON.stringify(git));
+  ctx.rememberFetch(fetched, spec);
   return fetched;
 }
 
