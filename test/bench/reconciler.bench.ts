@@ -7,6 +7,7 @@
  * - drift correction latency (a managed object edited by hand until restored)
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { appendFileSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,6 +25,7 @@ import {
 import { KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { decorate, mapLimit, setToken } from "@driftless/applier";
 import { Annotator } from "@driftless/objectmatcher";
+import { reconcilerNodeFlags } from "@driftless/controller";
 
 const sizes = (process.env["BENCH_SIZES"] ?? "1000,10000").split(",").map(Number);
 const concurrency = 32;
@@ -55,7 +57,14 @@ const reposyncs: ResourceMapping = {
   namespaced: true,
   verbs: ["create", "get"],
 };
-const reconcilerMain = join(findRepoRoot(), "apps", "reconciler", "src", "main.ts");
+// The production form (scripts/bundle.ts, built here first); RECONCILER_ENTRY=src runs the TypeScript sources.
+const fromSources = process.env["RECONCILER_ENTRY"] === "src";
+if (!fromSources) execFileSync(process.execPath, [join(findRepoRoot(), "scripts", "bundle.ts")], { stdio: "inherit" });
+const reconcilerMain = fromSources
+  ? join(findRepoRoot(), "apps", "reconciler", "src", "main.ts")
+  : join(findRepoRoot(), "dist", "driftless-reconciler.mjs");
+// BENCH_SKIP_BARE=1 leaves out the bare loops (for quick memory runs; the ratio is then not measured).
+const skipBare = process.env["BENCH_SKIP_BARE"] === "1";
 const git = (cwd: string, ...args: string[]): string =>
   execFileSync("git", ["-C", cwd, "-c", "user.name=bench", "-c", "user.email=bench@driftless.invalid", ...args], {
     encoding: "utf8",
@@ -76,7 +85,11 @@ interface Row {
   bareManagedObjectsPerS: number;
   applyObjectsPerS: number;
   ratio: number;
+  /** RSS after the first (empty) pass: what the process costs before it holds any object. */
+  idleRssMiB: number;
   peakRssMiB: number;
+  /** RSS at the end, after the unchanged passes and the drift correction. */
+  settledRssMiB: number;
   noChangePassS: number;
   noChangePassWrites: number;
   driftCorrectionMs: number;
@@ -118,14 +131,16 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number
   }
 }
 
-async function vmHwmMiB(pid: number): Promise<number> {
+async function procStatusMiB(pid: number, field: "VmHWM" | "VmRSS"): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, "utf8");
-  return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+  return Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024);
 }
+const vmHwmMiB = (pid: number): Promise<number> => procStatusMiB(pid, "VmHWM");
+const currentRssMiB = (pid: number): Promise<number> => procStatusMiB(pid, "VmRSS");
 
 async function run(count: number): Promise<Row> {
-  const bareObjectsPerS = await bareLoop(count, false);
-  const bareManagedObjectsPerS = await bareLoop(count, true);
+  const bareObjectsPerS = skipBare ? Number.NaN : await bareLoop(count, false);
+  const bareManagedObjectsPerS = skipBare ? Number.NaN : await bareLoop(count, true);
   const namespace = `bench-${count}-${Date.now()}`;
   await client.create(ns, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
   const repoDir = join(root, `repo-${count}`);
@@ -152,7 +167,9 @@ async function run(count: number): Promise<Row> {
   const child: ChildProcess = spawn(
     process.execPath,
     [
-      ...(process.env["RECONCILER_NODE_FLAGS"] ?? "").split(" ").filter((flag) => flag !== ""),
+      // The flags the manager starts a reconciler with (RECONCILER_NODE_FLAGS replaces them; "none" for Node's defaults).
+      ...(process.env["RECONCILER_NODE_FLAGS"]?.split(" ").filter((flag) => flag !== "" && flag !== "none") ??
+        reconcilerNodeFlags()),
       reconcilerMain,
       "--sync-kind=RepoSync",
       "--sync-name=repo-sync",
@@ -169,6 +186,13 @@ async function run(count: number): Promise<Row> {
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   child.stdout?.on("data", (chunk: Buffer) => logs.push(chunk.toString()));
+  // BENCH_CHILD_LOG=FILE keeps the reconciler's output (with RECONCILER_NODE_FLAGS=--trace-gc, its GC trace).
+  const childLog = process.env["BENCH_CHILD_LOG"];
+  if (childLog !== undefined) child.stdout?.on("data", (chunk: Buffer) => appendFileSync(childLog, chunk));
+  const idleRssMiB = await waitFor(
+    async () => (logs.join("").includes('"pass finished"') ? currentRssMiB(child.pid ?? 0) : undefined),
+    60_000,
+  );
   try {
     // The empty commit syncs first (the config dir is missing, which the reconciler reports); then the big commit.
     await mkdir(join(repoDir, "config"), { recursive: true });
@@ -181,6 +205,16 @@ async function run(count: number): Promise<Row> {
     git(repoDir, "commit", "-q", "-m", `${count} config maps`);
     const commit = git(repoDir, "rev-parse", "HEAD");
     const t0 = performance.now();
+    // BENCH_VERBOSE=1: RSS every 250 ms from the push on, to see which step makes the peak.
+    const timeline: string[] = [];
+    const sampler =
+      process.env["BENCH_VERBOSE"] === "1"
+        ? setInterval(() => {
+            void currentRssMiB(child.pid ?? 0).then((rss) =>
+              timeline.push(`${((performance.now() - t0) / 1000).toFixed(2)}s:${rss}`),
+            );
+          }, 250)
+        : undefined;
     git(repoDir, "push", "-q", "origin", "main");
     await waitFor(async () => {
       const sync = await client.get(reposyncs, namespace, "repo-sync");
@@ -192,7 +226,9 @@ async function run(count: number): Promise<Row> {
       return status.lastSyncedCommit === commit && syncing?.status === "False" ? true : undefined;
     }, 600_000);
     const commitToSyncedS = (performance.now() - t0) / 1000;
+    clearInterval(sampler);
     if (process.env["BENCH_VERBOSE"] === "1") {
+      process.stderr.write(`RSS MiB after push: ${timeline.join(" ")}\n`);
       for (const line of logs
         .join("")
         .split("\n")
@@ -240,6 +276,7 @@ async function run(count: number): Promise<Row> {
     const driftCorrectionMs = Math.round(performance.now() - t1);
 
     const peakRssMiB = await vmHwmMiB(child.pid ?? 0);
+    const settledRssMiB = await currentRssMiB(child.pid ?? 0);
     const reconcilerObjectsPerS = count / commitToSyncedS;
     const bigPass =
       logs
@@ -256,7 +293,9 @@ async function run(count: number): Promise<Row> {
       bareManagedObjectsPerS,
       applyObjectsPerS,
       ratio: applyObjectsPerS / bareManagedObjectsPerS,
+      idleRssMiB,
       peakRssMiB,
+      settledRssMiB,
       noChangePassS,
       noChangePassWrites,
       driftCorrectionMs,
@@ -297,12 +336,12 @@ try {
 }
 
 console.log(
-  "| objects | commit → Synced | end-to-end objects/s | apply step objects/s | bare loop, same bodies | apply ÷ bare (same bodies) | bare loop, plain ConfigMaps | reconciler peak RSS | unchanged pass | writes in unchanged passes | drift corrected in |",
+  "| objects | commit → Synced | end-to-end objects/s | apply step objects/s | bare loop, same bodies | apply ÷ bare (same bodies) | bare loop, plain ConfigMaps | reconciler RSS idle / peak / settled | unchanged pass | writes in unchanged passes | drift corrected in |",
 );
 console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
 for (const r of rows) {
   console.log(
-    `| ${r.objects} | ${r.commitToSyncedS.toFixed(2)} s | ${Math.round(r.reconcilerObjectsPerS)} | ${Math.round(r.applyObjectsPerS)} | ${Math.round(r.bareManagedObjectsPerS)} | ${(r.ratio * 100).toFixed(0)}% | ${Math.round(r.bareObjectsPerS)} | ${r.peakRssMiB} MiB | ${r.noChangePassS.toFixed(3)} s | ${r.noChangePassWrites} | ${r.driftCorrectionMs} ms |`,
+    `| ${r.objects} | ${r.commitToSyncedS.toFixed(2)} s | ${Math.round(r.reconcilerObjectsPerS)} | ${Math.round(r.applyObjectsPerS)} | ${Math.round(r.bareManagedObjectsPerS)} | ${(r.ratio * 100).toFixed(0)}% | ${Math.round(r.bareObjectsPerS)} | ${r.idleRssMiB} / ${r.peakRssMiB} / ${r.settledRssMiB} MiB | ${r.noChangePassS.toFixed(3)} s | ${r.noChangePassWrites} | ${r.driftCorrectionMs} ms |`,
   );
 }
 const out = process.env["BENCH_OUT"];

@@ -7,8 +7,13 @@ import { Manager, ReconcilerMode } from "@driftless/controller";
 import { createLogger } from "@driftless/sync";
 import { ConfigError, parseConfig, usage } from "./config.ts";
 
-/** The reconciler's entry point, as its package declares it (its `driftless-reconciler` bin). */
+/**
+ * The reconciler's entry point: beside the manager when it runs from the bundle (dist/, see
+ * scripts/bundle.ts), else as its package declares it (its `driftless-reconciler` bin).
+ */
 function reconcilerEntry(): string {
+  const self = fileURLToPath(import.meta.url);
+  if (self.endsWith(".mjs")) return join(dirname(self), "driftless-reconciler.mjs");
   let dir = dirname(fileURLToPath(import.meta.resolve("@driftless/reconciler")));
   for (;;) {
     try {

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 /** driftless-reconciler: one process per RootSync or RepoSync. Parses settings, runs, stops on SIGTERM/SIGINT. */
+// First: a child of the manager stops when the manager is gone, even if loading the rest fails.
+import "./parent-watch.ts";
 import { createLogger, Reconciler } from "@driftless/sync";
 import { ConfigError, parseConfig, usage } from "./config.ts";
 

@@ -14,6 +14,7 @@ import {
 } from "@driftless/api";
 import type { KubeObject } from "@driftless/kube";
 import { syncOwnedLabels } from "./labels.ts";
+import { DefaultReconcilerMemoryLimit, reconcilerNodeFlags } from "./node-flags.ts";
 import { specHash } from "./spec-hash.ts";
 import { syncRefOf } from "./workload.ts";
 
@@ -32,7 +33,10 @@ export const ReconcilerMetricsPort = 8675;
 export const ReconcilerContainer = "reconciler";
 export const SpecHashAnnotation = "driftless.dev/sync-spec-hash";
 
-const defaultResources = { requests: { cpu: "50m", memory: "128Mi" }, limits: { memory: "512Mi" } } as const;
+const defaultResources = {
+  requests: { cpu: "50m", memory: "128Mi" },
+  limits: { memory: DefaultReconcilerMemoryLimit },
+} as const;
 
 function resourcesOf(sync: RSync): Record<string, Record<string, Quantity>> {
   const override = (sync.spec.override?.resources ?? []).find(
@@ -45,6 +49,11 @@ function resourcesOf(sync: RSync): Record<string, Record<string, Quantity>> {
   if (override?.cpuLimit !== undefined) limits["cpu"] = override.cpuLimit;
   if (override?.memoryLimit !== undefined) limits["memory"] = override.memoryLimit;
   return { requests, limits };
+}
+
+/** The reconciler's memory limit: the sync's override or the default. Sizes its heap in either mode. */
+export function reconcilerMemoryLimit(sync: RSync): Quantity {
+  return resourcesOf(sync)["limits"]?.["memory"] ?? DefaultReconcilerMemoryLimit;
 }
 
 export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings): KubeObject {
@@ -99,7 +108,8 @@ export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings):
               name: ReconcilerContainer,
               image: settings.image,
               imagePullPolicy: settings.imagePullPolicy ?? "IfNotPresent",
-              command: ["node", "apps/reconciler/src/main.ts"],
+              // The image's bundle (scripts/bundle.ts), with a heap sized to the container's memory limit.
+              command: ["node", ...reconcilerNodeFlags(reconcilerMemoryLimit(sync)), "dist/driftless-reconciler.mjs"],
               env,
               ports: [{ name: "metrics", containerPort: ReconcilerMetricsPort, protocol: "TCP" }],
               readinessProbe: probe("/readyz", 10),

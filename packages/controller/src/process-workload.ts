@@ -5,7 +5,6 @@
  */
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { reconcilerName, RootSyncNamespace, type RSync } from "@driftless/api";
 import type { KubeClient } from "@driftless/kube";
 import { ReconcilerState } from "@driftless/metrics";
@@ -14,7 +13,9 @@ import type { Logger } from "@driftless/sync";
 import { DefaultRestartBackoff, type BackoffPolicy } from "./backoff.ts";
 import { writeKubeconfig, type ClusterAccess } from "./credentials.ts";
 import { ensureIdentity, removeIdentity } from "./identity.ts";
+import { reconcilerMemoryLimit } from "./deployment-spec.ts";
 import { KeyedLock } from "./keyed-lock.ts";
+import { reconcilerNodeFlags } from "./node-flags.ts";
 import { planIdentity } from "./rbac-plan.ts";
 import { specHash } from "./spec-hash.ts";
 import { ProcessState, SupervisedProcess, type LaunchSpec } from "./supervisor.ts";
@@ -45,11 +46,11 @@ export interface ProcessWorkloadOptions {
 interface Child {
   /** specHash of the spec the process was started for. */
   readonly hash: string;
+  /** Node's flags: the heap sized from the sync's reconciler memory limit, as in deployment mode. */
+  readonly nodeFlags: readonly string[];
   readonly process: SupervisedProcess;
   readonly token: TokenRotation;
 }
-
-const parentWatch = pathToFileURL(join(import.meta.dirname, "parent-watch.ts")).href;
 
 export class ProcessWorkload implements ReconcilerWorkload {
   readonly mode = ReconcilerMode.Process;
@@ -79,7 +80,12 @@ export class ProcessWorkload implements ReconcilerWorkload {
         await this.#stop(existing);
         this.#children.delete(key);
       }
-      const child: Child = { hash, process: this.#supervise(ref), token: this.#tokenFor(ref) };
+      const child: Child = {
+        hash,
+        nodeFlags: reconcilerNodeFlags(reconcilerMemoryLimit(sync)),
+        process: this.#supervise(ref),
+        token: this.#tokenFor(ref),
+      };
       this.#children.set(key, child);
       child.process.start();
       return statusOf(child.process);
@@ -161,8 +167,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
     const kubeconfig = join(dir, "kubeconfig");
     await writeKubeconfig(kubeconfig, o.access, name, tokenFileOf(dir));
     const args = [
-      "--import",
-      parentWatch,
+      ...child.nodeFlags,
       o.reconcilerEntry,
       "--kubeconfig",
       kubeconfig,

@@ -123,7 +123,7 @@ export class SupervisedProcess {
     const fd = openSync(this.#options.logFile, "a", 0o600);
     let child: ChildProcess;
     try {
-      // The IPC channel is how the child notices the manager is gone, even after a SIGKILL (see parent-watch.ts).
+      // The IPC channel is how the child notices the manager is gone, even after a SIGKILL (see apps/reconciler/src/parent-watch.ts).
       child = spawn(spec.command, [...spec.args], {
         stdio: ["ignore", fd, fd, "ipc"],
         env: { ...process.env, ...spec.env },

@@ -1,7 +1,7 @@
 /**
- * Preloaded into every reconciler child process (`node --import`). When the manager dies, even
- * by SIGKILL, the IPC channel it opened closes: the child then stops as if it got SIGTERM, so no
- * reconciler outlives its manager (a restarted manager starts fresh children of its own).
+ * Imported first by main.ts. A reconciler started by the manager (process mode) has an IPC channel
+ * to it; when the manager dies, even by SIGKILL, the channel closes: the child then stops as if it
+ * got SIGTERM, so no reconciler outlives its manager (a restarted manager starts fresh children).
  */
 const forcedExitMs = 15_000;
 
