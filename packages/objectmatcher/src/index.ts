@@ -24,6 +24,7 @@ export {
   Annotator,
   ANNOTATIONS_SIZE_LIMIT_BYTES,
   COMPRESSED_RECORD_PREFIX,
+  COMPRESS_FROM_BYTES,
   LAST_APPLIED_ANNOTATION,
 } from "./last-applied.ts";
 export { PatchMaker } from "./patch-maker.ts";

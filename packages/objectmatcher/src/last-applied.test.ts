@@ -8,6 +8,7 @@ import {
   ANNOTATIONS_SIZE_LIMIT_BYTES,
   Annotator,
   COMPRESSED_RECORD_PREFIX,
+  COMPRESS_FROM_BYTES,
   LAST_APPLIED_ANNOTATION,
 } from "./last-applied.ts";
 import { PatchMaker } from "./patch-maker.ts";
@@ -34,13 +35,35 @@ describe("last-applied record", () => {
       apiVersion: "v1",
       kind: "ConfigMap",
       metadata: { name: "c", namespace: "shop", labels: { app: "web" }, annotations: { note: "kept" } },
-      data: { a: "1", empty: "" },
+      data: { a: "1", empty: "", script: "echo hello; ".repeat(COMPRESS_FROM_BYTES / 8) },
     };
     const declared = structuredClone(obj);
     annotator.setLastAppliedAnnotation(obj);
     const value = annotation(obj);
     assert.ok(typeof value === "string" && value.startsWith(COMPRESSED_RECORD_PREFIX));
+    assert.ok(value.length < COMPRESS_FROM_BYTES, `compressed to ${value.length} characters`);
     assert.deepEqual(annotator.getOriginalConfiguration(obj), declared);
+  });
+
+  it("stores a record shorter than COMPRESS_FROM_BYTES as canonical JSON, deterministically", () => {
+    const annotator = new Annotator();
+    const make = (): JsonObject => ({
+      kind: "ConfigMap",
+      apiVersion: "v1",
+      data: { b: "2", a: "1" },
+      metadata: { namespace: "shop", name: "c" },
+    });
+    const first = make();
+    annotator.setLastAppliedAnnotation(first);
+    const value = annotation(first);
+    assert.equal(
+      value,
+      '{"apiVersion":"v1","data":{"a":"1","b":"2"},"kind":"ConfigMap","metadata":{"name":"c","namespace":"shop"}}',
+    );
+    const second = make();
+    annotator.setLastAppliedAnnotation(second);
+    assert.equal(annotation(second), value);
+    assert.deepEqual(annotator.getOriginalConfiguration(first), make());
   });
 
   it("leaves server-owned metadata out of the record", () => {

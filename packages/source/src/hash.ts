@@ -4,7 +4,7 @@
  * change. Not to be confused with @driftless/api's `sourceHash(commit)`, the commit prefix Config Sync
  * writes into ResourceGroup status.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { isJsonArray } from "./json.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
 
@@ -12,7 +12,8 @@ import type { JsonObject, JsonValue } from "./json.ts";
 const contentHashLength = 16;
 
 export function contentHash(value: JsonValue): string {
-  return createHash("sha256").update(canonicalJson(value)).digest("hex").slice(0, contentHashLength);
+  // One-shot hash(): no Hash object per call, whose native state would wait for the garbage collector.
+  return hash("sha256", canonicalJson(value), "hex").slice(0, contentHashLength);
 }
 
 /** JSON with object keys sorted at every level and no whitespace. */
