@@ -19,7 +19,14 @@ import {
 import { applyPatch, type Annotator, type PatchMaker } from "@driftless/objectmatcher";
 import { mapLimit } from "./concurrency.ts";
 import { computeHealth, type HealthStatus } from "./kstatus.ts";
-import { annotationsOf, comparisonCandidate, decorate, isManagementDisabled, setToken } from "./decorate.ts";
+import {
+  annotationsOf,
+  comparisonCandidate,
+  decorate,
+  isManagementDisabled,
+  setToken,
+  withOwnMetadata,
+} from "./decorate.ts";
 import type { DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
 import type { LiveState } from "./live-state.ts";
 import { idKey } from "./object-id.ts";
@@ -232,7 +239,7 @@ function mutationIgnored(object: JsonObject): boolean {
 
 /** The object to write: declared state, the commit token, and the last-applied record of both. */
 function withRecord(decorated: JsonObject, commit: string, annotator: Annotator): JsonObject {
-  const body = structuredClone(decorated);
+  const body = withOwnMetadata(decorated);
   setToken(body, commit);
   annotator.setLastAppliedAnnotation(body);
   return body;

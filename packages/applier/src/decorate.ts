@@ -22,8 +22,10 @@ function metaOf(object: JsonObject): Meta {
  * object is written, so that a new commit does not rewrite every unchanged object.
  */
 export function decorate(desired: DesiredObject, sync: SyncIdentity): JsonObject {
-  const object = structuredClone(desired.object);
-  const meta = metaOf(object);
+  // Only metadata changes: the rest is shared with the declaration, never modified (the matcher and
+  // the client only read it), which spares a deep copy of every object on every pass.
+  const object = { ...desired.object };
+  const meta = { ...metaOf(object) };
   object["metadata"] = meta;
   meta.labels = { ...meta.labels, [ManagedLabel.ManagedBy]: ManagedByValue };
   meta.annotations = {
@@ -47,10 +49,19 @@ export function comparisonCandidate(
   liveAnnotations: Readonly<Record<string, string>>,
   fallbackCommit?: string,
 ): JsonObject {
-  const candidate = structuredClone(decorated);
+  const candidate = withOwnMetadata(decorated);
   const token = liveAnnotations[ManagedAnnotation.Token] ?? fallbackCommit;
   if (token !== undefined) setToken(candidate, token);
   return candidate;
+}
+
+/**
+ * A copy of `object` whose metadata (and its annotations) can be changed without touching the
+ * original; everything else is shared, as decorate() shares it.
+ */
+export function withOwnMetadata(object: JsonObject): JsonObject {
+  const meta = metaOf(object);
+  return { ...object, metadata: { ...meta, annotations: { ...meta.annotations } } };
 }
 
 export function setToken(object: JsonObject, commit: string): void {
