@@ -14,7 +14,7 @@ import {
 } from "@driftless/api";
 import type { KubeObject } from "@driftless/kube";
 import { syncOwnedLabels } from "./labels.ts";
-import { DefaultReconcilerMemoryLimit, reconcilerNodeFlags } from "./node-flags.ts";
+import { DefaultReconcilerMemoryLimit, reconcilerEnvironment, reconcilerNodeFlags } from "./node-flags.ts";
 import { specHash } from "./spec-hash.ts";
 import { syncRefOf } from "./workload.ts";
 
@@ -69,6 +69,7 @@ export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings):
     { name: "METRICS_PORT", value: String(ReconcilerMetricsPort) },
     { name: "DRIFTLESS_CACHE_DIR", value: "/cache" },
     { name: "LOG_LEVEL", value: settings.logLevel },
+    ...Object.entries(reconcilerEnvironment).map(([envName, value]) => ({ name: envName, value })),
     ...(settings.queuePrefix === undefined ? [] : [{ name: "DRIFTLESS_QUEUE_PREFIX", value: settings.queuePrefix }]),
   ];
   const probe = (path: string, periodSeconds: number) => ({

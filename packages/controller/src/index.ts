@@ -41,7 +41,7 @@ export { ProcessWorkload } from "./process-workload.ts";
 export type { ProcessWorkloadOptions } from "./process-workload.ts";
 export { DeploymentWorkload, FieldManager } from "./deployment-workload.ts";
 export { reconcilerDeployment, ReconcilerMetricsPort, SpecHashAnnotation } from "./deployment-spec.ts";
-export { DefaultReconcilerMemoryLimit, reconcilerNodeFlags } from "./node-flags.ts";
+export { DefaultReconcilerMemoryLimit, reconcilerEnvironment, reconcilerNodeFlags } from "./node-flags.ts";
 export type { DeploymentSettings } from "./deployment-spec.ts";
 export { planIdentity, RbacName, ownedBindingName } from "./rbac-plan.ts";
 export type { IdentityPlan, BindingRef } from "./rbac-plan.ts";

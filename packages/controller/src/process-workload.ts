@@ -15,7 +15,7 @@ import { writeKubeconfig, type ClusterAccess } from "./credentials.ts";
 import { ensureIdentity, removeIdentity } from "./identity.ts";
 import { reconcilerMemoryLimit } from "./deployment-spec.ts";
 import { KeyedLock } from "./keyed-lock.ts";
-import { reconcilerNodeFlags } from "./node-flags.ts";
+import { reconcilerEnvironment, reconcilerNodeFlags } from "./node-flags.ts";
 import { planIdentity } from "./rbac-plan.ts";
 import { specHash } from "./spec-hash.ts";
 import { ProcessState, SupervisedProcess, type LaunchSpec } from "./supervisor.ts";
@@ -186,7 +186,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
       ...(o.queuePrefix === undefined ? [] : ["--queue-prefix", o.queuePrefix]),
       ...(o.allowFileRepos ? ["--allow-file-repos"] : []),
     ];
-    return { command: process.execPath, args };
+    return { command: process.execPath, args, env: reconcilerEnvironment };
   }
 }
 

@@ -112,6 +112,20 @@ void describe("Informer", () => {
     await informer.stop();
   });
 
+  void it("hands out copies: changing what get() returned does not change the cache", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [cm("a", "3", { k: "v" })], resourceVersion: "10" });
+    const informer = new Informer(source, mapping, { namespace: "ns" });
+    informer.start();
+    await informer.synced();
+    const copy = informer.get("ns", "a");
+    assert.ok(copy !== undefined);
+    (copy["data"] as Record<string, string>)["k"] = "changed";
+    assert.deepEqual(informer.get("ns", "a")?.["data"], { k: "v" });
+    assert.notEqual(informer.get("ns", "a"), informer.get("ns", "a"));
+    await informer.stop();
+  });
+
   void it("applies ADDED, MODIFIED and DELETED events and tells handlers the old copy", async () => {
     const source = new ScriptedSource();
     source.lists.push({ items: [cm("a", "3")], resourceVersion: "10" });

@@ -7,7 +7,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import type { ListOptions, WatchOptions } from "./client.ts";
 import { KubeApiError, isGone } from "./errors.ts";
-import { ObjectStore, isOlder, keyOf } from "./store.ts";
+import { ObjectStore, isOlder, keyOf, storeKey } from "./store.ts";
 import type { KubeObject, ObjectList, ResourceMapping, WatchEvent } from "./types.ts";
 
 /** What an informer needs from a client (KubeClient has it); tests inject their own. */
@@ -132,15 +132,13 @@ export class Informer {
    */
   upsert(written: KubeObject): void {
     const obj = this.#transform(written);
-    const old = this.#store.getByKey(keyOf(obj));
-    if (old !== undefined && isOlder(obj.metadata.resourceVersion, old.metadata.resourceVersion)) return;
+    if (isOlder(obj.metadata.resourceVersion, this.#store.resourceVersionOf(keyOf(obj)))) return;
     this.#store.set(obj);
   }
 
   /** Drops an object after our own delete; silent, like upsert. */
   forget(namespace: string | undefined, name: string): void {
-    const obj = this.#store.get(this.mapping.namespaced ? namespace : undefined, name);
-    if (obj !== undefined) this.#store.delete(keyOf(obj));
+    this.#store.delete(storeKey(this.mapping.namespaced ? namespace : undefined, name));
   }
 
   /** Subscribes to changes; returns the unsubscribe function. */
@@ -220,11 +218,11 @@ export class Informer {
     }
     for (const key of [...this.#store.keys()]) {
       if (seen.has(key)) continue;
-      const old = this.#store.getByKey(key);
       // Written by us (upsert) after the list's snapshot: the list cannot know it yet.
-      if (old === undefined || isOlder(resourceVersion, old.metadata.resourceVersion)) continue;
+      if (isOlder(resourceVersion, this.#store.resourceVersionOf(key))) continue;
+      const old = this.#store.getByKey(key);
       this.#store.delete(key);
-      this.#emit("delete", old);
+      if (old !== undefined) this.#emit("delete", old);
     }
     this.#resourceVersion = resourceVersion;
     this.#recovered();
@@ -248,9 +246,9 @@ export class Informer {
         break;
       case "DELETED": {
         const key = keyOf(obj);
-        const old = this.#store.getByKey(key);
         // A copy newer than the deletion is a re-creation we wrote through already.
-        if (old === undefined || isOlder(rv, old.metadata.resourceVersion)) break;
+        if (!this.#store.has(key) || isOlder(rv, this.#store.resourceVersionOf(key))) break;
+        const old = this.#store.getByKey(key);
         this.#store.delete(key);
         this.#emit("delete", obj, old);
         break;
@@ -262,11 +260,24 @@ export class Informer {
   /** Stores a copy from the server unless ours is newer, and announces real changes. */
   #put(received: KubeObject): void {
     const obj = this.#transform(received);
-    const old = this.#store.getByKey(keyOf(obj));
-    if (old !== undefined && isOlder(obj.metadata.resourceVersion, old.metadata.resourceVersion)) return;
+    const key = keyOf(obj);
+    const known = this.#store.has(key);
+    const oldVersion = this.#store.resourceVersionOf(key);
+    if (known && isOlder(obj.metadata.resourceVersion, oldVersion)) return;
+    if (!known) {
+      this.#store.set(obj);
+      this.#emit("add", obj);
+      return;
+    }
+    // The same resourceVersion is the same object (usually our own write, stored by upsert already);
+    // without versions there is no telling, so the copy is replaced, silently as before.
+    if (oldVersion === obj.metadata.resourceVersion) {
+      if (oldVersion === undefined) this.#store.set(obj);
+      return;
+    }
+    const old = this.#store.getByKey(key);
     this.#store.set(obj);
-    if (old === undefined) this.#emit("add", obj);
-    else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.#emit("update", obj, old);
+    if (old !== undefined) this.#emit("update", obj, old);
   }
 
   #emit(event: InformerEvent, obj: KubeObject, old?: KubeObject): void {

@@ -13,7 +13,7 @@ import { KubeClient, RestMapper } from "@driftless/kube";
 import { createMetrics, errorCodeClass, serveMetrics, syncLabels, type Metrics } from "@driftless/metrics";
 import { Annotator, PatchMaker } from "@driftless/objectmatcher";
 import { createRedisConnection, SyncQueue, syncQueueName, type Poller, type RedisConnection } from "@driftless/queue";
-import { readSource, type SourceResult } from "@driftless/source";
+import { declareObjects, readManifests, type ManifestSet, type SourceResult } from "@driftless/source";
 import type { PassContext } from "./context.ts";
 import { ensureFinalizer, finalize } from "./finalizer.ts";
 import { InformerLiveState } from "./live-cache.ts";
@@ -71,6 +71,8 @@ export class Reconciler implements PassContext {
   readonly metrics: Metrics;
   lastFetch: FetchResult | undefined;
   lastFetchSpec: string | undefined;
+  /** The manifests read from the last checkout, reused while the commit and dir stay the same. */
+  private lastManifests: { commit: string; sourceDir: string; manifests: ManifestSet } | undefined;
   lastPass: PassReport | undefined;
   /** Passes finished since start (tests and /readyz use it). */
   passCount = 0;
@@ -283,12 +285,24 @@ export class Reconciler implements PassContext {
     this.lastFetchSpec = spec;
   }
 
-  readSource(fetched: FetchResult): Promise<SourceResult> {
+  async readSource(fetched: FetchResult): Promise<SourceResult> {
     const scope =
       this.identity.kind === "RootSync"
         ? ({ kind: "RootSync" } as const)
         : ({ kind: "RepoSync", namespace: this.identity.namespace } as const);
-    return readSource(fetched.sourceDir, {
+    // A checkout never changes, so the files of the same commit and dir are read once; declaring
+    // them runs every pass (kinds and scope depend on the cluster). A read with errors is not kept:
+    // an I/O failure may be transient.
+    const cached = this.lastManifests;
+    let manifests: ManifestSet;
+    if (cached?.commit === fetched.commit && cached.sourceDir === fetched.sourceDir) manifests = cached.manifests;
+    else {
+      this.lastManifests = undefined;
+      manifests = await readManifests(fetched.sourceDir, { signal: this.abort.signal });
+      if (manifests.errors.length === 0)
+        this.lastManifests = { commit: fetched.commit, sourceDir: fetched.sourceDir, manifests };
+    }
+    return declareObjects(manifests, {
       scope,
       kinds: {
         resolveKind: async (apiVersion, kind) => {
@@ -303,7 +317,6 @@ export class Reconciler implements PassContext {
               };
         },
       },
-      signal: this.abort.signal,
     });
   }
 
