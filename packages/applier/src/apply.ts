@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import {
   DriftlessError,
   ErrorClass,
@@ -18,7 +19,7 @@ import {
 } from "@driftless/kube";
 import { applyPatch, type Annotator, type PatchMaker } from "@driftless/objectmatcher";
 import { mapLimit } from "./concurrency.ts";
-import { computeHealth, type HealthStatus } from "./kstatus.ts";
+import { computeHealth, HealthStatus } from "./kstatus.ts";
 import {
   annotationsOf,
   comparisonCandidate,
@@ -69,6 +70,13 @@ export interface ApplyOptions {
   readonly fieldManager?: string;
   /** How long to wait for a CRD to become Established before applying its custom resources. */
   readonly crdEstablishTimeoutMs?: number;
+  /**
+   * How long an object named in another's `depends-on` may take to become Current before its
+   * dependents are skipped for this pass (Config Sync's override.reconcileTimeout; default 5 min).
+   */
+  readonly reconcileTimeoutMs?: number;
+  /** How often a dependency's health is read from the live state while waiting (default 250 ms). */
+  readonly dependencyPollMs?: number;
 }
 
 /** Another sync manages the object: it is left alone (Config Sync's KNV1060). */
@@ -107,6 +115,18 @@ export class ApplyError extends DriftlessError {
   }
 }
 
+/** A dependency was applied but did not become Current in time; its dependents wait for a later pass. */
+export class DependencyNotReconciledError extends DriftlessError {
+  constructor(desired: DesiredObject, dependency: string, health: HealthStatus, timeoutMs: number) {
+    super({
+      code: KnvCode.Apply,
+      errorClass: ErrorClass.Retry,
+      message: `skipped ${idKey(desired.id)}: its dependency ${dependency} is ${health}, not Current, after ${Math.round(timeoutMs / 1000)} s (override.reconcileTimeout)`,
+      resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
+    });
+  }
+}
+
 export class DependencyNotAppliedError extends DriftlessError {
   constructor(desired: DesiredObject, dependency: string) {
     super({
@@ -127,20 +147,27 @@ const maxConflictRetries = 5;
 export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<ApplyOutcome[]> {
   const outcomes: ApplyOutcome[] = [];
   const failed = new Set<string>();
+  const readiness = new DependencyReadiness(options);
   for (const wave of plan.waves) {
-    const results = await mapLimit(wave, options.concurrency ?? 32, async (desired) => {
-      const blocked = desired.dependsOn.map(idKey).find((key) => failed.has(key));
+    const results = await mapLimit(wave, options.concurrency ?? 32, async (desired): Promise<ApplyOutcome> => {
+      const keys = desired.dependsOn.map(idKey);
+      const blocked = keys.find((key) => failed.has(key));
       if (blocked !== undefined) {
-        return {
-          desired,
-          operation: Operation.Skipped,
-          error: new DependencyNotAppliedError(desired, blocked),
-        } satisfies ApplyOutcome;
+        return { desired, operation: Operation.Skipped, error: new DependencyNotAppliedError(desired, blocked) };
+      }
+      // As Config Sync does: a dependent is applied once what it depends on is Current, not just written.
+      for (const key of keys) {
+        const health = await readiness.current(key);
+        if (health !== HealthStatus.Current) {
+          const error = new DependencyNotReconciledError(desired, key, health, readiness.timeoutMs);
+          return { desired, operation: Operation.Skipped, error };
+        }
       }
       return applyObject(desired, options);
     });
     for (const outcome of results) {
       if (outcome.error !== undefined) failed.add(idKey(outcome.desired.id));
+      else readiness.applied(outcome);
       outcomes.push(outcome);
     }
     const crds = results.filter((r) => r.desired.id.kind === "CustomResourceDefinition" && r.error === undefined);
@@ -230,6 +257,54 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
     }
   } catch (error) {
     return { desired, operation: Operation.Failed, mapping, error: new ApplyError(desired, error) };
+  }
+}
+
+/**
+ * Waits, once per dependency however many objects name it, until the live copy of an applied object
+ * is Current or the reconcile timeout passes. Reads the live state (a watch cache in the reconciler),
+ * so waiting costs no API requests.
+ */
+class DependencyReadiness {
+  readonly timeoutMs: number;
+  readonly #options: ApplyOptions;
+  readonly #applied = new Map<string, ApplyOutcome>();
+  readonly #waits = new Map<string, Promise<HealthStatus>>();
+
+  constructor(options: ApplyOptions) {
+    this.#options = options;
+    this.timeoutMs = options.reconcileTimeoutMs ?? 300_000;
+  }
+
+  applied(outcome: ApplyOutcome): void {
+    this.#applied.set(idKey(outcome.desired.id), outcome);
+  }
+
+  /** The dependency's health once Current, or its last health when the timeout passed. */
+  current(key: string): Promise<HealthStatus> {
+    let wait = this.#waits.get(key);
+    if (wait === undefined) {
+      wait = this.#waitFor(key);
+      this.#waits.set(key, wait);
+    }
+    return wait;
+  }
+
+  async #waitFor(key: string): Promise<HealthStatus> {
+    const outcome = this.#applied.get(key);
+    // Skipped on purpose (management disabled): the object is the user's; nothing to wait for.
+    if (outcome === undefined || outcome.operation === Operation.Skipped) return HealthStatus.Current;
+    let health = outcome.health ?? HealthStatus.Unknown;
+    const mapping = outcome.mapping;
+    const deadline = Date.now() + this.timeoutMs;
+    while (health !== HealthStatus.Current && mapping !== undefined && Date.now() < deadline) {
+      await delay(Math.min(this.#options.dependencyPollMs ?? 250, Math.max(0, deadline - Date.now())));
+      const { id } = outcome.desired;
+      health = computeHealth(
+        await this.#options.live.get(mapping, mapping.namespaced ? id.namespace : undefined, id.name),
+      );
+    }
+    return health;
   }
 }
 

@@ -16,6 +16,7 @@ export {
   applyPlan,
   ApplyError,
   DependencyNotAppliedError,
+  DependencyNotReconciledError,
   ManagementConflictError,
   Operation,
   UnknownKindError,

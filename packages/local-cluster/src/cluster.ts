@@ -176,8 +176,10 @@ export async function up(options: ClusterOptions): Promise<ClusterState> {
         args: [
           `--kubeconfig=${kubeconfig}`,
           // Namespace deletion and ownerReference GC must really happen; service accounts give each
-          // namespace its "default" like a real cluster.
-          "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-controller",
+          // namespace its "default" like a real cluster; Deployments report status (observedGeneration,
+          // replicas) as kstatus and depends-on read it. There is no scheduler or kubelet: pods stay
+          // Pending, so a Deployment with replicas is never available and one scaled to 0 is.
+          "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-controller,deployment-controller,replicaset-controller",
           "--use-service-account-credentials=false",
           "--leader-elect=false",
           "--secure-port=0",

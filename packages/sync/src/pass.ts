@@ -1,8 +1,10 @@
 import {
+  Defaults,
   DriftlessError,
   ErrorClass,
   KnvCode,
   allowsEmptySource,
+  parseDuration,
   sourceHash as commitHash,
   toDriftlessError,
   type RSync,
@@ -127,7 +129,10 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
     const ordered = plan(toApply); // CRDs, Namespaces, then the rest; depends-on as a DAG
     await inventory.write([...previous, ...desired.map((d) => d.id)]); // old ∪ new first: a crash never forgets an object
     lap("plan");
-    const applied = await applyPlan(ordered, ctx.applyOptions(fetched.commit));
+    const applied = await applyPlan(ordered, {
+      ...ctx.applyOptions(fetched.commit),
+      reconcileTimeoutMs: reconcileTimeoutOf(sync),
+    });
     lap("apply");
     const applyErrors = [...ordered.errors, ...applied.flatMap((o) => (o.error ? [o.error] : []))];
 
@@ -223,6 +228,12 @@ async function fetchSource(ctx: PassContext, sync: RSync, trigger: PassTrigger):
   const fetched = await ctx.git.fetch({ syncKey: ctx.syncKey, spec: git, credentials, signal: ctx.signal });
   ctx.rememberFetch(fetched, spec);
   return fetched;
+}
+
+/** How long depends-on waits for a dependency to become Current: override.reconcileTimeout or 5 min. */
+function reconcileTimeoutOf(sync: RSync): number {
+  const text = sync.spec.override?.reconcileTimeout;
+  return (text === undefined ? undefined : parseDuration(text)) ?? Defaults.reconcileTimeoutMs;
 }
 
 /** ResourceGroup status entries: kstatus of what was applied, with Config Sync's commit-prefix sourceHash. */

@@ -22,7 +22,12 @@ async function ensureRootNamespace(): Promise<void> {
   }
 }
 
-async function createRootSync(name: string, repo: TestRepo, annotations: Record<string, string> = {}): Promise<void> {
+async function createRootSync(
+  name: string,
+  repo: TestRepo,
+  annotations: Record<string, string> = {},
+  moreSpec: JsonObject = {},
+): Promise<void> {
   await ensureRootNamespace();
   await customApi().createNamespacedCustomObject({
     ...rootSyncs,
@@ -30,7 +35,11 @@ async function createRootSync(name: string, repo: TestRepo, annotations: Record<
       apiVersion: "configsync.gke.io/v1beta1",
       kind: "RootSync",
       metadata: { name, namespace: rootNamespace, annotations },
-      spec: { sourceFormat: "unstructured", git: { repo: repo.url, branch: repo.branch, dir: "config", auth: "none" } },
+      spec: {
+        sourceFormat: "unstructured",
+        git: { repo: repo.url, branch: repo.branch, dir: "config", auth: "none" },
+        ...moreSpec,
+      },
     },
   });
 }
@@ -146,6 +155,84 @@ test("applies a CRD, a Namespace and custom resources in one commit, in dependen
     Number(first.metadata?.resourceVersion) < Number(second.metadata?.resourceVersion),
     "depends-on was not honoured",
   );
+});
+
+test("depends-on waits for its dependency to be Current; until then the dependent is skipped with an error", async (t) => {
+  const id = suffix();
+  const name = `wait-${id}`;
+  const namespace = `wait-${id}`;
+  const repo = await TestRepo.create(t);
+  // This control plane has no scheduler or kubelet: a Deployment with replicas never becomes
+  // available (InProgress), one scaled to 0 is Current as soon as its controller observes it.
+  const deployment = (replicas: number): unknown => ({
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "web", namespace },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: "web" } },
+      template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "web", image: "nginx" }] } },
+    },
+  });
+  await repo.write("config/ns.yaml", yaml({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }));
+  await repo.write("config/web.yaml", yaml(deployment(1)));
+  await repo.write(
+    "config/after-web.yaml",
+    yaml({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: "after-web",
+        namespace,
+        annotations: { "config.kubernetes.io/depends-on": `apps/namespaces/${namespace}/Deployment/web` },
+      },
+      data: { ready: "yes" },
+    }),
+  );
+  const first = await repo.commit("a config map that depends on a deployment");
+  t.after(async () => {
+    await coreApi()
+      .deleteNamespace({ name: namespace })
+      .catch(() => undefined);
+  });
+  await createRootSync(name, repo, {}, { override: { reconcileTimeout: "2s" } });
+  await startReconciler(t, { kind: "RootSync", namespace: rootNamespace, name });
+  const failed = await eventually(
+    async () => {
+      const s = await rootSyncStatus(name);
+      const errors = ((s["sync"] as JsonObject | undefined)?.["errors"] ?? []) as JsonObject[];
+      return (s["sync"] as JsonObject | undefined)?.["commit"] === first && errors.length > 0 ? errors : undefined;
+    },
+    { timeoutMs: 60_000, what: "the pass to report the dependency" },
+  );
+  assert.ok(
+    failed.some(
+      (e) =>
+        /after-web/.test(String(e["errorMessage"])) && /web is InProgress, not Current/.test(String(e["errorMessage"])),
+    ),
+    `no dependency error in ${JSON.stringify(failed)}`,
+  );
+  assert.equal(await exists(() => coreApi().readNamespacedConfigMap({ namespace, name: "after-web" })), false);
+  assert.equal(
+    await exists(() =>
+      customApi().getNamespacedCustomObject({
+        group: "apps",
+        version: "v1",
+        namespace,
+        plural: "deployments",
+        name: "web",
+      }),
+    ),
+    true,
+    "the dependency itself was not applied",
+  );
+
+  await repo.write("config/web.yaml", yaml(deployment(0)));
+  const second = await repo.commit("scale to zero: the deployment becomes Current");
+  const status = await synced(name, second);
+  assert.deepEqual((status["sync"] as JsonObject)["errors"] ?? [], []);
+  const cm = await coreApi().readNamespacedConfigMap({ namespace, name: "after-web" });
+  assert.equal(cm.data?.["ready"], "yes");
 });
 
 test("a depends-on cycle is reported and nothing of the commit is applied", async (t) => {
