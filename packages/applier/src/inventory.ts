@@ -25,14 +25,26 @@ export const StatusesOmittedCondition = "ResourceStatusesOmitted";
 export class Inventory {
   private readonly client: KubeClient;
   private readonly sync: SyncIdentity;
+  /**
+   * The ResourceGroup as last read or written by this instance (one per pass). At 10,000 objects it
+   * is megabytes of JSON: a pass reads it once and reuses each write's response, instead of a GET
+   * before every step. A conflict (someone else wrote) drops it and reads again.
+   */
+  private latest: KubeObject | undefined;
 
   constructor(client: KubeClient, sync: SyncIdentity) {
     this.client = client;
     this.sync = sync;
   }
 
+  private async current(): Promise<KubeObject | undefined> {
+    this.latest ??= await this.client.get(resourceGroupMapping, this.sync.namespace, this.sync.name);
+    return this.latest;
+  }
+
   async read(): Promise<ObjectId[]> {
-    const group = await this.client.get(resourceGroupMapping, this.sync.namespace, this.sync.name);
+    this.latest = undefined;
+    const group = await this.current();
     const resources = ((group?.["spec"] as { resources?: unknown[] } | undefined)?.resources ?? []) as ObjectId[];
     return resources.map((r) => ({ group: r.group ?? "", kind: r.kind, namespace: r.namespace ?? "", name: r.name }));
   }
@@ -46,12 +58,13 @@ export class Inventory {
     const bytes = JSON.stringify(resources).length;
     if (bytes > ResourceGroupByteBudget) throw new InventoryTooLargeError(resources.length, bytes);
     for (let attempt = 0; attempt < 5; attempt++) {
-      const current = await this.client.get(resourceGroupMapping, this.sync.namespace, this.sync.name);
+      const current = await this.current();
       if (current === undefined) {
         try {
-          await this.client.create(resourceGroupMapping, this.newGroup(resources));
+          this.latest = await this.client.create(resourceGroupMapping, this.newGroup(resources));
           return;
         } catch (error) {
+          this.latest = undefined;
           if (attempt < 4) continue;
           throw error;
         }
@@ -60,12 +73,15 @@ export class Inventory {
       // The API server returns keys in its own order: compare structurally, not as text.
       if (isDeepStrictEqual(existing, resources)) return; // nothing changed: no write
       try {
-        await this.client.replace(resourceGroupMapping, {
-          ...current,
+        // status is the status subresource's: the main resource ignores it, so it is not sent.
+        const { status: _ignored, ...withoutStatus } = current;
+        this.latest = await this.client.replace(resourceGroupMapping, {
+          ...withoutStatus,
           spec: { ...(current["spec"] as object), resources },
         });
         return;
       } catch (error) {
+        this.latest = undefined;
         if (attempt < 4 && (error as { status?: number }).status === 409) continue;
         throw error;
       }
@@ -74,7 +90,7 @@ export class Inventory {
 
   /** Writes status.resourceStatuses when they changed. */
   async writeStatus(statuses: readonly ResourceStatusEntry[]): Promise<void> {
-    const current = await this.client.get(resourceGroupMapping, this.sync.namespace, this.sync.name);
+    const current = await this.current();
     if (current === undefined) return;
     const { status: _previous, ...withoutStatus } = current;
     const spare = ResourceGroupByteBudget - JSON.stringify(withoutStatus).length - 2_000;
@@ -98,8 +114,9 @@ export class Inventory {
     if (conditions.length === 0) delete (status as { conditions?: unknown }).conditions;
     if (isDeepStrictEqual(current["status"], status)) return;
     try {
-      await this.client.replaceStatus(resourceGroupMapping, { ...current, status });
+      this.latest = await this.client.replaceStatus(resourceGroupMapping, { ...current, status });
     } catch (error) {
+      this.latest = undefined;
       if (!isNotFound(error)) throw error;
     }
   }
