@@ -77,6 +77,45 @@ export interface ApplyOptions {
   readonly reconcileTimeoutMs?: number;
   /** How often a dependency's health is read from the live state while waiting (default 250 ms). */
   readonly dependencyPollMs?: number;
+  /** Matches already found equal, kept across passes by the caller (see {@link VerifiedMatches}). */
+  readonly verified?: VerifiedMatches;
+}
+
+/**
+ * Objects last found equal to their declaration, by object key: which declaration (the same
+ * DesiredObject, which the reconciler keeps per commit) against which live resourceVersion. The
+ * three-way match is a function of exactly those two (the last-applied record is part of the live
+ * object), so while neither changed the answer is still "unchanged" and a resync skips the match,
+ * the copy out of the cache and the garbage of both. Any write to the object changes its
+ * resourceVersion, and any new declaration is a new object, so neither can be missed.
+ */
+export class VerifiedMatches {
+  readonly #entries = new Map<
+    string,
+    { readonly desired: DesiredObject; readonly resourceVersion: string; readonly health: HealthStatus }
+  >();
+
+  lookup(desired: DesiredObject, resourceVersion: string | undefined): HealthStatus | undefined {
+    if (resourceVersion === undefined) return undefined;
+    const entry = this.#entries.get(idKey(desired.id));
+    return entry?.desired === desired && entry.resourceVersion === resourceVersion ? entry.health : undefined;
+  }
+
+  record(desired: DesiredObject, live: KubeObject, health: HealthStatus): void {
+    const resourceVersion = live.metadata.resourceVersion;
+    if (resourceVersion === undefined) return;
+    this.#entries.set(idKey(desired.id), { desired, resourceVersion, health });
+  }
+
+  /** Keeps only the objects still declared (after a pass), so the memo never outgrows the source. */
+  retain(declared: readonly DesiredObject[]): void {
+    const keep = new Set(declared.map((d) => idKey(d.id)));
+    for (const key of this.#entries.keys()) if (!keep.has(key)) this.#entries.delete(key);
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
 }
 
 /** Another sync manages the object: it is left alone (Config Sync's KNV1060). */
@@ -192,6 +231,9 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
     mapping = await options.mapper.mappingFor(desired.apiVersion, desired.id.kind);
     if (mapping === undefined) return { desired, operation: Operation.Failed, error: new UnknownKindError(desired) };
     const namespace = mapping.namespaced ? desired.id.namespace : undefined;
+    const cachedVersion = options.live.cachedResourceVersion?.(mapping, namespace, desired.id.name);
+    const verified = options.verified?.lookup(desired, cachedVersion);
+    if (verified !== undefined) return { desired, operation: Operation.Unchanged, health: verified, mapping };
     const decorated = decorate(desired, options.sync);
     const ours = managerAnnotationValue(options.sync.kind, options.sync.namespace, options.sync.name);
 
@@ -229,8 +271,11 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
         }
         const candidate = comparisonCandidate(decorated, liveAnnotations, options.commit);
         const result = options.matcher.calculate(current, candidate);
-        if (result.isEmpty())
-          return { desired, operation: Operation.Unchanged, health: computeHealth(current), mapping };
+        if (result.isEmpty()) {
+          const health = computeHealth(current);
+          options.verified?.record(desired, current, health);
+          return { desired, operation: Operation.Unchanged, health, mapping };
+        }
 
         // A full update of current with the patch applied keeps what others own (fields, list
         // items, labels) and sends exact strategic-merge semantics, which a generic patch client would lose.

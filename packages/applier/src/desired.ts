@@ -32,8 +32,21 @@ export interface DeclaredInput {
   }[];
 }
 
+// A source read once per commit (see @driftless/sync's SourceCache) gives the same declared objects
+// on every pass; mapping each once keeps the DesiredObjects stable, so a resync allocates no new ones.
+const desiredOf = new WeakMap<DeclaredInput, DesiredObject>();
+
 /** A source object as the applier takes it; cluster-scoped objects get the "" namespace. */
 export function toDesired(object: DeclaredInput): DesiredObject {
+  let desired = desiredOf.get(object);
+  if (desired === undefined) {
+    desired = mapDeclared(object);
+    desiredOf.set(object, desired);
+  }
+  return desired;
+}
+
+function mapDeclared(object: DeclaredInput): DesiredObject {
   const id = (ref: DeclaredInput["id"]): ObjectId => ({
     group: ref.group,
     kind: ref.kind,

@@ -20,6 +20,7 @@ export {
   ManagementConflictError,
   Operation,
   UnknownKindError,
+  VerifiedMatches,
 } from "./apply.ts";
 export type { ApplyOptions, ApplyOutcome } from "./apply.ts";
 export { mapLimit } from "./concurrency.ts";

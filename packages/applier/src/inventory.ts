@@ -15,6 +15,8 @@ export const resourceGroupMapping: ResourceMapping = {
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
 };
 
+const statusBudgetStep = 16 * 1024;
+
 /** Condition on the ResourceGroup when status.resourceStatuses had to be shortened (driftless's own). */
 export const StatusesOmittedCondition = "ResourceStatusesOmitted";
 
@@ -93,7 +95,11 @@ export class Inventory {
     const current = await this.current();
     if (current === undefined) return;
     const { status: _previous, ...withoutStatus } = current;
-    const spare = ResourceGroupByteBudget - JSON.stringify(withoutStatus).length - 2_000;
+    // Rounded down to 16 KiB: the rest of the object (managedFields grows with our own status write)
+    // changes by a few hundred bytes between passes, which must not change how many statuses fit,
+    // or every other pass would rewrite megabytes of status to say the same thing.
+    const exact = ResourceGroupByteBudget - JSON.stringify(withoutStatus).length - 2_000;
+    const spare = Math.floor(exact / statusBudgetStep) * statusBudgetStep;
     const { kept, omitted } = fitStatuses(statuses, spare);
     const previous = (current["status"] ?? {}) as { conditions?: { type: string }[] };
     const conditions = (previous.conditions ?? []).filter((c) => c.type !== StatusesOmittedCondition);

@@ -11,6 +11,11 @@ export interface LiveState {
   forget(mapping: ResourceMapping, namespace: string | undefined, name: string): void;
   /** Re-reads one object from the API server (after a 409), bypassing any cache. */
   refresh(mapping: ResourceMapping, namespace: string | undefined, name: string): Promise<KubeObject | undefined>;
+  /**
+   * The cached copy's resourceVersion without reading the object, when the state is a cache that
+   * already holds this type; undefined otherwise (then nothing is skipped on its account).
+   */
+  cachedResourceVersion?(mapping: ResourceMapping, namespace: string | undefined, name: string): string | undefined;
 }
 
 export class DirectLiveState implements LiveState {

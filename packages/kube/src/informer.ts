@@ -126,6 +126,11 @@ export class Informer {
     return this.#store.list();
   }
 
+  /** The cached copy's resourceVersion, without parsing it; undefined when not cached. */
+  resourceVersionOf(namespace: string | undefined, name: string): string | undefined {
+    return this.#store.resourceVersionOf(storeKey(this.mapping.namespaced ? namespace : undefined, name));
+  }
+
   /**
    * Write-through after our own write, so the next read does not see the older copy. Silent (no
    * handler runs); the watch event that follows with the same resourceVersion is not re-announced.

@@ -36,6 +36,11 @@ export class InformerLiveState implements LiveState {
     return informer.get(namespace, name);
   }
 
+  cachedResourceVersion(mapping: ResourceMapping, namespace: string | undefined, name: string): string | undefined {
+    const entry = this.informers.get(keyOf(mapping));
+    return entry?.informer.hasSynced === true ? entry.informer.resourceVersionOf(namespace, name) : undefined;
+  }
+
   remember(mapping: ResourceMapping, object: KubeObject): void {
     this.informers.get(keyOf(mapping))?.informer.upsert(object);
   }

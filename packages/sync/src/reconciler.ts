@@ -3,6 +3,7 @@ import { Defaults, DriftlessError, ErrorClass, parseDuration } from "@driftless/
 import {
   applyObject,
   DirectLiveState,
+  VerifiedMatches,
   type ApplyOptions,
   type DesiredObject,
   type PruneOptions,
@@ -13,7 +14,7 @@ import { KubeClient, RestMapper } from "@driftless/kube";
 import { createMetrics, errorCodeClass, serveMetrics, syncLabels, type Metrics } from "@driftless/metrics";
 import { Annotator, PatchMaker } from "@driftless/objectmatcher";
 import { createRedisConnection, SyncQueue, syncQueueName, type Poller, type RedisConnection } from "@driftless/queue";
-import { declareObjects, readManifests, type ManifestSet, type SourceResult } from "@driftless/source";
+import type { SourceResult } from "@driftless/source";
 import type { PassContext } from "./context.ts";
 import { ensureFinalizer, finalize } from "./finalizer.ts";
 import { InformerLiveState } from "./live-cache.ts";
@@ -22,6 +23,7 @@ import { namespaceInUse } from "./namespace-usage.ts";
 import { runPass, type PassResult, type PassTrigger } from "./pass.ts";
 import { Remediator } from "./remediator.ts";
 import { loadSync } from "./rsync.ts";
+import { SourceCache } from "./source-cache.ts";
 import type { PassReport } from "./status.ts";
 
 /** Resident and heap memory, for the pass log line (operators watch it; benchmarks read it). */
@@ -71,8 +73,10 @@ export class Reconciler implements PassContext {
   readonly metrics: Metrics;
   lastFetch: FetchResult | undefined;
   lastFetchSpec: string | undefined;
-  /** The manifests read from the last checkout, reused while the commit and dir stay the same. */
-  private lastManifests: { commit: string; sourceDir: string; manifests: ManifestSet } | undefined;
+  /** The last checkout's manifests and declaration, reused while nothing they depend on changed. */
+  private sourceCache: SourceCache | undefined;
+  /** Objects found equal to their declaration, so a resync skips matching them again (applier). */
+  private readonly verified = new VerifiedMatches();
   lastPass: PassReport | undefined;
   /** Passes finished since start (tests and /readyz use it). */
   passCount = 0;
@@ -247,7 +251,10 @@ export class Reconciler implements PassContext {
       }
       // Guard what Git declares now, before another correction can run: an object this pass pruned
       // must not be re-created from the previous commit's declaration.
-      if (result.declared !== undefined) this.remediator?.setDeclared(result.declared);
+      if (result.declared !== undefined) {
+        this.remediator?.setDeclared(result.declared);
+        this.verified.retain(result.declared);
+      }
     } finally {
       this.passing = false;
       this.passCommit = undefined;
@@ -285,26 +292,12 @@ export class Reconciler implements PassContext {
     this.lastFetchSpec = spec;
   }
 
-  async readSource(fetched: FetchResult): Promise<SourceResult> {
-    const scope =
+  readSource(fetched: FetchResult): Promise<SourceResult> {
+    this.sourceCache ??= new SourceCache(
       this.identity.kind === "RootSync"
-        ? ({ kind: "RootSync" } as const)
-        : ({ kind: "RepoSync", namespace: this.identity.namespace } as const);
-    // A checkout never changes, so the files of the same commit and dir are read once; declaring
-    // them runs every pass (kinds and scope depend on the cluster). A read with errors is not kept:
-    // an I/O failure may be transient.
-    const cached = this.lastManifests;
-    let manifests: ManifestSet;
-    if (cached?.commit === fetched.commit && cached.sourceDir === fetched.sourceDir) manifests = cached.manifests;
-    else {
-      this.lastManifests = undefined;
-      manifests = await readManifests(fetched.sourceDir, { signal: this.abort.signal });
-      if (manifests.errors.length === 0)
-        this.lastManifests = { commit: fetched.commit, sourceDir: fetched.sourceDir, manifests };
-    }
-    return declareObjects(manifests, {
-      scope,
-      kinds: {
+        ? { kind: "RootSync" }
+        : { kind: "RepoSync", namespace: this.identity.namespace },
+      {
         resolveKind: async (apiVersion, kind) => {
           const mapping = await this.mapper.mappingFor(apiVersion, kind);
           return mapping === undefined
@@ -317,7 +310,8 @@ export class Reconciler implements PassContext {
               };
         },
       },
-    });
+    );
+    return this.sourceCache.read(fetched, this.abort.signal);
   }
 
   applyOptions(commit: string): ApplyOptions {
@@ -331,6 +325,7 @@ export class Reconciler implements PassContext {
       matcher: this.matcher,
       concurrency: this.options.concurrency ?? 32,
       fieldManager: "driftless",
+      verified: this.verified,
     };
   }
 

@@ -65,6 +65,18 @@ export class Remediator {
 
   /** The set of objects to guard, after each pass. */
   setDeclared(objects: readonly DesiredObject[]): void {
+    // A resync declares the very same objects again (the source is cached per commit): keep the index.
+    if (objects.length === this.declared.size) {
+      let index = 0;
+      let same = true;
+      for (const current of this.declared.values()) {
+        if (current !== objects[index++]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return;
+    }
     this.declared = new Map(objects.map((o) => [idKey(o.id), o]));
   }
 
