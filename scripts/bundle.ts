@@ -10,6 +10,7 @@
  * optional native extension.
  */
 import { build, type BuildOptions } from "esbuild";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
 const root = join(import.meta.dirname, "..");
@@ -42,3 +43,16 @@ const shared: BuildOptions = {
 };
 
 await build({ ...shared, entryPoints: Object.entries(apps).map(([out, in_]) => ({ out, in: join(root, in_) })) });
+
+// V8 keeps a script's source in memory, one byte per character only if every character is Latin-1:
+// a single Greek letter in a regular expression (esbuild escapes strings, not regexes) doubled the
+// reconciler's 2 MiB source. Write such characters as \u escapes.
+for (const out of Object.keys(apps)) {
+  const text = readFileSync(join(bundleDir, `${out}.mjs`), "utf8");
+  const at = text.search(/[^\u0000-\u00ff]/);
+  if (at !== -1) {
+    throw new Error(
+      `dist/${out}.mjs has a character outside Latin-1 near: ${text.slice(Math.max(0, at - 40), at + 10)}`,
+    );
+  }
+}

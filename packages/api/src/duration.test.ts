@@ -9,6 +9,9 @@ void describe("parseDuration", () => {
     assert.equal(parseDuration("1h"), 3_600_000);
     assert.equal(parseDuration("1.5h"), 5_400_000);
     assert.equal(parseDuration("500ms"), 500);
+    assert.equal(parseDuration("1500us"), 1.5);
+    assert.equal(parseDuration("1500\u00b5s"), 1.5, "micro sign");
+    assert.equal(parseDuration("1500\u03bcs"), 1.5, "Greek mu");
     assert.equal(parseDuration("0"), 0);
     assert.equal(parseDuration("2h45m0.5s"), 9_900_500);
   });
