@@ -39,9 +39,10 @@ export function keyOf(obj: KubeObject): string {
 
 /**
  * Objects by namespace/name, each kept as its JSON text. A watch cache holds every object of a type
- * for the life of the process; as text a small object takes a third of the memory it takes parsed
- * (at 10,000 ConfigMaps, ~13 MiB instead of ~35 MiB), and parsing one on a read costs microseconds.
- * Every read returns a fresh copy, so no caller can change the cache by accident.
+ * for the life of the process; text is one compact string where the parsed object is dozens of heap
+ * objects (at 10,000 ConfigMaps the reconciler's heap after a sync went from 60 to 54 MiB, the text
+ * being 16 MiB of it), and parsing one on a read costs microseconds. Every read returns a fresh
+ * copy, so no caller can change the cache by accident.
  */
 export class ObjectStore {
   readonly #entries = new Map<string, { readonly resourceVersion: string | undefined; readonly json: string }>();
