@@ -68,10 +68,18 @@ await writeFile(join(root, "webhook-secret"), secret);
 const [metricsPort, webhookPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
 const queuePrefix = "bench";
 const log = openSync(join(root, "manager.log"), "w");
+// The production form: the bundles (scripts/bundle.ts, built here first); the bundled manager starts the
+// bundled reconciler. MANAGER_ENTRY=src runs both from the TypeScript sources.
+const fromSources = process.env["MANAGER_ENTRY"] === "src";
+if (!fromSources) execFileSync(process.execPath, [join(repoRoot, "scripts", "bundle.ts")], { stdio: "inherit" });
+const managerEntry = fromSources
+  ? join(repoRoot, "apps", "manager", "src", "main.ts")
+  : join(repoRoot, "dist", "driftless-manager.mjs");
+const reconcilerCommand = fromSources ? "reconciler/src/main.ts" : "dist/driftless-reconciler.mjs";
 const manager = spawn(
   process.execPath,
   [
-    join(repoRoot, "apps", "manager", "src", "main.ts"),
+    managerEntry,
     ...["--kubeconfig", cluster.kubeconfig, "--redis-url", redis.url, "--reconciler-mode", "process"],
     ...[
       "--metrics-port",
@@ -222,7 +230,7 @@ try {
     for (const entry of await readdir("/proc")) {
       if (!/^\d+$/.test(entry)) continue;
       const cmdline = await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "");
-      if (cmdline.includes("reconciler/src/main.ts") && cmdline.includes(`--queue-prefix\0${queuePrefix}\0`))
+      if (cmdline.includes(reconcilerCommand) && cmdline.includes(`--queue-prefix\0${queuePrefix}\0`))
         pids.push(Number(entry));
     }
     return pids;

@@ -138,6 +138,7 @@ export class Reconciler implements PassContext {
         requestPass: (reason) => void this.trigger("drift", reason),
         correct: (desired) => this.correct(desired),
         onFight: () => this.metrics.resourceFights.inc(),
+        declarationsChanging: () => this.declarationsChanging(),
       });
     }
     this.redis = createRedisConnection(options.redisUrl);
@@ -182,6 +183,15 @@ export class Reconciler implements PassContext {
     this.log.info("reconciler started", { pollPeriodMs: period });
   }
 
+  private syncedCommit(): string | undefined {
+    return this.lastPass?.synced === true ? this.lastPass.commit : undefined;
+  }
+
+  /** A pass is running and not (known to be) on the commit the remediator guards. */
+  private declarationsChanging(): boolean {
+    return this.passing && this.passCommit !== this.syncedCommit();
+  }
+
   /** Asks for a pass; de-duplicated by the queue (one waiting, one running). */
   async trigger(trigger: PassTrigger, reason?: string): Promise<void> {
     try {
@@ -197,10 +207,10 @@ export class Reconciler implements PassContext {
    * deleted, when re-creating objects would fight the finalizer.
    */
   private async correct(desired: DesiredObject): Promise<boolean> {
-    const commit = this.lastPass?.synced === true ? this.lastPass.commit : undefined;
+    const commit = this.syncedCommit();
     // A pass on another commit may be changing the declarations under us: leave it to the pass queued
     // behind it. A pass on the synced commit changes nothing we would re-apply.
-    if (commit === undefined || this.deleting || (this.passing && this.passCommit !== commit)) return false;
+    if (commit === undefined || this.deleting || this.declarationsChanging()) return false;
     const started = performance.now();
     const outcome = await applyObject(desired, this.applyOptions(commit));
     const ok = outcome.error === undefined;

@@ -37,6 +37,12 @@ export interface RemediatorOptions {
    */
   readonly correct?: (desired: DesiredObject) => Promise<boolean>;
   readonly onFight?: (error: FightError) => void;
+  /**
+   * True while a pass may be changing the declarations (applying another commit): a change seen
+   * then may be that pass's own write, compared against the previous declaration. It only asks for
+   * a pass (which applies the new declaration anyway) and is never counted towards a fight.
+   */
+  readonly declarationsChanging?: () => boolean;
   /** Corrections of one object within the window that count as a fight. */
   readonly fightThreshold?: number;
   readonly fightWindowMs?: number;
@@ -111,8 +117,13 @@ export class Remediator {
     if (annotations[ManagedAnnotation.Managed] === "disabled") return;
     if (event !== "delete" && annotations[UserAnnotation.LifecycleMutation] === LifecycleMutationValue.Ignore) return;
     if (event !== "delete" && !this.drifted(desired, object)) return;
+    const reason = `${event === "delete" ? "deleted" : "changed"}: ${key}`;
+    if (this.options.declarationsChanging?.() === true) {
+      this.options.requestPass(reason);
+      return;
+    }
     if (this.isFight(key, desired)) return;
-    this.remediate(key, desired, `${event === "delete" ? "deleted" : "changed"}: ${key}`);
+    this.remediate(key, desired, reason);
   }
 
   /** One correction per object at a time; a change during it runs one more after it. */

@@ -391,6 +391,25 @@ test("an object another writer keeps changing raises a fight (KNV2005) instead o
   assert.match(String(color), /^other-/, "after the fight was raised driftless kept overwriting the other writer");
 });
 
+test("its own writes are never counted as another writer: many commits to one object in a minute are no fight", async (t) => {
+  const namespace = await testNamespace(t);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/tag.yaml", configMap("tag", undefined, { image: "v0" }));
+  const first = await repo.commit("v0");
+  await createRepoSync(namespace, repo);
+  await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  await synced(namespace, first);
+  // More commits than the fight threshold (5 corrections in 60 s), each synced: CI bumping a tag.
+  for (let round = 1; round <= 8; round++) {
+    await repo.write("config/tag.yaml", configMap("tag", undefined, { image: `v${round}` }));
+    const commit = await repo.commit(`v${round}`);
+    const status = await synced(namespace, commit);
+    const errors = ((status["sync"] as JsonObject | undefined)?.["errors"] ?? []) as JsonObject[];
+    assert.deepEqual(errors, [], `round ${round}`);
+    assert.deepEqual(dataOf(await readConfigMap(namespace, "tag")), { image: `v${round}` });
+  }
+});
+
 test("honours client.lifecycle.config.k8s.io/mutation: ignore and configmanagement.gke.io/managed: disabled", async (t) => {
   const namespace = await testNamespace(t);
   const repo = await TestRepo.create(t);
