@@ -1,7 +1,7 @@
 /**
  * Reading a sync's source, remembering what cannot have changed. A checkout never changes, so the
- * files of one commit and dir are read once; declaring them against the cluster's kinds is redone
- * only when discovery answers differently for a kind the source uses. A full pass over an unchanged
+ * files of one commit and dir are read and declared once; both are redone only when discovery
+ * answers differently for a kind the source uses. A full pass over an unchanged
  * commit (every resync) then allocates next to nothing for its source: at 10,000 objects re-reading
  * and re-declaring was most of an unchanged pass's time and garbage.
  */
@@ -11,13 +11,13 @@ import {
   readManifests,
   type KindInfo,
   type KindResolver,
-  type ManifestSet,
   type SourceResult,
   type SyncScope,
 } from "@driftless/source";
 
 interface Declared {
-  readonly manifests: ManifestSet;
+  readonly commit: string;
+  readonly sourceDir: string;
   /** Every (apiVersion, kind) the declaration asked about, and the answer, as one comparable string. */
   readonly kinds: string;
   readonly asked: readonly (readonly [apiVersion: string, kind: string])[];
@@ -27,7 +27,6 @@ interface Declared {
 export class SourceCache {
   readonly #scope: SyncScope;
   readonly #kinds: KindResolver;
-  #manifests: { readonly commit: string; readonly sourceDir: string; readonly set: ManifestSet } | undefined;
   #declared: Declared | undefined;
 
   constructor(scope: SyncScope, kinds: KindResolver) {
@@ -36,10 +35,18 @@ export class SourceCache {
   }
 
   async read(fetched: FetchResult, signal: AbortSignal): Promise<SourceResult> {
-    const manifests = await this.#readManifests(fetched, signal);
     const last = this.#declared;
-    if (last?.manifests === manifests && (await this.#answers(last.asked)) === last.kinds) return last.result;
+    if (
+      last?.commit === fetched.commit &&
+      last.sourceDir === fetched.sourceDir &&
+      (await this.#answers(last.asked)) === last.kinds
+    )
+      return last.result;
 
+    // Only the declaration is kept, not the parsed files: when a kind's answer changes (a CRD came or
+    // went), which is rare, the files are read again rather than held for it.
+    this.#declared = undefined;
+    const manifests = await readManifests(fetched.sourceDir, { signal });
     const asked: [string, string][] = [];
     const result = await declareObjects(manifests, {
       scope: this.#scope,
@@ -50,19 +57,12 @@ export class SourceCache {
         },
       },
     });
-    this.#declared = { manifests, asked, kinds: await this.#answers(asked), result };
+    // A read with errors is not kept: an I/O failure may be transient.
+    if (manifests.errors.length === 0) {
+      const { commit, sourceDir } = fetched;
+      this.#declared = { commit, sourceDir, asked, kinds: await this.#answers(asked), result };
+    }
     return result;
-  }
-
-  /** A read with errors is not kept: an I/O failure may be transient. */
-  async #readManifests(fetched: FetchResult, signal: AbortSignal): Promise<ManifestSet> {
-    const cached = this.#manifests;
-    if (cached?.commit === fetched.commit && cached.sourceDir === fetched.sourceDir) return cached.set;
-    this.#manifests = undefined;
-    this.#declared = undefined;
-    const set = await readManifests(fetched.sourceDir, { signal });
-    if (set.errors.length === 0) this.#manifests = { commit: fetched.commit, sourceDir: fetched.sourceDir, set };
-    return set;
   }
 
   async #answers(asked: readonly (readonly [string, string])[]): Promise<string> {
