@@ -1,9 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controller";
 import { findRepoRoot, freeLoopbackPort } from "@driftless/local-cluster";
 import {
   coreApi,
@@ -17,9 +18,12 @@ import {
   type JsonObject,
 } from "../support/index.ts";
 
-const reconcilerMain = join(findRepoRoot(), "apps", "reconciler", "src", "main.ts");
+// The production form: the bundle (rebuilt here, so it is never stale) with the flags and environment the
+// manager gives every reconciler.
+const reconcilerMain = join(findRepoRoot(), "dist", "driftless-reconciler.mjs");
 
-test("driftless-reconciler as a process: syncs a RepoSync, serves config_sync_ metrics that a real Prometheus scrapes, and exits cleanly on SIGTERM", async (t) => {
+test("driftless-reconciler as a process (the bundle): syncs a RepoSync, serves config_sync_ metrics that a real Prometheus scrapes, and exits cleanly on SIGTERM", async (t) => {
+  execFileSync(process.execPath, [join(findRepoRoot(), "scripts", "bundle.ts")], { stdio: "inherit" });
   const namespace = await testNamespace(t);
   const repo = await TestRepo.create(t);
   await repo.write(
@@ -53,6 +57,7 @@ test("driftless-reconciler as a process: syncs a RepoSync, serves config_sync_ m
   const child = spawn(
     process.execPath,
     [
+      ...reconcilerNodeFlags(),
       reconcilerMain,
       "--sync-kind=RepoSync",
       "--sync-name=repo-sync",
@@ -64,7 +69,7 @@ test("driftless-reconciler as a process: syncs a RepoSync, serves config_sync_ m
       `--cache-dir=${cacheDir}`,
       "--allow-file-repos",
     ],
-    { stdio: ["ignore", "pipe", "pipe"] },
+    { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...reconcilerEnvironment } },
   );
   const output: string[] = [];
   child.stdout.on("data", (chunk: Buffer) => output.push(chunk.toString()));
