@@ -73,7 +73,7 @@ export class Reconciler implements PassContext {
   readonly metrics: Metrics;
   lastFetch: FetchResult | undefined;
   lastFetchSpec: string | undefined;
-  /** The last checkout's manifests and declaration, reused while nothing they depend on changed. */
+  /** The last checkout's declaration, reused while nothing it depends on changed. */
   private sourceCache: SourceCache | undefined;
   /** Objects found equal to their declaration, so a resync skips matching them again (applier). */
   private readonly verified = new VerifiedMatches();
