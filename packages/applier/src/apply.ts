@@ -32,6 +32,7 @@ import type { DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
 import type { LiveState } from "./live-state.ts";
 import { idKey } from "./object-id.ts";
 import type { Plan } from "./plan.ts";
+import { hasRecordDigest, restoreRecord } from "./record-digest.ts";
 import { waitForEstablished } from "./wait.ts";
 
 export const Operation = {
@@ -79,6 +80,12 @@ export interface ApplyOptions {
   readonly dependencyPollMs?: number;
   /** Matches already found equal, kept across passes by the caller (see {@link VerifiedMatches}). */
   readonly verified?: VerifiedMatches;
+  /**
+   * The declaration the previous pass applied for an object, if the caller knows it: when the live
+   * state keeps record digests (record-digest.ts), it restores the record of an object whose
+   * declaration this commit changed without a GET.
+   */
+  readonly previousDeclaration?: (id: DesiredObject["id"]) => DesiredObject | undefined;
 }
 
 /**
@@ -238,7 +245,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
     const ours = managerAnnotationValue(options.sync.kind, options.sync.namespace, options.sync.name);
 
     for (let attempt = 0; ; attempt++) {
-      const current = await options.live.get(mapping, namespace, desired.id.name);
+      const current = await liveWithRecord(desired, decorated, mapping, namespace, options);
       try {
         if (current === undefined) {
           const body = withRecord(decorated, options.commit, options.annotator);
@@ -293,8 +300,11 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
       } catch (error) {
         // Optimistic concurrency: someone wrote between our read and write; re-read and re-decide.
         if ((isConflict(error) || isAlreadyExists(error)) && attempt < maxConflictRetries) {
+          // The fresh copy goes into the live state, so the next attempt decides on it (not on a
+          // stale cached copy, nor on an empty slot that would try to create it again).
           options.live.forget(mapping, namespace, desired.id.name);
-          await options.live.refresh(mapping, namespace, desired.id.name);
+          const fresh = await options.live.refresh(mapping, namespace, desired.id.name);
+          if (fresh !== undefined) options.live.remember(mapping, fresh);
           continue;
         }
         throw error;
@@ -303,6 +313,30 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
   } catch (error) {
     return { desired, operation: Operation.Failed, mapping, error: new ApplyError(desired, error) };
   }
+}
+
+/**
+ * The live object, with its last-applied record when the live state keeps only a digest of it: put
+ * back from the current or the previous declaration, or else read fresh from the API server.
+ */
+async function liveWithRecord(
+  desired: DesiredObject,
+  decorated: JsonObject,
+  mapping: ResourceMapping,
+  namespace: string | undefined,
+  options: ApplyOptions,
+): Promise<KubeObject | undefined> {
+  const current = await options.live.get(mapping, namespace, desired.id.name);
+  if (current === undefined || !hasRecordDigest(current, options.annotator.annotationKey)) return current;
+  const annotations = current.metadata.annotations ?? {};
+  const bodies = [comparisonCandidate(decorated, annotations, options.commit)];
+  const previous = options.previousDeclaration?.(desired.id);
+  if (previous !== undefined && previous !== desired)
+    bodies.push(comparisonCandidate(decorate(previous, options.sync), annotations, options.commit));
+  return (
+    restoreRecord(current, bodies, options.annotator) ??
+    (await options.live.refresh(mapping, namespace, desired.id.name))
+  );
 }
 
 /**

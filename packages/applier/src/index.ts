@@ -24,6 +24,7 @@ export {
 } from "./apply.ts";
 export type { ApplyOptions, ApplyOutcome } from "./apply.ts";
 export { mapLimit } from "./concurrency.ts";
+export { digestRecord, hasRecordDigest, restoreRecord } from "./record-digest.ts";
 export {
   annotationsOf,
   comparisonCandidate,

@@ -1,5 +1,5 @@
 import { ManagedByValue, ManagedLabel } from "@driftless/api";
-import type { LiveState } from "@driftless/applier";
+import { digestRecord, type LiveState } from "@driftless/applier";
 import {
   Informer,
   withoutManagedFields,
@@ -25,10 +25,21 @@ export class InformerLiveState implements LiveState {
   private readonly namespace: string | undefined;
   private readonly informers = new Map<string, { informer: Informer; mapping: ResourceMapping }>();
   private readonly listeners = new Set<InformerListener>();
+  private readonly transform: (obj: KubeObject) => KubeObject;
 
-  constructor(client: KubeClient, options: { readonly namespace?: string } = {}) {
+  constructor(
+    client: KubeClient,
+    options: {
+      readonly namespace?: string;
+      /** The last-applied annotation: cached objects keep a digest of it (@driftless/applier record-digest). */
+      readonly recordAnnotation?: string;
+    } = {},
+  ) {
     this.client = client;
     this.namespace = options.namespace;
+    const digest = options.recordAnnotation === undefined ? undefined : digestRecord(options.recordAnnotation);
+    this.transform =
+      digest === undefined ? withoutManagedFields : (obj: KubeObject) => digest(withoutManagedFields(obj));
   }
 
   async get(mapping: ResourceMapping, namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
@@ -72,7 +83,7 @@ export class InformerLiveState implements LiveState {
         ...(mapping.namespaced && this.namespace !== undefined ? { namespace: this.namespace } : {}),
         labelSelector: `${ManagedLabel.ManagedBy}=${ManagedByValue}`,
         // managedFields is often half an object and never read here; at 10,000 objects that is tens of MiB.
-        transform: withoutManagedFields,
+        transform: this.transform,
       });
       entry = { informer, mapping };
       this.informers.set(key, entry);

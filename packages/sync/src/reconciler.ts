@@ -128,12 +128,16 @@ export class Reconciler implements PassContext {
     if (options.useWatchCache === false) {
       this.live = new DirectLiveState(client);
     } else {
-      const live = new InformerLiveState(client, namespace === undefined ? {} : { namespace });
+      const live = new InformerLiveState(client, {
+        ...(namespace === undefined ? {} : { namespace }),
+        recordAnnotation: this.annotator.annotationKey,
+      });
       this.live = live;
       this.remediator = new Remediator({
         live,
         sync: options.identity,
         matcher: this.matcher,
+        annotator: this.annotator,
         log: this.log,
         requestPass: (reason) => void this.trigger("drift", reason),
         correct: (desired) => this.correct(desired),
@@ -336,6 +340,7 @@ export class Reconciler implements PassContext {
       concurrency: this.options.concurrency ?? 32,
       fieldManager: "driftless",
       verified: this.verified,
+      previousDeclaration: (id) => this.remediator?.declaredFor(id),
     };
   }
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { decorate, type DesiredObject } from "@driftless/applier";
+import { setImmediate } from "node:timers/promises";
+import { decorate, digestRecord, type DesiredObject } from "@driftless/applier";
 import type { KubeObject, ResourceMapping } from "@driftless/kube";
 import { Annotator, PatchMaker } from "@driftless/objectmatcher";
 import type { InformerListener, InformerLiveState } from "./live-cache.ts";
@@ -49,6 +50,7 @@ function harness(declarationsChanging: () => boolean) {
     live,
     sync,
     matcher: new PatchMaker(),
+    annotator: new Annotator(),
     log: createLogger({}, { write: () => undefined }),
     requestPass: (reason) => passes.push(reason),
     correct: () => Promise.resolve(false),
@@ -83,5 +85,21 @@ void describe("Remediator", () => {
     remediator.setDeclared([v0]);
     emit(written(v0, "1"));
     assert.deepEqual(passes, []);
+  });
+
+  void it("reads objects whose record the watch cache keeps as a digest", async () => {
+    const { remediator, emit, fights, passes } = harness(() => false);
+    const digest = digestRecord(new Annotator().annotationKey);
+    const v0 = declared("v0");
+    remediator.setDeclared([v0]);
+    const cached = digest(written(v0, "1"));
+    assert.notEqual(cached.metadata.annotations?.["driftless.dev/last-applied-configuration"]?.[0], "{");
+    emit(cached);
+    assert.deepEqual(passes, [], "its own declaration's record: no drift");
+    // Written by someone else with another record: drift, corrected (here: correct() fails, so a pass).
+    emit(digest(written(declared("other"), "2")));
+    await setImmediate(); // the failed correction asks for the pass once it settles
+    assert.equal(passes.length, 1);
+    assert.deepEqual(fights, []);
   });
 });

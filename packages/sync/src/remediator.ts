@@ -6,9 +6,16 @@ import {
   LifecycleMutationValue,
   UserAnnotation,
 } from "@driftless/api";
-import { comparisonCandidate, decorate, idKey, type DesiredObject, type SyncIdentity } from "@driftless/applier";
+import {
+  comparisonCandidate,
+  decorate,
+  idKey,
+  restoreRecord,
+  type DesiredObject,
+  type SyncIdentity,
+} from "@driftless/applier";
 import type { KubeObject, ResourceMapping } from "@driftless/kube";
-import type { PatchMaker } from "@driftless/objectmatcher";
+import type { Annotator, PatchMaker } from "@driftless/objectmatcher";
 import type { InformerLiveState } from "./live-cache.ts";
 import type { Logger } from "./log.ts";
 
@@ -28,6 +35,8 @@ export interface RemediatorOptions {
   readonly live: InformerLiveState;
   readonly sync: SyncIdentity;
   readonly matcher: PatchMaker;
+  /** Restores records the live state keeps as digests (see @driftless/applier's record-digest). */
+  readonly annotator: Annotator;
   readonly log: Logger;
   /** Asks for a drift pass (de-duplicated by the queue): the fallback when a correction fails. */
   readonly requestPass: (reason: string) => void;
@@ -153,7 +162,14 @@ export class Remediator {
 
   private drifted(desired: DesiredObject, live: KubeObject): boolean {
     const candidate = comparisonCandidate(decorate(desired, this.options.sync), live.metadata.annotations ?? {});
-    return !this.options.matcher.calculate(live, candidate).isEmpty();
+    // A record this declaration would not have written means someone else wrote the object: drift.
+    const full = restoreRecord(live, [candidate], this.options.annotator);
+    return full === undefined || !this.options.matcher.calculate(full, candidate).isEmpty();
+  }
+
+  /** The declaration being guarded for an object (the last complete pass's). */
+  declaredFor(id: DesiredObject["id"]): DesiredObject | undefined {
+    return this.declared.get(idKey(id));
   }
 
   private isFight(key: string, desired: DesiredObject): boolean {

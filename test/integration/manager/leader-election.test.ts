@@ -60,15 +60,18 @@ test("two manager replicas: exactly one acts, and the other takes over when it d
   a.process.kill("SIGKILL");
   await a.exited;
   await eventually(() => b.isLeader(), { timeoutMs: 40_000, what: "the standby takes over" });
+  let seen = "";
   await eventually(
     async () => {
       const now = await reconcilerPids(a.scope);
-      if (now.length !== 2) return false;
-      for (const pid of now) if ((await parentOf(pid)) !== b.pid) return false;
-      return true;
+      const parents = await Promise.all(now.map((pid) => parentOf(pid)));
+      seen = `reconcilers ${JSON.stringify(now)} with parents ${JSON.stringify(parents)}; new leader ${b.pid}`;
+      return now.length === 2 && parents.every((parent) => parent === b.pid);
     },
     { timeoutMs: 45_000, what: "the reconcilers running under the new leader" },
-  );
+  ).catch((error: unknown) => {
+    throw new Error(`${String(error)}; last seen: ${seen}; new leader's log: ${b.logs.slice(-15).join("\n")}`);
+  });
   await repo.write("cm.yaml", configMap("a", undefined, { v: "2" }));
   const second = await repo.commit("v2");
   for (const ns of namespaces) await synced("RepoSync", ns, "repo-sync", second, 90_000);
