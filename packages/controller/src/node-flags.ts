@@ -1,7 +1,7 @@
 /**
  * Node's flags for a reconciler, in either mode. V8 sizes its heap for the machine, not for the
  * process: on a 24 GiB laptop it lets the old generation grow to four times what is live before it
- * collects, and a young generation of up to 3 × 16 MiB. A reconciler holds little (~50 MiB at
+ * collects, beside a young generation of up to 3 × 16 MiB. A reconciler holds little (~50 MiB at
  * 10,000 objects) but allocates a lot in bursts (a read of the whole source, a write per object), so
  * its resident memory would follow the bursts, not what it holds. A heap limit below 1 GiB makes V8
  * grow the heap by a smaller factor, and 4 MiB semi-spaces bound the young generation. Measured at
