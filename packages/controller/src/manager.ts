@@ -66,6 +66,11 @@ export interface ManagerOptions {
 /** Why the manager ended on its own (the shell exits non-zero on it). */
 export type ManagerEnd = { readonly reason: "leadership-lost" };
 
+/** Lock of a manager job (renewed at half this while it runs); a dead leader's job is free after it. */
+const managerJobLockMs = 10_000;
+/** How often locks that expired are looked for, and their jobs queued again. */
+const managerStalledCheckMs = 5_000;
+
 export class Manager {
   readonly client: KubeClient;
   readonly metrics: Metrics;
@@ -269,7 +274,14 @@ export class Manager {
           this.#refreshReconcilerGauge();
         }
       },
-      { concurrency: this.#o.concurrency ?? 4 },
+      {
+        concurrency: this.#o.concurrency ?? 4,
+        // A leader killed mid-job keeps that job locked: its sync waits until the lock expires and the
+        // stalled-job check hands the job to the new leader. BullMQ's 30 s + 30 s would hold a sync for
+        // up to a minute after a takeover that itself takes ~15 s (the Lease); 10 s + 5 s bounds it.
+        lockDurationMs: managerJobLockMs,
+        stalledIntervalMs: managerStalledCheckMs,
+      },
     );
     const resync = (trigger: ManagerTrigger): void => {
       void this.#watcher
