@@ -63,12 +63,10 @@ export class Inventory {
     const unique = new Map<string, ObjectId>();
     for (const id of ids) unique.set(idKey(id), inventoryEntry(id));
     const resources = [...unique.values()].sort(compareIds);
-    let checked = false;
     for (let attempt = 0; attempt < 5; attempt++) {
       const current = await this.current();
       if (current === undefined) {
-        if (!checked) this.checkSize(resources);
-        checked = true;
+        this.checkSize(resources);
         try {
           this.latest = await this.client.create(resourceGroupMapping, this.newGroup(resources));
           return;
@@ -81,8 +79,7 @@ export class Inventory {
       const existing = (current["spec"] as { resources?: unknown } | undefined)?.resources ?? [];
       // The API server returns keys in its own order: compare structurally, not as text.
       if (isDeepStrictEqual(existing, resources)) return; // nothing changed: no write
-      if (!checked) this.checkSize(resources);
-      checked = true;
+      this.checkSize(resources);
       try {
         // status is the status subresource's: the main resource ignores it, so it is not sent.
         const { status: _ignored, ...withoutStatus } = current;
