@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { findRepoRoot } from "@driftless/local-cluster";
 import {
   coreApi,
-  customApi,
+  createRepoSync,
   eventually,
   startReconciler,
   testEnv,
@@ -61,18 +61,7 @@ test("driftless diff shows what a reconciler would write, nothing once synced, a
   assert.equal(before.code, 1, before.out);
   assert.match(before.out, /\+ v1 ConfigMap .*\/a: would be created/);
 
-  await customApi().createNamespacedCustomObject({
-    group: "configsync.gke.io",
-    version: "v1beta1",
-    namespace,
-    plural: "reposyncs",
-    body: {
-      apiVersion: "configsync.gke.io/v1beta1",
-      kind: "RepoSync",
-      metadata: { name: "repo-sync", namespace },
-      spec: { sourceFormat: "unstructured", git: { repo: repo.url, branch: repo.branch, dir: "config", auth: "none" } },
-    },
-  });
+  await createRepoSync(namespace, repo);
   const reconciler = await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
   await eventually(async () => reconciler.lastPass?.commit === commit && reconciler.lastPass.synced, {
     what: "synced",

@@ -8,6 +8,7 @@ import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controlle
 import { findRepoRoot, freeLoopbackPort } from "@driftless/local-cluster";
 import {
   coreApi,
+  createRepoSync,
   customApi,
   eventually,
   startPrometheus,
@@ -35,21 +36,7 @@ test("driftless-reconciler as a process (the bundle): syncs a RepoSync, serves c
     JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "b" }, data: { k: "v" } }),
   );
   const commit = await repo.commit("two config maps");
-  await customApi().createNamespacedCustomObject({
-    group: "configsync.gke.io",
-    version: "v1beta1",
-    namespace,
-    plural: "reposyncs",
-    body: {
-      apiVersion: "configsync.gke.io/v1beta1",
-      kind: "RepoSync",
-      metadata: { name: "repo-sync", namespace },
-      spec: {
-        sourceFormat: "unstructured",
-        git: { repo: repo.url, branch: repo.branch, dir: "config", auth: "none", period: "2s" },
-      },
-    },
-  });
+  await createRepoSync(namespace, repo, { git: { period: "2s" } });
 
   const cacheDir = await mkdtemp(join(tmpdir(), "driftless-e2e-"));
   t.after(() => rm(cacheDir, { recursive: true, force: true }));

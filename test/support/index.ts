@@ -9,5 +9,7 @@ export { fixturesDir, yamlFixture } from "./fixtures.ts";
 export type { JsonObject } from "./fixtures.ts";
 export { TestRepo } from "./git.ts";
 export { startReconciler } from "./reconciler.ts";
+export { createRepoSync } from "./sync.ts";
+export type { RepoSyncOptions } from "./sync.ts";
 export { startPrometheus } from "./prometheus.ts";
 export type { PrometheusServer } from "./prometheus.ts";

@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import { startGitHttpServer } from "@driftless/git/testing";
 import {
   coreApi,
+  createRepoSync as createTestRepoSync,
   customApi,
   eventually,
   statusCode,
@@ -38,23 +39,9 @@ function configMap(
   });
 }
 
-async function createRepoSync(
-  namespace: string,
-  repo: TestRepo,
-  annotations: Record<string, string> = {},
-): Promise<void> {
-  await customApi().createNamespacedCustomObject({
-    ...repoSyncs(namespace),
-    body: {
-      apiVersion: "configsync.gke.io/v1beta1",
-      kind: "RepoSync",
-      metadata: { name: "repo-sync", namespace, annotations },
-      spec: {
-        sourceFormat: "unstructured",
-        git: { repo: repo.url, branch: repo.branch, dir: "config", auth: "none", period: "15s" },
-      },
-    },
-  });
+/** The RepoSync of these tests, polling every 15 s (startReconciler polls faster in-process). */
+function createRepoSync(namespace: string, repo: TestRepo, annotations: Record<string, string> = {}): Promise<void> {
+  return createTestRepoSync(namespace, repo, { annotations, git: { period: "15s" } });
 }
 
 async function repoSyncStatus(namespace: string): Promise<JsonObject> {
