@@ -98,7 +98,9 @@ interface Row {
   reconcilerObjectsPerS: number;
   bareObjectsPerS: number;
   bareManagedObjectsPerS: number;
+  bareManagedCpu: CpuPerObject;
   applyObjectsPerS: number;
+  applyCpu: CpuPerObject;
   ratio: number;
   /** RSS after the first (empty) pass: what the process costs before it holds any object. */
   idleRssMiB: number;
@@ -117,7 +119,7 @@ interface Row {
  * what the reconciler writes (management annotations and the last-applied record), so the ratio
  * isolates the reconciler's own overhead from the apiserver's cost of bigger objects.
  */
-async function bareLoop(count: number, managedBodies: boolean): Promise<number> {
+async function bareLoop(count: number, managedBodies: boolean): Promise<{ perS: number; cpu: CpuPerObject }> {
   const namespace = `bare-${managedBodies ? "m" : "p"}-${count}-${Date.now()}`;
   await client.create(ns, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
   const annotator = new Annotator();
@@ -133,9 +135,14 @@ async function bareLoop(count: number, managedBodies: boolean): Promise<number> 
     annotator.setLastAppliedAnnotation(body);
     return body as KubeObject;
   });
-  const t0 = performance.now();
+  const timeline = new CpuTimeline(process.pid);
+  await timeline.sample();
+  const t0 = Date.now();
   await mapLimit(bodies, concurrency, (body) => client.create(cm, body));
-  return count / ((performance.now() - t0) / 1000);
+  const t1 = Date.now();
+  await timeline.sample();
+  timeline.stop();
+  return { perS: count / ((t1 - t0) / 1000), cpu: timeline.perObject(t0, t1 + 1, count) };
 }
 
 async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
@@ -148,6 +155,72 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number
   }
 }
 
+/** What a process's resident memory is made of: file-backed pages (Node's own binary) and anonymous (heaps). */
+async function memoryMakeup(pid: number): Promise<string> {
+  const rollup = await readFile(`/proc/${pid}/smaps_rollup`, "utf8").catch(() => "");
+  const kib = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+)`, "m").exec(rollup)?.[1] ?? 0);
+  const mib = (k: number): number => Math.round(k / 1024);
+  return `RSS ${mib(kib("Rss"))} MiB = file-backed ${mib(kib("Rss") - kib("Anonymous"))} + anonymous ${mib(kib("Anonymous"))}`;
+}
+
+/** CPU seconds a process has used so far (user + system), from /proc/PID/stat. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+  // Fields after the parenthesised command name; utime and stime are the 14th and 15th fields, in clock ticks.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU used per object by the writing client, kube-apiserver and etcd over one measured step. */
+interface CpuPerObject {
+  clientUs: number;
+  apiserverUs: number;
+  etcdUs: number;
+}
+
+const controlPlanePid = (name: string): number => cluster.processes.find((p) => p.name === name)?.pid ?? 0;
+
+/**
+ * Samples the cumulative CPU of the client, kube-apiserver and etcd every 100 ms, so the CPU of a step
+ * known only by its wall-clock window (the reconciler's apply phase, from its log) can be read afterwards.
+ */
+class CpuTimeline {
+  private readonly samples: { at: number; client: number; apiserver: number; etcd: number }[] = [];
+  private readonly timer: NodeJS.Timeout;
+  private readonly clientPid: number;
+  constructor(clientPid: number) {
+    this.clientPid = clientPid;
+    this.timer = setInterval(() => void this.sample(), 100);
+  }
+  async sample(): Promise<void> {
+    const [client, apiserver, etcd] = await Promise.all([
+      cpuSeconds(this.clientPid),
+      cpuSeconds(controlPlanePid("kube-apiserver")),
+      cpuSeconds(controlPlanePid("etcd")),
+    ]).catch(() => [Number.NaN, Number.NaN, Number.NaN]);
+    this.samples.push({ at: Date.now(), client: client ?? 0, apiserver: apiserver ?? 0, etcd: etcd ?? 0 });
+  }
+  stop(): void {
+    clearInterval(this.timer);
+  }
+  /** CPU per object between two wall-clock instants (the nearest samples inside the window). */
+  perObject(from: number, to: number, count: number): CpuPerObject {
+    const inside = this.samples.filter((s) => s.at >= from && s.at <= to);
+    const first = inside[0];
+    const last = inside.at(-1);
+    if (first === undefined || last === undefined)
+      return { clientUs: Number.NaN, apiserverUs: Number.NaN, etcdUs: Number.NaN };
+    // Scale to the whole window: the samples cover slightly less than it.
+    const scale = (to - from) / Math.max(1, last.at - first.at) / count;
+    const us = (a: number, b: number): number => Math.round((b - a) * 1e6 * scale);
+    return {
+      clientUs: us(first.client, last.client),
+      apiserverUs: us(first.apiserver, last.apiserver),
+      etcdUs: us(first.etcd, last.etcd),
+    };
+  }
+}
+
 async function procStatusMiB(pid: number, field: "VmHWM" | "VmRSS"): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, "utf8");
   return Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024);
@@ -156,8 +229,9 @@ const vmHwmMiB = (pid: number): Promise<number> => procStatusMiB(pid, "VmHWM");
 const currentRssMiB = (pid: number): Promise<number> => procStatusMiB(pid, "VmRSS");
 
 async function run(count: number): Promise<Row> {
-  const bareObjectsPerS = skipBare ? Number.NaN : await bareLoop(count, false);
-  const bareManagedObjectsPerS = skipBare ? Number.NaN : await bareLoop(count, true);
+  const noCpu = { clientUs: Number.NaN, apiserverUs: Number.NaN, etcdUs: Number.NaN };
+  const bareObjectsPerS = skipBare ? Number.NaN : (await bareLoop(count, false)).perS;
+  const bareManaged = skipBare ? { perS: Number.NaN, cpu: noCpu } : await bareLoop(count, true);
   const namespace = `bench-${count}-${Date.now()}`;
   await client.create(ns, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
   const repoDir = join(root, `repo-${count}`);
@@ -203,6 +277,7 @@ async function run(count: number): Promise<Row> {
     { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...reconcilerEnvironment } },
   );
   child.stdout?.on("data", (chunk: Buffer) => logs.push(chunk.toString()));
+  const cpuTimeline = new CpuTimeline(child.pid ?? 0);
   // BENCH_CHILD_LOG=FILE keeps the reconciler's output (with RECONCILER_NODE_FLAGS=--trace-gc, its GC trace).
   const childLog = process.env["BENCH_CHILD_LOG"];
   if (childLog !== undefined) child.stdout?.on("data", (chunk: Buffer) => appendFileSync(childLog, chunk));
@@ -210,6 +285,7 @@ async function run(count: number): Promise<Row> {
     async () => (logs.join("").includes('"pass finished"') ? currentRssMiB(child.pid ?? 0) : undefined),
     60_000,
   );
+  const idleMemory = await memoryMakeup(child.pid ?? 0);
   try {
     // The empty commit syncs first (the config dir is missing, which the reconciler reports); then the big commit.
     await mkdir(join(repoDir, "config"), { recursive: true });
@@ -246,6 +322,7 @@ async function run(count: number): Promise<Row> {
     const syncPeakRssMiB = await vmHwmMiB(child.pid ?? 0);
     if (process.env["BENCH_VERBOSE"] === "1") {
       process.stderr.write(`RSS MiB after push: ${timeline.join(" ")}\n`);
+      process.stderr.write(`memory at idle: ${idleMemory}\nmemory at Synced: ${await memoryMakeup(child.pid ?? 0)}\n`);
       for (const line of logs
         .join("")
         .split("\n")
@@ -300,16 +377,31 @@ async function run(count: number): Promise<Row> {
         .join("")
         .split("\n")
         .find((l) => l.includes('"pass finished"') && l.includes(commit)) ?? "{}";
-    const applyS = (JSON.parse(bigPass) as { phases?: { apply?: number } }).phases?.apply ?? Number.NaN;
+    const passLog = JSON.parse(bigPass) as { time?: string; phases?: Record<string, number | undefined> };
+    const applyS = passLog.phases?.["apply"] ?? Number.NaN;
     const applyObjectsPerS = count / applyS;
+    // The apply phase's wall-clock window: the phases after it end when the pass logs.
+    const afterApplyS = ["prune", "inventory", "status"].reduce((sum, p) => sum + (passLog.phases?.[p] ?? 0), 0);
+    const applyEnd = Date.parse(passLog.time ?? "") - afterApplyS * 1000;
+    const applyCpu = cpuTimeline.perObject(applyEnd - applyS * 1000, applyEnd, count);
+    if (process.env["BENCH_VERBOSE"] === "1") {
+      // On CLOCK_MONOTONIC in µs, the clock of V8's --cpu-prof timestamps, to cut a profile to the apply step.
+      const monotonicUs = (wallMs: number): number =>
+        Math.round(Number(process.hrtime.bigint() / 1000n) - (Date.now() - wallMs) * 1000);
+      process.stderr.write(
+        `apply step (monotonic µs): ${monotonicUs(applyEnd - applyS * 1000)} ${monotonicUs(applyEnd)}\n`,
+      );
+    }
     return {
       objects: count,
       commitToSyncedS,
       reconcilerObjectsPerS,
       bareObjectsPerS,
-      bareManagedObjectsPerS,
+      bareManagedObjectsPerS: bareManaged.perS,
+      bareManagedCpu: bareManaged.cpu,
       applyObjectsPerS,
-      ratio: applyObjectsPerS / bareManagedObjectsPerS,
+      applyCpu,
+      ratio: applyObjectsPerS / bareManaged.perS,
       idleRssMiB,
       syncPeakRssMiB,
       peakRssMiB,
@@ -319,6 +411,7 @@ async function run(count: number): Promise<Row> {
       driftCorrectionMs,
     };
   } finally {
+    cpuTimeline.stop();
     child.kill("SIGTERM");
     await new Promise((resolve) => child.once("exit", resolve));
   }
@@ -362,5 +455,10 @@ for (const r of rows) {
     `| ${r.objects} | ${r.commitToSyncedS.toFixed(2)} s | ${Math.round(r.reconcilerObjectsPerS)} | ${Math.round(r.applyObjectsPerS)} | ${Math.round(r.bareManagedObjectsPerS)} | ${(r.ratio * 100).toFixed(0)}% | ${Math.round(r.bareObjectsPerS)} | ${r.idleRssMiB} / ${r.syncPeakRssMiB} / ${r.peakRssMiB} / ${r.settledRssMiB} MiB | ${r.noChangePassS.toFixed(3)} s | ${r.noChangePassWrites} | ${r.driftCorrectionMs} ms |`,
   );
 }
+console.log("");
+console.log("| objects | CPU per object: client / kube-apiserver / etcd, apply step | same, bare loop (same bodies) |");
+console.log("| --- | --- | --- |");
+const cpuCell = (c: CpuPerObject): string => `${c.clientUs} / ${c.apiserverUs} / ${c.etcdUs} µs`;
+for (const r of rows) console.log(`| ${r.objects} | ${cpuCell(r.applyCpu)} | ${cpuCell(r.bareManagedCpu)} |`);
 const out = process.env["BENCH_OUT"];
 if (out !== undefined) await writeFile(out, JSON.stringify({ benchmark: "reconciler", concurrency, rows }, null, 2));

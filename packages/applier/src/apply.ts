@@ -191,6 +191,21 @@ const maxConflictRetries = 5;
  * depend on it (depends-on) are skipped. Never throws for a per-object failure.
  */
 export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<ApplyOutcome[]> {
+  // Dependencies are waited on through the live state: their types must stay watched.
+  const awaited = new Set(plan.waves.flatMap((wave) => wave.flatMap((d) => d.dependsOn.map((id) => kindKey(id)))));
+  const planDone = options.live.applyingPlan?.((mapping) => awaited.has(kindKey(mapping)));
+  try {
+    return await applyWaves(plan, options);
+  } finally {
+    await planDone?.();
+  }
+}
+
+function kindKey(ref: { readonly group: string; readonly kind: string }): string {
+  return `${ref.group}/${ref.kind}`;
+}
+
+async function applyWaves(plan: Plan, options: ApplyOptions): Promise<ApplyOutcome[]> {
   const outcomes: ApplyOutcome[] = [];
   const failed = new Set<string>();
   const readiness = new DependencyReadiness(options);

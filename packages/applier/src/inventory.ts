@@ -68,7 +68,9 @@ export class Inventory {
       if (current === undefined) {
         this.checkSize(resources);
         try {
-          this.latest = await this.client.create(resourceGroupMapping, this.newGroup(resources));
+          const group = this.newGroup(resources);
+          const created = await this.client.create(resourceGroupMapping, group, { response: "metadata" });
+          this.latest = { ...group, metadata: created.metadata };
           return;
         } catch (error) {
           this.latest = undefined;
@@ -82,11 +84,12 @@ export class Inventory {
       this.checkSize(resources);
       try {
         // status is the status subresource's: the main resource ignores it, so it is not sent.
-        const { status: _ignored, ...withoutStatus } = current;
-        this.latest = await this.client.replace(resourceGroupMapping, {
-          ...withoutStatus,
-          spec: { ...(current["spec"] as object), resources },
-        });
+        const { status, ...withoutStatus } = current;
+        const group = { ...withoutStatus, spec: { ...(current["spec"] as object), resources } };
+        const stored = await this.client.replace(resourceGroupMapping, group, { response: "metadata" });
+        // What the server stored is what we sent (with its new metadata): at 10,000 objects the
+        // response is megabytes, and parsing it to learn a resourceVersion was most of the write.
+        this.latest = { ...group, metadata: stored.metadata, ...(status === undefined ? {} : { status }) };
         return;
       } catch (error) {
         this.latest = undefined;
@@ -126,7 +129,15 @@ export class Inventory {
     if (conditions.length === 0) delete (status as { conditions?: unknown }).conditions;
     if (isDeepStrictEqual(current["status"], status)) return;
     try {
-      this.latest = await this.client.replaceStatus(resourceGroupMapping, { ...current, status });
+      // The status subresource takes status only (the server keeps its own spec), so the megabyte
+      // spec is not sent again, and only the new metadata is read from the answer.
+      const { apiVersion, kind, metadata } = current;
+      const stored = await this.client.replaceStatus(
+        resourceGroupMapping,
+        { apiVersion, kind, metadata, status },
+        { response: "metadata" },
+      );
+      this.latest = { ...current, metadata: stored.metadata, status };
     } catch (error) {
       this.latest = undefined;
       if (!isNotFound(error)) throw error;

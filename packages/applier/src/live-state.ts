@@ -16,6 +16,14 @@ export interface LiveState {
    * already holds this type; undefined otherwise (then nothing is skipped on its account).
    */
   cachedResourceVersion?(mapping: ResourceMapping, namespace: string | undefined, name: string): string | undefined;
+  /**
+   * Called when a plan starts; the returned function when it is done (awaited). A state that watches
+   * may stop watching a resource type the plan writes a lot of (each write would come back as a watch
+   * event, costing the API server and this process about as much again as the write) and catch up
+   * when the plan is done. Types for which `keepWatching` is true stay watched: the applier waits on
+   * their status through this state (depends-on).
+   */
+  applyingPlan?(keepWatching: (mapping: ResourceMapping) => boolean): () => Promise<void>;
 }
 
 export class DirectLiveState implements LiveState {

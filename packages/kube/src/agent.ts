@@ -14,6 +14,15 @@ export interface AgentOptions {
   readonly idleSocketTimeoutMs: number;
 }
 
+/**
+ * The agent for streams (watches): a watch ends by closing its connection, so nothing is kept alive,
+ * and there is no socket limit (each informer holds one stream).
+ */
+export function createStreamAgent(endpoint: Endpoint, tls: TlsMaterial): http.Agent {
+  const common = { keepAlive: false, maxSockets: Infinity };
+  return endpoint.secure ? new https.Agent({ ...common, ...tls }) : new http.Agent(common);
+}
+
 export function createAgent(endpoint: Endpoint, tls: TlsMaterial, options: AgentOptions): http.Agent {
   const common = {
     keepAlive: true,

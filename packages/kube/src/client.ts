@@ -6,7 +6,7 @@
 import type http from "node:http";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ErrorResource } from "@driftless/api";
-import { createAgent } from "./agent.ts";
+import { createAgent, createStreamAgent } from "./agent.ts";
 import { connect, loadKubeConfig, type Endpoint, type TlsMaterial } from "./connection.ts";
 import { loadNativeConnection, type CredentialProvider } from "./kubeconfig.ts";
 import { KubeApiError, KubeReason, isGone } from "./errors.ts";
@@ -14,7 +14,8 @@ import { asApiStatus, asKubeObject, asListPage, type TypeFill } from "./parse.ts
 import { apiVersionOf, encodeQuery, resourcePath, type QueryValue } from "./paths.ts";
 import { VerbCounter, verbForMethod, type RequestCounter, type RequestVerb } from "./request-counter.ts";
 import { exchange, openStream, RequestTimeoutError, type RawResponse, type Transport } from "./transport.ts";
-import type { KubeObject, ObjectList, ResourceMapping, WatchEvent } from "./types.ts";
+import type { KubeObject, ListPage, ObjectList, ResourceMapping, WatchEvent } from "./types.ts";
+import { peekMember } from "./json-peek.ts";
 import { readWatchEvents } from "./watch.ts";
 
 export interface KubeClientOptions {
@@ -61,6 +62,12 @@ export interface WriteOptions {
   readonly dryRun?: boolean;
   readonly fieldValidation?: FieldValidation;
   readonly signal?: AbortSignal;
+  /**
+   * "metadata": the answer holds only apiVersion, kind and metadata of what the server stored, read
+   * out of the response without parsing the rest. For writers of large objects (a ResourceGroup of
+   * 10,000 entries is megabytes) that need only the new resourceVersion.
+   */
+  readonly response?: "object" | "metadata";
 }
 
 export interface ListOptions {
@@ -83,6 +90,12 @@ export interface WatchOptions {
   /** The server ends the watch after this long; the caller re-watches from the last resourceVersion. */
   readonly timeoutSeconds?: number;
   readonly signal: AbortSignal;
+  /**
+   * Asked, before parsing, about the resourceVersion of each ADDED or MODIFIED event: true means
+   * the caller already holds that version (it wrote it), and the event arrives as a BOOKMARK with
+   * that resourceVersion, its object never parsed.
+   */
+  readonly isEcho?: (resourceVersion: string) => boolean;
 }
 
 export interface DeleteOptions {
@@ -158,7 +171,7 @@ export class KubeClient {
       maxSockets: options.maxSockets ?? defaults.maxSockets,
       idleSocketTimeoutMs: options.idleSocketTimeoutMs ?? defaults.idleSocketTimeoutMs,
     });
-    return new KubeClient({ endpoint, agent }, credentials, options);
+    return new KubeClient({ endpoint, agent, streamAgent: createStreamAgent(endpoint, tls) }, credentials, options);
   }
 
   /** Any API request; the JSON response is returned unchecked as T (parse it before trusting it). */
@@ -201,31 +214,53 @@ export class KubeClient {
 
   /** Every matching object, following `continue` tokens; resourceVersion is the list's. */
   async list(m: ResourceMapping, opts: ListOptions = {}): Promise<ObjectList> {
+    const items: KubeObject[] = [];
+    let resourceVersion = "";
+    for await (const page of this.listPages(m, opts)) {
+      if (page.restart) items.length = 0;
+      for (const item of page.items) items.push(item);
+      resourceVersion = page.resourceVersion;
+    }
+    return { items, resourceVersion };
+  }
+
+  /**
+   * The list one page at a time, so a caller that stores objects as they come (an informer's cache)
+   * never holds the whole parsed list: at 10,000 objects that is tens of MiB at once.
+   */
+  async *listPages(m: ResourceMapping, opts: ListOptions = {}): AsyncGenerator<ListPage, void, undefined> {
     const subject = describe("list", m, opts.namespace, undefined);
     const path = resourcePath(m, opts.namespace);
     const fill = typeFill(m);
-    const items: KubeObject[] = [];
     let continueToken: string | undefined;
+    let pageSize = opts.pageSize ?? 500;
+    let restart = false;
     for (;;) {
       const query = {
         labelSelector: opts.labelSelector,
         fieldSelector: opts.fieldSelector,
-        limit: opts.pageSize ?? 500,
+        limit: pageSize,
         continue: continueToken,
         resourceVersion: continueToken === undefined ? opts.resourceVersion : undefined,
       };
       const raw = await this.#send("list", "GET", path + encodeQuery(query), undefined, undefined, opts, subject);
       if (raw.status >= 300) {
         const error = errorFrom(raw, subject);
-        // The continue token outlived etcd's compaction window: read the rest in one piece, as
-        // client-go's pager does, rather than failing a long list near its end.
-        if (continueToken !== undefined && isGone(error)) return this.list(m, { ...opts, pageSize: 0 });
+        // The continue token outlived etcd's compaction window: read the whole list again in one
+        // piece, as client-go's pager does, rather than failing a long list near its end.
+        if (continueToken !== undefined && isGone(error)) {
+          continueToken = undefined;
+          pageSize = 0;
+          restart = true;
+          continue;
+        }
         throw error;
       }
       const page = asListPage(parseJson(raw, subject), fill);
       if (page === undefined) throw invalid(raw, subject, "not a list");
-      for (const item of page.items) items.push(item);
-      if (page.continueToken === "") return { items, resourceVersion: page.resourceVersion };
+      yield { items: page.items, resourceVersion: page.resourceVersion, restart };
+      restart = false;
+      if (page.continueToken === "") return;
       continueToken = page.continueToken;
     }
   }
@@ -347,7 +382,12 @@ export class KubeClient {
       // With no idle deadline a half-open connection would hang forever; bookmarks and the
       // server's own timeout keep a healthy watch well inside this.
       const idleMs = ((opts.timeoutSeconds ?? 1800) + 60) * 1000;
-      yield* readWatchEvents(response, typeFill(m), { signal: opts.signal, idleMs, operation: subject.operation });
+      yield* readWatchEvents(response, typeFill(m), {
+        signal: opts.signal,
+        idleMs,
+        operation: subject.operation,
+        ...(opts.isEcho === undefined ? {} : { isEcho: opts.isEcho }),
+      });
     } catch (error) {
       if (opts.signal.aborted) return;
       if (error instanceof KubeApiError) throw error;
@@ -360,6 +400,7 @@ export class KubeClient {
   /** Closes every connection; in-flight requests fail. */
   close(): void {
     this.#transport.agent.destroy();
+    this.#transport.streamAgent.destroy();
   }
 
   async #write(
@@ -369,12 +410,12 @@ export class KubeClient {
     body: string,
     contentType: string,
     m: ResourceMapping,
-    opts: { signal?: AbortSignal },
+    opts: { readonly signal?: AbortSignal; readonly response?: "object" | "metadata" },
     subject: Subject,
   ): Promise<KubeObject> {
     const raw = await this.#send(verb, method, path, body, contentType, opts, subject);
     if (raw.status >= 300) throw errorFrom(raw, subject);
-    return objectFrom(raw, m, subject);
+    return opts.response === "metadata" ? metadataFrom(raw, m, subject) : objectFrom(raw, m, subject);
   }
 
   /**
@@ -505,6 +546,21 @@ function parseJson(raw: RawResponse, subject: Subject): unknown {
 function objectFrom(raw: RawResponse, m: ResourceMapping, subject: Subject): KubeObject {
   if (raw.status >= 300) throw errorFrom(raw, subject);
   const obj = asKubeObject(parseJson(raw, subject), typeFill(m));
+  if (obj === undefined) throw invalid(raw, subject, "not a Kubernetes object");
+  return obj;
+}
+
+/** The stored object's apiVersion, kind and metadata; the rest of the response is never parsed. */
+function metadataFrom(raw: RawResponse, m: ResourceMapping, subject: Subject): KubeObject {
+  const metadata = peekMember(raw.body.toString("utf8"), "metadata");
+  if (metadata === undefined) throw invalid(raw, subject, "not a Kubernetes object");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(metadata);
+  } catch (error) {
+    throw invalid(raw, subject, `not JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
+  const obj = asKubeObject({ metadata: parsed }, typeFill(m));
   if (obj === undefined) throw invalid(raw, subject, "not a Kubernetes object");
   return obj;
 }

@@ -43,6 +43,7 @@ export type { RawResponse } from "./transport.ts";
 export type {
   ApiStatus,
   KubeObject,
+  ListPage,
   ObjectList,
   ObjectMeta,
   OwnerReference,

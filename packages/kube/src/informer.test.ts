@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import type { ListOptions, WatchOptions } from "./client.ts";
 import { KubeApiError, isGone } from "./errors.ts";
 import { Informer, withoutManagedFields, type ListWatchSource } from "./informer.ts";
-import type { KubeObject, ObjectList, ResourceMapping, WatchEvent } from "./types.ts";
+import type { KubeObject, ListPage, ObjectList, ResourceMapping, WatchEvent } from "./types.ts";
 
 const mapping: ResourceMapping = {
   group: "",
@@ -41,12 +41,16 @@ class ScriptedSource implements ListWatchSource {
   readonly listCalls: ListOptions[] = [];
   readonly watchCalls: WatchOptions[] = [];
 
-  async list(_m: ResourceMapping, opts: ListOptions): Promise<ObjectList> {
+  async *listPages(_m: ResourceMapping, opts: ListOptions): AsyncGenerator<ListPage> {
     this.listCalls.push(opts);
     const next = this.lists.shift();
     if (next === undefined) throw new Error("unexpected list");
     if (next instanceof Error) throw next;
-    return { items: next.items.map((o) => structuredClone(o)), resourceVersion: next.resourceVersion };
+    // Two pages when there are several items, so paging is exercised.
+    const items = next.items.map((o) => structuredClone(o));
+    const half = Math.ceil(items.length / 2);
+    yield { items: items.slice(0, half), resourceVersion: next.resourceVersion, restart: false };
+    if (items.length > half) yield { items: items.slice(half), resourceVersion: next.resourceVersion, restart: false };
   }
 
   watch(_m: ResourceMapping, opts: WatchOptions): AsyncIterable<WatchEvent> {
@@ -369,6 +373,130 @@ void describe("Informer transform option", () => {
       assert.equal(informer.get("ns", name)?.metadata.managedFields, undefined, `${name} kept managedFields`);
     }
     assert.ok(announced.length >= 2 && announced.every((o) => o.metadata.managedFields === undefined));
+    await informer.stop();
+  });
+
+  void it("pause closes the watch and keeps serving the cache; resume re-watches from where it stopped", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [cm("a", "3")], resourceVersion: "10" });
+    source.watches.push([{ type: "MODIFIED", object: cm("a", "11") }, "hang"]);
+    source.watches.push(["hang"]);
+    const informer = new Informer(source, mapping);
+    const log = record(informer);
+    informer.start();
+    await until("the first event", () => log.length === 2);
+    informer.pause();
+    assert.equal(informer.paused, true);
+    await until("the watch to close", () => source.watchCalls[0]?.signal.aborted === true);
+    informer.upsert(cm("b", "12"));
+    assert.equal(informer.get("ns", "b")?.metadata.resourceVersion, "12", "upserts go on while paused");
+    assert.equal(informer.get("ns", "a")?.metadata.resourceVersion, "11");
+    await tick();
+    assert.equal(source.watchCalls.length, 1, "no watch while paused");
+    await informer.resume();
+    await until("the second watch", () => source.watchCalls.length === 2);
+    assert.equal(source.watchCalls[1]?.resourceVersion, "11", "from the last event seen");
+    assert.equal(source.listCalls.length, 1, "no relist");
+    assert.deepEqual(log, ["add a@3", "update a@3->11"]);
+    await informer.stop();
+  });
+
+  void it("an informer paused before it starts lists once (synced) and watches only after resume", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [cm("a", "3")], resourceVersion: "10" });
+    source.watches.push(["hang"]);
+    const informer = new Informer(source, mapping);
+    informer.pause();
+    informer.start();
+    await informer.synced();
+    assert.equal(informer.get("ns", "a")?.metadata.resourceVersion, "3");
+    for (let i = 0; i < 5; i++) await tick();
+    assert.equal(source.watchCalls.length, 0);
+    await informer.resume();
+    await until("the watch", () => source.watchCalls.length === 1);
+    assert.equal(source.watchCalls[0]?.resourceVersion, "10");
+    await informer.stop();
+  });
+
+  void it("stop while paused ends the informer and settles a resume still waiting to catch up", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [], resourceVersion: "10" });
+    source.watches.push(["hang"]);
+    source.watches.push(["hang"]); // the replay never reaches our write
+    const informer = new Informer(source, mapping);
+    informer.start();
+    await until("the watch", () => source.watchCalls.length === 1);
+    informer.pause();
+    informer.upsert(cm("ours", "20"));
+    const resumed = informer.resume({ catchUpTimeoutMs: 60_000 });
+    await until("the second watch", () => source.watchCalls.length === 2);
+    await informer.stop();
+    await resumed; // settled by stop, not by the minute-long timeout
+    assert.equal(await informer.resume(), undefined);
+  });
+
+  void it("recognises the echo of its own write by version, once, and forgets echoes at a relist", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [], resourceVersion: "10" });
+    source.watches.push(["hang"]);
+    // After a pause, the re-watch is told 410: the informer relists.
+    source.watches.push([gone]);
+    source.lists.push({ items: [], resourceVersion: "30" });
+    source.watches.push(["hang"]);
+    const informer = new Informer(source, mapping, { backoff: fast, onError: () => undefined });
+    informer.start();
+    await until("the watch", () => source.watchCalls.length === 1);
+    const isEcho = source.watchCalls[0]?.isEcho;
+    assert.ok(isEcho !== undefined);
+    informer.upsert(cm("a", "11"));
+    informer.upsert(cm("b", "12"));
+    informer.upsert(cm("a", "9")); // older than what we hold: not stored, so not awaited either
+    assert.equal(isEcho("11"), true);
+    assert.equal(isEcho("11"), false, "an echo comes once");
+    assert.equal(isEcho("9"), false);
+    assert.equal(isEcho("13"), false, "someone else's write");
+    informer.pause();
+    await informer.resume({ catchUpTimeoutMs: 1 });
+    await until("the watch after the relist", () => source.watchCalls.length === 3);
+    assert.equal(source.listCalls.length, 2);
+    assert.equal(source.watchCalls[2]?.isEcho?.("12"), false, "the relist superseded it");
+    await informer.stop();
+  });
+
+  void it("resume resolves once the watch has caught up with what was written while paused", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [], resourceVersion: "10" });
+    source.watches.push(["hang"]);
+    // The replay after resume: someone else's change, then the echo of our write.
+    source.watches.push([
+      { type: "ADDED", object: cm("other", "15") },
+      { type: "ADDED", object: cm("ours", "20") },
+      "hang",
+    ]);
+    const informer = new Informer(source, mapping);
+    informer.start();
+    await until("the watch", () => source.watchCalls.length === 1);
+    informer.pause();
+    informer.upsert(cm("ours", "20"));
+    await informer.resume();
+    assert.equal(informer.resourceVersion, "20", "resolved before the watch reached our write");
+    assert.ok(informer.get("ns", "other") !== undefined);
+    await informer.stop();
+  });
+
+  void it("resume gives up waiting after catchUpTimeoutMs", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [], resourceVersion: "10" });
+    source.watches.push(["hang"]);
+    // Our write's event never comes (say, it left the label selector): the replay stops at 15.
+    source.watches.push([{ type: "ADDED", object: cm("other", "15") }, "hang"]);
+    const informer = new Informer(source, mapping);
+    informer.start();
+    await until("the watch", () => source.watchCalls.length === 1);
+    informer.pause();
+    informer.upsert(cm("ours", "20"));
+    await informer.resume({ catchUpTimeoutMs: 200 });
+    assert.equal(informer.get("ns", "ours")?.metadata.resourceVersion, "20");
     await informer.stop();
   });
 });

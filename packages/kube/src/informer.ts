@@ -8,11 +8,11 @@ import { Backoff, type BackoffOptions } from "./backoff.ts";
 import type { ListOptions, WatchOptions } from "./client.ts";
 import { KubeApiError, isGone } from "./errors.ts";
 import { ObjectStore, isOlder, keyOf, storeKey } from "./store.ts";
-import type { KubeObject, ObjectList, ResourceMapping, WatchEvent } from "./types.ts";
+import type { KubeObject, ListPage, ResourceMapping, WatchEvent } from "./types.ts";
 
 /** What an informer needs from a client (KubeClient has it); tests inject their own. */
 export interface ListWatchSource {
-  list(m: ResourceMapping, opts: ListOptions): Promise<ObjectList>;
+  listPages(m: ResourceMapping, opts: ListOptions): AsyncIterable<ListPage>;
   watch(m: ResourceMapping, opts: WatchOptions): AsyncIterable<WatchEvent>;
 }
 
@@ -47,6 +47,9 @@ export function withoutManagedFields(obj: KubeObject): KubeObject {
 export type InformerEvent = "add" | "update" | "delete";
 export type InformerHandler = (obj: KubeObject, old?: KubeObject) => void;
 
+/** Versions of our own writes awaited as watch events, at most (see Informer.#echoes). */
+const maxPendingEchoes = 100_000;
+
 /** A watch that ends this soon with no event is treated as a failure (backoff), not a rotation. */
 const shortWatchMs = 1000;
 
@@ -70,6 +73,20 @@ export class Informer {
   #running: Promise<void> | undefined;
   #lastError: Error | undefined;
   #resourceVersion = "";
+  /** Set while paused: resolves when resume() is called. */
+  #paused: { readonly resumed: Promise<void>; readonly resume: () => void } | undefined;
+  /** Aborts the watch in progress (pause), not the informer. */
+  #watchAbort: AbortController | undefined;
+  /**
+   * resourceVersions we wrote (upsert) whose watch event has not come back yet: when it does, it is
+   * recognised by its version and dropped unparsed (WatchOptions.isEcho). resourceVersions are etcd
+   * revisions, one per write, so a version we wrote can only come back as the echo of that write.
+   */
+  readonly #echoes = new Set<string>();
+  /** The newest version we wrote (upsert) while paused: resume() waits for the watch to reach it. */
+  #writtenWhilePaused: string | undefined;
+  /** resume() callers waiting for the watch to reach a version (or for a relist, or stop()). */
+  #catchUps: { readonly version: string; readonly resolve: () => void }[] = [];
 
   constructor(source: ListWatchSource, mapping: ResourceMapping, options: InformerOptions = {}) {
     this.#source = source;
@@ -94,9 +111,70 @@ export class Informer {
   /** Ends the watch and waits until the informer is idle. */
   async stop(): Promise<void> {
     this.#abort.abort(new Error("informer stopped"));
+    this.#paused?.resume();
+    this.#caughtUp(true);
     if (!this.#hasSynced)
       this.#rejectSynced(new Error(`informer for ${this.mapping.resource} stopped before its first list`));
     await this.#running;
+  }
+
+  /**
+   * Closes the watch and keeps the cache as it is until resume(): reads and upserts go on, changes
+   * on the server are not seen. For a writer that knows what it writes (the applier during a pass):
+   * each of its own writes would come back as a watch event, which costs the API server and this
+   * process about as much again as the write's own response. A first list still runs while paused.
+   */
+  pause(): void {
+    if (this.#paused !== undefined) return;
+    let resume: () => void = () => undefined;
+    const resumed = new Promise<void>((resolve) => (resume = resolve));
+    this.#paused = { resumed, resume };
+    this.#watchAbort?.abort(new Error("informer paused"));
+  }
+
+  get paused(): boolean {
+    return this.#paused !== undefined;
+  }
+
+  /**
+   * Watches again, from where the watch stopped: the server replays every event since, in one
+   * burst (a 410 there means a relist, as always). The promise resolves once the watch has caught up
+   * with the last object written through upsert() while paused, so whoever resumes has seen what
+   * others changed meanwhile before going on, and the burst does not overlap what follows; or after
+   * `catchUpTimeoutMs` (default 10 s), since a write that left the watch's selector never comes back.
+   */
+  resume(options: { readonly catchUpTimeoutMs?: number } = {}): Promise<void> {
+    const paused = this.#paused;
+    if (paused === undefined) return Promise.resolve();
+    this.#paused = undefined;
+    const target = this.#writtenWhilePaused;
+    this.#writtenWhilePaused = undefined;
+    let caughtUp: Promise<void> = Promise.resolve();
+    if (!this.#abort.signal.aborted && target !== undefined && isOlder(this.#resourceVersion, target)) {
+      caughtUp = new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, options.catchUpTimeoutMs ?? 10_000);
+        this.#catchUps.push({
+          version: target,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        });
+      });
+    }
+    paused.resume();
+    return caughtUp;
+  }
+
+  /** Resolves the resume() callers the watch has caught up with (all of them after a relist or stop). */
+  #caughtUp(all: boolean): void {
+    if (this.#catchUps.length === 0) return;
+    const waiting = this.#catchUps;
+    this.#catchUps = [];
+    for (const catchUp of waiting) {
+      if (all || !isOlder(this.#resourceVersion, catchUp.version)) catchUp.resolve();
+      else this.#catchUps.push(catchUp);
+    }
   }
 
   /** Resolves after the first complete list. */
@@ -126,6 +204,11 @@ export class Informer {
     return this.#store.list();
   }
 
+  /** How many objects the cache holds. */
+  get size(): number {
+    return this.#store.size;
+  }
+
   /** The cached copy's resourceVersion, without parsing it; undefined when not cached. */
   resourceVersionOf(namespace: string | undefined, name: string): string | undefined {
     return this.#store.resourceVersionOf(storeKey(this.mapping.namespaced ? namespace : undefined, name));
@@ -137,8 +220,14 @@ export class Informer {
    */
   upsert(written: KubeObject): void {
     const obj = this.#transform(written);
-    if (isOlder(obj.metadata.resourceVersion, this.#store.resourceVersionOf(keyOf(obj)))) return;
+    const version = obj.metadata.resourceVersion;
+    if (isOlder(version, this.#store.resourceVersionOf(keyOf(obj)))) return;
     this.#store.set(obj);
+    if (version === undefined) return;
+    if (this.#paused !== undefined && !isOlder(version, this.#writtenWhilePaused)) this.#writtenWhilePaused = version;
+    // Bounded: echoes that never come (a watch that had to relist) only cost memory until cleared.
+    if (this.#echoes.size >= maxPendingEchoes) this.#echoes.clear();
+    this.#echoes.add(version);
   }
 
   /** Drops an object after our own delete; silent, like upsert. */
@@ -155,39 +244,55 @@ export class Informer {
   async #run(signal: AbortSignal): Promise<void> {
     let rv: string | undefined;
     while (!signal.aborted) {
+      const paused = this.#paused;
+      if (paused !== undefined && rv !== undefined) {
+        await paused.resumed; // resume() or stop()
+        continue;
+      }
       if (rv === undefined) {
         try {
           rv = await this.#relist(signal);
         } catch (error) {
           if (signal.aborted) return;
           this.#failed(error);
-          await this.#pause(this.#backoff.next(), signal);
-          continue;
+          await this.#sleep(this.#backoff.next(), signal);
         }
+        continue; // paused meanwhile? checked first
       }
+      // Aborted by stop() (through `signal`) or by pause(); the listener is removed after each watch,
+      // so a long-lived informer does not collect one per watch on its signal.
+      const watchAbort = new AbortController();
+      const forwardStop = (): void => watchAbort.abort(signal.reason);
+      signal.addEventListener("abort", forwardStop, { once: true });
+      this.#watchAbort = watchAbort;
+      const watchSignal = watchAbort.signal;
       const started = performance.now();
       let events = 0;
       try {
-        for await (const event of this.#source.watch(this.mapping, this.#watchOptions(rv, signal))) {
+        for await (const event of this.#source.watch(this.mapping, this.#watchOptions(rv, watchSignal))) {
           if (event.type === "ERROR") throw KubeApiError.fromStatus(event.object, 0, `watch ${this.mapping.resource}`);
           if (events++ === 0) this.#recovered();
           rv = this.#apply(event) ?? rv;
           this.#resourceVersion = rv;
+          this.#caughtUp(false);
         }
-        if (signal.aborted) return;
+        if (watchSignal.aborted) continue; // stopped, or paused
         // The server ended the watch (its timeout): re-watch from where we are. One that ends at
         // once, with nothing in it, is a server refusing quietly; do not spin on it.
-        if (events === 0 && performance.now() - started < shortWatchMs) await this.#pause(this.#backoff.next(), signal);
+        if (events === 0 && performance.now() - started < shortWatchMs) await this.#sleep(this.#backoff.next(), signal);
       } catch (error) {
-        if (signal.aborted) return;
+        if (watchSignal.aborted) continue;
         this.#failed(error);
         if (isGone(error)) {
           // Our resourceVersion fell out of the server's window: only a fresh list catches up.
           rv = undefined;
-          await this.#pause(this.#options.resyncOnGoneMs ?? 0, signal);
+          await this.#sleep(this.#options.resyncOnGoneMs ?? 0, signal);
         } else {
-          await this.#pause(this.#backoff.next(), signal);
+          await this.#sleep(this.#backoff.next(), signal);
         }
+      } finally {
+        signal.removeEventListener("abort", forwardStop);
+        this.#watchAbort = undefined;
       }
     }
   }
@@ -197,6 +302,7 @@ export class Informer {
     return {
       resourceVersion,
       allowWatchBookmarks: true,
+      isEcho: (version) => this.#echoes.delete(version),
       timeoutSeconds: o.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300),
       signal,
       ...(o.namespace === undefined ? {} : { namespace: o.namespace }),
@@ -205,22 +311,33 @@ export class Informer {
     };
   }
 
-  /** Replaces the cache with a fresh list, announcing what changed; returns the list's resourceVersion. */
+  /**
+   * Replaces the cache with a fresh list, announcing what changed; returns the list's
+   * resourceVersion. Pages are stored as they arrive, so the whole parsed list is never in memory.
+   */
   async #relist(signal: AbortSignal): Promise<string> {
     const o = this.#options;
-    const { items, resourceVersion } = await this.#source.list(this.mapping, {
+    const pages = this.#source.listPages(this.mapping, {
       signal,
       pageSize: o.pageSize ?? 500,
       ...(o.namespace === undefined ? {} : { namespace: o.namespace }),
       ...(o.labelSelector === undefined ? {} : { labelSelector: o.labelSelector }),
       ...(o.fieldSelector === undefined ? {} : { fieldSelector: o.fieldSelector }),
     });
-    if (signal.aborted) return resourceVersion;
     const seen = new Set<string>();
-    for (const obj of items) {
-      seen.add(keyOf(obj));
-      this.#put(obj);
+    let resourceVersion = "";
+    // The watch after the list starts from the list's version: earlier writes will not come back.
+    this.#echoes.clear();
+    for await (const page of pages) {
+      if (signal.aborted) return page.resourceVersion;
+      if (page.restart) seen.clear();
+      for (const obj of page.items) {
+        seen.add(keyOf(obj));
+        this.#put(obj);
+      }
+      resourceVersion = page.resourceVersion;
     }
+    if (signal.aborted) return resourceVersion;
     for (const key of [...this.#store.keys()]) {
       if (seen.has(key)) continue;
       // Written by us (upsert) after the list's snapshot: the list cannot know it yet.
@@ -230,6 +347,7 @@ export class Informer {
       if (old !== undefined) this.#emit("delete", old);
     }
     this.#resourceVersion = resourceVersion;
+    this.#caughtUp(true);
     this.#recovered();
     if (!this.#hasSynced) {
       this.#hasSynced = true;
@@ -264,20 +382,24 @@ export class Informer {
 
   /** Stores a copy from the server unless ours is newer, and announces real changes. */
   #put(received: KubeObject): void {
-    const obj = this.#transform(received);
-    const key = keyOf(obj);
+    // Decided on the received copy, before the transform: most events after our own writes carry
+    // a resourceVersion we stored already (upsert), and transforming them would be wasted work.
+    const key = keyOf(received);
     const known = this.#store.has(key);
     const oldVersion = this.#store.resourceVersionOf(key);
-    if (known && isOlder(obj.metadata.resourceVersion, oldVersion)) return;
+    const version = received.metadata.resourceVersion;
+    if (known && isOlder(version, oldVersion)) return;
+    // The same resourceVersion is the same object (usually our own write, stored by upsert already);
+    // without versions there is no telling, so the copy is replaced, silently as before.
+    if (known && oldVersion === version && version !== undefined) return;
+    const obj = this.#transform(received);
     if (!known) {
       this.#store.set(obj);
       this.#emit("add", obj);
       return;
     }
-    // The same resourceVersion is the same object (usually our own write, stored by upsert already);
-    // without versions there is no telling, so the copy is replaced, silently as before.
-    if (oldVersion === obj.metadata.resourceVersion) {
-      if (oldVersion === undefined) this.#store.set(obj);
+    if (oldVersion === undefined && version === undefined) {
+      this.#store.set(obj);
       return;
     }
     const old = this.#store.getByKey(key);
@@ -311,7 +433,7 @@ export class Informer {
     else process.emitWarning(error, { code: "DRIFTLESS_INFORMER" });
   }
 
-  async #pause(ms: number, signal: AbortSignal): Promise<void> {
+  async #sleep(ms: number, signal: AbortSignal): Promise<void> {
     if (ms <= 0) return;
     try {
       await delay(ms, undefined, { signal });

@@ -13,6 +13,14 @@ void describe("resourceVersion order", () => {
 
   void it("handles int64 revisions beyond Number's precision", () => {
     assert.equal(isOlder("9007199254740993", "9007199254740994"), true);
+    assert.equal(isOlder("9223372036854775807", "10000000000000000000"), true);
+  });
+
+  void it("ignores leading zeros", () => {
+    assert.equal(isOlder("0099", "100"), true);
+    assert.equal(isOlder("0100", "100"), false);
+    assert.equal(isNewer("000", "0"), true);
+    assert.equal(isOlder("0", "1"), true);
   });
 
   void it("trusts the later arrival when either is not an integer", () => {

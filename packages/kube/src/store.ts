@@ -10,23 +10,35 @@ import type { KubeObject } from "./types.ts";
  */
 export function isNewer(candidate: string | undefined, current: string | undefined): boolean {
   if (candidate === undefined || current === undefined) return true;
-  const a = parseRv(candidate);
-  const b = parseRv(current);
-  if (a === undefined || b === undefined) return true;
-  return a >= b;
+  const order = compareVersions(candidate, current);
+  return order === undefined || order >= 0;
 }
 
 /** Strictly older, when both are integers; unknown order counts as not older. */
 export function isOlder(candidate: string | undefined, current: string | undefined): boolean {
   if (candidate === undefined || current === undefined) return false;
-  const a = parseRv(candidate);
-  const b = parseRv(current);
-  return a !== undefined && b !== undefined && a < b;
+  return compareVersions(candidate, current) === -1;
 }
 
-function parseRv(rv: string): bigint | undefined {
-  // BigInt: etcd revisions are int64, beyond Number's safe range in principle.
-  return /^\d{1,19}$/.test(rv) ? BigInt(rv) : undefined;
+const decimal = /^\d+$/;
+
+/**
+ * The order of two integer resourceVersions (-1, 0, 1), or undefined when either is not an
+ * integer. Compared as decimal strings (length, then digits), which handles etcd's int64 without
+ * allocating a BigInt for each of the many comparisons a watch makes.
+ */
+function compareVersions(a: string, b: string): -1 | 0 | 1 | undefined {
+  if (!decimal.test(a) || !decimal.test(b)) return undefined;
+  const x = withoutLeadingZeros(a);
+  const y = withoutLeadingZeros(b);
+  if (x.length !== y.length) return x.length < y.length ? -1 : 1;
+  return x === y ? 0 : x < y ? -1 : 1;
+}
+
+function withoutLeadingZeros(digits: string): string {
+  let start = 0;
+  while (start < digits.length - 1 && digits.charCodeAt(start) === 48) start++;
+  return start === 0 ? digits : digits.slice(start);
 }
 
 export function storeKey(namespace: string | undefined, name: string): string {

@@ -8,7 +8,14 @@ import type { Endpoint } from "./connection.ts";
 
 export interface Transport {
   readonly endpoint: Endpoint;
+  /** Request/response exchanges; its socket limit is the client's request concurrency. */
   readonly agent: http.Agent;
+  /**
+   * Streams (watches) hold a connection for minutes. On the request agent each would take a socket
+   * from the request pool, so a reconciler writing at full concurrency with a watch open queued one
+   * request behind the pool all the time; streams get connections of their own.
+   */
+  readonly streamAgent: http.Agent;
 }
 
 export interface Exchange {
@@ -59,8 +66,8 @@ function isReset(error: unknown): boolean {
   return code === "ECONNRESET" || code === "EPIPE";
 }
 
-function start(transport: Transport, ex: Exchange): http.ClientRequest {
-  const { endpoint, agent } = transport;
+function start(transport: Transport, ex: Exchange, agent: http.Agent): http.ClientRequest {
+  const { endpoint } = transport;
   const options: http.RequestOptions = {
     agent,
     hostname: endpoint.hostname,
@@ -79,7 +86,7 @@ function exchangeOnce(transport: Transport, ex: Exchange): Promise<RawResponse> 
       reject(signal.reason);
       return;
     }
-    const req = start(transport, ex);
+    const req = start(transport, ex, transport.agent);
     let settled = false;
     let responded = false;
     // Why we cut the exchange ourselves, so that it wins over the socket errors that follow.
@@ -145,7 +152,7 @@ export function openStream(transport: Transport, ex: Exchange): Promise<OpenStre
       reject(signal.reason);
       return;
     }
-    const req = start(transport, ex);
+    const req = start(transport, ex, transport.streamAgent);
     let responded = false;
     const onAbort = (): void => {
       req.destroy(signal?.reason instanceof Error ? signal.reason : new Error("aborted"));

@@ -93,3 +93,12 @@ export interface ObjectList {
   readonly items: KubeObject[];
   readonly resourceVersion: string;
 }
+
+/** One page of a list (KubeClient.listPages). */
+export interface ListPage extends ObjectList {
+  /**
+   * The first page of a new snapshot, read after the pages before it could not be continued (410):
+   * the items of the earlier pages are void.
+   */
+  readonly restart: boolean;
+}

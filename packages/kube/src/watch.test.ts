@@ -7,19 +7,46 @@ import type { WatchEvent } from "./types.ts";
 
 const fill = { apiVersion: "v1", kind: "ConfigMap" };
 
-async function collect(chunks: (string | Buffer)[], idleMs = 5000): Promise<WatchEvent[]> {
+async function collect(
+  chunks: (string | Buffer)[],
+  idleMs = 5000,
+  isEcho?: (resourceVersion: string) => boolean,
+): Promise<WatchEvent[]> {
   const out: WatchEvent[] = [];
   const stream = Readable.from(chunks.map((c) => (typeof c === "string" ? Buffer.from(c) : c)));
   for await (const e of readWatchEvents(stream, fill, {
     signal: new AbortController().signal,
     idleMs,
     operation: "watch configmaps",
+    ...(isEcho === undefined ? {} : { isEcho }),
   }))
     out.push(e);
   return out;
 }
 
 void describe("watch decoding", () => {
+  void it("turns the echo of a version the caller holds into a bookmark, without parsing its object", async () => {
+    const asked: string[] = [];
+    const events = await collect(
+      [
+        // Not valid JSON past the metadata: parsing it would throw, so a bookmark proves it was not parsed.
+        '{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"5"},BROKEN\n',
+        '{"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"6"}}}\n',
+        '{"type":"DELETED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"7"}}}\n',
+      ],
+      5000,
+      (version) => {
+        asked.push(version);
+        return version === "5";
+      },
+    );
+    assert.deepEqual(
+      events.map((e) => `${e.type}@${e.type === "ERROR" ? "" : e.object.metadata.resourceVersion}`),
+      ["BOOKMARK@5", "MODIFIED@6", "DELETED@7"],
+    );
+    assert.deepEqual(asked, ["5", "6"], "only ADDED and MODIFIED events are offered");
+  });
+
   void it("parses events split anywhere across chunks", async () => {
     const text =
       '{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"n","resourceVersion":"5"}}}\n' +

@@ -1,6 +1,7 @@
 /** Decoding a watch response: newline-delimited JSON events, parsed as they arrive. */
 import type { Readable } from "node:stream";
 import { KubeApiError, KubeReason } from "./errors.ts";
+import { peekWatchEventVersion } from "./json-peek.ts";
 import { LineSplitter } from "./ndjson.ts";
 import { asApiStatus, asKubeObject, isRecord, type TypeFill } from "./parse.ts";
 import { WatchEventType, type WatchEvent } from "./types.ts";
@@ -20,6 +21,8 @@ export interface ReadWatchOptions {
   /** The stream is cut when it stays silent this long (a half-open connection). */
   readonly idleMs: number;
   readonly operation: string;
+  /** See WatchOptions.isEcho. */
+  readonly isEcho?: (resourceVersion: string) => boolean;
 }
 
 export async function* readWatchEvents(
@@ -37,15 +40,28 @@ export async function* readWatchEvents(
   try {
     for await (const chunk of stream) {
       arm();
-      for (const line of splitter.push(chunk as Buffer)) yield parseWatchEvent(line, fill, options.operation);
+      for (const line of splitter.push(chunk as Buffer)) yield eventOf(line, fill, options);
       if (splitter.pendingBytes > maxEventBytes)
         throw protocolError(options.operation, `an event line exceeds ${maxEventBytes} bytes`);
     }
     const rest = splitter.flush();
-    if (rest !== undefined) yield parseWatchEvent(rest, fill, options.operation);
+    if (rest !== undefined) yield eventOf(rest, fill, options);
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }
+}
+
+function eventOf(line: string, fill: TypeFill, options: ReadWatchOptions): WatchEvent {
+  if (options.isEcho !== undefined) {
+    const version = peekWatchEventVersion(line);
+    if (version !== undefined && options.isEcho(version)) {
+      return {
+        type: WatchEventType.Bookmark,
+        object: { apiVersion: fill.apiVersion, kind: fill.kind, metadata: { name: "", resourceVersion: version } },
+      };
+    }
+  }
+  return parseWatchEvent(line, fill, options.operation);
 }
 
 const objectEventTypes: ReadonlySet<string> = new Set([

@@ -20,7 +20,7 @@ import { hash } from "node:crypto";
 import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
 import { InvalidObjectError, LastAppliedTooLargeError, LastAppliedUnreadableError } from "./errors.ts";
 import type { ObjectRef } from "./errors.ts";
-import { canonicalJson, cloneJson, isObject } from "./json.ts";
+import { canonicalClone, isObject } from "./json.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
 import { resolveKind } from "./kinds.ts";
 import { SERVER_METADATA_FIELDS } from "./normalize.ts";
@@ -75,32 +75,37 @@ export class Annotator {
   /** The annotation value `setLastAppliedAnnotation` would store, checked against the size budget. */
   encodeRecord(obj: object): string {
     const target = asObject(obj, "encodeRecord");
-    const json = canonicalJson(this.recordOf(target));
-    const raw = Buffer.from(json, "utf8");
+    // recordOf is a canonical copy already (keys in sorted order).
+    const json = JSON.stringify(this.recordOf(target));
+    const jsonBytes = Buffer.byteLength(json, "utf8");
+    const raw = (): Buffer => Buffer.from(json, "utf8");
     const others = otherAnnotationsBytes(target, this.annotationKey);
     const fits = (value: string): boolean =>
       others + Buffer.byteLength(this.annotationKey) + value.length <= ANNOTATIONS_SIZE_LIMIT_BYTES;
     // Quality 9 is fast enough for every update; only a record that does not fit gets the slow,
     // tighter quality 11. Each choice is a pure function of the input, so the value stays deterministic.
-    let value = raw.length < COMPRESS_FROM_BYTES ? json : compress(raw, 9);
-    if (!fits(value)) value = compress(raw, 11);
+    let value = jsonBytes < COMPRESS_FROM_BYTES ? json : compress(raw(), 9);
+    if (!fits(value)) value = compress(raw(), 11);
     if (!fits(value)) {
       throw new LastAppliedTooLargeError({
         object: refOf(target),
         annotationKey: this.annotationKey,
         annotationsBytes: others + Buffer.byteLength(this.annotationKey) + value.length,
         recordBytes: value.length,
-        uncompressedBytes: raw.length,
+        uncompressedBytes: jsonBytes,
         limitBytes: ANNOTATIONS_SIZE_LIMIT_BYTES,
       });
     }
     return value;
   }
 
-  /** The record as it would be stored: the declaration without our annotation or server-owned metadata, Secret values digested. */
+  /**
+   * The record as it would be stored: the declaration without our annotation or server-owned
+   * metadata, Secret values digested; a canonical copy (every object's keys in sorted order).
+   */
   recordOf(obj: object): JsonObject {
     const target = asObject(obj, "recordOf");
-    const record = cloneJson(target) as JsonObject;
+    const record = canonicalClone(target) as JsonObject;
     const metadata = record["metadata"];
     if (isObject(metadata)) {
       for (const field of SERVER_METADATA_FIELDS) delete metadata[field];

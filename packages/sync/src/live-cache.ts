@@ -14,6 +14,15 @@ export type InformerListener = (
   object: KubeObject,
 ) => void;
 
+/** Writes to one resource type in one plan after which its watch is paused until the plan is done. */
+const pauseAfterWrites = 100;
+
+/** A plan being applied (LiveState.applyingPlan): its writes per resource type. */
+interface PlanInProgress {
+  readonly keepWatching: (mapping: ResourceMapping) => boolean;
+  readonly writes: Map<string, number>;
+}
+
 /**
  * Current state from watch caches: one informer per managed resource type, limited to objects that
  * carry our managed-by label (so memory follows what we manage, not the cluster), scoped to the
@@ -26,6 +35,7 @@ export class InformerLiveState implements LiveState {
   private readonly informers = new Map<string, { informer: Informer; mapping: ResourceMapping }>();
   private readonly listeners = new Set<InformerListener>();
   private readonly transform: (obj: KubeObject) => KubeObject;
+  private plan: PlanInProgress | undefined;
 
   constructor(
     client: KubeClient,
@@ -54,10 +64,40 @@ export class InformerLiveState implements LiveState {
 
   remember(mapping: ResourceMapping, object: KubeObject): void {
     this.informers.get(keyOf(mapping))?.informer.upsert(object);
+    this.countWrite(mapping);
   }
 
   forget(mapping: ResourceMapping, namespace: string | undefined, name: string): void {
     this.informers.get(keyOf(mapping))?.informer.forget(namespace, name);
+    this.countWrite(mapping);
+  }
+
+  /**
+   * A bulk write (the first sync of a repository, a commit that changes every object) gets each of
+   * its writes back as a watch event, one at a time: measured at 10,000 ConfigMaps, each cost the
+   * API server ~80 µs and this process ~55 µs, a tenth of the write itself. Past
+   * {@link pauseAfterWrites} writes to one type in a plan, that type's watch is paused; when the plan
+   * is done it resumes from where it stopped, and the plan waits until it has caught up. The server
+   * replays what happened meanwhile in one burst (~30 µs per event measured), and our own writes
+   * among it are dropped unparsed (Informer's echoes). Changes others made meanwhile arrive then;
+   * the remediator checks them against the new declaration when the pass ends.
+   */
+  applyingPlan(keepWatching: (mapping: ResourceMapping) => boolean): () => Promise<void> {
+    const plan: PlanInProgress = { keepWatching, writes: new Map() };
+    this.plan = plan;
+    return async () => {
+      if (this.plan === plan) this.plan = undefined;
+      await Promise.all([...this.informers.values()].map(({ informer }) => informer.resume()));
+    };
+  }
+
+  private countWrite(mapping: ResourceMapping): void {
+    const plan = this.plan;
+    if (plan === undefined) return;
+    const key = keyOf(mapping);
+    const writes = (plan.writes.get(key) ?? 0) + 1;
+    plan.writes.set(key, writes);
+    if (writes === pauseAfterWrites && !plan.keepWatching(mapping)) this.informers.get(key)?.informer.pause();
   }
 
   refresh(mapping: ResourceMapping, namespace: string | undefined, name: string): Promise<KubeObject | undefined> {

@@ -272,6 +272,7 @@ export class Reconciler implements PassContext {
     } finally {
       this.passing = false;
       this.passCommit = undefined;
+      this.remediator?.recheckChangesDuringPass();
     }
     const errors = [...result.sourceErrors, ...result.syncErrors];
     // Transient failures retry with backoff; configuration errors wait for the next commit or poll.

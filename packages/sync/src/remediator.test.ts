@@ -38,14 +38,17 @@ function written(desired: DesiredObject, resourceVersion: string): KubeObject {
 
 function harness(declarationsChanging: () => boolean) {
   let listener: InformerListener | undefined;
+  const cache: { current: KubeObject | undefined } = { current: undefined };
   const live = {
     onEvent: (l: InformerListener) => {
       listener = l;
       return () => undefined;
     },
+    get: () => Promise.resolve(cache.current),
   } as unknown as InformerLiveState;
   const passes: string[] = [];
   const fights: string[] = [];
+  const corrected: string[] = [];
   const remediator = new Remediator({
     live,
     sync,
@@ -53,23 +56,53 @@ function harness(declarationsChanging: () => boolean) {
     annotator: new Annotator(),
     log: createLogger({}, { write: () => undefined }),
     requestPass: (reason) => passes.push(reason),
-    correct: () => Promise.resolve(false),
+    correct: (desired) => {
+      corrected.push(desired.sourceHash);
+      return Promise.resolve(false);
+    },
     onFight: (error) => fights.push(error.code),
     declarationsChanging,
   });
-  const emit = (object: KubeObject): void => listener?.("update", configMaps, object);
-  return { remediator, emit, passes, fights };
+  const emit = (object: KubeObject): void => {
+    cache.current = object;
+    listener?.("update", configMaps, object);
+  };
+  return { remediator, emit, passes, fights, corrected, cache };
 }
 
 void describe("Remediator", () => {
-  void it("while a pass changes the declarations, a changed object only asks for a pass and never counts as a fight", () => {
-    const { remediator, emit, passes, fights } = harness(() => true);
+  void it("while a pass changes the declarations, changes are checked against the new declaration when it ends", async () => {
+    let changing = true;
+    const { remediator, emit, passes, fights, corrected, cache } = harness(() => changing);
     remediator.setDeclared([declared("v0")]);
-    // The pass writes v1..v8 (its own writes), seen against the previous declaration v0.
+    // The pass writes v1..v8 (its own writes): nothing is decided against the previous declaration v0.
     for (let round = 1; round <= 8; round++) emit(written(declared(`v${round}`), String(round)));
-    assert.equal(passes.length, 8);
-    assert.deepEqual(fights, []);
+    assert.deepEqual([passes, corrected, fights], [[], [], []]);
+    // It ends having declared v8, which is what is live: nothing to correct, and never a fight.
+    remediator.setDeclared([declared("v8")]);
+    changing = false;
+    remediator.recheckChangesDuringPass();
+    await setImmediate();
+    assert.deepEqual([passes, corrected, fights], [[], [], []]);
     assert.deepEqual(remediator.activeFights(), new Map());
+
+    // Someone else changed the object during the next pass: corrected against that pass's declaration.
+    changing = true;
+    emit(written(declared("someone else"), "20"));
+    remediator.setDeclared([declared("v9")]);
+    changing = false;
+    remediator.recheckChangesDuringPass();
+    await setImmediate();
+    assert.deepEqual(corrected, ["v9"]);
+
+    // Deleted during a pass: re-created after it.
+    changing = true;
+    emit(written(declared("v9"), "21"));
+    cache.current = undefined;
+    changing = false;
+    remediator.recheckChangesDuringPass();
+    await setImmediate();
+    assert.deepEqual(corrected, ["v9", "v9"]);
   });
 
   void it("between passes, the same changes are corrections and, past the threshold, a fight", () => {

@@ -48,8 +48,9 @@ export interface RemediatorOptions {
   readonly onFight?: (error: FightError) => void;
   /**
    * True while a pass may be changing the declarations (applying another commit): a change seen
-   * then may be that pass's own write, compared against the previous declaration. It only asks for
-   * a pass (which applies the new declaration anyway) and is never counted towards a fight.
+   * then may be that pass's own write, or concern an object only the new commit declares. It is
+   * noted and checked against the declaration the pass leaves behind, when it ends
+   * (`recheckChangesDuringPass`), never against the previous one.
    */
   readonly declarationsChanging?: () => boolean;
   /** Corrections of one object within the window that count as a fight. */
@@ -72,6 +73,11 @@ export class Remediator {
   private readonly fights = new Map<string, FightError>();
   /** Objects being corrected now, and whether another change arrived meanwhile. */
   private readonly inFlight = new Map<string, boolean>();
+  /** Objects that changed while a pass applied another commit, to check when it ends. */
+  private readonly changedDuringPass = new Map<
+    string,
+    { readonly mapping: ResourceMapping; readonly namespace: string | undefined; readonly name: string }
+  >();
 
   constructor(options: RemediatorOptions) {
     this.options = options;
@@ -117,22 +123,58 @@ export class Remediator {
     this.unsubscribe();
   }
 
+  /**
+   * After a pass: the objects that changed while it applied another commit, checked against what is
+   * declared now (the new commit's declaration when the pass got that far). Without this, a change
+   * to an object the new commit declares for the first time, made while the pass ran, would wait
+   * for the next resync.
+   */
+  recheckChangesDuringPass(): void {
+    const changed = [...this.changedDuringPass];
+    this.changedDuringPass.clear();
+    for (const [key, { mapping, namespace, name }] of changed) {
+      if (!this.declared.has(key)) continue;
+      void this.options.live
+        .get(mapping, namespace, name)
+        .then((live) => this.check(key, live === undefined ? "delete" : "update", live))
+        .catch((error: unknown) => {
+          this.options.log.warn("could not read an object changed during a pass; asking for a pass", {
+            object: key,
+            error: String(error),
+          });
+          this.options.requestPass(`changed during a pass: ${key}`);
+        });
+    }
+  }
+
   private onEvent(event: "add" | "update" | "delete", mapping: ResourceMapping, object: KubeObject): void {
     const namespace = mapping.namespaced ? (object.metadata.namespace ?? "") : "";
     const key = idKey({ group: mapping.group, kind: mapping.kind, namespace, name: object.metadata.name });
-    const desired = this.declared.get(key);
-    if (desired === undefined) return;
-    const annotations = object.metadata.annotations ?? {};
-    if (annotations[ManagedAnnotation.Managed] === "disabled") return;
-    if (event !== "delete" && annotations[UserAnnotation.LifecycleMutation] === LifecycleMutationValue.Ignore) return;
-    if (event !== "delete" && !this.drifted(desired, object)) return;
-    const reason = `${event === "delete" ? "deleted" : "changed"}: ${key}`;
     if (this.options.declarationsChanging?.() === true) {
-      this.options.requestPass(reason);
+      // Possibly the pass's own write, whose watch event can arrive before its response; or an
+      // object only the new commit declares. Decided when the pass ends, on the live copy then.
+      this.changedDuringPass.set(key, {
+        mapping,
+        namespace: mapping.namespaced ? namespace : undefined,
+        name: object.metadata.name,
+      });
       return;
     }
+    this.check(key, event, object);
+  }
+
+  /** Corrects `object` (undefined: deleted) if it no longer matches its declaration. */
+  private check(key: string, event: "add" | "update" | "delete", object: KubeObject | undefined): void {
+    const desired = this.declared.get(key);
+    if (desired === undefined) return;
+    if (object !== undefined) {
+      const annotations = object.metadata.annotations ?? {};
+      if (annotations[ManagedAnnotation.Managed] === "disabled") return;
+      if (event !== "delete" && annotations[UserAnnotation.LifecycleMutation] === LifecycleMutationValue.Ignore) return;
+      if (event !== "delete" && !this.drifted(desired, object)) return;
+    }
     if (this.isFight(key, desired)) return;
-    this.remediate(key, desired, reason);
+    this.remediate(key, desired, `${event === "delete" ? "deleted" : "changed"}: ${key}`);
   }
 
   /** One correction per object at a time; a change during it runs one more after it. */

@@ -98,8 +98,8 @@ class ExpiringSource implements ListWatchSource {
     this.#client = client;
   }
 
-  list(m: ResourceMapping, opts: ListOptions): ReturnType<KubeClient["list"]> {
-    return this.#client.list(m, opts);
+  listPages(m: ResourceMapping, opts: ListOptions): ReturnType<KubeClient["listPages"]> {
+    return this.#client.listPages(m, opts);
   }
 
   async *watch(m: ResourceMapping, opts: WatchOptions): AsyncGenerator<WatchEvent> {

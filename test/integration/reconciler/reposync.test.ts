@@ -210,6 +210,42 @@ test("corrects drift: a changed or deleted managed object is restored", async (t
   });
 });
 
+test("a bulk commit still corrects what others change while it applies (its own watch pauses past 100 writes)", async (t) => {
+  const namespace = await testNamespace(t);
+  const repo = await TestRepo.create(t);
+  const count = 400;
+  for (let i = 0; i < count; i++)
+    await repo.write(`config/cm-${i}.yaml`, configMap(`cm-${i}`, namespace, { n: String(i) }));
+  const commit = await repo.commit(`${count} config maps`);
+  await createRepoSync(namespace, repo);
+  await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  // Well past the point where the pass stops watching ConfigMaps (while it still runs, on most runs):
+  // someone edits one object and deletes another that the pass has already written.
+  await eventually(async () => (await readConfigMap(namespace, "cm-300")) !== undefined, {
+    intervalMs: 20,
+    what: "cm-300 created",
+  });
+  const early = (await readConfigMap(namespace, "cm-0")) as JsonObject;
+  await coreApi().replaceNamespacedConfigMap({
+    namespace,
+    name: "cm-0",
+    body: { ...early, data: { n: "tampered" } } as never,
+  });
+  await coreApi().deleteNamespacedConfigMap({ namespace, name: "cm-1" });
+  await synced(namespace, commit);
+  await eventually(
+    async () => (dataOf(await readConfigMap(namespace, "cm-0")) as JsonObject | undefined)?.["n"] === "0",
+    {
+      timeoutMs: 15_000,
+      what: "the edited object restored",
+    },
+  );
+  await eventually(async () => (await readConfigMap(namespace, "cm-1")) !== undefined, {
+    timeoutMs: 15_000,
+    what: "the deleted object re-created",
+  });
+});
+
 test("reports invalid YAML on status with its file and deletes nothing", async (t) => {
   const namespace = await testNamespace(t);
   const repo = await TestRepo.create(t);
