@@ -197,7 +197,7 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
   try {
     return await applyWaves(plan, options);
   } finally {
-    await planDone?.();
+    planDone?.();
   }
 }
 

@@ -1,6 +1,7 @@
-import { isDeepStrictEqual } from "node:util";
+import { hash } from "node:crypto";
 import { InventoryIdLabel, inventoryId } from "@driftless/api";
 import { isNotFound, type KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { canonicalJson } from "@driftless/objectmatcher";
 import type { SyncIdentity } from "./desired.ts";
 import { fitStatuses, InventoryTooLargeError, ResourceGroupByteBudget } from "./inventory-budget.ts";
 import type { ResourceStatusEntry } from "./resource-status.ts";
@@ -20,10 +21,6 @@ const statusBudgetStep = 16 * 1024;
 /** Condition on the ResourceGroup when status.resourceStatuses had to be shortened (driftless's own). */
 export const StatusesOmittedCondition = "ResourceStatusesOmitted";
 
-/**
- * The sync's ResourceGroup: the record of every object it applied, which is what pruning trusts.
- * Same name and namespace as the sync, like Config Sync's.
- */
 /** An entry of spec.resources: exactly these four fields (ids from a parsed source already are). */
 function inventoryEntry(id: ObjectId): ObjectId {
   const keys = Object.keys(id);
@@ -31,31 +28,63 @@ function inventoryEntry(id: ObjectId): ObjectId {
   return { group: id.group, kind: id.kind, namespace: id.namespace ?? "", name: id.name };
 }
 
+/**
+ * What an Inventory knows of the ResourceGroup as last read or written. Its two big lists are not
+ * kept as the server's JSON: `resources` are the ids (shared with the declarations), and the stored
+ * statuses are known by a digest, which is all that deciding "no write needed" takes.
+ */
+interface KnownGroup {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: KubeObject["metadata"];
+  /** spec without resources (fields other tools may have set, kept on every write). */
+  readonly spec: Readonly<Record<string, unknown>>;
+  readonly resources: readonly ObjectId[];
+  readonly resourcesDigest: string;
+  /** Bytes of spec.resources as JSON, for the status budget. */
+  readonly resourcesBytes: number;
+  /** status without resourceStatuses (conditions, and whatever else others keep there). */
+  readonly statusRest: Readonly<Record<string, unknown>>;
+  /** Digest of the whole status as stored. */
+  readonly statusDigest: string;
+}
+
+/**
+ * The sync's ResourceGroup: the record of every object it applied, which is what pruning trusts.
+ * Same name and namespace as the sync, like Config Sync's. One instance lives as long as the
+ * reconciler: at 10,000 objects the ResourceGroup is megabytes of JSON, and a pass over an unchanged
+ * cluster reads only its metadata to learn that nothing changed since this instance wrote it.
+ */
 export class Inventory {
   private readonly client: KubeClient;
   private readonly sync: SyncIdentity;
-  /**
-   * The ResourceGroup as last read or written by this instance (one per pass). At 10,000 objects it
-   * is megabytes of JSON: a pass reads it once and reuses each write's response, instead of a GET
-   * before every step. A conflict (someone else wrote) drops it and reads again.
-   */
-  private latest: KubeObject | undefined;
+  private known: KnownGroup | undefined;
 
   constructor(client: KubeClient, sync: SyncIdentity) {
     this.client = client;
     this.sync = sync;
   }
 
-  private async current(): Promise<KubeObject | undefined> {
-    this.latest ??= await this.client.get(resourceGroupMapping, this.sync.namespace, this.sync.name);
-    return this.latest;
+  /** spec.resources as stored now. A full GET only when the ResourceGroup changed since we knew it. */
+  async read(): Promise<ObjectId[]> {
+    const stored = await this.client.getMetadata(resourceGroupMapping, this.sync.namespace, this.sync.name);
+    if (stored === undefined) {
+      this.known = undefined;
+      return [];
+    }
+    const known = this.known;
+    if (known === undefined || known.metadata.resourceVersion !== stored.metadata.resourceVersion) {
+      this.known = undefined;
+      return [...((await this.current())?.resources ?? [])];
+    }
+    return [...known.resources];
   }
 
-  async read(): Promise<ObjectId[]> {
-    this.latest = undefined;
-    const group = await this.current();
-    const resources = ((group?.["spec"] as { resources?: unknown[] } | undefined)?.resources ?? []) as ObjectId[];
-    return resources.map((r) => ({ group: r.group ?? "", kind: r.kind, namespace: r.namespace ?? "", name: r.name }));
+  private async current(): Promise<KnownGroup | undefined> {
+    if (this.known !== undefined) return this.known;
+    const group = await this.client.get(resourceGroupMapping, this.sync.namespace, this.sync.name);
+    this.known = group === undefined ? undefined : knownFrom(group);
+    return this.known;
   }
 
   /** Writes spec.resources (sorted, de-duplicated); creates the ResourceGroup when missing. */
@@ -63,37 +92,32 @@ export class Inventory {
     const unique = new Map<string, ObjectId>();
     for (const id of ids) unique.set(idKey(id), inventoryEntry(id));
     const resources = [...unique.values()].sort(compareIds);
+    const digest = resourcesDigest(resources);
     for (let attempt = 0; attempt < 5; attempt++) {
-      const current = await this.current();
-      if (current === undefined) {
-        this.checkSize(resources);
-        try {
+      const known = await this.current();
+      if (known !== undefined && known.resourcesDigest === digest) return; // nothing changed: no write
+      const resourcesBytes = this.checkSize(resources);
+      try {
+        if (known === undefined) {
           const group = this.newGroup(resources);
           const created = await this.client.create(resourceGroupMapping, group, { response: "metadata" });
-          this.latest = { ...group, metadata: created.metadata };
+          this.known = { ...knownFrom(group), metadata: created.metadata };
           return;
-        } catch (error) {
-          this.latest = undefined;
-          if (attempt < 4) continue;
-          throw error;
         }
-      }
-      const existing = (current["spec"] as { resources?: unknown } | undefined)?.resources ?? [];
-      // The API server returns keys in its own order: compare structurally, not as text.
-      if (isDeepStrictEqual(existing, resources)) return; // nothing changed: no write
-      this.checkSize(resources);
-      try {
-        // status is the status subresource's: the main resource ignores it, so it is not sent.
-        const { status, ...withoutStatus } = current;
-        const group = { ...withoutStatus, spec: { ...(current["spec"] as object), resources } };
-        const stored = await this.client.replace(resourceGroupMapping, group, { response: "metadata" });
-        // What the server stored is what we sent (with its new metadata): at 10,000 objects the
-        // response is megabytes, and parsing it to learn a resourceVersion was most of the write.
-        this.latest = { ...group, metadata: stored.metadata, ...(status === undefined ? {} : { status }) };
+        // Only metadata is read back: parsing megabytes to learn a resourceVersion was most of the
+        // write. status belongs to the status subresource: the main resource ignores it, so it is not sent.
+        const { apiVersion, kind, metadata, spec } = known;
+        const stored = await this.client.replace(
+          resourceGroupMapping,
+          { apiVersion, kind, metadata, spec: { ...spec, resources } },
+          { response: "metadata" },
+        );
+        this.known = { ...known, metadata: stored.metadata, resources, resourcesDigest: digest, resourcesBytes };
         return;
       } catch (error) {
-        this.latest = undefined;
-        if (attempt < 4 && (error as { status?: number }).status === 409) continue;
+        this.known = undefined;
+        const retry = known === undefined || (error as { status?: number }).status === 409;
+        if (attempt < 4 && retry) continue;
         throw error;
       }
     }
@@ -101,16 +125,17 @@ export class Inventory {
 
   /** Writes status.resourceStatuses when they changed. */
   async writeStatus(statuses: readonly ResourceStatusEntry[]): Promise<void> {
-    const current = await this.current();
-    if (current === undefined) return;
-    const { status: _previous, ...withoutStatus } = current;
+    const known = await this.current();
+    if (known === undefined) return;
+    const { apiVersion, kind, metadata, spec } = known;
     // Rounded down to 16 KiB: the rest of the object (managedFields grows with our own status write)
     // changes by a few hundred bytes between passes, which must not change how many statuses fit,
     // or every other pass would rewrite megabytes of status to say the same thing.
-    const exact = ResourceGroupByteBudget - JSON.stringify(withoutStatus).length - 2_000;
+    const rest = JSON.stringify({ apiVersion, kind, metadata, spec: { ...spec, resources: [] } }).length;
+    const exact = ResourceGroupByteBudget - rest - known.resourcesBytes - 2_000;
     const spare = Math.floor(exact / statusBudgetStep) * statusBudgetStep;
     const { kept, omitted } = fitStatuses(statuses, spare);
-    const previous = (current["status"] ?? {}) as { conditions?: { type: string }[] };
+    const previous = known.statusRest as { conditions?: { type: string }[] };
     const conditions = (previous.conditions ?? []).filter((c) => c.type !== StatusesOmittedCondition);
     if (omitted > 0) {
       conditions.push({
@@ -120,34 +145,35 @@ export class Inventory {
         message: `${omitted} of ${statuses.length} resource statuses are omitted to keep the ResourceGroup under etcd's request limit; objects that need attention are listed first`,
       } as { type: string });
     }
-    const status = {
+    const status: Record<string, unknown> = {
       ...previous,
-      observedGeneration: current.metadata.generation ?? 0,
+      observedGeneration: metadata.generation ?? 0,
       resourceStatuses: kept,
       ...(conditions.length > 0 ? { conditions } : {}),
     };
-    if (conditions.length === 0) delete (status as { conditions?: unknown }).conditions;
-    if (isDeepStrictEqual(current["status"], status)) return;
+    if (conditions.length === 0) delete status["conditions"];
+    const digest = statusDigest(status);
+    if (digest === known.statusDigest) return;
     try {
-      // The status subresource takes status only (the server keeps its own spec), so the megabyte
-      // spec is not sent again, and only the new metadata is read from the answer.
-      const { apiVersion, kind, metadata } = current;
+      // The status subresource takes status only (the server keeps its own spec): the megabyte spec
+      // is not sent again, and only the new metadata is read back.
       const stored = await this.client.replaceStatus(
         resourceGroupMapping,
         { apiVersion, kind, metadata, status },
         { response: "metadata" },
       );
-      this.latest = { ...current, metadata: stored.metadata, status };
+      this.known = { ...known, metadata: stored.metadata, statusRest: statusRestOf(status), statusDigest: digest };
     } catch (error) {
-      this.latest = undefined;
+      this.known = undefined;
       if (!isNotFound(error)) throw error;
     }
   }
 
-  /** Measured only before a write: what is stored already fits. */
-  private checkSize(resources: readonly ObjectId[]): void {
+  /** Measured only before a write (what is stored already fits); answers the size. */
+  private checkSize(resources: readonly ObjectId[]): number {
     const bytes = JSON.stringify(resources).length;
     if (bytes > ResourceGroupByteBudget) throw new InventoryTooLargeError(resources.length, bytes);
+    return bytes;
   }
 
   private newGroup(resources: readonly ObjectId[]): KubeObject {
@@ -166,4 +192,42 @@ export class Inventory {
       spec: { resources },
     };
   }
+}
+
+function knownFrom(group: KubeObject): KnownGroup {
+  const { resources: raw, ...spec } = (group["spec"] ?? {}) as { resources?: unknown };
+  const resources = ((Array.isArray(raw) ? raw : []) as Partial<ObjectId>[]).map((r) => ({
+    group: r.group ?? "",
+    kind: r.kind ?? "",
+    namespace: r.namespace ?? "",
+    name: r.name ?? "",
+  }));
+  const status = (group["status"] ?? {}) as Record<string, unknown>;
+  return {
+    apiVersion: group.apiVersion,
+    kind: group.kind,
+    metadata: group.metadata,
+    spec,
+    resources,
+    resourcesDigest: resourcesDigest(resources),
+    resourcesBytes: JSON.stringify(resources).length,
+    statusRest: statusRestOf(status),
+    statusDigest: statusDigest(status),
+  };
+}
+
+function statusRestOf(status: Record<string, unknown>): Record<string, unknown> {
+  const { resourceStatuses: _big, ...rest } = status;
+  return rest;
+}
+
+/** The ids in order, one per line: equal lists, equal digests, whatever the key order of each entry. */
+function resourcesDigest(resources: readonly ObjectId[]): string {
+  const text = resources.map((r) => `${r.group}\u0000${r.kind}\u0000${r.namespace ?? ""}\u0000${r.name}`).join("\n");
+  return hash("sha256", text, "base64");
+}
+
+/** Of the status's content, not its key order (the server sends keys sorted, we build them in our order). */
+function statusDigest(status: Record<string, unknown>): string {
+  return hash("sha256", canonicalJson(status), "base64");
 }

@@ -17,13 +17,13 @@ export interface LiveState {
    */
   cachedResourceVersion?(mapping: ResourceMapping, namespace: string | undefined, name: string): string | undefined;
   /**
-   * Called when a plan starts; the returned function when it is done (awaited). A state that watches
-   * may stop watching a resource type the plan writes a lot of (each write would come back as a watch
-   * event, costing the API server and this process about as much again as the write) and catch up
-   * when the plan is done. Types for which `keepWatching` is true stay watched: the applier waits on
+   * Called when a plan starts; the returned function when it is done. A state that watches may stop
+   * watching a resource type the plan writes a lot of (each write would come back as a watch event,
+   * costing the API server and this process a tenth as much again as the write) and catch up once
+   * the plan is done. Types for which `keepWatching` is true stay watched: the applier waits on
    * their status through this state (depends-on).
    */
-  applyingPlan?(keepWatching: (mapping: ResourceMapping) => boolean): () => Promise<void>;
+  applyingPlan?(keepWatching: (mapping: ResourceMapping) => boolean): () => void;
 }
 
 export class DirectLiveState implements LiveState {

@@ -106,6 +106,8 @@ export interface DeleteOptions {
   readonly signal?: AbortSignal;
 }
 
+const partialMetadata = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+
 const defaults = {
   maxSockets: 32,
   timeoutMs: 30_000,
@@ -210,6 +212,35 @@ export class KubeClient {
     const raw = await this.#send("get", "GET", resourcePath(m, namespace, name), undefined, undefined, opts, subject);
     if (raw.status === 404) return undefined;
     return objectFrom(raw, m, subject);
+  }
+
+  /**
+   * Only the object's metadata (the server answers a PartialObjectMetadata), or undefined on 404:
+   * enough to tell from its resourceVersion whether a large object changed since it was last read.
+   */
+  async getMetadata(
+    m: ResourceMapping,
+    namespace: string | undefined,
+    name: string,
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<KubeObject | undefined> {
+    const subject = describe("get", m, namespace, name);
+    const raw = await this.#send(
+      "get",
+      "GET",
+      resourcePath(m, namespace, name),
+      undefined,
+      undefined,
+      { ...opts, accept: partialMetadata },
+      subject,
+    );
+    if (raw.status === 404) return undefined;
+    if (raw.status >= 300) throw errorFrom(raw, subject);
+    const partial = parseJson(raw, subject) as { metadata?: unknown } | undefined;
+    // The answer's own apiVersion and kind are meta.k8s.io's; the object is of the mapping's type.
+    const obj = asKubeObject({ metadata: partial?.metadata }, typeFill(m));
+    if (obj === undefined) throw invalid(raw, subject, "not object metadata");
+    return obj;
   }
 
   /** Every matching object, following `continue` tokens; resourceVersion is the list's. */

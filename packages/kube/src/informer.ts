@@ -83,10 +83,6 @@ export class Informer {
    * revisions, one per write, so a version we wrote can only come back as the echo of that write.
    */
   readonly #echoes = new Set<string>();
-  /** The newest version we wrote (upsert) while paused: resume() waits for the watch to reach it. */
-  #writtenWhilePaused: string | undefined;
-  /** resume() callers waiting for the watch to reach a version (or for a relist, or stop()). */
-  #catchUps: { readonly version: string; readonly resolve: () => void }[] = [];
 
   constructor(source: ListWatchSource, mapping: ResourceMapping, options: InformerOptions = {}) {
     this.#source = source;
@@ -112,7 +108,6 @@ export class Informer {
   async stop(): Promise<void> {
     this.#abort.abort(new Error("informer stopped"));
     this.#paused?.resume();
-    this.#caughtUp(true);
     if (!this.#hasSynced)
       this.#rejectSynced(new Error(`informer for ${this.mapping.resource} stopped before its first list`));
     await this.#running;
@@ -138,43 +133,13 @@ export class Informer {
 
   /**
    * Watches again, from where the watch stopped: the server replays every event since, in one
-   * burst (a 410 there means a relist, as always). The promise resolves once the watch has caught up
-   * with the last object written through upsert() while paused, so whoever resumes has seen what
-   * others changed meanwhile before going on, and the burst does not overlap what follows; or after
-   * `catchUpTimeoutMs` (default 10 s), since a write that left the watch's selector never comes back.
+   * burst (a 410 there means a relist, as always), and the echoes of our own writes among it are
+   * dropped unparsed.
    */
-  resume(options: { readonly catchUpTimeoutMs?: number } = {}): Promise<void> {
+  resume(): void {
     const paused = this.#paused;
-    if (paused === undefined) return Promise.resolve();
     this.#paused = undefined;
-    const target = this.#writtenWhilePaused;
-    this.#writtenWhilePaused = undefined;
-    let caughtUp: Promise<void> = Promise.resolve();
-    if (!this.#abort.signal.aborted && target !== undefined && isOlder(this.#resourceVersion, target)) {
-      caughtUp = new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, options.catchUpTimeoutMs ?? 10_000);
-        this.#catchUps.push({
-          version: target,
-          resolve: () => {
-            clearTimeout(timer);
-            resolve();
-          },
-        });
-      });
-    }
-    paused.resume();
-    return caughtUp;
-  }
-
-  /** Resolves the resume() callers the watch has caught up with (all of them after a relist or stop). */
-  #caughtUp(all: boolean): void {
-    if (this.#catchUps.length === 0) return;
-    const waiting = this.#catchUps;
-    this.#catchUps = [];
-    for (const catchUp of waiting) {
-      if (all || !isOlder(this.#resourceVersion, catchUp.version)) catchUp.resolve();
-      else this.#catchUps.push(catchUp);
-    }
+    paused?.resume();
   }
 
   /** Resolves after the first complete list. */
@@ -224,7 +189,6 @@ export class Informer {
     if (isOlder(version, this.#store.resourceVersionOf(keyOf(obj)))) return;
     this.#store.set(obj);
     if (version === undefined) return;
-    if (this.#paused !== undefined && !isOlder(version, this.#writtenWhilePaused)) this.#writtenWhilePaused = version;
     // Bounded: echoes that never come (a watch that had to relist) only cost memory until cleared.
     if (this.#echoes.size >= maxPendingEchoes) this.#echoes.clear();
     this.#echoes.add(version);
@@ -274,7 +238,6 @@ export class Informer {
           if (events++ === 0) this.#recovered();
           rv = this.#apply(event) ?? rv;
           this.#resourceVersion = rv;
-          this.#caughtUp(false);
         }
         if (watchSignal.aborted) continue; // stopped, or paused
         // The server ended the watch (its timeout): re-watch from where we are. One that ends at
@@ -347,7 +310,6 @@ export class Informer {
       if (old !== undefined) this.#emit("delete", old);
     }
     this.#resourceVersion = resourceVersion;
-    this.#caughtUp(true);
     this.#recovered();
     if (!this.#hasSynced) {
       this.#hasSynced = true;

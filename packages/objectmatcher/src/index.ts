@@ -48,4 +48,5 @@ export {
   ObjectMatcherErrorReason,
 } from "./errors.ts";
 export type { ObjectRef } from "./errors.ts";
+export { canonicalJson } from "./json.ts";
 export type { JsonArray, JsonObject, JsonScalar, JsonValue } from "./json.ts";

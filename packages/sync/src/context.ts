@@ -1,5 +1,5 @@
 import type { DriftlessError } from "@driftless/api";
-import type { ApplyOptions, PruneOptions, SyncIdentity } from "@driftless/applier";
+import type { ApplyOptions, Inventory, PruneOptions, SyncIdentity } from "@driftless/applier";
 import type { FetchResult, GitFetcher } from "@driftless/git";
 import type { KubeClient } from "@driftless/kube";
 import type { SourceResult } from "@driftless/source";
@@ -10,6 +10,8 @@ import type { PassResult } from "./pass.ts";
 export interface PassContext {
   readonly client: KubeClient;
   readonly identity: SyncIdentity;
+  /** The sync's ResourceGroup, kept across passes (an unchanged one is not read again). */
+  readonly inventory: Inventory;
   readonly git: GitFetcher;
   /** Key of this sync's git cache folder. */
   readonly syncKey: string;

@@ -77,17 +77,17 @@ export class InformerLiveState implements LiveState {
    * its writes back as a watch event, one at a time: measured at 10,000 ConfigMaps, each cost the
    * API server ~80 µs and this process ~55 µs, a tenth of the write itself. Past
    * {@link pauseAfterWrites} writes to one type in a plan, that type's watch is paused; when the plan
-   * is done it resumes from where it stopped, and the plan waits until it has caught up. The server
-   * replays what happened meanwhile in one burst (~30 µs per event measured), and our own writes
-   * among it are dropped unparsed (Informer's echoes). Changes others made meanwhile arrive then;
-   * the remediator checks them against the new declaration when the pass ends.
+   * is done it resumes from where it stopped. The server replays what happened meanwhile in one burst
+   * (~30 µs per event measured; 0.6–1.3 s for 10,000, alongside the pass's inventory and status
+   * steps), and our own writes among it are dropped unparsed (Informer's echoes). Changes others
+   * made meanwhile arrive then, and the remediator checks them against the new declaration.
    */
-  applyingPlan(keepWatching: (mapping: ResourceMapping) => boolean): () => Promise<void> {
+  applyingPlan(keepWatching: (mapping: ResourceMapping) => boolean): () => void {
     const plan: PlanInProgress = { keepWatching, writes: new Map() };
     this.plan = plan;
-    return async () => {
+    return () => {
       if (this.plan === plan) this.plan = undefined;
-      await Promise.all([...this.informers.values()].map(({ informer }) => informer.resume()));
+      for (const { informer } of this.informers.values()) informer.resume();
     };
   }
 

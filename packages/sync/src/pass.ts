@@ -12,7 +12,6 @@ import {
 import {
   applyPlan,
   idKey,
-  Inventory,
   plan,
   prune,
   toDesired,
@@ -119,7 +118,7 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
     const fights = ctx.activeFights();
     // An object in a fight is still declared (never pruned) but not re-applied until the pause ends.
     const toApply = fights.size === 0 ? desired : desired.filter((d) => !fights.has(idKey(d.id)));
-    const inventory = new Inventory(ctx.client, ctx.identity);
+    const inventory = ctx.inventory;
     const previous = await inventory.read();
     if (source.isEmpty && previous.length > 0 && !allowsEmptySource(sync.metadata.annotations)) {
       result = { ...result, sourceErrors: [new EmptySourceError(previous.length)] };

@@ -3,6 +3,7 @@ import { Defaults, DriftlessError, ErrorClass, parseDuration } from "@driftless/
 import {
   applyObject,
   DirectLiveState,
+  Inventory,
   VerifiedMatches,
   type ApplyOptions,
   type DesiredObject,
@@ -67,6 +68,7 @@ export interface ReconcilerOptions {
 export class Reconciler implements PassContext {
   readonly client: KubeClient;
   readonly identity: SyncIdentity;
+  readonly inventory: Inventory;
   readonly git: GitFetcher;
   readonly syncKey: string;
   readonly log: Logger;
@@ -117,6 +119,7 @@ export class Reconciler implements PassContext {
         sync: `${options.identity.kind}/${options.identity.namespace}/${options.identity.name}`,
       });
     this.mapper = new RestMapper(client);
+    this.inventory = new Inventory(client, options.identity);
     this.matcher = new PatchMaker(this.annotator);
     this.git = new GitFetcher({
       cacheDir: join(options.cacheDir, "git"),
