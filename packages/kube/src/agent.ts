@@ -1,7 +1,29 @@
-/** The keep-alive agent every request of one client shares. */
+/** The keep-alive agent every request of one client shares, and the agent for its watches. */
 import http from "node:http";
 import https from "node:https";
+import { createSecureContext } from "node:tls";
 import type { Endpoint, TlsMaterial } from "./connection.ts";
+
+/** TLS options for both agents of a client: one SecureContext, built once. */
+export interface AgentTls {
+  readonly secureContext: ReturnType<typeof createSecureContext>;
+  readonly rejectUnauthorized?: boolean;
+  readonly servername?: string;
+}
+
+/**
+ * Given the CA, certificate and key, Node builds a SecureContext for every connection (parsing the
+ * PEMs each time); a reconciler opens 32 at its first big write and one per watch, so it is built
+ * once per client instead.
+ */
+export function agentTls(tls: TlsMaterial): AgentTls {
+  const { rejectUnauthorized, servername, ...material } = tls;
+  return {
+    secureContext: createSecureContext(material),
+    ...(rejectUnauthorized === undefined ? {} : { rejectUnauthorized }),
+    ...(servername === undefined ? {} : { servername }),
+  };
+}
 
 export interface AgentOptions {
   /** Concurrent connections to the API server; requests beyond wait in the agent's queue. */
@@ -18,12 +40,12 @@ export interface AgentOptions {
  * The agent for streams (watches): a watch ends by closing its connection, so nothing is kept alive,
  * and there is no socket limit (each informer holds one stream).
  */
-export function createStreamAgent(endpoint: Endpoint, tls: TlsMaterial): http.Agent {
+export function createStreamAgent(endpoint: Endpoint, tls: AgentTls): http.Agent {
   const common = { keepAlive: false, maxSockets: Infinity };
   return endpoint.secure ? new https.Agent({ ...common, ...tls }) : new http.Agent(common);
 }
 
-export function createAgent(endpoint: Endpoint, tls: TlsMaterial, options: AgentOptions): http.Agent {
+export function createAgent(endpoint: Endpoint, tls: AgentTls, options: AgentOptions): http.Agent {
   const common = {
     keepAlive: true,
     maxSockets: options.maxSockets,

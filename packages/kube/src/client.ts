@@ -6,7 +6,7 @@
 import type http from "node:http";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ErrorResource } from "@driftless/api";
-import { createAgent, createStreamAgent } from "./agent.ts";
+import { agentTls, createAgent, createStreamAgent } from "./agent.ts";
 import { connect, loadKubeConfig, type Endpoint, type TlsMaterial } from "./connection.ts";
 import { loadNativeConnection, type CredentialProvider } from "./kubeconfig.ts";
 import { KubeApiError, KubeReason, isGone } from "./errors.ts";
@@ -169,11 +169,16 @@ export class KubeClient {
     credentials: CredentialProvider,
     options: KubeClientOptions,
   ): KubeClient {
-    const agent = createAgent(endpoint, tls, {
+    const agentOptions = agentTls(tls);
+    const agent = createAgent(endpoint, agentOptions, {
       maxSockets: options.maxSockets ?? defaults.maxSockets,
       idleSocketTimeoutMs: options.idleSocketTimeoutMs ?? defaults.idleSocketTimeoutMs,
     });
-    return new KubeClient({ endpoint, agent, streamAgent: createStreamAgent(endpoint, tls) }, credentials, options);
+    return new KubeClient(
+      { endpoint, agent, streamAgent: createStreamAgent(endpoint, agentOptions) },
+      credentials,
+      options,
+    );
   }
 
   /** Any API request; the JSON response is returned unchecked as T (parse it before trusting it). */
