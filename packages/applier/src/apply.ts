@@ -268,7 +268,9 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
             fieldManager: options.fieldManager,
           });
           options.live.remember(mapping, created);
-          return { desired, operation: Operation.Created, health: computeHealth(created), mapping };
+          const health = computeHealth(created);
+          verifyWritten(desired, decorated, created, health, options);
+          return { desired, operation: Operation.Created, health, mapping };
         }
         const liveAnnotations = current.metadata.annotations ?? {};
         const otherManager = liveAnnotations[ManagedAnnotation.Manager];
@@ -311,7 +313,9 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
         };
         const updated = await options.client.replace(mapping, body, { fieldManager: options.fieldManager });
         options.live.remember(mapping, updated);
-        return { desired, operation: Operation.Updated, health: computeHealth(updated), mapping };
+        const health = computeHealth(updated);
+        verifyWritten(desired, decorated, updated, health, options);
+        return { desired, operation: Operation.Updated, health, mapping };
       } catch (error) {
         // Optimistic concurrency: someone wrote between our read and write; re-read and re-decide.
         if ((isConflict(error) || isAlreadyExists(error)) && attempt < maxConflictRetries) {
@@ -328,6 +332,25 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
   } catch (error) {
     return { desired, operation: Operation.Failed, mapping, error: new ApplyError(desired, error) };
   }
+}
+
+/**
+ * Records a write's answer as verified when it matches the declaration, so the resync after a bulk
+ * apply does not match every object again. The answer carries the whole record, so the match costs
+ * microseconds here, where in the resync it would cost a cache read, a record restore and the match.
+ * An answer that does not match (a webhook or the server changed a declared field) is not recorded:
+ * the next pass compares it as usual.
+ */
+function verifyWritten(
+  desired: DesiredObject,
+  decorated: JsonObject,
+  written: KubeObject,
+  health: HealthStatus,
+  options: ApplyOptions,
+): void {
+  if (options.verified === undefined) return;
+  const candidate = comparisonCandidate(decorated, written.metadata.annotations ?? {}, options.commit);
+  if (options.matcher.calculate(written, candidate).isEmpty()) options.verified.record(desired, written, health);
 }
 
 /**

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { VerifiedMatches } from "./apply.ts";
+import type { KubeClient, KubeObject, ResourceMapping, RestMapper } from "@driftless/kube";
+import { Annotator, PatchMaker } from "@driftless/objectmatcher";
+import { applyObject, Operation, VerifiedMatches, type ApplyOptions } from "./apply.ts";
 import type { DesiredObject } from "./desired.ts";
+import type { LiveState } from "./live-state.ts";
 
 const desired = (name: string, value: string): DesiredObject => ({
   id: { group: "", kind: "ConfigMap", namespace: "ns", name },
@@ -38,5 +41,64 @@ void describe("VerifiedMatches", () => {
     assert.equal(verified.size, 1);
     assert.equal(verified.lookup(a, "10"), undefined);
     assert.equal(verified.lookup(b, "12"), "InProgress");
+  });
+});
+
+const configMaps: ResourceMapping = {
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  resource: "configmaps",
+  namespaced: true,
+  verbs: ["create", "get", "update"],
+};
+
+/**
+ * applyObject against a stand-in API server that stores what it is sent, with a resourceVersion,
+ * after `mutate` (what an admission webhook or the server's defaulting might do to it).
+ */
+function server(mutate: (obj: KubeObject) => KubeObject = (obj) => obj): ApplyOptions {
+  const stored = new Map<string, KubeObject>();
+  let version = 0;
+  const store = (obj: KubeObject): KubeObject => {
+    const kept = mutate({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(++version) } });
+    stored.set(obj.metadata.name, kept);
+    return kept;
+  };
+  const live: LiveState = {
+    get: (_m, _ns, name) => Promise.resolve(stored.get(name)),
+    remember: () => undefined,
+    forget: () => undefined,
+    refresh: (_m, _ns, name) => Promise.resolve(stored.get(name)),
+    cachedResourceVersion: (_m, _ns, name) => stored.get(name)?.metadata.resourceVersion,
+  };
+  const annotator = new Annotator();
+  return {
+    client: { create: (_m: ResourceMapping, obj: KubeObject) => Promise.resolve(store(obj)) } as unknown as KubeClient,
+    mapper: { mappingFor: () => Promise.resolve(configMaps) } as unknown as RestMapper,
+    live,
+    sync: { kind: "RepoSync", namespace: "ns", name: "repo-sync" },
+    commit: "0123456789abcdef0123456789abcdef01234567",
+    annotator,
+    matcher: new PatchMaker(annotator),
+    verified: new VerifiedMatches(),
+  };
+}
+
+void describe("applyObject and VerifiedMatches", () => {
+  void it("records a created object whose answer matches its declaration, so the next pass skips it", async () => {
+    const options = server();
+    const a = desired("a", "1");
+    assert.equal((await applyObject(a, options)).operation, Operation.Created);
+    assert.equal(options.verified?.size, 1);
+    assert.equal(options.verified?.lookup(a, "1"), "Current");
+    assert.equal((await applyObject(a, options)).operation, Operation.Unchanged);
+  });
+
+  void it("does not record an answer in which a declared field was changed (a mutating webhook)", async () => {
+    const options = server((obj) => ({ ...obj, data: { value: "mutated" } }));
+    const a = desired("a", "1");
+    assert.equal((await applyObject(a, options)).operation, Operation.Created);
+    assert.equal(options.verified?.size, 0);
   });
 });
