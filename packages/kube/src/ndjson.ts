@@ -12,7 +12,15 @@ export class LineSplitter {
 
   /** The complete lines (without the newline) that `chunk` finishes; empty lines are skipped. */
   push(chunk: Buffer): string[] {
-    const lines: string[] = [];
+    return this.pushBytes(chunk).map((line) => line.toString("utf8"));
+  }
+
+  /**
+   * push() as bytes: a caller that can decide from a line's first bytes (a watch event we wrote
+   * ourselves) never decodes the rest. A line inside one chunk is a view of it, not a copy.
+   */
+  pushBytes(chunk: Buffer): Buffer[] {
+    const lines: Buffer[] = [];
     let start = 0;
     for (let at = chunk.indexOf(newline); at !== -1; at = chunk.indexOf(newline, start)) {
       let line: Buffer;
@@ -24,7 +32,7 @@ export class LineSplitter {
       } else {
         line = chunk.subarray(start, at);
       }
-      if (line.length > 0) lines.push(line.toString("utf8"));
+      if (line.length > 0) lines.push(line);
       start = at + 1;
     }
     if (start < chunk.length) {
@@ -36,11 +44,16 @@ export class LineSplitter {
 
   /** What is left after the stream ended (a last line without a newline), or undefined. */
   flush(): string | undefined {
+    return this.flushBytes()?.toString("utf8");
+  }
+
+  /** flush() as bytes. */
+  flushBytes(): Buffer | undefined {
     if (this.#pendingBytes === 0) return undefined;
-    const rest = Buffer.concat(this.#pending).toString("utf8");
+    const rest = Buffer.concat(this.#pending);
     this.#pending = [];
     this.#pendingBytes = 0;
-    return rest.trim() === "" ? undefined : rest;
+    return rest.toString("latin1").trim() === "" ? undefined : rest;
   }
 
   /** Bytes held while waiting for a newline (to bound memory against a broken stream). */

@@ -47,6 +47,25 @@ void describe("watch decoding", () => {
     assert.deepEqual(asked, ["5", "6"], "only ADDED and MODIFIED events are offered");
   });
 
+  void it("finds the version of a custom resource past a long annotation, and of one cut in a multi-byte character", async () => {
+    // Keys sorted, as the server writes custom resources: annotations before resourceVersion.
+    const long = JSON.stringify({
+      type: "ADDED",
+      object: {
+        apiVersion: "example.com/v1",
+        kind: "Widget",
+        metadata: { annotations: { note: "\u00e9".repeat(800) }, name: "w", resourceVersion: "41" },
+      },
+    });
+    const asked: string[] = [];
+    const events = await collect([long + "\n"], 5000, (version) => {
+      asked.push(version);
+      return true;
+    });
+    assert.deepEqual(asked, ["41"]);
+    assert.equal(events[0]?.type, "BOOKMARK");
+  });
+
   void it("parses events split anywhere across chunks", async () => {
     const text =
       '{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"n","resourceVersion":"5"}}}\n' +

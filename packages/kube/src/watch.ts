@@ -40,20 +40,30 @@ export async function* readWatchEvents(
   try {
     for await (const chunk of stream) {
       arm();
-      for (const line of splitter.push(chunk as Buffer)) yield eventOf(line, fill, options);
+      for (const line of splitter.pushBytes(chunk as Buffer)) yield eventOf(line, fill, options);
       if (splitter.pendingBytes > maxEventBytes)
         throw protocolError(options.operation, `an event line exceeds ${maxEventBytes} bytes`);
     }
-    const rest = splitter.flush();
+    const rest = splitter.flushBytes();
     if (rest !== undefined) yield eventOf(rest, fill, options);
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }
 }
 
-function eventOf(line: string, fill: TypeFill, options: ReadWatchOptions): WatchEvent {
+/** Bytes of an event decoded to look for its resourceVersion first: a built-in kind's sits well inside. */
+const peekBytes = 1024;
+
+function eventOf(line: Buffer, fill: TypeFill, options: ReadWatchOptions): WatchEvent {
+  let text: string | undefined;
   if (options.isEcho !== undefined) {
-    const version = peekWatchEventVersion(line);
+    // Latin-1 of a prefix: JSON's structure and a resourceVersion are ASCII, and a multi-byte
+    // character cut at the end of the prefix cannot be mistaken for either.
+    let version = peekWatchEventVersion(line.toString("latin1", 0, Math.min(line.length, peekBytes)));
+    if (version === undefined && line.length > peekBytes) {
+      text = line.toString("utf8");
+      version = peekWatchEventVersion(text);
+    }
     if (version !== undefined && options.isEcho(version)) {
       return {
         type: WatchEventType.Bookmark,
@@ -61,7 +71,7 @@ function eventOf(line: string, fill: TypeFill, options: ReadWatchOptions): Watch
       };
     }
   }
-  return parseWatchEvent(line, fill, options.operation);
+  return parseWatchEvent(text ?? line.toString("utf8"), fill, options.operation);
 }
 
 const objectEventTypes: ReadonlySet<string> = new Set([
