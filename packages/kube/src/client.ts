@@ -15,7 +15,7 @@ import { apiVersionOf, encodeQuery, resourcePath, type QueryValue } from "./path
 import { VerbCounter, verbForMethod, type RequestCounter, type RequestVerb } from "./request-counter.ts";
 import { exchange, openStream, RequestTimeoutError, type RawResponse, type Transport } from "./transport.ts";
 import type { KubeObject, ListPage, ObjectList, ResourceMapping, WatchEvent } from "./types.ts";
-import { peekMember } from "./json-peek.ts";
+import { peekMemberRange } from "./json-peek.ts";
 import { readWatchEvents } from "./watch.ts";
 
 export interface KubeClientOptions {
@@ -105,6 +105,9 @@ export interface DeleteOptions {
   readonly dryRun?: boolean;
   readonly signal?: AbortSignal;
 }
+
+/** Bytes of a write's answer scanned for its metadata before the whole answer is. */
+const metadataScanBytes = 64 * 1024;
 
 const partialMetadata = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 
@@ -588,8 +591,13 @@ function objectFrom(raw: RawResponse, m: ResourceMapping, subject: Subject): Kub
 
 /** The stored object's apiVersion, kind and metadata; the rest of the response is never parsed. */
 function metadataFrom(raw: RawResponse, m: ResourceMapping, subject: Subject): KubeObject {
-  const metadata = peekMember(raw.body.toString("utf8"), "metadata");
-  if (metadata === undefined) throw invalid(raw, subject, "not a Kubernetes object");
+  // metadata comes before spec and status in what the server writes: the scan stops there, and
+  // only its bytes are decoded, not the megabytes after it.
+  const range =
+    peekMemberRange(raw.body.toString("latin1", 0, Math.min(raw.body.length, metadataScanBytes)), "metadata") ??
+    peekMemberRange(raw.body.toString("latin1"), "metadata");
+  if (range === undefined) throw invalid(raw, subject, "not a Kubernetes object");
+  const metadata = raw.body.toString("utf8", range.start, range.end);
   let parsed: unknown;
   try {
     parsed = JSON.parse(metadata);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { peekWatchEventVersion } from "./json-peek.ts";
+import { peekMemberRange, peekWatchEventVersion } from "./json-peek.ts";
 
 const line = (type: string, object: unknown): string => JSON.stringify({ type, object });
 
@@ -95,5 +95,28 @@ void describe("peekWatchEventVersion", () => {
       if (expected !== undefined) agreedWithVersion++;
     }
     assert.ok(agreedWithVersion > 300, `only ${agreedWithVersion} cases had a version`);
+  });
+});
+
+void describe("peekMemberRange", () => {
+  void it("finds a member's bytes in a Latin-1 reading of UTF-8, to decode just them", () => {
+    const object = {
+      apiVersion: "kpt.dev/v1alpha1",
+      kind: "ResourceGroup",
+      metadata: {
+        name: "r\u00e9sum\u00e9",
+        annotations: { "\u{1F600}": 'caf\u00e9 "quoted" }' },
+        resourceVersion: "7",
+      },
+      spec: {
+        resources: Array.from({ length: 2000 }, (_, i) => ({ kind: "ConfigMap", name: `cm-${i}`, metadata: {} })),
+      },
+    };
+    const bytes = Buffer.from(JSON.stringify(object), "utf8");
+    const range = peekMemberRange(bytes.toString("latin1", 0, 4096), "metadata");
+    assert.ok(range !== undefined);
+    assert.deepEqual(JSON.parse(bytes.toString("utf8", range.start, range.end)), object.metadata);
+    assert.equal(peekMemberRange(bytes.toString("latin1", 0, 40), "metadata"), undefined, "cut before its end");
+    assert.equal(peekMemberRange(bytes.toString("latin1"), "status"), undefined);
   });
 });

@@ -43,14 +43,16 @@ export function peekWatchEventVersion(line: string): string | undefined {
 }
 
 /**
- * The JSON text of a top-level member of the object in `text` (say, the metadata of a large
- * object whose body the caller does not need), or undefined when it is absent or not well-formed.
+ * Where the JSON text of a top-level member of the object in `text` is (say, the metadata of a
+ * large object whose body the caller does not need), or undefined when it is absent or the text is
+ * not well-formed. Scanned on the Latin-1 decoding of bytes, the indices are byte offsets, so only
+ * that range needs decoding as UTF-8.
  */
-export function peekMember(text: string, key: string): string | undefined {
+export function peekMemberRange(text: string, key: string): { start: number; end: number } | undefined {
   const start = memberValue(text, 0, key);
   if (start === undefined) return undefined;
   const end = skipValue(text, start);
-  return end === undefined ? undefined : text.slice(start, end);
+  return end === undefined ? undefined : { start, end };
 }
 
 /**
