@@ -7,7 +7,7 @@
  * Usage: node bare-loop.ts KUBECONFIG NAMESPACE COUNT CONCURRENCY managed|plain
  */
 import { decorate, mapLimit, setToken } from "@driftless/applier";
-import { KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { configMapMapping, KubeClient, type KubeObject } from "@driftless/kube";
 import { Annotator } from "@driftless/objectmatcher";
 import { benchConfigMap } from "./config-map.ts";
 
@@ -16,15 +16,6 @@ if (kubeconfig === undefined || namespace === undefined || kind === undefined)
   throw new Error("usage: bare-loop.ts KUBECONFIG NAMESPACE COUNT CONCURRENCY managed|plain");
 const count = Number(countText);
 const concurrency = Number(concurrencyText);
-
-const configMaps: ResourceMapping = {
-  group: "",
-  version: "v1",
-  kind: "ConfigMap",
-  resource: "configmaps",
-  namespaced: true,
-  verbs: ["create"],
-};
 
 // `managed` writes exactly what the reconciler writes (management annotations and the last-applied
 // record), so the ratio isolates the reconciler's own overhead from the API server's cost of bigger objects.
@@ -44,7 +35,7 @@ const bodies = Array.from({ length: count }, (_, i) => {
 
 const client = await KubeClient.fromKubeconfig(kubeconfig, { maxSockets: concurrency });
 const startedAt = Date.now();
-await mapLimit(bodies, concurrency, (body) => client.create(configMaps, body));
+await mapLimit(bodies, concurrency, (body) => client.create(configMapMapping, body));
 const finishedAt = Date.now();
 client.close();
 process.stdout.write(JSON.stringify({ startedAt, finishedAt }) + "\n");

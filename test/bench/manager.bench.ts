@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseAllDocuments } from "yaml";
-import { KubeClient, RestMapper, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { KubeClient, namespaceMapping, RestMapper, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import {
   defaultCrdDir,
   down,
@@ -41,14 +41,7 @@ const repoSyncs: ResourceMapping = {
   namespaced: true,
   verbs: [],
 };
-const namespaces: ResourceMapping = {
-  group: "",
-  version: "v1",
-  kind: "Namespace",
-  resource: "namespaces",
-  namespaced: false,
-  verbs: [],
-};
+const namespaces = namespaceMapping;
 
 for (const file of ["namespace.yaml", "manager-rbac.yaml", "reconciler-rbac.yaml"]) {
   for (const doc of parseAllDocuments(await readFile(join(repoRoot, "manifests", file), "utf8"))) {

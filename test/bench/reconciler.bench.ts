@@ -22,7 +22,7 @@ import {
   stopProcess,
   up,
 } from "@driftless/local-cluster";
-import { KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { configMapMapping, KubeClient, namespaceMapping, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { benchConfigMap } from "./config-map.ts";
 import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controller";
 
@@ -32,22 +32,6 @@ const root = await mkdtemp(join(tmpdir(), "driftless-bench-reconciler-"));
 const cluster = await up({ stateDir: join(root, "cluster"), crdDir: defaultCrdDir(), detached: false, quiet: true });
 const redis = await startRedis({ dir: join(root, "redis"), detached: false });
 const client = await KubeClient.fromKubeconfig(cluster.kubeconfig, { maxSockets: concurrency });
-const cm: ResourceMapping = {
-  group: "",
-  version: "v1",
-  kind: "ConfigMap",
-  resource: "configmaps",
-  namespaced: true,
-  verbs: ["create", "get", "list", "update", "delete"],
-};
-const ns: ResourceMapping = {
-  group: "",
-  version: "v1",
-  kind: "Namespace",
-  resource: "namespaces",
-  namespaced: false,
-  verbs: ["create", "get"],
-};
 const reposyncs: ResourceMapping = {
   group: "configsync.gke.io",
   version: "v1beta1",
@@ -117,7 +101,7 @@ interface Row {
  */
 async function bareLoop(count: number, managedBodies: boolean): Promise<{ perS: number; cpu: CpuPerObject }> {
   const namespace = `bare-${managedBodies ? "m" : "p"}-${count}-${Date.now()}`;
-  await client.create(ns, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+  await client.create(namespaceMapping, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
   const args = [cluster.kubeconfig, namespace, String(count), String(concurrency), managedBodies ? "managed" : "plain"];
   const loop = spawn(process.execPath, [join(findRepoRoot(), "test", "bench", "bare-loop.ts"), ...args], {
     stdio: ["ignore", "pipe", "inherit"],
@@ -241,7 +225,7 @@ async function runReconciler(count: number): Promise<Row> {
   const bareObjectsPerS = skipBare ? Number.NaN : (await bareLoop(count, false)).perS;
   const bareManaged = skipBare ? { perS: Number.NaN, cpu: noCpu } : await bareLoop(count, true);
   const namespace = `bench-${count}-${Date.now()}`;
-  await client.create(ns, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+  await client.create(namespaceMapping, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
   const repoDir = join(root, `repo-${count}`);
   const remote = join(root, `remote-${count}.git`);
   execFileSync("git", ["init", "-q", "--bare", "-b", "main", remote]);
@@ -365,12 +349,13 @@ async function runReconciler(count: number): Promise<Row> {
     const noChangePassS = (JSON.parse(lastPass) as { seconds?: number }).seconds ?? Number.NaN;
 
     // Drift: change one object by hand and time until the reconciler restores it.
-    const target = (await client.get(cm, namespace, "cm-0")) as KubeObject;
+    const target = (await client.get(configMapMapping, namespace, "cm-0")) as KubeObject;
     const t1 = performance.now();
-    await client.replace(cm, { ...target, data: { ...(target["data"] as object), value: "tampered" } });
+    await client.replace(configMapMapping, { ...target, data: { ...(target["data"] as object), value: "tampered" } });
     await waitFor(
       async () =>
-        ((await client.get(cm, namespace, "cm-0"))?.["data"] as { value?: string } | undefined)?.value === "v0"
+        ((await client.get(configMapMapping, namespace, "cm-0"))?.["data"] as { value?: string } | undefined)?.value ===
+        "v0"
           ? true
           : undefined,
       60_000,

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { KubeClient, KubeObject, ResourceMapping, RestMapper } from "@driftless/kube";
+import {
+  configMapMapping,
+  type KubeClient,
+  type KubeObject,
+  type ResourceMapping,
+  type RestMapper,
+} from "@driftless/kube";
 import { Annotator, PatchMaker } from "@driftless/objectmatcher";
 import { applyObject, Operation, VerifiedMatches, type ApplyOptions } from "./apply.ts";
 import type { DesiredObject } from "./desired.ts";
@@ -44,15 +50,6 @@ void describe("VerifiedMatches", () => {
   });
 });
 
-const configMaps: ResourceMapping = {
-  group: "",
-  version: "v1",
-  kind: "ConfigMap",
-  resource: "configmaps",
-  namespaced: true,
-  verbs: ["create", "get", "update"],
-};
-
 /**
  * applyObject against a stand-in API server that stores what it is sent, with a resourceVersion,
  * after `mutate` (what an admission webhook or the server's defaulting might do to it).
@@ -75,7 +72,7 @@ function server(mutate: (obj: KubeObject) => KubeObject = (obj) => obj): ApplyOp
   const annotator = new Annotator();
   return {
     client: { create: (_m: ResourceMapping, obj: KubeObject) => Promise.resolve(store(obj)) } as unknown as KubeClient,
-    mapper: { mappingFor: () => Promise.resolve(configMaps) } as unknown as RestMapper,
+    mapper: { mappingFor: () => Promise.resolve(configMapMapping) } as unknown as RestMapper,
     live,
     sync: { kind: "RepoSync", namespace: "ns", name: "repo-sync" },
     commit: "0123456789abcdef0123456789abcdef01234567",

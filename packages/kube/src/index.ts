@@ -29,6 +29,7 @@
  * client.close();
  */
 export { KubeClient } from "./client.ts";
+export { configMapMapping, namespaceMapping } from "./core-mappings.ts";
 export type {
   DeleteOptions,
   FieldValidation,

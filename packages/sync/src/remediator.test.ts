@@ -2,22 +2,13 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setImmediate } from "node:timers/promises";
 import { decorate, digestRecord, type DesiredObject } from "@driftless/applier";
-import type { KubeObject, ResourceMapping } from "@driftless/kube";
+import { configMapMapping, type KubeObject } from "@driftless/kube";
 import { Annotator, PatchMaker } from "@driftless/objectmatcher";
 import type { InformerListener, InformerLiveState } from "./live-cache.ts";
 import { createLogger } from "./log.ts";
 import { Remediator } from "./remediator.ts";
 
 const sync = { kind: "RepoSync", namespace: "ns", name: "repo-sync" } as const;
-const configMaps: ResourceMapping = {
-  group: "",
-  version: "v1",
-  kind: "ConfigMap",
-  resource: "configmaps",
-  namespaced: true,
-  verbs: ["get", "list", "watch"],
-};
-
 function declared(image: string): DesiredObject {
   return {
     id: { group: "", kind: "ConfigMap", namespace: "ns", name: "tag" },
@@ -65,7 +56,7 @@ function harness(declarationsChanging: () => boolean) {
   });
   const emit = (object: KubeObject): void => {
     cache.current = object;
-    listener?.("update", configMaps, object);
+    listener?.("update", configMapMapping, object);
   };
   return { remediator, emit, passes, fights, corrected, cache };
 }

@@ -23,14 +23,7 @@ export const secretMapping: ResourceMapping = {
   namespaced: true,
   verbs,
 };
-export const namespaceMapping: ResourceMapping = {
-  group: "",
-  version: "v1",
-  kind: "Namespace",
-  resource: "namespaces",
-  namespaced: false,
-  verbs,
-};
+export { namespaceMapping } from "@driftless/kube";
 
 /** The live RSync object (raw, for writes) and its parsed, defaulted form (for decisions). */
 export interface LoadedSync {

@@ -1,24 +1,17 @@
 /** Shared setup for the kube package's integration tests: clients, ConfigMaps, throwaway CRDs. */
 import type { TestContext } from "node:test";
-import { KubeClient, type KubeClientOptions, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import {
+  configMapMapping,
+  KubeClient,
+  namespaceMapping,
+  type KubeClientOptions,
+  type KubeObject,
+  type ResourceMapping,
+} from "@driftless/kube";
 import { eventually, suffix, testEnv } from "../../support/index.ts";
 
-export const configMaps: ResourceMapping = {
-  group: "",
-  version: "v1",
-  kind: "ConfigMap",
-  resource: "configmaps",
-  namespaced: true,
-  verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
-};
-export const namespaces: ResourceMapping = {
-  group: "",
-  version: "v1",
-  kind: "Namespace",
-  resource: "namespaces",
-  namespaced: false,
-  verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
-};
+export const configMaps = configMapMapping;
+export const namespaces = namespaceMapping;
 export const crds: ResourceMapping = {
   group: "apiextensions.k8s.io",
   version: "v1",
