@@ -169,11 +169,6 @@ export class Informer {
     return this.#store.list();
   }
 
-  /** How many objects the cache holds. */
-  get size(): number {
-    return this.#store.size;
-  }
-
   /** The cached copy's resourceVersion, without parsing it; undefined when not cached. */
   resourceVersionOf(namespace: string | undefined, name: string): string | undefined {
     return this.#store.resourceVersionOf(storeKey(this.mapping.namespaced ? namespace : undefined, name));

@@ -84,7 +84,10 @@ export class Reconciler implements PassContext {
   passCount = 0;
   /** Set once the RSync is being deleted: drift is no longer corrected. */
   private deleting = false;
-  /** True while a pass runs: corrections then become a queued pass unless its commit is the synced one. */
+  /**
+   * True while a pass runs: unless its commit is the synced one, the remediator then notes changes
+   * and checks them when the pass ends (Remediator.recheckChangesDuringPass) instead of correcting.
+   */
   private passing = false;
   /** The commit the running pass works on, once known. */
   private passCommit: string | undefined;
