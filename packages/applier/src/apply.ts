@@ -18,6 +18,7 @@ import {
   type RestMapper,
 } from "@driftless/kube";
 import { applyPatch, type Annotator, type PatchMaker } from "@driftless/objectmatcher";
+import { holdsDeclared } from "./answered-as-declared.ts";
 import { mapLimit } from "./concurrency.ts";
 import { computeHealth, HealthStatus } from "./kstatus.ts";
 import {
@@ -269,7 +270,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
           });
           options.live.remember(mapping, created);
           const health = computeHealth(created);
-          verifyWritten(desired, decorated, created, health, options);
+          verifyWritten(desired, decorated, body, created, health, options);
           return { desired, operation: Operation.Created, health, mapping };
         }
         const liveAnnotations = current.metadata.annotations ?? {};
@@ -314,7 +315,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
         const updated = await options.client.replace(mapping, body, { fieldManager: options.fieldManager });
         options.live.remember(mapping, updated);
         const health = computeHealth(updated);
-        verifyWritten(desired, decorated, updated, health, options);
+        verifyWritten(desired, decorated, body, updated, health, options);
         return { desired, operation: Operation.Updated, health, mapping };
       } catch (error) {
         // Optimistic concurrency: someone wrote between our read and write; re-read and re-decide.
@@ -336,21 +337,27 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
 
 /**
  * Records a write's answer as verified when it matches the declaration, so the resync after a bulk
- * apply does not match every object again. The answer carries the whole record, so the match costs
- * microseconds here, where in the resync it would cost a cache read, a record restore and the match.
- * An answer that does not match (a webhook or the server changed a declared field) is not recorded:
- * the next pass compares it as usual.
+ * apply does not match every object again. An answer that carries the record we sent and holds every
+ * declared field as declared needs no three-way match (answered-as-declared.ts); any other goes
+ * through the matcher, which costs microseconds here, where in the resync it would cost a cache read,
+ * a record restore and the match. An answer that does not match (a webhook or the server changed a
+ * declared field) is not recorded: the next pass compares it as usual.
  */
 function verifyWritten(
   desired: DesiredObject,
   decorated: JsonObject,
+  sent: JsonObject,
   written: KubeObject,
   health: HealthStatus,
   options: ApplyOptions,
 ): void {
   if (options.verified === undefined) return;
-  const candidate = comparisonCandidate(decorated, written.metadata.annotations ?? {}, options.commit);
-  if (options.matcher.calculate(written, candidate).isEmpty()) options.verified.record(desired, written, health);
+  const writtenAnnotations = written.metadata.annotations ?? {};
+  const candidate = comparisonCandidate(decorated, writtenAnnotations, options.commit);
+  const recordKey = options.annotator.annotationKey;
+  const asSent = writtenAnnotations[recordKey] === annotationsOf(sent)[recordKey] && holdsDeclared(candidate, written);
+  if (asSent || options.matcher.calculate(written, candidate).isEmpty())
+    options.verified.record(desired, written, health);
 }
 
 /**
