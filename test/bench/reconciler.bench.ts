@@ -134,7 +134,28 @@ async function memoryMakeup(pid: number): Promise<string> {
   const rollup = await readFile(`/proc/${pid}/smaps_rollup`, "utf8").catch(() => "");
   const kib = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+)`, "m").exec(rollup)?.[1] ?? 0);
   const mib = (k: number): number => Math.round(k / 1024);
-  return `RSS ${mib(kib("Rss"))} MiB = file-backed ${mib(kib("Rss") - kib("Anonymous"))} + anonymous ${mib(kib("Anonymous"))}`;
+  const summary = `RSS ${mib(kib("Rss"))} MiB = file-backed ${mib(kib("Rss") - kib("Anonymous"))} + anonymous ${mib(kib("Anonymous"))}`;
+  return `${summary}; file-backed by file: ${await fileBackedByFile(pid)}`;
+}
+
+/** Resident file-backed KiB per mapped file, largest first (which parts of which binaries are paged in). */
+async function fileBackedByFile(pid: number): Promise<string> {
+  const smaps = await readFile(`/proc/${pid}/smaps`, "utf8").catch(() => "");
+  const byFile = new Map<string, number>();
+  let file: string | undefined;
+  for (const line of smaps.split("\n")) {
+    const mapping = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (mapping !== null) file = mapping[1] !== "" && mapping[1]?.startsWith("/") ? mapping[1] : undefined;
+    const rss = /^Rss:\s+(\d+)/.exec(line);
+    const anon = /^Anonymous:\s+(\d+)/.exec(line);
+    if (file !== undefined && rss !== null) byFile.set(file, (byFile.get(file) ?? 0) + Number(rss[1]));
+    if (file !== undefined && anon !== null) byFile.set(file, (byFile.get(file) ?? 0) - Number(anon[1]));
+  }
+  return [...byFile]
+    .filter(([, k]) => k >= 512)
+    .sort((a, b) => b[1] - a[1])
+    .map(([f, k]) => `${f.split("/").pop()} ${Math.round(k / 1024)} MiB`)
+    .join(", ");
 }
 
 /** CPU seconds a process has used so far (user + system), from /proc/PID/stat. */
@@ -226,8 +247,9 @@ async function runReconciler(count: number): Promise<Row> {
   const bareManaged = skipBare ? { perS: Number.NaN, cpu: noCpu } : await bareLoop(count, true);
   const namespace = `bench-${count}-${Date.now()}`;
   await client.create(namespaceMapping, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
-  const repoDir = join(root, `repo-${count}`);
-  const remote = join(root, `remote-${count}.git`);
+  // Named by namespace, so a size may be given twice (BENCH_SIZES=1000,1000) for repeated samples.
+  const repoDir = join(root, `repo-${namespace}`);
+  const remote = join(root, `remote-${namespace}.git`);
   execFileSync("git", ["init", "-q", "--bare", "-b", "main", remote]);
   execFileSync("git", ["init", "-q", "-b", "main", repoDir]);
   git(repoDir, "remote", "add", "origin", remote);
@@ -259,9 +281,9 @@ async function runReconciler(count: number): Promise<Row> {
       `--sync-namespace=${namespace}`,
       `--kubeconfig=${cluster.kubeconfig}`,
       `--redis-url=${redis.url}`,
-      `--queue-prefix=bench${count}`,
+      `--queue-prefix=${namespace}`,
       `--metrics-port=${metricsPort}`,
-      `--cache-dir=${join(root, `cache-${count}`)}`,
+      `--cache-dir=${join(root, `cache-${namespace}`)}`,
       "--allow-file-repos",
       // Every poll a full pass, so "unchanged pass" measures the full read-plan-match over all objects.
       "--resync-period=0",

@@ -13,7 +13,14 @@ import { KubeApiError, KubeReason, isGone } from "./errors.ts";
 import { asApiStatus, asKubeObject, asListPage, type TypeFill } from "./parse.ts";
 import { apiVersionOf, encodeQuery, resourcePath, type QueryValue } from "./paths.ts";
 import { VerbCounter, verbForMethod, type RequestCounter, type RequestVerb } from "./request-counter.ts";
-import { exchange, openStream, RequestTimeoutError, type RawResponse, type Transport } from "./transport.ts";
+import {
+  exchange,
+  openStream,
+  prefixScanBytes,
+  RequestTimeoutError,
+  type RawResponse,
+  type Transport,
+} from "./transport.ts";
 import type { KubeObject, ListPage, ObjectList, ResourceMapping, WatchEvent } from "./types.ts";
 import { peekMemberRange } from "./json-peek.ts";
 import { readWatchEvents } from "./watch.ts";
@@ -105,9 +112,6 @@ export interface DeleteOptions {
   readonly dryRun?: boolean;
   readonly signal?: AbortSignal;
 }
-
-/** Bytes of a write's answer scanned for its metadata before the whole answer is. */
-const metadataScanBytes = 64 * 1024;
 
 const partialMetadata = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 
@@ -452,9 +456,11 @@ export class KubeClient {
     opts: { readonly signal?: AbortSignal; readonly response?: "object" | "metadata" },
     subject: Subject,
   ): Promise<KubeObject> {
-    const raw = await this.#send(verb, method, path, body, contentType, opts, subject);
+    const metadataOnly = opts.response === "metadata";
+    const req = metadataOnly ? { ...opts, prefixSuffices: holdsMetadata } : opts;
+    const raw = await this.#send(verb, method, path, body, contentType, req, subject);
     if (raw.status >= 300) throw errorFrom(raw, subject);
-    return opts.response === "metadata" ? metadataFrom(raw, m, subject) : objectFrom(raw, m, subject);
+    return metadataOnly ? metadataFrom(raw, m, subject) : objectFrom(raw, m, subject);
   }
 
   /**
@@ -468,7 +474,12 @@ export class KubeClient {
     path: string,
     body: string | Buffer | undefined,
     contentType: string | undefined,
-    req: { signal?: AbortSignal; timeoutMs?: number; accept?: string },
+    req: {
+      signal?: AbortSignal;
+      timeoutMs?: number;
+      accept?: string;
+      prefixSuffices?: (prefix: Buffer) => boolean;
+    },
     subject: Subject,
   ): Promise<RawResponse> {
     let refreshed = false;
@@ -493,6 +504,7 @@ export class KubeClient {
           ...(body === undefined ? {} : { body }),
           ...(req.signal === undefined ? {} : { signal: req.signal }),
           timeoutMs: req.timeoutMs ?? this.#timeoutMs,
+          ...(req.prefixSuffices === undefined ? {} : { prefixSuffices: req.prefixSuffices }),
         });
       } catch (error) {
         this.#counter.finished(verb, 0, performance.now() - started);
@@ -589,12 +601,17 @@ function objectFrom(raw: RawResponse, m: ResourceMapping, subject: Subject): Kub
   return obj;
 }
 
-/** The stored object's apiVersion, kind and metadata; the rest of the response is never parsed. */
+/** Whether a body's start holds the whole metadata member (the transport may drop the rest). */
+function holdsMetadata(prefix: Buffer): boolean {
+  return peekMemberRange(prefix.toString("latin1"), "metadata") !== undefined;
+}
+
+/** The stored object's apiVersion, kind and metadata; the rest of the response is never parsed or kept. */
 function metadataFrom(raw: RawResponse, m: ResourceMapping, subject: Subject): KubeObject {
   // metadata comes before spec and status in what the server writes: the scan stops there, and
   // only its bytes are decoded, not the megabytes after it.
   const range =
-    peekMemberRange(raw.body.toString("latin1", 0, Math.min(raw.body.length, metadataScanBytes)), "metadata") ??
+    peekMemberRange(raw.body.toString("latin1", 0, Math.min(raw.body.length, prefixScanBytes)), "metadata") ??
     peekMemberRange(raw.body.toString("latin1"), "metadata");
   if (range === undefined) throw invalid(raw, subject, "not a Kubernetes object");
   const metadata = raw.body.toString("utf8", range.start, range.end);

@@ -31,7 +31,16 @@ export interface Exchange {
   readonly signal?: AbortSignal;
   /** 0 for no deadline. For streams it covers the wait for the response headers only. */
   readonly timeoutMs: number;
+  /**
+   * For a caller that needs only the start of a successful answer (the metadata of a ResourceGroup
+   * whose write answers with megabytes): called with the body so far, up to {@link prefixScanBytes};
+   * once it returns true the rest is read and dropped instead of kept. Error answers are kept whole.
+   */
+  readonly prefixSuffices?: (prefix: Buffer) => boolean;
 }
+
+/** How much of a body {@link Exchange.prefixSuffices} is shown before the whole body is kept. */
+export const prefixScanBytes = 64 * 1024;
 
 export interface RawResponse {
   readonly status: number;
@@ -116,7 +125,8 @@ function exchangeOnce(transport: Transport, ex: Exchange): Promise<RawResponse> 
     req.on("response", (res) => {
       responded = true;
       const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      const keep = bodyKeeper(chunks, (res.statusCode ?? 0) < 300 ? ex.prefixSuffices : undefined);
+      res.on("data", keep);
       res.on("error", fail);
       res.on("end", () => {
         if (settled) return;
@@ -133,6 +143,32 @@ function exchangeOnce(transport: Transport, ex: Exchange): Promise<RawResponse> 
     });
     req.end(ex.body);
   });
+}
+
+/**
+ * The response's data handler: every chunk goes into `chunks`, unless `suffices` says the body so
+ * far is enough; from then on chunks are dropped as they arrive (the response is still read to its
+ * end, so the connection stays usable).
+ */
+function bodyKeeper(chunks: Buffer[], suffices: ((prefix: Buffer) => boolean) | undefined): (chunk: Buffer) => void {
+  let received = 0;
+  let enough = false;
+  return (chunk) => {
+    if (enough) return;
+    chunks.push(chunk);
+    received += chunk.length;
+    if (suffices === undefined) return;
+    const body = chunks.length === 1 ? chunk : Buffer.concat(chunks);
+    chunks.length = 0;
+    chunks.push(body);
+    if (suffices(body.subarray(0, prefixScanBytes))) {
+      enough = true;
+      // A copy, so that a large first chunk is not kept alive by a view of its start.
+      if (body.length > prefixScanBytes) chunks[0] = Buffer.from(body.subarray(0, prefixScanBytes));
+    } else if (received >= prefixScanBytes) {
+      suffices = undefined; // not in the prefix: keep the whole body for the caller to read
+    }
+  };
 }
 
 export interface OpenStream {

@@ -5,10 +5,12 @@ export interface Logger {
   warn(message: string, fields?: Readonly<Record<string, unknown>>): void;
   error(message: string, fields?: Readonly<Record<string, unknown>>): void;
   child(fields: Readonly<Record<string, unknown>>): Logger;
+  /** Whether lines of `level` are written: for fields that cost something to compute. */
+  enabled(level: Level): boolean;
 }
 
 const levels = { debug: 10, info: 20, warn: 30, error: 40 } as const;
-type Level = keyof typeof levels;
+export type Level = keyof typeof levels;
 
 export function createLogger(
   base: Readonly<Record<string, unknown>> = {},
@@ -26,5 +28,6 @@ export function createLogger(
     warn: (m, f) => emit("warn", m, f),
     error: (m, f) => emit("error", m, f),
     child: (fields) => createLogger({ ...base, ...fields }, options),
+    enabled: (level) => levels[level] >= min,
   };
 }

@@ -25,6 +25,7 @@ import type { FetchResult } from "@driftless/git";
 import type { KubeObject } from "@driftless/kube";
 import type { PassContext } from "./context.ts";
 import { readGitCredentials } from "./credentials.ts";
+import { memoryMiB } from "./memory.ts";
 import { loadSync, type LoadedSync } from "./rsync.ts";
 import { recordEvent, SyncEventReason } from "./events.ts";
 import { nextStatus, syncingStatus, writeStatus, type PassReport } from "./status.ts";
@@ -65,6 +66,9 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
     const now = performance.now();
     phases[phase] = Math.round(now - mark) / 1000;
     mark = now;
+    // Which step a pass's memory peak comes from (LOG_LEVEL=debug).
+    if (ctx.log.enabled("debug"))
+      ctx.log.debug("pass phase finished", { phase, seconds: phases[phase], memoryMiB: memoryMiB() });
   };
   let result: PassResult = {
     commit: undefined,

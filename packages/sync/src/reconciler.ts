@@ -23,16 +23,10 @@ import { createLogger, type Logger } from "./log.ts";
 import { namespaceInUse } from "./namespace-usage.ts";
 import { runPass, type PassResult, type PassTrigger } from "./pass.ts";
 import { Remediator } from "./remediator.ts";
+import { memoryMiB } from "./memory.ts";
 import { loadSync } from "./rsync.ts";
 import { SourceCache } from "./source-cache.ts";
 import type { PassReport } from "./status.ts";
-
-/** Resident and heap memory, for the pass log line (operators watch it; benchmarks read it). */
-function memoryMiB(): Readonly<Record<string, number>> {
-  const m = process.memoryUsage();
-  const mib = (n: number): number => Math.round(n / 1048576);
-  return { rss: mib(m.rss), heapUsed: mib(m.heapUsed), heapTotal: mib(m.heapTotal), external: mib(m.external) };
-}
 
 export interface ReconcilerOptions {
   readonly identity: SyncIdentity;
