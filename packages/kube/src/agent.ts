@@ -1,4 +1,4 @@
-/** The keep-alive agent every request of one client shares, and the agent for its watches. */
+/** The keep-alive agent every request of one client shares (watches connect on their own: stream-socket.ts). */
 import http from "node:http";
 import https from "node:https";
 import { createSecureContext } from "node:tls";
@@ -34,15 +34,6 @@ export interface AgentOptions {
    * request may be written into a socket the server is closing.
    */
   readonly idleSocketTimeoutMs: number;
-}
-
-/**
- * The agent for streams (watches): a watch ends by closing its connection, so nothing is kept alive,
- * and there is no socket limit (each informer holds one stream).
- */
-export function createStreamAgent(endpoint: Endpoint, tls: AgentTls): http.Agent {
-  const common = { keepAlive: false, maxSockets: Infinity };
-  return endpoint.secure ? new https.Agent({ ...common, ...tls }) : new http.Agent(common);
 }
 
 export function createAgent(endpoint: Endpoint, tls: AgentTls, options: AgentOptions): http.Agent {

@@ -6,21 +6,15 @@
 import type http from "node:http";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ErrorResource } from "@driftless/api";
-import { agentTls, createAgent, createStreamAgent } from "./agent.ts";
+import { agentTls, createAgent } from "./agent.ts";
 import { connect, loadKubeConfig, type Endpoint, type TlsMaterial } from "./connection.ts";
 import { loadNativeConnection, type CredentialProvider } from "./kubeconfig.ts";
 import { KubeApiError, KubeReason, isGone } from "./errors.ts";
 import { asApiStatus, asKubeObject, asListPage, type TypeFill } from "./parse.ts";
 import { apiVersionOf, encodeQuery, resourcePath, type QueryValue } from "./paths.ts";
 import { VerbCounter, verbForMethod, type RequestCounter, type RequestVerb } from "./request-counter.ts";
-import {
-  exchange,
-  openStream,
-  prefixScanBytes,
-  RequestTimeoutError,
-  type RawResponse,
-  type Transport,
-} from "./transport.ts";
+import { openStreamSocket, type OpenedStream } from "./stream-socket.ts";
+import { exchange, prefixScanBytes, RequestTimeoutError, type RawResponse, type Transport } from "./transport.ts";
 import type { KubeObject, ListPage, ObjectList, ResourceMapping, WatchEvent } from "./types.ts";
 import { peekMemberRange } from "./json-peek.ts";
 import { readWatchEvents } from "./watch.ts";
@@ -182,7 +176,7 @@ export class KubeClient {
       idleSocketTimeoutMs: options.idleSocketTimeoutMs ?? defaults.idleSocketTimeoutMs,
     });
     return new KubeClient(
-      { endpoint, agent, streamAgent: createStreamAgent(endpoint, agentOptions) },
+      { endpoint, agent, stream: { endpoint, tls: agentOptions, open: new Set() } },
       credentials,
       options,
     );
@@ -396,11 +390,10 @@ export class KubeClient {
     if (opts.signal.aborted) return;
     this.#counter.started("watch");
     const started = performance.now();
-    let stream;
+    let stream: OpenedStream;
     try {
       const headers = { ...this.#baseHeaders, ...(await this.#credentials.headers()), Accept: "application/json" };
-      stream = await openStream(this.#transport, {
-        method: "GET",
+      stream = await openStreamSocket(this.#transport.stream, {
         path,
         headers,
         signal: opts.signal,
@@ -411,21 +404,14 @@ export class KubeClient {
       if (opts.signal.aborted) return;
       throw networkError(error, subject);
     }
-    const { response } = stream;
-    this.#counter.finished("watch", response.statusCode ?? 0, performance.now() - started);
+    const { status, headers } = stream.head;
+    this.#counter.finished("watch", status, performance.now() - started);
     try {
-      if (response.statusCode !== 200) {
-        const chunks: Buffer[] = [];
-        for await (const chunk of response) chunks.push(chunk as Buffer);
-        throw errorFrom(
-          { status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) },
-          subject,
-        );
-      }
+      if (status !== 200) throw errorFrom({ status, headers, body: await wholeBody(stream) }, subject);
       // With no idle deadline a half-open connection would hang forever; bookmarks and the
       // server's own timeout keep a healthy watch well inside this.
       const idleMs = ((opts.timeoutSeconds ?? 1800) + 60) * 1000;
-      yield* readWatchEvents(response, typeFill(m), {
+      yield* readWatchEvents(stream, typeFill(m), {
         signal: opts.signal,
         idleMs,
         operation: subject.operation,
@@ -443,7 +429,7 @@ export class KubeClient {
   /** Closes every connection; in-flight requests fail. */
   close(): void {
     this.#transport.agent.destroy();
-    this.#transport.streamAgent.destroy();
+    for (const socket of this.#transport.stream.open) socket.destroy();
   }
 
   async #write(
@@ -599,6 +585,18 @@ function objectFrom(raw: RawResponse, m: ResourceMapping, subject: Subject): Kub
   const obj = asKubeObject(parseJson(raw, subject), typeFill(m));
   if (obj === undefined) throw invalid(raw, subject, "not a Kubernetes object");
   return obj;
+}
+
+/** An error answer's body, whole (it is a small Status). */
+function wholeBody(stream: OpenedStream): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.start({
+      data: (bytes) => chunks.push(Buffer.from(bytes)), // copies: the read buffer is reused
+      end: () => resolve(Buffer.concat(chunks)),
+      error: reject,
+    });
+  });
 }
 
 /** Whether a body's start holds the whole metadata member (the transport may drop the rest). */

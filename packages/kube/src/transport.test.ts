@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { agentTls } from "./agent.ts";
 import { exchange, prefixScanBytes, type Transport } from "./transport.ts";
 
 let server: http.Server;
@@ -34,10 +35,11 @@ before(async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const endpoint = { server: `http://127.0.0.1:${port}`, secure: false, hostname: "127.0.0.1", port, basePath: "" };
   transport = {
-    endpoint: { server: `http://127.0.0.1:${port}`, secure: false, hostname: "127.0.0.1", port, basePath: "" },
+    endpoint,
     agent,
-    streamAgent: agent,
+    stream: { endpoint, tls: agentTls({}), open: new Set() },
   };
 });
 

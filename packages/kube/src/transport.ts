@@ -4,6 +4,7 @@
  */
 import http from "node:http";
 import https from "node:https";
+import type { StreamTarget } from "./stream-socket.ts";
 import type { Endpoint } from "./connection.ts";
 
 export interface Transport {
@@ -13,9 +14,9 @@ export interface Transport {
   /**
    * Streams (watches) hold a connection for minutes. On the request agent each would take a socket
    * from the request pool, so a reconciler writing at full concurrency with a watch open queued one
-   * request behind the pool all the time; streams get connections of their own.
+   * request behind the pool all the time; streams get connections of their own (stream-socket.ts).
    */
-  readonly streamAgent: http.Agent;
+  readonly stream: StreamTarget;
 }
 
 export interface Exchange {
@@ -169,48 +170,4 @@ function bodyKeeper(chunks: Buffer[], suffices: ((prefix: Buffer) => boolean) | 
       suffices = undefined; // not in the prefix: keep the whole body for the caller to read
     }
   };
-}
-
-export interface OpenStream {
-  readonly response: http.IncomingMessage;
-  /** Ends the exchange (idempotent): closes the connection if the body is not fully read. */
-  close(): void;
-}
-
-/**
- * Sends a request and resolves with the response as soon as its headers arrive, for streaming
- * bodies (watches). Aborting `signal` later destroys the stream.
- */
-export function openStream(transport: Transport, ex: Exchange): Promise<OpenStream> {
-  return new Promise<OpenStream>((resolve, reject) => {
-    const signal = ex.signal;
-    if (signal?.aborted === true) {
-      reject(signal.reason);
-      return;
-    }
-    const req = start(transport, ex, transport.streamAgent);
-    let responded = false;
-    const onAbort = (): void => {
-      req.destroy(signal?.reason instanceof Error ? signal.reason : new Error("aborted"));
-    };
-    const timer =
-      ex.timeoutMs > 0 ? setTimeout(() => req.destroy(new RequestTimeoutError(ex.timeoutMs)), ex.timeoutMs) : undefined;
-    const close = (): void => {
-      signal?.removeEventListener("abort", onAbort);
-      if (timer !== undefined) clearTimeout(timer);
-      if (!req.destroyed) req.destroy();
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-    req.on("error", (error) => {
-      if (responded) return; // the response stream reports it to its reader
-      close();
-      reject(signal?.aborted === true ? signal.reason : error);
-    });
-    req.on("response", (response) => {
-      responded = true;
-      if (timer !== undefined) clearTimeout(timer);
-      resolve({ response, close });
-    });
-    req.end(ex.body);
-  });
 }

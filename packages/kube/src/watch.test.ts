@@ -1,11 +1,54 @@
 import assert from "node:assert/strict";
-import { Readable } from "node:stream";
 import { describe, it } from "node:test";
 import { KubeApiError } from "./errors.ts";
-import { WatchIdleError, parseWatchEvent, readWatchEvents } from "./watch.ts";
+import { WatchIdleError, parseWatchEvent, readWatchEvents, type BodySource } from "./watch.ts";
 import type { WatchEvent } from "./types.ts";
 
 const fill = { apiVersion: "v1", kind: "ConfigMap" };
+
+/**
+ * A body delivered as a socket read with `onread` delivers it: each chunk copied into one buffer that
+ * is overwritten after the call, so a decoder that kept a view of it would see garbage.
+ */
+function pushedBody(chunks: (string | Buffer)[], options: { end?: boolean } = {}): BodySource & { pauses: number } {
+  const reused = Buffer.alloc(1 << 20);
+  let paused = false;
+  let next: (() => void) | undefined;
+  const body = {
+    pauses: 0,
+    start(sink: Parameters<BodySource["start"]>[0]) {
+      let i = 0;
+      const deliver = (): void => {
+        if (paused) {
+          next = deliver;
+          return;
+        }
+        if (i === chunks.length) {
+          if (options.end !== false) sink.end();
+          return;
+        }
+        const chunk = chunks[i++] ?? "";
+        const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+        bytes.copy(reused);
+        sink.data(reused.subarray(0, bytes.length));
+        reused.fill(0x7e, 0, bytes.length);
+        setImmediate(deliver);
+      };
+      setImmediate(deliver);
+    },
+    pause() {
+      if (!paused) body.pauses++;
+      paused = true;
+    },
+    resume() {
+      paused = false;
+      const resumed = next;
+      next = undefined;
+      if (resumed !== undefined) setImmediate(resumed);
+    },
+  };
+  return body;
+}
 
 async function collect(
   chunks: (string | Buffer)[],
@@ -13,8 +56,7 @@ async function collect(
   isEcho?: (resourceVersion: string) => boolean,
 ): Promise<WatchEvent[]> {
   const out: WatchEvent[] = [];
-  const stream = Readable.from(chunks.map((c) => (typeof c === "string" ? Buffer.from(c) : c)));
-  for await (const e of readWatchEvents(stream, fill, {
+  for await (const e of readWatchEvents(pushedBody(chunks), fill, {
     signal: new AbortController().signal,
     idleMs,
     operation: "watch configmaps",
@@ -127,12 +169,11 @@ void describe("watch decoding", () => {
   });
 
   void it("cuts a stream that stays silent past the idle deadline", async () => {
-    const stream = new Readable({ read() {} });
-    stream.push('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n');
+    const body = pushedBody(['{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n'], { end: false });
     const seen: string[] = [];
     await assert.rejects(
       (async () => {
-        for await (const e of readWatchEvents(stream, fill, {
+        for await (const e of readWatchEvents(body, fill, {
           signal: new AbortController().signal,
           idleMs: 50,
           operation: "op",
@@ -142,5 +183,27 @@ void describe("watch decoding", () => {
       WatchIdleError,
     );
     assert.deepEqual(seen, ["ADDED"]);
+  });
+
+  void it("pauses the body while decoded events wait for a slow reader, and delivers every one", async () => {
+    const line = (i: number): string => `{"type":"ADDED","object":{"metadata":{"name":"cm-${i}"}}}\n`;
+    // 40 chunks of 100 events: the reader takes its time over each event.
+    const chunks = Array.from({ length: 40 }, (_, c) =>
+      Array.from({ length: 100 }, (_, i) => line(c * 100 + i)).join(""),
+    );
+    const body = pushedBody(chunks);
+    const names: string[] = [];
+    for await (const e of readWatchEvents(body, fill, {
+      signal: new AbortController().signal,
+      idleMs: 5000,
+      operation: "op",
+    })) {
+      names.push(e.type === "ERROR" ? "" : e.object.metadata.name);
+      if (names.length % 100 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    assert.equal(names.length, 4000);
+    assert.deepEqual(names.slice(0, 3), ["cm-0", "cm-1", "cm-2"]);
+    assert.equal(names.at(-1), "cm-3999");
+    assert.ok(body.pauses > 0, "the body was paused at least once");
   });
 });

@@ -1,8 +1,8 @@
 /** Decoding a watch response: newline-delimited JSON events, parsed as they arrive. */
-import type { Readable } from "node:stream";
 import { KubeApiError, KubeReason } from "./errors.ts";
 import { peekWatchEventVersion } from "./json-peek.ts";
-import { LineSplitter } from "./ndjson.ts";
+import { ReusedBufferLines } from "./ndjson.ts";
+import type { OpenedStream } from "./stream-socket.ts";
 import { asApiStatus, asKubeObject, isRecord, type TypeFill } from "./parse.ts";
 import { WatchEventType, type WatchEvent } from "./types.ts";
 
@@ -25,27 +25,83 @@ export interface ReadWatchOptions {
   readonly isEcho?: (resourceVersion: string) => boolean;
 }
 
+/** A response body delivered by pushes (stream-socket.ts), with flow control. */
+export type BodySource = Pick<OpenedStream, "start" | "pause" | "resume">;
+
+/**
+ * Events decoded past this many waiting for the reader pause the socket: the server's writes then
+ * wait in TCP rather than in our memory.
+ */
+const maxQueuedEvents = 512;
+
 export async function* readWatchEvents(
-  stream: Readable,
+  body: BodySource,
   fill: TypeFill,
   options: ReadWatchOptions,
 ): AsyncGenerator<WatchEvent, void, undefined> {
-  const splitter = new LineSplitter();
+  const lines = new ReusedBufferLines();
+  let queue: WatchEvent[] = [];
+  let ended = false;
+  let failure: Error | undefined;
+  let wake: (() => void) | undefined;
+  const signal = (): void => {
+    wake?.();
+    wake = undefined;
+  };
+  const decode = (line: Buffer): void => {
+    queue.push(eventOf(line, fill, options));
+  };
   let timer: NodeJS.Timeout | undefined;
   const arm = (): void => {
     if (timer !== undefined) clearTimeout(timer);
-    timer = setTimeout(() => stream.destroy(new WatchIdleError(options.idleMs)), options.idleMs);
+    timer = setTimeout(() => {
+      failure ??= new WatchIdleError(options.idleMs);
+      signal();
+    }, options.idleMs);
   };
   arm();
-  try {
-    for await (const chunk of stream) {
+  body.start({
+    data: (bytes) => {
+      if (failure !== undefined) return;
       arm();
-      for (const line of splitter.pushBytes(chunk as Buffer)) yield eventOf(line, fill, options);
-      if (splitter.pendingBytes > maxEventBytes)
-        throw protocolError(options.operation, `an event line exceeds ${maxEventBytes} bytes`);
+      try {
+        lines.push(bytes, decode);
+        if (lines.pendingBytes > maxEventBytes)
+          throw protocolError(options.operation, `an event line exceeds ${maxEventBytes} bytes`);
+      } catch (error) {
+        failure = error instanceof Error ? error : new Error(String(error));
+      }
+      if (queue.length >= maxQueuedEvents) body.pause();
+      signal();
+    },
+    end: () => {
+      try {
+        lines.flush(decode);
+      } catch (error) {
+        failure ??= error instanceof Error ? error : new Error(String(error));
+      }
+      ended = true;
+      signal();
+    },
+    error: (error) => {
+      failure ??= error;
+      signal();
+    },
+  });
+  try {
+    for (;;) {
+      if (queue.length > 0) {
+        const batch = queue;
+        queue = [];
+        body.resume();
+        for (const event of batch) yield event;
+        continue;
+      }
+      // Events decoded before a failure are delivered first: they happened.
+      if (failure !== undefined) throw failure;
+      if (ended) return;
+      await new Promise<void>((resolve) => (wake = resolve));
     }
-    const rest = splitter.flushBytes();
-    if (rest !== undefined) yield eventOf(rest, fill, options);
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }
