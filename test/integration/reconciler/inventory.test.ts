@@ -96,3 +96,29 @@ test("a write on a stale ResourceGroup is retried on a fresh read (409), not los
   );
   assert.equal(final?.metadata.labels?.["team"], "platform", "the other writer's label was lost");
 });
+
+test("writing the same id objects again is settled without a request, unless someone changed the group", async (t) => {
+  const namespace = await testNamespace(t, "inventory-same");
+  const client = await adminClient(t);
+  const inventory = new Inventory(client, { kind: "RepoSync", namespace, name: "repo-sync" });
+  const declared = ids(namespace, "a", "b");
+  await inventory.write(declared);
+
+  const before = client.requests.snapshot();
+  await inventory.write([...declared]); // the same objects, as the next pass over an unchanged source passes them
+  const after = client.requests.snapshot();
+  assert.equal(after.get + after.update - before.get - before.update, 0, "a request for nothing");
+
+  // Someone else adds an entry: the same ids are no longer what the group holds, so they are written.
+  const stored = await client.get(resourceGroupMapping, namespace, "repo-sync");
+  assert.ok(stored !== undefined);
+  const spec = stored["spec"] as { resources: ObjectId[] };
+  await client.replace(resourceGroupMapping, {
+    ...stored,
+    spec: { ...spec, resources: [...spec.resources, ...ids(namespace, "c")] },
+  });
+  await inventory.read();
+  await inventory.write([...declared]);
+  const final = await client.get(resourceGroupMapping, namespace, "repo-sync");
+  assert.deepEqual((final?.["spec"] as { resources: ObjectId[] }).resources, declared);
+});
