@@ -30,7 +30,7 @@ export interface Exchange {
    */
   readonly body?: string | Buffer;
   readonly signal?: AbortSignal;
-  /** 0 for no deadline. For streams it covers the wait for the response headers only. */
+  /** 0 for no deadline. */
   readonly timeoutMs: number;
   /**
    * For a caller that needs only the start of a successful answer (the metadata of a ResourceGroup
