@@ -64,6 +64,17 @@ export interface PollOptions {
 // One id for every job on the queue: the queue itself is per sync.
 const DEDUPLICATION_ID = RECONCILE_JOB;
 
+/**
+ * A pass's lock, renewed at half this while it runs. A reconciler killed mid-pass (OOM, node drain)
+ * leaves its job locked, and since every trigger folds into that job (one deduplication id), its
+ * replacement can do nothing until the lock expires and the stalled-job check queues the job again:
+ * BullMQ's 30 s + 30 s held a restarted reconciler idle for up to a minute; 10 s + 5 s bound it to
+ * ~15 s. A pass never blocks the event loop for seconds (the source is read in 10 ms slices), so
+ * renewal every 5 s is safe; a lock lost anyway costs one extra pass, never two at once (one worker).
+ */
+const syncJobLockMs = 10_000;
+const syncStalledCheckMs = 5_000;
+
 export class SyncQueue {
   readonly sync: SyncRef;
   readonly #core: QueueCore<ReconcileJobData, ReconcileJobName>;
@@ -110,7 +121,7 @@ export class SyncQueue {
           signal,
         );
       },
-      options,
+      { lockDurationMs: syncJobLockMs, stalledIntervalMs: syncStalledCheckMs, ...options },
     );
   }
 

@@ -1,9 +1,11 @@
+import { spawn } from "node:child_process";
+import { join } from "node:path";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Queue } from "bullmq";
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
 import { SyncQueue, type JobOutcome, type ReconcileJob } from "@driftless/queue";
-import { eventually } from "../../support/index.ts";
+import { eventually, testEnv } from "../../support/index.ts";
 import { gate, testConnection, testPrefix, testSync } from "./helpers.ts";
 
 function terminal(message: string): DriftlessError {
@@ -346,4 +348,39 @@ test("obliterate() removes a deleted sync's queue and its jobs from Redis", asyn
 
   assert.deepEqual(await connection.keys(`${prefix}:${queue.name}:*`), []);
   assert.equal((await queue.depth()).total, 0);
+});
+
+test("a pass held by a reconciler that was killed is taken up by its replacement within ~15 s, not a minute", async (t) => {
+  const sync = testSync();
+  const prefix = testPrefix();
+  const holder = spawn(
+    process.execPath,
+    [join(import.meta.dirname, "fixtures", "hold-sync-job.ts"), testEnv().redisUrl, prefix, JSON.stringify(sync)],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  t.after(() => holder.kill("SIGKILL"));
+  let output = "";
+  holder.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  await eventually(() => output.includes("holding"), {
+    timeoutMs: 30_000,
+    what: "the first reconciler inside its pass",
+  });
+  holder.kill("SIGKILL");
+  await new Promise((resolve) => holder.once("exit", resolve));
+
+  // The replacement: every trigger folds into the job the dead one holds, so it waits for the lock.
+  const queue = new SyncQueue({ sync, connection: testConnection(t), prefix });
+  t.after(() => queue.close());
+  const passes: ReconcileJob[] = [];
+  queue.worker((job) => {
+    passes.push(job);
+    return Promise.resolve();
+  });
+  const killedAt = performance.now();
+  await queue.enqueue("poll");
+  // BullMQ's defaults (30 s lock, 30 s stalled check) took 30-60 s here.
+  await eventually(() => passes.length > 0, { timeoutMs: 25_000, intervalMs: 100, what: "a pass by the replacement" });
+  t.diagnostic(
+    `the replacement's first pass began ${((performance.now() - killedAt) / 1000).toFixed(1)} s after the kill`,
+  );
 });
