@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { agentTls } from "./agent.ts";
 import {
@@ -159,6 +159,37 @@ void describe("openStreamSocket against Node's HTTP server", () => {
       openStreamSocket(target, { ...request, headers: { "X-Bad": "a\r\nGET /other HTTP/1.1" } }),
       /line break/,
     );
+  });
+});
+
+void describe("openStreamSocket against a server that writes a byte at a time", () => {
+  void it("assembles a head split across reads, and a body that came in the head's read", async () => {
+    const raw = net.createServer((socket) => {
+      socket.once("data", () => {
+        const answer = Buffer.from(
+          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n0\r\n\r\n",
+        );
+        let at = 0;
+        const tick = setInterval(() => {
+          socket.write(answer.subarray(at, at + 1));
+          if (++at === answer.length) {
+            clearInterval(tick);
+            socket.end();
+          }
+        }, 0);
+      });
+    });
+    await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
+    const { port } = raw.address() as AddressInfo;
+    const endpoint = { server: `http://127.0.0.1:${port}`, secure: false, hostname: "127.0.0.1", port, basePath: "" };
+    try {
+      const stream = await openStreamSocket({ endpoint, tls: agentTls({}), open: new Set() }, request);
+      assert.equal(stream.head.status, 200);
+      assert.equal(stream.head.headers["content-type"], "application/json");
+      assert.equal(await bodyOf(stream), "abcdef");
+    } finally {
+      raw.close();
+    }
   });
 });
 
