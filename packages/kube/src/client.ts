@@ -214,10 +214,8 @@ export class KubeClient {
     name: string,
     opts: { signal?: AbortSignal } = {},
   ): Promise<KubeObject | undefined> {
-    const subject = describe("get", m, namespace, name);
-    const raw = await this.#send("get", "GET", resourcePath(m, namespace, name), undefined, undefined, opts, subject);
-    if (raw.status === 404) return undefined;
-    return objectFrom(raw, m, subject);
+    const got = await this.#getOne(m, namespace, name, opts);
+    return got === undefined ? undefined : objectFrom(got.raw, m, got.subject);
   }
 
   /**
@@ -230,17 +228,9 @@ export class KubeClient {
     name: string,
     opts: { signal?: AbortSignal } = {},
   ): Promise<KubeObject | undefined> {
-    const subject = describe("get", m, namespace, name);
-    const raw = await this.#send(
-      "get",
-      "GET",
-      resourcePath(m, namespace, name),
-      undefined,
-      undefined,
-      { ...opts, accept: partialMetadata },
-      subject,
-    );
-    if (raw.status === 404) return undefined;
+    const got = await this.#getOne(m, namespace, name, { ...opts, accept: partialMetadata });
+    if (got === undefined) return undefined;
+    const { raw, subject } = got;
     if (raw.status >= 300) throw errorFrom(raw, subject);
     const partial = parseJson(raw, subject) as { metadata?: unknown } | undefined;
     // The answer's own apiVersion and kind are meta.k8s.io's; the object is of the mapping's type.
@@ -430,6 +420,18 @@ export class KubeClient {
   close(): void {
     this.#transport.agent.destroy();
     for (const socket of this.#transport.stream.open) socket.destroy();
+  }
+
+  /** One object's GET (`accept` chooses its form): the raw answer, or undefined on 404. */
+  async #getOne(
+    m: ResourceMapping,
+    namespace: string | undefined,
+    name: string,
+    req: { signal?: AbortSignal; accept?: string },
+  ): Promise<{ raw: RawResponse; subject: Subject } | undefined> {
+    const subject = describe("get", m, namespace, name);
+    const raw = await this.#send("get", "GET", resourcePath(m, namespace, name), undefined, undefined, req, subject);
+    return raw.status === 404 ? undefined : { raw, subject };
   }
 
   async #write(
