@@ -21,16 +21,9 @@ import { applyPatch, type Annotator, type PatchMaker } from "@driftless/objectma
 import { holdsDeclared } from "./answered-as-declared.ts";
 import { mapLimit } from "./concurrency.ts";
 import { computeHealth, HealthStatus } from "./kstatus.ts";
-import {
-  annotationsOf,
-  comparisonCandidate,
-  decorate,
-  isManagementDisabled,
-  setToken,
-  withOwnMetadata,
-} from "./decorate.ts";
+import { annotationsOf, comparisonCandidate, decorate, isManagementDisabled, withToken } from "./decorate.ts";
 import type { DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
-import type { LiveState } from "./live-state.ts";
+import type { LiveState, PlanOutline } from "./live-state.ts";
 import { idKey } from "./object-id.ts";
 import type { Plan } from "./plan.ts";
 import { hasRecordDigest, restoreRecord } from "./record-digest.ts";
@@ -192,9 +185,7 @@ const maxConflictRetries = 5;
  * depend on it (depends-on) are skipped. Never throws for a per-object failure.
  */
 export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<ApplyOutcome[]> {
-  // Dependencies are waited on through the live state: their types must stay watched.
-  const awaited = new Set(plan.waves.flatMap((wave) => wave.flatMap((d) => d.dependsOn.map((id) => kindKey(id)))));
-  const planDone = options.live.applyingPlan?.((mapping) => awaited.has(kindKey(mapping)));
+  const planDone = options.live.applyingPlan?.(outlineOf(plan));
   try {
     return await applyWaves(plan, options);
   } finally {
@@ -204,6 +195,23 @@ export async function applyPlan(plan: Plan, options: ApplyOptions): Promise<Appl
 
 function kindKey(ref: { readonly group: string; readonly kind: string }): string {
   return `${ref.group}/${ref.kind}`;
+}
+
+function outlineOf(plan: Plan): PlanOutline {
+  const objects = new Map<string, number>();
+  // Dependencies are waited on through the live state: their types must stay watched.
+  const awaited = new Set<string>();
+  for (const wave of plan.waves) {
+    for (const desired of wave) {
+      const key = kindKey(desired.id);
+      objects.set(key, (objects.get(key) ?? 0) + 1);
+      for (const dependency of desired.dependsOn) awaited.add(kindKey(dependency));
+    }
+  }
+  return {
+    objectsOf: (mapping) => objects.get(kindKey(mapping)) ?? 0,
+    keepWatching: (mapping) => awaited.has(kindKey(mapping)),
+  };
 }
 
 async function applyWaves(plan: Plan, options: ApplyOptions): Promise<ApplyOutcome[]> {
@@ -258,7 +266,6 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
     const verified = options.verified?.lookup(desired, cachedVersion);
     if (verified !== undefined) return { desired, operation: Operation.Unchanged, health: verified, mapping };
     const decorated = decorate(desired, options.sync);
-    const ours = managerAnnotationValue(options.sync.kind, options.sync.namespace, options.sync.name);
 
     for (let attempt = 0; ; attempt++) {
       const current = await liveWithRecord(desired, decorated, mapping, namespace, options);
@@ -277,7 +284,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
         const otherManager = liveAnnotations[ManagedAnnotation.Manager];
         if (
           otherManager !== undefined &&
-          otherManager !== ours &&
+          otherManager !== managerAnnotationValue(options.sync.kind, options.sync.namespace, options.sync.name) &&
           liveAnnotations[ManagedAnnotation.Managed] === "enabled"
         ) {
           return {
@@ -315,7 +322,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
         const updated = await options.client.replace(mapping, body, { fieldManager: options.fieldManager });
         options.live.remember(mapping, updated);
         const health = computeHealth(updated);
-        verifyWritten(desired, decorated, body, updated, health, options);
+        verifyWritten(desired, decorated, record, updated, health, options);
         return { desired, operation: Operation.Updated, health, mapping };
       } catch (error) {
         // Optimistic concurrency: someone wrote between our read and write; re-read and re-decide.
@@ -338,25 +345,32 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
 /**
  * Records a write's answer as verified when it matches the declaration, so the resync after a bulk
  * apply does not match every object again. An answer that carries the record we sent and holds every
- * declared field as declared needs no three-way match (answered-as-declared.ts); any other goes
- * through the matcher, which costs microseconds here, where in the resync it would cost a cache read,
- * a record restore and the match. An answer that does not match (a webhook or the server changed a
- * declared field) is not recorded: the next pass compares it as usual.
+ * declared field as sent needs no three-way match (answered-as-declared.ts); any other goes through
+ * the matcher, which costs microseconds here, where in the resync it would cost a cache read, a record
+ * restore and the match. An answer that does not match (a webhook or the server changed a declared
+ * field) is not recorded: the next pass compares it as usual.
+ *
+ * `declared` is the declaration as written (withRecord): decorated, with the commit token and the
+ * record. Holding it is holding the comparison candidate, which is the same less the record, whose
+ * value is compared first.
  */
 function verifyWritten(
   desired: DesiredObject,
   decorated: JsonObject,
-  sent: JsonObject,
+  declared: JsonObject,
   written: KubeObject,
   health: HealthStatus,
   options: ApplyOptions,
 ): void {
   if (options.verified === undefined) return;
   const writtenAnnotations = written.metadata.annotations ?? {};
-  const candidate = comparisonCandidate(decorated, writtenAnnotations, options.commit);
   const recordKey = options.annotator.annotationKey;
-  const asSent = writtenAnnotations[recordKey] === annotationsOf(sent)[recordKey] && holdsDeclared(candidate, written);
-  if (asSent || options.matcher.calculate(written, candidate).isEmpty())
+  const asSent =
+    writtenAnnotations[recordKey] === annotationsOf(declared)[recordKey] && holdsDeclared(declared, written);
+  if (
+    asSent ||
+    options.matcher.calculate(written, comparisonCandidate(decorated, writtenAnnotations, options.commit)).isEmpty()
+  )
     options.verified.record(desired, written, health);
 }
 
@@ -438,8 +452,7 @@ function mutationIgnored(object: JsonObject): boolean {
 
 /** The object to write: declared state, the commit token, and the last-applied record of both. */
 function withRecord(decorated: JsonObject, commit: string, annotator: Annotator): JsonObject {
-  const body = withOwnMetadata(decorated);
-  setToken(body, commit);
+  const body = withToken(decorated, commit);
   annotator.setLastAppliedAnnotation(body);
   return body;
 }

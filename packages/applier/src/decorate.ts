@@ -49,10 +49,14 @@ export function comparisonCandidate(
   liveAnnotations: Readonly<Record<string, string>>,
   fallbackCommit?: string,
 ): JsonObject {
-  const candidate = withOwnMetadata(decorated);
   const token = liveAnnotations[ManagedAnnotation.Token] ?? fallbackCommit;
-  if (token !== undefined) setToken(candidate, token);
-  return candidate;
+  return token === undefined ? withOwnMetadata(decorated) : withToken(decorated, token);
+}
+
+/** A copy of `object` carrying the commit token, with metadata and annotations of its own (one copy of each). */
+export function withToken(object: JsonObject, commit: string): JsonObject {
+  const meta = metaOf(object);
+  return { ...object, metadata: { ...meta, annotations: { ...meta.annotations, [ManagedAnnotation.Token]: commit } } };
 }
 
 /**

@@ -24,7 +24,7 @@ export {
 } from "./apply.ts";
 export type { ApplyOptions, ApplyOutcome } from "./apply.ts";
 export { mapLimit } from "./concurrency.ts";
-export { digestRecord, hasRecordDigest, restoreRecord } from "./record-digest.ts";
+export { cachedRecordValue, digestRecord, hasRecordDigest, restoreRecord } from "./record-digest.ts";
 export {
   annotationsOf,
   comparisonCandidate,
@@ -40,7 +40,7 @@ export { fitStatuses, InventoryTooLargeError, ResourceGroupByteBudget } from "./
 export type { ResourceStatusEntry } from "./resource-status.ts";
 export { computeHealth, HealthStatus } from "./kstatus.ts";
 export { DirectLiveState } from "./live-state.ts";
-export type { LiveState } from "./live-state.ts";
+export type { LiveState, PlanOutline } from "./live-state.ts";
 export { compareIds, groupOfApiVersion, idKey } from "./object-id.ts";
 export type { ObjectId } from "./object-id.ts";
 export { CyclicDependencyError, MissingDependencyError, plan } from "./plan.ts";

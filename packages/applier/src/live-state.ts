@@ -18,12 +18,19 @@ export interface LiveState {
   cachedResourceVersion?(mapping: ResourceMapping, namespace: string | undefined, name: string): string | undefined;
   /**
    * Called when a plan starts; the returned function when it is done. A state that watches may stop
-   * watching a resource type the plan writes a lot of (each write would come back as a watch event,
-   * costing the API server and this process a tenth as much again as the write) and catch up once
-   * the plan is done. Types for which `keepWatching` is true stay watched: the applier waits on
-   * their status through this state (depends-on).
+   * watching a resource type the plan holds many objects of, once the plan writes one (each write
+   * would come back as a watch event, costing the API server and this process a tenth as much again
+   * as the write) and catch up once the plan is done.
    */
-  applyingPlan?(keepWatching: (mapping: ResourceMapping) => boolean): () => void;
+  applyingPlan?(plan: PlanOutline): () => void;
+}
+
+/** What a live state learns about a plan before it is applied. */
+export interface PlanOutline {
+  /** How many objects of the mapping's group and kind the plan holds. */
+  objectsOf(mapping: ResourceMapping): number;
+  /** Types the applier waits on through this state (depends-on): they must stay watched. */
+  keepWatching(mapping: ResourceMapping): boolean;
 }
 
 export class DirectLiveState implements LiveState {

@@ -24,12 +24,20 @@ function withAnnotation(obj: KubeObject, key: string, value: string): KubeObject
   return { ...obj, metadata: { ...obj.metadata, annotations: { ...obj.metadata.annotations, [key]: value } } };
 }
 
+/**
+ * What a cache keeps in place of a record annotation's value: its digest, or undefined when the
+ * value is kept as it is (absent, too short to gain, or a digest already).
+ */
+export function cachedRecordValue(value: string | undefined): string | undefined {
+  if (value === undefined || value.length < digestFromChars || value.startsWith(digestPrefix)) return undefined;
+  return digestOf(value);
+}
+
 /** A cache transform: the record under `annotationKey` replaced by its digest. */
 export function digestRecord(annotationKey: string): (obj: KubeObject) => KubeObject {
   return (obj) => {
-    const value = obj.metadata.annotations?.[annotationKey];
-    if (value === undefined || value.length < digestFromChars || value.startsWith(digestPrefix)) return obj;
-    return withAnnotation(obj, annotationKey, digestOf(value));
+    const digest = cachedRecordValue(obj.metadata.annotations?.[annotationKey]);
+    return digest === undefined ? obj : withAnnotation(obj, annotationKey, digest);
   };
 }
 

@@ -1,0 +1,120 @@
+import assert from "node:assert/strict";
+import { setImmediate as tick } from "node:timers/promises";
+import { describe, it } from "node:test";
+import type { PlanOutline } from "@driftless/applier";
+import {
+  configMapMapping,
+  type KubeClient,
+  type KubeObject,
+  type ListOptions,
+  type ListPage,
+  type ResourceMapping,
+  type WatchEvent,
+  type WatchOptions,
+} from "@driftless/kube";
+import { Annotator } from "@driftless/objectmatcher";
+import { InformerLiveState } from "./live-cache.ts";
+
+/** Lists nothing; every watch stays open until aborted. Records which watches are open. */
+class QuietSource {
+  lists = 0;
+  readonly watches: AbortSignal[] = [];
+
+  async *listPages(_m: ResourceMapping, _opts: ListOptions): AsyncGenerator<ListPage> {
+    this.lists++;
+    yield { items: [], resourceVersion: "10", restart: false };
+  }
+
+  async *watch(_m: ResourceMapping, opts: WatchOptions): AsyncGenerator<WatchEvent> {
+    this.watches.push(opts.signal);
+    await new Promise<void>((resolve) => opts.signal.addEventListener("abort", () => resolve(), { once: true }));
+  }
+
+  get open(): number {
+    return this.watches.filter((s) => !s.aborted).length;
+  }
+}
+
+async function until(what: string, condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await tick();
+  }
+}
+
+const outline = (objects: number, keepWatching = false): PlanOutline => ({
+  objectsOf: () => objects,
+  keepWatching: () => keepWatching,
+});
+
+let version = 10;
+function written(name: string): KubeObject {
+  const object: KubeObject = {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name, namespace: "team", resourceVersion: String(++version) },
+    data: { a: "1" },
+  };
+  new Annotator().setLastAppliedAnnotation(object);
+  return object;
+}
+
+function liveState(source: QuietSource): InformerLiveState {
+  return new InformerLiveState(source as unknown as KubeClient, {
+    namespace: "team",
+    recordAnnotation: new Annotator().annotationKey,
+  });
+}
+
+void describe("InformerLiveState during a plan", () => {
+  void it("stops watching a type a bulk plan writes, from its first write until the plan is done", async (t) => {
+    const source = new QuietSource();
+    const live = liveState(source);
+    t.after(() => live.stop());
+    await live.get(configMapMapping, "team", "warm"); // the informer exists before the plan, watching
+    await until("the watch", () => source.open === 1);
+
+    const done = live.applyingPlan(outline(150));
+    await live.get(configMapMapping, "team", "a");
+    assert.equal(source.open, 1, "a read alone must not pause the watch (a resync writes nothing)");
+    live.remember(configMapMapping, written("a"));
+    await until("the watch to close", () => source.open === 0);
+    done();
+    await until("the watch to resume", () => source.open === 1);
+    assert.equal(source.watches.length, 2);
+    assert.equal(source.lists, 1, "resuming must not relist");
+  });
+
+  void it("keeps watching through a small plan and for types the plan waits on", async (t) => {
+    for (const plan of [outline(99), outline(5000, true)]) {
+      const source = new QuietSource();
+      const live = liveState(source);
+      t.after(() => live.stop());
+      const done = live.applyingPlan(plan);
+      await live.get(configMapMapping, "team", "a");
+      await until("the watch", () => source.open === 1);
+      live.remember(configMapMapping, written("a"));
+      live.remember(configMapMapping, written("b"));
+      await tick();
+      assert.equal(source.open, 1);
+      done();
+      assert.equal(source.watches.length, 1);
+    }
+  });
+
+  void it("lists a type a bulk plan starts, and watches it only once the plan is done", async (t) => {
+    const source = new QuietSource();
+    const live = liveState(source);
+    t.after(() => live.stop());
+    const done = live.applyingPlan(outline(1000));
+    assert.equal(await live.get(configMapMapping, "team", "a"), undefined);
+    assert.equal(source.lists, 1);
+    live.remember(configMapMapping, written("a"));
+    await tick();
+    assert.equal(source.watches.length, 0, "the plan's type was watched during the plan");
+    assert.equal((await live.get(configMapMapping, "team", "a"))?.metadata.name, "a");
+    done();
+    await until("the watch after the plan", () => source.open === 1);
+  });
+});
