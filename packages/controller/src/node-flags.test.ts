@@ -3,8 +3,8 @@ import { describe, it } from "node:test";
 import { reconcilerNodeFlags } from "./node-flags.ts";
 
 void describe("reconcilerNodeFlags", () => {
-  void it("gives V8 three quarters of the default 512Mi limit and 4 MiB semi-spaces", () => {
-    assert.deepEqual(reconcilerNodeFlags(), ["--max-semi-space-size=4", "--max-old-space-size=384"]);
+  void it("gives V8 three quarters of the default 512Mi limit, 4 MiB semi-spaces, and gc() for after a pass", () => {
+    assert.deepEqual(reconcilerNodeFlags(), ["--max-semi-space-size=4", "--max-old-space-size=384", "--expose-gc"]);
   });
 
   void it("follows the sync's memory limit in any quantity notation", () => {

@@ -14,6 +14,10 @@
  * megabyte-sized response (the ResourceGroup at 10,000 objects) such blocks come from the heap and
  * stay resident after they are freed; a fixed 128 KiB threshold (and trimming) hands them back.
  * Together: peak RSS at 10,000 ConfigMaps 190–200 → 164–172 MiB, throughput unchanged.
+ *
+ * `--expose-gc` lets the reconciler start a major collection after each full pass (@driftless/sync
+ * collectAfterPass): back-to-back passes over 10,000 objects otherwise left their garbage in the old
+ * generation until it had doubled, and RSS climbed from ~131 to ~150 MiB.
  */
 import { parseQuantity } from "@driftless/objectmatcher";
 
@@ -33,7 +37,7 @@ export function reconcilerNodeFlags(memoryLimit: string | number = DefaultReconc
   const bytes = parsed === undefined ? Number.NaN : Number(parsed.mantissa) * 10 ** parsed.exponent;
   const limitMiB = Number.isFinite(bytes) && bytes > 0 ? bytes / 2 ** 20 : 512;
   const heapMiB = Math.max(minimumHeapMiB, Math.floor(limitMiB * heapShareOfLimit));
-  return ["--max-semi-space-size=4", `--max-old-space-size=${heapMiB}`];
+  return ["--max-semi-space-size=4", `--max-old-space-size=${heapMiB}`, "--expose-gc"];
 }
 
 /** Environment for a reconciler process or container, beside the flags. */

@@ -12,3 +12,21 @@ export function memoryMiB(): Readonly<Record<string, number>> {
     arrayBuffers: mib(m.arrayBuffers),
   };
 }
+
+/** V8's gc() as `--expose-gc` installs it; its options pick the collection and whether to wait. */
+type ExposedGc = (options: { readonly type: "major" | "minor"; readonly execution: "sync" | "async" }) => unknown;
+
+/**
+ * Starts a major collection that runs alongside the process (incremental marking), when the process
+ * has `--expose-gc` (the reconciler's Node flags, node-flags.ts); a no-op otherwise. For the end of a
+ * full pass: what a pass allocates outlives the young generation's scavenges while the pass awaits,
+ * so it lands in the old generation, which V8 collects only once it has grown by its growing factor
+ * (up to twice what is live). Back-to-back passes over 10,000 objects took RSS from ~131 to ~150 MiB
+ * that way; collected after each pass it stays at ~135 (docs/benchmarks.md).
+ */
+export function collectAfterPass(): boolean {
+  const gc = (globalThis as { gc?: ExposedGc }).gc;
+  if (gc === undefined) return false;
+  void Promise.resolve(gc({ type: "major", execution: "async" })).catch(() => undefined);
+  return true;
+}

@@ -23,7 +23,7 @@ import { createLogger, type Logger } from "./log.ts";
 import { namespaceInUse } from "./namespace-usage.ts";
 import { runPass, type PassResult, type PassTrigger } from "./pass.ts";
 import { Remediator } from "./remediator.ts";
-import { memoryMiB } from "./memory.ts";
+import { collectAfterPass, memoryMiB } from "./memory.ts";
 import { loadSync } from "./rsync.ts";
 import { SourceCache } from "./source-cache.ts";
 import type { PassReport } from "./status.ts";
@@ -259,6 +259,7 @@ export class Reconciler implements PassContext {
       result = await runPass(this, trigger, loaded);
       this.passCount++;
       if (result.skipped === "unchanged") return;
+      collectAfterPass();
       this.lastPass = result;
       if (result.synced && result.commit !== undefined) {
         this.lastComplete = { commit: result.commit, generation: this.passGeneration, at: Date.now() };
