@@ -210,7 +210,7 @@ test("corrects drift: a changed or deleted managed object is restored", async (t
   });
 });
 
-test("a bulk commit still corrects what others change while it applies (its own watch pauses past 100 writes)", async (t) => {
+test("a bulk commit still corrects what others change while it applies (its own watch pauses while it writes)", async (t) => {
   const namespace = await testNamespace(t);
   const repo = await TestRepo.create(t);
   const count = 400;
@@ -219,8 +219,8 @@ test("a bulk commit still corrects what others change while it applies (its own 
   const commit = await repo.commit(`${count} config maps`);
   await createRepoSync(namespace, repo);
   await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
-  // Well past the point where the pass stops watching ConfigMaps (while it still runs, on most runs):
-  // someone edits one object and deletes another that the pass has already written.
+  // While the pass writes ConfigMaps unwatched (it still runs, on most runs): someone edits one object
+  // and deletes another that the pass has already written.
   await eventually(async () => (await readConfigMap(namespace, "cm-300")) !== undefined, {
     intervalMs: 20,
     what: "cm-300 created",
