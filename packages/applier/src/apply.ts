@@ -351,8 +351,9 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
  * field) is not recorded: the next pass compares it as usual.
  *
  * `declared` is the declaration as written (withRecord): decorated, with the commit token and the
- * record. Holding it is holding the comparison candidate, which is the same less the record, whose
- * value is compared first.
+ * record. An answer that holds it holds the comparison candidate too (the same less the record, whose
+ * value is compared first, with the answer's token, which is then ours); one that does not, say
+ * because a webhook rewrote the token, goes to the matcher with that candidate.
  */
 function verifyWritten(
   desired: DesiredObject,

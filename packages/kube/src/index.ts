@@ -73,7 +73,7 @@ export { RestMapper } from "./rest-mapper.ts";
 export type { RestMapperOptions } from "./rest-mapper.ts";
 export { discover, aggregatedDiscoveryAccept } from "./discovery.ts";
 export type { DiscoveredGroup, Discovery, DiscoveryClient } from "./discovery.ts";
-export { Informer, withoutManagedFields } from "./informer.ts";
+export { Informer } from "./informer.ts";
 export type { InformerEvent, InformerHandler, InformerOptions, ListWatchSource } from "./informer.ts";
 export type { BackoffOptions } from "./backoff.ts";
 export { apiVersionOf, groupOf, objectKey, resourcePath, versionOf } from "./paths.ts";

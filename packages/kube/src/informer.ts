@@ -37,13 +37,6 @@ export interface InformerOptions {
   readonly transform?: (obj: KubeObject) => KubeObject;
 }
 
-/** A transform that drops metadata.managedFields, which a reconciler never reads. */
-export function withoutManagedFields(obj: KubeObject): KubeObject {
-  if (obj.metadata.managedFields === undefined) return obj;
-  const { managedFields: _dropped, ...metadata } = obj.metadata;
-  return { ...obj, metadata };
-}
-
 export type InformerEvent = "add" | "update" | "delete";
 export type InformerHandler = (obj: KubeObject, old?: KubeObject) => void;
 

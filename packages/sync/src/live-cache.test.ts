@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { setImmediate as tick } from "node:timers/promises";
 import { describe, it } from "node:test";
-import type { PlanOutline } from "@driftless/applier";
+import { hasRecordDigest, type PlanOutline } from "@driftless/applier";
 import {
   configMapMapping,
   type KubeClient,
@@ -54,7 +54,8 @@ function written(name: string): KubeObject {
     apiVersion: "v1",
     kind: "ConfigMap",
     metadata: { name, namespace: "team", resourceVersion: String(++version) },
-    data: { a: "1" },
+    // Long enough for a record the cache keeps as a digest (record-digest.ts keeps short ones as they are).
+    data: { a: "1", description: "a config map whose record is long enough to be digested in the cache" },
   };
   new Annotator().setLastAppliedAnnotation(object);
   return object;
@@ -116,5 +117,28 @@ void describe("InformerLiveState during a plan", () => {
     assert.equal((await live.get(configMapMapping, "team", "a"))?.metadata.name, "a");
     done();
     await until("the watch after the plan", () => source.open === 1);
+  });
+});
+
+void describe("InformerLiveState cache form", () => {
+  void it("keeps an object without managedFields and with its record as a digest, leaving the written object alone", async (t) => {
+    const source = new QuietSource();
+    const live = liveState(source);
+    t.after(() => live.stop());
+    await live.get(configMapMapping, "team", "a");
+    const object = written("a");
+    object.metadata.managedFields = [{ manager: "driftless", operation: "Update" }];
+    const record = object.metadata.annotations?.[new Annotator().annotationKey];
+    live.remember(configMapMapping, object);
+    const cached = await live.get(configMapMapping, "team", "a");
+    assert.equal(cached?.metadata.managedFields, undefined);
+    assert.ok(cached !== undefined && hasRecordDigest(cached, new Annotator().annotationKey));
+    assert.deepEqual(cached?.data, object.data);
+    assert.deepEqual(
+      object.metadata.managedFields,
+      [{ manager: "driftless", operation: "Update" }],
+      "the caller's object was changed",
+    );
+    assert.equal(object.metadata.annotations?.[new Annotator().annotationKey], record);
   });
 });
