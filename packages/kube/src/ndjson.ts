@@ -6,13 +6,14 @@
 
 const newline = 0x0a;
 
+/** Assembly buffers larger than this (after one huge event) are let go rather than kept for reuse. */
+const keptPendingBytes = 1024 * 1024;
+
 /**
  * Lines out of bytes whose memory is reused after each call (a socket's read buffer): a line inside
  * one call is passed as a view of it, valid during the callback only; a line cut across calls is
  * assembled in a buffer owned here, grown as needed and reused, so reading allocates nothing per line.
  */
-const keptPendingBytes = 1024 * 1024;
-
 export class ReusedBufferLines {
   #pending: Buffer = Buffer.alloc(0);
   #pendingBytes = 0;
