@@ -207,3 +207,8 @@ export function isInvalid(error: unknown): error is KubeApiError {
 export function isTooManyRequests(error: unknown): error is KubeApiError {
   return hasStatus(error, 429);
 }
+
+/** What was thrown, as an Error (a thrown string or object is wrapped), for callbacks that take one. */
+export function asError(thrown: unknown): Error {
+  return thrown instanceof Error ? thrown : new Error(String(thrown));
+}

@@ -6,7 +6,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import type { ListOptions, WatchOptions } from "./client.ts";
-import { KubeApiError, isGone } from "./errors.ts";
+import { asError, KubeApiError, isGone } from "./errors.ts";
 import { ObjectStore, isOlder, keyOf, storeKey } from "./store.ts";
 import type { KubeObject, ListPage, ResourceMapping, WatchEvent } from "./types.ts";
 
@@ -363,13 +363,13 @@ export class Informer {
         handler(obj, old);
       } catch (error) {
         // A broken handler must not stop the cache; it is reported, never swallowed.
-        this.#report(error instanceof Error ? error : new Error(String(error)));
+        this.#report(asError(error));
       }
     }
   }
 
   #failed(error: unknown): void {
-    this.#lastError = error instanceof Error ? error : new Error(String(error));
+    this.#lastError = asError(error);
     this.#report(this.#lastError);
   }
 

@@ -17,6 +17,7 @@ import net from "node:net";
 import tls from "node:tls";
 import type { AgentTls } from "./agent.ts";
 import type { Endpoint } from "./connection.ts";
+import { asError } from "./errors.ts";
 import { RequestTimeoutError } from "./transport.ts";
 
 /** Where streams connect, and the open ones (closed with the client). */
@@ -135,7 +136,7 @@ export function openStreamSocket(target: StreamTarget, request: StreamRequest): 
         }
         if (body.feed(bytes, sink)) finish(undefined);
       } catch (error) {
-        finish(error instanceof Error ? error : new Error(String(error)));
+        finish(asError(error));
       }
     };
 
@@ -195,7 +196,7 @@ export function openStreamSocket(target: StreamTarget, request: StreamRequest): 
         try {
           for (const bytes of held) if (body?.feed(bytes, to) === true) return finish(undefined);
         } catch (error) {
-          return finish(error instanceof Error ? error : new Error(String(error)));
+          return finish(asError(error));
         }
         if (endedEarly) finish(body?.closeEnds() === true ? undefined : incomplete());
         else socket.resume();

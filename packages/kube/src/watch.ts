@@ -1,5 +1,5 @@
 /** Decoding a watch response: newline-delimited JSON events, parsed as they arrive. */
-import { KubeApiError, KubeReason } from "./errors.ts";
+import { asError, KubeApiError, KubeReason } from "./errors.ts";
 import { peekWatchEventVersion } from "./json-peek.ts";
 import { ReusedBufferLines } from "./ndjson.ts";
 import type { OpenedStream } from "./stream-socket.ts";
@@ -69,7 +69,7 @@ export async function* readWatchEvents(
         if (lines.pendingBytes > maxEventBytes)
           throw protocolError(options.operation, `an event line exceeds ${maxEventBytes} bytes`);
       } catch (error) {
-        failure = error instanceof Error ? error : new Error(String(error));
+        failure = asError(error);
       }
       if (queue.length >= maxQueuedEvents) body.pause();
       signal();
@@ -78,7 +78,7 @@ export async function* readWatchEvents(
       try {
         lines.flush(decode);
       } catch (error) {
-        failure ??= error instanceof Error ? error : new Error(String(error));
+        failure ??= asError(error);
       }
       ended = true;
       signal();
