@@ -27,6 +27,7 @@ import type { LiveState, PlanOutline } from "./live-state.ts";
 import { idKey } from "./object-id.ts";
 import type { Plan } from "./plan.ts";
 import { hasRecordDigest, restoreRecord } from "./record-digest.ts";
+import { releaseDeclared } from "./release.ts";
 import { waitForEstablished } from "./wait.ts";
 
 export const Operation = {
@@ -256,12 +257,21 @@ async function applyWaves(plan: Plan, options: ApplyOptions): Promise<ApplyOutco
 
 /** Applies one object with the three-way match: writes only when something we declare differs. */
 export async function applyObject(desired: DesiredObject, options: ApplyOptions): Promise<ApplyOutcome> {
-  if (isManagementDisabled(desired.object)) return { desired, operation: Operation.Skipped };
   let mapping: ResourceMapping | undefined;
   try {
     mapping = await options.mapper.mappingFor(desired.apiVersion, desired.id.kind);
-    if (mapping === undefined) return { desired, operation: Operation.Failed, error: new UnknownKindError(desired) };
+    if (mapping === undefined) {
+      if (isManagementDisabled(desired.object)) return { desired, operation: Operation.Skipped };
+      return { desired, operation: Operation.Failed, error: new UnknownKindError(desired) };
+    }
     const namespace = mapping.namespaced ? desired.id.namespace : undefined;
+    if (isManagementDisabled(desired.object)) {
+      await releaseDeclared(mapping, namespace, desired.id.name, {
+        ...options,
+        lastAppliedAnnotation: options.annotator.annotationKey,
+      });
+      return { desired, operation: Operation.Skipped, mapping };
+    }
     const cachedVersion = options.live.cachedResourceVersion?.(mapping, namespace, desired.id.name);
     const verified = options.verified?.lookup(desired, cachedVersion);
     if (verified !== undefined) return { desired, operation: Operation.Unchanged, health: verified, mapping };

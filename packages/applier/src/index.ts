@@ -45,6 +45,15 @@ export { compareIds, groupOfApiVersion, idKey } from "./object-id.ts";
 export type { ObjectId } from "./object-id.ts";
 export { CyclicDependencyError, MissingDependencyError, plan } from "./plan.ts";
 export type { Plan } from "./plan.ts";
-export { prune, PruneError, PruneOperation, unmanage } from "./prune.ts";
+export {
+  NamespaceInUseError,
+  NamespaceInUsePolicy,
+  ownedBy,
+  prune,
+  PruneError,
+  PruneOperation,
+  unmanage,
+  UnknownTypeError,
+} from "./prune.ts";
 export type { PruneOptions, PruneOutcome } from "./prune.ts";
 export { waitForEstablished } from "./wait.ts";

@@ -7,7 +7,14 @@ import {
   UserAnnotation,
   inventoryId,
 } from "@driftless/api";
-import { isNotFound, type KubeClient, type KubeObject, type ResourceMapping, type RestMapper } from "@driftless/kube";
+import {
+  isConflict,
+  isNotFound,
+  type KubeClient,
+  type KubeObject,
+  type ResourceMapping,
+  type RestMapper,
+} from "@driftless/kube";
 import { mapLimit } from "./concurrency.ts";
 import { stripManagement } from "./decorate.ts";
 import type { SyncIdentity } from "./desired.ts";
@@ -15,8 +22,10 @@ import { idKey, type ObjectId } from "./object-id.ts";
 
 export const PruneOperation = {
   Deleted: "deleted",
-  /** Left on the cluster without our metadata (`client.lifecycle.config.k8s.io/deletion: detach`, or a namespace that still holds other objects). */
+  /** Left on the cluster without our metadata (`client.lifecycle.config.k8s.io/deletion: detach`, or a namespace still in use when the sync itself goes). */
   Detached: "detached",
+  /** A Namespace that still holds objects that stay: neither deleted nor released; kept in the inventory and reported. */
+  Kept: "kept",
   /** Already gone. */
   Gone: "gone",
   /** No longer carries our owning-inventory annotation: someone else's now, never deleted by us. */
@@ -31,14 +40,29 @@ export interface PruneOutcome {
   readonly error?: DriftlessError;
 }
 
+/** What happens to a Namespace that leaves the source while objects that stay are still in it. */
+export const NamespaceInUsePolicy = {
+  /** A pass: keep it managed and in the inventory, report it, and try again on the next pass. */
+  Keep: "keep",
+  /** The sync itself is being deleted: leave it in place without our metadata. */
+  Detach: "detach",
+} as const;
+export type NamespaceInUsePolicy = (typeof NamespaceInUsePolicy)[keyof typeof NamespaceInUsePolicy];
+
 export interface PruneOptions {
   readonly client: KubeClient;
   readonly mapper: RestMapper;
   readonly sync: SyncIdentity;
   readonly lastAppliedAnnotation: string;
   readonly concurrency?: number;
-  /** Says whether a namespace holds objects other than those being pruned now. */
-  readonly namespaceInUse: (namespace: string, pruning: ReadonlySet<string>) => Promise<boolean>;
+  /**
+   * Says whether a namespace holds objects other than `removed` (those this prune deleted or found
+   * gone). Anything else it holds (detached, failed, abandoned, someone else's) stays, so the
+   * namespace must stay too: deleting a Namespace deletes everything in it.
+   */
+  readonly namespaceInUse: (namespace: string, removed: ReadonlySet<string>) => Promise<boolean>;
+  /** Default `keep`. */
+  readonly namespaceInUsePolicy?: NamespaceInUsePolicy;
 }
 
 export class PruneError extends DriftlessError {
@@ -53,11 +77,43 @@ export class PruneError extends DriftlessError {
   }
 }
 
+/** The server could not say whether an object's type exists (partial discovery): it is neither pruned nor forgotten. */
+export class UnknownTypeError extends DriftlessError {
+  constructor(id: ObjectId, why: string) {
+    super({
+      code: KnvCode.ApiServer,
+      errorClass: ErrorClass.Retry,
+      message: `cannot tell whether ${idKey(id)} still exists, so it is kept in the inventory: ${why}`,
+      resources: [id],
+    });
+  }
+}
+
+/**
+ * A Namespace left Git but something that stays is still in it (Config Sync's wording and code).
+ * Retried: objects on their way out (children the garbage collector has not reached yet) clear by
+ * themselves; anything else waits for a person to remove it or declare the Namespace again.
+ */
+export class NamespaceInUseError extends DriftlessError {
+  constructor(id: ObjectId) {
+    super({
+      code: KnvCode.Apply,
+      errorClass: ErrorClass.Retry,
+      message: `skipped delete of ${idKey(id)}: namespace still in use: ${id.name}`,
+      resources: [id],
+    });
+  }
+}
+
 /** Deletion order is the reverse of apply order: contents, then Namespaces, then CRDs. */
 function pruneRank(id: ObjectId): number {
   if (id.kind === "CustomResourceDefinition" && id.group === "apiextensions.k8s.io") return 2;
-  if (id.kind === "Namespace" && id.group === "") return 1;
+  if (isNamespace(id)) return 1;
   return 0;
+}
+
+function isNamespace(id: ObjectId): boolean {
+  return id.kind === "Namespace" && id.group === "";
 }
 
 /**
@@ -65,44 +121,95 @@ function pruneRank(id: ObjectId): number {
  * owning-inventory annotation: an object adopted by someone else, or re-created by hand, is never ours to delete.
  */
 export async function prune(candidates: readonly ObjectId[], options: PruneOptions): Promise<PruneOutcome[]> {
-  const pruning = new Set(candidates.map(idKey));
   const ranks = [0, 1, 2].map((rank) => candidates.filter((id) => pruneRank(id) === rank));
   const outcomes: PruneOutcome[] = [];
+  // Only what is really gone may be ignored by the namespace check; ranks run in order, so a
+  // Namespace is decided after everything in it.
+  const removed = new Set<string>();
   for (const batch of ranks) {
-    outcomes.push(...(await mapLimit(batch, options.concurrency ?? 16, (id) => pruneOne(id, pruning, options))));
+    const results = await mapLimit(batch, options.concurrency ?? 16, (id) => pruneOne(id, removed, options));
+    for (const outcome of results) {
+      if (outcome.operation === PruneOperation.Deleted || outcome.operation === PruneOperation.Gone)
+        removed.add(idKey(outcome.id));
+      outcomes.push(outcome);
+    }
   }
   return outcomes;
 }
 
-async function pruneOne(id: ObjectId, pruning: ReadonlySet<string>, options: PruneOptions): Promise<PruneOutcome> {
+function unknownType(id: ObjectId, why: string): PruneOutcome {
+  return { id, operation: PruneOperation.Failed, error: new UnknownTypeError(id, why) };
+}
+
+/** Attempts at one object when its resourceVersion keeps changing between our read and our write. */
+const maxAttempts = 4;
+
+async function pruneOne(id: ObjectId, removed: ReadonlySet<string>, options: PruneOptions): Promise<PruneOutcome> {
   try {
-    const mapping = await options.mapper.mappingForGroupKind(id.group, id.kind);
-    if (mapping === undefined) return { id, operation: PruneOperation.Gone }; // its type is gone, and so is it
+    let mapping = await options.mapper.mappingForGroupKind(id.group, id.kind);
+    if (mapping === undefined) {
+      // Its type is gone, and so is it; unless discovery could not say, when nothing is concluded.
+      const absence = await options.mapper.kindAbsence(id.group, id.kind);
+      if (absence.served === "unknown") return unknownType(id, absence.why);
+      if (absence.served === false) return { id, operation: PruneOperation.Gone };
+      mapping = await options.mapper.mappingForGroupKind(id.group, id.kind);
+      if (mapping === undefined) return unknownType(id, "discovery lists it, but not yet in the mapper");
+    }
     const namespace = mapping.namespaced ? id.namespace : undefined;
-    // Read fresh, not from a cache: a delete decision must rest on the live annotation.
-    const live = await options.client.get(mapping, namespace, id.name);
-    if (live === undefined) return { id, operation: PruneOperation.Gone };
-    const annotations = live.metadata.annotations ?? {};
-    if (annotations[ManagedAnnotation.OwningInventory] !== inventoryId(options.sync.namespace, options.sync.name)) {
-      return { id, operation: PruneOperation.Abandoned };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await decideAndAct(id, mapping, namespace, removed, options);
+      } catch (error) {
+        // The object changed between the read and the write (maybe a new owner): read it and decide again.
+        if (!isConflict(error) || attempt >= maxAttempts) throw error;
+      }
     }
-    const detach = annotations[UserAnnotation.LifecycleDeletion] === LifecycleDeletionValue.Detach;
-    if (detach || (id.kind === "Namespace" && id.group === "" && (await options.namespaceInUse(id.name, pruning)))) {
-      await unmanage(options.client, mapping, live, options.lastAppliedAnnotation);
-      return { id, operation: PruneOperation.Detached };
-    }
-    await options.client.delete(mapping, namespace, id.name, {
-      propagationPolicy: "Background",
-      preconditions: { uid: live.metadata.uid ?? "" },
-    });
-    return { id, operation: PruneOperation.Deleted };
   } catch (error) {
     if (isNotFound(error)) return { id, operation: PruneOperation.Gone };
     return { id, operation: PruneOperation.Failed, error: new PruneError(id, error) };
   }
 }
 
-/** Removes driftless metadata from a live object, leaving the object itself in place. */
+async function decideAndAct(
+  id: ObjectId,
+  mapping: ResourceMapping,
+  namespace: string | undefined,
+  removed: ReadonlySet<string>,
+  options: PruneOptions,
+): Promise<PruneOutcome> {
+  // Read fresh, not from a cache: a delete decision must rest on the live annotation.
+  const live = await options.client.get(mapping, namespace, id.name);
+  if (live === undefined) return { id, operation: PruneOperation.Gone };
+  if (!ownedBy(live, options.sync)) return { id, operation: PruneOperation.Abandoned };
+  const annotations = live.metadata.annotations ?? {};
+  if (annotations[UserAnnotation.LifecycleDeletion] === LifecycleDeletionValue.Detach) {
+    await unmanage(options.client, mapping, live, options.lastAppliedAnnotation);
+    return { id, operation: PruneOperation.Detached };
+  }
+  if (isNamespace(id) && (await options.namespaceInUse(id.name, removed))) {
+    if (options.namespaceInUsePolicy === NamespaceInUsePolicy.Detach) {
+      await unmanage(options.client, mapping, live, options.lastAppliedAnnotation);
+      return { id, operation: PruneOperation.Detached };
+    }
+    return { id, operation: PruneOperation.Kept, error: new NamespaceInUseError(id) };
+  }
+  // Both preconditions: the object we read, unchanged since (a new owner's write changes the version).
+  await options.client.delete(mapping, namespace, id.name, {
+    propagationPolicy: "Background",
+    preconditions: { uid: live.metadata.uid ?? "", resourceVersion: live.metadata.resourceVersion ?? "" },
+  });
+  return { id, operation: PruneOperation.Deleted };
+}
+
+/** The live object carries this sync's owning-inventory annotation. */
+export function ownedBy(live: KubeObject, sync: SyncIdentity): boolean {
+  return live.metadata.annotations?.[ManagedAnnotation.OwningInventory] === inventoryId(sync.namespace, sync.name);
+}
+
+/**
+ * Removes driftless metadata from a live object, leaving the object itself in place. The write
+ * carries the live resourceVersion, so a change made since it was read is a 409, never overwritten.
+ */
 export async function unmanage(
   client: KubeClient,
   mapping: ResourceMapping,

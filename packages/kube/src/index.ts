@@ -70,7 +70,7 @@ export type { KubeApiErrorOptions } from "./errors.ts";
 export { RequestVerbs, WriteVerbs } from "./request-counter.ts";
 export type { RequestCounter, RequestListener, RequestVerb } from "./request-counter.ts";
 export { RestMapper } from "./rest-mapper.ts";
-export type { RestMapperOptions } from "./rest-mapper.ts";
+export type { KindAbsence, RestMapperOptions } from "./rest-mapper.ts";
 export { discover, aggregatedDiscoveryAccept } from "./discovery.ts";
 export type { DiscoveredGroup, Discovery, DiscoveryClient } from "./discovery.ts";
 export { Informer } from "./informer.ts";

@@ -7,6 +7,18 @@ import { discover, type Discovery, type DiscoveryClient } from "./discovery.ts";
 import { groupOf, versionOf } from "./paths.ts";
 import type { ResourceMapping } from "./types.ts";
 
+/** Whether a kind is served: `unknown` when the server's discovery of its group could not be read. */
+export type KindAbsence =
+  { readonly served: true } | { readonly served: false } | { readonly served: "unknown"; readonly why: string };
+
+function isNotFoundStatus(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { status?: unknown }).status === 404;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 export interface RestMapperOptions {
   /** Discovery after a miss runs at most this often (default 1000 ms). */
   readonly minRefreshIntervalMs?: number;
@@ -68,6 +80,45 @@ export class RestMapper {
   /** Every mapping known from the last discovery (empty before the first). */
   mappings(): readonly ResourceMapping[] {
     return this.#index?.all ?? [];
+  }
+
+  /**
+   * Says, for a group and kind with no mapping, whether the server really does not serve it or
+   * could not say: a group-version of the group whose discovery failed (an aggregated API that is
+   * down, possibly left out of aggregated discovery altogether) makes the answer unknown, never
+   * "absent". Asks the group's own discovery document, so costs requests only on a miss.
+   */
+  async kindAbsence(group: string, kind: string): Promise<KindAbsence> {
+    if ((await this.mappingForGroupKind(group, kind)) !== undefined) return { served: true };
+    const unreadable = this.failedGroupVersions().filter((gv) => groupOf(gv) === group);
+    if (unreadable.length > 0) return { served: "unknown", why: `discovery of ${unreadable.join(", ")} failed` };
+    if (group === "") return { served: false };
+    let versions: string[];
+    try {
+      const doc = await this.#client.request<{ versions?: { version?: string }[] }>({
+        method: "GET",
+        path: `/apis/${encodeURIComponent(group)}`,
+      });
+      versions = (doc.versions ?? []).flatMap((v) => (v.version === undefined ? [] : [v.version]));
+    } catch (error) {
+      if (isNotFoundStatus(error)) return { served: false };
+      return { served: "unknown", why: `discovery of ${group} failed: ${messageOf(error)}` };
+    }
+    for (const version of versions) {
+      try {
+        const list = await this.#client.request<{ resources?: { kind?: string; name?: string }[] }>({
+          method: "GET",
+          path: `/apis/${encodeURIComponent(group)}/${encodeURIComponent(version)}`,
+        });
+        if ((list.resources ?? []).some((r) => r.kind === kind && r.name?.includes("/") === false)) {
+          this.invalidate(); // served after all: the index is behind
+          return { served: true };
+        }
+      } catch (error) {
+        return { served: "unknown", why: `discovery of ${group}/${version} failed: ${messageOf(error)}` };
+      }
+    }
+    return { served: false };
   }
 
   /** Group-versions the last discovery could not read (their kinds look unknown until they recover). */

@@ -13,6 +13,8 @@ import {
 import {
   idKey,
   Inventory,
+  NamespaceInUsePolicy,
+  ownedBy,
   prune,
   PruneOperation,
   unmanage,
@@ -99,7 +101,8 @@ export async function finalize(ctx: FinalizerContext, raw: KubeObject): Promise<
 }
 
 async function deleteAll(ctx: FinalizerContext, managed: readonly ObjectId[]): Promise<void> {
-  const outcomes = await prune(managed, ctx.pruneOptions());
+  // The sync is going: a Namespace that still holds objects that stay is left in place, released.
+  const outcomes = await prune(managed, { ...ctx.pruneOptions(), namespaceInUsePolicy: NamespaceInUsePolicy.Detach });
   const failed = outcomes.filter((o) => o.operation === PruneOperation.Failed);
   if (failed.length > 0) {
     throw new FinalizerError(
@@ -115,10 +118,10 @@ async function deleteAll(ctx: FinalizerContext, managed: readonly ObjectId[]): P
     const remaining: ObjectId[] = [];
     for (const id of deleted) {
       const mapping = await ctx.mapper.mappingForGroupKind(id.group, id.kind);
-      if (
-        mapping !== undefined &&
-        (await ctx.client.get(mapping, mapping.namespaced ? id.namespace : undefined, id.name)) !== undefined
-      )
+      if (mapping === undefined) {
+        // Gone only when its type is known to be gone; partial discovery proves nothing.
+        if ((await ctx.mapper.kindAbsence(id.group, id.kind)).served !== false) remaining.push(id);
+      } else if ((await ctx.client.get(mapping, mapping.namespaced ? id.namespace : undefined, id.name)) !== undefined)
         remaining.push(id);
     }
     if (remaining.length === 0) return;
@@ -131,13 +134,23 @@ async function deleteAll(ctx: FinalizerContext, managed: readonly ObjectId[]): P
   }
 }
 
+/** Releases every object still ours; one another sync owns now keeps its metadata (it is theirs). */
 async function orphanAll(ctx: FinalizerContext, managed: readonly ObjectId[]): Promise<void> {
   for (const id of managed) {
     const mapping = await ctx.mapper.mappingForGroupKind(id.group, id.kind);
     if (mapping === undefined) continue;
-    const live = await ctx.client.get(mapping, mapping.namespaced ? id.namespace : undefined, id.name);
-    if (live === undefined) continue;
-    await unmanage(ctx.client, mapping, live, ctx.lastAppliedAnnotation);
+    const namespace = mapping.namespaced ? id.namespace : undefined;
+    for (let attempt = 1; ; attempt++) {
+      const live = await ctx.client.get(mapping, namespace, id.name);
+      if (live === undefined || !ownedBy(live, ctx.identity)) break;
+      try {
+        await unmanage(ctx.client, mapping, live, ctx.lastAppliedAnnotation);
+        break;
+      } catch (error) {
+        // Changed since the read (perhaps taken over): read again and decide again.
+        if (!isConflict(error) || attempt >= 4) throw error;
+      }
+    }
   }
 }
 

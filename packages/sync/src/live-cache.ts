@@ -1,6 +1,7 @@
-import { ManagedByValue, ManagedLabel } from "@driftless/api";
+import { setTimeout as delay } from "node:timers/promises";
+import { DriftlessError, ErrorClass, KnvCode, ManagedByValue, ManagedLabel } from "@driftless/api";
 import { cachedRecordValue, type LiveState, type PlanOutline } from "@driftless/applier";
-import { Informer, type KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { Informer, KubeApiError, type KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
 
 export type InformerListener = (
   event: "add" | "update" | "delete",
@@ -33,6 +34,9 @@ export class InformerLiveState implements LiveState {
   private readonly listeners = new Set<InformerListener>();
   private readonly transform: (obj: KubeObject) => KubeObject;
   private plan: PlanInProgress | undefined;
+  private readonly listDeadlineMs: number;
+  /** When each informer that has not listed yet was first seen failing. */
+  private readonly listFailingSince = new WeakMap<Informer, number>();
 
   constructor(
     client: KubeClient,
@@ -40,9 +44,12 @@ export class InformerLiveState implements LiveState {
       readonly namespace?: string;
       /** The last-applied annotation: cached objects keep a digest of it (@driftless/applier record-digest). */
       readonly recordAnnotation?: string;
+      /** How long a type's first list may keep failing before its objects fail (default 30 s). */
+      readonly listDeadlineMs?: number;
     } = {},
   ) {
     this.client = client;
+    this.listDeadlineMs = options.listDeadlineMs ?? 30_000;
     this.namespace = options.namespace;
     this.transform = cachedForm(options.recordAnnotation);
   }
@@ -141,8 +148,54 @@ export class InformerLiveState implements LiveState {
       if (this.pausedByPlan(mapping)) informer.pause();
       informer.start();
     }
-    await entry.informer.synced();
+    if (!entry.informer.hasSynced) await this.untilSynced(entry.informer, mapping);
     return entry.informer;
+  }
+
+  /**
+   * A type that cannot be listed (403, 5xx, a conversion webhook down) must not hang the pass: its
+   * objects fail with the server's message once the list has failed for `listDeadlineMs` (a 403 at
+   * once), and the informer keeps trying in the background, so a later pass finds it synced.
+   */
+  private async untilSynced(informer: Informer, mapping: ResourceMapping): Promise<void> {
+    const failing = (): Error | undefined => {
+      const error = informer.lastError;
+      if (error === undefined) return undefined;
+      const since = this.listFailingSince.get(informer) ?? performance.now();
+      this.listFailingSince.set(informer, since);
+      return forbidden(error) || performance.now() - since >= this.listDeadlineMs ? error : undefined;
+    };
+    for (;;) {
+      const error = failing();
+      if (error !== undefined) throw new ListFailedError(mapping, error);
+      const synced = await Promise.race([informer.synced().then(() => true), delay(listCheckMs).then(() => false)]);
+      if (synced) {
+        this.listFailingSince.delete(informer);
+        return;
+      }
+      if (informer.lastError === undefined) this.listFailingSince.delete(informer);
+    }
+  }
+}
+
+/** How often a wait for a first list looks at the informer's last error. */
+const listCheckMs = 250;
+
+function forbidden(error: Error): boolean {
+  return error instanceof KubeApiError && (error.status === 403 || error.status === 401);
+}
+
+/** A type's objects could not be listed: the pass reports it and goes on with the other types. */
+export class ListFailedError extends DriftlessError {
+  constructor(mapping: ResourceMapping, cause: Error) {
+    const forbiddenList = forbidden(cause);
+    const gvr = `${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`;
+    super({
+      code: forbiddenList ? KnvCode.InsufficientPermission : KnvCode.ApiServer,
+      errorClass: ErrorClass.Retry,
+      message: `cannot list ${gvr}: ${cause.message}`,
+      cause,
+    });
   }
 }
 

@@ -18,29 +18,29 @@ function isDefaultObject(resource: string, name: string): boolean {
 const ignoredResources = new Set(["events", "bindings", "localsubjectaccessreviews", "leases"]);
 
 /**
- * True when the namespace holds any object other than those being pruned in this pass (and the
- * defaults controllers create): such a namespace is left in place, un-managed, rather than
- * deleted with someone else's objects in it. Rare (only when a Namespace leaves Git), so it may
- * afford a discovery round and one small list per type.
+ * True when the namespace holds any object other than those this prune removed (and the defaults
+ * controllers create, and objects already being deleted): such a namespace is not deleted with
+ * them in it. Rare (only when a Namespace leaves Git), so it may afford a discovery round and one
+ * small list per type. A list or discovery that fails throws: an unknown is never "empty".
  */
 export async function namespaceInUse(
   client: KubeClient,
   namespace: string,
-  pruning: ReadonlySet<string>,
+  removed: ReadonlySet<string>,
 ): Promise<boolean> {
   for (const { groupVersion, group, resources } of await discoverNamespaced(client)) {
     for (const resource of resources) {
       if (ignoredResources.has(resource.name) || !resource.verbs.includes("list")) continue;
       const base = group === "" ? `/api/${groupVersion}` : `/apis/${groupVersion}`;
-      const list = await client.request<{ items?: { metadata?: { name?: string } }[] }>({
+      const list = await client.request<{ items?: { metadata?: { name?: string; deletionTimestamp?: string } }[] }>({
         method: "GET",
         path: `${base}/namespaces/${encodeURIComponent(namespace)}/${resource.name}`,
         query: { limit: 100 },
       });
       for (const item of list.items ?? []) {
         const name = item.metadata?.name ?? "";
-        if (isDefaultObject(resource.name, name)) continue;
-        if (pruning.has(idKey({ group, kind: resource.kind, namespace, name }))) continue;
+        if (isDefaultObject(resource.name, name) || item.metadata?.deletionTimestamp !== undefined) continue;
+        if (removed.has(idKey({ group, kind: resource.kind, namespace, name }))) continue;
         return true;
       }
     }

@@ -12,6 +12,7 @@ import {
 import {
   applyPlan,
   idKey,
+  isManagementDisabled,
   plan,
   prune,
   toDesired,
@@ -129,8 +130,11 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
       return result;
     }
 
+    // `managed: disabled` declarations are released, not owned: they leave the inventory, so
+    // removing their files later deletes nothing.
+    const owned = desired.filter((d) => !isManagementDisabled(d.object)).map((d) => d.id);
     const ordered = plan(toApply); // CRDs, Namespaces, then the rest; depends-on as a DAG
-    await inventory.write([...previous, ...desired.map((d) => d.id)]); // old ∪ new first: a crash never forgets an object
+    await inventory.write([...previous, ...owned]); // old ∪ new first: a crash never forgets an object
     lap("plan");
     const applied = await applyPlan(ordered, {
       ...ctx.applyOptions(fetched.commit),
@@ -146,7 +150,7 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
     const pruneErrors = pruned.flatMap((o) => (o.error ? [o.error] : []));
     const kept = pruned.filter((o) => o.error !== undefined).map((o) => o.id);
     const notYetPruned = applyErrors.length === 0 ? [] : candidates;
-    await inventory.write([...desired.map((d) => d.id), ...kept, ...notYetPruned]);
+    await inventory.write([...owned, ...kept, ...notYetPruned]);
     lap("prune");
     await inventory.writeStatus(resourceStatuses(applied, fetched.commit));
     lap("inventory");
@@ -241,17 +245,20 @@ function reconcileTimeoutOf(sync: RSync): number {
 
 /** ResourceGroup status entries: kstatus of what was applied, with Config Sync's commit-prefix sourceHash. */
 function resourceStatuses(applied: readonly ApplyOutcome[], commit: string): ResourceStatusEntry[] {
-  return applied.map((o) => {
+  return applied.flatMap((o) => {
+    if (isManagementDisabled(o.desired.object)) return []; // not in the inventory
     const failed = o.error !== undefined;
     const actuation = o.operation === Operation.Skipped ? "Skipped" : failed ? "Failed" : "Succeeded";
     const health = o.health ?? "Unknown";
-    return {
-      ...o.desired.id,
-      status: health,
-      sourceHash: commitHash(commit),
-      strategy: "Apply",
-      actuation,
-      reconcile: actuation !== "Succeeded" ? actuation : health === "Current" ? "Succeeded" : "Pending",
-    };
+    return [
+      {
+        ...o.desired.id,
+        status: health,
+        sourceHash: commitHash(commit),
+        strategy: "Apply",
+        actuation,
+        reconcile: actuation !== "Succeeded" ? actuation : health === "Current" ? "Succeeded" : "Pending",
+      },
+    ];
   });
 }

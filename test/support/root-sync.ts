@@ -1,0 +1,68 @@
+/** A RootSync of a test's own in config-management-system, following `config/` of a TestRepo, and reading its status. */
+import { eventually } from "./eventually.ts";
+import type { JsonObject } from "./fixtures.ts";
+import type { TestRepo } from "./git.ts";
+import { coreApi, customApi, statusCode } from "./kube.ts";
+
+export const rootSyncNamespace = "config-management-system";
+export const rootSyncs = {
+  group: "configsync.gke.io",
+  version: "v1beta1",
+  namespace: rootSyncNamespace,
+  plural: "rootsyncs",
+} as const;
+
+export interface RootSyncOptions {
+  readonly annotations?: Readonly<Record<string, string>>;
+  /** More `spec` fields (`override`, ...), over the defaults. */
+  readonly spec?: Readonly<JsonObject>;
+}
+
+export async function createRootSync(name: string, repo: TestRepo, options: RootSyncOptions = {}): Promise<void> {
+  try {
+    await coreApi().createNamespace({ body: { metadata: { name: rootSyncNamespace } } });
+  } catch (error) {
+    if (statusCode(error) !== 409) throw error;
+  }
+  await customApi().createNamespacedCustomObject({
+    ...rootSyncs,
+    body: {
+      apiVersion: "configsync.gke.io/v1beta1",
+      kind: "RootSync",
+      metadata: { name, namespace: rootSyncNamespace, annotations: { ...options.annotations } },
+      spec: {
+        sourceFormat: "unstructured",
+        git: { repo: repo.url, branch: repo.branch, dir: "config", auth: "none" },
+        ...options.spec,
+      },
+    },
+  });
+}
+
+export async function rootSyncStatus(name: string): Promise<JsonObject> {
+  const sync = (await customApi().getNamespacedCustomObject({ ...rootSyncs, name })) as JsonObject;
+  return (sync["status"] ?? {}) as JsonObject;
+}
+
+/** The errors of `status.sync` once the sync step reports `commit`. */
+export function syncErrorsAt(name: string, commit: string): Promise<JsonObject[]> {
+  return eventually(
+    async () => {
+      const sync = (await rootSyncStatus(name))["sync"] as JsonObject | undefined;
+      const errors = (sync?.["errors"] ?? []) as JsonObject[];
+      return sync?.["commit"] === commit && errors.length > 0 ? errors : undefined;
+    },
+    { timeoutMs: 60_000, what: `RootSync ${name} to report sync errors at ${commit.slice(0, 7)}` },
+  );
+}
+
+/** Waits until `lastSyncedCommit` is `commit`. */
+export function rootSynced(name: string, commit: string): Promise<JsonObject> {
+  return eventually(
+    async () => {
+      const status = await rootSyncStatus(name);
+      return status["lastSyncedCommit"] === commit ? status : undefined;
+    },
+    { timeoutMs: 60_000, what: `RootSync ${name} synced to ${commit.slice(0, 7)}` },
+  );
+}
