@@ -145,7 +145,9 @@ export class UnknownKindError extends DriftlessError {
 
 export class ApplyError extends DriftlessError {
   constructor(desired: DesiredObject, cause: unknown) {
-    const forbidden = cause instanceof KubeApiError && cause.status === 403;
+    const forbidden =
+      (cause instanceof KubeApiError && cause.status === 403) ||
+      (cause instanceof DriftlessError && cause.code === KnvCode.InsufficientPermission);
     super({
       code: forbidden ? KnvCode.InsufficientPermission : KnvCode.Apply,
       errorClass: cause instanceof DriftlessError ? cause.errorClass : ErrorClass.Retry,

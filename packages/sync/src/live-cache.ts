@@ -35,6 +35,7 @@ export class InformerLiveState implements LiveState {
   private readonly transform: (obj: KubeObject) => KubeObject;
   private plan: PlanInProgress | undefined;
   private readonly listDeadlineMs: number;
+  private readonly onInformerError: ((mapping: ResourceMapping, error: Error) => void) | undefined;
   /** When each informer that has not listed yet was first seen failing. */
   private readonly listFailingSince = new WeakMap<Informer, number>();
 
@@ -46,8 +47,11 @@ export class InformerLiveState implements LiveState {
       readonly recordAnnotation?: string;
       /** How long a type's first list may keep failing before its objects fail (default 30 s). */
       readonly listDeadlineMs?: number;
+      /** Failed lists and watches (each informer retries with backoff). */
+      readonly onInformerError?: (mapping: ResourceMapping, error: Error) => void;
     } = {},
   ) {
+    this.onInformerError = options.onInformerError;
     this.client = client;
     this.listDeadlineMs = options.listDeadlineMs ?? 30_000;
     this.namespace = options.namespace;
@@ -136,6 +140,9 @@ export class InformerLiveState implements LiveState {
         labelSelector: `${ManagedLabel.ManagedBy}=${ManagedByValue}`,
         // managedFields is often half an object and never read here; at 10,000 objects that is tens of MiB.
         transform: this.transform,
+        ...(this.onInformerError === undefined
+          ? {}
+          : { onError: (error: Error) => this.onInformerError?.(mapping, error) }),
       });
       entry = { informer, mapping };
       this.informers.set(key, entry);

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { Defaults, DriftlessError, ErrorClass, parseDuration } from "@driftless/api";
+import { DriftlessError, ErrorClass, pollPeriodMs } from "@driftless/api";
 import {
   applyObject,
   DirectLiveState,
@@ -131,6 +131,11 @@ export class Reconciler implements PassContext {
       const live = new InformerLiveState(client, {
         ...(namespace === undefined ? {} : { namespace }),
         recordAnnotation: this.annotator.annotationKey,
+        onInformerError: (mapping, error) =>
+          this.log.warn("watch cache: list or watch failed; retrying", {
+            resource: `${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`,
+            error: error.message,
+          }),
       });
       this.live = live;
       this.remediator = new Remediator({
@@ -179,12 +184,10 @@ export class Reconciler implements PassContext {
     await ensureFinalizer(this.client, this.identity);
     this.queue.worker((job) => this.process(job.data.trigger as PassTrigger));
     const loaded = await loadSync(this.client, this.identity);
-    const period =
-      this.options.pollPeriodMs ??
-      parseDuration(loaded?.sync?.spec.git?.period ?? Defaults.period) ??
-      Defaults.periodMs;
+    const specPeriod = loaded?.sync?.spec.git?.period;
+    const period = this.options.pollPeriodMs ?? pollPeriodMs(specPeriod);
     this.poller = this.queue.startPolling(period, { immediate: true });
-    this.log.info("reconciler started", { pollPeriodMs: period });
+    this.log.info("reconciler started", { pollPeriodMs: period, specPeriod });
   }
 
   private syncedCommit(): string | undefined {

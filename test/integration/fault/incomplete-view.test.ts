@@ -1,0 +1,249 @@
+/**
+ * Faults that leave the reconciler with an incomplete view of the cluster: an aggregated API that
+ * stops answering, and a type its identity may not list. Neither may prune, forget or hang.
+ */
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test, type TestContext } from "node:test";
+import assert from "node:assert/strict";
+import { KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import {
+  coreApi,
+  createRootSync,
+  customApi,
+  eventually,
+  rootSynced,
+  rootSyncNamespace,
+  rootSyncs,
+  rootSyncStatus,
+  startReconciler,
+  statusCode,
+  suffix,
+  syncErrorsAt,
+  testEnv,
+  testNamespace,
+  TestRepo,
+  type JsonObject,
+} from "../../support/index.ts";
+
+const json = (obj: unknown): string => JSON.stringify(obj);
+const configMap = (namespace: string, name: string, data: Record<string, string> = { k: name }): unknown => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name, namespace },
+  data,
+});
+
+const apiServices: ResourceMapping = {
+  group: "apiregistration.k8s.io",
+  version: "v1",
+  kind: "APIService",
+  resource: "apiservices",
+  namespaced: false,
+  verbs: [],
+};
+const resourceGroups: ResourceMapping = {
+  group: "kpt.dev",
+  version: "v1alpha1",
+  kind: "ResourceGroup",
+  resource: "resourcegroups",
+  namespaced: true,
+  verbs: [],
+};
+
+async function admin(t: TestContext): Promise<KubeClient> {
+  const client = await KubeClient.fromKubeconfig(testEnv().kubeconfig);
+  t.after(() => client.close());
+  return client;
+}
+
+/** An aggregated API registered for `group` whose Service has no endpoints: it never answers. */
+async function deadAggregatedApi(t: TestContext, client: KubeClient, group: string, namespace: string): Promise<void> {
+  await coreApi().createNamespacedService({
+    namespace,
+    body: { metadata: { name: "dead-api" }, spec: { ports: [{ port: 443 }], selector: { app: "nothing" } } },
+  });
+  const name = `v1.${group}`;
+  await client.create(apiServices, {
+    apiVersion: "apiregistration.k8s.io/v1",
+    kind: "APIService",
+    metadata: { name },
+    spec: {
+      group,
+      version: "v1",
+      service: { namespace, name: "dead-api", port: 443 },
+      insecureSkipTLSVerify: true,
+      groupPriorityMinimum: 1000,
+      versionPriority: 15,
+    },
+  } as KubeObject);
+  t.after(() =>
+    client.delete(apiServices, undefined, name).then(
+      () => undefined,
+      () => undefined,
+    ),
+  );
+}
+
+async function inventoryNames(client: KubeClient, name: string): Promise<string[]> {
+  const group = await client.get(resourceGroups, rootSyncNamespace, name);
+  const resources = ((group?.["spec"] as JsonObject | undefined)?.["resources"] ?? []) as {
+    kind: string;
+    name: string;
+  }[];
+  return resources.map((r) => `${r.kind}/${r.name}`).sort();
+}
+
+test("an aggregated API that stops answering: its objects are neither pruned nor forgotten, and Foreground deletion waits for it", async (t) => {
+  const id = suffix();
+  const name = `deadapi-${id}`;
+  const group = `d${id}.fault.example.com`;
+  const namespace = await testNamespace(t, "deadapi");
+  const client = await admin(t);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/a.yaml", json(configMap(namespace, "a")));
+  const first = await repo.commit("a");
+  await createRootSync(name, repo, { annotations: { "configsync.gke.io/deletion-propagation-policy": "Foreground" } });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await rootSynced(name, first);
+
+  // The inventory holds an object of the aggregated API, as if it had been synced while the API answered.
+  const stored = await client.get(resourceGroups, rootSyncNamespace, name);
+  assert.ok(stored !== undefined);
+  const spec = stored["spec"] as { resources: JsonObject[] };
+  await client.replace(resourceGroups, {
+    ...stored,
+    spec: { ...spec, resources: [...spec.resources, { group, kind: "Thing", namespace, name: "thing" }] },
+  });
+  await deadAggregatedApi(t, client, group, namespace);
+
+  await repo.write("config/a.yaml", json(configMap(namespace, "a", { k: "changed" })));
+  const second = await repo.commit("change a: the Thing is a prune candidate now");
+  const errors = await syncErrorsAt(name, second);
+  assert.ok(
+    errors.some((e) => String(e["errorMessage"]).includes(group) && /Thing/.test(String(e["errorMessage"]))),
+    `no error naming ${group} in ${JSON.stringify(errors)}`,
+  );
+  assert.deepEqual(
+    await inventoryNames(client, name),
+    ["ConfigMap/a", "Thing/thing"],
+    "the unreadable object left the inventory",
+  );
+  const a = await coreApi().readNamespacedConfigMap({ namespace, name: "a" });
+  assert.deepEqual(a.data, { k: "changed" }, "the other types did not sync");
+
+  // Foreground deletion cannot tell that the Thing is gone: it waits and says why.
+  await customApi().deleteNamespacedCustomObject({ ...rootSyncs, name });
+  await eventually(
+    async () => {
+      const conditions = ((await rootSyncStatus(name))["conditions"] ?? []) as JsonObject[];
+      const failure = conditions.find((c) => c["type"] === "ReconcilerFinalizerFailure" && c["status"] === "True");
+      return failure !== undefined && String(failure["message"]).includes("Thing") ? failure : undefined;
+    },
+    { timeoutMs: 60_000, what: "the finalizer to report the unreadable object" },
+  );
+  // Once the API is unregistered, the Thing's type is known to be gone and the deletion completes.
+  await client.delete(apiServices, undefined, `v1.${group}`);
+  await eventually(
+    async () => {
+      try {
+        await customApi().getNamespacedCustomObject({ ...rootSyncs, name });
+        return false;
+      } catch (error) {
+        return statusCode(error) === 404;
+      }
+    },
+    { timeoutMs: 90_000, what: "the RootSync to disappear once the API is unregistered" },
+  );
+});
+
+/** A kubeconfig for a ServiceAccount bound to `rules` cluster-wide. */
+async function limitedKubeconfig(t: TestContext, client: KubeClient, rules: JsonObject[]): Promise<string> {
+  const name = `limited-${suffix()}`;
+  const namespace = await testNamespace(t, "limited");
+  await coreApi().createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+  const rbac = (kind: string, resource: string): ResourceMapping => ({
+    group: "rbac.authorization.k8s.io",
+    version: "v1",
+    kind,
+    resource,
+    namespaced: false,
+    verbs: [],
+  });
+  await client.create(rbac("ClusterRole", "clusterroles"), {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name },
+    rules,
+  } as KubeObject);
+  await client.create(rbac("ClusterRoleBinding", "clusterrolebindings"), {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+    subjects: [{ kind: "ServiceAccount", name, namespace }],
+  } as KubeObject);
+  t.after(async () => {
+    await client.delete(rbac("ClusterRoleBinding", "clusterrolebindings"), undefined, name).catch(() => undefined);
+    await client.delete(rbac("ClusterRole", "clusterroles"), undefined, name).catch(() => undefined);
+  });
+  const token = await client.request<{ status: { token: string } }>({
+    method: "POST",
+    path: `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+    body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 3600 } },
+  });
+  const env = testEnv();
+  const dir = await mkdtemp(join(tmpdir(), "driftless-limited-"));
+  const path = join(dir, "kubeconfig");
+  const ca = (await readFile(env.caFile)).toString("base64");
+  await writeFile(
+    path,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "local", cluster: { server: env.server, "certificate-authority-data": ca } }],
+      users: [{ name, user: { token: token.status.token } }],
+      contexts: [{ name, context: { cluster: "local", user: name } }],
+      "current-context": name,
+    }),
+    { mode: 0o600 },
+  );
+  return path;
+}
+
+test("a type the reconciler may not list is reported with the server's message, and the other types still sync", async (t) => {
+  const id = suffix();
+  const name = `nolist-${id}`;
+  const namespace = await testNamespace(t, "nolist");
+  const client = await admin(t);
+  const kubeconfig = await limitedKubeconfig(t, client, [
+    {
+      apiGroups: ["configsync.gke.io"],
+      resources: ["rootsyncs", "rootsyncs/status"],
+      verbs: ["get", "list", "watch", "update", "patch"],
+    },
+    { apiGroups: ["kpt.dev"], resources: ["resourcegroups", "resourcegroups/status"], verbs: ["*"] },
+    { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+    { apiGroups: [""], resources: ["configmaps"], verbs: ["*"] },
+    // Secrets may be read one by one, never listed: the watch cache cannot start.
+    { apiGroups: [""], resources: ["secrets"], verbs: ["get", "create", "update"] },
+  ]);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/a.yaml", json(configMap(namespace, "a")));
+  await repo.write(
+    "config/s.yaml",
+    json({ apiVersion: "v1", kind: "Secret", metadata: { name: "s", namespace }, stringData: { k: "v" } }),
+  );
+  const commit = await repo.commit("a config map and a secret");
+  await createRootSync(name, repo);
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name }, { kubeconfig });
+
+  const errors = await syncErrorsAt(name, commit);
+  const listError = errors.find((e) => /cannot list v1\/secrets/.test(String(e["errorMessage"])));
+  assert.ok(listError !== undefined, `no list error for secrets in ${JSON.stringify(errors)}`);
+  assert.match(String(listError["errorMessage"]), /forbidden/i, "the server's message is not in the error");
+  assert.equal(listError["code"], "2013");
+  const a = await coreApi().readNamespacedConfigMap({ namespace, name: "a" });
+  assert.deepEqual(a.data, { k: "a" }, "the ConfigMap was not applied beside the unlistable Secret");
+});
