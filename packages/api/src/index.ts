@@ -160,6 +160,7 @@ export type { ManagerRef } from "./names.ts";
 
 export { dns1123LabelErrors, dns1123SubdomainErrors, isDns1123Label, isDns1123Subdomain } from "./kube-names.ts";
 export { parseDuration, formatDuration } from "./duration.ts";
+export { pollPeriodMs, PollPeriodBounds } from "./poll-period.ts";
 export { kubeTime } from "./kube-time.ts";
 
 export { SyncConditionType, getCondition, isConditionTrue, setCondition, removeCondition } from "./conditions.ts";
