@@ -84,6 +84,18 @@ export class ManifestParseError extends SourceError {
 }
 
 /**
+ * A file is over a bound in `SourceLimits`: nesting depth, or what its YAML aliases expand to. KNV1006
+ * like invalid YAML: the file cannot be read into objects and must change. (Config Sync wraps go-yaml's
+ * own alias and depth errors in its generic path error, KNV2001, outside driftless's 1xxx range for
+ * sources.)
+ */
+export class ManifestLimitError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.ObjectParse, ErrorClass.Terminal, message, details);
+  }
+}
+
+/**
  * apiVersion or kind is missing or malformed: the document is not a Kubernetes object. (Config Sync
  * reports a missing kind as a decode error of the file and a missing apiVersion as KNV2010.)
  */

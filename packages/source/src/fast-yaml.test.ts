@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { parseAllDocuments, stringify } from "yaml";
 import { fastParseYaml } from "./fast-yaml.ts";
+import { SourceLimits } from "./limits.ts";
 import { yamlOptions } from "./yaml-options.ts";
 
 /** What the general parser makes of `text`, or undefined if it reports any error. */
@@ -64,6 +65,18 @@ void describe("fastParseYaml", () => {
       "a: |\n  no final newline",
     ];
     for (const text of unsupported) assert.equal(fastParseYaml(text), undefined, text);
+  });
+
+  void it("gives up past the nesting limit, so the general parser reports the file instead of the stack overflowing", () => {
+    const nested = (depth: number, leaf: string): string => {
+      let text = "";
+      for (let i = 0; i < depth - 1; i++) text += `${" ".repeat(i)}k:\n`;
+      return `${text}${" ".repeat(depth - 1)}k: ${leaf}\n`;
+    };
+    assert.equal(assertAgrees(nested(SourceLimits.maxDepth, "x")), true);
+    assert.equal(assertAgrees(nested(SourceLimits.maxDepth - 1, "{}")), true);
+    assert.equal(fastParseYaml(nested(SourceLimits.maxDepth + 1, "x")), undefined);
+    assert.equal(fastParseYaml(nested(SourceLimits.maxDepth, "[]")), undefined);
   });
 
   void it("agrees with the general parser on generated documents in many styles", () => {

@@ -7,12 +7,13 @@
  * It must never disagree with the general parser, so it gives up (returns undefined) on anything it
  * does not fully handle, and the file is parsed again the slow way: anchors, aliases, tags, flow
  * collections, folded or indented-indicator blocks, multi-line flow scalars, escapes, tabs, CR, merge
- * and non-string keys, duplicates, and anything that would be an error. Scalars are resolved with the
+ * and non-string keys, duplicates, nesting past `SourceLimits.maxDepth`, and anything that would be an error. Scalars are resolved with the
  * general parser's own schema, so `on`, `0x1F` or `~` mean the same on both paths. fast-yaml.test.ts
  * checks agreement on generated documents.
  */
 import { isScalar, Schema } from "yaml";
 import type { ScalarTag } from "yaml";
+import { SourceLimits } from "./limits.ts";
 import { kubernetesTags } from "./yaml-options.ts";
 
 const plainTags: readonly ScalarTag[] = new Schema({ schema: "yaml-1.1", customTags: kubernetesTags }).tags.filter(
@@ -90,6 +91,8 @@ class DocumentParser {
   private readonly lines: string[];
   private readonly unterminated: boolean;
   private pos = 0;
+  /** Collections open around the current line: deeper nesting is left to the general parser. */
+  private depth = 0;
 
   constructor(lines: string[], unterminated: boolean) {
     this.lines = lines;
@@ -114,7 +117,13 @@ class DocumentParser {
     return i;
   }
 
+  /** Past the limit the general parser reports the file; recursing here could overflow the stack. */
+  private enter(): void {
+    if (++this.depth > SourceLimits.maxDepth) giveUp();
+  }
+
   private parseMapping(indent: number): Record<string, unknown> {
+    this.enter();
     const result: Record<string, unknown> = {};
     for (;;) {
       const i = this.nextContent(this.pos);
@@ -130,10 +139,12 @@ class DocumentParser {
       result[entry.key] =
         rest === "" || rest.startsWith("#") ? this.parseNested(indent, true) : this.parseInline(rest, indent, i);
     }
+    this.depth--;
     return result;
   }
 
   private parseSequence(indent: number): unknown[] {
+    this.enter();
     const result: unknown[] = [];
     for (;;) {
       const i = this.nextContent(this.pos);
@@ -162,6 +173,7 @@ class DocumentParser {
         result.push(this.parseInline(rest, indent, i));
       }
     }
+    this.depth--;
     return result;
   }
 
@@ -190,6 +202,8 @@ class DocumentParser {
     } else if (first === "|") {
       return this.literalBlock(text, parentIndent, lineIndex);
     } else if (/^(\{\}|\[\])( *| +#.*)$/.test(text)) {
+      // An empty collection is one level deeper too.
+      if (this.depth >= SourceLimits.maxDepth) giveUp();
       value = text[0] === "{" ? {} : [];
     } else {
       if (first === undefined || "[]{}>&*!%@`?:,#".includes(first) || isDash(text)) giveUp();

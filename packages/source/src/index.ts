@@ -49,6 +49,7 @@ export {
   InvalidDependsOnError,
   InvalidNameError,
   InvalidTypeError,
+  ManifestLimitError,
   ManifestParseError,
   MissingNameError,
   NamespaceOnClusterScopedError,
@@ -59,3 +60,4 @@ export {
   UnsafeSymlinkError,
 } from "./errors.ts";
 export type { SourceErrorDetails } from "./errors.ts";
+export { SourceLimits } from "./limits.ts";

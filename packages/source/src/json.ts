@@ -66,3 +66,14 @@ export function asJsonValue(
       return { badPath: path, what: `a ${typeof value}` };
   }
 }
+
+/**
+ * Whether collections nest more than `maxDepth` deep in `value` (a scalar is 0 deep, `{}` 1). Stops at
+ * the limit, so even a file of a million `[` cannot overflow the stack here.
+ */
+export function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (maxDepth <= 0) return true;
+  for (const item of Object.values(value) as unknown[]) if (nestsDeeperThan(item, maxDepth - 1)) return true;
+  return false;
+}

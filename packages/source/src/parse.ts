@@ -4,10 +4,12 @@
  */
 import { LineCounter, parseAllDocuments } from "yaml";
 import type { ToJSOptions } from "yaml";
-import { ManifestParseError } from "./errors.ts";
+import { ManifestLimitError, ManifestParseError } from "./errors.ts";
 import { fastParseYaml } from "./fast-yaml.ts";
-import { asJsonValue, describeJsonType, isJsonObject } from "./json.ts";
+import { asJsonValue, describeJsonType, isJsonObject, nestsDeeperThan } from "./json.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
+import { formatChars, SourceLimits } from "./limits.ts";
+import { measureYamlDocument } from "./yaml-measure.ts";
 import { yamlOptions } from "./yaml-options.ts";
 
 /** One top-level document of a file, before List expansion. */
@@ -20,6 +22,8 @@ export interface ParsedDocument {
 export interface ParsedFile {
   readonly documents: readonly ParsedDocument[];
   readonly errors: readonly ManifestParseError[];
+  /** Characters YAML aliases add once expanded (see SourceLimits); absent when there are none. */
+  readonly aliasChars?: number;
 }
 
 const toJsOptions: ToJSOptions = { maxAliasCount: 100 };
@@ -46,6 +50,8 @@ function parseJson(text: string, sourcePath: string): ParsedFile {
     const message = `${sourcePath}: invalid JSON${where ? ` ${where[0]}` : ""}`;
     return { documents: [], errors: [new ManifestParseError(message, { sourcePaths: [sourcePath] })] };
   }
+  // JSON.parse itself does not recurse, but every later walk of the value does.
+  if (nestsDeeperThan(value, SourceLimits.maxDepth)) return { documents: [], errors: [tooDeep(sourcePath, "", "")] };
   return toDocuments([{ value, location: "" }], sourcePath);
 }
 
@@ -61,31 +67,72 @@ function parseYaml(text: string, sourcePath: string): ParsedFile {
   }
   const lineCounter = new LineCounter();
   const docs = parseAllDocuments(text, { ...yamlOptions, lineCounter });
+  const position = (offset: number): string => {
+    const { line, col } = lineCounter.linePos(offset);
+    return `line ${line}, column ${col}`;
+  };
   const many = docs.length > 1;
-  const documents: { value: unknown; location: string }[] = [];
+  const composed: { doc: (typeof docs)[number]; location: string }[] = [];
   const errors: ManifestParseError[] = [];
+  let aliasChars = 0;
   docs.forEach((doc, i) => {
     const location = many ? `document ${i + 1}` : "";
     const first = doc.errors[0];
-    if (first) {
-      const { line, col } = lineCounter.linePos(first.pos[0]);
-      const message = `${sourcePath}: invalid YAML at line ${line}, column ${col}: ${first.message}`;
+    const exhausted = doc.errors.find((e) => e.code === "RESOURCE_EXHAUSTION");
+    if (exhausted) {
+      // The library catches its own stack overflow on deep nesting and reports it so.
+      errors.push(tooDeep(sourcePath, location, position(exhausted.pos[0])));
+    } else if (first) {
+      const message = `${sourcePath}: invalid YAML at ${position(first.pos[0])}: ${first.message}`;
       errors.push(new ManifestParseError(message, { sourcePaths: [sourcePath] }));
-      return;
+    } else {
+      const measure = measureYamlDocument(doc, SourceLimits.maxDepth);
+      if (measure.ok) {
+        aliasChars += measure.aliasChars;
+        composed.push({ doc, location });
+      } else if (measure.problem === "too-deep") {
+        errors.push(tooDeep(sourcePath, location, position(measure.offset)));
+      } else {
+        const message = at(
+          sourcePath,
+          location,
+          `invalid YAML at ${position(measure.offset)}: an alias refers to a node that contains it`,
+        );
+        errors.push(new ManifestParseError(message, { sourcePaths: [sourcePath] }));
+      }
     }
+  });
+  if (aliasChars > SourceLimits.maxAliasCharsPerFile) {
+    const message =
+      `${sourcePath}: YAML aliases expand this file by ${formatChars(aliasChars)}, over the limit of ` +
+      `${formatChars(SourceLimits.maxAliasCharsPerFile)} per file (every object that uses an alias holds it in full)`;
+    return { documents: [], errors: [...errors, new ManifestLimitError(message, { sourcePaths: [sourcePath] })] };
+  }
+  const documents: { value: unknown; location: string }[] = [];
+  for (const { doc, location } of composed) {
     try {
       const value: unknown = doc.toJS(toJsOptions);
       if (value !== null && value !== undefined) documents.push({ value, location });
     } catch (error) {
-      // Alias bombs and unresolvable aliases end up here.
+      // Too many aliases (the library's own count) and unresolvable aliases end up here.
       const reason = error instanceof Error ? error.message : String(error);
       errors.push(
         new ManifestParseError(at(sourcePath, location, `invalid YAML: ${reason}`), { sourcePaths: [sourcePath] }),
       );
     }
-  });
+  }
   const checked = toDocuments(documents, sourcePath);
-  return { documents: checked.documents, errors: [...errors, ...checked.errors] };
+  return {
+    documents: checked.documents,
+    errors: [...errors, ...checked.errors],
+    ...(aliasChars > 0 ? { aliasChars } : {}),
+  };
+}
+
+function tooDeep(sourcePath: string, location: string, position: string): ManifestLimitError {
+  const where = position ? ` (at ${position})` : "";
+  const message = at(sourcePath, location, `nested deeper than the limit of ${SourceLimits.maxDepth} levels${where}`);
+  return new ManifestLimitError(message, { sourcePaths: [sourcePath] });
 }
 
 function toDocuments(values: readonly { value: unknown; location: string }[], sourcePath: string): ParsedFile {

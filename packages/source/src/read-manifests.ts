@@ -1,9 +1,10 @@
 /**
  * Step one, needing no cluster: every manifest file under the directory to validated `Manifest`s.
  */
-import { SourceReadError } from "./errors.ts";
+import { ManifestLimitError, SourceReadError } from "./errors.ts";
 import type { SourceError } from "./errors.ts";
 import { expandDocuments } from "./expand.ts";
+import { formatChars, SourceLimits } from "./limits.ts";
 import type { Manifest } from "./manifest.ts";
 import { toManifest } from "./manifest.ts";
 import { parseManifestText } from "./parse.ts";
@@ -17,6 +18,7 @@ interface FileOutcome {
   readonly manifests: readonly Manifest[];
   readonly errors: readonly SourceError[];
   readonly localConfigSkipped: number;
+  readonly aliasChars?: number;
 }
 
 /**
@@ -29,11 +31,21 @@ export async function readManifests(dir: string, options: ReadManifestsOptions =
   const outcomes: (FileOutcome | undefined)[] = new Array<FileOutcome | undefined>(listing.files.length).fill(
     undefined,
   );
+  // Files are handed over in path order, so which file crosses the per-source limit is always the same.
+  let aliasChars = 0;
   await readFiles(
     listing.files,
     (index, text) => {
       const file = listing.files[index];
-      if (file) outcomes[index] = readOne(text, file.sourcePath);
+      if (!file) return;
+      const outcome = readOne(text, file.sourcePath);
+      const added = outcome.aliasChars ?? 0;
+      if (added > 0 && aliasChars + added > SourceLimits.maxAliasCharsPerSource) {
+        outcomes[index] = overAliasLimit(file.sourcePath);
+      } else {
+        aliasChars += added;
+        outcomes[index] = outcome;
+      }
     },
     (index, error) => {
       outcomes[index] = { manifests: [], errors: [error], localConfigSkipped: 0 };
@@ -59,6 +71,17 @@ export async function readManifests(dir: string, options: ReadManifestsOptions =
   return { manifests, errors: byPath, fileCount: listing.files.length, localConfigSkipped };
 }
 
+function overAliasLimit(sourcePath: string): FileOutcome {
+  const message =
+    `${sourcePath}: YAML aliases in this file take the source over the limit of ` +
+    `${formatChars(SourceLimits.maxAliasCharsPerSource)} of alias expansion (files are counted in path order)`;
+  return {
+    manifests: [],
+    errors: [new ManifestLimitError(message, { sourcePaths: [sourcePath] })],
+    localConfigSkipped: 0,
+  };
+}
+
 function notRead(sourcePath: string): FileOutcome {
   return {
     manifests: [],
@@ -78,5 +101,5 @@ function readOne(text: string, sourcePath: string): FileOutcome {
     if (checked.ok) manifests.push(checked.manifest);
     else errors.push(...checked.errors);
   }
-  return { manifests, errors, localConfigSkipped: expanded.localConfigSkipped };
+  return { manifests, errors, localConfigSkipped: expanded.localConfigSkipped, aliasChars: parsed.aliasChars ?? 0 };
 }
