@@ -1,20 +1,15 @@
 import { hash } from "node:crypto";
 import { InventoryIdLabel, inventoryId } from "@driftless/api";
-import { isNotFound, type KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { isNotFound, type KubeClient, type KubeObject } from "@driftless/kube";
 import { canonicalJson } from "@driftless/objectmatcher";
 import type { SyncIdentity } from "./desired.ts";
 import { fitStatuses, InventoryTooLargeError, ResourceGroupByteBudget } from "./inventory-budget.ts";
+import { InventoryOverflow } from "./inventory-overflow.ts";
+import { resourceGroupMapping } from "./resource-group-mapping.ts";
 import type { ResourceStatusEntry } from "./resource-status.ts";
 import { compareIds, idKey, type ObjectId } from "./object-id.ts";
 
-export const resourceGroupMapping: ResourceMapping = {
-  group: "kpt.dev",
-  version: "v1alpha1",
-  kind: "ResourceGroup",
-  resource: "resourcegroups",
-  namespaced: true,
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
-};
+export { resourceGroupMapping };
 
 const statusBudgetStep = 16 * 1024;
 
@@ -66,14 +61,25 @@ export class Inventory {
    * sorting and digesting 20,000 entries twice a pass.
    */
   private lastWrite: { readonly ids: readonly ObjectId[]; readonly digest: string } | undefined;
+  private readonly overflow: InventoryOverflow;
 
   constructor(client: KubeClient, sync: SyncIdentity) {
     this.client = client;
     this.sync = sync;
+    this.overflow = new InventoryOverflow(client, sync);
   }
 
-  /** spec.resources as stored now. A full GET only when the ResourceGroup changed since we knew it. */
+  /**
+   * Every id the inventory records: spec.resources as stored now, with those of an overflow group
+   * a large rename left (inventory-overflow.ts). A full GET only when the group changed since we knew it.
+   */
   async read(): Promise<ObjectId[]> {
+    const main = await this.readMain();
+    const overflow = await this.overflow.read();
+    return overflow.length === 0 ? main : [...main, ...overflow];
+  }
+
+  private async readMain(): Promise<ObjectId[]> {
     const stored = await this.client.getMetadata(resourceGroupMapping, this.sync.namespace, this.sync.name);
     if (stored === undefined) {
       this.known = undefined;
@@ -94,13 +100,36 @@ export class Inventory {
     return this.known;
   }
 
-  /** Writes spec.resources (sorted, de-duplicated); creates the ResourceGroup when missing. */
+  /**
+   * Records exactly `ids` (sorted, de-duplicated); creates the ResourceGroup when missing. When they
+   * do not fit in one group, the group keeps what it holds and the ids it lacks go to the overflow
+   * group, so nothing is forgotten; a later write that fits puts everything back in one group.
+   */
   async write(ids: readonly ObjectId[]): Promise<void> {
     const last = this.lastWrite;
-    if (last !== undefined && this.known?.resourcesDigest === last.digest && sameObjects(ids, last.ids)) return;
+    if (last !== undefined && this.known?.resourcesDigest === last.digest && sameObjects(ids, last.ids)) {
+      await this.overflow.clear();
+      return;
+    }
     const unique = new Map<string, ObjectId>();
     for (const id of ids) unique.set(idKey(id), inventoryEntry(id));
     const resources = [...unique.values()].sort(compareIds);
+    if (JSON.stringify(resources).length > ResourceGroupByteBudget) return this.writeOverflow(resources);
+    await this.writeMain(ids, resources);
+    await this.overflow.clear();
+  }
+
+  /** The part of `resources` the sync's group lacks goes to the overflow group; it alone must fit. */
+  private async writeOverflow(resources: readonly ObjectId[]): Promise<void> {
+    const known = await this.current();
+    if (known === undefined) return void this.checkSize(resources); // nothing recorded yet: too large alone
+    const recorded = new Set(known.resources.map(idKey));
+    const missing = resources.filter((id) => !recorded.has(idKey(id)));
+    this.checkSize(missing);
+    await this.overflow.write(missing);
+  }
+
+  private async writeMain(ids: readonly ObjectId[], resources: ObjectId[]): Promise<void> {
     const digest = resourcesDigest(resources);
     this.lastWrite = undefined;
     for (let attempt = 0; attempt < 5; attempt++) {

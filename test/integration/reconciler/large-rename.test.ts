@@ -1,0 +1,98 @@
+/**
+ * A rename larger than one ResourceGroup's byte budget: the previous objects and the new ones
+ * together do not fit in the sync's ResourceGroup, each side alone does. The sync must not wedge,
+ * and no object may be forgotten at any point.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Inventory, ResourceGroupByteBudget, resourceGroupMapping, type ObjectId } from "@driftless/applier";
+import {
+  createRootSync,
+  rootSynced,
+  rootSyncNamespace,
+  startReconciler,
+  suffix,
+  testNamespace,
+  TestRepo,
+} from "../../support/index.ts";
+import { adminClient } from "../kube/support.ts";
+
+/** Long names make each inventory entry ~300 bytes, so a few thousand objects fill a group. */
+const longName = (prefix: string, i: number): string => `${prefix}-${String(i).padStart(5, "0")}-${"x".repeat(220)}`;
+
+function idsOf(namespace: string, prefix: string, count: number): ObjectId[] {
+  return Array.from({ length: count }, (_, i) => ({
+    group: "",
+    kind: "ConfigMap",
+    namespace,
+    name: longName(prefix, i),
+  }));
+}
+
+/** How many such ids make up a bit more than half the budget: two sides overflow, one fits. */
+function halfAndABit(namespace: string): number {
+  const one = JSON.stringify(idsOf(namespace, "old", 1)).length;
+  return Math.ceil((ResourceGroupByteBudget * 0.55) / one);
+}
+
+test("an inventory write over the budget keeps the recorded ids and puts the rest in the overflow group, until a write fits", async (t) => {
+  const namespace = await testNamespace(t, "overflow");
+  const client = await adminClient(t);
+  const sync = { kind: "RepoSync", namespace, name: "repo-sync" } as const;
+  const count = halfAndABit(namespace);
+  const old = idsOf(namespace, "old", count);
+  const renamed = idsOf(namespace, "new", count);
+
+  await new Inventory(client, sync).write(old);
+  const inventory = new Inventory(client, sync);
+  await inventory.write([...old, ...renamed]);
+  const keys = (list: readonly ObjectId[]): string[] => list.map((id) => id.name).sort();
+  assert.deepEqual(keys(await new Inventory(client, sync).read()), keys([...old, ...renamed]), "an id was forgotten");
+  const overflow = await client.get(resourceGroupMapping, namespace, "repo-sync.pending");
+  assert.ok(overflow !== undefined, "no overflow group");
+
+  await inventory.write(renamed);
+  assert.deepEqual(keys(await new Inventory(client, sync).read()), keys(renamed));
+  assert.equal(
+    await client.get(resourceGroupMapping, namespace, "repo-sync.pending"),
+    undefined,
+    "overflow group left",
+  );
+});
+
+test("a rename whose old and new objects together exceed one ResourceGroup applies, prunes and records the new ones", async (t) => {
+  const id = suffix();
+  const name = `rename-${id}`;
+  const namespace = await testNamespace(t, `rename-${"n".repeat(40)}`);
+  const count = halfAndABit(namespace);
+  const repo = await TestRepo.create(t);
+  const manifest = (prefix: string): string =>
+    Array.from({ length: count }, (_, i) =>
+      JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: longName(prefix, i), namespace } }),
+    ).join("\n---\n");
+  await repo.write("config/all.yaml", manifest("old"));
+  const first = await repo.commit(`${count} config maps`);
+  await createRootSync(name, repo);
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await rootSynced(name, first);
+
+  await repo.write("config/all.yaml", manifest("new"));
+  const second = await repo.commit("rename every one of them");
+  await rootSynced(name, second);
+
+  const client = await adminClient(t);
+  const live = await client.list(
+    { group: "", version: "v1", kind: "ConfigMap", resource: "configmaps", namespaced: true, verbs: [] },
+    { namespace },
+  );
+  const names = live.items.map((o) => o.metadata.name).filter((n) => n !== "kube-root-ca.crt");
+  assert.equal(names.length, count, "old objects left or new ones missing");
+  assert.ok(
+    names.every((n) => n.startsWith("new-")),
+    "an old object was not pruned",
+  );
+  const group = await client.get(resourceGroupMapping, rootSyncNamespace, name);
+  const recorded = ((group?.["spec"] as { resources?: ObjectId[] } | undefined)?.resources ?? []).map((r) => r.name);
+  assert.equal(recorded.length, count);
+  assert.equal(await client.get(resourceGroupMapping, rootSyncNamespace, `${name}.pending`), undefined);
+});
