@@ -248,7 +248,9 @@ async function main(): Promise<void> {
   await until("the team namespace", async () => (await client.get(namespaces, undefined, teamNamespace)) !== undefined);
   await view.poll();
 
-  step(`RepoSync ${teamNamespace}/repo-sync → team/ (its reconciler may only touch ${teamNamespace})`);
+  step(
+    `RepoSync ${teamNamespace}/repo-sync → team/ (its reconciler may do only what platform/team-reconciler-rolebinding.yaml grants it in ${teamNamespace})`,
+  );
   await client.create(repoSyncs, {
     apiVersion: "configsync.gke.io/v1beta1",
     kind: "RepoSync",

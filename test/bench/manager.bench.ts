@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseAllDocuments } from "yaml";
 import { KubeClient, namespaceMapping, RestMapper, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { grantRepoSyncReconciler } from "../support/rbac.ts";
 import {
   defaultCrdDir,
   down,
@@ -135,6 +136,8 @@ async function commit(): Promise<string> {
 
 async function createRepoSync(namespace: string, period: string): Promise<void> {
   await client.create(namespaces, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+  // As a namespace's admin does: the reconciler gets only its base role from the manager.
+  await grantRepoSyncReconciler(namespace, { client });
   await client.create(repoSyncs, {
     apiVersion: "configsync.gke.io/v1beta1",
     kind: "RepoSync",

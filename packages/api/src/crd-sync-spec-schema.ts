@@ -114,8 +114,10 @@ function override(kind: SyncKind): JsonSchemaProps {
           }),
         }
       : {
+          // Kept in the schema so that a RepoSync setting it is refused with a reason on its status,
+          // not silently pruned by the API server.
           roleRefs: arr(
-            "Extra roles the namespace reconciler is bound to, in the RepoSync's namespace.",
+            "Not supported on a RepoSync (as in Config Sync): a RepoSync that sets it is refused (KNV1061). The namespace's admin grants the reconciler its permissions with a RoleBinding.",
             roleRef(false),
           ),
         };

@@ -146,8 +146,13 @@ function parseOverride(
   });
   const roleRefsRaw = reader.records(raw, "roleRefs", path);
   if (kind === Kind.RepoSync) {
-    const roleRefs = roleRefsRaw?.map((r, i): RoleRef => parseRoleRef(r, `${path}.roleRefs[${i}]`, reader));
-    return compact({ ...common, roleRefs });
+    // Config Sync's RepoSync has no roleRefs. Honouring them would let whoever can write a RepoSync
+    // grant any role in its namespace through the manager, which holds `bind` on every role.
+    if (roleRefsRaw !== undefined && roleRefsRaw.length > 0)
+      reader.problem(
+        `${path}.roleRefs is not supported on a RepoSync: its reconciler gets more than its base role only from a RoleBinding the namespace's admin creates`,
+      );
+    return common;
   }
   const roleRefs = roleRefsRaw?.map((r, i): RootSyncRoleRef => {
     const at = `${path}.roleRefs[${i}]`;

@@ -225,10 +225,12 @@ void describe("parseRepoSync", () => {
     );
   });
 
-  void it("takes roleRefs without namespace", () => {
-    const result = parseRepoSync(repoSync({ git: publicGit, override: { roleRefs: [{ kind: "Role", name: "x" }] } }));
-    assert.ok(result.ok);
-    assert.deepEqual(result.value.spec.override?.roleRefs, [{ kind: "Role", name: "x" }]);
+  void it("refuses roleRefs, which only the namespace's admin may grant (Config Sync's RepoSync has none)", () => {
+    assertRejectedWith(
+      parseRepoSync(repoSync({ git: publicGit, override: { roleRefs: [{ kind: "ClusterRole", name: "admin" }] } })),
+      "spec.override.roleRefs is not supported on a RepoSync",
+    );
+    assert.ok(parseRepoSync(repoSync({ git: publicGit, override: { roleRefs: [] } })).ok);
   });
 });
 

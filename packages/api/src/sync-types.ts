@@ -152,7 +152,7 @@ export type NamespaceStrategy = (typeof NamespaceStrategy)[keyof typeof Namespac
 export const RoleRefKind = { Role: "Role", ClusterRole: "ClusterRole" } as const;
 export type RoleRefKind = (typeof RoleRefKind)[keyof typeof RoleRefKind];
 
-/** A role a RepoSync reconciler is bound to, in the RepoSync's namespace. */
+/** A Role or ClusterRole by name. */
 export interface RoleRef {
   readonly kind: RoleRefKind;
   readonly name: string;
@@ -183,10 +183,8 @@ export interface RootSyncOverrideSpec extends OverrideSpec {
   readonly namespaceStrategy?: NamespaceStrategy;
 }
 
-export interface RepoSyncOverrideSpec extends OverrideSpec {
-  /** Extra roles for the namespace reconciler, bound in the RepoSync's namespace. */
-  readonly roleRefs?: readonly RoleRef[];
-}
+/** No roleRefs, as in Config Sync: the namespace's admin grants a namespace reconciler its permissions. */
+export type RepoSyncOverrideSpec = OverrideSpec;
 
 interface SyncSpecBase {
   readonly sourceFormat?: SourceFormat | "";

@@ -1,23 +1,18 @@
 /**
- * Who a sync's reconciler is and what it may do, as data: its ServiceAccount and the role
- * bindings that grant it permissions. Names follow Config Sync's reconciler-manager, so operators
- * find the same objects:
+ * Who a sync's reconciler is and what it may do, as data: its ServiceAccount, the role bindings
+ * that grant it permissions, and the one Role of its own. Names follow Config Sync's
+ * reconciler-manager, so operators find the same objects:
  * - RootSync: the shared ClusterRoleBinding `configsync.gke.io:root-reconciler` to cluster-admin;
  *   or, with `spec.override.roleRefs`, the shared `configsync.gke.io:root-reconciler-base` (the
  *   sync's own status and inventory) plus one binding per roleRef, named after the reconciler.
- * - RepoSync: the shared RoleBinding `configsync.gke.io:ns-reconciler` in the sync's namespace,
- *   and nothing outside it, plus one RoleBinding per roleRef in that namespace.
+ * - RepoSync: the shared RoleBinding `configsync.gke.io:ns-reconciler` in the sync's namespace
+ *   (its RepoSync, inventory and Events); what it may apply, the namespace's admin grants.
+ * - Both: when the spec names Secrets, a Role `<reconciler>-secrets` in the sync's namespace with
+ *   `get` on exactly those names, and a RoleBinding of the same name.
  * Shared bindings list one subject per reconciler; a reconciler's teardown removes its subject.
  */
 import { createHash } from "node:crypto";
-import {
-  Kind,
-  reconcilerName,
-  RootSyncNamespace,
-  type RoleRef,
-  type RootSyncRoleRef,
-  type RSync,
-} from "@driftless/api";
+import { Kind, reconcilerName, RootSyncNamespace, type RootSyncRoleRef, type RSync } from "@driftless/api";
 import type { SyncRef } from "@driftless/queue";
 
 export const RbacName = {
@@ -49,9 +44,18 @@ export interface BindingRef {
   readonly roleRef: { readonly kind: "Role" | "ClusterRole"; readonly name: string };
 }
 
+/** A Role of one sync alone: `get` on the Secrets its spec names, and nothing else. */
+export interface SecretRole {
+  readonly namespace: string;
+  readonly name: string;
+  readonly secretNames: readonly string[];
+}
+
 export interface IdentityPlan {
   readonly serviceAccount: { readonly namespace: string; readonly name: string };
   readonly subject: Subject;
+  /** Roles that belong to this sync alone (bound by a binding in `owned`). */
+  readonly roles: readonly SecretRole[];
   /** Shared bindings that must list the subject. */
   readonly shared: readonly BindingRef[];
   /** Shared bindings that must not list it (the other RootSync variant). */
@@ -116,24 +120,54 @@ function ownedBinding(reconciler: string, ref: RootSyncRoleRef, namespace: strin
     : { kind: "RoleBinding", name, namespace, roleRef };
 }
 
-/** The identity a valid sync's reconciler should have. */
+/**
+ * The Secrets the reconciler reads (packages/sync/src/credentials.ts): `secretRef` (the parser
+ * refuses one with auth `none`) and `caCertSecretRef`. Sorted, so an unchanged spec plans an
+ * unchanged Role.
+ */
+export function secretNamesOf(sync: RSync): string[] {
+  const git = sync.spec.git;
+  const names = [git?.secretRef?.name, git?.caCertSecretRef?.name].filter(
+    (n): n is string => n !== undefined && n !== "",
+  );
+  return [...new Set(names)].sort();
+}
+
+/** `<reconciler>-secrets`: no roleRef binding name (`<reconciler>-<hex>`) can take this form. */
+export function secretRoleName(reconciler: string): string {
+  return `${reconciler}-secrets`;
+}
+
+function secretAccess(sync: RSync, reconciler: string): { roles: SecretRole[]; bindings: BindingRef[] } {
+  const secretNames = secretNamesOf(sync);
+  if (secretNames.length === 0) return { roles: [], bindings: [] };
+  const namespace = sync.metadata.namespace ?? "";
+  const name = secretRoleName(reconciler);
+  return {
+    roles: [{ namespace, name, secretNames }],
+    bindings: [{ kind: "RoleBinding", name, namespace, roleRef: { kind: "Role", name } }],
+  };
+}
+
+/**
+ * The identity a valid sync's reconciler should have. A RepoSync has no roleRefs (the parser
+ * refuses them): only the namespace's admin grants a namespace reconciler more than its base role.
+ */
 export function planIdentity(sync: RSync): IdentityPlan {
   const ref: SyncRef = { kind: sync.kind, namespace: sync.metadata.namespace ?? "", name: sync.metadata.name };
   const subject = subjectOf(ref);
   const serviceAccount = { namespace: subject.namespace, name: subject.name };
-  if (sync.kind === Kind.RootSync) {
-    const roleRefs = sync.spec.override?.roleRefs ?? [];
-    if (roleRefs.length === 0)
-      return { serviceAccount, subject, shared: [rootLegacy], notShared: [rootBase], owned: [] };
-    // A Role is always namespaced; a ClusterRole with a namespace is granted in that namespace only.
-    const owned = roleRefs.map((r) =>
-      ownedBinding(subject.name, r, r.namespace === undefined || r.namespace === "" ? undefined : r.namespace),
-    );
-    return { serviceAccount, subject, shared: [rootBase], notShared: [rootLegacy], owned };
-  }
-  const roleRefs: readonly RoleRef[] = sync.spec.override?.roleRefs ?? [];
-  const owned = roleRefs.map((r) => ownedBinding(subject.name, r, ref.namespace));
-  return { serviceAccount, subject, shared: [nsShared(ref.namespace)], notShared: [], owned };
+  const secrets = secretAccess(sync, subject.name);
+  const base = { serviceAccount, subject, roles: secrets.roles };
+  if (sync.kind === Kind.RepoSync)
+    return { ...base, shared: [nsShared(ref.namespace)], notShared: [], owned: secrets.bindings };
+  const roleRefs = sync.spec.override?.roleRefs ?? [];
+  if (roleRefs.length === 0) return { ...base, shared: [rootLegacy], notShared: [rootBase], owned: secrets.bindings };
+  // A Role is always namespaced; a ClusterRole with a namespace is granted in that namespace only.
+  const owned = roleRefs.map((r) =>
+    ownedBinding(subject.name, r, r.namespace === undefined || r.namespace === "" ? undefined : r.namespace),
+  );
+  return { ...base, shared: [rootBase], notShared: [rootLegacy], owned: [...owned, ...secrets.bindings] };
 }
 
 /** The subject of a sync's reconciler, from its identity alone. */

@@ -178,8 +178,9 @@ export async function up(options: ClusterOptions): Promise<ClusterState> {
           // Namespace deletion and ownerReference GC must really happen; service accounts give each
           // namespace its "default" like a real cluster; Deployments report status (observedGeneration,
           // replicas) as kstatus and depends-on read it. There is no scheduler or kubelet: pods stay
-          // Pending, so a Deployment with replicas is never available and one scaled to 0 is.
-          "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-controller,deployment-controller,replicaset-controller",
+          // Pending, so a Deployment with replicas is never available and one scaled to 0 is. The
+          // aggregation controller fills admin/edit/view, which admins bind RepoSync reconcilers to.
+          "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-controller,deployment-controller,replicaset-controller,clusterrole-aggregation-controller",
           "--use-service-account-credentials=false",
           "--leader-elect=false",
           "--secure-port=0",
@@ -187,6 +188,17 @@ export async function up(options: ClusterOptions): Promise<ClusterState> {
         ],
       }),
     );
+
+    // Until aggregated, `edit` grants nothing: a binding to it made right after start would be refused.
+    await waitFor("the aggregated edit ClusterRole", started[started.length - 1]!, 30_000, async () => {
+      const res = await apiRequest({
+        ...conn,
+        method: "GET",
+        path: "/apis/rbac.authorization.k8s.io/v1/clusterroles/edit",
+        timeoutMs: 2_000,
+      });
+      return res.status === 200 && ((JSON.parse(res.body) as { rules?: unknown[] }).rules ?? []).length > 0;
+    });
 
     const state: ClusterState = {
       server,

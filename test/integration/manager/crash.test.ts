@@ -6,6 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { eventually, suffix, TestRepo } from "../../support/index.ts";
+import { grantRepoSyncReconciler } from "../../support/rbac.ts";
 import {
   admin,
   conditionOf,
@@ -27,6 +28,7 @@ import {
 test("after SIGKILL of the manager and of a reconciler mid-sync, a restarted manager converges with nothing lost or wrongly deleted", async (t) => {
   const first = await startManager(t);
   const namespace = await createNamespace(t, "crash");
+  await grantRepoSyncReconciler(namespace);
   const rootTarget = await createNamespace(t, "crash-root");
   const repo = await TestRepo.create(t);
   const v1 = Array.from({ length: 60 }, (_, i) => `cm-${i}`);

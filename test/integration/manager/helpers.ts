@@ -391,6 +391,14 @@ export const Mapping = {
     namespaced: true,
     verbs: [],
   },
+  Role: {
+    group: "rbac.authorization.k8s.io",
+    version: "v1",
+    kind: "Role",
+    resource: "roles",
+    namespaced: true,
+    verbs: [],
+  },
   RoleBinding: {
     group: "rbac.authorization.k8s.io",
     version: "v1",

@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { eventually, TestRepo } from "../../support/index.ts";
+import { grantRepoSyncReconciler } from "../../support/rbac.ts";
 import {
   admin,
   configMap,
@@ -33,6 +34,7 @@ test("two manager replicas: exactly one acts, and the other takes over when it d
   await eventually(() => a.isLeader(), { what: "the first replica leads" });
   const b = await startManager(t, { scope: a.scope });
   const namespaces = [await createNamespace(t, "ha"), await createNamespace(t, "ha")];
+  for (const ns of namespaces) await grantRepoSyncReconciler(ns);
   const repo = await TestRepo.create(t);
   await repo.write("cm.yaml", configMap("a", undefined, { v: "1" }));
   const first = await repo.commit("v1");

@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeObject } from "@driftless/kube";
 import { eventually, suffix, TestRepo } from "../../support/index.ts";
+import { grantRepoSyncReconciler } from "../../support/rbac.ts";
 import {
   admin,
   conditionOf,
@@ -26,6 +27,7 @@ const subjectsOf = (binding: KubeObject | undefined): string[] =>
 test("a RootSync and a RepoSync each get their own reconciler, and deleting them tears it down", async (t) => {
   const manager = await startManager(t);
   const namespace = await createNamespace(t);
+  await grantRepoSyncReconciler(namespace);
   const target = await createNamespace(t, "root-target");
   const repo = await TestRepo.create(t);
   await repo.write("repo/cm.yaml", configMap("from-repo-sync", undefined, { team: "a" }));
@@ -117,6 +119,7 @@ test("a RootSync and a RepoSync each get their own reconciler, and deleting them
 test("changing a sync's spec restarts its reconciler on the new spec", async (t) => {
   const manager = await startManager(t);
   const namespace = await createNamespace(t);
+  await grantRepoSyncReconciler(namespace);
   const repo = await TestRepo.create(t);
   await repo.write("one/cm.yaml", configMap("one", undefined, { v: "1" }));
   await repo.write("two/cm.yaml", configMap("two", undefined, { v: "2" }));
@@ -198,6 +201,7 @@ test("an invalid sync is reported Stalled (KNV1061) and gets no reconciler", asy
 test("a reconciler process killed with SIGKILL is restarted and keeps syncing", async (t) => {
   const manager = await startManager(t);
   const namespace = await createNamespace(t);
+  await grantRepoSyncReconciler(namespace);
   const repo = await TestRepo.create(t);
   await repo.write("cm.yaml", configMap("a", undefined, { v: "1" }));
   await createSync(t, repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch }));
@@ -223,6 +227,7 @@ test("a reconciler process killed with SIGKILL is restarted and keeps syncing", 
 test("serves /metrics, /healthz and /readyz, and SIGTERM stops every reconciler and leaves the setup intact for the next manager", async (t) => {
   const manager = await startManager(t);
   const namespace = await createNamespace(t);
+  await grantRepoSyncReconciler(namespace);
   const repo = await TestRepo.create(t);
   await repo.write("cm.yaml", configMap("a", undefined, { v: "1" }));
   const first = await repo.commit("v1");

@@ -7,6 +7,7 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { eventually, TestRepo } from "../../support/index.ts";
+import { grantRepoSyncReconciler } from "../../support/rbac.ts";
 import {
   admin,
   configMap,
@@ -29,6 +30,7 @@ const deadlineMs = 30_000;
 /** A synced RepoSync with Foreground deletion and a few managed objects in a fresh namespace. */
 async function syncedRepoSync(t: TestContext, manager: RunningManager): Promise<string> {
   const namespace = await createNamespace(t, "doomed");
+  await grantRepoSyncReconciler(namespace);
   const repo = await TestRepo.create(t);
   for (const name of ["a", "b", "c"]) await repo.write(`${name}.yaml`, configMap(name, undefined, { name }));
   const commit = await repo.commit("three config maps");

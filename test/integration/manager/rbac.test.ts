@@ -1,7 +1,8 @@
 /**
  * The RBAC in manifests/ is sufficient (every other test runs the manager with it) and not wider
- * than needed: what the manager and a RepoSync's reconciler may do, asked of the API server's own
- * authorizer (SubjectAccessReview).
+ * than needed: what the manager and reconcilers may do, asked of the API server's own authorizer
+ * (SubjectAccessReview). A RepoSync's reconciler gets Config Sync's base role; what it may apply is
+ * the namespace admin's RoleBinding (grantRepoSyncReconciler), as Config Sync documents.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -9,16 +10,23 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parse, parseAllDocuments } from "yaml";
 import type { KubeObject } from "@driftless/kube";
+import { secretRoleName } from "@driftless/controller";
 import { findRepoRoot } from "@driftless/local-cluster";
-import { TestRepo } from "../../support/index.ts";
+import { eventually, suffix, TestRepo } from "../../support/index.ts";
+import { grantRepoSyncReconciler } from "../../support/rbac.ts";
 import {
   admin,
   mappingOf,
+  conditionOf,
   configMap,
   createNamespace,
   createSync,
+  getObject,
+  getSync,
   managerKubeconfig,
+  Mapping,
   repoSyncObject,
+  rootSyncObject,
   startManager,
   synced,
   systemNamespace,
@@ -30,6 +38,7 @@ interface Attributes {
   readonly group?: string;
   readonly namespace?: string;
   readonly subresource?: string;
+  readonly name?: string;
 }
 
 async function allowed(serviceAccount: string, attributes: Attributes): Promise<boolean> {
@@ -61,6 +70,9 @@ test("the manager's ServiceAccount may manage reconcilers but read no Secrets an
     { verb: "create", resource: "serviceaccounts", subresource: "token", namespace: systemNamespace },
     { verb: "create", resource: "rolebindings", group: "rbac.authorization.k8s.io", namespace: "team-a" },
     { verb: "update", resource: "leases", group: "coordination.k8s.io", namespace: systemNamespace },
+    // Per-sync Roles reading only the Secrets a spec names (a Role with what the manager lacks needs escalate).
+    { verb: "create", resource: "roles", group: "rbac.authorization.k8s.io", namespace: "team-a" },
+    { verb: "escalate", resource: "roles", group: "rbac.authorization.k8s.io", namespace: "team-a" },
   ];
   const mayNot: Attributes[] = [
     { verb: "get", resource: "secrets", namespace: systemNamespace },
@@ -72,6 +84,7 @@ test("the manager's ServiceAccount may manage reconcilers but read no Secrets an
     { verb: "create", resource: "serviceaccounts", namespace: "team-a" },
     { verb: "create", resource: "clusterroles", group: "rbac.authorization.k8s.io" },
     { verb: "escalate", resource: "clusterroles", group: "rbac.authorization.k8s.io" },
+    { verb: "get", resource: "secrets", namespace: "team-a", name: "git-creds" },
     { verb: "delete", resource: "customresourcedefinitions", group: "apiextensions.k8s.io" },
   ];
   for (const a of may)
@@ -88,45 +101,217 @@ test("the manager's ServiceAccount may manage reconcilers but read no Secrets an
     );
 });
 
-test("a RepoSync's reconciler may act in its namespace and nowhere else", async (t) => {
+/** Asks, for each of `attributes`, whether `serviceAccount` may; fails naming every answer that differs. */
+async function expectAllowed(
+  serviceAccount: string,
+  expected: boolean,
+  attributes: readonly Attributes[],
+): Promise<void> {
+  const wrong: string[] = [];
+  for (const a of attributes) {
+    if ((await allowed(serviceAccount, a)) !== expected)
+      wrong.push(
+        `${a.verb} ${a.resource}${a.subresource ? `/${a.subresource}` : ""}${a.name ? ` ${a.name}` : ""} in ${a.namespace ?? "the cluster"}`,
+      );
+  }
+  assert.deepEqual(wrong, [], `${serviceAccount} ${expected ? "may not" : "may"}: ${wrong.join("; ")}`);
+}
+
+/** `obj` with `change` merged into its spec (and into spec.git when given). */
+function withSpec(obj: KubeObject, change: Record<string, unknown>, git: Record<string, unknown> = {}): KubeObject {
+  const spec = obj["spec"] as Record<string, unknown>;
+  return { ...obj, spec: { ...spec, ...change, git: { ...(spec["git"] as Record<string, unknown>), ...git } } };
+}
+
+const secrets = (namespace: string, name?: string): Attributes => ({
+  verb: "get",
+  resource: "secrets",
+  namespace,
+  ...(name === undefined ? {} : { name }),
+});
+
+test("a RepoSync's reconciler has Config Sync's base role, and reads only the Secrets its spec names", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t, "base");
+  const elsewhere = await createNamespace(t, "elsewhere");
+  const sync = repoSyncObject(namespace, "repo-sync", manager.scope, {
+    repo: "https://example.invalid/team.git",
+    branch: "main",
+  });
+  const git = { auth: "token", secretRef: { name: "git-creds" }, caCertSecretRef: { name: "git-ca" } };
+  await createSync(t, withSpec(sync, {}, git));
+  const reconciler = `ns-reconciler-${namespace}`;
+  const role = secretRoleName(reconciler);
+  await eventually(async () => (await getObject(Mapping.RoleBinding, namespace, role)) !== undefined, {
+    what: `the RoleBinding ${namespace}/${role}`,
+  });
+  await expectAllowed(reconciler, true, [
+    { verb: "get", resource: "reposyncs", group: "configsync.gke.io", namespace },
+    { verb: "update", resource: "reposyncs", subresource: "status", group: "configsync.gke.io", namespace },
+    { verb: "create", resource: "resourcegroups", group: "kpt.dev", namespace },
+    { verb: "create", resource: "events", namespace },
+    secrets(namespace, "git-creds"),
+    secrets(namespace, "git-ca"),
+  ]);
+  await expectAllowed(reconciler, false, [
+    secrets(namespace, "another-secret"),
+    secrets(namespace),
+    { verb: "list", resource: "secrets", namespace },
+    { verb: "watch", resource: "secrets", namespace },
+    secrets(elsewhere, "git-creds"),
+    secrets(systemNamespace, "git-creds"),
+    // What the admin has not granted: nothing to apply, no way to grant itself more or act as another account.
+    { verb: "create", resource: "configmaps", namespace },
+    { verb: "create", resource: "rolebindings", group: "rbac.authorization.k8s.io", namespace },
+    { verb: "create", resource: "roles", group: "rbac.authorization.k8s.io", namespace },
+    { verb: "bind", resource: "clusterroles", group: "rbac.authorization.k8s.io", name: "admin" },
+    { verb: "create", resource: "pods", namespace },
+    { verb: "impersonate", resource: "serviceaccounts", namespace, name: "default" },
+    { verb: "create", resource: "serviceaccounts", subresource: "token", namespace, name: "default" },
+    { verb: "update", resource: "reposyncs", group: "configsync.gke.io", namespace: elsewhere },
+    { verb: "create", resource: "namespaces" },
+  ]);
+
+  // The Role follows the spec: another CA Secret replaces the first in it.
+  const client = await admin();
+  await client.patch(
+    Mapping.RepoSync,
+    namespace,
+    "repo-sync",
+    { spec: { git: { caCertSecretRef: { name: "git-ca-2" } } } },
+    "merge",
+  );
+  await eventually(async () => allowed(reconciler, secrets(namespace, "git-ca-2")), { what: "git-ca-2 readable" });
+  await expectAllowed(reconciler, false, [secrets(namespace, "git-ca")]);
+
+  // Teardown removes the Role and its binding with the rest of the identity.
+  await client.delete(Mapping.RepoSync, namespace, "repo-sync");
+  await eventually(
+    async () =>
+      (await getObject(Mapping.Role, namespace, role)) === undefined &&
+      (await getObject(Mapping.RoleBinding, namespace, role)) === undefined,
+    { what: `the Role and RoleBinding ${namespace}/${role} removed` },
+  );
+});
+
+test("with the namespace admin's RoleBinding to edit, a RepoSync's reconciler applies there and nowhere else", async (t) => {
   const manager = await startManager(t);
   const namespace = await createNamespace(t, "scoped");
   const elsewhere = await createNamespace(t, "elsewhere");
+  await grantRepoSyncReconciler(namespace);
   const repo = await TestRepo.create(t);
   await repo.write("cm.yaml", configMap("a", undefined, { v: "1" }));
   await createSync(t, repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch }));
   await synced("RepoSync", namespace, "repo-sync", await repo.commit("v1"));
   const reconciler = `ns-reconciler-${namespace}`;
-  assert.equal(await allowed(reconciler, { verb: "create", resource: "configmaps", namespace }), true);
-  assert.equal(
-    await allowed(reconciler, {
-      verb: "update",
-      resource: "reposyncs",
-      subresource: "status",
-      group: "configsync.gke.io",
-      namespace,
-    }),
-    true,
-  );
-  assert.equal(
-    await allowed(reconciler, { verb: "get", resource: "secrets", namespace }),
-    true,
-    "it reads its own Secrets (git credentials)",
-  );
-  for (const a of [
+  await expectAllowed(reconciler, true, [{ verb: "create", resource: "configmaps", namespace }]);
+  await expectAllowed(reconciler, false, [
     { verb: "create", resource: "configmaps", namespace: elsewhere },
-    { verb: "get", resource: "secrets", namespace: elsewhere },
+    secrets(elsewhere),
     { verb: "update", resource: "reposyncs", group: "configsync.gke.io", namespace: elsewhere },
     { verb: "create", resource: "namespaces" },
     { verb: "create", resource: "clusterrolebindings", group: "rbac.authorization.k8s.io" },
-    { verb: "get", resource: "secrets", namespace: systemNamespace },
-  ] satisfies Attributes[]) {
-    assert.equal(
-      await allowed(reconciler, a),
-      false,
-      `${reconciler} may ${a.verb} ${a.resource} in ${a.namespace ?? "the cluster"}`,
-    );
-  }
+    secrets(systemNamespace),
+  ]);
+});
+
+test("a RepoSync's reconciler without permission for a declared type reports the type and the server's refusal, and syncs once granted", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t, "denied");
+  const repo = await TestRepo.create(t);
+  await repo.write("cm.yaml", configMap("a", undefined, { v: "1" }));
+  const commit = await repo.commit("v1");
+  await createSync(t, repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch }));
+  const errors = await eventually(
+    async () => {
+      const status = ((await getSync("RepoSync", namespace, "repo-sync"))?.["status"] ?? {}) as {
+        sync?: { commit?: string; errors?: { code: string; errorMessage: string }[] };
+      };
+      return status.sync?.commit === commit && (status.sync.errors ?? []).length > 0 ? status.sync.errors : undefined;
+    },
+    { timeoutMs: 60_000, what: "the RepoSync to report its sync errors" },
+  );
+  const message = errors?.[0]?.errorMessage ?? "";
+  t.diagnostic(`KNV${errors?.[0]?.code}: ${message}`);
+  assert.match(message, /configmaps/, `the error names the type: ${message}`);
+  assert.match(message, /forbidden/i, `the error carries the server's refusal: ${message}`);
+  assert.match(message, new RegExp(`ns-reconciler-${namespace}`), `the error names who was refused: ${message}`);
+  // Granted afterwards, as an admin would: the next poll syncs, with no restart.
+  await grantRepoSyncReconciler(namespace);
+  await synced("RepoSync", namespace, "repo-sync", commit);
+  assert.ok(await getObject(Mapping.ConfigMap, namespace, "a"));
+});
+
+test("a RepoSync's roleRefs are refused (KNV1061) and bind nothing", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t, "refs");
+  const sync = repoSyncObject(namespace, "repo-sync", manager.scope, {
+    repo: "https://example.invalid/team.git",
+    branch: "main",
+  });
+  await createSync(t, withSpec(sync, { override: { roleRefs: [{ kind: "ClusterRole", name: "admin" }] } }));
+  const stalled = await eventually(
+    async () => {
+      const condition = conditionOf(await getSync("RepoSync", namespace, "repo-sync"), "Stalled");
+      return condition?.status === "True" ? condition : undefined;
+    },
+    { what: "the RepoSync Stalled" },
+  );
+  const errors = (stalled as { errors?: { code: string; errorMessage: string }[] }).errors ?? [];
+  assert.equal(errors[0]?.code, "1061");
+  assert.match(errors[0]?.errorMessage ?? "", /roleRefs/);
+  const bindings = (await (await admin()).list(Mapping.RoleBinding, { namespace })).items;
+  assert.deepEqual(
+    bindings
+      .filter((b) => (b["roleRef"] as { name?: string } | undefined)?.name === "admin")
+      .map((b) => b.metadata.name),
+    [],
+    "a binding to the roleRef was created",
+  );
+  assert.equal(
+    await allowed(`ns-reconciler-${namespace}`, {
+      verb: "create",
+      resource: "rolebindings",
+      group: "rbac.authorization.k8s.io",
+      namespace,
+    }),
+    false,
+  );
+});
+
+test("a RootSync's reconciler with roleRefs reads only the Secrets its spec names", async (t) => {
+  const manager = await startManager(t);
+  const name = `roles-${suffix()}`;
+  const sync = rootSyncObject(
+    name,
+    manager.scope,
+    { repo: "https://example.invalid/platform.git", branch: "main" },
+    {},
+    {
+      roleRefs: [{ kind: "ClusterRole", name: "view" }],
+    },
+  );
+  await createSync(t, withSpec(sync, {}, { caCertSecretRef: { name: "platform-ca" } }));
+  const reconciler = `root-reconciler-${name}`;
+  await eventually(async () => allowed(reconciler, secrets(systemNamespace, "platform-ca")), {
+    what: "the named Secret readable",
+  });
+  await expectAllowed(reconciler, true, [
+    {
+      verb: "update",
+      resource: "rootsyncs",
+      subresource: "status",
+      group: "configsync.gke.io",
+      namespace: systemNamespace,
+    },
+    { verb: "get", resource: "configmaps", namespace: "any" },
+  ]);
+  await expectAllowed(reconciler, false, [
+    secrets(systemNamespace, "another-secret"),
+    secrets(systemNamespace),
+    { verb: "list", resource: "secrets" },
+    secrets("any", "platform-ca"),
+  ]);
 });
 
 test("every file of manifests/kustomization.yaml is accepted by the API server (server-side dry run)", async () => {

@@ -4,6 +4,7 @@ import { createHmac } from "node:crypto";
 import { Queue } from "bullmq";
 import { syncQueueName } from "@driftless/queue";
 import { suffix, testEnv, TestRepo } from "../../support/index.ts";
+import { grantRepoSyncReconciler } from "../../support/rbac.ts";
 import {
   configMap,
   createNamespace,
@@ -53,6 +54,7 @@ test("a signed GitHub push gets a new commit synced long before the polling peri
   const manager = await startManager(t, { webhookSecret: secret });
   assert.ok(manager.webhookPort !== undefined);
   const namespace = await createNamespace(t, "hook");
+  await grantRepoSyncReconciler(namespace);
   const repo = await TestRepo.create(t);
   await repo.write("cm.yaml", configMap("a", undefined, { v: "1" }));
   const first = await repo.commit("v1");
@@ -97,6 +99,7 @@ test("a signed GitHub push gets a new commit synced long before the polling peri
 test("GitLab and generic signed pushes trigger the matching sync; other repositories and branches trigger nothing", async (t) => {
   const manager = await startManager(t, { webhookSecret: secret });
   const namespace = await createNamespace(t, "hook");
+  await grantRepoSyncReconciler(namespace);
   const repo = await TestRepo.create(t);
   await repo.write("cm.yaml", configMap("a", undefined, { v: "1" }));
   await createSync(
