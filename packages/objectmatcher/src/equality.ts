@@ -25,6 +25,7 @@ export function scalarEqual(
   if (schema?.quantity) return quantitiesEqual(declared, live);
   if (schema?.base64 && typeof declared === "string" && typeof live === "string")
     return canonicalBase64(live) === declared;
+  if (!schema?.intOrString) return false;
   if (typeof declared === "number" && typeof live === "string") return String(declared) === live;
   if (typeof declared === "string" && typeof live === "number") return declared === String(live);
   return false;
@@ -32,12 +33,21 @@ export function scalarEqual(
 
 /**
  * A declared value the live object does not have at all. A map with nothing set inside declares
- * nothing. Go's `omitempty` drops `false` and `0` from non-pointer fields, so for built-in kinds a
- * declared zero is satisfied by its absence.
+ * nothing. Go drops `false` and `0` from non-pointer fields (`omitsZero`), so there a declared zero is
+ * satisfied by its absence; a pointer field keeps an explicit zero, and its absence means something
+ * else (an unset `allowPrivilegeEscalation` allows escalation), so there the zero must be written.
  */
 export function satisfiedByAbsence(declared: JsonValue, schema: FieldSchema | undefined, builtIn: boolean): boolean {
-  if (typeof declared === "object" && declared !== null) return isAbsent(declared, schema);
-  return builtIn && (declared === false || declared === 0);
+  if (declared === null || Array.isArray(declared)) return isAbsent(declared, schema);
+  if (typeof declared === "object") {
+    if (schema?.presence) return false;
+    for (const key in declared) {
+      if (!satisfiedByAbsence(declared[key] ?? null, childSchema(schema, key), builtIn)) return false;
+    }
+    return true;
+  }
+  if (declared === "") return !schema?.keepEmpty;
+  return builtIn && schema?.omitsZero === true && (declared === false || declared === 0);
 }
 
 /**

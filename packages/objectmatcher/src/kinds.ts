@@ -1,33 +1,13 @@
 /**
  * Which kinds are built into the API server (and so accept strategic merge patches and get typed
- * defaulting), and the schema of each. A kind not in this table is treated as a custom resource:
- * JSON merge semantics, lists atomic. That is also the safe answer for a built-in kind newer than
- * this table: every kind accepts a JSON merge patch.
+ * defaulting), and the schema of each: the generated facts of their Go types (`facts.ts`). A kind not
+ * built in is a custom resource: JSON merge semantics, with the list and map semantics of its CRD's
+ * schema when the caller hands one over (`CustomResourceSchemas`), lists atomic when not. That is also
+ * the safe answer for a built-in kind newer than the generated facts: every kind accepts a JSON merge patch.
  */
-import {
-  BytesMap,
-  EndpointPorts,
-  JobSpec,
-  LabelSelector,
-  LimitRangeItems,
-  MetricSpecs,
-  NetworkPolicyRules,
-  ObjectMeta,
-  PersistentVolumeClaimSpec,
-  PersistentVolumeClaimTemplates,
-  PodSpecOfPod,
-  PodTemplateSpec,
-  QuantityMap,
-  ServicePorts,
-  StatusWithConditions,
-  StringMap,
-  SelectorWhereEmptyMatchesAll,
-  Subjects,
-  MatchResources,
-  Webhooks,
-  byName,
-} from "./merge-keys.ts";
+import { generatedKinds, kindStruct, structSchema } from "./facts.ts";
 import type { FieldSchema } from "./schema.ts";
+import { DEFAULT_POD_TOLERATIONS } from "./server-filled.ts";
 
 export const PatchType = {
   StrategicMerge: "strategic-merge",
@@ -49,126 +29,104 @@ export interface KindInfo {
   readonly schema: FieldSchema;
 }
 
-const object = (fields: Record<string, FieldSchema> = {}): FieldSchema => ({
-  fields: { metadata: ObjectMeta, status: StatusWithConditions, ...fields },
-});
-const spec = (fields: Record<string, FieldSchema>): FieldSchema => object({ spec: { fields } });
+/** Where the matcher finds the schema of a custom resource (see `CustomResourceSchemaRegistry`). */
+export interface CustomResourceSchemas {
+  /** The schema of `apiVersion`/`kind`, or undefined when unknown (then every list is atomic). */
+  schemaFor(apiVersion: string, kind: string): FieldSchema | undefined;
+}
 
-const workload = spec({ selector: LabelSelector, template: PodTemplateSpec });
-const deployment = spec({ selector: LabelSelector, template: PodTemplateSpec, strategy: { retainKeys: true } });
-const statefulSet = spec({
-  selector: LabelSelector,
-  template: PodTemplateSpec,
-  volumeClaimTemplates: PersistentVolumeClaimTemplates,
-});
-const networkPolicy = spec({
-  podSelector: LabelSelector,
-  ingress: NetworkPolicyRules("from"),
-  egress: NetworkPolicyRules("to"),
-});
-const webhookConfiguration = object({ webhooks: Webhooks });
-const plain = object();
+const OBJECT_META = "meta/v1.ObjectMeta";
 
-/** group → kind → schema. */
-const BUILT_IN: Readonly<Record<string, Readonly<Record<string, FieldSchema>>>> = {
-  "": {
-    Pod: spec(PodSpecOfPod.fields ?? {}),
-    PodTemplate: object({ template: PodTemplateSpec }),
-    ReplicationController: spec({ selector: StringMap, template: PodTemplateSpec }),
-    Service: spec({ ports: ServicePorts, selector: StringMap }),
-    Endpoints: object({ subsets: { items: { fields: { ports: EndpointPorts } } } }),
-    ConfigMap: object({ data: StringMap, binaryData: BytesMap }),
-    Secret: object({ data: BytesMap, stringData: StringMap }),
-    Namespace: plain,
-    ServiceAccount: object({ secrets: byName() }),
-    PersistentVolumeClaim: object({ spec: PersistentVolumeClaimSpec }),
-    PersistentVolume: spec({ capacity: QuantityMap }),
-    ResourceQuota: spec({ hard: QuantityMap }),
-    LimitRange: spec({ limits: LimitRangeItems }),
-    Node: spec({ podCIDRs: { list: "set" } }),
-    Event: plain,
-  },
-  apps: {
-    Deployment: deployment,
-    ReplicaSet: workload,
-    DaemonSet: workload,
-    StatefulSet: statefulSet,
-    ControllerRevision: plain,
-  },
-  batch: {
-    Job: object({ spec: JobSpec }),
-    CronJob: spec({ jobTemplate: { fields: { metadata: ObjectMeta, spec: JobSpec } } }),
-  },
-  autoscaling: { HorizontalPodAutoscaler: spec({ metrics: MetricSpecs }) },
-  "rbac.authorization.k8s.io": {
-    Role: plain,
-    ClusterRole: plain,
-    RoleBinding: object({ subjects: Subjects }),
-    ClusterRoleBinding: object({ subjects: Subjects }),
-  },
-  "networking.k8s.io": {
-    NetworkPolicy: networkPolicy,
-    Ingress: plain,
-    IngressClass: plain,
-    IPAddress: plain,
-    ServiceCIDR: plain,
-  },
-  // The pre-1.16 home of the workload and networking kinds, still seen in old manifests.
-  extensions: {
-    Deployment: deployment,
-    DaemonSet: workload,
-    ReplicaSet: workload,
-    Ingress: plain,
-    NetworkPolicy: networkPolicy,
-  },
-  policy: { PodDisruptionBudget: spec({ selector: SelectorWhereEmptyMatchesAll }), PodSecurityPolicy: plain },
-  "storage.k8s.io": {
-    StorageClass: object({ parameters: StringMap }),
-    VolumeAttachment: plain,
-    CSIDriver: plain,
-    CSINode: plain,
-    CSIStorageCapacity: object({ capacity: { quantity: true }, maximumVolumeSize: { quantity: true } }),
-    VolumeAttributesClass: object({ parameters: StringMap }),
-  },
-  "scheduling.k8s.io": { PriorityClass: plain },
-  "coordination.k8s.io": { Lease: plain, LeaseCandidate: plain },
-  "discovery.k8s.io": { EndpointSlice: object({ ports: EndpointPorts }) },
-  "admissionregistration.k8s.io": {
-    ValidatingWebhookConfiguration: webhookConfiguration,
-    MutatingWebhookConfiguration: webhookConfiguration,
-    ValidatingAdmissionPolicy: spec({ matchConstraints: MatchResources }),
-    ValidatingAdmissionPolicyBinding: spec({ matchResources: MatchResources }),
-    MutatingAdmissionPolicy: spec({ matchConstraints: MatchResources }),
-    MutatingAdmissionPolicyBinding: spec({ matchResources: MatchResources }),
-  },
-  "apiextensions.k8s.io": { CustomResourceDefinition: plain },
-  "apiregistration.k8s.io": { APIService: plain },
-  "certificates.k8s.io": { CertificateSigningRequest: plain, ClusterTrustBundle: plain },
-  "resource.k8s.io": { ResourceClaim: plain, ResourceClaimTemplate: plain, DeviceClass: plain, ResourceSlice: plain },
-  "node.k8s.io": { RuntimeClass: object({ overhead: { fields: { podFixed: QuantityMap } } }) },
-  "events.k8s.io": { Event: plain },
-  "flowcontrol.apiserver.k8s.io": { FlowSchema: plain, PriorityLevelConfiguration: plain },
-};
-
-/** Every custom resource still has typed `metadata`: labels, finalizers and owner references merge. */
-const CUSTOM_RESOURCE: FieldSchema = { fields: { metadata: ObjectMeta } };
+/** Built-in kinds the generated Go types no longer carry (removed APIs still seen in old manifests). */
+const LEGACY_BUILT_IN = new Set(["policy/PodSecurityPolicy", "extensions/PodSecurityPolicy"]);
 
 export function groupOf(apiVersion: string): string {
   const slash = apiVersion.indexOf("/");
   return slash < 0 ? "" : apiVersion.slice(0, slash);
 }
 
-export function resolveKind(apiVersion: string | undefined, kind: string | undefined): KindInfo {
-  const group = apiVersion === undefined ? "" : groupOf(apiVersion);
-  const k = kind ?? "";
-  const schema = Object.hasOwn(BUILT_IN, group) ? BUILT_IN[group]?.[k] : undefined;
-  if (schema && Object.hasOwn(BUILT_IN[group] ?? {}, k)) {
-    return { group, kind: k, builtIn: true, patchType: PatchType.StrategicMerge, schema };
+let byGroupKind: Map<string, string> | undefined;
+
+/** `group/Kind` → a Go struct of it, for a version the facts lack: a GA version when there is one. */
+function groupKindStructs(): Map<string, string> {
+  if (byGroupKind) return byGroupKind;
+  byGroupKind = new Map();
+  for (const entry of generatedKinds()) {
+    const [apiVersion = "", kind = ""] = entry.split(" ");
+    const key = `${groupOf(apiVersion)}/${kind}`;
+    const version = apiVersion.slice(apiVersion.indexOf("/") + 1);
+    const stable = /^v\d+$/.test(version);
+    if (!byGroupKind.has(key) || stable) byGroupKind.set(key, kindStruct(apiVersion, kind) ?? "");
   }
-  return { group, kind: k, builtIn: false, patchType: PatchType.Merge, schema: CUSTOM_RESOURCE };
+  return byGroupKind;
 }
 
-/** The built-in group-kinds this table knows, as `group/Kind` (`/Pod` for the core group). */
+const builtInCache = new Map<string, KindInfo | null>();
+
+function builtInKind(apiVersion: string, kind: string): KindInfo | undefined {
+  const cacheKey = `${apiVersion} ${kind}`;
+  const cached = builtInCache.get(cacheKey);
+  if (cached !== undefined) return cached ?? undefined;
+  const group = groupOf(apiVersion);
+  const struct = kindStruct(apiVersion, kind) ?? groupKindStructs().get(`${group}/${kind}`);
+  let info: KindInfo | undefined;
+  if (struct !== undefined && struct !== "") {
+    const schema = group === "" && kind === "Pod" ? withDefaultTolerations(structSchema(struct)) : structSchema(struct);
+    info = { group, kind, builtIn: true, patchType: PatchType.StrategicMerge, schema };
+  } else if (LEGACY_BUILT_IN.has(`${group}/${kind}`)) {
+    info = { group, kind, builtIn: true, patchType: PatchType.StrategicMerge, schema: customResource() };
+  }
+  builtInCache.set(cacheKey, info ?? null);
+  return info;
+}
+
+export function resolveKind(
+  apiVersion: string | undefined,
+  kind: string | undefined,
+  schemas?: CustomResourceSchemas,
+): KindInfo {
+  const v = apiVersion ?? "";
+  const k = kind ?? "";
+  const builtIn = builtInKind(v, k);
+  if (builtIn) return builtIn;
+  const declared = schemas?.schemaFor(v, k);
+  return {
+    group: groupOf(v),
+    kind: k,
+    builtIn: false,
+    patchType: PatchType.Merge,
+    schema: declared ?? customResource(),
+  };
+}
+
+let customResourceSchema: FieldSchema | undefined;
+
+/** Every custom resource still has typed `metadata`: labels, finalizers and owner references merge. */
+function customResource(): FieldSchema {
+  customResourceSchema ??= { fields: { metadata: structSchema(OBJECT_META) } };
+  return customResourceSchema;
+}
+
+/** The ObjectMeta schema, which a custom resource's schema uses for its `metadata`. */
+export function objectMetaSchema(): FieldSchema {
+  return structSchema(OBJECT_META);
+}
+
+/** A Pod as stored: the DefaultTolerationSeconds admission plugin has appended its tolerations. */
+function withDefaultTolerations(pod: FieldSchema): FieldSchema {
+  const spec = pod.fields?.["spec"] ?? {};
+  const tolerations = spec.fields?.["tolerations"] ?? {};
+  const admissionItems = DEFAULT_POD_TOLERATIONS.map((t) => ({ ...t }));
+  return {
+    ...pod,
+    fields: {
+      ...pod.fields,
+      spec: { ...spec, fields: { ...spec.fields, tolerations: { ...tolerations, admissionItems } } },
+    },
+  };
+}
+
+/** The built-in group-kinds the generated facts know, as `group/Kind` (`/Pod` for the core group). */
 export function builtInGroupKinds(): string[] {
-  return Object.entries(BUILT_IN).flatMap(([group, kinds]) => Object.keys(kinds).map((k) => `${group}/${k}`));
+  return [...groupKindStructs().keys()];
 }

@@ -96,6 +96,14 @@ const configMap: Scenario[] = [
     paths: ["data.LOG_LEVEL"],
   },
   {
+    name: "writes immutable: false (a pointer field the server keeps) to a ConfigMap that lacks it",
+    live: liveConfigMap,
+    declared: () => edit(declaredConfigMap(), (o) => (o["immutable"] = false)),
+    applied: declaredConfigMap,
+    expect: "update",
+    paths: ["immutable"],
+  },
+  {
     name: "updates when a declared empty value was deleted live",
     live: () => edit(liveConfigMap(), (o) => delete obj(o, "data")["EMPTY"]),
     declared: declaredConfigMap,

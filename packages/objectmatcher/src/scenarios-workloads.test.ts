@@ -166,6 +166,45 @@ const deployment: Scenario[] = [
     declared: () => edit(declaredDeployment(), (o) => (at(o, "spec.template.spec")["hostNetwork"] = false)),
     expect: "match",
   },
+  {
+    name: "writes allowPrivilegeEscalation: false added in a new commit to a container that has a securityContext",
+    live: () => edit(liveDeployment(), (o) => (container(o)["securityContext"] = { runAsNonRoot: true })),
+    declared: () =>
+      edit(
+        declaredDeployment(),
+        (o) => (container(o)["securityContext"] = { runAsNonRoot: true, allowPrivilegeEscalation: false }),
+      ),
+    applied: () => edit(declaredDeployment(), (o) => (container(o)["securityContext"] = { runAsNonRoot: true })),
+    expect: "update",
+    paths: ['spec.template.spec.containers[name="web"].securityContext.allowPrivilegeEscalation'],
+  },
+  {
+    name: "writes a declared false to pointer fields the server keeps (automountServiceAccountToken, hostUsers, shareProcessNamespace, privileged, readOnlyRootFilesystem)",
+    live: liveDeployment,
+    declared: () =>
+      edit(declaredDeployment(), (o) => {
+        Object.assign(at(o, "spec.template.spec"), {
+          automountServiceAccountToken: false,
+          hostUsers: false,
+          shareProcessNamespace: false,
+        });
+        container(o)["securityContext"] = { privileged: false, readOnlyRootFilesystem: false };
+      }),
+    expect: "update",
+    paths: [
+      "spec.template.spec.automountServiceAccountToken",
+      'spec.template.spec.containers[name="web"].securityContext',
+      "spec.template.spec.hostUsers",
+      "spec.template.spec.shareProcessNamespace",
+    ],
+  },
+  {
+    name: "a pointer field already false live matches its declared false",
+    live: () => edit(liveDeployment(), (o) => (at(o, "spec.template.spec")["automountServiceAccountToken"] = false)),
+    declared: () =>
+      edit(declaredDeployment(), (o) => (at(o, "spec.template.spec")["automountServiceAccountToken"] = false)),
+    expect: "match",
+  },
 ];
 
 const pod: Scenario[] = [

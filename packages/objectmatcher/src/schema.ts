@@ -1,8 +1,9 @@
 /**
- * The small slice of an OpenAPI schema the matcher needs: which lists merge by key (and by which
- * key), which maps hold free-form strings or quantities, and which values the API server fills in
- * inside lists that otherwise compare whole. Anything not described is a plain map or an atomic list,
- * which is exactly what strategic merge patch does with fields that carry no patch tags.
+ * The small slice of a schema the matcher needs: which lists merge by key (and by which key), which
+ * maps hold free-form strings or quantities, what absence means, and which values the API server fills
+ * in inside lists that otherwise compare whole. Built-in kinds get theirs from Kubernetes' Go types
+ * (`facts.ts`), custom resources from their CRD's OpenAPI schema (`openapi.ts`). Anything not described
+ * is a plain map or an atomic list, which is what strategic merge patch does with untagged fields.
  */
 import type { JsonObject, JsonScalar } from "./json.ts";
 
@@ -31,6 +32,13 @@ export interface FieldSchema {
   readonly keepEmpty?: boolean;
   /** An empty map here is a value, not an omission (`namespaceSelector: {}` selects every namespace). */
   readonly presence?: boolean;
+  /**
+   * A non-pointer Go bool or number: the API server omits its zero (`hostNetwork: false`), so a declared
+   * `false`/`0` is satisfied by its absence. Pointer fields (`allowPrivilegeEscalation`) keep an explicit zero.
+   */
+  readonly omitsZero?: boolean;
+  /** An int-or-string (`targetPort`): `8080` and `"8080"` are the same value once decoded. */
+  readonly intOrString?: boolean;
   /** A resource quantity: compared by value. */
   readonly quantity?: boolean;
   /** Base64 bytes (`[]byte` in Go): compared after canonical re-encoding. */

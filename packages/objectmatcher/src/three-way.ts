@@ -15,17 +15,19 @@
  *   declaration). A path in `original`, gone from `modified`, still live → update (a deletion). A live
  *   path neither declared nor in `original` → ignored: it belongs to the server or to someone else.
  *   Removing a declared map removes only the keys we declared in it, so other actors' labels survive.
- * - **Lists.** Built-in kinds (the group-kind table in `kinds.ts`) follow the strategic-merge tags of
- *   their schema (`merge-keys.ts`): keyed lists match items by merge key, ignore undeclared live
+ * - **Lists.** Built-in kinds follow the strategic-merge tags of their Go types (`facts.ts`, generated
+ *   from Kubernetes' own types): keyed lists match items by merge key, ignore undeclared live
  *   items and ignore order; set-like lists (finalizers) ignore undeclared members; every other list
  *   is atomic and compares whole. Ordering alone is never a change, so the `$setElementOrder` false
- *   positive of kubectl's three-way patch cannot happen. Unknown kinds (custom resources) have no
- *   merge keys: JSON merge semantics, lists atomic; only their `metadata`, typed ObjectMeta on every
- *   kind, keeps keyed owner references and set-like finalizers.
+ *   positive of kubectl's three-way patch cannot happen. Custom resources follow their CRD's schema
+ *   when the caller hands it over (`x-kubernetes-list-type` map/set, `openapi.ts`), JSON merge
+ *   semantics otherwise with every list atomic; their `metadata`, typed ObjectMeta on every kind,
+ *   keeps keyed owner references and set-like finalizers either way.
  * - **What the server re-spells is not a change.** Normalisation (`normalize.ts`) removes what the
  *   server omits or owns (null/empty values, server metadata, status, Secret `stringData` → `data`).
  *   For built-in kinds comparison then allows: quantities by value (`quantity.ts`), int-or-string
- *   `80` = `"80"`, canonical base64, a declared `false`/`0` satisfied by its omission (Go omitempty),
+ *   `80` = `"80"`, canonical base64, a declared `false`/`0` satisfied by its omission only in a
+ *   non-pointer Go field (a pointer field such as `allowPrivilegeEscalation` keeps an explicit `false`),
  *   and inside atomic lists what defaulting and admission add when it was not declared
  *   (`serverFilled`, `admissionItems`: a Pod's default not-ready/unreachable tolerations, a
  *   StatefulSet's volumeClaimTemplates type meta, volumeMode and status, RBAC subject apiGroups).
@@ -104,7 +106,7 @@ function compareValue(
   if (isObject(m)) {
     if (isObject(c)) compareMap(isObject(o) ? o : undefined, m, c, schema, walk, false);
     else if (!isAbsent(c, schema)) record(walk, ChangeOp.Change, c, m);
-    else if (!isAbsent(m, schema)) record(walk, ChangeOp.Add, undefined, m);
+    else if (!satisfiedByAbsence(m, schema, walk.builtIn)) record(walk, ChangeOp.Add, undefined, m);
     return;
   }
   if (Array.isArray(m)) {
