@@ -77,7 +77,7 @@ export function atomicEqual(
     if (!isObject(live)) return false;
     for (const key of Object.keys(declared)) {
       const d = declared[key];
-      if (d === undefined) continue;
+      if (d === undefined || (schema?.prunesUnknown && schema.fields?.[key] === undefined)) continue;
       const l = live[key];
       const sub = filled?.[key];
       const child = childSchema(schema, key);

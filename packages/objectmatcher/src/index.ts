@@ -6,10 +6,12 @@
  *
  * @example
  * ```ts
- * import { Annotator, PatchMaker } from "@driftless/objectmatcher";
+ * import { Annotator, CustomResourceSchemaRegistry, PatchMaker } from "@driftless/objectmatcher";
  *
  * const annotator = new Annotator(); // key: LAST_APPLIED_ANNOTATION, never kubectl's
- * const maker = new PatchMaker(annotator);
+ * const schemas = new CustomResourceSchemaRegistry(); // custom resources' list/map semantics
+ * schemas.setGroupVersion("example.com/v1", await get("/openapi/v3/apis/example.com/v1"));
+ * const maker = new PatchMaker(annotator, { schemas });
  *
  * const result = maker.calculate(live, declared); // options: { ignoreStatus, ignoreFields }
  * if (!result.isEmpty()) {
@@ -28,7 +30,8 @@ export {
   LAST_APPLIED_ANNOTATION,
 } from "./last-applied.ts";
 export { PatchMaker } from "./patch-maker.ts";
-export type { CalculateOptions } from "./patch-maker.ts";
+export type { CalculateOptions, PatchMakerOptions } from "./patch-maker.ts";
+export { CustomResourceSchemaRegistry, schemasFromOpenApi } from "./openapi.ts";
 export { PatchResult } from "./result.ts";
 export { applyPatch } from "./apply-patch.ts";
 export { renderResult } from "./render.ts";
@@ -36,7 +39,7 @@ export type { Renderable, RenderOptions } from "./render.ts";
 export { ChangeOp, formatPath } from "./changes.ts";
 export type { Change, PathSegment } from "./changes.ts";
 export { PATCH_CONTENT_TYPE, PatchType, builtInGroupKinds, resolveKind } from "./kinds.ts";
-export type { KindInfo } from "./kinds.ts";
+export type { CustomResourceSchemas, KindInfo } from "./kinds.ts";
 export type { FieldSchema, ListType } from "./schema.ts";
 export type { FieldPath } from "./normalize.ts";
 export { canonicalQuantity, parseQuantity, quantitiesEqual } from "./quantity.ts";

@@ -8,6 +8,7 @@ import { InvalidObjectError } from "./errors.ts";
 import { isObject } from "./json.ts";
 import type { JsonObject } from "./json.ts";
 import { resolveKind } from "./kinds.ts";
+import type { CustomResourceSchemas } from "./kinds.ts";
 import { Annotator, describeValue, refOf } from "./last-applied.ts";
 import { normalizeObject, toSegments } from "./normalize.ts";
 import type { FieldPath, NormalizeContext } from "./normalize.ts";
@@ -25,14 +26,25 @@ export interface CalculateOptions {
   readonly ignoreFields?: readonly FieldPath[];
 }
 
+export interface PatchMakerOptions {
+  /**
+   * Where to find the schemas of custom resources (a `CustomResourceSchemaRegistry`, filled from the API
+   * server's OpenAPI v3 documents): their keyed lists, sets and atomic maps then merge as the server
+   * merges them. A custom resource without one compares every list whole.
+   */
+  readonly schemas?: CustomResourceSchemas;
+}
+
 export class PatchMaker {
   readonly annotator: Annotator;
+  readonly schemas: CustomResourceSchemas | undefined;
   // Normalising the original again on every pass is wasted work: the annotator keeps decoded records
   // while their annotation is unchanged, and we keep their normalised form alongside (frozen, shared).
   readonly #normalizedOriginals = new WeakMap<JsonObject, Map<string, JsonObject>>();
 
-  constructor(annotator: Annotator = new Annotator()) {
+  constructor(annotator: Annotator = new Annotator(), options: PatchMakerOptions = {}) {
     this.annotator = annotator;
+    this.schemas = options.schemas;
   }
 
   /** Does `current` (the live object) need an update to match `modified` (the declaration)? */
@@ -44,6 +56,7 @@ export class PatchMaker {
     const kind = resolveKind(
       stringOf(modified["apiVersion"]) ?? stringOf(current["apiVersion"]),
       stringOf(modified["kind"]) ?? stringOf(current["kind"]),
+      this.schemas,
     );
     const ignoreFields = (options.ignoreFields ?? []).map(toSegments);
     const ctx: NormalizeContext = {
@@ -80,7 +93,8 @@ export class PatchMaker {
       byContext = new Map();
       this.#normalizedOriginals.set(record, byContext);
     }
-    const key = `${ctx.kind.group}/${ctx.kind.kind}/${ctx.ignoreStatus}`;
+    // A custom resource's schema may change (its CRD did): the normalised form is per schema.
+    const key = `${ctx.kind.group}/${ctx.kind.kind}/${ctx.ignoreStatus}/${schemaId(ctx.kind.schema)}`;
     let normalized = byContext.get(key);
     if (!normalized) {
       normalized = deepFreeze(normalizeObject(record, ctx));
@@ -88,6 +102,18 @@ export class PatchMaker {
     }
     return normalized;
   }
+}
+
+const schemaIds = new WeakMap<object, number>();
+let nextSchemaId = 0;
+
+function schemaId(schema: object): number {
+  let id = schemaIds.get(schema);
+  if (id === undefined) {
+    id = nextSchemaId++;
+    schemaIds.set(schema, id);
+  }
+  return id;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -169,11 +169,25 @@ function toMergePatch(patch: JsonObject, current: unknown, schema: FieldSchema |
         fields: { [field]: fieldSchema ?? {} },
       });
       out[field] = merged[field] ?? null;
+    } else if (isObject(value) && fieldSchema?.atomicMap) {
+      out[key] = replacing(live[key], value);
     } else if (isObject(value)) {
       out[key] = toMergePatch(value, live[key], fieldSchema);
     } else {
       out[key] = value;
     }
+  }
+  return out;
+}
+
+/** A merge patch that turns `live` into exactly `declared` (an atomic map: keys others added go). */
+function replacing(live: unknown, declared: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  if (isObject(live)) for (const key of Object.keys(live)) if (declared[key] === undefined) out[key] = null;
+  for (const key of Object.keys(declared)) {
+    const value = declared[key];
+    if (value === undefined) continue;
+    out[key] = isObject(value) ? replacing(isObject(live) ? live[key] : undefined, value) : value;
   }
   return out;
 }

@@ -39,6 +39,13 @@ export interface FieldSchema {
   readonly omitsZero?: boolean;
   /** An int-or-string (`targetPort`): `8080` and `"8080"` are the same value once decoded. */
   readonly intOrString?: boolean;
+  /** `x-kubernetes-map-type: atomic` (custom resources): the map is compared and replaced whole. */
+  readonly atomicMap?: boolean;
+  /**
+   * The API server drops fields of this object that `fields` does not name (a custom resource's
+   * structural schema without `x-kubernetes-preserve-unknown-fields`): such a declared field is never live.
+   */
+  readonly prunesUnknown?: boolean;
   /** A resource quantity: compared by value. */
   readonly quantity?: boolean;
   /** Base64 bytes (`[]byte` in Go): compared after canonical re-encoding. */

@@ -104,7 +104,9 @@ function compareValue(
   walk: Walk,
 ): void {
   if (isObject(m)) {
-    if (isObject(c)) compareMap(isObject(o) ? o : undefined, m, c, schema, walk, false);
+    if (isObject(c) && schema?.atomicMap) {
+      if (!atomicEqual(m, c, schema, walk.builtIn)) record(walk, ChangeOp.Change, c, m);
+    } else if (isObject(c)) compareMap(isObject(o) ? o : undefined, m, c, schema, walk, false);
     else if (!isAbsent(c, schema)) record(walk, ChangeOp.Change, c, m);
     else if (!satisfiedByAbsence(m, schema, walk.builtIn)) record(walk, ChangeOp.Add, undefined, m);
     return;
@@ -128,10 +130,13 @@ function compareMap(
   walk: Walk,
   root: boolean,
 ): void {
+  const prunes = schema?.prunesUnknown === true;
   for (const key in m) {
     if (root && IDENTITY_FIELDS.has(key)) continue;
     const value = m[key];
     if (value === undefined) continue;
+    // A field the schema does not know is dropped by the API server: it can never be live.
+    if (prunes && schema.fields?.[key] === undefined) continue;
     walk.path.push(key);
     compareValue(o?.[key], value, c[key], childSchema(schema, key), walk);
     walk.path.pop();
