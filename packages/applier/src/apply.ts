@@ -20,6 +20,7 @@ import {
 import { applyPatch, type Annotator, type PatchMaker } from "@driftless/objectmatcher";
 import { holdsDeclared } from "./answered-as-declared.ts";
 import { mapLimit } from "./concurrency.ts";
+import type { CustomResourceSchemaLoader } from "./cr-schemas.ts";
 import { computeHealth, HealthStatus } from "./kstatus.ts";
 import { annotationsOf, comparisonCandidate, decorate, isManagementDisabled, withToken } from "./decorate.ts";
 import type { DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
@@ -61,6 +62,8 @@ export interface ApplyOptions {
   readonly commit: string;
   readonly annotator: Annotator;
   readonly matcher: PatchMaker;
+  /** Reads a custom resource's schema into the matcher's registry before it is matched (cr-schemas.ts). */
+  readonly schemas?: Pick<CustomResourceSchemaLoader, "ensure">;
   /** Requests in flight within a wave. */
   readonly concurrency?: number;
   readonly fieldManager?: string;
@@ -278,6 +281,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
     const verified = options.verified?.lookup(desired, cachedVersion);
     if (verified !== undefined) return { desired, operation: Operation.Unchanged, health: verified, mapping };
     const decorated = decorate(desired, options.sync);
+    await options.schemas?.ensure(desired.apiVersion, desired.id.kind);
 
     for (let attempt = 0; ; attempt++) {
       const current = await liveWithRecord(desired, decorated, mapping, namespace, options);

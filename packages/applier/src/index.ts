@@ -24,6 +24,8 @@ export {
 } from "./apply.ts";
 export type { ApplyOptions, ApplyOutcome } from "./apply.ts";
 export { mapLimit } from "./concurrency.ts";
+export { CustomResourceSchemaLoader } from "./cr-schemas.ts";
+export type { CustomResourceSchemaLoaderOptions } from "./cr-schemas.ts";
 export { cachedRecordValue, digestRecord, hasRecordDigest, restoreRecord } from "./record-digest.ts";
 export {
   annotationsOf,

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { DriftlessError, ErrorClass, pollPeriodMs } from "@driftless/api";
 import {
   applyObject,
+  CustomResourceSchemaLoader,
   DirectLiveState,
   Inventory,
   VerifiedMatches,
@@ -13,7 +14,7 @@ import {
 import { GitFetcher, type FetchResult } from "@driftless/git";
 import { KubeClient, RestMapper } from "@driftless/kube";
 import { createMetrics, errorCodeClass, serveMetrics, syncLabels, type Metrics } from "@driftless/metrics";
-import { Annotator, PatchMaker } from "@driftless/objectmatcher";
+import { Annotator, CustomResourceSchemaRegistry, PatchMaker } from "@driftless/objectmatcher";
 import { createRedisConnection, SyncQueue, syncQueueName, type Poller, type RedisConnection } from "@driftless/queue";
 import type { SourceResult } from "@driftless/source";
 import type { PassContext } from "./context.ts";
@@ -95,6 +96,8 @@ export class Reconciler implements PassContext {
   private readonly mapper: RestMapper;
   private readonly annotator = new Annotator();
   private readonly matcher: PatchMaker;
+  /** Custom resources' OpenAPI v3 schemas, read into the matcher's registry before they are matched. */
+  private readonly schemas: CustomResourceSchemaLoader;
   private readonly live: InformerLiveState | DirectLiveState;
   private readonly remediator: Remediator | undefined;
   private readonly redis: RedisConnection;
@@ -117,7 +120,9 @@ export class Reconciler implements PassContext {
       });
     this.mapper = new RestMapper(client);
     this.inventory = new Inventory(client, options.identity);
-    this.matcher = new PatchMaker(this.annotator);
+    const schemas = new CustomResourceSchemaRegistry();
+    this.matcher = new PatchMaker(this.annotator, { schemas });
+    this.schemas = new CustomResourceSchemaLoader({ client, registry: schemas, mapper: this.mapper, log: this.log });
     this.git = new GitFetcher({
       cacheDir: join(options.cacheDir, "git"),
       logger: this.log,
@@ -342,6 +347,7 @@ export class Reconciler implements PassContext {
       commit,
       annotator: this.annotator,
       matcher: this.matcher,
+      schemas: this.schemas,
       concurrency: this.options.concurrency ?? 32,
       fieldManager: "driftless",
       verified: this.verified,

@@ -1,7 +1,7 @@
 import type { SyncKind } from "@driftless/api";
-import { comparisonCandidate, decorate, toDesired } from "@driftless/applier";
+import { comparisonCandidate, CustomResourceSchemaLoader, decorate, toDesired } from "@driftless/applier";
 import { KubeClient, RestMapper } from "@driftless/kube";
-import { Annotator, PatchMaker, renderResult } from "@driftless/objectmatcher";
+import { Annotator, CustomResourceSchemaRegistry, PatchMaker, renderResult } from "@driftless/objectmatcher";
 import { readSource } from "@driftless/source";
 
 export interface DiffOptions {
@@ -38,7 +38,10 @@ export async function diff(options: DiffOptions, out: (line: string) => void): P
       for (const error of source.errors) out(`${error.code}: ${error.message}`);
       return 2;
     }
-    const matcher = new PatchMaker(new Annotator());
+    // The reconciler's matcher: custom resources merge by their CRD's OpenAPI v3 schema here too.
+    const registry = new CustomResourceSchemaRegistry();
+    const schemas = new CustomResourceSchemaLoader({ client, registry, mapper });
+    const matcher = new PatchMaker(new Annotator(), { schemas: registry });
     let changes = 0;
     for (const object of source.objects) {
       const desired = toDesired(object);
@@ -55,6 +58,7 @@ export async function diff(options: DiffOptions, out: (line: string) => void): P
         changes++;
         continue;
       }
+      await schemas.ensure(object.apiVersion, object.kind);
       const candidate = comparisonCandidate(decorate(desired, options.sync), live.metadata.annotations ?? {});
       const result = matcher.calculate(live, candidate);
       if (result.isEmpty()) continue;
