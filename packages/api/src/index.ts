@@ -180,6 +180,7 @@ export type { StatusErrors, StatusErrorOptions } from "./status.ts";
 export { ErrorClass, KnvCode, DriftlessError, toDriftlessError } from "./errors.ts";
 export type { ErrorResource, DriftlessErrorOptions } from "./errors.ts";
 export { InvalidSyncError } from "./invalid-sync-error.ts";
+export { redactUrl, redactCredentials, redactCredentialsIn } from "./redact.ts";
 export type { SyncIdentity } from "./invalid-sync-error.ts";
 
 export { parseSync, parseRootSync, parseRepoSync } from "./parse-sync.ts";

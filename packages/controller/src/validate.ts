@@ -3,7 +3,7 @@
  * spec (required fields, name lengths, RootSync namespace, source types); the manager adds what
  * depends on how it runs.
  */
-import { InvalidSyncError, parseSync, type RSync } from "@driftless/api";
+import { InvalidSyncError, parseSync, redactUrl, type RSync } from "@driftless/api";
 import type { KubeObject } from "@driftless/kube";
 
 export type Validation =
@@ -26,7 +26,7 @@ export function validateSync(raw: KubeObject, options: ValidateOptions): Validat
       errors: [
         new InvalidSyncError(
           identity,
-          `spec.git.repo "${repo}" is a local file repository, which this manager refuses (start it with --allow-file-repos for local mode)`,
+          `spec.git.repo "${redactUrl(repo)}" is a local file repository, which this manager refuses (start it with --allow-file-repos for local mode)`,
         ),
       ],
     };

@@ -1,7 +1,6 @@
-import type { ErrorClass } from "@driftless/api";
+import { redactCredentials, type ErrorClass } from "@driftless/api";
 import { adviceFor, classifyGitStderr, summarizeStderr } from "./classify.ts";
 import { defaultErrorClass, GitFailureReason, GitFetchError } from "./errors.ts";
-import { redactText } from "./repo-url.ts";
 import { GitExit, GitProcessError, runGit } from "./run-git.ts";
 import type { GitOutput } from "./run-git.ts";
 
@@ -75,7 +74,7 @@ export class GitSession {
     const { displayRepo, description, secrets, timeoutMs } = this.#options;
     const base = `failed to ${action} ${description} of ${displayRepo}`;
     if (!(error instanceof GitProcessError)) {
-      const detail = redactText(error instanceof Error ? error.message : String(error), secrets);
+      const detail = redactCredentials(error instanceof Error ? error.message : String(error), secrets);
       return this.error(GitFailureReason.Unknown, `${base}: ${detail}`, error);
     }
     if (error.exit === GitExit.TimedOut) {
@@ -88,7 +87,7 @@ export class GitSession {
     if (error.exit === GitExit.Aborted) {
       return this.error(GitFailureReason.Aborted, `${base}: aborted`, error);
     }
-    const stderr = redactText(error.stderr, secrets);
+    const stderr = redactCredentials(error.stderr, secrets);
     const reason = classifyGitStderr(stderr);
     const advice = adviceFor(reason);
     const summary = summarizeStderr(stderr);

@@ -33,7 +33,6 @@ export type { FetchRequest, GitFetcherOptions, ResolveRequest } from "./fetcher.
 export { GitFailureReason, GitFetchError } from "./errors.ts";
 export { credentialsFromSecretData, SecretKey } from "./secret-data.ts";
 export type { SecretDataInput } from "./secret-data.ts";
-export { redactUrl } from "./repo-url.ts";
 export { GitAuthType } from "./types.ts";
 export type {
   FetchResult,

@@ -19,7 +19,8 @@ export type Transport = (typeof Transport)[keyof typeof Transport];
 export interface RepoUrl {
   /** The URL to give git: credentials removed for http(s). */
   readonly url: string;
-  readonly transport: Transport | "unsupported";
+  /** "invalid": an http(s) URL that does not parse (a bad port, a bad %-escape). */
+  readonly transport: Transport | "unsupported" | "invalid";
   /** `scheme://host[:port]` for http(s), used to scope the credential helper to that origin. */
   readonly origin: string | undefined;
   readonly username: string | undefined;
@@ -50,40 +51,16 @@ function plain(url: string, transport: RepoUrl["transport"]): RepoUrl {
 
 function parseHttpUrl(repo: string, scheme: "http" | "https"): RepoUrl {
   let parsed: URL;
+  let username: string | undefined;
+  let password: string | undefined;
   try {
     parsed = new URL(repo);
+    username = parsed.username === "" ? undefined : decodeURIComponent(parsed.username);
+    password = parsed.password === "" ? undefined : decodeURIComponent(parsed.password);
   } catch {
-    return plain(repo, "unsupported");
+    return plain(repo, "invalid");
   }
-  const username = parsed.username === "" ? undefined : decodeURIComponent(parsed.username);
-  const password = parsed.password === "" ? undefined : decodeURIComponent(parsed.password);
   parsed.username = "";
   parsed.password = "";
   return { url: parsed.href, transport: scheme, origin: parsed.origin, username, password };
-}
-
-/**
- * A URL safe to show in a message or log: the user-info of http(s) and other scheme URLs is
- * replaced (it is often a token, e.g. `https://<token>@github.com/...`); for ssh only a password
- * is dropped, since the user name (`git`) is what the user needs to see to debug a key problem.
- */
-export function redactUrl(repo: string): string {
-  const scheme = schemePattern.exec(repo)?.[1]?.toLowerCase();
-  if (scheme === undefined) return repo;
-  return repo.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/@]*)@/i, (_match, prefix: string, userInfo: string) => {
-    if (scheme.includes("ssh")) return `${prefix}${userInfo.split(":")[0] ?? ""}@`;
-    return `${prefix}***@`;
-  });
-}
-
-/**
- * Removes every secret value and every URL user-info from free text such as git's stderr, which
- * may echo the URL it was given or a prompt that contains the user name.
- */
-export function redactText(text: string, secrets: readonly string[]): string {
-  let result = text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/@\s'"]+@/gi, "$1***@");
-  for (const secret of secrets) {
-    if (secret !== "") result = result.split(secret).join("***");
-  }
-  return result;
 }

@@ -1,6 +1,5 @@
-import { ErrorClass } from "@driftless/api";
+import { ErrorClass, redactUrl } from "@driftless/api";
 import { GitFailureReason, GitFetchError } from "./errors.ts";
-import { redactUrl } from "./repo-url.ts";
 import { GitAuthType } from "./types.ts";
 import type { GitCredentials } from "./types.ts";
 

@@ -101,4 +101,12 @@ void describe("planFetch", () => {
     const error = invalid({ repo: "https://u:hunter2@example.com/r", dir: "../x" });
     assert.ok(!error.message.includes("hunter2") && !error.repo.includes("hunter2"));
   });
+
+  void it("says a URL with credentials that does not parse is not a valid URL, without the credentials", () => {
+    for (const bad of ["https://u:hunter2@127.0.0.1:99999/x.git", "https://u:hunter2%zz@example.com/r"]) {
+      const error = invalid({ repo: bad });
+      assert.match(error.message, /is not a valid URL/);
+      assert.ok(!error.message.includes("hunter2") && !error.repo.includes("hunter2"), error.message);
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import { posix } from "node:path";
-import { ErrorClass } from "@driftless/api";
+import { ErrorClass, redactUrl } from "@driftless/api";
 import { GitFailureReason, GitFetchError } from "./errors.ts";
-import { parseRepoUrl, redactUrl, Transport } from "./repo-url.ts";
+import { parseRepoUrl, Transport } from "./repo-url.ts";
 import type { RepoUrl } from "./repo-url.ts";
 import { GitAuthType } from "./types.ts";
 import type { GitCredentials, GitSourceSpec } from "./types.ts";
@@ -57,6 +57,9 @@ export function planFetch(
     throw invalid(`spec.git.repo ${JSON.stringify(displayRepo)} is not a valid repository URL`);
   }
   const repo = parseRepoUrl(spec.repo);
+  if (repo.transport === "invalid") {
+    throw invalid(`spec.git.repo ${JSON.stringify(displayRepo)} is not a valid URL (check its port and %-escapes)`);
+  }
   if (repo.transport === "unsupported") {
     throw invalid(
       `spec.git.repo ${JSON.stringify(displayRepo)} uses an unsupported scheme; use https://, ssh:// or user@host:path`,

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { redactCredentials } from "@driftless/api";
 import type { SyncIdentity } from "@driftless/applier";
 import type { KubeClient, KubeObject, ResourceMapping } from "@driftless/kube";
 import { rsyncMapping } from "./rsync.ts";
@@ -50,7 +51,7 @@ export async function recordEvent(
       ...(sync?.metadata.uid === undefined ? {} : { uid: sync.metadata.uid }),
     },
     reason,
-    message: message.slice(0, 1024),
+    message: redactCredentials(message).slice(0, 1024),
     type: reason === SyncEventReason.Failed ? "Warning" : "Normal",
     source: { component: "driftless-reconciler" },
     firstTimestamp: now,

@@ -1,4 +1,6 @@
 /** Structured JSON logs, one object per line on stdout: what log pipelines in a cluster expect. */
+import { redactCredentials } from "@driftless/api";
+
 export interface Logger {
   debug(message: string, fields?: Readonly<Record<string, unknown>>): void;
   info(message: string, fields?: Readonly<Record<string, unknown>>): void;
@@ -20,7 +22,9 @@ export function createLogger(
   const write = options.write ?? ((line: string) => process.stdout.write(line));
   const emit = (level: Level, message: string, fields?: Readonly<Record<string, unknown>>): void => {
     if (levels[level] < min) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level, msg: message, ...base, ...fields }) + "\n");
+    // Redacted as a whole line: a URL with credentials may hide in any field, or an error's message.
+    const line = JSON.stringify({ time: new Date().toISOString(), level, msg: message, ...base, ...fields });
+    write(redactCredentials(line) + "\n");
   };
   return {
     debug: (m, f) => emit("debug", m, f),

@@ -4,6 +4,8 @@ import {
   SyncConditionType,
   kubeTime,
   reconcilerName,
+  redactCredentialsIn,
+  redactUrl,
   setCondition,
   statusErrors,
   type DriftlessError,
@@ -31,7 +33,12 @@ type Status = { [key: string]: unknown; conditions?: SyncCondition[] };
 function gitStatus(sync: RSync | undefined): Record<string, string> | undefined {
   const git = sync?.spec.git;
   if (git === undefined) return undefined;
-  return { repo: git.repo, revision: git.revision ?? "HEAD", branch: git.branch ?? "master", dir: git.dir ?? "." };
+  return {
+    repo: redactUrl(git.repo),
+    revision: git.revision ?? "HEAD",
+    branch: git.branch ?? "master",
+    dir: git.dir ?? ".",
+  };
 }
 
 /** The status the RSync should carry after `report`; times change only where content does. */
@@ -106,7 +113,8 @@ export function syncingStatus(current: Status, commit: string, now: Date): Statu
 
 /**
  * Writes status through the status subresource when it differs from what the object holds.
- * Re-reads and recomputes on 409 (the manager or a user may have written meanwhile).
+ * Re-reads and recomputes on 409 (the manager or a user may have written meanwhile). Every string
+ * is redacted here, the one way into status, so no URL credentials reach it whoever built it.
  */
 export async function writeStatus(
   client: KubeClient,
@@ -118,7 +126,8 @@ export async function writeStatus(
     const raw = await client.get(mapping, identity.namespace, identity.name);
     if (raw === undefined) return false;
     const current = (raw["status"] ?? {}) as Status;
-    const next = compute(raw, current);
+    const computed = compute(raw, current);
+    const next = computed === undefined ? undefined : redactCredentialsIn(computed);
     // The API server returns keys in its own order: compare structurally, not as text.
     if (next === undefined || isDeepStrictEqual(next, current)) return false;
     try {
