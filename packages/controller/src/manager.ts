@@ -4,7 +4,7 @@
  * watches and receives webhooks; only the leader (a Lease) processes the manager queue and runs
  * reconcilers. `apps/manager` is the process around it.
  */
-import { RootSyncNamespace } from "@driftless/api";
+import { redactUrl, RootSyncNamespace } from "@driftless/api";
 import { KubeClient } from "@driftless/kube";
 import { createMetrics, ReconcilerState, serveMetrics, type MetricsServer, type Metrics } from "@driftless/metrics";
 import {
@@ -23,7 +23,7 @@ import type { DeploymentSettings } from "./deployment-spec.ts";
 import { parseLabelSelector, type LabelSelector } from "./label-selector.ts";
 import { LeaderElector } from "./leader-election.ts";
 import { ProcessWorkload } from "./process-workload.ts";
-import { syncsForPush } from "./push-match.ts";
+import { syncsForPush, type PushMatch } from "./push-match.ts";
 import { reconcileSync, type SyncContext } from "./reconcile-sync.ts";
 import { SyncQueues } from "./sync-queues.ts";
 import { SyncWatcher } from "./sync-watcher.ts";
@@ -86,6 +86,7 @@ export class Manager {
   readonly #webhookRequests: Counter<"provider" | "result">;
   #metricsServer: MetricsServer | undefined;
   #webhookServer: WebhookServer | undefined;
+  readonly #unreadableRepos = new Set<string>();
   #resync: NodeJS.Timeout | undefined;
   #stopping: Promise<void> | undefined;
   #end: (end: ManagerEnd) => void = () => undefined;
@@ -198,7 +199,8 @@ export class Manager {
         onPush: async (push) => {
           // Every replica answers webhooks: the fetch runs on the sync's own queue, wherever its reconciler is.
           await this.#watcher.synced();
-          const syncs = syncsForPush(this.#watcher.syncs(), push);
+          const { syncs, unreadable } = syncsForPush(this.#watcher.syncs(), push);
+          this.#warnUnreadableRepos(unreadable);
           await Promise.all(
             syncs.map((sync) =>
               this.#syncQueues.get(sync).enqueue("webhook", {
@@ -219,6 +221,19 @@ export class Manager {
       webhookPort: this.webhookPort,
       syncSelector: this.#o.syncSelector,
     });
+  }
+
+  /** Once per sync and URL: every push would otherwise repeat it. */
+  #warnUnreadableRepos(unreadable: PushMatch["unreadable"]): void {
+    for (const { sync, repo } of unreadable) {
+      const key = `${sync.kind}/${sync.namespace}/${sync.name} ${repo}`;
+      if (this.#unreadableRepos.has(key)) continue;
+      this.#unreadableRepos.add(key);
+      this.#log.warn("a sync's spec.git.repo cannot be read as a URL; webhooks skip it", {
+        sync: `${sync.kind}/${sync.namespace}/${sync.name}`,
+        repo: redactUrl(repo),
+      });
+    }
   }
 
   #createWorkload(access: ClusterAccess | undefined): ReconcilerWorkload {

@@ -28,11 +28,31 @@ test("matches the repository in any URL form and the branch each sync follows", 
   ];
   const push = { repoUrls: ["https://github.com/acme/config.git"], branch: "main", commit: undefined };
   assert.deepEqual(
-    syncsForPush(syncs, push).map((s) => s.name),
+    syncsForPush(syncs, push).syncs.map((s) => s.name),
     ["a", "f"],
   );
   assert.deepEqual(
-    syncsForPush(syncs, { ...push, branch: "master" }).map((s) => s.name),
+    syncsForPush(syncs, { ...push, branch: "master" }).syncs.map((s) => s.name),
     ["d"],
   );
+});
+
+test("a sync whose repository URL cannot be read is skipped and named; the others still match", () => {
+  const syncs = [
+    repoSync("bad", { repo: "https://github.com/acme/%zz", branch: "main" }),
+    repoSync("good", { repo: "https://github.com/acme/config", branch: "main" }),
+  ];
+  const push = {
+    repoUrls: ["https://github.com/acme/%zz", "https://github.com/acme/config"],
+    branch: "main",
+    commit: undefined,
+  };
+  const match = syncsForPush(syncs, push);
+  assert.deepEqual(
+    match.syncs.map((s) => s.name),
+    ["good"],
+  );
+  assert.deepEqual(match.unreadable, [
+    { sync: { kind: "RepoSync", namespace: "team-a", name: "bad" }, repo: "https://github.com/acme/%zz" },
+  ]);
 });

@@ -30,3 +30,8 @@ test("file repositories key on their path", () => {
   assert.equal(repoKey("file:///tmp/repo/remote.git"), "file:/tmp/repo/remote");
   assert.equal(repoKey("file:///tmp/repo/remote.git/"), repoKey("file:///tmp/repo/remote"));
 });
+
+test("a URL with a bad %-escape has no key instead of throwing", () => {
+  assert.equal(repoKey("https://github.com/acme/%zz"), undefined);
+  assert.equal(repoKey("file:///tmp/%zz"), undefined);
+});

@@ -3,9 +3,18 @@
  * `https://github.com/org/repo.git`, `git@github.com:org/repo.git` or `ssh://git@github.com/org/repo`;
  * a RootSync may use any of them. The key keeps host and path, drops scheme, user, default
  * ports, `.git` and trailing slashes, and lowercases the host (paths stay case-sensitive: some
- * servers treat them so).
+ * servers treat them so). Undefined when the URL cannot be read (a bad %-escape such as `%zz`).
  */
-export function repoKey(url: string): string {
+export function repoKey(url: string): string | undefined {
+  try {
+    return keyOf(url);
+  } catch {
+    // decodeURIComponent throws URIError; such a URL names no repository a push could name.
+    return undefined;
+  }
+}
+
+function keyOf(url: string): string {
   const trimmed = url.trim();
   // scp-like syntax: [user@]host:path (no scheme, a colon before any slash).
   const scp = /^(?:[^@/]+@)?([^:/]+):(?!\/\/)(.+)$/.exec(trimmed);

@@ -1,6 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
+import { once } from "node:events";
+import { createConnection, type Socket } from "node:net";
 import { createLogger } from "@driftless/sync";
 import { serveWebhooks } from "./webhook-server.ts";
 import type { Push } from "./webhook-push.ts";
@@ -48,3 +50,124 @@ test("only a verified push reaches onPush; the response says how many syncs it t
   );
   assert.deepEqual(results, ["unauthorized", "accepted", "invalid", "unavailable"]);
 });
+
+/** A raw client, to send a request as slowly (or as partly) as an attacker would. */
+function connect(port: number): Promise<{ socket: Socket; received: () => string }> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    const socket = createConnection({ host: "127.0.0.1", port }, () => resolve({ socket, received: () => text }));
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (text += chunk));
+    socket.on("error", () => undefined);
+    socket.once("error", reject);
+  });
+}
+
+/** Resolves once the server has parsed the headers (Node answers `Expect: 100-continue` right before handling). */
+async function headersHandled(socket: Socket, received: () => string): Promise<void> {
+  while (!received().includes("100 Continue")) await once(socket, "data");
+}
+
+test("a client that trickles its headers or body is cut at the read deadline", { timeout: 10_000 }, async (t) => {
+  const results: string[] = [];
+  const server = await serveWebhooks({
+    port: 0,
+    host: "127.0.0.1",
+    secret,
+    log: quiet,
+    limits: { readTimeoutMs: 300 },
+    onResult: (_provider, result) => results.push(result),
+    onPush: () => Promise.resolve(1),
+  });
+  t.after(() => server.close());
+  const started = Date.now();
+  const slowHeaders = await connect(server.port);
+  slowHeaders.socket.write("POST /webhook HTTP/1.1\r\nHost: x\r\n");
+  const slowBody = await connect(server.port);
+  slowBody.socket.write("POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n");
+  await headersHandled(slowBody.socket, slowBody.received);
+  slowBody.socket.write("{");
+  await Promise.all([once(slowHeaders.socket, "close"), once(slowBody.socket, "close")]);
+  const elapsed = Date.now() - started;
+  t.diagnostic(`both cut after ${elapsed} ms (deadline 300 ms)`);
+  assert.ok(elapsed >= 250, `cut before the deadline: ${elapsed} ms`);
+  assert.match(slowHeaders.received(), /^HTTP\/1\.1 408 /);
+  assert.deepEqual(results, ["incomplete"]);
+});
+
+test(
+  "beyond the concurrency cap a request gets 503 at once, its body unread; capacity returns when requests end",
+  { timeout: 10_000 },
+  async (t) => {
+    const results: string[] = [];
+    const server = await serveWebhooks({
+      port: 0,
+      host: "127.0.0.1",
+      secret,
+      log: quiet,
+      limits: { maxConcurrent: 3, readTimeoutMs: 60_000 },
+      onResult: (_provider, result) => results.push(result),
+      onPush: () => Promise.resolve(1),
+    });
+    t.after(() => server.close());
+    const slow = await Promise.all([0, 1, 2].map(() => connect(server.port)));
+    for (const client of slow) {
+      client.socket.write(
+        "POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\nExpect: 100-continue\r\n\r\n",
+      );
+      await headersHandled(client.socket, client.received);
+      client.socket.write("x".repeat(1000));
+    }
+    // The fourth announces a 1 MiB body and sends none of it: the answer must not wait for it.
+    const fourth = await connect(server.port);
+    fourth.socket.write("POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n");
+    await once(fourth.socket, "close");
+    assert.match(fourth.received(), /^HTTP\/1\.1 503 [\s\S]*retry-after: 1[\s\S]*"status":"busy"/i);
+
+    // The slow requests end unfinished; the server frees their slots as their connections close.
+    for (const client of slow) {
+      client.socket.end();
+      await once(client.socket, "close");
+    }
+    const body = JSON.stringify({ repo: "https://example.invalid/r.git", branch: "main" });
+    const signature = `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
+    const url = `http://127.0.0.1:${server.port}/webhook`;
+    const ok = await fetch(url, { method: "POST", body, headers: { "x-driftless-signature": signature } });
+    assert.equal(ok.status, 202);
+    assert.equal(results.filter((r) => r === "busy").length, 1);
+  },
+);
+
+test(
+  "a body streamed past the size limit gets 413 and its connection closed, not drained",
+  { timeout: 10_000 },
+  async (t) => {
+    const server = await serveWebhooks({
+      port: 0,
+      host: "127.0.0.1",
+      secret,
+      log: quiet,
+      limits: { maxBodyBytes: 64 * 1024 },
+      onPush: () => Promise.resolve(1),
+    });
+    t.after(() => server.close());
+    const client = await connect(server.port);
+    let closed = false;
+    const gone = new Promise<void>((resolve) => client.socket.once("close", resolve));
+    void gone.then(() => (closed = true));
+    // Chunked: no Content-Length to refuse it by, so the limit must hold while reading.
+    client.socket.write("POST /webhook HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
+    const chunk = `10000\r\n${"x".repeat(0x10000)}\r\n`;
+    const total = 32 * 1024 * 1024;
+    let sent = 0;
+    while (!closed && sent < total) {
+      sent += 0x10000;
+      if (!client.socket.write(chunk)) await Promise.race([new Promise((r) => client.socket.once("drain", r)), gone]);
+    }
+    await gone;
+    t.diagnostic(
+      `connection closed after ${sent} of ${total} bytes sent; received ${JSON.stringify(client.received().slice(0, 12))}`,
+    );
+    assert.ok(sent < total, "the server read the whole oversized body");
+  },
+);

@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "@driftless/sync";
+import { BodyIncomplete, BodyTooLarge, readBody } from "./webhook-body.ts";
 import { parseWebhook, providerOf, verify, type Push, type WebhookProvider } from "./webhook-push.ts";
 
 export const WebhookResult = {
@@ -14,6 +15,10 @@ export const WebhookResult = {
   Unauthorized: "unauthorized",
   Invalid: "invalid",
   Unavailable: "unavailable",
+  /** The body did not arrive: cut at the read deadline, or the client left. */
+  Incomplete: "incomplete",
+  /** Refused unread: too many requests in flight. */
+  Busy: "busy",
 } as const;
 export type WebhookResult = (typeof WebhookResult)[keyof typeof WebhookResult];
 
@@ -26,51 +31,46 @@ export interface WebhookServerOptions {
   readonly onPush: (push: Push, provider: WebhookProvider) => Promise<number>;
   readonly onResult?: (provider: WebhookProvider, result: WebhookResult) => void;
   readonly log: Logger;
+  readonly limits?: Partial<WebhookLimits>;
 }
+
+/**
+ * What one unauthenticated client can cost. Memory held by request bodies is at most
+ * maxConcurrent × maxBodyBytes (16 MiB); a client that trickles its request is cut at the deadline.
+ */
+export interface WebhookLimits {
+  /** Headers and body must both arrive within this (slowloris). Providers send at once and wait 10 s. */
+  readonly readTimeoutMs: number;
+  /** Requests handled at once; beyond it 503 at once, body unread, connection closed. */
+  readonly maxConcurrent: number;
+  /** Push payloads are small; a larger body is refused before it is buffered. */
+  readonly maxBodyBytes: number;
+}
+
+export const DefaultWebhookLimits: WebhookLimits = {
+  readTimeoutMs: 10_000,
+  maxConcurrent: 16,
+  maxBodyBytes: 1024 * 1024,
+};
 
 export interface WebhookServer {
   readonly port: number;
   close(): Promise<void>;
 }
 
-/** Push payloads are small; anything larger is refused before it is buffered. */
-const maxBodyBytes = 1024 * 1024;
-
-class BodyTooLarge extends Error {}
-
-function readBody(request: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) {
-      reject(new BodyTooLarge());
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    request.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBodyBytes) {
-        // Stop keeping it; the rest is read and dropped so the 413 reaches the sender.
-        chunks.length = 0;
-        reject(new BodyTooLarge());
-        return;
-      }
-      chunks.push(chunk);
-    });
-    request.on("end", () => resolve(Buffer.concat(chunks)));
-    request.on("error", reject);
-  });
-}
-
-function reply(response: ServerResponse, status: number, body: Record<string, unknown>): void {
+function reply(response: ServerResponse, status: number, body: Record<string, unknown>, close = false): void {
   const text = `${JSON.stringify(body)}\n`;
   response.writeHead(status, {
     "content-type": "application/json; charset=utf-8",
     "content-length": Buffer.byteLength(text),
+    // Node closes the socket once this is sent, so an unread body is never drained or kept.
+    ...(close ? { connection: "close" } : {}),
   });
   response.end(text);
 }
 
 export async function serveWebhooks(options: WebhookServerOptions): Promise<WebhookServer> {
+  const limits: WebhookLimits = { ...DefaultWebhookLimits, ...options.limits };
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const path = new URL(request.url ?? "/", "http://localhost").pathname;
     if (path !== "/webhook" && !path.startsWith("/webhook/")) return reply(response, 404, { status: "not found" });
@@ -79,16 +79,18 @@ export async function serveWebhooks(options: WebhookServerOptions): Promise<Webh
       return reply(response, 405, { status: "method not allowed" });
     }
     const provider = providerOf(request.headers);
-    const done = (status: number, result: WebhookResult, body: Record<string, unknown>): void => {
+    const done = (status: number, result: WebhookResult, body: Record<string, unknown>, close = false): void => {
       options.onResult?.(provider, result);
-      reply(response, status, { status: result, ...body });
+      reply(response, status, { status: result, ...body }, close);
     };
     let body: Buffer;
     try {
-      body = await readBody(request);
+      body = await readBody(request, limits.maxBodyBytes);
     } catch (error) {
       if (error instanceof BodyTooLarge)
-        return done(413, WebhookResult.Invalid, { detail: `body over ${maxBodyBytes} bytes` });
+        return done(413, WebhookResult.Invalid, { detail: `body over ${limits.maxBodyBytes} bytes` }, true);
+      // Cut at the read deadline or gone: there is no one to answer.
+      if (error instanceof BodyIncomplete) return options.onResult?.(provider, WebhookResult.Incomplete);
       throw error;
     }
     if (!verify(provider, request.headers, body, options.secret)) {
@@ -118,13 +120,38 @@ export async function serveWebhooks(options: WebhookServerOptions): Promise<Webh
     return done(202, WebhookResult.Accepted, { syncs: matched });
   };
 
-  const server = createServer((request, response) => {
+  const dispatch = (request: IncomingMessage, response: ServerResponse): void => {
     handle(request, response).catch((error: unknown) => {
       options.log.error("webhook handler failed", { error: String(error) });
       if (!response.headersSent) reply(response, 500, { status: "error" });
       else response.destroy();
     });
-  });
+  };
+  let inFlight = 0;
+  const server = createServer(
+    {
+      // Node cuts a request whose headers or body are not in by then (408, or the socket destroyed).
+      headersTimeout: limits.readTimeoutMs,
+      requestTimeout: limits.readTimeoutMs,
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(limits.readTimeoutMs / 4))),
+    },
+    (request, response) => {
+      if (inFlight >= limits.maxConcurrent) {
+        options.onResult?.(providerOf(request.headers), WebhookResult.Busy);
+        response.setHeader("retry-after", "1");
+        return reply(response, 503, { status: WebhookResult.Busy }, true);
+      }
+      inFlight++;
+      let released = false;
+      const release = (): void => {
+        if (!released) inFlight--;
+        released = true;
+      };
+      response.once("finish", release);
+      response.once("close", release);
+      dispatch(request, response);
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => {

@@ -139,3 +139,31 @@ test("GitLab and generic signed pushes trigger the matching sync; other reposito
   assert.equal((await post(manager, generic, { "x-driftless-signature": sign(generic) })).status, 202);
   await synced("RepoSync", namespace, "repo-sync", third, 30_000);
 });
+
+test("a sync with an unreadable spec.git.repo (%zz) is skipped and logged once; a push for another sync still gets 202 and its job", async (t) => {
+  const manager = await startManager(t, { webhookSecret: secret });
+  const namespace = await createNamespace(t, "hook");
+  await grantRepoSyncReconciler(namespace);
+  const repo = await TestRepo.create(t);
+  await repo.write("cm.yaml", configMap("a", undefined, { v: "1" }));
+  // Created first, in the same namespace: the watch delivers it before the good sync it waits for.
+  const bad = "https://127.0.0.1:1/%zz.git";
+  await createSync(t, repoSyncObject(namespace, "bad-sync", manager.scope, { repo: bad, branch: repo.branch }));
+  await createSync(
+    t,
+    repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch, period: "10m" }),
+  );
+  await synced("RepoSync", namespace, "repo-sync", await repo.commit("v1"));
+
+  const before = await jobsEver(manager, namespace);
+  const push = JSON.stringify({ repo: repo.url, branch: repo.branch });
+  for (let i = 0; i < 2; i++) {
+    const response = await post(manager, push, { "x-driftless-signature": sign(push) });
+    assert.equal(response.status, 202);
+    assert.deepEqual(await response.json(), { status: "accepted", syncs: 1 });
+    // An accepted push enqueues before it is answered (a second may coalesce with the first).
+    if (i === 0) assert.ok((await jobsEver(manager, namespace)) > before, "the push enqueued no job");
+  }
+  const warnings = manager.logs.filter((line) => line.includes("cannot be read as a URL") && line.includes("bad-sync"));
+  assert.equal(warnings.length, 1, warnings.join("\n"));
+});
