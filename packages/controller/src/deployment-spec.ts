@@ -150,3 +150,21 @@ export function deploymentAvailable(deployment: KubeObject): boolean {
     (status.updatedReplicas ?? 0) >= 1
   );
 }
+
+/**
+ * Why the Deployment cannot bring its pod up, from its own conditions: pods refused at creation
+ * (ReplicaFailure: forbidden, quota, an admission policy) or a rollout past its deadline.
+ */
+export function deploymentFailure(deployment: KubeObject): string | undefined {
+  const conditions = ((deployment["status"] as { conditions?: unknown } | undefined)?.conditions ?? []) as {
+    type?: string;
+    status?: string;
+    reason?: string;
+    message?: string;
+  }[];
+  const failed = conditions.find(
+    (c) => (c.type === "ReplicaFailure" && c.status === "True") || (c.type === "Progressing" && c.status === "False"),
+  );
+  if (failed === undefined) return undefined;
+  return `reconciler deployment ${deployment.metadata.name}: ${failed.reason ?? failed.type ?? "failed"}: ${failed.message ?? ""}`.trim();
+}

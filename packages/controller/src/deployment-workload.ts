@@ -8,7 +8,12 @@ import { reconcilerName, RootSyncNamespace, type RSync } from "@driftless/api";
 import type { KubeClient } from "@driftless/kube";
 import { ReconcilerState } from "@driftless/metrics";
 import type { SyncRef } from "@driftless/queue";
-import { deploymentAvailable, reconcilerDeployment, type DeploymentSettings } from "./deployment-spec.ts";
+import {
+  deploymentAvailable,
+  deploymentFailure,
+  reconcilerDeployment,
+  type DeploymentSettings,
+} from "./deployment-spec.ts";
 import { ensureIdentity, removeIdentity } from "./identity.ts";
 import { KeyedLock } from "./keyed-lock.ts";
 import { planIdentity } from "./rbac-plan.ts";
@@ -45,10 +50,12 @@ export class DeploymentWorkload implements ReconcilerWorkload {
       const ready = deploymentAvailable(applied);
       this.#states.set(syncKeyOf(ref), ready ? ReconcilerState.Running : ReconcilerState.Starting);
       const name = desired.metadata.name;
+      const failure = ready ? undefined : deploymentFailure(applied);
       return {
         ready,
         reason: "Deployment",
         message: ready ? `Reconciler deployment ${name} is available` : `Reconciler deployment ${name} is rolling out`,
+        ...(failure === undefined ? {} : { failure }),
       };
     });
   }

@@ -196,6 +196,16 @@ function tokenFileOf(dir: string): string {
 
 function statusOf(process: SupervisedProcess): WorkloadStatus {
   const ready = process.state === ProcessState.Running;
+  const failure = ready ? undefined : process.failure;
+  if (failure !== undefined) {
+    const times = failure.failures === 1 ? "once" : `${failure.failures} times in a row`;
+    return {
+      ready,
+      reason: "Process",
+      message: `Reconciler process ${process.name} is ${process.state}`,
+      failure: `reconciler process ${process.name} failed ${times}; last: ${failure.reason}`,
+    };
+  }
   const message = ready
     ? `Reconciler process ${process.name} is running (pid ${process.pid ?? "?"})`
     : `Reconciler process ${process.name} is ${process.state}`;

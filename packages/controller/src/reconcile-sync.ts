@@ -10,7 +10,7 @@ import type { SyncRef } from "@driftless/queue";
 import type { Logger } from "@driftless/sync";
 import { addFinalizer, hasFinalizer, namespaceTerminating, removeFinalizer } from "./finalizers.ts";
 import { syncMapping } from "./resources.ts";
-import { reportReconciling, reportStalled } from "./sync-status.ts";
+import { reportReconcilerFailing, reportReconciling, reportStalled } from "./sync-status.ts";
 import { validateSync } from "./validate.ts";
 import type { ReconcilerWorkload } from "./workload.ts";
 
@@ -41,6 +41,7 @@ export async function reconcileSync(ctx: SyncContext, ref: SyncRef): Promise<voi
   // Added before anything is created, so a deletion always waits for the teardown.
   await addFinalizer(ctx.client, ref, Finalizer.ReconcilerManager);
   const status = await ctx.workload.ensure(validation.sync);
+  if (status.failure !== undefined) return reportReconcilerFailing(ctx.client, ref, status.failure);
   await reportReconciling(ctx.client, ref, status.ready, status.reason, status.message);
 }
 

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, openSync, renameSync, statSync } from "node:fs";
 import type { Logger } from "@driftless/sync";
 import { Backoff, type BackoffPolicy } from "./backoff.ts";
+import { lastErrorInLog } from "./exit-reason.ts";
 
 export const ProcessState = {
   /** Spawned (or about to be) and not yet up for `stableAfterMs`. */
@@ -41,6 +42,14 @@ export interface SupervisorOptions {
   readonly onStateChange?: (state: ProcessState) => void;
 }
 
+/** Why the child last failed to start or stay up: shown on the sync's conditions until it runs again. */
+export interface ProcessFailure {
+  /** The child's own last error (its log), or how it ended. */
+  readonly reason: string;
+  /** Failures in a row without a healthy run between them. */
+  readonly failures: number;
+}
+
 /** Log files are capped: past this size the previous file is kept as `.1` and a new one begun. */
 const maxLogBytes = 20 * 1024 * 1024;
 
@@ -55,6 +64,7 @@ export class SupervisedProcess {
   #exited: Promise<void> = Promise.resolve();
   #wanted = false;
   #starts = 0;
+  #failure: ProcessFailure | undefined;
 
   constructor(options: SupervisorOptions) {
     this.name = options.name;
@@ -68,6 +78,11 @@ export class SupervisedProcess {
 
   get pid(): number | undefined {
     return this.#child?.pid;
+  }
+
+  /** The last failure, until a child runs healthily again. */
+  get failure(): ProcessFailure | undefined {
+    return this.#failure;
   }
 
   /** How many times a child was spawned. */
@@ -113,6 +128,7 @@ export class SupervisedProcess {
           reconciler: this.name,
           error: String(error),
         });
+        this.#noteFailure(`could not prepare the process: ${error instanceof Error ? error.message : String(error)}`);
         this.#scheduleRestart();
       },
     );
@@ -149,7 +165,9 @@ export class SupervisedProcess {
       logFile: this.#options.logFile,
     });
     this.#timer = setTimeout(() => {
-      if (this.#child === child && this.#state === ProcessState.Starting) this.#setState(ProcessState.Running);
+      if (this.#child !== child || this.#state !== ProcessState.Starting) return;
+      this.#failure = undefined;
+      this.#setState(ProcessState.Running);
     }, this.#options.stableAfterMs);
   }
 
@@ -164,14 +182,25 @@ export class SupervisedProcess {
       return;
     }
     // A long healthy run means this crash is news, not the next in a loop.
-    if (upMs >= this.#options.stableAfterMs) this.#backoff.reset();
+    if (upMs >= this.#options.stableAfterMs) {
+      this.#backoff.reset();
+      this.#failure = undefined;
+    }
+    const ended = signal !== null ? `killed by ${signal}` : `exit code ${code ?? "?"}`;
+    const reason = lastErrorInLog(this.#options.logFile);
+    this.#noteFailure(`${ended} after ${Math.round(upMs / 1000)} s${reason === undefined ? "" : `: ${reason}`}`);
     this.#options.log.warn("reconciler process exited", {
       reconciler: this.name,
       code,
       signal,
       upSeconds: Math.round(upMs / 1000),
+      ...(reason === undefined ? {} : { reason }),
     });
     this.#scheduleRestart();
+  }
+
+  #noteFailure(reason: string): void {
+    this.#failure = { reason, failures: (this.#failure?.failures ?? 0) + 1 };
   }
 
   #scheduleRestart(): void {

@@ -89,3 +89,30 @@ export async function reportReconciling(
     return { ...current, reconciler: name, ...(conditions === undefined ? {} : { conditions }) };
   });
 }
+
+/**
+ * The reconciler cannot start or keeps exiting: Stalled=True with its own last words (forbidden,
+ * missing role, bad credentials), so `nomos status` and `driftless status` show why, not just
+ * "failed"; Reconciling stays True while the manager keeps restarting it.
+ */
+export async function reportReconcilerFailing(client: KubeClient, sync: SyncRef, failure: string): Promise<void> {
+  const reason = "ReconcilerFailed";
+  await writeStatus(client, sync, (_raw, current) => {
+    const conditions = applyConditions(
+      current,
+      [
+        {
+          type: SyncConditionType.Stalled,
+          status: "True",
+          reason,
+          message: failure,
+        },
+        { type: SyncConditionType.Reconciling, status: "True", reason, message: "The reconciler is being restarted" },
+      ],
+      new Date(),
+    );
+    const name = reconcilerName(sync.kind, sync.namespace, sync.name);
+    if (conditions === undefined && current["reconciler"] === name) return undefined;
+    return { ...current, reconciler: name, ...(conditions === undefined ? {} : { conditions }) };
+  });
+}

@@ -19,6 +19,8 @@ export interface WorkloadStatus {
   /** Condition reason: `Deployment` or `Process`. */
   readonly reason: string;
   readonly message: string;
+  /** Why the reconciler cannot start or keeps exiting, in words a user can act on; reported as Stalled. */
+  readonly failure?: string;
 }
 
 export interface ReconcilerWorkload {

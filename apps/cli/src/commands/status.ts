@@ -22,11 +22,22 @@ export function statusLine(sync: KubeObject): string {
     sync?: { errorSummary?: { totalCount?: number } };
   };
   const syncing = status.conditions?.find((c) => c.type === "Syncing");
+  // The manager's word when the reconciler cannot be set up or keeps failing.
+  const stalled = status.conditions?.find((c) => c.type === "Stalled" && c.status === "True");
   const errors = (status.source?.errorSummary?.totalCount ?? 0) + (status.sync?.errorSummary?.totalCount ?? 0);
   const state =
-    syncing === undefined ? "PENDING" : syncing.status === "True" ? "SYNCING" : errors > 0 ? "ERROR" : "SYNCED";
+    stalled !== undefined
+      ? "STALLED"
+      : syncing === undefined
+        ? "PENDING"
+        : syncing.status === "True"
+          ? "SYNCING"
+          : errors > 0
+            ? "ERROR"
+            : "SYNCED";
   const commit = (status.lastSyncedCommit ?? "").slice(0, 12) || "-";
-  return `${sync.kind.padEnd(8)} ${`${sync.metadata.namespace ?? ""}/${sync.metadata.name}`.padEnd(48)} ${state.padEnd(8)} ${commit.padEnd(12)} ${errors} error(s)${syncing?.message ? `  ${syncing.message}` : ""}`;
+  const message = stalled?.message ?? syncing?.message;
+  return `${sync.kind.padEnd(8)} ${`${sync.metadata.namespace ?? ""}/${sync.metadata.name}`.padEnd(48)} ${state.padEnd(8)} ${commit.padEnd(12)} ${errors} error(s)${message ? `  ${message}` : ""}`;
 }
 
 /** `driftless status`: every RootSync and RepoSync in the cluster. Exit 1 when any has errors. */
@@ -39,7 +50,7 @@ export async function status(kubeconfig: string | undefined, out: (line: string)
       const list = await client.list(mapping);
       for (const item of list.items) {
         const line = statusLine(item);
-        if (line.includes(" ERROR ")) failing++;
+        if (line.includes(" ERROR ") || line.includes(" STALLED ")) failing++;
         out(line);
       }
     }
