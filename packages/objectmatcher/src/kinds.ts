@@ -61,11 +61,16 @@ function groupKindStructs(): Map<string, string> {
   return byGroupKind;
 }
 
-const builtInCache = new Map<string, KindInfo | null>();
+/** apiVersion → kind → the built-in kind, or null when not built in: resolved on every match. */
+const builtInCache = new Map<string, Map<string, KindInfo | null>>();
 
 function builtInKind(apiVersion: string, kind: string): KindInfo | undefined {
-  const cacheKey = `${apiVersion} ${kind}`;
-  const cached = builtInCache.get(cacheKey);
+  let kinds = builtInCache.get(apiVersion);
+  if (!kinds) {
+    kinds = new Map();
+    builtInCache.set(apiVersion, kinds);
+  }
+  const cached = kinds.get(kind);
   if (cached !== undefined) return cached ?? undefined;
   const group = groupOf(apiVersion);
   const struct = kindStruct(apiVersion, kind) ?? groupKindStructs().get(`${group}/${kind}`);
@@ -76,7 +81,7 @@ function builtInKind(apiVersion: string, kind: string): KindInfo | undefined {
   } else if (LEGACY_BUILT_IN.has(`${group}/${kind}`)) {
     info = { group, kind, builtIn: true, patchType: PatchType.StrategicMerge, schema: customResource() };
   }
-  builtInCache.set(cacheKey, info ?? null);
+  kinds.set(kind, info ?? null);
   return info;
 }
 

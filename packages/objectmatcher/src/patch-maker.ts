@@ -9,6 +9,7 @@ import { isObject } from "./json.ts";
 import type { JsonObject } from "./json.ts";
 import { resolveKind } from "./kinds.ts";
 import type { CustomResourceSchemas } from "./kinds.ts";
+import type { FieldSchema } from "./schema.ts";
 import { Annotator, describeValue, refOf } from "./last-applied.ts";
 import { normalizeObject, toSegments } from "./normalize.ts";
 import type { FieldPath, NormalizeContext } from "./normalize.ts";
@@ -40,7 +41,10 @@ export class PatchMaker {
   readonly schemas: CustomResourceSchemas | undefined;
   // Normalising the original again on every pass is wasted work: the annotator keeps decoded records
   // while their annotation is unchanged, and we keep their normalised form alongside (frozen, shared).
-  readonly #normalizedOriginals = new WeakMap<JsonObject, Map<string, JsonObject>>();
+  readonly #normalizedOriginals = new WeakMap<
+    JsonObject,
+    Map<FieldSchema, [JsonObject | undefined, JsonObject | undefined]>
+  >();
 
   constructor(annotator: Annotator = new Annotator(), options: PatchMakerOptions = {}) {
     this.annotator = annotator;
@@ -88,32 +92,26 @@ export class PatchMaker {
 
   #normalizeOriginal(record: JsonObject, ctx: NormalizeContext): JsonObject {
     if (ctx.ignoreFields.length > 0) return normalizeObject(record, ctx);
-    let byContext = this.#normalizedOriginals.get(record);
-    if (!byContext) {
-      byContext = new Map();
-      this.#normalizedOriginals.set(record, byContext);
+    let bySchema = this.#normalizedOriginals.get(record);
+    if (!bySchema) {
+      bySchema = new Map();
+      this.#normalizedOriginals.set(record, bySchema);
     }
-    // A custom resource's schema may change (its CRD did): the normalised form is per schema.
-    const key = `${ctx.kind.group}/${ctx.kind.kind}/${ctx.ignoreStatus}/${schemaId(ctx.kind.schema)}`;
-    let normalized = byContext.get(key);
+    // Normalising depends on the kind's schema (one object per kind; a custom resource's changes with
+    // its CRD) and on ignoreStatus.
+    let pair = bySchema.get(ctx.kind.schema);
+    if (!pair) {
+      pair = [undefined, undefined];
+      bySchema.set(ctx.kind.schema, pair);
+    }
+    const slot = ctx.ignoreStatus ? 0 : 1;
+    let normalized = pair[slot];
     if (!normalized) {
       normalized = deepFreeze(normalizeObject(record, ctx));
-      byContext.set(key, normalized);
+      pair[slot] = normalized;
     }
     return normalized;
   }
-}
-
-const schemaIds = new WeakMap<object, number>();
-let nextSchemaId = 0;
-
-function schemaId(schema: object): number {
-  let id = schemaIds.get(schema);
-  if (id === undefined) {
-    id = nextSchemaId++;
-    schemaIds.set(schema, id);
-  }
-  return id;
 }
 
 function deepFreeze<T>(value: T): T {
