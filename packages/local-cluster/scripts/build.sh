@@ -31,12 +31,38 @@ version_pkg=k8s.io/component-base/version
 minor=${kube_version#v1.}; minor=${minor%%.*}
 ldflags="-s -w -X $version_pkg.gitVersion=$kube_version -X $version_pkg.gitMajor=1 -X $version_pkg.gitMinor=$minor -X $version_pkg.gitTreeState=clean -X $version_pkg.buildDate=1970-01-01T00:00:00Z"
 
+# Builds packages in a module folder, printing how far along it is every 15 s; Go's own output (module
+# downloads, the package list) goes to a log that is shown only when the build fails.
+log="$out.partial/build.log"
+build() {
+  local label="$1" dir="$2" flags="$3" target="$4"; shift 4
+  local began=$SECONDS
+  if ! (cd "$dir" && go mod download) >"$log" 2>&1; then
+    echo "local-cluster: downloading the modules of $label failed:" >&2; cat "$log" >&2; exit 1
+  fi
+  local total; total=$(cd "$dir" && go list -deps "$@" 2>>"$log" | wc -l)
+  echo "local-cluster: building $label ($total packages; a cold build takes several minutes on 2 cores) ..." >&2
+  local compiled=0 said=$SECONDS line
+  while IFS= read -r line; do
+    printf '%s\n' "$line" >>"$log"
+    case "$line" in
+      "build exit "*) [ "${line#build exit }" = 0 ] || { echo "local-cluster: building $label failed:" >&2; tail -n 40 "$log" >&2; exit 1; } ;;
+      *" "*|"#"*) ;; # compiler messages, not package names
+      *) compiled=$((compiled + 1)) ;;
+    esac
+    if (( SECONDS - said >= 15 )); then
+      echo "local-cluster: $label: $compiled of $total packages compiled so far, cached ones not counted ($((SECONDS - began)) s)" >&2
+      said=$SECONDS
+    fi
+  done < <(cd "$dir" && { go build -v -p "$parallel" -trimpath -ldflags "$flags" -o "$target" "$@" 2>&1; echo "build exit $?"; })
+  echo "local-cluster: built $label in $((SECONDS - began)) s" >&2
+}
+
 start=$(date +%s)
-echo "local-cluster: building etcd $etcd_version ($go_version) ..." >&2
-(cd "$here/go/etcd" && go build -p "$parallel" -trimpath -ldflags "-s -w" -o "$out.partial/etcd" go.etcd.io/etcd/server/v3)
-echo "local-cluster: building kube-apiserver and kube-controller-manager $kube_version; a cold build takes several minutes ..." >&2
-(cd "$here/go/kube" && go build -p "$parallel" -trimpath -ldflags "$ldflags" -o "$out.partial/" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager)
+build "etcd $etcd_version ($go_version)" "$here/go/etcd" "-s -w" "$out.partial/etcd" go.etcd.io/etcd/server/v3
+build "kube-apiserver and kube-controller-manager $kube_version" "$here/go/kube" "$ldflags" "$out.partial/" \
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+rm -f "$log"
 rm -rf "$out" && mv "$out.partial" "$out"
-echo "local-cluster: built in $(( $(date +%s) - start ))s" >&2
+echo "local-cluster: control plane built in $(( $(date +%s) - start ))s" >&2
 echo "$out"

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# `npm test`'s first step (pretest): installs and builds what the tests need on a fresh machine
+# (Debian packages, Go, the project's packages, the local control plane) and says nothing when all of
+# it is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=lib/setup.sh
+. scripts/lib/setup.sh
+
+ensure_commands redis-server:redis-server git:git openssl:openssl sshd:openssh-server ssh:openssh-client \
+  prometheus:prometheus curl:curl
+ensure_go
+ensure_node_modules
+ensure_git_identity test
+# Cached in .local/bin after the first build; prints progress while it builds.
+bash packages/local-cluster/scripts/build.sh >/dev/null
