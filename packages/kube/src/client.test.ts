@@ -52,7 +52,12 @@ function json(res: http.ServerResponse, value: unknown, headers: http.OutgoingHt
 }
 
 async function client(
-  options: { timeoutMs?: number; onWarning?: (w: string) => void; maxSockets?: number } = {},
+  options: {
+    timeoutMs?: number;
+    onWarning?: (w: string) => void;
+    maxSockets?: number;
+    fence?: (operation: string) => void;
+  } = {},
 ): Promise<KubeClient> {
   const kc = new KubeConfig();
   const { port } = server.address() as AddressInfo;
@@ -189,6 +194,32 @@ void describe("KubeClient over HTTP", () => {
       c.create(cm, obj),
       (e: unknown) => e instanceof KubeApiError && e.status === 429 && e.retryable && e.retryAfterMs === 0,
     );
+    c.close();
+  });
+
+  void it("asks the fence before every write and every re-send, and sends nothing it refuses", async () => {
+    let calls = 0;
+    handler = (req, res) => {
+      if (req.method !== "GET") calls += 1;
+      if (calls === 1) status(res, 429, "TooManyRequests", "slow down", { "retry-after": "0" });
+      else json(res, { ...obj, metadata: { name: "a", namespace: "ns", resourceVersion: "1" } });
+    };
+    const asked: string[] = [];
+    const refused = new Error("not the leader");
+    const c = await client({
+      fence: (operation) => {
+        asked.push(operation);
+        // The lease ends while the first attempt waits out its Retry-After.
+        if (calls > 0) throw refused;
+      },
+    });
+    await c.get(cm, "ns", "a");
+    assert.deepEqual(asked, [], "reads pass unasked");
+    await assert.rejects(c.create(cm, obj), (e: unknown) => e === refused);
+    assert.deepEqual(asked, ["create ConfigMap ns/a", "create ConfigMap ns/a"]);
+    assert.equal(calls, 1, "the re-send after Retry-After is refused unsent");
+    await assert.rejects(c.delete(cm, "ns", "a"), (e: unknown) => e === refused);
+    assert.equal(calls, 1);
     c.close();
   });
 

@@ -31,6 +31,12 @@ export interface KubeClientOptions {
   readonly retryAfterAttempts?: number;
   /** Called with each `Warning` header (deprecated APIs, unknown fields). */
   readonly onWarning?: (warning: string, operation: string) => void;
+  /**
+   * Called right before a request that may change something (any method but GET and HEAD) is
+   * sent, and before each re-send; what it throws rejects the request unsent. A leader's fence:
+   * no write leaves after its lease may have passed to another replica.
+   */
+  readonly fence?: (operation: string) => void;
 }
 
 export interface KubeRequest {
@@ -135,6 +141,7 @@ export class KubeClient {
   readonly #timeoutMs: number;
   readonly #retryAfterAttempts: number;
   readonly #onWarning: ((warning: string, operation: string) => void) | undefined;
+  readonly #fence: ((operation: string) => void) | undefined;
 
   private constructor(transport: Transport, credentials: CredentialProvider, options: KubeClientOptions) {
     this.server = transport.endpoint.server;
@@ -146,6 +153,7 @@ export class KubeClient {
     this.#timeoutMs = options.timeoutMs ?? defaults.timeoutMs;
     this.#retryAfterAttempts = options.retryAfterAttempts ?? defaults.retryAfterAttempts;
     this.#onWarning = options.onWarning;
+    this.#fence = options.fence;
   }
 
   /**
@@ -481,6 +489,8 @@ export class KubeClient {
         headers["Content-Type"] = contentType ?? "application/json";
         headers["Content-Length"] = typeof body === "string" ? Buffer.byteLength(body) : body.length;
       }
+      // After the awaits above, so that nothing stands between the check and the send.
+      if (this.#fence !== undefined && method !== "GET" && method !== "HEAD") this.#fence(subject.operation);
       this.#counter.started(verb);
       const started = performance.now();
       let raw: RawResponse;

@@ -84,6 +84,11 @@ export class ManagerQueue {
     );
   }
 
+  /** Stops taking jobs (a manager that lost its lease); see QueueCore.pauseWorker. */
+  pauseWorker(): Promise<void> {
+    return this.#core.pauseWorker();
+  }
+
   workerReady(): Promise<void> {
     return this.#core.workerReady();
   }

@@ -191,6 +191,14 @@ export class QueueCore<Data, Name extends string> {
     this.#worker.on("error", (error) => this.#machineryError(error));
   }
 
+  /**
+   * Takes no new job from now on (running jobs go on; close() still waits for them). A job BullMQ
+   * had already fetched may still reach the processor, which must check for itself.
+   */
+  async pauseWorker(): Promise<void> {
+    await this.#worker?.pause(true);
+  }
+
   /** Resolves once the worker's connections are up (for callers that must not race the first job). */
   async workerReady(): Promise<void> {
     if (this.#worker === undefined) throw new Error(`queue ${this.name}: no worker`);
