@@ -1,13 +1,17 @@
 #!/usr/bin/env node
-/** `driftless vet | diff | status`: driftless for people at a terminal. */
+/** `driftless vet | hydrate | diff | status`: driftless for people at a terminal. */
 import { parseArgs } from "node:util";
-import { isSyncKind } from "@driftless/api";
+import { isSyncKind, SourceFormat } from "@driftless/api";
 import { diff } from "./commands/diff.ts";
+import { hydrate } from "./commands/hydrate.ts";
 import { status } from "./commands/status.ts";
 import { vet } from "./commands/vet.ts";
 
 const usage = `usage:
-  driftless vet DIR                         check manifests without a cluster (exit 1 on errors)
+  driftless vet DIR [--source-format unstructured|hierarchy] [--sync-kind RepoSync --sync-namespace NS]
+                                            every check the reconciler runs that needs no cluster (exit 1 on errors)
+  driftless hydrate DIR [--source-format unstructured|hierarchy] [--output DIR | --flat FILE]
+                                            the objects a RootSync would apply, as YAML (stdout by default)
   driftless diff DIR [--kubeconfig PATH] [--sync-kind RootSync|RepoSync] [--sync-namespace NS] [--sync-name NAME]
                                             what a reconciler would change (exit 1 if anything)
   driftless status [--kubeconfig PATH]      every RootSync and RepoSync, one line each`;
@@ -21,6 +25,9 @@ async function main(argv: readonly string[]): Promise<number> {
       "sync-kind": { type: "string", default: "RootSync" },
       "sync-namespace": { type: "string", default: "config-management-system" },
       "sync-name": { type: "string", default: "root-sync" },
+      "source-format": { type: "string", default: SourceFormat.Unstructured },
+      output: { type: "string" },
+      flat: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -31,10 +38,31 @@ async function main(argv: readonly string[]): Promise<number> {
     return command === undefined && values.help !== true ? 2 : 0;
   }
   const kubeconfig = values.kubeconfig ?? process.env["KUBECONFIG"];
+  const format = values["source-format"];
+  if (format !== SourceFormat.Unstructured && format !== SourceFormat.Hierarchy)
+    throw new UsageError("--source-format must be unstructured or hierarchy");
   switch (command) {
-    case "vet":
+    case "vet": {
       if (dir === undefined) throw new UsageError("vet needs a directory");
-      return vet(dir, out);
+      const kind = values["sync-kind"];
+      if (!isSyncKind(kind)) throw new UsageError("--sync-kind must be RootSync or RepoSync");
+      const scope =
+        kind === "RootSync" ? ({ kind } as const) : ({ kind, namespace: values["sync-namespace"] } as const);
+      return vet(dir, { format, scope }, out);
+    }
+    case "hydrate":
+      if (dir === undefined) throw new UsageError("hydrate needs a directory");
+      if (values.output !== undefined && values.flat !== undefined)
+        throw new UsageError("--output and --flat exclude each other");
+      return hydrate(
+        {
+          dir,
+          format,
+          ...(values.output === undefined ? {} : { output: values.output }),
+          ...(values.flat === undefined ? {} : { flat: values.flat }),
+        },
+        out,
+      );
     case "diff": {
       if (dir === undefined) throw new UsageError("diff needs a directory");
       const kind = values["sync-kind"];

@@ -25,26 +25,54 @@ export type ErrorClass = (typeof ErrorClass)[keyof typeof ErrorClass];
  * on the cluster went wrong, 9xxx = a bug. Retired Config Sync numbers (e.g. 1063) are never reused.
  */
 export const KnvCode = {
+  /** Hierarchy: a Namespace directory has subdirectories. */
+  IllegalNamespaceSubdirectory: "KNV1003",
   /** The `configmanagement.gke.io/managed` annotation has a value other than enabled/disabled. */
   IllegalManagementAnnotation: "KNV1005",
   /** A manifest could not be parsed (invalid YAML/JSON, not an object, wrong field types). */
   ObjectParse: "KNV1006",
+  /** Hierarchy: an abstract namespace directory declares a kind its HierarchyConfig sets to mode `none`. */
+  IllegalAbstractNamespaceObjectKind: "KNV1007",
+  /** Hierarchy: metadata.namespace does not match the directory the object is in. */
+  IllegalMetadataNamespaceDeclaration: "KNV1009",
   /** The source declares an annotation in a prefix reserved for Config Sync/driftless. */
   IllegalAnnotationDefinition: "KNV1010",
   /** The source declares a label in a prefix reserved for Config Sync/driftless. */
   IllegalLabelDefinition: "KNV1011",
+  /** Hierarchy: `system/` declares no Repo. */
+  MissingRepo: "KNV1017",
+  /** Hierarchy: a Namespace is declared directly in `namespaces/`. */
+  IllegalTopLevelNamespace: "KNV1019",
+  /** Hierarchy: a Namespace's name does not match its directory. */
+  InvalidNamespaceDirectoryName: "KNV1020",
   /** The kind is not served by the API server (after discovery). */
   UnknownObjectKind: "KNV1021",
+  /** Hierarchy: the Repo's spec.version is not one Config Sync supports. */
+  UnsupportedRepoSpecVersion: "KNV1027",
   /** Two objects in the source have the same group, kind, namespace and name. */
   MetadataNameCollision: "KNV1029",
   /** An object has no metadata.name. */
   MissingObjectName: "KNV1031",
+  /** An unstructured source declares a kind only hierarchical sources have (Repo, HierarchyConfig). */
+  IllegalHierarchicalKind: "KNV1032",
   /** The source declares the config-management-system namespace or objects in it. */
   IllegalNamespace: "KNV1034",
   /** metadata.name is not a valid Kubernetes name. */
   InvalidMetadataName: "KNV1036",
+  /** Hierarchy: a kind that may not be declared where it is (a NamespaceSelector in a Namespace directory). */
+  IllegalKindInNamespaces: "KNV1038",
+  /** Hierarchy: an object is under the wrong top-level directory (system/, cluster/, clusterregistry/, namespaces/). */
+  IncorrectTopLevelDirectory: "KNV1039",
+  /** Hierarchy: a HierarchyConfig names a kind that may not be configured (Namespace, Config Sync's own kinds). */
+  UnsupportedResourceInHierarchyConfig: "KNV1041",
+  /** Hierarchy: a HierarchyConfig uses a hierarchyMode other than `inherit` or `none`. */
+  IllegalHierarchyMode: "KNV1042",
+  /** Hierarchy: objects in a directory that neither is nor contains a Namespace directory. */
+  UnsyncableResources: "KNV1044",
   /** An object declares a field a source must not set (status, ownerReferences, resourceVersion, ...). */
   IllegalField: "KNV1045",
+  /** Hierarchy: a HierarchyConfig names a cluster-scoped kind. */
+  ClusterScopedResourceInHierarchyConfig: "KNV1046",
   /** A CRD would be removed while objects of its kind are still declared. */
   UnsupportedCrdRemoval: "KNV1047",
   /** A cluster-scoped object declares metadata.namespace. */
@@ -55,6 +83,8 @@ export const KnvCode = {
   InvalidNamespaceName: "KNV1055",
   /** An annotation value is not a string, or not a value the annotation accepts (e.g. depends-on). */
   InvalidAnnotationValue: "KNV1054",
+  /** A label ending in `.tree.hnc.x-k8s.io/depth` is declared (Config Sync writes those on hierarchy Namespaces). */
+  IllegalDepthLabel: "KNV1057",
   /** An object in a RepoSync's source is cluster-scoped or in another namespace. */
   BadScope: "KNV1058",
   /** The object is managed by another sync; it is not taken over. */
@@ -90,6 +120,8 @@ export const KnvCode = {
   Resource: "KNV2010",
   /** An object expected on the cluster was not found. */
   MissingResource: "KNV2011",
+  /** More than one of a kind there may be only one of (a Repo; a Namespace in one hierarchy directory). */
+  MultipleSingletons: "KNV2012",
   /** The reconciler lacks permission for an object. */
   InsufficientPermission: "KNV2013",
   /** A transient failure expected to clear on retry. */

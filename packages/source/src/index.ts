@@ -22,15 +22,18 @@
  * }
  * ```
  */
-export { readSource } from "./read-source.ts";
+export { readSource, sourceFormatFor } from "./read-source.ts";
 export type { ReadSourceOptions } from "./read-source.ts";
 export { readManifests } from "./read-manifests.ts";
 export type { ReadManifestsOptions } from "./read-manifests.ts";
 export { declareObjects } from "./declare.ts";
+export { implicitNamespace, implicitNamespaces } from "./implicit-namespaces.ts";
 export type { DeclareOptions } from "./declare.ts";
 export type { CompleteSource, DeclaredObject, FailedSource, ManifestSet, SourceResult } from "./result.ts";
 export type { Manifest, ManifestMetadata } from "./manifest.ts";
 export type { KindInfo, KindResolver } from "./kinds.ts";
+export { builtinKinds } from "./builtin-kinds.ts";
+export { hydratedObject, hydratedPaths, toYamlStream } from "./hydrate-output.ts";
 export type { SyncScope } from "./scope.ts";
 export { objectKey } from "./object-id.ts";
 export type { ObjectId } from "./object-id.ts";
@@ -60,4 +63,23 @@ export {
   UnsafeSymlinkError,
 } from "./errors.ts";
 export type { SourceErrorDetails } from "./errors.ts";
+export {
+  ClusterScopedHierarchyConfigError,
+  IllegalAbstractNamespaceObjectKindError,
+  IllegalDepthLabelError,
+  IllegalHierarchicalKindError,
+  IllegalHierarchyModeError,
+  IllegalKindInNamespacesError,
+  IllegalNamespaceDeclarationError,
+  IllegalNamespaceError,
+  IllegalNamespaceSubdirectoryError,
+  IllegalTopLevelNamespaceError,
+  IncorrectTopLevelDirectoryError,
+  MissingRepoError,
+  MultipleSingletonsError,
+  NamespaceDirectoryMismatchError,
+  UnsupportedHierarchyConfigResourceError,
+  UnsupportedRepoVersionError,
+  UnsyncableResourcesError,
+} from "./hierarchy-errors.ts";
 export { SourceLimits } from "./limits.ts";

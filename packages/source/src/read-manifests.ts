@@ -1,9 +1,11 @@
 /**
  * Step one, needing no cluster: every manifest file under the directory to validated `Manifest`s.
  */
+import { SourceFormat } from "@driftless/api";
 import { ManifestLimitError, SourceReadError } from "./errors.ts";
 import type { SourceError } from "./errors.ts";
 import { expandDocuments } from "./expand.ts";
+import { isHierarchyFile } from "./hierarchy-layout.ts";
 import { formatChars, SourceLimits } from "./limits.ts";
 import type { Manifest } from "./manifest.ts";
 import { toManifest } from "./manifest.ts";
@@ -12,7 +14,13 @@ import { listManifestFiles, readFiles } from "./read-files.ts";
 import type { ReadFilesOptions } from "./read-files.ts";
 import type { ManifestSet } from "./result.ts";
 
-export type ReadManifestsOptions = ReadFilesOptions;
+export interface ReadManifestsOptions extends ReadFilesOptions {
+  /**
+   * `hierarchy` reads only files below `system/`, `cluster/`, `clusterregistry/` and `namespaces/`,
+   * as Config Sync does; anything else is ignored. Default `unstructured`: every file.
+   */
+  readonly format?: SourceFormat;
+}
 
 interface FileOutcome {
   readonly manifests: readonly Manifest[];
@@ -26,7 +34,11 @@ interface FileOutcome {
  * only inside `dir`). Manifests and errors come out in path order, then document order.
  */
 export async function readManifests(dir: string, options: ReadManifestsOptions = {}): Promise<ManifestSet> {
-  const listing = await listManifestFiles(dir);
+  const listed = await listManifestFiles(dir);
+  const listing =
+    options.format === SourceFormat.Hierarchy
+      ? { ...listed, files: listed.files.filter((f) => isHierarchyFile(f.sourcePath)) }
+      : listed;
   // Indexed by file so completion order does not leak into the result.
   const outcomes: (FileOutcome | undefined)[] = new Array<FileOutcome | undefined>(listing.files.length).fill(
     undefined,

@@ -1,0 +1,147 @@
+/**
+ * Step two for a hierarchical source (Config Sync's `sourceFormat: hierarchy`), in Config Sync's
+ * stages, each stopping on the errors it finds so that later ones do not report their consequences:
+ * 1. directory and name rules, the Repo (no cluster needed);
+ * 2. kinds, and each object under the top-level directory its scope requires;
+ * 3. HierarchyConfigs and the `namespaces/` tree: every object lands in its namespace directory's
+ *    namespace, and what abstract directories hold is copied into every namespace below them;
+ * 4. duplicates, after inheritance (an inherited object may collide with a namespace's own).
+ * Repo, HierarchyConfig, NamespaceSelector, Cluster and ClusterSelector shape the result and are
+ * never applied.
+ */
+import { declareObject, resolveKinds, unknownKind } from "./declare-object.ts";
+import type { DeclareOptions } from "./declare-object.ts";
+import { findDuplicates } from "./duplicates.ts";
+import { NamespaceOnClusterScopedError } from "./errors.ts";
+import type { SourceError } from "./errors.ts";
+import { groupKindKey, readHierarchyConfigs } from "./hierarchy-config.ts";
+import {
+  baseOf,
+  DepthLabelSuffix,
+  dirOf,
+  HierarchyKind,
+  hierarchyKindOf,
+  HncManagedByAnnotation,
+  isNamespace,
+  OriginalHncManagedByAnnotation,
+  TopDir,
+  topDirOf,
+} from "./hierarchy-layout.ts";
+import { checkHierarchyRaw, manifestResource, misplaced, what } from "./hierarchy-raw.ts";
+import { placeInTree } from "./hierarchy-tree.ts";
+import { isJsonObject } from "./json.ts";
+import { kindKey } from "./kinds.ts";
+import type { KindInfo } from "./kinds.ts";
+import type { Manifest } from "./manifest.ts";
+import type { DeclaredObject, ManifestSet, SourceResult } from "./result.ts";
+import { toSourceResult } from "./result.ts";
+import { placeObject } from "./scope.ts";
+
+interface Typed {
+  readonly manifest: Manifest;
+  readonly info: KindInfo;
+}
+
+export async function declareHierarchy(set: ManifestSet, options: DeclareOptions): Promise<SourceResult> {
+  const counts = { fileCount: set.fileCount, localConfigSkipped: set.localConfigSkipped };
+  const fail = (errors: readonly SourceError[]): SourceResult => toSourceResult([], errors, counts);
+
+  const rawErrors = [...set.errors, ...checkHierarchyRaw(set.manifests)];
+  if (rawErrors.length > 0) return fail(rawErrors);
+
+  // Stage 2: Config Sync's own kinds are set aside; everything else is typed and must sit under the
+  // top-level directory its scope calls for.
+  const errors: SourceError[] = [];
+  const hierarchyConfigs: Manifest[] = [];
+  const selectors: Manifest[] = [];
+  const others: Manifest[] = [];
+  for (const manifest of set.manifests) {
+    const special = hierarchyKindOf(manifest);
+    const top = topDirOf(manifest.sourcePath);
+    if (special === HierarchyKind.Repo || special === HierarchyKind.HierarchyConfig) {
+      if (top !== TopDir.System) errors.push(misplaced(manifest, TopDir.System));
+      else if (special === HierarchyKind.HierarchyConfig) hierarchyConfigs.push(manifest);
+    } else if (special === HierarchyKind.NamespaceSelector) {
+      if (top !== TopDir.Namespaces) errors.push(misplaced(manifest, TopDir.Namespaces));
+      else selectors.push(manifest);
+    } else if (special === undefined) {
+      others.push(manifest);
+    }
+    // Cluster and ClusterSelector: checked to be in clusterregistry/ in stage 1.
+  }
+  const kinds = await resolveKinds(others, options.kinds);
+  // Config Sync gives everything in a namespace directory that directory's namespace before it checks
+  // scopes, so a cluster-scoped object there is one that declares a namespace (KNV1052).
+  const namespaceDirs = new Set(
+    others
+      .filter((m) => isNamespace(m) && topDirOf(m.sourcePath) === TopDir.Namespaces)
+      .map((m) => dirOf(m.sourcePath)),
+  );
+  const cluster: Typed[] = [];
+  const inTree: Typed[] = [];
+  for (const manifest of others) {
+    const top = topDirOf(manifest.sourcePath);
+    const info = kinds.get(kindKey(manifest.apiVersion, manifest.kind)) ?? guessedKind(manifest, top, options);
+    if (info === undefined) {
+      errors.push(unknownKind(manifest));
+    } else if (isNamespace(manifest) || info.namespaced) {
+      if (top === TopDir.Namespaces) inTree.push({ manifest, info });
+      else errors.push(misplaced(manifest, TopDir.Namespaces));
+    } else {
+      const dir = dirOf(manifest.sourcePath);
+      const placement = placeObject(manifest, false, { kind: "RootSync" });
+      if (manifest.metadata.namespace === undefined && namespaceDirs.has(dir)) {
+        const message = `${what(manifest)}: ${manifest.kind} is cluster-scoped, but everything in ${dir}/ belongs to namespace "${baseOf(dir)}"; move it to ${TopDir.Cluster}/`;
+        errors.push(new NamespaceOnClusterScopedError(message, { resources: [manifestResource(manifest)] }));
+      } else if (!placement.ok) errors.push(placement.error);
+      else if (top !== TopDir.Cluster) errors.push(misplaced(manifest, TopDir.Cluster));
+      else cluster.push({ manifest, info });
+    }
+  }
+  if (errors.length > 0) return fail(errors);
+
+  // Stage 3.
+  const clusterKinds = new Set(cluster.map(({ manifest }) => groupKindKey(manifest.group, manifest.kind)));
+  const configs = readHierarchyConfigs(hierarchyConfigs, clusterKinds);
+  const tree = placeInTree(inTree, selectors, configs.notInherited);
+  if (configs.errors.length > 0 || tree.errors.length > 0) return fail([...configs.errors, ...tree.errors]);
+
+  // Stage 4.
+  const objects: DeclaredObject[] = cluster.map(({ manifest, info }) => declareObject(manifest, info, ""));
+  for (const { entry, namespace } of tree.placed) {
+    const manifest = isNamespace(entry.manifest) ? withHncMetadata(entry.manifest) : entry.manifest;
+    objects.push(declareObject(manifest, entry.info, namespace));
+  }
+  return toSourceResult(objects, findDuplicates(objects), counts);
+}
+
+/** Offline (`allowUnknownKinds`), a kind nobody defines takes the scope of its top-level directory. */
+function guessedKind(manifest: Manifest, top: string, options: DeclareOptions): KindInfo | undefined {
+  if (options.allowUnknownKinds !== true) return undefined;
+  if (top !== TopDir.Namespaces && top !== TopDir.Cluster) return undefined;
+  return { group: manifest.group, version: manifest.version, resource: "", namespaced: top === TopDir.Namespaces };
+}
+
+/**
+ * What Config Sync writes on a hierarchy Namespace: one `<dir>.tree.hnc.x-k8s.io/depth` label per
+ * directory from `namespaces/` down to the Namespace's own (valued with the distance, 0 for its own),
+ * and `hnc.x-k8s.io/managed-by: configmanagement.gke.io` (a declared value is kept in
+ * `configsync.gke.io/original-hnc-managed-by-value`).
+ */
+function withHncMetadata(manifest: Manifest): Manifest {
+  const dirs = manifest.sourcePath.split("/").slice(1, -1);
+  const labels: Record<string, string> = { ...manifest.metadata.labels };
+  dirs.forEach((dir, i) => {
+    labels[`${dir}${DepthLabelSuffix}`] = String(dirs.length - i - 1);
+  });
+  const annotations: Record<string, string> = { ...manifest.metadata.annotations };
+  const declared = annotations[HncManagedByAnnotation];
+  if (declared !== undefined && declared !== "") annotations[OriginalHncManagedByAnnotation] = declared;
+  annotations[HncManagedByAnnotation] = "configmanagement.gke.io";
+  const metadata = manifest.raw["metadata"];
+  return {
+    ...manifest,
+    metadata: { ...manifest.metadata, labels, annotations },
+    raw: { ...manifest.raw, metadata: { ...(isJsonObject(metadata) ? metadata : {}), labels, annotations } },
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * What `driftless hydrate` writes, in `nomos hydrate`'s form so the two can be compared file by file:
+ * each object as declared (namespace filled in, inheritance done) without the metadata the
+ * reconciler adds itself (the HNC labels and annotation of hierarchy Namespaces), keys sorted, one
+ * file per object named `[namespace/]kind_name.yaml` (lower case; `kind.group_name.yaml` when two
+ * objects would share a name).
+ */
+import { stringify } from "yaml";
+import { DepthLabelSuffix, HncManagedByAnnotation, OriginalHncManagedByAnnotation } from "./hierarchy-layout.ts";
+import { isJsonArray, isJsonObject } from "./json.ts";
+import type { JsonObject, JsonValue } from "./json.ts";
+import type { DeclaredObject } from "./result.ts";
+
+/** The object as printed: what the source declares, without reconciler metadata, keys sorted. */
+export function hydratedObject(object: DeclaredObject): JsonObject {
+  const raw = sortKeys(object.raw) as JsonObject;
+  const metadata = raw["metadata"];
+  if (!isJsonObject(metadata)) return raw;
+  const cleaned: Record<string, JsonValue> = { ...metadata };
+  delete cleaned["creationTimestamp"];
+  if (object.group === "" && object.kind === "Namespace") {
+    const labels: Record<string, JsonValue> = isJsonObject(metadata["labels"]) ? { ...metadata["labels"] } : {};
+    for (const key of Object.keys(labels)) if (key.endsWith(DepthLabelSuffix)) delete labels[key];
+    const annotations: Record<string, JsonValue> = isJsonObject(metadata["annotations"])
+      ? { ...metadata["annotations"] }
+      : {};
+    const original = annotations[OriginalHncManagedByAnnotation];
+    delete annotations[OriginalHncManagedByAnnotation];
+    if (original === undefined) delete annotations[HncManagedByAnnotation];
+    else annotations[HncManagedByAnnotation] = original;
+    setOrDrop(cleaned, "labels", labels);
+    setOrDrop(cleaned, "annotations", annotations);
+  }
+  const { status: _status, ...rest } = raw;
+  return { ...rest, metadata: cleaned };
+}
+
+/** Objects as one YAML stream, each document starting with `---`. */
+export function toYamlStream(objects: readonly JsonObject[]): string {
+  return objects.map((o) => `---\n${stringify(o, { version: "1.1", indentSeq: false, lineWidth: 0 })}`).join("");
+}
+
+/** Output path of each object, as `nomos hydrate --output` names them. */
+export function hydratedPaths(objects: readonly DeclaredObject[]): string[] {
+  const plain = objects.map((o) => fileName(o, false));
+  const counts = new Map<string, number>();
+  for (const path of plain) counts.set(path, (counts.get(path) ?? 0) + 1);
+  return objects.map((o, i) => ((counts.get(plain[i] ?? "") ?? 0) > 1 ? fileName(o, true) : (plain[i] ?? "")));
+}
+
+function fileName(object: DeclaredObject, withGroup: boolean): string {
+  const kind = withGroup ? `${object.kind}.${object.group}` : object.kind;
+  const file = `${kind}_${object.id.name}.yaml`;
+  return (object.id.namespace === "" ? file : `${object.id.namespace}/${file}`).toLowerCase();
+}
+
+function setOrDrop(metadata: Record<string, JsonValue>, key: string, map: JsonObject): void {
+  if (Object.keys(map).length === 0) delete metadata[key];
+  else metadata[key] = sortKeys(map);
+}
+
+function sortKeys(value: JsonValue): JsonValue {
+  if (isJsonArray(value)) return value.map(sortKeys);
+  if (!isJsonObject(value)) return value;
+  const sorted: Record<string, JsonValue> = {};
+  for (const key of Object.keys(value).sort()) {
+    const child = value[key];
+    if (child !== undefined) sorted[key] = sortKeys(child);
+  }
+  return sorted;
+}
