@@ -21,7 +21,7 @@ import { readClusterAccess, type ClusterAccess } from "./credentials.ts";
 import { DeploymentWorkload } from "./deployment-workload.ts";
 import type { DeploymentSettings } from "./deployment-spec.ts";
 import { parseLabelSelector, type LabelSelector } from "./label-selector.ts";
-import { LeaderElector } from "./leader-election.ts";
+import { leaderElectionTimings, LeaderElector } from "./leader-election.ts";
 import { ProcessWorkload } from "./process-workload.ts";
 import { syncsForPush, type PushMatch } from "./push-match.ts";
 import { reconcileSync, type SyncContext } from "./reconcile-sync.ts";
@@ -82,6 +82,7 @@ export class Manager {
   readonly #syncQueues: SyncQueues;
   readonly #watcher: SyncWatcher;
   readonly #elector: LeaderElector;
+  readonly #leaseClient: KubeClient;
   readonly #inScope: LabelSelector;
   readonly #webhookRequests: Counter<"provider" | "result">;
   #metricsServer: MetricsServer | undefined;
@@ -93,10 +94,17 @@ export class Manager {
   /** Resolves when the manager ends on its own (never on stop()). */
   readonly ended: Promise<ManagerEnd>;
 
-  private constructor(options: ManagerOptions, client: KubeClient, access: ClusterAccess | undefined) {
+  private constructor(
+    options: ManagerOptions,
+    clients: { readonly main: KubeClient; readonly lease: KubeClient },
+    elector: LeaderElector,
+    access: ClusterAccess | undefined,
+  ) {
     this.#o = options;
     this.#log = options.log;
-    this.client = client;
+    this.client = clients.main;
+    this.#leaseClient = clients.lease;
+    this.#elector = elector;
     this.ended = new Promise((resolve) => {
       this.#end = resolve;
     });
@@ -136,29 +144,41 @@ export class Manager {
     this.#syncQueues = new SyncQueues(this.#redis, options.queuePrefix);
     this.workload = this.#createWorkload(access);
     this.#watcher = new SyncWatcher({
-      client,
+      client: clients.main,
       syncSelector: options.syncSelector,
       watchDeployments: options.mode === ReconcilerMode.Deployment,
       log: this.#log,
       onSync: (sync, trigger) => this.#enqueue(sync, trigger),
     });
-    this.#elector = new LeaderElector({
-      client,
-      namespace: RootSyncNamespace,
-      name: options.leaseName,
-      identity: options.identity,
-      ...options.leaderElection,
-      log: this.#log,
-      onStartedLeading: () => this.#lead(),
-      onStoppedLeading: () => this.#end({ reason: "leadership-lost" }),
-    });
   }
 
   static async start(options: ManagerOptions): Promise<Manager> {
-    const client = await KubeClient.fromKubeconfig(options.kubeconfig, { userAgent: "driftless-manager/0.1.0" });
+    const timings = leaderElectionTimings(options.leaderElection);
+    const userAgent = "driftless-manager/0.1.0";
+    // Every request ends before the renew deadline. The Lease has its own connections, so renewals
+    // never wait behind job traffic, and no Retry-After waits: the next attempt is a retry period away.
+    const lease = await KubeClient.fromKubeconfig(options.kubeconfig, {
+      userAgent,
+      timeoutMs: timings.requestTimeoutMs,
+      retryAfterAttempts: 0,
+    });
+    const elector = new LeaderElector({
+      client: lease,
+      namespace: RootSyncNamespace,
+      name: options.leaseName,
+      identity: options.identity,
+      ...timings,
+      log: options.log,
+    });
+    // Every write of the manager (jobs, reconciler setup, tokens, finalizers, status) passes the fence.
+    const main = await KubeClient.fromKubeconfig(options.kubeconfig, {
+      userAgent,
+      timeoutMs: timings.requestTimeoutMs,
+      fence: (operation) => elector.fence(operation),
+    });
     // Process mode hands the API server's address and CA on to reconciler processes.
     const access = options.mode === ReconcilerMode.Process ? readClusterAccess(options.kubeconfig) : undefined;
-    const manager = new Manager(options, client, access);
+    const manager = new Manager(options, { main, lease }, elector, access);
     await manager.#start();
     return manager;
   }
@@ -213,7 +233,7 @@ export class Manager {
         },
       });
     }
-    this.#elector.start();
+    this.#elector.start({ onStartedLeading: () => this.#lead(), onStoppedLeading: () => this.#stepDown() });
     this.#log.info("manager started", {
       mode: this.#o.mode,
       identity: this.#o.identity,
@@ -283,10 +303,15 @@ export class Manager {
     };
     this.#queue.worker(
       async (job) => {
+        const sync = `${job.sync.kind}/${job.sync.namespace}/${job.sync.name}`;
+        // A job fetched as leadership ends goes back to the queue for the next leader.
+        this.#elector.fence(`process a manager job for ${sync}`);
+        this.#log.debug("manager job started", { sync, job: job.id, action: job.action });
         try {
           await reconcileSync(context, job.sync);
         } finally {
           this.#refreshReconcilerGauge();
+          this.#log.debug("manager job finished", { sync, job: job.id });
         }
       },
       {
@@ -313,6 +338,20 @@ export class Manager {
     resync("startup");
     // Level-triggered repair of anything a lost job or a missed event left behind.
     this.#resync = setInterval(() => resync("resync"), this.#o.resyncMs);
+  }
+
+  /**
+   * Lost the lease: take no new job and schedule nothing more at once (a running job's writes are
+   * refused by the fence); the shell then stops everything, children included, and exits.
+   */
+  #stepDown(): void {
+    clearInterval(this.#resync);
+    this.#queue
+      .pauseWorker()
+      .catch((error: unknown) =>
+        this.#log.warn("could not pause the manager queue's worker", { error: String(error) }),
+      );
+    this.#end({ reason: "leadership-lost" });
   }
 
   #enqueue(sync: SyncRef, trigger: ManagerTrigger): void {
@@ -353,6 +392,7 @@ export class Manager {
     await closeRedisConnection(this.#redis);
     await this.#metricsServer?.close();
     this.client.close();
+    this.#leaseClient.close();
     this.#log.info("manager stopped");
   }
 }
