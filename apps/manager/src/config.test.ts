@@ -44,3 +44,46 @@ test("malformed values are ConfigErrors naming the flag", () => {
   assert.throws(() => parseConfig(["--resync-period", "0"], {}, noSecret), /--resync-period/);
   assert.equal(parseConfig([], { DRIFTLESS_ALLOW_FILE_REPOS: "true" }, noSecret).allowFileRepos, true);
 });
+
+test("the Redis password comes from REDIS_PASSWORD, never a flag, and is added to the URL", () => {
+  const config = parseConfig([], { REDIS_URL: "redis://redis:6379", REDIS_PASSWORD: "p@ss/w:rd" }, noSecret);
+  assert.equal(new URL(config.redisUrl).hostname, "redis");
+  assert.equal(decodeURIComponent(new URL(config.redisUrl).password), "p@ss/w:rd");
+  for (const flag of ["--redis-url", "--reconciler-redis-url"]) {
+    assert.throws(
+      () => parseConfig([flag, "redis://:hunter2@redis:6379"], {}, noSecret),
+      (e: unknown) => e instanceof ConfigError && e.message.includes(flag) && !e.message.includes("hunter2"),
+    );
+  }
+  // In the environment it is accepted (a Secret can hold the whole URL).
+  assert.equal(
+    parseConfig([], { REDIS_URL: "redis://:hunter2@redis:6379" }, noSecret).redisUrl.includes("hunter2"),
+    true,
+  );
+  assert.throws(
+    () => parseConfig([], { REDIS_URL: "hunter2" }, noSecret),
+    (e: unknown) => e instanceof ConfigError && !e.message.includes("hunter2"),
+  );
+});
+
+test("deployment mode never writes the Redis password into reconciler Deployments: they read it from a Secret", () => {
+  const env = { RECONCILER_MODE: "deployment", REDIS_URL: "redis://redis:6379", REDIS_PASSWORD: "hunter2" };
+  assert.throws(() => parseConfig([], env, noSecret), /--reconciler-redis-secret/);
+  assert.throws(
+    () => parseConfig([], { RECONCILER_MODE: "deployment", REDIS_URL: "redis://:hunter2@redis:6379" }, noSecret),
+    /--reconciler-redis-secret/,
+  );
+  const config = parseConfig([], { ...env, RECONCILER_REDIS_SECRET: "driftless-redis" }, noSecret);
+  assert.equal(config.reconcilerRedisUrl, "redis://redis:6379");
+  assert.deepEqual(config.reconcilerRedisSecret, { name: "driftless-redis", key: "password" });
+  const own = parseConfig(
+    ["--reconciler-redis-secret", "queues/redis-password"],
+    { ...env, RECONCILER_REDIS_URL: "rediss://driftless:hunter2@queues.example:6380" },
+    noSecret,
+  );
+  assert.equal(own.reconcilerRedisUrl, "rediss://driftless@queues.example:6380");
+  assert.deepEqual(own.reconcilerRedisSecret, { name: "queues", key: "redis-password" });
+  assert.throws(() => parseConfig(["--reconciler-redis-secret", "Bad_Name"], {}, noSecret), /NAME or NAME\/KEY/);
+  // Without a password, nothing is needed.
+  assert.equal(parseConfig([], { RECONCILER_MODE: "deployment" }, noSecret).reconcilerRedisSecret, undefined);
+});

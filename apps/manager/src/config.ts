@@ -2,10 +2,12 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { hasRedisPassword, isRedisUrl, withoutRedisPassword, withRedisPassword } from "@driftless/queue";
 
 /** Settings of the manager process, from flags or environment variables (flags win). */
 export interface ManagerConfig {
   readonly kubeconfig: string | undefined;
+  /** With the password (REDIS_PASSWORD): for the manager, and its children through their environment. */
   readonly redisUrl: string;
   readonly reconcilerMode: "process" | "deployment";
   readonly metricsPort: number | undefined;
@@ -19,7 +21,10 @@ export interface ManagerConfig {
   readonly identity: string;
   readonly stateDir: string;
   readonly reconcilerImage: string;
+  /** Never with a password: it is written into every reconciler Deployment. */
   readonly reconcilerRedisUrl: string;
+  /** Deployment mode: the Secret (in config-management-system) reconciler pods read REDIS_PASSWORD from. */
+  readonly reconcilerRedisSecret: { readonly name: string; readonly key: string } | undefined;
   readonly resyncSeconds: number;
   readonly logLevel: "debug" | "info" | "warn" | "error";
 }
@@ -29,10 +34,12 @@ export class ConfigError extends Error {}
 export const usage = `usage: driftless-manager [--kubeconfig PATH] [--redis-url URL] [--reconciler-mode process|deployment]
   [--metrics-port N] [--webhook-port N --webhook-secret-file PATH] [--queue-prefix P] [--allow-file-repos]
   [--sync-selector LABELS] [--lease-name NAME] [--identity ID] [--state-dir DIR] [--reconciler-image IMAGE]
-  [--reconciler-redis-url URL] [--resync-period SECONDS] [--log-level debug|info|warn|error]
-environment: KUBECONFIG, REDIS_URL, RECONCILER_MODE, METRICS_PORT, WEBHOOK_PORT, WEBHOOK_SECRET_FILE,
-  DRIFTLESS_QUEUE_PREFIX, DRIFTLESS_ALLOW_FILE_REPOS=true, DRIFTLESS_SYNC_SELECTOR, DRIFTLESS_LEASE_NAME,
-  POD_NAME (identity), DRIFTLESS_STATE_DIR, RECONCILER_IMAGE, RECONCILER_REDIS_URL, DRIFTLESS_RESYNC_PERIOD, LOG_LEVEL`;
+  [--reconciler-redis-url URL] [--reconciler-redis-secret NAME[/KEY]] [--resync-period SECONDS]
+  [--log-level debug|info|warn|error]
+environment: KUBECONFIG, REDIS_URL, REDIS_PASSWORD (never a flag), RECONCILER_MODE, METRICS_PORT, WEBHOOK_PORT,
+  WEBHOOK_SECRET_FILE, DRIFTLESS_QUEUE_PREFIX, DRIFTLESS_ALLOW_FILE_REPOS=true, DRIFTLESS_SYNC_SELECTOR,
+  DRIFTLESS_LEASE_NAME, POD_NAME (identity), DRIFTLESS_STATE_DIR, RECONCILER_IMAGE, RECONCILER_REDIS_URL,
+  RECONCILER_REDIS_SECRET, DRIFTLESS_RESYNC_PERIOD, LOG_LEVEL`;
 
 const stringFlags = {
   kubeconfig: "KUBECONFIG",
@@ -48,6 +55,7 @@ const stringFlags = {
   "state-dir": "DRIFTLESS_STATE_DIR",
   "reconciler-image": "RECONCILER_IMAGE",
   "reconciler-redis-url": "RECONCILER_REDIS_URL",
+  "reconciler-redis-secret": "RECONCILER_REDIS_SECRET",
   "resync-period": "DRIFTLESS_RESYNC_PERIOD",
   "log-level": "LOG_LEVEL",
 } as const;
@@ -105,10 +113,10 @@ export function parseConfig(
   const resyncSeconds = Number(resync);
   if (!Number.isFinite(resyncSeconds) || resyncSeconds < 1)
     throw new ConfigError(`--resync-period must be a number of seconds >= 1, got ${JSON.stringify(resync)}`);
-  const redisUrl = pick("redis-url") ?? "redis://127.0.0.1:6379";
+  const redis = redisSettings(mode, (flag) => (values as Record<string, unknown>)[flag], pick, env["REDIS_PASSWORD"]);
   return {
     kubeconfig: pick("kubeconfig"),
-    redisUrl,
+    redisUrl: redis.url,
     reconcilerMode: mode,
     metricsPort: port("metrics-port", pick("metrics-port") ?? "8080"),
     webhookPort,
@@ -120,8 +128,64 @@ export function parseConfig(
     identity: pick("identity") ?? `${hostname()}_${process.pid}`,
     stateDir: pick("state-dir") ?? join(tmpdir(), "driftless-manager"),
     reconcilerImage: pick("reconciler-image") ?? "driftless:0.1.0",
-    reconcilerRedisUrl: pick("reconciler-redis-url") ?? redisUrl,
+    reconcilerRedisUrl: redis.reconcilerUrl,
+    reconcilerRedisSecret: redis.reconcilerSecret,
     resyncSeconds,
     logLevel,
+  };
+}
+
+const secretName = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+const secretKey = /^[-._a-zA-Z0-9]{1,253}$/;
+
+/**
+ * The Redis URLs, with the password kept out of argv and of reconciler Deployments: a password
+ * comes from REDIS_PASSWORD (or REDIS_URL), and reconciler pods read it from a Secret they reference.
+ * Messages never echo a URL: it may hold the password.
+ */
+function redisSettings(
+  mode: "process" | "deployment",
+  flag: (name: StringFlag) => unknown,
+  pick: (name: StringFlag) => string | undefined,
+  password: string | undefined,
+): {
+  readonly url: string;
+  readonly reconcilerUrl: string;
+  readonly reconcilerSecret: ManagerConfig["reconcilerRedisSecret"];
+} {
+  for (const name of ["redis-url", "reconciler-redis-url"] as const) {
+    const value = flag(name);
+    if (typeof value === "string" && hasRedisPassword(value))
+      throw new ConfigError(
+        `--${name} carries a password, which \`ps\` shows: give the URL without it, and the password in REDIS_PASSWORD`,
+      );
+  }
+  const url = pick("redis-url") ?? "redis://127.0.0.1:6379";
+  const given = pick("reconciler-redis-url");
+  for (const [name, value] of [
+    ["redis-url", url],
+    ["reconciler-redis-url", given],
+  ] as const) {
+    if (value !== undefined && !isRedisUrl(value))
+      throw new ConfigError(`--${name} must be a redis:// or rediss:// URL with a host`);
+  }
+  const full = password === undefined || password === "" ? url : withRedisPassword(url, password);
+  const reconcilerUrl = given ?? full;
+  const secret = pick("reconciler-redis-secret");
+  let reconcilerSecret: ManagerConfig["reconcilerRedisSecret"];
+  if (secret !== undefined) {
+    const [name = "", key = "password", ...rest] = secret.split("/");
+    if (!secretName.test(name) || !secretKey.test(key) || rest.length > 0)
+      throw new ConfigError(`--reconciler-redis-secret must be NAME or NAME/KEY, got ${JSON.stringify(secret)}`);
+    reconcilerSecret = { name, key };
+  }
+  if (mode === "deployment" && reconcilerSecret === undefined && hasRedisPassword(reconcilerUrl))
+    throw new ConfigError(
+      "deployment mode with a Redis password needs --reconciler-redis-secret NAME[/KEY]: the Secret in config-management-system reconciler pods read it from (it is never written into their Deployments)",
+    );
+  return {
+    url: full,
+    reconcilerUrl: hasRedisPassword(reconcilerUrl) ? withoutRedisPassword(reconcilerUrl) : reconcilerUrl,
+    reconcilerSecret,
   };
 }

@@ -59,7 +59,11 @@ async function main(): Promise<number> {
     reconcilerEntry: config.reconcilerMode === "process" ? reconcilerEntry() : "",
     deployment:
       config.reconcilerMode === "deployment"
-        ? { image: config.reconcilerImage, redisUrl: config.reconcilerRedisUrl }
+        ? {
+            image: config.reconcilerImage,
+            redisUrl: config.reconcilerRedisUrl,
+            redisPasswordSecret: config.reconcilerRedisSecret,
+          }
         : undefined,
     resyncMs: config.resyncSeconds * 1000,
     logLevel: config.logLevel,

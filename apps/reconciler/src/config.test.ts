@@ -40,3 +40,20 @@ test("names what is wrong: kind, missing name, port, duration", () => {
   assert.throws(() => parseConfig([...required, "--metrics-port", "70000"], {}), /--metrics-port/);
   assert.throws(() => parseConfig([...required, "--resync-period", "soon"], {}), /--resync-period/);
 });
+
+test("the Redis password comes from REDIS_PASSWORD or REDIS_URL, never from a flag", () => {
+  const config = parseConfig(required, { REDIS_URL: "redis://redis:6379/1", REDIS_PASSWORD: "p@ss w%rd" });
+  const url = new URL(config.redisUrl);
+  assert.equal(decodeURIComponent(url.password), "p@ss w%rd");
+  assert.equal(url.hostname, "redis");
+  assert.equal(url.pathname, "/1");
+  assert.equal(parseConfig(required, { REDIS_URL: "redis://:hunter2@redis:6379" }).redisUrl.includes("hunter2"), true);
+  assert.throws(
+    () => parseConfig([...required, "--redis-url", "redis://:hunter2@redis:6379"], {}),
+    (e: unknown) => e instanceof ConfigError && /--redis-url/.test(e.message) && !e.message.includes("hunter2"),
+  );
+  assert.throws(
+    () => parseConfig(required, { REDIS_URL: "hunter2" }),
+    (e: unknown) => !String(e).includes("hunter2"),
+  );
+});

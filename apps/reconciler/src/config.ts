@@ -2,10 +2,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { isSyncKind, parseDuration, type SyncKind } from "@driftless/api";
+import { hasRedisPassword, isRedisUrl, withRedisPassword } from "@driftless/queue";
 
 /** Settings of one reconciler process, from flags or (for the Deployment) environment variables. */
 export interface ReconcilerConfig {
   readonly kubeconfig: string | undefined;
+  /** With the password, when REDIS_PASSWORD gives one. */
   readonly redisUrl: string;
   readonly syncKind: SyncKind;
   readonly syncName: string;
@@ -25,7 +27,7 @@ export const usage = `usage: driftless-reconciler --sync-kind RootSync|RepoSync 
   [--kubeconfig PATH] [--redis-url URL] [--metrics-port N] [--cache-dir DIR] [--queue-prefix P] [--log-level L]
   [--allow-file-repos]   (local mode: accept file:// repositories)
   [--resync-period D]    (full pass over unchanged Git at least this often, e.g. 5m; 0 = every poll)
-environment: KUBECONFIG, REDIS_URL, SYNC_KIND, SYNC_NAME, SYNC_NAMESPACE, METRICS_PORT, DRIFTLESS_CACHE_DIR,
+environment: KUBECONFIG, REDIS_URL, REDIS_PASSWORD (never a flag), SYNC_KIND, SYNC_NAME, SYNC_NAMESPACE, METRICS_PORT, DRIFTLESS_CACHE_DIR,
   DRIFTLESS_QUEUE_PREFIX, LOG_LEVEL, DRIFTLESS_ALLOW_FILE_REPOS=true, RESYNC_PERIOD`;
 
 /** Flags win over environment variables; anything missing or malformed is a ConfigError naming it. */
@@ -70,12 +72,18 @@ export function parseConfig(
   const resyncPeriodMs = resync === undefined ? undefined : resync === "0" ? 0 : parseDuration(resync);
   if (resync !== undefined && resyncPeriodMs === undefined)
     throw new ConfigError(`--resync-period must be a duration such as 5m or 30s, got ${JSON.stringify(resync)}`);
+  // A flag shows in `ps`; the password comes from the environment (a Secret in a pod, the manager in process mode).
+  if (values["redis-url"] !== undefined && hasRedisPassword(values["redis-url"]))
+    throw new ConfigError("--redis-url carries a password, which `ps` shows: give it in REDIS_URL or REDIS_PASSWORD");
+  const redisUrl = pick("redis-url", "REDIS_URL") ?? "redis://127.0.0.1:6379";
+  if (!isRedisUrl(redisUrl)) throw new ConfigError("--redis-url must be a redis:// or rediss:// URL with a host");
+  const password = env["REDIS_PASSWORD"];
   const logLevel = pick("log-level", "LOG_LEVEL") ?? "info";
   if (!["debug", "info", "warn", "error"].includes(logLevel))
     throw new ConfigError(`--log-level must be debug, info, warn or error`);
   return {
     kubeconfig: pick("kubeconfig", "KUBECONFIG"),
-    redisUrl: pick("redis-url", "REDIS_URL") ?? "redis://127.0.0.1:6379",
+    redisUrl: password === undefined || password === "" ? redisUrl : withRedisPassword(redisUrl, password),
     syncKind,
     syncName,
     syncNamespace,

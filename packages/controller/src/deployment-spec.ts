@@ -15,6 +15,7 @@ import {
 import type { KubeObject } from "@driftless/kube";
 import { syncOwnedLabels } from "./labels.ts";
 import { DefaultReconcilerMemoryLimit, reconcilerEnvironment, reconcilerNodeFlags } from "./node-flags.ts";
+import { reconcilerRedisEnv, type SecretKeyRef } from "./redis-env.ts";
 import { specHash } from "./spec-hash.ts";
 import { syncRefOf } from "./workload.ts";
 
@@ -22,8 +23,10 @@ export interface DeploymentSettings {
   /** Image holding apps/reconciler (the Dockerfile at the repository root builds it). */
   readonly image: string;
   readonly imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
-  /** Redis as the reconciler pods reach it. */
+  /** Redis as the reconciler pods reach it (a password in it is dropped: see redisPasswordSecret). */
   readonly redisUrl: string;
+  /** Where reconciler pods read REDIS_PASSWORD from (config-management-system). */
+  readonly redisPasswordSecret?: SecretKeyRef | undefined;
   readonly queuePrefix: string | undefined;
   readonly logLevel: string;
 }
@@ -65,7 +68,7 @@ export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings):
     { name: "SYNC_KIND", value: ref.kind },
     { name: "SYNC_NAME", value: ref.name },
     { name: "SYNC_NAMESPACE", value: ref.namespace },
-    { name: "REDIS_URL", value: settings.redisUrl },
+    ...reconcilerRedisEnv(settings.redisUrl, settings.redisPasswordSecret),
     { name: "METRICS_PORT", value: String(ReconcilerMetricsPort) },
     { name: "DRIFTLESS_CACHE_DIR", value: "/cache" },
     { name: "LOG_LEVEL", value: settings.logLevel },

@@ -171,8 +171,6 @@ export class ProcessWorkload implements ReconcilerWorkload {
       o.reconcilerEntry,
       "--kubeconfig",
       kubeconfig,
-      "--redis-url",
-      o.redisUrl,
       "--sync-kind",
       sync.kind,
       "--sync-name",
@@ -186,7 +184,8 @@ export class ProcessWorkload implements ReconcilerWorkload {
       ...(o.queuePrefix === undefined ? [] : ["--queue-prefix", o.queuePrefix]),
       ...(o.allowFileRepos ? ["--allow-file-repos"] : []),
     ];
-    return { command: process.execPath, args, env: reconcilerEnvironment };
+    // The Redis URL may hold the password: the environment, not argv, which `ps` shows to everyone.
+    return { command: process.execPath, args, env: { ...reconcilerEnvironment, REDIS_URL: o.redisUrl } };
   }
 }
 

@@ -19,7 +19,7 @@ export type { ApiRequest, ApiResponse } from "./http.ts";
 export { isAlive } from "./processes.ts";
 export { findRepoRoot, defaultCrdDir, defaultStateDir } from "./paths.ts";
 export { startRedis } from "./redis.ts";
-export type { RedisServer } from "./redis.ts";
+export type { RedisServer, StartRedisOptions } from "./redis.ts";
 export { stopProcess } from "./processes.ts";
 export type { ProcessRecord } from "./processes.ts";
 export { freeLoopbackPort } from "./ports.ts";

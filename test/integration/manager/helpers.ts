@@ -99,6 +99,8 @@ export interface ManagerOptions {
   readonly scope?: ManagerScope;
   readonly webhookSecret?: string;
   readonly extraArgs?: readonly string[];
+  /** A Redis of the test's own, given as in a pod: REDIS_URL and REDIS_PASSWORD, no flag. Default: the run's. */
+  readonly redis?: { readonly url: string; readonly password?: string | undefined };
 }
 
 export interface ManagerScope {
@@ -141,8 +143,7 @@ export async function startManager(t: TestContext, options: ManagerOptions = {})
     managerMain,
     "--kubeconfig",
     kubeconfig,
-    "--redis-url",
-    env.redisUrl,
+    ...(options.redis === undefined ? ["--redis-url", env.redisUrl] : []),
     "--reconciler-mode",
     options.mode ?? "process",
     "--metrics-port",
@@ -171,7 +172,13 @@ export async function startManager(t: TestContext, options: ManagerOptions = {})
   }
   const child = spawn(process.execPath, args, {
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, KUBECONFIG: "" },
+    env: {
+      ...process.env,
+      KUBECONFIG: "",
+      ...(options.redis === undefined
+        ? {}
+        : { REDIS_URL: options.redis.url, REDIS_PASSWORD: options.redis.password ?? "" }),
+    },
   });
   const logs: string[] = [];
   let leader = false;

@@ -1,13 +1,39 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
-import { closeRedisConnection, createRedisConnection, QueueUnavailableError, SyncQueue } from "@driftless/queue";
-import { eventually } from "../../support/index.ts";
+import { isAlive, startRedis, stopProcess, type RedisServer } from "@driftless/local-cluster";
+import {
+  closeRedisConnection,
+  createRedisConnection,
+  QueueUnavailableError,
+  SyncQueue,
+  syncQueueName,
+  withRedisPassword,
+  type RedisConnection,
+} from "@driftless/queue";
+import { eventually, suffix, TestRepo } from "../../support/index.ts";
+import {
+  admin,
+  conditionOf,
+  configMap,
+  createNamespace,
+  createSync,
+  getSync,
+  Mapping,
+  reconcilerLog,
+  reconcilerPids,
+  rootSyncObject,
+  startManager,
+  synced,
+  systemNamespace,
+  type RunningManager,
+} from "../manager/helpers.ts";
 import { testPrefix, testSync } from "./helpers.ts";
 
 const SECRET = "s3cret-Passw0rd";
@@ -121,3 +147,217 @@ test("once Redis goes away, enqueue rejects at once; a worker waits and resumes 
     logs.join("\n"),
   );
 });
+
+// ---------------------------------------------------------------------------------------------
+// A real manager and reconciler on a password-protected Redis of the test's own.
+
+/** Characters that must be percent-encoded in a URL, so both forms are looked for. */
+const PASSWORD = `pw-${randomBytes(8).toString("hex")}:/@%?#`;
+const passwordForms = [PASSWORD, encodeURIComponent(PASSWORD)];
+const showsPassword = (text: string): boolean => passwordForms.some((form) => text.includes(form));
+const objectCount = 300;
+
+/** A redis-server requiring PASSWORD; managerOn stops it, after the manager has cleaned up. */
+async function passwordRedis(port?: number): Promise<RedisServer> {
+  const dir = await mkdtemp(join(tmpdir(), "driftless-redis-auth-"));
+  return startRedis({ dir, detached: false, password: PASSWORD, ...(port === undefined ? {} : { port }) });
+}
+
+/**
+ * A manager on the Redis `current()` returns, given the password the way a pod is: inside REDIS_URL
+ * (a Secret holding the whole URL) or in REDIS_PASSWORD (manifests/manager.yaml). Redis stops after
+ * the manager's own clean-up, which deletes syncs through their reconcilers (after hooks run in
+ * the order they were added).
+ */
+async function managerOn(
+  t: TestContext,
+  current: () => RedisServer,
+  form: "url" | "REDIS_PASSWORD",
+): Promise<RunningManager> {
+  const { url } = current();
+  const manager = await startManager(t, {
+    redis: form === "url" ? { url: withRedisPassword(url, PASSWORD) } : { url, password: PASSWORD },
+  });
+  t.after(async () => {
+    const server = current();
+    await stopProcess(server.process.pid);
+    await rm(dirname(server.process.logFile), { recursive: true, force: true });
+  });
+  return manager;
+}
+
+/** The password is on no command line (`ps`) and in no log of the manager or the sync's reconciler. */
+async function assertPasswordHidden(manager: RunningManager, syncName: string): Promise<number[]> {
+  const children = await reconcilerPids(manager.scope, syncName);
+  assert.equal(children.length, 1, "one reconciler process");
+  for (const pid of [manager.pid, ...children]) {
+    const cmdline = (await readFile(`/proc/${pid}/cmdline`, "utf8")).split("\0").join(" ");
+    assert.ok(!showsPassword(cmdline), `pid ${pid} shows the password in ps: ${cmdline}`);
+  }
+  assert.ok(!showsPassword(manager.logs.join("\n")), "the manager logged the password");
+  const log = await reconcilerLog(manager.scope, `root-reconciler-${syncName}`);
+  assert.ok(!showsPassword(log), "the reconciler logged the password");
+  return children;
+}
+
+async function killRedis(server: RedisServer): Promise<void> {
+  process.kill(server.process.pid, "SIGKILL");
+  await eventually(() => !isAlive(server.process.pid), { what: "redis-server gone" });
+  await rm(dirname(server.process.logFile), { recursive: true, force: true });
+}
+
+/** An authenticated connection for the test's own look into Redis. */
+function inspector(t: TestContext, server: RedisServer): RedisConnection {
+  const connection = createRedisConnection(withRedisPassword(server.url, PASSWORD), {
+    role: "worker",
+    log: () => undefined,
+  });
+  t.after(() => closeRedisConnection(connection));
+  return connection;
+}
+
+/** A RootSync of `objectCount` ConfigMaps in a namespace of the test's own, synced at its first commit. */
+async function syncedRootSync(
+  t: TestContext,
+  manager: RunningManager,
+): Promise<{ name: string; target: string; repo: TestRepo }> {
+  const target = await createNamespace(t, "redis");
+  const repo = await TestRepo.create(t);
+  await repo.write("cm-0.yaml", configMap("cm-0", target, { round: "0" }));
+  const first = await repo.commit("one object");
+  const name = `root-${suffix()}`;
+  await createSync(t, rootSyncObject(name, manager.scope, { repo: repo.url, branch: repo.branch, period: "2s" }));
+  await synced("RootSync", systemNamespace, name, first, 90_000);
+  return { name, target, repo };
+}
+
+/** Pushes `objectCount` ConfigMaps and resolves once the reconciler has begun that pass. */
+async function pushAndWaitMidPass(name: string, target: string, repo: TestRepo, round: string): Promise<string> {
+  for (let i = 0; i < objectCount; i++) await repo.write(`cm-${i}.yaml`, configMap(`cm-${i}`, target, { round }));
+  const commit = await repo.commit(`round ${round}`);
+  await eventually(
+    async () => {
+      const syncing = conditionOf(await getSync("RootSync", systemNamespace, name), "Syncing");
+      return syncing?.status === "True" && syncing.commit === commit;
+    },
+    { what: `the pass on round ${round} begun`, intervalMs: 20, timeoutMs: 60_000 },
+  );
+  return commit;
+}
+
+async function convergesAfter(name: string, target: string, repo: TestRepo, round: string): Promise<void> {
+  await repo.write("cm-0.yaml", configMap("cm-0", target, { round }));
+  const commit = await repo.commit(`round ${round}, pushed after the outage`);
+  await synced("RootSync", systemNamespace, name, commit, 90_000);
+  const client = await admin();
+  const configMaps = (await client.list(Mapping.ConfigMap, { namespace: target })).items.filter((c) =>
+    c.metadata.name.startsWith("cm-"),
+  );
+  assert.equal(configMaps.length, objectCount, "an object of the interrupted pass is missing");
+  const first = configMaps.find((c) => c.metadata.name === "cm-0");
+  assert.equal((first?.["data"] as Record<string, string> | undefined)?.["round"], round);
+}
+
+/** A sync created now gets a reconciler and syncs: the manager's own queue works. */
+async function managerStillServes(t: TestContext, manager: RunningManager): Promise<void> {
+  const target = await createNamespace(t, "redis-new");
+  const repo = await TestRepo.create(t);
+  await repo.write("cm.yaml", configMap("fresh", target, { created: "after" }));
+  const commit = await repo.commit("a new sync");
+  const name = `root-${suffix()}`;
+  await createSync(t, rootSyncObject(name, manager.scope, { repo: repo.url, branch: repo.branch, period: "2s" }));
+  await synced("RootSync", systemNamespace, name, commit, 90_000);
+}
+
+test("a manager given a Redis URL with its password in the environment keeps it off every command line (ps) and out of the logs", async (t) => {
+  const redis = await passwordRedis();
+  assert.match(await rawReply(redis.port, "SET k v"), /^-NOAUTH/, "the Redis of this test takes no password");
+  const manager = await managerOn(t, () => redis, "url");
+  const { name } = await syncedRootSync(t, manager);
+
+  const [child] = await assertPasswordHidden(manager, name);
+  // The reconciler has it from the manager, through its environment.
+  const environ = (await readFile(`/proc/${child}/environ`, "utf8")).split("\0");
+  const url = environ.find((e) => e.startsWith("REDIS_URL="))?.slice("REDIS_URL=".length) ?? "";
+  assert.equal(decodeURIComponent(new URL(url).password), PASSWORD);
+});
+
+test("Redis killed and restarted mid-pass: nothing is lost, the sync converges to a commit pushed after, and the manager serves new syncs", async (t) => {
+  let redis = await passwordRedis();
+  const manager = await managerOn(t, () => redis, "REDIS_PASSWORD");
+  const look = inspector(t, redis);
+  const { name, target, repo } = await syncedRootSync(t, manager);
+  const queue = `${manager.scope.queuePrefix}:${syncQueueName({ kind: "RootSync", namespace: systemNamespace, name })}`;
+
+  await pushAndWaitMidPass(name, target, repo, "1");
+  assert.equal(await look.llen(`${queue}:active`), 1, "no pass running");
+  await killRedis(redis);
+  redis = await passwordRedis(redis.port);
+  // Persistence is off: the restarted Redis is empty, as after a pod replacement.
+  await eventually(async () => (await look.exists(`${queue}:meta`)) === 1, {
+    what: "the sync's queue back in the new Redis",
+    timeoutMs: 60_000,
+  });
+
+  await convergesAfter(name, target, repo, "2");
+  await managerStillServes(t, manager);
+  await assertPasswordHidden(manager, name);
+  assert.ok(
+    manager.logs.some((line) => line.includes("connected again")),
+    "the manager's outage was not reported",
+  );
+});
+
+test("FLUSHALL mid-pass: the queues are rebuilt level-triggered, the sync converges to a commit pushed after, and the manager serves new syncs", async (t) => {
+  const redis = await passwordRedis();
+  const manager = await managerOn(t, () => redis, "REDIS_PASSWORD");
+  const look = inspector(t, redis);
+  const { name, target, repo } = await syncedRootSync(t, manager);
+  const queue = `${manager.scope.queuePrefix}:${syncQueueName({ kind: "RootSync", namespace: systemNamespace, name })}`;
+
+  await pushAndWaitMidPass(name, target, repo, "1");
+  // In one transaction: the pass was running when everything went.
+  const replies = await look.multi().llen(`${queue}:active`).flushall().exec();
+  assert.deepEqual(replies, [
+    [null, 1],
+    [null, "OK"],
+  ]);
+
+  await convergesAfter(name, target, repo, "2");
+  assert.equal(await look.exists(`${queue}:meta`), 1, "the sync's queue was not re-created");
+  await managerStillServes(t, manager);
+  await assertPasswordHidden(manager, name);
+});
+
+test("a sync created while Redis is down gets its reconciler as soon as Redis is back, not at the next resync", async (t) => {
+  let redis = await passwordRedis();
+  const manager = await managerOn(t, () => redis, "REDIS_PASSWORD");
+  await eventually(() => manager.isLeader(), { what: "the manager to lead" });
+  await killRedis(redis);
+
+  const target = await createNamespace(t, "redis-down");
+  const repo = await TestRepo.create(t);
+  await repo.write("cm.yaml", configMap("created-during-outage", target, { redis: "down" }));
+  const commit = await repo.commit("a sync created while Redis is down");
+  const name = `root-${suffix()}`;
+  await createSync(t, rootSyncObject(name, manager.scope, { repo: repo.url, branch: repo.branch, period: "2s" }));
+  await eventually(
+    () => manager.logs.some((line) => line.includes("could not enqueue a manager job") && line.includes(name)),
+    { what: "the manager's enqueue for the new sync to fail" },
+  );
+  redis = await passwordRedis(redis.port);
+  // The resync period is 5 minutes: only a resync on reconnect gets there in time.
+  await synced("RootSync", systemNamespace, name, commit, 60_000);
+});
+
+/** One inline command on a fresh connection, and the first line of the reply. */
+function rawReply(port: number, command: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection({ host: "127.0.0.1", port }, () => socket.write(`${command}\r\n`));
+    socket.once("data", (data) => {
+      socket.destroy();
+      resolve(data.toString().split("\r\n")[0] ?? "");
+    });
+    socket.once("error", reject);
+  });
+}
