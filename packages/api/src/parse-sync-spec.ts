@@ -62,12 +62,9 @@ export function parseSyncSpec(kind: SyncKind, raw: JsonRecord, reader: FieldRead
 
 function parseSourceFormat(kind: SyncKind, raw: JsonRecord, reader: FieldReader): SourceFormat {
   const value = reader.oneOf(raw, "sourceFormat", "spec", Object.values(SourceFormat));
-  if (kind === Kind.RepoSync) {
-    // A namespace repository has no cluster/ or namespaces/ tree to be hierarchical about.
-    if (value === SourceFormat.Hierarchy)
-      reader.problem(`spec.sourceFormat "hierarchy" is not supported for RepoSyncs; use "unstructured"`);
-    return SourceFormat.Unstructured;
-  }
+  // Config Sync reads a RepoSync's source as unstructured whatever spec.sourceFormat says (its
+  // namespace reconciler is never given a format), so `hierarchy` is accepted and has no effect.
+  if (kind === Kind.RepoSync) return SourceFormat.Unstructured;
   return value ?? Defaults.rootSyncSourceFormat;
 }
 

@@ -218,11 +218,10 @@ void describe("parseRepoSync", () => {
     assert.ok(parseRepoSync(repoSync({ git: publicGit }, { namespace: ns, name: "s".repeat(15) })).ok);
   });
 
-  void it("rejects hierarchy, which a namespace repository cannot have", () => {
-    assertRejectedWith(
-      parseRepoSync(repoSync({ sourceFormat: "hierarchy", git: publicGit })),
-      "not supported for RepoSyncs",
-    );
+  void it("accepts sourceFormat hierarchy and reads it as unstructured, as Config Sync's namespace reconciler does", () => {
+    const result = parseRepoSync(repoSync({ sourceFormat: "hierarchy", git: publicGit }));
+    assert.ok(result.ok);
+    assert.equal(result.value.spec.sourceFormat, "unstructured");
   });
 
   void it("refuses roleRefs, which only the namespace's admin may grant (Config Sync's RepoSync has none)", () => {

@@ -1,4 +1,4 @@
-import type { DriftlessError } from "@driftless/api";
+import type { DriftlessError, RSync } from "@driftless/api";
 import type { ApplyOptions, Inventory, PruneOptions, SyncIdentity } from "@driftless/applier";
 import type { FetchResult, GitFetcher } from "@driftless/git";
 import type { KubeClient } from "@driftless/kube";
@@ -27,7 +27,8 @@ export interface PassContext {
    * period (the remediator handles drift in between, as Config Sync's does).
    */
   beginCommit(trigger: string, commit: string, generation: number | undefined): boolean;
-  readSource(fetched: FetchResult): Promise<SourceResult>;
+  /** The checkout read in the sync's spec.sourceFormat. */
+  readSource(fetched: FetchResult, sync: RSync): Promise<SourceResult>;
   applyOptions(commit: string): ApplyOptions;
   pruneOptions(): PruneOptions;
   /** Objects another writer keeps changing: skipped by the pass and reported (KNV2005). */

@@ -26,6 +26,7 @@ import type { FetchResult } from "@driftless/git";
 import type { KubeObject } from "@driftless/kube";
 import type { PassContext } from "./context.ts";
 import { readGitCredentials } from "./credentials.ts";
+import { withImplicitNamespaces } from "./implicit-namespaces.ts";
 import { memoryMiB } from "./memory.ts";
 import { loadSync, type LoadedSync } from "./rsync.ts";
 import { recordEvent, SyncEventReason } from "./events.ts";
@@ -112,13 +113,15 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
       );
     }
 
-    const source = await ctx.readSource(fetched); // parse and validate; a failed read stops here
+    const source = await ctx.readSource(fetched, sync); // parse and validate; a failed read stops here
     lap("read");
     if (!source.complete) {
       result = { ...result, sourceErrors: source.errors };
       return result;
     }
-    const desired = source.objects.map(toDesired);
+    // Namespaces the objects use but the source does not declare (namespaceStrategy: implicit).
+    const objects = await withImplicitNamespaces(ctx.client, ctx.identity, sync, source.objects);
+    const desired = objects.map(toDesired);
     result = { ...result, declared: desired };
     const fights = ctx.activeFights();
     // An object in a fight is still declared (never pruned) but not re-applied until the pause ends.

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { DriftlessError, ErrorClass, pollPeriodMs } from "@driftless/api";
+import { DriftlessError, ErrorClass, pollPeriodMs, type RSync } from "@driftless/api";
 import {
   applyObject,
   CustomResourceSchemaLoader,
@@ -27,6 +27,7 @@ import { Remediator } from "./remediator.ts";
 import { collectAfterPass, memoryMiB } from "./memory.ts";
 import { loadSync } from "./rsync.ts";
 import { SourceCache } from "./source-cache.ts";
+import { sourceFormatOf } from "./source-options.ts";
 import type { PassReport } from "./status.ts";
 
 export interface ReconcilerOptions {
@@ -316,7 +317,7 @@ export class Reconciler implements PassContext {
     this.lastFetchSpec = spec;
   }
 
-  readSource(fetched: FetchResult): Promise<SourceResult> {
+  readSource(fetched: FetchResult, sync: RSync): Promise<SourceResult> {
     this.sourceCache ??= new SourceCache(
       this.identity.kind === "RootSync"
         ? { kind: "RootSync" }
@@ -335,7 +336,7 @@ export class Reconciler implements PassContext {
         },
       },
     );
-    return this.sourceCache.read(fetched, this.abort.signal);
+    return this.sourceCache.read(fetched, sourceFormatOf(sync), this.abort.signal);
   }
 
   applyOptions(commit: string): ApplyOptions {

@@ -5,10 +5,12 @@
  * commit (every resync) then allocates next to nothing for its source: at 10,000 objects re-reading
  * and re-declaring was most of an unchanged pass's time and garbage.
  */
+import type { SourceFormat } from "@driftless/api";
 import type { FetchResult } from "@driftless/git";
 import {
   declareObjects,
   readManifests,
+  sourceFormatFor,
   type KindInfo,
   type KindResolver,
   type SourceResult,
@@ -18,6 +20,7 @@ import {
 interface Declared {
   readonly commit: string;
   readonly sourceDir: string;
+  readonly format: SourceFormat;
   /** Every (apiVersion, kind) the declaration asked about, and the answer, as one comparable string. */
   readonly kinds: string;
   readonly asked: readonly (readonly [apiVersion: string, kind: string])[];
@@ -34,11 +37,14 @@ export class SourceCache {
     this.#kinds = kinds;
   }
 
-  async read(fetched: FetchResult, signal: AbortSignal): Promise<SourceResult> {
+  /** `format`: the sync's spec.sourceFormat, defaulted (a RepoSync's source is read as unstructured whatever it says). */
+  async read(fetched: FetchResult, requested: SourceFormat, signal: AbortSignal): Promise<SourceResult> {
+    const format = sourceFormatFor(this.#scope, requested);
     const last = this.#declared;
     if (
       last?.commit === fetched.commit &&
       last.sourceDir === fetched.sourceDir &&
+      last.format === format &&
       (await this.#answers(last.asked)) === last.kinds
     )
       return last.result;
@@ -46,10 +52,11 @@ export class SourceCache {
     // Only the declaration is kept, not the parsed files: when a kind's answer changes (a CRD came or
     // went), which is rare, the files are read again rather than held for it.
     this.#declared = undefined;
-    const manifests = await readManifests(fetched.sourceDir, { signal });
+    const manifests = await readManifests(fetched.sourceDir, { signal, format });
     const asked: [string, string][] = [];
     const result = await declareObjects(manifests, {
       scope: this.#scope,
+      format,
       kinds: {
         resolveKind: (apiVersion, kind) => {
           asked.push([apiVersion, kind]);
@@ -60,7 +67,7 @@ export class SourceCache {
     // A read with errors is not kept: an I/O failure may be transient.
     if (manifests.errors.length === 0) {
       const { commit, sourceDir } = fetched;
-      this.#declared = { commit, sourceDir, asked, kinds: await this.#answers(asked), result };
+      this.#declared = { commit, sourceDir, format, asked, kinds: await this.#answers(asked), result };
     }
     return result;
   }
