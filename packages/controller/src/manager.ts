@@ -338,6 +338,11 @@ export class Manager {
     resync("startup");
     // Level-triggered repair of anything a lost job or a missed event left behind.
     this.#resync = setInterval(() => resync("resync"), this.#o.resyncMs);
+    // Redis back after an outage: what could not be enqueued meanwhile (and, after a restart, every
+    // job) is enqueued now rather than at the next resync, minutes away.
+    this.#redis.on("ready", () => {
+      if (this.#elector.isLeader) resync("resync");
+    });
   }
 
   /**
