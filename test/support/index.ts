@@ -13,5 +13,13 @@ export { createRepoSync } from "./sync.ts";
 export type { RepoSyncOptions } from "./sync.ts";
 export { startPrometheus } from "./prometheus.ts";
 export type { PrometheusServer } from "./prometheus.ts";
-export { createRootSync, rootSynced, rootSyncNamespace, rootSyncs, rootSyncStatus, syncErrorsAt } from "./root-sync.ts";
+export {
+  createRootSync,
+  rootSynced,
+  rootSyncGone,
+  rootSyncNamespace,
+  rootSyncs,
+  rootSyncStatus,
+  syncErrorsAt,
+} from "./root-sync.ts";
 export type { RootSyncOptions } from "./root-sync.ts";

@@ -66,3 +66,19 @@ export function rootSynced(name: string, commit: string): Promise<JsonObject> {
     { timeoutMs: 60_000, what: `RootSync ${name} synced to ${commit.slice(0, 7)}` },
   );
 }
+
+/** Waits until the RootSync is gone (its finalizers done). */
+export function rootSyncGone(name: string, timeoutMs = 60_000): Promise<true> {
+  return eventually(
+    async () => {
+      try {
+        await customApi().getNamespacedCustomObject({ ...rootSyncs, name });
+        return false;
+      } catch (error) {
+        if (statusCode(error) === 404) return true;
+        throw error;
+      }
+    },
+    { timeoutMs, what: `RootSync ${name} to disappear` },
+  );
+}

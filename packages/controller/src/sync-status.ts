@@ -68,26 +68,17 @@ export async function reportStalled(
 }
 
 /** Stalled=False, and Reconciling True while the reconciler is coming up, False once it runs. */
-export async function reportReconciling(
+export function reportReconciling(
   client: KubeClient,
   sync: SyncRef,
   ready: boolean,
   reason: string,
   message: string,
 ): Promise<void> {
-  await writeStatus(client, sync, (_raw, current) => {
-    const conditions = applyConditions(
-      current,
-      [
-        { type: SyncConditionType.Stalled, status: "False", reason, message: "The reconciler can be set up" },
-        { type: SyncConditionType.Reconciling, status: ready ? "False" : "True", reason, message },
-      ],
-      new Date(),
-    );
-    const name = reconcilerName(sync.kind, sync.namespace, sync.name);
-    if (conditions === undefined && current["reconciler"] === name) return undefined;
-    return { ...current, reconciler: name, ...(conditions === undefined ? {} : { conditions }) };
-  });
+  return reportReconcilerConditions(client, sync, [
+    { type: SyncConditionType.Stalled, status: "False", reason, message: "The reconciler can be set up" },
+    { type: SyncConditionType.Reconciling, status: ready ? "False" : "True", reason, message },
+  ]);
 }
 
 /**
@@ -95,22 +86,22 @@ export async function reportReconciling(
  * missing role, bad credentials), so `nomos status` and `driftless status` show why, not just
  * "failed"; Reconciling stays True while the manager keeps restarting it.
  */
-export async function reportReconcilerFailing(client: KubeClient, sync: SyncRef, failure: string): Promise<void> {
+export function reportReconcilerFailing(client: KubeClient, sync: SyncRef, failure: string): Promise<void> {
   const reason = "ReconcilerFailed";
+  return reportReconcilerConditions(client, sync, [
+    { type: SyncConditionType.Stalled, status: "True", reason, message: failure },
+    { type: SyncConditionType.Reconciling, status: "True", reason, message: "The reconciler is being restarted" },
+  ]);
+}
+
+/** The conditions of a sync whose reconciler is set up, with `status.reconciler` naming it. */
+async function reportReconcilerConditions(
+  client: KubeClient,
+  sync: SyncRef,
+  inputs: readonly ConditionInput[],
+): Promise<void> {
   await writeStatus(client, sync, (_raw, current) => {
-    const conditions = applyConditions(
-      current,
-      [
-        {
-          type: SyncConditionType.Stalled,
-          status: "True",
-          reason,
-          message: failure,
-        },
-        { type: SyncConditionType.Reconciling, status: "True", reason, message: "The reconciler is being restarted" },
-      ],
-      new Date(),
-    );
+    const conditions = applyConditions(current, inputs, new Date());
     const name = reconcilerName(sync.kind, sync.namespace, sync.name);
     if (conditions === undefined && current["reconciler"] === name) return undefined;
     return { ...current, reconciler: name, ...(conditions === undefined ? {} : { conditions }) };

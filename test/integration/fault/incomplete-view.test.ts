@@ -7,18 +7,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import type { KubeClient, KubeObject, ResourceMapping } from "@driftless/kube";
 import {
   coreApi,
   createRootSync,
   customApi,
   eventually,
   rootSynced,
+  rootSyncGone,
   rootSyncNamespace,
   rootSyncs,
   rootSyncStatus,
   startReconciler,
-  statusCode,
   suffix,
   syncErrorsAt,
   testEnv,
@@ -26,6 +26,7 @@ import {
   TestRepo,
   type JsonObject,
 } from "../../support/index.ts";
+import { adminClient } from "../kube/support.ts";
 
 const json = (obj: unknown): string => JSON.stringify(obj);
 const configMap = (namespace: string, name: string, data: Record<string, string> = { k: name }): unknown => ({
@@ -51,12 +52,6 @@ const resourceGroups: ResourceMapping = {
   namespaced: true,
   verbs: [],
 };
-
-async function admin(t: TestContext): Promise<KubeClient> {
-  const client = await KubeClient.fromKubeconfig(testEnv().kubeconfig);
-  t.after(() => client.close());
-  return client;
-}
 
 /** An aggregated API registered for `group` whose Service has no endpoints: it never answers. */
 async function deadAggregatedApi(t: TestContext, client: KubeClient, group: string, namespace: string): Promise<void> {
@@ -100,7 +95,7 @@ test("an aggregated API that stops answering: its objects are neither pruned nor
   const name = `deadapi-${id}`;
   const group = `d${id}.fault.example.com`;
   const namespace = await testNamespace(t, "deadapi");
-  const client = await admin(t);
+  const client = await adminClient(t);
   const repo = await TestRepo.create(t);
   await repo.write("config/a.yaml", json(configMap(namespace, "a")));
   const first = await repo.commit("a");
@@ -145,17 +140,7 @@ test("an aggregated API that stops answering: its objects are neither pruned nor
   );
   // Once the API is unregistered, the Thing's type is known to be gone and the deletion completes.
   await client.delete(apiServices, undefined, `v1.${group}`);
-  await eventually(
-    async () => {
-      try {
-        await customApi().getNamespacedCustomObject({ ...rootSyncs, name });
-        return false;
-      } catch (error) {
-        return statusCode(error) === 404;
-      }
-    },
-    { timeoutMs: 90_000, what: "the RootSync to disappear once the API is unregistered" },
-  );
+  await rootSyncGone(name, 90_000);
 });
 
 /** A kubeconfig for a ServiceAccount bound to `rules` cluster-wide. */
@@ -216,7 +201,7 @@ test("a type the reconciler may not list is reported with the server's message, 
   const id = suffix();
   const name = `nolist-${id}`;
   const namespace = await testNamespace(t, "nolist");
-  const client = await admin(t);
+  const client = await adminClient(t);
   const kubeconfig = await limitedKubeconfig(t, client, [
     {
       apiGroups: ["configsync.gke.io"],
@@ -226,6 +211,8 @@ test("a type the reconciler may not list is reported with the server's message, 
     { apiGroups: ["kpt.dev"], resources: ["resourcegroups", "resourcegroups/status"], verbs: ["*"] },
     { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
     { apiGroups: [""], resources: ["configmaps"], verbs: ["*"] },
+    // The namespace of what it declares (implicit namespaces: namespaceStrategy's default).
+    { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "watch", "create", "update", "patch"] },
     // Secrets may be read one by one, never listed: the watch cache cannot start.
     { apiGroups: [""], resources: ["secrets"], verbs: ["get", "create", "update"] },
   ]);

@@ -3,7 +3,7 @@
  * (Stalled, reason ReconcilerFailed), so `driftless status` and `nomos status` say why, and clears
  * them once it runs.
  */
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { Finalizer, reconcilerName, SyncLabel } from "@driftless/api";
 import type { KubeObject, ResourceMapping } from "@driftless/kube";
@@ -38,30 +38,25 @@ const policyBindings: ResourceMapping = {
   resource: "validatingadmissionpolicybindings",
 };
 
-test("a reconciler that keeps exiting puts its reason on the sync's Stalled condition, cleared once it runs", async (t) => {
-  const manager = await startManager(t);
+/**
+ * A ValidatingAdmissionPolicy (and its binding) that refuses requests matching `rule` and `when`
+ * with `message`: a policy engine with a real, per-sync reason to refuse. Removed when the test ends.
+ */
+async function denyByPolicy(
+  t: TestContext,
+  name: string,
+  deny: { readonly rule: Record<string, string[]>; readonly when: string; readonly message: string },
+): Promise<void> {
   const client = await admin();
-  const name = `fails-${suffix()}`;
-  const denial = `policy ${name}: this RootSync may not get the reconciler finalizer`;
-  // A policy engine that refuses the reconciler's first write: a real, per-sync reason to fail at start.
   await client.create(policies, {
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: "ValidatingAdmissionPolicy",
     metadata: { name },
     spec: {
       failurePolicy: "Fail",
-      matchConstraints: {
-        resourceRules: [
-          { apiGroups: ["configsync.gke.io"], apiVersions: ["*"], operations: ["UPDATE"], resources: ["rootsyncs"] },
-        ],
-      },
-      matchConditions: [
-        {
-          name: "this-sync",
-          expression: `object.metadata.name == '${name}' && has(object.metadata.finalizers) && object.metadata.finalizers.exists(f, f == '${Finalizer.Reconciler}')`,
-        },
-      ],
-      validations: [{ expression: "false", message: denial }],
+      matchConstraints: { resourceRules: [deny.rule] },
+      matchConditions: [{ name: "this-case", expression: deny.when }],
+      validations: [{ expression: "false", message: deny.message }],
     },
   } as KubeObject);
   await client.create(policyBindings, {
@@ -73,6 +68,19 @@ test("a reconciler that keeps exiting puts its reason on the sync's Stalled cond
   t.after(async () => {
     await client.delete(policyBindings, undefined, name).catch(() => undefined);
     await client.delete(policies, undefined, name).catch(() => undefined);
+  });
+}
+
+test("a reconciler that keeps exiting puts its reason on the sync's Stalled condition, cleared once it runs", async (t) => {
+  const manager = await startManager(t);
+  const client = await admin();
+  const name = `fails-${suffix()}`;
+  const denial = `policy ${name}: this RootSync may not get the reconciler finalizer`;
+  // A policy engine that refuses the reconciler's first write: a real, per-sync reason to fail at start.
+  await denyByPolicy(t, name, {
+    rule: { apiGroups: ["configsync.gke.io"], apiVersions: ["*"], operations: ["UPDATE"], resources: ["rootsyncs"] },
+    when: `object.metadata.name == '${name}' && has(object.metadata.finalizers) && object.metadata.finalizers.exists(f, f == '${Finalizer.Reconciler}')`,
+    message: denial,
   });
 
   const repo = await TestRepo.create(t);
@@ -145,33 +153,10 @@ test("deployment mode: a reconciler pod refused at creation is reported on the s
   const name = `podfails-${suffix()}`;
   const reconciler = reconcilerName("RootSync", systemNamespace, name);
   const denial = `policy ${name}: no pods for ${reconciler}`;
-  await client.create(policies, {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingAdmissionPolicy",
-    metadata: { name },
-    spec: {
-      failurePolicy: "Fail",
-      matchConstraints: {
-        resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] }],
-      },
-      matchConditions: [
-        {
-          name: "this-reconciler",
-          expression: `has(object.metadata.labels) && '${SyncLabel.DeploymentName}' in object.metadata.labels && object.metadata.labels['${SyncLabel.DeploymentName}'] == '${reconciler}'`,
-        },
-      ],
-      validations: [{ expression: "false", message: denial }],
-    },
-  } as KubeObject);
-  await client.create(policyBindings, {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingAdmissionPolicyBinding",
-    metadata: { name },
-    spec: { policyName: name, validationActions: ["Deny"] },
-  } as KubeObject);
-  t.after(async () => {
-    await client.delete(policyBindings, undefined, name).catch(() => undefined);
-    await client.delete(policies, undefined, name).catch(() => undefined);
+  await denyByPolicy(t, name, {
+    rule: { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] },
+    when: `has(object.metadata.labels) && '${SyncLabel.DeploymentName}' in object.metadata.labels && object.metadata.labels['${SyncLabel.DeploymentName}'] == '${reconciler}'`,
+    message: denial,
   });
 
   const pods: ResourceMapping = {

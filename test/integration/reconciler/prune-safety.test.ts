@@ -15,6 +15,7 @@ import {
   customApi,
   eventually,
   rootSynced,
+  rootSyncGone,
   rootSyncNamespace,
   rootSyncs,
   startReconciler,
@@ -123,17 +124,7 @@ test("Foreground deletion of a RootSync leaves a Namespace that still holds a de
   });
 
   await customApi().deleteNamespacedCustomObject({ ...rootSyncs, name });
-  await eventually(
-    async () => {
-      try {
-        await customApi().getNamespacedCustomObject({ ...rootSyncs, name });
-        return false;
-      } catch (error) {
-        return statusCode(error) === 404;
-      }
-    },
-    { timeoutMs: 60_000, what: "the RootSync to disappear" },
-  );
+  await rootSyncGone(name);
   assert.equal(await configMapExists(namespace, "other"), false, "Foreground left a managed object behind");
   assert.equal(await configMapExists(namespace, "kept"), true, "the detached ConfigMap was deleted");
   assert.equal(await namespacePhase(namespace), "Active", "the Namespace holding a detached object was deleted");
@@ -293,17 +284,7 @@ test("Orphan deletion of a RootSync leaves the metadata of objects another sync 
 
   await customApi().deleteNamespacedCustomObject({ ...rootSyncs, name });
   await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
-  await eventually(
-    async () => {
-      try {
-        await customApi().getNamespacedCustomObject({ ...rootSyncs, name });
-        return false;
-      } catch (error) {
-        return statusCode(error) === 404;
-      }
-    },
-    { timeoutMs: 60_000, what: "the RootSync to disappear" },
-  );
+  await rootSyncGone(name);
   const mine = await coreApi().readNamespacedConfigMap({ namespace, name: "mine" });
   assert.equal(mine.metadata?.annotations?.[ManagedAnnotation.OwningInventory], undefined, "Orphan left our metadata");
   const taken = await coreApi().readNamespacedConfigMap({ namespace, name: "taken" });
