@@ -12,9 +12,10 @@ const usage = `usage:
                                             every check the reconciler runs that needs no cluster (exit 1 on errors)
   driftless hydrate DIR [--source-format unstructured|hierarchy] [--output DIR | --flat FILE]
                                             the objects a RootSync would apply, as YAML (stdout by default)
-  driftless diff DIR [--kubeconfig PATH] [--sync-kind RootSync|RepoSync] [--sync-namespace NS] [--sync-name NAME]
+  driftless diff DIR [--source-format unstructured|hierarchy] [--kubeconfig PATH] [--sync-kind RootSync|RepoSync] [--sync-namespace NS] [--sync-name NAME]
                                             what a reconciler would change (exit 1 if anything)
-  driftless status [--kubeconfig PATH]      every RootSync and RepoSync, one line each`;
+  driftless status [--kubeconfig PATH]      every RootSync and RepoSync, one line each
+--source-format defaults to unstructured; a RootSync that sets none is read as hierarchy, as in Config Sync.`;
 
 async function main(argv: readonly string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -68,7 +69,7 @@ async function main(argv: readonly string[]): Promise<number> {
       const kind = values["sync-kind"];
       if (!isSyncKind(kind)) throw new UsageError("--sync-kind must be RootSync or RepoSync");
       return diff(
-        { dir, kubeconfig, sync: { kind, namespace: values["sync-namespace"], name: values["sync-name"] } },
+        { dir, format, kubeconfig, sync: { kind, namespace: values["sync-namespace"], name: values["sync-name"] } },
         out,
       );
     }

@@ -48,7 +48,7 @@ export function manifestResource(manifest: Manifest): ErrorResource {
 
 /** `path: Kind "name"` for the start of a message. */
 export function what(manifest: Manifest): string {
-  return `${manifest.sourcePath}: ${describeObject(manifest.metadata.namespace === undefined ? { kind: manifest.kind, name: manifest.metadata.name } : { kind: manifest.kind, namespace: manifest.metadata.namespace, name: manifest.metadata.name })}`;
+  return `${manifest.sourcePath}: ${describeObject({ kind: manifest.kind, ...manifest.metadata })}`;
 }
 
 export function checkHierarchyRaw(manifests: readonly Manifest[]): SourceError[] {

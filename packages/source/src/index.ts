@@ -5,14 +5,16 @@
  * cluster-dependent part can be re-run when discovery changes:
  * 1. `readManifests(dir)`: find, parse and validate every `.yaml`/`.yml`/`.json` file.
  * 2. `declareObjects(set, { scope, kinds })`: resolve kinds, place objects in namespaces, hash, dedupe.
- * `readSource(dir, options)` does both.
+ * `readSource(dir, options)` does both. `format: "hierarchy"` (a RootSync's default in Config Sync) reads
+ * `system/`, `cluster/`, `clusterregistry/` and `namespaces/` with abstract namespaces and inheritance.
  *
  * @example
  * ```ts
  * import { readSource } from "@driftless/source";
  *
  * const source = await readSource(checkoutDir, {
- *   scope: { kind: "RepoSync", namespace: "team-a" },
+ *   scope: { kind: "RootSync" },
+ *   format: "hierarchy",
  *   kinds: discovery, // { resolveKind(apiVersion, kind) => { group, version, resource, namespaced } | undefined }
  * });
  * if (!source.complete) {

@@ -1,4 +1,4 @@
-import type { SyncKind } from "@driftless/api";
+import type { SourceFormat, SyncKind } from "@driftless/api";
 import { comparisonCandidate, CustomResourceSchemaLoader, decorate, toDesired } from "@driftless/applier";
 import { KubeClient, RestMapper } from "@driftless/kube";
 import { Annotator, CustomResourceSchemaRegistry, PatchMaker, renderResult } from "@driftless/objectmatcher";
@@ -6,6 +6,7 @@ import { readSource } from "@driftless/source";
 
 export interface DiffOptions {
   readonly dir: string;
+  readonly format: SourceFormat;
   readonly kubeconfig: string | undefined;
   readonly sync: { readonly kind: SyncKind; readonly namespace: string; readonly name: string };
 }
@@ -25,6 +26,7 @@ export async function diff(options: DiffOptions, out: (line: string) => void): P
         : ({ kind: "RepoSync", namespace: options.sync.namespace } as const);
     const source = await readSource(options.dir, {
       scope,
+      format: options.format,
       kinds: {
         resolveKind: async (apiVersion, kind) => {
           const m = await mapper.mappingFor(apiVersion, kind);
