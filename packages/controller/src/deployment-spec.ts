@@ -112,6 +112,8 @@ export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings):
               name: ReconcilerContainer,
               image: settings.image,
               imagePullPolicy: settings.imagePullPolicy ?? "IfNotPresent",
+              // A crash's termination message is the tail of its log, whose last line says why (pod-failure.ts).
+              terminationMessagePolicy: "FallbackToLogsOnError",
               // The image's bundle (scripts/bundle.ts), with a heap sized to the container's memory limit.
               command: ["node", ...reconcilerNodeFlags(reconcilerMemoryLimit(sync)), "dist/driftless-reconciler.mjs"],
               env,

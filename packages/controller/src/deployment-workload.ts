@@ -4,7 +4,7 @@
  * the Deployment as declared (a hand edit of a field we set is reverted on the next job) without
  * fighting fields other controllers own.
  */
-import { reconcilerName, RootSyncNamespace, type RSync } from "@driftless/api";
+import { reconcilerName, RootSyncNamespace, SyncLabel, type RSync } from "@driftless/api";
 import type { KubeClient } from "@driftless/kube";
 import { ReconcilerState } from "@driftless/metrics";
 import type { SyncRef } from "@driftless/queue";
@@ -16,6 +16,7 @@ import {
 } from "./deployment-spec.ts";
 import { ensureIdentity, removeIdentity } from "./identity.ts";
 import { KeyedLock } from "./keyed-lock.ts";
+import { podFailure } from "./pod-failure.ts";
 import { planIdentity } from "./rbac-plan.ts";
 import { Resource } from "./resources.ts";
 import { ReconcilerMode, syncKeyOf, syncRefOf, type ReconcilerWorkload, type WorkloadStatus } from "./workload.ts";
@@ -50,7 +51,7 @@ export class DeploymentWorkload implements ReconcilerWorkload {
       const ready = deploymentAvailable(applied);
       this.#states.set(syncKeyOf(ref), ready ? ReconcilerState.Running : ReconcilerState.Starting);
       const name = desired.metadata.name;
-      const failure = ready ? undefined : deploymentFailure(applied);
+      const failure = ready ? undefined : (deploymentFailure(applied) ?? (await this.#podFailure(name)));
       return {
         ready,
         reason: "Deployment",
@@ -58,6 +59,23 @@ export class DeploymentWorkload implements ReconcilerWorkload {
         ...(failure === undefined ? {} : { failure }),
       };
     });
+  }
+
+  /** The first failing pod of the reconciler's Deployment; none when pods cannot be read (older RBAC). */
+  async #podFailure(deployment: string): Promise<string | undefined> {
+    try {
+      const pods = await this.#client.list(Resource.Pod, {
+        namespace: RootSyncNamespace,
+        labelSelector: `${SyncLabel.DeploymentName}=${deployment}`,
+      });
+      for (const pod of pods.items) {
+        const failure = podFailure(pod);
+        if (failure !== undefined) return failure;
+      }
+    } catch {
+      // Without pods, the Deployment's own conditions are all there is to say.
+    }
+    return undefined;
   }
 
   teardown(sync: SyncRef): Promise<void> {

@@ -17,6 +17,7 @@ export const Resource = {
   Namespace: mapping("", "v1", "Namespace", "namespaces", false),
   ServiceAccount: mapping("", "v1", "ServiceAccount", "serviceaccounts", true),
   Deployment: mapping("apps", "v1", "Deployment", "deployments", true),
+  Pod: mapping("", "v1", "Pod", "pods", true),
   Role: mapping("rbac.authorization.k8s.io", "v1", "Role", "roles", true),
   RoleBinding: mapping("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", true),
   ClusterRoleBinding: mapping("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", false),
