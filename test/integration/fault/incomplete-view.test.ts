@@ -1,6 +1,7 @@
 /**
  * Faults that leave the reconciler with an incomplete view of the cluster: an aggregated API that
- * stops answering, and a type its identity may not list. Neither may prune, forget or hang.
+ * stops answering, and a type its identity may not list. Neither may prune, forget or hang. They run
+ * on a control plane of their own (see usePrivateControlPlane).
  */
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -26,7 +27,11 @@ import {
   TestRepo,
   type JsonObject,
 } from "../../support/index.ts";
+import { usePrivateControlPlane } from "../../support/private-control-plane.ts";
 import { adminClient } from "../kube/support.ts";
+
+// The dead aggregated API below stalls every namespace deletion cluster-wide while it is registered.
+await usePrivateControlPlane();
 
 const json = (obj: unknown): string => JSON.stringify(obj);
 const configMap = (namespace: string, name: string, data: Record<string, string> = { k: name }): unknown => ({

@@ -1,0 +1,36 @@
+/**
+ * A control plane of a test file's own, for faults that are cluster-wide: an aggregated API that
+ * stops answering makes every namespace deletion and every "is this namespace empty" check wait,
+ * so on the shared control plane it would fail unrelated tests running beside it. Every support
+ * helper in this test process (coreApi, adminClient, startReconciler, ...) then uses it; Redis stays
+ * the run's. Call once, at the top level, before anything reads the test environment.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after } from "node:test";
+import { defaultCrdDir, down, findRepoRoot, up } from "@driftless/local-cluster";
+import type { TestEnvironment } from "./env.ts";
+
+export async function usePrivateControlPlane(): Promise<void> {
+  const sharedFile = process.env["DRIFTLESS_TEST_ENV"];
+  if (sharedFile === undefined) throw new Error("no test environment: run through npm run test:integration");
+  const shared = JSON.parse(readFileSync(sharedFile, "utf8")) as TestEnvironment;
+  // Under the run's folder, so the run's clean-up and CI's leaked-process check cover it too.
+  const stateDir = join(shared.runDir, `private-${process.pid}`);
+  const cluster = await up({ stateDir, crdDir: defaultCrdDir(findRepoRoot()), detached: false, quiet: true });
+  after(() => down(stateDir));
+  const env: TestEnvironment = {
+    ...shared,
+    server: cluster.server,
+    caFile: cluster.caFile,
+    kubeconfig: cluster.kubeconfig,
+    userKubeconfig: cluster.userKubeconfig,
+    adminToken: cluster.identities.admin.token,
+    userToken: cluster.identities.user.token,
+    userName: cluster.identities.user.user,
+    pids: [...shared.pids, ...cluster.processes.map((p) => p.pid)],
+  };
+  const file = join(shared.runDir, `env-private-${process.pid}.json`);
+  writeFileSync(file, JSON.stringify(env, null, 2));
+  process.env["DRIFTLESS_TEST_ENV"] = file;
+}
