@@ -21,6 +21,7 @@ export const ApiOperation = {
   Get: "get",
   List: "list",
   Watch: "watch",
+  DeleteCollection: "deletecollection",
 } as const;
 export type ApiOperation = (typeof ApiOperation)[keyof typeof ApiOperation];
 

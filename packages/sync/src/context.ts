@@ -4,7 +4,7 @@ import type { FetchResult, GitFetcher } from "@driftless/git";
 import type { KubeClient } from "@driftless/kube";
 import type { SourceResult } from "@driftless/source";
 import type { Logger } from "./log.ts";
-import type { PassResult } from "./pass.ts";
+import type { PassResult, PassTrigger } from "./pass.ts";
 
 /** What a pass needs from the reconciler that runs it; the Reconciler implements it. */
 export interface PassContext {
@@ -33,5 +33,5 @@ export interface PassContext {
   pruneOptions(): PruneOptions;
   /** Objects another writer keeps changing: skipped by the pass and reported (KNV2005). */
   activeFights(): ReadonlyMap<string, DriftlessError>;
-  observePass(trigger: string, result: PassResult, seconds: number): void;
+  observePass(trigger: PassTrigger, result: PassResult, seconds: number): void;
 }

@@ -13,7 +13,7 @@ import {
 } from "@driftless/applier";
 import { GitFetcher, type FetchResult } from "@driftless/git";
 import { KubeClient, RestMapper } from "@driftless/kube";
-import { createMetrics, errorCodeClass, serveMetrics, syncLabels, type Metrics } from "@driftless/metrics";
+import { createMetrics, serveMetrics, syncLabels, type Metrics } from "@driftless/metrics";
 import { Annotator, CustomResourceSchemaRegistry, PatchMaker } from "@driftless/objectmatcher";
 import { createRedisConnection, SyncQueue, syncQueueName, type Poller, type RedisConnection } from "@driftless/queue";
 import type { SourceResult } from "@driftless/source";
@@ -23,6 +23,7 @@ import { InformerLiveState } from "./live-cache.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { namespaceInUse } from "./namespace-usage.ts";
 import { runPass, type PassResult, type PassTrigger } from "./pass.ts";
+import { initPassMetrics, observeApiCalls, recordPass } from "./pass-metrics.ts";
 import { Remediator } from "./remediator.ts";
 import { collectAfterPass, memoryMiB } from "./memory.ts";
 import { loadSync } from "./rsync.ts";
@@ -130,6 +131,8 @@ export class Reconciler implements PassContext {
       allowFileTransport: options.allowFileTransport ?? false,
     });
     this.metrics = createMetrics({ defaultLabels: syncLabels(options.identity) });
+    initPassMetrics(this.metrics);
+    observeApiCalls(client, this.metrics);
     const namespace = options.identity.kind === "RepoSync" ? options.identity.namespace : undefined;
     if (options.useWatchCache === false) {
       this.live = new DirectLiveState(client);
@@ -372,7 +375,7 @@ export class Reconciler implements PassContext {
   }
 
   /** Metrics with Config Sync's names, and the one log line of the pass. */
-  observePass(trigger: string, result: PassResult, seconds: number): void {
+  observePass(trigger: PassTrigger, result: PassResult, seconds: number): void {
     if (result.skipped === "unchanged") {
       this.log.debug("poll: commit and spec unchanged, nothing to apply", {
         commit: result.commit,
@@ -381,47 +384,7 @@ export class Reconciler implements PassContext {
       return;
     }
     const errors = [...result.sourceErrors, ...result.syncErrors];
-    const status = errors.length === 0 ? "success" : "error";
-    const m = this.metrics;
-    m.reconcileDuration.observe({ status }, seconds);
-    if (result.synced && result.commit !== undefined) m.lastSync.record({ status, commit: result.commit });
-    if (result.declared !== undefined) m.declaredResources.set(result.declared.length);
-    const applyS = result.phases?.["apply"];
-    if (applyS !== undefined && result.applied.length > 0) {
-      m.applyDuration.observe({ status: result.syncErrors.length === 0 ? "success" : "error" }, applyS);
-      m.lastApply.record({
-        status: result.syncErrors.length === 0 ? "success" : "error",
-        ...(result.commit === undefined ? {} : { commit: result.commit }),
-      });
-    }
-    for (const outcome of result.applied) {
-      const operation =
-        outcome.operation === "created" ? "create" : outcome.operation === "updated" ? "update" : undefined;
-      if (operation !== undefined) m.applyOperations.inc({ operation, status: "success", controller: "applier" });
-      else if (outcome.operation === "failed")
-        m.applyOperations.inc({ operation: "update", status: "error", controller: "applier" });
-      if (outcome.error?.code === "KNV1060") m.resourceConflicts.inc();
-    }
-    for (const pruned of result.pruned) {
-      if (pruned.operation === "deleted" || pruned.operation === "failed") {
-        m.applyOperations.inc({
-          operation: "delete",
-          status: pruned.operation === "deleted" ? "success" : "error",
-          controller: "applier",
-        });
-      }
-    }
-    const byClass = (list: readonly DriftlessError[], errorclass: "1xxx" | "2xxx" | "9xxx"): number =>
-      list.filter((e) => errorCodeClass(e.code) === errorclass).length;
-    for (const errorclass of ["1xxx", "2xxx", "9xxx"] as const) {
-      m.reconcilerErrors.set({ component: "source", errorclass }, byClass(result.sourceErrors, errorclass));
-      m.reconcilerErrors.set({ component: "sync", errorclass }, byClass(result.syncErrors, errorclass));
-    }
-    if (result.declared !== undefined)
-      m.resourceCount.set(
-        { resourcegroup: `${this.identity.namespace}/${this.identity.name}` },
-        result.declared.length,
-      );
+    recordPass(this.metrics, this.identity, trigger, result, seconds);
     this.log.info("pass finished", {
       trigger,
       commit: result.commit,

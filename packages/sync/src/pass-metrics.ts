@@ -1,0 +1,117 @@
+/** What one pass and each API call record in Config Sync's metrics. */
+import { KnvCode, type DriftlessError } from "@driftless/api";
+import type { SyncIdentity } from "@driftless/applier";
+import type { KubeClient } from "@driftless/kube";
+import { errorCodeClass, type Metrics, type Status } from "@driftless/metrics";
+import type { PassResult, PassTrigger } from "./pass.ts";
+
+const statusOf = (errors: readonly DriftlessError[]): Status => (errors.length === 0 ? "success" : "error");
+
+/** api_duration_seconds for every call the client makes, whichever package makes it. */
+export function observeApiCalls(client: KubeClient, metrics: Metrics): () => void {
+  // A 404 is an error here as in Config Sync, whose clients return NotFound as an error.
+  return client.requests.onRequest((verb, status, ms) =>
+    metrics.apiDuration.observe(
+      { operation: verb, status: status >= 200 && status < 400 ? "success" : "error" },
+      ms / 1000,
+    ),
+  );
+}
+
+/**
+ * Series a scrape should show from the first pass on, at 0: Config Sync's internal_errors_total
+ * appears only once one fired, which leaves an alert on it nothing to tell "none" from "no data".
+ */
+export function initPassMetrics(metrics: Metrics): void {
+  metrics.internalErrors.inc({ source: "parser" }, 0);
+  metrics.internalErrors.inc({ source: "applier" }, 0);
+}
+
+/** Records a finished (not skipped) pass in Config Sync's metrics. */
+export function recordPass(
+  m: Metrics,
+  identity: SyncIdentity,
+  trigger: PassTrigger,
+  result: PassResult,
+  seconds: number,
+): void {
+  const status = statusOf([...result.sourceErrors, ...result.syncErrors]);
+  m.reconcileDuration.observe({ status }, seconds);
+  if (result.synced && result.commit !== undefined) m.lastSync.record({ status, commit: result.commit });
+  if (result.declared !== undefined) m.declaredResources.set(result.declared.length);
+  recordStages(m, trigger, result, seconds);
+  const applyS = result.phases?.["apply"];
+  if (applyS !== undefined && result.applied.length > 0) {
+    m.applyDuration.observe({ status: statusOf(result.syncErrors) }, applyS);
+    m.lastApply.record({
+      status: statusOf(result.syncErrors),
+      ...(result.commit === undefined ? {} : { commit: result.commit }),
+    });
+  }
+  for (const outcome of result.applied) {
+    const operation =
+      outcome.operation === "created" ? "create" : outcome.operation === "updated" ? "update" : undefined;
+    if (operation !== undefined) m.applyOperations.inc({ operation, status: "success", controller: "applier" });
+    else if (outcome.operation === "failed")
+      m.applyOperations.inc({ operation: "update", status: "error", controller: "applier" });
+    if (outcome.error?.code === "KNV1060") m.resourceConflicts.inc();
+  }
+  for (const pruned of result.pruned) {
+    if (pruned.operation === "deleted" || pruned.operation === "failed") {
+      m.applyOperations.inc({
+        operation: "delete",
+        status: pruned.operation === "deleted" ? "success" : "error",
+        controller: "applier",
+      });
+    }
+  }
+  const byClass = (list: readonly DriftlessError[], errorclass: "1xxx" | "2xxx" | "9xxx"): number =>
+    list.filter((e) => errorCodeClass(e.code) === errorclass).length;
+  for (const errorclass of ["1xxx", "2xxx", "9xxx"] as const) {
+    m.reconcilerErrors.set({ component: "source", errorclass }, byClass(result.sourceErrors, errorclass));
+    m.reconcilerErrors.set({ component: "sync", errorclass }, byClass(result.syncErrors, errorclass));
+  }
+  const internal = (list: readonly DriftlessError[]): number =>
+    list.filter((e) => e.code === KnvCode.Internal || e.code === KnvCode.Undocumented).length;
+  m.internalErrors.inc({ source: "parser" }, internal(result.sourceErrors));
+  m.internalErrors.inc({ source: "applier" }, internal(result.syncErrors));
+  // driftless renders nothing (no hydration step), so rendering never has errors.
+  const pipeline = {
+    name: identity.name,
+    reconciler: identity.kind === "RootSync" ? "root-sync" : "repo-sync",
+  } as const;
+  m.pipelineErrorObserved.set({ ...pipeline, component: "source" }, result.sourceErrors.length > 0 ? 1 : 0);
+  m.pipelineErrorObserved.set({ ...pipeline, component: "rendering" }, 0);
+  m.pipelineErrorObserved.set({ ...pipeline, component: "sync" }, result.syncErrors.length > 0 ? 1 : 0);
+  if (result.declared !== undefined) {
+    const resourcegroup = `${identity.namespace}/${identity.name}`;
+    m.resourceCount.set({ resourcegroup }, result.declared.length);
+    // Objects a failed read never reached are not counted ready: only what this pass applied and saw Current.
+    const ready = result.applied.filter((o) => o.health === "Current").length;
+    m.readyResourceCount.set({ resourcegroup }, ready);
+  }
+}
+
+/**
+ * parser_duration_seconds by Config Sync's stages: `read` is getting the commit's files (git),
+ * `parse` reading and validating them, `update` planning, applying, pruning and the inventory.
+ */
+function recordStages(m: Metrics, trigger: PassTrigger, result: PassResult, seconds: number): void {
+  const phases = result.phases ?? {};
+  const fetch = phases["fetch"];
+  const read = phases["read"];
+  if (fetch === undefined) {
+    // The pass stopped before it had the files: the whole pass (less its status write) was the read.
+    if (result.sourceErrors.length > 0)
+      m.parserDuration.observe({ status: "error", trigger, source: "read" }, seconds - (phases["status"] ?? 0));
+    return;
+  }
+  m.parserDuration.observe({ status: "success", trigger, source: "read" }, fetch);
+  if (read !== undefined)
+    m.parserDuration.observe({ status: statusOf(result.sourceErrors), trigger, source: "parse" }, read);
+  const update = ["plan", "apply", "prune", "inventory"].map((p) => phases[p]);
+  if (update.some((s) => s !== undefined)) {
+    const total = update.reduce<number>((sum, s) => sum + (s ?? 0), 0);
+    m.parserDuration.observe({ status: statusOf(result.syncErrors), trigger, source: "update" }, total);
+  }
+}
