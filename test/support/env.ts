@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import type { ClusterState } from "@driftless/local-cluster";
 
 /** What the global setup started, for test files (which run in their own processes). */
 export interface TestEnvironment {
@@ -32,4 +33,22 @@ export function testEnv(): TestEnvironment {
   }
   cached = JSON.parse(readFileSync(file, "utf8")) as TestEnvironment;
   return cached;
+}
+
+/** The part of a test environment that says which control plane, and as whom. */
+export function controlPlaneOf(
+  cluster: ClusterState,
+): Pick<
+  TestEnvironment,
+  "server" | "caFile" | "kubeconfig" | "userKubeconfig" | "adminToken" | "userToken" | "userName"
+> {
+  return {
+    server: cluster.server,
+    caFile: cluster.caFile,
+    kubeconfig: cluster.kubeconfig,
+    userKubeconfig: cluster.userKubeconfig,
+    adminToken: cluster.identities.admin.token,
+    userToken: cluster.identities.user.token,
+    userName: cluster.identities.user.user,
+  };
 }

@@ -13,7 +13,7 @@ import {
   up,
   type RedisServer,
 } from "@driftless/local-cluster";
-import type { TestEnvironment } from "./env.ts";
+import { controlPlaneOf, type TestEnvironment } from "./env.ts";
 
 const repoRoot = findRepoRoot();
 // One folder per run, so two runs on one machine (developers, helpers) never share a control plane.
@@ -28,13 +28,7 @@ export async function globalSetup(): Promise<void> {
   const cluster = await up({ stateDir: clusterDir, crdDir: defaultCrdDir(repoRoot), detached: false, quiet: true });
   redis = await startRedis({ dir: join(runDir, "redis"), detached: false });
   const env: TestEnvironment = {
-    server: cluster.server,
-    caFile: cluster.caFile,
-    kubeconfig: cluster.kubeconfig,
-    userKubeconfig: cluster.userKubeconfig,
-    adminToken: cluster.identities.admin.token,
-    userToken: cluster.identities.user.token,
-    userName: cluster.identities.user.user,
+    ...controlPlaneOf(cluster),
     redisUrl: redis.url,
     runDir,
     pids: [...cluster.processes.map((p) => p.pid), redis.process.pid],

@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after } from "node:test";
 import { defaultCrdDir, down, findRepoRoot, up } from "@driftless/local-cluster";
-import type { TestEnvironment } from "./env.ts";
+import { controlPlaneOf, type TestEnvironment } from "./env.ts";
 
 export async function usePrivateControlPlane(): Promise<void> {
   const sharedFile = process.env["DRIFTLESS_TEST_ENV"];
@@ -21,13 +21,7 @@ export async function usePrivateControlPlane(): Promise<void> {
   after(() => down(stateDir));
   const env: TestEnvironment = {
     ...shared,
-    server: cluster.server,
-    caFile: cluster.caFile,
-    kubeconfig: cluster.kubeconfig,
-    userKubeconfig: cluster.userKubeconfig,
-    adminToken: cluster.identities.admin.token,
-    userToken: cluster.identities.user.token,
-    userName: cluster.identities.user.user,
+    ...controlPlaneOf(cluster),
     pids: [...shared.pids, ...cluster.processes.map((p) => p.pid)],
   };
   const file = join(shared.runDir, `env-private-${process.pid}.json`);
