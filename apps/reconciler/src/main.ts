@@ -2,6 +2,7 @@
 /** driftless-reconciler: one process per RootSync or RepoSync. Parses settings, runs, stops on SIGTERM/SIGINT. */
 // First: a child of the manager stops when the manager is gone, even if loading the rest fails.
 import "./parent-watch.ts";
+import { redactCredentials } from "@driftless/api";
 import { createLogger, Reconciler } from "@driftless/sync";
 import { ConfigError, parseConfig, usage } from "./config.ts";
 
@@ -45,7 +46,8 @@ main().then(
   (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(
-      `${JSON.stringify({ level: "error", msg: "reconciler failed", error: error instanceof Error ? error.message : String(error) })}\n`,
+      // Written by hand (the logger may not exist yet), so masked by hand: a repo URL may carry a token.
+      `${JSON.stringify({ level: "error", msg: "reconciler failed", error: redactCredentials(error instanceof Error ? error.message : String(error)) })}\n`,
     );
     process.exit(1);
   },
