@@ -27,6 +27,8 @@ export type ErrorClass = (typeof ErrorClass)[keyof typeof ErrorClass];
 export const KnvCode = {
   /** Hierarchy: a Namespace directory has subdirectories. */
   IllegalNamespaceSubdirectory: "KNV1003",
+  /** A Cluster, ClusterSelector or NamespaceSelector carries a selector annotation, or a cluster-scoped object a namespace selector. */
+  IllegalSelectorAnnotation: "KNV1004",
   /** The `configmanagement.gke.io/managed` annotation has a value other than enabled/disabled. */
   IllegalManagementAnnotation: "KNV1005",
   /** A manifest could not be parsed (invalid YAML/JSON, not an object, wrong field types). */
@@ -39,6 +41,10 @@ export const KnvCode = {
   IllegalAnnotationDefinition: "KNV1010",
   /** The source declares a label in a prefix reserved for Config Sync/driftless. */
   IllegalLabelDefinition: "KNV1011",
+  /** A selector annotation names no declared selector (or, in a hierarchy, one outside the object's directory and its parents). */
+  ObjectHasUnknownSelector: "KNV1013",
+  /** A ClusterSelector or NamespaceSelector is empty, invalid, or has a mode Config Sync does not accept here. */
+  InvalidSelector: "KNV1014",
   /** Hierarchy: `system/` declares no Repo. */
   MissingRepo: "KNV1017",
   /** Hierarchy: a Namespace is declared directly in `namespaces/`. */
@@ -91,6 +97,8 @@ export const KnvCode = {
   ManagementConflict: "KNV1060",
   /** The RootSync/RepoSync spec is invalid. */
   InvalidSync: "KNV1061",
+  /** An object carries both cluster-selector annotations. */
+  ClusterSelectorAnnotationConflict: "KNV1066",
   /** A RootSync/RepoSync declares itself in its own source. */
   SelfReconcile: "KNV1069",
   /** The source declares more objects than the reconciler accepts. */

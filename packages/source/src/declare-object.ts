@@ -11,6 +11,7 @@ import type { KindInfo, KindResolver } from "./kinds.ts";
 import type { SourceFormat } from "@driftless/api";
 import type { SyncScope } from "./scope.ts";
 import type { Manifest, ManifestMetadata } from "./manifest.ts";
+import type { LiveNamespace } from "./namespace-selection.ts";
 import { describeObject } from "./object-id.ts";
 import type { DeclaredObject } from "./result.ts";
 
@@ -28,6 +29,10 @@ export interface DeclareOptions {
    * cluster (`driftless hydrate`), as `nomos hydrate --no-api-server-check` does.
    */
   readonly allowUnknownKinds?: boolean;
+  /** This cluster's name, for ClusterSelectors and `configsync.gke.io/cluster-name-selector` (Config Sync's `--cluster-name`). */
+  readonly clusterName?: string;
+  /** The cluster's Namespaces, for `mode: dynamic` NamespaceSelectors (unstructured only). */
+  readonly liveNamespaces?: readonly LiveNamespace[];
 }
 
 /** Every kind the manifests use, keyed by kindKey: undefined when neither the source nor the cluster defines it. */

@@ -9,6 +9,16 @@ import { declareObject, resolveKinds, unknownKind } from "./declare-object.ts";
 import type { DeclareOptions } from "./declare-object.ts";
 import type { SourceError } from "./errors.ts";
 import { findDuplicates } from "./duplicates.ts";
+import { selectForCluster } from "./cluster-selection.ts";
+import {
+  isNamespaceSelector,
+  namespaceSelectorOf,
+  readNamespaceSelectors,
+  selectedNamespaces,
+  unknownNamespaceSelector,
+} from "./namespace-selection.ts";
+import { IllegalSelectorAnnotationError, NamespaceAndSelectorError } from "./selector-errors.ts";
+import type { KindInfo } from "./kinds.ts";
 import { IllegalHierarchicalKindError } from "./hierarchy-errors.ts";
 import { HierarchyKind, isKind } from "./hierarchy-layout.ts";
 import { manifestResource, what } from "./hierarchy-raw.ts";
@@ -29,10 +39,18 @@ export type { DeclareOptions };
 export async function declareObjects(set: ManifestSet, options: DeclareOptions): Promise<SourceResult> {
   if (options.format === SourceFormat.Hierarchy && options.scope.kind === "RootSync")
     return declareHierarchy(set, options);
-  const kinds = await resolveKinds(set.manifests, options.kinds);
-  const errors: SourceError[] = [...set.errors];
+  const counts = { fileCount: set.fileCount, localConfigSkipped: set.localConfigSkipped };
+  const selection = selectForCluster(set.manifests, options.clusterName);
+  if (selection.errors.length > 0) return toSourceResult([], [...set.errors, ...selection.errors], counts);
+  const rootSync = options.scope.kind === "RootSync";
+  // A RepoSync may not declare NamespaceSelectors (cluster-scoped): they go through placement and fail it.
+  const manifests = rootSync ? selection.manifests.filter((m) => !isNamespaceSelector(m)) : selection.manifests;
+  const namespaceSelectors = rootSync ? readNamespaceSelectors(selection.manifests, false) : undefined;
+  const kinds = await resolveKinds(manifests, options.kinds);
+  const errors: SourceError[] = [...set.errors, ...(namespaceSelectors?.errors ?? [])];
   const objects: DeclaredObject[] = [];
-  for (const manifest of set.manifests) {
+  const selected: { manifest: Manifest; info: KindInfo; selector: string }[] = [];
+  for (const manifest of manifests) {
     if (isHierarchical(manifest)) {
       errors.push(hierarchicalKind(manifest));
       continue;
@@ -43,6 +61,13 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
       else errors.push(unknownKind(manifest));
       continue;
     }
+    const selector = namespaceSelectorOf(manifest);
+    if (selector !== undefined) {
+      const problem = selectorProblem(manifest, info);
+      if (problem) errors.push(problem);
+      else selected.push({ manifest, info, selector });
+      continue;
+    }
     const placement = placeObject(manifest, info.namespaced, options.scope);
     if (!placement.ok) {
       errors.push(placement.error);
@@ -50,9 +75,33 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
     }
     objects.push(declareObject(manifest, info, placement.namespace));
   }
+  // Namespace-selected objects are copied into every namespace their selector selects.
+  if (selected.length > 0 && (namespaceSelectors?.errors.length ?? 0) === 0) {
+    const selectors = namespaceSelectors?.selectors ?? new Map();
+    const chosen = selectedNamespaces(selectors, manifests, options.liveNamespaces ?? []);
+    for (const { manifest, info, selector } of selected) {
+      const namespaces = chosen.get(selector);
+      if (namespaces === undefined) errors.push(unknownNamespaceSelector(manifest, selector));
+      else for (const namespace of namespaces) objects.push(declareObject(manifest, info, namespace));
+    }
+  }
   const duplicates = findDuplicates(objects);
   errors.push(...duplicates);
-  return toSourceResult(objects, errors, { fileCount: set.fileCount, localConfigSkipped: set.localConfigSkipped });
+  return toSourceResult(objects, errors, counts);
+}
+
+/** A namespace selector on a cluster-scoped object (KNV1004), or next to metadata.namespace (KNV1053). */
+function selectorProblem(manifest: Manifest, info: KindInfo): SourceError | undefined {
+  const resources = [manifestResource(manifest)];
+  if (!info.namespaced) {
+    const message = `${what(manifest)}: cluster-scoped objects may not be namespace-selected; remove the annotation configmanagement.gke.io/namespace-selector`;
+    return new IllegalSelectorAnnotationError(message, { resources });
+  }
+  if (manifest.metadata.namespace !== undefined) {
+    const message = `${what(manifest)}: declares both metadata.namespace and the annotation configmanagement.gke.io/namespace-selector; remove one`;
+    return new NamespaceAndSelectorError(message, { resources });
+  }
+  return undefined;
 }
 
 /** Repo and HierarchyConfig configure a hierarchical source; Config Sync refuses them elsewhere (KNV1032). */

@@ -173,8 +173,7 @@ export class IllegalManagementAnnotationError extends SourceError {
 
 /**
  * An annotation in a prefix reserved for the reconciler (`configmanagement.gke.io/`, `configsync.gke.io/`)
- * that users may not declare, or a Config Sync selector annotation driftless does not implement
- * (KNV1010). Ignoring a selector would apply the object where it was meant to be left out.
+ * that users may not declare (KNV1010).
  */
 export class IllegalAnnotationError extends SourceError {
   constructor(message: string, details: SourceErrorDetails = {}) {

@@ -11,6 +11,7 @@
  */
 import { declareObject, resolveKinds, unknownKind } from "./declare-object.ts";
 import type { DeclareOptions } from "./declare-object.ts";
+import { selectForCluster } from "./cluster-selection.ts";
 import { findDuplicates } from "./duplicates.ts";
 import { NamespaceOnClusterScopedError } from "./errors.ts";
 import type { SourceError } from "./errors.ts";
@@ -28,6 +29,7 @@ import {
   topDirOf,
 } from "./hierarchy-layout.ts";
 import { checkHierarchyRaw, manifestResource, misplaced, what } from "./hierarchy-raw.ts";
+import { selectInHierarchy } from "./hierarchy-selection.ts";
 import { placeInTree } from "./hierarchy-tree.ts";
 import { isJsonObject } from "./json.ts";
 import { kindKey } from "./kinds.ts";
@@ -48,6 +50,19 @@ export async function declareHierarchy(set: ManifestSet, options: DeclareOptions
 
   const rawErrors = [...set.errors, ...checkHierarchyRaw(set.manifests)];
   if (rawErrors.length > 0) return fail(rawErrors);
+  // Cluster selection: what this cluster leaves out is gone before the tree is built. An object in a
+  // namespace directory goes with its Namespace.
+  const directoryNamespaces = new Map(
+    set.manifests
+      .filter((m) => isNamespace(m) && topDirOf(m.sourcePath) === TopDir.Namespaces)
+      .map((m) => [dirOf(m.sourcePath), m.metadata.name] as const),
+  );
+  const selection = selectForCluster(
+    set.manifests,
+    options.clusterName,
+    (m) => m.metadata.namespace ?? directoryNamespaces.get(dirOf(m.sourcePath)),
+  );
+  if (selection.errors.length > 0) return fail(selection.errors);
 
   // Stage 2: Config Sync's own kinds are set aside; everything else is typed and must sit under the
   // top-level directory its scope calls for.
@@ -55,7 +70,7 @@ export async function declareHierarchy(set: ManifestSet, options: DeclareOptions
   const hierarchyConfigs: Manifest[] = [];
   const selectors: Manifest[] = [];
   const others: Manifest[] = [];
-  for (const manifest of set.manifests) {
+  for (const manifest of selection.manifests) {
     const special = hierarchyKindOf(manifest);
     const top = topDirOf(manifest.sourcePath);
     if (special === HierarchyKind.Repo || special === HierarchyKind.HierarchyConfig) {
@@ -105,10 +120,17 @@ export async function declareHierarchy(set: ManifestSet, options: DeclareOptions
   const configs = readHierarchyConfigs(hierarchyConfigs, clusterKinds);
   const tree = placeInTree(inTree, selectors, configs.notInherited);
   if (configs.errors.length > 0 || tree.errors.length > 0) return fail([...configs.errors, ...tree.errors]);
+  const selected = selectInHierarchy(
+    tree.placed,
+    cluster,
+    selectors,
+    (namespace) => withHncMetadata(namespace).metadata.labels ?? {},
+  );
+  if (selected.errors.length > 0) return fail(selected.errors);
 
   // Stage 4.
   const objects: DeclaredObject[] = cluster.map(({ manifest, info }) => declareObject(manifest, info, ""));
-  for (const { entry, namespace } of tree.placed) {
+  for (const { entry, namespace } of selected.placed) {
     const manifest = isNamespace(entry.manifest) ? withHncMetadata(entry.manifest) : entry.manifest;
     objects.push(declareObject(manifest, entry.info, namespace));
   }

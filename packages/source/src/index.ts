@@ -85,3 +85,13 @@ export {
   UnsyncableResourcesError,
 } from "./hierarchy-errors.ts";
 export { SourceLimits } from "./limits.ts";
+export { SelectorAnnotation } from "./cluster-selection.ts";
+export { usesDynamicNamespaceSelector } from "./namespace-selection.ts";
+export type { LiveNamespace } from "./namespace-selection.ts";
+export {
+  IllegalSelectorAnnotationError,
+  InvalidSelectorError,
+  NamespaceAndSelectorError,
+  SelectorAnnotationConflictError,
+  UnknownSelectorError,
+} from "./selector-errors.ts";

@@ -197,7 +197,7 @@ metadata:
     );
   });
 
-  void it("rejects reconciler-owned annotations (KNV1010) and labels (KNV1011), and unsupported selectors", () => {
+  void it("rejects reconciler-owned annotations (KNV1010) and labels (KNV1011), but not Config Sync's selector annotations", () => {
     const errors = problems(`apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -208,9 +208,8 @@ metadata:
     configmanagement.gke.io/namespace-selector: prod
     configsync.gke.io/deletion-propagation-policy: Foreground
 `);
-    assert.deepEqual(codes(errors), ["KNV1010", "KNV1010", "KNV1011"]);
-    assert.match(errors[0]?.message ?? "", /namespace-selector: cluster and namespace selectors are not supported/);
-    assert.match(errors[1]?.message ?? "", /annotations configsync\.gke\.io\/resource-id are reserved/);
+    assert.deepEqual(codes(errors), ["KNV1010", "KNV1011"]);
+    assert.match(errors[0]?.message ?? "", /annotations configsync\.gke\.io\/resource-id are reserved/);
   });
 
   void it("reports every problem of an object at once, each naming the object and file", () => {

@@ -11,11 +11,10 @@ const reservedPrefixes = ["configmanagement.gke.io/", "configsync.gke.io/"];
 
 const ManagedKey = ManagedAnnotation.Managed;
 
-/** Reserved-prefix annotations users may declare. */
-const allowedAnnotations = new Set<string>([ManagedKey, SyncAnnotation.DeletionPropagationPolicy]);
-
-/** Config Sync's selector annotations: meaningful there, not implemented here, so refused rather than ignored. */
-const unsupportedSelectors = new Set([
+/** Reserved-prefix annotations users may declare: the management switch, deletion propagation, and the selectors. */
+const allowedAnnotations = new Set<string>([
+  ManagedKey,
+  SyncAnnotation.DeletionPropagationPolicy,
   "configmanagement.gke.io/namespace-selector",
   "configmanagement.gke.io/cluster-selector",
   "configsync.gke.io/cluster-name-selector",
@@ -35,14 +34,7 @@ export function checkReservedMetadata(
   }
 
   const annotationKeys = Object.keys(annotations ?? {});
-  const selectors = annotationKeys.filter((key) => unsupportedSelectors.has(key));
-  if (selectors.length > 0) {
-    const message = `${selectors.join(", ")}: cluster and namespace selectors are not supported; declare the object only in the sources of the clusters and namespaces it belongs to`;
-    errors.push(new IllegalAnnotationError(where(message), details));
-  }
-  const reserved = annotationKeys.filter(
-    (key) => isReserved(key) && !allowedAnnotations.has(key) && !unsupportedSelectors.has(key),
-  );
+  const reserved = annotationKeys.filter((key) => isReserved(key) && !allowedAnnotations.has(key));
   if (reserved.length > 0) {
     const message = `annotations ${reserved.join(", ")} are reserved for the reconciler and must not be declared`;
     errors.push(new IllegalAnnotationError(where(message), details));

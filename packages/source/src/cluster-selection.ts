@@ -1,0 +1,146 @@
+/**
+ * Cluster selection, in both source formats, before anything else looks at the objects (Config Sync's
+ * order): an object annotated `configsync.gke.io/cluster-name-selector: a,b` is kept only on a cluster
+ * named in the list (case-insensitive); one annotated `configmanagement.gke.io/cluster-selector: <name>`
+ * only if that ClusterSelector matches the labels of the Cluster object named after this cluster (no
+ * such Cluster: no labels). An unselected Namespace takes everything in it along. Cluster and
+ * ClusterSelector objects shape the result and are never applied. Without a cluster name, every
+ * cluster-name-selected object is left out, as in Config Sync.
+ */
+import type { SourceError } from "./errors.ts";
+import { DuplicateObjectError } from "./errors.ts";
+import { HierarchyKind, isKind, isNamespace } from "./hierarchy-layout.ts";
+import { manifestResource, what } from "./hierarchy-raw.ts";
+import { isJsonObject } from "./json.ts";
+import type { JsonValue } from "./json.ts";
+import { parseLabelSelector } from "./label-selector.ts";
+import type { Manifest } from "./manifest.ts";
+import {
+  IllegalSelectorAnnotationError,
+  InvalidSelectorError,
+  SelectorAnnotationConflictError,
+  UnknownSelectorError,
+} from "./selector-errors.ts";
+
+export const SelectorAnnotation = {
+  Namespace: "configmanagement.gke.io/namespace-selector",
+  Cluster: "configmanagement.gke.io/cluster-selector",
+  ClusterName: "configsync.gke.io/cluster-name-selector",
+} as const;
+
+export interface ClusterSelection {
+  /** What this cluster keeps, without Cluster and ClusterSelector objects. */
+  readonly manifests: readonly Manifest[];
+  readonly errors: readonly SourceError[];
+}
+
+/**
+ * `namespaceOf`: the namespace an object lands in, where the format knows it before placing (a
+ * hierarchy's namespace directory; metadata.namespace otherwise).
+ */
+export function selectForCluster(
+  manifests: readonly Manifest[],
+  clusterName: string | undefined,
+  namespaceOf: (manifest: Manifest) => string | undefined = (m) => m.metadata.namespace,
+): ClusterSelection {
+  const errors: SourceError[] = [];
+  const selectors = new Map<string, Manifest[]>();
+  let cluster: Manifest | undefined;
+  let used = false;
+  let clusterKinds = false;
+  for (const manifest of manifests) {
+    const annotations = manifest.metadata.annotations ?? {};
+    const keys = [SelectorAnnotation.Cluster, SelectorAnnotation.ClusterName].filter((k) => k in annotations);
+    used ||= keys.length > 0;
+    if (keys.length > 0 && isSelectorOrCluster(manifest)) {
+      const message = `${what(manifest)}: ${manifest.kind}s may not be cluster-selected; remove the annotation ${keys.join(", ")}`;
+      errors.push(new IllegalSelectorAnnotationError(message, { resources: [manifestResource(manifest)] }));
+    }
+    clusterKinds ||= isKind(manifest, HierarchyKind.ClusterSelector) || isKind(manifest, HierarchyKind.Cluster);
+    if (isKind(manifest, HierarchyKind.ClusterSelector)) {
+      const same = selectors.get(manifest.metadata.name);
+      if (same) same.push(manifest);
+      else selectors.set(manifest.metadata.name, [manifest]);
+    } else if (isKind(manifest, HierarchyKind.Cluster) && clusterName && manifest.metadata.name === clusterName) {
+      cluster = manifest;
+    }
+  }
+  for (const [name, same] of selectors) {
+    if (same.length < 2) continue;
+    const message = `ClusterSelectors must have unique names; "${name}" is declared in ${same.map((m) => m.sourcePath).join(", ")}`;
+    errors.push(new DuplicateObjectError(message, { resources: same.map(manifestResource) }));
+  }
+  if (errors.length > 0) return { manifests: [], errors };
+  const isClusterKind = (m: Manifest): boolean =>
+    isKind(m, HierarchyKind.ClusterSelector) || isKind(m, HierarchyKind.Cluster);
+  if (!used && !clusterKinds) return { manifests, errors };
+
+  const labels = cluster?.metadata.labels ?? {};
+  const active = new Map<string, boolean>();
+  for (const [name, [selector]] of selectors) {
+    if (selector === undefined) continue;
+    const parsed = parseLabelSelector(specSelector(selector));
+    if ("problem" in parsed) {
+      errors.push(
+        new InvalidSelectorError(`${what(selector)}: ${parsed.problem}`, { resources: [manifestResource(selector)] }),
+      );
+    } else active.set(name, parsed.matcher(labels));
+  }
+  if (errors.length > 0) return { manifests: [], errors };
+
+  const state = (manifest: Manifest): boolean | SourceError => {
+    const annotations = manifest.metadata.annotations ?? {};
+    const legacy = annotations[SelectorAnnotation.Cluster];
+    const inline = annotations[SelectorAnnotation.ClusterName];
+    if (legacy !== undefined && inline !== undefined) {
+      const message = `${what(manifest)}: declares both ${SelectorAnnotation.ClusterName} and ${SelectorAnnotation.Cluster}; keep one`;
+      return new SelectorAnnotationConflictError(message, { resources: [manifestResource(manifest)] });
+    }
+    if (inline !== undefined) {
+      if (!clusterName) return false;
+      return inline.split(",").some((name) => name.trim().toLowerCase() === clusterName.toLowerCase());
+    }
+    if (legacy === undefined) return true;
+    const known = active.get(legacy);
+    if (known !== undefined) return known;
+    const message = `${what(manifest)}: ${SelectorAnnotation.Cluster}: "${legacy}" names no declared ClusterSelector`;
+    return new UnknownSelectorError(message, { resources: [manifestResource(manifest)] });
+  };
+
+  // Namespaces first: a Namespace declared twice is active if either declaration is.
+  const namespaces = new Map<string, boolean>();
+  const kept: Manifest[] = [];
+  for (const manifest of manifests) {
+    if (!isNamespace(manifest)) continue;
+    const s = state(manifest);
+    if (typeof s !== "boolean") errors.push(s);
+    else if (s) kept.push(manifest);
+    namespaces.set(manifest.metadata.name, namespaces.get(manifest.metadata.name) === true || s === true);
+  }
+  for (const manifest of manifests) {
+    if (isNamespace(manifest) || isClusterKind(manifest)) continue;
+    const namespace = namespaceOf(manifest);
+    if (namespace !== undefined && namespaces.get(namespace) === false) continue;
+    const s = state(manifest);
+    if (typeof s !== "boolean") errors.push(s);
+    else if (s) kept.push(manifest);
+  }
+  if (errors.length > 0) return { manifests: [], errors };
+  // Keep reading order (Namespaces were taken first only to decide what they take along).
+  const keep = new Set(kept);
+  return { manifests: manifests.filter((m) => keep.has(m)), errors };
+}
+
+function isSelectorOrCluster(manifest: Manifest): boolean {
+  return (
+    isKind(manifest, HierarchyKind.Cluster) ||
+    isKind(manifest, HierarchyKind.ClusterSelector) ||
+    isKind(manifest, HierarchyKind.NamespaceSelector)
+  );
+}
+
+/** `spec.selector` of a selector object. */
+export function specSelector(manifest: Manifest): JsonValue | undefined {
+  const spec = manifest.raw["spec"];
+  return isJsonObject(spec) ? spec["selector"] : undefined;
+}

@@ -1,0 +1,245 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { SourceFormat } from "@driftless/api";
+import { readSource } from "./read-source.ts";
+import type { ReadSourceOptions } from "./read-source.ts";
+import type { SourceResult } from "./result.ts";
+import { fakeDiscovery, withTree } from "./testing.ts";
+
+const repo = `apiVersion: configmanagement.gke.io/v1\nkind: Repo\nmetadata: {name: repo}\nspec: {version: "1.0.0"}\n`;
+const ns = (name: string, labels = ""): string =>
+  `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${name}\n${labels ? `  labels: {${labels}}\n` : ""}`;
+const cm = (name: string, annotations = "", namespace = ""): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n${namespace ? `  namespace: ${namespace}\n` : ""}${annotations ? `  annotations: {${annotations}}\n` : ""}data: {}\n`;
+const nsSelector = (name: string, spec: string): string =>
+  `apiVersion: configmanagement.gke.io/v1\nkind: NamespaceSelector\nmetadata: {name: ${name}}\nspec: ${spec}\n`;
+const cluster = (name: string, labels: string): string =>
+  `apiVersion: clusterregistry.k8s.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: ${name}\n  labels: {${labels}}\n`;
+const clusterSelector = (name: string, spec: string): string =>
+  `apiVersion: configmanagement.gke.io/v1\nkind: ClusterSelector\nmetadata: {name: ${name}}\nspec: ${spec}\n`;
+const selects = (selector: string): string => `configmanagement.gke.io/namespace-selector: ${selector}`;
+
+async function read(
+  files: Readonly<Record<string, string>>,
+  options: Partial<ReadSourceOptions> = {},
+): Promise<SourceResult> {
+  return withTree(files, (dir) => readSource(dir, { scope: { kind: "RootSync" }, kinds: fakeDiscovery(), ...options }));
+}
+const hierarchy = (files: Readonly<Record<string, string>>, options: Partial<ReadSourceOptions> = {}) =>
+  read({ "system/repo.yaml": repo, ...files }, { format: SourceFormat.Hierarchy, ...options });
+
+function declared(result: SourceResult): string[] {
+  assert.ok(result.complete, result.errors.map((e) => `${e.code} ${e.message}`).join("\n"));
+  return result.objects.map((o) => `${o.kind} ${o.id.namespace ? `${o.id.namespace}/` : ""}${o.id.name}`);
+}
+function codes(result: SourceResult): string[] {
+  assert.ok(!result.complete, "expected the source to fail");
+  return result.errors.map((e) => e.code);
+}
+
+void describe("NamespaceSelectors, unstructured", () => {
+  const base = {
+    "a.yaml": ns("a", "env: prod"),
+    "b.yaml": ns("b", "env: dev"),
+    "sel.yaml": nsSelector("prod", "{selector: {matchLabels: {env: prod}}}"),
+    "cm.yaml": cm("settings", selects("prod")),
+  };
+
+  void it("copies an annotated object into every declared Namespace the selector matches, and applies no selector", async () => {
+    assert.deepEqual(declared(await read(base)), ["Namespace a", "Namespace b", "ConfigMap a/settings"]);
+  });
+
+  void it("static mode ignores the cluster's namespaces; dynamic mode selects them too (not terminating ones)", async () => {
+    const liveNamespaces = [
+      { name: "c", labels: { env: "prod" } },
+      { name: "d", labels: { env: "prod" }, terminating: true },
+    ];
+    assert.deepEqual(declared(await read(base, { liveNamespaces })), [
+      "Namespace a",
+      "Namespace b",
+      "ConfigMap a/settings",
+    ]);
+    const dynamic = {
+      ...base,
+      "sel.yaml": nsSelector("prod", "{mode: dynamic, selector: {matchLabels: {env: prod}}}"),
+    };
+    assert.deepEqual(declared(await read(dynamic, { liveNamespaces })), [
+      "Namespace a",
+      "Namespace b",
+      "ConfigMap c/settings",
+      "ConfigMap a/settings",
+    ]);
+  });
+
+  void it("supports matchExpressions", async () => {
+    const files = {
+      ...base,
+      "sel.yaml": nsSelector("prod", "{selector: {matchExpressions: [{key: env, operator: NotIn, values: [prod]}]}}"),
+    };
+    assert.deepEqual(declared(await read(files)), ["Namespace a", "Namespace b", "ConfigMap b/settings"]);
+  });
+
+  const errorCases: [string, Record<string, string>, string[]][] = [
+    ["a selector nobody declares (KNV1013)", { "cm.yaml": cm("x", selects("nope")) }, ["KNV1013"]],
+    [
+      "metadata.namespace next to the annotation (KNV1053)",
+      { ...base, "cm.yaml": cm("x", selects("prod"), "a") },
+      ["KNV1053"],
+    ],
+    [
+      "a namespace selector on a cluster-scoped object (KNV1004)",
+      {
+        ...base,
+        "cm.yaml": `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: z\n  annotations: {${selects("prod")}}\n`,
+      },
+      ["KNV1004"],
+    ],
+    ["an empty selector (KNV1014)", { ...base, "sel.yaml": nsSelector("prod", "{selector: {}}") }, ["KNV1014"]],
+    [
+      "an unknown mode (KNV1014)",
+      { ...base, "sel.yaml": nsSelector("prod", "{mode: sometimes, selector: {matchLabels: {a: b}}}") },
+      ["KNV1014"],
+    ],
+    [
+      "two selectors of one name (KNV1029)",
+      { ...base, "sel2.yaml": nsSelector("prod", "{selector: {matchLabels: {a: b}}}") },
+      ["KNV1029"],
+    ],
+  ];
+  for (const [what, files, expected] of errorCases) {
+    void it(`reports ${what}`, async () => {
+      assert.deepEqual(codes(await read(files)), expected);
+    });
+  }
+});
+
+void describe("NamespaceSelectors, hierarchy", () => {
+  const files = {
+    "namespaces/eng/sel.yaml": nsSelector("prod", "{selector: {matchLabels: {env: prod}}}"),
+    "namespaces/eng/cm.yaml": cm("settings", selects("prod")),
+    "namespaces/eng/a/namespace.yaml": ns("a", "env: prod"),
+    "namespaces/eng/b/namespace.yaml": ns("b", "env: dev"),
+  };
+
+  void it("keeps an inherited object only in the descendant namespaces the selector matches", async () => {
+    assert.deepEqual(declared(await hierarchy(files)), ["Namespace a", "ConfigMap a/settings", "Namespace b"]);
+  });
+
+  void it("matches the HNC depth labels Config Sync writes", async () => {
+    const byDepth = {
+      ...files,
+      "namespaces/eng/sel.yaml": nsSelector("prod", "{selector: {matchLabels: {a.tree.hnc.x-k8s.io/depth: '0'}}}"),
+    };
+    assert.deepEqual(declared(await hierarchy(byDepth)), ["Namespace a", "ConfigMap a/settings", "Namespace b"]);
+  });
+
+  void it("refuses a selector outside the object's directory and its parents (KNV1013), and dynamic mode (KNV1014)", async () => {
+    const elsewhere = {
+      ...files,
+      "namespaces/eng/sel.yaml": undefined,
+      "namespaces/ops/sel.yaml": nsSelector("prod", "{selector: {matchLabels: {env: prod}}}"),
+      "namespaces/ops/c/namespace.yaml": ns("c"),
+    };
+    const present = Object.fromEntries(Object.entries(elsewhere).filter(([, v]) => v !== undefined)) as Record<
+      string,
+      string
+    >;
+    assert.deepEqual(codes(await hierarchy(present)), ["KNV1013"]);
+    const dynamic = {
+      ...files,
+      "namespaces/eng/sel.yaml": nsSelector("prod", "{mode: dynamic, selector: {matchLabels: {env: prod}}}"),
+    };
+    assert.deepEqual(codes(await hierarchy(dynamic)), ["KNV1014"]);
+  });
+});
+
+void describe("ClusterSelectors and cluster-name selectors", () => {
+  const clusterFiles = {
+    "clusterregistry/east.yaml": cluster("east", "env: prod"),
+    "clusterregistry/west.yaml": cluster("west", "env: dev"),
+    "clusterregistry/prod.yaml": clusterSelector("prod", "{selector: {matchLabels: {env: prod}}}"),
+  };
+
+  void it("keeps an object only on the clusters its ClusterSelector matches, by the labels of the Cluster named after this one", async () => {
+    const files = {
+      ...clusterFiles,
+      "namespaces/web/namespace.yaml": ns("web"),
+      "namespaces/web/cm.yaml": cm("prod-only", "configmanagement.gke.io/cluster-selector: prod"),
+      "namespaces/web/all.yaml": cm("all"),
+    };
+    assert.deepEqual(declared(await hierarchy(files, { clusterName: "east" })), [
+      "ConfigMap web/all",
+      "ConfigMap web/prod-only",
+      "Namespace web",
+    ]);
+    assert.deepEqual(declared(await hierarchy(files, { clusterName: "west" })), ["ConfigMap web/all", "Namespace web"]);
+  });
+
+  void it("leaves out an unselected Namespace with everything in it", async () => {
+    const files = {
+      ...clusterFiles,
+      "namespaces/web/namespace.yaml": `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n  annotations: {configmanagement.gke.io/cluster-selector: prod}\n`,
+      "namespaces/web/cm.yaml": cm("x"),
+    };
+    assert.deepEqual(declared(await hierarchy(files, { clusterName: "west" })), []);
+  });
+
+  void it("matches cluster-name-selector lists case-insensitively; without a cluster name nothing selected is kept (unstructured)", async () => {
+    const files = {
+      "a.yaml": cm("a", "configsync.gke.io/cluster-name-selector: 'north, East'", "default"),
+      "b.yaml": cm("b", "configsync.gke.io/cluster-name-selector: west", "default"),
+      "c.yaml": cm("c", "", "default"),
+    };
+    assert.deepEqual(declared(await read(files, { clusterName: "east" })), [
+      "ConfigMap default/a",
+      "ConfigMap default/c",
+    ]);
+    assert.deepEqual(declared(await read(files)), ["ConfigMap default/c"]);
+  });
+
+  void it("reads Cluster and ClusterSelector objects in unstructured sources without applying them", async () => {
+    const files = { ...clusterFiles, "a.yaml": cm("a", "configmanagement.gke.io/cluster-selector: prod", "default") };
+    assert.deepEqual(declared(await read(files, { clusterName: "east" })), ["ConfigMap default/a"]);
+    assert.deepEqual(declared(await read(files, { clusterName: "west" })), []);
+  });
+
+  const errorCases: [string, Record<string, string>, string[]][] = [
+    [
+      "an unknown ClusterSelector (KNV1013)",
+      { "a.yaml": cm("a", "configmanagement.gke.io/cluster-selector: nope", "default") },
+      ["KNV1013"],
+    ],
+    [
+      "both cluster annotations (KNV1066)",
+      {
+        "a.yaml": cm(
+          "a",
+          "configmanagement.gke.io/cluster-selector: prod, configsync.gke.io/cluster-name-selector: east",
+          "default",
+        ),
+        ...clusterFiles,
+      },
+      ["KNV1066"],
+    ],
+    [
+      "a cluster-selected ClusterSelector (KNV1004)",
+      {
+        "s.yaml": `apiVersion: configmanagement.gke.io/v1\nkind: ClusterSelector\nmetadata:\n  name: s\n  annotations: {configsync.gke.io/cluster-name-selector: east}\nspec: {selector: {matchLabels: {a: b}}}\n`,
+      },
+      ["KNV1004"],
+    ],
+    [
+      "an empty ClusterSelector (KNV1014)",
+      {
+        "s.yaml": clusterSelector("s", "{selector: {}}"),
+        "a.yaml": cm("a", "configmanagement.gke.io/cluster-selector: s", "default"),
+      },
+      ["KNV1014"],
+    ],
+  ];
+  for (const [what, files, expected] of errorCases) {
+    void it(`reports ${what}`, async () => {
+      assert.deepEqual(codes(await read(files, { clusterName: "east" })), expected);
+    });
+  }
+});
