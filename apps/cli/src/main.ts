@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-/** `driftless vet | hydrate | diff | status`: driftless for people at a terminal. */
+/** `driftless vet | hydrate | diff | status | version`: driftless for people at a terminal. */
 import { parseArgs } from "node:util";
 import { isSyncKind, SourceFormat } from "@driftless/api";
 import { diff } from "./commands/diff.ts";
 import { hydrate } from "./commands/hydrate.ts";
 import { status } from "./commands/status.ts";
+import { OutputFormat } from "./commands/status-render.ts";
+import { version } from "./commands/version.ts";
 import { vet } from "./commands/vet.ts";
 
 const usage = `usage:
@@ -14,7 +16,12 @@ const usage = `usage:
                                             the objects a RootSync would apply, as YAML (stdout by default)
   driftless diff DIR [--source-format unstructured|hierarchy] [--kubeconfig PATH] [--sync-kind RootSync|RepoSync] [--sync-namespace NS] [--sync-name NAME]
                                             what a reconciler would change (exit 1 if anything)
-  driftless status [--kubeconfig PATH]      every RootSync and RepoSync, one line each
+                                            and what it would prune (inventory objects no longer declared)
+  driftless status [--kubeconfig PATH] [--namespace NS] [--resources] [--watch] [-o text|json|yaml]
+                                            every RootSync and RepoSync: source, commits, errors, stall,
+                                            and with --resources the managed objects and their kstatus;
+                                            --watch redraws on every change until Ctrl-C (exit 1 if any is not synced)
+  driftless version [--kubeconfig PATH]     the CLI's version and the manager's (its reconciler-manager image tag)
 --source-format defaults to unstructured; a RootSync that sets none is read as hierarchy, as in Config Sync.`;
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -27,7 +34,10 @@ async function main(argv: readonly string[]): Promise<number> {
       "sync-namespace": { type: "string", default: "config-management-system" },
       "sync-name": { type: "string", default: "root-sync" },
       "source-format": { type: "string", default: SourceFormat.Unstructured },
-      output: { type: "string" },
+      output: { type: "string", short: "o" },
+      namespace: { type: "string", short: "n" },
+      resources: { type: "boolean", default: false },
+      watch: { type: "boolean", short: "w", default: false },
       flat: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -73,8 +83,27 @@ async function main(argv: readonly string[]): Promise<number> {
         out,
       );
     }
-    case "status":
-      return status(kubeconfig, out);
+    case "status": {
+      const output = values.output ?? OutputFormat.Text;
+      if (output !== OutputFormat.Text && output !== OutputFormat.Json && output !== OutputFormat.Yaml)
+        throw new UsageError("status -o must be text, json or yaml");
+      const interrupted = new AbortController();
+      process.once("SIGINT", () => interrupted.abort());
+      return status(
+        {
+          kubeconfig,
+          ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+          resources: values.resources,
+          watch: values.watch,
+          format: output,
+          signal: interrupted.signal,
+          tty: process.stdout.isTTY,
+        },
+        (text) => void process.stdout.write(text),
+      );
+    }
+    case "version":
+      return version(kubeconfig, out);
     default:
       throw new UsageError(`unknown command ${JSON.stringify(command)}`);
   }

@@ -1,8 +1,17 @@
 import type { SourceFormat, SyncKind } from "@driftless/api";
-import { comparisonCandidate, CustomResourceSchemaLoader, decorate, toDesired } from "@driftless/applier";
+import {
+  comparisonCandidate,
+  CustomResourceSchemaLoader,
+  decorate,
+  idKey,
+  Inventory,
+  ownedBy,
+  toDesired,
+  type ObjectId,
+} from "@driftless/applier";
 import { KubeClient, RestMapper } from "@driftless/kube";
 import { Annotator, CustomResourceSchemaRegistry, PatchMaker, renderResult } from "@driftless/objectmatcher";
-import { readSource } from "@driftless/source";
+import { implicitNamespaces, readSource } from "@driftless/source";
 
 export interface DiffOptions {
   readonly dir: string;
@@ -13,7 +22,9 @@ export interface DiffOptions {
 
 /**
  * `driftless diff DIR`: what a reconciler would write for this source, object by object, with the
- * same three-way match (so an object that would not be written shows no diff). Reads only.
+ * same three-way match (so an object that would not be written shows no diff), and the objects it
+ * would prune: those its ResourceGroup records, the source no longer declares, and whose live copy
+ * still carries this sync's owning-inventory annotation (what prune() deletes). Reads only.
  * Exit 0 when nothing would change, 1 when something would, 2 when the source is invalid.
  */
 export async function diff(options: DiffOptions, out: (line: string) => void): Promise<number> {
@@ -67,9 +78,29 @@ export async function diff(options: DiffOptions, out: (line: string) => void): P
       changes++;
       out(`~ ${renderResult(result)}`);
     }
+    const declared = new Set(source.objects.map((o) => idKey(o.id)));
+    // A RootSync declares the Namespaces its objects use without declaring them (namespaceStrategy: implicit, the default).
+    if (options.sync.kind === "RootSync")
+      for (const name of implicitNamespaces(source.objects))
+        declared.add(idKey({ group: "", kind: "Namespace", namespace: "", name }));
+    for (const id of await new Inventory(client, options.sync).read()) {
+      if (declared.has(idKey(id))) continue;
+      const mapping = await mapper.mappingForGroupKind(id.group, id.kind);
+      const live =
+        mapping === undefined
+          ? undefined
+          : await client.get(mapping, mapping.namespaced ? id.namespace : undefined, id.name);
+      if (live === undefined || !ownedBy(live, options.sync)) continue;
+      out(`- ${pruneTitle(id)}: would be pruned`);
+      changes++;
+    }
     out(`${source.objects.length} object(s), ${changes} would change`);
     return changes === 0 ? 0 : 1;
   } finally {
     client.close();
   }
+}
+
+function pruneTitle(id: ObjectId): string {
+  return `${id.group ? `${id.group}/` : ""}${id.kind} ${id.namespace ? `${id.namespace}/` : ""}${id.name}`;
 }

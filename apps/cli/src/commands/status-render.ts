@@ -1,0 +1,47 @@
+import { stringify } from "yaml";
+import type { SyncReport } from "./status-report.ts";
+
+export const OutputFormat = { Text: "text", Json: "json", Yaml: "yaml" } as const;
+export type OutputFormat = (typeof OutputFormat)[keyof typeof OutputFormat];
+
+const header = `${"KIND".padEnd(8)} ${"NAMESPACE/NAME".padEnd(48)} ${"STATE".padEnd(8)} ${"COMMIT".padEnd(12)} ERRORS`;
+
+const short = (commit: string): string => commit.slice(0, 12) || "-";
+
+/** The summary line of one sync (the line `driftless status` has always printed). */
+export function statusLine(r: SyncReport): string {
+  const message = r.stalled?.message ?? r.message;
+  return `${r.kind.padEnd(8)} ${`${r.namespace}/${r.name}`.padEnd(48)} ${r.state.padEnd(8)} ${short(r.commits.lastSynced).padEnd(12)} ${r.errorCount} error(s)${message ? `  ${message}` : ""}`;
+}
+
+/** A sync as a person reads it: the summary line, then its source, commits, stall, errors and objects. */
+export function syncLines(r: SyncReport): string[] {
+  const lines = [
+    statusLine(r),
+    `  source:    ${r.source.display}`,
+    `  commits:   source ${short(r.commits.source)}  rendering ${short(r.commits.rendering)}  sync ${short(r.commits.sync)}`,
+  ];
+  if (r.stalled !== undefined) lines.push(`  stalled:   ${r.stalled.reason}: ${r.stalled.message}`);
+  for (const e of r.errors) lines.push(`  error:     ${e.code} (${e.phase}) ${e.message}`);
+  if (r.errorCount > r.errors.length) lines.push(`  error:     ... ${r.errorCount - r.errors.length} more`);
+  if (r.resources !== undefined) {
+    lines.push(`  resources: ${r.resources.length}`);
+    for (const o of r.resources) {
+      const kind = o.group ? `${o.group}/${o.kind}` : o.kind;
+      lines.push(`    ${o.status.padEnd(12)} ${kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name}`);
+    }
+  }
+  return lines;
+}
+
+/** The whole view, as one string. JSON and YAML print `{ syncs: [...] }` (see SyncReport for the fields). */
+export function render(reports: readonly SyncReport[], format: OutputFormat): string {
+  switch (format) {
+    case OutputFormat.Json:
+      return `${JSON.stringify({ syncs: reports }, null, 2)}\n`;
+    case OutputFormat.Yaml:
+      return stringify({ syncs: reports }, { lineWidth: 0 });
+    case OutputFormat.Text:
+      return `${[header, ...reports.flatMap(syncLines)].join("\n")}\n`;
+  }
+}

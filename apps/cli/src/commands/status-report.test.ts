@@ -1,0 +1,63 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { KubeObject } from "@driftless/kube";
+import { render, OutputFormat } from "./status-render.ts";
+import { exitCode, syncReport, SyncState } from "./status-report.ts";
+import { imageVersion } from "./version.ts";
+
+const sync = (spec: object, status: object): KubeObject =>
+  ({
+    apiVersion: "configsync.gke.io/v1beta1",
+    kind: "RootSync",
+    metadata: { name: "root-sync", namespace: "config-management-system" },
+    spec,
+    status,
+  }) as KubeObject;
+
+test("a sync's source is shown as repo@branch/dir with the credentials in its URL masked", () => {
+  const report = syncReport(
+    sync(
+      { sourceType: "git", git: { repo: "https://user:s3cret@git.example/org/repo", branch: "main", dir: "config" } },
+      {},
+    ),
+  );
+  assert.equal(report.source.display, "https://***@git.example/org/repo@main/config");
+  assert.ok(!JSON.stringify(report).includes("s3cret"));
+  assert.equal(report.state, SyncState.Pending);
+});
+
+test("errors carry their KNV code and phase, and make the sync ERROR and the exit code 1", () => {
+  const report = syncReport(
+    sync(
+      { git: { repo: "r", branch: "main" } },
+      {
+        source: {
+          commit: "abc",
+          errors: [{ code: "1006", errorMessage: "KNV1006: bad yaml" }],
+          errorSummary: { totalCount: 1 },
+        },
+        conditions: [{ type: "Syncing", status: "False", message: "Source" }],
+      },
+    ),
+  );
+  assert.equal(report.state, SyncState.Error);
+  assert.deepEqual(report.errors, [{ phase: "source", code: "KNV1006", message: "bad yaml" }]);
+  assert.equal(report.commits.source, "abc");
+  assert.equal(exitCode([report]), 1);
+  assert.match(render([report], OutputFormat.Text), /error: +KNV1006 \(source\) bad yaml/);
+});
+
+test("the Stalled reason is shown when the manager sets it", () => {
+  const report = syncReport(
+    sync({}, { conditions: [{ type: "Stalled", status: "True", reason: "Deployment", message: "image pull failed" }] }),
+  );
+  assert.equal(report.state, SyncState.Stalled);
+  assert.deepEqual(report.stalled, { reason: "Deployment", message: "image pull failed" });
+});
+
+test("the manager's version is its image tag, or its digest when pinned by one", () => {
+  assert.equal(imageVersion("driftless:0.1.0"), "0.1.0");
+  assert.equal(imageVersion("registry:5000/team/driftless:1.2.3"), "1.2.3");
+  assert.equal(imageVersion("registry:5000/driftless"), "latest");
+  assert.equal(imageVersion("driftless@sha256:abc"), "sha256:abc");
+});

@@ -1,0 +1,222 @@
+import { redactCredentials, redactUrl } from "@driftless/api";
+import type { KubeObject } from "@driftless/kube";
+
+/**
+ * What `driftless status` knows of one sync, and the shape `-o json|yaml` prints (one entry of
+ * `{ "syncs": [...] }`). Fields are only ever added, so scripts can rely on them.
+ */
+export interface SyncReport {
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** SYNCED, SYNCING, PENDING, ERROR or STALLED. */
+  readonly state: SyncState;
+  /** Where the sync reads from, credentials masked. */
+  readonly source: SourceReport;
+  /** The commit each phase last worked on ("" when it has not yet); `lastSynced` is the last one synced without errors. */
+  readonly commits: {
+    readonly source: string;
+    readonly rendering: string;
+    readonly sync: string;
+    readonly lastSynced: string;
+  };
+  readonly errorCount: number;
+  /** The errors the status lists (it may list fewer than errorCount), with Config Sync's KNV codes. */
+  readonly errors: readonly ErrorReport[];
+  /** The manager's Stalled condition, when True: the reconciler cannot be set up or keeps failing. */
+  readonly stalled?: { readonly reason: string; readonly message: string };
+  /** The Syncing condition's message. */
+  readonly message?: string;
+  /** With --resources: the managed objects from the sync's ResourceGroup, with their kstatus. */
+  readonly resources?: readonly ResourceReport[];
+}
+
+export const SyncState = {
+  Synced: "SYNCED",
+  Syncing: "SYNCING",
+  Pending: "PENDING",
+  Error: "ERROR",
+  Stalled: "STALLED",
+} as const;
+export type SyncState = (typeof SyncState)[keyof typeof SyncState];
+
+export interface SourceReport {
+  readonly type: "git" | "oci" | "helm" | "unknown";
+  /** `repo@branch/dir`, `image/dir` or `repo/chart@version`. */
+  readonly display: string;
+  readonly repo?: string;
+  readonly branch?: string;
+  readonly revision?: string;
+  readonly image?: string;
+  readonly chart?: string;
+  readonly version?: string;
+  readonly dir?: string;
+}
+
+export interface ErrorReport {
+  /** Which phase reported it: source, rendering, sync, or the condition type (Stalled, Reconciling). */
+  readonly phase: string;
+  /** `KNVxxxx`. */
+  readonly code: string;
+  readonly message: string;
+}
+
+export interface ResourceReport {
+  readonly group: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** kstatus: Current, InProgress, Failed, Terminating, NotFound or Unknown. */
+  readonly status: string;
+  readonly actuation?: string;
+  readonly reconcile?: string;
+}
+
+interface RawCondition {
+  type?: string;
+  status?: string;
+  reason?: string;
+  message?: string;
+  errors?: RawError[];
+}
+interface RawError {
+  code?: string;
+  errorMessage?: string;
+}
+interface RawPhase {
+  commit?: string;
+  errors?: RawError[];
+  errorSummary?: { totalCount?: number };
+}
+interface RawStatus {
+  lastSyncedCommit?: string;
+  conditions?: RawCondition[];
+  source?: RawPhase;
+  rendering?: RawPhase;
+  sync?: RawPhase;
+}
+interface RawSpec {
+  sourceType?: string;
+  git?: { repo?: string; branch?: string; revision?: string; dir?: string };
+  oci?: { image?: string; dir?: string };
+  helm?: { repo?: string; chart?: string; version?: string };
+}
+
+const phases = ["source", "rendering", "sync"] as const;
+
+/** The report of one sync from its object, and the managed objects from its ResourceGroup when given. */
+export function syncReport(sync: KubeObject, group?: KubeObject): SyncReport {
+  const status = (sync["status"] ?? {}) as RawStatus;
+  const syncing = status.conditions?.find((c) => c.type === "Syncing");
+  const stalled = status.conditions?.find((c) => c.type === "Stalled" && c.status === "True");
+  const errorCount = phases.reduce((n, phase) => n + (status[phase]?.errorSummary?.totalCount ?? 0), 0);
+  const errors: ErrorReport[] = [];
+  for (const phase of phases) for (const e of status[phase]?.errors ?? []) errors.push(errorReport(phase, e));
+  for (const c of status.conditions ?? [])
+    if (c.type !== "Syncing" && c.status === "True")
+      for (const e of c.errors ?? []) errors.push(errorReport(c.type ?? "", e));
+  const state: SyncState =
+    stalled !== undefined
+      ? SyncState.Stalled
+      : syncing === undefined
+        ? SyncState.Pending
+        : syncing.status === "True"
+          ? SyncState.Syncing
+          : errorCount > 0 || errors.length > 0
+            ? SyncState.Error
+            : SyncState.Synced;
+  const message = stalled === undefined ? syncing?.message : undefined;
+  return {
+    kind: sync.kind,
+    namespace: sync.metadata.namespace ?? "",
+    name: sync.metadata.name,
+    state,
+    source: sourceReport((sync["spec"] ?? {}) as RawSpec),
+    commits: {
+      source: status.source?.commit ?? "",
+      rendering: status.rendering?.commit ?? "",
+      sync: status.sync?.commit ?? "",
+      lastSynced: status.lastSyncedCommit ?? "",
+    },
+    errorCount: Math.max(errorCount, errors.length),
+    errors,
+    ...(stalled === undefined
+      ? {}
+      : { stalled: { reason: stalled.reason ?? "", message: redactCredentials(stalled.message ?? "") } }),
+    ...(message ? { message: redactCredentials(message) } : {}),
+    ...(group === undefined ? {} : { resources: resourceReports(group) }),
+  };
+}
+
+function errorReport(phase: string, e: RawError): ErrorReport {
+  const code = e.code === undefined ? "" : `KNV${e.code}`;
+  const text = e.errorMessage ?? "";
+  // errorMessage already starts with "KNVxxxx: "; the code is its own field here.
+  const message = code !== "" && text.startsWith(`${code}: `) ? text.slice(code.length + 2) : text;
+  return { phase, code, message: redactCredentials(message) };
+}
+
+/** From the spec (what the sync asks for), as `nomos status` shows it; credentials never leave unmasked. */
+function sourceReport(spec: RawSpec): SourceReport {
+  const type = spec.sourceType ?? (spec.oci ? "oci" : spec.helm ? "helm" : spec.git ? "git" : "unknown");
+  if (type === "git" && spec.git !== undefined) {
+    const repo = redactUrl(spec.git.repo ?? "");
+    const ref = spec.git.revision && spec.git.revision !== "HEAD" ? spec.git.revision : (spec.git.branch ?? "");
+    const dir = spec.git.dir ?? "";
+    return {
+      type,
+      display: `${repo}@${ref || "HEAD"}${dir ? `/${dir.replace(/^\/+/, "")}` : ""}`,
+      repo,
+      ...(spec.git.branch ? { branch: spec.git.branch } : {}),
+      ...(spec.git.revision ? { revision: spec.git.revision } : {}),
+      ...(dir ? { dir } : {}),
+    };
+  }
+  if (type === "oci" && spec.oci !== undefined) {
+    const image = redactUrl(spec.oci.image ?? "");
+    const dir = spec.oci.dir ?? "";
+    return { type, display: `${image}${dir ? `/${dir}` : ""}`, image, ...(dir ? { dir } : {}) };
+  }
+  if (type === "helm" && spec.helm !== undefined) {
+    const repo = redactUrl(spec.helm.repo ?? "");
+    const chart = spec.helm.chart ?? "";
+    const version = spec.helm.version ?? "";
+    return {
+      type,
+      display: `${repo}/${chart}${version ? `@${version}` : ""}`,
+      repo,
+      chart,
+      ...(version ? { version } : {}),
+    };
+  }
+  return { type: "unknown", display: "-" };
+}
+
+interface RawResourceStatus {
+  group?: string;
+  kind?: string;
+  namespace?: string;
+  name?: string;
+  status?: string;
+  actuation?: string;
+  reconcile?: string;
+}
+
+function resourceReports(group: KubeObject): ResourceReport[] {
+  const statuses = ((group["status"] as { resourceStatuses?: RawResourceStatus[] } | undefined)?.resourceStatuses ??
+    []) as RawResourceStatus[];
+  return statuses.map((s) => ({
+    group: s.group ?? "",
+    kind: s.kind ?? "",
+    namespace: s.namespace ?? "",
+    name: s.name ?? "",
+    status: s.status ?? "Unknown",
+    ...(s.actuation === undefined ? {} : { actuation: s.actuation }),
+    ...(s.reconcile === undefined ? {} : { reconcile: s.reconcile }),
+  }));
+}
+
+/** 0 when every sync is synced, 1 otherwise (pending, syncing, errors, stalled). */
+export function exitCode(reports: readonly SyncReport[]): number {
+  return reports.every((r) => r.state === SyncState.Synced) ? 0 : 1;
+}

@@ -1,0 +1,66 @@
+import { readFile } from "node:fs/promises";
+import { KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+
+const deployments: ResourceMapping = {
+  group: "apps",
+  version: "v1",
+  kind: "Deployment",
+  resource: "deployments",
+  namespaced: true,
+  verbs: ["get"],
+};
+
+/** Where `nomos version` looks for the manager too: this Deployment, and in it a container of the same name. */
+export const ManagerDeployment = { namespace: "config-management-system", name: "reconciler-manager" } as const;
+
+/** The CLI's own version, from its package.json. */
+export async function cliVersion(): Promise<string> {
+  const pkg = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as {
+    version?: string;
+  };
+  return pkg.version ?? "unknown";
+}
+
+/** The tag of the manager container's image (`driftless:0.1.0` → `0.1.0`; a digest when pinned by one). */
+export function imageVersion(image: string): string {
+  const at = image.indexOf("@");
+  if (at >= 0) return image.slice(at + 1);
+  const name = image.slice(image.lastIndexOf("/") + 1);
+  const colon = name.lastIndexOf(":");
+  return colon >= 0 ? name.slice(colon + 1) : "latest";
+}
+
+/**
+ * `driftless version`: the CLI's version and, from the cluster, the manager's. Exit 0 when the
+ * cluster answered (the manager may be absent: "not installed"), 1 when it could not be asked.
+ */
+export async function version(kubeconfig: string | undefined, out: (line: string) => void): Promise<number> {
+  out(`${"COMPONENT".padEnd(20)} VERSION`);
+  out(`${"driftless CLI".padEnd(20)} ${await cliVersion()}`);
+  let manager: string;
+  let code = 0;
+  try {
+    const client = await KubeClient.fromKubeconfig(kubeconfig);
+    try {
+      manager = managerVersion(await client.get(deployments, ManagerDeployment.namespace, ManagerDeployment.name));
+    } finally {
+      client.close();
+    }
+  } catch (error) {
+    manager = `unknown (${error instanceof Error ? error.message : String(error)})`;
+    code = 1;
+  }
+  out(`${ManagerDeployment.name.padEnd(20)} ${manager}`);
+  return code;
+}
+
+function managerVersion(deployment: KubeObject | undefined): string {
+  if (deployment === undefined)
+    return `not installed (no Deployment ${ManagerDeployment.namespace}/${ManagerDeployment.name})`;
+  const containers =
+    (deployment["spec"] as { template?: { spec?: { containers?: { name?: string; image?: string }[] } } } | undefined)
+      ?.template?.spec?.containers ?? [];
+  const container = containers.find((c) => c.name === ManagerDeployment.name);
+  if (container?.image === undefined) return `unknown (no container named ${ManagerDeployment.name} in the Deployment)`;
+  return `${imageVersion(container.image)} (image ${container.image})`;
+}
