@@ -26,6 +26,8 @@ export interface ManagerConfig {
   /** Deployment mode: the Secret (in config-management-system) reconciler pods read REDIS_PASSWORD from. */
   readonly reconcilerRedisSecret: { readonly name: string; readonly key: string } | undefined;
   readonly resyncSeconds: number;
+  /** This cluster's name, passed to reconcilers for cluster selectors (Config Sync's --cluster-name). */
+  readonly clusterName: string | undefined;
   readonly logLevel: "debug" | "info" | "warn" | "error";
 }
 
@@ -35,11 +37,11 @@ export const usage = `usage: driftless-manager [--kubeconfig PATH] [--redis-url 
   [--metrics-port N] [--webhook-port N --webhook-secret-file PATH] [--queue-prefix P] [--allow-file-repos]
   [--sync-selector LABELS] [--lease-name NAME] [--identity ID] [--state-dir DIR] [--reconciler-image IMAGE]
   [--reconciler-redis-url URL] [--reconciler-redis-secret NAME[/KEY]] [--resync-period SECONDS]
-  [--log-level debug|info|warn|error]
+  [--cluster-name NAME] [--log-level debug|info|warn|error]
 environment: KUBECONFIG, REDIS_URL, REDIS_PASSWORD (never a flag), RECONCILER_MODE, METRICS_PORT, WEBHOOK_PORT,
   WEBHOOK_SECRET_FILE, DRIFTLESS_QUEUE_PREFIX, DRIFTLESS_ALLOW_FILE_REPOS=true, DRIFTLESS_SYNC_SELECTOR,
   DRIFTLESS_LEASE_NAME, POD_NAME (identity), DRIFTLESS_STATE_DIR, RECONCILER_IMAGE, RECONCILER_REDIS_URL,
-  RECONCILER_REDIS_SECRET, DRIFTLESS_RESYNC_PERIOD, LOG_LEVEL`;
+  RECONCILER_REDIS_SECRET, DRIFTLESS_RESYNC_PERIOD, CLUSTER_NAME, LOG_LEVEL`;
 
 const stringFlags = {
   kubeconfig: "KUBECONFIG",
@@ -57,6 +59,7 @@ const stringFlags = {
   "reconciler-redis-url": "RECONCILER_REDIS_URL",
   "reconciler-redis-secret": "RECONCILER_REDIS_SECRET",
   "resync-period": "DRIFTLESS_RESYNC_PERIOD",
+  "cluster-name": "CLUSTER_NAME",
   "log-level": "LOG_LEVEL",
 } as const;
 type StringFlag = keyof typeof stringFlags;
@@ -131,6 +134,7 @@ export function parseConfig(
     reconcilerRedisUrl: redis.reconcilerUrl,
     reconcilerRedisSecret: redis.reconcilerSecret,
     resyncSeconds,
+    clusterName: pick("cluster-name"),
     logLevel,
   };
 }

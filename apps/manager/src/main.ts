@@ -66,6 +66,7 @@ async function main(): Promise<number> {
           }
         : undefined,
     resyncMs: config.resyncSeconds * 1000,
+    ...(config.clusterName === undefined ? {} : { clusterName: config.clusterName }),
     logLevel: config.logLevel,
     log,
   });

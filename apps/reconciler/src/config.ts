@@ -19,6 +19,8 @@ export interface ReconcilerConfig {
   readonly allowFileRepos: boolean;
   /** Full pass at least this often even when Git is unchanged (ms); undefined = the reconciler's default. */
   readonly resyncPeriodMs: number | undefined;
+  /** This cluster's name, for cluster selectors in the source (Config Sync's --cluster-name); undefined: none. */
+  readonly clusterName: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -27,8 +29,9 @@ export const usage = `usage: driftless-reconciler --sync-kind RootSync|RepoSync 
   [--kubeconfig PATH] [--redis-url URL] [--metrics-port N] [--cache-dir DIR] [--queue-prefix P] [--log-level L]
   [--allow-file-repos]   (local mode: accept file:// repositories)
   [--resync-period D]    (full pass over unchanged Git at least this often, e.g. 5m; 0 = every poll)
+  [--cluster-name NAME]  (this cluster's name, for ClusterSelectors and cluster-name-selector annotations)
 environment: KUBECONFIG, REDIS_URL, REDIS_PASSWORD (never a flag), SYNC_KIND, SYNC_NAME, SYNC_NAMESPACE, METRICS_PORT, DRIFTLESS_CACHE_DIR,
-  DRIFTLESS_QUEUE_PREFIX, LOG_LEVEL, DRIFTLESS_ALLOW_FILE_REPOS=true, RESYNC_PERIOD`;
+  DRIFTLESS_QUEUE_PREFIX, LOG_LEVEL, DRIFTLESS_ALLOW_FILE_REPOS=true, RESYNC_PERIOD, CLUSTER_NAME`;
 
 /** Flags win over environment variables; anything missing or malformed is a ConfigError naming it. */
 export function parseConfig(
@@ -49,6 +52,7 @@ export function parseConfig(
       "log-level": { type: "string" },
       "allow-file-repos": { type: "boolean" },
       "resync-period": { type: "string" },
+      "cluster-name": { type: "string" },
     },
     strict: true,
   });
@@ -95,5 +99,6 @@ export function parseConfig(
     logLevel: logLevel as ReconcilerConfig["logLevel"],
     allowFileRepos: values["allow-file-repos"] === true || env["DRIFTLESS_ALLOW_FILE_REPOS"] === "true",
     resyncPeriodMs,
+    clusterName: pick("cluster-name", "CLUSTER_NAME"),
   };
 }

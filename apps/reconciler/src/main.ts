@@ -25,6 +25,7 @@ async function main(): Promise<number> {
     cacheDir: config.cacheDir,
     allowFileTransport: config.allowFileRepos,
     ...(config.resyncPeriodMs === undefined ? {} : { resyncPeriodMs: config.resyncPeriodMs }),
+    ...(config.clusterName === undefined ? {} : { clusterName: config.clusterName }),
     log,
     ...(config.metricsPort === undefined ? {} : { metricsPort: config.metricsPort }),
     ...(config.queuePrefix === undefined ? {} : { queuePrefix: config.queuePrefix }),

@@ -29,6 +29,8 @@ export interface DeploymentSettings {
   readonly redisPasswordSecret?: SecretKeyRef | undefined;
   readonly queuePrefix: string | undefined;
   readonly logLevel: string;
+  /** This cluster's name, for cluster selectors (the reconciler's CLUSTER_NAME). */
+  readonly clusterName?: string;
 }
 
 /** The reconciler's /metrics, /healthz and /readyz port (Config Sync's reconciler metrics port). */
@@ -74,6 +76,7 @@ export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings):
     { name: "LOG_LEVEL", value: settings.logLevel },
     ...Object.entries(reconcilerEnvironment).map(([envName, value]) => ({ name: envName, value })),
     ...(settings.queuePrefix === undefined ? [] : [{ name: "DRIFTLESS_QUEUE_PREFIX", value: settings.queuePrefix }]),
+    ...(settings.clusterName === undefined ? [] : [{ name: "CLUSTER_NAME", value: settings.clusterName }]),
   ];
   const probe = (path: string, periodSeconds: number) => ({
     httpGet: { path, port: "metrics" },

@@ -49,7 +49,9 @@ export interface ManagerOptions {
   /** Process mode: the reconciler's entry point. */
   readonly reconcilerEntry: string;
   /** Deployment mode: how reconciler Deployments are built. */
-  readonly deployment: Omit<DeploymentSettings, "queuePrefix" | "logLevel"> | undefined;
+  readonly deployment: Omit<DeploymentSettings, "queuePrefix" | "logLevel" | "clusterName"> | undefined;
+  /** This cluster's name, handed to every reconciler for cluster selectors (Config Sync's `--cluster-name`). */
+  readonly clusterName?: string;
   readonly resyncMs: number;
   readonly logLevel: string;
   readonly log: Logger;
@@ -260,7 +262,12 @@ export class Manager {
     const o = this.#o;
     if (o.mode === ReconcilerMode.Deployment) {
       if (o.deployment === undefined) throw new Error("deployment mode needs the reconciler image");
-      return new DeploymentWorkload(this.client, { ...o.deployment, queuePrefix: o.queuePrefix, logLevel: o.logLevel });
+      return new DeploymentWorkload(this.client, {
+        ...o.deployment,
+        queuePrefix: o.queuePrefix,
+        logLevel: o.logLevel,
+        ...(o.clusterName === undefined ? {} : { clusterName: o.clusterName }),
+      });
     }
     if (access === undefined) throw new Error("process mode needs the cluster's address");
     return new ProcessWorkload({
@@ -272,6 +279,7 @@ export class Manager {
       queuePrefix: o.queuePrefix,
       allowFileRepos: o.allowFileRepos,
       logLevel: o.logLevel,
+      ...(o.clusterName === undefined ? {} : { clusterName: o.clusterName }),
       log: this.#log,
       ...(o.stopGraceMs === undefined ? {} : { stopGraceMs: o.stopGraceMs }),
       onStateChange: (sync) => {

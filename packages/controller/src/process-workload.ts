@@ -33,6 +33,8 @@ export interface ProcessWorkloadOptions {
   readonly queuePrefix: string | undefined;
   readonly allowFileRepos: boolean;
   readonly logLevel: string;
+  /** This cluster's name, for cluster selectors (the reconciler's `--cluster-name`). */
+  readonly clusterName?: string;
   readonly log: Logger;
   /** Called when a child's state changes, so the manager can update the sync's status. */
   readonly onStateChange?: (sync: SyncRef) => void;
@@ -183,6 +185,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
       o.logLevel,
       ...(o.queuePrefix === undefined ? [] : ["--queue-prefix", o.queuePrefix]),
       ...(o.allowFileRepos ? ["--allow-file-repos"] : []),
+      ...(o.clusterName === undefined ? [] : ["--cluster-name", o.clusterName]),
     ];
     // The Redis URL may hold the password: the environment, not argv, which `ps` shows to everyone.
     return { command: process.execPath, args, env: { ...reconcilerEnvironment, REDIS_URL: o.redisUrl } };

@@ -27,6 +27,7 @@ import { initPassMetrics, observeApiCalls, recordPass } from "./pass-metrics.ts"
 import { Remediator } from "./remediator.ts";
 import { collectAfterPass, memoryMiB } from "./memory.ts";
 import { loadSync } from "./rsync.ts";
+import { NamespaceWatch } from "./namespace-watch.ts";
 import { SourceCache } from "./source-cache.ts";
 import { sourceFormatOf } from "./source-options.ts";
 import type { PassReport } from "./status.ts";
@@ -53,6 +54,8 @@ export interface ReconcilerOptions {
   readonly resyncPeriodMs?: number;
   /** Serve current state from watch caches (default) or GET each object. */
   readonly useWatchCache?: boolean;
+  /** This cluster's name, for cluster selectors in the source (Config Sync's `--cluster-name`); undefined: none. */
+  readonly clusterName?: string;
   /** Allow file:// repositories (local mode, tests). Off by default: a RepoSync could read the node's files. */
   readonly allowFileTransport?: boolean;
   readonly log?: Logger;
@@ -74,6 +77,8 @@ export class Reconciler implements PassContext {
   lastFetchSpec: string | undefined;
   /** The last checkout's declaration, reused while nothing it depends on changed. */
   private sourceCache: SourceCache | undefined;
+  /** The cluster's Namespaces, watched once a source has a dynamic NamespaceSelector: a change asks for a pass. */
+  private readonly namespaceWatch: NamespaceWatch;
   /** Objects found equal to their declaration, so a resync skips matching them again (applier). */
   private readonly verified = new VerifiedMatches();
   lastPass: PassReport | undefined;
@@ -159,6 +164,7 @@ export class Reconciler implements PassContext {
         declarationsChanging: () => this.declarationsChanging(),
       });
     }
+    this.namespaceWatch = new NamespaceWatch(client, (reason) => void this.trigger("drift", reason));
     this.redis = createRedisConnection(options.redisUrl);
     this.queue = new SyncQueue({
       sync: options.identity,
@@ -205,7 +211,8 @@ export class Reconciler implements PassContext {
 
   /** A pass is running and not (known to be) on the commit the remediator guards. */
   private declarationsChanging(): boolean {
-    return this.passing && this.passCommit !== this.syncedCommit();
+    // A dynamic NamespaceSelector changes what is declared without a new commit.
+    return this.passing && (this.passCommit !== this.syncedCommit() || this.sourceCache?.dynamicNamespaces === true);
   }
 
   /** Asks for a pass; de-duplicated by the queue (one waiting, one running). */
@@ -338,6 +345,10 @@ export class Reconciler implements PassContext {
               };
         },
       },
+      {
+        ...(this.options.clusterName === undefined ? {} : { clusterName: this.options.clusterName }),
+        listNamespaces: () => this.namespaceWatch.list(),
+      },
     );
     return this.sourceCache.read(fetched, sourceFormatOf(sync), this.abort.signal);
   }
@@ -413,6 +424,7 @@ export class Reconciler implements PassContext {
     this.abort.abort();
     this.remediator?.stop();
     if (this.live instanceof InformerLiveState) await this.live.stop();
+    await this.namespaceWatch.stop();
     await this.redis.quit().catch(() => undefined);
     await this.server?.close();
     this.client.close();

@@ -3,7 +3,8 @@
  * files of one commit and dir are read and declared once; both are redone only when discovery
  * answers differently for a kind the source uses. A full pass over an unchanged
  * commit (every resync) then allocates next to nothing for its source: at 10,000 objects re-reading
- * and re-declaring was most of an unchanged pass's time and garbage.
+ * and re-declaring was most of an unchanged pass's time and garbage. A source with a `mode: dynamic`
+ * NamespaceSelector is declared again when the cluster's Namespaces change what it selects.
  */
 import type { SourceFormat } from "@driftless/api";
 import type { FetchResult } from "@driftless/git";
@@ -11,11 +12,21 @@ import {
   declareObjects,
   readManifests,
   sourceFormatFor,
+  usesDynamicNamespaceSelector,
   type KindInfo,
   type KindResolver,
+  type LiveNamespace,
   type SourceResult,
   type SyncScope,
 } from "@driftless/source";
+import { namespacesDigest } from "./namespace-watch.ts";
+
+export interface SourceCacheOptions {
+  /** This cluster's name, for cluster selectors (Config Sync's `--cluster-name`). */
+  readonly clusterName?: string;
+  /** The cluster's Namespaces; asked only for a source with a dynamic NamespaceSelector. */
+  readonly listNamespaces?: () => Promise<LiveNamespace[]>;
+}
 
 interface Declared {
   readonly commit: string;
@@ -25,16 +36,25 @@ interface Declared {
   readonly kinds: string;
   readonly asked: readonly (readonly [apiVersion: string, kind: string])[];
   readonly result: SourceResult;
+  /** The Namespaces a dynamic NamespaceSelector chose from (namespacesDigest); undefined without one. */
+  readonly namespaces: string | undefined;
 }
 
 export class SourceCache {
   readonly #scope: SyncScope;
   readonly #kinds: KindResolver;
+  readonly #options: SourceCacheOptions;
   #declared: Declared | undefined;
 
-  constructor(scope: SyncScope, kinds: KindResolver) {
+  constructor(scope: SyncScope, kinds: KindResolver, options: SourceCacheOptions = {}) {
     this.#scope = scope;
     this.#kinds = kinds;
+    this.#options = options;
+  }
+
+  /** Whether the last source read has a dynamic NamespaceSelector (and so depends on the cluster's Namespaces). */
+  get dynamicNamespaces(): boolean {
+    return this.#declared?.namespaces !== undefined;
   }
 
   /** `format`: the sync's spec.sourceFormat, defaulted (a RepoSync's source is read as unstructured whatever it says). */
@@ -45,7 +65,8 @@ export class SourceCache {
       last?.commit === fetched.commit &&
       last.sourceDir === fetched.sourceDir &&
       last.format === format &&
-      (await this.#answers(last.asked)) === last.kinds
+      (await this.#answers(last.asked)) === last.kinds &&
+      (last.namespaces === undefined || namespacesDigest(await this.#listNamespaces()) === last.namespaces)
     )
       return last.result;
 
@@ -54,9 +75,13 @@ export class SourceCache {
     this.#declared = undefined;
     const manifests = await readManifests(fetched.sourceDir, { signal, format });
     const asked: [string, string][] = [];
+    const live = usesDynamicNamespaceSelector(manifests.manifests) ? await this.#listNamespaces() : undefined;
+    const { clusterName } = this.#options;
     const result = await declareObjects(manifests, {
       scope: this.#scope,
       format,
+      ...(clusterName === undefined ? {} : { clusterName }),
+      ...(live === undefined ? {} : { liveNamespaces: live }),
       kinds: {
         resolveKind: (apiVersion, kind) => {
           asked.push([apiVersion, kind]);
@@ -67,9 +92,15 @@ export class SourceCache {
     // A read with errors is not kept: an I/O failure may be transient.
     if (manifests.errors.length === 0) {
       const { commit, sourceDir } = fetched;
-      this.#declared = { commit, sourceDir, format, asked, kinds: await this.#answers(asked), result };
+      const kinds = await this.#answers(asked);
+      const namespaces = live === undefined ? undefined : namespacesDigest(live);
+      this.#declared = { commit, sourceDir, format, asked, kinds, result, namespaces };
     }
     return result;
+  }
+
+  async #listNamespaces(): Promise<LiveNamespace[]> {
+    return (await this.#options.listNamespaces?.()) ?? [];
   }
 
   async #answers(asked: readonly (readonly [string, string])[]): Promise<string> {

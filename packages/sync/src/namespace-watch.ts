@@ -1,0 +1,70 @@
+/**
+ * The cluster's Namespaces, for `mode: dynamic` NamespaceSelectors: one informer, started the first
+ * time a source uses a dynamic selector, that lists them for the pass and asks for a pass whenever a
+ * Namespace appears, goes, starts terminating or has its labels changed, so selected objects follow.
+ */
+import { Informer, namespaceMapping, type KubeClient, type KubeObject } from "@driftless/kube";
+import type { LiveNamespace } from "@driftless/source";
+
+export class NamespaceWatch {
+  readonly #client: KubeClient;
+  readonly #onChange: (reason: string) => void;
+  #informer: Informer | undefined;
+
+  constructor(client: KubeClient, onChange: (reason: string) => void) {
+    this.#client = client;
+    this.#onChange = onChange;
+  }
+
+  /** The Namespaces as the watch cache has them; the first call starts the watch and waits for its list. */
+  async list(): Promise<LiveNamespace[]> {
+    const informer = this.#informer ?? this.#start();
+    await informer.synced();
+    return informer.list().map(liveNamespace);
+  }
+
+  async stop(): Promise<void> {
+    await this.#informer?.stop();
+    this.#informer = undefined;
+  }
+
+  #start(): Informer {
+    const informer = new Informer(this.#client, namespaceMapping);
+    // Events of the first list are not changes: the pass that started the watch reads that list.
+    const changed = (why: string) => (obj: KubeObject) => {
+      if (informer.hasSynced) this.#onChange(`namespace ${obj.metadata.name} ${why}`);
+    };
+    informer.on("add", changed("added"));
+    informer.on("delete", changed("deleted"));
+    informer.on("update", (obj, old) => {
+      const before = old === undefined ? undefined : JSON.stringify(selectedBy(liveNamespace(old)));
+      if (before !== JSON.stringify(selectedBy(liveNamespace(obj)))) changed("relabelled")(obj);
+    });
+    informer.start();
+    this.#informer = informer;
+    return informer;
+  }
+}
+
+/** What a selector looks at: labels (in a stable order) and whether it is terminating. */
+function selectedBy(ns: LiveNamespace): unknown {
+  return [Object.entries(ns.labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)), ns.terminating === true];
+}
+
+function liveNamespace(obj: KubeObject): LiveNamespace {
+  const status = (obj as { status?: { phase?: unknown } }).status;
+  return {
+    name: obj.metadata.name,
+    labels: obj.metadata.labels ?? {},
+    ...(status?.phase === "Terminating" ? { terminating: true } : {}),
+  };
+}
+
+/** A stable digest of the Namespaces, to tell whether a declaration made from them is still current. */
+export function namespacesDigest(namespaces: readonly LiveNamespace[]): string {
+  return JSON.stringify(
+    [...namespaces]
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((ns) => [ns.name, selectedBy(ns)]),
+  );
+}
