@@ -2,6 +2,15 @@
 # `node dist/driftless-manager.mjs` (the default) and `node ... dist/driftless-reconciler.mjs` (what the
 # manager's reconciler Deployments run, with Node flags sized to the container's memory limit).
 # A bundle starts with ~50 MiB less resident memory than the TypeScript sources (docs/benchmarks.md).
+# kustomize and helm, which render a sync directory holding a kustomization, built from their Go modules
+# by the same script (and pinned versions) as `npm test` uses.
+FROM golang:1.26-bookworm AS render-tools
+WORKDIR /src
+COPY packages/sync/versions packages/sync/versions
+COPY packages/sync/scripts/build-render-tools.sh packages/sync/scripts/
+RUN dir=$(DRIFTLESS_BIN_CACHE=/cache bash packages/sync/scripts/build-render-tools.sh | tail -n 1) \
+  && mkdir -p /tools && cp "$dir/kustomize" "$dir/helm" /tools/
+
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY . .
@@ -17,6 +26,8 @@ RUN apt-get update \
   && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY --from=build /app /app
+# The reconciler finds them on PATH (--render-tools-dir / DRIFTLESS_RENDER_TOOLS_DIR overrides).
+COPY --from=render-tools /tools/ /usr/local/bin/
 # A writable HOME for git on a read-only root filesystem (/tmp is an emptyDir in the pods).
 ENV HOME=/tmp NODE_ENV=production
 USER 65532:65532

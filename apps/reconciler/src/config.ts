@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { isSyncKind, parseDuration, type SyncKind } from "@driftless/api";
 import { hasRedisPassword, isRedisUrl, withRedisPassword } from "@driftless/queue";
+import { defaultRenderToolsDir } from "./render-tools.ts";
 
 /** Settings of one reconciler process, from flags or (for the Deployment) environment variables. */
 export interface ReconcilerConfig {
@@ -21,6 +22,8 @@ export interface ReconcilerConfig {
   readonly resyncPeriodMs: number | undefined;
   /** This cluster's name, for cluster selectors in the source (Config Sync's --cluster-name); undefined: none. */
   readonly clusterName: string | undefined;
+  /** The folder holding kustomize and helm; undefined: PATH. */
+  readonly renderToolsDir: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -30,8 +33,10 @@ export const usage = `usage: driftless-reconciler --sync-kind RootSync|RepoSync 
   [--allow-file-repos]   (local mode: accept file:// repositories)
   [--resync-period D]    (full pass over unchanged Git at least this often, e.g. 5m; 0 = every poll)
   [--cluster-name NAME]  (this cluster's name, for ClusterSelectors and cluster-name-selector annotations)
+  [--render-tools-dir DIR] (kustomize and helm; default: the .local/bin build of a driftless checkout, else PATH)
 environment: KUBECONFIG, REDIS_URL, REDIS_PASSWORD (never a flag), SYNC_KIND, SYNC_NAME, SYNC_NAMESPACE, METRICS_PORT, DRIFTLESS_CACHE_DIR,
-  DRIFTLESS_QUEUE_PREFIX, LOG_LEVEL, DRIFTLESS_ALLOW_FILE_REPOS=true, RESYNC_PERIOD, CLUSTER_NAME`;
+  DRIFTLESS_QUEUE_PREFIX, LOG_LEVEL, DRIFTLESS_ALLOW_FILE_REPOS=true, RESYNC_PERIOD, CLUSTER_NAME,
+  DRIFTLESS_RENDER_TOOLS_DIR`;
 
 /** Flags win over environment variables; anything missing or malformed is a ConfigError naming it. */
 export function parseConfig(
@@ -53,6 +58,7 @@ export function parseConfig(
       "allow-file-repos": { type: "boolean" },
       "resync-period": { type: "string" },
       "cluster-name": { type: "string" },
+      "render-tools-dir": { type: "string" },
     },
     strict: true,
   });
@@ -100,5 +106,6 @@ export function parseConfig(
     allowFileRepos: values["allow-file-repos"] === true || env["DRIFTLESS_ALLOW_FILE_REPOS"] === "true",
     resyncPeriodMs,
     clusterName: pick("cluster-name", "CLUSTER_NAME"),
+    renderToolsDir: pick("render-tools-dir", "DRIFTLESS_RENDER_TOOLS_DIR") ?? defaultRenderToolsDir(),
   };
 }

@@ -24,6 +24,7 @@ async function main(): Promise<number> {
     redisUrl: config.redisUrl,
     cacheDir: config.cacheDir,
     allowFileTransport: config.allowFileRepos,
+    ...(config.renderToolsDir === undefined ? {} : { renderToolsDir: config.renderToolsDir }),
     ...(config.resyncPeriodMs === undefined ? {} : { resyncPeriodMs: config.resyncPeriodMs }),
     ...(config.clusterName === undefined ? {} : { clusterName: config.clusterName }),
     log,

@@ -99,6 +99,8 @@ export const KnvCode = {
   InvalidSync: "KNV1061",
   /** An object carries both cluster-selector annotations. */
   ClusterSelectorAnnotationConflict: "KNV1066",
+  /** kustomize (or helm through it) failed to render the sync directory; the message carries the tool's output. */
+  Rendering: "KNV1068",
   /** A RootSync/RepoSync declares itself in its own source. */
   SelfReconcile: "KNV1069",
   /** The source declares more objects than the reconciler accepts. */

@@ -4,6 +4,7 @@ import type { FetchResult, GitFetcher } from "@driftless/git";
 import type { KubeClient } from "@driftless/kube";
 import type { SourceResult } from "@driftless/source";
 import type { Logger } from "./log.ts";
+import type { Rendered } from "./rendering.ts";
 import type { PassResult, PassTrigger } from "./pass.ts";
 
 /** What a pass needs from the reconciler that runs it; the Reconciler implements it. */
@@ -27,6 +28,11 @@ export interface PassContext {
    * period (the remediator handles drift in between, as Config Sync's does).
    */
   beginCommit(trigger: string, commit: string, generation: number | undefined): boolean;
+  /**
+   * The checkout as the source reads it: rendered by kustomize when its directory holds a
+   * kustomization (`source` undefined when that failed), the checkout itself otherwise.
+   */
+  render(fetched: FetchResult, sync: RSync): Promise<Rendered>;
   /** The checkout read in the sync's spec.sourceFormat. */
   readSource(fetched: FetchResult, sync: RSync): Promise<SourceResult>;
   applyOptions(commit: string): ApplyOptions;

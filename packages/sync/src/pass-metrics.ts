@@ -35,7 +35,8 @@ export function recordPass(
   result: PassResult,
   seconds: number,
 ): void {
-  const status = statusOf([...result.sourceErrors, ...result.syncErrors]);
+  const renderingErrors = result.rendering?.errors ?? [];
+  const status = statusOf([...renderingErrors, ...result.sourceErrors, ...result.syncErrors]);
   m.reconcileDuration.observe({ status }, seconds);
   if (result.synced && result.commit !== undefined) m.lastSync.record({ status, commit: result.commit });
   if (result.declared !== undefined) m.declaredResources.set(result.declared.length);
@@ -75,13 +76,12 @@ export function recordPass(
     list.filter((e) => e.code === KnvCode.Internal || e.code === KnvCode.Undocumented).length;
   m.internalErrors.inc({ source: "parser" }, internal(result.sourceErrors));
   m.internalErrors.inc({ source: "applier" }, internal(result.syncErrors));
-  // driftless renders nothing (no hydration step), so rendering never has errors.
   const pipeline = {
     name: identity.name,
     reconciler: identity.kind === "RootSync" ? "root-sync" : "repo-sync",
   } as const;
   m.pipelineErrorObserved.set({ ...pipeline, component: "source" }, result.sourceErrors.length > 0 ? 1 : 0);
-  m.pipelineErrorObserved.set({ ...pipeline, component: "rendering" }, 0);
+  m.pipelineErrorObserved.set({ ...pipeline, component: "rendering" }, renderingErrors.length > 0 ? 1 : 0);
   m.pipelineErrorObserved.set({ ...pipeline, component: "sync" }, result.syncErrors.length > 0 ? 1 : 0);
   if (result.declared !== undefined) {
     const resourcegroup = `${identity.namespace}/${identity.name}`;

@@ -113,7 +113,12 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
       );
     }
 
-    const source = await ctx.readSource(fetched, sync); // parse and validate; a failed read stops here
+    // kustomize build when the directory holds a kustomization; a failed render stops here, before any prune.
+    const rendered = await ctx.render(fetched, sync);
+    result = { ...result, rendering: rendered.rendering };
+    lap("render");
+    if (rendered.source === undefined) return result;
+    const source = await ctx.readSource(rendered.source, sync); // parse and validate; a failed read stops here
     lap("read");
     if (!source.complete) {
       result = { ...result, sourceErrors: source.errors };
@@ -195,7 +200,7 @@ async function reportStatus(
     return nextStatus(ctx.identity, sync, current, report, new Date());
   });
   if (!changed) return;
-  const errors = [...report.sourceErrors, ...report.syncErrors];
+  const errors = [...(report.rendering?.errors ?? []), ...report.sourceErrors, ...report.syncErrors];
   const first = errors[0];
   if (first !== undefined) {
     await recordEvent(

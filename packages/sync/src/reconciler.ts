@@ -29,6 +29,7 @@ import { collectAfterPass, memoryMiB } from "./memory.ts";
 import { loadSync } from "./rsync.ts";
 import { NamespaceWatch } from "./namespace-watch.ts";
 import { SourceCache } from "./source-cache.ts";
+import { RenderCache, type Rendered } from "./rendering.ts";
 import { sourceFormatOf } from "./source-options.ts";
 import type { PassReport } from "./status.ts";
 
@@ -58,6 +59,8 @@ export interface ReconcilerOptions {
   readonly clusterName?: string;
   /** Allow file:// repositories (local mode, tests). Off by default: a RepoSync could read the node's files. */
   readonly allowFileTransport?: boolean;
+  /** The folder holding kustomize and helm (built by packages/sync/scripts/build-render-tools.sh); undefined: PATH. */
+  readonly renderToolsDir?: string;
   readonly log?: Logger;
 }
 
@@ -77,6 +80,7 @@ export class Reconciler implements PassContext {
   lastFetchSpec: string | undefined;
   /** The last checkout's declaration, reused while nothing it depends on changed. */
   private sourceCache: SourceCache | undefined;
+  private renderCache: RenderCache | undefined;
   /** The cluster's Namespaces, watched once a source has a dynamic NamespaceSelector: a change asks for a pass. */
   private readonly namespaceWatch: NamespaceWatch;
   /** Objects found equal to their declaration, so a resync skips matching them again (applier). */
@@ -294,7 +298,7 @@ export class Reconciler implements PassContext {
       this.passCommit = undefined;
       this.remediator?.recheckChangesDuringPass();
     }
-    const errors = [...result.sourceErrors, ...result.syncErrors];
+    const errors = [...(result.rendering?.errors ?? []), ...result.sourceErrors, ...result.syncErrors];
     // Transient failures retry with backoff; configuration errors wait for the next commit or poll.
     const transient = errors.find((e) => e.errorClass === ErrorClass.Retry);
     if (transient !== undefined) throw transient;
@@ -325,6 +329,11 @@ export class Reconciler implements PassContext {
   rememberFetch(fetched: FetchResult, spec: string): void {
     this.lastFetch = fetched;
     this.lastFetchSpec = spec;
+  }
+
+  render(fetched: FetchResult, sync: RSync): Promise<Rendered> {
+    this.renderCache ??= new RenderCache({ dir: this.options.renderToolsDir });
+    return this.renderCache.render(fetched, sync, this.abort.signal);
   }
 
   readSource(fetched: FetchResult, sync: RSync): Promise<SourceResult> {
@@ -394,7 +403,7 @@ export class Reconciler implements PassContext {
       });
       return;
     }
-    const errors = [...result.sourceErrors, ...result.syncErrors];
+    const errors = [...(result.rendering?.errors ?? []), ...result.sourceErrors, ...result.syncErrors];
     recordPass(this.metrics, this.identity, trigger, result, seconds);
     this.log.info("pass finished", {
       trigger,
@@ -427,6 +436,7 @@ export class Reconciler implements PassContext {
     await this.namespaceWatch.stop();
     await this.redis.quit().catch(() => undefined);
     await this.server?.close();
+    await this.renderCache?.clear();
     this.client.close();
   }
 }

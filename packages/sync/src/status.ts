@@ -26,6 +26,8 @@ export interface PassReport {
   readonly syncErrors: readonly DriftlessError[];
   /** True when the pass applied the commit fully (lastSyncedCommit moves only then). */
   readonly synced: boolean;
+  /** `status.rendering`, once the pass knew its commit: Config Sync's message and KNV1068 errors. */
+  readonly rendering?: { readonly message: string; readonly errors: readonly DriftlessError[] };
 }
 
 type Status = { [key: string]: unknown; conditions?: SyncCondition[] };
@@ -52,11 +54,16 @@ export function nextStatus(
   const status: Status = { ...current };
   const time = kubeTime(now);
   const git = gitStatus(sync);
-  const phase = (errors: readonly DriftlessError[], previous: unknown): Record<string, unknown> => {
+  const phase = (
+    errors: readonly DriftlessError[],
+    previous: unknown,
+    extra: Record<string, unknown> = {},
+  ): Record<string, unknown> => {
     const { errors: list, errorSummary } = statusErrors(errors);
     const next: Record<string, unknown> = {
       ...(git ? { gitStatus: git } : {}),
       commit: report.commit ?? "",
+      ...extra,
       errorSummary,
     };
     if (list !== undefined) next["errors"] = list;
@@ -69,31 +76,51 @@ export function nextStatus(
   };
   status["observedGeneration"] = (sync?.metadata.generation ?? current["observedGeneration"] ?? 0) as number;
   status["reconciler"] = reconcilerName(identity.kind, identity.namespace, identity.name);
-  status["source"] = phase(report.sourceErrors, current["source"]);
-  if (report.sourceErrors.length === 0) status["sync"] = phase(report.syncErrors, current["sync"]);
+  const rendering = report.rendering;
+  if (rendering !== undefined)
+    status["rendering"] = phase(rendering.errors, current["rendering"], { message: rendering.message });
+  // A failed render stops the pass before the source is read: source and sync keep what they said.
+  const renderFailed = rendering !== undefined && rendering.errors.length > 0;
+  if (!renderFailed) status["source"] = phase(report.sourceErrors, current["source"]);
+  if (!renderFailed && report.sourceErrors.length === 0) status["sync"] = phase(report.syncErrors, current["sync"]);
   if (report.synced && report.commit !== undefined) status["lastSyncedCommit"] = report.commit;
 
-  const failing = report.sourceErrors.length > 0 ? report.sourceErrors : report.syncErrors;
+  const failing = renderFailed
+    ? rendering.errors
+    : report.sourceErrors.length > 0
+      ? report.sourceErrors
+      : report.syncErrors;
   const summary = statusErrors(failing);
   const { conditions } = setCondition(
     current.conditions,
-    failing.length === 0
+    renderFailed
       ? {
+          // Config Sync's rendering condition: reason Rendering, the rendering message.
           type: SyncConditionType.Syncing,
           status: "False",
-          reason: "Sync",
-          message: "Sync Completed",
+          reason: "Rendering",
+          message: rendering.message,
           commit: report.commit ?? "",
-        }
-      : {
-          type: SyncConditionType.Syncing,
-          status: "False",
-          reason: report.sourceErrors.length > 0 ? "Source" : "Sync",
-          message: report.sourceErrors.length > 0 ? "Source Error" : "Sync Error",
-          commit: report.commit ?? "",
-          errorSourceRefs: [report.sourceErrors.length > 0 ? ErrorSourceRef.Source : ErrorSourceRef.Sync],
+          errorSourceRefs: [ErrorSourceRef.Rendering],
           errorSummary: summary.errorSummary,
-        },
+        }
+      : failing.length === 0
+        ? {
+            type: SyncConditionType.Syncing,
+            status: "False",
+            reason: "Sync",
+            message: "Sync Completed",
+            commit: report.commit ?? "",
+          }
+        : {
+            type: SyncConditionType.Syncing,
+            status: "False",
+            reason: report.sourceErrors.length > 0 ? "Source" : "Sync",
+            message: report.sourceErrors.length > 0 ? "Source Error" : "Sync Error",
+            commit: report.commit ?? "",
+            errorSourceRefs: [report.sourceErrors.length > 0 ? ErrorSourceRef.Source : ErrorSourceRef.Sync],
+            errorSummary: summary.errorSummary,
+          },
     now,
   );
   status.conditions = [...conditions];

@@ -1,0 +1,121 @@
+/**
+ * Rendering a sync directory that holds a kustomization with the real `kustomize build` (Helm charts
+ * through the real `helm`, `--enable-helm`), as Config Sync's hydration-controller does.
+ */
+import { execFile } from "node:child_process";
+import { access, constants, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, join } from "node:path";
+import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
+
+/** Config Sync's names for a kustomization file. */
+const kustomizationFiles = new Set(["kustomization.yaml", "kustomization.yml", "Kustomization"]);
+
+/** Config Sync's status.rendering messages. */
+export const RenderingMessage = {
+  Succeeded: "Rendering succeeded",
+  Failed: "Rendering failed",
+  Skipped: "Rendering skipped",
+} as const;
+export type RenderingMessage = (typeof RenderingMessage)[keyof typeof RenderingMessage];
+
+/** Where the tools are: a folder holding `kustomize` and `helm`, or undefined for PATH. */
+export interface RenderTools {
+  readonly dir?: string | undefined;
+}
+
+export interface RenderOptions {
+  readonly tools: RenderTools;
+  /** spec.override.enableShellInRendering: remote bases (git) and exec plugins. */
+  readonly enableShell: boolean;
+  readonly signal: AbortSignal;
+}
+
+/** kustomize failed (KNV1068); the message carries its output. Terminal: the next commit may fix it. */
+export class RenderingError extends DriftlessError {
+  constructor(message: string, cause?: unknown) {
+    super({ code: KnvCode.Rendering, errorClass: ErrorClass.Terminal, message, cause });
+  }
+}
+
+/** True when the sync directory itself holds a kustomization (not a subdirectory: Config Sync's rule). */
+export async function needsRendering(dir: string): Promise<boolean> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  return entries.some((e) => !e.isDirectory() && kustomizationFiles.has(e.name));
+}
+
+/** Output above this is refused rather than held in memory (a runaway generator). */
+const maxOutputBytes = 256 * 1024 * 1024;
+
+/**
+ * Runs `kustomize build` on `dir` and writes its output to a new folder, returned; the caller removes it.
+ * Without shell access, kustomize runs with a PATH that holds only helm's folder, so a remote git base
+ * (kustomize clones with the git CLI) fails, and exec plugins are not enabled: Config Sync's
+ * hydration-controller image without a shell refuses the same.
+ */
+export async function renderKustomization(dir: string, options: RenderOptions): Promise<string> {
+  const kustomize = await locate("kustomize", options.tools);
+  const helm = await locate("helm", options.tools);
+  const args = ["build", dir, "--enable-helm", `--helm-command=${helm}`, "--load-restrictor=LoadRestrictionsNone"];
+  if (options.enableShell) args.push("--enable-alpha-plugins", "--enable-exec");
+  const home = await mkdtemp(join(tmpdir(), "driftless-render-"));
+  // helm keeps its caches under HOME/XDG folders; a fresh one per render keeps renders independent.
+  const env: NodeJS.ProcessEnv = {
+    HOME: home,
+    XDG_CACHE_HOME: join(home, "cache"),
+    XDG_CONFIG_HOME: join(home, "config"),
+    XDG_DATA_HOME: join(home, "data"),
+    // helm is called by its full path; an empty PATH leaves kustomize no git (remote bases) and no shell.
+    PATH: options.enableShell ? [dirname(helm), process.env["PATH"] ?? ""].join(delimiter) : home,
+  };
+  try {
+    const output = await new Promise<string>((resolve, reject) => {
+      execFile(
+        kustomize,
+        args,
+        { cwd: dir, env, signal: options.signal, maxBuffer: maxOutputBytes, encoding: "utf8" },
+        (error, stdout, stderr) => {
+          if (error === null) return resolve(stdout);
+          const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
+          reject(
+            new RenderingError(
+              missing
+                ? `kustomize was not found at ${kustomize}: set --render-tools-dir (DRIFTLESS_RENDER_TOOLS_DIR) to the folder holding kustomize and helm`
+                : `failed to run kustomize build in ${dir}, stdout: ${stdout.trim()}: ${stderr.trim() || error.message}`,
+              error,
+            ),
+          );
+        },
+      );
+    });
+    const out = join(home, "rendered");
+    await mkdir(out, { recursive: true });
+    await writeFile(join(out, "rendered.yaml"), output);
+    await rm(join(home, "cache"), { recursive: true, force: true });
+    return out;
+  } catch (error) {
+    await rm(home, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** The tool in the configured folder, or the first one on PATH; the bare name when none is found (ENOENT later). */
+async function locate(name: string, tools: RenderTools): Promise<string> {
+  const dirs = tools.dir === undefined ? (process.env["PATH"] ?? "").split(delimiter).filter(Boolean) : [tools.dir];
+  for (const dir of dirs) {
+    const path = join(dir, name);
+    if (
+      await access(path, constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return path;
+  }
+  return tools.dir === undefined ? name : join(tools.dir, name);
+}
+
+/** Removes a folder renderKustomization returned (and its private HOME). */
+export async function removeRendered(out: string): Promise<void> {
+  await rm(dirname(out), { recursive: true, force: true });
+}

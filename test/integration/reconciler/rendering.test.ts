@@ -1,0 +1,222 @@
+import { test, type TestContext } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import {
+  coreApi,
+  createRootSync,
+  customApi,
+  eventually,
+  rootSynced,
+  rootSyncStatus,
+  rootSyncNamespace,
+  rootSyncs,
+  startReconciler,
+  suffix,
+  TestRepo,
+  type JsonObject,
+} from "../../support/index.ts";
+
+/** kustomize and helm, built (or found in the cache) by the script `npm test`'s set-up runs. */
+const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
+  .trim()
+  .split("\n")
+  .at(-1)!;
+
+const yaml = (obj: unknown): string => JSON.stringify(obj, null, 2);
+
+async function sync(t: TestContext, name: string, repo: TestRepo, spec: JsonObject = {}): Promise<void> {
+  await createRootSync(name, repo, { spec });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name }, { renderToolsDir });
+}
+
+function cleanUpNamespace(t: TestContext, name: string): void {
+  t.after(() =>
+    coreApi()
+      .deleteNamespace({ name })
+      .then(
+        () => undefined,
+        () => undefined,
+      ),
+  );
+}
+
+async function configMaps(namespace: string): Promise<Map<string, JsonObject>> {
+  const list = await coreApi().listNamespacedConfigMap({ namespace });
+  const byName = new Map<string, JsonObject>();
+  for (const cm of list.items)
+    if (cm.metadata?.name !== "kube-root-ca.crt") byName.set(cm.metadata!.name!, cm as JsonObject);
+  return byName;
+}
+
+async function renderingAt(name: string, commit: string): Promise<JsonObject> {
+  return eventually(
+    async () => {
+      const rendering = (await rootSyncStatus(name))["rendering"] as JsonObject | undefined;
+      return rendering?.["commit"] === commit ? rendering : undefined;
+    },
+    { timeoutMs: 60_000, what: `RootSync ${name} to report rendering of ${commit.slice(0, 7)}` },
+  );
+}
+
+test("renders a kustomize overlay (configMapGenerator, namePrefix, commonLabels) and syncs exactly its objects", async (t) => {
+  const name = `render-overlay-${suffix()}`;
+  const ns = `rk-${suffix()}`;
+  cleanUpNamespace(t, ns);
+  const repo = await TestRepo.create(t);
+  await repo.write("base/kustomization.yaml", yaml({ resources: ["settings.yaml"] }));
+  await repo.write(
+    "base/settings.yaml",
+    yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "settings" }, data: { mode: "base" } }),
+  );
+  await repo.write(
+    "config/kustomization.yaml",
+    yaml({
+      namespace: ns,
+      namePrefix: "p-",
+      commonLabels: { team: "blue" },
+      resources: ["../base"],
+      configMapGenerator: [{ name: "generated", literals: ["color=green"] }],
+    }),
+  );
+  const commit = await repo.commit("overlay");
+  await sync(t, name, repo);
+  await rootSynced(name, commit);
+
+  const cms = await configMaps(ns);
+  const names = [...cms.keys()].sort();
+  assert.equal(names.length, 2, `exactly two ConfigMaps, got ${names.join(", ")}`);
+  assert.equal(names[1], "p-settings");
+  assert.match(names[0]!, /^p-generated-[a-z0-9]{10}$/, "the generator's hash-suffixed name");
+  for (const cm of cms.values())
+    assert.equal((cm["metadata"] as JsonObject & { labels: Record<string, string> }).labels["team"], "blue");
+  assert.deepEqual(cms.get(names[0]!)!["data"], { color: "green" });
+
+  const rendering = await renderingAt(name, commit);
+  assert.equal(rendering["message"], "Rendering succeeded");
+  assert.deepEqual(rendering["errorSummary"], { totalCount: 0, truncated: false, errorCountAfterTruncation: 0 });
+  assert.deepEqual((rendering["gitStatus"] as JsonObject)["dir"], "config");
+  assert.equal(typeof rendering["lastUpdate"], "string");
+});
+
+test("inflates a local Helm chart through helmCharts with inline values", async (t) => {
+  const name = `render-helm-${suffix()}`;
+  const ns = `rh-${suffix()}`;
+  cleanUpNamespace(t, ns);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/charts/tiny/Chart.yaml", "apiVersion: v2\nname: tiny\nversion: 0.1.0\n");
+  await repo.write("config/charts/tiny/values.yaml", "greeting: default\nextra: false\n");
+  await repo.write(
+    "config/charts/tiny/templates/configmap.yaml",
+    [
+      "apiVersion: v1",
+      "kind: ConfigMap",
+      "metadata:",
+      "  name: {{ .Release.Name }}-tiny",
+      "  namespace: {{ .Release.Namespace }}",
+      "data:",
+      "  greeting: {{ .Values.greeting | quote }}",
+      "{{- if .Values.extra }}",
+      "---",
+      "apiVersion: v1",
+      "kind: ConfigMap",
+      "metadata:",
+      "  name: {{ .Release.Name }}-extra",
+      "  namespace: {{ .Release.Namespace }}",
+      "{{- end }}",
+      "",
+    ].join("\n"),
+  );
+  await repo.write(
+    "config/kustomization.yaml",
+    // A repo-less entry: kustomize reads the chart from chartHome (default `charts/`), no network.
+    yaml({
+      helmCharts: [
+        { name: "tiny", releaseName: "rel", namespace: ns, valuesInline: { greeting: "hello", extra: true } },
+      ],
+    }),
+  );
+  const commit = await repo.commit("chart");
+  await sync(t, name, repo);
+  await rootSynced(name, commit);
+
+  const cms = await configMaps(ns);
+  assert.deepEqual([...cms.keys()].sort(), ["rel-extra", "rel-tiny"]);
+  assert.deepEqual(cms.get("rel-tiny")!["data"], { greeting: "hello" });
+  assert.equal((await renderingAt(name, commit))["message"], "Rendering succeeded");
+});
+
+test("a broken kustomization is reported in status.rendering with KNV1068 and nothing is pruned", async (t) => {
+  const name = `render-broken-${suffix()}`;
+  const ns = `rb-${suffix()}`;
+  cleanUpNamespace(t, ns);
+  const repo = await TestRepo.create(t);
+  await repo.write(
+    "config/keep.yaml",
+    yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "keep", namespace: ns }, data: { a: "1" } }),
+  );
+  await repo.write("config/kustomization.yaml", yaml({ resources: ["keep.yaml"] }));
+  const good = await repo.commit("good");
+  await sync(t, name, repo);
+  await rootSynced(name, good);
+  assert.ok((await configMaps(ns)).has("keep"));
+
+  // keep.yaml leaves the kustomization for a file that does not exist.
+  await repo.write("config/kustomization.yaml", yaml({ resources: ["missing.yaml"] }));
+  const broken = await repo.commit("broken");
+  const rendering = await renderingAt(name, broken);
+  assert.equal(rendering["message"], "Rendering failed");
+  const errors = rendering["errors"] as JsonObject[];
+  assert.equal(errors.length, 1);
+  assert.equal(errors[0]!["code"], "1068");
+  assert.match(String(errors[0]!["errorMessage"]), /KNV1068/);
+  assert.match(String(errors[0]!["errorMessage"]), /missing\.yaml/, "the tool's output");
+  assert.deepEqual(rendering["errorSummary"], { totalCount: 1, truncated: false, errorCountAfterTruncation: 1 });
+
+  // Each retry of the commit marks it Syncing again before rendering fails again: wait for the failure.
+  const syncing = await eventually(
+    async () => {
+      const conditions = ((await rootSyncStatus(name))["conditions"] ?? []) as JsonObject[];
+      const condition = conditions.find((c) => c["type"] === "Syncing");
+      return condition?.["reason"] === "Rendering" ? condition : undefined;
+    },
+    { timeoutMs: 30_000, what: "the Syncing condition to say Rendering" },
+  );
+  assert.equal((await rootSyncStatus(name))["lastSyncedCommit"], good);
+  assert.equal(syncing["message"], "Rendering failed");
+  assert.deepEqual(syncing["errorSourceRefs"], ["status.rendering.errors"]);
+  // Nothing pruned: the ConfigMap the last good render declared is still there.
+  assert.ok((await configMaps(ns)).has("keep"));
+});
+
+test("a remote base renders only with override.enableShellInRendering, as in Config Sync", async (t) => {
+  const name = `render-remote-${suffix()}`;
+  const ns = `rr-${suffix()}`;
+  cleanUpNamespace(t, ns);
+  const remote = await TestRepo.create(t);
+  await remote.write("base/kustomization.yaml", yaml({ resources: ["cm.yaml"] }));
+  await remote.write(
+    "base/cm.yaml",
+    yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "from-remote", namespace: ns } }),
+  );
+  await remote.commit("base");
+  const repo = await TestRepo.create(t);
+  // kustomize clones a remote base with the git CLI, which a render without shell access does not have.
+  await repo.write("config/kustomization.yaml", yaml({ resources: [`${remote.url}//base?ref=main`] }));
+  const commit = await repo.commit("remote base");
+  await sync(t, name, repo);
+  const refused = await renderingAt(name, commit);
+  assert.equal(refused["message"], "Rendering failed");
+  assert.match(String((refused["errors"] as JsonObject[])[0]!["errorMessage"]), /KNV1068[\s\S]*git/);
+  assert.equal((await configMaps(ns).catch(() => new Map())).size, 0);
+
+  const current = (await customApi().getNamespacedCustomObject({ ...rootSyncs, name })) as JsonObject;
+  const spec = current["spec"] as JsonObject;
+  await customApi().replaceNamespacedCustomObject({
+    ...rootSyncs,
+    name,
+    body: { ...current, spec: { ...spec, override: { enableShellInRendering: true } } },
+  });
+  await rootSynced(name, commit);
+  assert.ok((await configMaps(ns)).has("from-remote"));
+  assert.equal((await renderingAt(name, commit))["message"], "Rendering succeeded");
+});
