@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { isSyncKind, SourceFormat } from "@driftless/api";
 import { diff } from "./commands/diff.ts";
 import { hydrate } from "./commands/hydrate.ts";
+import { onRendered } from "./commands/rendered.ts";
 import { status } from "./commands/status.ts";
 import { OutputFormat } from "./commands/status-render.ts";
 import { version } from "./commands/version.ts";
@@ -22,7 +23,9 @@ const usage = `usage:
                                             and with --resources the managed objects and their kstatus;
                                             --watch redraws on every change until Ctrl-C (exit 1 if any is not synced)
   driftless version [--kubeconfig PATH]     the CLI's version and the manager's (its reconciler-manager image tag)
---source-format defaults to unstructured; a RootSync that sets none is read as hierarchy, as in Config Sync.`;
+--source-format defaults to unstructured; a RootSync that sets none is read as hierarchy, as in Config Sync.
+vet, hydrate and diff render a DIR holding a kustomization with kustomize (and helm) first, as a reconciler
+does; remote bases and exec plugins only with --enable-shell-in-rendering (override.enableShellInRendering).`;
 
 async function main(argv: readonly string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -39,6 +42,7 @@ async function main(argv: readonly string[]): Promise<number> {
       resources: { type: "boolean", default: false },
       watch: { type: "boolean", short: "w", default: false },
       flat: { type: "string" },
+      "enable-shell-in-rendering": { type: "boolean", default: false },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -50,6 +54,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const kubeconfig = values.kubeconfig ?? process.env["KUBECONFIG"];
   const format = values["source-format"];
+  const enableShell = values["enable-shell-in-rendering"];
   if (format !== SourceFormat.Unstructured && format !== SourceFormat.Hierarchy)
     throw new UsageError("--source-format must be unstructured or hierarchy");
   switch (command) {
@@ -59,28 +64,37 @@ async function main(argv: readonly string[]): Promise<number> {
       if (!isSyncKind(kind)) throw new UsageError("--sync-kind must be RootSync or RepoSync");
       const scope =
         kind === "RootSync" ? ({ kind } as const) : ({ kind, namespace: values["sync-namespace"] } as const);
-      return vet(dir, { format, scope }, out);
+      return onRendered(dir, { enableShell, failureCode: 1 }, out, (read) => vet(read, { format, scope }, out));
     }
     case "hydrate":
       if (dir === undefined) throw new UsageError("hydrate needs a directory");
       if (values.output !== undefined && values.flat !== undefined)
         throw new UsageError("--output and --flat exclude each other");
-      return hydrate(
-        {
-          dir,
-          format,
-          ...(values.output === undefined ? {} : { output: values.output }),
-          ...(values.flat === undefined ? {} : { flat: values.flat }),
-        },
-        out,
+      return onRendered(dir, { enableShell, failureCode: 1 }, out, (read) =>
+        hydrate(
+          {
+            dir: read,
+            format,
+            ...(values.output === undefined ? {} : { output: values.output }),
+            ...(values.flat === undefined ? {} : { flat: values.flat }),
+          },
+          out,
+        ),
       );
     case "diff": {
       if (dir === undefined) throw new UsageError("diff needs a directory");
       const kind = values["sync-kind"];
       if (!isSyncKind(kind)) throw new UsageError("--sync-kind must be RootSync or RepoSync");
-      return diff(
-        { dir, format, kubeconfig, sync: { kind, namespace: values["sync-namespace"], name: values["sync-name"] } },
-        out,
+      return onRendered(dir, { enableShell, failureCode: 2 }, out, (read) =>
+        diff(
+          {
+            dir: read,
+            format,
+            kubeconfig,
+            sync: { kind, namespace: values["sync-namespace"], name: values["sync-name"] },
+          },
+          out,
+        ),
       );
     }
     case "status": {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { isSyncKind, parseDuration, type SyncKind } from "@driftless/api";
 import { hasRedisPassword, isRedisUrl, withRedisPassword } from "@driftless/queue";
-import { defaultRenderToolsDir } from "./render-tools.ts";
+import { defaultRenderToolsDir } from "@driftless/sync/render";
 
 /** Settings of one reconciler process, from flags or (for the Deployment) environment variables. */
 export interface ReconcilerConfig {

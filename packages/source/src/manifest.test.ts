@@ -79,7 +79,7 @@ spec: {replicas: 2}
       "overlays/kustomization.yaml",
     );
     assert.deepEqual(codes(errors), ["KNV1031"]);
-    assert.match(errors[0]?.message ?? "", /kustomize sources are not rendered/);
+    assert.match(errors[0]?.message ?? "", /a kustomization is rendered only in the sync directory itself/);
   });
 
   void it("requires metadata.name (KNV1031) and explains that generateName cannot be used", () => {

@@ -294,6 +294,6 @@ function describe(value: JsonValue): string {
 function kustomizeHint(sourcePath: string): string {
   const file = sourcePath.slice(sourcePath.lastIndexOf("/") + 1);
   return /^kustomization\.ya?ml$/i.test(file)
-    ? " (kustomize sources are not rendered; commit the rendered manifests instead)"
+    ? " (a kustomization is rendered only in the sync directory itself, spec.git.dir, not below it)"
     : "";
 }

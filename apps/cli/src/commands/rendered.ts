@@ -1,0 +1,47 @@
+import { resolve } from "node:path";
+import {
+  defaultRenderToolsDir,
+  needsRendering,
+  removeRendered,
+  renderKustomization,
+  RenderingError,
+} from "@driftless/sync/render";
+
+export interface RenderedOptions {
+  /** spec.override.enableShellInRendering: remote bases and exec plugins. */
+  readonly enableShell: boolean;
+  /** The exit code of a render that fails (the command's "invalid source" code). */
+  readonly failureCode: number;
+}
+
+/**
+ * Runs `command` on what a reconciler would read from DIR: kustomize's output when DIR holds a
+ * kustomization (the same tools, flags and shell rule as a pass), else DIR itself. A render that
+ * fails prints its KNV1068 error with kustomize's output.
+ */
+export async function onRendered(
+  dir: string,
+  options: RenderedOptions,
+  out: (line: string) => void,
+  command: (dir: string) => Promise<number>,
+): Promise<number> {
+  if (!(await needsRendering(dir))) return command(dir);
+  let rendered: string;
+  try {
+    // Absolute: kustomize runs in a folder of its own, where a relative DIR means nothing.
+    rendered = await renderKustomization(resolve(dir), {
+      tools: { dir: defaultRenderToolsDir() },
+      enableShell: options.enableShell,
+      signal: AbortSignal.timeout(10 * 60_000),
+    });
+  } catch (error) {
+    if (!(error instanceof RenderingError)) throw error;
+    out(`${error.code}: ${error.message}`);
+    return options.failureCode;
+  }
+  try {
+    return await command(rendered);
+  } finally {
+    await removeRendered(rendered);
+  }
+}
