@@ -45,3 +45,47 @@ export function implicitNamespace(name: string): DeclaredObject {
     "",
   );
 }
+
+/** Namespaces Config Sync never deletes: declared in a source, they are applied marked to be detached. */
+const specialNamespaces = new Set(["default", "kube-system", "kube-public", "kube-node-lease", "gatekeeper-system"]);
+
+// One declaration per declared object, so a resync hands the applier the same object.
+const detachedSpecial = new WeakMap<DeclaredObject, DeclaredObject>();
+
+/**
+ * The source's objects with each declared special Namespace (default, kube-system, kube-public,
+ * kube-node-lease, gatekeeper-system) carrying `client.lifecycle.config.k8s.io/deletion: detach`,
+ * as Config Sync applies them: removing one from Git releases it instead of deleting a namespace the
+ * cluster cannot do without.
+ */
+export function withSpecialNamespacesDetached(objects: readonly DeclaredObject[]): readonly DeclaredObject[] {
+  if (!objects.some(isSpecialNamespace)) return objects;
+  return objects.map((object) => {
+    if (!isSpecialNamespace(object)) return object;
+    let detached = detachedSpecial.get(object);
+    if (detached === undefined) {
+      const annotations = { ...object.metadata.annotations, [UserAnnotation.LifecycleDeletion]: "detach" };
+      const rawMetadata = (object.raw["metadata"] ?? {}) as Record<string, unknown>;
+      detached = declareObject(
+        {
+          ...object,
+          metadata: { ...object.metadata, annotations },
+          raw: { ...object.raw, metadata: { ...rawMetadata, annotations } },
+        },
+        namespaceKind,
+        "",
+      );
+      detachedSpecial.set(object, detached);
+    }
+    return detached;
+  });
+}
+
+function isSpecialNamespace(object: DeclaredObject): boolean {
+  return (
+    object.group === "" &&
+    object.kind === "Namespace" &&
+    specialNamespaces.has(object.id.name) &&
+    object.metadata.annotations?.[UserAnnotation.LifecycleDeletion] !== "detach"
+  );
+}

@@ -29,7 +29,7 @@ export type { ReadSourceOptions } from "./read-source.ts";
 export { readManifests } from "./read-manifests.ts";
 export type { ReadManifestsOptions } from "./read-manifests.ts";
 export { declareObjects } from "./declare.ts";
-export { implicitNamespace, implicitNamespaces } from "./implicit-namespaces.ts";
+export { implicitNamespace, implicitNamespaces, withSpecialNamespacesDetached } from "./implicit-namespaces.ts";
 export type { DeclareOptions } from "./declare.ts";
 export type { CompleteSource, DeclaredObject, FailedSource, ManifestSet, SourceResult } from "./result.ts";
 export type { Manifest, ManifestMetadata } from "./manifest.ts";

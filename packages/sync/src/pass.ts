@@ -23,6 +23,7 @@ import {
   type ResourceStatusEntry,
 } from "@driftless/applier";
 import type { FetchResult } from "@driftless/git";
+import { withSpecialNamespacesDetached } from "@driftless/source";
 import type { KubeObject } from "@driftless/kube";
 import type { PassContext } from "./context.ts";
 import { readGitCredentials } from "./credentials.ts";
@@ -125,7 +126,13 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
       return result;
     }
     // Namespaces the objects use but the source does not declare (namespaceStrategy: implicit).
-    const objects = await withImplicitNamespaces(ctx.client, ctx.identity, sync, source.objects);
+    // and the special Namespaces (kube-system, default, ...) marked to be detached, never deleted.
+    const objects = await withImplicitNamespaces(
+      ctx.client,
+      ctx.identity,
+      sync,
+      withSpecialNamespacesDetached(source.objects),
+    );
     const desired = objects.map(toDesired);
     result = { ...result, declared: desired };
     const fights = ctx.activeFights();
