@@ -3,7 +3,7 @@
  * through the real `helm`, `--enable-helm`), as Config Sync's hydration-controller does.
  */
 import { execFile } from "node:child_process";
-import { access, constants, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { access, constants, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
@@ -40,8 +40,15 @@ export class RenderingError extends DriftlessError {
 
 /** True when the sync directory itself holds a kustomization (not a subdirectory: Config Sync's rule). */
 export async function needsRendering(dir: string): Promise<boolean> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  return entries.some((e) => !e.isDirectory() && kustomizationFiles.has(e.name));
+  // Three stats, not a listing: a sync directory may hold 10,000 files, and every pass asks.
+  for (const name of kustomizationFiles) {
+    const found = await stat(join(dir, name)).then(
+      (s) => !s.isDirectory(),
+      () => false,
+    );
+    if (found) return true;
+  }
+  return false;
 }
 
 /** Output above this is refused rather than held in memory (a runaway generator). */
