@@ -34,28 +34,17 @@ ldflags="-s -w -X $version_pkg.gitVersion=$kube_version -X $version_pkg.gitMajor
 # Builds packages in a module folder, printing how far along it is every 15 s; Go's own output (module
 # downloads, the package list) goes to a log that is shown only when the build fails.
 log="$out.partial/build.log"
+# shellcheck source=../../../scripts/lib/go-build-progress.sh
+. "$root/scripts/lib/go-build-progress.sh"
 build() {
   local label="$1" dir="$2" flags="$3" target="$4"; shift 4
-  local began=$SECONDS
   if ! (cd "$dir" && go mod download) >"$log" 2>&1; then
     echo "local-cluster: downloading the modules of $label failed:" >&2; cat "$log" >&2; exit 1
   fi
   local total; total=$(cd "$dir" && go list -deps "$@" 2>>"$log" | wc -l)
   echo "local-cluster: building $label ($total packages; a cold build takes several minutes on 2 cores) ..." >&2
-  local compiled=0 said=$SECONDS line
-  while IFS= read -r line; do
-    printf '%s\n' "$line" >>"$log"
-    case "$line" in
-      "build exit "*) [ "${line#build exit }" = 0 ] || { echo "local-cluster: building $label failed:" >&2; tail -n 40 "$log" >&2; exit 1; } ;;
-      *" "*|"#"*) ;; # compiler messages, not package names
-      *) compiled=$((compiled + 1)) ;;
-    esac
-    if (( SECONDS - said >= 15 )); then
-      echo "local-cluster: $label: $compiled of $total packages compiled so far, cached ones not counted ($((SECONDS - began)) s)" >&2
-      said=$SECONDS
-    fi
-  done < <(cd "$dir" && { go build -v -p "$parallel" -trimpath -ldflags "$flags" -o "$target" "$@" 2>&1; echo "build exit $?"; })
-  echo "local-cluster: built $label in $((SECONDS - began)) s" >&2
+  (cd "$dir" && follow_go_build local-cluster "$label" "$log" "$total" \
+    go build -v -p "$parallel" -trimpath -ldflags "$flags" -o "$target" "$@")
 }
 
 start=$(date +%s)

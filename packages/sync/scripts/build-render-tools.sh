@@ -28,25 +28,14 @@ parallel=${DRIFTLESS_GO_BUILD_P:-$(nproc)}
 # `go install module/cmd@version` builds with the module's own go.mod (no replace directives needed by
 # either tool), printing how far along it is every 15 s; Go's own output goes to a log shown on failure.
 log="$out.partial/build.log"
+# shellcheck source=../../../scripts/lib/go-build-progress.sh
+. "$root/scripts/lib/go-build-progress.sh"
 build() {
   local label="$1" bin="$2" pkg="$3" flags="$4"
-  local began=$SECONDS compiled=0 said=$SECONDS line
   echo "render tools: building $label (a cold build takes a few minutes on 2 cores) ..." >&2
-  while IFS= read -r line; do
-    printf '%s\n' "$line" >>"$log"
-    case "$line" in
-      "build exit "*) [ "${line#build exit }" = 0 ] || { echo "render tools: building $label failed:" >&2; tail -n 40 "$log" >&2; exit 1; } ;;
-      *" "*|"#"*) ;; # download and compiler messages, not package names
-      *) compiled=$((compiled + 1)) ;;
-    esac
-    if (( SECONDS - said >= 15 )); then
-      echo "render tools: $label: $compiled packages compiled so far ($((SECONDS - began)) s)" >&2
-      said=$SECONDS
-    fi
-  done < <(if GOBIN="$out.partial" go install -v -p "$parallel" -trimpath -ldflags "$flags" "$pkg" 2>&1; then
-    echo "build exit 0"; else echo "build exit $?"; fi)
+  GOBIN="$out.partial" follow_go_build "render tools" "$label" "$log" "" \
+    go install -v -p "$parallel" -trimpath -ldflags "$flags" "$pkg"
   [ -x "$out.partial/$bin" ] || { echo "render tools: building $label left no $bin binary:" >&2; tail -n 40 "$log" >&2; exit 1; }
-  echo "render tools: built $label in $((SECONDS - began)) s" >&2
 }
 
 start=$(date +%s)
