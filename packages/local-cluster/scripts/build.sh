@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds etcd, kube-apiserver and kube-controller-manager from the Go module proxy into a cache folder
 # keyed by Kubernetes version, etcd version, Go version and platform, so a second call is instant.
+# `build.sh node` builds the node's kubelet, kube-scheduler and kube-proxy instead, into a folder of their
+# own, so that a control plane without a node never pays for them.
 # Prints the folder that holds the binaries on its last line.
 #
 # Fails fast, with one line on stderr, when Go or the module proxy is missing.
@@ -13,11 +15,20 @@ etcd_version=$(cat "$here/versions/etcd")
 command -v go >/dev/null 2>&1 || { echo "local-cluster: Go is not installed (need go >= 1.26 on PATH to build the control plane)" >&2; exit 2; }
 go_version=$(go env GOVERSION)
 platform="$(go env GOOS)-$(go env GOARCH)"
-out="${DRIFTLESS_BIN_CACHE:-$root/.local/bin}/kube-$kube_version-etcd-$etcd_version-$go_version-$platform"
+what=${1:-control-plane}
+case "$what" in
+  control-plane)
+    out="${DRIFTLESS_BIN_CACHE:-$root/.local/bin}/kube-$kube_version-etcd-$etcd_version-$go_version-$platform"
+    wanted=(kube-apiserver kube-controller-manager etcd);;
+  node)
+    out="${DRIFTLESS_BIN_CACHE:-$root/.local/bin}/node-$kube_version-$go_version-$platform"
+    wanted=(kubelet kube-scheduler kube-proxy);;
+  *) echo "local-cluster: build.sh builds 'control-plane' or 'node', not '$what'" >&2; exit 2;;
+esac
 
-if [ -x "$out/kube-apiserver" ] && [ -x "$out/kube-controller-manager" ] && [ -x "$out/etcd" ]; then
-  echo "$out"; exit 0
-fi
+have_all=true
+for binary in "${wanted[@]}"; do [ -x "$out/$binary" ] || have_all=false; done
+if $have_all; then echo "$out"; exit 0; fi
 mkdir -p "$out.partial"
 
 # Upstream builds these statically with no tags; GOTOOLCHAIN=local so no toolchain is ever downloaded.
@@ -48,10 +59,15 @@ build() {
 }
 
 start=$(date +%s)
-build "etcd $etcd_version ($go_version)" "$here/go/etcd" "-s -w" "$out.partial/etcd" go.etcd.io/etcd/server/v3
-build "kube-apiserver and kube-controller-manager $kube_version" "$here/go/kube" "$ldflags" "$out.partial/" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+if [ "$what" = node ]; then
+  build "kubelet, kube-scheduler and kube-proxy $kube_version" "$here/go/kube" "$ldflags" "$out.partial/" \
+    k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy
+else
+  build "etcd $etcd_version ($go_version)" "$here/go/etcd" "-s -w" "$out.partial/etcd" go.etcd.io/etcd/server/v3
+  build "kube-apiserver and kube-controller-manager $kube_version" "$here/go/kube" "$ldflags" "$out.partial/" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+fi
 rm -f "$log"
 rm -rf "$out" && mv "$out.partial" "$out"
-echo "local-cluster: control plane built in $(( $(date +%s) - start ))s" >&2
+echo "local-cluster: $what built in $(( $(date +%s) - start ))s" >&2
 echo "$out"
