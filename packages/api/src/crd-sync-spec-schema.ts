@@ -1,8 +1,8 @@
 /**
  * OpenAPI schema of RootSync/RepoSync `spec`. It must accept every field Config Sync's CRD
  * accepts, with the same types and enums: `kubectl apply` validates strictly by default, so a
- * field missing here would turn a valid Config Sync manifest into an error. Sources driftless
- * does not sync (oci, helm) are still described, and keep unknown fields, so nothing is lost.
+ * field missing here would turn a valid Config Sync manifest into an error. The oci and helm
+ * sources keep unknown fields, so nothing is lost.
  */
 import { anyJson, arr, bool, int, int64, obj, quantity, str, type JsonSchemaProps } from "./crd-schema.ts";
 import { Kind, type SyncKind } from "./groups.ts";
@@ -40,15 +40,16 @@ const git = obj(
 );
 
 const oci = obj(
-  "Where and how to read an OCI image. Accepted for compatibility; driftless syncs from git only.",
+  "Where and how to read an OCI image.",
   {
     image: str("Image reference, by tag or digest."),
     dir: str("Directory of the image holding the manifests."),
     period: period("polls of the image", "15s"),
-    auth: str("How to authenticate to the registry.", {
-      enum: ["gcenode", "gcpserviceaccount", "k8sserviceaccount", "none"],
+    auth: str("How to authenticate to the registry. `token` (basic credentials from secretRef) is driftless's own.", {
+      enum: ["gcenode", "gcpserviceaccount", "k8sserviceaccount", "none", "token"],
     }),
     gcpServiceAccountEmail,
+    secretRef: secretRef("driftless only: Secret with keys `username` and `password` for auth `token`."),
     caCertSecretRef,
   },
   { required: ["auth", "image"], "x-kubernetes-preserve-unknown-fields": true },
@@ -63,7 +64,7 @@ function helm(kind: SyncKind): JsonSchemaProps {
         }
       : {};
   return obj(
-    "Where and how to read a Helm chart. Accepted for compatibility; driftless syncs from git only.",
+    "Where and how to read a Helm chart.",
     {
       repo: str("Helm repository URL."),
       chart: str("Chart name."),

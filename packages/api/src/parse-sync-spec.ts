@@ -4,9 +4,10 @@
  * rejected here with the same meaning) plus what driftless itself does not implement.
  */
 import { Defaults, SourceFormat, SourceType } from "./defaults.ts";
-import { parseDuration } from "./duration.ts";
 import { Kind, type SyncKind } from "./groups.ts";
 import { FieldReader, type JsonRecord } from "./read-fields.ts";
+import { parseHelm, parseOci } from "./parse-source-spec.ts";
+import { durationField, secretReference } from "./parse-spec-fields.ts";
 import {
   GitAuthType,
   GitAuthTypesWithProxy,
@@ -17,6 +18,8 @@ import {
   type ContainerLogLevelOverride,
   type ContainerResourcesSpec,
   type GitSpec,
+  type HelmRootSyncSpec,
+  type OciSpec,
   type OverrideSpec,
   type Quantity,
   type RepoSyncOverrideSpec,
@@ -25,7 +28,6 @@ import {
   type RootSyncOverrideSpec,
   type RootSyncRoleRef,
   type RootSyncSpec,
-  type SecretReference,
 } from "./sync-types.ts";
 
 const gcpServiceAccountSuffix = ".iam.gserviceaccount.com";
@@ -39,14 +41,18 @@ export function parseSyncSpec(kind: SyncKind, raw: JsonRecord, reader: FieldRead
   const sourceFormat = parseSourceFormat(kind, raw, reader);
 
   let git: GitSpec | undefined;
+  let oci: OciSpec | undefined;
+  let helm: HelmRootSyncSpec | undefined;
   const gitRaw = reader.record(raw, "git", path);
   if (sourceTypeInvalid) {
     // Already reported; complaining about a missing spec.git as well would only add noise.
   } else if (sourceType === SourceType.Git) {
     if (gitRaw === undefined) reader.problem(`spec.git is required when spec.sourceType is "git"`);
     else git = parseGit(kind, gitRaw, reader);
+  } else if (sourceType === SourceType.Oci) {
+    oci = parseOci(reader.record(raw, "oci", path), reader);
   } else {
-    reader.problem(`spec.sourceType "${sourceType}" is not supported by driftless, which syncs from git only`);
+    helm = parseHelm(kind, reader.record(raw, "helm", path), reader);
   }
 
   const overrideRaw = reader.record(raw, "override", path);
@@ -56,6 +62,8 @@ export function parseSyncSpec(kind: SyncKind, raw: JsonRecord, reader: FieldRead
     sourceType,
     sourceFormat,
     ...(git === undefined ? {} : { git }),
+    ...(oci === undefined ? {} : { oci }),
+    ...(helm === undefined ? {} : { helm }),
     ...(override === undefined ? {} : { override }),
   };
 }
@@ -186,22 +194,6 @@ function parseRoleRef(raw: JsonRecord, path: string, reader: FieldReader): RoleR
   if (kind === undefined && (raw["kind"] === undefined || raw["kind"] === ""))
     reader.problem(`${path}.kind is required`);
   return { kind: kind ?? RoleRefKind.ClusterRole, name: reader.requiredString(raw, "name", path) ?? "" };
-}
-
-function secretReference(raw: JsonRecord, key: string, path: string, reader: FieldReader): SecretReference | undefined {
-  const ref = reader.record(raw, key, path);
-  if (ref === undefined) return undefined;
-  const name = reader.string(ref, "name", `${path}.${key}`);
-  return name === undefined ? {} : { name };
-}
-
-function durationField(raw: JsonRecord, key: string, path: string, reader: FieldReader): string | undefined {
-  const value = reader.string(raw, key, path);
-  if (value !== undefined && parseDuration(value) === undefined) {
-    reader.problem(`${path}.${key} must be a duration such as "15s" or "1m30s" (got "${value}")`);
-    return undefined;
-  }
-  return value;
 }
 
 const quantityPattern = /^[+-]?(\d+(\.\d*)?|\.\d+)(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?(\d+(\.\d*)?|\.\d+)))?$/;

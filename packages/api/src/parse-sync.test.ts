@@ -118,11 +118,8 @@ void describe("parseRootSync", () => {
     assert.ok(parseRootSync(rootSync({ git: publicGit }, { name: "r".repeat(38) })).ok);
   });
 
-  void it("rejects source types driftless does not sync, and a git source without repo", () => {
-    assertRejectedWith(
-      parseRootSync(rootSync({ sourceType: "oci", oci: { image: "x", auth: "none" } })),
-      "syncs from git only",
-    );
+  void it("rejects unknown source types, and a source without its spec or repo", () => {
+    assertRejectedWith(parseRootSync(rootSync({ sourceType: "oci" })), "spec.oci is required");
     assertRejectedWith(parseRootSync(rootSync({ sourceType: "svn" })), "must be one of git, oci, helm");
     assertRejectedWith(parseRootSync(rootSync({})), "spec.git is required");
     assertRejectedWith(parseRootSync(rootSync({ git: { auth: "none" } })), "spec.git.repo is required");

@@ -41,6 +41,8 @@ export const GitAuthTypesWithProxy: readonly GitAuthType[] = [
 
 export const OciAuthType = {
   None: "none",
+  /** driftless only: basic credentials (Secret keys `username`, `password`) from spec.oci.secretRef. */
+  Token: "token",
   GceNode: "gcenode",
   GcpServiceAccount: "gcpserviceaccount",
   K8sServiceAccount: "k8sserviceaccount",
@@ -89,6 +91,8 @@ export interface OciSpec {
   readonly period?: string;
   readonly auth: OciAuthType;
   readonly gcpServiceAccountEmail?: string;
+  /** driftless only, with auth `token`: a Secret with keys `username` and `password`. */
+  readonly secretRef?: SecretReference | null;
   readonly caCertSecretRef?: SecretReference | null;
 }
 

@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { parseRepoSync, parseRootSync, type ParseResult } from "./parse-sync.ts";
+
+const meta = { name: "root-sync", namespace: "config-management-system" };
+
+function rootSync(spec: Record<string, unknown>): Record<string, unknown> {
+  return { apiVersion: "configsync.gke.io/v1beta1", kind: "RootSync", metadata: meta, spec };
+}
+
+function problems<T>(result: ParseResult<T>): string[] {
+  return result.ok ? [] : result.errors.map((e) => e.message);
+}
+
+void describe("spec.oci", () => {
+  void it("is read with Config Sync's defaults (dir ., period 15s, auth none)", () => {
+    const result = parseRootSync(rootSync({ sourceType: "oci", oci: { image: "registry.example/config:v1" } }));
+    assert.ok(result.ok, problems(result).join("; "));
+    assert.deepEqual(result.value.spec.oci, {
+      image: "registry.example/config:v1",
+      dir: ".",
+      period: "15s",
+      auth: "none",
+    });
+  });
+
+  void it("takes basic credentials from a Secret with auth token, and requires the Secret", () => {
+    const ok = parseRootSync(
+      rootSync({ sourceType: "oci", oci: { image: "r/x:1", auth: "token", secretRef: { name: "creds" } } }),
+    );
+    assert.ok(ok.ok);
+    assert.deepEqual(ok.value.spec.oci?.secretRef, { name: "creds" });
+    const missing = problems(parseRootSync(rootSync({ sourceType: "oci", oci: { image: "r/x:1", auth: "token" } })));
+    assert.ok(
+      missing.some((m) => m.includes(`auth "token" requires spec.oci.secretRef.name`)),
+      missing.join("; "),
+    );
+  });
+
+  void it("refuses the Google-only auth types and names the alternative", () => {
+    for (const auth of ["gcenode", "gcpserviceaccount", "k8sserviceaccount"]) {
+      const found = problems(parseRootSync(rootSync({ sourceType: "oci", oci: { image: "r/x:1", auth } })));
+      assert.ok(
+        found.some((m) => m.includes(`spec.oci.auth "${auth}"`) && m.includes(`use auth "token"`)),
+        found.join("; "),
+      );
+    }
+  });
+});
+
+void describe("spec.helm", () => {
+  const helm = { repo: "https://charts.example", chart: "web", auth: "none" };
+
+  void it("is read with Config Sync's defaults (period 1h, values files from values.yaml)", () => {
+    const result = parseRootSync(
+      rootSync({ sourceType: "helm", helm: { ...helm, version: "^1.2", valuesFileRefs: [{ name: "v" }] } }),
+    );
+    assert.ok(result.ok, problems(result).join("; "));
+    assert.deepEqual(result.value.spec.helm, {
+      ...helm,
+      version: "^1.2",
+      valuesFileRefs: [{ name: "v", dataKey: "values.yaml" }],
+      period: "1h",
+    });
+  });
+
+  void it("refuses a chart path, a repo that is no URL, and both namespace and deployNamespace", () => {
+    const found = problems(
+      parseRootSync(
+        rootSync({
+          sourceType: "helm",
+          helm: { ...helm, repo: "charts.example", chart: "a/b", namespace: "x", deployNamespace: "y" },
+        }),
+      ),
+    );
+    for (const fragment of ['without "/"', "https://, http:// or oci://", "only one of namespace and deployNamespace"])
+      assert.ok(
+        found.some((m) => m.includes(fragment)),
+        `${fragment}: ${found.join("; ")}`,
+      );
+  });
+
+  void it("ignores namespace on a RepoSync, whose chart is released into its own namespace", () => {
+    const result = parseRepoSync({
+      apiVersion: "configsync.gke.io/v1beta1",
+      kind: "RepoSync",
+      metadata: { name: "repo-sync", namespace: "shop" },
+      spec: { sourceType: "helm", helm: { ...helm, namespace: "elsewhere" } },
+    });
+    assert.ok(result.ok, problems(result).join("; "));
+    assert.equal((result.value.spec.helm as { namespace?: string }).namespace, undefined);
+  });
+});
