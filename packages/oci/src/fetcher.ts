@@ -1,0 +1,134 @@
+/**
+ * Pulls a sync's image into a directory named by its digest and hands it over like a Git checkout:
+ * the digest (without `sha256:`) is the commit, as in Config Sync. A digest already unpacked is not
+ * pulled again; only the manifest is asked for, so a poll costs one small request.
+ */
+import { mkdir, readdir, rename, rm, stat } from "node:fs/promises";
+import { join, relative, resolve, sep } from "node:path";
+import { OciFailureReason, OciFetchError } from "./errors.ts";
+import { resolveImage, type ImageManifest } from "./manifest.ts";
+import { parseImageReference, type ImageReference } from "./reference.ts";
+import { RegistryClient, sha256, type RegistryCredentials } from "./registry-client.ts";
+import { DefaultUnpackLimits, UnpackBudget, unpackLayer, type UnpackLimits } from "./unpack.ts";
+
+export interface OciSourceSpec {
+  readonly image: string;
+  /** Directory of the image to read; default its root. */
+  readonly dir?: string | undefined;
+}
+
+export interface OciPullOptions {
+  readonly spec: OciSourceSpec;
+  /** Basic credentials (auth token), already read from the Secret. */
+  readonly credentials?: RegistryCredentials | undefined;
+  /** PEM bundle (caCertSecretRef, key `cert`). */
+  readonly caCert?: string | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** The same shape as a Git fetch: a tree that never changes once returned, and its commit. */
+export interface OciFetchResult {
+  /** The image manifest's digest without `sha256:`. */
+  readonly commit: string;
+  readonly dir: string;
+  /** spec.oci.dir inside `dir`, verified to be a directory inside it. */
+  readonly sourceDir: string;
+  /** False when the digest was already unpacked. */
+  readonly fetched: boolean;
+}
+
+export interface OciFetcherOptions {
+  /** This sync's own folder: unpacked images live in it, one folder per digest. */
+  readonly cacheDir: string;
+  readonly limits?: UnpackLimits;
+  /** Largest compressed layer accepted. */
+  readonly maxLayerBytes?: number;
+}
+
+export class OciFetcher {
+  readonly #options: OciFetcherOptions;
+
+  constructor(options: OciFetcherOptions) {
+    this.#options = options;
+  }
+
+  /** Reads the manifest only: which digest the reference names now. */
+  async resolve(options: OciPullOptions): Promise<{ readonly ref: ImageReference; readonly manifest: ImageManifest }> {
+    const ref = parseImageReference(options.spec.image);
+    const manifest = await resolveImage(this.#client(ref, options), ref);
+    return { ref, manifest };
+  }
+
+  async fetch(options: OciPullOptions): Promise<OciFetchResult> {
+    const { ref, manifest } = await this.resolve(options);
+    const commit = manifest.digest.slice("sha256:".length);
+    const dir = join(this.#options.cacheDir, commit);
+    let fetched = false;
+    if (!(await isDirectory(dir))) {
+      await this.#pull(this.#client(ref, options), manifest, dir);
+      fetched = true;
+    }
+    await this.#removeOthers(commit);
+    return { commit, dir, sourceDir: await sourceDirOf(dir, options.spec), fetched };
+  }
+
+  #client(ref: ImageReference, options: OciPullOptions): RegistryClient {
+    return new RegistryClient(ref, { credentials: options.credentials, ca: options.caCert, signal: options.signal });
+  }
+
+  /** Unpacks into a scratch folder renamed into place once complete: a crash never leaves half an image. */
+  async #pull(client: RegistryClient, manifest: ImageManifest, dir: string): Promise<void> {
+    const scratch = `${dir}.partial`;
+    await rm(scratch, { recursive: true, force: true });
+    await mkdir(scratch, { recursive: true });
+    try {
+      const budget = new UnpackBudget(this.#options.limits ?? DefaultUnpackLimits);
+      const maxLayerBytes = this.#options.maxLayerBytes ?? 64 * 1024 * 1024;
+      for (const layer of manifest.layers) {
+        if (!/tar/.test(layer.mediaType) && layer.mediaType !== "")
+          throw new OciFetchError(
+            OciFailureReason.InvalidImage,
+            `the image has a layer of media type ${layer.mediaType}; only tar and tar+gzip layers can be read`,
+          );
+        if (layer.size > maxLayerBytes)
+          throw new OciFetchError(OciFailureReason.UnsafeLayer, `a layer is larger than ${maxLayerBytes} bytes`);
+        const blob = (await client.get(`blobs/${layer.digest}`, `layer ${layer.digest}`, ["*/*"], maxLayerBytes)).body;
+        if (sha256(blob) !== layer.digest)
+          throw new OciFetchError(OciFailureReason.InvalidImage, `the layer ${layer.digest} does not match its digest`);
+        await unpackLayer(blob, scratch, budget);
+      }
+      await rename(scratch, dir);
+    } catch (error) {
+      await rm(scratch, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /** Keeps the cache to the current digest: a sync reads one image at a time. */
+  async #removeOthers(commit: string): Promise<void> {
+    const names = await readdir(this.#options.cacheDir).catch(() => []);
+    for (const name of names)
+      if (name !== commit) await rm(join(this.#options.cacheDir, name), { recursive: true, force: true });
+  }
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+}
+
+async function sourceDirOf(dir: string, spec: OciSourceSpec): Promise<string> {
+  const wanted = spec.dir ?? ".";
+  const sourceDir = resolve(dir, wanted);
+  const rel = relative(dir, sourceDir);
+  if (rel === ".." || rel.startsWith(`..${sep}`))
+    throw new OciFetchError(OciFailureReason.DirNotFound, `spec.oci.dir "${wanted}" leads out of the image`);
+  if (!(await isDirectory(sourceDir)))
+    throw new OciFetchError(
+      OciFailureReason.DirNotFound,
+      `spec.oci.dir "${wanted}" is not a directory of the image ${spec.image}`,
+    );
+  return sourceDir;
+}

@@ -1,0 +1,184 @@
+/**
+ * The read side of the OCI distribution API for one repository: manifests and blobs, behind the two
+ * ways a registry asks for credentials (a Basic challenge, or a Bearer challenge answered by its
+ * token endpoint with the same basic credentials).
+ */
+import { createHash } from "node:crypto";
+import { BodyTooLargeError, send, type HttpResponse } from "./http.ts";
+import { OciFailureReason, OciFetchError } from "./errors.ts";
+import { registryHost, type ImageReference } from "./reference.ts";
+
+export interface RegistryCredentials {
+  readonly username: string;
+  readonly password: string;
+}
+
+export interface RegistryClientOptions {
+  readonly credentials?: RegistryCredentials | undefined;
+  /** PEM bundle from caCertSecretRef (key `cert`). */
+  readonly ca?: string | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
+interface Challenge {
+  readonly scheme: string;
+  readonly params: Readonly<Record<string, string>>;
+}
+
+/** `Bearer realm="https://r/token",service="r",scope="repository:x:pull"` into its scheme and parameters. */
+export function parseChallenge(header: string): Challenge {
+  const space = header.indexOf(" ");
+  const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
+  const params: Record<string, string> = {};
+  for (const m of header.slice(space + 1).matchAll(/([a-zA-Z_]+)="([^"]*)"/g)) params[m[1]!.toLowerCase()] = m[2]!;
+  return { scheme, params };
+}
+
+const tlsCodes = new Set([
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "CERT_HAS_EXPIRED",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
+
+export class RegistryClient {
+  readonly #ref: ImageReference;
+  readonly #options: RegistryClientOptions;
+  readonly #base: string;
+  #authorization: string | undefined;
+
+  constructor(ref: ImageReference, options: RegistryClientOptions) {
+    this.#ref = ref;
+    this.#options = options;
+    // Always HTTPS: credentials and manifests never cross the network in clear text.
+    this.#base = `https://${registryHost(ref)}/v2/${ref.repository}`;
+  }
+
+  /** GET `/v2/<repository>/<path>`, answering an auth challenge once; `what` names it in errors ("tag v1"). */
+  async get(path: string, what: string, accept: readonly string[], maxBytes: number): Promise<HttpResponse> {
+    const url = `${this.#base}/${path}`;
+    let response = await this.#send(url, accept, maxBytes);
+    if (response.status === 401) {
+      await this.#answer(response);
+      response = await this.#send(url, accept, maxBytes);
+      if (response.status === 401) throw this.#rejected();
+    }
+    if (response.status === 403) throw this.#rejected();
+    if (response.status === 404)
+      throw new OciFetchError(
+        OciFailureReason.NotFound,
+        `${this.#image()}: ${what} not found (${registryError(response)})`,
+      );
+    if (response.status === 429 || response.status >= 500 || response.status === 0)
+      throw new OciFetchError(
+        OciFailureReason.Unavailable,
+        `${this.#image()}: the registry answered ${response.status}`,
+      );
+    if (response.status !== 200)
+      throw new OciFetchError(
+        OciFailureReason.InvalidImage,
+        `${this.#image()}: the registry answered ${response.status} (${registryError(response)})`,
+      );
+    return response;
+  }
+
+  #image(): string {
+    return `${this.#ref.registry}/${this.#ref.repository}`;
+  }
+
+  #rejected(): OciFetchError {
+    return new OciFetchError(
+      OciFailureReason.AuthRejected,
+      this.#options.credentials === undefined
+        ? `${this.#image()}: the registry requires credentials; set spec.oci.auth "token" and a secretRef with username and password`
+        : `${this.#image()}: the registry rejected the credentials from spec.oci.secretRef (wrong username or password?)`,
+    );
+  }
+
+  async #send(url: string, accept: readonly string[], maxBytes: number): Promise<HttpResponse> {
+    const headers: Record<string, string> = { accept: accept.join(", ") };
+    if (this.#authorization !== undefined) headers["authorization"] = this.#authorization;
+    try {
+      return await send(url, { headers, ca: this.#options.ca, maxBytes, signal: this.#options.signal });
+    } catch (error) {
+      throw this.#networkError(error);
+    }
+  }
+
+  #networkError(error: unknown): OciFetchError {
+    if (error instanceof OciFetchError) return error;
+    if (error instanceof BodyTooLargeError)
+      return new OciFetchError(OciFailureReason.UnsafeLayer, `${this.#image()}: ${error.message}`);
+    const code = (error as NodeJS.ErrnoException).code ?? "";
+    if (tlsCodes.has(code))
+      return new OciFetchError(
+        OciFailureReason.AuthRejected,
+        `${this.#image()}: the registry's TLS certificate is not trusted (${code}); put its CA in the Secret named by spec.oci.caCertSecretRef (key cert)`,
+        error,
+      );
+    return new OciFetchError(
+      OciFailureReason.Unavailable,
+      `${this.#image()}: ${String((error as Error).message ?? error)}`,
+      error,
+    );
+  }
+
+  /** Sets the Authorization header a challenge asks for. */
+  async #answer(response: HttpResponse): Promise<void> {
+    const header = response.headers["www-authenticate"];
+    const challenge = parseChallenge(Array.isArray(header) ? (header[0] ?? "") : (header ?? ""));
+    const credentials = this.#options.credentials;
+    const basic =
+      credentials === undefined
+        ? undefined
+        : `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64")}`;
+    if (challenge.scheme === "basic") {
+      if (basic === undefined) throw this.#rejected();
+      this.#authorization = basic;
+      return;
+    }
+    if (challenge.scheme !== "bearer" || challenge.params["realm"] === undefined) throw this.#rejected();
+    const token = new URL(challenge.params["realm"]);
+    if (challenge.params["service"] !== undefined) token.searchParams.set("service", challenge.params["service"]);
+    token.searchParams.set("scope", challenge.params["scope"] ?? `repository:${this.#ref.repository}:pull`);
+    let answer: HttpResponse;
+    try {
+      answer = await send(token.toString(), {
+        headers: basic === undefined ? {} : { authorization: basic },
+        ca: this.#options.ca,
+        maxBytes: 1024 * 1024,
+        signal: this.#options.signal,
+      });
+    } catch (error) {
+      throw this.#networkError(error);
+    }
+    if (answer.status === 401 || answer.status === 403) throw this.#rejected();
+    if (answer.status !== 200)
+      throw new OciFetchError(
+        OciFailureReason.Unavailable,
+        `${this.#image()}: the token endpoint answered ${answer.status}`,
+      );
+    const body = JSON.parse(answer.body.toString("utf8")) as { token?: unknown; access_token?: unknown };
+    const value = typeof body.token === "string" ? body.token : body.access_token;
+    if (typeof value !== "string" || value === "") throw this.#rejected();
+    this.#authorization = `Bearer ${value}`;
+  }
+}
+
+/** The registry's own error code and message (`{"errors":[{"code":"MANIFEST_UNKNOWN",...}]}`), if any. */
+function registryError(response: HttpResponse): string {
+  try {
+    const body = JSON.parse(response.body.toString("utf8")) as { errors?: { code?: string; message?: string }[] };
+    const first = body.errors?.[0];
+    if (first !== undefined) return `${first.code ?? ""}: ${first.message ?? ""}`;
+  } catch {
+    // Not JSON: the status says enough.
+  }
+  return `HTTP ${response.status}`;
+}
+
+export function sha256(data: Buffer): string {
+  return `sha256:${createHash("sha256").update(data).digest("hex")}`;
+}

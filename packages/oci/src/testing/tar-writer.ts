@@ -1,0 +1,68 @@
+/** Builds tar archives in memory, including ones no honest tool writes (escaping paths, outward links). */
+import { gzipSync } from "node:zlib";
+
+export interface TarInput {
+  readonly name: string;
+  /** A file's content; absent for directories and links. */
+  readonly content?: string | Buffer;
+  readonly type?: "file" | "directory" | "symlink" | "hardlink";
+  readonly linkname?: string;
+}
+
+function field(header: Buffer, value: string, start: number, length: number): void {
+  header.write(value, start, Math.min(Buffer.byteLength(value), length), "utf8");
+}
+
+function octalField(header: Buffer, value: number, start: number, length: number): void {
+  field(header, `${value.toString(8).padStart(length - 1, "0")}\0`, start, length);
+}
+
+const flags = { file: "0", directory: "5", symlink: "2", hardlink: "1" } as const;
+
+function entryBlocks(entry: TarInput): Buffer[] {
+  const data = entry.content === undefined ? Buffer.alloc(0) : Buffer.from(entry.content);
+  const blocks: Buffer[] = [];
+  // Names over 100 bytes go in a pax header, as GNU tar and Go's archive/tar write them.
+  if (Buffer.byteLength(entry.name) > 100) {
+    const record = (len: number): string => `${len} path=${entry.name}\n`;
+    let length = record(0).length;
+    while (record(length).length !== length) length = record(length).length;
+    blocks.push(
+      ...entryBlocks({ name: "PaxHeader", content: record(length) }).map((b, i) => {
+        if (i === 0) {
+          b.write("x", 156);
+          seal(b);
+        }
+        return b;
+      }),
+    );
+  }
+  const header = Buffer.alloc(512);
+  field(header, entry.name.slice(0, 100), 0, 100);
+  octalField(header, entry.type === "directory" ? 0o755 : 0o644, 100, 8);
+  octalField(header, 0, 108, 8);
+  octalField(header, 0, 116, 8);
+  octalField(header, data.length, 124, 12);
+  octalField(header, 0, 136, 12);
+  field(header, flags[entry.type ?? "file"], 156, 1);
+  field(header, entry.linkname ?? "", 157, 100);
+  field(header, "ustar\u000000", 257, 8);
+  seal(header);
+  blocks.push(header, data, Buffer.alloc((512 - (data.length % 512)) % 512));
+  return blocks;
+}
+
+function seal(header: Buffer): void {
+  header.fill(32, 148, 156);
+  let sum = 0;
+  for (const byte of header) sum += byte;
+  field(header, `${sum.toString(8).padStart(6, "0")}\0 `, 148, 8);
+}
+
+export function tarArchive(entries: readonly TarInput[]): Buffer {
+  return Buffer.concat([...entries.flatMap(entryBlocks), Buffer.alloc(1024)]);
+}
+
+export function tarGz(entries: readonly TarInput[]): Buffer {
+  return gzipSync(tarArchive(entries));
+}

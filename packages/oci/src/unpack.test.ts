@@ -1,0 +1,126 @@
+import assert from "node:assert/strict";
+import { mkdtemp, readFile, readlink, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it, type TestContext } from "node:test";
+import { OciFailureReason, OciFetchError } from "./errors.ts";
+import { tarArchive, tarGz } from "./testing/tar-writer.ts";
+import { UnpackBudget, unpackLayer } from "./unpack.ts";
+
+async function scratch(t: TestContext): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "driftless-unpack-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function refused(promise: Promise<unknown>, fragment: string): Promise<void> {
+  await assert.rejects(promise, (error: unknown) => {
+    assert.ok(error instanceof OciFetchError, String(error));
+    assert.equal(error.reason, OciFailureReason.UnsafeLayer);
+    assert.equal(error.code, "KNV2004");
+    assert.ok(error.message.includes(fragment), error.message);
+    return true;
+  });
+}
+
+void describe("unpackLayer", () => {
+  void it("unpacks gzip and plain layers in order: later layers win, whiteouts delete from the layers below", async (t) => {
+    const root = await scratch(t);
+    const budget = new UnpackBudget();
+    await unpackLayer(
+      tarGz([
+        { name: "config/", type: "directory" },
+        { name: "config/a.yaml", content: "a: 1\n" },
+        { name: "config/b.yaml", content: "b: 1\n" },
+        { name: "old/x.yaml", content: "x: 1\n" },
+        { name: `deep/${"d".repeat(120)}.yaml`, content: "long: true\n" },
+      ]),
+      root,
+      budget,
+    );
+    await unpackLayer(
+      tarArchive([
+        { name: "config/a.yaml", content: "a: 2\n" },
+        { name: "config/.wh.b.yaml" },
+        { name: "old/.wh..wh..opq" },
+        { name: "old/y.yaml", content: "y: 1\n" },
+        { name: "config/link.yaml", type: "symlink", linkname: "a.yaml" },
+      ]),
+      root,
+      budget,
+    );
+    assert.equal(await readFile(join(root, "config/a.yaml"), "utf8"), "a: 2\n");
+    assert.deepEqual((await readdir(join(root, "config"))).sort(), ["a.yaml", "link.yaml"]);
+    assert.deepEqual(await readdir(join(root, "old")), ["y.yaml"], "the opaque whiteout hid x.yaml, not y.yaml");
+    assert.equal(await readlink(join(root, "config/link.yaml")), "a.yaml");
+    assert.equal(await readFile(join(root, "deep", `${"d".repeat(120)}.yaml`), "utf8"), "long: true\n");
+  });
+
+  void it("refuses paths with .. and absolute paths", async (t) => {
+    const root = await scratch(t);
+    await refused(
+      unpackLayer(tarGz([{ name: "../escape.yaml", content: "x" }]), root, new UnpackBudget()),
+      "leads out",
+    );
+    await refused(
+      unpackLayer(tarGz([{ name: "a/../../escape.yaml", content: "x" }]), root, new UnpackBudget()),
+      "leads out",
+    );
+    await refused(
+      unpackLayer(tarGz([{ name: "/etc/escape", content: "x" }]), root, new UnpackBudget()),
+      "absolute path",
+    );
+  });
+
+  void it("refuses symlinks leading out, and writes through a symlink", async (t) => {
+    const root = await scratch(t);
+    await refused(
+      unpackLayer(tarGz([{ name: "up", type: "symlink", linkname: "../../etc" }]), root, new UnpackBudget()),
+      "points out",
+    );
+    await refused(
+      unpackLayer(tarGz([{ name: "abs", type: "symlink", linkname: "/etc/passwd" }]), root, new UnpackBudget()),
+      "points out",
+    );
+    // A link to the root is inside, but writing through it would make lexical checks lie.
+    await refused(
+      unpackLayer(
+        tarGz([
+          { name: "here", type: "symlink", linkname: "." },
+          { name: "here/file.yaml", content: "x" },
+        ]),
+        root,
+        new UnpackBudget(),
+      ),
+      "through the symlink",
+    );
+  });
+
+  void it("holds total size, file size and entry count to the limits", async (t) => {
+    const root = await scratch(t);
+    const limits = { maxTotalBytes: 100, maxFileBytes: 60, maxEntries: 3 };
+    await refused(
+      unpackLayer(tarGz([{ name: "big", content: "x".repeat(61) }]), root, new UnpackBudget(limits)),
+      "larger than 60",
+    );
+    await refused(
+      unpackLayer(
+        tarGz([
+          { name: "a", content: "x".repeat(60) },
+          { name: "b", content: "x".repeat(60) },
+        ]),
+        root,
+        new UnpackBudget(limits),
+      ),
+      "more than 100 bytes",
+    );
+    await refused(
+      unpackLayer(tarGz(["a", "b", "c", "d"].map((name) => ({ name, content: "" }))), root, new UnpackBudget(limits)),
+      "more than 3 entries",
+    );
+    await refused(
+      unpackLayer(tarGz([{ name: "zeros", content: Buffer.alloc(1024 * 1024) }]), root, new UnpackBudget(limits)),
+      "unpacks to more than",
+    );
+  });
+});

@@ -1,0 +1,177 @@
+/**
+ * Unpacking image layers into one directory, in order, as a container runtime would (later layers
+ * win; `.wh.` whiteouts delete), but refusing anything that could write outside it: absolute paths,
+ * `..`, symlinks leading out, writes through a symlink, and more bytes or entries than allowed.
+ */
+import { copyFile, lstat, mkdir, readdir, rm, symlink, writeFile } from "node:fs/promises";
+import { dirname, join, posix } from "node:path";
+import { promisify } from "node:util";
+import { gunzip } from "node:zlib";
+import { OciFailureReason, OciFetchError } from "./errors.ts";
+import { readTar, TarEntryType, TarFormatError, type TarEntry } from "./tar.ts";
+
+const gunzipAsync = promisify(gunzip);
+
+export interface UnpackLimits {
+  /** Sum of all files' sizes across layers. */
+  readonly maxTotalBytes: number;
+  readonly maxFileBytes: number;
+  /** Entries across layers (files, directories, links). */
+  readonly maxEntries: number;
+}
+
+/** Generous for configuration, small enough that a hostile image cannot fill the reconciler's memory or disk. */
+export const DefaultUnpackLimits: UnpackLimits = {
+  maxTotalBytes: 128 * 1024 * 1024,
+  maxFileBytes: 32 * 1024 * 1024,
+  maxEntries: 100_000,
+};
+
+const whiteoutPrefix = ".wh.";
+const opaqueWhiteout = ".wh..wh..opq";
+
+/** Tracks what the layers unpacked so far used of the limits. */
+export class UnpackBudget {
+  #bytes = 0;
+  #entries = 0;
+  readonly limits: UnpackLimits;
+
+  constructor(limits: UnpackLimits = DefaultUnpackLimits) {
+    this.limits = limits;
+  }
+
+  /** Bytes a layer's uncompressed tar may take: what is left plus room for tar headers. */
+  get tarBytesLeft(): number {
+    return this.limits.maxTotalBytes - this.#bytes + (this.limits.maxEntries - this.#entries) * 1024;
+  }
+
+  spend(entry: TarEntry, name: string): void {
+    if (++this.#entries > this.limits.maxEntries)
+      throw unsafe(`the image has more than ${this.limits.maxEntries} entries`);
+    if (entry.data.length > this.limits.maxFileBytes)
+      throw unsafe(`${name} is larger than ${this.limits.maxFileBytes} bytes`);
+    this.#bytes += entry.data.length;
+    if (this.#bytes > this.limits.maxTotalBytes)
+      throw unsafe(`the image's files add up to more than ${this.limits.maxTotalBytes} bytes`);
+  }
+}
+
+function unsafe(why: string): OciFetchError {
+  return new OciFetchError(OciFailureReason.UnsafeLayer, `refusing to unpack the image: ${why}`);
+}
+
+/** The entry's path as segments below the root; throws for absolute paths and `..`. */
+export function safeSegments(name: string): string[] {
+  if (name.includes("\0")) throw unsafe(`the path ${JSON.stringify(name)} holds a NUL byte`);
+  if (name.startsWith("/")) throw unsafe(`the layer holds an absolute path ${JSON.stringify(name)}`);
+  const segments = name.split("/").filter((s) => s !== "" && s !== ".");
+  if (segments.includes("..")) throw unsafe(`the path ${JSON.stringify(name)} leads out of the image's directory`);
+  return segments;
+}
+
+/** Whether a symlink at `segments` pointing at `target` stays inside the root (judged from where it is). */
+function linkStaysInside(segments: readonly string[], target: string): boolean {
+  if (target.startsWith("/")) return false;
+  const resolved = posix.normalize(posix.join(...segments.slice(0, -1), target));
+  return resolved !== ".." && !resolved.startsWith("../");
+}
+
+async function kindAt(path: string): Promise<"missing" | "dir" | "symlink" | "other"> {
+  try {
+    const s = await lstat(path);
+    return s.isSymbolicLink() ? "symlink" : s.isDirectory() ? "dir" : "other";
+  } catch {
+    return "missing";
+  }
+}
+
+/** Creates the parent directories; a parent that is a symlink is refused, so every write lands where its path says. */
+async function ensureParents(root: string, segments: readonly string[], name: string): Promise<string> {
+  let dir = root;
+  for (const segment of segments.slice(0, -1)) {
+    dir = join(dir, segment);
+    const kind = await kindAt(dir);
+    if (kind === "symlink") throw unsafe(`${JSON.stringify(name)} would be written through the symlink ${segment}`);
+    if (kind === "other") await rm(dir, { force: true });
+    if (kind !== "dir") await mkdir(dir);
+  }
+  return join(dir, segments.at(-1)!);
+}
+
+async function applyWhiteout(root: string, segments: readonly string[], name: string): Promise<void> {
+  const base = segments.at(-1)!;
+  const parent = dirname(await ensureParents(root, segments, name));
+  if (base === opaqueWhiteout) {
+    for (const child of await readdir(parent)) await rm(join(parent, child), { recursive: true, force: true });
+  } else {
+    await rm(join(parent, base.slice(whiteoutPrefix.length)), { recursive: true, force: true });
+  }
+}
+
+async function writeEntry(root: string, entry: TarEntry, segments: readonly string[]): Promise<void> {
+  const path = await ensureParents(root, segments, entry.name);
+  const existing = await kindAt(path);
+  if (entry.type === TarEntryType.Directory) {
+    if (existing === "dir") return;
+    if (existing !== "missing") await rm(path, { force: true });
+    await mkdir(path);
+    return;
+  }
+  if (existing !== "missing") await rm(path, { recursive: true, force: true });
+  switch (entry.type) {
+    case TarEntryType.File:
+      // Ordinary permissions only: no setuid, no executables the reconciler never runs.
+      await writeFile(path, entry.data, { flag: "wx", mode: 0o644 });
+      return;
+    case TarEntryType.Symlink:
+      if (!linkStaysInside(segments, entry.linkname))
+        throw unsafe(
+          `the symlink ${JSON.stringify(entry.name)} points out of the image's directory (${entry.linkname})`,
+        );
+      await symlink(entry.linkname, path);
+      return;
+    case TarEntryType.Hardlink: {
+      const target = join(root, ...safeSegments(entry.linkname));
+      if ((await kindAt(target)) !== "other")
+        throw unsafe(`the hard link ${JSON.stringify(entry.name)} names no file of the image (${entry.linkname})`);
+      await copyFile(target, path);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+/**
+ * Unpacks one layer (tar, or gzip-compressed tar) over `root`. Whiteouts apply to the layers below
+ * first (OCI's rule), then the layer's entries are written.
+ */
+export async function unpackLayer(blob: Buffer, root: string, budget: UnpackBudget): Promise<void> {
+  let archive = blob;
+  if (blob[0] === 0x1f && blob[1] === 0x8b) {
+    try {
+      archive = await gunzipAsync(blob, { maxOutputLength: Math.max(1024, budget.tarBytesLeft) });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE")
+        throw unsafe(`a layer unpacks to more than the ${budget.limits.maxTotalBytes} bytes allowed`);
+      throw new OciFetchError(OciFailureReason.InvalidImage, `a layer is not valid gzip: ${(error as Error).message}`);
+    }
+  }
+  let entries: TarEntry[];
+  try {
+    entries = [...readTar(archive)];
+  } catch (error) {
+    if (error instanceof TarFormatError)
+      throw new OciFetchError(OciFailureReason.InvalidImage, `a layer is not a tar archive: ${error.message}`);
+    throw error;
+  }
+  const parsed = entries.map((entry) => ({ entry, segments: safeSegments(entry.name) }));
+  const isWhiteout = (segments: readonly string[]): boolean => segments.at(-1)?.startsWith(whiteoutPrefix) === true;
+  for (const { entry, segments } of parsed)
+    if (segments.length > 0 && isWhiteout(segments)) await applyWhiteout(root, segments, entry.name);
+  for (const { entry, segments } of parsed) {
+    if (segments.length === 0 || isWhiteout(segments)) continue;
+    budget.spend(entry, entry.name);
+    await writeEntry(root, entry, segments);
+  }
+}
