@@ -2,7 +2,7 @@
 # Builds etcd, kube-apiserver and kube-controller-manager from the Go module proxy into a cache folder
 # keyed by Kubernetes version, etcd version, Go version and platform, so a second call is instant.
 # `build.sh node` builds the node's kubelet, kube-scheduler and kube-proxy instead, into a folder of their
-# own, so that a control plane without a node never pays for them.
+# own (with the pod sandbox's pause binary), so that a control plane without a node never pays for them.
 # Prints the folder that holds the binaries on its last line.
 #
 # Fails fast, with one line on stderr, when Go or the module proxy is missing.
@@ -22,7 +22,7 @@ case "$what" in
     wanted=(kube-apiserver kube-controller-manager etcd);;
   node)
     out="${DRIFTLESS_BIN_CACHE:-$root/.local/bin}/node-$kube_version-$go_version-$platform"
-    wanted=(kubelet kube-scheduler kube-proxy);;
+    wanted=(kubelet kube-scheduler kube-proxy pause);;
   *) echo "local-cluster: build.sh builds 'control-plane' or 'node', not '$what'" >&2; exit 2;;
 esac
 
@@ -62,6 +62,8 @@ start=$(date +%s)
 if [ "$what" = node ]; then
   build "kubelet, kube-scheduler and kube-proxy $kube_version" "$here/go/kube" "$ldflags" "$out.partial/" \
     k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy
+  # The sandbox image's only file; it is ours, so the node needs no registry.
+  (cd "$here/go/pause" && go build -trimpath -ldflags "-s -w" -o "$out.partial/pause" .)
 else
   build "etcd $etcd_version ($go_version)" "$here/go/etcd" "-s -w" "$out.partial/etcd" go.etcd.io/etcd/server/v3
   build "kube-apiserver and kube-controller-manager $kube_version" "$here/go/kube" "$ldflags" "$out.partial/" \

@@ -15,6 +15,37 @@ export interface Binaries {
  * Build progress goes to stderr; a missing Go or proxy fails with the script's one-line reason.
  */
 export async function ensureBinaries(options: { readonly quiet?: boolean } = {}): Promise<Binaries> {
+  const dir = await runBuild("control-plane", options);
+  return {
+    dir,
+    etcd: join(dir, "etcd"),
+    kubeApiserver: join(dir, "kube-apiserver"),
+    kubeControllerManager: join(dir, "kube-controller-manager"),
+  };
+}
+
+export interface NodeBinaries {
+  readonly dir: string;
+  readonly kubelet: string;
+  readonly kubeScheduler: string;
+  readonly kubeProxy: string;
+  /** The pod sandbox's only process, packed into the pause image. */
+  readonly pause: string;
+}
+
+/** Returns the node's binaries, built like the control plane's on first use (`build.sh node`). */
+export async function ensureNodeBinaries(options: { readonly quiet?: boolean } = {}): Promise<NodeBinaries> {
+  const dir = await runBuild("node", options);
+  return {
+    dir,
+    kubelet: join(dir, "kubelet"),
+    kubeScheduler: join(dir, "kube-scheduler"),
+    kubeProxy: join(dir, "kube-proxy"),
+    pause: join(dir, "pause"),
+  };
+}
+
+async function runBuild(what: "control-plane" | "node", options: { readonly quiet?: boolean }): Promise<string> {
   const script = join(packageRoot, "scripts", "build.sh");
   const stdout: Buffer[] = [];
   const stderr: Buffer[] = [];
@@ -26,7 +57,7 @@ export async function ensureBinaries(options: { readonly quiet?: boolean } = {})
     if (options.quiet !== true) process.stderr.write(`${line}\n`);
   };
   const code = await new Promise<number>((resolveExit, reject) => {
-    const child = spawn("bash", [script], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("bash", [script, what], { stdio: ["ignore", "pipe", "pipe"] });
     child.stdout.on("data", (c: Buffer) => stdout.push(c));
     child.stderr.on("data", (c: Buffer) => {
       stderr.push(c);
@@ -47,16 +78,8 @@ export async function ensureBinaries(options: { readonly quiet?: boolean } = {})
   if (code !== 0) {
     const lastLine = Buffer.concat(stderr).toString("utf8").trim().split("\n").at(-1) ?? "";
     throw new Error(
-      lastLine.startsWith("local-cluster:")
-        ? lastLine
-        : `local-cluster: building the control plane failed: ${lastLine}`,
+      lastLine.startsWith("local-cluster:") ? lastLine : `local-cluster: building the ${what} failed: ${lastLine}`,
     );
   }
-  const dir = Buffer.concat(stdout).toString("utf8").trim().split("\n").at(-1) ?? "";
-  return {
-    dir,
-    etcd: join(dir, "etcd"),
-    kubeApiserver: join(dir, "kube-apiserver"),
-    kubeControllerManager: join(dir, "kube-controller-manager"),
-  };
+  return Buffer.concat(stdout).toString("utf8").trim().split("\n").at(-1) ?? "";
 }

@@ -11,6 +11,17 @@ import { renderKubeconfig } from "./kubeconfig.ts";
 import { freeLoopbackPort } from "./ports.ts";
 import { isAlive, startProcess, stopProcess, type ProcessRecord } from "./processes.ts";
 import { tailLog } from "./logs.ts";
+import {
+  apiserverNodeArgs,
+  controllerManagerNodeArgs,
+  prepareNode,
+  releaseNodeSlot,
+  startNode,
+  stopNode,
+  type NodePreparation,
+  type NodeState,
+} from "./node/node.ts";
+import { deleteBridge, nodeNetwork } from "./node/network.ts";
 
 export interface ClusterOptions {
   /** Holds state.json, logs, data, certificates and the kubeconfigs. */
@@ -20,6 +31,11 @@ export interface ClusterOptions {
   /** True for `cluster:up` (processes outlive the caller); false for a test run (killed with it). */
   readonly detached: boolean;
   readonly quiet?: boolean;
+  /**
+   * Adds a node: kube-scheduler, a kubelet on containerd and runc, a CNI bridge and kube-proxy, so
+   * pods run. One node per machine. A running control plane started without one is not changed.
+   */
+  readonly withNode?: boolean;
 }
 
 /** What a running local control plane is, as written to `<stateDir>/state.json`. */
@@ -33,6 +49,8 @@ export interface ClusterState {
   readonly processes: readonly ProcessRecord[];
   readonly binDir: string;
   readonly startedAt: string;
+  /** Present when the cluster has a node; its processes are also in `processes`. */
+  readonly node?: NodeState;
 }
 
 const stateFileName = "state.json";
@@ -70,10 +88,26 @@ export async function isHealthy(state: ClusterState): Promise<boolean> {
 export async function up(options: ClusterOptions): Promise<ClusterState> {
   const existing = await readState(options.stateDir);
   if (existing !== undefined) {
-    if (await isHealthy(existing)) return existing;
+    if (await isHealthy(existing)) {
+      if (options.withNode === true && existing.node === undefined) {
+        throw new Error(
+          `local-cluster: the control plane in ${options.stateDir} runs without a node; a node needs the apiserver started for it: cluster:down, then cluster:up --with-node`,
+        );
+      }
+      return existing;
+    }
     await down(options.stateDir);
   }
   const binaries = await ensureBinaries({ quiet: options.quiet ?? false });
+  let nodePrep: NodePreparation | undefined;
+  if (options.withNode === true) {
+    try {
+      nodePrep = await prepareNode(options.stateDir, { quiet: options.quiet ?? false });
+    } catch (error) {
+      await releaseNodeSlot(options.stateDir);
+      throw error;
+    }
+  }
   const dirs = {
     logs: join(options.stateDir, "logs"),
     etcdData: join(options.stateDir, "etcd-data"),
@@ -107,7 +141,7 @@ export async function up(options: ClusterOptions): Promise<ClusterState> {
     );
     await waitFor("etcd", started[0]!, 20_000, async () => (await fetch(`${etcdUrl}/health`)).ok);
 
-    const identities = newIdentities();
+    const identities = newIdentities(nodePrep !== undefined ? { nodeName: nodeNetwork.nodeName } : {});
     const tokenFile = join(dirs.certs, "tokens.csv");
     await writeFile(tokenFile, tokenAuthFile(identities), { mode: 0o600 });
     const saKeyFile = join(dirs.certs, "service-account.key");
@@ -122,28 +156,33 @@ export async function up(options: ClusterOptions): Promise<ClusterState> {
       detached: options.detached,
       args: [
         `--etcd-servers=${etcdUrl}`,
-        "--bind-address=127.0.0.1",
-        // Without it the apiserver looks for a default-route interface, which a sandbox may not have.
-        "--advertise-address=127.0.0.1",
+        ...(nodePrep !== undefined
+          ? apiserverNodeArgs(nodePrep)
+          : [
+              "--bind-address=127.0.0.1",
+              // Without it the apiserver looks for a default-route interface, which a sandbox may not have.
+              "--advertise-address=127.0.0.1",
+              "--authorization-mode=RBAC",
+              // No kubelet runs pods here, and the ServiceAccount plugin would reject pods before the
+              // serviceaccount controller creates "default".
+              "--disable-admission-plugins=ServiceAccount",
+            ]),
         `--secure-port=${apiPort}`,
         `--cert-dir=${dirs.certs}`,
-        "--service-cluster-ip-range=10.0.0.0/24",
-        "--authorization-mode=RBAC",
+        `--service-cluster-ip-range=${nodeNetwork.serviceCidr}`,
         `--token-auth-file=${tokenFile}`,
         "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
         `--service-account-key-file=${saKeyFile}`,
         `--service-account-signing-key-file=${saKeyFile}`,
-        // No kubelet runs pods here, and the ServiceAccount plugin would reject pods before the
-        // serviceaccount controller creates "default".
-        "--disable-admission-plugins=ServiceAccount",
         "--allow-privileged=true",
         "--v=0",
       ],
     });
     started.push(apiserver);
 
-    // The apiserver writes its self-signed serving certificate (with the CA that signed it) at start.
-    const caFile = join(dirs.certs, "apiserver.crt");
+    // Without a node the apiserver writes its self-signed serving certificate (with the CA that signed
+    // it) at start; with one it serves the certificate the node's CA signed.
+    const caFile = nodePrep !== undefined ? nodePrep.certs.caFile : join(dirs.certs, "apiserver.crt");
     await waitFor("kube-apiserver certificate", apiserver, 30_000, () => Promise.resolve(existsSync(caFile)));
     const ca = await readFile(caFile, "utf8");
     const conn = { server, ca, token: identities.admin.token };
@@ -166,6 +205,7 @@ export async function up(options: ClusterOptions): Promise<ClusterState> {
     );
 
     if (options.crdDir !== undefined) await installCrds(conn, options.crdDir);
+    const forNode = nodePrep !== undefined ? controllerManagerNodeArgs(caFile) : { controllers: [], args: [] };
 
     started.push(
       await startProcess({
@@ -180,7 +220,16 @@ export async function up(options: ClusterOptions): Promise<ClusterState> {
           // replicas) as kstatus and depends-on read it. There is no scheduler or kubelet: pods stay
           // Pending, so a Deployment with replicas is never available and one scaled to 0 is. The
           // aggregation controller fills admin/edit/view, which admins bind RepoSync reconcilers to.
-          "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-controller,deployment-controller,replicaset-controller,clusterrole-aggregation-controller",
+          `--controllers=${[
+            "namespace-controller",
+            "garbage-collector-controller",
+            "serviceaccount-controller",
+            "deployment-controller",
+            "replicaset-controller",
+            "clusterrole-aggregation-controller",
+            ...forNode.controllers,
+          ].join(",")}`,
+          ...forNode.args,
           "--use-service-account-credentials=false",
           "--leader-elect=false",
           "--secure-port=0",
@@ -200,6 +249,19 @@ export async function up(options: ClusterOptions): Promise<ClusterState> {
       return res.status === 200 && ((JSON.parse(res.body) as { rules?: unknown[] }).rules ?? []).length > 0;
     });
 
+    const node =
+      nodePrep === undefined
+        ? undefined
+        : await startNode({
+            prep: nodePrep,
+            server,
+            ca,
+            identities,
+            logsDir: dirs.logs,
+            detached: options.detached,
+          });
+    if (node !== undefined) started.push(...node.processes);
+
     const state: ClusterState = {
       server,
       caFile,
@@ -210,19 +272,32 @@ export async function up(options: ClusterOptions): Promise<ClusterState> {
       processes: started,
       binDir: binaries.dir,
       startedAt: new Date().toISOString(),
+      ...(node !== undefined && { node }),
     };
     await writeFile(join(options.stateDir, stateFileName), JSON.stringify(state, null, 2) + "\n", { mode: 0o600 });
     return state;
   } catch (error) {
     await stopAll(started);
+    if (nodePrep !== undefined) {
+      await deleteBridge(nodePrep.hostSettings);
+      await releaseNodeSlot(options.stateDir);
+    }
     throw error;
   }
 }
 
-/** Stops every process recorded in stateDir (controller manager first, etcd last) and forgets the state. */
+/**
+ * Stops every process recorded in stateDir (the node first, then the controller manager, etcd last),
+ * removes what the node left on the host, and forgets the state.
+ */
 export async function down(stateDir: string): Promise<readonly ProcessRecord[]> {
   const state = await readState(stateDir);
   if (state === undefined) return [];
+  // The node first: its clean-up needs containerd running, and it stops its own processes in order.
+  if (state.node !== undefined) {
+    await stopNode(state.node);
+    await releaseNodeSlot(stateDir);
+  }
   await stopAll(state.processes);
   await rm(join(stateDir, stateFileName), { force: true });
   return state.processes;

@@ -30,3 +30,19 @@ export function defaultStateDir(repoRoot: string = findRepoRoot()): string {
 export function defaultCrdDir(repoRoot: string = findRepoRoot()): string {
   return join(repoRoot, "manifests", "crds");
 }
+
+/**
+ * The node's runtime folder. There is one node per machine (kube-proxy's KUBE-* chains, the bridge and
+ * the kubelet's port are host-wide), so its containerd socket has a fixed, short address that image
+ * builders can find without reading a cluster's state.
+ */
+export const nodeRuntimeDir = "/run/driftless-node";
+/** The node's containerd socket (CRI and `ctr --address`). */
+export const nodeContainerdSocket = `${nodeRuntimeDir}/containerd.sock`;
+/** The containerd namespace the kubelet's images and containers live in. */
+export const nodeContainerdNamespace = "k8s.io";
+
+/** Where a cluster keeps its node's state: kubelet and containerd roots, certificates, CNI config, images. */
+export function nodeStateDir(stateDir: string): string {
+  return join(stateDir, "node");
+}
