@@ -7,6 +7,7 @@ import {
   KnvCode,
   SyncConditionType,
   deletionPropagationPolicyOf,
+  isSuspended,
   setCondition,
   type SyncCondition,
 } from "@driftless/api";
@@ -43,21 +44,24 @@ export class FinalizerError extends DriftlessError {
 }
 
 /**
- * Adds the reconciler finalizer to a live, not-deleting RSync (so its deletion waits for us).
- * `known` is a copy just read: when it already carries the finalizer, nothing is requested.
+ * Holds the reconciler finalizer on a live, not-deleting RSync only while its deletion must wait for
+ * us: with Foreground propagation, as Config Sync does. Otherwise it is removed, so an RSync deleted
+ * after driftless is uninstalled does not hang on a finalizer nobody will remove. `known` is a copy
+ * just read: when it already agrees, nothing is requested.
  */
-export async function ensureFinalizer(client: KubeClient, identity: SyncIdentity, known?: KubeObject): Promise<void> {
-  if (
-    known !== undefined &&
-    (known.metadata.deletionTimestamp !== undefined || (known.metadata.finalizers ?? []).includes(Finalizer.Reconciler))
-  )
-    return;
-  await mutateRSync(client, identity, (raw) => {
-    if (raw.metadata.deletionTimestamp !== undefined) return undefined;
-    const finalizers = raw.metadata.finalizers ?? [];
-    if (finalizers.includes(Finalizer.Reconciler)) return undefined;
-    return { ...raw, metadata: { ...raw.metadata, finalizers: [...finalizers, Finalizer.Reconciler] } };
-  });
+export async function alignFinalizer(client: KubeClient, identity: SyncIdentity, known?: KubeObject): Promise<void> {
+  if (known !== undefined && finalizerChange(known) === undefined) return;
+  await mutateRSync(client, identity, finalizerChange);
+}
+
+/** The RSync with its reconciler finalizer added or removed to match its policy; undefined when it matches. */
+function finalizerChange(raw: KubeObject): KubeObject | undefined {
+  if (raw.metadata.deletionTimestamp !== undefined) return undefined;
+  const finalizers = raw.metadata.finalizers ?? [];
+  const wanted = deletionPropagationPolicyOf(raw.metadata.annotations) === DeletionPropagationPolicy.Foreground;
+  if (finalizers.includes(Finalizer.Reconciler) === wanted) return undefined;
+  const next = wanted ? [...finalizers, Finalizer.Reconciler] : finalizers.filter((f) => f !== Finalizer.Reconciler);
+  return { ...raw, metadata: { ...raw.metadata, finalizers: next } };
 }
 
 /**
@@ -68,12 +72,17 @@ export async function ensureFinalizer(client: KubeClient, identity: SyncIdentity
 export async function finalize(ctx: FinalizerContext, raw: KubeObject): Promise<boolean> {
   if (raw.metadata.deletionTimestamp === undefined || !(raw.metadata.finalizers ?? []).includes(Finalizer.Reconciler))
     return false;
-  const policy = deletionPropagationPolicyOf(raw.metadata.annotations);
+  // A suspended sync deletes nothing, its own deletion included: its objects are released (as Flux
+  // skips garbage collection of a suspended Kustomization). Resume first to delete them.
+  const suspended = isSuspended(raw.metadata.annotations);
+  const policy = suspended ? DeletionPropagationPolicy.Orphan : deletionPropagationPolicyOf(raw.metadata.annotations);
   await setFinalizerCondition(ctx, {
     type: SyncConditionType.ReconcilerFinalizing,
     status: "True",
     reason: "ResourcesDeleting",
-    message: `Deleting managed objects (${policy})`,
+    message: suspended
+      ? "Releasing managed objects (Orphan): the sync is suspended (driftless.dev/suspend), so nothing is deleted"
+      : `Deleting managed objects (${policy})`,
   });
   try {
     const managed = await new Inventory(ctx.client, ctx.identity).read();

@@ -18,7 +18,7 @@ import { Annotator, CustomResourceSchemaRegistry, PatchMaker } from "@driftless/
 import { createRedisConnection, SyncQueue, syncQueueName, type Poller, type RedisConnection } from "@driftless/queue";
 import type { SourceResult } from "@driftless/source";
 import type { PassContext } from "./context.ts";
-import { ensureFinalizer, finalize } from "./finalizer.ts";
+import { alignFinalizer, finalize } from "./finalizer.ts";
 import { InformerLiveState } from "./live-cache.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { namespaceInUse } from "./namespace-usage.ts";
@@ -200,7 +200,7 @@ export class Reconciler implements PassContext {
       this.server = server;
       this.metricsUrl = `http://127.0.0.1:${server.port}`;
     }
-    await ensureFinalizer(this.client, this.identity);
+    await alignFinalizer(this.client, this.identity);
     this.queue.worker((job) => this.process(job.data.trigger as PassTrigger));
     const loaded = await loadSync(this.client, this.identity);
     const specPeriod = loaded?.sync?.spec.git?.period;
@@ -274,7 +274,7 @@ export class Reconciler implements PassContext {
       );
       return;
     }
-    if (loaded !== undefined) await ensureFinalizer(this.client, this.identity, loaded.raw);
+    if (loaded !== undefined) await alignFinalizer(this.client, this.identity, loaded.raw);
     this.passing = true;
     this.passCommit = undefined;
     let result;

@@ -65,9 +65,10 @@ test("a RootSync and a RepoSync each get their own reconciler, and deleting them
       sync.metadata.finalizers?.includes("configsync.gke.io/reconciler-manager"),
       `${reconciler}: no manager finalizer`,
     );
+    // Orphan (the default): nothing for the reconciler to do at deletion, so no finalizer of its own.
     assert.ok(
-      sync.metadata.finalizers?.includes("configsync.gke.io/reconciler"),
-      `${reconciler}: no reconciler finalizer`,
+      !sync.metadata.finalizers?.includes("configsync.gke.io/reconciler"),
+      `${reconciler}: a reconciler finalizer without Foreground`,
     );
     assert.equal(conditionOf(sync, "Stalled")?.status, "False");
     assert.ok(await getObject(Mapping.ServiceAccount, systemNamespace, reconciler), `no ServiceAccount ${reconciler}`);

@@ -1,6 +1,5 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ManagementAnnotationKeys, ManagementLabelKeys } from "@driftless/api";
 import { eventually, suffix, TestRepo } from "../../support/index.ts";
 import {
   admin,
@@ -82,7 +81,7 @@ test("RootSync deletion with Foreground deletes every managed object before the 
   });
 });
 
-test("RootSync deletion with Orphan leaves the managed objects, stripped of driftless metadata", async (t) => {
+test("RootSync deletion with Orphan leaves the managed objects as they are, as Config Sync does (no reconciler finalizer holds it)", async (t) => {
   const manager = await startManager(t);
   const target = await createNamespace(t, "orphan");
   const repo = await TestRepo.create(t);
@@ -113,10 +112,7 @@ test("RootSync deletion with Orphan leaves the managed objects, stripped of drif
   const left = await getObject(Mapping.ConfigMap, target, "a");
   assert.ok(left !== undefined, "an orphaned object was deleted");
   assert.deepEqual(left["data"], { keep: "me" });
-  for (const key of ManagementAnnotationKeys)
-    assert.equal(left.metadata.annotations?.[key], undefined, `annotation ${key} left behind`);
-  for (const key of ManagementLabelKeys)
-    assert.equal(left.metadata.labels?.[key], undefined, `label ${key} left behind`);
+  assert.equal(left.metadata.annotations?.["configmanagement.gke.io/managed"], "enabled", "an orphan was rewritten");
   assert.equal(left.metadata.labels?.["app"], "demo", "the object's own labels are kept");
   assert.equal(left.metadata.annotations?.["example.com/note"], "user", "the object's own annotations are kept");
 });
