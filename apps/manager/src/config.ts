@@ -29,6 +29,8 @@ export interface ManagerConfig {
   /** This cluster's name, passed to reconcilers for cluster selectors (Config Sync's --cluster-name). */
   readonly clusterName: string | undefined;
   readonly logLevel: "debug" | "info" | "warn" | "error";
+  /** Admission protection (off when undefined): the port of its HTTPS endpoint, and how the API server reaches it. */
+  readonly admissionWebhook: { readonly port: number; readonly url: string | undefined } | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -37,11 +39,11 @@ export const usage = `usage: driftless-manager [--kubeconfig PATH] [--redis-url 
   [--metrics-port N] [--webhook-port N --webhook-secret-file PATH] [--queue-prefix P] [--allow-file-repos]
   [--sync-selector LABELS] [--lease-name NAME] [--identity ID] [--state-dir DIR] [--reconciler-image IMAGE]
   [--reconciler-redis-url URL] [--reconciler-redis-secret NAME[/KEY]] [--resync-period SECONDS]
-  [--cluster-name NAME] [--log-level debug|info|warn|error]
+  [--cluster-name NAME] [--log-level debug|info|warn|error] [--admission-webhook-port N [--admission-webhook-url URL]]
 environment: KUBECONFIG, REDIS_URL, REDIS_PASSWORD (never a flag), RECONCILER_MODE, METRICS_PORT, WEBHOOK_PORT,
   WEBHOOK_SECRET_FILE, DRIFTLESS_QUEUE_PREFIX, DRIFTLESS_ALLOW_FILE_REPOS=true, DRIFTLESS_SYNC_SELECTOR,
   DRIFTLESS_LEASE_NAME, POD_NAME (identity), DRIFTLESS_STATE_DIR, RECONCILER_IMAGE, RECONCILER_REDIS_URL,
-  RECONCILER_REDIS_SECRET, DRIFTLESS_RESYNC_PERIOD, CLUSTER_NAME, LOG_LEVEL`;
+  RECONCILER_REDIS_SECRET, DRIFTLESS_RESYNC_PERIOD, CLUSTER_NAME, LOG_LEVEL, ADMISSION_WEBHOOK_PORT, ADMISSION_WEBHOOK_URL`;
 
 const stringFlags = {
   kubeconfig: "KUBECONFIG",
@@ -61,6 +63,8 @@ const stringFlags = {
   "resync-period": "DRIFTLESS_RESYNC_PERIOD",
   "cluster-name": "CLUSTER_NAME",
   "log-level": "LOG_LEVEL",
+  "admission-webhook-port": "ADMISSION_WEBHOOK_PORT",
+  "admission-webhook-url": "ADMISSION_WEBHOOK_URL",
 } as const;
 type StringFlag = keyof typeof stringFlags;
 
@@ -116,6 +120,12 @@ export function parseConfig(
   const resyncSeconds = Number(resync);
   if (!Number.isFinite(resyncSeconds) || resyncSeconds < 1)
     throw new ConfigError(`--resync-period must be a number of seconds >= 1, got ${JSON.stringify(resync)}`);
+  const admissionPort = port("admission-webhook-port", pick("admission-webhook-port"));
+  const admissionUrl = pick("admission-webhook-url");
+  if (admissionUrl !== undefined && (admissionPort === undefined || !/^https:\/\/[^/]+\//.test(admissionUrl)))
+    throw new ConfigError(
+      "--admission-webhook-url needs --admission-webhook-port and must be an https:// URL with a path",
+    );
   const redis = redisSettings(mode, (flag) => (values as Record<string, unknown>)[flag], pick, env["REDIS_PASSWORD"]);
   return {
     kubeconfig: pick("kubeconfig"),
@@ -136,6 +146,7 @@ export function parseConfig(
     resyncSeconds,
     clusterName: pick("cluster-name"),
     logLevel,
+    admissionWebhook: admissionPort === undefined ? undefined : { port: admissionPort, url: admissionUrl },
   };
 }
 

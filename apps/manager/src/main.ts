@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Manager, ReconcilerMode } from "@driftless/controller";
+import { AdmissionWebhook, Manager, ReconcilerMode, removeAdmissionWebhook } from "@driftless/controller";
 import { createLogger } from "@driftless/sync";
 import { ConfigError, parseConfig, usage } from "./config.ts";
 
@@ -41,6 +41,8 @@ async function main(): Promise<number> {
     return error instanceof ConfigError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") ? 2 : 1;
   }
   const log = createLogger({ component: "manager" }, { level: config.logLevel });
+  // Before the manager: a webhook that cannot start (its RBAC missing) stops the process before any reconciler runs.
+  const admission = await startAdmission(config, log);
   const manager = await Manager.start({
     kubeconfig: config.kubeconfig,
     redisUrl: config.redisUrl,
@@ -83,8 +85,39 @@ async function main(): Promise<number> {
       resolve(1);
     });
   });
+  await admission?.close();
   await manager.stop();
   return outcome;
+}
+
+/**
+ * Admission protection when turned on; when off, its configuration is deleted so the API server stops
+ * calling. Every replica serves it.
+ */
+async function startAdmission(
+  config: ReturnType<typeof parseConfig>,
+  log: ReturnType<typeof createLogger>,
+): Promise<AdmissionWebhook | undefined> {
+  const settings = config.admissionWebhook;
+  if (settings === undefined) {
+    await removeAdmissionWebhook(config.kubeconfig, log).catch((error: unknown) =>
+      log.warn("could not remove the admission webhook configuration", { error: String(error) }),
+    );
+    return undefined;
+  }
+  // Process mode runs beside the API server; in a cluster the API server calls the manager's Service (port 443).
+  const url = settings.url;
+  return AdmissionWebhook.start({
+    kubeconfig: config.kubeconfig,
+    port: settings.port,
+    endpoint:
+      url !== undefined
+        ? () => ({ url })
+        : config.reconcilerMode === "process"
+          ? (port) => ({ url: `https://127.0.0.1:${port}/admission-webhook` })
+          : () => ({ service: { namespace: "config-management-system", name: "reconciler-manager", port: 443 } }),
+    log,
+  });
 }
 
 main().then(

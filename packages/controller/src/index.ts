@@ -54,3 +54,13 @@ export { GenericSignatureHeader, WebhookProvider } from "./webhook-push.ts";
 export type { Push } from "./webhook-push.ts";
 export { repoKey } from "./repo-url.ts";
 export { parseLabelSelector } from "./label-selector.ts";
+export {
+  AdmissionCertSecret,
+  AdmissionWebhook,
+  AdmissionWebhookName,
+  removeAdmissionWebhook,
+  webhookConfiguration,
+} from "./admission-webhook.ts";
+export type { AdmissionEndpoint, AdmissionWebhookOptions } from "./admission-webhook.ts";
+export { reviewAdmission } from "./admission-review.ts";
+export type { AdmissionDecision, AdmissionRequest } from "./admission-review.ts";

@@ -1,0 +1,238 @@
+/**
+ * Admission protection with the real API server calling the manager's webhook: a user may not change
+ * a declared field of a managed object or delete it, may change what is not declared, the owning
+ * reconciler still applies new commits, a stopped manager blocks nothing (failurePolicy Ignore), a
+ * manager without the setting removes the configuration, and a certificate near its end is renewed.
+ * On a control plane of its own: the webhook configuration is cluster-wide and would refuse other
+ * test files' drift edits.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { X509Certificate } from "node:crypto";
+import { issueWebhookCertificates } from "../../../packages/controller/src/admission-cert.ts";
+import { KubeApiError, KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { usePrivateControlPlane } from "../../support/private-control-plane.ts";
+import { eventually, suffix, testEnv, TestRepo } from "../../support/index.ts";
+import {
+  admin,
+  configMap,
+  createNamespace,
+  createSync,
+  getObject,
+  Mapping,
+  rootSyncObject,
+  startManager,
+  synced,
+  systemNamespace,
+} from "./helpers.ts";
+
+await usePrivateControlPlane();
+
+const webhookName = "admission-webhook.configsync.gke.io";
+const certSecret = "driftless-admission-webhook-cert";
+const Vwc: ResourceMapping = {
+  group: "admissionregistration.k8s.io",
+  version: "v1",
+  kind: "ValidatingWebhookConfiguration",
+  resource: "validatingwebhookconfigurations",
+  namespaced: false,
+  verbs: [],
+};
+const Secret: ResourceMapping = {
+  group: "",
+  version: "v1",
+  kind: "Secret",
+  resource: "secrets",
+  namespaced: true,
+  verbs: [],
+};
+
+/** The API server's refusal of `write`, or undefined when it went through. */
+async function refusal(write: () => Promise<unknown>): Promise<KubeApiError | undefined> {
+  try {
+    await write();
+    return undefined;
+  } catch (error) {
+    if (error instanceof KubeApiError && error.status === 403) return error;
+    throw error;
+  }
+}
+
+function withData(obj: KubeObject, data: Record<string, string>): KubeObject {
+  return { ...obj, data: { ...(obj["data"] as Record<string, string>), ...data } };
+}
+
+test("the admission webhook refuses changes to declared fields and deletion of managed objects, by anyone but the owning reconciler", async (t) => {
+  const env = testEnv();
+  const adminClient = await admin();
+  const user = await KubeClient.fromKubeconfig(env.userKubeconfig);
+  t.after(() => user.close());
+  const namespace = await createNamespace(t);
+  await adminClient.create(Mapping.RoleBinding, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name: "user-edit", namespace },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "edit" },
+    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: env.userName }],
+  });
+
+  const manager = await startManager(t, { extraArgs: ["--admission-webhook-port", "0"] });
+  const repo = await TestRepo.create(t);
+  await repo.write("root/cm.yaml", configMap("protected", namespace, { key: "declared" }, { labels: { tier: "web" } }));
+  const first = await repo.commit("a ConfigMap");
+  const rootName = `root-${suffix()}`;
+  await createSync(t, rootSyncObject(rootName, manager.scope, { repo: repo.url, branch: repo.branch, dir: "root" }));
+  await synced("RootSync", systemNamespace, rootName, first);
+  const live = async (): Promise<KubeObject> => {
+    const obj = await getObject(Mapping.ConfigMap, namespace, "protected");
+    assert.ok(obj, "the ConfigMap is there");
+    return obj;
+  };
+
+  const id = `_configmap_${namespace}_protected`;
+  // The configuration reaches the API server's webhook informer a moment after it is written.
+  const declaredEdit = await eventually(
+    async () =>
+      refusal(async () => user.replace(Mapping.ConfigMap, withData(await live(), { key: "edited" }), { dryRun: true })),
+    { what: "the API server calls the webhook", timeoutMs: 60_000 },
+  );
+  assert.equal(
+    declaredEdit.serverMessage,
+    `admission webhook "${webhookName}" denied the request: ${env.userName} cannot modify fields of object "${id}" managed by Config Sync: .data.key`,
+  );
+
+  const vwc = await adminClient.get(Vwc, undefined, webhookName);
+  const hook = (vwc?.["webhooks"] as Record<string, unknown>[] | undefined)?.[0];
+  assert.equal(hook?.["failurePolicy"], "Ignore");
+  assert.equal(hook?.["sideEffects"], "None");
+  assert.equal(hook?.["timeoutSeconds"], 3);
+  assert.deepEqual(hook?.["objectSelector"], {
+    matchLabels: { "app.kubernetes.io/managed-by": "configmanagement.gke.io" },
+  });
+  assert.ok(await adminClient.get(Secret, systemNamespace, certSecret), "the certificate is kept in a Secret");
+
+  // Even the cluster admin: the webhook is the API server's, not RBAC.
+  const adminEdit = await refusal(async () =>
+    adminClient.replace(Mapping.ConfigMap, withData(await live(), { key: "by-admin" })),
+  );
+  assert.match(
+    adminEdit?.serverMessage ?? "",
+    /cannot modify fields of object .* managed by Config Sync: \.data\.key$/,
+  );
+  const labelEdit = await refusal(async () => {
+    const obj = await live();
+    return user.replace(Mapping.ConfigMap, {
+      ...obj,
+      metadata: { ...obj.metadata, labels: { ...obj.metadata.labels, tier: "db" } },
+    });
+  });
+  assert.match(labelEdit?.serverMessage ?? "", /managed by Config Sync: \.metadata\.labels\.tier$/);
+  const metadataEdit = await refusal(async () => {
+    const obj = await live();
+    const annotations = { ...obj.metadata.annotations };
+    delete annotations["configsync.gke.io/manager"];
+    return user.replace(Mapping.ConfigMap, { ...obj, metadata: { ...obj.metadata, annotations } });
+  });
+  assert.match(
+    metadataEdit?.serverMessage ?? "",
+    /cannot modify Config Sync metadata of object ".*": \.metadata\.annotations\.configsync\.gke\.io\/manager$/,
+  );
+  const deletion = await refusal(() => user.delete(Mapping.ConfigMap, namespace, "protected"));
+  assert.equal(
+    deletion?.serverMessage,
+    `admission webhook "${webhookName}" denied the request: ${env.userName} is not authorized to delete managed resource "${id}"`,
+  );
+
+  // What is not declared stays the user's.
+  const undeclared = await refusal(async () => {
+    const obj = await live();
+    return user.replace(Mapping.ConfigMap, {
+      ...withData(obj, { extra: "mine" }),
+      metadata: { ...obj.metadata, labels: { ...obj.metadata.labels, owner: "me" } },
+    });
+  });
+  assert.equal(undeclared, undefined, "an undeclared label and data key are allowed");
+  assert.equal((await live()).metadata.labels?.["owner"], "me");
+
+  // The owning reconciler applies a new commit through the webhook.
+  await repo.write("root/cm.yaml", configMap("protected", namespace, { key: "second" }, { labels: { tier: "web" } }));
+  const second = await repo.commit("a new value");
+  await synced("RootSync", systemNamespace, rootName, second);
+  assert.equal(((await live())["data"] as Record<string, string>)["key"], "second");
+
+  // Manager gone: the webhook is unreachable and failurePolicy Ignore lets writes through.
+  await manager.stop();
+  const whileDown = await refusal(async () =>
+    user.replace(Mapping.ConfigMap, withData(await live(), { key: "while-down" })),
+  );
+  assert.equal(whileDown, undefined, "writes succeed while the webhook is unreachable");
+  assert.ok(await adminClient.get(Vwc, undefined, webhookName), "stopping is not turning off: the configuration stays");
+
+  // Turned off: a manager without the setting deletes the configuration.
+  await startManager(t, { scope: manager.scope });
+  await eventually(async () => (await adminClient.get(Vwc, undefined, webhookName)) === undefined, {
+    what: "the webhook configuration deleted",
+  });
+});
+
+test("a certificate close to its end is renewed, and the previous CA stays trusted", async (t) => {
+  const adminClient = await admin();
+  const old = issueWebhookCertificates({ hosts: ["127.0.0.1"], lifetimeMs: 24 * 60 * 60 * 1000 });
+  const data = {
+    "ca.crt": Buffer.from(old.caCert).toString("base64"),
+    "tls.crt": Buffer.from(old.tlsCert).toString("base64"),
+    "tls.key": Buffer.from(old.tlsKey).toString("base64"),
+  };
+  const existing = await adminClient.get(Secret, systemNamespace, certSecret);
+  if (existing === undefined)
+    await adminClient.create(Secret, {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: certSecret, namespace: systemNamespace },
+      type: "kubernetes.io/tls",
+      data,
+    });
+  else await adminClient.replace(Secret, { ...existing, data });
+
+  // A managed object, made before the webhook is on (creating one is refused then).
+  const namespace = await createNamespace(t);
+  const name = `cm-${suffix()}`;
+  await adminClient.create(Mapping.ConfigMap, {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      name,
+      namespace,
+      labels: { "app.kubernetes.io/managed-by": "configmanagement.gke.io" },
+      annotations: {
+        "configmanagement.gke.io/managed": "enabled",
+        "configsync.gke.io/resource-id": `_configmap_${namespace}_${name}`,
+      },
+    },
+    data: { key: "value" },
+  });
+  const manager = await startManager(t, { extraArgs: ["--admission-webhook-port", "0"] });
+  const renewed = await eventually(
+    async () => {
+      const secret = await adminClient.get(Secret, systemNamespace, certSecret);
+      const tls = Buffer.from((secret?.["data"] as Record<string, string>)["tls.crt"] ?? "", "base64").toString();
+      return tls !== old.tlsCert ? secret : undefined;
+    },
+    { what: "the certificate renewed" },
+  );
+  const decoded = (key: string): string =>
+    Buffer.from((renewed["data"] as Record<string, string>)[key] ?? "", "base64").toString();
+  const expires = Date.parse(new X509Certificate(decoded("tls.crt")).validTo);
+  assert.ok(expires - Date.now() > 300 * 24 * 60 * 60 * 1000, "the new certificate runs for a year");
+  const bundle = decoded("ca.crt");
+  assert.equal(bundle.match(/BEGIN CERTIFICATE/g)?.length, 2, "the bundle holds the new CA and the previous one");
+  assert.ok(bundle.endsWith(old.caCert), "the previous CA is kept until it expires");
+
+  // The API server trusts the new certificate: a refusal needs a TLS connection it accepted.
+  const refused = await eventually(
+    () => refusal(() => adminClient.delete(Mapping.ConfigMap, namespace, name, { dryRun: true })),
+    { what: "the renewed webhook answers" },
+  );
+  assert.match(refused.serverMessage, /is not authorized to delete managed resource/);
+  await manager.stop();
+});
