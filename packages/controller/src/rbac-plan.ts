@@ -121,15 +121,15 @@ function ownedBinding(reconciler: string, ref: RootSyncRoleRef, namespace: strin
 }
 
 /**
- * The Secrets the reconciler reads (packages/sync/src/credentials.ts): `secretRef` (the parser
+ * The Secrets the reconciler reads (packages/sync/src/credentials.ts, artifact-credentials.ts): `secretRef` (the parser
  * refuses one with auth `none`) and `caCertSecretRef`. Sorted, so an unchanged spec plans an
  * unchanged Role.
  */
 export function secretNamesOf(sync: RSync): string[] {
-  const git = sync.spec.git;
-  const names = [git?.secretRef?.name, git?.caCertSecretRef?.name].filter(
-    (n): n is string => n !== undefined && n !== "",
-  );
+  const { git, oci, helm } = sync.spec;
+  const names = [git, oci, helm]
+    .flatMap((source) => [source?.secretRef?.name, source?.caCertSecretRef?.name])
+    .filter((n): n is string => n !== undefined && n !== "");
   return [...new Set(names)].sort();
 }
 

@@ -22,6 +22,8 @@ export interface PassContext {
   readonly lastFetch: FetchResult | undefined;
   readonly lastFetchSpec: string | undefined;
   rememberFetch(fetched: FetchResult, spec: string): void;
+  /** An OCI image or Helm chart fetched like a Git commit (the digest or chart version is the commit). */
+  fetchArtifact(sync: RSync, trigger: PassTrigger): Promise<FetchResult>;
   /**
    * Called once the pass knows its commit. Returns true when the pass may stop here: a poll found
    * the commit and the RSync's generation unchanged since the last complete pass, within the resync

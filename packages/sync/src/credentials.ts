@@ -15,7 +15,7 @@ export class MissingSecretError extends DriftlessError {
   }
 }
 
-async function secretData(
+export async function secretData(
   client: KubeClient,
   namespace: string,
   name: string,

@@ -5,6 +5,7 @@ import {
   KnvCode,
   allowsEmptySource,
   parseDuration,
+  SourceType,
   sourceHash as commitHash,
   toDriftlessError,
   type RSync,
@@ -231,6 +232,7 @@ async function reportStatus(
 }
 
 async function fetchSource(ctx: PassContext, sync: RSync, trigger: PassTrigger): Promise<FetchResult> {
+  if ((sync.spec.sourceType ?? SourceType.Git) !== SourceType.Git) return ctx.fetchArtifact(sync, trigger);
   const git = sync.spec.git;
   if (git === undefined) {
     throw new DriftlessError({

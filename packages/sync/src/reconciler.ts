@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { DriftlessError, ErrorClass, pollPeriodMs, type RSync } from "@driftless/api";
+import { DriftlessError, ErrorClass, pollPeriodMs, sourcePeriodOf, type RSync } from "@driftless/api";
 import {
   applyObject,
   CustomResourceSchemaLoader,
@@ -17,6 +17,7 @@ import { createMetrics, serveMetrics, syncLabels, type Metrics } from "@driftles
 import { Annotator, CustomResourceSchemaRegistry, PatchMaker } from "@driftless/objectmatcher";
 import { createRedisConnection, SyncQueue, syncQueueName, type Poller, type RedisConnection } from "@driftless/queue";
 import type { SourceResult } from "@driftless/source";
+import { ArtifactSources } from "./artifact-sources.ts";
 import type { PassContext } from "./context.ts";
 import { alignFinalizer, finalize } from "./finalizer.ts";
 import { InformerLiveState } from "./live-cache.ts";
@@ -81,6 +82,8 @@ export class Reconciler implements PassContext {
   /** The last checkout's declaration, reused while nothing it depends on changed. */
   private sourceCache: SourceCache | undefined;
   private renderCache: RenderCache | undefined;
+  /** OCI and Helm sources, made on the first pass that reads one. */
+  private artifacts: ArtifactSources | undefined;
   /** The cluster's Namespaces, watched once a source has a dynamic NamespaceSelector: a change asks for a pass. */
   private readonly namespaceWatch: NamespaceWatch;
   /** Objects found equal to their declaration, so a resync skips matching them again (applier). */
@@ -203,7 +206,7 @@ export class Reconciler implements PassContext {
     await alignFinalizer(this.client, this.identity);
     this.queue.worker((job) => this.process(job.data.trigger as PassTrigger));
     const loaded = await loadSync(this.client, this.identity);
-    const specPeriod = loaded?.sync?.spec.git?.period;
+    const specPeriod = loaded?.sync === undefined ? undefined : sourcePeriodOf(loaded.sync.spec);
     const period = this.options.pollPeriodMs ?? pollPeriodMs(specPeriod);
     this.poller = this.queue.startPolling(period, { immediate: true });
     this.log.info("reconciler started", { pollPeriodMs: period, specPeriod });
@@ -324,6 +327,14 @@ export class Reconciler implements PassContext {
       last.generation === generation &&
       Date.now() - last.at < resyncMs
     );
+  }
+
+  fetchArtifact(sync: RSync, trigger: PassTrigger): Promise<FetchResult> {
+    this.artifacts ??= new ArtifactSources({
+      cacheDir: join(this.options.cacheDir, "artifacts"),
+      toolsDir: this.options.renderToolsDir,
+    });
+    return this.artifacts.fetch(this.client, sync, trigger === "drift", this.abort.signal);
   }
 
   rememberFetch(fetched: FetchResult, spec: string): void {

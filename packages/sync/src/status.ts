@@ -5,7 +5,7 @@ import {
   kubeTime,
   reconcilerName,
   redactCredentialsIn,
-  redactUrl,
+  sourceStatusBlock,
   setCondition,
   statusErrors,
   type DriftlessError,
@@ -32,17 +32,6 @@ export interface PassReport {
 
 type Status = { [key: string]: unknown; conditions?: SyncCondition[] };
 
-function gitStatus(sync: RSync | undefined): Record<string, string> | undefined {
-  const git = sync?.spec.git;
-  if (git === undefined) return undefined;
-  return {
-    repo: redactUrl(git.repo),
-    revision: git.revision ?? "HEAD",
-    branch: git.branch ?? "master",
-    dir: git.dir ?? ".",
-  };
-}
-
 /** The status the RSync should carry after `report`; times change only where content does. */
 export function nextStatus(
   identity: SyncIdentity,
@@ -53,7 +42,7 @@ export function nextStatus(
 ): Status {
   const status: Status = { ...current };
   const time = kubeTime(now);
-  const git = gitStatus(sync);
+  const source = sync === undefined ? undefined : sourceStatusBlock(sync, report.commit);
   const phase = (
     errors: readonly DriftlessError[],
     previous: unknown,
@@ -61,7 +50,7 @@ export function nextStatus(
   ): Record<string, unknown> => {
     const { errors: list, errorSummary } = statusErrors(errors);
     const next: Record<string, unknown> = {
-      ...(git ? { gitStatus: git } : {}),
+      ...source,
       commit: report.commit ?? "",
       ...extra,
       errorSummary,

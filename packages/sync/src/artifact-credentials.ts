@@ -1,0 +1,58 @@
+/**
+ * The Secrets an OCI or Helm source names, read from the sync's namespace: basic credentials
+ * (auth token: keys `username` and `password`) and a CA bundle (caCertSecretRef: key `cert`).
+ */
+import { DriftlessError, ErrorClass, KnvCode, type SecretReference } from "@driftless/api";
+import type { KubeClient } from "@driftless/kube";
+import { secretData } from "./credentials.ts";
+
+export interface ArtifactCredentials {
+  readonly basic?: { readonly username: string; readonly password: string };
+  readonly caCert?: string;
+}
+
+interface ArtifactAuthSpec {
+  readonly auth: string;
+  readonly secretRef?: SecretReference | null;
+  readonly caCertSecretRef?: SecretReference | null;
+}
+
+/** A Secret that exists but lacks a key the auth type reads. */
+export class MissingSecretKeyError extends DriftlessError {
+  constructor(namespace: string, name: string, key: string, field: string) {
+    super({
+      code: KnvCode.SourceFetch,
+      errorClass: ErrorClass.Terminal,
+      message: `Secret ${namespace}/${name} named by ${field} has no key "${key}"`,
+      resources: [{ group: "", kind: "Secret", namespace, name }],
+    });
+  }
+}
+
+/** `field` is `spec.oci` or `spec.helm`, for messages. */
+export async function readArtifactCredentials(
+  client: KubeClient,
+  namespace: string,
+  spec: ArtifactAuthSpec,
+  field: string,
+): Promise<ArtifactCredentials> {
+  const secretName = spec.auth === "token" ? spec.secretRef?.name : undefined;
+  const caName = spec.caCertSecretRef?.name;
+  const key = (data: Record<string, string>, name: string, k: string, at: string): string => {
+    const value = data[k];
+    if (value === undefined) throw new MissingSecretKeyError(namespace, name, k, at);
+    return value;
+  };
+  let basic: ArtifactCredentials["basic"];
+  if (secretName !== undefined) {
+    const at = `${field}.secretRef`;
+    const data = await secretData(client, namespace, secretName, at);
+    basic = { username: key(data, secretName, "username", at), password: key(data, secretName, "password", at) };
+  }
+  let caCert: string | undefined;
+  if (caName !== undefined) {
+    const at = `${field}.caCertSecretRef`;
+    caCert = key(await secretData(client, namespace, caName, at), caName, "cert", at);
+  }
+  return { ...(basic === undefined ? {} : { basic }), ...(caCert === undefined ? {} : { caCert }) };
+}

@@ -1,0 +1,97 @@
+/**
+ * The OCI and Helm sources behind the Git fetch's interface: each hands the pass a tree that never
+ * changes once returned and a commit (the image digest, the chart version), so rendering, reading,
+ * apply, prune and status are the Git path's own.
+ */
+import { join } from "node:path";
+import {
+  Defaults,
+  DriftlessError,
+  ErrorClass,
+  KnvCode,
+  SourceType,
+  type HelmRootSyncSpec,
+  type RSync,
+} from "@driftless/api";
+import type { FetchResult } from "@driftless/git";
+import type { KubeClient } from "@driftless/kube";
+import { OciFetcher } from "@driftless/oci";
+import { readArtifactCredentials } from "./artifact-credentials.ts";
+import { HelmSource } from "./helm-source.ts";
+import { secretMapping } from "./rsync.ts";
+
+const configMapMapping = { ...secretMapping, kind: "ConfigMap", resource: "configmaps" };
+
+export interface ArtifactSourcesOptions {
+  /** This sync's own cache folder. */
+  readonly cacheDir: string;
+  /** The folder holding helm; undefined: PATH. */
+  readonly toolsDir: string | undefined;
+}
+
+export class ArtifactSources {
+  readonly #oci: OciFetcher;
+  readonly #helm: HelmSource;
+  #last: { readonly spec: string; readonly result: FetchResult } | undefined;
+
+  constructor(options: ArtifactSourcesOptions) {
+    this.#oci = new OciFetcher({ cacheDir: join(options.cacheDir, "oci") });
+    this.#helm = new HelmSource(join(options.cacheDir, "helm"), options.toolsDir);
+  }
+
+  /** A drift pass re-reads the last tree while the spec is unchanged, without asking the registry. */
+  async fetch(client: KubeClient, sync: RSync, drift: boolean, signal: AbortSignal): Promise<FetchResult> {
+    const type = sync.spec.sourceType ?? Defaults.sourceType;
+    const spec = JSON.stringify([type, sync.spec.oci, sync.spec.helm]);
+    if (drift && this.#last?.spec === spec) return this.#last.result;
+    const namespace = sync.metadata.namespace ?? "";
+    let result: FetchResult;
+    if (type === SourceType.Oci && sync.spec.oci !== undefined) {
+      const oci = sync.spec.oci;
+      const credentials = await readArtifactCredentials(client, namespace, oci, "spec.oci");
+      result = await this.#oci.fetch({ spec: oci, credentials: credentials.basic, caCert: credentials.caCert, signal });
+    } else if (type === SourceType.Helm && sync.spec.helm !== undefined) {
+      const helm: HelmRootSyncSpec = sync.spec.helm;
+      result = await this.#helm.fetch({
+        spec: helm,
+        releaseNamespace: sync.kind === "RepoSync" ? namespace : (helm.namespace ?? Defaults.helmReleaseNamespace),
+        credentials: await readArtifactCredentials(client, namespace, helm, "spec.helm"),
+        valuesFiles: await valuesFiles(client, namespace, helm),
+        signal,
+      });
+    } else {
+      throw new DriftlessError({
+        code: KnvCode.InvalidSync,
+        errorClass: ErrorClass.Terminal,
+        message: `spec.${type} is required for sourceType ${type}`,
+      });
+    }
+    this.#last = { spec, result };
+    return result;
+  }
+}
+
+/** spec.helm.valuesFileRefs: immutable ConfigMaps in the sync's namespace, as Config Sync requires. */
+async function valuesFiles(client: KubeClient, namespace: string, helm: HelmRootSyncSpec): Promise<string[]> {
+  const files: string[] = [];
+  for (const [i, ref] of (helm.valuesFileRefs ?? []).entries()) {
+    const name = ref.name ?? "";
+    const key = ref.dataKey ?? Defaults.helmValuesFileDataKey;
+    const at = `spec.helm.valuesFileRefs[${i}]`;
+    const fail = (why: string): DriftlessError =>
+      new DriftlessError({
+        code: KnvCode.SourceFetch,
+        errorClass: ErrorClass.Terminal,
+        message: `ConfigMap ${namespace}/${name} named by ${at} ${why}`,
+        resources: [{ group: "", kind: "ConfigMap", namespace, name }],
+      });
+    const configMap = await client.get(configMapMapping, namespace, name);
+    if (configMap === undefined) throw fail("does not exist");
+    // Immutable, so values cannot change under an unchanged spec without a new render (Config Sync's rule).
+    if (configMap["immutable"] !== true) throw fail("must be immutable (immutable: true)");
+    const value = (configMap["data"] as Record<string, string> | undefined)?.[key];
+    if (value === undefined) throw fail(`has no key "${key}"`);
+    files.push(value);
+  }
+  return files;
+}

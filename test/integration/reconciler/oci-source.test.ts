@@ -1,0 +1,223 @@
+import { test, type TestContext } from "node:test";
+import assert from "node:assert/strict";
+import { tarGz } from "@driftless/oci/testing";
+import {
+  coreApi,
+  customApi,
+  eventually,
+  rootSynced,
+  rootSyncNamespace,
+  rootSyncs,
+  rootSyncStatus,
+  startReconciler,
+  statusCode,
+  suffix,
+  type JsonObject,
+} from "../../support/index.ts";
+import { pushImage, startRegistry, type Registry } from "../../support/registry.ts";
+
+const yaml = (obj: unknown): string => JSON.stringify(obj, null, 2);
+const hex = (digest: string): string => digest.replace(/^sha256:/, "");
+
+function configMap(namespace: string, name: string): string {
+  return yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace }, data: { from: "oci" } });
+}
+
+async function ensureNamespace(name: string): Promise<void> {
+  try {
+    await coreApi().createNamespace({ body: { metadata: { name } } });
+  } catch (error) {
+    if (statusCode(error) !== 409) throw error;
+  }
+}
+
+function cleanUpNamespace(t: TestContext, name: string): void {
+  t.after(() =>
+    coreApi()
+      .deleteNamespace({ name })
+      .then(
+        () => undefined,
+        () => undefined,
+      ),
+  );
+}
+
+/** The Secrets an OCI source names: basic credentials and the registry's CA. */
+async function registrySecrets(
+  t: TestContext,
+  registry: Registry,
+  password = registry.password,
+): Promise<{ creds: string; ca: string }> {
+  const creds = `oci-creds-${suffix()}`;
+  const ca = `oci-ca-${suffix()}`;
+  await ensureNamespace(rootSyncNamespace);
+  await coreApi().createNamespacedSecret({
+    namespace: rootSyncNamespace,
+    body: { metadata: { name: creds }, stringData: { username: registry.username, password } },
+  });
+  await coreApi().createNamespacedSecret({
+    namespace: rootSyncNamespace,
+    body: { metadata: { name: ca }, stringData: { cert: registry.caCert } },
+  });
+  t.after(async () => {
+    for (const name of [creds, ca])
+      await coreApi()
+        .deleteNamespacedSecret({ name, namespace: rootSyncNamespace })
+        .catch(() => undefined);
+  });
+  return { creds, ca };
+}
+
+async function createOciRootSync(name: string, oci: JsonObject): Promise<void> {
+  await customApi().createNamespacedCustomObject({
+    ...rootSyncs,
+    body: {
+      apiVersion: "configsync.gke.io/v1beta1",
+      kind: "RootSync",
+      metadata: { name, namespace: rootSyncNamespace },
+      spec: { sourceFormat: "unstructured", sourceType: "oci", oci },
+    },
+  });
+}
+
+/** Read-modify-write of spec.oci, again on a conflict (the reconciler writes the RootSync too). */
+async function updateOci(name: string, change: JsonObject): Promise<void> {
+  await eventually(
+    async () => {
+      const current = (await customApi().getNamespacedCustomObject({ ...rootSyncs, name })) as JsonObject;
+      const spec = current["spec"] as JsonObject;
+      try {
+        await customApi().replaceNamespacedCustomObject({
+          ...rootSyncs,
+          name,
+          body: { ...current, spec: { ...spec, oci: { ...(spec["oci"] as JsonObject), ...change } } },
+        });
+        return true;
+      } catch (error) {
+        if (statusCode(error) === 409) return false;
+        throw error;
+      }
+    },
+    { what: `RootSync ${name} to take ${JSON.stringify(change)}` },
+  );
+}
+
+/** The first source error once it matches `pattern`. */
+function sourceErrorMatching(name: string, pattern: RegExp): Promise<JsonObject> {
+  return eventually(
+    async () => {
+      const source = (await rootSyncStatus(name))["source"] as JsonObject | undefined;
+      const errors = (source?.["errors"] ?? []) as JsonObject[];
+      return errors.find((e) => pattern.test(String(e["errorMessage"])));
+    },
+    { timeoutMs: 60_000, what: `RootSync ${name} to report a source error matching ${pattern}` },
+  );
+}
+
+async function configMapExists(namespace: string, name: string): Promise<boolean> {
+  try {
+    await coreApi().readNamespacedConfigMap({ namespace, name });
+    return true;
+  } catch (error) {
+    if (statusCode(error) === 404) return false;
+    throw error;
+  }
+}
+
+test("syncs an image from a TLS registry with basic auth like a commit (digest as commit, ociStatus), and a new push under the tag replaces and prunes", async (t) => {
+  const registry = await startRegistry(t);
+  const name = `oci-${suffix()}`;
+  const ns = `oci-${suffix()}`;
+  cleanUpNamespace(t, ns);
+  const nsYaml = yaml({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+  const first = await pushImage(registry, "config/app", "stable", [
+    tarGz([
+      { name: "config/ns.yaml", content: nsYaml },
+      { name: "config/a.yaml", content: configMap(ns, "a") },
+      { name: "other/ignored.yaml", content: configMap(ns, "ignored") },
+    ]),
+  ]);
+  const { creds, ca } = await registrySecrets(t, registry);
+  const image = `${registry.host}/config/app:stable`;
+  await createOciRootSync(name, {
+    image,
+    dir: "config",
+    auth: "token",
+    secretRef: { name: creds },
+    caCertSecretRef: { name: ca },
+  });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+
+  const status = await rootSynced(name, hex(first));
+  assert.ok(await configMapExists(ns, "a"));
+  assert.equal(await configMapExists(ns, "ignored"), false, "only spec.oci.dir is read");
+  for (const phase of ["source", "sync"]) {
+    const block = status[phase] as JsonObject;
+    assert.deepEqual(block["ociStatus"], { image, dir: "config" }, phase);
+    assert.equal(block["gitStatus"], undefined, phase);
+    assert.equal(block["commit"], hex(first), phase);
+  }
+
+  // A second layer over the first: a whiteout removes a.yaml, b.yaml is new. Same tag, new digest.
+  const second = await pushImage(registry, "config/app", "stable", [
+    tarGz([
+      { name: "config/ns.yaml", content: nsYaml },
+      { name: "config/a.yaml", content: configMap(ns, "a") },
+    ]),
+    tarGz([{ name: "config/.wh.a.yaml" }, { name: "config/b.yaml", content: configMap(ns, "b") }]),
+  ]);
+  await rootSynced(name, hex(second));
+  assert.ok(await configMapExists(ns, "b"));
+  assert.equal(await configMapExists(ns, "a"), false, "a.yaml was whited out and is pruned");
+});
+
+test("a missing tag, a wrong password and a layer escaping its directory are KNV2004 source errors, and nothing synced before is deleted", async (t) => {
+  const registry = await startRegistry(t);
+  const name = `oci-bad-${suffix()}`;
+  const ns = `oci-bad-${suffix()}`;
+  cleanUpNamespace(t, ns);
+  const good = await pushImage(registry, "config/app", "v1", [
+    tarGz([
+      { name: "ns.yaml", content: yaml({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }) },
+      { name: "keep.yaml", content: configMap(ns, "keep") },
+    ]),
+  ]);
+  await pushImage(registry, "config/app", "escape", [
+    tarGz([
+      { name: "keep.yaml", content: configMap(ns, "keep") },
+      { name: `../../escaped-${suffix()}.yaml`, content: configMap(ns, "escaped") },
+    ]),
+  ]);
+  const { creds, ca } = await registrySecrets(t, registry);
+  const wrong = await registrySecrets(t, registry, "not-the-password");
+  await createOciRootSync(name, {
+    image: `${registry.host}/config/app:v1`,
+    auth: "token",
+    secretRef: { name: creds },
+    caCertSecretRef: { name: ca },
+  });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await rootSynced(name, hex(good));
+  assert.ok(await configMapExists(ns, "keep"));
+
+  const cases: [JsonObject, RegExp][] = [
+    [{ image: `${registry.host}/config/app:v404` }, /KNV2004: .*tag "v404" not found/],
+    [
+      { image: `${registry.host}/config/app:v1`, secretRef: { name: wrong.creds } },
+      /KNV2004: .*rejected the credentials/,
+    ],
+    [
+      { image: `${registry.host}/config/app:escape`, secretRef: { name: creds } },
+      /KNV2004: .*leads out of the image's directory/,
+    ],
+  ];
+  for (const [change, pattern] of cases) {
+    await updateOci(name, change);
+    const error = await sourceErrorMatching(name, pattern);
+    assert.equal(error["code"], "2004");
+    const status = await rootSyncStatus(name);
+    assert.equal(status["lastSyncedCommit"], hex(good), "the last synced digest stays");
+    assert.ok(await configMapExists(ns, "keep"), `nothing is deleted after ${JSON.stringify(change)}`);
+    assert.equal(await configMapExists(ns, "escaped"), false);
+  }
+});
