@@ -88,3 +88,64 @@ function walkKeyedList(
     walk(item, find(oldItems), find(newItems), schema.items, `${path}${label}`, changed);
   }
 }
+
+/** A server-side-apply field set (fieldsV1): `f:<field>`, `k:<key json>`, `v:<value json>`, `i:<index>`, `.`. */
+export type FieldSet = { readonly [key: string]: FieldSet };
+
+/**
+ * The paths of `fields` (Config Sync's `configsync.gke.io/declared-fields`, on objects it applied and
+ * driftless adopted without rewriting them) whose values differ between `oldObj` and `newObj`.
+ */
+export function changedFieldSet(fields: FieldSet, oldObj: JsonMap, newObj: JsonMap): string[] {
+  const changed: string[] = [];
+  walkFields(fields, oldObj, newObj, "", changed);
+  return changed;
+}
+
+function walkFields(
+  fields: FieldSet,
+  oldValue: Json | undefined,
+  newValue: Json | undefined,
+  path: string,
+  changed: string[],
+): void {
+  const children = Object.entries(fields).filter(([key]) => key !== ".");
+  // A leaf (`{}`), or a node owned whole: compared whole.
+  if (children.length === 0) {
+    if (!isDeepStrictEqual(oldValue, newValue)) changed.push(path);
+    return;
+  }
+  for (const [key, child] of children) {
+    const kind = key.slice(0, 2);
+    const rest = key.slice(2);
+    if (kind === "f:") {
+      if (path === "" && (rest === "apiVersion" || rest === "kind")) continue;
+      const pick = (v: Json | undefined): Json | undefined => (isMap(v) ? v[rest] : undefined);
+      walkFields(child, pick(oldValue), pick(newValue), `${path}.${rest}`, changed);
+      continue;
+    }
+    let parsed: Json;
+    try {
+      parsed = JSON.parse(rest) as Json;
+    } catch {
+      continue;
+    }
+    const oldItems = Array.isArray(oldValue) ? oldValue : [];
+    const newItems = Array.isArray(newValue) ? newValue : [];
+    if (kind === "k:" && isMap(parsed)) {
+      const key = parsed;
+      const find = (items: Json[]): Json | undefined =>
+        items.find((item) => isMap(item) && Object.entries(key).every(([k, v]) => isDeepStrictEqual(item[k], v)));
+      const label = `[${Object.entries(key)
+        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+        .join(",")}]`;
+      walkFields(child, find(oldItems), find(newItems), `${path}${label}`, changed);
+    } else if (kind === "v:") {
+      const had = oldItems.some((v) => isDeepStrictEqual(v, parsed));
+      const has = newItems.some((v) => isDeepStrictEqual(v, parsed));
+      if (had !== has) changed.push(`${path}[=${JSON.stringify(parsed)}]`);
+    } else if (kind === "i:" && typeof parsed === "number") {
+      walkFields(child, oldItems[parsed], newItems[parsed], `${path}[${parsed}]`, changed);
+    }
+  }
+}

@@ -171,3 +171,40 @@ test("the owning reconciler may write; another may not; a RootSync's may take ov
   assert.equal(refuseReconciler("ns-reconciler-shop", ":root", repoSync, "UPDATE"), undefined);
   assert.match(refuseReconciler("ns-reconciler-shop", ":root", repoSync, "DELETE") ?? "", /can not DELETE/);
 });
+
+test("an object adopted from Config Sync without a record is protected by its declared-fields annotation", () => {
+  const live: Obj = {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: {
+      name: "web",
+      namespace: "shop",
+      labels: { "app.kubernetes.io/managed-by": "configmanagement.gke.io", app: "web" },
+      annotations: {
+        "configmanagement.gke.io/managed": "enabled",
+        "configsync.gke.io/manager": ":root_apps",
+        "configsync.gke.io/resource-id": "apps_deployment_shop_web",
+        "configsync.gke.io/declared-fields": JSON.stringify({
+          "f:metadata": { "f:labels": { "f:app": {} } },
+          "f:spec": {
+            "f:replicas": {},
+            "f:template": {
+              "f:spec": { "f:containers": { 'k:{"name":"web"}': { ".": {}, "f:image": {}, "f:name": {} } } },
+            },
+          },
+        }),
+      },
+    },
+    spec: { replicas: 2, template: { spec: { containers: [{ name: "web", image: "nginx:1", env: [] }] } } },
+  };
+  const image = update(live, (o) => (containers(o)[0]!["image"] = "nginx:2"));
+  assert.equal(
+    !image.allowed &&
+      image.message.endsWith(`managed by Config Sync: .spec.template.spec.containers[name="web"].image`),
+    true,
+  );
+  const label = update(live, (o) => ((o.metadata["labels"] as Record<string, string>)["app"] = "api"));
+  assert.equal(!label.allowed && label.message.endsWith(": .metadata.labels.app"), true);
+  assert.equal(update(live, (o) => (containers(o)[0]!["env"] = [{ name: "X", value: "1" }])).allowed, true);
+  assert.equal(update(live, (o) => ((o.metadata["labels"] as Record<string, string>)["team"] = "a")).allowed, true);
+});

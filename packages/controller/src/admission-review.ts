@@ -6,6 +6,7 @@
  * webhook protects, it must never be the reason the cluster cannot be written.
  */
 import {
+  ConfigSyncOnlyAnnotation,
   ManagedAnnotation,
   ManagedByValue,
   ManagedLabel,
@@ -18,7 +19,7 @@ import {
   UserAnnotation,
 } from "@driftless/api";
 import { Annotator, LAST_APPLIED_ANNOTATION } from "@driftless/objectmatcher";
-import { changedDeclaredFields } from "./admission-fields.ts";
+import { changedDeclaredFields, changedFieldSet, type FieldSet } from "./admission-fields.ts";
 
 type JsonMap = { [key: string]: JsonValue };
 type JsonValue = null | boolean | number | string | JsonValue[] | JsonMap;
@@ -104,9 +105,8 @@ function reviewUpdate(oldObj: JsonMap, newObj: JsonMap, username: string, group:
       `${username} cannot modify Config Sync metadata of object "${gknn(oldObj, group)}": ${metadataChanges.join("\n")}`,
     );
   if (annotation(oldObj, UserAnnotation.LifecycleMutation) === "ignore") return allow;
-  const record = declaration(oldObj);
-  if (record === undefined) return allow;
-  const changed = changedDeclaredFields(record, oldObj, newObj);
+  const changed = declaredChanges(oldObj, newObj);
+  if (changed === undefined) return allow;
   if (changed.length > 0)
     return forbidden(
       `${username} cannot modify fields of object "${gknn(oldObj, group)}" managed by Config Sync: ${changed.join("\n")}`,
@@ -191,6 +191,25 @@ function isConfigSyncAnnotationKey(key: string): boolean {
 
 function isConfigSyncLabelKey(key: string): boolean {
   return hasConfigSyncPrefix(key) || key === ManagedLabel.ManagedBy;
+}
+
+/**
+ * The declared fields the update changes: from driftless's record of the declaration, else from Config
+ * Sync's declared-fields (an object adopted from Config Sync and not rewritten since). Undefined when
+ * the object has neither, readable: nothing is known to be declared.
+ */
+function declaredChanges(oldObj: JsonMap, newObj: JsonMap): string[] | undefined {
+  const record = declaration(oldObj);
+  if (record !== undefined) return changedDeclaredFields(record, oldObj, newObj);
+  const fields = annotation(oldObj, ConfigSyncOnlyAnnotation.DeclaredFields);
+  if (fields === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(fields) as unknown;
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return undefined;
+    return changedFieldSet(parsed as FieldSet, oldObj, newObj);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The declaration driftless recorded on the object, or undefined when there is none it can read. */
