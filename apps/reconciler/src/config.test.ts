@@ -57,3 +57,11 @@ test("the Redis password comes from REDIS_PASSWORD or REDIS_URL, never from a fl
     (e: unknown) => !String(e).includes("hunter2"),
   );
 });
+
+test("the API server timeout comes from --api-server-timeout or API_SERVER_TIMEOUT (override.apiServerTimeout) and must be a positive duration", () => {
+  assert.equal(parseConfig(required, {}).apiServerTimeoutMs, undefined);
+  assert.equal(parseConfig([...required, "--api-server-timeout", "7s"], {}).apiServerTimeoutMs, 7_000);
+  assert.equal(parseConfig(required, { API_SERVER_TIMEOUT: "1m" }).apiServerTimeoutMs, 60_000);
+  assert.throws(() => parseConfig([...required, "--api-server-timeout", "soon"], {}), ConfigError);
+  assert.throws(() => parseConfig([...required, "--api-server-timeout", "0s"], {}), ConfigError);
+});

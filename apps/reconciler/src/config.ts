@@ -24,6 +24,8 @@ export interface ReconcilerConfig {
   readonly clusterName: string | undefined;
   /** The folder holding kustomize and helm; undefined: PATH. */
   readonly renderToolsDir: string | undefined;
+  /** Client-side deadline of one API server request (override.apiServerTimeout); undefined: the client's default. */
+  readonly apiServerTimeoutMs: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -34,9 +36,10 @@ export const usage = `usage: driftless-reconciler --sync-kind RootSync|RepoSync 
   [--resync-period D]    (full pass over unchanged Git at least this often, e.g. 5m; 0 = every poll)
   [--cluster-name NAME]  (this cluster's name, for ClusterSelectors and cluster-name-selector annotations)
   [--render-tools-dir DIR] (kustomize and helm; default: the .local/bin build of a driftless checkout, else PATH)
+  [--api-server-timeout D] (deadline of one API server request, e.g. 15s: the sync's override.apiServerTimeout)
 environment: KUBECONFIG, REDIS_URL, REDIS_PASSWORD (never a flag), SYNC_KIND, SYNC_NAME, SYNC_NAMESPACE, METRICS_PORT, DRIFTLESS_CACHE_DIR,
   DRIFTLESS_QUEUE_PREFIX, LOG_LEVEL, DRIFTLESS_ALLOW_FILE_REPOS=true, RESYNC_PERIOD, CLUSTER_NAME,
-  DRIFTLESS_RENDER_TOOLS_DIR`;
+  DRIFTLESS_RENDER_TOOLS_DIR, API_SERVER_TIMEOUT`;
 
 /** Flags win over environment variables; anything missing or malformed is a ConfigError naming it. */
 export function parseConfig(
@@ -59,6 +62,7 @@ export function parseConfig(
       "resync-period": { type: "string" },
       "cluster-name": { type: "string" },
       "render-tools-dir": { type: "string" },
+      "api-server-timeout": { type: "string" },
     },
     strict: true,
   });
@@ -88,6 +92,12 @@ export function parseConfig(
   const redisUrl = pick("redis-url", "REDIS_URL") ?? "redis://127.0.0.1:6379";
   if (!isRedisUrl(redisUrl)) throw new ConfigError("--redis-url must be a redis:// or rediss:// URL with a host");
   const password = env["REDIS_PASSWORD"];
+  const apiTimeout = pick("api-server-timeout", "API_SERVER_TIMEOUT");
+  const apiServerTimeoutMs = apiTimeout === undefined ? undefined : parseDuration(apiTimeout);
+  if (apiTimeout !== undefined && (apiServerTimeoutMs === undefined || apiServerTimeoutMs <= 0))
+    throw new ConfigError(
+      `--api-server-timeout must be a positive duration such as 15s, got ${JSON.stringify(apiTimeout)}`,
+    );
   const logLevel = pick("log-level", "LOG_LEVEL") ?? "info";
   if (!["debug", "info", "warn", "error"].includes(logLevel))
     throw new ConfigError(`--log-level must be debug, info, warn or error`);
@@ -107,5 +117,6 @@ export function parseConfig(
     resyncPeriodMs,
     clusterName: pick("cluster-name", "CLUSTER_NAME"),
     renderToolsDir: pick("render-tools-dir", "DRIFTLESS_RENDER_TOOLS_DIR") ?? defaultRenderToolsDir(),
+    apiServerTimeoutMs,
   };
 }

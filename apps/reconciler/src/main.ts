@@ -27,6 +27,7 @@ async function main(): Promise<number> {
     ...(config.renderToolsDir === undefined ? {} : { renderToolsDir: config.renderToolsDir }),
     ...(config.resyncPeriodMs === undefined ? {} : { resyncPeriodMs: config.resyncPeriodMs }),
     ...(config.clusterName === undefined ? {} : { clusterName: config.clusterName }),
+    ...(config.apiServerTimeoutMs === undefined ? {} : { apiServerTimeoutMs: config.apiServerTimeoutMs }),
     log,
     ...(config.metricsPort === undefined ? {} : { metricsPort: config.metricsPort }),
     ...(config.queuePrefix === undefined ? {} : { queuePrefix: config.queuePrefix }),

@@ -59,3 +59,5 @@ export {
 } from "./prune.ts";
 export type { PruneOptions, PruneOutcome } from "./prune.ts";
 export { waitForEstablished } from "./wait.ts";
+export { settleApplied } from "./settle.ts";
+export type { Settled, SettleOptions } from "./settle.ts";

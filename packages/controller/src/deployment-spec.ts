@@ -16,6 +16,7 @@ import type { KubeObject } from "@driftless/kube";
 import { syncOwnedLabels } from "./labels.ts";
 import { DefaultReconcilerMemoryLimit, reconcilerEnvironment, reconcilerNodeFlags } from "./node-flags.ts";
 import { reconcilerRedisEnv, type SecretKeyRef } from "./redis-env.ts";
+import { overrideEnv, ReconcilerContainer, reconcilerOverrides } from "./reconciler-overrides.ts";
 import { specHash } from "./spec-hash.ts";
 import { syncRefOf } from "./workload.ts";
 
@@ -35,7 +36,7 @@ export interface DeploymentSettings {
 
 /** The reconciler's /metrics, /healthz and /readyz port (Config Sync's reconciler metrics port). */
 export const ReconcilerMetricsPort = 8675;
-export const ReconcilerContainer = "reconciler";
+export { ReconcilerContainer };
 export const SpecHashAnnotation = "driftless.dev/sync-spec-hash";
 
 const defaultResources = {
@@ -66,6 +67,7 @@ export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings):
   const name = reconcilerName(ref.kind, ref.namespace, ref.name);
   const selector = { [SyncLabel.Reconciler]: name };
   const labels = { ...syncOwnedLabels(ref), ...selector };
+  const overrides = reconcilerOverrides(sync);
   const env = [
     { name: "SYNC_KIND", value: ref.kind },
     { name: "SYNC_NAME", value: ref.name },
@@ -73,7 +75,8 @@ export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings):
     ...reconcilerRedisEnv(settings.redisUrl, settings.redisPasswordSecret),
     { name: "METRICS_PORT", value: String(ReconcilerMetricsPort) },
     { name: "DRIFTLESS_CACHE_DIR", value: "/cache" },
-    { name: "LOG_LEVEL", value: settings.logLevel },
+    { name: "LOG_LEVEL", value: overrides.logLevel ?? settings.logLevel },
+    ...overrideEnv(overrides),
     ...Object.entries(reconcilerEnvironment).map(([envName, value]) => ({ name: envName, value })),
     ...(settings.queuePrefix === undefined ? [] : [{ name: "DRIFTLESS_QUEUE_PREFIX", value: settings.queuePrefix }]),
     ...(settings.clusterName === undefined ? [] : [{ name: "CLUSTER_NAME", value: settings.clusterName }]),

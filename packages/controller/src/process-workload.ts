@@ -17,6 +17,7 @@ import { reconcilerMemoryLimit } from "./deployment-spec.ts";
 import { KeyedLock } from "./keyed-lock.ts";
 import { reconcilerEnvironment, reconcilerNodeFlags } from "./node-flags.ts";
 import { planIdentity } from "./rbac-plan.ts";
+import { overrideArgs, reconcilerOverrides, type ReconcilerOverrides } from "./reconciler-overrides.ts";
 import { specHash } from "./spec-hash.ts";
 import { ProcessState, SupervisedProcess, type LaunchSpec } from "./supervisor.ts";
 import { TokenRotation } from "./token-rotation.ts";
@@ -50,6 +51,8 @@ interface Child {
   readonly hash: string;
   /** Node's flags: the heap sized from the sync's reconciler memory limit, as in deployment mode. */
   readonly nodeFlags: readonly string[];
+  /** spec.override's apiServerTimeout and reconciler log level, as in deployment mode. */
+  readonly overrides: ReconcilerOverrides;
   readonly process: SupervisedProcess;
   readonly token: TokenRotation;
 }
@@ -85,6 +88,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
       const child: Child = {
         hash,
         nodeFlags: reconcilerNodeFlags(reconcilerMemoryLimit(sync)),
+        overrides: reconcilerOverrides(sync),
         process: this.#supervise(ref),
         token: this.#tokenFor(ref),
       };
@@ -182,7 +186,8 @@ export class ProcessWorkload implements ReconcilerWorkload {
       "--cache-dir",
       join(dir, "cache"),
       "--log-level",
-      o.logLevel,
+      child.overrides.logLevel ?? o.logLevel,
+      ...overrideArgs(child.overrides),
       ...(o.queuePrefix === undefined ? [] : ["--queue-prefix", o.queuePrefix]),
       ...(o.allowFileRepos ? ["--allow-file-repos"] : []),
       ...(o.clusterName === undefined ? [] : ["--cluster-name", o.clusterName]),

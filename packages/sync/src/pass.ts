@@ -16,6 +16,7 @@ import {
   isManagementDisabled,
   plan,
   prune,
+  settleApplied,
   toDesired,
   Operation,
   type ApplyOutcome,
@@ -152,11 +153,18 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
     const ordered = plan(toApply); // CRDs, Namespaces, then the rest; depends-on as a DAG
     await inventory.write([...previous, ...owned]); // old ∪ new first: a crash never forgets an object
     lap("plan");
-    const applied = await applyPlan(ordered, {
-      ...ctx.applyOptions(fetched.commit),
-      reconcileTimeoutMs: reconcileTimeoutOf(sync),
-    });
+    const applyOptions = ctx.applyOptions(fetched.commit);
+    const reconcileTimeoutMs = reconcileTimeoutOf(sync);
+    const written = await applyPlan(ordered, { ...applyOptions, reconcileTimeoutMs });
     lap("apply");
+    // As Config Sync's applier: the pass waits for what it wrote to become Current (override.reconcileTimeout).
+    const { outcomes: applied, timedOut } = await settleApplied(written, {
+      live: applyOptions.live,
+      timeoutMs: reconcileTimeoutMs,
+      signal: ctx.signal,
+    });
+    if (timedOut.length > 0) logReconcileTimeout(ctx, timedOut, reconcileTimeoutMs);
+    lap("wait");
     const applyErrors = [...ordered.errors, ...applied.flatMap((o) => (o.error ? [o.error] : []))];
 
     const declared = new Set(desired.map((d) => idKey(d.id)));
@@ -252,6 +260,15 @@ async function fetchSource(ctx: PassContext, sync: RSync, trigger: PassTrigger):
   const fetched = await ctx.git.fetch({ syncKey: ctx.syncKey, spec: git, credentials, signal: ctx.signal });
   ctx.rememberFetch(fetched, spec);
   return fetched;
+}
+
+/** Not an error, as in Config Sync: the objects show as not reconciled and the next pass goes on. */
+function logReconcileTimeout(ctx: PassContext, timedOut: readonly ApplyOutcome[], timeoutMs: number): void {
+  ctx.log.warn("reconcile timeout: applied objects not Current within override.reconcileTimeout", {
+    timeoutMs,
+    objects: timedOut.slice(0, 10).map((o) => `${idKey(o.desired.id)} (${o.health ?? "Unknown"})`),
+    count: timedOut.length,
+  });
 }
 
 /** How long depends-on waits for a dependency to become Current: override.reconcileTimeout or 5 min. */

@@ -38,6 +38,8 @@ export interface ReconcilerOptions {
   readonly identity: SyncIdentity;
   /** Kubeconfig path; undefined means in-cluster (or the default loading rules). */
   readonly kubeconfig?: string;
+  /** Deadline of one API server request (override.apiServerTimeout, from the manager); default the client's. */
+  readonly apiServerTimeoutMs?: number;
   readonly redisUrl: string;
   /** BullMQ key prefix; tests isolate themselves with their own. */
   readonly queuePrefix?: string;
@@ -187,7 +189,11 @@ export class Reconciler implements PassContext {
 
   /** Connects, adds the finalizer, starts the worker, the poll timer and (optionally) /metrics. */
   static async start(options: ReconcilerOptions): Promise<Reconciler> {
-    const client = await KubeClient.fromKubeconfig(options.kubeconfig);
+    const timeout = options.apiServerTimeoutMs;
+    const client = await KubeClient.fromKubeconfig(
+      options.kubeconfig,
+      timeout === undefined ? {} : { timeoutMs: timeout },
+    );
     const reconciler = new Reconciler(options, client);
     await reconciler.startServing();
     return reconciler;
@@ -209,7 +215,13 @@ export class Reconciler implements PassContext {
     const specPeriod = loaded?.sync === undefined ? undefined : sourcePeriodOf(loaded.sync.spec);
     const period = this.options.pollPeriodMs ?? pollPeriodMs(specPeriod);
     this.poller = this.queue.startPolling(period, { immediate: true });
-    this.log.info("reconciler started", { pollPeriodMs: period, specPeriod });
+    this.log.info("reconciler started", {
+      pollPeriodMs: period,
+      specPeriod,
+      ...(this.options.apiServerTimeoutMs === undefined
+        ? {}
+        : { apiServerTimeoutMs: this.options.apiServerTimeoutMs }),
+    });
   }
 
   private syncedCommit(): string | undefined {

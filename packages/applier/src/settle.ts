@@ -1,0 +1,64 @@
+import { setTimeout as delay } from "node:timers/promises";
+import { Operation, type ApplyOutcome } from "./apply.ts";
+import { computeHealth, HealthStatus } from "./kstatus.ts";
+import type { LiveState } from "./live-state.ts";
+
+export interface SettleOptions {
+  readonly live: Pick<LiveState, "get">;
+  /** override.reconcileTimeout (Config Sync's default 5 min). */
+  readonly timeoutMs: number;
+  /** How often the live state is read while waiting; default 250 ms (a watch cache in the reconciler). */
+  readonly pollMs?: number;
+  readonly signal?: AbortSignal | undefined;
+}
+
+export interface Settled {
+  /** The outcomes with each waited-for object's last health. */
+  readonly outcomes: readonly ApplyOutcome[];
+  /** What was still neither Current nor Failed when the timeout passed. */
+  readonly timedOut: readonly ApplyOutcome[];
+}
+
+/**
+ * Config Sync's wait after apply: the pass ends only once every object it wrote is Current (or
+ * Failed), or override.reconcileTimeout has passed. As in Config Sync a timeout is no sync error:
+ * the object is reported as not reconciled and the next pass carries on. Objects this pass left
+ * unchanged were waited for when they were written, so a stuck one does not hold every resync.
+ */
+export async function settleApplied(outcomes: readonly ApplyOutcome[], options: SettleOptions): Promise<Settled> {
+  const health = new Map<ApplyOutcome, HealthStatus>();
+  for (const outcome of outcomes) if (awaited(outcome)) health.set(outcome, outcome.health ?? HealthStatus.Unknown);
+  const deadline = Date.now() + options.timeoutMs;
+  let pending = [...health.keys()].filter((o) => !settledHealth(health.get(o)));
+  while (pending.length > 0 && Date.now() < deadline && options.signal?.aborted !== true) {
+    await delay(Math.min(options.pollMs ?? 250, Math.max(0, deadline - Date.now())));
+    for (const outcome of pending) {
+      const { mapping } = outcome;
+      if (mapping === undefined) continue;
+      const { id } = outcome.desired;
+      health.set(
+        outcome,
+        computeHealth(await options.live.get(mapping, mapping.namespaced ? id.namespace : undefined, id.name)),
+      );
+    }
+    pending = pending.filter((o) => !settledHealth(health.get(o)));
+  }
+  if (health.size === 0) return { outcomes, timedOut: [] };
+  const updated = outcomes.map((o) => {
+    const last = health.get(o);
+    return last === undefined || last === o.health ? o : { ...o, health: last };
+  });
+  const timedOut = updated.filter((o, i) => pending.includes(outcomes[i] as ApplyOutcome));
+  return { outcomes: updated, timedOut };
+}
+
+/** Written by this pass without error: what Config Sync's applier waits for. */
+function awaited(outcome: ApplyOutcome): boolean {
+  const written = outcome.operation === Operation.Created || outcome.operation === Operation.Updated;
+  return written && outcome.error === undefined && outcome.mapping !== undefined;
+}
+
+/** kstatus stops waiting at Current, and at Failed, which waiting will not change. */
+function settledHealth(health: HealthStatus | undefined): boolean {
+  return health === HealthStatus.Current || health === HealthStatus.Failed;
+}

@@ -1,0 +1,62 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { parseSync, type RSync } from "@driftless/api";
+import { reconcilerDeployment } from "./deployment-spec.ts";
+import { overrideArgs, reconcilerOverrides } from "./reconciler-overrides.ts";
+
+function rootSync(override: Record<string, unknown>): RSync {
+  const parsed = parseSync({
+    apiVersion: "configsync.gke.io/v1beta1",
+    kind: "RootSync",
+    metadata: { name: "root-sync", namespace: "config-management-system" },
+    spec: { sourceFormat: "unstructured", git: { repo: "https://example.com/r.git", auth: "none" }, override },
+  });
+  assert.ok(parsed.ok, JSON.stringify(parsed));
+  return parsed.value;
+}
+
+void describe("reconcilerOverrides", () => {
+  void it("passes override.apiServerTimeout on as a flag and as API_SERVER_TIMEOUT", () => {
+    const sync = rootSync({ apiServerTimeout: "7s" });
+    assert.deepEqual(overrideArgs(reconcilerOverrides(sync)), ["--api-server-timeout", "7s"]);
+    const env = envOf(
+      reconcilerDeployment(sync, { image: "i", redisUrl: "redis://r:6379", queuePrefix: undefined, logLevel: "info" }),
+    );
+    assert.equal(env.get("API_SERVER_TIMEOUT"), "7s");
+  });
+
+  void it("maps the reconciler container's klog verbosity to a log level: 4 and above is debug", () => {
+    assert.equal(
+      reconcilerOverrides(rootSync({ logLevels: [{ containerName: "reconciler", logLevel: 5 }] })).logLevel,
+      "debug",
+    );
+    assert.equal(
+      reconcilerOverrides(rootSync({ logLevels: [{ containerName: "reconciler", logLevel: 0 }] })).logLevel,
+      "info",
+    );
+    // Containers driftless does not have (git runs inside the reconciler) change nothing.
+    assert.deepEqual(reconcilerOverrides(rootSync({ logLevels: [{ containerName: "git-sync", logLevel: 9 }] })), {});
+    const sync = rootSync({ logLevels: [{ containerName: "reconciler", logLevel: 6 }] });
+    const env = envOf(
+      reconcilerDeployment(sync, { image: "i", redisUrl: "redis://r:6379", queuePrefix: undefined, logLevel: "warn" }),
+    );
+    assert.equal(env.get("LOG_LEVEL"), "debug");
+  });
+
+  void it("leaves the defaults alone when nothing is overridden", () => {
+    const sync = rootSync({});
+    assert.deepEqual(reconcilerOverrides(sync), {});
+    const env = envOf(
+      reconcilerDeployment(sync, { image: "i", redisUrl: "redis://r:6379", queuePrefix: undefined, logLevel: "warn" }),
+    );
+    assert.equal(env.get("LOG_LEVEL"), "warn");
+    assert.equal(env.has("API_SERVER_TIMEOUT"), false);
+  });
+});
+
+function envOf(deployment: { spec?: unknown } & Record<string, unknown>): Map<string, string> {
+  const spec = deployment["spec"] as {
+    template: { spec: { containers: { env: { name: string; value?: string }[] }[] } };
+  };
+  return new Map(spec.template.spec.containers[0]?.env.map((e) => [e.name, e.value ?? ""]) ?? []);
+}

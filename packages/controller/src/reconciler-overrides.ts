@@ -1,0 +1,46 @@
+/**
+ * What of `spec.override` the manager hands its reconciler at start, as Config Sync's
+ * reconciler-manager does with flags: the API server request timeout and the log level. A spec
+ * change restarts the reconciler (spec-hash.ts), so a new value takes effect with the next process.
+ */
+import { parseDuration, type RSync } from "@driftless/api";
+
+/** The reconciler's container: the one of Config Sync's container names driftless has (git runs in it too). */
+export const ReconcilerContainer = "reconciler";
+
+export type ReconcilerLogLevel = "debug" | "info" | "warn" | "error";
+
+export interface ReconcilerOverrides {
+  /** `override.apiServerTimeout` as given (`15s`); undefined: the reconciler's default. */
+  readonly apiServerTimeout?: string;
+  /** From `override.logLevels` for the reconciler container; undefined: the manager's level. */
+  readonly logLevel?: ReconcilerLogLevel;
+}
+
+/**
+ * Config Sync's levels are klog verbosities (0–10, default 0 for its reconciler). Kubernetes' logging
+ * conventions put debug output at 4 and above; below that driftless logs at info.
+ */
+const debugVerbosity = 4;
+
+export function reconcilerOverrides(sync: RSync): ReconcilerOverrides {
+  const override = sync.spec.override ?? undefined;
+  const timeout = override?.apiServerTimeout;
+  const verbosity = override?.logLevels?.find((l) => l.containerName === ReconcilerContainer)?.logLevel;
+  return {
+    ...(timeout !== undefined && parseDuration(timeout) !== undefined ? { apiServerTimeout: timeout } : {}),
+    ...(verbosity === undefined ? {} : { logLevel: verbosity >= debugVerbosity ? "debug" : "info" }),
+  };
+}
+
+/** The overrides as reconciler flags (process mode). */
+export function overrideArgs(overrides: ReconcilerOverrides): string[] {
+  return overrides.apiServerTimeout === undefined ? [] : ["--api-server-timeout", overrides.apiServerTimeout];
+}
+
+/** The overrides as container environment (deployment mode); LOG_LEVEL is the caller's, replaced here. */
+export function overrideEnv(overrides: ReconcilerOverrides): { name: string; value: string }[] {
+  return overrides.apiServerTimeout === undefined
+    ? []
+    : [{ name: "API_SERVER_TIMEOUT", value: overrides.apiServerTimeout }];
+}

@@ -1,0 +1,119 @@
+/**
+ * spec.override fields a reconciler honours: reconcileTimeout (the wait after apply, as Config Sync's
+ * applier does it), and apiServerTimeout and logLevels, which the manager hands its reconciler.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createLogger } from "@driftless/sync";
+import {
+  coreApi,
+  createRootSync,
+  rootSynced,
+  rootSyncNamespace,
+  rootSyncStatus,
+  startReconciler,
+  suffix,
+  TestRepo,
+  type JsonObject,
+} from "../../support/index.ts";
+import {
+  configMap,
+  createNamespace,
+  createSync,
+  reconcilerLog,
+  rootSyncObject,
+  startManager,
+  synced,
+  systemNamespace,
+} from "../manager/helpers.ts";
+
+const json = (obj: unknown): string => JSON.stringify(obj);
+
+interface LogLine {
+  readonly level: string;
+  readonly msg: string;
+  readonly [field: string]: unknown;
+}
+
+test("a pass waits up to override.reconcileTimeout for what it wrote to become Current; a timeout is logged, not a sync error, as in Config Sync", async (t) => {
+  const id = suffix();
+  const name = `rto-${id}`;
+  const namespace = `rto-${id}`;
+  const repo = await TestRepo.create(t);
+  // No scheduler or kubelet here: a Deployment with a replica never becomes available.
+  await repo.write("config/ns.yaml", json({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }));
+  await repo.write(
+    "config/web.yaml",
+    json({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "web", namespace },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: "web" } },
+        template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "web", image: "nginx" }] } },
+      },
+    }),
+  );
+  await repo.write(
+    "config/cm.yaml",
+    json({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "plain", namespace }, data: { a: "1" } }),
+  );
+  const commit = await repo.commit("a deployment that never becomes available");
+  t.after(() =>
+    coreApi()
+      .deleteNamespace({ name: namespace })
+      .catch(() => undefined),
+  );
+  await createRootSync(name, repo, { spec: { override: { reconcileTimeout: "3s" } } });
+  const lines: LogLine[] = [];
+  const log = createLogger(
+    { test: t.name },
+    { level: "debug", write: (line) => void lines.push(JSON.parse(line) as LogLine) },
+  );
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name }, { log });
+  await rootSynced(name, commit);
+
+  const timeout = lines.find((l) => l.msg.startsWith("reconcile timeout"));
+  assert.ok(timeout !== undefined, `no reconcile timeout logged:\n${lines.map((l) => l.msg).join("\n")}`);
+  assert.equal(timeout["timeoutMs"], 3_000);
+  assert.deepEqual(timeout["objects"], [`apps/Deployment/${namespace}/web (InProgress)`]);
+  const wait = lines.find((l) => l.msg === "pass phase finished" && l["phase"] === "wait");
+  assert.ok(wait !== undefined && Number(wait["seconds"]) >= 2.9, `the pass did not wait: ${JSON.stringify(wait)}`);
+  // Config Sync reports the object as not reconciled and the sync as synced, without an error.
+  const sync = (await rootSyncStatus(name))["sync"] as JsonObject;
+  assert.deepEqual(sync["errors"] ?? [], []);
+});
+
+test("the manager hands override.apiServerTimeout and the reconciler container's logLevels to its reconciler", async (t) => {
+  const manager = await startManager(t);
+  const target = await createNamespace(t, "ovr");
+  const repo = await TestRepo.create(t);
+  await repo.write("cm.yaml", configMap("a", target, { v: "1" }));
+  const commit = await repo.commit("one config map");
+  const name = `root-${suffix()}`;
+  await createSync(
+    t,
+    rootSyncObject(
+      name,
+      manager.scope,
+      { repo: repo.url, branch: repo.branch },
+      {},
+      { apiServerTimeout: "7s", logLevels: [{ containerName: "reconciler", logLevel: 0 }] },
+    ),
+  );
+  await synced("RootSync", systemNamespace, name, commit);
+  const lines = (await reconcilerLog(manager.scope, `root-reconciler-${name}`))
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as LogLine);
+  const started = lines.find((l) => l.msg === "reconciler started");
+  assert.equal(started?.["apiServerTimeoutMs"], 7_000, "the API server timeout did not reach the reconciler");
+  // The test manager logs at debug; the reconciler container's verbosity 0 is info, and wins.
+  assert.ok(lines.length > 0, "no reconciler log");
+  assert.deepEqual(
+    lines.filter((l) => l.level === "debug").map((l) => l.msg),
+    [],
+    "debug lines despite logLevel 0",
+  );
+});
