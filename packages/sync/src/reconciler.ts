@@ -218,9 +218,7 @@ export class Reconciler implements PassContext {
     this.log.info("reconciler started", {
       pollPeriodMs: period,
       specPeriod,
-      ...(this.options.apiServerTimeoutMs === undefined
-        ? {}
-        : { apiServerTimeoutMs: this.options.apiServerTimeoutMs }),
+      ...(this.options.apiServerTimeoutMs === undefined ? {} : { apiServerTimeoutMs: this.options.apiServerTimeoutMs }),
     });
   }
 
