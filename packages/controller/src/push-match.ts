@@ -1,5 +1,9 @@
-/** Which syncs a push concerns: same repository (any URL form), and the branch they follow. */
-import { Defaults, parseSync } from "@driftless/api";
+/**
+ * Which syncs a push concerns: same repository (any URL form), and the branch they follow; for a
+ * registry push, OCI syncs whose spec.oci.image names the pushed repository and tag.
+ */
+import { Defaults, parseSync, SourceType, type RSync } from "@driftless/api";
+import { parseImageReference } from "@driftless/oci";
 import type { KubeObject } from "@driftless/kube";
 import type { SyncRef } from "@driftless/queue";
 import { repoKey } from "./repo-url.ts";
@@ -19,9 +23,13 @@ export function syncsForPush(syncs: readonly KubeObject[], push: Push): PushMatc
     const parsed = parseSync(raw);
     if (!parsed.ok || raw.metadata.deletionTimestamp !== undefined) continue;
     const sync = parsed.value;
+    const ref: SyncRef = { kind: sync.kind, namespace: sync.metadata.namespace ?? "", name: sync.metadata.name };
+    if (push.image === true) {
+      if (followsImage(sync, push)) matched.push(ref);
+      continue;
+    }
     const git = sync.spec.git;
     if (git === undefined) continue;
-    const ref: SyncRef = { kind: sync.kind, namespace: sync.metadata.namespace ?? "", name: sync.metadata.name };
     const key = repoKey(git.repo);
     if (key === undefined) unreadable.push({ sync: ref, repo: git.repo });
     if (key === undefined || !keys.has(key)) continue;
@@ -34,4 +42,20 @@ export function syncsForPush(syncs: readonly KubeObject[], push: Push): PushMatc
     if (follows === push.branch) matched.push(ref);
   }
   return { syncs: matched, unreadable };
+}
+
+/** An image pinned by digest never moves; one by tag moves when that tag of that repository is pushed. */
+function followsImage(sync: RSync, push: Push): boolean {
+  const oci = sync.spec.oci;
+  if (sync.spec.sourceType !== SourceType.Oci || oci === undefined) return false;
+  try {
+    const image = parseImageReference(oci.image);
+    return (
+      image.digest === undefined &&
+      image.tag === push.branch &&
+      push.repoUrls.includes(`${image.registry}/${image.repository}`)
+    );
+  } catch {
+    return false; // an unreadable image is reported on the sync's own status by its reconciler
+  }
 }

@@ -1,13 +1,15 @@
 /**
- * Push notifications from GitHub, GitLab, or anything able to sign a small JSON document: how each
- * proves it knows the shared secret, and what it says was pushed. Payloads are untrusted input,
- * parsed once here into a `Push`.
+ * Push notifications from GitHub, GitLab, an OCI registry (the distribution registry's notification
+ * envelope), or anything able to sign a small JSON document: how each proves it knows the shared
+ * secret, and what it says was pushed. Payloads are untrusted input, parsed once here into a `Push`.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 
 export const WebhookProvider = {
   GitHub: "github",
   GitLab: "gitlab",
+  /** The distribution registry's notifications: it cannot sign, so it sends `Authorization: Bearer <secret>`. */
+  Registry: "registry",
   Generic: "generic",
 } as const;
 export type WebhookProvider = (typeof WebhookProvider)[keyof typeof WebhookProvider];
@@ -16,11 +18,18 @@ export type WebhookProvider = (typeof WebhookProvider)[keyof typeof WebhookProvi
 export const GenericSignatureHeader = "x-driftless-signature";
 
 export interface Push {
-  /** Every URL the repository is known by (clone, SSH, web). */
+  /** Every URL the repository is known by (clone, SSH, web); for an image, `host/repository`. */
   readonly repoUrls: readonly string[];
+  /** The pushed branch; for an image, the pushed tag. */
   readonly branch: string;
+  /** The new commit; for an image, the manifest digest. */
   readonly commit: string | undefined;
+  /** Set for a registry push: the syncs to match are OCI ones. */
+  readonly image?: true;
 }
+
+/** The media type of the distribution registry's notification envelope. */
+export const RegistryEventsMediaType = "application/vnd.docker.distribution.events.v1+json";
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
@@ -33,6 +42,7 @@ function header(headers: Headers, name: string): string | undefined {
 export function providerOf(headers: Headers): WebhookProvider {
   if (header(headers, "x-github-event") !== undefined) return WebhookProvider.GitHub;
   if (header(headers, "x-gitlab-event") !== undefined) return WebhookProvider.GitLab;
+  if (header(headers, "content-type")?.startsWith(RegistryEventsMediaType) === true) return WebhookProvider.Registry;
   return WebhookProvider.Generic;
 }
 
@@ -60,6 +70,10 @@ export function verify(provider: WebhookProvider, headers: Headers, body: Buffer
     case WebhookProvider.GitLab: {
       const token = header(headers, "x-gitlab-token");
       return token !== undefined && safeEqual(token, secret);
+    }
+    case WebhookProvider.Registry: {
+      const authorization = header(headers, "authorization");
+      return authorization !== undefined && safeEqual(authorization, `Bearer ${secret}`);
     }
     case WebhookProvider.Generic:
       return hmacMatches(header(headers, GenericSignatureHeader), body, secret);
@@ -118,6 +132,8 @@ export function parseWebhook(provider: WebhookProvider, headers: Headers, body: 
       ];
       return pushOf(payload["ref"], payload["checkout_sha"] ?? payload["after"], urls);
     }
+    case WebhookProvider.Registry:
+      return registryPush(payload["events"]);
     case WebhookProvider.Generic: {
       const repo = payload["repo"];
       const branch = payload["branch"];
@@ -143,4 +159,28 @@ function pushOf(ref: unknown, after: unknown, repoUrls: readonly string[]): Webh
     kind: "push",
     push: { repoUrls, branch, commit: typeof after === "string" && after !== "" ? after : undefined },
   };
+}
+
+/**
+ * The first manifest pushed by tag in a registry envelope (its pull events and blob pushes are ignored).
+ * The registry names itself by the Host its client used, which is how syncs name it in spec.oci.image.
+ */
+function registryPush(events: unknown): WebhookRequest {
+  if (!Array.isArray(events)) return { kind: "invalid", why: 'the registry envelope has no "events" list' };
+  for (const event of events) {
+    if (!isRecord(event) || event["action"] !== "push" || !isRecord(event["target"])) continue;
+    const { repository, tag, digest } = event["target"];
+    const host = isRecord(event["request"]) ? event["request"]["host"] : undefined;
+    if (typeof repository !== "string" || typeof tag !== "string" || tag === "" || typeof host !== "string") continue;
+    return {
+      kind: "push",
+      push: {
+        repoUrls: [`${host}/${repository}`],
+        branch: tag,
+        commit: typeof digest === "string" ? digest : undefined,
+        image: true,
+      },
+    };
+  }
+  return { kind: "ignored", why: "no manifest pushed by tag in the registry's events" };
 }

@@ -14,7 +14,17 @@ import {
   suffix,
   type JsonObject,
 } from "../../support/index.ts";
+import { grantRepoSyncReconciler } from "../../support/rbac.ts";
 import { pushImage, startRegistry, type Registry } from "../../support/registry.ts";
+import {
+  configMap as managedConfigMap,
+  createNamespace,
+  createSync,
+  getObject,
+  Mapping,
+  startManager,
+  synced,
+} from "../manager/helpers.ts";
 
 const yaml = (obj: unknown): string => JSON.stringify(obj, null, 2);
 const hex = (digest: string): string => digest.replace(/^sha256:/, "");
@@ -47,16 +57,17 @@ async function registrySecrets(
   t: TestContext,
   registry: Registry,
   password = registry.password,
+  namespace = rootSyncNamespace,
 ): Promise<{ creds: string; ca: string }> {
   const creds = `oci-creds-${suffix()}`;
   const ca = `oci-ca-${suffix()}`;
-  await ensureNamespace(rootSyncNamespace);
+  await ensureNamespace(namespace);
   await coreApi().createNamespacedSecret({
-    namespace: rootSyncNamespace,
+    namespace,
     body: { metadata: { name: creds }, stringData: { username: registry.username, password } },
   });
   await coreApi().createNamespacedSecret({
-    namespace: rootSyncNamespace,
+    namespace,
     body: { metadata: { name: ca }, stringData: { cert: registry.caCert } },
   });
   t.after(async () => {
@@ -220,4 +231,47 @@ test("a missing tag, a wrong password and a layer escaping its directory are KNV
     assert.ok(await configMapExists(ns, "keep"), `nothing is deleted after ${JSON.stringify(change)}`);
     assert.equal(await configMapExists(ns, "escaped"), false);
   }
+});
+
+test("the registry's push notification reaches the manager's webhook and gets the new digest synced long before the polling period", async (t) => {
+  const secret = `hook-${suffix()}`;
+  const manager = await startManager(t, { webhookSecret: secret });
+  assert.ok(manager.webhookPort !== undefined);
+  const registry = await startRegistry(t, {
+    notify: { url: `http://127.0.0.1:${manager.webhookPort}/webhook`, authorization: `Bearer ${secret}` },
+  });
+  const namespace = await createNamespace(t, "ocihook");
+  await grantRepoSyncReconciler(namespace);
+  const { creds, ca } = await registrySecrets(t, registry, registry.password, namespace);
+  const layer = (v: string): Buffer => tarGz([{ name: "cm.yaml", content: managedConfigMap("a", undefined, { v }) }]);
+  const first = await pushImage(registry, "team/config", "live", [layer("1")]);
+  await createSync(t, {
+    apiVersion: "configsync.gke.io/v1beta1",
+    kind: "RepoSync",
+    metadata: { name: "repo-sync", namespace, labels: { ...manager.scope.labels } },
+    spec: {
+      sourceType: "oci",
+      // Polling every 10 minutes: only the notification can explain a fast sync.
+      oci: {
+        image: `${registry.host}/team/config:live`,
+        period: "10m",
+        auth: "token",
+        secretRef: { name: creds },
+        caCertSecretRef: { name: ca },
+      },
+    },
+  });
+  await synced("RepoSync", namespace, "repo-sync", hex(first));
+
+  const started = Date.now();
+  const second = await pushImage(registry, "team/config", "live", [layer("2")]);
+  await synced("RepoSync", namespace, "repo-sync", hex(second), 30_000);
+  t.diagnostic(
+    `push to Synced through the registry's notification: ${Date.now() - started} ms (polling period 10 min)`,
+  );
+  assert.deepEqual((await getObject(Mapping.ConfigMap, namespace, "a"))?.["data"], { v: "2" });
+  assert.ok(
+    manager.logs.some((line) => line.includes('"webhook push"') && line.includes('"registry"')),
+    "the manager logged the registry's push",
+  );
 });
