@@ -87,3 +87,28 @@ test("deployment mode never writes the Redis password into reconciler Deployment
   // Without a password, nothing is needed.
   assert.equal(parseConfig([], { RECONCILER_MODE: "deployment" }, noSecret).reconcilerRedisSecret, undefined);
 });
+
+test("admission protection is off unless a port is given; a URL needs the port and https", () => {
+  assert.equal(parseConfig([], {}, noSecret).admissionWebhook, undefined);
+  assert.deepEqual(parseConfig(["--admission-webhook-port", "0"], {}, noSecret).admissionWebhook, {
+    port: 0,
+    url: undefined,
+  });
+  assert.deepEqual(
+    parseConfig(
+      [],
+      { ADMISSION_WEBHOOK_PORT: "8443", ADMISSION_WEBHOOK_URL: "https://hooks.example:8443/admission-webhook" },
+      noSecret,
+    ).admissionWebhook,
+    { port: 8443, url: "https://hooks.example:8443/admission-webhook" },
+  );
+  assert.throws(() => parseConfig(["--admission-webhook-port", "x"], {}, noSecret), /--admission-webhook-port/);
+  assert.throws(
+    () => parseConfig(["--admission-webhook-url", "https://h/p"], {}, noSecret),
+    /needs --admission-webhook-port/,
+  );
+  assert.throws(
+    () => parseConfig(["--admission-webhook-port", "1", "--admission-webhook-url", "http://h/p"], {}, noSecret),
+    /https/,
+  );
+});

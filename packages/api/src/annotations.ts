@@ -97,6 +97,12 @@ export const SyncAnnotation = {
    * an intent. Config Sync has no such switch; this one is driftless's own.
    */
   AllowEmptySource: "configsync.gke.io/allow-empty-source",
+  /**
+   * `"true"` pauses applying, pruning and drift correction; the reconciler keeps reading the source
+   * and reports what differs. driftless's own (Config Sync has none): the incident switch Flux and
+   * Argo CD users reach for.
+   */
+  Suspend: "driftless.dev/suspend",
 } as const;
 export type SyncAnnotation = (typeof SyncAnnotation)[keyof typeof SyncAnnotation];
 
@@ -142,6 +148,11 @@ export function deletionPropagationPolicyOf(
 /** True when the sync opts in to an intentionally empty source. */
 export function allowsEmptySource(annotations: Readonly<Record<string, string>> | undefined): boolean {
   return annotations?.[SyncAnnotation.AllowEmptySource] === "true";
+}
+
+/** True when the sync is suspended (`driftless.dev/suspend: "true"`). */
+export function isSuspended(annotations: Readonly<Record<string, string>> | undefined): boolean {
+  return annotations?.[SyncAnnotation.Suspend] === "true";
 }
 
 /** True when `config.kubernetes.io/local-config` keeps the object out of the cluster. */

@@ -23,6 +23,8 @@ export const SyncConditionType = {
   ReconcilerFinalizing: "ReconcilerFinalizing",
   /** The reconciler finalizer failed; errors say why. */
   ReconcilerFinalizerFailure: "ReconcilerFinalizerFailure",
+  /** driftless's own: True while `driftless.dev/suspend` pauses the sync; the message says what differs. */
+  Suspended: "Suspended",
 } as const;
 export type SyncConditionType = (typeof SyncConditionType)[keyof typeof SyncConditionType];
 

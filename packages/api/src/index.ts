@@ -66,6 +66,7 @@ export {
   StatusMode,
   deletionPropagationPolicyOf,
   allowsEmptySource,
+  isSuspended,
   isLocalConfig,
 } from "./annotations.ts";
 

@@ -84,6 +84,11 @@ export interface ApplyOptions {
    * declaration this commit changed without a GET.
    */
   readonly previousDeclaration?: (id: DesiredObject["id"]) => DesiredObject | undefined;
+  /**
+   * Decide, do not write: the outcome says what a write would do (created, updated) and nothing is
+   * sent. A suspended sync reports its drift this way.
+   */
+  readonly dryRun?: boolean;
 }
 
 /**
@@ -271,6 +276,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
     }
     const namespace = mapping.namespaced ? desired.id.namespace : undefined;
     if (isManagementDisabled(desired.object)) {
+      if (options.dryRun === true) return { desired, operation: Operation.Skipped, mapping };
       await releaseDeclared(mapping, namespace, desired.id.name, {
         ...options,
         lastAppliedAnnotation: options.annotator.annotationKey,
@@ -287,6 +293,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
       const current = await liveWithRecord(desired, decorated, mapping, namespace, options);
       try {
         if (current === undefined) {
+          if (options.dryRun === true) return { desired, operation: Operation.Created, mapping };
           const body = withRecord(decorated, options.commit, options.annotator);
           const created = await options.client.create(mapping, body as KubeObject, {
             fieldManager: options.fieldManager,
@@ -325,6 +332,8 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
           return { desired, operation: Operation.Unchanged, health, mapping };
         }
 
+        if (options.dryRun === true)
+          return { desired, operation: Operation.Updated, health: computeHealth(current), mapping };
         // A full update of current with the patch applied keeps what others own (fields, list
         // items, labels) and sends exact strategic-merge semantics, which a generic patch client would lose.
         const record = withRecord(decorated, options.commit, options.annotator);

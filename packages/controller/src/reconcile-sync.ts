@@ -3,7 +3,15 @@
  * as it is now and do what that state requires. Running it twice, or after a crash halfway, is
  * safe: every step checks before it writes.
  */
-import { Finalizer, Kind, type DriftlessError } from "@driftless/api";
+import {
+  Finalizer,
+  Kind,
+  SyncConditionType,
+  isConditionTrue,
+  isSuspended,
+  type DriftlessError,
+  type SyncCondition,
+} from "@driftless/api";
 import type { KubeClient, KubeObject } from "@driftless/kube";
 import { FinalizerRemovalReason } from "@driftless/metrics";
 import type { SyncRef } from "@driftless/queue";
@@ -43,6 +51,15 @@ export async function reconcileSync(ctx: SyncContext, ref: SyncRef): Promise<voi
   const status = await ctx.workload.ensure(validation.sync);
   if (status.failure !== undefined) return reportReconcilerFailing(ctx.client, ref, status.failure);
   await reportReconciling(ctx.client, ref, status.ready, status.reason, status.message);
+  // A suspension added or lifted changes no generation: the reconciler learns of it on its next poll,
+  // or now, when status does not say it yet (level-triggered: asks until the reconciler has answered).
+  if (status.ready && isSuspended(raw.metadata.annotations) !== statusSaysSuspended(raw))
+    await ctx.requestPass(ref, "driftless.dev/suspend changed");
+}
+
+function statusSaysSuspended(raw: KubeObject): boolean {
+  const status = raw["status"] as { conditions?: SyncCondition[] } | undefined;
+  return isConditionTrue(status?.conditions, SyncConditionType.Suspended);
 }
 
 /**

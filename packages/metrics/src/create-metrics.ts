@@ -2,6 +2,7 @@
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { configSyncMetrics, type ConfigSyncMetrics } from "./config-sync.ts";
 import { driftlessMetrics, type DriftlessMetrics } from "./driftless.ts";
+import { suspendMetrics, type SuspendMetrics } from "./suspend.ts";
 
 export interface MetricsOptions {
   /** Prefix of Config Sync's metrics. Default `config_sync_` (what Config Sync's collector exports). */
@@ -22,7 +23,7 @@ export interface MetricsOptions {
   readonly processMetrics?: boolean;
 }
 
-export interface Metrics extends ConfigSyncMetrics, DriftlessMetrics {
+export interface Metrics extends ConfigSyncMetrics, DriftlessMetrics, SuspendMetrics {
   readonly registry: Registry;
 }
 
@@ -34,6 +35,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registry,
     ...configSyncMetrics(registry, options.prefix ?? "config_sync_"),
     ...driftlessMetrics(registry, options.ownPrefix ?? "driftless_"),
+    ...suspendMetrics(registry, options.ownPrefix ?? "driftless_"),
   };
 }
 

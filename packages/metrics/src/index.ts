@@ -58,4 +58,6 @@ export {
 } from "./labels.ts";
 export type { JobFailure } from "./labels.ts";
 export { serveMetrics } from "./server.ts";
+export { DriftKind } from "./suspend.ts";
+export type { SuspendMetrics } from "./suspend.ts";
 export type { Health, MetricsServer, ServeMetricsOptions } from "./server.ts";

@@ -2,7 +2,7 @@
 import { KnvCode, type DriftlessError } from "@driftless/api";
 import type { SyncIdentity } from "@driftless/applier";
 import type { KubeClient } from "@driftless/kube";
-import { errorCodeClass, type Metrics, type Status } from "@driftless/metrics";
+import { DriftKind, errorCodeClass, type Metrics, type Status } from "@driftless/metrics";
 import type { PassResult, PassTrigger } from "./pass.ts";
 
 const statusOf = (errors: readonly DriftlessError[]): Status => (errors.length === 0 ? "success" : "error");
@@ -83,6 +83,7 @@ export function recordPass(
   m.pipelineErrorObserved.set({ ...pipeline, component: "source" }, result.sourceErrors.length > 0 ? 1 : 0);
   m.pipelineErrorObserved.set({ ...pipeline, component: "rendering" }, renderingErrors.length > 0 ? 1 : 0);
   m.pipelineErrorObserved.set({ ...pipeline, component: "sync" }, result.syncErrors.length > 0 ? 1 : 0);
+  recordSuspension(m, result);
   if (result.declared !== undefined) {
     const resourcegroup = `${identity.namespace}/${identity.name}`;
     m.resourceCount.set({ resourcegroup }, result.declared.length);
@@ -90,6 +91,16 @@ export function recordPass(
     const ready = result.applied.filter((o) => o.health === "Current").length;
     m.readyResourceCount.set({ resourcegroup }, ready);
   }
+}
+
+/** driftless_sync_suspended, and what the last suspended pass found (0 once resumed). */
+function recordSuspension(m: Metrics, result: PassResult): void {
+  m.syncSuspended.set(result.suspension === undefined ? 0 : 1);
+  const drift = result.suspension?.drift;
+  if (result.suspension !== undefined && drift === undefined) return; // not compared this pass: keep the last
+  m.suspendedDrift.set({ drift: DriftKind.Missing }, drift?.missing.length ?? 0);
+  m.suspendedDrift.set({ drift: DriftKind.Changed }, drift?.changed.length ?? 0);
+  m.suspendedDrift.set({ drift: DriftKind.WouldPrune }, drift?.wouldPrune.length ?? 0);
 }
 
 /**

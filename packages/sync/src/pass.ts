@@ -4,6 +4,7 @@ import {
   ErrorClass,
   KnvCode,
   allowsEmptySource,
+  isSuspended,
   parseDuration,
   SourceType,
   sourceHash as commitHash,
@@ -34,6 +35,7 @@ import { memoryMiB } from "./memory.ts";
 import { loadSync, type LoadedSync } from "./rsync.ts";
 import { recordEvent, SyncEventReason } from "./events.ts";
 import { nextStatus, syncingStatus, writeStatus, type PassReport } from "./status.ts";
+import { measureDrift } from "./suspend.ts";
 
 /** What triggered a pass; `drift` re-applies the last source without touching Git. */
 export type PassTrigger = "poll" | "webhook" | "drift" | "manager" | "startup" | "retry";
@@ -95,6 +97,8 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
       return result;
     }
     sync = loaded.sync;
+    const suspended = isSuspended(sync.metadata.annotations);
+    if (suspended) result = { ...result, suspension: {} };
 
     const fetched = await fetchSource(ctx, sync, trigger); // git ls-remote; fetch and check out only on a new commit
     result = { ...result, commit: fetched.commit };
@@ -104,7 +108,10 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
       return result;
     }
     if (
-      await writeStatus(ctx.client, ctx.identity, (_raw, current) => syncingStatus(current, fetched.commit, new Date()))
+      !suspended &&
+      (await writeStatus(ctx.client, ctx.identity, (_raw, current) =>
+        syncingStatus(current, fetched.commit, new Date()),
+      ))
     ) {
       await recordEvent(
         ctx.client,
@@ -144,6 +151,13 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
     const previous = await inventory.read();
     if (source.isEmpty && previous.length > 0 && !allowsEmptySource(sync.metadata.annotations)) {
       result = { ...result, sourceErrors: [new EmptySourceError(previous.length)] };
+      return result;
+    }
+    if (suspended) {
+      // Suspended: what a pass would write and delete, found by the same match, and nothing done.
+      const drift = await measureDrift(desired, previous, ctx.applyOptions(fetched.commit));
+      lap("compare");
+      result = { ...result, suspension: { drift } };
       return result;
     }
 

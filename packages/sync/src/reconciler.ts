@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { DriftlessError, ErrorClass, pollPeriodMs, sourcePeriodOf, type RSync } from "@driftless/api";
+import { DriftlessError, ErrorClass, isSuspended, pollPeriodMs, sourcePeriodOf, type RSync } from "@driftless/api";
 import {
   applyObject,
   CustomResourceSchemaLoader,
@@ -95,6 +95,8 @@ export class Reconciler implements PassContext {
   passCount = 0;
   /** Set once the RSync is being deleted: drift is no longer corrected. */
   private deleting = false;
+  /** The RSync carries `driftless.dev/suspend: "true"` (as of the last pass): nothing is applied or corrected. */
+  private suspended = false;
   /**
    * True while a pass runs: unless its commit is the synced one, the remediator then notes changes
    * and checks them when the pass ends (Remediator.recheckChangesDuringPass) instead of correcting.
@@ -250,7 +252,7 @@ export class Reconciler implements PassContext {
     const commit = this.syncedCommit();
     // A pass on another commit may be changing the declarations under us: leave it to the pass queued
     // behind it. A pass on the synced commit changes nothing we would re-apply.
-    if (commit === undefined || this.deleting || this.declarationsChanging()) return false;
+    if (commit === undefined || this.deleting || this.suspended || this.declarationsChanging()) return false;
     const started = performance.now();
     const outcome = await applyObject(desired, this.applyOptions(commit));
     const ok = outcome.error === undefined;
@@ -288,6 +290,9 @@ export class Reconciler implements PassContext {
       return;
     }
     if (loaded !== undefined) await alignFinalizer(this.client, this.identity, loaded.raw);
+    this.suspended = isSuspended(loaded?.raw.metadata.annotations);
+    // Resuming must apply at once, not wait out the resync period behind the last complete pass.
+    if (this.suspended) this.lastComplete = undefined;
     this.passing = true;
     this.passCommit = undefined;
     let result;

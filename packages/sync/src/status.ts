@@ -6,6 +6,8 @@ import {
   reconcilerName,
   redactCredentialsIn,
   sourceStatusBlock,
+  getCondition,
+  removeCondition,
   setCondition,
   statusErrors,
   type DriftlessError,
@@ -15,6 +17,7 @@ import {
 import { isConflict, isNotFound, type KubeClient, type KubeObject } from "@driftless/kube";
 import type { SyncIdentity } from "@driftless/applier";
 import { rsyncMapping } from "./rsync.ts";
+import { describeDrift, type SuspendedDrift } from "./suspend.ts";
 
 /** What one pass learned, as the RSync's status will say it. */
 export interface PassReport {
@@ -28,6 +31,8 @@ export interface PassReport {
   readonly synced: boolean;
   /** `status.rendering`, once the pass knew its commit: Config Sync's message and KNV1068 errors. */
   readonly rendering?: { readonly message: string; readonly errors: readonly DriftlessError[] };
+  /** Set when the sync is suspended; `drift` once the source was read: what a pass would change (nothing was). */
+  readonly suspension?: { readonly drift?: SuspendedDrift };
 }
 
 type Status = { [key: string]: unknown; conditions?: SyncCondition[] };
@@ -71,7 +76,10 @@ export function nextStatus(
   // A failed render stops the pass before the source is read: source and sync keep what they said.
   const renderFailed = rendering !== undefined && rendering.errors.length > 0;
   if (!renderFailed) status["source"] = phase(report.sourceErrors, current["source"]);
-  if (!renderFailed && report.sourceErrors.length === 0) status["sync"] = phase(report.syncErrors, current["sync"]);
+  // A suspended pass applied nothing: status.sync keeps saying what the last real sync did.
+  const suspended = report.suspension;
+  if (!renderFailed && report.sourceErrors.length === 0 && suspended === undefined)
+    status["sync"] = phase(report.syncErrors, current["sync"]);
   if (report.synced && report.commit !== undefined) status["lastSyncedCommit"] = report.commit;
 
   const failing = renderFailed
@@ -80,7 +88,7 @@ export function nextStatus(
       ? report.sourceErrors
       : report.syncErrors;
   const summary = statusErrors(failing);
-  const { conditions } = setCondition(
+  const { conditions: syncing } = setCondition(
     current.conditions,
     renderFailed
       ? {
@@ -93,27 +101,64 @@ export function nextStatus(
           errorSourceRefs: [ErrorSourceRef.Rendering],
           errorSummary: summary.errorSummary,
         }
-      : failing.length === 0
+      : suspended !== undefined && failing.length === 0
         ? {
             type: SyncConditionType.Syncing,
             status: "False",
-            reason: "Sync",
-            message: "Sync Completed",
+            reason: "Suspended",
+            message: "Suspended",
             commit: report.commit ?? "",
           }
-        : {
-            type: SyncConditionType.Syncing,
-            status: "False",
-            reason: report.sourceErrors.length > 0 ? "Source" : "Sync",
-            message: report.sourceErrors.length > 0 ? "Source Error" : "Sync Error",
-            commit: report.commit ?? "",
-            errorSourceRefs: [report.sourceErrors.length > 0 ? ErrorSourceRef.Source : ErrorSourceRef.Sync],
-            errorSummary: summary.errorSummary,
-          },
+        : failing.length === 0
+          ? {
+              type: SyncConditionType.Syncing,
+              status: "False",
+              reason: "Sync",
+              message: "Sync Completed",
+              commit: report.commit ?? "",
+            }
+          : {
+              type: SyncConditionType.Syncing,
+              status: "False",
+              reason: report.sourceErrors.length > 0 ? "Source" : "Sync",
+              message: report.sourceErrors.length > 0 ? "Source Error" : "Sync Error",
+              commit: report.commit ?? "",
+              errorSourceRefs: [report.sourceErrors.length > 0 ? ErrorSourceRef.Source : ErrorSourceRef.Sync],
+              errorSummary: summary.errorSummary,
+            },
     now,
   );
-  status.conditions = [...conditions];
+  status.conditions = [...suspendedCondition(syncing, report, now)];
   return status;
+}
+
+/**
+ * driftless's Suspended condition: True with what differs while suspended, gone once resumed. A
+ * pass that could not read the source keeps the last comparison (the suspension itself still holds).
+ */
+function suspendedCondition(
+  conditions: readonly SyncCondition[],
+  report: PassReport,
+  now: Date,
+): readonly SyncCondition[] {
+  const suspension = report.suspension;
+  if (suspension === undefined) return removeCondition(conditions, SyncConditionType.Suspended).conditions;
+  const drift = suspension.drift;
+  if (drift === undefined && getCondition(conditions, SyncConditionType.Suspended) !== undefined) return conditions;
+  return setCondition(
+    conditions,
+    {
+      type: SyncConditionType.Suspended,
+      status: "True",
+      reason: "Suspended",
+      message:
+        drift === undefined
+          ? "Suspended by driftless.dev/suspend: nothing is applied, pruned or corrected. The source could not be compared yet"
+          : describeDrift(drift, report.commit),
+      commit: report.commit ?? "",
+    },
+    now,
+  ).conditions;
 }
 
 /** Marks a pass in progress on a new commit (Syncing=True); a pass over the synced commit writes nothing. */
