@@ -30,7 +30,9 @@ export function issueWebhookCertificates(options: IssueOptions): WebhookCertific
   const notBefore = new Date(now.getTime() - 60_000);
   const notAfter = new Date(now.getTime() + options.lifetimeMs);
   const ca = generateKeyPairSync("ec", { namedCurve: "P-256" });
-  const caName = name("driftless-admission-ca", "driftless");
+  // A name of its own per CA: while a renewal keeps the previous CA in the bundle, a verifier that
+  // looks the issuer up by name must not find the wrong one first.
+  const caName = name(`driftless-admission-ca-${randomBytes(4).toString("hex")}`, "driftless");
   const caSpki = ca.publicKey.export({ type: "spki", format: "der" });
   const caKeyId = keyIdentifier(caSpki);
   const caDer = certificate(ca.privateKey, {
