@@ -55,6 +55,28 @@ test("the Stalled reason is shown when the manager sets it", () => {
   assert.deepEqual(report.stalled, { reason: "Deployment", message: "image pull failed" });
 });
 
+test("a suspended sync is SUSPENDED, with what its last comparison found, and exits 1", () => {
+  const drift =
+    "Suspended by driftless.dev/suspend: nothing is applied, pruned or corrected. Compared with the source at commit abc: 1 missing (ConfigMap a/b)";
+  const report = syncReport(
+    sync(
+      { git: { repo: "r", branch: "main" } },
+      {
+        lastSyncedCommit: "old",
+        conditions: [
+          { type: "Syncing", status: "False", reason: "Suspended", message: "Suspended" },
+          { type: "Suspended", status: "True", reason: "Suspended", message: drift },
+        ],
+      },
+    ),
+  );
+  assert.equal(report.state, SyncState.Suspended);
+  assert.deepEqual(report.suspended, { message: drift });
+  assert.equal(report.message, drift);
+  assert.equal(exitCode([report]), 1);
+  assert.match(render([report], OutputFormat.Text), /SUSPENDED.*1 missing \(ConfigMap a\/b\)/);
+});
+
 test("the manager's version is its image tag, or its digest when pinned by one", () => {
   assert.equal(imageVersion("driftless:0.1.0"), "0.1.0");
   assert.equal(imageVersion("registry:5000/team/driftless:1.2.3"), "1.2.3");

@@ -9,7 +9,7 @@ export interface SyncReport {
   readonly kind: string;
   readonly namespace: string;
   readonly name: string;
-  /** SYNCED, SYNCING, PENDING, ERROR or STALLED. */
+  /** SYNCED, SYNCING, PENDING, ERROR, STALLED or SUSPENDED. */
   readonly state: SyncState;
   /** Where the sync reads from, credentials masked. */
   readonly source: SourceReport;
@@ -25,7 +25,9 @@ export interface SyncReport {
   readonly errors: readonly ErrorReport[];
   /** The manager's Stalled condition, when True: the reconciler cannot be set up or keeps failing. */
   readonly stalled?: { readonly reason: string; readonly message: string };
-  /** The Syncing condition's message. */
+  /** `driftless.dev/suspend` holds the sync: what its last comparison with the source found. */
+  readonly suspended?: { readonly message: string };
+  /** The Syncing condition's message (the Suspended condition's while suspended). */
   readonly message?: string;
   /** With --resources: the managed objects from the sync's ResourceGroup, with their kstatus. */
   readonly resources?: readonly ResourceReport[];
@@ -37,6 +39,7 @@ export const SyncState = {
   Pending: "PENDING",
   Error: "ERROR",
   Stalled: "STALLED",
+  Suspended: "SUSPENDED",
 } as const;
 export type SyncState = (typeof SyncState)[keyof typeof SyncState];
 
@@ -109,6 +112,7 @@ export function syncReport(sync: KubeObject, group?: KubeObject): SyncReport {
   const status = (sync["status"] ?? {}) as RawStatus;
   const syncing = status.conditions?.find((c) => c.type === "Syncing");
   const stalled = status.conditions?.find((c) => c.type === "Stalled" && c.status === "True");
+  const suspended = status.conditions?.find((c) => c.type === "Suspended" && c.status === "True");
   const errorCount = phases.reduce((n, phase) => n + (status[phase]?.errorSummary?.totalCount ?? 0), 0);
   const errors: ErrorReport[] = [];
   for (const phase of phases) for (const e of status[phase]?.errors ?? []) errors.push(errorReport(phase, e));
@@ -118,19 +122,22 @@ export function syncReport(sync: KubeObject, group?: KubeObject): SyncReport {
   const state: SyncState =
     stalled !== undefined
       ? SyncState.Stalled
-      : syncing === undefined
-        ? SyncState.Pending
-        : syncing.status === "True"
-          ? SyncState.Syncing
-          : errorCount > 0 || errors.length > 0
-            ? SyncState.Error
-            : SyncState.Synced;
-  const message = stalled === undefined ? syncing?.message : undefined;
+      : suspended !== undefined
+        ? SyncState.Suspended
+        : syncing === undefined
+          ? SyncState.Pending
+          : syncing.status === "True"
+            ? SyncState.Syncing
+            : errorCount > 0 || errors.length > 0
+              ? SyncState.Error
+              : SyncState.Synced;
+  const message = stalled !== undefined ? undefined : suspended !== undefined ? suspended.message : syncing?.message;
   return {
     kind: sync.kind,
     namespace: sync.metadata.namespace ?? "",
     name: sync.metadata.name,
     state,
+    ...(suspended === undefined ? {} : { suspended: { message: suspended.message ?? "" } }),
     source: sourceReport((sync["spec"] ?? {}) as RawSpec),
     commits: {
       source: status.source?.commit ?? "",
