@@ -1,0 +1,176 @@
+/**
+ * The image `npm run image:build` makes from the Dockerfile (scripts/image/build.sh: local bases from
+ * Debian packages, nothing pulled), run as Kubernetes runs it from manifests/: read-only root
+ * filesystem, no capabilities, no network, only /tmp (or Redis's /data) writable. Builds the image, or
+ * reuses it when nothing changed (a warm run costs seconds), and runs it with podman.
+ */
+import { before, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseAllDocuments } from "yaml";
+import { findRepoRoot } from "@driftless/local-cluster";
+
+const root = findRepoRoot();
+const version = (JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { version: string }).version;
+const image = `driftless:${version}`;
+const redisImage = "redis:7.0-bookworm";
+// Building images and running containers needs root here (no subordinate IDs are set up for rootless use).
+const skip = process.getuid?.() !== 0 ? "needs root (buildah and podman run rootful)" : false;
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly all: string;
+}
+
+function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let all = "";
+    child.stdout.on("data", (c: Buffer) => {
+      stdout += c.toString();
+      all += c.toString();
+    });
+    child.stderr.on("data", (c: Buffer) => (all += c.toString()));
+    child.once("error", reject);
+    child.once("exit", (code) => resolve({ code, stdout, all }));
+  });
+}
+
+/**
+ * Runs IMAGE's COMMAND as a pod of manifests/ runs: read-only root, every capability dropped, no privilege
+ * escalation, no network, a tmpfs where the pod has an emptyDir. The user is the image's own unless given.
+ * The limits are set below this machine's because its root lacks CAP_SYS_RESOURCE (podman's defaults
+ * would raise them, which runc is refused).
+ */
+function runContainer(
+  ref: string,
+  command: readonly string[],
+  options: { user?: string; writable?: string; env?: Record<string, string> } = {},
+): Promise<Run> {
+  const args = ["run", "--rm", "--pull=never", "--network=none", "--read-only", "--read-only-tmpfs=false"];
+  args.push("--cap-drop=ALL", "--security-opt=no-new-privileges", "--ulimit=nofile=1024:1024");
+  args.push("--ulimit=nproc=1024:1024", `--tmpfs=${options.writable ?? "/tmp"}:rw,size=64m,mode=1777`);
+  if (options.user !== undefined) args.push(`--user=${options.user}`);
+  for (const [name, value] of Object.entries(options.env ?? {})) args.push(`--env=${name}=${value}`);
+  return run("podman", [...args, `docker.io/library/${ref}`, ...command]);
+}
+
+// A cold build (bases made from Debian packages, npm ci without a cache) takes minutes; a warm one seconds.
+before(
+  async () => {
+    if (skip !== false) return;
+    // Imports into a running node too (the e2e cluster suites use it); the tarball is what CI keeps.
+    const build = await run("bash", ["scripts/image/build.sh"]);
+    assert.equal(build.code, 0, build.all);
+    assert.match(build.stdout.trim(), new RegExp(`\\.local/image/driftless-${version.replaceAll(".", "\\.")}\\.tar$`));
+  },
+  { timeout: 900_000 },
+);
+
+test("the image runs both bundles on a read-only root filesystem as the non-root user 65532", { skip }, async () => {
+  const id = await runContainer(image, ["id", "-u"]);
+  assert.equal(id.stdout.trim(), "65532", id.all);
+  // No --help flag: both print their usage for an unknown option, which needs the whole bundle loaded.
+  const manager = await runContainer(image, ["node", "dist/driftless-manager.mjs", "--help"]);
+  assert.match(manager.all, /usage: driftless-manager/);
+  assert.doesNotMatch(manager.all, /Cannot find|ERR_MODULE_NOT_FOUND|EROFS/);
+  const reconciler = await runContainer(image, ["node", "dist/driftless-reconciler.mjs", "--help"]);
+  assert.match(reconciler.all, /usage: driftless-reconciler/);
+  assert.doesNotMatch(reconciler.all, /Cannot find|ERR_MODULE_NOT_FOUND|EROFS/);
+  const writeRoot = await runContainer(image, ["sh", "-c", "touch /app/probe"]);
+  assert.notEqual(writeRoot.code, 0);
+  assert.match(writeRoot.all, /Read-only file system/);
+});
+
+test("the image's kustomize and helm are the pinned versions the tests use", { skip }, async () => {
+  const pinned = async (tool: string) =>
+    (await readFile(join(root, "packages", "sync", "versions", tool), "utf8")).trim();
+  const kustomize = await runContainer(image, ["kustomize", "version"]);
+  assert.equal(kustomize.code, 0, kustomize.all);
+  assert.equal(kustomize.stdout.trim(), await pinned("kustomize"));
+  const helm = await runContainer(image, ["helm", "version", "--template={{.Version}}"]);
+  assert.equal(helm.code, 0, helm.all);
+  assert.equal(helm.stdout.trim(), await pinned("helm"));
+});
+
+test(
+  "git works with HOME on the /tmp tmpfs: init, commit, clone, and ssh is there for ssh remotes",
+  { skip },
+  async () => {
+    const script = [
+      "set -e",
+      'test "$HOME" = /tmp',
+      "git config --global user.email image@driftless.invalid && git config --global user.name image",
+      "git init -q /tmp/origin && cd /tmp/origin && echo data > f && git add f && git commit -qm first",
+      "git clone -q /tmp/origin /tmp/clone && git -C /tmp/clone log --format=%s",
+      "ssh -V 2>&1",
+    ].join("\n");
+    const git = await runContainer(image, ["sh", "-c", script]);
+    assert.equal(git.code, 0, git.all);
+    assert.match(git.stdout, /^first$/m);
+    assert.match(git.all, /OpenSSH/);
+  },
+);
+
+test("manifests/ and the manager's default reconciler image name the images image:build makes", { skip }, async () => {
+  const images = async (file: string) =>
+    parseAllDocuments(await readFile(join(root, "manifests", file), "utf8"))
+      .map((doc) => doc.toJS() as { spec?: { template?: { spec?: { containers?: Container[] } } } })
+      .flatMap((object) => object.spec?.template?.spec?.containers ?? []);
+  interface Container {
+    image: string;
+    env?: { name: string; value?: string }[];
+  }
+  const [manager] = await images("manager.yaml");
+  assert.equal(manager?.image, image);
+  assert.equal(manager?.env?.find((e) => e.name === "RECONCILER_IMAGE")?.value, image);
+  const [redis] = await images("redis.yaml");
+  assert.equal(redis?.image, redisImage);
+  // The manager's own default (deployment mode without RECONCILER_IMAGE), from its config module.
+  const config = pathToFileURL(join(root, "apps", "manager", "src", "config.ts")).href;
+  const defaultImage = await run(process.execPath, [
+    "--input-type=module",
+    "-e",
+    `const { parseConfig } = await import(${JSON.stringify(config)});
+     console.log(parseConfig([], { REDIS_URL: "redis://127.0.0.1:1" }).reconcilerImage);`,
+  ]);
+  assert.equal(defaultImage.stdout.trim(), image, defaultImage.all);
+  // What the build made is there under those names.
+  for (const ref of [image, redisImage]) {
+    const exists = await run("podman", ["image", "exists", `docker.io/library/${ref}`]);
+    assert.equal(exists.code, 0, `${ref} was not built`);
+  }
+});
+
+test(
+  "the Redis image runs manifests/redis.yaml's own command read-only as 999 and requires the password",
+  { skip },
+  async () => {
+    const docs = parseAllDocuments(await readFile(join(root, "manifests", "redis.yaml"), "utf8"));
+    const deployment = docs[0]?.toJS() as {
+      spec: { template: { spec: { containers: { command: string[]; args: string[] }[] } } };
+    };
+    const container = deployment.spec.template.spec.containers[0]!;
+    // The manifest's script ends in `exec redis-server ...`: run it in the background, then ask Redis.
+    const script = `${container.args[0]!.trim()} --daemonize yes --logfile /data/redis.log`;
+    const check = [
+      script.replace(/^exec /m, ""),
+      "for i in $(seq 1 50); do redis-cli ping 2>/dev/null | grep -q PONG && break; sleep 0.1; done",
+      "redis-cli ping",
+      "REDISCLI_AUTH=wrong redis-cli ping 2>&1 || true",
+    ].join("\n");
+    const redis = await runContainer(redisImage, [...container.command, check], {
+      user: "999:999",
+      writable: "/data",
+      env: { REDISCLI_AUTH: 'p"a\\ss' },
+    });
+    assert.equal(redis.code, 0, redis.all);
+    assert.match(redis.stdout, /^PONG$/m);
+    assert.match(redis.stdout, /WRONGPASS/);
+  },
+);
