@@ -3,7 +3,6 @@ import {
   DriftlessError,
   ErrorClass,
   KnvCode,
-  ManagedAnnotation,
   UserAnnotation,
   LifecycleMutationValue,
   managerAnnotationValue,
@@ -27,9 +26,12 @@ import type { DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
 import type { LiveState, PlanOutline } from "./live-state.ts";
 import { idKey } from "./object-id.ts";
 import type { Plan } from "./plan.ts";
+import { conflictingManager, ManagementConflictError } from "./precedence.ts";
 import { hasRecordDigest, restoreRecord } from "./record-digest.ts";
 import { releaseDeclared } from "./release.ts";
 import { waitForEstablished } from "./wait.ts";
+
+export { ManagementConflictError };
 
 export const Operation = {
   Created: "created",
@@ -125,18 +127,6 @@ export class VerifiedMatches {
 
   get size(): number {
     return this.#entries.size;
-  }
-}
-
-/** Another sync manages the object: it is left alone (Config Sync's KNV1060). */
-export class ManagementConflictError extends DriftlessError {
-  constructor(desired: DesiredObject, otherManager: string) {
-    super({
-      code: KnvCode.ManagementConflict,
-      errorClass: ErrorClass.Terminal,
-      message: `${idKey(desired.id)} is managed by another sync (${ManagedAnnotation.Manager}: ${otherManager}); declare it in one source only, or remove it from the other`,
-      resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
-    });
   }
 }
 
@@ -304,18 +294,16 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
           return { desired, operation: Operation.Created, health, mapping };
         }
         const liveAnnotations = current.metadata.annotations ?? {};
-        const otherManager = liveAnnotations[ManagedAnnotation.Manager];
-        if (
-          otherManager !== undefined &&
-          otherManager !== managerAnnotationValue(options.sync.kind, options.sync.namespace, options.sync.name) &&
-          liveAnnotations[ManagedAnnotation.Managed] === "enabled"
-        ) {
+        // Config Sync's precedence: a RootSync takes over what a RepoSync manages, never the reverse.
+        const otherManager = conflictingManager(options.sync, liveAnnotations);
+        if (otherManager !== undefined) {
+          const self = managerAnnotationValue(options.sync.kind, options.sync.namespace, options.sync.name);
           return {
             desired,
             operation: Operation.Failed,
             health: computeHealth(current),
             mapping,
-            error: new ManagementConflictError(desired, otherManager),
+            error: new ManagementConflictError(desired, otherManager, self),
           };
         }
         if (

@@ -39,7 +39,17 @@ export { toDesired } from "./desired.ts";
 export type { DeclaredInput, DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
 export { Inventory, resourceGroupMapping, StatusesOmittedCondition } from "./inventory.ts";
 export { fitStatuses, InventoryTooLargeError, ResourceGroupByteBudget } from "./inventory-budget.ts";
-export type { ResourceStatusEntry } from "./resource-status.ts";
+export {
+  groupConditions,
+  GroupConditionType,
+  mergeConditions,
+  ownershipCondition,
+  reconcileOf,
+  reportedStatus,
+} from "./resource-status.ts";
+export type { Actuation, GroupCondition, Reconcile, ResourceStatusEntry } from "./resource-status.ts";
+export { groupMetadata } from "./resource-group-metadata.ts";
+export type { GroupMetadata } from "./resource-group-metadata.ts";
 export { computeHealth, HealthStatus } from "./kstatus.ts";
 export { DirectLiveState } from "./live-state.ts";
 export type { LiveState, PlanOutline } from "./live-state.ts";
@@ -47,6 +57,7 @@ export { compareIds, groupOfApiVersion, idKey } from "./object-id.ts";
 export type { ObjectId } from "./object-id.ts";
 export { CyclicDependencyError, MissingDependencyError, plan } from "./plan.ts";
 export type { Plan } from "./plan.ts";
+export { conflictingManager, isRootManager } from "./precedence.ts";
 export {
   NamespaceInUseError,
   NamespaceInUsePolicy,

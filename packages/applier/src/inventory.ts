@@ -1,12 +1,13 @@
 import { hash } from "node:crypto";
-import { InventoryIdLabel, inventoryId } from "@driftless/api";
+import type { StatusMode } from "@driftless/api";
 import { isNotFound, type KubeClient, type KubeObject } from "@driftless/kube";
 import { canonicalJson } from "@driftless/objectmatcher";
 import type { SyncIdentity } from "./desired.ts";
 import { fitStatuses, InventoryTooLargeError, ResourceGroupByteBudget } from "./inventory-budget.ts";
 import { InventoryOverflow } from "./inventory-overflow.ts";
 import { resourceGroupMapping } from "./resource-group-mapping.ts";
-import type { ResourceStatusEntry } from "./resource-status.ts";
+import { carriesGroupMetadata, groupMetadata, withGroupMetadata } from "./resource-group-metadata.ts";
+import { mergeConditions, type GroupCondition, type ResourceStatusEntry } from "./resource-status.ts";
 import { compareIds, idKey, type ObjectId } from "./object-id.ts";
 
 export { resourceGroupMapping };
@@ -62,6 +63,13 @@ export class Inventory {
    */
   private lastWrite: { readonly ids: readonly ObjectId[]; readonly digest: string } | undefined;
   private readonly overflow: InventoryOverflow;
+  /**
+   * The sync's spec.override.statusMode, set before each pass's writes: `disabled` leaves
+   * status empty (no per-object status), as Config Sync does, and is recorded in an annotation.
+   */
+  statusMode: StatusMode = "enabled";
+  /** Bytes of the status as last written or found unchanged (for the size metric). */
+  private statusBytes = 0;
 
   constructor(client: KubeClient, sync: SyncIdentity) {
     this.client = client;
@@ -107,7 +115,12 @@ export class Inventory {
    */
   async write(ids: readonly ObjectId[]): Promise<void> {
     const last = this.lastWrite;
-    if (last !== undefined && this.known?.resourcesDigest === last.digest && sameObjects(ids, last.ids)) {
+    if (
+      last !== undefined &&
+      this.known?.resourcesDigest === last.digest &&
+      sameObjects(ids, last.ids) &&
+      carriesGroupMetadata(this.known.metadata, this.metadata())
+    ) {
       await this.overflow.clear();
       return;
     }
@@ -131,10 +144,11 @@ export class Inventory {
 
   private async writeMain(ids: readonly ObjectId[], resources: ObjectId[]): Promise<void> {
     const digest = resourcesDigest(resources);
+    const wanted = this.metadata();
     this.lastWrite = undefined;
     for (let attempt = 0; attempt < 5; attempt++) {
       const known = await this.current();
-      if (known !== undefined && known.resourcesDigest === digest) {
+      if (known !== undefined && known.resourcesDigest === digest && carriesGroupMetadata(known.metadata, wanted)) {
         this.lastWrite = { ids: [...ids], digest };
         return; // nothing changed: no write
       }
@@ -149,7 +163,8 @@ export class Inventory {
         }
         // Only metadata is read back: parsing megabytes to learn a resourceVersion was most of the
         // write. status belongs to the status subresource: the main resource ignores it, so it is not sent.
-        const { apiVersion, kind, metadata, spec } = known;
+        const { apiVersion, kind, spec } = known;
+        const metadata = withGroupMetadata(known.metadata, wanted);
         const stored = await this.client.replace(
           resourceGroupMapping,
           { apiVersion, kind, metadata, spec: { ...spec, resources } },
@@ -167,11 +182,18 @@ export class Inventory {
     }
   }
 
-  /** Writes status.resourceStatuses when they changed. */
-  async writeStatus(statuses: readonly ResourceStatusEntry[]): Promise<void> {
+  /**
+   * Writes status.resourceStatuses and the group's `conditions` (merged by type with those stored)
+   * when they changed; with statusMode `disabled`, an empty status.
+   */
+  async writeStatus(
+    statuses: readonly ResourceStatusEntry[],
+    groupConditions: readonly GroupCondition[] = [],
+  ): Promise<void> {
     const known = await this.current();
     if (known === undefined) return;
     const { apiVersion, kind, metadata, spec } = known;
+    if (this.statusMode === "disabled") return this.replaceStatus(known, {});
     // Rounded down to 16 KiB: the rest of the object (managedFields grows with our own status write)
     // changes by a few hundred bytes between passes, which must not change how many statuses fit,
     // or every other pass would rewrite megabytes of status to say the same thing.
@@ -179,15 +201,17 @@ export class Inventory {
     const exact = ResourceGroupByteBudget - rest - known.resourcesBytes - 2_000;
     const spare = Math.floor(exact / statusBudgetStep) * statusBudgetStep;
     const { kept, omitted } = fitStatuses(statuses, spare);
-    const previous = known.statusRest as { conditions?: { type: string }[] };
-    const conditions = (previous.conditions ?? []).filter((c) => c.type !== StatusesOmittedCondition);
+    const previous = known.statusRest as { conditions?: GroupCondition[] };
+    const conditions = mergeConditions(previous.conditions ?? [], groupConditions, new Date()).filter(
+      (c) => c.type !== StatusesOmittedCondition,
+    );
     if (omitted > 0) {
       conditions.push({
         type: StatusesOmittedCondition,
         status: "True",
         reason: "SizeLimit",
         message: `${omitted} of ${statuses.length} resource statuses are omitted to keep the ResourceGroup under etcd's request limit; objects that need attention are listed first`,
-      } as { type: string });
+      });
     }
     const status: Record<string, unknown> = {
       ...previous,
@@ -196,7 +220,19 @@ export class Inventory {
       ...(conditions.length > 0 ? { conditions } : {}),
     };
     if (conditions.length === 0) delete status["conditions"];
-    const digest = statusDigest(status);
+    return this.replaceStatus(known, status);
+  }
+
+  /** Bytes of spec.resources and status as JSON, as last read or written: the group's size in etcd, roughly. */
+  get sizeBytes(): number {
+    return (this.known?.resourcesBytes ?? 0) + this.statusBytes;
+  }
+
+  private async replaceStatus(known: KnownGroup, status: Record<string, unknown>): Promise<void> {
+    const { apiVersion, kind, metadata } = known;
+    const text = canonicalJson(status);
+    this.statusBytes = text.length;
+    const digest = hash("sha256", text, "base64");
     if (digest === known.statusDigest) return;
     try {
       // The status subresource takes status only (the server keeps its own spec): the megabyte spec
@@ -220,18 +256,20 @@ export class Inventory {
     return bytes;
   }
 
+  private metadata(): ReturnType<typeof groupMetadata> {
+    return groupMetadata(this.sync, this.statusMode);
+  }
+
   private newGroup(resources: readonly ObjectId[]): KubeObject {
+    const { labels, annotations } = this.metadata();
     return {
       apiVersion: "kpt.dev/v1alpha1",
       kind: "ResourceGroup",
       metadata: {
         name: this.sync.name,
         namespace: this.sync.namespace,
-        labels: {
-          [InventoryIdLabel]: inventoryId(this.sync.namespace, this.sync.name),
-          "configmanagement.gke.io/system": "true",
-          "configmanagement.gke.io/arch": "csmr",
-        },
+        labels: { ...labels },
+        annotations: { ...annotations },
       },
       spec: { resources },
     };

@@ -1,17 +1,127 @@
+import type { HealthStatus } from "./kstatus.ts";
 import type { ObjectId } from "./object-id.ts";
+
+/** A condition of the ResourceGroup or of one of its resourceStatuses. */
+export interface GroupCondition {
+  readonly type: string;
+  readonly status: "True" | "False" | "Unknown";
+  readonly reason?: string;
+  readonly message?: string;
+  readonly lastTransitionTime?: string;
+}
+
+export type Actuation = "Pending" | "Succeeded" | "Skipped" | "Failed";
+export type Reconcile = "Pending" | "Succeeded" | "Skipped" | "Failed";
 
 /** One entry of ResourceGroup status.resourceStatuses. */
 export interface ResourceStatusEntry extends ObjectId {
   readonly status: string;
   readonly sourceHash?: string;
   readonly strategy: "Apply" | "Delete";
-  readonly actuation: "Pending" | "Succeeded" | "Skipped" | "Failed";
-  readonly reconcile: "Pending" | "Succeeded" | "Skipped" | "Failed";
-  readonly conditions?: readonly {
-    type: string;
-    status: string;
-    reason?: string;
-    message?: string;
-    lastTransitionTime?: string;
-  }[];
+  readonly actuation: Actuation;
+  readonly reconcile: Reconcile;
+  readonly conditions?: readonly GroupCondition[];
+}
+
+/** Condition types and reasons Config Sync's ResourceGroup controller writes. */
+export const GroupConditionType = {
+  Reconciling: "Reconciling",
+  Stalled: "Stalled",
+  /** On a resourceStatuses entry whose object another inventory owns. */
+  OwnershipOverlap: "OwnershipOverlap",
+} as const;
+
+/**
+ * The `status` an entry reports: the object's kstatus once its declaration was applied; while it was
+ * not (skipped, failed), the live status says nothing about the declaration, so it is Unknown unless
+ * the object is gone or going (as Config Sync's controller reports it).
+ */
+export function reportedStatus(actuation: Actuation, health: HealthStatus): HealthStatus {
+  if (actuation === "Succeeded" || health === "NotFound" || health === "Terminating") return health;
+  return "Unknown";
+}
+
+/** `reconcile` of an applied entry from its live kstatus (Config Sync's rule: a vanished object is Failed). */
+export function reconcileOf(actuation: Actuation, health: HealthStatus, previous: Reconcile): Reconcile {
+  if (actuation === "Pending") return "Pending";
+  if (actuation !== "Succeeded") return "Skipped";
+  switch (health) {
+    case "Current":
+      return "Succeeded";
+    case "InProgress":
+      return "Pending";
+    case "Unknown":
+      return previous;
+    default:
+      return "Failed";
+  }
+}
+
+/**
+ * OwnershipOverlap when the live object's `config.k8s.io/owning-inventory` is not this group's
+ * inventory id: True (reason Overlap) when another inventory owns it, Unknown when none does.
+ */
+export function ownershipCondition(inventoryId: string, owner: string | undefined): GroupCondition | undefined {
+  if (owner === inventoryId) return undefined;
+  if (owner !== undefined && owner !== "") {
+    return {
+      type: GroupConditionType.OwnershipOverlap,
+      status: "True",
+      reason: "Overlap",
+      message: `owned by the inventory ${owner}; this entry reports the object as this ResourceGroup declares it`,
+    };
+  }
+  return {
+    type: GroupConditionType.OwnershipOverlap,
+    status: "Unknown",
+    reason: "Unknown",
+    message: "no inventory owns this object; its status may not reflect this ResourceGroup's declaration",
+  };
+}
+
+/**
+ * The group's conditions from its entries: Reconciling False (status is computed continuously, as
+ * Config Sync's controller always reports it), Stalled True naming every Failed object, else False.
+ */
+export function groupConditions(statuses: readonly ResourceStatusEntry[]): GroupCondition[] {
+  const failed = statuses
+    .filter((s) => s.status === "Failed")
+    .map((s) => `${s.group}/${s.kind}/${s.namespace ?? ""}/${s.name}`);
+  const finish = { reason: "FinishReconciling", message: "finish reconciling" } as const;
+  return [
+    { type: GroupConditionType.Reconciling, status: "False", ...finish },
+    failed.length > 0
+      ? {
+          type: GroupConditionType.Stalled,
+          status: "True",
+          reason: "ComponentFailed",
+          message: `The following components failed: ${failed.join(", ")}`,
+        }
+      : { type: GroupConditionType.Stalled, status: "False", ...finish },
+  ];
+}
+
+/**
+ * `next` laid over `previous` by type, each keeping its lastTransitionTime unless it changed (so an
+ * unchanged status is an equal status, and no write); Reconciling first, Stalled second, the rest by
+ * type, the order `kubectl get resourcegroup`'s columns read.
+ */
+export function mergeConditions(
+  previous: readonly GroupCondition[],
+  next: readonly GroupCondition[],
+  now: Date,
+): GroupCondition[] {
+  const byType = new Map(previous.map((c) => [c.type, c]));
+  for (const condition of next) {
+    const old = byType.get(condition.type);
+    const same =
+      old !== undefined &&
+      old.status === condition.status &&
+      old.reason === condition.reason &&
+      old.message === condition.message;
+    byType.set(condition.type, same ? old : { ...condition, lastTransitionTime: now.toISOString() });
+  }
+  const rank = (type: string): number =>
+    type === GroupConditionType.Reconciling ? 0 : type === GroupConditionType.Stalled ? 1 : 2;
+  return [...byType.values()].sort((a, b) => rank(a.type) - rank(b.type) || (a.type < b.type ? -1 : 1));
 }

@@ -1,6 +1,7 @@
 /** One registry with every driftless metric, ready to serve. */
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { configSyncMetrics, type ConfigSyncMetrics } from "./config-sync.ts";
+import { resourceGroupMetrics, type ResourceGroupMetrics } from "./resource-group.ts";
 import { driftlessMetrics, type DriftlessMetrics } from "./driftless.ts";
 import { suspendMetrics, type SuspendMetrics } from "./suspend.ts";
 
@@ -23,7 +24,7 @@ export interface MetricsOptions {
   readonly processMetrics?: boolean;
 }
 
-export interface Metrics extends ConfigSyncMetrics, DriftlessMetrics, SuspendMetrics {
+export interface Metrics extends ConfigSyncMetrics, DriftlessMetrics, SuspendMetrics, ResourceGroupMetrics {
   readonly registry: Registry;
 }
 
@@ -34,6 +35,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   return {
     registry,
     ...configSyncMetrics(registry, options.prefix ?? "config_sync_"),
+    ...resourceGroupMetrics(registry, options.prefix ?? "config_sync_", options.ownPrefix ?? "driftless_"),
     ...driftlessMetrics(registry, options.ownPrefix ?? "driftless_"),
     ...suspendMetrics(registry, options.ownPrefix ?? "driftless_"),
   };

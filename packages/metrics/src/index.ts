@@ -57,6 +57,8 @@ export {
   Trigger,
 } from "./labels.ts";
 export type { JobFailure } from "./labels.ts";
+export { ResourceStatusLabel } from "./resource-group.ts";
+export type { ResourceGroupMetrics } from "./resource-group.ts";
 export { serveMetrics } from "./server.ts";
 export { DriftKind } from "./suspend.ts";
 export type { SuspendMetrics } from "./suspend.ts";

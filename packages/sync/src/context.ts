@@ -5,6 +5,7 @@ import type { KubeClient } from "@driftless/kube";
 import type { SourceResult } from "@driftless/source";
 import type { Logger } from "./log.ts";
 import type { Rendered } from "./rendering.ts";
+import type { ResourceGroupStatus } from "./resource-group-status.ts";
 import type { PassResult, PassTrigger } from "./pass.ts";
 
 /** What a pass needs from the reconciler that runs it; the Reconciler implements it. */
@@ -13,6 +14,8 @@ export interface PassContext {
   readonly identity: SyncIdentity;
   /** The sync's ResourceGroup, kept across passes (an unchanged one is not read again). */
   readonly inventory: Inventory;
+  /** The ResourceGroup's status, kept live between passes from the watch caches. */
+  readonly resourceGroupStatus: Pick<ResourceGroupStatus, "afterPass">;
   readonly git: GitFetcher;
   /** Key of this sync's git cache folder. */
   readonly syncKey: string;

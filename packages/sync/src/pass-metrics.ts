@@ -84,13 +84,8 @@ export function recordPass(
   m.pipelineErrorObserved.set({ ...pipeline, component: "rendering" }, renderingErrors.length > 0 ? 1 : 0);
   m.pipelineErrorObserved.set({ ...pipeline, component: "sync" }, result.syncErrors.length > 0 ? 1 : 0);
   recordSuspension(m, result);
-  if (result.declared !== undefined) {
-    const resourcegroup = `${identity.namespace}/${identity.name}`;
-    m.resourceCount.set({ resourcegroup }, result.declared.length);
-    // Objects a failed read never reached are not counted ready: only what this pass applied and saw Current.
-    const ready = result.applied.filter((o) => o.health === "Current").length;
-    m.readyResourceCount.set({ resourcegroup }, ready);
-  }
+  // resource_count, ready_resource_count and the other ResourceGroup metrics follow the group's live
+  // status (resource-group-status.ts), not the pass.
 }
 
 /** driftless_sync_suspended, and what the last suspended pass found (0 once resumed). */

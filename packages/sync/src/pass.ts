@@ -7,7 +7,6 @@ import {
   isSuspended,
   parseDuration,
   SourceType,
-  sourceHash as commitHash,
   toDriftlessError,
   type RSync,
 } from "@driftless/api";
@@ -19,11 +18,9 @@ import {
   prune,
   settleApplied,
   toDesired,
-  Operation,
   type ApplyOutcome,
   type DesiredObject,
   type PruneOutcome,
-  type ResourceStatusEntry,
 } from "@driftless/applier";
 import type { FetchResult } from "@driftless/git";
 import { withSpecialNamespacesDetached } from "@driftless/source";
@@ -165,6 +162,7 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
     // removing their files later deletes nothing.
     const owned = desired.filter((d) => !isManagementDisabled(d.object)).map((d) => d.id);
     const ordered = plan(toApply); // CRDs, Namespaces, then the rest; depends-on as a DAG
+    inventory.statusMode = sync.spec.override?.statusMode === "disabled" ? "disabled" : "enabled";
     await inventory.write([...previous, ...owned]); // old ∪ new first: a crash never forgets an object
     lap("plan");
     const applyOptions = ctx.applyOptions(fetched.commit);
@@ -190,7 +188,7 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
     const notYetPruned = applyErrors.length === 0 ? [] : candidates;
     await inventory.write([...owned, ...kept, ...notYetPruned]);
     lap("prune");
-    await inventory.writeStatus(resourceStatuses(applied, fetched.commit));
+    await ctx.resourceGroupStatus.afterPass(applied, fetched.commit); // kept live between passes
     lap("inventory");
 
     const syncErrors = [...applyErrors, ...pruneErrors, ...fights.values()];
@@ -289,24 +287,4 @@ function logReconcileTimeout(ctx: PassContext, timedOut: readonly ApplyOutcome[]
 function reconcileTimeoutOf(sync: RSync): number {
   const text = sync.spec.override?.reconcileTimeout;
   return (text === undefined ? undefined : parseDuration(text)) ?? Defaults.reconcileTimeoutMs;
-}
-
-/** ResourceGroup status entries: kstatus of what was applied, with Config Sync's commit-prefix sourceHash. */
-function resourceStatuses(applied: readonly ApplyOutcome[], commit: string): ResourceStatusEntry[] {
-  return applied.flatMap((o) => {
-    if (isManagementDisabled(o.desired.object)) return []; // not in the inventory
-    const failed = o.error !== undefined;
-    const actuation = o.operation === Operation.Skipped ? "Skipped" : failed ? "Failed" : "Succeeded";
-    const health = o.health ?? "Unknown";
-    return [
-      {
-        ...o.desired.id,
-        status: health,
-        sourceHash: commitHash(commit),
-        strategy: "Apply",
-        actuation,
-        reconcile: actuation !== "Succeeded" ? actuation : health === "Current" ? "Succeeded" : "Pending",
-      },
-    ];
-  });
 }

@@ -31,6 +31,7 @@ import { loadSync } from "./rsync.ts";
 import { NamespaceWatch } from "./namespace-watch.ts";
 import { SourceCache } from "./source-cache.ts";
 import { RenderCache, type Rendered } from "./rendering.ts";
+import { ResourceGroupStatus } from "./resource-group-status.ts";
 import { sourceFormatOf } from "./source-options.ts";
 import type { PassReport } from "./status.ts";
 
@@ -75,6 +76,7 @@ export class Reconciler implements PassContext {
   readonly client: KubeClient;
   readonly identity: SyncIdentity;
   readonly inventory: Inventory;
+  readonly resourceGroupStatus: ResourceGroupStatus;
   readonly git: GitFetcher;
   readonly syncKey: string;
   readonly log: Logger;
@@ -175,6 +177,14 @@ export class Reconciler implements PassContext {
         declarationsChanging: () => this.declarationsChanging(),
       });
     }
+    this.resourceGroupStatus = new ResourceGroupStatus({
+      inventory: this.inventory,
+      identity: options.identity,
+      ...(this.live instanceof InformerLiveState ? { live: this.live } : {}),
+      metrics: this.metrics,
+      log: this.log,
+      passing: () => this.passing,
+    });
     this.namespaceWatch = new NamespaceWatch(client, (reason) => void this.trigger("drift", reason));
     this.redis = createRedisConnection(options.redisUrl);
     this.queue = new SyncQueue({
@@ -458,6 +468,8 @@ export class Reconciler implements PassContext {
     await this.queue.close({ timeoutMs });
     this.abort.abort();
     this.remediator?.stop();
+    this.resourceGroupStatus.stop();
+    await this.resourceGroupStatus.settled();
     if (this.live instanceof InformerLiveState) await this.live.stop();
     await this.namespaceWatch.stop();
     await this.redis.quit().catch(() => undefined);

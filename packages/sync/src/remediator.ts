@@ -8,6 +8,7 @@ import {
 } from "@driftless/api";
 import {
   comparisonCandidate,
+  conflictingManager,
   decorate,
   idKey,
   restoreRecord,
@@ -71,6 +72,8 @@ export class Remediator {
   private readonly paused = new Map<string, number>();
   private readonly unsubscribe: () => void;
   private readonly fights = new Map<string, FightError>();
+  /** Objects a reconciler with precedence holds (KNV1060): reported by a pass, never corrected. */
+  private readonly conflicts = new Set<string>();
   /** Objects being corrected now, and whether another change arrived meanwhile. */
   private readonly inFlight = new Map<string, boolean>();
   /** Objects that changed while a pass applied another commit, to check when it ends. */
@@ -170,6 +173,13 @@ export class Remediator {
     if (object !== undefined) {
       const annotations = object.metadata.annotations ?? {};
       if (annotations[ManagedAnnotation.Managed] === "disabled") return;
+      if (conflictingManager(this.options.sync, annotations) !== undefined) {
+        // As Config Sync's remediator: not a drift to correct but a conflict, which one pass reports.
+        if (!this.conflicts.has(key)) this.options.requestPass(`management conflict: ${key}`);
+        this.conflicts.add(key);
+        return;
+      }
+      this.conflicts.delete(key);
       if (event !== "delete" && annotations[UserAnnotation.LifecycleMutation] === LifecycleMutationValue.Ignore) return;
       if (event !== "delete" && !this.drifted(desired, object)) return;
     }

@@ -1,0 +1,56 @@
+import {
+  DriftlessError,
+  ErrorClass,
+  KnvCode,
+  ManagedAnnotation,
+  ManagedValue,
+  RootManagerScope,
+  managerAnnotationValue,
+} from "@driftless/api";
+import type { DesiredObject, SyncIdentity } from "./desired.ts";
+import { idKey } from "./object-id.ts";
+
+/**
+ * Another reconciler manages the object and this one may not take it over (Config Sync's KNV1060):
+ * it is left alone and reported on this sync's status.
+ */
+export class ManagementConflictError extends DriftlessError {
+  /** Manager annotation values: the reconciler that holds the object, and the one that reports it. */
+  readonly currentManager: string;
+  readonly desiredManager: string;
+
+  constructor(desired: DesiredObject, currentManager: string, desiredManager: string) {
+    super({
+      code: KnvCode.ManagementConflict,
+      errorClass: ErrorClass.Terminal,
+      message: `${idKey(desired.id)} is managed by the "${currentManager}" reconciler, so the "${desiredManager}" reconciler leaves it alone (${ManagedAnnotation.Manager}); declare it in one source only`,
+      resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
+    });
+    this.currentManager = currentManager;
+    this.desiredManager = desiredManager;
+  }
+}
+
+/** A manager annotation naming a RootSync (`:root`, `:root_<name>`). */
+export function isRootManager(manager: string): boolean {
+  return manager === RootManagerScope || manager.startsWith(`${RootManagerScope}_`);
+}
+
+/**
+ * The manager that keeps `sync` from managing an object with these live annotations, or undefined
+ * when it may. Config Sync's precedence: an object nobody (enabled) manages is anyone's; a RootSync
+ * may take over one a RepoSync manages, never one another RootSync manages; a RepoSync takes over
+ * nothing. So a RootSync and a RepoSync declaring one object end with the RootSync holding it and
+ * the RepoSync reporting the conflict, instead of the two rewriting it in turn.
+ */
+export function conflictingManager(
+  sync: SyncIdentity,
+  annotations: Readonly<Record<string, string>>,
+): string | undefined {
+  if (annotations[ManagedAnnotation.Managed] !== ManagedValue.Enabled) return undefined;
+  const current = annotations[ManagedAnnotation.Manager];
+  if (current === undefined || current === "") return undefined;
+  if (current === managerAnnotationValue(sync.kind, sync.namespace, sync.name)) return undefined;
+  if (sync.kind === "RootSync" && !isRootManager(current)) return undefined;
+  return current;
+}

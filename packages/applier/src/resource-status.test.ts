@@ -1,0 +1,60 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  groupConditions,
+  mergeConditions,
+  ownershipCondition,
+  reconcileOf,
+  reportedStatus,
+  type ResourceStatusEntry,
+} from "./resource-status.ts";
+
+const entry = (name: string, status: string): ResourceStatusEntry => ({
+  group: "apps",
+  kind: "Deployment",
+  namespace: "ns",
+  name,
+  status,
+  strategy: "Apply",
+  actuation: "Succeeded",
+  reconcile: "Succeeded",
+});
+
+void describe("resource statuses as Config Sync's ResourceGroup controller reports them", () => {
+  test("status is Unknown until the declaration was applied, unless the object is gone", () => {
+    assert.equal(reportedStatus("Succeeded", "InProgress"), "InProgress");
+    assert.equal(reportedStatus("Failed", "Current"), "Unknown");
+    assert.equal(reportedStatus("Skipped", "NotFound"), "NotFound");
+  });
+  test("reconcile follows kstatus after a successful apply", () => {
+    assert.equal(reconcileOf("Succeeded", "Current", "Pending"), "Succeeded");
+    assert.equal(reconcileOf("Succeeded", "InProgress", "Succeeded"), "Pending");
+    assert.equal(reconcileOf("Succeeded", "NotFound", "Succeeded"), "Failed");
+    assert.equal(reconcileOf("Succeeded", "Unknown", "Succeeded"), "Succeeded");
+    assert.equal(reconcileOf("Failed", "Current", "Succeeded"), "Skipped");
+  });
+  test("OwnershipOverlap only when another inventory, or none, owns the object", () => {
+    assert.equal(ownershipCondition("ns_repo-sync", "ns_repo-sync"), undefined);
+    assert.equal(ownershipCondition("ns_repo-sync", "config-management-system_root-sync")?.status, "True");
+    assert.equal(ownershipCondition("ns_repo-sync", "")?.status, "Unknown");
+  });
+  test("Stalled names the Failed objects", () => {
+    const [reconciling, stalled] = groupConditions([entry("a", "Current"), entry("b", "Failed")]);
+    assert.equal(reconciling?.status, "False");
+    assert.equal(stalled?.status, "True");
+    assert.equal(stalled?.message, "The following components failed: apps/Deployment/ns/b");
+    assert.equal(groupConditions([entry("a", "Current")])[1]?.status, "False");
+  });
+  test("merging keeps an unchanged condition's transition time and puts Reconciling, Stalled first", () => {
+    const earlier = new Date("2026-01-01T00:00:00Z");
+    const first = mergeConditions([{ type: "Zeta", status: "True" }], groupConditions([]), earlier);
+    assert.deepEqual(
+      first.map((c) => c.type),
+      ["Reconciling", "Stalled", "Zeta"],
+    );
+    const again = mergeConditions(first, groupConditions([]), new Date());
+    assert.equal(again[1]?.lastTransitionTime, earlier.toISOString());
+    const changed = mergeConditions(first, groupConditions([entry("b", "Failed")]), new Date("2026-02-01T00:00:00Z"));
+    assert.equal(changed[1]?.lastTransitionTime, "2026-02-01T00:00:00.000Z");
+  });
+});

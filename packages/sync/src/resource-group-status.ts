@@ -1,0 +1,202 @@
+import { KnvCode, ManagedAnnotation, inventoryId, sourceHash as commitHash } from "@driftless/api";
+import {
+  computeHealth,
+  groupConditions,
+  idKey,
+  isManagementDisabled,
+  Operation,
+  ownershipCondition,
+  reconcileOf,
+  reportedStatus,
+  type Actuation,
+  type ApplyOutcome,
+  type HealthStatus,
+  type Inventory,
+  type ObjectId,
+  type Reconcile,
+  type ResourceStatusEntry,
+  type SyncIdentity,
+} from "@driftless/applier";
+import type { KubeObject, ResourceMapping } from "@driftless/kube";
+import type { Metrics } from "@driftless/metrics";
+import type { InformerLiveState } from "./live-cache.ts";
+import type { Logger } from "./log.ts";
+import { recordResourceGroupMetrics } from "./resource-group-metrics.ts";
+
+/** What is known of one inventoried object between passes. */
+interface Tracked {
+  readonly id: ObjectId;
+  readonly sourceHash: string;
+  readonly actuation: Actuation;
+  health: HealthStatus;
+  reconcile: Reconcile;
+  /** The live `config.k8s.io/owning-inventory`, when it is not this group's. */
+  foreignOwner: string | undefined;
+}
+
+export interface ResourceGroupStatusOptions {
+  readonly inventory: Inventory;
+  readonly identity: SyncIdentity;
+  /** The watch caches the remediator uses; without them (no watch cache) status changes only per pass. */
+  readonly live?: InformerLiveState;
+  readonly metrics?: Metrics;
+  readonly log: Logger;
+  /** True while a pass runs: it writes the status itself when it ends. */
+  readonly passing: () => boolean;
+  /** How long status changes gather before one write (default 1 s). */
+  readonly debounceMs?: number;
+}
+
+/**
+ * The ResourceGroup's status, kept live between passes as Config Sync's ResourceGroup controller
+ * keeps it: each pass records what it applied, and watch events on those objects (from the watch
+ * caches the remediator already has, no watch of its own) update their kstatus. Changes gather for
+ * `debounceMs` and go out in one status write, only when something changed; a pass in progress
+ * writes them when it ends.
+ */
+export class ResourceGroupStatus {
+  readonly #options: ResourceGroupStatusOptions;
+  readonly #inventoryId: string;
+  #tracked = new Map<string, Tracked>();
+  #timer: NodeJS.Timeout | undefined;
+  #writing: Promise<void> = Promise.resolve();
+  readonly #unsubscribe: (() => void) | undefined;
+
+  constructor(options: ResourceGroupStatusOptions) {
+    this.#options = options;
+    this.#inventoryId = inventoryId(options.identity.namespace, options.identity.name);
+    this.#unsubscribe = options.live?.onEvent((event, mapping, object) => this.#onEvent(event, mapping, object));
+  }
+
+  /** After a pass's apply: the entries of what it applied, written with the group's conditions. */
+  async afterPass(applied: readonly ApplyOutcome[], commit: string): Promise<void> {
+    const tracked = new Map<string, Tracked>();
+    const hash = commitHash(commit);
+    const conflicts: [Tracked, ApplyOutcome][] = [];
+    for (const outcome of applied) {
+      if (isManagementDisabled(outcome.desired.object)) continue; // not in the inventory
+      const actuation: Actuation =
+        outcome.operation === Operation.Skipped ? "Skipped" : outcome.error !== undefined ? "Failed" : "Succeeded";
+      const health = outcome.health ?? "Unknown";
+      const entry: Tracked = {
+        id: outcome.desired.id,
+        sourceHash: hash,
+        actuation,
+        health,
+        reconcile: reconcileOf(actuation, health, "Pending"),
+        foreignOwner: undefined,
+      };
+      tracked.set(idKey(outcome.desired.id), entry);
+      if (outcome.error?.code === KnvCode.ManagementConflict) conflicts.push([entry, outcome]);
+    }
+    for (const [entry, outcome] of conflicts) entry.foreignOwner = await this.#foreignOwner(outcome);
+    this.#tracked = tracked;
+    this.#cancelTimer();
+    await this.#write();
+  }
+
+  stop(): void {
+    this.#unsubscribe?.();
+    this.#cancelTimer();
+  }
+
+  /** Resolves once any write in progress is done (tests, shutdown). */
+  settled(): Promise<void> {
+    return this.#writing;
+  }
+
+  /**
+   * An object another reconciler holds (KNV1060) is owned by another inventory: read its live copy
+   * (rare, and from the watch cache) so the entry says so from this pass on. Applied objects carry
+   * this group's id, which this pass just wrote or matched.
+   */
+  async #foreignOwner(outcome: ApplyOutcome): Promise<string | undefined> {
+    const { mapping, desired } = outcome;
+    if (mapping === undefined) return undefined;
+    const live = await this.#options.live
+      ?.get(mapping, mapping.namespaced ? desired.id.namespace : undefined, desired.id.name)
+      .catch(() => undefined);
+    return this.#ownerOf(live);
+  }
+
+  #ownerOf(object: KubeObject | undefined): string | undefined {
+    const owner = object?.metadata.annotations?.[ManagedAnnotation.OwningInventory] ?? "";
+    return owner === this.#inventoryId ? undefined : owner;
+  }
+
+  #onEvent(event: "add" | "update" | "delete", mapping: ResourceMapping, object: KubeObject): void {
+    if (this.#tracked.size === 0) return;
+    const namespace = mapping.namespaced ? (object.metadata.namespace ?? "") : "";
+    const key = idKey({ group: mapping.group, kind: mapping.kind, namespace, name: object.metadata.name });
+    const entry = this.#tracked.get(key);
+    if (entry === undefined) return;
+    const live = event === "delete" ? undefined : object;
+    const health = computeHealth(live);
+    const foreignOwner = live === undefined ? entry.foreignOwner : this.#ownerOf(live);
+    if (health === entry.health && foreignOwner === entry.foreignOwner) return;
+    entry.health = health;
+    entry.reconcile = reconcileOf(entry.actuation, health, entry.reconcile);
+    entry.foreignOwner = foreignOwner;
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#timer !== undefined) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      // Not beside a running pass: one that applies writes these changes when it ends; one that
+      // stops early (an unchanged poll, a source error) leaves them to the next try.
+      if (this.#options.passing()) this.#schedule();
+      else void this.#write();
+    }, this.#options.debounceMs ?? 1_000);
+    this.#timer.unref();
+  }
+
+  #cancelTimer(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** One write at a time: the inventory's knowledge of the stored group is not shared between two. */
+  #write(): Promise<void> {
+    this.#writing = this.#writing.then(async () => {
+      const started = performance.now();
+      const { inventory, metrics } = this.#options;
+      const statuses = this.#entries();
+      const conditions = groupConditions(statuses);
+      try {
+        await inventory.writeStatus(statuses, conditions);
+      } catch (error) {
+        this.#options.log.warn("ResourceGroup status write failed; the next change or pass retries", {
+          error: String(error),
+        });
+      }
+      if (metrics === undefined) return;
+      const stallreason = conditions.find((c) => c.type === "Stalled")?.reason ?? "";
+      metrics.rgReconcileDuration.observe({ stallreason }, (performance.now() - started) / 1000);
+      recordResourceGroupMetrics(metrics, this.#options.identity, statuses, inventory.sizeBytes);
+    });
+    return this.#writing;
+  }
+
+  #entries(): ResourceStatusEntry[] {
+    const out: ResourceStatusEntry[] = [];
+    for (const t of this.#tracked.values()) {
+      const ownership =
+        t.foreignOwner === undefined ? undefined : ownershipCondition(this.#inventoryId, t.foreignOwner);
+      out.push({
+        group: t.id.group,
+        kind: t.id.kind,
+        namespace: t.id.namespace ?? "",
+        name: t.id.name,
+        status: reportedStatus(t.actuation, t.health),
+        sourceHash: t.sourceHash,
+        strategy: "Apply",
+        actuation: t.actuation,
+        reconcile: t.reconcile,
+        ...(ownership === undefined ? {} : { conditions: [ownership] }),
+      });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,227 @@
+/**
+ * The ResourceGroup's status is live, as Config Sync's ResourceGroup controller keeps it: per-object
+ * kstatus and the Stalled condition follow the objects between passes, without a new commit;
+ * `override.statusMode: disabled` writes none; the group carries Config Sync's labels and annotations.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  createRootSync,
+  customApi,
+  eventually,
+  rootSynced,
+  rootSyncNamespace,
+  startReconciler,
+  statusCode,
+  suffix,
+  testNamespace,
+  TestRepo,
+  type JsonObject,
+} from "../../support/index.ts";
+
+const rootSyncsApi = {
+  group: "configsync.gke.io",
+  version: "v1beta1",
+  namespace: rootSyncNamespace,
+  plural: "rootsyncs",
+} as const;
+
+function deleteRootSyncAfter(t: { after(fn: () => Promise<unknown>): void }, name: string): void {
+  t.after(() =>
+    customApi()
+      .deleteNamespacedCustomObject({ ...rootSyncsApi, name })
+      .catch(() => undefined),
+  );
+}
+
+async function resourceGroup(name: string): Promise<JsonObject> {
+  return (await customApi().getNamespacedCustomObject({
+    group: "kpt.dev",
+    version: "v1alpha1",
+    namespace: rootSyncNamespace,
+    plural: "resourcegroups",
+    name,
+  })) as JsonObject;
+}
+
+const statusOf = (group: JsonObject): JsonObject => (group["status"] ?? {}) as JsonObject;
+const entries = (group: JsonObject): JsonObject[] => (statusOf(group)["resourceStatuses"] ?? []) as JsonObject[];
+const condition = (group: JsonObject, type: string): JsonObject | undefined =>
+  ((statusOf(group)["conditions"] ?? []) as JsonObject[]).find((c) => c["type"] === type);
+
+/** A namespaced CRD of the test's own, with a status subresource the test writes to drive kstatus. */
+async function createWidgetCrd(t: { after(fn: () => Promise<unknown>): void }): Promise<string> {
+  const group = `rgs${suffix()}.driftless.test`;
+  const name = `widgets.${group}`;
+  const crds = {
+    group: "apiextensions.k8s.io",
+    version: "v1",
+    plural: "customresourcedefinitions",
+  } as const;
+  await customApi().createClusterCustomObject({
+    ...crds,
+    body: {
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      metadata: { name },
+      spec: {
+        group,
+        scope: "Namespaced",
+        names: { plural: "widgets", singular: "widget", kind: "Widget", listKind: "WidgetList" },
+        versions: [
+          {
+            name: "v1",
+            served: true,
+            storage: true,
+            subresources: { status: {} },
+            schema: {
+              openAPIV3Schema: {
+                type: "object",
+                properties: {
+                  spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+                  status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+                },
+              },
+            },
+          },
+        ],
+      },
+    },
+  });
+  t.after(() =>
+    customApi()
+      .deleteClusterCustomObject({ ...crds, name })
+      .catch(() => undefined),
+  );
+  await eventually(
+    async () => {
+      const crd = (await customApi().getClusterCustomObject({ ...crds, name })) as JsonObject;
+      const conditions = ((crd["status"] as JsonObject | undefined)?.["conditions"] ?? []) as JsonObject[];
+      return conditions.some((c) => c["type"] === "Established" && c["status"] === "True");
+    },
+    { what: "the Widget CRD to be Established" },
+  );
+  return group;
+}
+
+/** Writes the Widget's status subresource: what its controller would report. */
+async function setWidgetConditions(group: string, namespace: string, conditions: JsonObject[]): Promise<void> {
+  const widget = { group, version: "v1", namespace, plural: "widgets", name: "w1" } as const;
+  for (let attempt = 0; ; attempt++) {
+    const current = (await customApi().getNamespacedCustomObject(widget)) as JsonObject;
+    try {
+      await customApi().replaceNamespacedCustomObjectStatus({
+        ...widget,
+        body: { ...current, status: { conditions } },
+      });
+      return;
+    } catch (error) {
+      if (statusCode(error) !== 409 || attempt > 5) throw error;
+    }
+  }
+}
+
+test("per-object status and Stalled follow the objects between passes, without a new commit", async (t) => {
+  const group = await createWidgetCrd(t);
+  const namespace = await testNamespace(t, "rgs");
+  const name = `rgs-${suffix()}`;
+  deleteRootSyncAfter(t, name);
+  const repo = await TestRepo.create(t);
+  await repo.write(
+    "config/widget.yaml",
+    JSON.stringify({ apiVersion: `${group}/v1`, kind: "Widget", metadata: { name: "w1", namespace }, spec: {} }),
+  );
+  const commit = await repo.commit("a widget");
+  await createRootSync(name, repo);
+  const reconciler = await startReconciler(
+    t,
+    { kind: "RootSync", namespace: rootSyncNamespace, name },
+    { metricsPort: 0 },
+  );
+  await rootSynced(name, commit);
+
+  const widgetEntry = async (): Promise<JsonObject | undefined> =>
+    entries(await resourceGroup(name)).find((e) => e["kind"] === "Widget");
+  const first = await eventually(async () => (await widgetEntry())?.["status"] === "Current" && resourceGroup(name), {
+    what: "the Widget entry to be Current",
+  });
+  assert.equal(condition(first, "Stalled")?.["status"], "False");
+  assert.equal(condition(first, "Reconciling")?.["status"], "False");
+  const labels = ((first["metadata"] as JsonObject)["labels"] ?? {}) as Record<string, string>;
+  const annotations = ((first["metadata"] as JsonObject)["annotations"] ?? {}) as Record<string, string>;
+  assert.equal(labels["app.kubernetes.io/managed-by"], "configmanagement.gke.io");
+  assert.equal(labels["configsync.gke.io/sync-kind"], "RootSync");
+  assert.equal(labels["configsync.gke.io/sync-name"], name);
+  assert.equal(labels["configsync.gke.io/sync-namespace"], rootSyncNamespace);
+  assert.equal(labels["cli-utils.sigs.k8s.io/inventory-id"], `${rootSyncNamespace}_${name}`);
+  assert.equal(annotations["configmanagement.gke.io/managed"], "enabled");
+  assert.equal(annotations["configsync.gke.io/status"], "enabled");
+
+  // Not ready: InProgress, reconcile Pending.
+  await setWidgetConditions(group, namespace, [{ type: "Ready", status: "False", reason: "Starting" }]);
+  const pending = await eventually(
+    async () => {
+      const entry = await widgetEntry();
+      return entry?.["status"] === "InProgress" && entry;
+    },
+    { what: "the Widget entry to turn InProgress" },
+  );
+  assert.equal(pending["reconcile"], "Pending");
+
+  // Failed: the group is Stalled, naming it.
+  await setWidgetConditions(group, namespace, [{ type: "Stalled", status: "True", reason: "Broken" }]);
+  const stalled = await eventually(
+    async () => {
+      const current = await resourceGroup(name);
+      return condition(current, "Stalled")?.["status"] === "True" && current;
+    },
+    { what: "the ResourceGroup to be Stalled" },
+  );
+  assert.equal(condition(stalled, "Stalled")?.["reason"], "ComponentFailed");
+  assert.match(String(condition(stalled, "Stalled")?.["message"]), /Widget\/.*\/w1/);
+  assert.equal(entries(stalled).find((e) => e["kind"] === "Widget")?.["reconcile"], "Failed");
+  const metrics = await (await fetch(`${reconciler.metricsUrl}/metrics`)).text();
+  assert.match(metrics, /driftless_resource_status_count\{[^}]*status="Failed"[^}]*\} 1/);
+  assert.match(metrics, /config_sync_ready_resource_count\{[^}]*\} 0/);
+
+  // Ready again: Current, Stalled False.
+  await setWidgetConditions(group, namespace, [{ type: "Ready", status: "True", reason: "Ready" }]);
+  await eventually(
+    async () => {
+      const current = await resourceGroup(name);
+      const entry = entries(current).find((e) => e["kind"] === "Widget");
+      return entry?.["status"] === "Current" && condition(current, "Stalled")?.["status"] === "False";
+    },
+    { what: "the Widget entry to be Current again" },
+  );
+  const scrape = await (await fetch(`${reconciler.metricsUrl}/metrics`)).text();
+  assert.match(scrape, /config_sync_ready_resource_count\{[^}]*\} 1/);
+  // No new commit: the status followed the watch (a poll of an unchanged commit applies nothing).
+  assert.equal((await rootSynced(name, commit))["lastSyncedCommit"], commit);
+});
+
+test("override.statusMode: disabled leaves the ResourceGroup without per-object status", async (t) => {
+  const namespace = await testNamespace(t, "rgs");
+  const name = `rgs-${suffix()}`;
+  deleteRootSyncAfter(t, name);
+  const repo = await TestRepo.create(t);
+  await repo.write(
+    "config/cm.yaml",
+    JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "one", namespace }, data: { a: "1" } }),
+  );
+  const commit = await repo.commit("a config map");
+  await createRootSync(name, repo, { spec: { override: { statusMode: "disabled" } } });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await rootSynced(name, commit);
+
+  const group = await eventually(
+    async () => {
+      const current = await resourceGroup(name);
+      const annotations = ((current["metadata"] as JsonObject)["annotations"] ?? {}) as Record<string, string>;
+      return annotations["configsync.gke.io/status"] === "disabled" && current;
+    },
+    { what: "the ResourceGroup to say its status is disabled" },
+  );
+  assert.equal(statusOf(group)["resourceStatuses"], undefined);
+  assert.equal(((group["spec"] as JsonObject)["resources"] as unknown[]).length, 1);
+});
