@@ -226,6 +226,7 @@ test("a missing tag, a wrong password and a layer escaping its directory are KNV
     await updateOci(name, change);
     const error = await sourceErrorMatching(name, pattern);
     assert.equal(error["code"], "2004");
+    t.diagnostic(String(error["errorMessage"]));
     const status = await rootSyncStatus(name);
     assert.equal(status["lastSyncedCommit"], hex(good), "the last synced digest stays");
     assert.ok(await configMapExists(ns, "keep"), `nothing is deleted after ${JSON.stringify(change)}`);

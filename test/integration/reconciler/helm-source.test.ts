@@ -1,0 +1,276 @@
+import { test, type TestContext } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import {
+  coreApi,
+  customApi,
+  eventually,
+  rootSynced,
+  rootSyncNamespace,
+  rootSyncs,
+  rootSyncStatus,
+  startReconciler,
+  statusCode,
+  suffix,
+  type JsonObject,
+} from "../../support/index.ts";
+import { pushChart, startHelmRepo, type ChartFiles } from "../../support/helm-repo.ts";
+import { startRegistry } from "../../support/registry.ts";
+
+/** kustomize and helm, built (or found in the cache) by the script `npm test`'s set-up runs. */
+const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
+  .trim()
+  .split("\n")
+  .at(-1)!;
+
+/** A chart rendering one ConfigMap from its values, named after the release, in the release namespace. */
+function webChart(version: string, extra: Record<string, string> = {}): ChartFiles {
+  return {
+    name: "web",
+    version,
+    files: {
+      "values.yaml": "greeting: chart-default\ncolor: chart-default\n",
+      "templates/configmap.yaml": [
+        "apiVersion: v1",
+        "kind: ConfigMap",
+        "metadata:",
+        "  name: {{ .Release.Name }}-web",
+        "  namespace: {{ .Release.Namespace }}",
+        "data:",
+        "  greeting: {{ .Values.greeting | quote }}",
+        "  color: {{ .Values.color | quote }}",
+        `  version: ${JSON.stringify(version)}`,
+      ].join("\n"),
+      ...extra,
+    },
+  };
+}
+
+const crd = (group: string): string =>
+  JSON.stringify({
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `widgets.${group}` },
+    spec: {
+      group,
+      scope: "Namespaced",
+      names: { plural: "widgets", singular: "widget", kind: "Widget" },
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+        },
+      ],
+    },
+  });
+
+function cleanUp(t: TestContext, what: () => Promise<unknown>): void {
+  t.after(() =>
+    what().then(
+      () => undefined,
+      () => undefined,
+    ),
+  );
+}
+
+async function ensureNamespace(t: TestContext, name: string): Promise<void> {
+  try {
+    await coreApi().createNamespace({ body: { metadata: { name } } });
+  } catch (error) {
+    if (statusCode(error) !== 409) throw error;
+  }
+  if (name !== rootSyncNamespace) cleanUp(t, () => coreApi().deleteNamespace({ name }));
+}
+
+async function secret(t: TestContext, data: Record<string, string>): Promise<string> {
+  const name = `helm-${suffix()}`;
+  await ensureNamespace(t, rootSyncNamespace);
+  await coreApi().createNamespacedSecret({
+    namespace: rootSyncNamespace,
+    body: { metadata: { name }, stringData: data },
+  });
+  cleanUp(t, () => coreApi().deleteNamespacedSecret({ name, namespace: rootSyncNamespace }));
+  return name;
+}
+
+async function createHelmRootSync(t: TestContext, name: string, helm: JsonObject): Promise<void> {
+  await ensureNamespace(t, rootSyncNamespace);
+  await customApi().createNamespacedCustomObject({
+    ...rootSyncs,
+    body: {
+      apiVersion: "configsync.gke.io/v1beta1",
+      kind: "RootSync",
+      metadata: { name, namespace: rootSyncNamespace },
+      spec: { sourceFormat: "unstructured", sourceType: "helm", helm },
+    },
+  });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name }, { renderToolsDir });
+}
+
+async function updateHelm(name: string, change: JsonObject): Promise<void> {
+  await eventually(
+    async () => {
+      const current = (await customApi().getNamespacedCustomObject({ ...rootSyncs, name })) as JsonObject;
+      const spec = current["spec"] as JsonObject;
+      try {
+        await customApi().replaceNamespacedCustomObject({
+          ...rootSyncs,
+          name,
+          body: { ...current, spec: { ...spec, helm: { ...(spec["helm"] as JsonObject), ...change } } },
+        });
+        return true;
+      } catch (error) {
+        if (statusCode(error) === 409) return false;
+        throw error;
+      }
+    },
+    { what: `RootSync ${name} to take ${JSON.stringify(change)}` },
+  );
+}
+
+async function configMapData(namespace: string, name: string): Promise<Record<string, string> | undefined> {
+  try {
+    return (await coreApi().readNamespacedConfigMap({ namespace, name })).data;
+  } catch (error) {
+    if (statusCode(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+function sourceErrorMatching(name: string, pattern: RegExp): Promise<JsonObject> {
+  return eventually(
+    async () => {
+      const source = (await rootSyncStatus(name))["source"] as JsonObject | undefined;
+      const errors = (source?.["errors"] ?? []) as JsonObject[];
+      return errors.find((e) => pattern.test(String(e["errorMessage"])));
+    },
+    { timeoutMs: 60_000, what: `RootSync ${name} to report a source error matching ${pattern}` },
+  );
+}
+
+test("renders a chart from an HTTPS repository with basic auth: a version range resolved to the chart version as the commit, values files and inline values, CRDs, helmStatus; a new matching version is synced", async (t) => {
+  const repo = await startHelmRepo(t);
+  const group = `h${suffix()}.example.com`;
+  await repo.publish(webChart("1.0.0"));
+  await repo.publish(webChart("1.1.0", { "crds/widgets.yaml": crd(group) }));
+  await repo.publish(webChart("2.0.0"));
+  const name = `helm-${suffix()}`;
+  const ns = `helm-${suffix()}`;
+  await ensureNamespace(t, ns);
+  cleanUp(t, () =>
+    customApi().deleteClusterCustomObject({
+      group: "apiextensions.k8s.io",
+      version: "v1",
+      plural: "customresourcedefinitions",
+      name: `widgets.${group}`,
+    }),
+  );
+  const values = `helm-values-${suffix()}`;
+  await ensureNamespace(t, rootSyncNamespace);
+  await coreApi().createNamespacedConfigMap({
+    namespace: rootSyncNamespace,
+    body: {
+      metadata: { name: values },
+      immutable: true,
+      data: { "values.yaml": "greeting: from-file\ncolor: from-file\n" },
+    },
+  });
+  cleanUp(t, () => coreApi().deleteNamespacedConfigMap({ name: values, namespace: rootSyncNamespace }));
+
+  await createHelmRootSync(t, name, {
+    repo: repo.url,
+    chart: "web",
+    version: "^1.0.0",
+    releaseName: "shop",
+    namespace: ns,
+    values: { color: "inline" },
+    valuesFileRefs: [{ name: values }],
+    includeCRDs: true,
+    auth: "token",
+    secretRef: { name: await secret(t, { username: repo.username, password: repo.password }) },
+    caCertSecretRef: { name: await secret(t, { cert: repo.caCert }) },
+  });
+  const status = await rootSynced(name, "1.1.0");
+  assert.deepEqual(await configMapData(ns, "shop-web"), { greeting: "from-file", color: "inline", version: "1.1.0" });
+  const crds = await customApi().getClusterCustomObject({
+    group: "apiextensions.k8s.io",
+    version: "v1",
+    plural: "customresourcedefinitions",
+    name: `widgets.${group}`,
+  });
+  assert.ok(crds, "includeCRDs applied the chart's CRD");
+  for (const phase of ["source", "sync"]) {
+    const block = status[phase] as JsonObject;
+    assert.deepEqual(block["helmStatus"], { repo: repo.url, chart: "web", version: "1.1.0" }, phase);
+    assert.equal(block["commit"], "1.1.0", phase);
+  }
+
+  await repo.publish(webChart("1.2.0"));
+  await rootSynced(name, "1.2.0");
+  assert.equal((await configMapData(ns, "shop-web"))?.["version"], "1.2.0");
+});
+
+test("renders a chart pushed to an OCI registry with helm push, deploying its objects into deployNamespace", async (t) => {
+  const registry = await startRegistry(t);
+  await pushChart(t, registry, "charts", webChart("0.3.0"));
+  const name = `helm-oci-${suffix()}`;
+  const ns = `helm-oci-${suffix()}`;
+  await ensureNamespace(t, ns);
+  await createHelmRootSync(t, name, {
+    repo: `oci://${registry.host}/charts`,
+    chart: "web",
+    version: "0.3.0",
+    deployNamespace: ns,
+    auth: "token",
+    secretRef: { name: await secret(t, { username: registry.username, password: registry.password }) },
+    caCertSecretRef: { name: await secret(t, { cert: registry.caCert }) },
+  });
+  await rootSynced(name, "0.3.0");
+  // Released into "default" (no spec.helm.namespace), deployed into deployNamespace.
+  assert.deepEqual(await configMapData(ns, "release-name-web"), {
+    greeting: "chart-default",
+    color: "chart-default",
+    version: "0.3.0",
+  });
+});
+
+test("a chart version that does not exist and a wrong password are KNV2004 source errors, and nothing synced before is deleted", async (t) => {
+  const repo = await startHelmRepo(t);
+  await repo.publish(webChart("1.0.0"));
+  const name = `helm-bad-${suffix()}`;
+  const ns = `helm-bad-${suffix()}`;
+  await ensureNamespace(t, ns);
+  const good = await secret(t, { username: repo.username, password: repo.password });
+  const wrong = await secret(t, { username: repo.username, password: "not-the-password" });
+  await createHelmRootSync(t, name, {
+    repo: repo.url,
+    chart: "web",
+    version: "1.0.0",
+    releaseName: "keep",
+    namespace: ns,
+    auth: "token",
+    secretRef: { name: good },
+    caCertSecretRef: { name: await secret(t, { cert: repo.caCert }) },
+  });
+  await rootSynced(name, "1.0.0");
+
+  const cases: [JsonObject, RegExp][] = [
+    [{ version: "9.9.9" }, /KNV2004: .*chart web.*9\.9\.9/],
+    [{ version: "1.0.0", secretRef: { name: wrong } }, /KNV2004: .*401/],
+  ];
+  for (const [change, pattern] of cases) {
+    await updateHelm(name, change);
+    const error = await sourceErrorMatching(name, pattern);
+    assert.equal(error["code"], "2004");
+    t.diagnostic(String(error["errorMessage"]));
+    assert.doesNotMatch(String(error["errorMessage"]), /not-the-password/, "the password never reaches status");
+    assert.equal((await rootSyncStatus(name))["lastSyncedCommit"], "1.0.0");
+    assert.equal(
+      (await configMapData(ns, "keep-web"))?.["version"],
+      "1.0.0",
+      `nothing is deleted after ${JSON.stringify(change)}`,
+    );
+  }
+});
