@@ -13,10 +13,13 @@ import { join } from "node:path";
 import type { TestContext } from "node:test";
 import { promisify } from "node:util";
 import { eventually } from "./eventually.ts";
+import { startTokenService, type TokenService } from "./registry-token.ts";
 
 const run = promisify(execFile);
 
 export interface RegistryOptions {
+  /** `htpasswd` (default): Basic challenges. `token`: Bearer challenges answered by a token service. */
+  readonly auth?: "htpasswd" | "token";
   /** Where the registry POSTs its notifications, and the Authorization header it sends along. */
   readonly notify?: { readonly url: string; readonly authorization: string };
 }
@@ -31,6 +34,8 @@ export interface Registry {
   readonly caFile: string;
   /** The registry's log so far (for failure messages). */
   log(): string;
+  /** With auth `token`: the token service's realm and how many tokens it issued. */
+  readonly tokens?: TokenService;
 }
 
 export async function freePort(): Promise<number> {
@@ -75,12 +80,19 @@ export async function startRegistry(t: TestContext, options: RegistryOptions = {
   await writeFile(join(dir, "htpasswd"), htpasswd);
   const port = await freePort();
   const notify = options.notify;
+  const tokens =
+    options.auth === "token" ? await startTokenService(t, { cert, key }, { username, password }) : undefined;
   const config = {
     version: 0.1,
     log: { level: "info", accesslog: { disabled: true } },
     storage: { filesystem: { rootdirectory: join(dir, "data") }, delete: { enabled: true } },
     http: { addr: `127.0.0.1:${port}`, tls: { certificate: cert, key } },
-    auth: { htpasswd: { realm: "driftless-test", path: join(dir, "htpasswd") } },
+    auth:
+      tokens === undefined
+        ? { htpasswd: { realm: "driftless-test", path: join(dir, "htpasswd") } }
+        : {
+            token: { realm: tokens.realm, service: tokens.service, issuer: tokens.issuer, rootcertbundle: cert },
+          },
     ...(notify === undefined
       ? {}
       : {
@@ -117,6 +129,7 @@ export async function startRegistry(t: TestContext, options: RegistryOptions = {
     caCert: await readFile(cert, "utf8"),
     caFile: cert,
     log: () => output.join(""),
+    ...(tokens === undefined ? {} : { tokens }),
   };
   await eventually(async () => (await call(registry, "GET", "/v2/")).status === 200, {
     timeoutMs: 20_000,
@@ -133,28 +146,42 @@ interface Reply {
   readonly body: Buffer;
 }
 
-/** One request to the registry, with basic auth unless told otherwise. */
-export function call(
+/** One request to the registry as its user: basic auth, or the bearer token a Bearer challenge asks for. */
+export async function call(
   registry: Registry,
   method: string,
   path: string,
   body?: Buffer,
   headers: Readonly<Record<string, string>> = {},
-  auth = true,
+): Promise<Reply> {
+  const basic = `Basic ${Buffer.from(`${registry.username}:${registry.password}`).toString("base64")}`;
+  const first = await send(registry, method, path, body, { ...headers, authorization: basic });
+  const challenge = String(first.headers["www-authenticate"] ?? "");
+  if (first.status !== 401 || !challenge.startsWith("Bearer ")) return first;
+  const params = Object.fromEntries([...challenge.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+  const tokenUrl = new URL(String(params["realm"]));
+  for (const key of ["service", "scope"])
+    if (params[key] !== undefined) tokenUrl.searchParams.set(key, String(params[key]));
+  const answer = await send(registry, "GET", tokenUrl.toString(), undefined, { authorization: basic });
+  const { token } = JSON.parse(answer.body.toString()) as { token: string };
+  return send(registry, method, path, body, { ...headers, authorization: `Bearer ${token}` });
+}
+
+function send(
+  registry: Registry,
+  method: string,
+  path: string,
+  body: Buffer | undefined,
+  headers: Readonly<Record<string, string>>,
 ): Promise<Reply> {
   const url = path.startsWith("https://") ? new URL(path) : new URL(`https://${registry.host}${path}`);
-  const authorization = `Basic ${Buffer.from(`${registry.username}:${registry.password}`).toString("base64")}`;
   return new Promise((resolve, reject) => {
     const req = request(
       url,
       {
         method,
         ca: registry.caCert,
-        headers: {
-          ...(auth ? { authorization } : {}),
-          ...(body === undefined ? {} : { "content-length": body.length }),
-          ...headers,
-        },
+        headers: { ...(body === undefined ? {} : { "content-length": body.length }), ...headers },
       },
       (res) => {
         const chunks: Buffer[] = [];

@@ -276,3 +276,35 @@ test("the registry's push notification reaches the manager's webhook and gets th
     "the manager logged the registry's push",
   );
 });
+
+test("answers a registry's Bearer challenge by exchanging the Secret's basic credentials at its token service", async (t) => {
+  const registry = await startRegistry(t, { auth: "token" });
+  const tokens = registry.tokens!;
+  const name = `oci-token-${suffix()}`;
+  const ns = `oci-token-${suffix()}`;
+  cleanUpNamespace(t, ns);
+  const digest = await pushImage(registry, "config/app", "v1", [
+    tarGz([
+      { name: "ns.yaml", content: yaml({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }) },
+      { name: "cm.yaml", content: configMap(ns, "through-token") },
+    ]),
+  ]);
+  const { creds, ca } = await registrySecrets(t, registry);
+  const pushed = tokens.issued();
+  await createOciRootSync(name, {
+    image: `${registry.host}/config/app:v1`,
+    auth: "token",
+    secretRef: { name: creds },
+    caCertSecretRef: { name: ca },
+  });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await rootSynced(name, hex(digest));
+  assert.ok(await configMapExists(ns, "through-token"));
+  assert.ok(tokens.issued() > pushed, "the reconciler got its token from the token service");
+
+  const wrong = await registrySecrets(t, registry, "not-the-password");
+  await updateOci(name, { secretRef: { name: wrong.creds } });
+  const error = await sourceErrorMatching(name, /KNV2004: .*rejected the credentials/);
+  t.diagnostic(String(error["errorMessage"]));
+  assert.ok(await configMapExists(ns, "through-token"), "nothing is deleted");
+});
