@@ -18,6 +18,8 @@ export const ManagedAnnotation = {
   SourcePath: "configmanagement.gke.io/source-path",
   /** The commit the object was last applied from. */
   Token: "configmanagement.gke.io/token",
+  /** JSON `{"repo","branch","rev"}` of the sync's source, as Config Sync writes it (see `gitContextValue`). */
+  GitContext: "configsync.gke.io/git-context",
 } as const;
 export type ManagedAnnotation = (typeof ManagedAnnotation)[keyof typeof ManagedAnnotation];
 
@@ -49,6 +51,33 @@ export const ManagedLabel = {
 
 export const ManagedByValue = "configmanagement.gke.io" as const;
 
+/**
+ * ApplySet (KEP-3659) metadata, as Config Sync writes it: every managed object is labelled part of
+ * its sync's set, and the RootSync/RepoSync is the set's parent, so `kubectl get -l` and ApplySet
+ * tooling find the members.
+ */
+export const ApplySetLabel = {
+  /** On managed objects: the id of the set they belong to. */
+  PartOf: "applyset.kubernetes.io/part-of",
+  /** On the RSync (the parent): the set's id. */
+  Id: "applyset.kubernetes.io/id",
+} as const;
+
+export const ApplySetAnnotation = {
+  /** On the RSync: which tool manages the set, `<name>/<version>`. */
+  Tooling: "applyset.kubernetes.io/tooling",
+} as const;
+
+/**
+ * Config Sync's tooling value (a fixed version, so every release lists the same sets); driftless
+ * uses it too, so a cluster moving between the two keeps one set.
+ */
+export const ApplySetToolingName = "configsync.gke.io" as const;
+export const ApplySetToolingValue = "configsync.gke.io/v1" as const;
+
+/** The field manager Config Sync's reconcilers server-side apply with. */
+export const ConfigSyncFieldManager = "configsync.gke.io" as const;
+
 /** Annotation keys to remove when an object leaves management (Orphan deletion, `managed: disabled`). */
 export const ManagementAnnotationKeys: readonly string[] = [
   ManagedAnnotation.Managed,
@@ -63,7 +92,11 @@ export const ManagementAnnotationKeys: readonly string[] = [
 ];
 
 /** Label keys to remove when an object leaves management (managed-by only if its value is ours). */
-export const ManagementLabelKeys: readonly string[] = [ManagedLabel.ManagedBy, ManagedLabel.DeclaredVersion];
+export const ManagementLabelKeys: readonly string[] = [
+  ManagedLabel.ManagedBy,
+  ManagedLabel.DeclaredVersion,
+  ApplySetLabel.PartOf,
+];
 
 /** Annotations a user may put on objects in the source; driftless acts on them. */
 export const UserAnnotation = {

@@ -17,6 +17,7 @@ import {
   type RestMapper,
 } from "@driftless/kube";
 import { applyPatch, type Annotator, type PatchMaker } from "@driftless/objectmatcher";
+import { awaitsAdoption, withAdoptedRecord } from "./adoption.ts";
 import { holdsDeclared } from "./answered-as-declared.ts";
 import { mapLimit } from "./concurrency.ts";
 import type { CustomResourceSchemaLoader } from "./cr-schemas.ts";
@@ -390,7 +391,9 @@ function verifyWritten(
 
 /**
  * The live object, with its last-applied record when the live state keeps only a digest of it: put
- * back from the current or the previous declaration, or else read fresh from the API server.
+ * back from the current or the previous declaration, or else read fresh from the API server. An
+ * object of this sync without a record (Config Sync applied it) is read fresh, and what Config Sync
+ * applied stands in for the record (adoption.ts).
  */
 async function liveWithRecord(
   desired: DesiredObject,
@@ -400,7 +403,11 @@ async function liveWithRecord(
   options: ApplyOptions,
 ): Promise<KubeObject | undefined> {
   const current = await options.live.get(mapping, namespace, desired.id.name);
-  if (current === undefined || !hasRecordDigest(current, options.annotator.annotationKey)) return current;
+  if (current === undefined) return current;
+  const manager = managerAnnotationValue(options.sync.kind, options.sync.namespace, options.sync.name);
+  if (awaitsAdoption(current, options.annotator.annotationKey, manager))
+    return withAdoptedRecord(await options.live.refresh(mapping, namespace, desired.id.name), options.annotator);
+  if (!hasRecordDigest(current, options.annotator.annotationKey)) return current;
   const annotations = current.metadata.annotations ?? {};
   const bodies = [comparisonCandidate(decorated, annotations, options.commit)];
   const previous = options.previousDeclaration?.(desired.id);

@@ -1,6 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { comparisonCandidate, decorate, isManagementDisabled, stripManagement } from "./decorate.ts";
+import type { RSync } from "@driftless/api";
+import { declaringSourceOf, gitContextValue, sourcePathFromRoot } from "./declaring-source.ts";
 import { toDesired } from "./desired.ts";
 import type { DesiredObject } from "./desired.ts";
 
@@ -78,4 +80,69 @@ test("toDesired gives cluster-scoped ids and dependencies the empty namespace", 
   assert.deepEqual(desired.dependsOn, [
     { group: "apiextensions.k8s.io", kind: "CustomResourceDefinition", namespace: "", name: "widgets.example.com" },
   ]);
+});
+
+test("decorates with Config Sync's ApplySet part-of and declared-version labels, and the source's path from the repository root and git context", () => {
+  const source = {
+    dir: "clusters/prod",
+    gitContext: gitContextValue({ repo: "https://git.example/a.git", branch: "main", rev: "HEAD" }),
+  };
+  const out = decorate(
+    { ...cm, apiVersion: "v1", source },
+    { kind: "RootSync", namespace: "config-management-system", name: "root-sync" },
+  );
+  const meta = out["metadata"] as { labels: Record<string, string>; annotations: Record<string, string> };
+  // kubectl's ApplySet id for RootSync config-management-system/root-sync (computed with Go's crypto/sha256).
+  assert.equal(
+    meta.labels["applyset.kubernetes.io/part-of"],
+    "applyset-e22zDPwKdkFqCzUzScEvOv2nZZ55DLNRI-wrMTICH94-v1",
+  );
+  assert.equal(meta.labels["configsync.gke.io/declared-version"], "v1");
+  assert.equal(meta.annotations["configmanagement.gke.io/source-path"], "clusters/prod/team/settings.yaml");
+  assert.equal(
+    meta.annotations["configsync.gke.io/git-context"],
+    '{"repo":"https://git.example/a.git","branch":"main","rev":"HEAD"}',
+  );
+  const apps = decorate({ ...cm, apiVersion: "apps/v1" }, { kind: "RepoSync", namespace: "team", name: "repo-sync" });
+  const appsLabels = (apps["metadata"] as { labels: Record<string, string> }).labels;
+  assert.equal(appsLabels["configsync.gke.io/declared-version"], "v1");
+  assert.equal(appsLabels["applyset.kubernetes.io/part-of"], "applyset-Z6mdqUhFpfqJASkDGrs62ek6kbvd5uQfnSr99ds5Mns-v1");
+});
+
+test("the declaring source of an RSync: the directory as Config Sync cleans it, and Config Sync's git-context JSON", () => {
+  const sync = (git: Record<string, unknown>): RSync =>
+    ({ kind: "RootSync", spec: { git: { auth: "none", ...git } } }) as unknown as RSync;
+  assert.deepEqual(declaringSourceOf(sync({ repo: "https://h/r.git" })), {
+    dir: ".",
+    gitContext: '{"repo":"https://h/r.git","branch":"master","rev":"HEAD"}',
+  });
+  const nested = declaringSourceOf(sync({ repo: "https://u:secret@h/r.git?a=1&b=2", dir: "/a/b/", branch: "dev" }));
+  assert.equal(nested.dir, "a/b");
+  assert.equal(sourcePathFromRoot(nested, "c/d.yaml"), "a/b/c/d.yaml");
+  assert.equal(sourcePathFromRoot(declaringSourceOf(sync({ repo: "r", dir: "/" })), "x.yaml"), "x.yaml");
+  assert.ok(!nested.gitContext.includes("secret"), "credentials written into an annotation");
+  // Go's encoding/json escapes & < > in strings.
+  assert.match(nested.gitContext, /\?a=1\\u0026b=2/);
+});
+
+test("a managed object leaves its sync's ApplySet when it leaves management", () => {
+  const live = decorate(cm, { kind: "RootSync", namespace: "config-management-system", name: "root-sync" });
+  const stripped = stripManagement(live, "driftless.dev/last-applied");
+  const labels = (stripped?.["metadata"] as { labels: Record<string, string> }).labels;
+  assert.equal(labels["applyset.kubernetes.io/part-of"], undefined);
+  assert.equal(labels["configsync.gke.io/declared-version"], undefined);
+});
+
+test("toDesired keeps one DesiredObject per declaration and source, and a new one when the source changes", () => {
+  const declared = {
+    id: { group: "", kind: "ConfigMap", namespace: "a", name: "c" },
+    apiVersion: "v1",
+    raw: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", namespace: "a" } },
+    sourcePath: "c.yaml",
+    sourceHash: "h",
+    dependsOn: [],
+  };
+  const first = toDesired(declared, { dir: ".", gitContext: "{}" });
+  assert.equal(toDesired(declared, { dir: ".", gitContext: "{}" }), first);
+  assert.notEqual(toDesired(declared, { dir: "x", gitContext: "{}" }), first);
 });

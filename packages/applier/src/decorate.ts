@@ -1,4 +1,5 @@
 import {
+  ApplySetLabel,
   ManagedAnnotation,
   ManagedByValue,
   ManagedLabel,
@@ -8,6 +9,8 @@ import {
   managerAnnotationValue,
   resourceId,
 } from "@driftless/api";
+import { applySetId } from "./applyset.ts";
+import { sourcePathFromRoot } from "./declaring-source.ts";
 import type { DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
 
 type Meta = { labels?: Record<string, string>; annotations?: Record<string, string>; [key: string]: unknown };
@@ -17,9 +20,12 @@ function metaOf(object: JsonObject): Meta {
 }
 
 /**
- * The declared object plus driftless's management metadata: the managed-by label and the Config
- * Sync annotations (architecture.md). `token` (the commit) is added by the caller only when the
- * object is written, so that a new commit does not rewrite every unchanged object.
+ * The declared object plus the management metadata Config Sync writes (architecture.md): labels
+ * managed-by, ApplySet part-of and declared-version; annotations managed, manager, resource-id,
+ * owning-inventory, source-path (from the repository root) and git-context (when the source is
+ * known). Equal metadata is what lets a switch from Config Sync adopt its objects without a write.
+ * `token` (the commit) is added by the caller only when the object is written, so that a new
+ * commit does not rewrite every unchanged object.
  */
 export function decorate(desired: DesiredObject, sync: SyncIdentity): JsonObject {
   // Only metadata changes: the rest is shared with the declaration, never modified (the matcher and
@@ -27,16 +33,29 @@ export function decorate(desired: DesiredObject, sync: SyncIdentity): JsonObject
   const object = { ...desired.object };
   const meta = { ...metaOf(object) };
   object["metadata"] = meta;
-  meta.labels = { ...meta.labels, [ManagedLabel.ManagedBy]: ManagedByValue };
+  meta.labels = {
+    ...meta.labels,
+    [ManagedLabel.ManagedBy]: ManagedByValue,
+    [ApplySetLabel.PartOf]: applySetId(sync),
+    [ManagedLabel.DeclaredVersion]: declaredVersion(desired.apiVersion),
+  };
+  const source = desired.source;
   meta.annotations = {
     ...meta.annotations,
     [ManagedAnnotation.Managed]: ManagedValue.Enabled,
     [ManagedAnnotation.Manager]: managerAnnotationValue(sync.kind, sync.namespace, sync.name),
     [ManagedAnnotation.ResourceId]: resourceId(desired.id),
     [ManagedAnnotation.OwningInventory]: inventoryId(sync.namespace, sync.name),
-    [ManagedAnnotation.SourcePath]: desired.sourcePath,
+    [ManagedAnnotation.SourcePath]:
+      source === undefined ? desired.sourcePath : sourcePathFromRoot(source, desired.sourcePath),
+    ...(source === undefined ? {} : { [ManagedAnnotation.GitContext]: source.gitContext }),
   };
   return object;
+}
+
+/** The version part of an apiVersion (`v1` of `apps/v1`), Config Sync's declared-version label. */
+function declaredVersion(apiVersion: string): string {
+  return apiVersion.slice(apiVersion.lastIndexOf("/") + 1);
 }
 
 /**
@@ -101,12 +120,15 @@ export function stripManagement(live: JsonObject, lastAppliedAnnotation: string)
   const labels = { ...meta.labels };
   if (labels[ManagedLabel.ManagedBy] === ManagedByValue) {
     delete labels[ManagedLabel.ManagedBy];
+    // A managed object's ApplySet is its sync's: it leaves the set with the sync's management.
+    if (ApplySetLabel.PartOf in labels) delete labels[ApplySetLabel.PartOf];
     changed = true;
   }
   if (ManagedLabel.DeclaredVersion in labels) {
     delete labels[ManagedLabel.DeclaredVersion];
     changed = true;
   }
+
   if (!changed) return undefined;
   meta.annotations = annotations;
   meta.labels = labels;

@@ -1,3 +1,4 @@
+import { sameDeclaringSource, type DeclaringSource } from "./declaring-source.ts";
 import type { ObjectId } from "./object-id.ts";
 
 /** A plain JSON object as parsed from the source or returned by the API server. */
@@ -15,6 +16,8 @@ export interface DesiredObject {
   readonly sourceHash: string;
   /** Parsed `config.kubernetes.io/depends-on` references. */
   readonly dependsOn: readonly ObjectId[];
+  /** The sync's source (directory, git context), for the metadata Config Sync writes from it. */
+  readonly source?: DeclaringSource;
 }
 
 /** The fields of a parsed source object (@driftless/source's DeclaredObject) that applying needs. */
@@ -36,17 +39,21 @@ export interface DeclaredInput {
 // on every pass; mapping each once keeps the DesiredObjects stable, so a resync allocates no new ones.
 const desiredOf = new WeakMap<DeclaredInput, DesiredObject>();
 
-/** A source object as the applier takes it; cluster-scoped objects get the "" namespace. */
-export function toDesired(object: DeclaredInput): DesiredObject {
+/**
+ * A source object as the applier takes it; cluster-scoped objects get the "" namespace. The same
+ * object from the same source gives the same DesiredObject; a new directory or git context (the
+ * RSync's spec changed) gives a new one.
+ */
+export function toDesired(object: DeclaredInput, source?: DeclaringSource): DesiredObject {
   let desired = desiredOf.get(object);
-  if (desired === undefined) {
-    desired = mapDeclared(object);
+  if (desired === undefined || !sameDeclaringSource(desired.source, source)) {
+    desired = mapDeclared(object, source);
     desiredOf.set(object, desired);
   }
   return desired;
 }
 
-function mapDeclared(object: DeclaredInput): DesiredObject {
+function mapDeclared(object: DeclaredInput, source: DeclaringSource | undefined): DesiredObject {
   const id = (ref: DeclaredInput["id"]): ObjectId => ({
     group: ref.group,
     kind: ref.kind,
@@ -60,6 +67,7 @@ function mapDeclared(object: DeclaredInput): DesiredObject {
     sourcePath: object.sourcePath,
     sourceHash: object.sourceHash,
     dependsOn: object.dependsOn.map(id),
+    ...(source === undefined ? {} : { source }),
   };
 }
 

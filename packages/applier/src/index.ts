@@ -23,6 +23,8 @@ export {
   VerifiedMatches,
 } from "./apply.ts";
 export type { ApplyOptions, ApplyOutcome } from "./apply.ts";
+export { awaitsAdoption, configSyncAppliedRecord, withAdoptedRecord } from "./adoption.ts";
+export { alignApplySetParent, applySetId, applySetParentPatch, ApplySetToolingConflictError } from "./applyset.ts";
 export { mapLimit } from "./concurrency.ts";
 export { CustomResourceSchemaLoader } from "./cr-schemas.ts";
 export type { CustomResourceSchemaLoaderOptions } from "./cr-schemas.ts";
@@ -35,6 +37,8 @@ export {
   setToken,
   stripManagement,
 } from "./decorate.ts";
+export { declaringSourceOf, gitContextValue, sourcePathFromRoot } from "./declaring-source.ts";
+export type { DeclaringSource } from "./declaring-source.ts";
 export { toDesired } from "./desired.ts";
 export type { DeclaredInput, DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
 export { Inventory, resourceGroupMapping, StatusesOmittedCondition } from "./inventory.ts";

@@ -18,6 +18,7 @@ import {
   prune,
   settleApplied,
   toDesired,
+  declaringSourceOf,
   type ApplyOutcome,
   type DesiredObject,
   type PruneOutcome,
@@ -139,7 +140,8 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
       sync,
       withSpecialNamespacesDetached(source.objects),
     );
-    const desired = objects.map(toDesired);
+    const declaringSource = declaringSourceOf(sync);
+    const desired = objects.map((object) => toDesired(object, declaringSource));
     result = { ...result, declared: desired };
     const fights = ctx.activeFights();
     // An object in a fight is still declared (never pruned) but not re-applied until the pause ends.

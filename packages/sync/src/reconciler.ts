@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { DriftlessError, ErrorClass, isSuspended, pollPeriodMs, sourcePeriodOf, type RSync } from "@driftless/api";
 import {
+  alignApplySetParent,
   applyObject,
   CustomResourceSchemaLoader,
   DirectLiveState,
@@ -27,7 +28,7 @@ import { runPass, type PassResult, type PassTrigger } from "./pass.ts";
 import { initPassMetrics, observeApiCalls, recordPass } from "./pass-metrics.ts";
 import { Remediator } from "./remediator.ts";
 import { collectAfterPass, memoryMiB } from "./memory.ts";
-import { loadSync } from "./rsync.ts";
+import { loadSync, rsyncMapping } from "./rsync.ts";
 import { NamespaceWatch } from "./namespace-watch.ts";
 import { SourceCache } from "./source-cache.ts";
 import { RenderCache, type Rendered } from "./rendering.ts";
@@ -300,6 +301,11 @@ export class Reconciler implements PassContext {
       return;
     }
     if (loaded !== undefined) await alignFinalizer(this.client, this.identity, loaded.raw);
+    // The RSync is its ApplySet's parent, as Config Sync labels it; another tool's set is left alone.
+    if (loaded !== undefined)
+      await alignApplySetParent(this.client, rsyncMapping(this.identity.kind), this.identity, loaded.raw).catch(
+        (error: unknown) => this.log.warn("RSync not labelled as its ApplySet's parent", { error: String(error) }),
+      );
     this.suspended = isSuspended(loaded?.raw.metadata.annotations);
     // Resuming must apply at once, not wait out the resync period behind the last complete pass.
     if (this.suspended) this.lastComplete = undefined;

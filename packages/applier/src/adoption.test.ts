@@ -1,0 +1,163 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { KubeObject } from "@driftless/kube";
+import { Annotator, PatchMaker } from "@driftless/objectmatcher";
+import { awaitsAdoption, configSyncAppliedRecord, withAdoptedRecord } from "./adoption.ts";
+
+/** A Deployment as the API server returns it after Config Sync's apply and a scale by someone else. */
+function deployment(): KubeObject {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: {
+      name: "web",
+      namespace: "shop",
+      resourceVersion: "42",
+      labels: { app: "web", "app.kubernetes.io/managed-by": "configmanagement.gke.io" },
+      annotations: {
+        "configsync.gke.io/manager": ":root",
+        "configsync.gke.io/declared-fields": "{}",
+        "deployment.kubernetes.io/revision": "1",
+      },
+      managedFields: [
+        {
+          manager: "configsync.gke.io",
+          operation: "Apply",
+          apiVersion: "apps/v1",
+          fieldsType: "FieldsV1",
+          fieldsV1: {
+            "f:metadata": {
+              "f:annotations": { "f:configsync.gke.io/manager": {}, "f:configsync.gke.io/declared-fields": {} },
+              "f:labels": { "f:app": {}, "f:app.kubernetes.io/managed-by": {} },
+            },
+            "f:spec": {
+              "f:selector": {},
+              "f:template": {
+                "f:metadata": { "f:labels": { "f:app": {} } },
+                "f:spec": {
+                  "f:containers": {
+                    'k:{"name":"app"}': {
+                      ".": {},
+                      "f:image": {},
+                      "f:env": { 'k:{"name":"MODE"}': { ".": {}, "f:name": {}, "f:value": {} } },
+                      "f:name": {},
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+        {
+          manager: "kube-controller-manager",
+          operation: "Update",
+          apiVersion: "apps/v1",
+          fieldsV1: { "f:metadata": { "f:annotations": { "f:deployment.kubernetes.io/revision": {} } } },
+        },
+        { manager: "kubectl", operation: "Update", fieldsV1: { "f:spec": { "f:replicas": {} } } },
+      ],
+    },
+    spec: {
+      replicas: 3,
+      selector: { matchLabels: { app: "web" } },
+      template: {
+        metadata: { labels: { app: "web" } },
+        spec: {
+          containers: [
+            {
+              name: "app",
+              image: "nginx:1",
+              env: [
+                { name: "MODE", value: "prod" },
+                { name: "INJECTED", value: "by-webhook" },
+              ],
+              imagePullPolicy: "IfNotPresent",
+            },
+            { name: "sidecar", image: "proxy:1" },
+          ],
+        },
+      },
+    },
+  };
+}
+
+test("what Config Sync applied is read from the fields its Apply entry owns, nothing more", () => {
+  assert.deepEqual(configSyncAppliedRecord(deployment()), {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: {
+      name: "web",
+      namespace: "shop",
+      // declared-fields is Config Sync's own and stays; the controller's revision and kubectl's replicas were never its.
+      annotations: { "configsync.gke.io/manager": ":root" },
+      labels: { app: "web", "app.kubernetes.io/managed-by": "configmanagement.gke.io" },
+    },
+    spec: {
+      selector: { matchLabels: { app: "web" } },
+      template: {
+        metadata: { labels: { app: "web" } },
+        spec: { containers: [{ name: "app", image: "nginx:1", env: [{ name: "MODE", value: "prod" }] }] },
+      },
+    },
+  });
+});
+
+test("an object without Config Sync's Apply entry (or read from a cache, without managedFields) has no derived record", () => {
+  const live = deployment();
+  assert.equal(
+    configSyncAppliedRecord({ ...live, metadata: { ...live.metadata, managedFields: undefined } }),
+    undefined,
+  );
+  const byKubectl = {
+    ...live,
+    metadata: { ...live.metadata, managedFields: [{ manager: "kubectl", operation: "Apply" }] },
+  };
+  assert.equal(configSyncAppliedRecord(byKubectl), undefined);
+});
+
+test("only an object of this sync without a driftless record awaits adoption", () => {
+  const live = deployment();
+  assert.equal(awaitsAdoption(live, "driftless.dev/last-applied-configuration", ":root"), true);
+  assert.equal(awaitsAdoption(live, "driftless.dev/last-applied-configuration", "team"), false);
+  const recorded = {
+    ...live,
+    metadata: {
+      ...live.metadata,
+      annotations: { "configsync.gke.io/manager": ":root", "driftless.dev/last-applied-configuration": "{}" },
+    },
+  };
+  assert.equal(awaitsAdoption(recorded, "driftless.dev/last-applied-configuration", ":root"), false);
+});
+
+test("with the derived record the three-way match removes a field Config Sync applied and Git dropped, and leaves others' fields", () => {
+  const annotator = new Annotator();
+  const matcher = new PatchMaker(annotator);
+  const adopted = withAdoptedRecord(deployment(), annotator);
+  assert.ok(adopted !== undefined);
+  assert.equal(adopted.metadata["managedFields"], undefined, "managedFields must not be sent back in an update");
+  const declared = (env: readonly object[]): object => ({
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: {
+      name: "web",
+      namespace: "shop",
+      labels: { app: "web", "app.kubernetes.io/managed-by": "configmanagement.gke.io" },
+      annotations: { "configsync.gke.io/manager": ":root" },
+    },
+    spec: {
+      selector: { matchLabels: { app: "web" } },
+      template: {
+        metadata: { labels: { app: "web" } },
+        spec: { containers: [{ name: "app", image: "nginx:1", env }] },
+      },
+    },
+  });
+  assert.ok(
+    matcher.calculate(adopted, declared([{ name: "MODE", value: "prod" }])).isEmpty(),
+    "an unchanged declaration must not be written",
+  );
+  const removed = matcher.calculate(adopted, declared([]));
+  assert.equal(removed.isEmpty(), false, "a field Config Sync applied and Git no longer declares must be removed");
+  // Without the derived record the removal is invisible: the reason adoption exists.
+  assert.ok(matcher.calculate(deployment(), declared([])).isEmpty());
+});

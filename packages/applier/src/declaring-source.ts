@@ -1,0 +1,67 @@
+import { posix } from "node:path";
+import { Defaults, SourceType, redactCredentials, type RSync } from "@driftless/api";
+
+/**
+ * Where a sync's declarations come from, as Config Sync writes it on every managed object: the
+ * source-path annotation is the file's path from the repository root (the sync's directory
+ * included), and the git-context annotation names the repository, branch and revision.
+ */
+export interface DeclaringSource {
+  /** The sync's directory in the repository, as Config Sync reads it: no leading slash, cleaned, `.` for the root. */
+  readonly dir: string;
+  /** The `configsync.gke.io/git-context` value. */
+  readonly gitContext: string;
+}
+
+/** The declaring source of `sync`'s current spec (git, oci or helm, as Config Sync fills each). */
+export function declaringSourceOf(sync: RSync): DeclaringSource {
+  const spec = sync.spec;
+  const type = spec.sourceType ?? SourceType.Git;
+  if (type === SourceType.Oci && spec.oci !== undefined)
+    return { dir: cleanDir(spec.oci.dir), gitContext: gitContextValue({ repo: spec.oci.image }) };
+  if (type === SourceType.Helm && spec.helm !== undefined)
+    return {
+      dir: cleanDir(spec.helm.chart),
+      gitContext: gitContextValue({ repo: spec.helm.repo, rev: spec.helm.version || "latest" }),
+    };
+  const git = spec.git;
+  return {
+    dir: cleanDir(git?.dir),
+    gitContext: gitContextValue({
+      repo: git?.repo ?? "",
+      branch: git?.branch || Defaults.gitBranch,
+      rev: git?.revision || Defaults.gitRevision,
+    }),
+  };
+}
+
+/** Config Sync strips a leading `/` (users write the repository root as `/`) and cleans the rest. */
+function cleanDir(dir: string | undefined): string {
+  const trimmed = (dir ?? "").replace(/^\//, "");
+  return trimmed === "" ? "." : posix.normalize(trimmed).replace(/\/$/, "") || ".";
+}
+
+/** A declaring file's path from the repository root: `<dir>/<path relative to dir>`, cleaned. */
+export function sourcePathFromRoot(source: DeclaringSource, relativePath: string): string {
+  return posix.join(source.dir, relativePath);
+}
+
+/**
+ * The git-context JSON as Go's encoding/json writes Config Sync's struct: keys in the order
+ * repo, branch, rev; empty branch and rev left out; `<`, `>`, `&`, U+2028 and U+2029 escaped.
+ * Credentials in the URL are masked, as everywhere else driftless writes the repository.
+ */
+export function gitContextValue(context: { readonly repo: string; readonly branch?: string; readonly rev?: string }) {
+  const fields: Record<string, string> = { repo: redactCredentials(context.repo) };
+  if (context.branch) fields["branch"] = context.branch;
+  if (context.rev) fields["rev"] = context.rev;
+  return JSON.stringify(fields).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/** Equal declaring sources decorate objects alike. */
+export function sameDeclaringSource(a: DeclaringSource | undefined, b: DeclaringSource | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && a.dir === b.dir && a.gitContext === b.gitContext);
+}
