@@ -144,7 +144,8 @@ interface TbsFields {
 function certificate(signer: KeyObject, f: TbsFields): Buffer {
   const algorithm = seq(oid(OID.ecdsaWithSha256));
   const serial = randomBytes(16);
-  serial[0] = (serial[0] ?? 0) & 0x7f; // positive
+  // Positive, and its first byte not zero: DER integers are minimal, and strict parsers refuse a leading 0x00.
+  serial[0] = ((serial[0] ?? 0) & 0x7f) | 0x40;
   const tbs = seq(
     tlv(0xa0, integer(Buffer.from([2]))), // v3
     integer(serial),
