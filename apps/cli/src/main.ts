@@ -13,8 +13,10 @@ import { vet } from "./commands/vet.ts";
 const usage = `usage:
   driftless vet DIR [--source-format unstructured|hierarchy] [--sync-kind RepoSync --sync-namespace NS]
                                             every check the reconciler runs that needs no cluster (exit 1 on errors)
-  driftless hydrate DIR [--source-format unstructured|hierarchy] [--output DIR | --flat FILE]
-                                            the objects a RootSync would apply, as YAML (stdout by default)
+  driftless hydrate DIR [--source-format unstructured|hierarchy] [--output DIR | --flat FILE] [--clusters A,B]
+                                            the objects a RootSync would apply, as YAML (stdout by default), for
+                                            each cluster the source names and defaultcluster (a folder each
+                                            with --output), or for the --clusters given ("" for none)
   driftless diff DIR [--source-format unstructured|hierarchy] [--kubeconfig PATH] [--sync-kind RootSync|RepoSync] [--sync-namespace NS] [--sync-name NAME]
                                             what a reconciler would change (exit 1 if anything)
                                             and what it would prune (inventory objects no longer declared)
@@ -42,6 +44,7 @@ async function main(argv: readonly string[]): Promise<number> {
       resources: { type: "boolean", default: false },
       watch: { type: "boolean", short: "w", default: false },
       flat: { type: "string" },
+      clusters: { type: "string" },
       "enable-shell-in-rendering": { type: "boolean", default: false },
       help: { type: "boolean", short: "h" },
     },
@@ -77,6 +80,7 @@ async function main(argv: readonly string[]): Promise<number> {
             format,
             ...(values.output === undefined ? {} : { output: values.output }),
             ...(values.flat === undefined ? {} : { flat: values.flat }),
+            ...(values.clusters === undefined ? {} : { clusters: values.clusters.split(",").map((c) => c.trim()) }),
           },
           out,
         ),

@@ -35,6 +35,21 @@ export interface ClusterSelection {
 }
 
 /**
+ * The clusters a source speaks of, in the order it names them: its Cluster objects, then the names its
+ * `configsync.gke.io/cluster-name-selector` annotations list (what `nomos hydrate` writes a folder for).
+ */
+export function clusterNamesIn(manifests: readonly Manifest[]): string[] {
+  const names = new Set<string>();
+  for (const manifest of manifests)
+    if (isKind(manifest, HierarchyKind.Cluster) && manifest.metadata.name !== "") names.add(manifest.metadata.name);
+  for (const manifest of manifests) {
+    const inline = manifest.metadata.annotations?.[SelectorAnnotation.ClusterName];
+    for (const name of inline?.split(",") ?? []) if (name.trim() !== "") names.add(name.trim());
+  }
+  return [...names];
+}
+
+/**
  * `namespaceOf`: the namespace an object lands in, where the format knows it before placing (a
  * hierarchy's namespace directory; metadata.namespace otherwise).
  */

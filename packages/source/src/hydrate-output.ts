@@ -11,6 +11,9 @@ import { isJsonArray, isJsonObject } from "./json.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
 import type { DeclaredObject } from "./result.ts";
 
+const configSyncPrefixes = ["configmanagement.gke.io/", "configsync.gke.io/"] as const;
+const ManagedAnnotationKey = "configmanagement.gke.io/managed";
+
 /** The object as printed: what the source declares, without reconciler metadata, keys sorted. */
 export function hydratedObject(object: DeclaredObject): JsonObject {
   const raw = sortKeys(object.raw) as JsonObject;
@@ -29,6 +32,15 @@ export function hydratedObject(object: DeclaredObject): JsonObject {
     if (original === undefined) delete annotations[HncManagedByAnnotation];
     else annotations[HncManagedByAnnotation] = original;
     setOrDrop(cleaned, "labels", labels);
+    setOrDrop(cleaned, "annotations", annotations);
+  }
+  // As nomos prints them: Config Sync's own annotations (selectors, ...) are instructions to the
+  // reconciler, not part of the object; only `managed` stays, since it changes what is applied.
+  if (isJsonObject(cleaned["annotations"])) {
+    const annotations: Record<string, JsonValue> = { ...cleaned["annotations"] };
+    for (const key of Object.keys(annotations))
+      if (configSyncPrefixes.some((prefix) => key.startsWith(prefix)) && key !== ManagedAnnotationKey)
+        delete annotations[key];
     setOrDrop(cleaned, "annotations", annotations);
   }
   const { status: _status, ...rest } = raw;

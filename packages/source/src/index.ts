@@ -85,7 +85,7 @@ export {
   UnsyncableResourcesError,
 } from "./hierarchy-errors.ts";
 export { SourceLimits } from "./limits.ts";
-export { SelectorAnnotation } from "./cluster-selection.ts";
+export { clusterNamesIn, SelectorAnnotation } from "./cluster-selection.ts";
 export { usesDynamicNamespaceSelector } from "./namespace-selection.ts";
 export type { LiveNamespace } from "./namespace-selection.ts";
 export {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { describe, it } from "node:test";
 import { hydrate } from "./hydrate.ts";
 import { vet } from "./vet.ts";
@@ -20,7 +20,8 @@ async function files(dir: string): Promise<Map<string, string>> {
 
 void describe("driftless hydrate", () => {
   // repo.expected/ is what `nomos hydrate --no-api-server-check --source-format hierarchy` writes for
-  // repo/ (its defaultcluster/ folder), byte for byte, and was read through by hand against the rules.
+  // repo/ in its defaultcluster/ folder, byte for byte, and was read through by hand against the rules;
+  // repo/ declares one Cluster, east, which selects the same objects, so east/ holds the same files.
   void it("writes a hierarchical source's objects, inherited into their namespaces, as nomos hydrate does", async (t) => {
     const out = await mkdtemp(join(tmpdir(), "driftless-hydrate-"));
     t.after(() => rm(out, { recursive: true, force: true }));
@@ -30,10 +31,67 @@ void describe("driftless hydrate", () => {
       (line) => void lines.push(line),
     );
     assert.equal(code, 0, lines.join("\n"));
-    const expected = await files(join(fixtures, "repo.expected"));
+    const perCluster = await files(join(fixtures, "repo.expected"));
+    const expected = new Map(
+      ["defaultcluster", "east"].flatMap((cluster) =>
+        [...perCluster].map(([path, content]) => [join(cluster, path), content] as const),
+      ),
+    );
     const actual = await files(out);
     assert.deepEqual([...actual.keys()].sort(), [...expected.keys()].sort());
     for (const [path, content] of expected) assert.equal(actual.get(path), content, path);
+  });
+
+  void it("writes a folder per cluster the source names, selectors evaluated for each, as nomos lays them out", async (t) => {
+    const repo = await mkdtemp(join(tmpdir(), "driftless-hydrate-clusters-"));
+    t.after(() => rm(repo, { recursive: true, force: true }));
+    const write = async (path: string, text: string): Promise<void> => {
+      await mkdir(dirname(join(repo, path)), { recursive: true });
+      await writeFile(join(repo, path), text);
+    };
+    await write(
+      "system/repo.yaml",
+      "apiVersion: configmanagement.gke.io/v1\nkind: Repo\nmetadata: {name: repo}\nspec: {version: 1.0.0}\n",
+    );
+    await write(
+      "clusterregistry/clusters.yaml",
+      [
+        "apiVersion: clusterregistry.k8s.io/v1alpha1\nkind: Cluster\nmetadata: {name: prod-1, labels: {env: prod}}",
+        "apiVersion: clusterregistry.k8s.io/v1alpha1\nkind: Cluster\nmetadata: {name: dev-1, labels: {env: dev}}",
+        "apiVersion: configmanagement.gke.io/v1\nkind: ClusterSelector\nmetadata: {name: prod}\nspec: {selector: {matchLabels: {env: prod}}}",
+      ].join("\n---\n"),
+    );
+    await write("namespaces/web/ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n");
+    await write(
+      "namespaces/web/prod.yaml",
+      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: prod-only, annotations: {configmanagement.gke.io/cluster-selector: prod}}\n",
+    );
+    await write(
+      "namespaces/web/named.yaml",
+      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: named, annotations: {configsync.gke.io/cluster-name-selector: 'dev-1,canary'}}\n",
+    );
+    const out = await mkdtemp(join(tmpdir(), "driftless-hydrate-out-"));
+    t.after(() => rm(out, { recursive: true, force: true }));
+    assert.equal(await hydrate({ dir: repo, format: "hierarchy", output: out }, () => undefined), 0);
+    assert.deepEqual([...(await files(out)).keys()].sort(), [
+      "canary/namespace_web.yaml",
+      "canary/web/configmap_named.yaml",
+      "defaultcluster/namespace_web.yaml",
+      "dev-1/namespace_web.yaml",
+      "dev-1/web/configmap_named.yaml",
+      "prod-1/namespace_web.yaml",
+      "prod-1/web/configmap_prod-only.yaml",
+    ]);
+    // Selector annotations are the reconciler's instructions, not part of the object (nomos drops them).
+    assert.doesNotMatch((await files(out)).get("dev-1/web/configmap_named.yaml") ?? "", /selector/);
+
+    const one = await mkdtemp(join(tmpdir(), "driftless-hydrate-one-"));
+    t.after(() => rm(one, { recursive: true, force: true }));
+    assert.equal(
+      await hydrate({ dir: repo, format: "hierarchy", output: one, clusters: ["canary"] }, () => undefined),
+      0,
+    );
+    assert.deepEqual([...(await files(one)).keys()].sort(), ["namespace_web.yaml", "web/configmap_named.yaml"]);
   });
 
   void it("prints nothing and exits 1 with the errors of an invalid source", async () => {

@@ -1,7 +1,17 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { SourceFormat } from "@driftless/api";
-import { builtinKinds, hydratedObject, hydratedPaths, readSource, toYamlStream } from "@driftless/source";
+import {
+  builtinKinds,
+  clusterNamesIn,
+  hydratedObject,
+  hydratedPaths,
+  readManifests,
+  readSource,
+  sourceFormatFor,
+  toYamlStream,
+  type JsonObject,
+} from "@driftless/source";
 import { formatError } from "./vet.ts";
 
 export interface HydrateOptions {
@@ -11,45 +21,90 @@ export interface HydrateOptions {
   readonly output?: string;
   /** Every object in one file. */
   readonly flat?: string;
+  /**
+   * The clusters to hydrate for (`--clusters`, as nomos): their cluster selectors are evaluated against
+   * each name. Undefined: every cluster the source names, and `defaultcluster` (a cluster with no name).
+   */
+  readonly clusters?: readonly string[];
+}
+
+/** The folder of the cluster without a name, as nomos names it. */
+export const DefaultClusterFolder = "defaultcluster";
+
+/** One cluster to hydrate for: a folder name, and the cluster name selectors see (undefined: none). */
+interface ClusterTarget {
+  readonly folder: string;
+  readonly clusterName: string | undefined;
 }
 
 /**
  * `driftless hydrate DIR`: the objects a RootSync would apply from this source, after hierarchy
  * inheritance, without a cluster (built-in kinds are known, other kinds are placed by where they are,
  * as `nomos hydrate --no-api-server-check` does). Implicit Namespaces are decided against the cluster
- * by the reconciler and are not printed. Exit 1 with the errors when the source is invalid.
+ * by the reconciler and are not printed. Cluster selectors are evaluated for each cluster the source
+ * names and for a cluster without a name (`defaultcluster`), or for `--clusters`: with --output, several
+ * clusters get a folder each, as `nomos hydrate` lays them out. Exit 1 with the errors when the source is invalid.
  */
 export async function hydrate(options: HydrateOptions, out: (line: string) => void): Promise<number> {
-  const source = await readSource(options.dir, {
-    scope: { kind: "RootSync" },
-    kinds: builtinKinds,
-    format: options.format,
-    allowUnknownKinds: true,
-  });
-  if (!source.complete) {
-    for (const error of source.errors) out(formatError(error));
-    return 1;
-  }
-  const objects = source.objects.map(hydratedObject);
-  if (options.output !== undefined) {
-    const paths = hydratedPaths(source.objects);
-    const files = new Map<string, typeof objects>();
-    paths.forEach((path, i) => {
-      const object = objects[i];
-      if (object !== undefined) files.set(path, [...(files.get(path) ?? []), object]);
+  const targets = await clusterTargets(options);
+  const hydrated: { target: ClusterTarget; objects: JsonObject[]; paths: string[] }[] = [];
+  for (const target of targets) {
+    const source = await readSource(options.dir, {
+      scope: { kind: "RootSync" },
+      kinds: builtinKinds,
+      format: options.format,
+      allowUnknownKinds: true,
+      ...(target.clusterName === undefined ? {} : { clusterName: target.clusterName }),
     });
+    if (!source.complete) {
+      for (const error of source.errors) out(formatError(error));
+      return 1;
+    }
+    hydrated.push({ target, objects: source.objects.map(hydratedObject), paths: hydratedPaths(source.objects) });
+  }
+  const all = hydrated.flatMap((h) => h.objects);
+  if (options.output !== undefined) {
+    // One cluster: its files at the top; several: a folder each, as nomos lays them out.
+    const perCluster = hydrated.length > 1;
+    const files = new Map<string, JsonObject[]>();
+    for (const { target, objects, paths } of hydrated)
+      paths.forEach((path, i) => {
+        const file = perCluster ? join(target.folder, path) : path;
+        const object = objects[i];
+        if (object !== undefined) files.set(file, [...(files.get(file) ?? []), object]);
+      });
     for (const [path, content] of files) {
       const file = join(options.output, path);
       await mkdir(dirname(file), { recursive: true });
       await writeFile(file, toYamlStream(content));
     }
-    out(`${objects.length} object(s) written to ${options.output}`);
+    out(`${all.length} object(s) written to ${options.output}${perCluster ? ` for ${hydrated.length} clusters` : ""}`);
   } else if (options.flat !== undefined) {
     await mkdir(dirname(options.flat), { recursive: true });
-    await writeFile(options.flat, toYamlStream(objects));
-    out(`${objects.length} object(s) written to ${options.flat}`);
+    await writeFile(options.flat, toYamlStream(all));
+    out(`${all.length} object(s) written to ${options.flat}`);
   } else {
-    process.stdout.write(toYamlStream(objects));
+    process.stdout.write(toYamlStream(all));
   }
   return 0;
+}
+
+/**
+ * The clusters named by `--clusters`, or else every cluster the source names (its Cluster objects and
+ * cluster-name selectors) plus the cluster without a name; a source naming none hydrates once, unnamed.
+ */
+async function clusterTargets(options: HydrateOptions): Promise<ClusterTarget[]> {
+  if (options.clusters !== undefined) {
+    const named = options.clusters.filter((name) => name !== "");
+    return named.length === 0
+      ? [{ folder: DefaultClusterFolder, clusterName: undefined }]
+      : named.map((name) => ({ folder: name, clusterName: name }));
+  }
+  const format = sourceFormatFor({ kind: "RootSync" }, options.format);
+  const set = await readManifests(options.dir, { format });
+  const names = clusterNamesIn(set.manifests);
+  return [
+    ...names.map((name) => ({ folder: name, clusterName: name })),
+    { folder: DefaultClusterFolder, clusterName: undefined },
+  ];
 }
