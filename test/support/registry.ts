@@ -210,15 +210,19 @@ async function pushBlob(registry: Registry, repository: string, data: Buffer): P
   return digest;
 }
 
-/** Pushes an image of the given layers (tar or tar+gzip) as `repository:tag`; returns the manifest digest. */
+/**
+ * Pushes an image of the given layers (tar or tar+gzip) as `repository:tag` (`tag` undefined: by its
+ * digest only); returns the manifest digest.
+ */
 export async function pushImage(
   registry: Registry,
   repository: string,
-  tag: string,
+  tag: string | undefined,
   layers: readonly Buffer[],
+  architecture = "amd64",
 ): Promise<string> {
   const configBlob = Buffer.from(
-    JSON.stringify({ architecture: "amd64", os: "linux", rootfs: { type: "layers", diff_ids: [] } }),
+    JSON.stringify({ architecture, os: "linux", rootfs: { type: "layers", diff_ids: [] } }),
   );
   const config = {
     mediaType: "application/vnd.oci.image.config.v1+json",
@@ -242,9 +246,45 @@ export async function pushImage(
       layers: layerDescriptors,
     }),
   );
-  const put = await call(registry, "PUT", `/v2/${repository}/manifests/${tag}`, manifest, {
-    "content-type": "application/vnd.oci.image.manifest.v1+json",
+  return putManifest(registry, repository, tag, "application/vnd.oci.image.manifest.v1+json", manifest);
+}
+
+async function putManifest(
+  registry: Registry,
+  repository: string,
+  tag: string | undefined,
+  mediaType: string,
+  manifest: Buffer,
+): Promise<string> {
+  const digest = digestOf(manifest);
+  const put = await call(registry, "PUT", `/v2/${repository}/manifests/${tag ?? digest}`, manifest, {
+    "content-type": mediaType,
   });
   if (put.status !== 201) throw new Error(`manifest upload: ${put.status} ${put.body.toString()}`);
-  return digestOf(manifest);
+  return digest;
+}
+
+/** Pushes an image index naming already pushed manifests, one per platform; returns the index's digest. */
+export async function pushIndex(
+  registry: Registry,
+  repository: string,
+  tag: string,
+  manifests: readonly { readonly digest: string; readonly architecture: string }[],
+): Promise<string> {
+  const entries = [];
+  for (const { digest, architecture } of manifests) {
+    const got = await call(registry, "GET", `/v2/${repository}/manifests/${digest}`, undefined, {
+      accept: "application/vnd.oci.image.manifest.v1+json",
+    });
+    entries.push({
+      mediaType: "application/vnd.oci.image.manifest.v1+json",
+      digest,
+      size: got.body.length,
+      platform: { os: "linux", architecture },
+    });
+  }
+  const index = Buffer.from(
+    JSON.stringify({ schemaVersion: 2, mediaType: "application/vnd.oci.image.index.v1+json", manifests: entries }),
+  );
+  return putManifest(registry, repository, tag, "application/vnd.oci.image.index.v1+json", index);
 }

@@ -15,7 +15,7 @@ import {
   type JsonObject,
 } from "../../support/index.ts";
 import { grantRepoSyncReconciler } from "../../support/rbac.ts";
-import { pushImage, startRegistry, type Registry } from "../../support/registry.ts";
+import { pushImage, pushIndex, startRegistry, type Registry } from "../../support/registry.ts";
 import {
   configMap as managedConfigMap,
   createNamespace,
@@ -307,4 +307,34 @@ test("answers a registry's Bearer challenge by exchanging the Secret's basic cre
   const error = await sourceErrorMatching(name, /KNV2004: .*rejected the credentials/);
   t.diagnostic(String(error["errorMessage"]));
   assert.ok(await configMapExists(ns, "through-token"), "nothing is deleted");
+});
+
+test("an image index is narrowed to its linux/amd64 image, whose manifest digest is the commit", async (t) => {
+  const registry = await startRegistry(t);
+  const name = `oci-index-${suffix()}`;
+  const ns = `oci-index-${suffix()}`;
+  cleanUpNamespace(t, ns);
+  const image = (arch: string): Buffer =>
+    tarGz([
+      { name: "ns.yaml", content: yaml({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }) },
+      { name: "cm.yaml", content: configMap(ns, `for-${arch}`) },
+    ]);
+  const arm = await pushImage(registry, "config/multi", undefined, [image("arm64")], "arm64");
+  const amd = await pushImage(registry, "config/multi", undefined, [image("amd64")], "amd64");
+  const index = await pushIndex(registry, "config/multi", "v1", [
+    { digest: arm, architecture: "arm64" },
+    { digest: amd, architecture: "amd64" },
+  ]);
+  const { creds, ca } = await registrySecrets(t, registry);
+  await createOciRootSync(name, {
+    image: `${registry.host}/config/multi:v1`,
+    auth: "token",
+    secretRef: { name: creds },
+    caCertSecretRef: { name: ca },
+  });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await rootSynced(name, hex(amd));
+  assert.notEqual(hex(amd), hex(index));
+  assert.ok(await configMapExists(ns, "for-amd64"));
+  assert.equal(await configMapExists(ns, "for-arm64"), false);
 });
