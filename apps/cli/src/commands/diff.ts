@@ -1,7 +1,8 @@
-import type { SourceFormat, SyncKind } from "@driftless/api";
+import { ApiVersion, type RSync, type SourceFormat, type SyncKind } from "@driftless/api";
 import {
   comparisonCandidate,
   CustomResourceSchemaLoader,
+  declaringSourceOf,
   decorate,
   idKey,
   Inventory,
@@ -55,9 +56,16 @@ export async function diff(options: DiffOptions, out: (line: string) => void): P
     const registry = new CustomResourceSchemaRegistry();
     const schemas = new CustomResourceSchemaLoader({ client, registry, mapper });
     const matcher = new PatchMaker(new Annotator(), { schemas: registry });
+    // The sync's spec gives the metadata its reconciler writes (source-path from the repository root, git-context).
+    const rsyncMapping = await mapper.mappingFor(ApiVersion.ConfigSyncV1Beta1, options.sync.kind);
+    const rsync =
+      rsyncMapping === undefined
+        ? undefined
+        : await client.get(rsyncMapping, options.sync.namespace, options.sync.name);
+    const declaringSource = rsync === undefined ? undefined : declaringSourceOf(rsync as unknown as RSync);
     let changes = 0;
     for (const object of source.objects) {
-      const desired = toDesired(object);
+      const desired = toDesired(object, declaringSource);
       const mapping = await mapper.mappingFor(object.apiVersion, object.kind);
       const title = `${object.apiVersion} ${object.kind} ${object.id.namespace ? `${object.id.namespace}/` : ""}${object.id.name}`;
       if (mapping === undefined) {
