@@ -31,8 +31,6 @@ export async function writeKubeletConfig(file: string, certs: NodeCerts, resolvC
     },
     authorization: { mode: "Webhook" },
     clusterDomain: "cluster.local",
-    // No cluster DNS here; an empty resolv.conf keeps pods' lookups inside the pod instead of
-    // sending them to the machine's resolvers.
     resolvConf,
     // Images are imported, never pulled: collecting one would lose it for good.
     imageGCHighThresholdPercent: 100,

@@ -38,6 +38,9 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
 [${cri}]
   sandbox_image = ${JSON.stringify(sandboxImage)}
   enable_selinux = false
+  # This machine withholds CAP_SYS_RESOURCE even from root, so no process may lower its OOM score
+  # below containerd's own: runc would fail every sandbox (-998) and Guaranteed pod (-997).
+  restrict_oom_score_adj = true
   [${cri}.containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"

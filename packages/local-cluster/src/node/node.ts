@@ -29,7 +29,7 @@ import {
   type HostSettings,
 } from "./network.ts";
 import { pauseImageName, writePauseImage } from "./oci-image.ts";
-import { unmountUnder } from "./mounts.ts";
+import { mountsUnder, unmountUnder } from "./mounts.ts";
 
 /** A running node, as recorded in the cluster's state.json. */
 export interface NodeState {
@@ -109,6 +109,8 @@ export function apiserverNodeArgs(prep: NodePreparation): string[] {
 export function controllerManagerNodeArgs(caFile: string): { controllers: string[]; args: string[] } {
   return {
     controllers: [
+      // Lifts the not-ready taint a kubelet registers with, once the node reports Ready.
+      "node-lifecycle-controller",
       "endpoints-controller",
       "endpointslice-controller",
       "endpointslice-mirroring-controller",
@@ -167,7 +169,9 @@ export async function startNode(options: StartNodeOptions): Promise<NodeState> {
     await importImage(pauseArchive);
 
     const resolvConf = join(dir, "resolv.conf");
-    await writeFile(resolvConf, "");
+    // No cluster DNS runs here. An empty file would make containerd copy the machine's resolv.conf into
+    // pods, whose lookups would then leave the machine; 127.0.0.1 makes them fail inside the pod.
+    await writeFile(resolvConf, "nameserver 127.0.0.1\n");
     const kubeletConfig = join(dir, "kubelet.yaml");
     await writeKubeletConfig(kubeletConfig, prep.certs, resolvConf);
     started.push(
@@ -252,8 +256,13 @@ async function isNodeReady(server: string, ca: string, token: string): Promise<b
     timeoutMs: 3_000,
   });
   if (res.status !== 200) return false;
-  const node = JSON.parse(res.body) as { status?: { conditions?: { type: string; status: string }[] } };
-  return (node.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+  const node = JSON.parse(res.body) as {
+    spec?: { taints?: { key: string }[] };
+    status?: { conditions?: { type: string; status: string }[] };
+  };
+  const ready = (node.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+  // Pods are scheduled only once the node lifecycle controller has lifted the taint.
+  return ready && !(node.spec?.taints ?? []).some((t) => t.key === "node.kubernetes.io/not-ready");
 }
 
 /**
@@ -280,6 +289,8 @@ export async function stopNode(node: Pick<NodeState, "processes" | "hostSettings
   await deleteNodeChains();
   await deleteBridge(node.hostSettings);
   await rm(nodeRuntimeDir, { recursive: true, force: true });
+  // Only once nothing is mounted under it: images, snapshots and volumes go with the node.
+  if ((await mountsUnder([node.dir])).length === 0) await rm(node.dir, { recursive: true, force: true });
 }
 
 async function checkHost(): Promise<void> {
