@@ -145,7 +145,10 @@ test("a RootSync without sourceFormat reads its repository as a hierarchy: abstr
   ]);
   const inherited = await coreApi().readNamespacedConfigMap({ namespace: web, name: "eng" });
   assert.deepEqual(inherited.data, { scope: "eng" });
-  assert.equal(inherited.metadata?.annotations?.["configmanagement.gke.io/source-path"], `namespaces/${eng}/eng.yaml`);
+  assert.equal(
+    inherited.metadata?.annotations?.["configmanagement.gke.io/source-path"],
+    `config/namespaces/${eng}/eng.yaml`,
+  );
   const webNamespace = await coreApi().readNamespace({ name: web });
   assert.equal(webNamespace.metadata?.labels?.["team"], "web");
   assert.equal(webNamespace.metadata?.labels?.[`${eng}.tree.hnc.x-k8s.io/depth`], "1");

@@ -122,7 +122,8 @@ test("creates objects from a commit, updates them on a new commit and prunes a r
   );
   assert.equal(annotationsOf(a)["configsync.gke.io/manager"], namespace);
   assert.equal(annotationsOf(a)["config.k8s.io/owning-inventory"], `${namespace}_repo-sync`);
-  assert.equal(annotationsOf(a)["configmanagement.gke.io/source-path"], "a.yaml");
+  // From the repository root, spec.git.dir included, as Config Sync writes it.
+  assert.equal(annotationsOf(a)["configmanagement.gke.io/source-path"], "config/a.yaml");
   assert.equal(annotationsOf(a)["configmanagement.gke.io/token"], first);
   assert.equal(
     ((a?.["metadata"] as JsonObject)["labels"] as Record<string, string>)["app.kubernetes.io/managed-by"],
