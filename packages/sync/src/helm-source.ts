@@ -31,7 +31,8 @@ export class HelmSourceError extends DriftlessError {
 
 const exactVersion = /^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
 /** helm's messages for what passes by itself: everything else needs a change to the spec, Secret or repository. */
-const transient = /connection refused|i\/o timeout|timeout awaiting|TLS handshake timeout|unexpected EOF|50[0234]|429/i;
+const transient =
+  /connection refused|i\/o timeout|timeout awaiting|TLS handshake timeout|unexpected EOF|500 Internal Server Error|502 Bad Gateway|503 Service Unavailable|504 Gateway Timeout|429 Too Many Requests/i;
 const maxOutputBytes = 64 * 1024 * 1024;
 
 interface Last {
@@ -68,19 +69,17 @@ export class HelmSource {
           spec.repo,
           ...(basic === undefined ? [] : ["--username", basic.username, "--password", basic.password]),
         ];
-    if (isOci && basic !== undefined)
-      await run(
-        [
-          "registry",
-          "login",
-          new URL(spec.repo.replace(/^oci:/, "https:")).host,
-          "--username",
-          basic.username,
-          "--password-stdin",
-        ],
-        basic.password,
-      );
+    // oci:// credentials go to helm's registry login (through stdin), once per render or version lookup.
+    let loggedIn = !isOci || basic === undefined;
+    const login = async (): Promise<void> => {
+      if (loggedIn || basic === undefined) return;
+      const host = new URL(spec.repo.replace(/^oci:/, "https:")).host;
+      await run(["registry", "login", host, "--username", basic.username, "--password-stdin"], basic.password);
+      loggedIn = true;
+    };
 
+    const exact = spec.version !== undefined && exactVersion.test(spec.version);
+    if (!exact) await login();
     const version = await this.#version(spec, source, run);
     const values = [...options.valuesFiles, ...(spec.values === undefined ? [] : [JSON.stringify(spec.values)])];
     const key = createHash("sha256")
@@ -97,6 +96,7 @@ export class HelmSource {
       )
       .digest("hex");
     if (this.#last?.key === key) return { ...this.#last.result, fetched: false };
+    await login();
 
     const dir = join(this.#cacheDir, "rendered", key.slice(0, 16));
     const scratch = `${dir}.partial`;
