@@ -6,10 +6,11 @@
  * On a control plane of its own: the webhook configuration is cluster-wide and would refuse other
  * test files' drift edits.
  */
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import { issueWebhookCertificates } from "../../../packages/controller/src/admission-cert.ts";
+import { KubeConfig } from "@kubernetes/client-node";
 import { KubeApiError, KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { usePrivateControlPlane } from "../../support/private-control-plane.ts";
 import { eventually, suffix, testEnv, TestRepo } from "../../support/index.ts";
@@ -20,6 +21,7 @@ import {
   createSync,
   getObject,
   Mapping,
+  mintToken,
   rootSyncObject,
   startManager,
   synced,
@@ -56,6 +58,21 @@ async function refusal(write: () => Promise<unknown>): Promise<KubeApiError | un
     if (error instanceof KubeApiError && error.status === 403) return error;
     throw error;
   }
+}
+
+/** A client authenticated as a ServiceAccount of config-management-system (a token from the TokenRequest API). */
+async function clientOfServiceAccount(t: TestContext, name: string): Promise<KubeClient> {
+  const env = testEnv();
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: "local", server: env.server, caFile: env.caFile, skipTLSVerify: false }],
+    users: [{ name, token: await mintToken(systemNamespace, name) }],
+    contexts: [{ name: "sa", cluster: "local", user: name }],
+    currentContext: "sa",
+  });
+  const client = await KubeClient.fromConfig(kc);
+  t.after(() => client.close());
+  return client;
 }
 
 function withData(obj: KubeObject, data: Record<string, string>): KubeObject {
@@ -141,6 +158,34 @@ test("the admission webhook refuses changes to declared fields and deletion of m
   assert.equal(
     deletion?.serverMessage,
     `admission webhook "${webhookName}" denied the request: ${env.userName} is not authorized to delete managed resource "${id}"`,
+  );
+
+  // Reconcilers are told apart by their ServiceAccount: the owner may write, another reconciler may not.
+  const owner = await clientOfServiceAccount(t, `root-reconciler-${rootName}`);
+  const ownerEdit = await refusal(async () =>
+    owner.replace(Mapping.ConfigMap, withData(await live(), { key: "by-owner" }), { dryRun: true }),
+  );
+  assert.equal(ownerEdit, undefined, "the owning reconciler's identity may change declared fields");
+  const intruderName = `root-reconciler-intruder-${suffix()}`;
+  await adminClient.create(Mapping.ServiceAccount, {
+    apiVersion: "v1",
+    kind: "ServiceAccount",
+    metadata: { name: intruderName, namespace: systemNamespace },
+  });
+  await adminClient.create(Mapping.RoleBinding, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name: "intruder-edit", namespace },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "edit" },
+    subjects: [{ kind: "ServiceAccount", name: intruderName, namespace: systemNamespace }],
+  });
+  const intruder = await clientOfServiceAccount(t, intruderName);
+  const intruderEdit = await refusal(async () =>
+    intruder.replace(Mapping.ConfigMap, withData(await live(), { key: "by-intruder" }), { dryRun: true }),
+  );
+  assert.equal(
+    intruderEdit?.serverMessage,
+    `admission webhook "${webhookName}" denied the request: config sync "${intruderName}" can not UPDATE object "ConfigMap, ${namespace}/protected" managed by config sync "root-reconciler-${rootName}"`,
   );
 
   // What is not declared stays the user's.
