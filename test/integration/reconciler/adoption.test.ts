@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import { KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import {
   createRootSync,
+  eventually,
   rootSynced,
   rootSyncNamespace,
   startReconciler,
@@ -138,7 +139,12 @@ test("objects Config Sync applied are adopted: unchanged ones are not written, n
   );
   const head = await repo.commit("drop a key and a label");
   await createRootSync(sync, repo);
-  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name: sync });
+  // resyncPeriodMs 0: every poll is a full pass, so the idle passes below match every object again.
+  const reconciler = await startReconciler(
+    t,
+    { kind: "RootSync", namespace: rootSyncNamespace, name: sync },
+    { resyncPeriodMs: 0 },
+  );
   const status = await rootSynced(sync, head);
 
   const errors = [
@@ -172,6 +178,15 @@ test("objects Config Sync applied are adopted: unchanged ones are not written, n
   assert.equal(trimmedNow.metadata.labels?.["legacy"], undefined, "the label Git dropped was not removed");
   assert.equal(trimmedNow.metadata.labels?.["tier"], "web");
   assert.equal(trimmedNow.metadata.annotations?.["configmanagement.gke.io/token"], head);
+
+  // Idle: adopted objects that were never written (no driftless record yet) cost no write either.
+  const settled = reconciler.passCount;
+  await eventually(() => reconciler.passCount >= settled + 1, { what: "one more pass" });
+  const writesBefore = reconciler.client.requests.writes();
+  const base = reconciler.passCount;
+  await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes", timeoutMs: 20_000 });
+  assert.equal(reconciler.client.requests.writes() - writesBefore, 0, "an unchanged pass wrote to the API server");
+  assert.equal((await read(configMaps, "settings")).metadata.resourceVersion, before.settings.metadata.resourceVersion);
 });
 
 test("an object another sync manages is still not taken over, with Config Sync's metadata on it", async (t) => {
