@@ -50,8 +50,9 @@ async function hasData(prometheus: PrometheusServer, expr: string): Promise<bool
 }
 
 test("every panel query of the Grafana dashboard returns data from a real Prometheus scraping a manager and a reconciler", async (t) => {
-  // The manager runs one RepoSync itself (process mode), so "reconcilers by state" counts a running one.
-  const manager = await startManager(t);
+  // The manager runs one RepoSync itself (process mode), so "reconcilers by state" counts a running one;
+  // its webhook is served, so the webhook panel has its series.
+  const manager = await startManager(t, { webhookSecret: "dashboard-test-secret" });
   const managed = await createNamespace(t);
   await grantRepoSyncReconciler(managed);
   const managedRepo = await TestRepo.create(t);

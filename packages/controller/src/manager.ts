@@ -6,7 +6,14 @@
  */
 import { redactUrl, RootSyncNamespace } from "@driftless/api";
 import { KubeClient } from "@driftless/kube";
-import { createMetrics, ReconcilerState, serveMetrics, type MetricsServer, type Metrics } from "@driftless/metrics";
+import {
+  createManagerMetrics,
+  ReconcilerState,
+  serveMetrics,
+  type ManagerMetrics,
+  type MetricsServer,
+  type SyncLabelSet,
+} from "@driftless/metrics";
 import {
   closeRedisConnection,
   createRedisConnection,
@@ -16,7 +23,6 @@ import {
   type SyncRef,
 } from "@driftless/queue";
 import type { Logger } from "@driftless/sync";
-import { Counter } from "prom-client";
 import { readClusterAccess, type ClusterAccess } from "./credentials.ts";
 import { DeploymentWorkload } from "./deployment-workload.ts";
 import type { DeploymentSettings } from "./deployment-spec.ts";
@@ -28,6 +34,7 @@ import { reconcileSync, type SyncContext } from "./reconcile-sync.ts";
 import { SyncQueues } from "./sync-queues.ts";
 import { SyncWatcher } from "./sync-watcher.ts";
 import { sweepOrphans } from "./sweep.ts";
+import { webhookRequestResult } from "./webhook-metrics.ts";
 import { serveWebhooks, type WebhookServer } from "./webhook-server.ts";
 import { ReconcilerMode, type ReconcilerWorkload } from "./workload.ts";
 
@@ -75,7 +82,7 @@ const managerStalledCheckMs = 5_000;
 
 export class Manager {
   readonly client: KubeClient;
-  readonly metrics: Metrics;
+  readonly metrics: ManagerMetrics;
   readonly workload: ReconcilerWorkload;
   readonly #o: ManagerOptions;
   readonly #log: Logger;
@@ -86,7 +93,6 @@ export class Manager {
   readonly #elector: LeaderElector;
   readonly #leaseClient: KubeClient;
   readonly #inScope: LabelSelector;
-  readonly #webhookRequests: Counter<"provider" | "result">;
   #metricsServer: MetricsServer | undefined;
   #webhookServer: WebhookServer | undefined;
   readonly #unreadableRepos = new Set<string>();
@@ -110,13 +116,7 @@ export class Manager {
     this.ended = new Promise((resolve) => {
       this.#end = resolve;
     });
-    this.metrics = createMetrics();
-    this.#webhookRequests = new Counter({
-      name: "driftless_webhook_requests_total",
-      help: "Webhook requests received, by provider and result",
-      labelNames: ["provider", "result"],
-      registers: [this.metrics.registry],
-    });
+    this.metrics = createManagerMetrics();
     this.#inScope = parseLabelSelector(options.syncSelector ?? "");
     this.#redis = createRedisConnection(options.redisUrl, {
       connectionName: `driftless-manager:${options.identity}`,
@@ -217,7 +217,8 @@ export class Manager {
         port: this.#o.webhook.port,
         secret,
         log: this.#log,
-        onResult: (provider, result) => this.#webhookRequests.inc({ provider, result }),
+        onResult: (provider, result, syncs) =>
+          this.metrics.webhookRequests.inc({ provider, result: webhookRequestResult(result, syncs) }),
         onPush: async (push) => {
           // Every replica answers webhooks: the fetch runs on the sync's own queue, wherever its reconciler is.
           await this.#watcher.synced();
@@ -234,6 +235,7 @@ export class Manager {
           return syncs.length;
         },
       });
+      this.metrics.initWebhookRequests();
     }
     this.#elector.start({ onStartedLeading: () => this.#lead(), onStoppedLeading: () => this.#stepDown() });
     this.#log.info("manager started", {
@@ -286,6 +288,11 @@ export class Manager {
         this.#refreshReconcilerGauge();
         this.#enqueue(sync, "workload");
       },
+      onLifecycle: (sync, event) => {
+        const labels = restartLabelsOf(sync);
+        if (event === "removed") this.metrics.reconcilerRestarts.remove(labels);
+        else this.metrics.reconcilerRestarts.inc(labels, event === "restarting" ? 1 : 0);
+      },
     });
   }
 
@@ -315,9 +322,13 @@ export class Manager {
         // A job fetched as leadership ends goes back to the queue for the next leader.
         this.#elector.fence(`process a manager job for ${sync}`);
         this.#log.debug("manager job started", { sync, job: job.id, action: job.action });
+        const timer = this.metrics.reconcileDuration.startTimer();
+        let status: "success" | "error" = "error";
         try {
           await reconcileSync(context, job.sync);
+          status = "success";
         } finally {
+          timer({ status });
           this.#refreshReconcilerGauge();
           this.#log.debug("manager job finished", { sync, job: job.id });
         }
@@ -408,4 +419,12 @@ export class Manager {
     this.#leaseClient.close();
     this.#log.info("manager stopped");
   }
+}
+
+function restartLabelsOf(sync: SyncRef): SyncLabelSet {
+  return {
+    configsync_sync_kind: sync.kind,
+    configsync_sync_name: sync.name,
+    configsync_sync_namespace: sync.namespace,
+  };
 }

@@ -39,12 +39,17 @@ export interface ProcessWorkloadOptions {
   readonly log: Logger;
   /** Called when a child's state changes, so the manager can update the sync's status. */
   readonly onStateChange?: (sync: SyncRef) => void;
+  /** A sync's reconciler is first supervised, restarts after an exit, or is removed (restart metrics). */
+  readonly onLifecycle?: (sync: SyncRef, event: ReconcilerLifecycle) => void;
   readonly restartBackoff?: BackoffPolicy;
   readonly stopGraceMs?: number;
   readonly stableAfterMs?: number;
   /** Requested token lifetime (default 1 h); the token file is renewed at half of it. */
   readonly tokenSeconds?: number;
 }
+
+/** What driftless_reconciler_restarts_total follows of a sync's reconciler. */
+export type ReconcilerLifecycle = "supervised" | "restarting" | "removed";
 
 interface Child {
   /** specHash of the spec the process was started for. */
@@ -93,6 +98,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
         token: this.#tokenFor(ref),
       };
       this.#children.set(key, child);
+      if (existing === undefined) this.#options.onLifecycle?.(ref, "supervised");
       child.process.start();
       return statusOf(child.process);
     });
@@ -106,6 +112,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
         await this.#stop(child);
         this.#children.delete(key);
       }
+      this.#options.onLifecycle?.(sync, "removed");
       await rm(this.#dirOf(sync), { recursive: true, force: true });
       await removeIdentity(this.#options.client, sync);
     });
@@ -160,6 +167,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
       log: this.#options.log,
       prepare: () => this.#prepare(sync, name, dir),
       onStateChange: () => this.#options.onStateChange?.(sync),
+      onRestart: () => this.#options.onLifecycle?.(sync, "restarting"),
     });
   }
 

@@ -40,6 +40,8 @@ export interface SupervisorOptions {
   readonly stopGraceMs: number;
   readonly log: Logger;
   readonly onStateChange?: (state: ProcessState) => void;
+  /** The child exited on its own or could not be started, and a restart is scheduled. */
+  readonly onRestart?: () => void;
 }
 
 /** Why the child last failed to start or stay up: shown on the sync's conditions until it runs again. */
@@ -206,6 +208,7 @@ export class SupervisedProcess {
   #scheduleRestart(): void {
     if (!this.#wanted) return;
     const delayMs = this.#backoff.next();
+    this.#options.onRestart?.();
     this.#setState(ProcessState.Failed);
     this.#options.log.info("restarting the reconciler process", {
       reconciler: this.name,

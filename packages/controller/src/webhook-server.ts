@@ -29,7 +29,8 @@ export interface WebhookServerOptions {
   readonly secret: string;
   /** Triggers the syncs a push concerns; returns how many. Throws when the queue is unreachable. */
   readonly onPush: (push: Push, provider: WebhookProvider) => Promise<number>;
-  readonly onResult?: (provider: WebhookProvider, result: WebhookResult) => void;
+  /** Every request's outcome; `syncs` (how many a push triggered) comes with `accepted`. */
+  readonly onResult?: (provider: WebhookProvider, result: WebhookResult, syncs?: number) => void;
   readonly log: Logger;
   readonly limits?: Partial<WebhookLimits>;
 }
@@ -80,7 +81,7 @@ export async function serveWebhooks(options: WebhookServerOptions): Promise<Webh
     }
     const provider = providerOf(request.headers);
     const done = (status: number, result: WebhookResult, body: Record<string, unknown>, close = false): void => {
-      options.onResult?.(provider, result);
+      options.onResult?.(provider, result, typeof body["syncs"] === "number" ? body["syncs"] : undefined);
       reply(response, status, { status: result, ...body }, close);
     };
     let body: Buffer;

@@ -34,13 +34,16 @@ test("registers Config Sync's metrics under config_sync_ with Config Sync's type
     config_sync_internal_errors_total: "counter",
     config_sync_resource_count: "gauge",
     config_sync_ready_resource_count: "gauge",
-    driftless_queue_depth: "gauge",
+    driftless_queue_jobs: "gauge",
     driftless_job_duration_seconds: "histogram",
     driftless_job_failures_total: "counter",
-    driftless_reconcilers: "gauge",
-    driftless_finalizer_removals_total: "counter",
   };
-  assert.deepEqual(Object.fromEntries(await types(registry)), expected);
+  const registered = Object.fromEntries(await types(registry));
+  assert.deepEqual(Object.fromEntries(Object.keys(expected).map((name) => [name, registered[name]])), expected);
+  assert.ok(
+    !("driftless_reconcilers" in registered) && !("driftless_webhook_requests_total" in registered),
+    "a reconciler registers none of the manager's metrics",
+  );
 });
 
 test("records series with Config Sync's label names", async () => {
@@ -141,13 +144,11 @@ test("a histogram timer observes the elapsed seconds with the labels known at th
   );
 });
 
-test("driftless's own metrics: jobs, failures, reconcilers and finalizer removals", async () => {
+test("queue metrics: job durations and failures by queue and result", async () => {
   const m = createMetrics({ processMetrics: false });
   m.recordJob({ role: "sync", result: "success", durationSeconds: 2 });
   m.recordJob({ role: "sync", result: "terminal", durationSeconds: 0.1 });
   m.recordJob({ role: "manager", result: "retry", durationSeconds: 0.1 });
-  m.reconcilers.set({ state: "running" }, 3);
-  m.finalizerRemovals.inc({ reason: "namespace-terminating" });
 
   const r = m.registry;
   assert.ok(
@@ -164,40 +165,54 @@ test("driftless's own metrics: jobs, failures, reconcilers and finalizer removal
     'driftless_job_failures_total{queue="sync",result="terminal"} 1',
     'driftless_job_failures_total{queue="manager",result="retry"} 1',
   ]);
-  assert.deepEqual(await samples(r, "driftless_reconcilers"), ['driftless_reconcilers{state="running"} 3']);
-  assert.deepEqual(await samples(r, "driftless_finalizer_removals_total"), [
-    'driftless_finalizer_removals_total{reason="namespace-terminating"} 1',
-  ]);
 });
 
-test("queue depth is read from its sources at scrape time, summed per queue; unanswering sources are left out", async () => {
+test("queue jobs are read from their sources at scrape time, by state, summed per queue; unanswering sources are left out", async () => {
   const m = createMetrics({ processMetrics: false });
   let down = false;
-  const a = { depth: async () => ({ total: 2 }) };
+  const a = { depth: async () => ({ waiting: 1, active: 1, delayed: 0 }) };
   const b = {
     depth: async () => {
       if (down) throw new Error("redis down");
-      return { total: 3 };
+      return { waiting: 2, active: 0, delayed: 1 };
     },
   };
   m.watchQueueDepth("sync", a);
   const stopB = m.watchQueueDepth("sync", b);
   const stopManager = m.watchQueueDepth("manager", b);
 
-  assert.deepEqual(await samples(m.registry, "driftless_queue_depth"), [
-    'driftless_queue_depth{queue="sync"} 5',
-    'driftless_queue_depth{queue="manager"} 3',
+  assert.deepEqual(await samples(m.registry, "driftless_queue_jobs"), [
+    'driftless_queue_jobs{queue="sync",state="waiting"} 3',
+    'driftless_queue_jobs{queue="sync",state="active"} 1',
+    'driftless_queue_jobs{queue="sync",state="delayed"} 1',
+    'driftless_queue_jobs{queue="manager",state="waiting"} 2',
+    'driftless_queue_jobs{queue="manager",state="active"} 0',
+    'driftless_queue_jobs{queue="manager",state="delayed"} 1',
   ]);
   down = true;
   assert.deepEqual(
-    await samples(m.registry, "driftless_queue_depth"),
-    ['driftless_queue_depth{queue="sync"} 2'],
+    await samples(m.registry, "driftless_queue_jobs"),
+    [
+      'driftless_queue_jobs{queue="sync",state="waiting"} 1',
+      'driftless_queue_jobs{queue="sync",state="active"} 1',
+      'driftless_queue_jobs{queue="sync",state="delayed"} 0',
+    ],
     "a queue nobody can count must not report a stale number",
   );
   stopB();
   stopManager();
   down = false;
-  assert.deepEqual(await samples(m.registry, "driftless_queue_depth"), ['driftless_queue_depth{queue="sync"} 2']);
+  assert.equal((await samples(m.registry, "driftless_queue_jobs")).length, 3);
+});
+
+test("a watched queue's failure counters start at 0, so the first failure is an increase", async () => {
+  const m = createMetrics({ processMetrics: false });
+  m.watchQueueDepth("sync", { depth: async () => ({ waiting: 0, active: 0, delayed: 0 }) });
+  assert.deepEqual(await samples(m.registry, "driftless_job_failures_total"), [
+    'driftless_job_failures_total{queue="sync",result="retry"} 0',
+    'driftless_job_failures_total{queue="sync",result="terminal"} 0',
+    'driftless_job_failures_total{queue="sync",result="stalled"} 0',
+  ]);
 });
 
 test("default labels go on every series; prefixes are configurable", async () => {
@@ -208,13 +223,13 @@ test("default labels go on every series; prefixes are configurable", async () =>
     defaultLabels: syncLabels({ kind: "RepoSync", namespace: "team-a", name: "repo-sync" }),
   });
   m.declaredResources.set(1);
-  m.reconcilers.set({ state: "failed" }, 1);
+  m.recordJob({ role: "sync", result: "retry", durationSeconds: 1 });
   assert.deepEqual(await samples(m.registry, "cs_declared_resources"), [
     'cs_declared_resources{configsync_sync_kind="RepoSync",configsync_sync_name="repo-sync",configsync_sync_namespace="team-a"} 1',
   ]);
   assert.ok(
-    (await samples(m.registry, "dl_reconcilers"))[0]?.startsWith(
-      'dl_reconcilers{state="failed",configsync_sync_kind="RepoSync"',
+    (await samples(m.registry, "dl_job_failures_total"))[0]?.startsWith(
+      'dl_job_failures_total{queue="sync",result="retry",configsync_sync_kind="RepoSync"',
     ),
   );
 });
@@ -246,5 +261,5 @@ export function labelsAreTyped(): void {
   // @ts-expect-error: unlabelled metrics take no labels
   m.declaredResources.set({ status: "success" }, 1);
   // @ts-expect-error: labelled metrics need their labels
-  m.reconcilers.set(1);
+  m.jobFailures.inc(1);
 }

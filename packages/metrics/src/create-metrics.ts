@@ -1,8 +1,9 @@
-/** One registry with every driftless metric, ready to serve. */
-import { collectDefaultMetrics, Registry } from "prom-client";
+/** One registry with every metric a reconciler records, ready to serve (the manager's: manager.ts). */
+import { Registry } from "prom-client";
 import { configSyncMetrics, type ConfigSyncMetrics } from "./config-sync.ts";
+import { collectProcessMetrics } from "./process-metrics.ts";
+import { queueMetrics, type QueueMetrics } from "./queue.ts";
 import { resourceGroupMetrics, type ResourceGroupMetrics } from "./resource-group.ts";
-import { driftlessMetrics, type DriftlessMetrics } from "./driftless.ts";
 import { suspendMetrics, type SuspendMetrics } from "./suspend.ts";
 
 export interface MetricsOptions {
@@ -24,19 +25,19 @@ export interface MetricsOptions {
   readonly processMetrics?: boolean;
 }
 
-export interface Metrics extends ConfigSyncMetrics, DriftlessMetrics, SuspendMetrics, ResourceGroupMetrics {
+export interface Metrics extends ConfigSyncMetrics, QueueMetrics, SuspendMetrics, ResourceGroupMetrics {
   readonly registry: Registry;
 }
 
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = options.registry ?? new Registry();
   if (options.defaultLabels !== undefined) registry.setDefaultLabels({ ...options.defaultLabels });
-  if (options.processMetrics ?? options.registry === undefined) collectDefaultMetrics({ register: registry });
+  if (options.processMetrics ?? options.registry === undefined) collectProcessMetrics(registry);
   return {
     registry,
     ...configSyncMetrics(registry, options.prefix ?? "config_sync_"),
     ...resourceGroupMetrics(registry, options.prefix ?? "config_sync_", options.ownPrefix ?? "driftless_"),
-    ...driftlessMetrics(registry, options.ownPrefix ?? "driftless_"),
+    ...queueMetrics(registry, options.ownPrefix ?? "driftless_"),
     ...suspendMetrics(registry, options.ownPrefix ?? "driftless_"),
   };
 }

@@ -16,6 +16,8 @@ export type WithLabels<L extends Labels, Rest extends unknown[]> = [keyof L] ext
 export interface CounterHandle<L extends Labels = NoLabels> {
   readonly name: string;
   inc(...args: WithLabels<L, [value?: number]>): void;
+  /** Drops one series: what it counted is gone (a deleted sync's). */
+  remove(...args: WithLabels<L, []>): void;
 }
 
 export interface GaugeHandle<L extends Labels = NoLabels> {
@@ -69,6 +71,11 @@ export function counter<L extends Labels = NoLabels>(registry: Registry, spec: M
       const value = numberArg(rest) ?? 1;
       if (labels === undefined) metric.inc(value);
       else metric.inc(labels, value);
+    },
+    remove: (...args) => {
+      const { labels } = split(args);
+      if (labels !== undefined) metric.remove(labels);
+      else metric.reset();
     },
   };
 }

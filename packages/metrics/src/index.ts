@@ -3,8 +3,10 @@
  * /readyz server.
  *
  * Config Sync's metrics keep Config Sync's names and labels under `config_sync_`, so its
- * dashboards and alerts work unchanged; driftless's own (queues, reconcilers, finalizers) are
- * under `driftless_`. Every label has a bounded set of values, enforced by the types.
+ * dashboards and alerts work unchanged; driftless's own (queues, reconcilers, finalizers,
+ * webhooks) are under `driftless_`. A reconciler serves `createMetrics()`, the manager
+ * `createManagerMetrics()`: each registers only what it records. Every label has a bounded set
+ * of values, enforced by the types.
  *
  * @example
  * ```ts
@@ -35,8 +37,10 @@ export { CONFIG_SYNC_BUCKETS, errorCodeClass } from "./config-sync.ts";
 export type { ConfigSyncMetrics, TimestampHandle } from "./config-sync.ts";
 export { createMetrics, syncLabels } from "./create-metrics.ts";
 export type { Metrics, MetricsOptions } from "./create-metrics.ts";
-export { JOB_BUCKETS } from "./driftless.ts";
-export type { DepthSource, DriftlessMetrics, JobAttempt } from "./driftless.ts";
+export { createManagerMetrics } from "./manager.ts";
+export type { ManagerMetrics, ManagerMetricsOptions } from "./manager.ts";
+export { JOB_BUCKETS } from "./queue.ts";
+export type { DepthSource, JobAttempt, QueueMetrics } from "./queue.ts";
 export type { CounterHandle, GaugeHandle, HistogramHandle, Labels, NoLabels } from "./handles.ts";
 export {
   ApiOperation,
@@ -50,13 +54,16 @@ export {
   Operation,
   ParserStage,
   PipelineComponent,
+  QueueJobState,
   QueueLabel,
   ReconcilerState,
   ReconcilerType,
   Status,
   Trigger,
+  WebhookProviderLabel,
+  WebhookRequestResult,
 } from "./labels.ts";
-export type { JobFailure } from "./labels.ts";
+export type { JobFailure, SyncLabelSet } from "./labels.ts";
 export { ResourceStatusLabel } from "./resource-group.ts";
 export type { ResourceGroupMetrics } from "./resource-group.ts";
 export { serveMetrics } from "./server.ts";

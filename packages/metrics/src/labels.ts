@@ -94,18 +94,56 @@ export const ReconcilerState = {
 } as const;
 export type ReconcilerState = (typeof ReconcilerState)[keyof typeof ReconcilerState];
 
-/** `reason` of driftless_finalizer_removals_total. */
+/** `reason` of driftless_finalizer_removals_total (finalizers the manager removes). */
 export const FinalizerRemovalReason = {
   /** The manager tore down the reconciler workload (configsync.gke.io/reconciler-manager). */
   Teardown: "teardown",
   /** The manager stripped the reconciler finalizer because the namespace is terminating. */
   NamespaceTerminating: "namespace-terminating",
-  /** The reconciler deleted its managed objects (deletion-propagation-policy: Foreground). */
-  Foreground: "foreground",
-  /** The reconciler left its managed objects in place (Orphan, the default). */
-  Orphan: "orphan",
 } as const;
 export type FinalizerRemovalReason = (typeof FinalizerRemovalReason)[keyof typeof FinalizerRemovalReason];
+
+/** `state` of driftless_queue_jobs: where a job not yet finished is (BullMQ's prioritized counts as waiting). */
+export const QueueJobState = { Waiting: "waiting", Active: "active", Delayed: "delayed" } as const;
+export type QueueJobState = (typeof QueueJobState)[keyof typeof QueueJobState];
+
+/** `provider` of driftless_webhook_requests_total: who sent the request (from its event headers). */
+export const WebhookProviderLabel = {
+  GitHub: "github",
+  GitLab: "gitlab",
+  Generic: "generic",
+  /** A container registry's notification (OCI syncs). */
+  Registry: "registry",
+} as const;
+export type WebhookProviderLabel = (typeof WebhookProviderLabel)[keyof typeof WebhookProviderLabel];
+
+/** `result` of driftless_webhook_requests_total: what became of one request. */
+export const WebhookRequestResult = {
+  /** A verified push that triggered at least one sync. */
+  Matched: "matched",
+  /** A verified push no sync follows (another repository or branch). */
+  Unmatched: "unmatched",
+  /** A verified event that is not a branch push (ping, tag, deleted branch). */
+  Ignored: "ignored",
+  /** Missing or wrong signature or token. */
+  Unauthorized: "unauthorized",
+  /** Verified, but not a payload driftless can read, or over the size limit. */
+  Invalid: "invalid",
+  /** Refused unread: too many requests in flight. */
+  Busy: "busy",
+  /** The body never arrived whole (read deadline, client gone). */
+  Incomplete: "incomplete",
+  /** A verified push that could not be queued (Redis unreachable). */
+  Unavailable: "unavailable",
+} as const;
+export type WebhookRequestResult = (typeof WebhookRequestResult)[keyof typeof WebhookRequestResult];
+
+/** The sync labels of a per-sync series the manager records (the reconciler's own default labels). */
+export type SyncLabelSet = {
+  configsync_sync_kind: "RootSync" | "RepoSync";
+  configsync_sync_name: string;
+  configsync_sync_namespace: string;
+};
 
 /** Config Sync's `commit` value when nothing has been synced yet. */
 export const COMMIT_NONE = "NONE";

@@ -194,6 +194,7 @@ export class Reconciler implements PassContext {
       ...(options.queuePrefix === undefined ? {} : { prefix: options.queuePrefix }),
       hooks: { onJobDone: this.metrics.recordJob },
     });
+    this.metrics.watchQueueDepth("sync", this.queue);
   }
 
   get signal(): AbortSignal {

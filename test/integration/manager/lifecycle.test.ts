@@ -245,7 +245,7 @@ test("serves /metrics, /healthz and /readyz, and SIGTERM stops every reconciler 
     { what: "one running reconciler in /metrics" },
   );
   for (const series of [
-    'driftless_queue_depth{queue="manager"}',
+    'driftless_queue_jobs{queue="manager",state="waiting"}',
     'driftless_job_duration_seconds_count{queue="manager",result="success"}',
     "driftless_finalizer_removals_total",
     "process_resident_memory_bytes",

@@ -96,8 +96,14 @@ test("the monitoring folder stays out of the main kustomization (no PrometheusRu
 });
 
 test("every metric an alert reads is one driftless registers (no invented series)", async () => {
-  const { createMetrics } = await import("@driftless/metrics");
-  const registered = new Set((await createMetrics().registry.getMetricsAsJSON()).map((m) => m.name));
+  const { createManagerMetrics, createMetrics } = await import("@driftless/metrics");
+  // A reconciler's registry and the manager's: an alert may read either.
+  const registered = new Set(
+    [
+      ...(await createMetrics().registry.getMetricsAsJSON()),
+      ...(await createManagerMetrics().registry.getMetricsAsJSON()),
+    ].map((m) => m.name),
+  );
   const rules = parse(await readFile(join(dir, rulesFile), "utf8")) as RuleFile;
   const used = rules.groups.flatMap((g) =>
     g.rules.flatMap((r) =>

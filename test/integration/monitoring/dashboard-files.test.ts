@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { createMetrics } from "@driftless/metrics";
+import { createManagerMetrics, createMetrics } from "@driftless/metrics";
 import { findRepoRoot } from "@driftless/local-cluster";
 
 const dir = join(findRepoRoot(), "manifests", "monitoring");
@@ -31,7 +31,13 @@ test("the grafana_dashboard ConfigMap holds exactly driftless-dashboard.json", a
 
 test("every dashboard panel has a query, and every query reads metrics driftless registers", async () => {
   const json = JSON.parse(await readFile(join(dir, "driftless-dashboard.json"), "utf8")) as Dashboard;
-  const registered = new Set((await createMetrics().registry.getMetricsAsJSON()).map((m) => m.name));
+  // A reconciler's registry and the manager's: a panel may read either.
+  const registered = new Set(
+    [
+      ...(await createMetrics().registry.getMetricsAsJSON()),
+      ...(await createManagerMetrics().registry.getMetricsAsJSON()),
+    ].map((m) => m.name),
+  );
   const panels = json.panels.filter((p) => p.type !== "row");
   assert.deepEqual(
     panels.filter((p) => (p.targets ?? []).length === 0).map((p) => p.title),
