@@ -192,6 +192,7 @@ export type { SourceStatusBlock } from "./source-status.ts";
 export { sourcePeriodOf } from "./source-period.ts";
 export type { SyncIdentity } from "./invalid-sync-error.ts";
 
+export { gitAuthAlternative } from "./git-auth-alternative.ts";
 export { parseSync, parseRootSync, parseRepoSync } from "./parse-sync.ts";
 export type { ParseResult } from "./parse-sync.ts";
 

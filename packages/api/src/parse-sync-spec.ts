@@ -6,6 +6,7 @@
 import { Defaults, SourceFormat, SourceType } from "./defaults.ts";
 import { Kind, type SyncKind } from "./groups.ts";
 import { FieldReader, type JsonRecord } from "./read-fields.ts";
+import { gitAuthAlternative } from "./git-auth-alternative.ts";
 import { parseHelm, parseOci } from "./parse-source-spec.ts";
 import { durationField, secretReference } from "./parse-spec-fields.ts";
 import {
@@ -110,8 +111,9 @@ function parseGit(kind: SyncKind, raw: JsonRecord, reader: FieldReader): GitSpec
     reader.problem(`spec.git.secretRef must not be set with spec.git.auth "${auth}"`);
   }
   if (!SupportedGitAuthTypes.includes(auth) && auth !== GitAuthType.K8sServiceAccount) {
+    const alternative = gitAuthAlternative(auth);
     reader.problem(
-      `spec.git.auth "${auth}" is not supported by driftless (supported: ${SupportedGitAuthTypes.join(", ")})`,
+      `spec.git.auth "${auth}" is not supported by driftless (supported: ${SupportedGitAuthTypes.join(", ")})${alternative === undefined ? "" : `: ${alternative}`}`,
     );
   }
 

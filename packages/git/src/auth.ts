@@ -28,6 +28,8 @@ export interface OpenAuthOptions {
   /** Redacted URL, for messages. */
   readonly displayRepo: string;
   readonly noSSLVerify: boolean;
+  /** git's http.proxy for this fetch (FetchPlan.proxy). */
+  readonly proxy?: string | undefined;
   readonly tempRoot: string;
   readonly logger: GitLogger;
 }
@@ -80,6 +82,12 @@ export async function openAuthSession(options: OpenAuthOptions): Promise<AuthSes
     }
     if (credentials.caCert !== undefined) env.GIT_SSL_CAINFO = await privateFile("ca.crt", credentials.caCert);
     if (options.noSSLVerify) env.GIT_SSL_NO_VERIFY = "true";
+    if (options.proxy !== undefined) {
+      // The config wins over the http(s)_proxy variables git would otherwise read from the environment.
+      config.push(["http.proxy", options.proxy]);
+      const password = proxyPassword(options.proxy);
+      if (password !== undefined) secrets.push(password);
+    }
   } catch (error) {
     if (tempDir !== undefined) await rm(tempDir, { recursive: true, force: true });
     throw error;
@@ -122,4 +130,14 @@ function httpCredentials(options: OpenAuthOptions): { origin: string; username: 
     });
   }
   return { origin: repo.origin, username, password };
+}
+
+/** A password in a proxy URL (`http://user:pass@proxy:3128`), to scrub from messages. */
+function proxyPassword(proxy: string): string | undefined {
+  try {
+    const password = decodeURIComponent(new URL(proxy).password);
+    return password === "" ? undefined : password;
+  } catch {
+    return undefined;
+  }
 }

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
+import { DriftlessError, ErrorClass, KnvCode, redactUrl } from "@driftless/api";
 import { openAuthSession } from "./auth.ts";
 import type { AuthSession } from "./auth.ts";
 import { isCacheCorruption } from "./classify.ts";
@@ -112,7 +112,7 @@ export class GitFetcher {
     const syncDir = this.syncDir(request.syncKey);
     return this.#locks.run(request.syncKey, () =>
       this.#withSession(plan, credentials, request.signal, async (session) => {
-        const repo = new CacheRepo(session, join(syncDir, "repo.git"));
+        const repo = new CacheRepo(session, join(syncDir, "repo.git"), plan.depth);
         const worktrees = new Worktrees(session, repo.gitDir, join(syncDir, "worktrees"));
         try {
           return await this.#fetchLocked(plan, session, repo, worktrees);
@@ -246,6 +246,7 @@ export class GitFetcher {
       repo: plan.repo,
       displayRepo: plan.displayRepo,
       noSSLVerify: plan.noSSLVerify,
+      proxy: plan.proxy,
       tempRoot: this.#tempDir,
       logger: this.#logger,
     });
@@ -260,6 +261,7 @@ export class GitFetcher {
         secrets: auth.secrets,
         displayRepo: plan.displayRepo,
         description: plan.description,
+        displayProxy: plan.proxy === undefined ? undefined : redactUrl(plan.proxy),
       });
       return await task(session);
     } finally {

@@ -17,6 +17,8 @@ export interface GitSessionOptions {
   readonly secrets: readonly string[];
   readonly displayRepo: string;
   readonly description: string;
+  /** The proxy the fetch goes through, redacted: a failure to reach it must say so. */
+  readonly displayProxy?: string | undefined;
 }
 
 export interface RunOptions {
@@ -71,8 +73,9 @@ export class GitSession {
   /** Classifies a failure from runRaw (or anything else thrown while running git). */
   toFetchError(error: unknown, action: string): GitFetchError {
     if (error instanceof GitFetchError) return error;
-    const { displayRepo, description, secrets, timeoutMs } = this.#options;
-    const base = `failed to ${action} ${description} of ${displayRepo}`;
+    const { displayRepo, description, secrets, timeoutMs, displayProxy } = this.#options;
+    const via = displayProxy === undefined ? "" : ` through proxy ${displayProxy}`;
+    const base = `failed to ${action} ${description} of ${displayRepo}${via}`;
     if (!(error instanceof GitProcessError)) {
       const detail = redactCredentials(error instanceof Error ? error.message : String(error), secrets);
       return this.error(GitFailureReason.Unknown, `${base}: ${detail}`, error);

@@ -21,10 +21,13 @@ const allRefspecs = ["+refs/heads/*:refs/driftless/heads/*", "+refs/tags/*:refs/
 export class CacheRepo {
   readonly #session: GitSession;
   readonly gitDir: string;
+  /** Commits of history per fetch (override.gitSyncDepth); undefined: all of it. */
+  readonly #depth: number | undefined;
 
-  constructor(session: GitSession, gitDir: string) {
+  constructor(session: GitSession, gitDir: string, depth: number | undefined) {
     this.#session = session;
     this.gitDir = gitDir;
+    this.#depth = depth;
   }
 
   /** Creates the bare repository if missing; atomically, so a crash never leaves half of one. */
@@ -55,9 +58,12 @@ export class CacheRepo {
     }
   }
 
-  /** Fetches one ref, shallow, force-updating the target: a force-push is followed like any push. */
+  /** Fetches one ref, `depth` deep, force-updating the target: a force-push is followed like any push. */
   async fetchRef(url: string, ref: string): Promise<string> {
-    await this.#session.run(this.#fetchArgs(url, ["--depth=1"], [`+${ref}:${targetRef}`]), this.#local("fetch"));
+    await this.#session.run(
+      this.#fetchArgs(url, await this.#depthArgs(), [`+${ref}:${targetRef}`]),
+      this.#local("fetch"),
+    );
     return this.#revParse(`${targetRef}^{commit}`);
   }
 
@@ -69,7 +75,10 @@ export class CacheRepo {
    */
   async fetchCommit(url: string, sha: string): Promise<boolean> {
     try {
-      await this.#session.runRaw(this.#fetchArgs(url, ["--depth=1"], [`+${sha}:${targetRef}`]), this.#local("fetch"));
+      await this.#session.runRaw(
+        this.#fetchArgs(url, await this.#depthArgs(), [`+${sha}:${targetRef}`]),
+        this.#local("fetch"),
+      );
       return true;
     } catch (error) {
       if (!isRefusedObject(error)) throw this.#session.toFetchError(error, "fetch");
@@ -82,13 +91,19 @@ export class CacheRepo {
 
   /** Every branch and tag with full history: the slow path for a commit SHA. */
   async fetchAll(url: string): Promise<void> {
-    const shallow = (
-      await this.#session.run(["rev-parse", "--is-shallow-repository"], this.#local("read"))
-    ).stdout.trim();
-    await this.#session.run(
-      this.#fetchArgs(url, shallow === "true" ? ["--unshallow"] : [], allRefspecs),
-      this.#local("fetch"),
-    );
+    const shallow = await this.#isShallow();
+    await this.#session.run(this.#fetchArgs(url, shallow ? ["--unshallow"] : [], allRefspecs), this.#local("fetch"));
+  }
+
+  /** `--depth=N`; for all of history, `--unshallow` once a shallower fetch left the cache shallow. */
+  async #depthArgs(): Promise<string[]> {
+    if (this.#depth !== undefined) return [`--depth=${String(this.#depth)}`];
+    return (await this.#isShallow()) ? ["--unshallow"] : [];
+  }
+
+  async #isShallow(): Promise<boolean> {
+    const output = await this.#session.run(["rev-parse", "--is-shallow-repository"], this.#local("read"));
+    return output.stdout.trim() === "true";
   }
 
   async #revParse(revision: string): Promise<string> {

@@ -41,3 +41,29 @@ void describe("credentialsFromSecretData", () => {
     assert.throws(() => credentialsFromSecretData({ auth: "cookiefile", repo }), /not supported by driftless/);
   });
 });
+
+void describe("proxies in the token Secret", () => {
+  void it("reads https_proxy and http_proxy beside username and token", () => {
+    const credentials = credentialsFromSecretData({
+      auth: "token",
+      secretData: { username: "u", token: "t", https_proxy: "http://proxy:3128\n", http_proxy: "http://plain:3128" },
+      repo,
+    });
+    assert.deepEqual(credentials, {
+      auth: "token",
+      username: "u",
+      token: "t",
+      caCert: undefined,
+      httpsProxy: "http://proxy:3128",
+      httpProxy: "http://plain:3128",
+    });
+  });
+
+  void it("refuses the Google-only and GitHub App auth types naming what to use instead", () => {
+    assert.throws(
+      () => credentialsFromSecretData({ auth: "gcenode", repo }),
+      /not supported by driftless.*use auth "token"/,
+    );
+    assert.throws(() => credentialsFromSecretData({ auth: "githubapp", repo }), /deploy key/);
+  });
+});

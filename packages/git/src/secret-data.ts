@@ -1,4 +1,4 @@
-import { ErrorClass, redactUrl } from "@driftless/api";
+import { ErrorClass, gitAuthAlternative, redactUrl } from "@driftless/api";
 import { GitFailureReason, GitFetchError } from "./errors.ts";
 import { GitAuthType } from "./types.ts";
 import type { GitCredentials } from "./types.ts";
@@ -8,7 +8,9 @@ import type { GitCredentials } from "./types.ts";
  * Kubernetes and decodes them (this package never talks to the API server):
  * - `secretRef` with `auth: token`: keys `username` and `token`;
  * - `secretRef` with `auth: ssh`: key `ssh` (private key) and optional `known_hosts`;
- * - `caCertSecretRef`: key `cert`.
+ * - `caCertSecretRef`: key `cert`;
+ * - `secretRef` with `auth: token`: optional `https_proxy` and `http_proxy`, the proxy for an https:// or
+ *   http:// repository (spec.git.proxy, when set, wins).
  */
 export const SecretKey = {
   Username: "username",
@@ -16,6 +18,8 @@ export const SecretKey = {
   Ssh: "ssh",
   KnownHosts: "known_hosts",
   CaCert: "cert",
+  HttpsProxy: "https_proxy",
+  HttpProxy: "http_proxy",
 } as const;
 
 export interface SecretDataInput {
@@ -62,7 +66,16 @@ export function credentialsFromSecretData(input: SecretDataInput): GitCredential
       const token = data[SecretKey.Token];
       if (token === undefined) throw missing(SecretKey.Token);
       if (username === undefined) throw missing(SecretKey.Username);
-      return { auth, username, token, caCert };
+      const httpsProxy = nonEmpty(data[SecretKey.HttpsProxy]);
+      const httpProxy = nonEmpty(data[SecretKey.HttpProxy]);
+      return {
+        auth,
+        username,
+        token,
+        caCert,
+        ...(httpsProxy === undefined ? {} : { httpsProxy }),
+        ...(httpProxy === undefined ? {} : { httpProxy }),
+      };
     }
     case GitAuthType.Ssh: {
       const privateKey = data[SecretKey.Ssh];
@@ -70,11 +83,20 @@ export function credentialsFromSecretData(input: SecretDataInput): GitCredential
       return { auth, privateKey, knownHosts: data[SecretKey.KnownHosts], caCert };
     }
     default:
-      throw invalid(
-        repo,
-        `spec.git.auth ${JSON.stringify(auth)} is not supported by driftless (supported: none, token, ssh)`,
-      );
+      throw invalid(repo, unsupportedAuthMessage(auth));
   }
+}
+
+/** The refusal of an auth type driftless does not implement, with what to use instead. */
+export function unsupportedAuthMessage(auth: string): string {
+  const alternative = gitAuthAlternative(auth);
+  const base = `spec.git.auth ${JSON.stringify(auth)} is not supported by driftless (supported: none, token, ssh)`;
+  return alternative === undefined ? base : `${base}: ${alternative}`;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed === undefined || trimmed === "" ? undefined : trimmed;
 }
 
 /** A missing key is a configuration error of the sync: KNV1061, terminal until the Secret is fixed. */

@@ -110,3 +110,38 @@ void describe("planFetch", () => {
     }
   });
 });
+
+void describe("planFetch: proxy and depth", () => {
+  const token: GitCredentials = {
+    auth: "token",
+    username: "u",
+    token: "t",
+    httpsProxy: "http://secret-proxy:3128",
+    httpProxy: "http://plain-proxy:3128",
+  };
+
+  void it("takes spec.git.proxy first, else the Secret's key for the repository's scheme", () => {
+    assert.equal(planFetch({ repo, proxy: "http://spec-proxy:8080" }, token, all).proxy, "http://spec-proxy:8080");
+    assert.equal(planFetch({ repo }, token, all).proxy, "http://secret-proxy:3128");
+    assert.equal(planFetch({ repo: "http://example.com/r.git" }, token, all).proxy, "http://plain-proxy:3128");
+    assert.equal(planFetch({ repo }, none, all).proxy, undefined);
+  });
+
+  void it("sends ssh and git:// directly: libcurl's proxy does not apply to them", () => {
+    assert.equal(planFetch({ repo: "git://example.com/r.git", proxy: "http://p:1" }, none, all).proxy, undefined);
+  });
+
+  void it("refuses a proxy that is not a proxy URL, without printing its password", () => {
+    const error = invalid({ repo, proxy: "ftp://user:hunter2@proxy:21" });
+    assert.match(error.message, /spec.git.proxy .* is not a proxy URL/);
+    assert.doesNotMatch(error.message, /hunter2/);
+    assert.match(invalid({ repo }, { ...token, httpsProxy: "proxy host" }).message, /https_proxy key/);
+  });
+
+  void it("fetches one commit by default, N with gitSyncDepth N, and all history with 0", () => {
+    assert.equal(planFetch({ repo }, none, all).depth, 1);
+    assert.equal(planFetch({ repo, depth: 5 }, none, all).depth, 5);
+    assert.equal(planFetch({ repo, depth: 0 }, none, all).depth, undefined);
+    assert.match(invalid({ repo, depth: -1 }).message, /gitSyncDepth/);
+  });
+});

@@ -2,6 +2,7 @@ import { posix } from "node:path";
 import { ErrorClass, redactUrl } from "@driftless/api";
 import { GitFailureReason, GitFetchError } from "./errors.ts";
 import { parseRepoUrl, Transport } from "./repo-url.ts";
+import { unsupportedAuthMessage } from "./secret-data.ts";
 import type { RepoUrl } from "./repo-url.ts";
 import { GitAuthType } from "./types.ts";
 import type { GitCredentials, GitSourceSpec } from "./types.ts";
@@ -31,7 +32,14 @@ export interface FetchPlan {
   /** `dir` normalised: relative, no `..`, `.` for the root. */
   readonly dir: string;
   readonly noSSLVerify: boolean;
+  /** git's http.proxy: spec.git.proxy, else the Secret's key for the repository's scheme; http(s) only. */
+  readonly proxy: string | undefined;
+  /** `--depth` of every fetch; undefined fetches the whole history (gitSyncDepth 0). */
+  readonly depth: number | undefined;
 }
+
+/** git-sync's default, which Config Sync keeps: one commit. */
+export const defaultDepth = 1;
 
 const fullSha = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i;
 // git check-ref-format rules that matter here: no whitespace or control characters, none of
@@ -99,7 +107,53 @@ export function planFetch(
     description,
     dir: normalizeDir(spec.dir, invalid),
     noSSLVerify: spec.noSSLVerify === true,
+    proxy: proxyFor(spec, credentials, repo, invalid),
+    depth: depthOf(spec.depth, invalid),
   };
+}
+
+const proxySchemes = ["http:", "https:", "socks4:", "socks4a:", "socks5:", "socks5h:"];
+
+function proxyFor(
+  spec: GitSourceSpec,
+  credentials: GitCredentials,
+  repo: RepoUrl,
+  invalid: (message: string) => GitFetchError,
+): string | undefined {
+  // libcurl's proxy: ssh:// and git:// connect directly whatever is set.
+  if (repo.transport !== Transport.Https && repo.transport !== Transport.Http) return undefined;
+  const fromSpec = nonEmpty(spec.proxy);
+  const fromSecret = repo.transport === Transport.Https ? credentials.httpsProxy : credentials.httpProxy;
+  const proxy = fromSpec ?? nonEmpty(fromSecret);
+  if (proxy === undefined) return undefined;
+  const field =
+    fromSpec !== undefined
+      ? "spec.git.proxy"
+      : `the Secret's ${repo.transport === Transport.Https ? "https_proxy" : "http_proxy"} key`;
+  let url: URL | undefined;
+  try {
+    url = new URL(proxy);
+  } catch {
+    url = undefined;
+  }
+  if (
+    url === undefined ||
+    !proxySchemes.includes(url.protocol) ||
+    url.hostname === "" ||
+    /[\s\x00-\x1f\x7f]/.test(proxy)
+  ) {
+    throw invalid(
+      `${field} ${JSON.stringify(redactUrl(proxy))} is not a proxy URL such as http://proxy.example.com:3128`,
+    );
+  }
+  return proxy;
+}
+
+function depthOf(depth: number | undefined, invalid: (message: string) => GitFetchError): number | undefined {
+  if (depth === undefined) return defaultDepth;
+  if (!Number.isSafeInteger(depth) || depth < 0)
+    throw invalid(`spec.override.gitSyncDepth must be a whole number of commits, 0 for all (got ${String(depth)})`);
+  return depth === 0 ? undefined : depth;
 }
 
 function checkAuth(
@@ -112,9 +166,7 @@ function checkAuth(
   if (declared !== undefined && declared !== credentials.auth) {
     const supported = Object.values(GitAuthType) as readonly string[];
     if (!supported.includes(declared)) {
-      throw invalid(
-        `spec.git.auth ${JSON.stringify(declared)} is not supported by driftless (supported: ${supported.join(", ")})`,
-      );
+      throw invalid(unsupportedAuthMessage(declared));
     }
     // The caller read the wrong Secret keys for this spec: a driftless bug, but still the spec's fetch.
     throw invalid(`spec.git.auth is ${JSON.stringify(declared)} but ${credentials.auth} credentials were supplied`);

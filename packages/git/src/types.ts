@@ -28,6 +28,10 @@ export interface GitSourceSpec {
   readonly auth?: string | undefined;
   /** Skip TLS certificate verification (Config Sync's `noSSLVerify`). */
   readonly noSSLVerify?: boolean | undefined;
+  /** HTTP(S) proxy URL for an http(s) repository (`spec.git.proxy`); wins over the Secret's proxy keys. */
+  readonly proxy?: string | undefined;
+  /** Commits of history to fetch (`override.gitSyncDepth`): 0 means all; default 1. */
+  readonly depth?: number | undefined;
 }
 
 /** Decoded Secret data for `auth: token` (Secret keys `username` and `token`). */
@@ -56,6 +60,9 @@ export interface NoCredentials {
 export type GitCredentials = (NoCredentials | TokenCredentials | SshCredentials) & {
   /** PEM CA bundle from the Secret named by `caCertSecretRef` (key `cert`). */
   readonly caCert?: string | undefined;
+  /** Proxies from the Secret named by `secretRef` (keys `https_proxy`, `http_proxy`), by the repository's scheme. */
+  readonly httpsProxy?: string | undefined;
+  readonly httpProxy?: string | undefined;
 };
 
 /** What `resolveRemote` learned with one `git ls-remote`. */

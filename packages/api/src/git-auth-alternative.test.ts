@@ -1,0 +1,31 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { parseRootSync } from "./parse-sync.ts";
+
+const sync = (git: Record<string, unknown>): unknown => ({
+  apiVersion: "configsync.gke.io/v1beta1",
+  kind: "RootSync",
+  metadata: { name: "root-sync", namespace: "config-management-system" },
+  spec: { sourceFormat: "unstructured", git: { repo: "https://example.com/r.git", ...git } },
+});
+
+function messages(input: unknown): string {
+  const result = parseRootSync(input);
+  assert.equal(result.ok, false);
+  return result.ok ? "" : result.errors.map((e) => e.message).join("\n");
+}
+
+void describe("Git auth types driftless refuses", () => {
+  void it("names the alternative for the Google-only types", () => {
+    for (const auth of ["gcenode", "gcpserviceaccount"]) {
+      const message = messages(sync({ auth, gcpServiceAccountEmail: "syncer@project.iam.gserviceaccount.com" }));
+      assert.match(message, new RegExp(`spec.git.auth "${auth}" is not supported by driftless`));
+      assert.match(message, /Google Cloud's metadata server or Workload Identity.*use auth "token"/);
+    }
+  });
+
+  void it("names the alternative for githubapp and cookiefile", () => {
+    assert.match(messages(sync({ auth: "githubapp", secretRef: { name: "app" } })), /use auth "token".*deploy key/);
+    assert.match(messages(sync({ auth: "cookiefile", secretRef: { name: "c" } })), /use auth "token"/);
+  });
+});
