@@ -8,16 +8,30 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after } from "node:test";
-import { defaultCrdDir, down, findRepoRoot, up } from "@driftless/local-cluster";
+import { defaultCrdDir, down, findRepoRoot, up, type ClusterState } from "@driftless/local-cluster";
 import { controlPlaneOf, type TestEnvironment } from "./env.ts";
 
-export async function usePrivateControlPlane(): Promise<void> {
+export interface PrivateControlPlane {
+  readonly stateDir: string;
+  readonly cluster: ClusterState;
+}
+
+/** `withNode` adds a node (kubelet, containerd, CNI bridge, kube-proxy, scheduler); one per machine. */
+export async function usePrivateControlPlane(
+  options: { readonly withNode?: boolean } = {},
+): Promise<PrivateControlPlane> {
   const sharedFile = process.env["DRIFTLESS_TEST_ENV"];
   if (sharedFile === undefined) throw new Error("no test environment: run through npm run test:integration");
   const shared = JSON.parse(readFileSync(sharedFile, "utf8")) as TestEnvironment;
   // Under the run's folder, so the run's clean-up and CI's leaked-process check cover it too.
   const stateDir = join(shared.runDir, `private-${process.pid}`);
-  const cluster = await up({ stateDir, crdDir: defaultCrdDir(findRepoRoot()), detached: false, quiet: true });
+  const cluster = await up({
+    stateDir,
+    crdDir: defaultCrdDir(findRepoRoot()),
+    detached: false,
+    quiet: true,
+    withNode: options.withNode ?? false,
+  });
   after(() => down(stateDir));
   const env: TestEnvironment = {
     ...shared,
@@ -27,4 +41,5 @@ export async function usePrivateControlPlane(): Promise<void> {
   const file = join(shared.runDir, `env-private-${process.pid}.json`);
   writeFileSync(file, JSON.stringify(env, null, 2));
   process.env["DRIFTLESS_TEST_ENV"] = file;
+  return { stateDir, cluster };
 }
