@@ -146,3 +146,21 @@ test("toDesired keeps one DesiredObject per declaration and source, and a new on
   assert.equal(toDesired(declared, { dir: ".", gitContext: "{}" }), first);
   assert.notEqual(toDesired(declared, { dir: "x", gitContext: "{}" }), first);
 });
+
+test("an object no file declares (an implicit Namespace) gets no source-path and no declared-version, as in Config Sync", () => {
+  const implicit: DesiredObject = {
+    id: { group: "", kind: "Namespace", namespace: "", name: "apps" },
+    apiVersion: "v1",
+    object: { apiVersion: "v1", kind: "Namespace", metadata: { name: "apps" } },
+    sourcePath: "",
+    sourceHash: "",
+    dependsOn: [],
+    source: { dir: "config", gitContext: "{}" },
+  };
+  const meta = decorate(implicit, { kind: "RootSync", namespace: "config-management-system", name: "root-sync" })[
+    "metadata"
+  ] as { labels: Record<string, string>; annotations: Record<string, string> };
+  assert.equal(meta.annotations["configmanagement.gke.io/source-path"], undefined);
+  assert.equal(meta.labels["configsync.gke.io/declared-version"], undefined);
+  assert.equal(meta.annotations["configsync.gke.io/git-context"], "{}");
+});

@@ -33,11 +33,14 @@ export function decorate(desired: DesiredObject, sync: SyncIdentity): JsonObject
   const object = { ...desired.object };
   const meta = { ...metaOf(object) };
   object["metadata"] = meta;
+  // An object no file declares (an implicit Namespace) has neither a source path nor a declared
+  // version: Config Sync adds those while reading files, and its implicit Namespaces come after.
+  const fromFile = desired.sourcePath !== "";
   meta.labels = {
     ...meta.labels,
     [ManagedLabel.ManagedBy]: ManagedByValue,
     [ApplySetLabel.PartOf]: applySetId(sync),
-    [ManagedLabel.DeclaredVersion]: declaredVersion(desired.apiVersion),
+    ...(fromFile ? { [ManagedLabel.DeclaredVersion]: declaredVersion(desired.apiVersion) } : {}),
   };
   const source = desired.source;
   meta.annotations = {
@@ -46,8 +49,12 @@ export function decorate(desired: DesiredObject, sync: SyncIdentity): JsonObject
     [ManagedAnnotation.Manager]: managerAnnotationValue(sync.kind, sync.namespace, sync.name),
     [ManagedAnnotation.ResourceId]: resourceId(desired.id),
     [ManagedAnnotation.OwningInventory]: inventoryId(sync.namespace, sync.name),
-    [ManagedAnnotation.SourcePath]:
-      source === undefined ? desired.sourcePath : sourcePathFromRoot(source, desired.sourcePath),
+    ...(fromFile
+      ? {
+          [ManagedAnnotation.SourcePath]:
+            source === undefined ? desired.sourcePath : sourcePathFromRoot(source, desired.sourcePath),
+        }
+      : {}),
     ...(source === undefined ? {} : { [ManagedAnnotation.GitContext]: source.gitContext }),
   };
   return object;
