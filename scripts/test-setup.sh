@@ -14,6 +14,8 @@ ensure_node_modules
 ensure_git_identity test
 # Cached in .local/bin after the first build; prints progress while it builds.
 bash packages/local-cluster/scripts/build.sh >/dev/null
+# The node (kubelet, kube-proxy, kube-scheduler, containerd, CNI) that the node test starts.
+ensure_node
 # kustomize and helm, which render a sync directory holding a kustomization: cached like the control plane.
 bash packages/sync/scripts/build-render-tools.sh >/dev/null
 # The objectmatcher's fact generator, which a unit test runs: built here, outside any test's timeout.

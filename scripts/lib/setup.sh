@@ -19,6 +19,29 @@ ensure_commands() {
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# ensure_packages debian-package ...: installs the packages dpkg does not list as installed, for those
+# that bring no command of their name (the CNI plugins, the static busybox the node test packs as an image).
+ensure_packages() {
+  local missing=() pkg
+  command -v dpkg-query >/dev/null 2>&1 || { echo "please install: $* (no dpkg here)" >&2; return 1; }
+  for pkg in "$@"; do
+    [ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" = "install ok installed" ] || missing+=("$pkg")
+  done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  say "installing ${missing[*]} (Debian packages)"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# The node of `cluster:up --with-node`: containerd (with ctr), runc, the CNI plugins and iptables for
+# kube-proxy; busybox-static for the test image. Its binaries are built like the control plane's.
+ensure_node() {
+  ensure_packages containerd runc containernetworking-plugins iptables busybox-static
+  bash packages/local-cluster/scripts/build.sh node >/dev/null
+}
+
 # Go >= 1.26 on PATH is used as it is; otherwise the official toolchain is unpacked into .local/go.
 ensure_go() {
   go_ok() { command -v go >/dev/null 2>&1 && [ "$(go env GOVERSION | sed -E 's/^go1\.([0-9]+).*/\1/')" -ge 26 ]; }
