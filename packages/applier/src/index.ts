@@ -44,6 +44,7 @@ export type { DeclaredInput, DesiredObject, JsonObject, SyncIdentity } from "./d
 export { Inventory, resourceGroupMapping, StatusesOmittedCondition } from "./inventory.ts";
 export { fitStatuses, InventoryTooLargeError, ResourceGroupByteBudget } from "./inventory-budget.ts";
 export {
+  failureConditions,
   groupConditions,
   GroupConditionType,
   mergeConditions,

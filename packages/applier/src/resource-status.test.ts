@@ -1,6 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import {
+  failureConditions,
   groupConditions,
   mergeConditions,
   ownershipCondition,
@@ -56,5 +57,19 @@ void describe("resource statuses as Config Sync's ResourceGroup controller repor
     assert.equal(again[1]?.lastTransitionTime, earlier.toISOString());
     const changed = mergeConditions(first, groupConditions([entry("b", "Failed")]), new Date("2026-02-01T00:00:00Z"));
     assert.equal(changed[1]?.lastTransitionTime, "2026-02-01T00:00:00.000Z");
+  });
+  test("a Failed object's Stalled condition is copied onto its entry", () => {
+    const live = {
+      status: {
+        conditions: [
+          { type: "Ready", status: "False" },
+          { type: "Stalled", status: "True", reason: "Broken", message: "no", lastTransitionTime: "t" },
+        ],
+      },
+    };
+    assert.deepEqual(failureConditions(live), [
+      { type: "Stalled", status: "True", reason: "Broken", message: "no", lastTransitionTime: "t" },
+    ]);
+    assert.deepEqual(failureConditions(undefined), []);
   });
 });

@@ -1,3 +1,4 @@
+import type { JsonObject } from "./desired.ts";
 import type { HealthStatus } from "./kstatus.ts";
 import type { ObjectId } from "./object-id.ts";
 
@@ -77,6 +78,31 @@ export function ownershipCondition(inventoryId: string, owner: string | undefine
     reason: "Unknown",
     message: "no inventory owns this object; its status may not reflect this ResourceGroup's declaration",
   };
+}
+
+/**
+ * The conditions a Failed object gives for failing (its own Stalled ones, as kstatus reads them),
+ * copied onto its entry as Config Sync's controller does; the object's transition time is kept, so an
+ * unchanged failure is an unchanged status.
+ */
+export function failureConditions(live: JsonObject | undefined): GroupCondition[] {
+  const status = (live?.["status"] ?? {}) as { conditions?: unknown };
+  const conditions = Array.isArray(status.conditions) ? (status.conditions as Record<string, unknown>[]) : [];
+  const text = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
+  return conditions
+    .filter((c) => c["type"] === "Stalled" && c["status"] === "True")
+    .map((c) => {
+      const reason = text(c["reason"]);
+      const message = text(c["message"]);
+      const lastTransitionTime = text(c["lastTransitionTime"]);
+      return {
+        type: "Stalled",
+        status: "True" as const,
+        ...(reason === undefined ? {} : { reason }),
+        ...(message === undefined ? {} : { message }),
+        ...(lastTransitionTime === undefined ? {} : { lastTransitionTime }),
+      };
+    });
 }
 
 /**

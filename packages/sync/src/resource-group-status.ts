@@ -1,6 +1,7 @@
 import { KnvCode, ManagedAnnotation, inventoryId, sourceHash as commitHash } from "@driftless/api";
 import {
   computeHealth,
+  failureConditions,
   groupConditions,
   idKey,
   isManagementDisabled,
@@ -9,6 +10,7 @@ import {
   reconcileOf,
   reportedStatus,
   type Actuation,
+  type GroupCondition,
   type ApplyOutcome,
   type HealthStatus,
   type Inventory,
@@ -23,6 +25,9 @@ import type { InformerLiveState } from "./live-cache.ts";
 import type { Logger } from "./log.ts";
 import { recordResourceGroupMetrics } from "./resource-group-metrics.ts";
 
+/** How long a failed status write waits before the next try. */
+const retryMs = 5_000;
+
 /** What is known of one inventoried object between passes. */
 interface Tracked {
   readonly id: ObjectId;
@@ -32,6 +37,8 @@ interface Tracked {
   reconcile: Reconcile;
   /** The live `config.k8s.io/owning-inventory`, when it is not this group's. */
   foreignOwner: string | undefined;
+  /** What a Failed object says of its failure (its Stalled conditions). */
+  failure: readonly GroupCondition[] | undefined;
 }
 
 export interface ResourceGroupStatusOptions {
@@ -72,7 +79,8 @@ export class ResourceGroupStatus {
   async afterPass(applied: readonly ApplyOutcome[], commit: string): Promise<void> {
     const tracked = new Map<string, Tracked>();
     const hash = commitHash(commit);
-    const conflicts: [Tracked, ApplyOutcome][] = [];
+    // Conflicts and failures are rare: only they need the live copy (from the watch cache).
+    const readLive: [Tracked, ApplyOutcome][] = [];
     for (const outcome of applied) {
       if (isManagementDisabled(outcome.desired.object)) continue; // not in the inventory
       const actuation: Actuation =
@@ -85,11 +93,16 @@ export class ResourceGroupStatus {
         health,
         reconcile: reconcileOf(actuation, health, "Pending"),
         foreignOwner: undefined,
+        failure: undefined,
       };
       tracked.set(idKey(outcome.desired.id), entry);
-      if (outcome.error?.code === KnvCode.ManagementConflict) conflicts.push([entry, outcome]);
+      if (outcome.error?.code === KnvCode.ManagementConflict || health === "Failed") readLive.push([entry, outcome]);
     }
-    for (const [entry, outcome] of conflicts) entry.foreignOwner = await this.#foreignOwner(outcome);
+    for (const [entry, outcome] of readLive) {
+      const live = await this.#liveCopy(outcome);
+      if (outcome.error?.code === KnvCode.ManagementConflict) entry.foreignOwner = this.#ownerOf(live);
+      if (entry.health === "Failed") entry.failure = failureConditions(live);
+    }
     this.#tracked = tracked;
     this.#cancelTimer();
     await this.#write();
@@ -106,17 +119,16 @@ export class ResourceGroupStatus {
   }
 
   /**
-   * An object another reconciler holds (KNV1060) is owned by another inventory: read its live copy
-   * (rare, and from the watch cache) so the entry says so from this pass on. Applied objects carry
-   * this group's id, which this pass just wrote or matched.
+   * The live copy of an object a pass found held by another reconciler (KNV1060: owned by another
+   * inventory) or Failed, so its entry says so from this pass on. Objects the pass applied carry this
+   * group's id, which it just wrote or matched.
    */
-  async #foreignOwner(outcome: ApplyOutcome): Promise<string | undefined> {
+  async #liveCopy(outcome: ApplyOutcome): Promise<KubeObject | undefined> {
     const { mapping, desired } = outcome;
     if (mapping === undefined) return undefined;
-    const live = await this.#options.live
+    return this.#options.live
       ?.get(mapping, mapping.namespaced ? desired.id.namespace : undefined, desired.id.name)
       .catch(() => undefined);
-    return this.#ownerOf(live);
   }
 
   #ownerOf(object: KubeObject | undefined): string | undefined {
@@ -133,22 +145,25 @@ export class ResourceGroupStatus {
     const live = event === "delete" ? undefined : object;
     const health = computeHealth(live);
     const foreignOwner = live === undefined ? entry.foreignOwner : this.#ownerOf(live);
-    if (health === entry.health && foreignOwner === entry.foreignOwner) return;
+    const failure = health === "Failed" ? failureConditions(live) : undefined;
+    const sameFailure = JSON.stringify(failure) === JSON.stringify(entry.failure); // both undefined unless Failed
+    if (health === entry.health && foreignOwner === entry.foreignOwner && sameFailure) return;
     entry.health = health;
     entry.reconcile = reconcileOf(entry.actuation, health, entry.reconcile);
     entry.foreignOwner = foreignOwner;
+    entry.failure = failure;
     this.#schedule();
   }
 
-  #schedule(): void {
+  #schedule(delayMs = this.#options.debounceMs ?? 1_000): void {
     if (this.#timer !== undefined) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      // Not beside a running pass: one that applies writes these changes when it ends; one that
-      // stops early (an unchanged poll, a source error) leaves them to the next try.
+      // Not beside a running pass: one that applies writes these changes when it ends, and one that
+      // stops early (an unchanged poll, a source error) leaves them to this timer's next round.
       if (this.#options.passing()) this.#schedule();
       else void this.#write();
-    }, this.#options.debounceMs ?? 1_000);
+    }, delayMs);
     this.#timer.unref();
   }
 
@@ -167,9 +182,9 @@ export class ResourceGroupStatus {
       try {
         await inventory.writeStatus(statuses, conditions);
       } catch (error) {
-        this.#options.log.warn("ResourceGroup status write failed; the next change or pass retries", {
-          error: String(error),
-        });
+        // A 409 (the group changed meanwhile) succeeds on a fresh read; anything else retries slowly.
+        this.#options.log.warn("ResourceGroup status write failed; retrying", { error: String(error) });
+        this.#schedule(retryMs);
       }
       if (metrics === undefined) return;
       const stallreason = conditions.find((c) => c.type === "Stalled")?.reason ?? "";
@@ -184,6 +199,7 @@ export class ResourceGroupStatus {
     for (const t of this.#tracked.values()) {
       const ownership =
         t.foreignOwner === undefined ? undefined : ownershipCondition(this.#inventoryId, t.foreignOwner);
+      const conditions = ownership === undefined ? (t.failure ?? []) : [...(t.failure ?? []), ownership];
       out.push({
         group: t.id.group,
         kind: t.id.kind,
@@ -194,7 +210,7 @@ export class ResourceGroupStatus {
         strategy: "Apply",
         actuation: t.actuation,
         reconcile: t.reconcile,
-        ...(ownership === undefined ? {} : { conditions: [ownership] }),
+        ...(conditions.length === 0 ? {} : { conditions }),
       });
     }
     return out;

@@ -179,7 +179,12 @@ test("per-object status and Stalled follow the objects between passes, without a
   );
   assert.equal(condition(stalled, "Stalled")?.["reason"], "ComponentFailed");
   assert.match(String(condition(stalled, "Stalled")?.["message"]), /Widget\/.*\/w1/);
-  assert.equal(entries(stalled).find((e) => e["kind"] === "Widget")?.["reconcile"], "Failed");
+  const failed = entries(stalled).find((e) => e["kind"] === "Widget");
+  assert.equal(failed?.["reconcile"], "Failed");
+  assert.deepEqual(
+    ((failed?.["conditions"] ?? []) as JsonObject[]).map((c) => [c["type"], c["reason"]]),
+    [["Stalled", "Broken"]],
+  );
   const metrics = await (await fetch(`${reconciler.metricsUrl}/metrics`)).text();
   assert.match(metrics, /driftless_resource_status_count\{[^}]*status="Failed"[^}]*\} 1/);
   assert.match(metrics, /config_sync_ready_resource_count\{[^}]*\} 0/);
@@ -210,18 +215,40 @@ test("override.statusMode: disabled leaves the ResourceGroup without per-object 
     JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "one", namespace }, data: { a: "1" } }),
   );
   const commit = await repo.commit("a config map");
-  await createRootSync(name, repo, { spec: { override: { statusMode: "disabled" } } });
+  await createRootSync(name, repo);
   await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
   await rootSynced(name, commit);
+  await eventually(async () => entries(await resourceGroup(name)).length === 1, {
+    what: "one resource status while status is enabled",
+  });
 
+  // Disabling it removes what was written, as Config Sync does.
+  await eventually(
+    async () => {
+      // Read-modify-write: the reconciler writes the RootSync's status meanwhile (409 retries).
+      const sync = (await customApi().getNamespacedCustomObject({ ...rootSyncsApi, name })) as JsonObject;
+      const spec = sync["spec"] as JsonObject;
+      const body = {
+        ...sync,
+        spec: { ...spec, override: { ...(spec["override"] as JsonObject), statusMode: "disabled" } },
+      };
+      await customApi().replaceNamespacedCustomObject({ ...rootSyncsApi, name, body });
+      return true;
+    },
+    { what: "spec.override.statusMode set to disabled" },
+  );
   const group = await eventually(
     async () => {
       const current = await resourceGroup(name);
       const annotations = ((current["metadata"] as JsonObject)["annotations"] ?? {}) as Record<string, string>;
-      return annotations["configsync.gke.io/status"] === "disabled" && current;
+      return (
+        annotations["configsync.gke.io/status"] === "disabled" &&
+        statusOf(current)["resourceStatuses"] === undefined &&
+        current
+      );
     },
-    { what: "the ResourceGroup to say its status is disabled" },
+    { what: "the ResourceGroup to say its status is disabled and hold no per-object status" },
   );
-  assert.equal(statusOf(group)["resourceStatuses"], undefined);
+  assert.equal(condition(group, "Stalled"), undefined);
   assert.equal(((group["spec"] as JsonObject)["resources"] as unknown[]).length, 1);
 });
