@@ -34,8 +34,13 @@ mkdir -p "$out"
 version=$(node -p "require('./package.json').version")
 image="driftless:$version"
 
-base=$(bash scripts/image/base.sh | tail -n 1)
-redis=$(bash scripts/image/redis.sh | tail -n 1)
+# The two bases side by side: a cold build spends most of its time downloading and unpacking Debian packages.
+bash scripts/image/base.sh >"$out/base.ref" & base_pid=$!
+bash scripts/image/redis.sh >"$out/redis.ref" & redis_pid=$!
+wait "$base_pid" || { wait "$redis_pid" || true; exit 1; }
+wait "$redis_pid"
+base=$(tail -n 1 "$out/base.ref")
+redis=$(tail -n 1 "$out/redis.ref")
 
 # kustomize and helm as npm test's set-up builds them (cached in .local/bin), as an image with /tools/.
 tools_dir=$(bash packages/sync/scripts/build-render-tools.sh | tail -n 1)

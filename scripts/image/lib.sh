@@ -34,7 +34,9 @@ debian_rootfs() {
     sources=(/etc/apt/sources.list.d/debian.sources)
   fi
   local log; log=$(mktemp)
+  # dpkg without fsync: the tree is a throwaway until it is packed into the tarball.
   if ! SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-0} mmdebstrap --quiet --variant=minbase --include="$packages" \
+    --dpkgopt=force-unsafe-io \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/lintian/*' \
