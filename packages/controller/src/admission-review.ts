@@ -29,6 +29,7 @@ export interface AdmissionRequest {
   readonly uid: string;
   readonly kind?: { readonly group?: string; readonly version?: string; readonly kind?: string };
   readonly subResource?: string;
+  readonly namespace?: string;
   readonly operation?: string;
   readonly userInfo?: { readonly username?: string; readonly groups?: readonly string[] };
   readonly object?: JsonMap | null;
@@ -50,15 +51,36 @@ const systemNamespaceGroup = `${serviceAccountsGroup}:${RootSyncNamespace}`;
 const systemNamespaceUserPrefix = `system:serviceaccount:${RootSyncNamespace}:`;
 
 /**
- * kube-controller-manager's deleters: a namespace being deleted, or an owner deleted with its
- * dependents, must not hang on a managed object inside. (Config Sync refuses them too; driftless
- * lets them through, so that protection can never wedge a namespace deletion.)
+ * kube-controller-manager's deleters (with and without per-controller credentials): a namespace being
+ * deleted, or an owner deleted with its dependents, must not hang on a managed object inside. Config
+ * Sync refuses them too; driftless lets them through, so that protection never wedges a deletion.
  */
 const clusterDeleters = new Set([
   "system:serviceaccount:kube-system:namespace-controller",
   "system:serviceaccount:kube-system:generic-garbage-collector",
   "system:kube-controller-manager",
 ]);
+
+/** What the decision may look up on the cluster. */
+export interface AdmissionLookups {
+  /** Whether the namespace is being deleted; false when that cannot be told. */
+  readonly namespaceTerminating: (namespace: string) => Promise<boolean>;
+}
+
+/**
+ * reviewAdmission, and a refused deletion let through when its namespace is being deleted: the namespace
+ * controller empties it under whatever identity kube-controller-manager runs as.
+ */
+export async function reviewAdmissionInCluster(
+  request: AdmissionRequest,
+  lookups: AdmissionLookups,
+): Promise<AdmissionDecision> {
+  const decision = reviewAdmission(request);
+  if (decision.allowed || request.operation !== "DELETE") return decision;
+  const namespace = request.namespace ?? "";
+  if (namespace !== "" && (await lookups.namespaceTerminating(namespace))) return allow;
+  return decision;
+}
 
 export function reviewAdmission(request: AdmissionRequest): AdmissionDecision {
   // Subresources (status, scale) are not intercepted: the request carries no full parent to judge.

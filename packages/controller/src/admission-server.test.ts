@@ -34,6 +34,7 @@ test("the endpoint answers AdmissionReviews over TLS, refuses anything else, and
     port: 0,
     host: "127.0.0.1",
     tls: { cert: first.tlsCert, key: first.tlsKey },
+    lookups: { namespaceTerminating: (namespace) => Promise.resolve(namespace === "leaving") },
     log: createLogger({ component: "test" }, { level: "error" }),
   });
   t.after(() => server.close());
@@ -75,6 +76,18 @@ test("the endpoint answers AdmissionReviews over TLS, refuses anything else, and
       },
     },
   });
+  // The same deletion in a namespace being deleted: the namespace controller must be able to empty it.
+  const leaving = JSON.parse(review) as {
+    request: { namespace?: string; oldObject: { metadata: Record<string, unknown> } };
+  };
+  leaving.request.namespace = "leaving";
+  leaving.request.oldObject.metadata["namespace"] = "leaving";
+  leaving.request.oldObject.metadata["annotations"] = {
+    "configmanagement.gke.io/managed": "enabled",
+    "configsync.gke.io/resource-id": "_configmap_leaving_cm",
+  };
+  const letThrough = await call(server.port, first.caCert, "POST", AdmissionWebhookPath, JSON.stringify(leaving));
+  assert.deepEqual(JSON.parse(letThrough.body).response, { uid: "u-1", allowed: true });
   assert.equal((await call(server.port, first.caCert, "GET", AdmissionWebhookPath)).status, 405);
   assert.equal((await call(server.port, first.caCert, "POST", "/other", review)).status, 404);
   assert.equal((await call(server.port, first.caCert, "POST", AdmissionWebhookPath, "{not json")).status, 400);

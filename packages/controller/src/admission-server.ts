@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "@driftless/sync";
-import { reviewAdmission, type AdmissionRequest } from "./admission-review.ts";
+import { reviewAdmissionInCluster, type AdmissionLookups, type AdmissionRequest } from "./admission-review.ts";
 import { BodyIncomplete, BodyTooLarge, readBody } from "./webhook-body.ts";
 
 export const AdmissionWebhookPath = "/admission-webhook";
@@ -20,6 +20,7 @@ export interface AdmissionServerOptions {
   readonly port: number;
   readonly host?: string;
   readonly tls: { readonly cert: string; readonly key: string };
+  readonly lookups: AdmissionLookups;
   readonly log: Logger;
 }
 
@@ -39,7 +40,12 @@ function reply(response: ServerResponse, status: number, body: unknown): void {
   response.end(text);
 }
 
-async function handle(request: IncomingMessage, response: ServerResponse, log: Logger): Promise<void> {
+async function handle(
+  request: IncomingMessage,
+  response: ServerResponse,
+  options: AdmissionServerOptions,
+): Promise<void> {
+  const log = options.log;
   const path = new URL(request.url ?? "/", "https://localhost").pathname;
   if (path !== AdmissionWebhookPath) return reply(response, 404, { status: "not found" });
   if (request.method !== "POST") return reply(response, 405, { status: "method not allowed" });
@@ -60,7 +66,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, log: L
   const admission = review.request;
   if (admission === undefined || typeof admission.uid !== "string")
     return reply(response, 400, { status: "not an AdmissionReview request" });
-  const decision = reviewAdmission(admission);
+  const decision = await reviewAdmissionInCluster(admission, options.lookups);
   if (!decision.allowed)
     log.info("admission refused", {
       user: admission.userInfo?.username,
@@ -91,7 +97,7 @@ export async function serveAdmission(options: AdmissionServerOptions): Promise<A
       requestTimeout: readTimeoutMs,
     },
     (request, response) => {
-      handle(request, response, options.log).catch((error: unknown) => {
+      handle(request, response, options).catch((error: unknown) => {
         // The API server then applies failurePolicy (Ignore): the write goes through.
         options.log.error("admission handler failed", { error: String(error) });
         if (!response.headersSent) reply(response, 500, { status: "error" });

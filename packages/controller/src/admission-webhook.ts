@@ -38,6 +38,14 @@ export const AdmissionResource = {
     namespaced: false,
     verbs: ["get", "create", "update", "delete"],
   },
+  Namespace: {
+    group: "",
+    version: "v1",
+    kind: "Namespace",
+    resource: "namespaces",
+    namespaced: false,
+    verbs: ["get"],
+  },
   Secret: {
     group: "",
     version: "v1",
@@ -100,6 +108,7 @@ export class AdmissionWebhook {
       port: options.port,
       ...(options.host === undefined ? {} : { host: options.host }),
       tls: { cert: certs.cert, key: certs.key },
+      lookups: { namespaceTerminating: (namespace) => webhook.#namespaceTerminating(namespace) },
       log: options.log,
     });
     await webhook.#ensureConfiguration(certs.caBundle);
@@ -118,6 +127,18 @@ export class AdmissionWebhook {
     clearInterval(this.#timer);
     await this.#server?.close();
     this.#client.close();
+  }
+
+  /** Within the API server's 3 s for the whole call; unknown counts as not terminating (the refusal stands). */
+  async #namespaceTerminating(namespace: string): Promise<boolean> {
+    try {
+      const ns = await this.#client.get(AdmissionResource.Namespace, undefined, namespace, {
+        signal: AbortSignal.timeout(2_000),
+      });
+      return (ns?.["status"] as { phase?: string } | undefined)?.phase === "Terminating";
+    } catch {
+      return false;
+    }
   }
 
   async #check(): Promise<void> {

@@ -2,7 +2,8 @@
  * Admission protection with the real API server calling the manager's webhook: a user may not change
  * a declared field of a managed object or delete it, may change what is not declared, the owning
  * reconciler still applies new commits, a stopped manager blocks nothing (failurePolicy Ignore), a
- * manager without the setting removes the configuration, and a certificate near its end is renewed.
+ * manager without the setting removes the configuration, a certificate near its end is renewed, and
+ * a namespace holding a managed object is still deleted.
  * On a control plane of its own: the webhook configuration is cluster-wide and would refuse other
  * test files' drift edits.
  */
@@ -20,6 +21,7 @@ import {
   createNamespace,
   createSync,
   getObject,
+  managerKubeconfig,
   Mapping,
   mintToken,
   rootSyncObject,
@@ -220,8 +222,9 @@ test("the admission webhook refuses changes to declared fields and deletion of m
   });
 });
 
-test("a certificate close to its end is renewed, and the previous CA stays trusted", async (t) => {
+test("a certificate close to its end is renewed, the previous CA stays trusted, and a namespace holding managed objects can still be deleted", async (t) => {
   const adminClient = await admin();
+  await managerKubeconfig(); // applies manifests/: the namespace, the manager's RBAC
   const old = issueWebhookCertificates({ hosts: ["127.0.0.1"], lifetimeMs: 24 * 60 * 60 * 1000 });
   const data = {
     "ca.crt": Buffer.from(old.caCert).toString("base64"),
@@ -279,5 +282,12 @@ test("a certificate close to its end is renewed, and the previous CA stays trust
     { what: "the renewed webhook answers" },
   );
   assert.match(refused.serverMessage, /is not authorized to delete managed resource/);
+
+  // Protection never wedges a namespace deletion: the namespace controller may delete managed objects.
+  await adminClient.delete(Mapping.Namespace, undefined, namespace);
+  await eventually(async () => (await adminClient.get(Mapping.Namespace, undefined, namespace)) === undefined, {
+    what: "the namespace holding a managed object deleted",
+    timeoutMs: 60_000,
+  });
   await manager.stop();
 });
