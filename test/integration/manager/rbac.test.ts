@@ -59,7 +59,7 @@ async function allowed(serviceAccount: string, attributes: Attributes): Promise<
   return review.status?.allowed === true;
 }
 
-test("the manager's ServiceAccount may manage reconcilers but read no Secrets and touch no synced objects", async () => {
+test("the manager's ServiceAccount may manage reconcilers but read no Secrets (but its webhook certificate) and touch no synced objects", async () => {
   await managerKubeconfig(); // applies manifests/
   const manager = "reconciler-manager";
   const may: Attributes[] = [
@@ -73,6 +73,14 @@ test("the manager's ServiceAccount may manage reconcilers but read no Secrets an
     // Per-sync Roles reading only the Secrets a spec names (a Role with what the manager lacks needs escalate).
     { verb: "create", resource: "roles", group: "rbac.authorization.k8s.io", namespace: "team-a" },
     { verb: "escalate", resource: "roles", group: "rbac.authorization.k8s.io", namespace: "team-a" },
+    // Admission protection: its own webhook configuration and certificate Secret, by name.
+    {
+      verb: "update",
+      resource: "validatingwebhookconfigurations",
+      group: "admissionregistration.k8s.io",
+      name: "admission-webhook.configsync.gke.io",
+    },
+    { verb: "get", resource: "secrets", namespace: systemNamespace, name: "driftless-admission-webhook-cert" },
   ];
   const mayNot: Attributes[] = [
     { verb: "get", resource: "secrets", namespace: systemNamespace },
@@ -86,6 +94,14 @@ test("the manager's ServiceAccount may manage reconcilers but read no Secrets an
     { verb: "escalate", resource: "clusterroles", group: "rbac.authorization.k8s.io" },
     { verb: "get", resource: "secrets", namespace: "team-a", name: "git-creds" },
     { verb: "delete", resource: "customresourcedefinitions", group: "apiextensions.k8s.io" },
+    {
+      verb: "update",
+      resource: "validatingwebhookconfigurations",
+      group: "admissionregistration.k8s.io",
+      name: "other",
+    },
+    { verb: "delete", resource: "mutatingwebhookconfigurations", group: "admissionregistration.k8s.io" },
+    { verb: "get", resource: "secrets", namespace: systemNamespace, name: "driftless-redis" },
   ];
   for (const a of may)
     assert.equal(
