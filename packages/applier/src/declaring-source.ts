@@ -11,10 +11,32 @@ export interface DeclaringSource {
   readonly dir: string;
   /** The `configsync.gke.io/git-context` value. */
   readonly gitContext: string;
+  /**
+   * Set when kustomize rendered the directory. Config Sync reads kustomize's `--output` folder, one
+   * file per object named by kustomize, prefixed with the namespace when the output spans several.
+   */
+  readonly rendered?: { readonly namespacePrefix: boolean };
 }
 
-/** The declaring source of `sync`'s current spec (git, oci or helm, as Config Sync fills each). */
-export function declaringSourceOf(sync: RSync): DeclaringSource {
+/** What a declared object needs for its path: its id, apiVersion and file relative to the sync's directory. */
+export interface DeclaredPath {
+  readonly id: { readonly group: string; readonly kind: string; readonly namespace?: string; readonly name: string };
+  readonly apiVersion: string;
+  readonly sourcePath: string;
+}
+
+/**
+ * The declaring source of `sync`'s current spec (git, oci or helm, as Config Sync fills each);
+ * `rendered` holds the objects kustomize rendered, when it did.
+ */
+export function declaringSourceOf(sync: RSync, rendered?: readonly DeclaredPath[]): DeclaringSource {
+  const source = unrenderedSourceOf(sync);
+  if (rendered === undefined) return source;
+  const namespaces = new Set(rendered.flatMap((o) => (o.id.namespace ? [o.id.namespace] : [])));
+  return { ...source, rendered: { namespacePrefix: namespaces.size > 1 } };
+}
+
+function unrenderedSourceOf(sync: RSync): DeclaringSource {
   const spec = sync.spec;
   const type = spec.sourceType ?? SourceType.Git;
   if (type === SourceType.Oci && spec.oci !== undefined)
@@ -41,9 +63,23 @@ function cleanDir(dir: string | undefined): string {
   return trimmed === "" ? "." : posix.normalize(trimmed).replace(/\/$/, "") || ".";
 }
 
-/** A declaring file's path from the repository root: `<dir>/<path relative to dir>`, cleaned. */
-export function sourcePathFromRoot(source: DeclaringSource, relativePath: string): string {
-  return posix.join(source.dir, relativePath);
+/**
+ * A declaring file's path from the repository root: `<dir>/<path relative to dir>`, cleaned; for a
+ * rendered directory, `<dir>/<the file kustomize writes the object to>`.
+ */
+export function sourcePathFromRoot(source: DeclaringSource, declared: DeclaredPath): string {
+  if (source.rendered === undefined) return posix.join(source.dir, declared.sourcePath);
+  return posix.join(source.dir, kustomizeFileName(declared, source.rendered.namespacePrefix));
+}
+
+/** kustomize build --output's name: `[<namespace>_][<group>_]<version>_<kind>_<name>.yaml`, lowercased. */
+function kustomizeFileName(declared: DeclaredPath, namespacePrefix: boolean): string {
+  const gvk = [declared.id.group, declared.apiVersion.slice(declared.apiVersion.lastIndexOf("/") + 1), declared.id.kind]
+    .filter((part) => part !== "")
+    .join("_");
+  const name = `${gvk}_${declared.id.name}.yaml`;
+  const namespace = declared.id.namespace ?? "";
+  return (namespacePrefix && namespace !== "" ? `${namespace}_${name}` : name).toLowerCase();
 }
 
 /**
@@ -63,5 +99,12 @@ export function gitContextValue(context: { readonly repo: string; readonly branc
 
 /** Equal declaring sources decorate objects alike. */
 export function sameDeclaringSource(a: DeclaringSource | undefined, b: DeclaringSource | undefined): boolean {
-  return a === b || (a !== undefined && b !== undefined && a.dir === b.dir && a.gitContext === b.gitContext);
+  return (
+    a === b ||
+    (a !== undefined &&
+      b !== undefined &&
+      a.dir === b.dir &&
+      a.gitContext === b.gitContext &&
+      a.rendered?.namespacePrefix === b.rendered?.namespacePrefix)
+  );
 }

@@ -118,8 +118,9 @@ test("the declaring source of an RSync: the directory as Config Sync cleans it, 
   });
   const nested = declaringSourceOf(sync({ repo: "https://u:secret@h/r.git?a=1&b=2", dir: "/a/b/", branch: "dev" }));
   assert.equal(nested.dir, "a/b");
-  assert.equal(sourcePathFromRoot(nested, "c/d.yaml"), "a/b/c/d.yaml");
-  assert.equal(sourcePathFromRoot(declaringSourceOf(sync({ repo: "r", dir: "/" })), "x.yaml"), "x.yaml");
+  const at = (sourcePath: string) => ({ ...cm, sourcePath });
+  assert.equal(sourcePathFromRoot(nested, at("c/d.yaml")), "a/b/c/d.yaml");
+  assert.equal(sourcePathFromRoot(declaringSourceOf(sync({ repo: "r", dir: "/" })), at("x.yaml")), "x.yaml");
   assert.ok(!nested.gitContext.includes("secret"), "credentials written into an annotation");
   // Go's encoding/json escapes & < > in strings.
   assert.match(nested.gitContext, /\?a=1\\u0026b=2/);
@@ -163,4 +164,28 @@ test("an object no file declares (an implicit Namespace) gets no source-path and
   assert.equal(meta.annotations["configmanagement.gke.io/source-path"], undefined);
   assert.equal(meta.labels["configsync.gke.io/declared-version"], undefined);
   assert.equal(meta.annotations["configsync.gke.io/git-context"], "{}");
+});
+
+test("a rendered directory's objects are at the paths kustomize build --output writes them to, as Config Sync reads them", () => {
+  const root = {
+    kind: "RootSync",
+    spec: { git: { auth: "none", repo: "r", dir: "overlays/prod" } },
+  } as unknown as RSync;
+  const deployment = {
+    id: { group: "apps", kind: "Deployment", namespace: "web", name: "Front" },
+    apiVersion: "apps/v1",
+    sourcePath: "rendered.yaml",
+  };
+  const namespace = {
+    id: { group: "", kind: "Namespace", name: "web" },
+    apiVersion: "v1",
+    sourcePath: "rendered.yaml",
+  };
+  const oneNamespace = declaringSourceOf(root, [deployment, namespace]);
+  assert.equal(sourcePathFromRoot(oneNamespace, deployment), "overlays/prod/apps_v1_deployment_front.yaml");
+  assert.equal(sourcePathFromRoot(oneNamespace, namespace), "overlays/prod/v1_namespace_web.yaml");
+  const other = { ...deployment, id: { ...deployment.id, namespace: "api" } };
+  const twoNamespaces = declaringSourceOf(root, [deployment, other, namespace]);
+  assert.equal(sourcePathFromRoot(twoNamespaces, deployment), "overlays/prod/web_apps_v1_deployment_front.yaml");
+  assert.equal(sourcePathFromRoot(twoNamespaces, namespace), "overlays/prod/v1_namespace_web.yaml");
 });

@@ -52,7 +52,7 @@ export function decorate(desired: DesiredObject, sync: SyncIdentity): JsonObject
     ...(fromFile
       ? {
           [ManagedAnnotation.SourcePath]:
-            source === undefined ? desired.sourcePath : sourcePathFromRoot(source, desired.sourcePath),
+            source === undefined ? desired.sourcePath : sourcePathFromRoot(source, desired),
         }
       : {}),
     ...(source === undefined ? {} : { [ManagedAnnotation.GitContext]: source.gitContext }),

@@ -33,6 +33,7 @@ import { memoryMiB } from "./memory.ts";
 import { loadSync, type LoadedSync } from "./rsync.ts";
 import { recordEvent, SyncEventReason } from "./events.ts";
 import { nextStatus, syncingStatus, writeStatus, type PassReport } from "./status.ts";
+import { RenderingMessage } from "./render.ts";
 import { measureDrift } from "./suspend.ts";
 
 /** What triggered a pass; `drift` re-applies the last source without touching Git. */
@@ -140,7 +141,10 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
       sync,
       withSpecialNamespacesDetached(source.objects),
     );
-    const declaringSource = declaringSourceOf(sync);
+    const declaringSource = declaringSourceOf(
+      sync,
+      rendered.rendering.message === RenderingMessage.Succeeded ? source.objects : undefined,
+    );
     const desired = objects.map((object) => toDesired(object, declaringSource));
     result = { ...result, declared: desired };
     const fights = ctx.activeFights();

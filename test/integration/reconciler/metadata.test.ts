@@ -7,7 +7,11 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   coreApi,
   createRootSync,
@@ -120,4 +124,65 @@ test("a commit that leaves an object alone does not rewrite it (its token stays)
   const base = reconciler.passCount;
   await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes", timeoutMs: 20_000 });
   assert.equal(reconciler.client.requests.writes() - writesBefore, 0, "an unchanged pass wrote to the API server");
+});
+
+test("a rendered directory's objects carry the source-path of the file kustomize build --output writes each to, as Config Sync reads them", async (t) => {
+  const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .at(-1)!;
+  const sync = `meta-${suffix()}`;
+  const namespaces = [`meta-a-${suffix()}`, `meta-b-${suffix()}`];
+  t.after(() =>
+    Promise.all(
+      namespaces.map((name) =>
+        coreApi()
+          .deleteNamespace({ name })
+          .catch(() => undefined),
+      ),
+    ),
+  );
+  const repo = await TestRepo.create(t);
+  const resources = namespaces.flatMap((namespace) => [
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "settings-x", namespace }, data: { a: "1" } },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: "reader", namespace },
+      rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }],
+    },
+  ]);
+  await repo.write("config/all.yaml", resources.map((r) => JSON.stringify(r)).join("\n---\n"));
+  await repo.write("config/kustomization.yaml", JSON.stringify({ resources: ["all.yaml"] }));
+  const commit = await repo.commit("a kustomization over two namespaces");
+  await createRootSync(sync, repo);
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name: sync }, { renderToolsDir });
+  await rootSynced(sync, commit);
+
+  // The oracle: the real kustomize writing one file per object, the folder Config Sync's reconciler reads.
+  const out = await mkdtemp(join(tmpdir(), "driftless-kustomize-out-"));
+  t.after(() => rm(out, { recursive: true, force: true }));
+  execFileSync(join(renderToolsDir, "kustomize"), ["build", join(repo.work, "config"), "--output", out]);
+  const expected = new Map<string, string>();
+  for (const file of await readdir(out)) {
+    const text = await readFile(join(out, file), "utf8");
+    const kind = /^kind: (.+)$/m.exec(text)?.[1];
+    const name = /^ {2}name: (.+)$/m.exec(text)?.[1];
+    const namespace = /^ {2}namespace: (.+)$/m.exec(text)?.[1] ?? "";
+    expected.set(`${kind}/${namespace}/${name}`, `config/${file}`);
+  }
+  assert.equal(expected.size, resources.length);
+  for (const namespace of namespaces) {
+    const cm = await coreApi().readNamespacedConfigMap({ namespace, name: "settings-x" });
+    assert.equal(
+      cm.metadata?.annotations?.["configmanagement.gke.io/source-path"],
+      expected.get(`ConfigMap/${namespace}/settings-x`),
+    );
+    const ns = await coreApi().readNamespace({ name: namespace });
+    assert.equal(
+      ns.metadata?.annotations?.["configmanagement.gke.io/source-path"],
+      expected.get(`Namespace//${namespace}`),
+    );
+  }
 });
