@@ -170,8 +170,9 @@ export class AdmissionWebhook {
       if (why === undefined) return current as Certificates;
       if (attempt >= 3) throw new Error(`could not write the admission webhook certificate: ${why}`);
       const issued = issueWebhookCertificates({ hosts: this.#hosts, lifetimeMs: this.#o.certLifetimeMs ?? 365 * day });
-      // The previous CA stays trusted until it expires: a replica may still serve a certificate it signed.
-      const caBundle = [issued.caCert, ...unexpiredCertificates(current.caBundle ?? "")].join("");
+      // Previous CAs stay trusted until they expire (a replica may still serve a certificate one signed),
+      // the two newest only: renewals come a year apart, so two cover any replica that has not caught up.
+      const caBundle = [issued.caCert, ...unexpiredCertificates(current.caBundle ?? "").slice(0, 2)].join("");
       const data = {
         "ca.crt": Buffer.from(caBundle).toString("base64"),
         "tls.crt": Buffer.from(issued.tlsCert).toString("base64"),
