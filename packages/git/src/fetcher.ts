@@ -15,6 +15,7 @@ import { CacheRepo } from "./mirror.ts";
 import { Transport } from "./repo-url.ts";
 import { GitProcessError } from "./run-git.ts";
 import { checkDirInCommit, resolveSourceDir } from "./source-dir.ts";
+import { checkOutSubmodules, gitlinksOf } from "./submodules.ts";
 import { planFetch } from "./spec.ts";
 import type { FetchPlan } from "./spec.ts";
 import { GitAuthType } from "./types.ts";
@@ -170,7 +171,12 @@ export class GitFetcher {
     const checkedOut = await worktrees.exists(commit);
     // A checkout that exists was validated when it was made; its objects may since have been pruned.
     if (!checkedOut) await checkDirInCommit(session, repo.gitDir, commit, plan.dir);
-    const { dir, base } = await worktrees.materialize(commit);
+    const links = checkedOut ? [] : await gitlinksOf(session, repo.gitDir, commit);
+    const submodules = { session, repo, url: plan.repo.url, allowedTransports: this.#transports };
+    const { dir, base } = await worktrees.materialize(
+      commit,
+      links.length === 0 ? undefined : (temp) => checkOutSubmodules(submodules, commit, links, temp),
+    );
     await worktrees.touch(commit);
     const sourceDir = await resolveSourceDir(session, dir, plan.dir);
     const removed = await worktrees.collectGarbage(this.#keep, commit);

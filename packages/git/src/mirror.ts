@@ -17,6 +17,7 @@ import { GitExit, GitProcessError } from "./run-git.ts";
 export const targetRef = "refs/driftless/target";
 // Used only by the slow path for a commit the server will not serve by SHA.
 const allRefspecs = ["+refs/heads/*:refs/driftless/heads/*", "+refs/tags/*:refs/driftless/tags/*"];
+const allRefspecsUnder = (ref: string): string[] => [`+refs/heads/*:${ref}/heads/*`, `+refs/tags/*:${ref}/tags/*`];
 
 export class CacheRepo {
   readonly #session: GitSession;
@@ -73,26 +74,49 @@ export class CacheRepo {
    * objects; then everything is fetched, as a clone would, and the commit looked up locally.
    * Returns false when the commit is not in the repository at all.
    */
-  async fetchCommit(url: string, sha: string): Promise<boolean> {
+  async fetchCommit(url: string, sha: string, ref = targetRef): Promise<boolean> {
     try {
       await this.#session.runRaw(
-        this.#fetchArgs(url, await this.#depthArgs(), [`+${sha}:${targetRef}`]),
+        this.#fetchArgs(url, await this.#depthArgs(), [`+${sha}:${ref}`]),
         this.#local("fetch"),
       );
       return true;
     } catch (error) {
       if (!isRefusedObject(error)) throw this.#session.toFetchError(error, "fetch");
     }
-    await this.fetchAll(url);
+    // Another repository's branches (a submodule's) go under its own ref, beside the superproject's.
+    await this.fetchAll(url, ref === targetRef ? allRefspecs : allRefspecsUnder(`${ref}-all`));
     if (!(await this.hasCommit(sha))) return false;
-    await this.#session.run(["update-ref", targetRef, sha], this.#local("record"));
+    await this.keep(ref, sha);
     return true;
   }
 
   /** Every branch and tag with full history: the slow path for a commit SHA. */
-  async fetchAll(url: string): Promise<void> {
+  async fetchAll(url: string, refspecs: readonly string[] = allRefspecs): Promise<void> {
     const shallow = await this.#isShallow();
-    await this.#session.run(this.#fetchArgs(url, shallow ? ["--unshallow"] : [], allRefspecs), this.#local("fetch"));
+    await this.#session.run(this.#fetchArgs(url, shallow ? ["--unshallow"] : [], refspecs), this.#local("fetch"));
+  }
+
+  /** Points `ref` at `sha`, which keeps the commit from being garbage-collected. */
+  async keep(ref: string, sha: string): Promise<void> {
+    await this.#session.run(["update-ref", "--end-of-options", ref, sha], this.#local("record"));
+  }
+
+  /** Writes the files of `sha`'s tree into `dir` (a submodule's place in a checkout), with an index of its own. */
+  async checkOut(sha: string, dir: string): Promise<void> {
+    const index = `${dir}.driftless-index-${randomUUID()}`;
+    const options = {
+      gitDir: this.gitDir,
+      cwd: dir,
+      env: { GIT_INDEX_FILE: index, GIT_WORK_TREE: dir },
+      action: "check out a submodule of",
+    };
+    try {
+      await this.#session.run(["read-tree", "--end-of-options", sha], options);
+      await this.#session.run(["checkout-index", "--all", "--force"], options);
+    } finally {
+      await rm(index, { force: true });
+    }
   }
 
   /** `--depth=N`; for all of history, `--unshallow` once a shallower fetch left the cache shallow. */

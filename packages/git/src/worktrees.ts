@@ -45,18 +45,24 @@ export class Worktrees {
   /**
    * Makes `<root>/<sha>`. When an older checkout exists it is copied as hard links and only the
    * paths the commit changed are written (a one-file change to a 10 000-file repository writes one
-   * file); otherwise every file is written. Either way the work happens in a temporary directory
-   * renamed into place, so the final path appears complete or not at all, even if the process dies.
+   * file); otherwise every file is written, and `addSubmodules` fills in the submodules. Either way
+   * the work happens in a temporary directory renamed into place, so the final path appears complete
+   * or not at all, even if the process dies.
    */
-  async materialize(sha: string): Promise<Materialized> {
+  async materialize(sha: string, addSubmodules?: (dir: string) => Promise<void>): Promise<Materialized> {
     const dir = this.pathFor(sha);
     if (await this.exists(sha)) return { dir, base: undefined };
     await mkdir(this.root, { recursive: true });
-    const base = await this.#mostRecent(sha);
+    // A commit with submodules is written in full: its gitlinks are not files diff-tree can patch.
+    const base = addSubmodules === undefined ? await this.#mostRecent(sha) : undefined;
     if (base !== undefined && (await this.#attempt(sha, (temp, index) => this.#incremental(base, sha, temp, index)))) {
       return { dir, base };
     }
-    await this.#attempt(sha, (temp, index) => this.#full(sha, temp, index));
+    await this.#attempt(sha, async (temp, index) => {
+      await this.#full(sha, temp, index);
+      await addSubmodules?.(temp);
+      return true;
+    });
     return { dir, base: undefined };
   }
 
