@@ -65,7 +65,11 @@ export class OciFetcher {
     const dir = join(this.#options.cacheDir, commit);
     let fetched = false;
     if (!(await isDirectory(dir))) {
-      await this.#pull(this.#client(ref, options), manifest, dir);
+      await this.#pull(this.#client(ref, options), manifest, dir).catch((error: unknown) => {
+        // Unpacking errors know the path, not the image: say which image it was.
+        if (!(error instanceof OciFetchError) || error.message.startsWith(options.spec.image)) throw error;
+        throw new OciFetchError(error.reason, `${options.spec.image}: ${error.message}`, error);
+      });
       fetched = true;
     }
     await this.#removeOthers(commit);

@@ -182,7 +182,7 @@ test("syncs an image from a TLS registry with basic auth like a commit (digest a
   assert.equal(await configMapExists(ns, "a"), false, "a.yaml was whited out and is pruned");
 });
 
-test("a missing tag, a wrong password and a layer escaping its directory are KNV2004 source errors, and nothing synced before is deleted", async (t) => {
+test("a missing tag, a wrong password, a layer escaping its directory and a missing dir are KNV2004 source errors, and nothing synced before is deleted", async (t) => {
   const registry = await startRegistry(t);
   const name = `oci-bad-${suffix()}`;
   const ns = `oci-bad-${suffix()}`;
@@ -220,6 +220,10 @@ test("a missing tag, a wrong password and a layer escaping its directory are KNV
     [
       { image: `${registry.host}/config/app:escape`, secretRef: { name: creds } },
       /KNV2004: .*leads out of the image's directory/,
+    ],
+    [
+      { image: `${registry.host}/config/app:v1`, dir: "not-there" },
+      /KNV2004: spec.oci.dir "not-there" is not a directory of the image/,
     ],
   ];
   for (const [change, pattern] of cases) {
