@@ -1,0 +1,79 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { KubeObject, ResourceMapping } from "@driftless/kube";
+import { Operation, type ApplyOutcome } from "./apply.ts";
+import { toDesired } from "./desired.ts";
+import { settleApplied } from "./settle.ts";
+
+const deployments: ResourceMapping = {
+  group: "apps",
+  version: "v1",
+  kind: "Deployment",
+  resource: "deployments",
+  namespaced: true,
+  verbs: ["get"],
+};
+
+function deployment(name: string, ready: boolean): KubeObject {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name, namespace: "ns", generation: 1 },
+    spec: { replicas: 1 },
+    status: ready
+      ? { observedGeneration: 1, replicas: 1, readyReplicas: 1, availableReplicas: 1, updatedReplicas: 1 }
+      : { observedGeneration: 1, replicas: 1, updatedReplicas: 0 },
+  } as KubeObject;
+}
+
+function outcome(name: string, operation: Operation): ApplyOutcome {
+  return {
+    desired: toDesired({
+      id: { group: "apps", kind: "Deployment", namespace: "ns", name },
+      apiVersion: "apps/v1",
+      raw: deployment(name, false) as never,
+      sourcePath: `${name}.yaml`,
+      sourceHash: "0",
+      dependsOn: [],
+    }),
+    operation,
+    health: "InProgress",
+    mapping: deployments,
+  };
+}
+
+void describe("settleApplied", () => {
+  void it("waits until what the pass wrote is Current and reports the last health", async () => {
+    let reads = 0;
+    const live = {
+      get: (_m: ResourceMapping, _ns: string | undefined, name: string) =>
+        Promise.resolve(deployment(name, ++reads >= 3)),
+    };
+    const settled = await settleApplied([outcome("web", Operation.Updated)], { live, timeoutMs: 5_000, pollMs: 1 });
+    assert.equal(settled.timedOut.length, 0);
+    assert.equal(settled.outcomes[0]?.health, "Current");
+    assert.ok(reads >= 3);
+  });
+
+  void it("gives up at the timeout and names what never became Current; unchanged objects are not waited for", async () => {
+    const asked: string[] = [];
+    const live = {
+      get: (_m: ResourceMapping, _ns: string | undefined, name: string) => {
+        asked.push(name);
+        return Promise.resolve(deployment(name, false));
+      },
+    };
+    const started = Date.now();
+    const settled = await settleApplied([outcome("stuck", Operation.Created), outcome("old", Operation.Unchanged)], {
+      live,
+      timeoutMs: 50,
+      pollMs: 5,
+    });
+    assert.ok(Date.now() - started >= 45);
+    assert.deepEqual(
+      settled.timedOut.map((o) => o.desired.id.name),
+      ["stuck"],
+    );
+    assert.ok(!asked.includes("old"), "an unchanged object was waited for");
+  });
+});
