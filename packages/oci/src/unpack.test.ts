@@ -96,6 +96,27 @@ void describe("unpackLayer", () => {
     );
   });
 
+  void it("copies a hard link to a file of the image, and refuses one naming a path outside", async (t) => {
+    const root = await scratch(t);
+    await unpackLayer(
+      tarGz([
+        { name: "a.yaml", content: "a: 1\n" },
+        { name: "copy.yaml", type: "hardlink", linkname: "a.yaml" },
+      ]),
+      root,
+      new UnpackBudget(),
+    );
+    assert.equal(await readFile(join(root, "copy.yaml"), "utf8"), "a: 1\n");
+    await refused(
+      unpackLayer(
+        tarGz([{ name: "passwd", type: "hardlink", linkname: "../../etc/passwd" }]),
+        root,
+        new UnpackBudget(),
+      ),
+      "leads out",
+    );
+  });
+
   void it("holds total size, file size and entry count to the limits", async (t) => {
     const root = await scratch(t);
     const limits = { maxTotalBytes: 100, maxFileBytes: 60, maxEntries: 3 };
