@@ -17,6 +17,7 @@ import { usePrivateControlPlane } from "../../support/private-control-plane.ts";
 import { eventually, suffix, testEnv, TestRepo } from "../../support/index.ts";
 import {
   admin,
+  cleanUpScope,
   configMap,
   createNamespace,
   createSync,
@@ -216,10 +217,13 @@ test("the admission webhook refuses changes to declared fields and deletion of m
   assert.ok(await adminClient.get(Vwc, undefined, webhookName), "stopping is not turning off: the configuration stays");
 
   // Turned off: a manager without the setting deletes the configuration.
-  await startManager(t, { scope: manager.scope });
+  const withoutWebhook = await startManager(t, { scope: manager.scope });
   await eventually(async () => (await adminClient.get(Vwc, undefined, webhookName)) === undefined, {
     what: "the webhook configuration deleted",
   });
+  // Its reconciler writes into the scope's state folder: done before the folder is removed.
+  await cleanUpScope(manager.scope);
+  await withoutWebhook.stop();
 });
 
 test("a certificate close to its end is renewed, the previous CA stays trusted, and a namespace holding managed objects can still be deleted", async (t) => {
