@@ -267,6 +267,7 @@ export class Reconciler implements PassContext {
     if (commit === undefined || this.deleting || this.suspended || this.declarationsChanging()) return false;
     const started = performance.now();
     const outcome = await applyObject(desired, this.applyOptions(commit));
+    this.resourceGroupStatus.observe(outcome); // its echo is silent: a re-created object is no longer NotFound
     const ok = outcome.error === undefined;
     this.metrics.remediateDuration.observe({ status: ok ? "success" : "error" }, (performance.now() - started) / 1000);
     if (outcome.operation === "created" || outcome.operation === "updated") {

@@ -112,4 +112,19 @@ void describe("ResourceGroupStatus", () => {
     assert.equal(writes[1]?.[0]?.status, "Failed");
     status.stop();
   });
+
+  it("learns of a re-creation from the correction that wrote it (its echo is silent)", async () => {
+    const { status, writes, emit } = harness();
+    await status.afterPass([outcome("a")], "abc");
+    emit(live("a", false, "2"));
+    await delay(40);
+    assert.equal(writes.length, 1, "an unchanged status is not written");
+    status.observe({ ...outcome("a"), health: "NotFound" });
+    await until(() => writes.length === 2);
+    assert.equal(writes[1]?.[0]?.status, "NotFound");
+    status.observe({ ...outcome("a"), operation: "created", health: "Current" });
+    await until(() => writes.length === 3);
+    assert.equal(writes[2]?.[0]?.status, "Current");
+    status.stop();
+  });
 });

@@ -108,6 +108,20 @@ export class ResourceGroupStatus {
     await this.#write();
   }
 
+  /**
+   * An object written outside a pass (a drift correction): our own writes come back from the watch
+   * silently (the informer drops their echo), so the writer tells. A re-created object is not NotFound.
+   */
+  observe(outcome: ApplyOutcome): void {
+    const entry = this.#tracked.get(idKey(outcome.desired.id));
+    const health = outcome.health;
+    if (entry === undefined || outcome.error !== undefined || health === undefined || health === entry.health) return;
+    entry.health = health;
+    entry.reconcile = reconcileOf(entry.actuation, health, entry.reconcile);
+    if (health !== "Failed") entry.failure = undefined;
+    this.#schedule();
+  }
+
   stop(): void {
     this.#unsubscribe?.();
     this.#cancelTimer();

@@ -157,6 +157,18 @@ test("per-object status and Stalled follow the objects between passes, without a
   assert.equal(annotations["configmanagement.gke.io/managed"], "enabled");
   assert.equal(annotations["configsync.gke.io/status"], "enabled");
 
+  const widgetUid = (
+    (await customApi().getNamespacedCustomObject({
+      group,
+      version: "v1",
+      namespace,
+      plural: "widgets",
+      name: "w1",
+    })) as {
+      metadata: JsonObject;
+    }
+  ).metadata["uid"];
+
   // Not ready: InProgress, reconcile Pending.
   await setWidgetConditions(group, namespace, [{ type: "Ready", status: "False", reason: "Starting" }]);
   const pending = await eventually(
@@ -201,6 +213,21 @@ test("per-object status and Stalled follow the objects between passes, without a
   );
   const scrape = await (await fetch(`${reconciler.metricsUrl}/metrics`)).text();
   assert.match(scrape, /config_sync_ready_resource_count\{[^}]*\} 1/);
+  // Deleted, then re-created by drift correction: NotFound does not stick.
+  await customApi().deleteNamespacedCustomObject({ group, version: "v1", namespace, plural: "widgets", name: "w1" });
+  await eventually(
+    async () => {
+      const current = await resourceGroup(name);
+      const entry = entries(current).find((e) => e["kind"] === "Widget");
+      const uid = await customApi()
+        .getNamespacedCustomObject({ group, version: "v1", namespace, plural: "widgets", name: "w1" })
+        .then((w) => ((w as JsonObject)["metadata"] as JsonObject)["uid"])
+        .catch(() => undefined);
+      return uid !== undefined && uid !== widgetUid && entry?.["status"] === "Current";
+    },
+    { what: "the re-created Widget's entry to be Current" },
+  );
+
   // No new commit: the status followed the watch (a poll of an unchanged commit applies nothing).
   assert.equal((await rootSynced(name, commit))["lastSyncedCommit"], commit);
 });
