@@ -7,11 +7,24 @@
 import { before, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { chmod, chown, copyFile, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseAllDocuments } from "yaml";
-import { findRepoRoot } from "@driftless/local-cluster";
+import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controller";
+import { findRepoRoot, freeLoopbackPort } from "@driftless/local-cluster";
+import {
+  coreApi,
+  createRepoSync,
+  customApi,
+  eventually,
+  suffix,
+  testEnv,
+  testNamespace,
+  TestRepo,
+  type JsonObject,
+} from "../support/index.ts";
 
 const root = findRepoRoot();
 const version = (JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { version: string }).version;
@@ -172,5 +185,74 @@ test(
     assert.equal(redis.code, 0, redis.all);
     assert.match(redis.stdout, /^PONG$/m);
     assert.match(redis.stdout, /WRONGPASS/);
+  },
+);
+
+test(
+  "the image's reconciler syncs a RepoSync from inside the container and stops cleanly on SIGTERM",
+  { skip },
+  async (t) => {
+    const namespace = await testNamespace(t);
+    const repo = await TestRepo.create(t);
+    await repo.write(
+      "config/a.yaml",
+      JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a" }, data: { k: "v" } }),
+    );
+    const commit = await repo.commit("one config map");
+    // The container's user reads the repository (git refuses one owned by another user) and the kubeconfig.
+    const own = await run("chown", ["-R", "65532:65532", repo.remote]);
+    assert.equal(own.code, 0, own.all);
+    const dir = await mkdtemp(join(tmpdir(), "driftless-image-"));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const kubeconfig = join(dir, "kubeconfig");
+    await copyFile(testEnv().kubeconfig, kubeconfig);
+    await chown(kubeconfig, 65532, 65532);
+    await chmod(kubeconfig, 0o400);
+    await createRepoSync(namespace, repo, { git: { period: "2s" } });
+
+    // Host network for the loopback control plane and Redis; otherwise as the manager's Deployment runs it:
+    // its flags and environment, /tmp and /cache the only writable places.
+    const name = `driftless-image-${suffix()}`;
+    const metricsPort = await freeLoopbackPort();
+    const args = ["run", "--rm", `--name=${name}`, "--pull=never", "--network=host", "--read-only"];
+    args.push("--read-only-tmpfs=false", "--cap-drop=ALL", "--security-opt=no-new-privileges");
+    args.push("--ulimit=nofile=1024:1024", "--ulimit=nproc=1024:1024", "--tmpfs=/tmp:rw,mode=1777");
+    args.push("--tmpfs=/cache:rw,mode=1777", `--volume=${kubeconfig}:/kube/config:ro`);
+    args.push(`--volume=${repo.remote}:${repo.remote}:ro`);
+    for (const [key, value] of Object.entries(reconcilerEnvironment)) args.push(`--env=${key}=${value}`);
+    args.push(`docker.io/library/${image}`, "node", ...reconcilerNodeFlags(), "dist/driftless-reconciler.mjs");
+    args.push("--sync-kind=RepoSync", "--sync-name=repo-sync", `--sync-namespace=${namespace}`);
+    args.push("--kubeconfig=/kube/config", `--redis-url=${testEnv().redisUrl}`, `--queue-prefix=img${suffix()}`);
+    args.push(`--metrics-port=${metricsPort}`, "--cache-dir=/cache", "--allow-file-repos");
+    const child = spawn("podman", args, { stdio: ["ignore", "pipe", "pipe"] });
+    const output: string[] = [];
+    child.stdout.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    t.after(() => run("podman", ["rm", "--force", "--time=0", name]));
+
+    await eventually(
+      async () => {
+        const sync = (await customApi().getNamespacedCustomObject({
+          group: "configsync.gke.io",
+          version: "v1beta1",
+          namespace,
+          plural: "reposyncs",
+          name: "repo-sync",
+        })) as JsonObject;
+        return (sync["status"] as JsonObject | undefined)?.["lastSyncedCommit"] === commit;
+      },
+      { timeoutMs: 60_000, what: `the container to sync ${commit.slice(0, 7)}` },
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; the container's output: ${output.join("").slice(-3000)}`);
+    });
+    assert.deepEqual((await coreApi().readNamespacedConfigMap({ namespace, name: "a" })).data, { k: "v" });
+    const health = await fetch(`http://127.0.0.1:${metricsPort}/healthz`);
+    assert.equal(health.status, 200);
+
+    const stop = await run("podman", ["stop", "--time=30", name]);
+    assert.equal(stop.code, 0, stop.all);
+    assert.equal(await exited, 0, `the reconciler did not exit cleanly on SIGTERM: ${output.join("").slice(-2000)}`);
+    assert.doesNotMatch(output.join(""), /EROFS|EACCES|read-only file system/i);
   },
 );
