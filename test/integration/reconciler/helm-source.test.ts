@@ -84,14 +84,11 @@ async function ensureNamespace(t: TestContext, name: string): Promise<void> {
   if (name !== rootSyncNamespace) cleanUp(t, () => coreApi().deleteNamespace({ name }));
 }
 
-async function secret(t: TestContext, data: Record<string, string>): Promise<string> {
+async function secret(t: TestContext, data: Record<string, string>, namespace = rootSyncNamespace): Promise<string> {
   const name = `helm-${suffix()}`;
-  await ensureNamespace(t, rootSyncNamespace);
-  await coreApi().createNamespacedSecret({
-    namespace: rootSyncNamespace,
-    body: { metadata: { name }, stringData: data },
-  });
-  cleanUp(t, () => coreApi().deleteNamespacedSecret({ name, namespace: rootSyncNamespace }));
+  await ensureNamespace(t, namespace);
+  await coreApi().createNamespacedSecret({ namespace, body: { metadata: { name }, stringData: data } });
+  cleanUp(t, () => coreApi().deleteNamespacedSecret({ name, namespace }));
   return name;
 }
 
@@ -273,4 +270,84 @@ test("a chart version that does not exist and a wrong password are KNV2004 sourc
       `nothing is deleted after ${JSON.stringify(change)}`,
     );
   }
+});
+
+test("a RepoSync's chart is released into its namespace with values from its own immutable ConfigMap; a mutable one is refused with KNV2004", async (t) => {
+  const repo = await startHelmRepo(t);
+  await repo.publish(webChart("1.0.0"));
+  const ns = `helm-repo-${suffix()}`;
+  await ensureNamespace(t, ns);
+  const valuesConfigMap = async (immutable: boolean): Promise<string> => {
+    const name = `values-${suffix()}`;
+    await coreApi().createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name }, immutable, data: { "custom.yaml": "greeting: team-values\n" } },
+    });
+    return name;
+  };
+  const helm = {
+    repo: repo.url,
+    chart: "web",
+    version: "1.0.0",
+    releaseName: "team",
+    valuesFileRefs: [{ name: await valuesConfigMap(false), dataKey: "custom.yaml" }],
+    auth: "token",
+    secretRef: { name: await secret(t, { username: repo.username, password: repo.password }, ns) },
+    caCertSecretRef: { name: await secret(t, { cert: repo.caCert }, ns) },
+  };
+  const repoSyncs = { group: "configsync.gke.io", version: "v1beta1", namespace: ns, plural: "reposyncs" };
+  const status = async (): Promise<JsonObject> =>
+    (((await customApi().getNamespacedCustomObject({ ...repoSyncs, name: "repo-sync" })) as JsonObject)["status"] ??
+      {}) as JsonObject;
+  await customApi().createNamespacedCustomObject({
+    ...repoSyncs,
+    body: {
+      apiVersion: "configsync.gke.io/v1beta1",
+      kind: "RepoSync",
+      metadata: { name: "repo-sync", namespace: ns },
+      spec: { sourceType: "helm", helm },
+    },
+  });
+  await startReconciler(t, { kind: "RepoSync", namespace: ns, name: "repo-sync" }, { renderToolsDir });
+  const refused = await eventually(
+    async () => {
+      const errors = (((await status())["source"] as JsonObject | undefined)?.["errors"] ?? []) as JsonObject[];
+      return errors.find((e) => /must be immutable/.test(String(e["errorMessage"])));
+    },
+    { timeoutMs: 60_000, what: "the mutable values ConfigMap to be refused" },
+  );
+  assert.equal(refused["code"], "2004");
+  t.diagnostic(String(refused["errorMessage"]));
+
+  const immutable = await valuesConfigMap(true);
+  await eventually(
+    async () => {
+      const current = (await customApi().getNamespacedCustomObject({ ...repoSyncs, name: "repo-sync" })) as JsonObject;
+      const spec = {
+        sourceType: "helm",
+        helm: { ...helm, valuesFileRefs: [{ name: immutable, dataKey: "custom.yaml" }] },
+      };
+      try {
+        await customApi().replaceNamespacedCustomObject({
+          ...repoSyncs,
+          name: "repo-sync",
+          body: { ...current, spec },
+        });
+        return true;
+      } catch (error) {
+        if (statusCode(error) === 409) return false;
+        throw error;
+      }
+    },
+    { what: "the RepoSync to take the immutable ConfigMap" },
+  );
+  await eventually(async () => (await status())["lastSyncedCommit"] === "1.0.0", {
+    timeoutMs: 60_000,
+    what: "the RepoSync synced at chart version 1.0.0",
+  });
+  assert.deepEqual(await configMapData(ns, "team-web"), {
+    greeting: "team-values",
+    color: "chart-default",
+    version: "1.0.0",
+  });
 });
