@@ -10,7 +10,13 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { startGitHttpServer, startHttpProxy, type GitHttpServer, type HttpProxy } from "@driftless/git/testing";
+import {
+  selfSignedCert,
+  startGitHttpServer,
+  startHttpProxy,
+  type GitHttpServer,
+  type HttpProxy,
+} from "@driftless/git/testing";
 import {
   coreApi,
   createRootSync,
@@ -119,6 +125,18 @@ test("the token Secret's http_proxy key: an http:// repository is fetched throug
   const tinyproxy = await proxy(t);
   const name = `sproxy-${suffix()}`;
   const secretName = `git-creds-${suffix()}`;
+  // Before the Secret: it makes the RootSync's namespace.
+  await createRootSync(name, repo, {
+    spec: {
+      git: {
+        repo: server.url("remote.git"),
+        branch: repo.branch,
+        dir: "config",
+        auth: "token",
+        secretRef: { name: secretName },
+      },
+    },
+  });
   await coreApi().createNamespacedSecret({
     namespace: rootSyncNamespace,
     body: {
@@ -131,17 +149,6 @@ test("the token Secret's http_proxy key: an http:// repository is fetched throug
       .deleteNamespacedSecret({ namespace: rootSyncNamespace, name: secretName })
       .catch(() => undefined),
   );
-  await createRootSync(name, repo, {
-    spec: {
-      git: {
-        repo: server.url("remote.git"),
-        branch: repo.branch,
-        dir: "config",
-        auth: "token",
-        secretRef: { name: secretName },
-      },
-    },
-  });
   await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
   await rootSynced(name, commit);
   assert.ok(await readConfigMap(namespace, "secret-proxy"));
@@ -152,6 +159,60 @@ test("the token Secret's http_proxy key: an http:// repository is fetched throug
   assert.ok(
     server.requests.some((r) => r.authorized && r.status === 200),
     "the server saw no authorized request",
+  );
+});
+
+test("the token Secret's https_proxy key: an https:// repository is reached through the proxy's CONNECT tunnel, its CA from caCertSecretRef", async (t) => {
+  const namespace = await testNamespace(t, "tproxy");
+  const repo = await TestRepo.create(t);
+  await repo.write("config/cm.yaml", configMap(namespace, "tunnelled", { via: "connect" }));
+  const commit = await repo.commit("one config map");
+  const certDir = await mkdtemp(join(tmpdir(), "driftless-proxy-tls-"));
+  t.after(() => rm(certDir, { recursive: true, force: true }));
+  const tls = await selfSignedCert(certDir);
+  const server = await startGitHttpServer({
+    projectRoot: dirname(repo.remote),
+    username: "deploy",
+    token: "tls-token",
+    tls,
+  });
+  t.after(() => server.close());
+  const tinyproxy = await proxy(t);
+  const name = `tproxy-${suffix()}`;
+  const secrets = { creds: `git-creds-${suffix()}`, ca: `git-ca-${suffix()}` };
+  // Before the Secrets: it makes the RootSync's namespace.
+  await createRootSync(name, repo, {
+    spec: {
+      git: {
+        repo: server.url("remote.git"),
+        branch: repo.branch,
+        dir: "config",
+        auth: "token",
+        secretRef: { name: secrets.creds },
+        caCertSecretRef: { name: secrets.ca },
+      },
+    },
+  });
+  for (const [secretName, stringData] of [
+    [secrets.creds, { username: "deploy", token: "tls-token", https_proxy: tinyproxy.url }],
+    [secrets.ca, { cert: tls.cert }],
+  ] as const) {
+    await coreApi().createNamespacedSecret({
+      namespace: rootSyncNamespace,
+      body: { metadata: { name: secretName }, stringData },
+    });
+    t.after(() =>
+      coreApi()
+        .deleteNamespacedSecret({ namespace: rootSyncNamespace, name: secretName })
+        .catch(() => undefined),
+    );
+  }
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await rootSynced(name, commit);
+  assert.ok(await readConfigMap(namespace, "tunnelled"));
+  assert.ok(
+    tinyproxy.requests().some((line) => line.startsWith(`CONNECT 127.0.0.1:${String(server.port)}`)),
+    `the proxy tunnelled nothing: ${JSON.stringify(tinyproxy.requests())}`,
   );
 });
 
