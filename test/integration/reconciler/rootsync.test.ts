@@ -278,7 +278,7 @@ test("a depends-on cycle is reported and nothing of the commit is applied", asyn
   );
 });
 
-test("an object managed by another sync is not taken over (KNV1060)", async (t) => {
+test("an object managed by another RootSync is not taken over (KNV1060)", async (t) => {
   const id = suffix();
   const namespace = `shared-${id}`;
   await coreApi().createNamespace({ body: { metadata: { name: namespace } } });
@@ -295,7 +295,8 @@ test("an object managed by another sync is not taken over (KNV1060)", async (t) 
         labels: { "app.kubernetes.io/managed-by": "configmanagement.gke.io" },
         annotations: {
           "configmanagement.gke.io/managed": "enabled",
-          "configsync.gke.io/manager": `${namespace}_someone-else`,
+          // Another RootSync's: a RootSync takes over only what a RepoSync manages (precedence.test.ts).
+          "configsync.gke.io/manager": `:root_someone-else-${id}`,
         },
       },
       data: { owner: "other" },
