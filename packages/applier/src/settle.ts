@@ -26,10 +26,11 @@ export interface Settled {
  * unchanged were waited for when they were written, so a stuck one does not hold every resync.
  */
 export async function settleApplied(outcomes: readonly ApplyOutcome[], options: SettleOptions): Promise<Settled> {
+  // Most writes are answered Current at once (a ConfigMap): then nothing is waited for or allocated.
+  let pending = outcomes.filter((o) => awaited(o) && !settledHealth(o.health));
+  if (pending.length === 0) return { outcomes, timedOut: [] };
   const health = new Map<ApplyOutcome, HealthStatus>();
-  for (const outcome of outcomes) if (awaited(outcome)) health.set(outcome, outcome.health ?? HealthStatus.Unknown);
   const deadline = Date.now() + options.timeoutMs;
-  let pending = [...health.keys()].filter((o) => !settledHealth(health.get(o)));
   while (pending.length > 0 && Date.now() < deadline && options.signal?.aborted !== true) {
     await delay(Math.min(options.pollMs ?? 250, Math.max(0, deadline - Date.now())));
     for (const outcome of pending) {
@@ -43,13 +44,12 @@ export async function settleApplied(outcomes: readonly ApplyOutcome[], options: 
     }
     pending = pending.filter((o) => !settledHealth(health.get(o)));
   }
-  if (health.size === 0) return { outcomes, timedOut: [] };
+  const stuck = new Set(pending);
   const updated = outcomes.map((o) => {
     const last = health.get(o);
     return last === undefined || last === o.health ? o : { ...o, health: last };
   });
-  const timedOut = updated.filter((o, i) => pending.includes(outcomes[i] as ApplyOutcome));
-  return { outcomes: updated, timedOut };
+  return { outcomes: updated, timedOut: updated.filter((_, i) => stuck.has(outcomes[i] as ApplyOutcome)) };
 }
 
 /** Written by this pass without error: what Config Sync's applier waits for. */
