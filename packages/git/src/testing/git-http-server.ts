@@ -20,6 +20,8 @@ export interface GitHttpServerOptions {
   /** Default true. */
   readonly protocolV2?: boolean;
   readonly tls?: { readonly key: string; readonly cert: string };
+  /** The address to listen on (default 127.0.0.1), e.g. a node bridge's, for pods to fetch from. */
+  readonly host?: string;
 }
 
 export interface RecordedRequest {
@@ -31,7 +33,7 @@ export interface RecordedRequest {
 
 export interface GitHttpServer {
   readonly port: number;
-  /** `http(s)://127.0.0.1:<port>/<path>`. */
+  /** `http(s)://<host>:<port>/<path>`. */
   url(path: string): string;
   readonly requests: RecordedRequest[];
   /** Answer the next `count` requests with `status` instead of serving them. */
@@ -122,13 +124,13 @@ export async function startGitHttpServer(options: GitHttpServerOptions): Promise
   const server: Server = options.tls === undefined ? createHttpServer(handle) : createHttpsServer(options.tls, handle);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
+    server.listen(0, options.host ?? "127.0.0.1", () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   const scheme = options.tls === undefined ? "http" : "https";
   return {
     port,
-    url: (path) => `${scheme}://127.0.0.1:${String(port)}/${path.replace(/^\//, "")}`,
+    url: (path) => `${scheme}://${options.host ?? "127.0.0.1"}:${String(port)}/${path.replace(/^\//, "")}`,
     requests,
     failNext: (status, count) => {
       failures = { status, count };
