@@ -365,13 +365,17 @@ test("wrong credentials are reported on status (KNV2004) and nothing is deleted"
       },
     },
   });
-  await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  const reconciler = await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
   await synced(namespace, commit);
 
   await coreApi().replaceNamespacedSecret({ namespace, name: "git-creds", body: secret("wrong-token") });
+  // A pass that read the right token before the change may still be running: wait until one fails.
+  await sourceErrors(namespace);
   await repo.remove("config/a.yaml");
   await repo.write("config/b.yaml", configMap("b", namespace, { color: "red" }));
   await repo.commit("would prune a");
+  const passes = reconciler.passCount;
+  await eventually(() => reconciler.passCount >= passes + 2, { what: "two passes after the commit" });
   const status = await sourceErrors(namespace);
   assert.equal(status[0]?.["code"], "2004");
   assert.match(String(status[0]?.["errorMessage"]), /credential|authenticat|401/i);
