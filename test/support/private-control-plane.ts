@@ -16,7 +16,10 @@ export interface PrivateControlPlane {
   readonly cluster: ClusterState;
 }
 
-/** `withNode` adds a node (kubelet, containerd, CNI bridge, kube-proxy, scheduler); one per machine. */
+/**
+ * `withNode` adds a node (kubelet, containerd, CNI bridge, kube-proxy, scheduler). There is one per
+ * machine, so a second file asking for one waits until the first has torn its cluster down.
+ */
 export async function usePrivateControlPlane(
   options: { readonly withNode?: boolean } = {},
 ): Promise<PrivateControlPlane> {
@@ -31,6 +34,8 @@ export async function usePrivateControlPlane(
     detached: false,
     quiet: true,
     withNode: options.withNode ?? false,
+    // One node per machine: test files that want one take turns.
+    waitForNodeSlotMs: 10 * 60_000,
   });
   after(() => down(stateDir));
   const env: TestEnvironment = {

@@ -36,6 +36,8 @@ export interface ClusterOptions {
    * pods run. One node per machine. A running control plane started without one is not changed.
    */
   readonly withNode?: boolean;
+  /** How long to wait for another cluster's node to go before refusing (tests queue; the CLI refuses at once). */
+  readonly waitForNodeSlotMs?: number;
 }
 
 /** What a running local control plane is, as written to `<stateDir>/state.json`. */
@@ -102,7 +104,10 @@ export async function up(options: ClusterOptions): Promise<ClusterState> {
   let nodePrep: NodePreparation | undefined;
   if (options.withNode === true) {
     try {
-      nodePrep = await prepareNode(options.stateDir, { quiet: options.quiet ?? false });
+      nodePrep = await prepareNode(options.stateDir, {
+        quiet: options.quiet ?? false,
+        waitForSlotMs: options.waitForNodeSlotMs ?? 0,
+      });
     } catch (error) {
       await releaseNodeSlot(options.stateDir);
       throw error;

@@ -71,9 +71,12 @@ const cniPlugins = ["bridge", "host-local", "loopback", "portmap"];
  * Checks the host, claims the machine's one node slot for this cluster, builds the node's binaries
  * and makes the bridge and certificates the apiserver is started with.
  */
-export async function prepareNode(stateDir: string, options: { readonly quiet?: boolean }): Promise<NodePreparation> {
+export async function prepareNode(
+  stateDir: string,
+  options: { readonly quiet?: boolean; readonly waitForSlotMs?: number },
+): Promise<NodePreparation> {
   await checkHost();
-  await claimNodeSlot(stateDir);
+  await claimNodeSlot(stateDir, options.waitForSlotMs ?? 0);
   const dir = nodeStateDir(stateDir);
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
@@ -308,27 +311,49 @@ async function checkHost(): Promise<void> {
   }
 }
 
-/**
- * One node per machine: the bridge, the kubelet's port and kube-proxy's chains are host-wide. A slot
- * held by a cluster whose node still runs is refused; one left by a dead node is cleaned and taken.
- */
-async function claimNodeSlot(stateDir: string): Promise<void> {
-  if (existsSync(ownerFile)) {
-    const owner = (await readFile(ownerFile, "utf8")).trim();
-    if (owner !== stateDir && (await ownerNodeAlive(owner))) {
-      throw new Error(
-        `local-cluster: a node already runs on this machine, for the cluster in ${owner}; stop it with cluster:down first`,
-      );
-    }
-    const stale = await readNodeOf(owner);
-    if (stale !== undefined) await stopNode(stale);
-  }
-  await mkdir(nodeRuntimeDir, { recursive: true });
-  await writeFile(ownerFile, `${stateDir}\n`);
+/** Who holds the machine's node slot: the cluster, and the process that claimed it (alive while it starts the node). */
+interface SlotOwner {
+  readonly stateDir: string;
+  readonly pid: number;
 }
 
-async function ownerNodeAlive(owner: string): Promise<boolean> {
-  const node = await readNodeOf(owner);
+/**
+ * One node per machine: the bridge, the kubelet's port and kube-proxy's chains are host-wide. While
+ * another cluster's node starts or runs, waits up to `waitMs` for it to go, then refuses; a slot left
+ * by a dead node is cleaned and taken.
+ */
+async function claimNodeSlot(stateDir: string, waitMs: number): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const owner = await readSlotOwner();
+    if (owner === undefined || owner.stateDir === stateDir || !(await slotOwnerAlive(owner))) {
+      const stale = owner === undefined ? undefined : await readNodeOf(owner.stateDir);
+      if (stale !== undefined) await stopNode(stale);
+      break;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `local-cluster: a node already runs on this machine, for the cluster in ${owner.stateDir}; stop it with cluster:down first`,
+      );
+    }
+    await delay(1_000);
+  }
+  await mkdir(nodeRuntimeDir, { recursive: true });
+  await writeFile(ownerFile, JSON.stringify({ stateDir, pid: process.pid } satisfies SlotOwner) + "\n");
+}
+
+async function readSlotOwner(): Promise<SlotOwner | undefined> {
+  if (!existsSync(ownerFile)) return undefined;
+  try {
+    return JSON.parse(await readFile(ownerFile, "utf8")) as SlotOwner;
+  } catch {
+    return undefined; // half-written or from an older layout: nobody we can ask
+  }
+}
+
+async function slotOwnerAlive(owner: SlotOwner): Promise<boolean> {
+  if (isAlive(owner.pid)) return true;
+  const node = await readNodeOf(owner.stateDir);
   return node !== undefined && node.processes.some((p) => isAlive(p.pid));
 }
 
@@ -340,8 +365,7 @@ async function readNodeOf(stateDir: string): Promise<NodeState | undefined> {
 
 /** Releases the machine's node slot if this cluster holds it. */
 export async function releaseNodeSlot(stateDir: string): Promise<void> {
-  if (existsSync(ownerFile) && (await readFile(ownerFile, "utf8")).trim() === stateDir)
-    await rm(ownerFile, { force: true });
+  if ((await readSlotOwner())?.stateDir === stateDir) await rm(ownerFile, { force: true });
 }
 
 async function waitFor(
