@@ -299,11 +299,17 @@ export async function down(stateDir: string): Promise<readonly ProcessRecord[]> 
   const state = await readState(stateDir);
   if (state === undefined) return [];
   // The node first: its clean-up needs containerd running, and it stops its own processes in order.
+  let nodeError: unknown;
   if (state.node !== undefined) {
-    await stopNode(state.node);
+    try {
+      await stopNode(state.node);
+    } catch (error) {
+      nodeError = error;
+    }
     await releaseNodeSlot(stateDir);
   }
   await stopAll(state.processes);
+  if (nodeError !== undefined) throw nodeError;
   await rm(join(stateDir, stateFileName), { force: true });
   return state.processes;
 }

@@ -6,20 +6,28 @@ export interface CommandResult {
   readonly stderr: string;
 }
 
-/** Runs a host tool (ip, iptables, ctr, openssl, tar) to completion and collects its output. Never throws on exit code. */
-export function runCommand(command: string, args: readonly string[]): Promise<CommandResult> {
+/**
+ * Runs a host tool (ip, iptables, ctr, openssl, tar) to completion and collects its output. Never throws
+ * on exit code; one that outlives `timeoutMs` (a wedged containerd makes ctr wait forever) is killed
+ * and reported as exit 124.
+ */
+export function runCommand(command: string, args: readonly string[], timeoutMs = 120_000): Promise<CommandResult> {
   return new Promise((resolveRun, reject) => {
-    const child = spawn(command, [...args], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, [...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: timeoutMs,
+      killSignal: "SIGKILL",
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on("data", (c: Buffer) => out.push(c));
     child.stderr.on("data", (c: Buffer) => err.push(c));
     child.once("error", reject);
-    child.once("close", (code) =>
+    child.once("close", (code, signal) =>
       resolveRun({
-        code: code ?? 1,
+        code: code ?? (signal === "SIGKILL" ? 124 : 1),
         stdout: Buffer.concat(out).toString("utf8"),
-        stderr: Buffer.concat(err).toString("utf8"),
+        stderr: Buffer.concat(err).toString("utf8") + (signal === "SIGKILL" ? `\n(killed after ${timeoutMs} ms)` : ""),
       }),
     );
   });

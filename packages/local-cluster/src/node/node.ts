@@ -275,25 +275,39 @@ async function isNodeReady(server: string, ca: string, token: string): Promise<b
  * settings it changed. Safe to call on a half-started or already stopped node.
  */
 export async function stopNode(node: Pick<NodeState, "processes" | "hostSettings" | "dir" | "binDir">): Promise<void> {
+  // Every step runs even if one before it failed: a half-cleaned host is worse than an error.
+  const failures: string[] = [];
+  const step = async (what: string, action: () => Promise<unknown>): Promise<void> => {
+    try {
+      await action();
+    } catch (error) {
+      failures.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
   const byName = new Map(node.processes.map((p) => [p.name, p]));
   // The kubelet would restart what we kill; kube-proxy would re-add what we delete.
   for (const name of ["kube-scheduler", "kube-proxy", "kubelet"]) {
     const p = byName.get(name);
-    if (p !== undefined) await stopProcess(p.pid);
+    if (p !== undefined) await step(`stopping ${name}`, () => stopProcess(p.pid));
   }
   let netns: string[] = [];
-  if (await containerdAnswers()) netns = await removeAllContainers();
+  await step("removing containers", async () => {
+    if (await containerdAnswers()) netns = await removeAllContainers();
+  });
   const containerd = byName.get("containerd");
-  if (containerd !== undefined) await stopProcess(containerd.pid);
-  await deleteNetns(netns);
-  await unmountUnder([node.dir, nodeRuntimeDir]);
+  if (containerd !== undefined) await step("stopping containerd", () => stopProcess(containerd.pid));
+  await step("removing network namespaces", () => deleteNetns(netns));
+  await step("unmounting", () => unmountUnder([node.dir, nodeRuntimeDir]));
   const kubeProxy = join(node.binDir, "kube-proxy");
-  if (existsSync(kubeProxy)) await runCommand(kubeProxy, ["--cleanup", "--v=0"]);
-  await deleteNodeChains();
-  await deleteBridge(node.hostSettings);
-  await rm(nodeRuntimeDir, { recursive: true, force: true });
+  if (existsSync(kubeProxy)) await step("kube-proxy --cleanup", () => runCommand(kubeProxy, ["--cleanup", "--v=0"]));
+  await step("deleting iptables chains", () => deleteNodeChains());
+  await step("deleting the bridge", () => deleteBridge(node.hostSettings));
+  await step("removing the runtime folder", () => rm(nodeRuntimeDir, { recursive: true, force: true }));
   // Only once nothing is mounted under it: images, snapshots and volumes go with the node.
-  if ((await mountsUnder([node.dir])).length === 0) await rm(node.dir, { recursive: true, force: true });
+  await step("removing the node folder", async () => {
+    if ((await mountsUnder([node.dir])).length === 0) await rm(node.dir, { recursive: true, force: true });
+  });
+  if (failures.length > 0) throw new Error(`local-cluster: stopping the node: ${failures.join("; ")}`);
 }
 
 async function checkHost(): Promise<void> {
