@@ -54,9 +54,40 @@ void describe("reconcilerOverrides", () => {
   });
 });
 
+void describe("override.resources", () => {
+  void it("sizes the reconciler container and its heap; containers driftless does not have change nothing", () => {
+    const sync = rootSync({
+      resources: [
+        { containerName: "reconciler", cpuRequest: "250m", memoryRequest: "256Mi", memoryLimit: "2Gi" },
+        { containerName: "git-sync", memoryLimit: "64Mi" },
+      ],
+    });
+    const deployment = reconcilerDeployment(sync, settings("info"));
+    const container = containerOf(deployment);
+    assert.deepEqual(container.resources, {
+      requests: { cpu: "250m", memory: "256Mi" },
+      limits: { memory: "2Gi" },
+    });
+    assert.ok(container.command.includes("--max-old-space-size=1536"), container.command.join(" "));
+  });
+});
+
 function envOf(deployment: { spec?: unknown } & Record<string, unknown>): Map<string, string> {
   const spec = deployment["spec"] as {
     template: { spec: { containers: { env: { name: string; value?: string }[] }[] } };
   };
   return new Map(spec.template.spec.containers[0]?.env.map((e) => [e.name, e.value ?? ""]) ?? []);
+}
+
+function settings(logLevel: string): Parameters<typeof reconcilerDeployment>[1] {
+  return { image: "i", redisUrl: "redis://r:6379", queuePrefix: undefined, logLevel };
+}
+
+function containerOf(deployment: Record<string, unknown>): { resources: unknown; command: string[] } {
+  const spec = deployment["spec"] as {
+    template: { spec: { containers: { resources: unknown; command: string[] }[] } };
+  };
+  const container = spec.template.spec.containers[0];
+  assert.ok(container !== undefined);
+  return container;
 }
