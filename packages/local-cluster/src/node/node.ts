@@ -30,6 +30,8 @@ import {
 } from "./network.ts";
 import { pauseImageName, writePauseImage } from "./oci-image.ts";
 import { mountsUnder, unmountUnder } from "./mounts.ts";
+import { claimNodeSlot } from "./slot.ts";
+export { releaseNodeSlot } from "./slot.ts";
 
 /** A running node, as recorded in the cluster's state.json. */
 export interface NodeState {
@@ -53,7 +55,6 @@ export interface NodePreparation {
   readonly hostSettings: HostSettings;
 }
 
-const ownerFile = join(nodeRuntimeDir, "owner");
 const hostPrerequisites = [
   "containerd",
   "containerd-shim-runc-v2",
@@ -76,7 +77,10 @@ export async function prepareNode(
   options: { readonly quiet?: boolean; readonly waitForSlotMs?: number },
 ): Promise<NodePreparation> {
   await checkHost();
-  await claimNodeSlot(stateDir, options.waitForSlotMs ?? 0);
+  await claimNodeSlot(stateDir, options.waitForSlotMs ?? 0, {
+    nodeOf: readNodeOf,
+    cleanUp: stopNode,
+  });
   const dir = nodeStateDir(stateDir);
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
@@ -325,63 +329,6 @@ async function checkHost(): Promise<void> {
   }
 }
 
-/** Who holds the machine's node slot: the cluster, and the process that claimed it (alive while it starts the node). */
-interface SlotOwner {
-  readonly stateDir: string;
-  readonly pid: number;
-}
-
-/**
- * One node per machine: the bridge, the kubelet's port and kube-proxy's chains are host-wide. While
- * another cluster's node starts or runs, waits up to `waitMs` for it to go, then refuses; a slot left
- * by a dead node is cleaned and taken.
- */
-async function claimNodeSlot(stateDir: string, waitMs: number): Promise<void> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const owner = await readSlotOwner();
-    if (owner === undefined || owner.stateDir === stateDir || !(await slotOwnerAlive(owner))) {
-      const stale = owner === undefined ? undefined : await readNodeOf(owner.stateDir);
-      if (stale !== undefined) await stopNode(stale);
-      break;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `local-cluster: a node already runs on this machine, for the cluster in ${owner.stateDir}; stop it with cluster:down first`,
-      );
-    }
-    await delay(1_000);
-  }
-  await mkdir(nodeRuntimeDir, { recursive: true });
-  await writeFile(ownerFile, JSON.stringify({ stateDir, pid: process.pid } satisfies SlotOwner) + "\n");
-}
-
-async function readSlotOwner(): Promise<SlotOwner | undefined> {
-  if (!existsSync(ownerFile)) return undefined;
-  try {
-    return JSON.parse(await readFile(ownerFile, "utf8")) as SlotOwner;
-  } catch {
-    return undefined; // half-written or from an older layout: nobody we can ask
-  }
-}
-
-async function slotOwnerAlive(owner: SlotOwner): Promise<boolean> {
-  if (isAlive(owner.pid)) return true;
-  const node = await readNodeOf(owner.stateDir);
-  return node !== undefined && node.processes.some((p) => isAlive(p.pid));
-}
-
-async function readNodeOf(stateDir: string): Promise<NodeState | undefined> {
-  const file = join(stateDir, "state.json");
-  if (!existsSync(file)) return undefined;
-  return (JSON.parse(await readFile(file, "utf8")) as { node?: NodeState }).node;
-}
-
-/** Releases the machine's node slot if this cluster holds it. */
-export async function releaseNodeSlot(stateDir: string): Promise<void> {
-  if ((await readSlotOwner())?.stateDir === stateDir) await rm(ownerFile, { force: true });
-}
-
 async function waitFor(
   what: string,
   proc: ProcessRecord,
@@ -404,4 +351,10 @@ async function waitFor(
     }
     await delay(200);
   }
+}
+
+async function readNodeOf(stateDir: string): Promise<NodeState | undefined> {
+  const file = join(stateDir, "state.json");
+  if (!existsSync(file)) return undefined;
+  return (JSON.parse(await readFile(file, "utf8")) as { node?: NodeState }).node;
 }
