@@ -36,7 +36,9 @@ async function main(command: string | undefined, args: readonly string[]): Promi
       }
       const healthy = await isHealthy(state);
       process.stdout.write(
-        `local-cluster: ${healthy ? "healthy" : "unhealthy"} at ${state.server}\nexport KUBECONFIG=${state.kubeconfig}\n`,
+        `local-cluster: ${healthy ? "healthy" : "unhealthy"} at ${state.server}` +
+          (state.node ? ` with node ${state.node.name} (containerd ${state.node.containerdSocket})` : "") +
+          `\nexport KUBECONFIG=${state.kubeconfig}\n`,
       );
       return healthy ? 0 : 1;
     }
