@@ -32,7 +32,7 @@ test("a sync queue's job outcomes and depth feed driftless's metrics directly", 
   await queue.enqueue("drift");
   assert.match(
     await metrics.registry.getSingleMetricAsString("driftless_queue_jobs"),
-    /^driftless_queue_jobs\{queue="sync",state="waiting"\} 1$/m,
+    /^driftless_queue_jobs\{queue="sync",state="active"\} 1$/m,
   );
 
   pass.open();
@@ -41,5 +41,5 @@ test("a sync queue's job outcomes and depth feed driftless's metrics directly", 
   assert.match(text, /^driftless_job_duration_seconds_count\{queue="sync",result="success"\} 1$/m);
   assert.match(text, /^driftless_job_duration_seconds_count\{queue="sync",result="terminal"\} 1$/m);
   assert.match(text, /^driftless_job_failures_total\{queue="sync",result="terminal"\} 1$/m);
-  assert.match(text, /^driftless_queue_jobs\{queue="sync",state="waiting"\} 0$/m);
+  assert.match(text, /^driftless_queue_jobs\{queue="sync",state="active"\} 0$/m);
 });
