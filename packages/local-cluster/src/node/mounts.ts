@@ -1,8 +1,16 @@
-import { readFile } from "node:fs/promises";
+import { readFile, realpath } from "node:fs/promises";
 import { runCommand } from "./command.ts";
 
-/** Mount points at or under any of the folders, deepest first, from this process's mount table. */
-export async function mountsUnder(folders: readonly string[]): Promise<string[]> {
+/**
+ * Mount points at or under any of the folders, deepest first, from this process's mount table. The
+ * table holds resolved paths (the kubelet mounts its root at its real path), so the folders are resolved too.
+ */
+export async function mountsUnder(given: readonly string[]): Promise<string[]> {
+  const folders = [...given];
+  for (const folder of given) {
+    const real = await realpath(folder).catch(() => folder);
+    if (real !== folder) folders.push(real);
+  }
   const table = await readFile("/proc/self/mountinfo", "utf8");
   const points = table
     .split("\n")

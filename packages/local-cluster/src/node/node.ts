@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { ensureNodeBinaries, type NodeBinaries } from "../binaries.ts";
@@ -81,9 +81,10 @@ export async function prepareNode(
     nodeOf: readNodeOf,
     cleanUp: stopNode,
   });
-  const dir = nodeStateDir(stateDir);
-  await rm(dir, { recursive: true, force: true });
-  await mkdir(dir, { recursive: true });
+  await rm(nodeStateDir(stateDir), { recursive: true, force: true });
+  await mkdir(nodeStateDir(stateDir), { recursive: true });
+  // Resolved, as the kubelet and the mount table name it: `down` finds its mounts by this path.
+  const dir = await realpath(nodeStateDir(stateDir));
   const binaries = await ensureNodeBinaries(options);
   const hostSettings = await createBridge();
   const certs = await makeNodeCerts(
