@@ -1,0 +1,518 @@
+/**
+ * The install path users follow, on a real node: `kubectl apply -k manifests/` on a control plane of
+ * this file's own with a kubelet (containerd + runc), the images `npm run image:build` makes imported
+ * into it, nothing pulled. Redis and the manager (two replicas, one leader) run as pods with the
+ * shipped probes, resources and security context; a RepoSync and a RootSync get reconciler
+ * Deployments whose pods fetch from a git http-backend on the node bridge's address and write status
+ * with their own ServiceAccount tokens. Then the failures a cluster sees: a reconciler pod deleted, a
+ * namespace deleted under a Foreground RepoSync, the leader manager pod deleted.
+ *
+ * One deviation from the manifests as shipped: the node has no cluster DNS, so the manager's
+ * REDIS_URL names the Redis Service by the environment the kubelet injects (REDIS_SERVICE_HOST/PORT)
+ * instead of `redis.config-management-system.svc` (an overlay patches that one value).
+ */
+import { after, test, type TestContext } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
+import { promisify } from "node:util";
+import { performance } from "node:perf_hooks";
+import { parseAllDocuments } from "yaml";
+import { AppsV1Api, CoordinationV1Api, KubernetesObjectApi, PatchStrategy, type V1Pod } from "@kubernetes/client-node";
+import { SyncAnnotation, nsReconcilerName, rootReconcilerName, SyncLabel } from "@driftless/api";
+import { startGitHttpServer, type GitHttpServer } from "@driftless/git/testing";
+import {
+  down,
+  ensureNodeBinaries,
+  findRepoRoot,
+  importImage,
+  listContainers,
+  listNodeChains,
+  nodeNetwork,
+} from "@driftless/local-cluster";
+import { grantRepoSyncReconciler } from "../support/rbac.ts";
+import {
+  coreApi,
+  createRootSync,
+  customApi,
+  eventually,
+  kubeConfig,
+  rootSynced,
+  rootSyncNamespace,
+  statusCode,
+  suffix,
+  testEnv,
+  TestRepo,
+  type JsonObject,
+} from "../support/index.ts";
+import { usePrivateControlPlane } from "../support/private-control-plane.ts";
+
+const run = promisify(execFile);
+const root = findRepoRoot();
+const version = (JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { version: string }).version;
+const system = rootSyncNamespace;
+const timings: Record<string, number> = {};
+
+async function timed<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  const start = performance.now();
+  try {
+    return await fn();
+  } finally {
+    timings[what] = Math.round(performance.now() - start);
+  }
+}
+
+/** Why this machine cannot run a node (then, and only then, the suite skips). */
+async function nodeUnavailable(): Promise<string | false> {
+  if (process.getuid?.() !== 0) return "needs root: the node (kubelet, containerd, CNI bridge, iptables) runs as root";
+  for (const tool of ["containerd", "runc", "iptables", "buildah"]) {
+    try {
+      await run("sh", ["-c", `command -v ${tool}`]);
+    } catch {
+      return `${tool} is not installed (bash scripts/node/setup.sh installs the node's Debian packages)`;
+    }
+  }
+  try {
+    await ensureNodeBinaries({ quiet: true });
+  } catch (error) {
+    return `the node's binaries cannot be built here: ${(error as Error).message}`;
+  }
+  return false;
+}
+
+const skip = await nodeUnavailable();
+if (skip !== false) console.log(`# install-path e2e skipped: ${skip}`);
+
+// The images first (the tarballs CI keeps; a warm build with nothing changed takes seconds), then the node.
+const archives =
+  skip === false
+    ? await timed("image:build", async () => {
+        const { stdout } = await run("bash", ["scripts/image/build.sh", "--no-import"], {
+          cwd: root,
+          maxBuffer: 64 * 1024 * 1024,
+        });
+        assert.match(stdout, /driftless-[\d.]+\.tar/);
+        return [
+          join(root, ".local", "image", `driftless-${version}.tar`),
+          join(root, ".local", "image", "redis-7.0-bookworm.tar"),
+        ];
+      })
+    : [];
+const { stateDir } =
+  skip === false
+    ? await timed("cluster up with node", () => usePrivateControlPlane({ withNode: true }))
+    : { stateDir: "" };
+if (skip === false) {
+  await timed("image import", async () => {
+    for (const archive of archives) await importImage(archive);
+  });
+}
+
+// Fixtures that outlive one test: the repo (and its server) and a work folder.
+const work = skip === false ? await mkdtemp(join(tmpdir(), "driftless-install-path-")) : "";
+after(() => rm(work, { recursive: true, force: true }));
+// TestRepo registers its clean-up with the context it is given: here the file's own `after`.
+const repo = skip === false ? await TestRepo.create({ after } as unknown as TestContext) : (undefined as never);
+// Smart HTTP on the bridge's address, where pods reach the host.
+const server: GitHttpServer =
+  skip === false
+    ? await startGitHttpServer({ projectRoot: dirname(repo.remote), host: nodeNetwork.bridgeAddress })
+    : (undefined as never);
+if (skip === false) after(() => server.close());
+let installed = false;
+let repoNamespace = "";
+let managerPodsBefore: string[] = [];
+
+after(() => {
+  const lines = Object.entries(timings).map(([what, ms]) => `${what}: ${(ms / 1000).toFixed(1)} s`);
+  console.log(`# install-path timings\n${lines.map((l) => `#   ${l}`).join("\n")}`);
+});
+
+function ready(pod: V1Pod): boolean {
+  return pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+}
+
+async function readyPods(namespace: string, selector: string): Promise<V1Pod[]> {
+  const pods = await coreApi().listNamespacedPod({ namespace, labelSelector: selector });
+  return pods.items.filter((p) => p.metadata?.deletionTimestamp === undefined && ready(p));
+}
+
+/** Pods' state for a failure message: phase, conditions and the containers' waiting/terminated reasons. */
+async function describePods(namespace: string, selector: string): Promise<string> {
+  const pods = await coreApi().listNamespacedPod({ namespace, labelSelector: selector });
+  return JSON.stringify(
+    pods.items.map((p) => ({
+      name: p.metadata?.name,
+      phase: p.status?.phase,
+      conditions: p.status?.conditions?.map((c) => `${c.type}=${c.status}${c.message ? `: ${c.message}` : ""}`),
+      containers: p.status?.containerStatuses?.map((c) => ({ restarts: c.restartCount, state: c.state })),
+    })),
+  );
+}
+
+async function waitReady(namespace: string, selector: string, count: number, what: string): Promise<V1Pod[]> {
+  try {
+    return await eventually(
+      async () => {
+        const pods = await readyPods(namespace, selector);
+        return pods.length === count ? pods : undefined;
+      },
+      { timeoutMs: 180_000, what },
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\npods: ${await describePods(namespace, selector)}`);
+  }
+}
+
+async function leaseHolder(): Promise<string | undefined> {
+  try {
+    const lease = await kubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({
+      name: "driftless-manager",
+      namespace: system,
+    });
+    return lease.spec?.holderIdentity ?? undefined;
+  } catch (error) {
+    if (statusCode(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+function repoSyncStatus(namespace: string, name = "repo-sync"): Promise<JsonObject> {
+  return customApi()
+    .getNamespacedCustomObject({ group: "configsync.gke.io", version: "v1beta1", namespace, plural: "reposyncs", name })
+    .then((o) => ((o as JsonObject)["status"] ?? {}) as JsonObject);
+}
+
+function repoSynced(namespace: string, commit: string): Promise<JsonObject> {
+  return eventually(
+    async () => {
+      const status = await repoSyncStatus(namespace);
+      return status["lastSyncedCommit"] === commit ? status : undefined;
+    },
+    { timeoutMs: 120_000, what: `RepoSync in ${namespace} synced to ${commit.slice(0, 7)}` },
+  );
+}
+
+async function createRepoSyncFromBridge(namespace: string, annotations: Record<string, string> = {}): Promise<void> {
+  await customApi().createNamespacedCustomObject({
+    group: "configsync.gke.io",
+    version: "v1beta1",
+    namespace,
+    plural: "reposyncs",
+    body: {
+      apiVersion: "configsync.gke.io/v1beta1",
+      kind: "RepoSync",
+      metadata: { name: "repo-sync", namespace, annotations },
+      spec: {
+        sourceFormat: "unstructured",
+        git: { repo: server.url("remote.git"), branch: repo.branch, dir: "config", auth: "none", period: "5s" },
+      },
+    },
+  });
+}
+
+async function createNamespace(prefix: string): Promise<string> {
+  const name = `${prefix}-${suffix()}`;
+  await coreApi().createNamespace({ body: { metadata: { name } } });
+  return name;
+}
+
+function configMap(namespace: string, name: string, data: Record<string, string>): string {
+  return JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace }, data });
+}
+
+/** kustomize's output of the overlay, applied as `kubectl apply -k` would (kubectl when present). */
+async function applyKustomization(dir: string): Promise<string> {
+  const hasKubectl = await run("sh", ["-c", "command -v kubectl"]).then(
+    () => true,
+    () => false,
+  );
+  if (hasKubectl) {
+    const { stdout } = await run("kubectl", ["--kubeconfig", testEnv().kubeconfig, "apply", "-k", dir]);
+    return stdout;
+  }
+  const kustomize = join(
+    root,
+    ".local",
+    "bin",
+    (await run("ls", [join(root, ".local", "bin")])).stdout
+      .split("\n")
+      .find((n) => n.startsWith("render-kustomize-")) ?? "",
+    "kustomize",
+  );
+  const { stdout } = await run(kustomize, ["build", dir], { maxBuffer: 64 * 1024 * 1024 });
+  const api = KubernetesObjectApi.makeApiClient(kubeConfig());
+  const applied: string[] = [];
+  for (const doc of parseAllDocuments(stdout)) {
+    const object = doc.toJS() as { kind: string; metadata: { name: string } };
+    await api.patch(object, undefined, undefined, "kubectl", true, PatchStrategy.ServerSideApply);
+    applied.push(`${object.kind}/${object.metadata.name}`);
+  }
+  return applied.join("\n");
+}
+
+test(
+  "kubectl apply -k manifests/ brings up Redis and the manager (two replicas, one leader) as Ready pods",
+  { skip },
+  async () => {
+    const core = coreApi();
+    // What manager.yaml and redis.yaml ask for before applying: the namespace's two Secrets.
+    await core.createNamespace({ body: { metadata: { name: system } } });
+    for (const [name, key] of [
+      ["driftless-redis", "password"],
+      ["driftless-webhook", "secret"],
+    ] as const) {
+      await core.createNamespacedSecret({
+        namespace: system,
+        body: { metadata: { name }, stringData: { [key]: `${name}-${suffix()}${suffix()}` } },
+      });
+    }
+    const overlay = join(work, "overlay");
+    await run("mkdir", ["-p", overlay]);
+    await writeFile(
+      join(overlay, "kustomization.yaml"),
+      [
+        "apiVersion: kustomize.config.k8s.io/v1beta1",
+        "kind: Kustomization",
+        "resources:",
+        // kustomize refuses an absolute path to a kustomization; a relative one may leave the overlay's folder.
+        `  - ${relative(overlay, join(root, "manifests"))}`,
+        "patches:",
+        "  - patch: |",
+        "      apiVersion: apps/v1",
+        "      kind: Deployment",
+        "      metadata: {name: reconciler-manager, namespace: config-management-system}",
+        "      spec:",
+        "        template:",
+        "          spec:",
+        "            containers:",
+        "              - name: reconciler-manager",
+        "                env:",
+        "                  - name: REDIS_URL",
+        "                    value: redis://$(REDIS_SERVICE_HOST):$(REDIS_SERVICE_PORT)",
+        "",
+      ].join("\n"),
+    );
+    await timed("apply -k", () => applyKustomization(overlay));
+
+    await timed("redis Ready", () => waitReady(system, "app.kubernetes.io/name=redis", 1, "the Redis pod to be Ready"));
+    const managers = await timed("manager pods Ready", () =>
+      waitReady(system, "app.kubernetes.io/name=reconciler-manager", 2, "both manager pods to be Ready"),
+    );
+    managerPodsBefore = managers.map((p) => p.metadata?.name ?? "");
+    const holder = await eventually(leaseHolder, { timeoutMs: 60_000, what: "a manager to hold the Lease" });
+    assert.ok(managerPodsBefore.includes(holder), `lease holder ${holder} is one of ${managerPodsBefore.join(", ")}`);
+    installed = true;
+
+    // As shipped: non-root, read-only root filesystem, no capabilities, probes and resources.
+    for (const pod of managers) {
+      const container = pod.spec?.containers[0];
+      assert.equal(pod.spec?.securityContext?.runAsNonRoot, true);
+      assert.equal(container?.securityContext?.readOnlyRootFilesystem, true);
+      assert.deepEqual(container?.securityContext?.capabilities?.drop, ["ALL"]);
+      assert.equal(container?.readinessProbe?.httpGet?.path, "/readyz");
+      assert.equal(container?.resources?.limits?.["memory"], "384Mi");
+    }
+  },
+);
+
+test(
+  "a RepoSync gets a reconciler Deployment whose pod syncs a repository served from the node bridge",
+  { skip },
+  async () => {
+    assert.ok(installed, "the install test passed");
+
+    repoNamespace = await createNamespace("install");
+    await repo.write("config/cm.yaml", configMap(repoNamespace, "from-git", { commit: "first" }));
+    const first = await repo.commit("first");
+    await grantRepoSyncReconciler(repoNamespace);
+    await createRepoSyncFromBridge(repoNamespace);
+
+    const name = nsReconcilerName(repoNamespace, "repo-sync");
+    const [pod] = await timed("RepoSync reconciler pod Ready", () =>
+      waitReady(system, `${SyncLabel.Reconciler}=${name}`, 1, "the RepoSync's reconciler pod to be Ready"),
+    );
+    assert.equal(pod?.spec?.serviceAccountName, name, "the pod runs as the reconciler's own ServiceAccount");
+    assert.equal(pod?.spec?.containers[0]?.securityContext?.readOnlyRootFilesystem, true);
+    const status = await timed("RepoSync synced", () => repoSynced(repoNamespace, first));
+    assert.deepEqual((status["sync"] as JsonObject | undefined)?.["errors"] ?? [], []);
+    const cm = await coreApi().readNamespacedConfigMap({ name: "from-git", namespace: repoNamespace });
+    assert.equal(cm.data?.["commit"], "first");
+    // The fetch came from the pod, over the bridge.
+    assert.ok(server.requests.some((r) => r.path.includes("git-upload-pack") && r.status === 200));
+    const log = await coreApi().readNamespacedPodLog({ name: pod?.metadata?.name ?? "", namespace: system });
+    assert.match(log, new RegExp(first.slice(0, 7)));
+  },
+);
+
+test("a reconciler pod deleted is replaced by its Deployment without losing anything", { skip }, async () => {
+  const core = coreApi();
+  const name = nsReconcilerName(repoNamespace, "repo-sync");
+  const selector = `${SyncLabel.Reconciler}=${name}`;
+  const [old] = await readyPods(system, selector);
+  assert.ok(old !== undefined);
+  const before = await core.readNamespacedConfigMap({ name: "from-git", namespace: repoNamespace });
+  await core.deleteNamespacedPod({ name: old.metadata?.name ?? "", namespace: system });
+
+  const [replacement] = await timed("reconciler pod replaced", () =>
+    eventually(
+      async () => {
+        const pods = await readyPods(system, selector);
+        return pods.length === 1 && pods[0]?.metadata?.uid !== old.metadata?.uid ? pods : undefined;
+      },
+      { timeoutMs: 180_000, what: "a new reconciler pod to be Ready" },
+    ),
+  );
+  assert.ok(replacement !== undefined);
+  // Same object (not pruned and re-created), and the next commit syncs.
+  const kept = await core.readNamespacedConfigMap({ name: "from-git", namespace: repoNamespace });
+  assert.equal(kept.metadata?.uid, before.metadata?.uid);
+  await repo.write("config/second.yaml", configMap(repoNamespace, "second", { commit: "second" }));
+  const second = await repo.commit("second");
+  await repoSynced(repoNamespace, second);
+  const again = await core.readNamespacedConfigMap({ name: "from-git", namespace: repoNamespace });
+  assert.equal(again.metadata?.uid, before.metadata?.uid);
+  await core.readNamespacedConfigMap({ name: "second", namespace: repoNamespace });
+});
+
+test("memory per reconciler pod, as the kubelet reports it", { skip }, async (t) => {
+  const summary = await eventually(
+    async () => {
+      const raw = (await coreApi().connectGetNodeProxyWithPath({
+        name: nodeNetwork.nodeName,
+        path: "stats/summary",
+      })) as unknown;
+      const parsed = (typeof raw === "string" ? JSON.parse(raw) : raw) as {
+        pods?: {
+          podRef: { name: string; namespace: string };
+          memory?: { workingSetBytes?: number; usageBytes?: number };
+        }[];
+      };
+      const pods = (parsed.pods ?? []).filter((p) => p.podRef.namespace === system);
+      return pods.some((p) => p.podRef.name.startsWith("ns-reconciler-") && (p.memory?.workingSetBytes ?? 0) > 0)
+        ? pods
+        : undefined;
+    },
+    { timeoutMs: 60_000, what: "the kubelet's summary to have the reconciler pod's memory" },
+  );
+  const mib = (n: number | undefined) => ((n ?? 0) / 1024 / 1024).toFixed(1);
+  for (const pod of summary) {
+    t.diagnostic(
+      `${pod.podRef.name}: working set ${mib(pod.memory?.workingSetBytes)} MiB, usage ${mib(pod.memory?.usageBytes)} MiB`,
+    );
+    console.log(
+      `# memory ${pod.podRef.name}: working set ${mib(pod.memory?.workingSetBytes)} MiB, usage ${mib(pod.memory?.usageBytes)} MiB`,
+    );
+  }
+  const reconciler = summary.find((p) => p.podRef.name.startsWith("ns-reconciler-"));
+  // Under the Deployment's memory limit, with room to spare.
+  assert.ok((reconciler?.memory?.workingSetBytes ?? 0) < 512 * 1024 * 1024);
+});
+
+test(
+  "namespace deletion under a Foreground RepoSync completes with the reconciler running as a pod",
+  { skip },
+  async () => {
+    const core = coreApi();
+    const namespace = await createNamespace("foreground");
+    await repo.write("config/cm.yaml", configMap(namespace, "from-git", { commit: "foreground" }));
+    await repo.remove("config/second.yaml");
+    const commit = await repo.commit("foreground");
+    await grantRepoSyncReconciler(namespace);
+    await createRepoSyncFromBridge(namespace, { [SyncAnnotation.DeletionPropagationPolicy]: "Foreground" });
+    const name = nsReconcilerName(namespace, "repo-sync");
+    await waitReady(system, `${SyncLabel.Reconciler}=${name}`, 1, "the Foreground RepoSync's reconciler pod");
+    await repoSynced(namespace, commit);
+
+    await core.deleteNamespace({ name: namespace });
+    await timed("foreground namespace deletion", () =>
+      eventually(
+        async () => {
+          try {
+            await core.readNamespace({ name: namespace });
+            return false;
+          } catch (error) {
+            if (statusCode(error) === 404) return true;
+            throw error;
+          }
+        },
+        { timeoutMs: 120_000, what: `namespace ${namespace} to be gone` },
+      ),
+    );
+    // Its reconciler's Deployment goes with it.
+    const apps = kubeConfig().makeApiClient(AppsV1Api);
+    await eventually(
+      async () => {
+        try {
+          await apps.readNamespacedDeployment({ name, namespace: system });
+          return false;
+        } catch (error) {
+          if (statusCode(error) === 404) return true;
+          throw error;
+        }
+      },
+      { timeoutMs: 60_000, what: `Deployment ${name} to be removed` },
+    );
+  },
+);
+
+test(
+  "the leader manager pod deleted: the other replica takes the Lease and new syncs get reconcilers",
+  { skip },
+  async () => {
+    const core = coreApi();
+    const holder = await eventually(leaseHolder, { timeoutMs: 30_000, what: "a Lease holder" });
+    const survivor = managerPodsBefore.find((p) => p !== holder);
+    assert.ok(survivor !== undefined, `another replica than ${holder} among ${managerPodsBefore.join(", ")}`);
+    await core.deleteNamespacedPod({ name: holder, namespace: system });
+    const next = await timed("leader handover", () =>
+      eventually(
+        async () => {
+          const current = await leaseHolder();
+          return current !== undefined && current !== holder ? current : undefined;
+        },
+        { timeoutMs: 120_000, what: "another manager to hold the Lease" },
+      ),
+    );
+    assert.equal(next, survivor);
+
+    // A RootSync made after the handover gets its reconciler from the new leader.
+    const name = `install-root-${suffix()}`;
+    const target = `root-target-${suffix()}`;
+    await repo.write(
+      "config/cm.yaml",
+      `${JSON.stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name: target } })}\n---\n${configMap(target, "from-root", { by: "root" })}`,
+    );
+    const commit = await repo.commit("root");
+    await createRootSync(name, repo, {
+      spec: {
+        git: { repo: server.url("remote.git"), branch: repo.branch, dir: "config", auth: "none", period: "5s" },
+      },
+    });
+    await timed("RootSync reconciler pod Ready", () =>
+      waitReady(system, `${SyncLabel.Reconciler}=${rootReconcilerName(name)}`, 1, "the RootSync's reconciler pod"),
+    );
+    await rootSynced(name, commit);
+    const cm = await core.readNamespacedConfigMap({ name: "from-root", namespace: target });
+    assert.equal(cm.data?.["by"], "root");
+    // The replica set replaced the deleted pod; two managers again.
+    await waitReady(system, "app.kubernetes.io/name=reconciler-manager", 2, "two manager pods again");
+  },
+);
+
+test("cluster down leaves no containers, bridge or iptables chains", { skip }, async () => {
+  await timed("cluster down", () => down(stateDir));
+  // The node is the machine's: another test file waiting for it may have started its own already.
+  const owner = "/run/driftless-node/owner";
+  if (existsSync(owner)) {
+    const holder = (JSON.parse(await readFile(owner, "utf8")) as { stateDir: string }).stateDir;
+    assert.notEqual(holder, stateDir, "this file's node still holds the machine's node slot");
+    return;
+  }
+  assert.equal(existsSync(`/sys/class/net/${nodeNetwork.bridge}`), false, "the bridge is left");
+  assert.deepEqual(await listNodeChains(), [], "iptables chains left");
+  assert.deepEqual(await listContainers(), [], "containers left");
+});
