@@ -4,6 +4,7 @@ import type { FetchResult, GitFetcher } from "@driftless/git";
 import type { KubeClient } from "@driftless/kube";
 import type { SourceResult } from "@driftless/source";
 import type { Logger } from "./log.ts";
+import type { ReconcileTimeouts } from "./reconcile-timeouts.ts";
 import type { Rendered } from "./rendering.ts";
 import type { ResourceGroupStatus } from "./resource-group-status.ts";
 import type { PassResult, PassTrigger } from "./pass.ts";
@@ -16,6 +17,8 @@ export interface PassContext {
   readonly inventory: Inventory;
   /** The ResourceGroup's status, kept live between passes from the watch caches. */
   readonly resourceGroupStatus: Pick<ResourceGroupStatus, "afterPass">;
+  /** Objects whose wait after apply timed out, reported (KNV2009) until they are Current or Failed. */
+  readonly reconcileTimeouts: ReconcileTimeouts;
   readonly git: GitFetcher;
   /** Key of this sync's git cache folder. */
   readonly syncKey: string;

@@ -32,6 +32,7 @@ import { loadSync, rsyncMapping } from "./rsync.ts";
 import { NamespaceWatch } from "./namespace-watch.ts";
 import { SourceCache } from "./source-cache.ts";
 import { RenderCache, type Rendered } from "./rendering.ts";
+import { ReconcileTimeouts } from "./reconcile-timeouts.ts";
 import { ResourceGroupStatus } from "./resource-group-status.ts";
 import { sourceFormatOf } from "./source-options.ts";
 import type { PassReport } from "./status.ts";
@@ -78,6 +79,7 @@ export class Reconciler implements PassContext {
   readonly identity: SyncIdentity;
   readonly inventory: Inventory;
   readonly resourceGroupStatus: ResourceGroupStatus;
+  readonly reconcileTimeouts = new ReconcileTimeouts();
   readonly git: GitFetcher;
   readonly syncKey: string;
   readonly log: Logger;
@@ -320,7 +322,8 @@ export class Reconciler implements PassContext {
       if (result.skipped === "unchanged") return;
       collectAfterPass();
       this.lastPass = result;
-      if (result.synced && result.commit !== undefined) {
+      // A pass still reporting errors (a reconcile timeout) is not complete: polls keep checking it.
+      if (result.synced && result.syncErrors.length === 0 && result.commit !== undefined) {
         this.lastComplete = { commit: result.commit, generation: this.passGeneration, at: Date.now() };
       }
       // Guard what Git declares now, before another correction can run: an object this pass pruned

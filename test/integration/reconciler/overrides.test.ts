@@ -8,11 +8,13 @@ import { createLogger } from "@driftless/sync";
 import {
   coreApi,
   createRootSync,
+  eventually,
   rootSynced,
   rootSyncNamespace,
   rootSyncStatus,
   startReconciler,
   suffix,
+  syncErrorsAt,
   TestRepo,
   type JsonObject,
 } from "../../support/index.ts";
@@ -35,26 +37,14 @@ interface LogLine {
   readonly [field: string]: unknown;
 }
 
-test("a pass waits up to override.reconcileTimeout for what it wrote to become Current; a timeout is logged, not a sync error, as in Config Sync", async (t) => {
+test("a pass waits up to override.reconcileTimeout for what it wrote to become Current; a timeout is KNV2009 on status.sync until the object is Current", async (t) => {
   const id = suffix();
   const name = `rto-${id}`;
   const namespace = `rto-${id}`;
   const repo = await TestRepo.create(t);
   // No scheduler or kubelet here: a Deployment with a replica never becomes available.
   await repo.write("config/ns.yaml", json({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }));
-  await repo.write(
-    "config/web.yaml",
-    json({
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      metadata: { name: "web", namespace },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: { app: "web" } },
-        template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "web", image: "nginx" }] } },
-      },
-    }),
-  );
+  await repo.write("config/web.yaml", json(deployment(namespace, 1)));
   await repo.write(
     "config/cm.yaml",
     json({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "plain", namespace }, data: { a: "1" } }),
@@ -71,7 +61,7 @@ test("a pass waits up to override.reconcileTimeout for what it wrote to become C
     { test: t.name },
     { level: "debug", write: (line) => void lines.push(JSON.parse(line) as LogLine) },
   );
-  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name }, { log });
+  const reconciler = await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name }, { log });
   await rootSynced(name, commit);
 
   const timeout = lines.find((l) => l.msg.startsWith("reconcile timeout"));
@@ -80,10 +70,57 @@ test("a pass waits up to override.reconcileTimeout for what it wrote to become C
   assert.deepEqual(timeout["objects"], [`apps/Deployment/${namespace}/web (InProgress)`]);
   const wait = lines.find((l) => l.msg === "pass phase finished" && l["phase"] === "wait");
   assert.ok(wait !== undefined && Number(wait["seconds"]) >= 2.9, `the pass did not wait: ${JSON.stringify(wait)}`);
-  // Config Sync reports the object as not reconciled and the sync as synced, without an error.
-  const sync = (await rootSyncStatus(name))["sync"] as JsonObject;
-  assert.deepEqual(sync["errors"] ?? [], []);
+  // The commit is applied (lastSyncedCommit moved), and the object that is not Current is an error.
+  const errors = await syncErrorsAt(name, commit);
+  assert.equal(errors.length, 1, JSON.stringify(errors));
+  assert.equal(errors[0]?.["code"], "2009");
+  assert.match(
+    String(errors[0]?.["errorMessage"]),
+    new RegExp(`failed to wait for apps/Deployment/${namespace}/web: reconcile timeout.*InProgress`),
+  );
+  assert.ok(await configMapExists(namespace, "plain"), "the rest of the commit was applied");
+
+  // Later passes leave the Deployment unchanged and do not wait for it again, but keep reporting it.
+  const passes = reconciler.passCount;
+  await eventually(() => reconciler.passCount >= passes + 2, { timeoutMs: 30_000, what: "two more passes" });
+  const still = ((await rootSyncStatus(name))["sync"] as JsonObject)["errors"] as JsonObject[] | undefined;
+  assert.equal(still?.length, 1, "the timeout is still reported while the Deployment is not Current");
+  const waits = lines.filter((l) => l.msg === "pass phase finished" && l["phase"] === "wait");
+  assert.ok(Number(waits.at(-1)?.["seconds"]) < 1, `a later pass waited again: ${JSON.stringify(waits.at(-1))}`);
+
+  // Scaled to zero replicas, it becomes Current, and the error goes.
+  await repo.write("config/web.yaml", json(deployment(namespace, 0)));
+  const scaled = await repo.commit("no replicas");
+  await rootSynced(name, scaled);
+  const syncErrors = async (): Promise<JsonObject[]> =>
+    (((await rootSyncStatus(name))["sync"] as JsonObject)["errors"] ?? []) as JsonObject[];
+  await eventually(async () => (await syncErrors()).length === 0, {
+    timeoutMs: 60_000,
+    what: "the timeout error to clear once the Deployment is Current",
+  });
 });
+
+function deployment(namespace: string, replicas: number): unknown {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "web", namespace },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: "web" } },
+      template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "web", image: "nginx" }] } },
+    },
+  };
+}
+
+async function configMapExists(namespace: string, name: string): Promise<boolean> {
+  try {
+    await coreApi().readNamespacedConfigMap({ namespace, name });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 test("the manager hands override.apiServerTimeout and the reconciler container's logLevels to its reconciler", async (t) => {
   const manager = await startManager(t);

@@ -1,0 +1,44 @@
+/**
+ * KNV2009 for applied objects that did not become Current within override.reconcileTimeout, kept
+ * while they stay so: a later pass that leaves such an object unchanged does not wait for it again
+ * (one stuck Deployment must not hold every resync), yet still reports it until it is Current or Failed.
+ */
+import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
+import { HealthStatus, idKey, Operation, type ApplyOutcome } from "@driftless/applier";
+
+export class ReconcileTimeoutError extends DriftlessError {
+  constructor(outcome: ApplyOutcome, timeoutMs: number) {
+    const { desired } = outcome;
+    super({
+      code: KnvCode.Apply,
+      // Retried with backoff: the retry reports it again without waiting, or clears it once Current.
+      errorClass: ErrorClass.Retry,
+      message: `failed to wait for ${idKey(desired.id)}: reconcile timeout: not Current within ${Math.round(timeoutMs / 1000)} s (override.reconcileTimeout); its status is ${outcome.health ?? HealthStatus.Unknown}`,
+      resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
+    });
+  }
+}
+
+export class ReconcileTimeouts {
+  /** Keys of objects whose wait timed out and that have not been seen Current or Failed since. */
+  readonly #stuck = new Set<string>();
+
+  /** The errors of this pass: what timed out now, and what timed out before and is still not reconciled. */
+  errors(applied: readonly ApplyOutcome[], timedOut: readonly ApplyOutcome[], timeoutMs: number): DriftlessError[] {
+    const now = new Set(timedOut.map((o) => idKey(o.desired.id)));
+    const stuck: ApplyOutcome[] = [];
+    for (const outcome of applied) {
+      const key = idKey(outcome.desired.id);
+      const stillWaiting =
+        this.#stuck.has(key) && outcome.operation === Operation.Unchanged && !reconciled(outcome.health);
+      if (now.has(key) || stillWaiting) stuck.push(outcome);
+    }
+    this.#stuck.clear(); // objects no longer declared, or reconciled, are forgotten
+    for (const outcome of stuck) this.#stuck.add(idKey(outcome.desired.id));
+    return stuck.map((o) => new ReconcileTimeoutError(o, timeoutMs));
+  }
+}
+
+function reconciled(health: HealthStatus | undefined): boolean {
+  return health === HealthStatus.Current || health === HealthStatus.Failed;
+}
