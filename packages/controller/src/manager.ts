@@ -116,7 +116,7 @@ export class Manager {
     this.ended = new Promise((resolve) => {
       this.#end = resolve;
     });
-    this.metrics = createManagerMetrics();
+    this.metrics = createManagerMetrics({ reconcilerRestarts: options.mode === ReconcilerMode.Process });
     this.#inScope = parseLabelSelector(options.syncSelector ?? "");
     this.#redis = createRedisConnection(options.redisUrl, {
       connectionName: `driftless-manager:${options.identity}`,
@@ -235,7 +235,6 @@ export class Manager {
           return syncs.length;
         },
       });
-      this.metrics.initWebhookRequests();
     }
     this.#elector.start({ onStartedLeading: () => this.#lead(), onStoppedLeading: () => this.#stepDown() });
     this.#log.info("manager started", {
@@ -290,8 +289,8 @@ export class Manager {
       },
       onLifecycle: (sync, event) => {
         const labels = restartLabelsOf(sync);
-        if (event === "removed") this.metrics.reconcilerRestarts.remove(labels);
-        else this.metrics.reconcilerRestarts.inc(labels, event === "restarting" ? 1 : 0);
+        if (event === "removed") this.metrics.reconcilerRestarts?.remove(labels);
+        else this.metrics.reconcilerRestarts?.inc(labels, event === "restarting" ? 1 : 0);
       },
     });
   }

@@ -24,6 +24,11 @@ export interface ManagerMetricsOptions {
   readonly ownPrefix?: string;
   /** Also export Node's process metrics (process_*, nodejs_*). Default true. */
   readonly processMetrics?: boolean;
+  /**
+   * Register driftless_reconciler_restarts_total. Default true; false in deployment mode, where the
+   * kubelet restarts reconcilers and the manager (watching Deployments, not Pods) never sees it.
+   */
+  readonly reconcilerRestarts?: boolean;
 }
 
 export interface ManagerMetrics extends QueueMetrics {
@@ -33,13 +38,11 @@ export interface ManagerMetrics extends QueueMetrics {
   /** driftless_reconcilers{state}: reconcilers the manager runs, by state (every state has a series). */
   readonly reconcilers: GaugeHandle<{ state: ReconcilerState }>;
   /** driftless_reconciler_restarts_total{configsync_sync_*}: a reconciler exited or failed to start, and is started again. */
-  readonly reconcilerRestarts: CounterHandle<SyncLabelSet>;
+  readonly reconcilerRestarts: CounterHandle<SyncLabelSet> | undefined;
   /** driftless_finalizer_removals_total{reason}. */
   readonly finalizerRemovals: CounterHandle<{ reason: FinalizerRemovalReason }>;
-  /** driftless_webhook_requests_total{provider,result}. */
+  /** driftless_webhook_requests_total{provider,result}: every series from 0 (0 too where no webhook is served). */
   readonly webhookRequests: CounterHandle<{ provider: WebhookProviderLabel; result: WebhookRequestResult }>;
-  /** Starts every webhook series at 0, once the webhook is served (so `increase()` sees the first request). */
-  readonly initWebhookRequests: () => void;
 }
 
 export function createManagerMetrics(options: ManagerMetricsOptions = {}): ManagerMetrics {
@@ -64,6 +67,8 @@ export function createManagerMetrics(options: ManagerMetricsOptions = {}): Manag
     help: "Push webhook requests received, by provider and what became of them",
     labelNames: ["provider", "result"],
   });
+  for (const provider of Object.values(WebhookProviderLabel))
+    for (const result of Object.values(WebhookRequestResult)) webhookRequests.inc({ provider, result }, 0);
 
   return {
     registry,
@@ -78,16 +83,15 @@ export function createManagerMetrics(options: ManagerMetricsOptions = {}): Manag
       CONFIG_SYNC_BUCKETS,
     ),
     reconcilers,
-    reconcilerRestarts: counter<SyncLabelSet>(registry, {
-      name: own("reconciler_restarts_total"),
-      help: "Times a reconciler exited or failed to start and was started again, by sync (process mode)",
-      labelNames: ["configsync_sync_kind", "configsync_sync_name", "configsync_sync_namespace"],
-    }),
+    reconcilerRestarts:
+      options.reconcilerRestarts === false
+        ? undefined
+        : counter<SyncLabelSet>(registry, {
+            name: own("reconciler_restarts_total"),
+            help: "Times a reconciler exited or failed to start and was started again, by sync (process mode)",
+            labelNames: ["configsync_sync_kind", "configsync_sync_name", "configsync_sync_namespace"],
+          }),
     finalizerRemovals,
     webhookRequests,
-    initWebhookRequests: () => {
-      for (const provider of Object.values(WebhookProviderLabel))
-        for (const result of Object.values(WebhookRequestResult)) webhookRequests.inc({ provider, result }, 0);
-    },
   };
 }
