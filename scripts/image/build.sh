@@ -100,6 +100,14 @@ app_tar=$(export_image "docker.io/library/$image" "driftless-$version")
 redis_tar=$(export_image "$redis" redis-7.0-bookworm)
 echo "image: $image $(du -m "$app_tar" | cut -f1) MiB ($app_tar), ${redis#docker.io/library/} ($redis_tar)" >&2
 
+# What earlier builds left: other tags of the local bases, and layers no image uses any more, after a day
+# (younger ones are the next build's cache).
+for repo in localhost/driftless-node-base localhost/driftless-render-tools; do
+  buildah images --format '{{.Name}}:{{.Tag}}' --filter "reference=$repo" | grep -v -x -e "$base" -e "$tools" |
+    xargs -r buildah rmi >/dev/null 2>&1 || true
+done
+podman image prune --force --filter until=24h >/dev/null 2>&1 || true
+
 # The node's containerd socket (packages/local-cluster/src/paths.ts): there only while a node runs.
 if [ "$import" = 1 ] && [ -S /run/driftless-node/containerd.sock ]; then
   for tar in "$app_tar" "$redis_tar"; do
