@@ -256,3 +256,19 @@ test(
     assert.doesNotMatch(output.join(""), /EROFS|EACCES|read-only file system/i);
   },
 );
+
+test(
+  "a second image:build reuses the bases (cached by a hash of their inputs) and the render tools",
+  { skip },
+  async () => {
+    const again = await run("bash", ["scripts/image/build.sh", "--no-import"]);
+    assert.equal(again.code, 0, again.all);
+    assert.doesNotMatch(again.all, /image base: making|image redis: making|render tools: building/);
+    const base = await run("buildah", [
+      "images",
+      "--format={{.Name}}:{{.Tag}}",
+      "--filter=reference=localhost/driftless-node-base",
+    ]);
+    assert.equal(base.stdout.trim().split("\n").length, 1, `one node base, not ${base.stdout}`);
+  },
+);
