@@ -170,8 +170,9 @@ test("an invalid sync is reported Stalled (KNV1061) and gets no reconciler", asy
       metadata: { name: `root-${suffix()}`, namespace, labels: { ...manager.scope.labels } },
     },
     {
+      // OCI is supported; Google's node identity is not (refused, naming the alternative).
       ...repoSyncObject(namespace, "oci-sync", manager.scope, { repo: "x", branch: "main" }),
-      spec: { sourceType: "oci", oci: { image: "example.invalid/i:1", auth: "none" } },
+      spec: { sourceType: "oci", oci: { image: "example.invalid/i:1", auth: "gcenode" } },
     },
   ];
   for (const obj of bad) await createSync(t, obj);
