@@ -295,7 +295,13 @@ export async function up(options: ClusterOptions): Promise<ClusterState> {
  * Stops every process recorded in stateDir (the node first, then the controller manager, etcd last),
  * removes what the node left on the host, and forgets the state.
  */
-export async function down(stateDir: string): Promise<readonly ProcessRecord[]> {
+export async function down(
+  stateDir: string,
+  options: {
+    /** False keeps the machine's node slot, so a test can check the host is clean before another node starts. */
+    readonly releaseNodeSlot?: boolean;
+  } = {},
+): Promise<readonly ProcessRecord[]> {
   const state = await readState(stateDir);
   if (state === undefined) return [];
   // The node first: its clean-up needs containerd running, and it stops its own processes in order.
@@ -306,7 +312,7 @@ export async function down(stateDir: string): Promise<readonly ProcessRecord[]> 
     } catch (error) {
       nodeError = error;
     }
-    await releaseNodeSlot(stateDir);
+    if (options.releaseNodeSlot !== false) await releaseNodeSlot(stateDir);
   }
   await stopAll(state.processes);
   if (nodeError !== undefined) throw nodeError;

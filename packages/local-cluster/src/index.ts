@@ -31,8 +31,10 @@ export {
 } from "./paths.ts";
 export { importImage, listContainers } from "./node/containerd.ts";
 export type { NodeState } from "./node/node.ts";
+export { releaseNodeSlot } from "./node/slot.ts";
 export { nodeNetwork, listNodeChains } from "./node/network.ts";
 export { mountsUnder } from "./node/mounts.ts";
+export { podCgroups } from "./node/cgroups.ts";
 export {
   writeOciArchive,
   writeBusyboxImage,

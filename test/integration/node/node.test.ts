@@ -19,9 +19,11 @@ import {
   isAlive,
   listNodeChains,
   mountsUnder,
+  podCgroups,
   nodeContainerdSocket,
   nodeNetwork,
   nodeRuntimeDir,
+  releaseNodeSlot,
   up,
   writeBusyboxImage,
 } from "@driftless/local-cluster";
@@ -116,7 +118,7 @@ test("a pod from a locally built image runs, reaches the apiserver through the k
   assert.match(log, new RegExp(`"username":\\s*"system:serviceaccount:${namespace}:default"`));
 });
 
-test("cluster down leaves no containers, network namespaces, bridge, iptables chains or mounts", async () => {
+test("cluster down leaves no containers, network namespaces, bridge, iptables chains, mounts or pod cgroups", async (t) => {
   const node = cluster.node;
   assert.ok(node !== undefined);
   const netnsBefore = podNetns();
@@ -124,7 +126,10 @@ test("cluster down leaves no containers, network namespaces, bridge, iptables ch
   const shimsBefore = processesUsing(nodeContainerdSocket);
   assert.ok(shimsBefore.length > 0, "container shims run before down");
 
-  await down(stateDir);
+  // The slot stays ours until the checks are done: a test file waiting for the node would otherwise
+  // start its own bridge, chains and cgroups in between.
+  t.after(() => releaseNodeSlot(stateDir));
+  await down(stateDir, { releaseNodeSlot: false });
 
   for (const p of node.processes) assert.equal(isAlive(p.pid), false, `${p.name} (${p.pid}) still runs`);
   assert.deepEqual(processesUsing(nodeContainerdSocket), [], "containerd shims left");
@@ -136,6 +141,7 @@ test("cluster down leaves no containers, network namespaces, bridge, iptables ch
   assert.equal(existsSync(`/sys/class/net/${nodeNetwork.bridge}`), false, "the bridge is left");
   assert.deepEqual(await listNodeChains(), [], "iptables chains left");
   assert.deepEqual(await mountsUnder([stateDir, nodeRuntimeDir]), [], "mounts left");
+  assert.deepEqual(await podCgroups(), [], "pod cgroups left");
   assert.equal(readFileSync("/proc/sys/net/ipv4/ip_forward", "utf8").trim(), node.hostSettings.ipForward);
 });
 

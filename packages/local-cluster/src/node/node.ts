@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, readdir, realpath, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { ensureNodeBinaries, type NodeBinaries } from "../binaries.ts";
@@ -30,7 +30,8 @@ import {
 } from "./network.ts";
 import { pauseImageName, writePauseImage } from "./oci-image.ts";
 import { mountsUnder, unmountUnder } from "./mounts.ts";
-import { claimNodeSlot } from "./slot.ts";
+import { claimNodeSlot, slotOwnerFileName } from "./slot.ts";
+import { removePodCgroups } from "./cgroups.ts";
 export { releaseNodeSlot } from "./slot.ts";
 
 /** A running node, as recorded in the cluster's state.json. */
@@ -303,11 +304,13 @@ export async function stopNode(node: Pick<NodeState, "processes" | "hostSettings
   if (containerd !== undefined) await step("stopping containerd", () => stopProcess(containerd.pid));
   await step("removing network namespaces", () => deleteNetns(netns));
   await step("unmounting", () => unmountUnder([node.dir, nodeRuntimeDir]));
+  await step("removing pod cgroups", () => removePodCgroups());
   const kubeProxy = join(node.binDir, "kube-proxy");
   if (existsSync(kubeProxy)) await step("kube-proxy --cleanup", () => runCommand(kubeProxy, ["--cleanup", "--v=0"]));
   await step("deleting iptables chains", () => deleteNodeChains());
   await step("deleting the bridge", () => deleteBridge(node.hostSettings));
-  await step("removing the runtime folder", () => rm(nodeRuntimeDir, { recursive: true, force: true }));
+  // All but the slot's owner file: the slot is released by the caller, when it is done with the host.
+  await step("removing the runtime folder", () => removeRuntimeFiles());
   // Only once nothing is mounted under it: images, snapshots and volumes go with the node.
   await step("removing the node folder", async () => {
     if ((await mountsUnder([node.dir])).length === 0) await rm(node.dir, { recursive: true, force: true });
@@ -358,4 +361,11 @@ async function readNodeOf(stateDir: string): Promise<NodeState | undefined> {
   const file = join(stateDir, "state.json");
   if (!existsSync(file)) return undefined;
   return (JSON.parse(await readFile(file, "utf8")) as { node?: NodeState }).node;
+}
+
+async function removeRuntimeFiles(): Promise<void> {
+  if (!existsSync(nodeRuntimeDir)) return;
+  for (const entry of await readdir(nodeRuntimeDir)) {
+    if (entry !== slotOwnerFileName) await rm(join(nodeRuntimeDir, entry), { recursive: true, force: true });
+  }
 }

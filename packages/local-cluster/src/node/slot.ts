@@ -1,11 +1,12 @@
 import { existsSync } from "node:fs";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { nodeRuntimeDir } from "../paths.ts";
 import { isAlive, type ProcessRecord } from "../processes.ts";
 
-const ownerFile = join(nodeRuntimeDir, "owner");
+export const slotOwnerFileName = "owner";
+const ownerFile = join(nodeRuntimeDir, slotOwnerFileName);
 
 interface RecordedNode {
   readonly processes: readonly ProcessRecord[];
@@ -69,5 +70,8 @@ async function slotOwnerAlive<N extends RecordedNode>(owner: SlotOwner, nodes: N
 
 /** Releases the machine's node slot if this cluster holds it. */
 export async function releaseNodeSlot(stateDir: string): Promise<void> {
-  if ((await readSlotOwner())?.stateDir === stateDir) await rm(ownerFile, { force: true });
+  if ((await readSlotOwner())?.stateDir !== stateDir) return;
+  await rm(ownerFile, { force: true });
+  // The runtime folder goes with the last thing in it; a node starting meanwhile keeps it.
+  await rmdir(nodeRuntimeDir).catch(() => undefined);
 }
