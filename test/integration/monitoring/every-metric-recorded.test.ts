@@ -21,6 +21,7 @@ import {
 import { grantRepoSyncReconciler } from "../../support/rbac.ts";
 import {
   admin,
+  cleanUpScope,
   configMap,
   createNamespace,
   createSync,
@@ -229,4 +230,9 @@ test("every metric the manager and a reconciler register has a sample after a sy
     undefined,
     "a deleted sync's restart series stays behind",
   );
+
+  // Stopped here rather than by startManager's hook: after hooks run in the order registered, and the
+  // scope's state folder (registered first) would be removed under reconcilers still writing to it.
+  await cleanUpScope(manager.scope);
+  await manager.stop();
 });
