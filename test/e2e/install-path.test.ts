@@ -15,13 +15,14 @@ import { after, test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { promisify } from "node:util";
 import { performance } from "node:perf_hooks";
 import { parseAllDocuments } from "yaml";
-import { AppsV1Api, CoordinationV1Api, KubernetesObjectApi, PatchStrategy, type V1Pod } from "@kubernetes/client-node";
+import { AppsV1Api, CoordinationV1Api, type V1Pod } from "@kubernetes/client-node";
+import { KubeClient, RestMapper, type KubeObject } from "@driftless/kube";
 import { SyncAnnotation, nsReconcilerName, rootReconcilerName, SyncLabel } from "@driftless/api";
 import { startGitHttpServer, type GitHttpServer } from "@driftless/git/testing";
 import {
@@ -229,52 +230,74 @@ function configMap(namespace: string, name: string, data: Record<string, string>
   return JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace }, data });
 }
 
-/** kustomize's output of the overlay, applied as `kubectl apply -k` would (kubectl when present). */
-async function applyKustomization(dir: string): Promise<string> {
-  const hasKubectl = await run("sh", ["-c", "command -v kubectl"]).then(
+// The user's commands through kubectl when the machine has one; else the same objects through the API
+// (kustomize's output from the project's pinned kustomize, server-side applied).
+// DRIFTLESS_E2E_KUBECTL=none takes the second way on a machine with kubectl too.
+const hasKubectl =
+  process.env["DRIFTLESS_E2E_KUBECTL"] !== "none" &&
+  (await run("sh", ["-c", "command -v kubectl"]).then(
     () => true,
     () => false,
-  );
+  ));
+
+function kubectl(...args: string[]): Promise<string> {
+  return run("kubectl", ["--kubeconfig", testEnv().kubeconfig, ...args]).then((r) => r.stdout);
+}
+
+/** `kubectl apply -k DIR` or `kubectl apply -f FILE`. */
+async function apply(flag: "-k" | "-f", path: string): Promise<string> {
+  if (hasKubectl) return kubectl("apply", flag, path);
+  let yaml: string;
+  if (flag === "-f") {
+    yaml = await readFile(path, "utf8");
+  } else {
+    const bin = join(root, ".local", "bin");
+    const tools = (await readdir(bin)).find((n) => n.startsWith("render-kustomize-")) ?? "";
+    yaml = (await run(join(bin, tools, "kustomize"), ["build", path], { maxBuffer: 64 * 1024 * 1024 })).stdout;
+  }
+  // The project's raw client: client-node's typed serializer drops fields it has no model for
+  // (a CRD's x-kubernetes-preserve-unknown-fields), which the API server then refuses.
+  const client = await KubeClient.fromKubeconfig(testEnv().kubeconfig);
+  try {
+    const mapper = new RestMapper(client);
+    const applied: string[] = [];
+    for (const doc of parseAllDocuments(yaml)) {
+      const object = doc.toJS() as KubeObject;
+      const mapping = await mapper.mappingFor(object.apiVersion, object.kind);
+      assert.ok(mapping !== undefined, `no resource for ${object.apiVersion} ${object.kind}`);
+      const namespace = mapping.namespaced ? object.metadata.namespace : undefined;
+      await client.patch(mapping, namespace, object.metadata.name, object, "apply", {
+        fieldManager: "kubectl",
+        force: true,
+      });
+      applied.push(`${object.kind}/${object.metadata.name}`);
+    }
+    return applied.join("\n");
+  } finally {
+    client.close();
+  }
+}
+
+/** `kubectl -n config-management-system create secret generic NAME --from-literal=KEY=VALUE`. */
+async function createSecret(name: string, key: string, value: string): Promise<void> {
   if (hasKubectl) {
-    const { stdout } = await run("kubectl", ["--kubeconfig", testEnv().kubeconfig, "apply", "-k", dir]);
-    return stdout;
+    await kubectl("-n", system, "create", "secret", "generic", name, `--from-literal=${key}=${value}`);
+    return;
   }
-  const kustomize = join(
-    root,
-    ".local",
-    "bin",
-    (await run("ls", [join(root, ".local", "bin")])).stdout
-      .split("\n")
-      .find((n) => n.startsWith("render-kustomize-")) ?? "",
-    "kustomize",
-  );
-  const { stdout } = await run(kustomize, ["build", dir], { maxBuffer: 64 * 1024 * 1024 });
-  const api = KubernetesObjectApi.makeApiClient(kubeConfig());
-  const applied: string[] = [];
-  for (const doc of parseAllDocuments(stdout)) {
-    const object = doc.toJS() as { kind: string; metadata: { name: string } };
-    await api.patch(object, undefined, undefined, "kubectl", true, PatchStrategy.ServerSideApply);
-    applied.push(`${object.kind}/${object.metadata.name}`);
-  }
-  return applied.join("\n");
+  await coreApi().createNamespacedSecret({
+    namespace: system,
+    body: { metadata: { name }, stringData: { [key]: value } },
+  });
 }
 
 test(
   "kubectl apply -k manifests/ brings up Redis and the manager (two replicas, one leader) as Ready pods",
   { skip },
   async () => {
-    const core = coreApi();
-    // What manager.yaml and redis.yaml ask for before applying: the namespace's two Secrets.
-    await core.createNamespace({ body: { metadata: { name: system } } });
-    for (const [name, key] of [
-      ["driftless-redis", "password"],
-      ["driftless-webhook", "secret"],
-    ] as const) {
-      await core.createNamespacedSecret({
-        namespace: system,
-        body: { metadata: { name }, stringData: { [key]: `${name}-${suffix()}${suffix()}` } },
-      });
-    }
+    // The steps manager.yaml and redis.yaml give: the namespace, then its two Secrets, then apply -k.
+    await apply("-f", join(root, "manifests", "namespace.yaml"));
+    await createSecret("driftless-redis", "password", `redis-${suffix()}${suffix()}`);
+    await createSecret("driftless-webhook", "secret", `webhook-${suffix()}${suffix()}`);
     const overlay = join(work, "overlay");
     await run("mkdir", ["-p", overlay]);
     await writeFile(
@@ -301,7 +324,7 @@ test(
         "",
       ].join("\n"),
     );
-    await timed("apply -k", () => applyKustomization(overlay));
+    await timed("apply -k", () => apply("-k", overlay));
 
     await timed("redis Ready", () => waitReady(system, "app.kubernetes.io/name=redis", 1, "the Redis pod to be Ready"));
     const managers = await timed("manager pods Ready", () =>
@@ -354,6 +377,7 @@ test(
 );
 
 test("a reconciler pod deleted is replaced by its Deployment without losing anything", { skip }, async () => {
+  assert.ok(installed, "the install test passed");
   const core = coreApi();
   const name = nsReconcilerName(repoNamespace, "repo-sync");
   const selector = `${SyncLabel.Reconciler}=${name}`;
@@ -387,6 +411,7 @@ test(
   "namespace deletion under a Foreground RepoSync completes with the reconciler running as a pod",
   { skip },
   async () => {
+    assert.ok(installed, "the install test passed");
     const core = coreApi();
     const namespace = await createNamespace("foreground");
     await repo.write("foreground/cm.yaml", configMap(namespace, "from-git", { commit: "foreground" }));
@@ -435,6 +460,7 @@ test(
   "the leader manager pod deleted: the other replica takes the Lease and new syncs get reconcilers",
   { skip },
   async () => {
+    assert.ok(installed, "the install test passed");
     const core = coreApi();
     const holder = await eventually(leaseHolder, { timeoutMs: 30_000, what: "a Lease holder" });
     const survivor = managerPodsBefore.find((p) => p !== holder);
@@ -482,6 +508,7 @@ test(
 );
 
 test("memory per reconciler pod, as the kubelet reports it", { skip }, async (t) => {
+  assert.ok(installed, "the install test passed");
   const summary = await eventually(
     async () => {
       const raw = (await coreApi().connectGetNodeProxyWithPath({
