@@ -115,7 +115,10 @@ export interface ManagerScope {
 export async function newScope(t: TestContext): Promise<ManagerScope> {
   const id = `m${suffix()}${suffix()}`;
   const stateDir = await mkdtemp(join(tmpdir(), `driftless-manager-${id}-`));
-  t.after(() => rm(stateDir, { recursive: true, force: true }));
+  // After-hooks run in registration order, so this one runs before a manager of the scope is stopped
+  // (whose reconcilers may still be writing here: ENOTEMPTY). It must not throw, or the hooks after it,
+  // the manager's stop among them, would not run; that hook removes the folder again once stopped.
+  t.after(() => rm(stateDir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined));
   return { id, queuePrefix: `t${id}`, leaseName: `driftless-manager-${id}`, stateDir, labels: { [managerLabel]: id } };
 }
 
@@ -233,6 +236,7 @@ export async function startManager(t: TestContext, options: ManagerOptions = {})
     // While the manager still runs, so deletion goes the normal way (finalizers and all).
     if (child.exitCode === null && child.signalCode === null) await cleanUpScope(scope);
     await manager.stop();
+    await rm(scope.stateDir, { recursive: true, force: true, maxRetries: 3 });
     if (process.env["DRIFTLESS_TEST_LOGS"] === "1" || t.signal.aborted)
       process.stderr.write(`--- manager ${scope.id} (${manager.pid}) ---\n${logs.join("\n")}\n`);
   });
