@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, readlink, readdir, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, readlink, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
@@ -115,6 +115,37 @@ void describe("unpackLayer", () => {
       ),
       "leads out",
     );
+  });
+
+  void it("refuses whiteouts that name no entry (.wh. alone, .wh.. and .wh...), which would delete the directory or its parent", async (t) => {
+    const outer = await scratch(t);
+    const root = join(outer, "root");
+    await mkdir(root);
+    await writeFile(join(outer, "keep.yaml"), "keep: true\n");
+    for (const name of [".wh.", ".wh..", ".wh...", "sub/.wh..."])
+      await refused(unpackLayer(tarGz([{ name }]), root, new UnpackBudget()), "whiteout");
+    assert.equal(await readFile(join(outer, "keep.yaml"), "utf8"), "keep: true\n");
+  });
+
+  void it("refuses a hard link whose path reaches outside through a chain of symlinks", async (t) => {
+    const outer = await scratch(t);
+    const root = join(outer, "root");
+    await mkdir(root);
+    await writeFile(join(outer, "secret"), "token\n");
+    // Each link is inside lexically; together `up` resolves to the root's parent.
+    await refused(
+      unpackLayer(
+        tarGz([
+          { name: "here", type: "symlink", linkname: "." },
+          { name: "up", type: "symlink", linkname: "here/.." },
+          { name: "copy.yaml", type: "hardlink", linkname: "up/secret" },
+        ]),
+        root,
+        new UnpackBudget(),
+      ),
+      "hard link",
+    );
+    await assert.rejects(readFile(join(root, "copy.yaml")), { code: "ENOENT" });
   });
 
   void it("holds total size, file size and entry count to the limits", async (t) => {

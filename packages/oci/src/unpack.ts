@@ -3,8 +3,8 @@
  * win; `.wh.` whiteouts delete), but refusing anything that could write outside it: absolute paths,
  * `..`, symlinks leading out, writes through a symlink, and more bytes or entries than allowed.
  */
-import { copyFile, lstat, mkdir, readdir, rm, symlink, writeFile } from "node:fs/promises";
-import { dirname, join, posix } from "node:path";
+import { copyFile, lstat, mkdir, readdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { dirname, join, posix, sep } from "node:path";
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import { OciFailureReason, OciFetchError } from "./errors.ts";
@@ -85,6 +85,17 @@ async function kindAt(path: string): Promise<"missing" | "dir" | "symlink" | "ot
   }
 }
 
+async function realPathInside(root: string, path: string): Promise<boolean> {
+  let real: string;
+  try {
+    real = await realpath(path);
+  } catch {
+    return true; // nothing there: the caller reports the missing file
+  }
+  const realRoot = await realpath(root);
+  return real === realRoot || real.startsWith(realRoot + sep);
+}
+
 /** Creates the parent directories; a parent that is a symlink is refused, so every write lands where its path says. */
 async function ensureParents(root: string, segments: readonly string[], name: string): Promise<string> {
   let dir = root;
@@ -103,9 +114,13 @@ async function applyWhiteout(root: string, segments: readonly string[], name: st
   const parent = dirname(await ensureParents(root, segments, name));
   if (base === opaqueWhiteout) {
     for (const child of await readdir(parent)) await rm(join(parent, child), { recursive: true, force: true });
-  } else {
-    await rm(join(parent, base.slice(whiteoutPrefix.length)), { recursive: true, force: true });
+    return;
   }
+  // `.wh.`, `.wh..` and `.wh...` would name the directory itself or its parent.
+  const hidden = base.slice(whiteoutPrefix.length);
+  if (hidden === "" || hidden === "." || hidden === "..")
+    throw unsafe(`the whiteout ${JSON.stringify(name)} names no entry`);
+  await rm(join(parent, hidden), { recursive: true, force: true });
 }
 
 async function writeEntry(root: string, entry: TarEntry, segments: readonly string[]): Promise<void> {
@@ -132,6 +147,11 @@ async function writeEntry(root: string, entry: TarEntry, segments: readonly stri
       return;
     case TarEntryType.Hardlink: {
       const target = join(root, ...safeSegments(entry.linkname));
+      // Symlinks that are each inside lexically can still chain out (`a -> .`, `b -> a/..`): judge the real path.
+      if (!(await realPathInside(root, target)))
+        throw unsafe(
+          `the hard link ${JSON.stringify(entry.name)} reaches outside the image's directory (${entry.linkname})`,
+        );
       if ((await kindAt(target)) !== "other")
         throw unsafe(`the hard link ${JSON.stringify(entry.name)} names no file of the image (${entry.linkname})`);
       await copyFile(target, path);
