@@ -55,6 +55,8 @@ const run = promisify(execFile);
 const root = findRepoRoot();
 const version = (JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { version: string }).version;
 const system = rootSyncNamespace;
+// What is installed: the repository's manifests/, or another copy of them (an older commit's, say).
+const manifests = process.env["DRIFTLESS_E2E_MANIFESTS"] ?? join(root, "manifests");
 const timings: Record<string, number> = {};
 
 async function timed<T>(what: string, fn: () => Promise<T>): Promise<T> {
@@ -278,6 +280,18 @@ async function apply(flag: "-k" | "-f", path: string): Promise<string> {
   }
 }
 
+/** The commands manager.yaml's header tells users to run before `kubectl apply -k`, as a shell script. */
+async function preApplySteps(): Promise<string> {
+  const header = (await readFile(join(manifests, "manager.yaml"), "utf8")).split("\n# and configure")[0] ?? "";
+  const commands = header
+    .split("\n")
+    .filter((line) => line.startsWith("#   "))
+    .map((line) => line.slice(4))
+    .join("\n");
+  assert.match(commands, /kubectl .*create secret generic driftless-redis/s, "manager.yaml's header names the steps");
+  return commands;
+}
+
 /** `kubectl -n config-management-system create secret generic NAME --from-literal=KEY=VALUE`. */
 async function createSecret(name: string, key: string, value: string): Promise<void> {
   if (hasKubectl) {
@@ -294,10 +308,18 @@ test(
   "kubectl apply -k manifests/ brings up Redis and the manager (two replicas, one leader) as Ready pods",
   { skip },
   async () => {
-    // The steps manager.yaml and redis.yaml give: the namespace, then its two Secrets, then apply -k.
-    await apply("-f", join(root, "manifests", "namespace.yaml"));
-    await createSecret("driftless-redis", "password", `redis-${suffix()}${suffix()}`);
-    await createSecret("driftless-webhook", "secret", `webhook-${suffix()}${suffix()}`);
+    // The steps manager.yaml gives before applying (the namespace, then its two Secrets), run as written
+    // with kubectl; without kubectl, the same through the API.
+    if (hasKubectl) {
+      await run("sh", ["-e", "-c", await preApplySteps()], {
+        cwd: dirname(manifests),
+        env: { ...process.env, KUBECONFIG: testEnv().kubeconfig },
+      });
+    } else {
+      await apply("-f", join(manifests, "namespace.yaml"));
+      await createSecret("driftless-redis", "password", `redis-${suffix()}${suffix()}`);
+      await createSecret("driftless-webhook", "secret", `webhook-${suffix()}${suffix()}`);
+    }
     const overlay = join(work, "overlay");
     await run("mkdir", ["-p", overlay]);
     await writeFile(
@@ -307,7 +329,7 @@ test(
         "kind: Kustomization",
         "resources:",
         // kustomize refuses an absolute path to a kustomization; a relative one may leave the overlay's folder.
-        `  - ${relative(overlay, join(root, "manifests"))}`,
+        `  - ${relative(overlay, manifests)}`,
         "patches:",
         "  - patch: |",
         "      apiVersion: apps/v1",
