@@ -42,12 +42,23 @@ export async function send(url: string, options: HttpRequest): Promise<HttpRespo
     if (response.status < 300 || response.status >= 400 || location === undefined || hop === maxRedirects)
       return response;
     const next = new URL(location, current);
-    if (next.host !== new URL(current).host) {
-      const { authorization: _dropped, ...rest } = headers;
-      headers = rest;
-    }
+    headers = redirectHeaders(headers, current, next);
     current = next.toString();
   }
+}
+
+/**
+ * The headers a redirect from `from` to `to` carries: no Authorization once it leaves the origin (another
+ * host, or https to http on the same host name, where it would cross the network in clear text).
+ */
+export function redirectHeaders(
+  headers: Readonly<Record<string, string>>,
+  from: string,
+  to: URL,
+): Record<string, string> {
+  if (to.origin === new URL(from).origin) return { ...headers };
+  const { authorization: _dropped, ...rest } = headers;
+  return rest;
 }
 
 function once(url: string, headers: Record<string, string>, options: HttpRequest): Promise<HttpResponse> {
