@@ -32,7 +32,12 @@ export class HelmSourceError extends DriftlessError {
 const exactVersion = /^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
 /** helm's messages for what passes by itself: everything else needs a change to the spec, Secret or repository. */
 const transient =
-  /connection refused|i\/o timeout|timeout awaiting|TLS handshake timeout|unexpected EOF|500 Internal Server Error|502 Bad Gateway|503 Service Unavailable|504 Gateway Timeout|429 Too Many Requests/i;
+  /connection refused|connection reset|no such host|network is unreachable|no route to host|i\/o timeout|timeout awaiting|Client\.Timeout exceeded|context deadline exceeded|TLS handshake timeout|unexpected EOF|500 Internal Server Error|502 Bad Gateway|503 Service Unavailable|504 Gateway Timeout|429 Too Many Requests/i;
+
+/** How a helm failure is classified from what it printed (network failures retry, as git's do). */
+export function helmFailureClass(output: string): ErrorClass {
+  return transient.test(output) ? ErrorClass.Retry : ErrorClass.Terminal;
+}
 const maxOutputBytes = 64 * 1024 * 1024;
 
 interface Last {
@@ -192,7 +197,7 @@ export class HelmSource {
               missing
                 ? `helm was not found at ${this.#helm}: set --render-tools-dir (DRIFTLESS_RENDER_TOOLS_DIR) to the folder holding helm`
                 : `helm ${args[0] === "registry" ? "registry login" : args[0]} failed for chart ${options.spec.chart} from ${redactUrl(options.spec.repo)}: ${output}`,
-              !missing && transient.test(output) ? ErrorClass.Retry : ErrorClass.Terminal,
+              missing ? ErrorClass.Terminal : helmFailureClass(output),
               error,
             ),
           );

@@ -1,0 +1,23 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { ErrorClass } from "@driftless/api";
+import { helmFailureClass } from "./helm-source.ts";
+
+test("helm's network failures are retried, as git's are; a missing chart or version is terminal", () => {
+  for (const output of [
+    'Error: looks like "https://charts.example/" is not a valid chart repository: Get "https://charts.example/index.yaml": dial tcp: lookup charts.example on 10.96.0.10:53: no such host',
+    'Error: Get "https://charts.example/index.yaml": read tcp 10.0.0.2:41234->10.0.0.9:443: read: connection reset by peer',
+    'Error: Get "https://charts.example/index.yaml": context deadline exceeded (Client.Timeout exceeded while awaiting headers)',
+    "Error: dial tcp 10.0.0.9:443: connect: no route to host",
+    "Error: failed to do request: dial tcp 10.0.0.9:443: connect: network is unreachable",
+    "Error: dial tcp 127.0.0.1:1: connect: connection refused",
+    "Error: failed to fetch https://charts.example/app-1.0.0.tgz : 503 Service Unavailable",
+  ])
+    assert.equal(helmFailureClass(output), ErrorClass.Retry, output);
+  for (const output of [
+    'Error: chart "app" version "9.9.9" not found in https://charts.example repository',
+    "Error: failed to fetch https://charts.example/app-1.0.0.tgz : 401 Unauthorized",
+    "Error: INSTALLATION FAILED: template: app/templates/cm.yaml:3:10: executing ... nil pointer evaluating",
+  ])
+    assert.equal(helmFailureClass(output), ErrorClass.Terminal, output);
+});
