@@ -11,10 +11,10 @@ export type SourceStatusBlock =
   { readonly gitStatus: GitStatus } | { readonly ociStatus: OciStatus } | { readonly helmStatus: HelmStatus };
 
 /**
- * `commit` is the pass's commit: for Helm it is the chart version actually rendered, which Config Sync
- * shows as helmStatus.version (spec.helm.version may be a range). Credentials in URLs are masked.
+ * helmStatus.version is spec.helm.version as written (a range stays a range, unset is `latest`), as
+ * Config Sync writes it; the version rendered is the commit. Credentials in URLs are masked.
  */
-export function sourceStatusBlock(sync: RSync, commit: string | undefined): SourceStatusBlock | undefined {
+export function sourceStatusBlock(sync: RSync): SourceStatusBlock | undefined {
   const { git, oci, helm } = sync.spec;
   switch (sync.spec.sourceType ?? Defaults.sourceType) {
     case SourceType.Oci:
@@ -22,7 +22,7 @@ export function sourceStatusBlock(sync: RSync, commit: string | undefined): Sour
     case SourceType.Helm:
       return helm === undefined
         ? undefined
-        : { helmStatus: { repo: redactUrl(helm.repo), chart: helm.chart, version: commit ?? helm.version ?? "" } };
+        : { helmStatus: { repo: redactUrl(helm.repo), chart: helm.chart, version: helm.version || "latest" } };
     default:
       return git === undefined
         ? undefined

@@ -47,7 +47,7 @@ export function nextStatus(
 ): Status {
   const status: Status = { ...current };
   const time = kubeTime(now);
-  const source = sync === undefined ? undefined : sourceStatusBlock(sync, report.commit);
+  const source = sync === undefined ? undefined : sourceStatusBlock(sync);
   const phase = (
     errors: readonly DriftlessError[],
     previous: unknown,

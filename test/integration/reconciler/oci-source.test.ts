@@ -162,12 +162,15 @@ test("syncs an image from a TLS registry with basic auth like a commit (digest a
   const status = await rootSynced(name, hex(first));
   assert.ok(await configMapExists(ns, "a"));
   assert.equal(await configMapExists(ns, "ignored"), false, "only spec.oci.dir is read");
-  for (const phase of ["source", "sync"]) {
+  for (const phase of ["source", "rendering", "sync"]) {
     const block = status[phase] as JsonObject;
     assert.deepEqual(block["ociStatus"], { image, dir: "config" }, phase);
     assert.equal(block["gitStatus"], undefined, phase);
     assert.equal(block["commit"], hex(first), phase);
   }
+  // nomos status shows the Syncing condition's commit, the whole digest.
+  const syncing = (status["conditions"] as JsonObject[]).find((c) => c["type"] === "Syncing");
+  assert.deepEqual([syncing?.["status"], syncing?.["commit"]], ["False", hex(first)]);
 
   // A second layer over the first: a whiteout removes a.yaml, b.yaml is new. Same tag, new digest.
   const second = await pushImage(registry, "config/app", "stable", [
