@@ -101,7 +101,10 @@ test("a suspended RootSync applies, prunes and corrects nothing, reports the dri
   await setSuspended(t, name, true);
   await suspendedWith(name, (m) => m.includes("the cluster matches the source"), "saying nothing differs");
   const url = reconciler.metricsUrl!;
-  assert.equal(await metricValue(url, "driftless_sync_suspended"), 1);
+  // Metrics are recorded just after the status write that made the condition visible.
+  await eventually(async () => (await metricValue(url, "driftless_sync_suspended")) === 1, {
+    what: "driftless_sync_suspended 1 in /metrics",
+  });
 
   // Drift is not corrected, but reported.
   await (await adminClient(t)).patch(configMaps, ns, "a", { data: { k: "edited by hand" } }, "merge");
@@ -139,7 +142,9 @@ test("a suspended RootSync applies, prunes and corrects nothing, reports the dri
   assert.equal(await liveConfigMap(ns, "b"), undefined);
   assert.equal((await liveConfigMap(ns, "c"))?.k, "declared");
   assert.equal(suspendedCondition(await rootSyncStatus(name)), undefined);
-  assert.equal(await metricValue(url, "driftless_sync_suspended"), 0);
+  await eventually(async () => (await metricValue(url, "driftless_sync_suspended")) === 0, {
+    what: "driftless_sync_suspended 0 in /metrics",
+  });
 });
 
 test("deleting a suspended RootSync with Foreground propagation deletes nothing: its objects are released", async (t) => {
