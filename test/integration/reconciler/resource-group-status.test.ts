@@ -197,9 +197,17 @@ test("per-object status and Stalled follow the objects between passes, without a
     ((failed?.["conditions"] ?? []) as JsonObject[]).map((c) => [c["type"], c["reason"]]),
     [["Stalled", "Broken"]],
   );
-  const metrics = await (await fetch(`${reconciler.metricsUrl}/metrics`)).text();
-  assert.match(metrics, /driftless_resource_status_count\{[^}]*status="Failed"[^}]*\} 1/);
-  assert.match(metrics, /config_sync_ready_resource_count\{[^}]*\} 0/);
+  // The metrics are recorded just after the status write seen above.
+  await eventually(
+    async () => {
+      const metrics = await (await fetch(`${reconciler.metricsUrl}/metrics`)).text();
+      return (
+        /driftless_resource_status_count\{[^}]*status="Failed"[^}]*\} 1/.test(metrics) &&
+        /config_sync_ready_resource_count\{[^}]*\} 0/.test(metrics)
+      );
+    },
+    { what: "one Failed and no ready resources in /metrics" },
+  );
 
   // Ready again: Current, Stalled False.
   await setWidgetConditions(group, namespace, [{ type: "Ready", status: "True", reason: "Ready" }]);
@@ -211,8 +219,13 @@ test("per-object status and Stalled follow the objects between passes, without a
     },
     { what: "the Widget entry to be Current again" },
   );
-  const scrape = await (await fetch(`${reconciler.metricsUrl}/metrics`)).text();
-  assert.match(scrape, /config_sync_ready_resource_count\{[^}]*\} 1/);
+  await eventually(
+    async () =>
+      /config_sync_ready_resource_count\{[^}]*\} 1/.test(
+        await (await fetch(`${reconciler.metricsUrl}/metrics`)).text(),
+      ),
+    { what: "one ready resource in /metrics" },
+  );
   // Deleted, then re-created by drift correction: NotFound does not stick.
   await customApi().deleteNamespacedCustomObject({ group, version: "v1", namespace, plural: "widgets", name: "w1" });
   await eventually(
