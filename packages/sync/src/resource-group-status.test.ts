@@ -113,6 +113,32 @@ void describe("ResourceGroupStatus", () => {
     status.stop();
   });
 
+  it("schedules no retry for a write that fails after stop (the reconciler is shutting down)", async () => {
+    let attempts = 0;
+    let fail: ((error: Error) => void) | undefined;
+    const inventory = {
+      writeStatus: () => {
+        attempts++;
+        return new Promise<void>((_, reject) => (fail = reject));
+      },
+      sizeBytes: 0,
+    } as unknown as Inventory;
+    const status = new ResourceGroupStatus({
+      inventory,
+      identity,
+      log: createLogger({}, { level: "error", write: () => undefined }),
+      passing: () => false,
+      retryMs: 10,
+    });
+    const pass = status.afterPass([outcome("a")], "abc");
+    await until(() => fail !== undefined);
+    status.stop();
+    fail?.(new Error("the client is closed"));
+    await pass;
+    await delay(60);
+    assert.equal(attempts, 1, "a stopped status writer retried");
+  });
+
   it("learns of a re-creation from the correction that wrote it (its echo is silent)", async () => {
     const { status, writes, emit } = harness();
     await status.afterPass([outcome("a")], "abc");

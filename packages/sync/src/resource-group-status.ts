@@ -25,8 +25,8 @@ import type { InformerLiveState } from "./live-cache.ts";
 import type { Logger } from "./log.ts";
 import { recordResourceGroupMetrics } from "./resource-group-metrics.ts";
 
-/** How long a failed status write waits before the next try. */
-const retryMs = 5_000;
+/** How long a failed status write waits before the next try, by default. */
+const defaultRetryMs = 5_000;
 
 /** What is known of one inventoried object between passes. */
 interface Tracked {
@@ -52,6 +52,8 @@ export interface ResourceGroupStatusOptions {
   readonly passing: () => boolean;
   /** How long status changes gather before one write (default 1 s). */
   readonly debounceMs?: number;
+  /** How long a failed status write waits before the next try (default 5 s). */
+  readonly retryMs?: number;
 }
 
 /**
@@ -67,6 +69,7 @@ export class ResourceGroupStatus {
   #tracked = new Map<string, Tracked>();
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> = Promise.resolve();
+  #stopped = false;
   readonly #unsubscribe: (() => void) | undefined;
 
   constructor(options: ResourceGroupStatusOptions) {
@@ -123,6 +126,7 @@ export class ResourceGroupStatus {
   }
 
   stop(): void {
+    this.#stopped = true; // a write failing after this must not schedule another
     this.#unsubscribe?.();
     this.#cancelTimer();
   }
@@ -170,7 +174,7 @@ export class ResourceGroupStatus {
   }
 
   #schedule(delayMs = this.#options.debounceMs ?? 1_000): void {
-    if (this.#timer !== undefined) return;
+    if (this.#timer !== undefined || this.#stopped) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       // Not beside a running pass: one that applies writes these changes when it ends, and one that
@@ -198,7 +202,7 @@ export class ResourceGroupStatus {
       } catch (error) {
         // A 409 (the group changed meanwhile) succeeds on a fresh read; anything else retries slowly.
         this.#options.log.warn("ResourceGroup status write failed; retrying", { error: String(error) });
-        this.#schedule(retryMs);
+        this.#schedule(this.#options.retryMs ?? defaultRetryMs);
       }
       if (metrics === undefined) return;
       const stallreason = conditions.find((c) => c.type === "Stalled")?.reason ?? "";
