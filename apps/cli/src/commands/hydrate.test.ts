@@ -94,6 +94,30 @@ void describe("driftless hydrate", () => {
     assert.deepEqual([...(await files(one)).keys()].sort(), ["namespace_web.yaml", "web/configmap_named.yaml"]);
   });
 
+  void it("refuses a cluster name from the source that would lead out of --output", async (t) => {
+    const base = await mkdtemp(join(tmpdir(), "driftless-hydrate-escape-"));
+    t.after(() => rm(base, { recursive: true, force: true }));
+    const repo = join(base, "repo");
+    await mkdir(join(repo, "system"), { recursive: true });
+    await mkdir(join(repo, "cluster"), { recursive: true });
+    await writeFile(
+      join(repo, "system", "repo.yaml"),
+      "apiVersion: configmanagement.gke.io/v1\nkind: Repo\nmetadata: {name: repo}\nspec: {version: 1.0.0}\n",
+    );
+    await writeFile(
+      join(repo, "cluster", "role.yaml"),
+      "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\n  annotations: {configsync.gke.io/cluster-name-selector: ../escaped}\nrules: []\n",
+    );
+    const lines: string[] = [];
+    const code = await hydrate(
+      { dir: repo, format: "hierarchy", output: join(base, "out") },
+      (line) => void lines.push(line),
+    );
+    assert.equal(code, 1, lines.join("\n"));
+    assert.match(lines.join("\n"), /cluster name "..\/escaped"/);
+    assert.deepEqual((await readdir(base)).sort(), ["repo"], "nothing was written beside --output");
+  });
+
   void it("prints nothing and exits 1 with the errors of an invalid source", async () => {
     const lines: string[] = [];
     const code = await hydrate(

@@ -47,6 +47,14 @@ interface ClusterTarget {
  */
 export async function hydrate(options: HydrateOptions, out: (line: string) => void): Promise<number> {
   const targets = await clusterTargets(options);
+  // A cluster name becomes a folder: one from the source (a selector annotation) must not lead out of --output.
+  const unsafe = targets.find((t) => !isSafeFolderName(t.folder));
+  if (unsafe !== undefined) {
+    out(
+      `cluster name ${JSON.stringify(unsafe.folder)} cannot be a folder name (it holds a path separator or is . or ..)`,
+    );
+    return 1;
+  }
   const hydrated: { target: ClusterTarget; objects: JsonObject[]; paths: string[] }[] = [];
   for (const target of targets) {
     const source = await readSource(options.dir, {
@@ -107,4 +115,8 @@ async function clusterTargets(options: HydrateOptions): Promise<ClusterTarget[]>
     ...names.map((name) => ({ folder: name, clusterName: name })),
     { folder: DefaultClusterFolder, clusterName: undefined },
   ];
+}
+
+function isSafeFolderName(name: string): boolean {
+  return name !== "." && name !== ".." && !/[/\\\0]/.test(name);
 }
