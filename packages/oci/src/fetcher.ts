@@ -3,7 +3,7 @@
  * the digest (without `sha256:`) is the commit, as in Config Sync. A digest already unpacked is not
  * pulled again; only the manifest is asked for, so a poll costs one small request.
  */
-import { mkdir, readdir, rename, rm, stat } from "node:fs/promises";
+import { mkdir, readdir, realpath, rename, rm, stat } from "node:fs/promises";
 import { join, relative, resolve, sep } from "node:path";
 import { OciFailureReason, OciFetchError } from "./errors.ts";
 import { resolveImage, type ImageManifest } from "./manifest.ts";
@@ -123,11 +123,11 @@ async function isDirectory(path: string): Promise<boolean> {
   );
 }
 
-async function sourceDirOf(dir: string, spec: OciSourceSpec): Promise<string> {
+/** spec.oci.dir inside the unpacked image; exported for its unit test. */
+export async function sourceDirOf(dir: string, spec: OciSourceSpec): Promise<string> {
   const wanted = spec.dir ?? ".";
   const sourceDir = resolve(dir, wanted);
-  const rel = relative(dir, sourceDir);
-  if (rel === ".." || rel.startsWith(`..${sep}`))
+  if (!isInside(dir, sourceDir) || !(await realPathInside(dir, sourceDir)))
     throw new OciFetchError(OciFailureReason.DirNotFound, `spec.oci.dir "${wanted}" leads out of the image`);
   if (!(await isDirectory(sourceDir)))
     throw new OciFetchError(
@@ -135,4 +135,15 @@ async function sourceDirOf(dir: string, spec: OciSourceSpec): Promise<string> {
       `spec.oci.dir "${wanted}" is not a directory of the image ${spec.image}`,
     );
   return sourceDir;
+}
+
+function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel !== ".." && !rel.startsWith(`..${sep}`);
+}
+
+/** Symlinks each inside lexically can still chain out (`a -> .`, `b -> a/..`): the real path decides. */
+async function realPathInside(root: string, path: string): Promise<boolean> {
+  const real = await realpath(path).catch(() => undefined);
+  return real === undefined || isInside(await realpath(root), real); // missing: reported as not a directory
 }
