@@ -499,8 +499,12 @@ test(
     );
     // The leader gives the Lease up as it stops; the standby or the leader's replacement, whichever
     // asks first, takes it (client-go's election races the same way).
-    const live = (await readyPods(system, "app.kubernetes.io/name=reconciler-manager")).map((p) => p.metadata?.name);
-    assert.ok(live.includes(next), `new holder ${next} is a Ready manager pod (${live.join(", ")})`);
+    // The replacement can take the Lease while it starts, before its readiness probe passed.
+    await eventually(
+      async () =>
+        (await readyPods(system, "app.kubernetes.io/name=reconciler-manager")).some((p) => p.metadata?.name === next),
+      { timeoutMs: 120_000, what: `the new holder ${next} to be a Ready manager pod` },
+    );
     console.log(
       `# leader handover: ${holder} -> ${next} (${next === survivor ? "the standby" : "the replacement pod"})`,
     );
