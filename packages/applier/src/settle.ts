@@ -21,8 +21,8 @@ export interface Settled {
 
 /**
  * Config Sync's wait after apply: the pass ends only once every object it wrote is Current (or
- * Failed), or override.reconcileTimeout has passed. As in Config Sync a timeout is no sync error:
- * the object is reported as not reconciled and the next pass carries on. Objects this pass left
+ * Failed), or override.reconcileTimeout has passed. A timeout does not stop the pass: the caller
+ * reports what timed out (KNV2009 on status.sync) and the prune goes on. Objects this pass left
  * unchanged were waited for when they were written, so a stuck one does not hold every resync.
  */
 export async function settleApplied(outcomes: readonly ApplyOutcome[], options: SettleOptions): Promise<Settled> {

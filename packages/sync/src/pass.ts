@@ -286,7 +286,7 @@ async function fetchSource(ctx: PassContext, sync: RSync, trigger: PassTrigger):
   return fetched;
 }
 
-/** Not an error, as in Config Sync: the objects show as not reconciled and the next pass goes on. */
+/** The log line for a wait that timed out; the KNV2009 errors on status.sync come from ctx.reconcileTimeouts. */
 function logReconcileTimeout(ctx: PassContext, timedOut: readonly ApplyOutcome[], timeoutMs: number): void {
   ctx.log.warn("reconcile timeout: applied objects not Current within override.reconcileTimeout", {
     timeoutMs,
