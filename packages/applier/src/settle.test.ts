@@ -76,4 +76,21 @@ void describe("settleApplied", () => {
     );
     assert.ok(!asked.includes("old"), "an unchanged object was waited for");
   });
+
+  void it("reports no timeout when it is stopped (shutdown) before the timeout", async () => {
+    const stop = new AbortController();
+    const live = {
+      get: (_m: ResourceMapping, _ns: string | undefined, name: string) => {
+        stop.abort();
+        return Promise.resolve(deployment(name, false));
+      },
+    };
+    const settled = await settleApplied([outcome("web", Operation.Updated)], {
+      live,
+      timeoutMs: 60_000,
+      pollMs: 1,
+      signal: stop.signal,
+    });
+    assert.deepEqual(settled.timedOut, []);
+  });
 });

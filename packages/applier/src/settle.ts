@@ -44,7 +44,8 @@ export async function settleApplied(outcomes: readonly ApplyOutcome[], options: 
     }
     pending = pending.filter((o) => !settledHealth(health.get(o)));
   }
-  const stuck = new Set(pending);
+  // Stopped (shutdown) before the timeout: nothing timed out; the next pass decides again.
+  const stuck = options.signal?.aborted === true ? new Set<ApplyOutcome>() : new Set(pending);
   const updated = outcomes.map((o) => {
     const last = health.get(o);
     return last === undefined || last === o.health ? o : { ...o, health: last };
