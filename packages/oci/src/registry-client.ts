@@ -140,7 +140,7 @@ export class RegistryClient {
       return;
     }
     if (challenge.scheme !== "bearer" || challenge.params["realm"] === undefined) throw this.#rejected();
-    const token = new URL(challenge.params["realm"]);
+    const token = tokenEndpoint(challenge.params["realm"], basic !== undefined, this.#image());
     if (challenge.params["service"] !== undefined) token.searchParams.set("service", challenge.params["service"]);
     token.searchParams.set("scope", challenge.params["scope"] ?? `repository:${this.#ref.repository}:pull`);
     let answer: HttpResponse;
@@ -160,11 +160,44 @@ export class RegistryClient {
         OciFailureReason.Unavailable,
         `${this.#image()}: the token endpoint answered ${answer.status}`,
       );
-    const body = JSON.parse(answer.body.toString("utf8")) as { token?: unknown; access_token?: unknown };
+    const body = parseTokenAnswer(answer, this.#image());
     const value = typeof body.token === "string" ? body.token : body.access_token;
     if (typeof value !== "string" || value === "") throw this.#rejected();
     this.#authorization = `Bearer ${value}`;
   }
+}
+
+/**
+ * The token service a Bearer challenge names. Credentials go only to one over HTTPS: a registry (or a
+ * redirect) naming an http:// realm would otherwise receive the password in clear text.
+ */
+export function tokenEndpoint(realm: string, withCredentials: boolean, image: string): URL {
+  let url: URL;
+  try {
+    url = new URL(realm);
+  } catch {
+    throw new OciFetchError(
+      OciFailureReason.InvalidImage,
+      `${image}: the registry's token realm ${realm} is not a URL`,
+    );
+  }
+  if (withCredentials && url.protocol !== "https:")
+    throw new OciFetchError(
+      OciFailureReason.AuthRejected,
+      `${image}: refusing to send credentials to the token service ${url.origin}, which is not HTTPS`,
+    );
+  return url;
+}
+
+/** The token service's answer: `{"token": ...}` or `{"access_token": ...}`; anything else is the registry's fault. */
+function parseTokenAnswer(answer: HttpResponse, image: string): { token?: unknown; access_token?: unknown } {
+  try {
+    const body = JSON.parse(answer.body.toString("utf8")) as unknown;
+    if (typeof body === "object" && body !== null) return body as { token?: unknown; access_token?: unknown };
+  } catch {
+    // reported below
+  }
+  throw new OciFetchError(OciFailureReason.Unavailable, `${image}: the token service did not answer with JSON`);
 }
 
 /** The registry's own error code and message (`{"errors":[{"code":"MANIFEST_UNKNOWN",...}]}`), if any. */
