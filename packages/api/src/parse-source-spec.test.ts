@@ -73,11 +73,21 @@ void describe("spec.helm", () => {
         }),
       ),
     );
-    for (const fragment of ['without "/"', "https://, http:// or oci://", "only one of namespace and deployNamespace"])
+    for (const fragment of ["not a path", "https://, http:// or oci://", "only one of namespace and deployNamespace"])
       assert.ok(
         found.some((m) => m.includes(fragment)),
         `${fragment}: ${found.join("; ")}`,
       );
+  });
+
+  void it("refuses . and .. as chart names (they would name a folder outside the chart's)", () => {
+    for (const chart of [".", ".."]) {
+      const found = problems(parseRootSync(rootSync({ sourceType: "helm", helm: { ...helm, chart } })));
+      assert.ok(
+        found.some((m) => m.includes("not a path")),
+        `${chart}: ${found.join("; ")}`,
+      );
+    }
   });
 
   void it("ignores namespace on a RepoSync, whose chart is released into its own namespace", () => {

@@ -66,7 +66,8 @@ export function parseHelm(
   const repo = reader.requiredString(raw, "repo", path, why) ?? "";
   const chart = reader.requiredString(raw, "chart", path, why) ?? "";
   // Config Sync's rule: a chart is a name in its repository, never a path.
-  if (chart.includes("/")) reader.problem(`${path}.chart must be a chart name without "/" (got "${chart}")`);
+  if (chart.includes("/") || chart === "." || chart === "..")
+    reader.problem(`${path}.chart must be a chart name, not a path (got "${chart}")`);
   if (repo !== "" && !/^(https?|oci):\/\//.test(repo))
     reader.problem(`${path}.repo must be an https://, http:// or oci:// URL (got "${repo}")`);
   const auth = reader.oneOf(raw, "auth", path, Object.values(HelmAuthType)) ?? HelmAuthType.None;
