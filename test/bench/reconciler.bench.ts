@@ -110,7 +110,16 @@ interface Row {
 async function bareLoop(count: number, managedBodies: boolean): Promise<{ perS: number; cpu: CpuPerObject }> {
   const namespace = `bare-${managedBodies ? "m" : "p"}-${count}-${Date.now()}`;
   await client.create(namespaceMapping, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
-  const args = [cluster.kubeconfig, namespace, String(count), String(concurrency), managedBodies ? "managed" : "plain"];
+  // A repository URL as long as the reconciler's (its git-context annotation is in every body).
+  const repoUrl = `file://${join(root, `remote-bench-${count}-${Date.now()}.git`)}`;
+  const args = [
+    cluster.kubeconfig,
+    namespace,
+    String(count),
+    String(concurrency),
+    managedBodies ? "managed" : "plain",
+    repoUrl,
+  ];
   const loop = spawn(process.execPath, [join(findRepoRoot(), "test", "bench", "bare-loop.ts"), ...args], {
     stdio: ["ignore", "pipe", "inherit"],
   });
