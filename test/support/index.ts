@@ -21,5 +21,6 @@ export {
   rootSyncs,
   rootSyncStatus,
   syncErrorsAt,
+  updateRootSyncSpec,
 } from "./root-sync.ts";
 export type { RootSyncOptions } from "./root-sync.ts";

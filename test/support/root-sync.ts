@@ -44,6 +44,27 @@ export async function rootSyncStatus(name: string): Promise<JsonObject> {
   return (sync["status"] ?? {}) as JsonObject;
 }
 
+/**
+ * Read-modify-write of a RootSync's spec, again on a conflict: its reconciler writes the RootSync too
+ * (finalizer, status), so a plain replace can lose a race with it.
+ */
+export async function updateRootSyncSpec(name: string, change: (spec: JsonObject) => JsonObject): Promise<void> {
+  await eventually(
+    async () => {
+      const current = (await customApi().getNamespacedCustomObject({ ...rootSyncs, name })) as JsonObject;
+      try {
+        const body = { ...current, spec: change(current["spec"] as JsonObject) };
+        await customApi().replaceNamespacedCustomObject({ ...rootSyncs, name, body });
+        return true;
+      } catch (error) {
+        if (statusCode(error) === 409) return false;
+        throw error;
+      }
+    },
+    { what: `RootSync ${name} to take a new spec` },
+  );
+}
+
 /** The errors of `status.sync` once the sync step reports `commit`. */
 export function syncErrorsAt(name: string, commit: string): Promise<JsonObject[]> {
   return eventually(

@@ -13,6 +13,7 @@ import {
   statusCode,
   suffix,
   type JsonObject,
+  updateRootSyncSpec,
 } from "../../support/index.ts";
 import { pushChart, startHelmRepo, type ChartFiles } from "../../support/helm-repo.ts";
 import { startRegistry } from "../../support/registry.ts";
@@ -107,24 +108,7 @@ async function createHelmRootSync(t: TestContext, name: string, helm: JsonObject
 }
 
 async function updateHelm(name: string, change: JsonObject): Promise<void> {
-  await eventually(
-    async () => {
-      const current = (await customApi().getNamespacedCustomObject({ ...rootSyncs, name })) as JsonObject;
-      const spec = current["spec"] as JsonObject;
-      try {
-        await customApi().replaceNamespacedCustomObject({
-          ...rootSyncs,
-          name,
-          body: { ...current, spec: { ...spec, helm: { ...(spec["helm"] as JsonObject), ...change } } },
-        });
-        return true;
-      } catch (error) {
-        if (statusCode(error) === 409) return false;
-        throw error;
-      }
-    },
-    { what: `RootSync ${name} to take ${JSON.stringify(change)}` },
-  );
+  await updateRootSyncSpec(name, (spec) => ({ ...spec, helm: { ...(spec["helm"] as JsonObject), ...change } }));
 }
 
 async function configMapData(namespace: string, name: string): Promise<Record<string, string> | undefined> {

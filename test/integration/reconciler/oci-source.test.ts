@@ -13,6 +13,7 @@ import {
   statusCode,
   suffix,
   type JsonObject,
+  updateRootSyncSpec,
 } from "../../support/index.ts";
 import { grantRepoSyncReconciler } from "../../support/rbac.ts";
 import { pushImage, pushIndex, startRegistry, type Registry } from "../../support/registry.ts";
@@ -93,24 +94,7 @@ async function createOciRootSync(name: string, oci: JsonObject): Promise<void> {
 
 /** Read-modify-write of spec.oci, again on a conflict (the reconciler writes the RootSync too). */
 async function updateOci(name: string, change: JsonObject): Promise<void> {
-  await eventually(
-    async () => {
-      const current = (await customApi().getNamespacedCustomObject({ ...rootSyncs, name })) as JsonObject;
-      const spec = current["spec"] as JsonObject;
-      try {
-        await customApi().replaceNamespacedCustomObject({
-          ...rootSyncs,
-          name,
-          body: { ...current, spec: { ...spec, oci: { ...(spec["oci"] as JsonObject), ...change } } },
-        });
-        return true;
-      } catch (error) {
-        if (statusCode(error) === 409) return false;
-        throw error;
-      }
-    },
-    { what: `RootSync ${name} to take ${JSON.stringify(change)}` },
-  );
+  await updateRootSyncSpec(name, (spec) => ({ ...spec, oci: { ...(spec["oci"] as JsonObject), ...change } }));
 }
 
 /** The first source error once it matches `pattern`. */

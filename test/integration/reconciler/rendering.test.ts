@@ -4,17 +4,15 @@ import { execFileSync } from "node:child_process";
 import {
   coreApi,
   createRootSync,
-  customApi,
   eventually,
   rootSynced,
   rootSyncStatus,
   rootSyncNamespace,
-  rootSyncs,
   startReconciler,
-  statusCode,
   suffix,
   TestRepo,
   type JsonObject,
+  updateRootSyncSpec,
 } from "../../support/index.ts";
 
 /** kustomize and helm, built (or found in the cache) by the script `npm test`'s set-up runs. */
@@ -210,25 +208,7 @@ test("a remote base renders only with override.enableShellInRendering, as in Con
   assert.match(String((refused["errors"] as JsonObject[])[0]!["errorMessage"]), /KNV1068[\s\S]*git/);
   assert.equal((await configMaps(ns).catch(() => new Map())).size, 0);
 
-  // Read-modify-write, again on a conflict: the reconciler writes the RootSync too (finalizer, status).
-  await eventually(
-    async () => {
-      const current = (await customApi().getNamespacedCustomObject({ ...rootSyncs, name })) as JsonObject;
-      const spec = current["spec"] as JsonObject;
-      try {
-        await customApi().replaceNamespacedCustomObject({
-          ...rootSyncs,
-          name,
-          body: { ...current, spec: { ...spec, override: { enableShellInRendering: true } } },
-        });
-        return true;
-      } catch (error) {
-        if (statusCode(error) === 409) return false;
-        throw error;
-      }
-    },
-    { what: "the RootSync to take enableShellInRendering" },
-  );
+  await updateRootSyncSpec(name, (spec) => ({ ...spec, override: { enableShellInRendering: true } }));
   await rootSynced(name, commit);
   assert.ok((await configMaps(ns)).has("from-remote"));
   assert.equal((await renderingAt(name, commit))["message"], "Rendering succeeded");

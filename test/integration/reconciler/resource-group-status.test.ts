@@ -17,6 +17,7 @@ import {
   testNamespace,
   TestRepo,
   type JsonObject,
+  updateRootSyncSpec,
 } from "../../support/index.ts";
 
 const rootSyncsApi = {
@@ -263,20 +264,10 @@ test("override.statusMode: disabled leaves the ResourceGroup without per-object 
   });
 
   // Disabling it removes what was written, as Config Sync does.
-  await eventually(
-    async () => {
-      // Read-modify-write: the reconciler writes the RootSync's status meanwhile (409 retries).
-      const sync = (await customApi().getNamespacedCustomObject({ ...rootSyncsApi, name })) as JsonObject;
-      const spec = sync["spec"] as JsonObject;
-      const body = {
-        ...sync,
-        spec: { ...spec, override: { ...(spec["override"] as JsonObject), statusMode: "disabled" } },
-      };
-      await customApi().replaceNamespacedCustomObject({ ...rootSyncsApi, name, body });
-      return true;
-    },
-    { what: "spec.override.statusMode set to disabled" },
-  );
+  await updateRootSyncSpec(name, (spec) => ({
+    ...spec,
+    override: { ...(spec["override"] as JsonObject), statusMode: "disabled" },
+  }));
   const group = await eventually(
     async () => {
       const current = await resourceGroup(name);
