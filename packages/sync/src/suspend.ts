@@ -65,7 +65,3 @@ export function describeDrift(drift: SuspendedDrift, commit: string | undefined)
 function describeId(id: ObjectId): string {
   return `${id.kind}${id.group === "" ? "" : `.${id.group}`} ${id.namespace ? `${id.namespace}/` : ""}${id.name}`;
 }
-
-export function driftCount(drift: SuspendedDrift): number {
-  return drift.missing.length + drift.changed.length + drift.wouldPrune.length;
-}

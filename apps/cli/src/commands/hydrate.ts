@@ -6,11 +6,12 @@ import {
   clusterNamesIn,
   hydratedObject,
   hydratedPaths,
+  declareObjects,
   readManifests,
-  readSource,
   sourceFormatFor,
   toYamlStream,
   type JsonObject,
+  type ManifestSet,
 } from "@driftless/source";
 import { formatError } from "./vet.ts";
 
@@ -46,7 +47,16 @@ interface ClusterTarget {
  * clusters get a folder each, as `nomos hydrate` lays them out. Exit 1 with the errors when the source is invalid.
  */
 export async function hydrate(options: HydrateOptions, out: (line: string) => void): Promise<number> {
-  const targets = await clusterTargets(options);
+  const scope = { kind: "RootSync" } as const;
+  const readOptions = {
+    scope,
+    kinds: builtinKinds,
+    format: sourceFormatFor(scope, options.format),
+    allowUnknownKinds: true,
+  };
+  // Read once; each cluster only declares the objects again with its own selectors.
+  const set = await readManifests(options.dir, readOptions);
+  const targets = clusterTargets(options.clusters, set);
   // A cluster name becomes a folder: one from the source (a selector annotation) must not lead out of --output.
   const unsafe = targets.find((t) => !isSafeFolderName(t.folder));
   if (unsafe !== undefined) {
@@ -57,11 +67,8 @@ export async function hydrate(options: HydrateOptions, out: (line: string) => vo
   }
   const hydrated: { target: ClusterTarget; objects: JsonObject[]; paths: string[] }[] = [];
   for (const target of targets) {
-    const source = await readSource(options.dir, {
-      scope: { kind: "RootSync" },
-      kinds: builtinKinds,
-      format: options.format,
-      allowUnknownKinds: true,
+    const source = await declareObjects(set, {
+      ...readOptions,
       ...(target.clusterName === undefined ? {} : { clusterName: target.clusterName }),
     });
     if (!source.complete) {
@@ -101,15 +108,13 @@ export async function hydrate(options: HydrateOptions, out: (line: string) => vo
  * The clusters named by `--clusters`, or else every cluster the source names (its Cluster objects and
  * cluster-name selectors) plus the cluster without a name; a source naming none hydrates once, unnamed.
  */
-async function clusterTargets(options: HydrateOptions): Promise<ClusterTarget[]> {
-  if (options.clusters !== undefined) {
-    const named = options.clusters.filter((name) => name !== "");
+function clusterTargets(clusters: readonly string[] | undefined, set: ManifestSet): ClusterTarget[] {
+  if (clusters !== undefined) {
+    const named = clusters.filter((name) => name !== "");
     return named.length === 0
       ? [{ folder: DefaultClusterFolder, clusterName: undefined }]
       : named.map((name) => ({ folder: name, clusterName: name }));
   }
-  const format = sourceFormatFor({ kind: "RootSync" }, options.format);
-  const set = await readManifests(options.dir, { format });
   const names = clusterNamesIn(set.manifests);
   return [
     ...names.map((name) => ({ folder: name, clusterName: name })),
