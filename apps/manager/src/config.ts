@@ -16,6 +16,8 @@ export interface ManagerConfig {
   readonly webhookSecret: string | undefined;
   readonly queuePrefix: string | undefined;
   readonly allowFileRepos: boolean;
+  /** Honour spec.override.enableShellInRendering on RepoSyncs (off: such a RepoSync is refused, KNV1061). */
+  readonly allowRepoSyncShellInRendering: boolean;
   readonly syncSelector: string | undefined;
   readonly leaseName: string;
   readonly identity: string;
@@ -37,11 +39,13 @@ export class ConfigError extends Error {}
 
 export const usage = `usage: driftless-manager [--kubeconfig PATH] [--redis-url URL] [--reconciler-mode process|deployment]
   [--metrics-port N] [--webhook-port N --webhook-secret-file PATH] [--queue-prefix P] [--allow-file-repos]
+  [--allow-reposync-shell-in-rendering]
   [--sync-selector LABELS] [--lease-name NAME] [--identity ID] [--state-dir DIR] [--reconciler-image IMAGE]
   [--reconciler-redis-url URL] [--reconciler-redis-secret NAME[/KEY]] [--resync-period SECONDS]
   [--cluster-name NAME] [--log-level debug|info|warn|error] [--admission-webhook-port N [--admission-webhook-url URL]]
 environment: KUBECONFIG, REDIS_URL, REDIS_PASSWORD (never a flag), RECONCILER_MODE, METRICS_PORT, WEBHOOK_PORT,
-  WEBHOOK_SECRET_FILE, DRIFTLESS_QUEUE_PREFIX, DRIFTLESS_ALLOW_FILE_REPOS=true, DRIFTLESS_SYNC_SELECTOR,
+  WEBHOOK_SECRET_FILE, DRIFTLESS_QUEUE_PREFIX, DRIFTLESS_ALLOW_FILE_REPOS=true,
+  DRIFTLESS_ALLOW_REPOSYNC_SHELL_IN_RENDERING=true, DRIFTLESS_SYNC_SELECTOR,
   DRIFTLESS_LEASE_NAME, POD_NAME (identity), DRIFTLESS_STATE_DIR, RECONCILER_IMAGE, RECONCILER_REDIS_URL,
   RECONCILER_REDIS_SECRET, DRIFTLESS_RESYNC_PERIOD, CLUSTER_NAME, LOG_LEVEL, ADMISSION_WEBHOOK_PORT, ADMISSION_WEBHOOK_URL`;
 
@@ -85,7 +89,11 @@ export function parseConfig(
   const options = Object.fromEntries(Object.keys(stringFlags).map((k) => [k, { type: "string" as const }]));
   const { values } = parseArgs({
     args: [...argv],
-    options: { ...options, "allow-file-repos": { type: "boolean" } },
+    options: {
+      ...options,
+      "allow-file-repos": { type: "boolean" },
+      "allow-reposync-shell-in-rendering": { type: "boolean" },
+    },
     strict: true,
   });
   const pick = (flag: StringFlag): string | undefined => {
@@ -136,6 +144,9 @@ export function parseConfig(
     webhookSecret,
     queuePrefix: pick("queue-prefix"),
     allowFileRepos: values["allow-file-repos"] === true || env["DRIFTLESS_ALLOW_FILE_REPOS"] === "true",
+    allowRepoSyncShellInRendering:
+      values["allow-reposync-shell-in-rendering"] === true ||
+      env["DRIFTLESS_ALLOW_REPOSYNC_SHELL_IN_RENDERING"] === "true",
     syncSelector: pick("sync-selector"),
     leaseName: pick("lease-name") ?? "driftless-manager",
     identity: pick("identity") ?? `${hostname()}_${process.pid}`,

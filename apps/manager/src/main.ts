@@ -54,6 +54,7 @@ async function main(): Promise<number> {
         : { port: config.webhookPort, secret: config.webhookSecret },
     queuePrefix: config.queuePrefix,
     allowFileRepos: config.allowFileRepos,
+    allowRepoSyncShellInRendering: config.allowRepoSyncShellInRendering,
     syncSelector: config.syncSelector,
     leaseName: config.leaseName,
     identity: config.identity,

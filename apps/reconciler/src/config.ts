@@ -26,6 +26,10 @@ export interface ReconcilerConfig {
   readonly renderToolsDir: string | undefined;
   /** Client-side deadline of one API server request (override.apiServerTimeout); undefined: the client's default. */
   readonly apiServerTimeoutMs: number | undefined;
+  /** The pod's render container (its unix socket); undefined: kustomize runs as a child of this process. */
+  readonly renderSocket: string | undefined;
+  /** Honour a RepoSync's spec.override.enableShellInRendering: only when the manager allows it. */
+  readonly allowRepoSyncShellInRendering: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -37,9 +41,13 @@ export const usage = `usage: driftless-reconciler --sync-kind RootSync|RepoSync 
   [--cluster-name NAME]  (this cluster's name, for ClusterSelectors and cluster-name-selector annotations)
   [--render-tools-dir DIR] (kustomize and helm; default: the .local/bin build of a driftless checkout, else PATH)
   [--api-server-timeout D] (deadline of one API server request, e.g. 15s: the sync's override.apiServerTimeout)
+  [--render-socket PATH] (render through the pod's render container listening there, not in this process)
+  [--allow-reposync-shell-in-rendering] (honour a RepoSync's override.enableShellInRendering; the manager decides)
+   or: driftless-reconciler --render-server SOCKET [--render-source-root DIR] [--render-tools-dir DIR] [--log-level L]
 environment: KUBECONFIG, REDIS_URL, REDIS_PASSWORD (never a flag), SYNC_KIND, SYNC_NAME, SYNC_NAMESPACE, METRICS_PORT, DRIFTLESS_CACHE_DIR,
   DRIFTLESS_QUEUE_PREFIX, LOG_LEVEL, DRIFTLESS_ALLOW_FILE_REPOS=true, RESYNC_PERIOD, CLUSTER_NAME,
-  DRIFTLESS_RENDER_TOOLS_DIR, API_SERVER_TIMEOUT`;
+  DRIFTLESS_RENDER_TOOLS_DIR, API_SERVER_TIMEOUT, DRIFTLESS_RENDER_SOCKET,
+  DRIFTLESS_ALLOW_REPOSYNC_SHELL_IN_RENDERING=true`;
 
 /** Flags win over environment variables; anything missing or malformed is a ConfigError naming it. */
 export function parseConfig(
@@ -63,10 +71,15 @@ export function parseConfig(
       "cluster-name": { type: "string" },
       "render-tools-dir": { type: "string" },
       "api-server-timeout": { type: "string" },
+      "render-socket": { type: "string" },
+      "allow-reposync-shell-in-rendering": { type: "boolean" },
     },
     strict: true,
   });
-  const pick = (flag: Exclude<keyof typeof values, "allow-file-repos">, name: string): string | undefined => {
+  const pick = (
+    flag: Exclude<keyof typeof values, "allow-file-repos" | "allow-reposync-shell-in-rendering">,
+    name: string,
+  ): string | undefined => {
     const value = values[flag] ?? env[name];
     return typeof value === "string" && value !== "" ? value : undefined;
   };
@@ -118,5 +131,9 @@ export function parseConfig(
     clusterName: pick("cluster-name", "CLUSTER_NAME"),
     renderToolsDir: pick("render-tools-dir", "DRIFTLESS_RENDER_TOOLS_DIR") ?? defaultRenderToolsDir(),
     apiServerTimeoutMs,
+    renderSocket: pick("render-socket", "DRIFTLESS_RENDER_SOCKET"),
+    allowRepoSyncShellInRendering:
+      values["allow-reposync-shell-in-rendering"] === true ||
+      env["DRIFTLESS_ALLOW_REPOSYNC_SHELL_IN_RENDERING"] === "true",
   };
 }

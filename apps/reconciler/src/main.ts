@@ -4,16 +4,24 @@
 import "./parent-watch.ts";
 import { redactCredentials } from "@driftless/api";
 import { createLogger, Reconciler } from "@driftless/sync";
+import { renderThroughServer } from "@driftless/sync/render";
 import { ConfigError, parseConfig, usage } from "./config.ts";
+import { isRenderServer, parseRenderServerConfig, runRenderServer } from "./render-server.ts";
 
 async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
   let config;
+  let renderServer;
   try {
-    config = parseConfig(process.argv.slice(2), process.env);
+    // The render container of a reconciler pod runs this same program in its own mode.
+    if (isRenderServer(argv)) renderServer = parseRenderServerConfig(argv, process.env);
+    else config = parseConfig(argv, process.env);
   } catch (error) {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage}\n`);
     return error instanceof ConfigError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") ? 2 : 1;
   }
+  if (renderServer !== undefined) return runRenderServer(renderServer);
+  if (config === undefined) return 2;
   const log = createLogger(
     { component: "reconciler", sync: `${config.syncKind}/${config.syncNamespace}/${config.syncName}` },
     { level: config.logLevel },
@@ -25,6 +33,8 @@ async function main(): Promise<number> {
     cacheDir: config.cacheDir,
     allowFileTransport: config.allowFileRepos,
     ...(config.renderToolsDir === undefined ? {} : { renderToolsDir: config.renderToolsDir }),
+    ...(config.renderSocket === undefined ? {} : { renderer: renderThroughServer(config.renderSocket) }),
+    allowRepoSyncShellInRendering: config.allowRepoSyncShellInRendering,
     ...(config.resyncPeriodMs === undefined ? {} : { resyncPeriodMs: config.resyncPeriodMs }),
     ...(config.clusterName === undefined ? {} : { clusterName: config.clusterName }),
     ...(config.apiServerTimeoutMs === undefined ? {} : { apiServerTimeoutMs: config.apiServerTimeoutMs }),

@@ -2,21 +2,23 @@
  * The Deployment that runs one sync's reconciler in `deployment` mode, as data. Named like Config
  * Sync's (root-reconciler, ns-reconciler-<ns>...) in config-management-system, running as the
  * reconciler's own ServiceAccount, hardened (non-root, read-only root filesystem, no privilege
- * escalation, no capabilities), with probes on the reconciler's /healthz and /readyz.
+ * escalation, no capabilities), with probes on the reconciler's /healthz and /readyz. Rendering runs
+ * in a second container without the token or the Redis password (render-container.ts).
  */
-import {
-  reconcilerName,
-  RootSyncNamespace,
-  SyncLabel,
-  type ContainerResourcesSpec,
-  type Quantity,
-  type RSync,
-} from "@driftless/api";
+import { Kind, reconcilerName, RootSyncNamespace, SyncLabel, type Quantity, type RSync } from "@driftless/api";
 import type { KubeObject } from "@driftless/kube";
 import { syncOwnedLabels } from "./labels.ts";
 import { DefaultReconcilerMemoryLimit, reconcilerEnvironment, reconcilerNodeFlags } from "./node-flags.ts";
 import { reconcilerRedisEnv, type SecretKeyRef } from "./redis-env.ts";
 import { overrideEnv, ReconcilerContainer, reconcilerOverrides } from "./reconciler-overrides.ts";
+import {
+  containerResources,
+  hardenedContainer,
+  reconcilerRenderEnv,
+  reconcilerRenderMounts,
+  renderContainer,
+  renderVolumes,
+} from "./render-container.ts";
 import { specHash } from "./spec-hash.ts";
 import { syncRefOf } from "./workload.ts";
 
@@ -32,6 +34,8 @@ export interface DeploymentSettings {
   readonly logLevel: string;
   /** This cluster's name, for cluster selectors (the reconciler's CLUSTER_NAME). */
   readonly clusterName?: string;
+  /** A RepoSync's reconciler honours override.enableShellInRendering (the manager's flag, passed on). */
+  readonly allowRepoSyncShellInRendering?: boolean;
 }
 
 /** The reconciler's /metrics, /healthz and /readyz port (Config Sync's reconciler metrics port). */
@@ -45,16 +49,7 @@ const defaultResources = {
 } as const;
 
 function resourcesOf(sync: RSync): Record<string, Record<string, Quantity>> {
-  const override = (sync.spec.override?.resources ?? []).find(
-    (r: ContainerResourcesSpec) => r.containerName === ReconcilerContainer,
-  );
-  const requests: Record<string, Quantity> = { ...defaultResources.requests };
-  const limits: Record<string, Quantity> = { ...defaultResources.limits };
-  if (override?.cpuRequest !== undefined) requests["cpu"] = override.cpuRequest;
-  if (override?.memoryRequest !== undefined) requests["memory"] = override.memoryRequest;
-  if (override?.cpuLimit !== undefined) limits["cpu"] = override.cpuLimit;
-  if (override?.memoryLimit !== undefined) limits["memory"] = override.memoryLimit;
-  return { requests, limits };
+  return containerResources(sync, ReconcilerContainer, defaultResources);
 }
 
 /** The reconciler's memory limit: the sync's override or the default. Sizes its heap in either mode. */
@@ -80,6 +75,10 @@ export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings):
     ...Object.entries(reconcilerEnvironment).map(([envName, value]) => ({ name: envName, value })),
     ...(settings.queuePrefix === undefined ? [] : [{ name: "DRIFTLESS_QUEUE_PREFIX", value: settings.queuePrefix }]),
     ...(settings.clusterName === undefined ? [] : [{ name: "CLUSTER_NAME", value: settings.clusterName }]),
+    ...reconcilerRenderEnv,
+    ...(settings.allowRepoSyncShellInRendering === true && ref.kind === Kind.RepoSync
+      ? [{ name: "DRIFTLESS_ALLOW_REPOSYNC_SHELL_IN_RENDERING", value: "true" }]
+      : []),
   ];
   const probe = (path: string, periodSeconds: number) => ({
     httpGet: { path, port: "metrics" },
@@ -104,7 +103,10 @@ export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings):
         },
         spec: {
           serviceAccountName: name,
-          automountServiceAccountToken: true,
+          // The token is projected into the reconciler container alone (render-container.ts).
+          automountServiceAccountToken: false,
+          // Service environment variables name what the render container has no business knowing.
+          enableServiceLinks: false,
           terminationGracePeriodSeconds: 40,
           securityContext: {
             runAsNonRoot: true,
@@ -127,20 +129,25 @@ export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings):
               readinessProbe: probe("/readyz", 10),
               livenessProbe: probe("/healthz", 20),
               resources: resourcesOf(sync),
-              securityContext: {
-                allowPrivilegeEscalation: false,
-                readOnlyRootFilesystem: true,
-                capabilities: { drop: ["ALL"] },
-              },
+              securityContext: hardenedContainer,
               volumeMounts: [
                 { name: "cache", mountPath: "/cache" },
                 { name: "tmp", mountPath: "/tmp" },
+                ...reconcilerRenderMounts,
               ],
             },
+            renderContainer(sync, {
+              image: settings.image,
+              imagePullPolicy: settings.imagePullPolicy ?? "IfNotPresent",
+              logLevel: overrides.logLevel ?? settings.logLevel,
+              cacheVolume: "cache",
+              cacheDir: "/cache",
+            }),
           ],
           volumes: [
             { name: "cache", emptyDir: {} },
             { name: "tmp", emptyDir: {} },
+            ...renderVolumes,
           ],
         },
       },

@@ -47,6 +47,8 @@ export interface ManagerOptions {
   readonly webhook: { readonly port: number; readonly secret: string } | undefined;
   readonly queuePrefix: string | undefined;
   readonly allowFileRepos: boolean;
+  /** Honour spec.override.enableShellInRendering on RepoSyncs; off, such a RepoSync is refused (validate.ts). */
+  readonly allowRepoSyncShellInRendering?: boolean;
   /** Serve only syncs with these labels (several managers on one cluster, tests). */
   readonly syncSelector: string | undefined;
   readonly leaseName: string;
@@ -56,7 +58,10 @@ export interface ManagerOptions {
   /** Process mode: the reconciler's entry point. */
   readonly reconcilerEntry: string;
   /** Deployment mode: how reconciler Deployments are built. */
-  readonly deployment: Omit<DeploymentSettings, "queuePrefix" | "logLevel" | "clusterName"> | undefined;
+  readonly deployment: Omit<
+    DeploymentSettings,
+    "queuePrefix" | "logLevel" | "clusterName" | "allowRepoSyncShellInRendering"
+  > | undefined;
   /** This cluster's name, handed to every reconciler for cluster selectors (Config Sync's `--cluster-name`). */
   readonly clusterName?: string;
   readonly resyncMs: number;
@@ -265,6 +270,7 @@ export class Manager {
       if (o.deployment === undefined) throw new Error("deployment mode needs the reconciler image");
       return new DeploymentWorkload(this.client, {
         ...o.deployment,
+        allowRepoSyncShellInRendering: o.allowRepoSyncShellInRendering === true,
         queuePrefix: o.queuePrefix,
         logLevel: o.logLevel,
         ...(o.clusterName === undefined ? {} : { clusterName: o.clusterName }),
@@ -279,6 +285,7 @@ export class Manager {
       redisUrl: o.redisUrl,
       queuePrefix: o.queuePrefix,
       allowFileRepos: o.allowFileRepos,
+      allowRepoSyncShellInRendering: o.allowRepoSyncShellInRendering === true,
       logLevel: o.logLevel,
       ...(o.clusterName === undefined ? {} : { clusterName: o.clusterName }),
       log: this.#log,
@@ -301,7 +308,10 @@ export class Manager {
       client: this.client,
       workload: this.workload,
       log: this.#log,
-      allowFileRepos: this.#o.allowFileRepos,
+      validation: {
+        allowFileRepos: this.#o.allowFileRepos,
+        allowRepoSyncShellInRendering: this.#o.allowRepoSyncShellInRendering === true,
+      },
       inScope: (sync) => this.#inScope(sync.metadata.labels),
       onFinalizerRemoved: (reason) => this.metrics.finalizerRemovals.inc({ reason }),
       requestPass: async (sync, reason) => {

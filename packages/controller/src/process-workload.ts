@@ -33,6 +33,8 @@ export interface ProcessWorkloadOptions {
   readonly redisUrl: string;
   readonly queuePrefix: string | undefined;
   readonly allowFileRepos: boolean;
+  /** Passed on, so a reconciler refuses a RepoSync's shell in rendering on its own too (defence in depth). */
+  readonly allowRepoSyncShellInRendering?: boolean;
   readonly logLevel: string;
   /** This cluster's name, for cluster selectors (the reconciler's `--cluster-name`). */
   readonly clusterName?: string;
@@ -198,6 +200,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
       ...overrideArgs(child.overrides),
       ...(o.queuePrefix === undefined ? [] : ["--queue-prefix", o.queuePrefix]),
       ...(o.allowFileRepos ? ["--allow-file-repos"] : []),
+      ...(o.allowRepoSyncShellInRendering === true ? ["--allow-reposync-shell-in-rendering"] : []),
       ...(o.clusterName === undefined ? [] : ["--cluster-name", o.clusterName]),
     ];
     // The Redis URL may hold the password: the environment, not argv, which `ps` shows to everyone.

@@ -19,14 +19,15 @@ import type { Logger } from "@driftless/sync";
 import { addFinalizer, hasFinalizer, namespaceTerminating, removeFinalizer } from "./finalizers.ts";
 import { syncMapping } from "./resources.ts";
 import { reportReconcilerFailing, reportReconciling, reportStalled } from "./sync-status.ts";
-import { validateSync } from "./validate.ts";
+import { validateSync, type ValidateOptions } from "./validate.ts";
 import type { ReconcilerWorkload } from "./workload.ts";
 
 export interface SyncContext {
   readonly client: KubeClient;
   readonly workload: ReconcilerWorkload;
   readonly log: Logger;
-  readonly allowFileRepos: boolean;
+  /** What this manager refuses beyond the API's own checks (file:// repositories, shell in rendering). */
+  readonly validation: ValidateOptions;
   /** True when the sync is one this manager serves (its label selector). */
   readonly inScope: (sync: KubeObject) => boolean;
   readonly onFinalizerRemoved: (reason: FinalizerRemovalReason) => void;
@@ -44,7 +45,7 @@ export async function reconcileSync(ctx: SyncContext, ref: SyncRef): Promise<voi
   if (!ctx.inScope(raw)) return letGo(ctx, ref, "the sync left this manager's selector");
   if (raw.metadata.deletionTimestamp !== undefined) return finalizeSync(ctx, ref, raw);
 
-  const validation = validateSync(raw, { allowFileRepos: ctx.allowFileRepos });
+  const validation = validateSync(raw, ctx.validation);
   if (!validation.ok) return stall(ctx, ref, validation.errors);
   // Added before anything is created, so a deletion always waits for the teardown.
   await addFinalizer(ctx.client, ref, Finalizer.ReconcilerManager);
@@ -82,7 +83,7 @@ async function finalizeSync(ctx: SyncContext, ref: SyncRef, raw: KubeObject): Pr
   if (waitingForReconciler) {
     // Keep (or bring back) the reconciler: only it can finish the deletion. The watch event of
     // its finalizer going away brings this sync back here.
-    const validation = validateSync(raw, { allowFileRepos: ctx.allowFileRepos });
+    const validation = validateSync(raw, ctx.validation);
     if (validation.ok) await ctx.workload.ensure(validation.sync);
     // The reconciler notices a deletion on its next pass; without this that is the next poll.
     await ctx.requestPass(ref, "the sync is being deleted");

@@ -31,7 +31,7 @@ import { collectAfterPass, memoryMiB } from "./memory.ts";
 import { loadSync, rsyncMapping } from "./rsync.ts";
 import { NamespaceWatch } from "./namespace-watch.ts";
 import { SourceCache } from "./source-cache.ts";
-import { RenderCache, type Rendered } from "./rendering.ts";
+import { RenderCache, type Rendered, type Renderer } from "./rendering.ts";
 import { ReconcileTimeouts } from "./reconcile-timeouts.ts";
 import { ResourceGroupStatus } from "./resource-group-status.ts";
 import { sourceFormatOf } from "./source-options.ts";
@@ -67,6 +67,10 @@ export interface ReconcilerOptions {
   readonly allowFileTransport?: boolean;
   /** The folder holding kustomize and helm (built by packages/sync/scripts/build-render-tools.sh); undefined: PATH. */
   readonly renderToolsDir?: string;
+  /** Who runs kustomize: default a child of this process; in a pod, the render container (renderThroughServer). */
+  readonly renderer?: Renderer;
+  /** Honour a RepoSync's spec.override.enableShellInRendering (the manager's --allow-reposync-shell-in-rendering). */
+  readonly allowRepoSyncShellInRendering?: boolean;
   readonly log?: Logger;
 }
 
@@ -379,7 +383,12 @@ export class Reconciler implements PassContext {
   }
 
   render(fetched: FetchResult, sync: RSync): Promise<Rendered> {
-    this.renderCache ??= new RenderCache({ dir: this.options.renderToolsDir });
+    this.renderCache ??= new RenderCache({
+      tools: { dir: this.options.renderToolsDir },
+      ...(this.options.renderer === undefined ? {} : { renderer: this.options.renderer }),
+      // A RootSync is admin-owned; a RepoSync's shell runs a tenant's code, so only when the manager allows it.
+      shellAllowed: this.identity.kind === "RootSync" || this.options.allowRepoSyncShellInRendering === true,
+    });
     return this.renderCache.render(fetched, sync, this.abort.signal);
   }
 

@@ -3,7 +3,7 @@
  * commit (and shell setting), and the source is read from its output; any other directory is read as
  * it is. Config Sync's status.rendering messages say which happened.
  */
-import { type DriftlessError, type RSync } from "@driftless/api";
+import { InvalidSyncError, Kind, type DriftlessError, type RSync } from "@driftless/api";
 import type { FetchResult } from "@driftless/git";
 import {
   needsRendering,
@@ -11,8 +11,23 @@ import {
   renderKustomization,
   RenderingError,
   RenderingMessage,
+  type RenderOptions,
   type RenderTools,
 } from "./render.ts";
+
+/** Renders `dir` into a new folder of output files: kustomize here, or the pod's render container. */
+export type Renderer = (dir: string, options: RenderOptions) => Promise<string>;
+
+export interface RenderCacheOptions {
+  readonly tools: RenderTools;
+  /** Default: kustomize as a child of this process (process mode). */
+  readonly renderer?: Renderer;
+  /**
+   * Whether spec.override.enableShellInRendering is honoured. A RootSync is admin-owned; a RepoSync
+   * only when the manager allows it (--allow-reposync-shell-in-rendering), which it also checks first.
+   */
+  readonly shellAllowed: boolean;
+}
 
 export interface Rendered {
   /** What the source step reads; undefined when rendering failed (the pass stops). */
@@ -27,10 +42,14 @@ interface Last {
 
 export class RenderCache {
   readonly #tools: RenderTools;
+  readonly #renderer: Renderer;
+  readonly #shellAllowed: boolean;
   #last: Last | undefined;
 
-  constructor(tools: RenderTools) {
-    this.#tools = tools;
+  constructor(options: RenderCacheOptions) {
+    this.#tools = options.tools;
+    this.#renderer = options.renderer ?? renderKustomization;
+    this.#shellAllowed = options.shellAllowed;
   }
 
   async render(fetched: FetchResult, sync: RSync, signal: AbortSignal): Promise<Rendered> {
@@ -39,11 +58,15 @@ export class RenderCache {
       return { source: fetched, rendering: { message: RenderingMessage.Skipped, errors: [] } };
     }
     const enableShell = sync.spec.override?.enableShellInRendering === true;
+    if (enableShell && !this.#shellAllowed) {
+      await this.clear();
+      return { source: undefined, rendering: { message: RenderingMessage.Failed, errors: [shellRefused(sync)] } };
+    }
     const key = JSON.stringify([fetched.commit, fetched.sourceDir, enableShell]);
     if (this.#last?.key !== key) {
       await this.clear();
       try {
-        const out = await renderKustomization(fetched.sourceDir, { tools: this.#tools, enableShell, signal });
+        const out = await this.#renderer(fetched.sourceDir, { tools: this.#tools, enableShell, signal });
         this.#last = { key, out };
       } catch (error) {
         if (!(error instanceof RenderingError)) throw error;
@@ -62,4 +85,13 @@ export class RenderCache {
     this.#last = undefined;
     if (last !== undefined) await removeRendered(last.out);
   }
+}
+
+/** Defence in depth: the manager refuses such a RepoSync before it starts a reconciler for it. */
+function shellRefused(sync: RSync): InvalidSyncError {
+  const identity = { kind: sync.kind, namespace: sync.metadata.namespace ?? "", name: sync.metadata.name };
+  return new InvalidSyncError(
+    identity,
+    `spec.override.enableShellInRendering is refused for a ${Kind.RepoSync}: it lets the repository run code while rendering, and this reconciler was not allowed it (the reconciler-manager's --allow-reposync-shell-in-rendering)`,
+  );
 }

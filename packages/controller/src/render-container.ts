@@ -1,0 +1,111 @@
+/**
+ * The parts of a reconciler pod that keep rendering away from its credentials, as Config Sync's
+ * hydration-controller does: a second container running `kustomize build` for the reconciler over a
+ * unix socket, with the checkouts read-only and without the ServiceAccount token or the Redis
+ * password; and the token itself, mounted into the reconciler container only.
+ */
+import type { ContainerResourcesSpec, Quantity, RSync } from "@driftless/api";
+
+/** Config Sync's name for its render container, so `override.resources` entries for it apply here. */
+export const RenderContainer = "hydration-controller";
+/** The emptyDir both containers share: it holds the socket only (output comes back over it). */
+export const RenderSocketDir = "/render";
+export const RenderSocketPath = `${RenderSocketDir}/render.sock`;
+const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
+/** Kubelet's own choice for automounted tokens: an hour, plus 7 s so a pod can tell it was not asked for. */
+const tokenExpirationSeconds = 3607;
+
+/** kustomize holds a render's output in memory; helm charts take more than plain overlays. */
+const defaultRenderResources = {
+  requests: { cpu: "10m", memory: "64Mi" },
+  limits: { memory: "256Mi" },
+} as const;
+
+/** A container's resources: the defaults, with the sync's `override.resources` entry for it on top. */
+export function containerResources(
+  sync: RSync,
+  containerName: string,
+  defaults: { readonly requests: Readonly<Record<string, Quantity>>; readonly limits: Readonly<Record<string, Quantity>> },
+): Record<string, Record<string, Quantity>> {
+  const override = (sync.spec.override?.resources ?? []).find(
+    (r: ContainerResourcesSpec) => r.containerName === containerName,
+  );
+  const requests: Record<string, Quantity> = { ...defaults.requests };
+  const limits: Record<string, Quantity> = { ...defaults.limits };
+  if (override?.cpuRequest !== undefined) requests["cpu"] = override.cpuRequest;
+  if (override?.memoryRequest !== undefined) requests["memory"] = override.memoryRequest;
+  if (override?.cpuLimit !== undefined) limits["cpu"] = override.cpuLimit;
+  if (override?.memoryLimit !== undefined) limits["memory"] = override.memoryLimit;
+  return { requests, limits };
+}
+
+export const hardenedContainer = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ["ALL"] },
+} as const;
+
+export interface RenderContainerSettings {
+  readonly image: string;
+  readonly imagePullPolicy: string;
+  readonly logLevel: string;
+  /** The reconciler's cache volume and where it is mounted (the checkouts to render). */
+  readonly cacheVolume: string;
+  readonly cacheDir: string;
+}
+
+/** The render container: the reconciler's image in render-server mode, with nothing secret in reach. */
+export function renderContainer(sync: RSync, s: RenderContainerSettings): Record<string, unknown> {
+  return {
+    name: RenderContainer,
+    image: s.image,
+    imagePullPolicy: s.imagePullPolicy,
+    terminationMessagePolicy: "FallbackToLogsOnError",
+    command: ["node", "dist/driftless-reconciler.mjs", "--render-server", RenderSocketPath],
+    // No REDIS_*, no kubeconfig: a render can run a repository's code (exec functions) and must find nothing.
+    env: [
+      { name: "DRIFTLESS_RENDER_SOURCE_ROOT", value: s.cacheDir },
+      { name: "LOG_LEVEL", value: s.logLevel },
+    ],
+    resources: containerResources(sync, RenderContainer, defaultRenderResources),
+    securityContext: hardenedContainer,
+    volumeMounts: [
+      { name: s.cacheVolume, mountPath: s.cacheDir, readOnly: true },
+      { name: "render", mountPath: RenderSocketDir },
+      // helm's caches and kustomize's output, private to the render container.
+      { name: "render-tmp", mountPath: "/tmp" },
+    ],
+  };
+}
+
+/** What the reconciler container adds to reach its render container and the API server. */
+export const reconcilerRenderEnv = [{ name: "DRIFTLESS_RENDER_SOCKET", value: RenderSocketPath }] as const;
+export const reconcilerRenderMounts = [
+  { name: "render", mountPath: RenderSocketDir },
+  { name: "kube-api-access", mountPath: serviceAccountDir, readOnly: true },
+] as const;
+
+/**
+ * The pod's volumes for rendering, and the ServiceAccount token as kubelet's automount would project
+ * it (token, cluster CA, namespace), so the in-cluster client works unchanged and re-reads a rotated
+ * token; the pod sets automountServiceAccountToken: false so no other container gets it.
+ */
+export const renderVolumes = [
+  { name: "render", emptyDir: {} },
+  { name: "render-tmp", emptyDir: {} },
+  {
+    name: "kube-api-access",
+    projected: {
+      defaultMode: 0o644,
+      sources: [
+        { serviceAccountToken: { path: "token", expirationSeconds: tokenExpirationSeconds } },
+        { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
+        {
+          downwardAPI: {
+            items: [{ path: "namespace", fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } }],
+          },
+        },
+      ],
+    },
+  },
+] as const;
