@@ -144,11 +144,7 @@ export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings):
               cacheDir: "/cache",
             }),
           ],
-          volumes: [
-            { name: "cache", emptyDir: {} },
-            { name: "tmp", emptyDir: {} },
-            ...renderVolumes,
-          ],
+          volumes: [{ name: "cache", emptyDir: {} }, { name: "tmp", emptyDir: {} }, ...renderVolumes],
         },
       },
     },

@@ -58,10 +58,8 @@ export interface ManagerOptions {
   /** Process mode: the reconciler's entry point. */
   readonly reconcilerEntry: string;
   /** Deployment mode: how reconciler Deployments are built. */
-  readonly deployment: Omit<
-    DeploymentSettings,
-    "queuePrefix" | "logLevel" | "clusterName" | "allowRepoSyncShellInRendering"
-  > | undefined;
+  readonly deployment:
+    Omit<DeploymentSettings, "queuePrefix" | "logLevel" | "clusterName" | "allowRepoSyncShellInRendering"> | undefined;
   /** This cluster's name, handed to every reconciler for cluster selectors (Config Sync's `--cluster-name`). */
   readonly clusterName?: string;
   readonly resyncMs: number;

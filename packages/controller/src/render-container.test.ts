@@ -66,7 +66,9 @@ void describe("the reconciler pod's render container", () => {
     const volume = pod.volumes.find((v) => v.name === mount.name);
     const sources = volume?.projected?.sources ?? [];
     assert.deepEqual(sources[0], { serviceAccountToken: { path: "token", expirationSeconds: 3607 } });
-    assert.deepEqual(sources[1], { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } });
+    assert.deepEqual(sources[1], {
+      configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] },
+    });
     assert.deepEqual(sources[2], {
       downwardAPI: { items: [{ path: "namespace", fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } }] },
     });
@@ -81,7 +83,10 @@ void describe("the reconciler pod's render container", () => {
       names.filter((n) => /REDIS|KUBECONFIG|TOKEN|PASSWORD/.test(n)),
       [],
     );
-    assert.ok((render.env ?? []).every((e) => e.valueFrom === undefined), "the render container reads no Secret");
+    assert.ok(
+      (render.env ?? []).every((e) => e.valueFrom === undefined),
+      "the render container reads no Secret",
+    );
     const mounts = render.volumeMounts ?? [];
     assert.ok(!mounts.some((m) => m.mountPath.startsWith("/var/run/secrets")));
     assert.deepEqual(
@@ -93,7 +98,10 @@ void describe("the reconciler pod's render container", () => {
     const reconciler = container(pod, "reconciler");
     assert.ok(reconciler.env?.some((e) => e.name === "DRIFTLESS_RENDER_SOCKET" && e.value === "/render/render.sock"));
     assert.ok(reconciler.volumeMounts?.some((m) => m.mountPath === "/render"));
-    assert.ok(reconciler.env?.some((e) => e.name === "REDIS_PASSWORD"), "the reconciler keeps its Redis password");
+    assert.ok(
+      reconciler.env?.some((e) => e.name === "REDIS_PASSWORD"),
+      "the reconciler keeps its Redis password",
+    );
   });
 
   void it("hardens the render container like the reconciler's", () => {
@@ -111,7 +119,9 @@ void describe("the reconciler pod's render container", () => {
       requests: { cpu: "10m", memory: "64Mi" },
       limits: { memory: "256Mi" },
     });
-    const sync = repoSync({ resources: [{ containerName: "hydration-controller", memoryLimit: "1Gi", cpuLimit: "1" }] });
+    const sync = repoSync({
+      resources: [{ containerName: "hydration-controller", memoryLimit: "1Gi", cpuLimit: "1" }],
+    });
     const pod = podOf(sync);
     assert.deepEqual(container(pod, RenderContainer).resources?.limits, { memory: "1Gi", cpu: "1" });
     // The reconciler's own resources are not touched by the render container's override.

@@ -25,7 +25,10 @@ const defaultRenderResources = {
 export function containerResources(
   sync: RSync,
   containerName: string,
-  defaults: { readonly requests: Readonly<Record<string, Quantity>>; readonly limits: Readonly<Record<string, Quantity>> },
+  defaults: {
+    readonly requests: Readonly<Record<string, Quantity>>;
+    readonly limits: Readonly<Record<string, Quantity>>;
+  },
 ): Record<string, Record<string, Quantity>> {
   const override = (sync.spec.override?.resources ?? []).find(
     (r: ContainerResourcesSpec) => r.containerName === containerName,

@@ -78,7 +78,9 @@ function connect(socketPath: string, signal: AbortSignal): Promise<Socket> {
       socket.off("error", reject);
       resolve(socket);
     });
-    socket.once("error", (error) => reject(signal.aborted ? error : new RenderServerUnavailableError(socketPath, error)));
+    socket.once("error", (error) =>
+      reject(signal.aborted ? error : new RenderServerUnavailableError(socketPath, error)),
+    );
   });
 }
 

@@ -108,7 +108,10 @@ export function parseRenderResponse(line: string): RenderResponse {
   for (const f of r["files"] as unknown[]) {
     const { name, bytes } = (typeof f === "object" && f !== null ? f : {}) as Record<string, unknown>;
     if (typeof name !== "string" || !fileNamePattern.test(name) || files.some((g) => g.name === name))
-      return { ok: false, message: `the render server named a file ${JSON.stringify(name)}, which is not a plain name` };
+      return {
+        ok: false,
+        message: `the render server named a file ${JSON.stringify(name)}, which is not a plain name`,
+      };
     if (typeof bytes !== "number" || !Number.isSafeInteger(bytes) || bytes < 0)
       return { ok: false, message: `the render server gave ${name} no valid size` };
     total += bytes;

@@ -1,9 +1,15 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { renderThroughServer } from "@driftless/sync/render";
 import {
   coreApi,
   createRootSync,
+  customApi,
   eventually,
   rootSynced,
   rootSyncStatus,
@@ -11,6 +17,7 @@ import {
   startReconciler,
   suffix,
   TestRepo,
+  testNamespace,
   type JsonObject,
   updateRootSyncSpec,
 } from "../../support/index.ts";
@@ -212,4 +219,119 @@ test("a remote base renders only with override.enableShellInRendering, as in Con
   await rootSynced(name, commit);
   assert.ok((await configMaps(ns)).has("from-remote"));
   assert.equal((await renderingAt(name, commit))["message"], "Rendering succeeded");
+});
+
+test("a RepoSync's reconciler refuses override.enableShellInRendering unless the manager allowed it, and runs none of the repository's code", async (t) => {
+  const namespace = await testNamespace(t);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/kustomization.yaml", yaml({ generators: ["gen.yaml"] }));
+  await repo.write(
+    "config/gen.yaml",
+    yaml({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "gen", annotations: { "config.kubernetes.io/function": "exec:\n  path: ./gen.sh\n" } },
+    }),
+  );
+  // The exec function leaves a mark where the test can see it, had it run.
+  const mark = join(repo.work, "..", "exec-ran");
+  await repo.write(
+    "config/gen.sh",
+    `#!/bin/sh\ntouch ${mark}\nprintf 'apiVersion: config.kubernetes.io/v1\\nkind: ResourceList\\nitems: []\\n'\n`,
+  );
+  await chmod(join(repo.work, "config", "gen.sh"), 0o755);
+  const commit = await repo.commit("exec function");
+  await customApi().createNamespacedCustomObject({
+    group: "configsync.gke.io",
+    version: "v1beta1",
+    namespace,
+    plural: "reposyncs",
+    body: {
+      apiVersion: "configsync.gke.io/v1beta1",
+      kind: "RepoSync",
+      metadata: { name: "repo-sync", namespace },
+      spec: {
+        sourceFormat: "unstructured",
+        git: { repo: repo.url, branch: repo.branch, dir: "config", auth: "none" },
+        override: { enableShellInRendering: true },
+      },
+    },
+  });
+  await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" }, { renderToolsDir });
+  const rendering = await eventually(
+    async () => {
+      const sync = (await customApi().getNamespacedCustomObject({
+        group: "configsync.gke.io",
+        version: "v1beta1",
+        namespace,
+        plural: "reposyncs",
+        name: "repo-sync",
+      })) as JsonObject;
+      const r = ((sync["status"] ?? {}) as JsonObject)["rendering"] as JsonObject | undefined;
+      return r?.["commit"] === commit ? r : undefined;
+    },
+    { timeoutMs: 60_000, what: `RepoSync rendering of ${commit.slice(0, 7)}` },
+  );
+  assert.equal(rendering["message"], "Rendering failed");
+  assert.match(
+    String((rendering["errors"] as JsonObject[])[0]!["errorMessage"]),
+    /KNV1061[\s\S]*enableShellInRendering[\s\S]*--allow-reposync-shell-in-rendering/,
+  );
+  assert.equal(existsSync(mark), false, "the repository's exec function ran");
+});
+
+test("a reconciler renders through a render-server process of its own (the pod's hydration-controller) and syncs its output", async (t) => {
+  const name = `render-server-${suffix()}`;
+  const ns = `rs-${suffix()}`;
+  cleanUpNamespace(t, ns);
+  const repo = await TestRepo.create(t);
+  await repo.write(
+    "config/kustomization.yaml",
+    yaml({ namespace: ns, configMapGenerator: [{ name: "generated", literals: ["color=green"] }] }),
+  );
+  const commit = await repo.commit("generated");
+  // The render server reads the reconciler's checkouts (read-only in a pod) and nothing else.
+  const cacheDir = await mkdtemp(join(tmpdir(), "driftless-render-pod-cache-"));
+  const socketDir = await mkdtemp(join(tmpdir(), "driftless-render-pod-"));
+  t.after(() => rm(cacheDir, { recursive: true, force: true }));
+  t.after(() => rm(socketDir, { recursive: true, force: true }));
+  const socket = join(socketDir, "render.sock");
+  const server = spawn(
+    process.execPath,
+    [
+      "apps/reconciler/src/main.ts",
+      "--render-server",
+      socket,
+      "--render-source-root",
+      cacheDir,
+      "--render-tools-dir",
+      renderToolsDir,
+    ],
+    // As in the render container: no Redis, no kubeconfig.
+    { env: { PATH: process.env["PATH"] ?? "" }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const output: string[] = [];
+  server.stdout.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+  server.stderr.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+  const exited = new Promise((resolve) => server.once("exit", resolve));
+  t.after(async () => {
+    server.kill("SIGTERM");
+    await exited;
+  });
+  await eventually(() => output.some((line) => line.includes("serving renders")), {
+    what: `the render server listening (${output.join("")})`,
+  });
+
+  await createRootSync(name, repo);
+  // No kustomize where the reconciler looks: everything it renders comes from the server.
+  await startReconciler(
+    t,
+    { kind: "RootSync", namespace: rootSyncNamespace, name },
+    { renderToolsDir: join(socketDir, "no-tools"), cacheDir, renderer: renderThroughServer(socket) },
+  );
+  await rootSynced(name, commit);
+  assert.equal((await renderingAt(name, commit))["message"], "Rendering succeeded");
+  const names = [...(await configMaps(ns)).keys()];
+  assert.equal(names.length, 1);
+  assert.match(names[0] ?? "", /^generated-/);
 });

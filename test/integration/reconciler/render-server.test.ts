@@ -1,0 +1,219 @@
+/**
+ * The render server a reconciler pod's hydration-controller container runs, and the reconciler's
+ * client of it, for real: the real kustomize over a real unix socket, checkouts under a source root.
+ */
+import { test, type TestContext } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { createConnection } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { ErrorClass } from "@driftless/api";
+import {
+  removeRendered,
+  renderKustomization,
+  RenderingError,
+  RenderServerUnavailableError,
+  renderThroughServer,
+  serveRenders,
+  type RenderServer,
+} from "@driftless/sync/render";
+
+/** kustomize and helm, built (or found in the cache) by the script `npm test`'s set-up runs. */
+const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
+  .trim()
+  .split("\n")
+  .at(-1)!;
+const tools = { dir: renderToolsDir };
+
+const yaml = (obj: unknown): string => JSON.stringify(obj, null, 2);
+
+interface Setup {
+  readonly root: string;
+  readonly sourceRoot: string;
+  readonly server: RenderServer;
+}
+
+async function setUp(t: TestContext, options: { maxDeadlineMs?: number } = {}): Promise<Setup> {
+  const root = await mkdtemp(join(tmpdir(), "driftless-render-server-"));
+  t.after(() => rm(root, { recursive: true, force: true }));
+  const sourceRoot = join(root, "cache");
+  await mkdir(sourceRoot);
+  const server = await serveRenders({ socketPath: join(root, "render.sock"), sourceRoot, tools, ...options });
+  t.after(() => server.close());
+  return { root, sourceRoot, server };
+}
+
+async function write(dir: string, files: Record<string, string>): Promise<void> {
+  for (const [name, content] of Object.entries(files)) {
+    await mkdir(dirname(join(dir, name)), { recursive: true });
+    await writeFile(join(dir, name), content);
+  }
+}
+
+/** A generator that runs `script` (a shell script) as an exec KRM function: code from the repository. */
+async function writeExecFunction(dir: string, script: string): Promise<void> {
+  await write(dir, {
+    "kustomization.yaml": yaml({ generators: ["gen.yaml"] }),
+    "gen.yaml": yaml({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "gen", annotations: { "config.kubernetes.io/function": "exec:\n  path: ./gen.sh\n" } },
+    }),
+    "gen.sh": `#!/bin/sh\n${script}\n`,
+  });
+  await chmod(join(dir, "gen.sh"), 0o755);
+}
+
+async function filesOf(out: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  for (const name of (await readdir(out)).sort()) files[name] = await readFile(join(out, name), "utf8");
+  return files;
+}
+
+const options = (enableShell = false) => ({ tools, enableShell, signal: AbortSignal.timeout(60_000) });
+
+test("renders a kustomization through the render server over a unix socket, byte for byte as kustomize does in process", async (t) => {
+  const { sourceRoot, server } = await setUp(t);
+  const dir = join(sourceRoot, "checkout", "config");
+  await write(join(sourceRoot, "checkout"), {
+    "base/kustomization.yaml": yaml({ resources: ["cm.yaml"] }),
+    "base/cm.yaml": yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "settings" }, data: { a: "1" } }),
+    "config/kustomization.yaml": yaml({
+      namePrefix: "p-",
+      resources: ["../base"],
+      configMapGenerator: [{ name: "generated", literals: ["color=green"] }],
+    }),
+  });
+  const out = await renderThroughServer(server.socketPath)(dir, options());
+  t.after(() => removeRendered(out));
+  const direct = await renderKustomization(dir, options());
+  t.after(() => removeRendered(direct));
+  const received = await filesOf(out);
+  assert.deepEqual(received, await filesOf(direct));
+  assert.match(Object.values(received).join(""), /name: p-generated-/);
+  assert.match(Object.values(received).join(""), /name: p-settings/);
+});
+
+test("a kustomize failure comes back as a RenderingError carrying kustomize's message", async (t) => {
+  const { sourceRoot, server } = await setUp(t);
+  const dir = join(sourceRoot, "broken");
+  await write(dir, { "kustomization.yaml": yaml({ resources: ["missing.yaml"] }) });
+  await assert.rejects(renderThroughServer(server.socketPath)(dir, options()), (error: unknown) => {
+    assert.ok(error instanceof RenderingError, String(error));
+    assert.equal(error.code, "KNV1068");
+    assert.match(error.message, /missing\.yaml/);
+    return true;
+  });
+});
+
+test("refuses a directory outside its source root, also through a symlink inside it", async (t) => {
+  const { root, sourceRoot, server } = await setUp(t);
+  const outside = join(root, "outside");
+  await write(outside, {
+    "kustomization.yaml": yaml({ resources: ["cm.yaml"] }),
+    "cm.yaml": yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "outside" } }),
+  });
+  await symlink(outside, join(sourceRoot, "link"));
+  const render = renderThroughServer(server.socketPath);
+  for (const dir of [outside, join(sourceRoot, "link"), join(sourceRoot, "..", "outside"), "relative/dir"]) {
+    await assert.rejects(render(dir, options()), (error: unknown) => {
+      assert.ok(error instanceof RenderingError, `${dir}: ${String(error)}`);
+      assert.match(error.message, /source root|absolute path/);
+      return true;
+    });
+  }
+});
+
+test("stops a render past its deadline and says so", async (t) => {
+  const { sourceRoot, server } = await setUp(t);
+  const dir = join(sourceRoot, "slow");
+  await writeExecFunction(dir, "sleep 60");
+  const started = Date.now();
+  await assert.rejects(
+    renderThroughServer(server.socketPath, { deadlineMs: 1_500 })(dir, options(true)),
+    (error: unknown) => {
+      assert.ok(error instanceof RenderingError, String(error));
+      assert.match(error.message, /took longer than 2 s/);
+      return true;
+    },
+  );
+  assert.ok(Date.now() - started < 20_000, `the deadline was not kept: ${Date.now() - started} ms`);
+});
+
+test("a render server that is not listening is an error the pass retries", async (t) => {
+  const { root } = await setUp(t);
+  await assert.rejects(
+    renderThroughServer(join(root, "nobody.sock"))(join(root, "cache"), options()),
+    (error: unknown) => {
+      assert.ok(error instanceof RenderServerUnavailableError, String(error));
+      assert.equal(error.errorClass, ErrorClass.Retry);
+      assert.match(error.message, /hydration-controller/);
+      return true;
+    },
+  );
+});
+
+test("refuses a request that is not one, and keeps serving", async (t) => {
+  const { sourceRoot, server } = await setUp(t);
+  // Whatever the server said before it closed the connection (it may reset it: that is an answer too).
+  const answer = (request: string): Promise<string> =>
+    new Promise((resolve) => {
+      const socket = createConnection(server.socketPath);
+      let data = "";
+      socket.setEncoding("utf8");
+      socket.on("data", (chunk: string) => (data += chunk));
+      socket.on("close", () => resolve(data));
+      socket.on("error", () => undefined);
+      socket.end(request);
+    });
+  assert.match(await answer("not json\n"), /"ok":false.*not JSON/);
+  assert.match(await answer(`${JSON.stringify({ dir: sourceRoot })}\n`), /enableShell/);
+  // A line longer than a request may be: the server hangs up rather than read on.
+  assert.equal(await answer(`${"x".repeat(200_000)}\n`), "");
+  const dir = join(sourceRoot, "fine");
+  await write(dir, {
+    "kustomization.yaml": yaml({ resources: ["cm.yaml"] }),
+    "cm.yaml": yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "fine" } }),
+  });
+  const out = await renderThroughServer(server.socketPath)(dir, options());
+  t.after(() => removeRendered(out));
+  assert.match(Object.values(await filesOf(out)).join(""), /name: fine/);
+});
+
+test("code run while rendering (an exec function) finds no credential in its environment and no inherited socket", async (t) => {
+  const { sourceRoot, server } = await setUp(t);
+  const dir = join(sourceRoot, "spy");
+  // What a hostile repository would look for: the environment, and open descriptors (the reconciler's
+  // connections to Redis and the API server are sockets; so is the render server's own).
+  await writeExecFunction(
+    dir,
+    [
+      `env | sort > /dev/null`,
+      `found="$(env | cut -d= -f1 | sort | tr '\\n' ' ')"`,
+      `sockets=""`,
+      `for fd in /proc/self/fd/*; do target=$(readlink "$fd"); case "$target" in socket:*) [ "\${fd##*/}" -gt 2 ] && sockets="$sockets \${fd##*/}";; esac; done`,
+      `printf 'apiVersion: config.kubernetes.io/v1\\nkind: ResourceList\\nitems:\\n- apiVersion: v1\\n  kind: ConfigMap\\n  metadata:\\n    name: spy\\n  data:\\n    env: "%s"\\n    sockets: "%s"\\n' "$found" "$sockets"`,
+    ].join("\n"),
+  );
+  // The renderer's own process holds a credential in its environment, as a reconciler does.
+  const before = process.env["REDIS_PASSWORD"];
+  process.env["REDIS_PASSWORD"] = "hunter2";
+  t.after(() => {
+    if (before === undefined) delete process.env["REDIS_PASSWORD"];
+    else process.env["REDIS_PASSWORD"] = before;
+  });
+  const out = await renderThroughServer(server.socketPath)(dir, options(true));
+  t.after(() => removeRendered(out));
+  const rendered = Object.values(await filesOf(out)).join("");
+  const env = /env: (.*)/.exec(rendered)?.[1] ?? "";
+  const names = env.replace(/["']/g, "").trim().split(/\s+/);
+  assert.ok(names.includes("HOME"), `the exec function ran and reported: ${rendered}`);
+  assert.deepEqual(
+    names.filter((n) => !["HOME", "PATH", "PWD", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"].includes(n)),
+    [],
+  );
+  assert.doesNotMatch(rendered, /hunter2/);
+  assert.match(rendered, /sockets: ""|sockets: ''/, `sockets beyond stdio: ${rendered}`);
+});
