@@ -398,6 +398,71 @@ test(
   },
 );
 
+test(
+  "a RepoSync's kustomization renders in the pod's hydration-controller container, which has no ServiceAccount token",
+  { skip },
+  async () => {
+    assert.ok(installed, "the install test passed");
+    const namespace = await createNamespace("render");
+    const dir = `rendered-${namespace}`;
+    await repo.write(
+      `${dir}/kustomization.yaml`,
+      JSON.stringify({ namespace, configMapGenerator: [{ name: "generated", literals: ["from=kustomize"] }] }),
+    );
+    const commit = await repo.commit(`kustomization for ${namespace}`);
+    await grantRepoSyncReconciler(namespace);
+    await createRepoSyncFromBridge(namespace, dir);
+
+    const name = nsReconcilerName(namespace, "repo-sync");
+    const [pod] = await waitReady(system, `${SyncLabel.Reconciler}=${name}`, 1, "the render RepoSync's pod Ready");
+    const status = await repoSynced(namespace, commit);
+    assert.equal((status["rendering"] as JsonObject | undefined)?.["message"], "Rendering succeeded");
+    const generated = (await coreApi().listNamespacedConfigMap({ namespace })).items.filter((cm) =>
+      cm.metadata?.name?.startsWith("generated-"),
+    );
+    assert.equal(generated.length, 1);
+    assert.equal(generated[0]?.data?.["from"], "kustomize");
+    // As the API server admitted the pod: the token in the reconciler container only.
+    const tokenDir = "/var/run/secrets/kubernetes.io/serviceaccount";
+    const render = pod?.spec?.containers.find((c) => c.name === "hydration-controller");
+    assert.ok(render !== undefined, "the pod has a hydration-controller container");
+    assert.ok(!(render.volumeMounts ?? []).some((m) => m.mountPath.startsWith("/var/run/secrets")));
+    assert.ok(!(render.env ?? []).some((e) => e.name.startsWith("REDIS")));
+    const reconciler = pod?.spec?.containers.find((c) => c.name === "reconciler");
+    assert.ok((reconciler?.volumeMounts ?? []).some((m) => m.mountPath === tokenDir));
+    if (hasKubectl) {
+      // And on the node: no token file in the render container's filesystem.
+      const probe = `process.stdout.write(String(require("fs").existsSync("${tokenDir}/token")))`;
+      const inRender = await kubectl(
+        "-n",
+        system,
+        "exec",
+        pod?.metadata?.name ?? "",
+        "-c",
+        "hydration-controller",
+        "--",
+        "node",
+        "-e",
+        probe,
+      );
+      assert.equal(inRender, "false");
+      const inReconciler = await kubectl(
+        "-n",
+        system,
+        "exec",
+        pod?.metadata?.name ?? "",
+        "-c",
+        "reconciler",
+        "--",
+        "node",
+        "-e",
+        probe,
+      );
+      assert.equal(inReconciler, "true");
+    }
+  },
+);
+
 test("a reconciler pod deleted is replaced by its Deployment without losing anything", { skip }, async () => {
   assert.ok(installed, "the install test passed");
   const core = coreApi();

@@ -112,3 +112,10 @@ test("admission protection is off unless a port is given; a URL needs the port a
     /https/,
   );
 });
+
+test("a RepoSync's shell in rendering is refused unless --allow-reposync-shell-in-rendering (or its variable) says so", () => {
+  assert.equal(parseConfig([], {}, noSecret).allowRepoSyncShellInRendering, false);
+  assert.equal(parseConfig(["--allow-reposync-shell-in-rendering"], {}, noSecret).allowRepoSyncShellInRendering, true);
+  const fromEnv = parseConfig([], { DRIFTLESS_ALLOW_REPOSYNC_SHELL_IN_RENDERING: "true" }, noSecret);
+  assert.equal(fromEnv.allowRepoSyncShellInRendering, true);
+});

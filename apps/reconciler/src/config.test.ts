@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ConfigError, parseConfig } from "./config.ts";
+import { isRenderServer, parseRenderServerConfig } from "./render-server.ts";
 
 const required = ["--sync-kind", "RepoSync", "--sync-name", "repo-sync", "--sync-namespace", "team-a"];
 
@@ -64,4 +65,32 @@ test("the API server timeout comes from --api-server-timeout or API_SERVER_TIMEO
   assert.equal(parseConfig(required, { API_SERVER_TIMEOUT: "1m" }).apiServerTimeoutMs, 60_000);
   assert.throws(() => parseConfig([...required, "--api-server-timeout", "soon"], {}), ConfigError);
   assert.throws(() => parseConfig([...required, "--api-server-timeout", "0s"], {}), ConfigError);
+});
+
+test("renders in process unless given the render container's socket; a RepoSync's shell only when allowed", () => {
+  const plain = parseConfig(required, {});
+  assert.equal(plain.renderSocket, undefined);
+  assert.equal(plain.allowRepoSyncShellInRendering, false);
+  const pod = parseConfig(required, {
+    DRIFTLESS_RENDER_SOCKET: "/render/render.sock",
+    DRIFTLESS_ALLOW_REPOSYNC_SHELL_IN_RENDERING: "true",
+  });
+  assert.equal(pod.renderSocket, "/render/render.sock");
+  assert.equal(pod.allowRepoSyncShellInRendering, true);
+});
+
+test("the render server mode needs its socket and a source root, and reads nothing else", () => {
+  assert.equal(isRenderServer(["--render-server", "/render/render.sock"]), true);
+  assert.equal(isRenderServer(required), false);
+  const config = parseRenderServerConfig(["--render-server", "/render/render.sock"], {
+    DRIFTLESS_RENDER_SOURCE_ROOT: "/cache",
+  });
+  assert.equal(config.socketPath, "/render/render.sock");
+  assert.equal(config.sourceRoot, "/cache");
+  assert.throws(() => parseRenderServerConfig(["--render-server", "/s"], {}), /--render-source-root/);
+  assert.throws(() =>
+    parseRenderServerConfig(["--render-server", "/s", "--sync-kind", "RootSync"], {
+      DRIFTLESS_RENDER_SOURCE_ROOT: "/c",
+    }),
+  );
 });
