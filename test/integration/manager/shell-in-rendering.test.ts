@@ -5,11 +5,13 @@
  */
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { chmod } from "node:fs/promises";
 import { join } from "node:path";
 import { eventually, suffix, TestRepo } from "../../support/index.ts";
 import { grantRepoSyncReconciler } from "../../support/rbac.ts";
 import {
+  admin,
   conditionOf,
   createNamespace,
   createSync,
@@ -98,4 +100,58 @@ test("with --allow-reposync-shell-in-rendering the same RepoSync renders with it
   await synced("RepoSync", namespace, "repo-sync", commit, 90_000);
   const made = await getObject(Mapping.ConfigMap, namespace, "from-exec");
   assert.deepEqual(made?.["data"], { ran: "yes" });
+});
+
+test("a running RepoSync switched to enableShellInRendering is refused, and its reconciler runs none of the repository's code", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t, "shell-late");
+  await grantRepoSyncReconciler(namespace);
+  const repo = await TestRepo.create(t);
+  // The exec function leaves a mark on the host, had it run (process mode: the reconciler's own machine).
+  const mark = join(repo.work, "..", "exec-ran");
+  await repo.write("config/kustomization.yaml", yaml({ namespace, generators: ["gen.yaml"] }));
+  await repo.write(
+    "config/gen.yaml",
+    yaml({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "gen", annotations: { "config.kubernetes.io/function": "exec:\n  path: ./gen.sh\n" } },
+    }),
+  );
+  await repo.write(
+    "config/gen.sh",
+    `#!/bin/sh\ntouch ${mark}\nprintf 'kind: ResourceList\\napiVersion: config.kubernetes.io/v1\\nitems: []\\n'\n`,
+  );
+  await chmod(join(repo.work, "config", "gen.sh"), 0o755);
+  await repo.commit("exec function");
+  await createSync(
+    t,
+    repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch, dir: "config" }),
+  );
+  // Without the setting the render fails (no exec functions), but the reconciler runs.
+  await eventually(async () => (await reconcilerPids(manager.scope, "repo-sync")).length === 1, {
+    what: "the RepoSync's reconciler running",
+  });
+  const client = await admin();
+  await client.patch(
+    Mapping.RepoSync,
+    namespace,
+    "repo-sync",
+    { spec: { override: { enableShellInRendering: true } } },
+    "merge",
+  );
+  // The reconciler, which reads its RepoSync on every pass, refuses too: the manager's word is not trusted alone.
+  const rendering = await eventually(
+    async () => {
+      const sync = await getSync("RepoSync", namespace, "repo-sync");
+      const r = (sync?.["status"] as { rendering?: { errors?: { errorMessage: string }[] } } | undefined)?.rendering;
+      const message = r?.errors?.[0]?.errorMessage ?? "";
+      return /KNV1061/.test(message) ? message : undefined;
+    },
+    { what: "the reconciler refusing the shell in status.rendering", timeoutMs: 60_000 },
+  );
+  assert.match(rendering, /enableShellInRendering/);
+  const stalled = conditionOf(await getSync("RepoSync", namespace, "repo-sync"), "Stalled");
+  assert.equal(stalled?.status, "True");
+  assert.equal(existsSync(mark), false, "the repository's exec function ran");
 });
