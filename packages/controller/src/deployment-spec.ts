@@ -144,7 +144,12 @@ export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings):
               cacheDir: "/cache",
             }),
           ],
-          volumes: [{ name: "cache", emptyDir: {} }, { name: "tmp", emptyDir: {} }, ...renderVolumes],
+          volumes: [
+            { name: "cache", emptyDir: {} },
+            { name: "tmp", emptyDir: {} },
+            // The socket's folder, the render container's /tmp, the reconciler's token (render-container.ts).
+            ...renderVolumes,
+          ],
         },
       },
     },

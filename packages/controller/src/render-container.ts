@@ -94,8 +94,9 @@ export const reconcilerRenderMounts = [
  * token; the pod sets automountServiceAccountToken: false so no other container gets it.
  */
 export const renderVolumes = [
-  { name: "render", emptyDir: {} },
-  { name: "render-tmp", emptyDir: {} },
+  // The socket only; and helm's caches with one render's output (at most 256 MiB), removed after each render.
+  { name: "render", emptyDir: { sizeLimit: "1Mi" } },
+  { name: "render-tmp", emptyDir: { sizeLimit: "1Gi" } },
   {
     name: "kube-api-access",
     projected: {
