@@ -113,6 +113,10 @@ export class HelmSource {
         JSON.stringify([
           reference,
           spec.repo,
+          // New credentials render again (a wrong password must be reported); only their digest is kept.
+          createHash("sha256")
+            .update(JSON.stringify([basic ?? null, options.credentials.caCert ?? null]))
+            .digest("hex"),
           version,
           spec.releaseName,
           options.releaseNamespace,
@@ -229,7 +233,9 @@ export class HelmSource {
             error,
           );
         case ToolExit.Failed: {
-          const output = redact(error.stderr.trim() || error.message);
+          // `helm repo update` prints why a repository failed (a 401, a TLS error) on stdout.
+          const said = [error.stdout.trim().slice(-4096), error.stderr.trim()].filter((text) => text !== "");
+          const output = redact(said.join(": ") || error.message).replace(/\s*\n\s*/g, " ");
           throw new HelmSourceError(`helm ${command} failed ${about}: ${output}`, helmFailureClass(output), error);
         }
       }
