@@ -101,6 +101,7 @@ test("a kustomization naming a file outside its checkout (absolute, ../, a symli
   // A chart outside the checkout, as another sync's cache or a tenant-planted folder would hold one.
   await mkdir(join(outside, "charts", "stray", "templates"), { recursive: true });
   await writeFile(join(outside, "charts", "stray", "Chart.yaml"), "apiVersion: v2\nname: stray\nversion: 0.1.0\n");
+  await writeFile(join(outside, "charts", "stray", "values.yaml"), "{}\n");
   await writeFile(
     join(outside, "charts", "stray", "templates", "cm.yaml"),
     `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stray\ndata:\n  secret: ${secretText}\n`,
