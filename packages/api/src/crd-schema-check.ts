@@ -79,6 +79,8 @@ function checkType(value: unknown, type: NonNullable<JsonSchemaProps["type"]>, p
 }
 
 function matchesPattern(value: string, schema: JsonSchemaProps, path: string): string[] {
+  if (schema.maxLength !== undefined && value.length > schema.maxLength)
+    return [`${path}: longer than ${schema.maxLength} characters`];
   if (schema.pattern === undefined || new RegExp(schema.pattern).test(value)) return [];
   return [`${path}: "${value}" does not match ${schema.pattern}`];
 }

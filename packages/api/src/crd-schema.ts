@@ -13,6 +13,7 @@ export interface JsonSchemaProps {
   readonly required?: readonly string[];
   readonly enum?: readonly (string | number)[];
   readonly pattern?: string;
+  readonly maxLength?: number;
   readonly default?: unknown;
   readonly nullable?: boolean;
   readonly minimum?: number;

@@ -4,6 +4,12 @@
  * field missing here would turn a valid Config Sync manifest into an error. The oci and helm
  * sources keep unknown fields, so nothing is lost.
  */
+import {
+  helmChartNameMaxLength,
+  helmChartNamePattern,
+  helmReleaseNameMaxLength,
+  helmReleaseNamePattern,
+} from "./helm-names.ts";
 import { anyJson, arr, bool, int, int64, obj, quantity, str, type JsonSchemaProps } from "./crd-schema.ts";
 import { Kind, type SyncKind } from "./groups.ts";
 
@@ -55,21 +61,35 @@ const oci = obj(
   { required: ["auth", "image"], "x-kubernetes-preserve-unknown-fields": true },
 );
 
+const namespacePattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
+/** An anchored pattern that also accepts "", which the parser reads as absent. */
+const optional = (pattern: string): string => `^$|${pattern}`;
+
 function helm(kind: SyncKind): JsonSchemaProps {
   const rootOnly: Record<string, JsonSchemaProps> =
     kind === Kind.RootSync
       ? {
-          namespace: str("Release namespace of the chart; exclusive with deployNamespace."),
-          deployNamespace: str("Namespace to deploy the chart's objects into; exclusive with namespace."),
+          namespace: str("Release namespace of the chart; exclusive with deployNamespace.", {
+            pattern: optional(namespacePattern),
+            maxLength: 63,
+          }),
+          deployNamespace: str("Namespace to deploy the chart's objects into; exclusive with namespace.", {
+            pattern: optional(namespacePattern),
+            maxLength: 63,
+          }),
         }
       : {};
   return obj(
     "Where and how to read a Helm chart.",
     {
       repo: str("Helm repository URL."),
-      chart: str("Chart name."),
+      // Both reach helm as positional arguments: a value starting with `-` would be a flag.
+      chart: str("Chart name.", { pattern: helmChartNamePattern, maxLength: helmChartNameMaxLength }),
       version: str("Chart version or version range; latest when empty."),
-      releaseName: str("Helm release name."),
+      releaseName: str("Helm release name.", {
+        pattern: optional(helmReleaseNamePattern),
+        maxLength: helmReleaseNameMaxLength,
+      }),
       values: anyJson("Chart values, as in values.yaml."),
       valuesFileRefs: arr(
         "ConfigMaps in the sync's namespace holding values files, later ones winning.",

@@ -166,6 +166,7 @@ export type { ManagerRef } from "./names.ts";
 
 export { dns1123LabelErrors, dns1123SubdomainErrors, isDns1123Label, isDns1123Subdomain } from "./kube-names.ts";
 export { parseDuration, formatDuration } from "./duration.ts";
+export { helmChartNameProblem, helmReleaseNameProblem } from "./helm-names.ts";
 export { pollPeriodMs, PollPeriodBounds } from "./poll-period.ts";
 export { kubeTime } from "./kube-time.ts";
 

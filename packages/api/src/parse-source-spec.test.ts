@@ -90,6 +90,39 @@ void describe("spec.helm", () => {
     }
   });
 
+  void it("refuses a releaseName or chart helm would read as a flag (--set-file=…, --post-renderer=…)", () => {
+    const cases: Record<string, unknown>[] = [
+      { releaseName: "--set-file=leak=/etc/hostname" },
+      { releaseName: "--post-renderer=/bin/sh" },
+      { releaseName: "-f" },
+      { releaseName: "Upper" },
+      { releaseName: "r".repeat(54) },
+      { chart: "--kubeconfig=/tmp/x" },
+      { chart: "-web" },
+      { namespace: "--namespace=x" },
+    ];
+    for (const extra of cases) {
+      const found = problems(parseRootSync(rootSync({ sourceType: "helm", helm: { ...helm, ...extra } })));
+      const [field] = Object.keys(extra);
+      assert.ok(
+        found.some((m) => m.includes(`spec.helm.${field} must be`)),
+        `${JSON.stringify(extra)}: ${found.join("; ")}`,
+      );
+    }
+  });
+
+  void it("accepts helm's own release names (dots, dashes, 53 characters) and chart names with dots and underscores", () => {
+    for (const extra of [
+      { releaseName: "web" },
+      { releaseName: "my-release.v2" },
+      { releaseName: "r".repeat(53) },
+      { chart: "my_chart.v2" },
+    ]) {
+      const result = parseRootSync(rootSync({ sourceType: "helm", helm: { ...helm, ...extra } }));
+      assert.ok(result.ok, `${JSON.stringify(extra)}: ${problems(result).join("; ")}`);
+    }
+  });
+
   void it("ignores namespace on a RepoSync, whose chart is released into its own namespace", () => {
     const result = parseRepoSync({
       apiVersion: "configsync.gke.io/v1beta1",

@@ -5,6 +5,8 @@
  */
 import { Defaults } from "./defaults.ts";
 import { Kind, type SyncKind } from "./groups.ts";
+import { helmChartNameProblem, helmReleaseNameProblem } from "./helm-names.ts";
+import { isDns1123Label } from "./kube-names.ts";
 import { durationField, secretReference } from "./parse-spec-fields.ts";
 import type { FieldReader, JsonRecord } from "./read-fields.ts";
 import { HelmAuthType, OciAuthType, type HelmRootSyncSpec, type OciSpec, type ValuesFileRef } from "./sync-types.ts";
@@ -65,9 +67,9 @@ export function parseHelm(
   const why = `is required when spec.sourceType is "helm"`;
   const repo = reader.requiredString(raw, "repo", path, why) ?? "";
   const chart = reader.requiredString(raw, "chart", path, why) ?? "";
-  // Config Sync's rule: a chart is a name in its repository, never a path.
-  if (chart.includes("/") || chart === "." || chart === "..")
-    reader.problem(`${path}.chart must be a chart name, not a path (got "${chart}")`);
+  // Config Sync's rule: a chart is a name in its repository, never a path; never a flag for helm either.
+  const chartProblem = chart === "" ? undefined : helmChartNameProblem(chart);
+  if (chartProblem !== undefined) reader.problem(`${path}.chart ${chartProblem} (got ${JSON.stringify(chart)})`);
   if (repo !== "" && !/^(https?|oci):\/\//.test(repo))
     reader.problem(`${path}.repo must be an https://, http:// or oci:// URL (got "${repo}")`);
   const auth = reader.oneOf(raw, "auth", path, Object.values(HelmAuthType)) ?? HelmAuthType.None;
@@ -84,10 +86,19 @@ export function parseHelm(
   // A RepoSync's chart is always released into the RepoSync's namespace, as in Config Sync.
   const namespace = kind === Kind.RootSync ? reader.string(raw, "namespace", path) : undefined;
   const deployNamespace = kind === Kind.RootSync ? reader.string(raw, "deployNamespace", path) : undefined;
+  for (const [field, value] of [
+    ["namespace", namespace],
+    ["deployNamespace", deployNamespace],
+  ] as const)
+    if (value !== undefined && !isDns1123Label(value))
+      reader.problem(`${path}.${field} must be a namespace name (got ${JSON.stringify(value)})`);
   if (namespace !== undefined && deployNamespace !== undefined)
     reader.problem(`${path} must set only one of namespace and deployNamespace`);
   const version = reader.string(raw, "version", path);
   const releaseName = reader.string(raw, "releaseName", path);
+  const releaseProblem = releaseName === undefined ? undefined : helmReleaseNameProblem(releaseName);
+  if (releaseProblem !== undefined)
+    reader.problem(`${path}.releaseName ${releaseProblem} (got ${JSON.stringify(releaseName)})`);
   const includeCRDs = reader.boolean(raw, "includeCRDs", path);
   const values = raw["values"];
   return {

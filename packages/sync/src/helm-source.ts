@@ -3,14 +3,23 @@
  * version, resolved from a range by `helm show chart`, is the commit, and `helm template --output-dir`
  * writes the tree the pass reads. A render is redone only when its inputs change.
  */
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DriftlessError, ErrorClass, KnvCode, redactUrl, type HelmRootSyncSpec } from "@driftless/api";
 import type { FetchResult } from "@driftless/git";
 import type { ArtifactCredentials } from "./artifact-credentials.ts";
+import {
+  chartReference,
+  isOciRepository,
+  registryLoginArgs,
+  repositoriesYaml,
+  repoUpdateArgs,
+  showChartArgs,
+  templateArgs,
+} from "./helm-args.ts";
 import { setDeployNamespace } from "./helm-deploy-namespace.ts";
+import { runTool, ToolExit, ToolProcessError } from "./run-tool.ts";
 
 export interface HelmFetchOptions {
   readonly spec: HelmRootSyncSpec;
@@ -39,6 +48,8 @@ export function helmFailureClass(output: string): ErrorClass {
   return transient.test(output) ? ErrorClass.Retry : ErrorClass.Terminal;
 }
 const maxOutputBytes = 64 * 1024 * 1024;
+/** One helm command (an index download, a chart pull and render) that takes longer is killed. */
+export const helmTimeoutMs = 5 * 60_000;
 
 interface Last {
   readonly key: string;
@@ -50,10 +61,16 @@ export class HelmSource {
   readonly #helm: string;
   #last: Last | undefined;
 
-  /** `cacheDir`: this sync's own folder; `toolsDir`: the folder holding helm, or undefined for PATH. */
-  constructor(cacheDir: string, toolsDir: string | undefined) {
+  readonly #timeoutMs: number;
+
+  /**
+   * `cacheDir`: this sync's own folder; `toolsDir`: the folder holding helm, or undefined for PATH;
+   * `timeoutMs`: the deadline of each helm command.
+   */
+  constructor(cacheDir: string, toolsDir: string | undefined, timeoutMs: number = helmTimeoutMs) {
     this.#cacheDir = cacheDir;
     this.#helm = toolsDir === undefined ? "helm" : join(toolsDir, "helm");
+    this.#timeoutMs = timeoutMs;
   }
 
   async fetch(options: HelmFetchOptions): Promise<FetchResult> {
@@ -62,35 +79,44 @@ export class HelmSource {
     await mkdir(home, { recursive: true });
     const caFile = options.credentials.caCert === undefined ? undefined : join(this.#cacheDir, "ca.pem");
     if (caFile !== undefined) await writeFile(caFile, options.credentials.caCert ?? "", { mode: 0o600 });
-    const run = (args: readonly string[], stdin?: string): Promise<string> =>
-      this.#run([...args, ...(caFile === undefined ? [] : ["--ca-file", caFile])], home, options, stdin);
-    const isOci = spec.repo.startsWith("oci://");
+    const run = (args: readonly string[], stdin?: string): Promise<string> => this.#run(args, home, options, stdin);
+    const isOci = isOciRepository(spec.repo);
     const basic = options.credentials.basic;
-    const source = isOci
-      ? [`${spec.repo.replace(/\/+$/, "")}/${spec.chart}`]
-      : [
-          spec.chart,
-          "--repo",
-          spec.repo,
-          ...(basic === undefined ? [] : ["--username", basic.username, "--password", basic.password]),
-        ];
-    // oci:// credentials go to helm's registry login (through stdin), once per render or version lookup.
-    let loggedIn = !isOci || basic === undefined;
-    const login = async (): Promise<void> => {
-      if (loggedIn || basic === undefined) return;
-      const host = new URL(spec.repo.replace(/^oci:/, "https:")).host;
-      await run(["registry", "login", host, "--username", basic.username, "--password-stdin"], basic.password);
-      loggedIn = true;
+    const reference = chartReference(spec);
+    const withCa = (args: string[]): string[] =>
+      caFile === undefined
+        ? args
+        : [...args.slice(0, args.indexOf("--")), `--ca-file=${caFile}`, ...args.slice(args.indexOf("--"))];
+    // The repository's index (with its credentials, from the 0600 repositories.yaml) or, for oci://, a
+    // registry login (password through stdin): once per fetch that asks the repository anything.
+    let ready = false;
+    const prepare = async (): Promise<void> => {
+      if (ready) return;
+      if (!isOci) {
+        const config = join(home, "config", "helm");
+        await mkdir(config, { recursive: true });
+        await writeFile(join(config, "repositories.yaml"), repositoriesYaml(spec.repo, basic, caFile), { mode: 0o600 });
+        await run(repoUpdateArgs());
+      } else if (basic !== undefined) {
+        const host = new URL(spec.repo.replace(/^oci:/, "https:")).host;
+        await run(withCa(registryLoginArgs(host, basic.username)), basic.password);
+      }
+      ready = true;
     };
 
     const exact = spec.version !== undefined && exactVersion.test(spec.version);
-    if (!exact) await login();
-    const version = await this.#version(spec, source, run);
+    if (!exact) await prepare();
+    const version = await this.#version(spec, reference, (args) => run(withCa(args)));
     const values = [...options.valuesFiles, ...(spec.values === undefined ? [] : [JSON.stringify(spec.values)])];
     const key = createHash("sha256")
       .update(
         JSON.stringify([
-          source,
+          reference,
+          spec.repo,
+          // New credentials render again (a wrong password must be reported); only their digest is kept.
+          createHash("sha256")
+            .update(JSON.stringify([basic ?? null, options.credentials.caCert ?? null]))
+            .digest("hex"),
           version,
           spec.releaseName,
           options.releaseNamespace,
@@ -101,33 +127,33 @@ export class HelmSource {
       )
       .digest("hex");
     if (this.#last?.key === key) return { ...this.#last.result, fetched: false };
-    await login();
+    await prepare();
 
     const dir = join(this.#cacheDir, "rendered", key.slice(0, 16));
     const scratch = `${dir}.partial`;
     await rm(scratch, { recursive: true, force: true });
     await mkdir(scratch, { recursive: true });
     try {
-      const valueArgs: string[] = [];
+      const valuesFiles: string[] = [];
       for (const [i, content] of values.entries()) {
         const file = join(scratch, `..values-${i}.yaml`);
         await writeFile(file, content, { mode: 0o600 });
-        valueArgs.push("--values", file);
+        valuesFiles.push(file);
       }
       const out = join(scratch, "out");
-      await run([
-        "template",
-        ...(spec.releaseName === undefined ? [] : [spec.releaseName]),
-        ...source,
-        "--version",
-        version,
-        "--namespace",
-        options.releaseNamespace,
-        ...(spec.includeCRDs === true ? ["--include-crds"] : []),
-        ...valueArgs,
-        "--output-dir",
-        out,
-      ]);
+      await run(
+        withCa(
+          templateArgs({
+            reference,
+            releaseName: spec.releaseName,
+            version,
+            namespace: options.releaseNamespace,
+            includeCRDs: spec.includeCRDs === true,
+            valuesFiles,
+            outputDir: out,
+          }),
+        ),
+      );
       // A chart that renders nothing still gets its directory, as in Config Sync.
       await mkdir(join(out, spec.chart), { recursive: true });
       if (spec.deployNamespace !== undefined) await setDeployNamespace(join(out, spec.chart), spec.deployNamespace);
@@ -144,18 +170,9 @@ export class HelmSource {
   }
 
   /** An exact version is used as written; a range (or none: the latest) is resolved by the repository. */
-  async #version(
-    spec: HelmRootSyncSpec,
-    source: readonly string[],
-    run: (args: readonly string[]) => Promise<string>,
-  ): Promise<string> {
+  async #version(spec: HelmRootSyncSpec, reference: string, run: (args: string[]) => Promise<string>): Promise<string> {
     if (spec.version !== undefined && exactVersion.test(spec.version)) return spec.version.replace(/^v(?=\d)/, "");
-    const shown = await run([
-      "show",
-      "chart",
-      ...source,
-      ...(spec.version === undefined ? [] : ["--version", spec.version]),
-    ]);
+    const shown = await run(showChartArgs(reference, spec.version));
     const found = /^version:\s*["']?([^"'\s]+)["']?\s*$/m.exec(shown)?.[1];
     if (found === undefined)
       throw new HelmSourceError(
@@ -172,7 +189,7 @@ export class HelmSource {
   }
 
   #run(args: readonly string[], home: string, options: HelmFetchOptions, stdin?: string): Promise<string> {
-    // A private HOME per sync: helm's repository cache, registry logins and config never mix between syncs.
+    // A private HOME per sync: helm's repository config and cache, registry logins never mix between syncs.
     const env: NodeJS.ProcessEnv = {
       HOME: home,
       XDG_CACHE_HOME: join(home, "cache"),
@@ -183,27 +200,45 @@ export class HelmSource {
     const secret = options.credentials.basic?.password;
     const redact = (text: string): string =>
       secret === undefined || secret === "" ? text : text.split(secret).join("***");
-    return new Promise((resolve, reject) => {
-      const child = execFile(
-        this.#helm,
-        args,
-        { env, signal: options.signal, maxBuffer: maxOutputBytes, encoding: "utf8" },
-        (error, stdout, stderr) => {
-          if (error === null) return resolve(stdout);
-          const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
-          const output = redact(`${stderr}`.trim() || error.message);
-          reject(
-            new HelmSourceError(
-              missing
-                ? `helm was not found at ${this.#helm}: set --render-tools-dir (DRIFTLESS_RENDER_TOOLS_DIR) to the folder holding helm`
-                : `helm ${args[0] === "registry" ? "registry login" : args[0]} failed for chart ${options.spec.chart} from ${redactUrl(options.spec.repo)}: ${output}`,
-              missing ? ErrorClass.Terminal : helmFailureClass(output),
-              error,
-            ),
+    const command =
+      args[0] === "registry" || args[0] === "repo" || args[0] === "show" ? args.slice(0, 2).join(" ") : args[0];
+    const about = `for chart ${options.spec.chart} from ${redactUrl(options.spec.repo)}`;
+    return runTool(this.#helm, args, {
+      env,
+      signal: options.signal,
+      timeoutMs: this.#timeoutMs,
+      input: stdin,
+      maxStdoutBytes: maxOutputBytes,
+    }).catch((error: unknown) => {
+      if (!(error instanceof ToolProcessError)) throw error;
+      switch (error.exit) {
+        case ToolExit.Aborted:
+          throw error;
+        case ToolExit.NotFound:
+          throw new HelmSourceError(
+            `helm was not found at ${this.#helm}: set --render-tools-dir (DRIFTLESS_RENDER_TOOLS_DIR) to the folder holding helm`,
+            ErrorClass.Terminal,
+            error,
           );
-        },
-      );
-      child.stdin?.end(stdin ?? "");
+        case ToolExit.TimedOut:
+          throw new HelmSourceError(
+            `helm ${command} ${about} did not finish within ${Math.round(this.#timeoutMs / 1000)}s and was stopped (a repository that does not answer?)`,
+            ErrorClass.Retry,
+            error,
+          );
+        case ToolExit.TooMuchOutput:
+          throw new HelmSourceError(
+            `helm ${command} ${about} printed more than ${maxOutputBytes / 1024 / 1024} MiB and was stopped`,
+            ErrorClass.Terminal,
+            error,
+          );
+        case ToolExit.Failed: {
+          // `helm repo update` prints why a repository failed (a 401, a TLS error) on stdout.
+          const said = [error.stdout.trim().slice(-4096), error.stderr.trim()].filter((text) => text !== "");
+          const output = redact(said.join(": ") || error.message).replace(/\s*\n\s*/g, " ");
+          throw new HelmSourceError(`helm ${command} failed ${about}: ${output}`, helmFailureClass(output), error);
+        }
+      }
     });
   }
 }

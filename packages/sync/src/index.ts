@@ -22,6 +22,7 @@ export type { ReconcilerOptions } from "./reconciler.ts";
 export { runPass, EmptySourceError } from "./pass.ts";
 export type { PassResult, PassTrigger } from "./pass.ts";
 export { alignFinalizer, finalize, FinalizerError } from "./finalizer.ts";
+export { HelmSource, HelmSourceError, helmTimeoutMs } from "./helm-source.ts";
 export { FightError, Remediator } from "./remediator.ts";
 export { createLogger } from "./log.ts";
 export type { Logger } from "./log.ts";

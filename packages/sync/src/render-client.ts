@@ -47,7 +47,12 @@ export function renderThroughServer(socketPath: string, client: RenderClientOpti
       deadlineMs + answerGraceMs,
     );
     try {
-      const request: RenderRequest = { dir, enableShell: options.enableShell, deadlineMs };
+      const request: RenderRequest = {
+        dir,
+        repositoryRoot: options.repositoryRoot,
+        enableShell: options.enableShell,
+        deadlineMs,
+      };
       socket.write(`${JSON.stringify(request)}\n`);
       const { line, rest } = await readLine(socket, maxResponseLineBytes).catch((error: unknown) => {
         if (options.signal.aborted) throw options.signal.reason;

@@ -9,6 +9,8 @@ import type { Socket } from "node:net";
 export interface RenderRequest {
   /** The sync directory, under the server's source root (the checkout volume, read-only there). */
   readonly dir: string;
+  /** The checkout holding `dir`: every file the kustomization names must resolve inside it. */
+  readonly repositoryRoot: string;
   readonly enableShell: boolean;
   /** How long the render may take; the server caps it at its own maximum. */
   readonly deadlineMs: number;
@@ -83,12 +85,13 @@ export function parseRenderRequest(line: string): RenderRequest | string {
     return "the request is not JSON";
   }
   if (typeof raw !== "object" || raw === null) return "the request is not an object";
-  const { dir, enableShell, deadlineMs } = raw as Record<string, unknown>;
+  const { dir, repositoryRoot, enableShell, deadlineMs } = raw as Record<string, unknown>;
   if (typeof dir !== "string" || dir === "") return "the request has no dir";
+  if (typeof repositoryRoot !== "string" || repositoryRoot === "") return "the request has no repositoryRoot";
   if (typeof enableShell !== "boolean") return "the request's enableShell is not a boolean";
   if (typeof deadlineMs !== "number" || !Number.isFinite(deadlineMs) || deadlineMs <= 0)
     return "the request's deadlineMs is not a positive number";
-  return { dir, enableShell, deadlineMs };
+  return { dir, repositoryRoot, enableShell, deadlineMs };
 }
 
 /** Parses a response line; anything malformed is an error message. */

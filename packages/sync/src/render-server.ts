@@ -54,7 +54,8 @@ export async function serveRenders(options: RenderServerOptions): Promise<Render
     if (typeof request === "string") return answer(socket, { ok: false, message: request });
     if (running >= maxConcurrent)
       return answer(socket, { ok: false, message: `the render server is busy (${maxConcurrent} renders running)` });
-    const refusal = await outsideRoot(request.dir, sourceRoot);
+    const refusal =
+      (await outsideRoot(request.dir, sourceRoot)) ?? (await outsideRoot(request.repositoryRoot, sourceRoot));
     if (refusal !== undefined) return answer(socket, { ok: false, message: refusal });
     running++;
     try {
@@ -72,7 +73,12 @@ export async function serveRenders(options: RenderServerOptions): Promise<Render
     const signal = AbortSignal.any([gone.signal, AbortSignal.timeout(deadlineMs)]);
     let out: string;
     try {
-      out = await render(request.dir, { tools: options.tools, enableShell: request.enableShell, signal });
+      out = await render(request.dir, {
+        tools: options.tools,
+        repositoryRoot: request.repositoryRoot,
+        enableShell: request.enableShell,
+        signal,
+      });
     } catch (error) {
       const message =
         signal.aborted && signal.reason instanceof DOMException && signal.reason.name === "TimeoutError"

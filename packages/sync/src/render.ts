@@ -2,14 +2,15 @@
  * Rendering a sync directory that holds a kustomization with the real `kustomize build` (Helm charts
  * through the real `helm`, `--enable-helm`), as Config Sync's hydration-controller does.
  */
-import { execFile } from "node:child_process";
 import { access, constants, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
-import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
+import { ErrorClass } from "@driftless/api";
+import { checkKustomizationPaths, kustomizationFileNames } from "./kustomization-paths.ts";
+import { RenderingError } from "./render-error.ts";
+import { runTool, ToolExit, ToolProcessError } from "./run-tool.ts";
 
-/** Config Sync's names for a kustomization file. */
-const kustomizationFiles = new Set(["kustomization.yaml", "kustomization.yml", "Kustomization"]);
+export { RenderingError } from "./render-error.ts";
 
 /** Config Sync's status.rendering messages. */
 export const RenderingMessage = {
@@ -26,22 +27,22 @@ export interface RenderTools {
 
 export interface RenderOptions {
   readonly tools: RenderTools;
-  /** spec.override.enableShellInRendering: remote bases (git) and exec plugins. */
+  /** The checkout's root: every file the kustomization names must be inside it (`dir` is inside too). */
+  readonly repositoryRoot: string;
+  /** spec.override.enableShellInRendering: remote bases (git), URL resources and exec plugins. */
   readonly enableShell: boolean;
   readonly signal: AbortSignal;
+  /** Deadline of one `kustomize build`, helm and any download included; default renderTimeoutMs. */
+  readonly timeoutMs?: number | undefined;
 }
 
-/** kustomize failed (KNV1068); the message carries its output. Terminal: the next commit may fix it. */
-export class RenderingError extends DriftlessError {
-  constructor(message: string, cause?: unknown) {
-    super({ code: KnvCode.Rendering, errorClass: ErrorClass.Terminal, message, cause });
-  }
-}
+/** A render (kustomize, the helm it runs, its downloads) that takes longer is killed: a hung server never holds a pass. */
+export const renderTimeoutMs = 5 * 60_000;
 
 /** True when the sync directory itself holds a kustomization (not a subdirectory: Config Sync's rule). */
 export async function needsRendering(dir: string): Promise<boolean> {
   // Three stats, not a listing: a sync directory may hold 10,000 files, and every pass asks.
-  for (const name of kustomizationFiles) {
+  for (const name of kustomizationFileNames) {
     const found = await stat(join(dir, name)).then(
       (s) => !s.isDirectory(),
       () => false,
@@ -61,10 +62,14 @@ const maxOutputBytes = 256 * 1024 * 1024;
  * hydration-controller image without a shell refuses the same.
  */
 export async function renderKustomization(dir: string, options: RenderOptions): Promise<string> {
+  // Our own walk confines every path, so kustomize may follow paths across the repository, as in Config Sync.
+  await checkKustomizationPaths(dir, { repositoryRoot: options.repositoryRoot, allowRemote: options.enableShell });
   const kustomize = await locate("kustomize", options.tools);
   const helm = await locate("helm", options.tools);
-  const args = ["build", dir, "--enable-helm", `--helm-command=${helm}`, "--load-restrictor=LoadRestrictionsNone"];
+  const args = ["build", "--enable-helm", `--helm-command=${helm}`, "--load-restrictor=LoadRestrictionsNone"];
   if (options.enableShell) args.push("--enable-alpha-plugins", "--enable-exec");
+  args.push("--", dir);
+  const timeoutMs = options.timeoutMs ?? renderTimeoutMs;
   const home = await mkdtemp(join(tmpdir(), "driftless-render-"));
   // helm keeps its caches under HOME/XDG folders; a fresh one per render keeps renders independent.
   const env: NodeJS.ProcessEnv = {
@@ -76,24 +81,14 @@ export async function renderKustomization(dir: string, options: RenderOptions): 
     PATH: options.enableShell ? [dirname(helm), process.env["PATH"] ?? ""].join(delimiter) : home,
   };
   try {
-    const output = await new Promise<string>((resolve, reject) => {
-      execFile(
-        kustomize,
-        args,
-        { cwd: dir, env, signal: options.signal, maxBuffer: maxOutputBytes, encoding: "utf8" },
-        (error, stdout, stderr) => {
-          if (error === null) return resolve(stdout);
-          const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
-          reject(
-            new RenderingError(
-              missing
-                ? `kustomize was not found at ${kustomize}: set --render-tools-dir (DRIFTLESS_RENDER_TOOLS_DIR) to the folder holding kustomize and helm`
-                : `failed to run kustomize build in ${dir}, stdout: ${stdout.trim()}: ${stderr.trim() || error.message}`,
-              error,
-            ),
-          );
-        },
-      );
+    const output = await runTool(kustomize, args, {
+      cwd: dir,
+      env,
+      signal: options.signal,
+      timeoutMs,
+      maxStdoutBytes: maxOutputBytes,
+    }).catch((error: unknown) => {
+      throw renderFailure(error, kustomize, dir, timeoutMs);
     });
     const out = join(home, "rendered");
     await mkdir(out, { recursive: true });
@@ -103,6 +98,36 @@ export async function renderKustomization(dir: string, options: RenderOptions): 
   } catch (error) {
     await rm(home, { recursive: true, force: true });
     throw error;
+  }
+}
+
+function renderFailure(error: unknown, kustomize: string, dir: string, timeoutMs: number): unknown {
+  if (!(error instanceof ToolProcessError)) return error;
+  switch (error.exit) {
+    case ToolExit.NotFound:
+      return new RenderingError(
+        `kustomize was not found at ${kustomize}: set --render-tools-dir (DRIFTLESS_RENDER_TOOLS_DIR) to the folder holding kustomize and helm`,
+        error,
+      );
+    case ToolExit.TimedOut:
+      // A slow or hung server (a chart repository, a remote resource) may answer next time.
+      return new RenderingError(
+        `kustomize build in ${dir} did not finish within ${Math.round(timeoutMs / 1000)}s and was stopped (a chart repository or remote resource that does not answer?)`,
+        error,
+        ErrorClass.Retry,
+      );
+    case ToolExit.TooMuchOutput:
+      return new RenderingError(
+        `kustomize build in ${dir} printed more than ${maxOutputBytes / 1024 / 1024} MiB and was stopped`,
+        error,
+      );
+    case ToolExit.Aborted:
+      return error;
+    case ToolExit.Failed:
+      return new RenderingError(
+        `failed to run kustomize build in ${dir}, stdout: ${error.stdout.trim()}: ${error.stderr.trim() || error.message}`,
+        error,
+      );
   }
 }
 

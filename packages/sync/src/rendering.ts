@@ -66,7 +66,12 @@ export class RenderCache {
     if (this.#last?.key !== key) {
       await this.clear();
       try {
-        const out = await this.#renderer(fetched.sourceDir, { tools: this.#tools, enableShell, signal });
+        const out = await this.#renderer(fetched.sourceDir, {
+          tools: this.#tools,
+          repositoryRoot: fetched.dir,
+          enableShell,
+          signal,
+        });
         this.#last = { key, out };
       } catch (error) {
         if (!(error instanceof RenderingError)) throw error;

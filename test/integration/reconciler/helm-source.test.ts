@@ -339,3 +339,34 @@ test("a RepoSync's chart is released into its namespace with values from its own
     version: "1.0.0",
   });
 });
+
+test("the API server refuses a releaseName or chart helm would read as a flag, on a RootSync and a RepoSync", async (t) => {
+  await ensureNamespace(t, rootSyncNamespace);
+  const ns = `helm-flag-${suffix()}`;
+  await ensureNamespace(t, ns);
+  const helm = { repo: "https://charts.example", chart: "web", auth: "none" };
+  for (const bad of [{ releaseName: "--set-file=leak=/etc/hostname" }, { chart: "--post-renderer=/bin/sh" }]) {
+    for (const [kind, plural, namespace] of [
+      ["RootSync", "rootsyncs", rootSyncNamespace],
+      ["RepoSync", "reposyncs", ns],
+    ] as const) {
+      const created = customApi().createNamespacedCustomObject({
+        group: "configsync.gke.io",
+        version: "v1beta1",
+        namespace,
+        plural,
+        body: {
+          apiVersion: "configsync.gke.io/v1beta1",
+          kind,
+          metadata: { name: `flag-${suffix()}`, namespace },
+          spec: { sourceType: "helm", helm: { ...helm, ...bad } },
+        },
+      });
+      await assert.rejects(created, (error: unknown) => {
+        assert.equal(statusCode(error), 422, `${kind} ${JSON.stringify(bad)}`);
+        assert.match(String((error as { body?: unknown }).body ?? error), /spec\.helm\.(releaseName|chart)/);
+        return true;
+      });
+    }
+  }
+});

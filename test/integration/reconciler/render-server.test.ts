@@ -72,7 +72,13 @@ async function filesOf(out: string): Promise<Record<string, string>> {
   return files;
 }
 
-const options = (enableShell = false) => ({ tools, enableShell, signal: AbortSignal.timeout(60_000) });
+/** The repository root is the sync directory's parent: the tests' kustomizations name `../base` at most. */
+const options = (dir: string, enableShell = false) => ({
+  tools,
+  repositoryRoot: dirname(dir),
+  enableShell,
+  signal: AbortSignal.timeout(60_000),
+});
 
 test("renders a kustomization through the render server over a unix socket, byte for byte as kustomize does in process", async (t) => {
   const { sourceRoot, server } = await setUp(t);
@@ -86,9 +92,9 @@ test("renders a kustomization through the render server over a unix socket, byte
       configMapGenerator: [{ name: "generated", literals: ["color=green"] }],
     }),
   });
-  const out = await renderThroughServer(server.socketPath)(dir, options());
+  const out = await renderThroughServer(server.socketPath)(dir, options(dir));
   t.after(() => removeRendered(out));
-  const direct = await renderKustomization(dir, options());
+  const direct = await renderKustomization(dir, options(dir));
   t.after(() => removeRendered(direct));
   const received = await filesOf(out);
   assert.deepEqual(received, await filesOf(direct));
@@ -100,7 +106,7 @@ test("a kustomize failure comes back as a RenderingError carrying kustomize's me
   const { sourceRoot, server } = await setUp(t);
   const dir = join(sourceRoot, "broken");
   await write(dir, { "kustomization.yaml": yaml({ resources: ["missing.yaml"] }) });
-  await assert.rejects(renderThroughServer(server.socketPath)(dir, options()), (error: unknown) => {
+  await assert.rejects(renderThroughServer(server.socketPath)(dir, options(dir)), (error: unknown) => {
     assert.ok(error instanceof RenderingError, String(error));
     assert.equal(error.code, "KNV1068");
     assert.match(error.message, /missing\.yaml/);
@@ -118,12 +124,29 @@ test("refuses a directory outside its source root, also through a symlink inside
   await symlink(outside, join(sourceRoot, "link"));
   const render = renderThroughServer(server.socketPath);
   for (const dir of [outside, join(sourceRoot, "link"), join(sourceRoot, "..", "outside"), "relative/dir"]) {
-    await assert.rejects(render(dir, options()), (error: unknown) => {
+    await assert.rejects(render(dir, options(dir)), (error: unknown) => {
       assert.ok(error instanceof RenderingError, `${dir}: ${String(error)}`);
       assert.match(error.message, /source root|absolute path/);
       return true;
     });
   }
+});
+
+test("refuses a repository root outside its source root, so the confinement walk cannot be widened", async (t) => {
+  const { sourceRoot, server } = await setUp(t);
+  const dir = join(sourceRoot, "checkout", "config");
+  await write(dir, {
+    "kustomization.yaml": yaml({ resources: ["cm.yaml"] }),
+    "cm.yaml": yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "inside" } }),
+  });
+  await assert.rejects(
+    renderThroughServer(server.socketPath)(dir, { ...options(dir), repositoryRoot: "/" }),
+    (error: unknown) => {
+      assert.ok(error instanceof RenderingError, String(error));
+      assert.match(error.message, /source root/);
+      return true;
+    },
+  );
 });
 
 test("stops a render past its deadline and says so", async (t) => {
@@ -132,7 +155,7 @@ test("stops a render past its deadline and says so", async (t) => {
   await writeExecFunction(dir, "sleep 60");
   const started = Date.now();
   await assert.rejects(
-    renderThroughServer(server.socketPath, { deadlineMs: 1_500 })(dir, options(true)),
+    renderThroughServer(server.socketPath, { deadlineMs: 1_500 })(dir, options(dir, true)),
     (error: unknown) => {
       assert.ok(error instanceof RenderingError, String(error));
       assert.match(error.message, /took longer than 2 s/);
@@ -145,7 +168,7 @@ test("stops a render past its deadline and says so", async (t) => {
 test("a render server that is not listening is an error the pass retries", async (t) => {
   const { root } = await setUp(t);
   await assert.rejects(
-    renderThroughServer(join(root, "nobody.sock"))(join(root, "cache"), options()),
+    renderThroughServer(join(root, "nobody.sock"))(join(root, "cache"), options(join(root, "cache"))),
     (error: unknown) => {
       assert.ok(error instanceof RenderServerUnavailableError, String(error));
       assert.equal(error.errorClass, ErrorClass.Retry);
@@ -177,7 +200,7 @@ test("refuses a request that is not one, and keeps serving", async (t) => {
     "kustomization.yaml": yaml({ resources: ["cm.yaml"] }),
     "cm.yaml": yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "fine" } }),
   });
-  const out = await renderThroughServer(server.socketPath)(dir, options());
+  const out = await renderThroughServer(server.socketPath)(dir, options(dir));
   t.after(() => removeRendered(out));
   assert.match(Object.values(await filesOf(out)).join(""), /name: fine/);
 });
@@ -204,7 +227,7 @@ test("code run while rendering (an exec function) finds no credential in its env
     if (before === undefined) delete process.env["REDIS_PASSWORD"];
     else process.env["REDIS_PASSWORD"] = before;
   });
-  const out = await renderThroughServer(server.socketPath)(dir, options(true));
+  const out = await renderThroughServer(server.socketPath)(dir, options(dir, true));
   t.after(() => removeRendered(out));
   const rendered = Object.values(await filesOf(out)).join("");
   const env = /env: (.*)/.exec(rendered)?.[1] ?? "";

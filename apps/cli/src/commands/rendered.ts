@@ -1,4 +1,5 @@
-import { resolve } from "node:path";
+import { stat } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
 import {
   defaultRenderToolsDir,
   needsRendering,
@@ -31,6 +32,7 @@ export async function onRendered(
     // Absolute: kustomize runs in a folder of its own, where a relative DIR means nothing.
     rendered = await renderKustomization(resolve(dir), {
       tools: { dir: defaultRenderToolsDir() },
+      repositoryRoot: await repositoryRootOf(resolve(dir)),
       enableShell: options.enableShell,
       signal: AbortSignal.timeout(10 * 60_000),
     });
@@ -43,5 +45,19 @@ export async function onRendered(
     return await command(rendered);
   } finally {
     await removeRendered(rendered);
+  }
+}
+
+/** The git work tree DIR is in (what a reconciler's checkout would hold), else DIR itself. */
+async function repositoryRootOf(dir: string): Promise<string> {
+  for (let at = dir; ; at = dirname(at)) {
+    if (
+      await stat(join(at, ".git")).then(
+        () => true,
+        () => false,
+      )
+    )
+      return at;
+    if (dirname(at) === at) return dir;
   }
 }

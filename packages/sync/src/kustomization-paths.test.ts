@@ -1,0 +1,231 @@
+import assert from "node:assert/strict";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { KnvCode } from "@driftless/api";
+import { checkKustomizationPaths } from "./kustomization-paths.ts";
+import { RenderingError } from "./render-error.ts";
+
+/** A scratch folder holding a repository checkout `repo/` and, beside it, a file the tenant must not read. */
+let scratch: string;
+let outside: string;
+
+before(async () => {
+  scratch = await mkdtemp(join(tmpdir(), "driftless-kpaths-"));
+  outside = join(scratch, "secret-token");
+  await writeFile(outside, "reconciler-token");
+});
+after(() => rm(scratch, { recursive: true, force: true }));
+
+let count = 0;
+/** A new checkout with `files` (path → content, or {link} for a symlink); returns its root. */
+async function repo(files: Record<string, string | { link: string }>): Promise<string> {
+  const root = join(scratch, `repo-${count++}`);
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(dirname(join(root, path)), { recursive: true });
+    if (typeof content === "string") await writeFile(join(root, path), content);
+    else await symlink(content.link, join(root, path));
+  }
+  await mkdir(join(root, "config"), { recursive: true });
+  return root;
+}
+
+const y = (obj: unknown): string => JSON.stringify(obj);
+
+async function check(root: string, allowRemote = false): Promise<void> {
+  await checkKustomizationPaths(join(root, "config"), { repositoryRoot: root, allowRemote });
+}
+
+async function refused(root: string, why: RegExp, allowRemote = false): Promise<void> {
+  await assert.rejects(check(root, allowRemote), (error: unknown) => {
+    assert.ok(error instanceof RenderingError, String(error));
+    assert.equal(error.code, KnvCode.Rendering);
+    assert.match(error.message, why);
+    return true;
+  });
+}
+
+void describe("checkKustomizationPaths", () => {
+  void it("refuses a configMapGenerator file given as an absolute path, in both of kustomize's forms", async () => {
+    for (const files of [[outside], [`leak=${outside}`]]) {
+      const root = await repo({ "config/kustomization.yaml": y({ configMapGenerator: [{ name: "x", files }] }) });
+      await refused(root, /configMapGenerator\[\]\.files entry ".*secret-token" is an absolute path/);
+    }
+  });
+
+  void it("refuses a ../ path out of the checkout in generators' files and envs, patches, crds and the rest", async () => {
+    const out = "../../secret-token";
+    const cases: Record<string, unknown>[] = [
+      { secretGenerator: [{ name: "x", envs: [out] }] },
+      { configMapGenerator: [{ name: "x", env: out }] },
+      { patches: [{ path: out }] },
+      { patchesJson6902: [{ path: out, target: { kind: "X", name: "y" } }] },
+      { patchesStrategicMerge: [out] },
+      { replacements: [{ path: out }] },
+      { crds: [out] },
+      { configurations: [out] },
+      { openapi: { path: out } },
+      { resources: [out] },
+      { components: ["../../"] },
+      { helmCharts: [{ name: "c", valuesFile: out }] },
+      { helmCharts: [{ name: "c", additionalValuesFiles: [out] }] },
+    ];
+    for (const k of cases) {
+      const root = await repo({ "config/kustomization.yaml": y(k) });
+      await refused(root, /leaves the repository/);
+    }
+  });
+
+  void it("refuses a symlink that leads out of the checkout, wherever the kustomization names it", async () => {
+    const token = { link: outside };
+    await refused(
+      await repo({
+        "config/kustomization.yaml": y({ configMapGenerator: [{ name: "x", files: ["token"] }] }),
+        "config/token": token,
+      }),
+      /"token" is a symlink to .*secret-token, outside the repository/,
+    );
+    // A symlinked directory on the way, and the kustomization file itself.
+    await refused(
+      await repo({
+        "config/kustomization.yaml": y({ resources: ["up/secret-token"] }),
+        "config/up": { link: scratch },
+      }),
+      /outside the repository/,
+    );
+    await refused(
+      await repo({ "config/kustomization.yaml": { link: outside } }),
+      /symlink to .*outside the repository/,
+    );
+    await refused(
+      await repo({ "config/kustomization.yaml": y({ resources: ["gone"] }), "config/gone": { link: "/no/such/file" } }),
+      /dangling symlink/,
+    );
+  });
+
+  void it("refuses helmGlobals.chartHome or configHome outside the checkout, and a chart holding a symlink out", async () => {
+    for (const chartHome of ["/tmp", "../../elsewhere"])
+      await refused(
+        await repo({ "config/kustomization.yaml": y({ helmGlobals: { chartHome }, helmCharts: [{ name: "c" }] }) }),
+        /chartHome "[^"]+" (is an absolute path|leaves the repository)/,
+      );
+    await refused(
+      await repo({ "config/kustomization.yaml": y({ helmGlobals: { configHome: "/root/.config/helm" } }) }),
+      /configHome "\/root\/\.config\/helm" is an absolute path/,
+    );
+    await refused(
+      await repo({
+        "config/kustomization.yaml": y({ helmCharts: [{ name: "c" }] }),
+        "config/charts/c/Chart.yaml": "name: c\n",
+        "config/charts/c/files/token": { link: outside },
+      }),
+      /chart "c": config\/charts\/c\/files\/token is a symlink to .*secret-token/,
+    );
+    // kustomize pulls a chart with a version into chartHome/name-version: the version is part of a path.
+    await refused(
+      await repo({
+        "config/kustomization.yaml": y({
+          helmCharts: [{ name: "c", repo: "https://charts.example", version: "/../../../../../x" }],
+        }),
+      }),
+      /leaves the repository/,
+    );
+  });
+
+  void it("refuses helmCharts values kustomize would pass to helm as flags", async () => {
+    for (const chart of [
+      { name: "c", releaseName: "--set-file=leak=/etc/hostname" },
+      { name: "--post-renderer=/bin/sh" },
+      { name: "c", repo: "file:///etc" },
+    ])
+      await refused(
+        await repo({ "config/kustomization.yaml": y({ helmCharts: [chart] }) }),
+        /helmCharts (releaseName|name|repo) .* must be/,
+      );
+    await refused(
+      await repo({
+        "config/kustomization.yaml": y({ helmChartInflationGenerator: [{ chartName: "c", releaseName: "--debug" }] }),
+      }),
+      /helmChartInflationGenerator releaseName "--debug"/,
+    );
+  });
+
+  void it("refuses URLs without shell access, and leaves them to kustomize with it", async () => {
+    const cases: Record<string, unknown>[] = [
+      { resources: ["https://127.0.0.1:1/x.yaml"] },
+      { resources: ["github.com/example/repo//base?ref=v1"] },
+      { resources: ["git::https://example.com/repo.git"] },
+      { resources: ["git@example.com:org/repo.git"] },
+      { components: ["ssh://example.com/repo"] },
+      { helmCharts: [{ name: "c", valuesFile: "http://169.254.169.254/latest/meta-data" }] },
+      { configMapGenerator: [{ name: "x", files: ["k=https://127.0.0.1/secret"] }] },
+    ];
+    for (const k of cases) {
+      const root = await repo({ "config/kustomization.yaml": y(k) });
+      await refused(root, /is a URL: .*enableShellInRendering/);
+      await check(root, true);
+    }
+  });
+
+  void it("reads keys as kustomize does: case-insensitively, through YAML merge keys, in every kustomization file name", async () => {
+    await refused(
+      await repo({ "config/Kustomization": y({ ConfigMapGenerator: [{ NAME: "x", FILES: [outside] }] }) }),
+      /absolute path/,
+    );
+    await refused(
+      await repo({
+        "config/kustomization.yml": `base: &b\n  name: x\n  files: ["${outside}"]\nconfigMapGenerator:\n  - <<: *b\n`,
+      }),
+      /absolute path/,
+    );
+    await refused(await repo({ "config/kustomization.yaml": "resources: [a\n" }), /is not valid YAML/);
+  });
+
+  void it("checks builtin plugin configurations, inline or in files, and refuses a kustomization building them", async () => {
+    const gen = `apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata:\n  name: x\nfiles:\n  - ${outside}\n`;
+    await refused(
+      await repo({ "config/kustomization.yaml": y({ generators: [gen] }) }),
+      /\(inline\) \(ConfigMapGenerator\)/,
+    );
+    await refused(
+      await repo({ "config/kustomization.yaml": y({ generators: ["gen.yaml"] }), "config/gen.yaml": gen }),
+      /generators entry \(ConfigMapGenerator\).*absolute path/,
+    );
+    const patch = "apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: p\npath: ../../secret-token\n";
+    await refused(
+      await repo({ "config/kustomization.yaml": y({ transformers: ["p.yaml"] }), "config/p.yaml": patch }),
+      /PatchTransformer.*leaves the repository/,
+    );
+    const dir = await repo({
+      "config/kustomization.yaml": y({ generators: ["gens"] }),
+      "config/gens/kustomization.yaml": y({ resources: [] }),
+    });
+    await refused(dir, /is a directory: driftless cannot check/);
+    await check(dir, true);
+  });
+
+  void it("follows nested kustomizations, and accepts files elsewhere in the same repository", async () => {
+    const root = await repo({
+      "config/kustomization.yaml": y({
+        resources: ["../base", "cm.yaml"],
+        configMapGenerator: [{ name: "shared", files: ["s=../shared/settings.txt"], envs: ["../shared/env"] }],
+        helmCharts: [{ name: "tiny", releaseName: "rel.v1" }],
+        patchesStrategicMerge: ["apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"],
+      }),
+      "config/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
+      "config/charts/tiny/Chart.yaml": "name: tiny\n",
+      "config/charts/tiny/link": { link: "Chart.yaml" },
+      "base/kustomization.yaml": y({ resources: ["../common"] }),
+      "common/kustomization.yaml": y({ resources: ["../base"] }), // a cycle kustomize reports itself
+      "shared/settings.txt": "a=b\n",
+      "shared/env": "A=B\n",
+    });
+    await check(root);
+    const bad = await repo({
+      "config/kustomization.yaml": y({ resources: ["../base"] }),
+      "base/kustomization.yaml": y({ configMapGenerator: [{ name: "x", files: ["../../secret-token"] }] }),
+    });
+    await refused(bad, /base\/kustomization\.yaml: configMapGenerator\[\]\.files entry/);
+  });
+});

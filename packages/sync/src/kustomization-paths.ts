@@ -1,0 +1,283 @@
+/**
+ * Before `kustomize build`, every file the kustomization tree names is checked to resolve inside the
+ * repository checkout (symlinks followed), and URLs are refused without shell access. kustomize runs
+ * with LoadRestrictionsNone, as in Config Sync, so that a kustomization may name files elsewhere in
+ * its repository; this walk is what keeps it from naming /proc/1/environ or a ServiceAccount token.
+ *
+ * A walk before the build is sound: the checkout is the reconciler's own, written only by its git
+ * fetch, so nothing can change between the walk and kustomize's reads (no TOCTOU).
+ *
+ * The fields are those of kustomize v5.8's types.Kustomization and of its builtin plugins' configs.
+ * kustomize decodes both with Go's encoding/json, which matches keys case-insensitively: so does this.
+ */
+import { readFile, realpath, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { helmChartNameProblem, helmReleaseNameProblem } from "@driftless/api";
+import { parseAllDocuments } from "yaml";
+import { isRemoteTarget, PathConfinement } from "./confine-path.ts";
+import { RenderingError } from "./render-error.ts";
+
+/** kustomize's names for a kustomization file. */
+export const kustomizationFileNames = ["kustomization.yaml", "kustomization.yml", "Kustomization"] as const;
+
+export interface KustomizationPathOptions {
+  /** The checkout's root (not only the sync directory): files elsewhere in the repository may be named. */
+  readonly repositoryRoot: string;
+  /** spec.override.enableShellInRendering: URL resources and values files are allowed (and not walked). */
+  readonly allowRemote: boolean;
+}
+
+type Json = Readonly<Record<string, unknown>>;
+
+/** Throws a RenderingError (KNV1068) naming the first file that leaves the repository or is a URL. */
+export async function checkKustomizationPaths(dir: string, options: KustomizationPathOptions): Promise<void> {
+  const confine = await PathConfinement.of(options.repositoryRoot);
+  const real = await realpath(dir);
+  if (!confine.contains(real))
+    throw new RenderingError(`the sync directory ${dir} is not inside the repository checkout ${confine.root}`);
+  await new Walk(confine, options.allowRemote).kustomization(real);
+}
+
+class Walk {
+  readonly confine: PathConfinement;
+  readonly #allowRemote: boolean;
+  readonly #seen = new Set<string>();
+
+  constructor(confine: PathConfinement, allowRemote: boolean) {
+    this.confine = confine;
+    this.#allowRemote = allowRemote;
+  }
+
+  /** Checks the kustomization in the real directory `dir` and every one it names. */
+  async kustomization(dir: string): Promise<void> {
+    if (this.#seen.has(dir)) return;
+    this.#seen.add(dir);
+    for (const name of kustomizationFileNames) {
+      const file = await this.confine.resolve(dir, name, `${this.confine.show(dir)}:`);
+      if (file === undefined || !(await isFile(file))) continue;
+      const where = this.confine.show(join(dir, name));
+      for (const doc of await parseYaml(file, where)) await this.fields(dir, doc, where);
+    }
+  }
+
+  async fields(dir: string, k: Json, where: string): Promise<void> {
+    // Files or kustomization directories (a directory is tried only after the file: kustomize's order).
+    for (const field of ["resources", "bases", "components"])
+      for (const entry of strings(k, field)) await this.target(dir, entry, `${where}: ${field} entry`);
+    for (const field of ["crds", "configurations"])
+      for (const entry of strings(k, field)) await this.file(dir, entry, `${where}: ${field} entry`);
+    // Plugin configurations: inline YAML, files, or kustomizations building them.
+    for (const field of ["generators", "transformers", "validators"])
+      for (const entry of strings(k, field)) await this.pluginEntry(dir, entry, `${where}: ${field} entry`);
+    for (const field of ["patches", "patchesJson6902", "replacements"])
+      for (const item of records(k, field))
+        for (const path of strings(item, "path")) await this.file(dir, path, `${where}: ${field}[].path`);
+    // An entry is inline patch text when it parses as objects, else a path: every entry is checked as one.
+    for (const entry of strings(k, "patchesStrategicMerge"))
+      await this.file(dir, entry, `${where}: patchesStrategicMerge entry`);
+    for (const field of ["configMapGenerator", "secretGenerator"])
+      for (const args of records(k, field)) await this.generatorArgs(dir, args, `${where}: ${field}`);
+    const openapi = value(k, "openapi");
+    if (isRecord(openapi) && typeof openapi["path"] === "string")
+      await this.file(dir, openapi["path"], `${where}: openapi.path`);
+    await this.helm(dir, k, where);
+  }
+
+  /** A resource, base or component: a file, a kustomization directory, or (shell only) a remote target. */
+  async target(dir: string, raw: string, where: string): Promise<void> {
+    if (this.#remote(raw, where)) return;
+    const real = await this.confine.resolve(dir, raw, where);
+    if (real !== undefined && (await stat(real)).isDirectory()) await this.kustomization(real);
+  }
+
+  async file(dir: string, raw: string, where: string): Promise<void> {
+    if (this.#remote(raw, where)) return;
+    await this.confine.resolve(dir, raw, where);
+  }
+
+  /** True for a URL allowed with shell access; throws for one without. */
+  #remote(raw: string, where: string): boolean {
+    if (!isRemoteTarget(raw)) return false;
+    if (this.#allowRemote) return true;
+    throw new RenderingError(
+      `${where} ${JSON.stringify(raw)} is a URL: kustomize would fetch it from the network; remote resources and files need spec.override.enableShellInRendering: true`,
+    );
+  }
+
+  /** configMapGenerator/secretGenerator (and their builtin plugin form): `files` ([key=]path), `envs`, `env`. */
+  async generatorArgs(dir: string, args: Json, where: string): Promise<void> {
+    for (const source of strings(args, "files")) {
+      // kustomize's ParseFileSource: `key=path` with one '=', else the whole entry is the path.
+      const parts = source.split("=");
+      await this.file(dir, parts.length === 2 ? (parts[1] ?? "") : source, `${where}[].files entry`);
+    }
+    for (const field of ["envs", "env"])
+      for (const path of strings(args, field)) await this.file(dir, path, `${where}[].${field} entry`);
+  }
+
+  async pluginEntry(dir: string, entry: string, where: string): Promise<void> {
+    const inline = parseAllDocuments(entry, { version: "1.1", merge: true });
+    for (const doc of inline) {
+      const config: unknown = doc.errors.length === 0 ? doc.toJS() : undefined;
+      if (isRecord(config)) await this.pluginConfig(dir, config, `${where} (inline)`);
+    }
+    if (this.#remote(entry, where)) return;
+    const real = await this.confine.resolve(dir, entry, where);
+    if (real === undefined) return;
+    if (await isFile(real)) {
+      for (const config of await parseYaml(real, this.confine.show(real))) await this.pluginConfig(dir, config, where);
+      return;
+    }
+    // A kustomization that builds plugin configurations (patches, replacements...) could write any
+    // path into them; only shell access, which runs the repository's own code anyway, allows it.
+    if (!this.#allowRemote)
+      throw new RenderingError(
+        `${where} ${JSON.stringify(entry)} is a directory: driftless cannot check which files the plugin configurations a kustomization builds would read; name the configuration files themselves, or set spec.override.enableShellInRendering: true`,
+      );
+    await this.kustomization(real);
+  }
+
+  /** A builtin plugin's configuration: its file fields are read relative to the naming kustomization. */
+  async pluginConfig(dir: string, config: Json, where: string): Promise<void> {
+    if (config["apiVersion"] !== "builtin") return; // other plugins need alpha plugins: shell only
+    const at = `${where} (${String(config["kind"])})`;
+    switch (config["kind"]) {
+      case "ConfigMapGenerator":
+      case "SecretGenerator":
+        return this.generatorArgs(dir, config, at);
+      case "HelmChartInflationGenerator":
+        return this.chart(dir, config, strings(config, "chartHome"), at);
+      case "PatchTransformer":
+      case "PatchJson6902Transformer":
+        for (const path of strings(config, "path")) await this.file(dir, path, `${at} path`);
+        return;
+      case "PatchStrategicMergeTransformer":
+        for (const path of strings(config, "paths")) await this.file(dir, path, `${at} paths entry`);
+        return;
+      case "ReplacementTransformer":
+        for (const item of records(config, "replacements"))
+          for (const path of strings(item, "path")) await this.file(dir, path, `${at} replacements[].path`);
+        return;
+      case "ValueAddTransformer":
+        for (const path of strings(config, "targetFilePath")) await this.file(dir, path, `${at} targetFilePath`);
+        return;
+    }
+  }
+
+  /** helmCharts, the deprecated helmChartInflationGenerator, and helmGlobals. */
+  async helm(dir: string, k: Json, where: string): Promise<void> {
+    const globals = records(k, "helmGlobals");
+    const legacy = records(k, "helmChartInflationGenerator");
+    const chartHomes = [
+      ...globals.flatMap((g) => strings(g, "chartHome")),
+      ...legacy.flatMap((g) => strings(g, "chartHome")),
+    ];
+    const configHomes = [
+      ...globals.flatMap((g) => strings(g, "configHome")),
+      ...legacy.flatMap((g) => strings(g, "helmHome")),
+    ];
+    for (const home of configHomes) await this.file(dir, home, `${where}: helmGlobals.configHome`);
+    for (const chart of records(k, "helmCharts")) await this.chart(dir, chart, chartHomes, `${where}: helmCharts`);
+    for (const old of legacy) {
+      const chart = {
+        name: strings(old, "chartName")[0],
+        version: strings(old, "chartVersion")[0],
+        repo: strings(old, "chartRepoUrl")[0],
+        releaseName: strings(old, "releaseName")[0],
+        valuesFile: strings(old, "values")[0],
+      };
+      await this.chart(dir, chart, chartHomes, `${where}: helmChartInflationGenerator`);
+    }
+  }
+
+  /**
+   * One chart: kustomize passes releaseName and name to helm as positional arguments without `--`,
+   * so both are validated here; the chart's directory (chartHome/[name-version/]name), which helm
+   * reads whole, and its values files must be in the repository.
+   */
+  async chart(dir: string, chart: Json, chartHomes: readonly string[], where: string): Promise<void> {
+    for (const name of strings(chart, "releaseName")) {
+      const problem = helmReleaseNameProblem(name);
+      if (problem !== undefined) throw new RenderingError(`${where} releaseName ${JSON.stringify(name)} ${problem}`);
+    }
+    const names = strings(chart, "name");
+    for (const name of names) {
+      const problem = helmChartNameProblem(name);
+      if (problem !== undefined) throw new RenderingError(`${where} name ${JSON.stringify(name)} ${problem}`);
+    }
+    for (const repo of strings(chart, "repo"))
+      if (!/^(https?|oci):\/\//i.test(repo))
+        throw new RenderingError(
+          `${where} repo ${JSON.stringify(repo)} must be an https://, http:// or oci:// chart repository`,
+        );
+    for (const path of strings(chart, "valuesFile")) await this.file(dir, path, `${where} valuesFile`);
+    for (const path of strings(chart, "additionalValuesFiles"))
+      await this.file(dir, path, `${where} additionalValuesFiles entry`);
+    for (const home of strings(chart, "configHome")) await this.file(dir, home, `${where} configHome`);
+    const versions = strings(chart, "repo").length > 0 ? strings(chart, "version") : [];
+    // kustomize's default chartHome is `charts` beside the kustomization; it pulls charts into it.
+    const homes = [...chartHomes, ...strings(chart, "chartHome")];
+    for (const home of homes.length === 0 ? ["charts"] : homes) {
+      await this.confine.resolve(dir, home, `${where} chartHome`);
+      for (const name of names)
+        for (const sub of [name, ...versions.map((v) => join(`${name}-${v}`, name))]) {
+          const chartDir = await this.confine.resolve(dir, join(home, sub), `${where} chart directory`);
+          if (chartDir !== undefined && (await stat(chartDir)).isDirectory())
+            await this.confine.checkSymlinksBelow(chartDir, `${where} chart ${JSON.stringify(name)}`);
+        }
+    }
+  }
+}
+
+async function isFile(path: string): Promise<boolean> {
+  return (await stat(path)).isFile();
+}
+
+/** Every document of a YAML file as an object; a file kustomize could read but this cannot is refused. */
+async function parseYaml(file: string, where: string): Promise<Json[]> {
+  // YAML 1.1 with merge keys: what kustomize's Go YAML reads.
+  const docs = parseAllDocuments(await readFile(file, "utf8"), { version: "1.1", merge: true });
+  const objects: Json[] = [];
+  for (const doc of docs) {
+    if (doc.errors.length > 0)
+      throw new RenderingError(`${where} is not valid YAML: ${doc.errors[0]?.message ?? "parse error"}`);
+    const js: unknown = doc.toJS({ maxAliasCount: 1000 });
+    if (isRecord(js)) objects.push(js);
+  }
+  return objects;
+}
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Go's encoding/json folds case (and K/ſ to k/s) when matching keys: every key that folds to `key`. */
+function valuesOf(obj: Json, key: string): unknown[] {
+  const want = fold(key);
+  return Object.keys(obj)
+    .filter((k) => fold(k) === want)
+    .map((k) => obj[k]);
+}
+
+function fold(key: string): string {
+  return key
+    .replace(/\u212a/g, "k")
+    .replace(/\u017f/g, "s")
+    .toLowerCase();
+}
+
+function value(obj: Json, key: string): unknown {
+  return valuesOf(obj, key)[0];
+}
+
+/** The strings of a field holding a string or a list of strings; other shapes kustomize refuses itself. */
+function strings(obj: Json, key: string): string[] {
+  return valuesOf(obj, key).flatMap((v) =>
+    typeof v === "string" ? [v] : Array.isArray(v) ? v.filter((s): s is string => typeof s === "string") : [],
+  );
+}
+
+/** The objects of a field holding an object or a list of objects. */
+function records(obj: Json, key: string): Json[] {
+  return valuesOf(obj, key).flatMap((v) => (isRecord(v) ? [v] : Array.isArray(v) ? v.filter(isRecord) : []));
+}
