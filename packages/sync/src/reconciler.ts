@@ -299,6 +299,7 @@ export class Reconciler implements PassContext {
           identity: this.identity,
           pruneOptions: () => this.pruneOptions(),
           lastAppliedAnnotation: this.annotator.annotationKey,
+          log: this.log,
         },
         loaded.raw,
       );
