@@ -160,6 +160,8 @@ export {
   managerAnnotationValue,
   parseManagerAnnotation,
   inventoryId,
+  inventoryGroupNames,
+  InventoryOverflowSuffix,
   resourceId,
 } from "./names.ts";
 export type { ManagerRef } from "./names.ts";

@@ -73,6 +73,17 @@ export function inventoryId(namespace: string, syncName: string): string {
   return `${namespace}_${syncName}`;
 }
 
+/** Suffix of the name of a sync's second ResourceGroup (driftless's: a large rename's new ids). */
+export const InventoryOverflowSuffix = ".pending" as const;
+
+/**
+ * The ResourceGroups a sync's reconciler writes, in the sync's namespace: its own (the sync's name, as
+ * Config Sync's) and the overflow group. Its per-sync Role grants exactly these names.
+ */
+export function inventoryGroupNames(syncName: string): readonly [main: string, overflow: string] {
+  return [syncName, `${syncName}${InventoryOverflowSuffix}`];
+}
+
 /**
  * `configsync.gke.io/resource-id`: `<group>_<lowercase kind>_<namespace>_<name>`, or
  * `<group>_<lowercase kind>_<name>` for cluster-scoped objects. Only the kind is lowercased; the

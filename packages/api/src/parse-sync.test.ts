@@ -215,6 +215,14 @@ void describe("parseRepoSync", () => {
     assert.ok(parseRepoSync(repoSync({ git: publicGit }, { namespace: ns, name: "s".repeat(15) })).ok);
   });
 
+  void it("refuses a name ending in .pending, the name of another sync's second ResourceGroup", () => {
+    assertRejectedWith(
+      parseRepoSync(repoSync({ git: publicGit }, { name: "team.pending" })),
+      'may not end in ".pending"',
+    );
+    assert.ok(parseRepoSync(repoSync({ git: publicGit }, { name: "team.pending-x" })).ok);
+  });
+
   void it("accepts sourceFormat hierarchy and reads it as unstructured, as Config Sync's namespace reconciler does", () => {
     const result = parseRepoSync(repoSync({ sourceFormat: "hierarchy", git: publicGit }));
     assert.ok(result.ok);

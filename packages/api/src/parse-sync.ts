@@ -9,7 +9,7 @@ import { Limits, RootSyncNamespace } from "./defaults.ts";
 import { ApiVersion, Kind, isSyncKind, type SyncKind } from "./groups.ts";
 import { InvalidSyncError, type SyncIdentity } from "./invalid-sync-error.ts";
 import { dns1123LabelErrors, dns1123SubdomainErrors } from "./kube-names.ts";
-import { reconcilerName } from "./names.ts";
+import { InventoryOverflowSuffix, reconcilerName } from "./names.ts";
 import type { ObjectMeta } from "./object-meta.ts";
 import { parseSyncSpec } from "./parse-sync-spec.ts";
 import { FieldReader, isRecord, type JsonRecord } from "./read-fields.ts";
@@ -123,6 +123,12 @@ function checkNames(kind: SyncKind, namespace: string, name: string, reader: Fie
       );
     }
   }
+  // `<sync>.pending` is the overflow ResourceGroup of the sync named `<sync>`, which its reconciler may
+  // write: a sync of that name would have its inventory writable by a sibling's reconciler.
+  if (name.endsWith(InventoryOverflowSuffix))
+    reader.problem(
+      `metadata.name may not end in "${InventoryOverflowSuffix}": that is the name of the second ResourceGroup of the sync "${name.slice(0, -InventoryOverflowSuffix.length)}"`,
+    );
   const reconciler = reconcilerName(kind, namespace, name);
   // Config Sync requires a DNS-1123 subdomain; the 63-character cap is ours, because the name
   // is also written as a label value on the reconciler's pods.

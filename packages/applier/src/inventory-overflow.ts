@@ -1,4 +1,11 @@
-import { InventoryIdLabel, inventoryId, DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
+import {
+  InventoryIdLabel,
+  inventoryGroupNames,
+  inventoryId,
+  DriftlessError,
+  ErrorClass,
+  KnvCode,
+} from "@driftless/api";
 import { isNotFound, type KubeClient, type KubeObject } from "@driftless/kube";
 import type { SyncIdentity } from "./desired.ts";
 import { resourceGroupMapping } from "./resource-group-mapping.ts";
@@ -24,7 +31,7 @@ export class InventoryOverflow {
   constructor(client: KubeClient, sync: SyncIdentity) {
     this.#client = client;
     this.#sync = sync;
-    this.#name = `${sync.name}.pending`;
+    this.#name = inventoryGroupNames(sync.name)[1];
   }
 
   async read(): Promise<ObjectId[]> {

@@ -16,15 +16,19 @@ import {
   type RestMapper,
 } from "@driftless/kube";
 import { mapLimit } from "./concurrency.ts";
+import { CrdInUseError, customResourcesLeft } from "./crd-usage.ts";
 import { stripManagement } from "./decorate.ts";
 import type { SyncIdentity } from "./desired.ts";
 import { idKey, type ObjectId } from "./object-id.ts";
 
 export const PruneOperation = {
   Deleted: "deleted",
-  /** Left on the cluster without our metadata (`client.lifecycle.config.k8s.io/deletion: detach`, or a namespace still in use when the sync itself goes). */
+  /**
+   * Left on the cluster without our metadata (`client.lifecycle.config.k8s.io/deletion: detach`, or a
+   * Namespace or CRD still in use when the sync itself goes: then `error` says why).
+   */
   Detached: "detached",
-  /** A Namespace that still holds objects that stay: neither deleted nor released; kept in the inventory and reported. */
+  /** A Namespace or CRD that objects that stay still use: neither deleted nor released; kept in the inventory and reported. */
   Kept: "kept",
   /** Already gone. */
   Gone: "gone",
@@ -40,7 +44,10 @@ export interface PruneOutcome {
   readonly error?: DriftlessError;
 }
 
-/** What happens to a Namespace that leaves the source while objects that stay are still in it. */
+/**
+ * What happens to a Namespace that leaves the source while objects that stay are still in it, and to a
+ * CRD while custom resources of it stay: deleting either would delete them.
+ */
 export const NamespaceInUsePolicy = {
   /** A pass: keep it managed and in the inventory, report it, and try again on the next pass. */
   Keep: "keep",
@@ -61,7 +68,7 @@ export interface PruneOptions {
    * namespace must stay too: deleting a Namespace deletes everything in it.
    */
   readonly namespaceInUse: (namespace: string, removed: ReadonlySet<string>) => Promise<boolean>;
-  /** Default `keep`. */
+  /** For a Namespace or a CRD still in use (the name predates CRDs). Default `keep`. */
   readonly namespaceInUsePolicy?: NamespaceInUsePolicy;
 }
 
@@ -107,9 +114,13 @@ export class NamespaceInUseError extends DriftlessError {
 
 /** Deletion order is the reverse of apply order: contents, then Namespaces, then CRDs. */
 function pruneRank(id: ObjectId): number {
-  if (id.kind === "CustomResourceDefinition" && id.group === "apiextensions.k8s.io") return 2;
+  if (isCrd(id)) return 2;
   if (isNamespace(id)) return 1;
   return 0;
+}
+
+function isCrd(id: ObjectId): boolean {
+  return id.kind === "CustomResourceDefinition" && id.group === "apiextensions.k8s.io";
 }
 
 function isNamespace(id: ObjectId): boolean {
@@ -123,8 +134,8 @@ function isNamespace(id: ObjectId): boolean {
 export async function prune(candidates: readonly ObjectId[], options: PruneOptions): Promise<PruneOutcome[]> {
   const ranks = [0, 1, 2].map((rank) => candidates.filter((id) => pruneRank(id) === rank));
   const outcomes: PruneOutcome[] = [];
-  // Only what is really gone may be ignored by the namespace check; ranks run in order, so a
-  // Namespace is decided after everything in it.
+  // Only what is really gone may be ignored by the in-use checks; ranks run in order, so a
+  // Namespace is decided after everything in it, and a CRD after its custom resources.
   const removed = new Set<string>();
   for (const batch of ranks) {
     const results = await mapLimit(batch, options.concurrency ?? 16, (id) => pruneOne(id, removed, options));
@@ -186,12 +197,13 @@ async function decideAndAct(
     await unmanage(options.client, mapping, live, options.lastAppliedAnnotation);
     return { id, operation: PruneOperation.Detached };
   }
-  if (isNamespace(id) && (await options.namespaceInUse(id.name, removed))) {
+  const inUse = await inUseError(id, live, removed, options);
+  if (inUse !== undefined) {
     if (options.namespaceInUsePolicy === NamespaceInUsePolicy.Detach) {
       await unmanage(options.client, mapping, live, options.lastAppliedAnnotation);
-      return { id, operation: PruneOperation.Detached };
+      return { id, operation: PruneOperation.Detached, error: inUse };
     }
-    return { id, operation: PruneOperation.Kept, error: new NamespaceInUseError(id) };
+    return { id, operation: PruneOperation.Kept, error: inUse };
   }
   // Both preconditions: the object we read, unchanged since (a new owner's write changes the version).
   await options.client.delete(mapping, namespace, id.name, {
@@ -199,6 +211,23 @@ async function decideAndAct(
     preconditions: { uid: live.metadata.uid ?? "", resourceVersion: live.metadata.resourceVersion ?? "" },
   });
   return { id, operation: PruneOperation.Deleted };
+}
+
+/**
+ * Why deleting `id` would take objects that stay, or undefined. Judged after the lower ranks are done,
+ * so what this prune removed (`removed`) never counts.
+ */
+async function inUseError(
+  id: ObjectId,
+  live: KubeObject,
+  removed: ReadonlySet<string>,
+  options: PruneOptions,
+): Promise<DriftlessError | undefined> {
+  if (isNamespace(id))
+    return (await options.namespaceInUse(id.name, removed)) ? new NamespaceInUseError(id) : undefined;
+  if (!isCrd(id)) return undefined;
+  const left = await customResourcesLeft(options.client, live, removed);
+  return left.count > 0 ? new CrdInUseError(id, left) : undefined;
 }
 
 /** The live object carries this sync's owning-inventory annotation. */

@@ -2,7 +2,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
 import type { KubeClient, ResourceMapping } from "@driftless/kube";
 
-const crdMapping: ResourceMapping = {
+export const crdMapping: ResourceMapping = {
   group: "apiextensions.k8s.io",
   version: "v1",
   kind: "CustomResourceDefinition",

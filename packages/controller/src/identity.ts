@@ -1,6 +1,6 @@
 /**
  * Creates and removes a reconciler's identity on the cluster: its ServiceAccount, role bindings
- * and its own Secret-reading Role (see rbac-plan.ts). Used by both reconciler modes: a Deployment
+ * and its own Roles: its RSync and ResourceGroups, and the Secrets its spec names, by name (see rbac-plan.ts). Used by both reconciler modes: a Deployment
  * runs as the ServiceAccount, a child process gets a token minted for it, so a RepoSync's
  * reconciler has the same permissions, inside its namespace only, in either mode.
  */
@@ -11,7 +11,7 @@ import { sharedLabels, syncOwnedLabels, syncOwnedSelector } from "./labels.ts";
 import { mutate } from "./mutate.ts";
 import { sharedBindingsOf, reconcilerSubject, type BindingRef, type IdentityPlan, type Subject } from "./rbac-plan.ts";
 import { Resource } from "./resources.ts";
-import { deleteRole, ensureSecretRole, listOwnedRoles } from "./secret-roles.ts";
+import { deleteRole, ensureOwnedRole, listOwnedRoles } from "./owned-roles.ts";
 
 const rbacApiVersion = "rbac.authorization.k8s.io/v1";
 const rbacGroup = "rbac.authorization.k8s.io";
@@ -56,7 +56,7 @@ function roleRefMatches(obj: KubeObject, binding: BindingRef): boolean {
 /** Brings the ServiceAccount and every binding of `plan` into place; removes bindings the plan dropped. */
 export async function ensureIdentity(client: KubeClient, sync: SyncRef, plan: IdentityPlan): Promise<void> {
   await ensureServiceAccount(client, sync, plan);
-  for (const role of plan.roles) await ensureSecretRole(client, role, syncOwnedLabels(sync));
+  for (const role of plan.roles) await ensureOwnedRole(client, role, syncOwnedLabels(sync));
   for (const binding of plan.shared) await addSubject(client, binding, plan.subject);
   for (const binding of plan.notShared) await removeSubject(client, binding, plan.subject);
   for (const binding of plan.owned) await ensureOwnedBinding(client, binding, plan.subject, syncOwnedLabels(sync));
@@ -65,7 +65,7 @@ export async function ensureIdentity(client: KubeClient, sync: SyncRef, plan: Id
     const key = `${stale.kind}/${stale.metadata.namespace ?? ""}/${stale.metadata.name}`;
     if (!wanted.has(key)) await deleteBinding(client, stale);
   }
-  // After the bindings: a spec that no longer names Secrets (or moved) loses its Role last.
+  // After the bindings: a spec that no longer names Secrets (or moved) loses that Role last.
   const wantedRoles = new Set(plan.roles.map((r) => `${r.namespace}/${r.name}`));
   for (const stale of await listOwnedRoles(client, sync)) {
     if (!wantedRoles.has(`${stale.metadata.namespace ?? ""}/${stale.metadata.name}`)) await deleteRole(client, stale);

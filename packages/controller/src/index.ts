@@ -43,7 +43,7 @@ export { DeploymentWorkload, FieldManager } from "./deployment-workload.ts";
 export { reconcilerDeployment, ReconcilerMetricsPort, SpecHashAnnotation } from "./deployment-spec.ts";
 export { DefaultReconcilerMemoryLimit, reconcilerEnvironment, reconcilerNodeFlags } from "./node-flags.ts";
 export type { DeploymentSettings } from "./deployment-spec.ts";
-export { planIdentity, RbacName, ownedBindingName, secretRoleName } from "./rbac-plan.ts";
+export { planIdentity, RbacName, ownedBindingName, secretRoleName, syncRoleName } from "./rbac-plan.ts";
 export type { IdentityPlan, BindingRef } from "./rbac-plan.ts";
 export { ManagedByManager, syncOwnedLabels } from "./labels.ts";
 export { LeaderElector } from "./leader-election.ts";

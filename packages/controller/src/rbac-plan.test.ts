@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parseSync, type RSync } from "@driftless/api";
-import { planIdentity } from "./rbac-plan.ts";
+import { planIdentity, type OwnedRole } from "./rbac-plan.ts";
 
 function sync(kind: "RootSync" | "RepoSync", spec: Record<string, unknown>, git: Record<string, unknown> = {}): RSync {
   const parsed = parseSync({
@@ -17,34 +17,75 @@ function sync(kind: "RootSync" | "RepoSync", spec: Record<string, unknown>, git:
   return parsed.value;
 }
 
-test("a RepoSync's reconciler gets the shared base binding and nothing else when its spec names no Secret", () => {
+const roleNamed = (plan: { roles: readonly OwnedRole[] }, name: string): OwnedRole | undefined =>
+  plan.roles.find((r) => r.name === name);
+
+test("a RepoSync's reconciler gets the shared base binding and a Role on its own RepoSync and ResourceGroups, by name", () => {
   const plan = planIdentity(sync("RepoSync", {}));
   assert.deepEqual(
     plan.shared.map((b) => `${b.kind} ${b.namespace}/${b.name} -> ${b.roleRef.name}`),
     ["RoleBinding team-a/configsync.gke.io:ns-reconciler -> configsync.gke.io:ns-reconciler"],
   );
-  assert.deepEqual(plan.owned, []);
-  assert.deepEqual(plan.roles, []);
+  assert.deepEqual(
+    plan.owned.map((b) => `${b.kind} ${b.namespace}/${b.name} -> ${b.roleRef.kind}/${b.roleRef.name}`),
+    ["RoleBinding team-a/ns-reconciler-team-a-sync -> Role/ns-reconciler-team-a-sync"],
+  );
+  assert.deepEqual(plan.roles, [
+    {
+      namespace: "team-a",
+      name: "ns-reconciler-team-a-sync",
+      rules: [
+        {
+          apiGroups: ["configsync.gke.io"],
+          resources: ["reposyncs", "reposyncs/status"],
+          verbs: ["get", "update", "patch"],
+          resourceNames: ["repo-sync"],
+        },
+        {
+          apiGroups: ["kpt.dev"],
+          resources: ["resourcegroups", "resourcegroups/status"],
+          verbs: ["get", "update", "patch", "delete"],
+          resourceNames: ["repo-sync", "repo-sync.pending"],
+        },
+        { apiGroups: ["kpt.dev"], resources: ["resourcegroups"], verbs: ["create"] },
+      ],
+    },
+  ]);
+});
+
+test("every rule of a sync's own Role that can name its objects does (create alone cannot)", () => {
+  for (const plan of [planIdentity(sync("RepoSync", {})), planIdentity(sync("RootSync", {}))]) {
+    const role = plan.roles[0];
+    assert.ok(role);
+    for (const rule of role.rules) {
+      if (rule.verbs.includes("create")) assert.deepEqual(rule.verbs, ["create"]);
+      else assert.ok((rule.resourceNames ?? []).length > 0, `${JSON.stringify(rule)} names no object`);
+      assert.ok(!rule.verbs.includes("list") && !rule.verbs.includes("watch"), "list/watch cannot be limited by name");
+    }
+  }
 });
 
 test("the Secrets a spec names get a Role of their own, by name, in the sync's namespace", () => {
   const plan = planIdentity(
     sync("RepoSync", {}, { auth: "token", secretRef: { name: "git-creds" }, caCertSecretRef: { name: "git-ca" } }),
   );
-  assert.deepEqual(plan.roles, [
-    { namespace: "team-a", name: "ns-reconciler-team-a-secrets", secretNames: ["git-ca", "git-creds"] },
-  ]);
-  assert.deepEqual(plan.owned, [
+  assert.deepEqual(roleNamed(plan, "ns-reconciler-team-a-secrets"), {
+    namespace: "team-a",
+    name: "ns-reconciler-team-a-secrets",
+    rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get"], resourceNames: ["git-ca", "git-creds"] }],
+  });
+  assert.deepEqual(
+    plan.owned.find((b) => b.name === "ns-reconciler-team-a-secrets"),
     {
       kind: "RoleBinding",
       name: "ns-reconciler-team-a-secrets",
       namespace: "team-a",
       roleRef: { kind: "Role", name: "ns-reconciler-team-a-secrets" },
     },
-  ]);
+  );
 });
 
-test("a RootSync with roleRefs gets the base binding, one binding per roleRef and its Secret Role", () => {
+test("a RootSync with roleRefs gets the base binding, one binding per roleRef, its own Role and its Secret Role", () => {
   const plan = planIdentity(
     sync(
       "RootSync",
@@ -58,9 +99,16 @@ test("a RootSync with roleRefs gets the base binding, one binding per roleRef an
   );
   assert.deepEqual(
     plan.owned.map((b) => `${b.kind} ${b.roleRef.kind}/${b.roleRef.name}`),
-    ["ClusterRoleBinding ClusterRole/view", "RoleBinding Role/root-reconciler-secrets"],
+    [
+      "ClusterRoleBinding ClusterRole/view",
+      "RoleBinding Role/root-reconciler-sync",
+      "RoleBinding Role/root-reconciler-secrets",
+    ],
   );
-  assert.deepEqual(plan.roles, [
-    { namespace: "config-management-system", name: "root-reconciler-secrets", secretNames: ["ca"] },
-  ]);
+  assert.deepEqual(
+    plan.roles.map((r) => `${r.namespace}/${r.name}`),
+    ["config-management-system/root-reconciler-sync", "config-management-system/root-reconciler-secrets"],
+  );
+  assert.deepEqual(roleNamed(plan, "root-reconciler-sync")?.rules[0]?.resourceNames, ["root-sync"]);
+  assert.deepEqual(roleNamed(plan, "root-reconciler-sync")?.rules[0]?.resources, ["rootsyncs", "rootsyncs/status"]);
 });

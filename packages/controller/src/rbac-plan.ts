@@ -7,12 +7,23 @@
  *   sync's own status and inventory) plus one binding per roleRef, named after the reconciler.
  * - RepoSync: the shared RoleBinding `configsync.gke.io:ns-reconciler` in the sync's namespace
  *   (its RepoSync, inventory and Events); what it may apply, the namespace's admin grants.
- * - Both: when the spec names Secrets, a Role `<reconciler>-secrets` in the sync's namespace with
- *   `get` on exactly those names, and a RoleBinding of the same name.
+ * - Both: a Role `<reconciler>-sync` in the sync's namespace on exactly its own RSync (and status)
+ *   and its own ResourceGroups, by name; and, when the spec names Secrets, a Role
+ *   `<reconciler>-secrets` with `get` on exactly those names. Each has a RoleBinding of its name.
  * Shared bindings list one subject per reconciler; a reconciler's teardown removes its subject.
  */
 import { createHash } from "node:crypto";
-import { Kind, reconcilerName, RootSyncNamespace, type RootSyncRoleRef, type RSync } from "@driftless/api";
+import {
+  ConfigSyncGroup,
+  inventoryGroupNames,
+  KptGroup,
+  Kind,
+  Plural,
+  reconcilerName,
+  RootSyncNamespace,
+  type RootSyncRoleRef,
+  type RSync,
+} from "@driftless/api";
 import type { SyncRef } from "@driftless/queue";
 
 export const RbacName = {
@@ -20,7 +31,7 @@ export const RbacName = {
   RootLegacyBinding: "configsync.gke.io:root-reconciler",
   /** Shared ClusterRoleBinding of root reconcilers with roleRefs, to the base ClusterRole. */
   RootBaseBinding: "configsync.gke.io:root-reconciler-base",
-  /** ClusterRole with what every root reconciler needs (manifests/reconciler-rbac.yaml). */
+  /** ClusterRole with what every root reconciler needs but its own objects (manifests/reconciler-rbac.yaml). */
   RootBaseRole: "configsync.gke.io:root-reconciler",
   /** Shared RoleBinding in a RepoSync's namespace, and the ClusterRole it binds. */
   NsBinding: "configsync.gke.io:ns-reconciler",
@@ -44,18 +55,25 @@ export interface BindingRef {
   readonly roleRef: { readonly kind: "Role" | "ClusterRole"; readonly name: string };
 }
 
-/** A Role of one sync alone: `get` on the Secrets its spec names, and nothing else. */
-export interface SecretRole {
+export interface PolicyRule {
+  readonly apiGroups: readonly string[];
+  readonly resources: readonly string[];
+  readonly verbs: readonly string[];
+  readonly resourceNames?: readonly string[];
+}
+
+/** A Role of one sync alone, in the sync's namespace. */
+export interface OwnedRole {
   readonly namespace: string;
   readonly name: string;
-  readonly secretNames: readonly string[];
+  readonly rules: readonly PolicyRule[];
 }
 
 export interface IdentityPlan {
   readonly serviceAccount: { readonly namespace: string; readonly name: string };
   readonly subject: Subject;
-  /** Roles that belong to this sync alone (bound by a binding in `owned`). */
-  readonly roles: readonly SecretRole[];
+  /** Roles that belong to this sync alone (each bound by the binding of its name in `owned`). */
+  readonly roles: readonly OwnedRole[];
   /** Shared bindings that must list the subject. */
   readonly shared: readonly BindingRef[];
   /** Shared bindings that must not list it (the other RootSync variant). */
@@ -138,15 +156,54 @@ export function secretRoleName(reconciler: string): string {
   return `${reconciler}-secrets`;
 }
 
-function secretAccess(sync: RSync, reconciler: string): { roles: SecretRole[]; bindings: BindingRef[] } {
+/** `<reconciler>-sync`: no roleRef binding name (hex) or other sync's role (another suffix) can take this form. */
+export function syncRoleName(reconciler: string): string {
+  return `${reconciler}-sync`;
+}
+
+function ownedAccess(role: OwnedRole): { roles: OwnedRole[]; bindings: BindingRef[] } {
+  const { namespace, name } = role;
+  return { roles: [role], bindings: [{ kind: "RoleBinding", name, namespace, roleRef: { kind: "Role", name } }] };
+}
+
+/**
+ * Its own RSync and ResourceGroups, by name: what the reconciler reads and writes of those kinds
+ * (packages/sync: rsync.ts, status.ts, finalizer.ts, applyset's parent patch; packages/applier:
+ * inventory.ts, inventory-overflow.ts). It lists and watches neither. `create` cannot be limited to a
+ * name (the authorizer sees none), so it stays open in the sync's namespace: a group created under
+ * another name is one this reconciler can then no longer read or change.
+ */
+function syncAccess(ref: SyncRef, reconciler: string): { roles: OwnedRole[]; bindings: BindingRef[] } {
+  const plural = ref.kind === Kind.RootSync ? Plural.RootSync : Plural.RepoSync;
+  return ownedAccess({
+    namespace: ref.namespace,
+    name: syncRoleName(reconciler),
+    rules: [
+      {
+        apiGroups: [ConfigSyncGroup],
+        resources: [plural, `${plural}/status`],
+        verbs: ["get", "update", "patch"],
+        resourceNames: [ref.name],
+      },
+      {
+        apiGroups: [KptGroup],
+        resources: [Plural.ResourceGroup, `${Plural.ResourceGroup}/status`],
+        verbs: ["get", "update", "patch", "delete"],
+        resourceNames: [...inventoryGroupNames(ref.name)],
+      },
+      { apiGroups: [KptGroup], resources: [Plural.ResourceGroup], verbs: ["create"] },
+    ],
+  });
+}
+
+function secretAccess(sync: RSync, reconciler: string): { roles: OwnedRole[]; bindings: BindingRef[] } {
   const secretNames = secretNamesOf(sync);
   if (secretNames.length === 0) return { roles: [], bindings: [] };
-  const namespace = sync.metadata.namespace ?? "";
-  const name = secretRoleName(reconciler);
-  return {
-    roles: [{ namespace, name, secretNames }],
-    bindings: [{ kind: "RoleBinding", name, namespace, roleRef: { kind: "Role", name } }],
-  };
+  return ownedAccess({
+    namespace: sync.metadata.namespace ?? "",
+    name: secretRoleName(reconciler),
+    rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get"], resourceNames: secretNames }],
+  });
 }
 
 /**
@@ -157,17 +214,19 @@ export function planIdentity(sync: RSync): IdentityPlan {
   const ref: SyncRef = { kind: sync.kind, namespace: sync.metadata.namespace ?? "", name: sync.metadata.name };
   const subject = subjectOf(ref);
   const serviceAccount = { namespace: subject.namespace, name: subject.name };
+  const own = syncAccess(ref, subject.name);
   const secrets = secretAccess(sync, subject.name);
-  const base = { serviceAccount, subject, roles: secrets.roles };
+  const base = { serviceAccount, subject, roles: [...own.roles, ...secrets.roles] };
+  const ownBindings = [...own.bindings, ...secrets.bindings];
   if (sync.kind === Kind.RepoSync)
-    return { ...base, shared: [nsShared(ref.namespace)], notShared: [], owned: secrets.bindings };
+    return { ...base, shared: [nsShared(ref.namespace)], notShared: [], owned: ownBindings };
   const roleRefs = sync.spec.override?.roleRefs ?? [];
-  if (roleRefs.length === 0) return { ...base, shared: [rootLegacy], notShared: [rootBase], owned: secrets.bindings };
+  if (roleRefs.length === 0) return { ...base, shared: [rootLegacy], notShared: [rootBase], owned: ownBindings };
   // A Role is always namespaced; a ClusterRole with a namespace is granted in that namespace only.
   const owned = roleRefs.map((r) =>
     ownedBinding(subject.name, r, r.namespace === undefined || r.namespace === "" ? undefined : r.namespace),
   );
-  return { ...base, shared: [rootBase], notShared: [rootLegacy], owned: [...owned, ...secrets.bindings] };
+  return { ...base, shared: [rootBase], notShared: [rootLegacy], owned: [...owned, ...ownBindings] };
 }
 
 /** The subject of a sync's reconciler, from its identity alone. */

@@ -18,6 +18,8 @@ export const SyncEventReason = {
   Started: "SyncStarted",
   Synced: "Synced",
   Failed: "SyncFailed",
+  /** Foreground deletion left a Namespace or CRD in place, released, because objects that stay still use it. */
+  Released: "ObjectsReleased",
 } as const;
 export type SyncEventReason = (typeof SyncEventReason)[keyof typeof SyncEventReason];
 
@@ -52,7 +54,7 @@ export async function recordEvent(
     },
     reason,
     message: redactCredentials(message).slice(0, 1024),
-    type: reason === SyncEventReason.Failed ? "Warning" : "Normal",
+    type: reason === SyncEventReason.Failed || reason === SyncEventReason.Released ? "Warning" : "Normal",
     source: { component: "driftless-reconciler" },
     firstTimestamp: now,
     lastTimestamp: now,

@@ -21,9 +21,12 @@ import {
   unmanage,
   type ObjectId,
   type PruneOptions,
+  type PruneOutcome,
   type SyncIdentity,
 } from "@driftless/applier";
 import { isConflict, isNotFound, type KubeClient, type KubeObject, type RestMapper } from "@driftless/kube";
+import { recordEvent, SyncEventReason } from "./events.ts";
+import type { Logger } from "./log.ts";
 import { rsyncMapping } from "./rsync.ts";
 import { writeStatus } from "./status.ts";
 
@@ -35,6 +38,7 @@ export interface FinalizerContext {
   readonly lastAppliedAnnotation: string;
   /** How long one attempt waits for Foreground deletions to finish before retrying later. */
   readonly waitMs?: number;
+  readonly log: Logger;
 }
 
 export class FinalizerError extends DriftlessError {
@@ -86,7 +90,7 @@ export async function finalize(ctx: FinalizerContext, raw: KubeObject): Promise<
   });
   try {
     const managed = await new Inventory(ctx.client, ctx.identity).read();
-    if (policy === DeletionPropagationPolicy.Foreground) await deleteAll(ctx, managed);
+    if (policy === DeletionPropagationPolicy.Foreground) await reportReleased(ctx, raw, await deleteAll(ctx, managed));
     else await orphanAll(ctx, managed);
   } catch (error) {
     const failure = error instanceof DriftlessError ? error : new FinalizerError(String(error), [], error);
@@ -109,8 +113,9 @@ export async function finalize(ctx: FinalizerContext, raw: KubeObject): Promise<
   return true;
 }
 
-async function deleteAll(ctx: FinalizerContext, managed: readonly ObjectId[]): Promise<void> {
-  // The sync is going: a Namespace that still holds objects that stay is left in place, released.
+/** Deletes every managed object and waits until they are gone; answers those left in place because still in use. */
+async function deleteAll(ctx: FinalizerContext, managed: readonly ObjectId[]): Promise<PruneOutcome[]> {
+  // The sync is going: a Namespace or CRD that objects that stay still use is left in place, released.
   const outcomes = await prune(managed, { ...ctx.pruneOptions(), namespaceInUsePolicy: NamespaceInUsePolicy.Detach });
   const failed = outcomes.filter((o) => o.operation === PruneOperation.Failed);
   if (failed.length > 0) {
@@ -122,6 +127,7 @@ async function deleteAll(ctx: FinalizerContext, managed: readonly ObjectId[]): P
   }
   // Foreground means the sync disappears only after its objects have: wait for their finalizers.
   const deleted = outcomes.filter((o) => o.operation === PruneOperation.Deleted).map((o) => o.id);
+  const released = outcomes.filter((o) => o.operation === PruneOperation.Detached && o.error !== undefined);
   const deadline = Date.now() + (ctx.waitMs ?? 30_000);
   for (;;) {
     const remaining: ObjectId[] = [];
@@ -133,13 +139,29 @@ async function deleteAll(ctx: FinalizerContext, managed: readonly ObjectId[]): P
       } else if ((await ctx.client.get(mapping, mapping.namespaced ? id.namespace : undefined, id.name)) !== undefined)
         remaining.push(id);
     }
-    if (remaining.length === 0) return;
+    if (remaining.length === 0) return released;
     if (Date.now() > deadline)
       throw new FinalizerError(
         `waiting for ${remaining.length} managed object(s) to be deleted: ${remaining.slice(0, 5).map(idKey).join(", ")}`,
         remaining,
       );
     await delay(200);
+  }
+}
+
+/**
+ * The RSync's status goes with it, so what Foreground left in place (and why) is said by a Warning Event
+ * on the RSync and the log.
+ */
+async function reportReleased(
+  ctx: FinalizerContext,
+  raw: KubeObject,
+  released: readonly PruneOutcome[],
+): Promise<void> {
+  for (const outcome of released) {
+    const message = `left in place, released: ${outcome.error?.message ?? idKey(outcome.id)}`;
+    ctx.log.warn("foreground deletion left an object in use in place", { object: idKey(outcome.id), message });
+    await recordEvent(ctx.client, ctx.identity, raw, SyncEventReason.Released, message, ctx.log);
   }
 }
 

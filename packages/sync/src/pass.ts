@@ -15,6 +15,7 @@ import {
   idKey,
   isManagementDisabled,
   plan,
+  crdRemovalErrors,
   prune,
   settleApplied,
   toDesired,
@@ -161,6 +162,12 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
       const drift = await measureDrift(desired, previous, ctx.applyOptions(fetched.commit));
       lap("compare");
       result = { ...result, suspension: { drift } };
+      return result;
+    }
+    // A CRD leaving the source with custom resources of it still declared (KNV1047): nothing is applied.
+    const crdRemoval = await crdRemovalErrors(ctx.client, previous, desired);
+    if (crdRemoval.length > 0) {
+      result = { ...result, sourceErrors: crdRemoval };
       return result;
     }
 

@@ -303,6 +303,7 @@ export class Reconciler implements PassContext {
           identity: this.identity,
           pruneOptions: () => this.pruneOptions(),
           lastAppliedAnnotation: this.annotator.annotationKey,
+          log: this.log,
         },
         loaded.raw,
       );

@@ -4,6 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { syncRoleName } from "@driftless/controller";
 import type { KubeObject } from "@driftless/kube";
 import { eventually, suffix } from "../../support/index.ts";
 import {
@@ -158,13 +159,14 @@ test("a RootSync is bound to cluster-admin, or to its roleRefs instead; bindings
     { kind: "Role", name: "editor", namespace },
   ];
   await client.patch(Mapping.RootSync, systemNamespace, name, { spec: { override: { roleRefs } } }, "merge");
-  const owned = async (): Promise<KubeObject[]> => {
-    const selector = `configsync.gke.io/sync-kind=RootSync,configsync.gke.io/sync-name=${name}`;
-    return [
-      ...(await client.list(Mapping.ClusterRoleBinding, { labelSelector: selector })).items,
-      ...(await client.list(Mapping.RoleBinding, { labelSelector: selector })).items,
-    ];
-  };
+  const selector = `configsync.gke.io/sync-kind=RootSync,configsync.gke.io/sync-name=${name}`;
+  const ownedAll = async (): Promise<KubeObject[]> => [
+    ...(await client.list(Mapping.ClusterRoleBinding, { labelSelector: selector })).items,
+    ...(await client.list(Mapping.RoleBinding, { labelSelector: selector })).items,
+  ];
+  // The bindings of its roleRefs: all it owns but the binding of its own-objects Role, which every sync has.
+  const owned = async (): Promise<KubeObject[]> =>
+    (await ownedAll()).filter((b) => b.metadata.name !== syncRoleName(reconciler));
   await eventually(async () => (await owned()).length === 2, { what: "one binding per roleRef" });
   for (const binding of await owned()) {
     assert.ok(
@@ -199,7 +201,7 @@ test("a RootSync is bound to cluster-admin, or to its roleRefs instead; bindings
   await eventually(async () => (await getSync("RootSync", systemNamespace, name)) === undefined, {
     what: "the RootSync deleted",
   });
-  assert.deepEqual(await owned(), []);
+  assert.deepEqual(await ownedAll(), []);
   assert.ok(!subjects(await getObject(Mapping.ClusterRoleBinding, undefined, base)).includes(reconciler));
   assert.equal(await getObject(Mapping.Deployment, systemNamespace, reconciler), undefined);
   assert.equal(await getObject(Mapping.ServiceAccount, systemNamespace, reconciler), undefined);

@@ -64,23 +64,33 @@ let managerKubeconfigFile: Promise<string> | undefined;
 export function managerKubeconfig(): Promise<string> {
   managerKubeconfigFile ??= (async () => {
     for (const file of ["namespace.yaml", "manager-rbac.yaml", "reconciler-rbac.yaml"]) await applyManifest(file);
-    const token = await mintToken(systemNamespace, "reconciler-manager");
-    const env = testEnv();
-    const dir = await mkdtemp(join(tmpdir(), "driftless-manager-sa-"));
-    const path = join(dir, "kubeconfig");
-    const ca = (await readFile(env.caFile)).toString("base64");
-    const config = {
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{ name: "local", cluster: { server: env.server, "certificate-authority-data": ca } }],
-      users: [{ name: "reconciler-manager", user: { token } }],
-      contexts: [{ name: "manager", context: { cluster: "local", user: "reconciler-manager" } }],
-      "current-context": "manager",
-    };
-    await writeFile(path, JSON.stringify(config), { mode: 0o600 });
-    return path;
+    return serviceAccountKubeconfig("reconciler-manager");
   })();
   return managerKubeconfigFile;
+}
+
+/** A kubeconfig file with a fresh token of `config-management-system/<serviceAccount>` and the control plane's server and CA. */
+async function serviceAccountKubeconfig(serviceAccount: string): Promise<string> {
+  const token = await mintToken(systemNamespace, serviceAccount);
+  const env = testEnv();
+  const dir = await mkdtemp(join(tmpdir(), "driftless-sa-"));
+  const path = join(dir, "kubeconfig");
+  const ca = (await readFile(env.caFile)).toString("base64");
+  const config = {
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "local", cluster: { server: env.server, "certificate-authority-data": ca } }],
+    users: [{ name: serviceAccount, user: { token } }],
+    contexts: [{ name: serviceAccount, context: { cluster: "local", user: serviceAccount } }],
+    "current-context": serviceAccount,
+  };
+  await writeFile(path, JSON.stringify(config), { mode: 0o600 });
+  return path;
+}
+
+/** A client acting as a ServiceAccount of config-management-system (a reconciler's, as its token would). */
+export async function clientAs(serviceAccount: string): Promise<KubeClient> {
+  return KubeClient.fromKubeconfig(await serviceAccountKubeconfig(serviceAccount));
 }
 
 export async function mintToken(namespace: string, serviceAccount: string): Promise<string> {

@@ -9,13 +9,15 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parse, parseAllDocuments } from "yaml";
-import type { KubeObject } from "@driftless/kube";
-import { secretRoleName } from "@driftless/controller";
+import { isForbidden, type KubeClient, type KubeObject } from "@driftless/kube";
+import { resourceGroupMapping } from "@driftless/applier";
+import { secretRoleName, syncRoleName } from "@driftless/controller";
 import { findRepoRoot } from "@driftless/local-cluster";
 import { eventually, suffix, TestRepo } from "../../support/index.ts";
 import { grantRepoSyncReconciler } from "../../support/rbac.ts";
 import {
   admin,
+  clientAs,
   mappingOf,
   conditionOf,
   configMap,
@@ -162,8 +164,15 @@ test("a RepoSync's reconciler has Config Sync's base role, and reads only the Se
     what: `the RoleBinding ${namespace}/${role}`,
   });
   await expectAllowed(reconciler, true, [
-    { verb: "get", resource: "reposyncs", group: "configsync.gke.io", namespace },
-    { verb: "update", resource: "reposyncs", subresource: "status", group: "configsync.gke.io", namespace },
+    { verb: "get", resource: "reposyncs", group: "configsync.gke.io", namespace, name: "repo-sync" },
+    {
+      verb: "update",
+      resource: "reposyncs",
+      subresource: "status",
+      group: "configsync.gke.io",
+      namespace,
+      name: "repo-sync",
+    },
     { verb: "create", resource: "resourcegroups", group: "kpt.dev", namespace },
     { verb: "create", resource: "events", namespace },
     secrets(namespace, "git-creds"),
@@ -319,6 +328,7 @@ test("a RootSync's reconciler with roleRefs reads only the Secrets its spec name
       subresource: "status",
       group: "configsync.gke.io",
       namespace: systemNamespace,
+      name,
     },
     { verb: "get", resource: "configmaps", namespace: "any" },
   ]);
@@ -328,6 +338,163 @@ test("a RootSync's reconciler with roleRefs reads only the Secrets its spec name
     { verb: "list", resource: "secrets" },
     secrets("any", "platform-ca"),
   ]);
+});
+
+/** The server's answer to `request` made as a reconciler: "ok", or "forbidden" (anything else fails the test). */
+async function answer(request: Promise<unknown>): Promise<"ok" | "forbidden"> {
+  try {
+    await request;
+    return "ok";
+  } catch (error) {
+    if (isForbidden(error)) return "forbidden";
+    throw error;
+  }
+}
+
+const repoSyncs = (namespace: string, name?: string, subresource?: string): Attributes => ({
+  verb: "update",
+  resource: "reposyncs",
+  group: "configsync.gke.io",
+  namespace,
+  ...(name === undefined ? {} : { name }),
+  ...(subresource === undefined ? {} : { subresource }),
+});
+const resourceGroups = (verb: string, namespace: string, name?: string, subresource?: string): Attributes => ({
+  verb,
+  resource: "resourcegroups",
+  group: "kpt.dev",
+  namespace,
+  ...(name === undefined ? {} : { name }),
+  ...(subresource === undefined ? {} : { subresource }),
+});
+
+test("a RepoSync's reconciler writes its own RepoSync and ResourceGroups, by name, and not its sibling's", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t, "own");
+  const commits: Record<string, string> = {};
+  for (const name of ["repo-sync", "sibling"]) {
+    await grantRepoSyncReconciler(namespace, { syncName: name });
+    const repo = await TestRepo.create(t);
+    await repo.write("cm.yaml", configMap(`from-${name}`, undefined, { v: "1" }));
+    commits[name] = await repo.commit("v1");
+    await createSync(t, repoSyncObject(namespace, name, manager.scope, { repo: repo.url, branch: repo.branch }));
+  }
+  // End to end under the narrowed RBAC: each reconciler writes its status and creates its ResourceGroup.
+  for (const name of ["repo-sync", "sibling"]) await synced("RepoSync", namespace, name, commits[name] ?? "");
+  const reconciler = `ns-reconciler-${namespace}`;
+
+  await expectAllowed(reconciler, true, [
+    { ...repoSyncs(namespace, "repo-sync"), verb: "get" },
+    repoSyncs(namespace, "repo-sync"),
+    { ...repoSyncs(namespace, "repo-sync"), verb: "patch" },
+    repoSyncs(namespace, "repo-sync", "status"),
+    resourceGroups("get", namespace, "repo-sync"),
+    resourceGroups("update", namespace, "repo-sync"),
+    resourceGroups("patch", namespace, "repo-sync", "status"),
+    resourceGroups("delete", namespace, "repo-sync.pending"),
+    resourceGroups("create", namespace),
+  ]);
+  await expectAllowed(reconciler, false, [
+    repoSyncs(namespace, "sibling"),
+    { ...repoSyncs(namespace, "sibling"), verb: "patch" },
+    repoSyncs(namespace, "sibling", "status"),
+    { ...repoSyncs(namespace), verb: "list" },
+    { ...repoSyncs(namespace), verb: "watch" },
+    resourceGroups("get", namespace, "sibling"),
+    resourceGroups("update", namespace, "sibling"),
+    resourceGroups("patch", namespace, "sibling"),
+    resourceGroups("update", namespace, "sibling", "status"),
+    resourceGroups("delete", namespace, "sibling"),
+    resourceGroups("delete", namespace, "sibling.pending"),
+    resourceGroups("list", namespace),
+    resourceGroups("create", "elsewhere"),
+  ]);
+
+  // The same as real requests with the reconciler's token: a leaked one cannot repoint the sibling.
+  const asReconciler: KubeClient = await clientAs(reconciler);
+  const mark = { metadata: { annotations: { "driftless.test/touched": "yes" } } };
+  assert.equal(await answer(asReconciler.patch(Mapping.RepoSync, namespace, "repo-sync", mark, "merge")), "ok");
+  assert.equal(await answer(asReconciler.get(resourceGroupMapping, namespace, "repo-sync")), "ok");
+  assert.equal(await answer(asReconciler.patch(resourceGroupMapping, namespace, "repo-sync", mark, "merge")), "ok");
+  const repoint = { spec: { git: { repo: "https://attacker.invalid/other.git" } } };
+  assert.equal(
+    await answer(asReconciler.patch(Mapping.RepoSync, namespace, "sibling", repoint, "merge")),
+    "forbidden",
+    "a reconciler repointed its sibling RepoSync",
+  );
+  assert.equal(await answer(asReconciler.get(resourceGroupMapping, namespace, "sibling")), "forbidden");
+  assert.equal(
+    await answer(asReconciler.patch(resourceGroupMapping, namespace, "sibling", { spec: { resources: [] } }, "merge")),
+    "forbidden",
+    "a reconciler emptied its sibling's inventory",
+  );
+  assert.equal(await answer(asReconciler.delete(resourceGroupMapping, namespace, "sibling")), "forbidden");
+  const sibling = await getSync("RepoSync", namespace, "sibling");
+  assert.notEqual((sibling?.["spec"] as { git?: { repo?: string } }).git?.repo, repoint.spec.git.repo);
+  assert.ok(await getObject(resourceGroupMapping, namespace, "sibling"), "the sibling's ResourceGroup is gone");
+
+  // Teardown removes the Role and its binding with the rest of the identity.
+  assert.ok(await getObject(Mapping.Role, namespace, syncRoleName(reconciler)), "no Role of its own objects");
+  await (await admin()).delete(Mapping.RepoSync, namespace, "repo-sync");
+  await eventually(
+    async () =>
+      (await getObject(Mapping.Role, namespace, syncRoleName(reconciler))) === undefined &&
+      (await getObject(Mapping.RoleBinding, namespace, syncRoleName(reconciler))) === undefined,
+    { what: "the reconciler's own-objects Role and RoleBinding removed" },
+  );
+});
+
+test("a RootSync's reconciler with roleRefs writes its own RootSync and ResourceGroups, and no other RootSync's", async (t) => {
+  const manager = await startManager(t);
+  const restricted = `scoped-${suffix()}`;
+  const other = `admin-${suffix()}`;
+  const fake = { repo: "https://example.invalid/platform.git", branch: "main" };
+  await createSync(
+    t,
+    rootSyncObject(restricted, manager.scope, fake, {}, { roleRefs: [{ kind: "ClusterRole", name: "view" }] }),
+  );
+  await createSync(t, rootSyncObject(other, manager.scope, fake));
+  const reconciler = `root-reconciler-${restricted}`;
+  const rootSyncs = (verb: string, name?: string, subresource?: string): Attributes => ({
+    verb,
+    resource: "rootsyncs",
+    group: "configsync.gke.io",
+    namespace: systemNamespace,
+    ...(name === undefined ? {} : { name }),
+    ...(subresource === undefined ? {} : { subresource }),
+  });
+  await eventually(async () => allowed(reconciler, rootSyncs("update", restricted)), {
+    what: "the restricted RootSync's reconciler allowed to update its RootSync",
+  });
+  await expectAllowed(reconciler, true, [
+    rootSyncs("get", restricted),
+    rootSyncs("patch", restricted),
+    rootSyncs("update", restricted, "status"),
+    resourceGroups("update", systemNamespace, restricted),
+    resourceGroups("delete", systemNamespace, `${restricted}.pending`),
+    resourceGroups("create", systemNamespace),
+  ]);
+  await expectAllowed(reconciler, false, [
+    rootSyncs("update", other),
+    rootSyncs("patch", other),
+    rootSyncs("update", other, "status"),
+    rootSyncs("update", "root-sync"),
+    rootSyncs("list"),
+    resourceGroups("update", systemNamespace, other),
+    resourceGroups("patch", systemNamespace, other, "status"),
+    resourceGroups("delete", systemNamespace, other),
+    resourceGroups("create", "any"),
+    { ...repoSyncs("any"), verb: "patch" },
+  ]);
+  const asReconciler = await clientAs(reconciler);
+  const repoint = { spec: { git: { repo: "https://attacker.invalid/other.git" } } };
+  assert.equal(
+    await answer(asReconciler.patch(Mapping.RootSync, systemNamespace, other, repoint, "merge")),
+    "forbidden",
+    "a restricted root reconciler repointed another RootSync",
+  );
+  const mark = { metadata: { annotations: { "driftless.test/touched": "yes" } } };
+  assert.equal(await answer(asReconciler.patch(Mapping.RootSync, systemNamespace, restricted, mark, "merge")), "ok");
 });
 
 test("every file of manifests/kustomization.yaml is accepted by the API server (server-side dry run)", async () => {

@@ -1,28 +1,36 @@
 /**
- * The Role of one sync that lets its reconciler read the Secrets its spec names, and only those
- * (rbac-plan.ts). Writing it needs `escalate` on roles: the manager itself reads no Secret.
+ * The Roles of one sync (rbac-plan.ts): its own RSync and ResourceGroups by name, and the Secrets its
+ * spec names. Writing a Role with rules the manager does not hold needs `escalate` on roles: the manager
+ * itself reads no Secret and writes no sync's inventory.
  */
+import { isDeepStrictEqual } from "node:util";
 import { isAlreadyExists, type KubeClient, type KubeObject } from "@driftless/kube";
 import type { SyncRef } from "@driftless/queue";
 import { syncOwnedSelector } from "./labels.ts";
 import { mutate } from "./mutate.ts";
-import type { SecretRole } from "./rbac-plan.ts";
+import type { OwnedRole } from "./rbac-plan.ts";
 import { Resource } from "./resources.ts";
 
-function rulesOf(role: SecretRole): unknown[] {
-  return [{ apiGroups: [""], resources: ["secrets"], verbs: ["get"], resourceNames: [...role.secretNames] }];
+function rulesOf(role: OwnedRole): unknown[] {
+  return role.rules.map((r) => ({
+    apiGroups: [...r.apiGroups],
+    resources: [...r.resources],
+    verbs: [...r.verbs],
+    ...(r.resourceNames === undefined ? {} : { resourceNames: [...r.resourceNames] }),
+  }));
 }
 
 /** Creates the Role, or puts its rules and labels right. */
-export async function ensureSecretRole(
+export async function ensureOwnedRole(
   client: KubeClient,
-  role: SecretRole,
+  role: OwnedRole,
   labels: Record<string, string>,
 ): Promise<void> {
   const rules = rulesOf(role);
   const live = await mutate(client, Resource.Role, role.namespace, role.name, (current) => {
     const right =
-      JSON.stringify(current["rules"]) === JSON.stringify(rules) &&
+      // Key order is the server's own: compared structurally, or every pass would rewrite the Role.
+      isDeepStrictEqual(current["rules"], rules) &&
       Object.entries(labels).every(([k, v]) => current.metadata.labels?.[k] === v);
     return right
       ? undefined
