@@ -393,7 +393,11 @@ test(
     assert.equal(cm.data?.["commit"], "first");
     // The fetch came from the pod, over the bridge.
     assert.ok(server.requests.some((r) => r.path.includes("git-upload-pack") && r.status === 200));
-    const log = await coreApi().readNamespacedPodLog({ name: pod?.metadata?.name ?? "", namespace: system });
+    const log = await coreApi().readNamespacedPodLog({
+      name: pod?.metadata?.name ?? "",
+      namespace: system,
+      container: "reconciler",
+    });
     assert.match(log, new RegExp(first.slice(0, 7)));
   },
 );
@@ -673,12 +677,16 @@ test("no pod logged a refused request, a read-only write or a crash", { skip }, 
       if (status.restartCount > 0)
         findings.push(`${name}: ${status.restartCount} restarts (${JSON.stringify(status.lastState)})`);
     }
-    const log = await core.readNamespacedPodLog({ name, namespace: system });
-    // DRIFTLESS_E2E_LOG_DIR keeps every pod's log (CI uploads it when the suite fails).
-    const keep = process.env["DRIFTLESS_E2E_LOG_DIR"];
-    if (keep !== undefined) await writeFile(join(keep, `${name}.log`), log);
-    for (const line of log.split("\n")) {
-      if (/forbidden|EROFS|EACCES|permission denied|"level":"error"/i.test(line)) findings.push(`${name}: ${line}`);
+    // Every container's log: a reconciler pod also runs the hydration-controller (render) container.
+    for (const container of pod.spec?.containers ?? []) {
+      const log = await core.readNamespacedPodLog({ name, namespace: system, container: container.name });
+      // DRIFTLESS_E2E_LOG_DIR keeps every pod's log (CI uploads it when the suite fails).
+      const keep = process.env["DRIFTLESS_E2E_LOG_DIR"];
+      if (keep !== undefined) await writeFile(join(keep, `${name}.${container.name}.log`), log);
+      for (const line of log.split("\n")) {
+        if (/forbidden|EROFS|EACCES|permission denied|"level":"error"/i.test(line))
+          findings.push(`${name}/${container.name}: ${line}`);
+      }
     }
   }
   const events = await core.listNamespacedEvent({ namespace: system });
