@@ -4,12 +4,17 @@ import { AdmissionCapacity, DefaultAdmissionLimits } from "./admission-capacity.
 
 const MiB = 1024 * 1024;
 
-test("the defaults: 3 MiB bodies, 32 requests, 24 MiB of bodies at once (8 of the largest)", () => {
-  assert.deepEqual(DefaultAdmissionLimits, { maxBodyBytes: 3 * MiB, maxConcurrent: 32, maxBytesInFlight: 24 * MiB });
+test("the defaults: 3 MiB bodies, 32 requests, 24 MiB of bodies at once (8 of the largest), 512k JSON tokens", () => {
+  assert.deepEqual(DefaultAdmissionLimits, {
+    maxBodyBytes: 3 * MiB,
+    maxConcurrent: 32,
+    maxBytesInFlight: 24 * MiB,
+    maxJsonTokens: 512 * 1024,
+  });
 });
 
 test("requests are admitted against both the count and the byte budget; a chunked body counts as the largest", () => {
-  const capacity = new AdmissionCapacity({ maxBodyBytes: 3 * MiB, maxConcurrent: 4, maxBytesInFlight: 7 * MiB });
+  const capacity = new AdmissionCapacity({ ...DefaultAdmissionLimits, maxConcurrent: 4, maxBytesInFlight: 7 * MiB });
   const chunked = capacity.tryAdmit(undefined);
   const large = capacity.tryAdmit(3 * MiB);
   assert.ok(chunked !== undefined && large !== undefined);

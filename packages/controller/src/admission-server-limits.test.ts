@@ -161,3 +161,17 @@ test("large bodies are admitted against a byte budget, so small reviews still go
   assert.match(third.received(), /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 429 /);
   await allowed(server.port);
 });
+
+test("a small body that would parse into millions of objects is refused with 413 unparsed", async (t) => {
+  const server = await serve(t, { maxJsonTokens: 1000 }, {});
+  // 6 KiB of `{},` is 4,000 tokens: an object each for JSON.parse.
+  const dense = review.replace('"metadata":', `"pad":[${"{},".repeat(2000)}{}],"metadata":`);
+  const client = await connectRaw(server.port, tls);
+  client.socket.end(
+    `POST ${AdmissionWebhookPath} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(dense)}\r\nConnection: close\r\n\r\n${dense}`,
+  );
+  await closedWithin(client, 5_000, "dense request");
+  assert.match(client.received(), /^HTTP\/1\.1 413 [\s\S]*more than 1000 JSON tokens/);
+  await allowed(server.port);
+});

@@ -2,8 +2,8 @@
  * The admission webhook's HTTPS endpoint: `POST /admission-webhook` with an `admission.k8s.io/v1`
  * AdmissionReview, answered with the decision of admission-review.ts. Only the API server calls it
  * (it is the one holding the CA), with a 3 s timeout; the certificate can be swapped while serving.
- * Anyone who reaches the port can connect, so bodies are capped in size and in bytes read at once
- * (admission-capacity.ts) and connections in number and time (@driftless/metrics' connection limits).
+ * Anyone who reaches the port can connect, so bodies are capped in size, in JSON tokens and in bytes read
+ * at once (admission-capacity.ts), and connections in number and time (@driftless/metrics' limits).
  */
 import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -19,6 +19,7 @@ import {
   type AdmissionLookups,
   type AdmissionRequest,
 } from "./admission-review.ts";
+import { jsonTokensExceed } from "./json-tokens.ts";
 import { BodyIncomplete, BodyTooLarge, readBody } from "./webhook-body.ts";
 
 export const AdmissionWebhookPath = "/admission-webhook";
@@ -53,7 +54,7 @@ function reply(response: ServerResponse, status: number, body: unknown, close = 
 
 /** A review read and decided; holds none of the objects, so they can be freed while the cluster is asked. */
 type Reviewed =
-  | { readonly kind: "invalid"; readonly why: string }
+  | { readonly kind: "invalid"; readonly status: 400 | 413; readonly why: string }
   | {
       readonly kind: "decided";
       readonly uid: string;
@@ -63,16 +64,18 @@ type Reviewed =
       readonly who: Record<string, unknown>;
     };
 
-function review(body: Buffer): Reviewed {
+function review(body: Buffer, maxJsonTokens: number): Reviewed {
+  if (jsonTokensExceed(body, maxJsonTokens))
+    return { kind: "invalid", status: 413, why: `more than ${maxJsonTokens} JSON tokens` };
   let parsed: { apiVersion?: string; request?: AdmissionRequest };
   try {
     parsed = JSON.parse(body.toString("utf8")) as typeof parsed;
   } catch {
-    return { kind: "invalid", why: "not JSON" };
+    return { kind: "invalid", status: 400, why: "not JSON" };
   }
   const admission = parsed.request;
   if (admission === undefined || typeof admission.uid !== "string")
-    return { kind: "invalid", why: "not an AdmissionReview request" };
+    return { kind: "invalid", status: 400, why: "not an AdmissionReview request" };
   const decision = reviewAdmission(admission);
   return {
     kind: "decided",
@@ -112,7 +115,7 @@ async function handle(
   let reviewed: Reviewed;
   try {
     // No local keeps the body: it is garbage once reviewed.
-    reviewed = review(await readBody(request, limits.maxBodyBytes));
+    reviewed = review(await readBody(request, limits.maxBodyBytes), limits.maxJsonTokens);
   } catch (error) {
     if (error instanceof BodyTooLarge) return reply(response, 413, { status: "too large" }, true);
     if (error instanceof BodyIncomplete) return;
@@ -120,7 +123,7 @@ async function handle(
   } finally {
     ticket.releaseBytes();
   }
-  if (reviewed.kind === "invalid") return reply(response, 400, { status: reviewed.why });
+  if (reviewed.kind === "invalid") return reply(response, reviewed.status, { status: reviewed.why });
   const decision = await settleInCluster(reviewed.decision, reviewed.recheck, options.lookups);
   if (!decision.allowed) options.log.info("admission refused", { ...reviewed.who, message: decision.message });
   reply(response, 200, {
