@@ -162,7 +162,7 @@ test("large bodies are admitted against a byte budget, so small reviews still go
   await allowed(server.port);
 });
 
-test("a small body that would parse into millions of objects is refused with 413 unparsed", async (t) => {
+test("a small body that would parse into more objects than the token cap allows is refused with 413 unparsed", async (t) => {
   const server = await serve(t, { maxJsonTokens: 1000 }, {});
   // 6 KiB of `{},` is 4,000 tokens: an object each for JSON.parse.
   const dense = review.replace('"metadata":', `"pad":[${"{},".repeat(2000)}{}],"metadata":`);
