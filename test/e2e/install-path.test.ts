@@ -34,6 +34,7 @@ import {
   listNodeChains,
   nodeNetwork,
 } from "@driftless/local-cluster";
+import { selects as selectsLabels } from "../support/label-selector.ts";
 import { grantRepoSyncReconciler } from "../support/rbac.ts";
 import {
   coreApi,
@@ -666,6 +667,36 @@ test("the Redis NetworkPolicy as shipped selects the manager and every reconcile
     assert.ok(selects(pod.metadata?.labels ?? {}), `${pod.metadata?.name} (${JSON.stringify(pod.metadata?.labels)})`);
   }
 });
+
+test(
+  "the manager's and the reconcilers' NetworkPolicies select their pods, on ports those pods serve",
+  { skip },
+  async () => {
+    assert.ok(installed, "the install test passed");
+    const networking = kubeConfig().makeApiClient(NetworkingV1Api);
+    const pods = (await coreApi().listNamespacedPod({ namespace: system })).items;
+    const byPrefix = (prefix: string): V1Pod[] => pods.filter((p) => (p.metadata?.name ?? "").startsWith(prefix));
+    const groups = {
+      "reconciler-manager": byPrefix("reconciler-manager-"),
+      reconcilers: [...byPrefix("root-reconciler-"), ...byPrefix("ns-reconciler-")],
+    };
+    for (const [name, members] of Object.entries(groups)) {
+      assert.ok(members.length > 0, `no pods for ${name}`);
+      const spec = (await networking.readNamespacedNetworkPolicy({ name, namespace: system })).spec;
+      const podSelector = spec?.podSelector ?? {};
+      for (const pod of pods) {
+        const labels = pod.metadata?.labels ?? {};
+        assert.equal(selectsLabels(podSelector, labels), members.includes(pod), `${name} and ${pod.metadata?.name}`);
+      }
+      const served = new Set(
+        members.flatMap((p) => p.spec?.containers.flatMap((c) => c.ports ?? []) ?? []).map((p) => p.containerPort),
+      );
+      for (const rule of spec?.ingress ?? [])
+        for (const port of rule.ports ?? [])
+          assert.ok(served.has(Number(port.port)), `${name}: port ${port.port} is served by none`);
+    }
+  },
+);
 
 test("no pod logged a refused request, a read-only write or a crash", { skip }, async (t) => {
   const core = coreApi();

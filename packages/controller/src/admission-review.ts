@@ -76,9 +76,23 @@ export async function reviewAdmissionInCluster(
   lookups: AdmissionLookups,
 ): Promise<AdmissionDecision> {
   const decision = reviewAdmission(request);
-  if (decision.allowed || request.operation !== "DELETE") return decision;
+  return settleInCluster(decision, namespaceToRecheck(request, decision), lookups);
+}
+
+/** The namespace whose deletion would lift `decision` (a refused deletion), else undefined. */
+export function namespaceToRecheck(request: AdmissionRequest, decision: AdmissionDecision): string | undefined {
+  if (decision.allowed || request.operation !== "DELETE") return undefined;
   const namespace = request.namespace ?? "";
-  if (namespace !== "" && (await lookups.namespaceTerminating(namespace))) return allow;
+  return namespace === "" ? undefined : namespace;
+}
+
+/** The decision once the cluster is asked; needs no request, so a large review can be freed meanwhile. */
+export async function settleInCluster(
+  decision: AdmissionDecision,
+  recheck: string | undefined,
+  lookups: AdmissionLookups,
+): Promise<AdmissionDecision> {
+  if (recheck !== undefined && (await lookups.namespaceTerminating(recheck))) return allow;
   return decision;
 }
 

@@ -2,19 +2,27 @@
  * The admission webhook's HTTPS endpoint: `POST /admission-webhook` with an `admission.k8s.io/v1`
  * AdmissionReview, answered with the decision of admission-review.ts. Only the API server calls it
  * (it is the one holding the CA), with a 3 s timeout; the certificate can be swapped while serving.
+ * Anyone who reaches the port can connect, so bodies are capped in size, in JSON tokens and in bytes read
+ * at once (admission-capacity.ts), and connections in number and time (@driftless/metrics' limits).
  */
 import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { connectionLimits, connectionServerOptions, limitConnections, type ConnectionLimits } from "@driftless/metrics";
 import type { Logger } from "@driftless/sync";
-import { reviewAdmissionInCluster, type AdmissionLookups, type AdmissionRequest } from "./admission-review.ts";
+import { AdmissionCapacity, DefaultAdmissionLimits, type AdmissionLimits } from "./admission-capacity.ts";
+import {
+  namespaceToRecheck,
+  reviewAdmission,
+  settleInCluster,
+  type AdmissionDecision,
+  type AdmissionLookups,
+  type AdmissionRequest,
+} from "./admission-review.ts";
+import { jsonTokensExceed } from "./json-tokens.ts";
 import { BodyIncomplete, BodyTooLarge, readBody } from "./webhook-body.ts";
 
 export const AdmissionWebhookPath = "/admission-webhook";
-
-/** An AdmissionReview holds the object twice (old and new); etcd keeps objects up to 1.5 MiB. */
-const maxBodyBytes = 8 * 1024 * 1024;
-const readTimeoutMs = 10_000;
 
 export interface AdmissionServerOptions {
   readonly port: number;
@@ -22,6 +30,8 @@ export interface AdmissionServerOptions {
   readonly tls: { readonly cert: string; readonly key: string };
   readonly lookups: AdmissionLookups;
   readonly log: Logger;
+  readonly limits?: Partial<AdmissionLimits>;
+  readonly connectionLimits?: Partial<ConnectionLimits>;
 }
 
 export interface AdmissionServer {
@@ -31,56 +41,98 @@ export interface AdmissionServer {
   close(): Promise<void>;
 }
 
-function reply(response: ServerResponse, status: number, body: unknown): void {
+function reply(response: ServerResponse, status: number, body: unknown, close = false): void {
   const text = JSON.stringify(body);
   response.writeHead(status, {
     "content-type": "application/json",
     "content-length": Buffer.byteLength(text),
+    // Node closes the socket once this is sent, so an unread body is never drained.
+    ...(close ? { connection: "close" } : {}),
   });
   response.end(text);
+}
+
+/** A review read and decided; holds none of the objects, so they can be freed while the cluster is asked. */
+type Reviewed =
+  | { readonly kind: "invalid"; readonly status: 400 | 413; readonly why: string }
+  | {
+      readonly kind: "decided";
+      readonly uid: string;
+      readonly apiVersion: string;
+      readonly decision: AdmissionDecision;
+      readonly recheck: string | undefined;
+      readonly who: Record<string, unknown>;
+    };
+
+function review(body: Buffer, maxJsonTokens: number): Reviewed {
+  if (jsonTokensExceed(body, maxJsonTokens))
+    return { kind: "invalid", status: 413, why: `more than ${maxJsonTokens} JSON tokens` };
+  let parsed: { apiVersion?: string; request?: AdmissionRequest };
+  try {
+    parsed = JSON.parse(body.toString("utf8")) as typeof parsed;
+  } catch {
+    return { kind: "invalid", status: 400, why: "not JSON" };
+  }
+  const admission = parsed.request;
+  if (admission === undefined || typeof admission.uid !== "string")
+    return { kind: "invalid", status: 400, why: "not an AdmissionReview request" };
+  const decision = reviewAdmission(admission);
+  return {
+    kind: "decided",
+    uid: admission.uid,
+    apiVersion: parsed.apiVersion ?? "admission.k8s.io/v1",
+    decision,
+    recheck: namespaceToRecheck(admission, decision),
+    who: { user: admission.userInfo?.username, operation: admission.operation, kind: admission.kind?.kind },
+  };
+}
+
+function announcedLength(request: IncomingMessage): number | undefined {
+  const header = request.headers["content-length"];
+  return header === undefined ? undefined : Number(header);
 }
 
 async function handle(
   request: IncomingMessage,
   response: ServerResponse,
   options: AdmissionServerOptions,
+  limits: AdmissionLimits,
+  capacity: AdmissionCapacity,
 ): Promise<void> {
-  const log = options.log;
   const path = new URL(request.url ?? "/", "https://localhost").pathname;
   if (path !== AdmissionWebhookPath) return reply(response, 404, { status: "not found" });
   if (request.method !== "POST") return reply(response, 405, { status: "method not allowed" });
-  let body: Buffer;
+  const announced = announcedLength(request);
+  if (announced !== undefined && announced > limits.maxBodyBytes)
+    return reply(response, 413, { status: "too large" }, true);
+  const ticket = capacity.tryAdmit(announced);
+  if (ticket === undefined) {
+    // The API server applies failurePolicy (Ignore) and records the webhook as failed open.
+    response.setHeader("retry-after", "1");
+    return reply(response, 429, { status: "busy" }, true);
+  }
+  response.once("close", ticket.release);
+  let reviewed: Reviewed;
   try {
-    body = await readBody(request, maxBodyBytes);
+    // No local keeps the body: it is garbage once reviewed.
+    reviewed = review(await readBody(request, limits.maxBodyBytes), limits.maxJsonTokens);
   } catch (error) {
-    if (error instanceof BodyTooLarge) return reply(response, 413, { status: "too large" });
+    if (error instanceof BodyTooLarge) return reply(response, 413, { status: "too large" }, true);
     if (error instanceof BodyIncomplete) return;
     throw error;
+  } finally {
+    ticket.releaseBytes();
   }
-  let review: { apiVersion?: string; request?: AdmissionRequest };
-  try {
-    review = JSON.parse(body.toString("utf8")) as typeof review;
-  } catch {
-    return reply(response, 400, { status: "not JSON" });
-  }
-  const admission = review.request;
-  if (admission === undefined || typeof admission.uid !== "string")
-    return reply(response, 400, { status: "not an AdmissionReview request" });
-  const decision = await reviewAdmissionInCluster(admission, options.lookups);
-  if (!decision.allowed)
-    log.info("admission refused", {
-      user: admission.userInfo?.username,
-      operation: admission.operation,
-      kind: admission.kind?.kind,
-      message: decision.message,
-    });
+  if (reviewed.kind === "invalid") return reply(response, reviewed.status, { status: reviewed.why });
+  const decision = await settleInCluster(reviewed.decision, reviewed.recheck, options.lookups);
+  if (!decision.allowed) options.log.info("admission refused", { ...reviewed.who, message: decision.message });
   reply(response, 200, {
-    apiVersion: review.apiVersion ?? "admission.k8s.io/v1",
+    apiVersion: reviewed.apiVersion,
     kind: "AdmissionReview",
     response: decision.allowed
-      ? { uid: admission.uid, allowed: true }
+      ? { uid: reviewed.uid, allowed: true }
       : {
-          uid: admission.uid,
+          uid: reviewed.uid,
           allowed: false,
           status: { code: 403, reason: decision.reason, message: decision.message },
         },
@@ -88,16 +140,19 @@ async function handle(
 }
 
 export async function serveAdmission(options: AdmissionServerOptions): Promise<AdmissionServer> {
+  const limits: AdmissionLimits = { ...DefaultAdmissionLimits, ...options.limits };
+  const capacity = new AdmissionCapacity(limits);
+  // The API server sends a review at once and waits 3 s (timeoutSeconds) for the answer.
+  const connections = connectionLimits({ requestTimeoutMs: 10_000, ...options.connectionLimits });
   const server: Server = createServer(
     {
       cert: options.tls.cert,
       key: options.tls.key,
       minVersion: "TLSv1.2",
-      headersTimeout: readTimeoutMs,
-      requestTimeout: readTimeoutMs,
+      ...connectionServerOptions(connections),
     },
     (request, response) => {
-      handle(request, response, options).catch((error: unknown) => {
+      handle(request, response, options, limits, capacity).catch((error: unknown) => {
         // The API server then applies failurePolicy (Ignore): the write goes through.
         options.log.error("admission handler failed", { error: String(error) });
         if (!response.headersSent) reply(response, 500, { status: "error" });
@@ -105,6 +160,7 @@ export async function serveAdmission(options: AdmissionServerOptions): Promise<A
       });
     },
   );
+  limitConnections(server, connections);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => {

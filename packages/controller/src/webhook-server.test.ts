@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { once } from "node:events";
 import { createConnection, type Socket } from "node:net";
+import { closedWithin, connectRaw } from "@driftless/metrics/testing";
 import { createLogger } from "@driftless/sync";
 import { serveWebhooks } from "./webhook-server.ts";
 import type { Push } from "./webhook-push.ts";
@@ -171,3 +172,44 @@ test(
     assert.ok(sent < total, "the server read the whole oversized body");
   },
 );
+
+test("a connection that never sends a request is closed at the idle deadline", async (t) => {
+  const server = await serveWebhooks({
+    port: 0,
+    host: "127.0.0.1",
+    secret,
+    log: quiet,
+    connectionLimits: { idleMs: 300 },
+    onPush: () => Promise.resolve(1),
+  });
+  t.after(() => server.close());
+  const idle = await connectRaw(server.port);
+  const elapsed = await closedWithin(idle, 5_000, "idle connection");
+  t.diagnostic(`closed after ${elapsed} ms (deadline 300 ms)`);
+  assert.ok(elapsed >= 250, `closed before the deadline: ${elapsed} ms`);
+});
+
+test("beyond the connection cap a connection is closed at once; a push succeeds once others leave", async (t) => {
+  const server = await serveWebhooks({
+    port: 0,
+    host: "127.0.0.1",
+    secret,
+    log: quiet,
+    connectionLimits: { maxConnections: 3, idleMs: 60_000 },
+    onPush: () => Promise.resolve(1),
+  });
+  t.after(() => server.close());
+  const held = await Promise.all([0, 1, 2].map(() => connectRaw(server.port)));
+  const extra = await connectRaw(server.port);
+  await closedWithin(extra, 5_000, "connection beyond the cap");
+  assert.equal(extra.received(), "");
+  for (const client of held) {
+    client.socket.end();
+    await client.closed;
+  }
+  const body = JSON.stringify({ repo: "https://example.invalid/r.git", branch: "main" });
+  const signature = `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
+  const url = `http://127.0.0.1:${server.port}/webhook`;
+  const ok = await fetch(url, { method: "POST", body, headers: { "x-driftless-signature": signature } });
+  assert.equal(ok.status, 202);
+});

@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { connectionLimits, connectionServerOptions, limitConnections, type ConnectionLimits } from "@driftless/metrics";
 import type { Logger } from "@driftless/sync";
 import { BodyIncomplete, BodyTooLarge, readBody } from "./webhook-body.ts";
 import { parseWebhook, providerOf, verify, type Push, type WebhookProvider } from "./webhook-push.ts";
@@ -33,6 +34,8 @@ export interface WebhookServerOptions {
   readonly onResult?: (provider: WebhookProvider, result: WebhookResult, syncs?: number) => void;
   readonly log: Logger;
   readonly limits?: Partial<WebhookLimits>;
+  /** Idle and connection caps (the read deadline above sets the header and request timeouts). */
+  readonly connectionLimits?: Partial<ConnectionLimits>;
 }
 
 /**
@@ -129,30 +132,29 @@ export async function serveWebhooks(options: WebhookServerOptions): Promise<Webh
     });
   };
   let inFlight = 0;
-  const server = createServer(
-    {
-      // Node cuts a request whose headers or body are not in by then (408, or the socket destroyed).
-      headersTimeout: limits.readTimeoutMs,
-      requestTimeout: limits.readTimeoutMs,
-      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(limits.readTimeoutMs / 4))),
-    },
-    (request, response) => {
-      if (inFlight >= limits.maxConcurrent) {
-        options.onResult?.(providerOf(request.headers), WebhookResult.Busy);
-        response.setHeader("retry-after", "1");
-        return reply(response, 503, { status: WebhookResult.Busy }, true);
-      }
-      inFlight++;
-      let released = false;
-      const release = (): void => {
-        if (!released) inFlight--;
-        released = true;
-      };
-      response.once("finish", release);
-      response.once("close", release);
-      dispatch(request, response);
-    },
-  );
+  // Node cuts a request whose headers or body are not in by the read deadline (408, or the socket destroyed).
+  const connections = connectionLimits({
+    headersTimeoutMs: limits.readTimeoutMs,
+    requestTimeoutMs: limits.readTimeoutMs,
+    ...options.connectionLimits,
+  });
+  const server = createServer(connectionServerOptions(connections), (request, response) => {
+    if (inFlight >= limits.maxConcurrent) {
+      options.onResult?.(providerOf(request.headers), WebhookResult.Busy);
+      response.setHeader("retry-after", "1");
+      return reply(response, 503, { status: WebhookResult.Busy }, true);
+    }
+    inFlight++;
+    let released = false;
+    const release = (): void => {
+      if (!released) inFlight--;
+      released = true;
+    };
+    response.once("finish", release);
+    response.once("close", release);
+    dispatch(request, response);
+  });
+  limitConnections(server, connections);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => {

@@ -1,6 +1,7 @@
 /**
  * @driftless/metrics: the Prometheus registry, metric definitions and the /metrics, /healthz and
- * /readyz server.
+ * /readyz server, with the per-connection deadlines and caps every driftless port applies
+ * (`connectionServerOptions` + `limitConnections`, also used by the webhook and admission servers).
  *
  * Config Sync's metrics keep Config Sync's names and labels under `config_sync_`, so its
  * dashboards and alerts work unchanged; driftless's own (queues, reconcilers, finalizers,
@@ -37,6 +38,13 @@ export { CONFIG_SYNC_BUCKETS, errorCodeClass } from "./config-sync.ts";
 export type { ConfigSyncMetrics, TimestampHandle } from "./config-sync.ts";
 export { createMetrics, syncLabels } from "./create-metrics.ts";
 export type { Metrics, MetricsOptions } from "./create-metrics.ts";
+export {
+  connectionLimits,
+  connectionServerOptions,
+  DefaultConnectionLimits,
+  limitConnections,
+} from "./connection-limits.ts";
+export type { ConnectionLimits } from "./connection-limits.ts";
 export { createManagerMetrics } from "./manager.ts";
 export type { ManagerMetrics, ManagerMetricsOptions } from "./manager.ts";
 export { JOB_BUCKETS } from "./queue.ts";

@@ -5,6 +5,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
+import {
+  connectionLimits,
+  connectionServerOptions,
+  limitConnections,
+  type ConnectionLimits,
+} from "./connection-limits.ts";
 
 export interface Health {
   /** False: the process should be restarted (liveness). */
@@ -24,6 +30,8 @@ export interface ServeMetricsOptions {
   readonly health: () => Promise<Health>;
   /** A health check slower than this answers 503 (a hung check must not hang the probe). Default 5 s. */
   readonly healthTimeoutMs?: number;
+  /** Deadlines and caps per connection; the defaults unless a test shortens them. */
+  readonly connectionLimits?: Partial<ConnectionLimits>;
 }
 
 export interface MetricsServer {
@@ -108,7 +116,9 @@ export async function serveMetrics(options: ServeMetricsOptions): Promise<Metric
     }
   };
 
-  const server = createServer((request, response) => {
+  // Reconcilers' ports are reachable from tenants' pods: no client may hold a connection without a request.
+  const limits = connectionLimits(options.connectionLimits);
+  const server = createServer(connectionServerOptions(limits), (request, response) => {
     handle(request, response).catch((error: unknown) => {
       // A failing collector must show up as a failed scrape, not as a hung connection.
       if (!response.headersSent)
@@ -121,6 +131,7 @@ export async function serveMetrics(options: ServeMetricsOptions): Promise<Metric
       else response.destroy();
     });
   });
+  limitConnections(server, limits);
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

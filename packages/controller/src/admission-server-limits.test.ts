@@ -1,0 +1,177 @@
+import { test, type TestContext } from "node:test";
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { closedWithin, connectRaw, type RawClient } from "@driftless/metrics/testing";
+import type { ConnectionLimits } from "@driftless/metrics";
+import { createLogger } from "@driftless/sync";
+import { DefaultAdmissionLimits, type AdmissionLimits } from "./admission-capacity.ts";
+import { issueWebhookCertificates } from "./admission-cert.ts";
+import { AdmissionWebhookPath, serveAdmission } from "./admission-server.ts";
+
+// The admission port takes connections from anyone who can reach the pod, before any credential is seen.
+
+const certs = issueWebhookCertificates({ hosts: ["127.0.0.1"], lifetimeMs: 24 * 60 * 60 * 1000 });
+const tls = { ca: certs.caCert };
+
+async function serve(t: TestContext, limits: Partial<AdmissionLimits>, connectionLimits: Partial<ConnectionLimits>) {
+  const server = await serveAdmission({
+    port: 0,
+    host: "127.0.0.1",
+    tls: { cert: certs.tlsCert, key: certs.tlsKey },
+    lookups: { namespaceTerminating: () => Promise.resolve(false) },
+    log: createLogger({ component: "test" }, { level: "error" }),
+    limits,
+    connectionLimits,
+  });
+  t.after(() => server.close());
+  return server;
+}
+
+const review = JSON.stringify({
+  apiVersion: "admission.k8s.io/v1",
+  kind: "AdmissionReview",
+  request: {
+    uid: "u-1",
+    kind: { group: "", version: "v1", kind: "ConfigMap" },
+    operation: "CREATE",
+    userInfo: { username: "alice" },
+    object: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm", namespace: "ns" } },
+  },
+});
+
+/** Sends a review's headers announcing `length` bytes; resolves once the server has taken the request on. */
+async function startReview(client: RawClient, length: number): Promise<void> {
+  client.socket.write(
+    `POST ${AdmissionWebhookPath} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`,
+  );
+  // Node answers 100 Continue right before the handler runs (and either admits the request or refuses it).
+  while (!/^HTTP\/1\.1 \d{3} /.test(client.received())) await once(client.socket, "data");
+}
+
+async function allowed(port: number): Promise<void> {
+  const client = await connectRaw(port, tls);
+  client.socket.end(
+    `POST ${AdmissionWebhookPath} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(review)}\r\nConnection: close\r\n\r\n${review}`,
+  );
+  await client.closed;
+  assert.match(client.received(), /^HTTP\/1\.1 200 [\s\S]*"allowed":true/);
+}
+
+test("a connection that never starts its TLS handshake is closed at the idle deadline", async (t) => {
+  const server = await serve(t, {}, { idleMs: 300 });
+  const idle = await connectRaw(server.port);
+  const elapsed = await closedWithin(idle, 5_000, "connection without a handshake");
+  t.diagnostic(`closed after ${elapsed} ms (deadline 300 ms)`);
+  assert.ok(elapsed >= 250, `closed before the deadline: ${elapsed} ms`);
+});
+
+test("a connection that completes its handshake and sends no request is closed at the idle deadline", async (t) => {
+  const server = await serve(t, {}, { idleMs: 300 });
+  const idle = await connectRaw(server.port, tls);
+  const elapsed = await closedWithin(idle, 5_000, "TLS connection without a request");
+  t.diagnostic(`closed ${elapsed} ms after connecting (deadline 300 ms for the handshake, then 300 ms)`);
+  assert.ok(elapsed >= 250, `closed before the deadline: ${elapsed} ms`);
+});
+
+test("a client that trickles its headers over TLS is answered 408 and closed at the headers deadline", async (t) => {
+  const server = await serve(t, {}, { idleMs: 5_000, headersTimeoutMs: 600 });
+  const slow = await connectRaw(server.port, tls);
+  const headers = `POST ${AdmissionWebhookPath} HTTP/1.1\r\nHost: x\r\nX-Padding: `.padEnd(4096, "a");
+  let sent = 0;
+  const trickle = setInterval(() => {
+    if (!slow.socket.destroyed) slow.socket.write(headers[sent++ % headers.length] ?? "a");
+  }, 50);
+  t.after(() => clearInterval(trickle));
+  const elapsed = await closedWithin(slow, 5_000, "trickling client");
+  t.diagnostic(`closed after ${elapsed} ms and ${sent} bytes (deadline 600 ms)`);
+  assert.match(slow.received(), /^HTTP\/1\.1 408 /);
+});
+
+test("beyond the connection cap a connection is closed at once; reviews succeed once others leave", async (t) => {
+  const server = await serve(t, {}, { maxConnections: 3, idleMs: 60_000 });
+  const held = await Promise.all([0, 1, 2].map(() => connectRaw(server.port, tls)));
+  const extra = await connectRaw(server.port);
+  await closedWithin(extra, 5_000, "connection beyond the cap");
+  assert.equal(extra.received(), "");
+  for (const client of held) {
+    client.socket.end();
+    await client.closed;
+  }
+  await allowed(server.port);
+});
+
+test("a body announced over the limit is refused with 413 before any of it is sent", async (t) => {
+  // Real limits: a 4 MiB review is over the 3 MiB the endpoint reads.
+  const server = await serve(t, {}, {});
+  const client = await connectRaw(server.port, tls);
+  client.socket.write(
+    `POST ${AdmissionWebhookPath} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${DefaultAdmissionLimits.maxBodyBytes + 1024 * 1024}\r\n\r\n{`,
+  );
+  await closedWithin(client, 5_000, "oversize request");
+  assert.match(client.received(), /^HTTP\/1\.1 413 /);
+});
+
+test("a chunked body streamed past the limit gets 413 and its connection closed, not drained", async (t) => {
+  const server = await serve(t, { maxBodyBytes: 64 * 1024 }, {});
+  const client = await connectRaw(server.port, tls);
+  let closed = false;
+  void client.closed.then(() => (closed = true));
+  client.socket.write(`POST ${AdmissionWebhookPath} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n`);
+  const chunk = `10000\r\n${"x".repeat(0x10000)}\r\n`;
+  const total = 32 * 1024 * 1024;
+  let sent = 0;
+  while (!closed && sent < total) {
+    sent += 0x10000;
+    if (!client.socket.write(chunk)) await Promise.race([once(client.socket, "drain"), client.closed]);
+  }
+  await closedWithin(client, 5_000, "oversize chunked request");
+  t.diagnostic(`closed after ${sent} of ${total} bytes sent`);
+  assert.ok(sent < total, "the server read the whole oversized body");
+  assert.match(client.received(), /^HTTP\/1\.1 413 /);
+});
+
+test("beyond the concurrency cap a review gets 429 with Retry-After at once, its body unread", async (t) => {
+  const server = await serve(t, { maxConcurrent: 3 }, {});
+  const slow = await Promise.all([0, 1, 2].map(() => connectRaw(server.port, tls)));
+  for (const client of slow) await startReview(client, 1000);
+  const fourth = await connectRaw(server.port, tls);
+  await startReview(fourth, 1000);
+  await closedWithin(fourth, 5_000, "request beyond the cap");
+  assert.match(
+    fourth.received(),
+    /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 429 [\s\S]*retry-after: 1[\s\S]*"status":"busy"/i,
+  );
+  for (const client of slow) {
+    client.socket.destroy();
+    await client.closed;
+  }
+  await allowed(server.port);
+});
+
+test("large bodies are admitted against a byte budget, so small reviews still go through beside them", async (t) => {
+  const server = await serve(t, { maxBodyBytes: 1024 * 1024, maxBytesInFlight: 2 * 1024 * 1024 + 64 * 1024 }, {});
+  const large = await Promise.all([0, 1].map(() => connectRaw(server.port, tls)));
+  for (const client of large) await startReview(client, 1024 * 1024);
+  const third = await connectRaw(server.port, tls);
+  await startReview(third, 1024 * 1024);
+  await closedWithin(third, 5_000, "large request beyond the byte budget");
+  assert.match(third.received(), /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 429 /);
+  await allowed(server.port);
+});
+
+test("a small body that would parse into more objects than the token cap allows is refused with 413 unparsed", async (t) => {
+  const server = await serve(t, { maxJsonTokens: 1000 }, {});
+  // 6 KiB of `{},` is 4,000 tokens: an object each for JSON.parse.
+  const dense = review.replace('"metadata":', `"pad":[${"{},".repeat(2000)}{}],"metadata":`);
+  const client = await connectRaw(server.port, tls);
+  client.socket.end(
+    `POST ${AdmissionWebhookPath} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(dense)}\r\nConnection: close\r\n\r\n${dense}`,
+  );
+  await closedWithin(client, 5_000, "dense request");
+  assert.match(client.received(), /^HTTP\/1\.1 413 [\s\S]*more than 1000 JSON tokens/);
+  await allowed(server.port);
+});
