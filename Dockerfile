@@ -36,7 +36,8 @@ RUN --mount=type=cache,target=/root/.npm,sharing=locked \
   if [ -s /run/secrets/ca-certificates ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca-certificates; fi \
   && npm ci --ignore-scripts --no-audit --no-fund --prefer-offline \
   && node scripts/bundle.ts \
-  && npm prune --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
+  && npm prune --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
+  && rm -rf node_modules/@driftless node_modules/.bin dist/*.map
 
 FROM ${NODE_IMAGE}
 # The reconciler fetches with the git CLI (https, ssh). A base that already has them (the local one) skips apt.
@@ -46,7 +47,13 @@ RUN if ! command -v git >/dev/null || ! command -v ssh >/dev/null || [ ! -f /etc
     && rm -rf /var/lib/apt/lists/*; \
   fi
 WORKDIR /app
-COPY --from=build /app /app
+# Only what runs: the bundles (and their licence notices) and the packages they leave external
+# (@kubernetes/client-node and its dependencies), never the sources, tests or anything else of the build
+# context. The workspace links (node_modules/@driftless, into packages/) and the source maps (which embed
+# every source) stay in the build stage.
+COPY --from=build /app/package.json /app/package.json
+COPY --from=build /app/dist /app/dist
+COPY --from=build /app/node_modules /app/node_modules
 # The reconciler finds them on PATH (--render-tools-dir / DRIFTLESS_RENDER_TOOLS_DIR overrides).
 COPY --from=render-tools /tools/ /usr/local/bin/
 # A writable HOME for git on a read-only root filesystem (/tmp is an emptyDir in the pods).

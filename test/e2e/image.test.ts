@@ -100,6 +100,32 @@ test("the image runs both bundles on a read-only root filesystem as the non-root
   assert.match(writeRoot.all, /Read-only file system/);
 });
 
+test(
+  "the image holds only what runs: the bundles and their external packages, no sources, tests, build context or secrets",
+  { skip },
+  async () => {
+    const listing = await runContainer(image, ["sh", "-c", "find /app -not -path '/app/node_modules/*' | sort"]);
+    assert.equal(listing.code, 0, listing.all);
+    const outside = listing.stdout
+      .trim()
+      .split("\n")
+      .filter((path) => !/^\/app(\/package\.json|\/node_modules|\/dist|\/dist\/[^/]+\.(mjs|txt))?$/.test(path));
+    assert.deepEqual(outside, [], "files beside the bundles in /app");
+    const stray = await runContainer(
+      image,
+      [
+        "sh",
+        "-c",
+        // Folders even root cannot read without capabilities (apt's partial/) are passed over.
+        "find / -xdev \\( -name redis-password.env -o -name .git -o -path /app/node_modules/@driftless \\) -print 2>/dev/null; true",
+      ],
+      { user: "0" },
+    );
+    assert.equal(stray.code, 0, stray.all);
+    assert.equal(stray.stdout.trim(), "", "a secret, a repository or a link to our sources in the image");
+  },
+);
+
 test("the image's kustomize and helm are the pinned versions the tests use", { skip }, async () => {
   const pinned = async (tool: string) =>
     (await readFile(join(root, "packages", "sync", "versions", tool), "utf8")).trim();

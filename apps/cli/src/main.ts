@@ -9,6 +9,7 @@ import { status } from "./commands/status.ts";
 import { OutputFormat } from "./commands/status-render.ts";
 import { version } from "./commands/version.ts";
 import { vet } from "./commands/vet.ts";
+import { printable } from "./terminal-text.ts";
 
 const usage = `usage:
   driftless vet DIR [--source-format unstructured|hierarchy] [--sync-kind RepoSync --sync-namespace NS]
@@ -49,7 +50,8 @@ async function main(argv: readonly string[]): Promise<number> {
       help: { type: "boolean", short: "h" },
     },
   });
-  const out = (line: string): void => void process.stdout.write(`${line}\n`);
+  // File names, object names and messages come from repositories and clusters: no terminal controls.
+  const out = (line: string): void => void process.stdout.write(`${printable(line)}\n`);
   const [command, dir] = positionals;
   if (values.help === true || command === undefined) {
     out(usage);
@@ -132,7 +134,7 @@ class UsageError extends Error {}
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`driftless: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`driftless: ${printable(error instanceof Error ? error.message : String(error))}\n`);
     if (error instanceof UsageError) process.stderr.write(`${usage}\n`);
     process.exit(error instanceof UsageError ? 2 : 1);
   },

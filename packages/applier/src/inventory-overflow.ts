@@ -11,7 +11,11 @@ import type { SyncIdentity } from "./desired.ts";
 import { resourceGroupMapping } from "./resource-group-mapping.ts";
 import type { ObjectId } from "./object-id.ts";
 
-/** Marks the overflow group, and says whose it is: a ResourceGroup of that name without it is someone else's. */
+/**
+ * Marks the overflow group, and says whose it is: a ResourceGroup of that name without it is someone else's
+ * (another party's, or the group of a sync itself named `<sync>.pending`), which the sync neither reads, deletes
+ * nor overwrites.
+ */
 export const OverflowOfLabel = "driftless.dev/inventory-overflow-of";
 
 /**
@@ -36,8 +40,8 @@ export class InventoryOverflow {
 
   async read(): Promise<ObjectId[]> {
     if (this.#knownAbsent) return [];
-    const group = await this.#ours();
-    if (group === undefined) {
+    const group = await this.#get();
+    if (group === undefined || !this.#isOurs(group)) {
       this.#knownAbsent = true;
       return [];
     }
@@ -49,7 +53,9 @@ export class InventoryOverflow {
 
   async write(resources: readonly ObjectId[]): Promise<void> {
     for (let attempt = 0; ; attempt++) {
-      const current = await this.#ours();
+      const current = await this.#get();
+      // Only a pass that needs the overflow group fails on a foreign one; every other pass ignores it.
+      if (current !== undefined && !this.#isOurs(current)) throw new OverflowNameTakenError(this.#sync, this.#name);
       const body: KubeObject = {
         apiVersion: "kpt.dev/v1alpha1",
         kind: "ResourceGroup",
@@ -79,17 +85,20 @@ export class InventoryOverflow {
   /** Removes the group once the sync's own group holds everything again. */
   async clear(): Promise<void> {
     if (this.#knownAbsent) return;
-    if ((await this.#ours()) !== undefined)
-      await this.#client.delete(resourceGroupMapping, this.#sync.namespace, this.#name);
+    const group = await this.#get();
+    if (group !== undefined && this.#isOurs(group))
+      await this.#client.delete(resourceGroupMapping, this.#sync.namespace, this.#name, {
+        preconditions: { uid: group.metadata.uid },
+      });
     this.#knownAbsent = true;
   }
 
-  async #ours(): Promise<KubeObject | undefined> {
-    const group = await this.#client.get(resourceGroupMapping, this.#sync.namespace, this.#name);
-    if (group === undefined) return undefined;
-    if (group.metadata.labels?.[OverflowOfLabel] !== this.#sync.name)
-      throw new OverflowNameTakenError(this.#sync, this.#name);
-    return group;
+  #get(): Promise<KubeObject | undefined> {
+    return this.#client.get(resourceGroupMapping, this.#sync.namespace, this.#name);
+  }
+
+  #isOurs(group: KubeObject): boolean {
+    return group.metadata.labels?.[OverflowOfLabel] === this.#sync.name;
   }
 }
 
@@ -99,7 +108,7 @@ export class OverflowNameTakenError extends DriftlessError {
     super({
       code: KnvCode.MaxInventorySize,
       errorClass: ErrorClass.Terminal,
-      message: `the inventory of ${sync.kind} ${sync.namespace}/${sync.name} needs a second ResourceGroup, ${name}, for this commit, but that name belongs to another sync's inventory; apply the change in two commits, or rename one of the syncs`,
+      message: `the inventory of ${sync.kind} ${sync.namespace}/${sync.name} needs a second ResourceGroup, ${name}, for this commit, but a ResourceGroup of that name exists without the label ${OverflowOfLabel}=${sync.name} (another sync's inventory, or someone else's object), which the sync leaves alone; apply the change in two commits, or rename or remove that ResourceGroup`,
     });
   }
 }

@@ -145,8 +145,8 @@ export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings):
             }),
           ],
           volumes: [
-            { name: "cache", emptyDir: {} },
-            { name: "tmp", emptyDir: {} },
+            { name: "cache", emptyDir: { sizeLimit: "1Gi" } }, // a git clone and checkout, or an image or chart (docs/design/manager.md)
+            { name: "tmp", emptyDir: { sizeLimit: "512Mi" } }, // a render: kustomize output (256 MiB at most) and helm caches
             // The socket's folder, the render container's /tmp, the reconciler's token (render-container.ts).
             ...renderVolumes,
           ],

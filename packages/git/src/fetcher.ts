@@ -12,7 +12,7 @@ import { GitSession } from "./git-session.ts";
 import { KeyedLock } from "./keyed-lock.ts";
 import { lsRemotePatterns, parseLsRemote, pickRemoteCommit } from "./ls-remote.ts";
 import { CacheRepo } from "./mirror.ts";
-import { Transport } from "./repo-url.ts";
+import { Transport, transportsFollowing } from "./repo-url.ts";
 import { GitProcessError } from "./run-git.ts";
 import { checkDirInCommit, resolveSourceDir } from "./source-dir.ts";
 import { checkOutSubmodules, gitlinksOf } from "./submodules.ts";
@@ -172,7 +172,13 @@ export class GitFetcher {
     // A checkout that exists was validated when it was made; its objects may since have been pruned.
     if (!checkedOut) await checkDirInCommit(session, repo.gitDir, commit, plan.dir);
     const links = checkedOut ? [] : await gitlinksOf(session, repo.gitDir, commit);
-    const submodules = { session, repo, url: plan.repo.url, allowedTransports: this.#transports };
+    const submodules = {
+      session,
+      repo,
+      url: plan.repo.url,
+      parentTransport: plan.repo.transport,
+      allowedTransports: this.#transportsFor(plan),
+    };
     const { dir, base } = await worktrees.materialize(
       commit,
       links.length === 0 ? undefined : (temp) => checkOutSubmodules(submodules, commit, links, temp),
@@ -241,6 +247,13 @@ export class GitFetcher {
     throw session.error(GitFailureReason.RefNotFound, message, undefined, ErrorClass.Terminal);
   }
 
+  /** What git may use for this repository, its redirects and its submodules. */
+  #transportsFor(plan: FetchPlan): Transport[] {
+    const parent = plan.repo.transport;
+    // planFetch refused invalid and unsupported URLs already.
+    return parent === "invalid" || parent === "unsupported" ? [] : transportsFollowing(parent, this.#transports);
+  }
+
   async #withSession<T>(
     plan: FetchPlan,
     credentials: GitCredentials,
@@ -261,7 +274,10 @@ export class GitFetcher {
         gitBinary: this.#gitBinary,
         // Stop repository discovery at the cache: ls-remote runs outside any repository and must
         // not pick up the config of one that happens to contain the cache directory.
-        env: baseGitEnv(this.#env, this.#transports, { ...auth.env, GIT_CEILING_DIRECTORIES: this.#cacheDir }),
+        env: baseGitEnv(this.#env, this.#transportsFor(plan), {
+          ...auth.env,
+          GIT_CEILING_DIRECTORIES: this.#cacheDir,
+        }),
         timeoutMs: this.#timeoutMs,
         signal,
         secrets: auth.secrets,

@@ -16,6 +16,18 @@ export const Transport = {
 } as const;
 export type Transport = (typeof Transport)[keyof typeof Transport];
 
+/**
+ * The transports a fetch from a repository on `parent` may use, for its redirects and submodules alike: the
+ * parent's own, plus https where the parent's is plain (an upgrade). A tenant's `.gitmodules` cannot reach the
+ * reconciler's disk over file:// (another sync's cache), nor hosts over ssh or git:// that an https sync never
+ * named; `allowed` (the fetcher's) still bounds it.
+ */
+export function transportsFollowing(parent: Transport, allowed: readonly Transport[]): Transport[] {
+  const family: readonly Transport[] =
+    parent === Transport.Http || parent === Transport.Git ? [parent, Transport.Https] : [parent];
+  return family.filter((t) => allowed.includes(t));
+}
+
 export interface RepoUrl {
   /** The URL to give git: credentials removed for http(s). */
   readonly url: string;

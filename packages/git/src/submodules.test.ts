@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { GitFailureReason, GitFetchError } from "./errors.ts";
 import { GitFetcher } from "./fetcher.ts";
 import { git, SourceRepo, tempDir } from "./testing/git-fixture.ts";
+import { startGitHttpServer } from "./testing/git-http-server.ts";
 
 /** Submodules over file://: gitlinks made with plumbing, .gitmodules written by hand, as a repository holds them. */
 
@@ -67,6 +68,43 @@ void describe("submodules", () => {
         error.reason === GitFailureReason.InvalidSpec &&
         /submodule lib: url .* not allowed/.test(error.message),
     );
+  });
+
+  void it("fetches a submodule of a repository served over http only over http(s), never file://, ssh or ext::, even where the fetcher allows file://", async (t) => {
+    const server = await startGitHttpServer({ projectRoot: root.path });
+    t.after(() => server.close());
+    const overHttp = (source: SourceRepo): string => server.url(relative(root.path, source.bare));
+    // A repository on the reconciler's own disk (another sync's cache, say) that a tenant's .gitmodules names.
+    const local = await repo("local-secret", { "secret.yaml": "kind: Secret\n" });
+    const shared = await repo("shared", { "shared.yaml": "kind: ConfigMap\nmetadata: {name: shared}\n" });
+    const refusals: [url: string, transport: string][] = [
+      [local.source.fileUrl, "the file"],
+      [local.source.bare, "the file"],
+      ["ssh://git@127.0.0.1:1/x.git", "the ssh"],
+      ["ext::sh -c touch% /tmp/pwned", "a"],
+    ];
+    for (const [index, [url, transport]] of refusals.entries()) {
+      const top = await repo(`top-http-${String(index)}`, { "b.yaml": "kind: ConfigMap\n" });
+      await addGitlink(top.source, "lib", url, local.sha);
+      await assert.rejects(
+        fetcher(true).fetch({ syncKey: `http-${String(index)}`, spec: { repo: overHttp(top.source) } }),
+        (error: unknown) => {
+          assert.ok(error instanceof GitFetchError, String(error));
+          assert.equal(error.reason, GitFailureReason.InvalidSpec, `${url}: ${error.message}`);
+          assert.ok(error.message.includes(`submodule lib: url`), error.message);
+          assert.ok(error.message.includes(`uses ${transport} transport`), error.message);
+          assert.ok(error.message.includes("of a http repository may use http or https only"), error.message);
+          return true;
+        },
+      );
+    }
+    // The same repository over http, relative to the superproject as `git submodule add ../x` writes it, is fetched.
+    const top = await repo("top-http-ok", { "b.yaml": "kind: ConfigMap\n" });
+    const relativeUrl = `../../${shared.source.bare.split("/").slice(-2).join("/")}`;
+    const commit = await addGitlink(top.source, "lib", relativeUrl, shared.sha);
+    const result = await fetcher(true).fetch({ syncKey: "http-ok", spec: { repo: overHttp(top.source) } });
+    assert.equal(result.commit, commit);
+    assert.match(await readFile(join(result.dir, "lib/shared.yaml"), "utf8"), /shared/);
   });
 
   void it("reports a gitlink to a commit its repository does not have", async () => {

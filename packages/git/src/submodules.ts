@@ -7,7 +7,7 @@ import type { GitSession } from "./git-session.ts";
 import { isSafeTreePath } from "./link-tree.ts";
 import type { CacheRepo } from "./mirror.ts";
 import { parseRepoUrl } from "./repo-url.ts";
-import type { Transport } from "./repo-url.ts";
+import type { RepoUrl, Transport } from "./repo-url.ts";
 import { GitExit, GitProcessError } from "./run-git.ts";
 
 /**
@@ -30,6 +30,8 @@ export interface SubmoduleContext {
   readonly repo: CacheRepo;
   /** The superproject's URL as git was given it: relative submodule URLs are resolved against it. */
   readonly url: string;
+  /** The sync's repository's transport, which decided `allowedTransports` (transportsFollowing). */
+  readonly parentTransport: RepoUrl["transport"];
   readonly allowedTransports: readonly Transport[];
 }
 
@@ -155,9 +157,10 @@ function resolveUrl(ctx: SubmoduleContext, url: string | undefined, path: string
     !ctx.allowedTransports.includes(parsed.transport) ||
     resolved.startsWith("-")
   ) {
+    const used = parsed.transport === "invalid" || parsed.transport === "unsupported" ? "a" : `the ${parsed.transport}`;
     throw invalid(
       ctx,
-      `submodule ${path}: url ${JSON.stringify(redactUrl(resolved))} uses a transport that is not allowed here`,
+      `submodule ${path}: url ${JSON.stringify(redactUrl(resolved))} uses ${used} transport, which is not allowed here: a submodule of a ${String(ctx.parentTransport)} repository may use ${ctx.allowedTransports.join(" or ")} only`,
     );
   }
   return parsed.url;

@@ -89,7 +89,8 @@ export class OciFetcher {
       const budget = new UnpackBudget(this.#options.limits ?? DefaultUnpackLimits);
       const maxLayerBytes = this.#options.maxLayerBytes ?? 64 * 1024 * 1024;
       for (const layer of manifest.layers) {
-        if (!/tar/.test(layer.mediaType) && layer.mediaType !== "")
+        // zstd layers would otherwise pass for plain tar and fail as "not a tar archive".
+        if ((!/tar/.test(layer.mediaType) && layer.mediaType !== "") || /zstd/.test(layer.mediaType))
           throw new OciFetchError(
             OciFailureReason.InvalidImage,
             `the image has a layer of media type ${layer.mediaType}; only tar and tar+gzip layers can be read`,

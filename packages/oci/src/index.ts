@@ -11,8 +11,8 @@
  * ```
  *
  * Decisions: HTTPS only; an index resolves to linux/amd64, else its first manifest; layers are held in
- * memory one at a time (64 MiB compressed at most) and unpacked within limits (128 MiB of files,
- * 32 MiB per file, 100,000 entries), refusing any path, link or write that leaves the directory.
+ * memory one at a time (64 MiB compressed at most), decompressed as a stream and unpacked within limits
+ * (128 MiB of files, 32 MiB per file, 100,000 entries), refusing any path, link or write that leaves the directory.
  */
 export { OciFetcher } from "./fetcher.ts";
 export type { OciFetchResult, OciFetcherOptions, OciPullOptions, OciSourceSpec } from "./fetcher.ts";
@@ -23,4 +23,4 @@ export type { RegistryCredentials } from "./registry-client.ts";
 export { DefaultUnpackLimits, safeSegments, unpackLayer, UnpackBudget } from "./unpack.ts";
 export type { UnpackLimits } from "./unpack.ts";
 export { readTar, TarEntryType } from "./tar.ts";
-export type { TarEntry } from "./tar.ts";
+export type { TarEntry, TarStreamEntry } from "./tar.ts";

@@ -1,6 +1,6 @@
 /**
- * A reader of tar archives held in memory (ustar, pax and GNU long names): the entries an image layer
- * holds, before anything is written. Refuses what is not a tar rather than guessing.
+ * A streaming reader of tar archives (ustar, pax and GNU long names): the entries an image layer holds.
+ * Refuses what is not a tar rather than guessing.
  */
 
 export const TarEntryType = {
@@ -17,7 +17,8 @@ export interface TarEntry {
   readonly name: string;
   readonly type: TarEntryType;
   readonly linkname: string;
-  readonly data: Buffer;
+  /** Bytes of content, as the header declares them. */
+  readonly size: number;
 }
 
 export class TarFormatError extends Error {}
@@ -84,39 +85,114 @@ function typeOf(flag: string): TarEntryType {
   }
 }
 
-export function* readTar(archive: Buffer): Generator<TarEntry> {
-  let at = 0;
+/** Reads exact byte counts from a stream of chunks without gathering more than asked. */
+class ChunkReader {
+  readonly #source: AsyncIterator<Buffer>;
+  #pending: Buffer = Buffer.alloc(0);
+
+  constructor(source: AsyncIterable<Buffer>) {
+    this.#source = source[Symbol.asyncIterator]();
+  }
+
+  /** Up to `max` bytes of what is available (reading one more chunk if none is); undefined at the end. */
+  async next(max: number): Promise<Buffer | undefined> {
+    if (this.#pending.length === 0) {
+      const next = await this.#source.next();
+      if (next.done === true) return undefined;
+      this.#pending = next.value;
+    }
+    const out = this.#pending.subarray(0, max);
+    this.#pending = this.#pending.subarray(out.length);
+    return out;
+  }
+
+  /** Exactly `length` bytes, fewer only at the end of the stream. */
+  async read(length: number): Promise<Buffer> {
+    const parts: Buffer[] = [];
+    let got = 0;
+    while (got < length) {
+      const part = await this.next(length - got);
+      if (part === undefined) break;
+      parts.push(part);
+      got += part.length;
+    }
+    return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+  }
+
+  /** Passes over `length` bytes; returns how many there were. */
+  async skip(length: number): Promise<number> {
+    let left = length;
+    while (left > 0) {
+      const part = await this.next(left);
+      if (part === undefined) break;
+      left -= part.length;
+    }
+    return length - left;
+  }
+
+  async close(): Promise<void> {
+    await this.#source.return?.();
+  }
+}
+
+/** An entry and its content; content not read before the next entry is asked for is passed over. */
+export interface TarStreamEntry extends TarEntry {
+  readonly content: AsyncIterable<Buffer>;
+}
+
+/** Largest pax or GNU long-name header held in memory: names and links, never file content. */
+const maxHeaderDataBytes = 1024 * 1024;
+
+/**
+ * Reads a tar archive as it streams in: one header at a time, file content passed on in the chunks it came
+ * in, so no more than a header is held (a layer that decompresses to gigabytes never sits in memory).
+ */
+export async function* readTar(source: AsyncIterable<Buffer>): AsyncGenerator<TarStreamEntry> {
+  const reader = new ChunkReader(source);
   let longName: string | undefined;
   let longLink: string | undefined;
   let pax = new Map<string, string>();
-  while (at + block <= archive.length) {
-    const header = archive.subarray(at, at + block);
-    if (header.every((b) => b === 0)) return; // end-of-archive marker
-    if (!checksumMatches(header)) throw new TarFormatError("not a tar archive (header checksum mismatch)");
-    const size = octal(header, 124, 12);
-    const flag = text(header, 156, 1);
-    const dataStart = at + block;
-    if (dataStart + size > archive.length) throw new TarFormatError("the tar archive is truncated");
-    const data = archive.subarray(dataStart, dataStart + size);
-    at = dataStart + Math.ceil(size / block) * block;
-    if (flag === "x") {
-      pax = paxRecords(data);
-      continue;
+  try {
+    for (;;) {
+      const header = await reader.read(block);
+      if (header.length < block) return;
+      if (header.every((b) => b === 0)) return; // end-of-archive marker
+      if (!checksumMatches(header)) throw new TarFormatError("not a tar archive (header checksum mismatch)");
+      const size = octal(header, 124, 12);
+      const flag = text(header, 156, 1);
+      const padding = Math.ceil(size / block) * block - size;
+      if (flag === "x" || flag === "g" || flag === "L" || flag === "K") {
+        if (size > maxHeaderDataBytes)
+          throw new TarFormatError(`a tar extended header of ${size} bytes is larger than ${maxHeaderDataBytes}`);
+        const data = await reader.read(size);
+        if (data.length < size) throw new TarFormatError("the tar archive is truncated");
+        await reader.skip(padding);
+        if (flag === "x") pax = paxRecords(data);
+        else if (flag === "L") longName = text(data, 0, data.length);
+        else if (flag === "K") longLink = text(data, 0, data.length);
+        continue; // a global pax header ("g") holds nothing driftless reads
+      }
+      const prefix = text(header, 257, 6).startsWith("ustar") ? text(header, 345, 155) : "";
+      const short = text(header, 0, 100);
+      const name = pax.get("path") ?? longName ?? (prefix === "" ? short : `${prefix}/${short}`);
+      const linkname = pax.get("linkpath") ?? longLink ?? text(header, 157, 100);
+      let left = size;
+      const content = async function* (): AsyncGenerator<Buffer> {
+        while (left > 0) {
+          const chunk = await reader.next(left);
+          if (chunk === undefined) throw new TarFormatError("the tar archive is truncated");
+          left -= chunk.length;
+          yield chunk;
+        }
+      };
+      yield { name, type: typeOf(flag), linkname, size, content: content() };
+      if ((await reader.skip(left)) < left) throw new TarFormatError("the tar archive is truncated");
+      await reader.skip(padding);
+      longName = undefined;
+      longLink = undefined;
+      pax = new Map();
     }
-    if (flag === "g") continue; // global pax header: nothing driftless reads
-    if (flag === "L" || flag === "K") {
-      const value = text(data, 0, data.length);
-      if (flag === "L") longName = value;
-      else longLink = value;
-      continue;
-    }
-    const prefix = text(header, 257, 6).startsWith("ustar") ? text(header, 345, 155) : "";
-    const short = text(header, 0, 100);
-    const name = pax.get("path") ?? longName ?? (prefix === "" ? short : `${prefix}/${short}`);
-    const linkname = pax.get("linkpath") ?? longLink ?? text(header, 157, 100);
-    yield { name, type: typeOf(flag), linkname, data };
-    longName = undefined;
-    longLink = undefined;
-    pax = new Map();
+  } finally {
+    await reader.close();
   }
 }

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
 import { OciFailureReason, OciFetchError } from "./errors.ts";
-import { tarArchive, tarGz } from "./testing/tar-writer.ts";
+import { tarArchive, tarGz, tarGzBomb } from "./testing/tar-writer.ts";
 import { UnpackBudget, unpackLayer } from "./unpack.ts";
 
 async function scratch(t: TestContext): Promise<string> {
@@ -174,5 +174,25 @@ void describe("unpackLayer", () => {
       unpackLayer(tarGz([{ name: "zeros", content: Buffer.alloc(1024 * 1024) }]), root, new UnpackBudget(limits)),
       "unpacks to more than",
     );
+  });
+
+  void it("refuses a gzip bomb while it decompresses, without holding the decompressed layer in memory", async (t) => {
+    const root = await scratch(t);
+    // 32 files of 30 MiB zeros: under a megabyte compressed, 960 MiB of tar.
+    const bomb = await tarGzBomb(32, 30 * 1024 * 1024);
+    assert.ok(bomb.length < 2 * 1024 * 1024, `the bomb is ${bomb.length} bytes compressed`);
+    const baseline = process.memoryUsage.rss();
+    let peak = baseline;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 1);
+    try {
+      await refused(unpackLayer(bomb, root, new UnpackBudget()), "more than");
+    } finally {
+      clearInterval(sampler);
+      peak = Math.max(peak, process.memoryUsage.rss());
+    }
+    const grewMiB = (peak - baseline) / (1024 * 1024);
+    t.diagnostic(`grew ${grewMiB.toFixed(1)} MiB`);
+    assert.ok(grewMiB < 64, `unpacking the bomb grew the process by ${grewMiB.toFixed(0)} MiB`);
+    assert.deepEqual(await readdir(root), [], "nothing of a refused layer is written");
   });
 });

@@ -5,12 +5,9 @@
  */
 import { copyFile, lstat, mkdir, readdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { dirname, join, posix, sep } from "node:path";
-import { promisify } from "node:util";
-import { gunzip } from "node:zlib";
+import { createGunzip } from "node:zlib";
 import { OciFailureReason, OciFetchError } from "./errors.ts";
-import { readTar, TarEntryType, TarFormatError, type TarEntry } from "./tar.ts";
-
-const gunzipAsync = promisify(gunzip);
+import { readTar, TarEntryType, TarFormatError, type TarEntry, type TarStreamEntry } from "./tar.ts";
 
 export interface UnpackLimits {
   /** Sum of all files' sizes across layers. */
@@ -48,9 +45,8 @@ export class UnpackBudget {
   spend(entry: TarEntry, name: string): void {
     if (++this.#entries > this.limits.maxEntries)
       throw unsafe(`the image has more than ${this.limits.maxEntries} entries`);
-    if (entry.data.length > this.limits.maxFileBytes)
-      throw unsafe(`${name} is larger than ${this.limits.maxFileBytes} bytes`);
-    this.#bytes += entry.data.length;
+    if (entry.size > this.limits.maxFileBytes) throw unsafe(`${name} is larger than ${this.limits.maxFileBytes} bytes`);
+    this.#bytes += entry.size;
     if (this.#bytes > this.limits.maxTotalBytes)
       throw unsafe(`the image's files add up to more than ${this.limits.maxTotalBytes} bytes`);
   }
@@ -123,7 +119,7 @@ async function applyWhiteout(root: string, segments: readonly string[], name: st
   await rm(join(parent, hidden), { recursive: true, force: true });
 }
 
-async function writeEntry(root: string, entry: TarEntry, segments: readonly string[]): Promise<void> {
+async function writeEntry(root: string, entry: TarStreamEntry, segments: readonly string[]): Promise<void> {
   const path = await ensureParents(root, segments, entry.name);
   const existing = await kindAt(path);
   if (entry.type === TarEntryType.Directory) {
@@ -136,7 +132,7 @@ async function writeEntry(root: string, entry: TarEntry, segments: readonly stri
   switch (entry.type) {
     case TarEntryType.File:
       // Ordinary permissions only: no setuid, no executables the reconciler never runs.
-      await writeFile(path, entry.data, { flag: "wx", mode: 0o644 });
+      await writeFile(path, entry.content, { flag: "wx", mode: 0o644 });
       return;
     case TarEntryType.Symlink:
       if (!linkStaysInside(segments, entry.linkname))
@@ -163,35 +159,60 @@ async function writeEntry(root: string, entry: TarEntry, segments: readonly stri
 }
 
 /**
- * Unpacks one layer (tar, or gzip-compressed tar) over `root`. Whiteouts apply to the layers below
- * first (OCI's rule), then the layer's entries are written.
+ * The layer's tar bytes as they decompress, refused once they pass `maxBytes`: counted chunk by chunk, so a
+ * small layer that inflates to gigabytes is stopped at the bound with only a chunk in memory.
  */
-export async function unpackLayer(blob: Buffer, root: string, budget: UnpackBudget): Promise<void> {
-  let archive = blob;
-  if (blob[0] === 0x1f && blob[1] === 0x8b) {
-    try {
-      archive = await gunzipAsync(blob, { maxOutputLength: Math.max(1024, budget.tarBytesLeft) });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE")
-        throw unsafe(`a layer unpacks to more than the ${budget.limits.maxTotalBytes} bytes allowed`);
-      throw new OciFetchError(OciFailureReason.InvalidImage, `a layer is not valid gzip: ${(error as Error).message}`);
-    }
+async function* tarBytes(blob: Buffer, maxBytes: number): AsyncGenerator<Buffer> {
+  if (blob[0] !== 0x1f || blob[1] !== 0x8b) {
+    yield blob; // a plain tar is its compressed size, already bounded by the fetch
+    return;
   }
-  let entries: TarEntry[];
+  const gunzip = createGunzip();
+  gunzip.end(blob);
+  let total = 0;
   try {
-    entries = [...readTar(archive)];
+    for await (const chunk of gunzip as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > maxBytes) throw unsafe(`a layer unpacks to more than the ${maxBytes} bytes allowed`);
+      yield chunk;
+    }
+  } catch (error) {
+    if (error instanceof OciFetchError) throw error;
+    throw new OciFetchError(OciFailureReason.InvalidImage, `a layer is not valid gzip: ${(error as Error).message}`);
+  } finally {
+    gunzip.destroy();
+  }
+}
+
+async function eachEntry(
+  blob: Buffer,
+  maxBytes: number,
+  visit: (entry: TarStreamEntry, segments: readonly string[]) => Promise<void>,
+): Promise<void> {
+  try {
+    for await (const entry of readTar(tarBytes(blob, maxBytes))) await visit(entry, safeSegments(entry.name));
   } catch (error) {
     if (error instanceof TarFormatError)
       throw new OciFetchError(OciFailureReason.InvalidImage, `a layer is not a tar archive: ${error.message}`);
     throw error;
   }
-  const parsed = entries.map((entry) => ({ entry, segments: safeSegments(entry.name) }));
-  const isWhiteout = (segments: readonly string[]): boolean => segments.at(-1)?.startsWith(whiteoutPrefix) === true;
-  for (const { entry, segments } of parsed)
-    if (segments.length > 0 && isWhiteout(segments)) await applyWhiteout(root, segments, entry.name);
-  for (const { entry, segments } of parsed) {
-    if (segments.length === 0 || isWhiteout(segments)) continue;
-    budget.spend(entry, entry.name);
-    await writeEntry(root, entry, segments);
-  }
+}
+
+const isWhiteout = (segments: readonly string[]): boolean => segments.at(-1)?.startsWith(whiteoutPrefix) === true;
+
+/**
+ * Unpacks one layer (tar, or gzip-compressed tar) over `root`, streaming. A first pass checks every path
+ * and spends the budget before anything of the layer is written, and applies the whiteouts (OCI applies them
+ * to the layers below only); a second pass, over the same bytes, writes the entries.
+ */
+export async function unpackLayer(blob: Buffer, root: string, budget: UnpackBudget): Promise<void> {
+  const maxBytes = Math.max(1024, budget.tarBytesLeft);
+  await eachEntry(blob, maxBytes, async (entry, segments) => {
+    if (segments.length === 0) return;
+    if (isWhiteout(segments)) await applyWhiteout(root, segments, entry.name);
+    else budget.spend(entry, entry.name);
+  });
+  await eachEntry(blob, maxBytes, async (entry, segments) => {
+    if (segments.length > 0 && !isWhiteout(segments)) await writeEntry(root, entry, segments);
+  });
 }

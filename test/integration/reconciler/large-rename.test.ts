@@ -7,13 +7,17 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Inventory, ResourceGroupByteBudget, resourceGroupMapping, type ObjectId } from "@driftless/applier";
 import {
+  createRepoSync,
   createRootSync,
+  customApi,
+  eventually,
   rootSynced,
   rootSyncNamespace,
   startReconciler,
   suffix,
   testNamespace,
   TestRepo,
+  type JsonObject,
 } from "../../support/index.ts";
 import { adminClient } from "../kube/support.ts";
 
@@ -96,3 +100,66 @@ test("a rename whose old and new objects together exceed one ResourceGroup appli
   assert.equal(recorded.length, count);
   assert.equal(await client.get(resourceGroupMapping, rootSyncNamespace, `${name}.pending`), undefined);
 });
+
+test("a ResourceGroup named <sync>.pending that is not the sync's own neither stalls it nor is touched by it", async (t) => {
+  const namespace = await testNamespace(t, "foreign-pending");
+  const client = await adminClient(t);
+  // Another party's object with the overflow group's name (or another RepoSync's own group, named repo-sync.pending),
+  // without our label, listing an object of the namespace the sync does not declare.
+  await client.create(resourceGroupMapping, {
+    apiVersion: "kpt.dev/v1alpha1",
+    kind: "ResourceGroup",
+    metadata: { name: "repo-sync.pending", namespace },
+    spec: { resources: [{ group: "", kind: "ConfigMap", namespace, name: "bystander" }] },
+  });
+  const configMaps = {
+    group: "",
+    version: "v1",
+    kind: "ConfigMap",
+    resource: "configmaps",
+    namespaced: true,
+    verbs: [],
+  };
+  await client.create(configMaps, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "bystander", namespace } });
+  const foreign = await client.get(resourceGroupMapping, namespace, "repo-sync.pending");
+  assert.ok(foreign !== undefined);
+
+  const repo = await TestRepo.create(t);
+  const declared = (name: string): string =>
+    JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace } });
+  await repo.write("config/a.yaml", declared("declared-a"));
+  const first = await repo.commit("one config map");
+  await createRepoSync(namespace, repo);
+  await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  await repoSynced(namespace, first);
+  // A second commit runs the recording path again (the one that clears an overflow group of its own).
+  await repo.write("config/a.yaml", declared("declared-b"));
+  const second = await repo.commit("renamed");
+  await repoSynced(namespace, second);
+
+  const after = await client.get(resourceGroupMapping, namespace, "repo-sync.pending");
+  assert.equal(after?.metadata.resourceVersion, foreign.metadata.resourceVersion, "the foreign group was changed");
+  assert.ok((await client.get(configMaps, namespace, "bystander")) !== undefined, "an object it lists was pruned");
+  assert.ok((await client.get(configMaps, namespace, "declared-b")) !== undefined);
+  assert.equal(await client.get(configMaps, namespace, "declared-a"), undefined, "the renamed object was not pruned");
+});
+
+/** The RepoSync synced `commit` with no errors. */
+function repoSynced(namespace: string, commit: string): Promise<JsonObject> {
+  return eventually(
+    async () => {
+      const sync = (await customApi().getNamespacedCustomObject({
+        group: "configsync.gke.io",
+        version: "v1beta1",
+        namespace,
+        plural: "reposyncs",
+        name: "repo-sync",
+      })) as JsonObject;
+      const status = (sync["status"] ?? {}) as JsonObject;
+      const errors = JSON.stringify([status["source"], status["rendering"], status["sync"]]);
+      if (status["lastSyncedCommit"] === commit && !errors.includes("errorMessage")) return status;
+      throw new Error(`synced ${String(status["lastSyncedCommit"])}, errors ${errors}`); // said if it never syncs
+    },
+    { timeoutMs: 60_000, what: `RepoSync ${namespace}/repo-sync synced to ${commit.slice(0, 7)} without errors` },
+  );
+}

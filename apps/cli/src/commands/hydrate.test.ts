@@ -118,6 +118,34 @@ void describe("driftless hydrate", () => {
     assert.deepEqual((await readdir(base)).sort(), ["repo"], "nothing was written beside --output");
   });
 
+  void it("writes no file outside --output whatever an object's kind, name, namespace or group says", async (t) => {
+    const base = await mkdtemp(join(tmpdir(), "driftless-hydrate-kind-"));
+    t.after(() => rm(base, { recursive: true, force: true }));
+    const repo = join(base, "repo");
+    await mkdir(repo, { recursive: true });
+    const hostile = [
+      "apiVersion: x.example/v1\nkind: ../../../escaped-kind\nmetadata: {name: a}\n",
+      "apiVersion: x.example/v1\nkind: Widget\nmetadata: {name: ../../../escaped-name}\n",
+      "apiVersion: x.example/v1\nkind: Widget\nmetadata: {name: b, namespace: ../../../escaped-namespace}\n",
+      "apiVersion: ../../../escaped-group/v1\nkind: Widget\nmetadata: {name: c}\n",
+      "apiVersion: ../v1\nkind: Widget\nmetadata: {name: d}\n---\napiVersion: other.example/v1\nkind: Widget\nmetadata: {name: d}\n",
+    ];
+    for (const [i, manifest] of hostile.entries()) {
+      const dir = join(repo, `case-${i}`);
+      await mkdir(dir);
+      await writeFile(join(dir, "object.yaml"), manifest);
+      const out = join(base, `out-${i}`, "nested", "deeper");
+      const lines: string[] = [];
+      const code = await hydrate({ dir, format: "unstructured", output: out }, (line) => void lines.push(line));
+      const outside = (await readdir(base, { recursive: true })).filter(
+        (path) => !path.startsWith("repo") && !path.startsWith(`out-${i}/nested/deeper`) && path.includes("escaped"),
+      );
+      assert.deepEqual(outside, [], `case ${i} wrote outside --output (exit ${code}: ${lines.join("; ")})`);
+      if (code === 0) assert.ok((await files(out)).size > 0, "an accepted object is written inside --output");
+      else assert.match(lines.join("\n"), /cannot be part of a file name|KNV/, lines.join("\n"));
+    }
+  });
+
   void it("prints nothing and exits 1 with the errors of an invalid source", async () => {
     const lines: string[] = [];
     const code = await hydrate(

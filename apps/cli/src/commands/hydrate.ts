@@ -10,6 +10,7 @@ import {
   readManifests,
   sourceFormatFor,
   toYamlStream,
+  type DeclaredObject,
   type JsonObject,
   type ManifestSet,
 } from "@driftless/source";
@@ -75,6 +76,15 @@ export async function hydrate(options: HydrateOptions, out: (line: string) => vo
       for (const error of source.errors) out(formatError(error));
       return 1;
     }
+    // Kind, group, namespace and name become file and folder names: none may lead out of --output.
+    const unnamable =
+      options.output === undefined ? undefined : source.objects.find((o) => unsafePart(o) !== undefined);
+    if (unnamable !== undefined) {
+      out(
+        `${unnamable.sourcePath}: ${unsafePart(unnamable)} cannot be part of a file name in --output (it holds a path separator or is . or ..)`,
+      );
+      return 1;
+    }
     hydrated.push({ target, objects: source.objects.map(hydratedObject), paths: hydratedPaths(source.objects) });
   }
   const all = hydrated.flatMap((h) => h.objects);
@@ -124,4 +134,12 @@ function clusterTargets(clusters: readonly string[] | undefined, set: ManifestSe
 
 function isSafeFolderName(name: string): boolean {
   return name !== "." && name !== ".." && !/[/\\\0]/.test(name);
+}
+
+/** The field of an object that cannot be part of its file's path, as `kind "../x"`; undefined when all can. */
+function unsafePart(object: DeclaredObject): string | undefined {
+  const parts = { kind: object.kind, group: object.group, namespace: object.id.namespace, name: object.id.name };
+  for (const [field, value] of Object.entries(parts))
+    if (value !== "" && !isSafeFolderName(value)) return `${field} ${JSON.stringify(value)}`;
+  return undefined;
 }

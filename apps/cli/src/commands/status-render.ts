@@ -1,4 +1,4 @@
-import { stringify } from "yaml";
+import { printable, printableJson, printableYaml } from "../terminal-text.ts";
 import type { SyncReport } from "./status-report.ts";
 
 export const OutputFormat = { Text: "text", Json: "json", Yaml: "yaml" } as const;
@@ -34,14 +34,17 @@ export function syncLines(r: SyncReport): string[] {
   return lines;
 }
 
-/** The whole view, as one string. JSON and YAML print `{ syncs: [...] }` (see SyncReport for the fields). */
+/**
+ * The whole view, as one string, with no terminal control characters from the cluster's text. JSON and YAML
+ * print `{ syncs: [...] }` (see SyncReport for the fields).
+ */
 export function render(reports: readonly SyncReport[], format: OutputFormat): string {
   switch (format) {
     case OutputFormat.Json:
-      return `${JSON.stringify({ syncs: reports }, null, 2)}\n`;
+      return `${printableJson(JSON.stringify({ syncs: reports }, null, 2))}\n`;
     case OutputFormat.Yaml:
-      return stringify({ syncs: reports }, { lineWidth: 0 });
+      return printableYaml({ syncs: reports });
     case OutputFormat.Text:
-      return `${[header, ...reports.flatMap(syncLines)].join("\n")}\n`;
+      return `${printable([header, ...reports.flatMap(syncLines)].join("\n"))}\n`;
   }
 }

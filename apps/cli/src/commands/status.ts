@@ -1,5 +1,6 @@
 import { resourceGroupMapping } from "@driftless/applier";
 import { Informer, KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { printable, printableJson } from "../terminal-text.ts";
 import { OutputFormat, render } from "./status-render.ts";
 import { exitCode, syncReport, type SyncReport } from "./status-report.ts";
 
@@ -59,7 +60,7 @@ async function statusOnce(client: KubeClient, options: StatusOptions, write: (te
 async function watchStatus(client: KubeClient, options: StatusOptions, write: (text: string) => void): Promise<number> {
   const informerOptions = {
     ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
-    onError: (error: Error) => process.stderr.write(`driftless: watch: ${error.message}\n`),
+    onError: (error: Error) => process.stderr.write(`driftless: watch: ${printable(error.message)}\n`),
   };
   const syncs = syncMappings.map((m) => new Informer(client, m, informerOptions));
   const groups = options.resources ? new Informer(client, resourceGroupMapping, informerOptions) : undefined;
@@ -77,7 +78,7 @@ async function watchStatus(client: KubeClient, options: StatusOptions, write: (t
     code = exitCode(reports);
     const view =
       options.format === OutputFormat.Json
-        ? `${JSON.stringify({ syncs: reports })}\n`
+        ? `${printableJson(JSON.stringify({ syncs: reports }))}\n`
         : render(reports, options.format);
     if (view === last) return;
     last = view;

@@ -1,5 +1,7 @@
 /** Builds tar archives in memory, including ones no honest tool writes (escaping paths, outward links). */
-import { gzipSync } from "node:zlib";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { constants, createGzip, gzipSync } from "node:zlib";
 
 export interface TarInput {
   readonly name: string;
@@ -37,19 +39,23 @@ function entryBlocks(entry: TarInput): Buffer[] {
       }),
     );
   }
+  blocks.push(headerBlock(entry, data.length), data, Buffer.alloc((512 - (data.length % 512)) % 512));
+  return blocks;
+}
+
+function headerBlock(entry: TarInput, size: number): Buffer {
   const header = Buffer.alloc(512);
   field(header, entry.name.slice(0, 100), 0, 100);
   octalField(header, entry.type === "directory" ? 0o755 : 0o644, 100, 8);
   octalField(header, 0, 108, 8);
   octalField(header, 0, 116, 8);
-  octalField(header, data.length, 124, 12);
+  octalField(header, size, 124, 12);
   octalField(header, 0, 136, 12);
   field(header, flags[entry.type ?? "file"], 156, 1);
   field(header, entry.linkname ?? "", 157, 100);
   field(header, "ustar\u000000", 257, 8);
   seal(header);
-  blocks.push(header, data, Buffer.alloc((512 - (data.length % 512)) % 512));
-  return blocks;
+  return header;
 }
 
 function seal(header: Buffer): void {
@@ -65,4 +71,24 @@ export function tarArchive(entries: readonly TarInput[]): Buffer {
 
 export function tarGz(entries: readonly TarInput[]): Buffer {
   return gzipSync(tarArchive(entries));
+}
+
+/**
+ * A gzip bomb: `files` entries of `fileBytes` zeros each (`fileBytes` a multiple of 512), compressed as it is
+ * generated, so gigabytes of tar cost the test a few hundred kilobytes of memory.
+ */
+export async function tarGzBomb(files: number, fileBytes: number): Promise<Buffer> {
+  const zeros = Buffer.alloc(1024 * 1024);
+  async function* tar(): AsyncGenerator<Buffer> {
+    for (let i = 0; i < files; i++) {
+      yield headerBlock({ name: `zeros-${i}.yaml` }, fileBytes);
+      for (let left = fileBytes; left > 0; left -= zeros.length) yield zeros.subarray(0, Math.min(left, zeros.length));
+    }
+    yield Buffer.alloc(1024);
+  }
+  const parts: Buffer[] = [];
+  const gzip = createGzip({ level: constants.Z_BEST_COMPRESSION });
+  gzip.on("data", (chunk: Buffer) => parts.push(chunk));
+  await pipeline(Readable.from(tar()), gzip);
+  return Buffer.concat(parts);
 }

@@ -1,0 +1,57 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { findRepoRoot } from "@driftless/local-cluster";
+import { customApi, testEnv, testNamespace, type JsonObject } from "../../support/index.ts";
+
+const cli = join(findRepoRoot(), "apps", "cli", "src", "main.ts");
+// A C0 control other than newline, DEL, or C1: what a terminal would act on.
+const controls = /[\x00-\x09\x0b-\x1f\x7f-\x9f]/;
+
+async function status(namespace: string, format: string): Promise<string> {
+  const args = [cli, "status", "-n", namespace, "-o", format, "--kubeconfig", testEnv().kubeconfig];
+  // Exit 1: the sync is not SYNCED, which is what this status says.
+  return promisify(execFile)(process.execPath, args).then(
+    (r) => r.stdout,
+    (error: { code?: number; stdout?: string; stderr?: string }) => {
+      assert.equal(error.code, 1, error.stderr);
+      return error.stdout ?? "";
+    },
+  );
+}
+
+test("driftless status prints a sync's error message holding terminal escape sequences escaped, in text, JSON and YAML", async (t) => {
+  const namespace = await testNamespace(t, "status-escape");
+  const ref = { group: "configsync.gke.io", version: "v1beta1", namespace, plural: "reposyncs", name: "repo-sync" };
+  const created = (await customApi().createNamespacedCustomObject({
+    ...ref,
+    body: {
+      apiVersion: "configsync.gke.io/v1beta1",
+      kind: "RepoSync",
+      metadata: { name: "repo-sync", namespace },
+      spec: { sourceFormat: "unstructured", git: { repo: "https://git.example/x.git", branch: "main", auth: "none" } },
+    },
+  })) as JsonObject;
+  // What a tenant's repository can put in an error message: a file name retitling and clearing the terminal.
+  const hostile = "KNV1006: \x1b]0;pwned\x07\x1b[2J\r\u009b2Jcm.yaml: bad yaml";
+  await customApi().replaceNamespacedCustomObjectStatus({
+    ...ref,
+    body: {
+      ...created,
+      status: {
+        source: { errors: [{ code: "1006", errorMessage: hostile }], errorSummary: { totalCount: 1 } },
+        conditions: [{ type: "Syncing", status: "False", reason: "Source", message: hostile }],
+      },
+    },
+  });
+
+  const text = await status(namespace, "text");
+  assert.ok(text.includes("\\x1b]0;pwned\\x07\\x1b[2J\\x0d\\x9b2Jcm.yaml"), text);
+  for (const format of ["text", "json", "yaml"]) {
+    const out = format === "text" ? text : await status(namespace, format);
+    assert.ok(out.includes("pwned"), `${format}: the message is shown: ${out}`);
+    assert.doesNotMatch(out.replaceAll("\n", ""), controls, `${format}: ${JSON.stringify(out)}`);
+  }
+});
