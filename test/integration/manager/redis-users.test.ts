@@ -60,8 +60,11 @@ async function syncedRootSync(
   return { name, repo, target };
 }
 
-/** The Redis user name and password the manager gave a sync's reconciler process (its environment). */
-async function credentialOf(manager: RunningManager, name: string): Promise<{ username: string; password: string }> {
+/** How a sync's reconciler process reaches Redis (its environment), and the user and password the manager gave it. */
+async function credentialOf(
+  manager: RunningManager,
+  name: string,
+): Promise<{ url: string; username: string | undefined; password: string | undefined }> {
   const [pid] = await reconcilerPids(manager.scope, name);
   assert.ok(pid !== undefined, `no reconciler process for ${name}`);
   const environ = (await readFile(`/proc/${pid}/environ`, "utf8")).split("\0");
@@ -69,9 +72,12 @@ async function credentialOf(manager: RunningManager, name: string): Promise<{ us
     environ.find((e) => e.startsWith(`${key}=`))?.slice(key.length + 1);
   const username = value("REDIS_USERNAME");
   const password = value("REDIS_PASSWORD");
-  assert.ok(username !== undefined && password !== undefined, "the reconciler got no Redis user of its own");
-  assert.notEqual(password, testEnv().redisPassword, "the reconciler holds the admin password");
-  return { username, password };
+  const url = value("REDIS_URL") ?? "";
+  return {
+    url: username === undefined || password === undefined ? url : withRedisCredentials(url, username, password),
+    username,
+    password,
+  };
 }
 
 const rootSync = (name: string): SyncRef => ({ kind: "RootSync", namespace: systemNamespace, name });
@@ -87,13 +93,12 @@ test("a reconciler's own Redis user reaches its sync's queue only, and no admini
   const prefix = manager.scope.queuePrefix;
   const ownQueue = `${prefix}:${syncQueueName(rootSync(mine.name))}`;
   const otherQueue = `${prefix}:${syncQueueName(rootSync(theirs.name))}`;
+  // Whatever the reconciler was given, used as a thief would.
   const credential = await credentialOf(manager, mine.name);
-  assert.equal(credential.username, ownQueue, "the user is named after the sync's queue");
-  const as = connect(t, withRedisCredentials(testEnv().redisAddress, credential.username, credential.password));
+  const as = connect(t, credential.url);
   const look = adminRedis(t);
 
   // Its own queue: readable and writable.
-  assert.equal(await as.call("ACL", "WHOAMI"), credential.username);
   assert.ok(Object.keys(await as.hgetall(`${ownQueue}:meta`)).length > 0, "its own queue's meta is unreadable");
   await as.set(`${ownQueue}:probe`, "1");
   await as.del(`${ownQueue}:probe`);
@@ -121,7 +126,7 @@ test("a reconciler's own Redis user reaches its sync's queue only, and no admini
   // Administrative commands, the destructive ones last (they would wreck the run's Redis if allowed).
   const administrative = [
     ["ACL", "LIST"],
-    ["ACL", "SETUSER", credential.username, "~*"],
+    ["ACL", "SETUSER", ownQueue, "~*"],
     ["ACL", "DELUSER", `${otherQueue}`],
     ["CONFIG", "GET", "requirepass"],
     ["CONFIG", "SET", "maxmemory", "1"],
@@ -144,6 +149,8 @@ test("a reconciler's own Redis user reaches its sync's queue only, and no admini
   }
   assert.ok(Object.keys(await look.hgetall(`${otherQueue}:meta`)).length > 0, "the other sync's queue is gone");
   assert.equal(await look.exists(`${otherQueue}:forged`), 0, "a job key was forged");
+  assert.equal(await as.call("ACL", "WHOAMI"), ownQueue, "the user is not named after the sync's queue");
+  assert.notEqual(credential.password, testEnv().redisPassword, "the reconciler holds the admin password");
 
   // Refused all along, the reconciler still syncs under its own user.
   await mine.repo.write("cm2.yaml", configMap("cm2", mine.target, { round: "1" }));
@@ -155,6 +162,7 @@ test("a reconciler's Redis user deleted by hand is re-created by the manager and
   const { name, repo, target } = await syncedRootSync(t, manager);
   const look = adminRedis(t);
   const { username } = await credentialOf(manager, name);
+  assert.ok(username !== undefined, "the reconciler got no Redis user of its own");
   const users = async (): Promise<string[]> => (await look.call("ACL", "USERS")) as string[];
   assert.ok((await users()).includes(username), "the manager created no user for the reconciler");
 
@@ -237,7 +245,10 @@ test("deployment mode: each reconciler reads its own Redis user from a Secret of
 
 const repoRoot = findRepoRoot();
 
-/** Runs an app's main.ts with `env` on top of a clean one; resolves with its exit code and output. */
+/**
+ * Runs an app's main.ts with `env` on top of a clean one; resolves with its exit code and output.
+ * One still running after 20 s started when it should not have: it is killed, and reported as such.
+ */
 function runApp(app: string, args: readonly string[], env: Record<string, string>): Promise<[number, string]> {
   const child = spawn(process.execPath, [join(repoRoot, "apps", app, "src", "main.ts"), ...args], {
     stdio: ["ignore", "pipe", "pipe"],
@@ -246,7 +257,16 @@ function runApp(app: string, args: readonly string[], env: Record<string, string
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  return new Promise((resolve) => child.once("exit", (code) => resolve([code ?? -1, output])));
+  const started = setTimeout(() => {
+    output += "\n(still running after 20 s: killed)";
+    child.kill("SIGKILL");
+  }, 20_000);
+  return new Promise((resolve) =>
+    child.once("exit", (code) => {
+      clearTimeout(started);
+      resolve([code ?? -1, output]);
+    }),
+  );
 }
 
 test("neither the manager nor a reconciler starts without a Redis password", async () => {
