@@ -177,7 +177,8 @@ async function main(): Promise<void> {
       join(demoDir, "reconcilers"),
       "--allow-file-repos",
     ],
-    { detached: true, stdio: ["ignore", log, log] },
+    // The admin password in the environment, never a flag (`ps`); each reconciler gets a Redis user of its own.
+    { detached: true, stdio: ["ignore", log, log], env: { ...process.env, REDIS_PASSWORD: redis.password } },
   );
   manager.unref();
   const state: DemoState = {

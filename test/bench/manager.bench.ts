@@ -85,7 +85,7 @@ const manager = spawn(
     ],
     ...["--queue-prefix", queuePrefix, "--state-dir", join(root, "state"), "--allow-file-repos", "--log-level", "warn"],
   ],
-  { stdio: ["ignore", log, log] },
+  { stdio: ["ignore", log, log], env: { ...process.env, REDIS_PASSWORD: redis.password } },
 );
 const managerPid = manager.pid ?? 0;
 

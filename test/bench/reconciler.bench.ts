@@ -308,7 +308,6 @@ async function runReconciler(count: number): Promise<Row> {
       "--sync-name=repo-sync",
       `--sync-namespace=${namespace}`,
       `--kubeconfig=${cluster.kubeconfig}`,
-      `--redis-url=${redis.url}`,
       `--queue-prefix=${namespace}`,
       `--metrics-port=${metricsPort}`,
       `--cache-dir=${join(root, `cache-${namespace}`)}`,
@@ -316,7 +315,10 @@ async function runReconciler(count: number): Promise<Row> {
       // Every poll a full pass, so "unchanged pass" measures the full read-plan-match over all objects.
       "--resync-period=0",
     ],
-    { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...reconcilerEnvironment } },
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, ...reconcilerEnvironment, REDIS_URL: redis.url, REDIS_PASSWORD: redis.password },
+    },
   );
   child.stdout?.on("data", (chunk: Buffer) => logs.push(chunk.toString()));
   const cpuTimeline = new CpuTimeline(child.pid ?? 0);

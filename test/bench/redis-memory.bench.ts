@@ -33,7 +33,8 @@ const passes = Number(process.env["BENCH_REDIS_PASSES"] ?? 300);
 const root = await mkdtemp(join(tmpdir(), "driftless-bench-redis-"));
 const redis = await startRedis({ dir: join(root, "redis"), detached: false });
 // Worker role: commands wait for the connection instead of failing while it comes up.
-const admin = createRedisConnection(redis.url, { role: "worker", log: () => undefined });
+const redisUrl = `redis://:${redis.password}@127.0.0.1:${redis.port}`;
+const admin = createRedisConnection(redisUrl, { role: "worker", log: () => undefined });
 
 type Scenario = "healthy" | "failing";
 interface Row {
@@ -59,7 +60,7 @@ async function measure(scenario: Scenario, syncs: number): Promise<Row> {
   const before = await usedMemory();
   const connections: RedisConnection[] = [];
   const connect = (): RedisConnection => {
-    const c = createRedisConnection(redis.url, { log: () => undefined });
+    const c = createRedisConnection(redisUrl, { log: () => undefined });
     connections.push(c);
     return c;
   };

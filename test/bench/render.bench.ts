@@ -211,14 +211,16 @@ async function runReconciler(form: Form, round: number): Promise<Row> {
       "--sync-name=repo-sync",
       `--sync-namespace=${namespace}`,
       `--kubeconfig=${cluster.kubeconfig}`,
-      `--redis-url=${redis.url}`,
       `--queue-prefix=${namespace}`,
       `--metrics-port=${metricsPort}`,
       `--cache-dir=${join(root, `cache-${namespace}`)}`,
       `--render-tools-dir=${toolsDir}`,
       "--allow-file-repos",
     ],
-    { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...reconcilerEnvironment } },
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, ...reconcilerEnvironment, REDIS_URL: redis.url, REDIS_PASSWORD: redis.password },
+    },
   );
   child.stdout?.on("data", (chunk: Buffer) => logs.push(chunk.toString()));
   const pid = child.pid ?? 0;

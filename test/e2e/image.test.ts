@@ -248,7 +248,9 @@ test(
     for (const [key, value] of Object.entries(reconcilerEnvironment)) args.push(`--env=${key}=${value}`);
     args.push(`docker.io/library/${image}`, "node", ...reconcilerNodeFlags(), "dist/driftless-reconciler.mjs");
     args.push("--sync-kind=RepoSync", "--sync-name=repo-sync", `--sync-namespace=${namespace}`);
-    args.push("--kubeconfig=/kube/config", `--redis-url=${testEnv().redisUrl}`, `--queue-prefix=img${suffix()}`);
+    // Redis with its password in the environment, as a pod gets it (a flag would show in `ps`).
+    args.splice(args.indexOf(`docker.io/library/${image}`), 0, `--env=REDIS_URL=${testEnv().redisUrl}`);
+    args.push("--kubeconfig=/kube/config", `--queue-prefix=img${suffix()}`);
     args.push(`--metrics-port=${metricsPort}`, "--cache-dir=/cache", "--allow-file-repos");
     const child = spawn("podman", args, { stdio: ["ignore", "pipe", "pipe"] });
     const output: string[] = [];

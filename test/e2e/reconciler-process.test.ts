@@ -50,13 +50,16 @@ test("driftless-reconciler as a process (the bundle): syncs a RepoSync, serves c
       "--sync-name=repo-sync",
       `--sync-namespace=${namespace}`,
       `--kubeconfig=${testEnv().kubeconfig}`,
-      `--redis-url=${testEnv().redisUrl}`,
       `--queue-prefix=e2e${suffix()}`,
       `--metrics-port=${metricsPort}`,
       `--cache-dir=${cacheDir}`,
       "--allow-file-repos",
     ],
-    { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...reconcilerEnvironment } },
+    // The password in the environment, as the manager gives it (a flag would show in `ps`).
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...reconcilerEnvironment, REDIS_URL: testEnv().redisUrl },
+    },
   );
   const output: string[] = [];
   child.stdout.on("data", (chunk: Buffer) => output.push(chunk.toString()));

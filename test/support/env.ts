@@ -12,7 +12,11 @@ export interface TestEnvironment {
   readonly adminToken: string;
   readonly userToken: string;
   readonly userName: string;
+  /** With the admin password: for clients in test processes (queues, in-process reconcilers). */
   readonly redisUrl: string;
+  /** Without credentials, and the admin password: what a manager gets (REDIS_URL, REDIS_PASSWORD). */
+  readonly redisAddress: string;
+  readonly redisPassword: string;
   readonly runDir: string;
   readonly pids: readonly number[];
 }

@@ -29,7 +29,9 @@ export async function globalSetup(): Promise<void> {
   redis = await startRedis({ dir: join(runDir, "redis"), detached: false });
   const env: TestEnvironment = {
     ...controlPlaneOf(cluster),
-    redisUrl: redis.url,
+    redisUrl: `redis://:${encodeURIComponent(redis.password)}@127.0.0.1:${redis.port}`,
+    redisAddress: redis.url,
+    redisPassword: redis.password,
     runDir,
     pids: [...cluster.processes.map((p) => p.pid), redis.process.pid],
   };

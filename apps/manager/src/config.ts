@@ -2,12 +2,12 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { hasRedisPassword, isRedisUrl, withoutRedisPassword, withRedisPassword } from "@driftless/queue";
+import { hasRedisPassword, isRedisUrl, withoutRedisCredentials, withRedisPassword } from "@driftless/queue";
 
 /** Settings of the manager process, from flags or environment variables (flags win). */
 export interface ManagerConfig {
   readonly kubeconfig: string | undefined;
-  /** With the password (REDIS_PASSWORD): for the manager, and its children through their environment. */
+  /** With the admin password (REDIS_PASSWORD), for the manager alone: reconcilers get ACL users of their own. */
   readonly redisUrl: string;
   readonly reconcilerMode: "process" | "deployment";
   readonly metricsPort: number | undefined;
@@ -23,10 +23,8 @@ export interface ManagerConfig {
   readonly identity: string;
   readonly stateDir: string;
   readonly reconcilerImage: string;
-  /** Never with a password: it is written into every reconciler Deployment. */
+  /** Never with credentials: it is written into every reconciler Deployment, beside a per-sync Secret. */
   readonly reconcilerRedisUrl: string;
-  /** Deployment mode: the Secret (in config-management-system) reconciler pods read REDIS_PASSWORD from. */
-  readonly reconcilerRedisSecret: { readonly name: string; readonly key: string } | undefined;
   readonly resyncSeconds: number;
   /** This cluster's name, passed to reconcilers for cluster selectors (Config Sync's --cluster-name). */
   readonly clusterName: string | undefined;
@@ -41,13 +39,13 @@ export const usage = `usage: driftless-manager [--kubeconfig PATH] [--redis-url 
   [--metrics-port N] [--webhook-port N --webhook-secret-file PATH] [--queue-prefix P] [--allow-file-repos]
   [--allow-reposync-shell-in-rendering]
   [--sync-selector LABELS] [--lease-name NAME] [--identity ID] [--state-dir DIR] [--reconciler-image IMAGE]
-  [--reconciler-redis-url URL] [--reconciler-redis-secret NAME[/KEY]] [--resync-period SECONDS]
+  [--reconciler-redis-url URL] [--resync-period SECONDS]
   [--cluster-name NAME] [--log-level debug|info|warn|error] [--admission-webhook-port N [--admission-webhook-url URL]]
-environment: KUBECONFIG, REDIS_URL, REDIS_PASSWORD (never a flag), RECONCILER_MODE, METRICS_PORT, WEBHOOK_PORT,
+environment: KUBECONFIG, REDIS_URL, REDIS_PASSWORD (required, never a flag), RECONCILER_MODE, METRICS_PORT, WEBHOOK_PORT,
   WEBHOOK_SECRET_FILE, DRIFTLESS_QUEUE_PREFIX, DRIFTLESS_ALLOW_FILE_REPOS=true,
   DRIFTLESS_ALLOW_REPOSYNC_SHELL_IN_RENDERING=true, DRIFTLESS_SYNC_SELECTOR,
   DRIFTLESS_LEASE_NAME, POD_NAME (identity), DRIFTLESS_STATE_DIR, RECONCILER_IMAGE, RECONCILER_REDIS_URL,
-  RECONCILER_REDIS_SECRET, DRIFTLESS_RESYNC_PERIOD, CLUSTER_NAME, LOG_LEVEL, ADMISSION_WEBHOOK_PORT, ADMISSION_WEBHOOK_URL`;
+  DRIFTLESS_RESYNC_PERIOD, CLUSTER_NAME, LOG_LEVEL, ADMISSION_WEBHOOK_PORT, ADMISSION_WEBHOOK_URL`;
 
 const stringFlags = {
   kubeconfig: "KUBECONFIG",
@@ -63,7 +61,6 @@ const stringFlags = {
   "state-dir": "DRIFTLESS_STATE_DIR",
   "reconciler-image": "RECONCILER_IMAGE",
   "reconciler-redis-url": "RECONCILER_REDIS_URL",
-  "reconciler-redis-secret": "RECONCILER_REDIS_SECRET",
   "resync-period": "DRIFTLESS_RESYNC_PERIOD",
   "cluster-name": "CLUSTER_NAME",
   "log-level": "LOG_LEVEL",
@@ -134,7 +131,7 @@ export function parseConfig(
     throw new ConfigError(
       "--admission-webhook-url needs --admission-webhook-port and must be an https:// URL with a path",
     );
-  const redis = redisSettings(mode, (flag) => (values as Record<string, unknown>)[flag], pick, env["REDIS_PASSWORD"]);
+  const redis = redisSettings((flag) => (values as Record<string, unknown>)[flag], pick, env["REDIS_PASSWORD"]);
   return {
     kubeconfig: pick("kubeconfig"),
     redisUrl: redis.url,
@@ -153,7 +150,6 @@ export function parseConfig(
     stateDir: pick("state-dir") ?? join(tmpdir(), "driftless-manager"),
     reconcilerImage: pick("reconciler-image") ?? "driftless:0.1.0",
     reconcilerRedisUrl: redis.reconcilerUrl,
-    reconcilerRedisSecret: redis.reconcilerSecret,
     resyncSeconds,
     clusterName: pick("cluster-name"),
     logLevel,
@@ -161,24 +157,16 @@ export function parseConfig(
   };
 }
 
-const secretName = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
-const secretKey = /^[-._a-zA-Z0-9]{1,253}$/;
-
 /**
- * The Redis URLs, with the password kept out of argv and of reconciler Deployments: a password
- * comes from REDIS_PASSWORD (or REDIS_URL), and reconciler pods read it from a Secret they reference.
- * Messages never echo a URL: it may hold the password.
+ * The Redis URLs: the manager's with the admin password, which comes from REDIS_PASSWORD (or
+ * REDIS_URL), never a flag (`ps`); the reconcilers' with no credentials at all, since each one gets
+ * an ACL user of its own. Messages never echo a URL: it may hold the password.
  */
 function redisSettings(
-  mode: "process" | "deployment",
   flag: (name: StringFlag) => unknown,
   pick: (name: StringFlag) => string | undefined,
   password: string | undefined,
-): {
-  readonly url: string;
-  readonly reconcilerUrl: string;
-  readonly reconcilerSecret: ManagerConfig["reconcilerRedisSecret"];
-} {
+): { readonly url: string; readonly reconcilerUrl: string } {
   for (const name of ["redis-url", "reconciler-redis-url"] as const) {
     const value = flag(name);
     if (typeof value === "string" && hasRedisPassword(value))
@@ -196,22 +184,9 @@ function redisSettings(
       throw new ConfigError(`--${name} must be a redis:// or rediss:// URL with a host`);
   }
   const full = password === undefined || password === "" ? url : withRedisPassword(url, password);
-  const reconcilerUrl = given ?? full;
-  const secret = pick("reconciler-redis-secret");
-  let reconcilerSecret: ManagerConfig["reconcilerRedisSecret"];
-  if (secret !== undefined) {
-    const [name = "", key = "password", ...rest] = secret.split("/");
-    if (!secretName.test(name) || !secretKey.test(key) || rest.length > 0)
-      throw new ConfigError(`--reconciler-redis-secret must be NAME or NAME/KEY, got ${JSON.stringify(secret)}`);
-    reconcilerSecret = { name, key };
-  }
-  if (mode === "deployment" && reconcilerSecret === undefined && hasRedisPassword(reconcilerUrl))
+  if (!hasRedisPassword(full))
     throw new ConfigError(
-      "deployment mode with a Redis password needs --reconciler-redis-secret NAME[/KEY]: the Secret in config-management-system reconciler pods read it from (it is never written into their Deployments)",
+      "REDIS_PASSWORD is empty: the manager needs Redis's admin password (requirepass), and refuses an open Redis, where any client could read, forge or delete every sync's jobs",
     );
-  return {
-    url: full,
-    reconcilerUrl: hasRedisPassword(reconcilerUrl) ? withoutRedisPassword(reconcilerUrl) : reconcilerUrl,
-    reconcilerSecret,
-  };
+  return { url: full, reconcilerUrl: withoutRedisCredentials(given ?? url) };
 }

@@ -65,7 +65,6 @@ async function main(): Promise<number> {
         ? {
             image: config.reconcilerImage,
             redisUrl: config.reconcilerRedisUrl,
-            redisPasswordSecret: config.reconcilerRedisSecret,
           }
         : undefined,
     resyncMs: config.resyncSeconds * 1000,

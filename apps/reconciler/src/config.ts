@@ -2,13 +2,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { isSyncKind, parseDuration, type SyncKind } from "@driftless/api";
-import { hasRedisPassword, isRedisUrl, withRedisPassword } from "@driftless/queue";
+import { hasRedisPassword, isRedisUrl, withRedisCredentials, withRedisPassword } from "@driftless/queue";
 import { defaultRenderToolsDir } from "@driftless/sync/render";
 
 /** Settings of one reconciler process, from flags or (for the Deployment) environment variables. */
 export interface ReconcilerConfig {
   readonly kubeconfig: string | undefined;
-  /** With the password, when REDIS_PASSWORD gives one. */
+  /** With the reconciler's own ACL user and password (REDIS_USERNAME, REDIS_PASSWORD), given by the manager. */
   readonly redisUrl: string;
   readonly syncKind: SyncKind;
   readonly syncName: string;
@@ -44,7 +44,7 @@ export const usage = `usage: driftless-reconciler --sync-kind RootSync|RepoSync 
   [--render-socket PATH] (render through the pod's render container listening there, not in this process)
   [--allow-reposync-shell-in-rendering] (honour a RepoSync's override.enableShellInRendering; the manager decides)
    or: driftless-reconciler --render-server SOCKET [--render-source-root DIR] [--render-tools-dir DIR] [--log-level L]
-environment: KUBECONFIG, REDIS_URL, REDIS_PASSWORD (never a flag), SYNC_KIND, SYNC_NAME, SYNC_NAMESPACE, METRICS_PORT, DRIFTLESS_CACHE_DIR,
+environment: KUBECONFIG, REDIS_URL, REDIS_USERNAME, REDIS_PASSWORD (required; never a flag), SYNC_KIND, SYNC_NAME, SYNC_NAMESPACE, METRICS_PORT, DRIFTLESS_CACHE_DIR,
   DRIFTLESS_QUEUE_PREFIX, LOG_LEVEL, DRIFTLESS_ALLOW_FILE_REPOS=true, RESYNC_PERIOD, CLUSTER_NAME,
   DRIFTLESS_RENDER_TOOLS_DIR, API_SERVER_TIMEOUT, DRIFTLESS_RENDER_SOCKET,
   DRIFTLESS_ALLOW_REPOSYNC_SHELL_IN_RENDERING=true`;
@@ -104,7 +104,12 @@ export function parseConfig(
     throw new ConfigError("--redis-url carries a password, which `ps` shows: give it in REDIS_URL or REDIS_PASSWORD");
   const redisUrl = pick("redis-url", "REDIS_URL") ?? "redis://127.0.0.1:6379";
   if (!isRedisUrl(redisUrl)) throw new ConfigError("--redis-url must be a redis:// or rediss:// URL with a host");
-  const password = env["REDIS_PASSWORD"];
+  const password = env["REDIS_PASSWORD"] ?? "";
+  const username = env["REDIS_USERNAME"] ?? "";
+  if (password === "" && !hasRedisPassword(redisUrl))
+    throw new ConfigError(
+      "REDIS_PASSWORD is empty: a reconciler authenticates to Redis as its own user (REDIS_USERNAME, REDIS_PASSWORD, which the manager gives it), never to an open Redis",
+    );
   const apiTimeout = pick("api-server-timeout", "API_SERVER_TIMEOUT");
   const apiServerTimeoutMs = apiTimeout === undefined ? undefined : parseDuration(apiTimeout);
   if (apiTimeout !== undefined && (apiServerTimeoutMs === undefined || apiServerTimeoutMs <= 0))
@@ -116,7 +121,12 @@ export function parseConfig(
     throw new ConfigError(`--log-level must be debug, info, warn or error`);
   return {
     kubeconfig: pick("kubeconfig", "KUBECONFIG"),
-    redisUrl: password === undefined || password === "" ? redisUrl : withRedisPassword(redisUrl, password),
+    redisUrl:
+      password === ""
+        ? redisUrl
+        : username === ""
+          ? withRedisPassword(redisUrl, password)
+          : withRedisCredentials(redisUrl, username, password),
     syncKind,
     syncName,
     syncNamespace,

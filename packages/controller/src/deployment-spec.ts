@@ -9,7 +9,7 @@ import { Kind, reconcilerName, RootSyncNamespace, SyncLabel, type Quantity, type
 import type { KubeObject } from "@driftless/kube";
 import { syncOwnedLabels } from "./labels.ts";
 import { DefaultReconcilerMemoryLimit, reconcilerEnvironment, reconcilerNodeFlags } from "./node-flags.ts";
-import { reconcilerRedisEnv, type SecretKeyRef } from "./redis-env.ts";
+import { reconcilerRedisEnv } from "./redis-env.ts";
 import { overrideEnv, ReconcilerContainer, reconcilerOverrides } from "./reconciler-overrides.ts";
 import {
   containerResources,
@@ -26,10 +26,8 @@ export interface DeploymentSettings {
   /** Image holding apps/reconciler (the Dockerfile at the repository root builds it). */
   readonly image: string;
   readonly imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
-  /** Redis as the reconciler pods reach it (a password in it is dropped: see redisPasswordSecret). */
+  /** Redis as the reconciler pods reach it (credentials in it are dropped: each pod has its own Secret). */
   readonly redisUrl: string;
-  /** Where reconciler pods read REDIS_PASSWORD from (config-management-system). */
-  readonly redisPasswordSecret?: SecretKeyRef | undefined;
   readonly queuePrefix: string | undefined;
   readonly logLevel: string;
   /** This cluster's name, for cluster selectors (the reconciler's CLUSTER_NAME). */
@@ -42,6 +40,13 @@ export interface DeploymentSettings {
 export const ReconcilerMetricsPort = 8675;
 export { ReconcilerContainer };
 export const SpecHashAnnotation = "driftless.dev/sync-spec-hash";
+/** A fingerprint of the pod's Redis password: a new password (rotation) replaces the pod, which reads it at start. */
+export const RedisCredentialAnnotation = "driftless.dev/redis-credential";
+
+/** The Secret holding a reconciler's Redis user and password (redis-secret.ts writes it). */
+export function redisSecretName(reconciler: string): string {
+  return `${reconciler}-redis`;
+}
 
 const defaultResources = {
   requests: { cpu: "50m", memory: "128Mi" },
@@ -57,7 +62,7 @@ export function reconcilerMemoryLimit(sync: RSync): Quantity {
   return resourcesOf(sync)["limits"]?.["memory"] ?? DefaultReconcilerMemoryLimit;
 }
 
-export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings): KubeObject {
+export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings, redisCredential = ""): KubeObject {
   const ref = syncRefOf(sync);
   const name = reconcilerName(ref.kind, ref.namespace, ref.name);
   const selector = { [SyncLabel.Reconciler]: name };
@@ -67,7 +72,7 @@ export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings):
     { name: "SYNC_KIND", value: ref.kind },
     { name: "SYNC_NAME", value: ref.name },
     { name: "SYNC_NAMESPACE", value: ref.namespace },
-    ...reconcilerRedisEnv(settings.redisUrl, settings.redisPasswordSecret),
+    ...reconcilerRedisEnv(settings.redisUrl, redisSecretName(name)),
     { name: "METRICS_PORT", value: String(ReconcilerMetricsPort) },
     { name: "DRIFTLESS_CACHE_DIR", value: "/cache" },
     { name: "LOG_LEVEL", value: overrides.logLevel ?? settings.logLevel },
@@ -99,7 +104,10 @@ export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings):
         metadata: {
           labels: { ...labels, [SyncLabel.DeploymentName]: name },
           // The spec changes → the template changes → the pod is replaced and reads the new spec.
-          annotations: { [SpecHashAnnotation]: specHash(sync, { image: settings.image }) },
+          annotations: {
+            [SpecHashAnnotation]: specHash(sync, { image: settings.image }),
+            [RedisCredentialAnnotation]: redisCredential,
+          },
         },
         spec: {
           serviceAccountName: name,

@@ -3,22 +3,31 @@
  * (deployment-spec.ts), running as its own ServiceAccount (identity.ts). Server-side apply keeps
  * the Deployment as declared (a hand edit of a field we set is reverted on the next job) without
  * fighting fields other controllers own.
+ *
+ * Each pod authenticates to Redis as the sync's own ACL user, with a password derived from the
+ * pod template's spec hash: it rotates whenever the pod is replaced. The new password is added
+ * beside the old one and written to the pod's Secret before the Deployment changes; the old one is
+ * dropped once the new pod is available, so the old pod never loses Redis mid-pass.
  */
 import { reconcilerName, RootSyncNamespace, SyncLabel, type RSync } from "@driftless/api";
-import type { KubeClient } from "@driftless/kube";
+import type { KubeClient, KubeObject } from "@driftless/kube";
 import { ReconcilerState } from "@driftless/metrics";
 import type { SyncRef } from "@driftless/queue";
 import {
   deploymentAvailable,
   deploymentFailure,
   reconcilerDeployment,
+  RedisCredentialAnnotation,
   type DeploymentSettings,
 } from "./deployment-spec.ts";
 import { ensureIdentity, removeIdentity } from "./identity.ts";
 import { KeyedLock } from "./keyed-lock.ts";
 import { podFailure } from "./pod-failure.ts";
 import { planIdentity } from "./rbac-plan.ts";
+import { createRedisSecret, deleteRedisSecret, writeRedisSecret } from "./redis-secret.ts";
+import { redisPasswordHash, type RedisCredential, type ReconcilerRedisUsers } from "./redis-users.ts";
 import { Resource } from "./resources.ts";
+import { specHash } from "./spec-hash.ts";
 import { ReconcilerMode, syncKeyOf, syncRefOf, type ReconcilerWorkload, type WorkloadStatus } from "./workload.ts";
 
 export const FieldManager = "driftless-manager";
@@ -27,19 +36,28 @@ export class DeploymentWorkload implements ReconcilerWorkload {
   readonly mode = ReconcilerMode.Deployment;
   readonly #client: KubeClient;
   readonly #settings: DeploymentSettings;
+  readonly #users: ReconcilerRedisUsers;
   readonly #lock = new KeyedLock();
   readonly #states = new Map<string, ReconcilerState>();
 
-  constructor(client: KubeClient, settings: DeploymentSettings) {
+  constructor(client: KubeClient, settings: DeploymentSettings, users: ReconcilerRedisUsers) {
     this.#client = client;
     this.#settings = settings;
+    this.#users = users;
   }
 
   ensure(sync: RSync): Promise<WorkloadStatus> {
     const ref = syncRefOf(sync);
     return this.#lock.run(syncKeyOf(ref), async () => {
       await ensureIdentity(this.#client, ref, planIdentity(sync));
-      const desired = reconcilerDeployment(sync, this.#settings);
+      const credential = await this.#ensureRedisUser(sync);
+      const fingerprint = redisFingerprint(credential.password);
+      const name = reconcilerName(ref.kind, ref.namespace, ref.name);
+      const live = await this.#client.get(Resource.Deployment, RootSyncNamespace, name);
+      // A new password (or a first pod) goes into the Secret before the pod that reads it is created.
+      const rotating = podAnnotation(live, RedisCredentialAnnotation) !== fingerprint;
+      if (rotating) await writeRedisSecret(this.#client, ref, credential);
+      const desired = reconcilerDeployment(sync, this.#settings, fingerprint);
       const applied = await this.#client.patch(
         Resource.Deployment,
         RootSyncNamespace,
@@ -49,8 +67,11 @@ export class DeploymentWorkload implements ReconcilerWorkload {
         { fieldManager: FieldManager, force: true },
       );
       const ready = deploymentAvailable(applied);
+      // The pod of this template runs: no one uses an older password any more.
+      if (ready) await this.#users.ensure(ref, credential.password, { only: true });
+      // A pod that cannot start may lack its Secret (deleted by hand): put it back.
+      else if (!rotating) await createRedisSecret(this.#client, ref, credential);
       this.#states.set(syncKeyOf(ref), ready ? ReconcilerState.Running : ReconcilerState.Starting);
-      const name = desired.metadata.name;
       const failure = ready ? undefined : (deploymentFailure(applied) ?? (await this.#podFailure(name)));
       return {
         ready,
@@ -59,6 +80,14 @@ export class DeploymentWorkload implements ReconcilerWorkload {
         ...(failure === undefined ? {} : { failure }),
       };
     });
+  }
+
+  /** The sync's Redis user, with the password of the current pod template added (older ones kept). */
+  async #ensureRedisUser(sync: RSync): Promise<RedisCredential> {
+    const ref = syncRefOf(sync);
+    const password = this.#users.derivedPassword(ref, specHash(sync, { image: this.#settings.image }));
+    await this.#users.ensure(ref, password, { only: false });
+    return { username: this.#users.username(ref), password };
   }
 
   /** The first failing pod of the reconciler's Deployment; none when pods cannot be read (older RBAC). */
@@ -90,6 +119,8 @@ export class DeploymentWorkload implements ReconcilerWorkload {
         reconcilerName(sync.kind, sync.namespace, sync.name),
         { propagationPolicy: "Background" },
       );
+      await deleteRedisSecret(this.#client, sync);
+      await this.#users.remove(sync);
       await removeIdentity(this.#client, sync);
       this.#states.delete(key);
     });
@@ -103,4 +134,15 @@ export class DeploymentWorkload implements ReconcilerWorkload {
 
   /** Deployments outlive the manager: nothing to stop. */
   async close(): Promise<void> {}
+}
+
+/** A short fingerprint of a password for the pod template: enough to tell two apart, useless to guess one. */
+function redisFingerprint(password: string): string {
+  return redisPasswordHash(password).slice(0, 16);
+}
+
+function podAnnotation(deployment: KubeObject | undefined, key: string): string | undefined {
+  const template = (deployment?.["spec"] as { template?: { metadata?: { annotations?: Record<string, string> } } })
+    ?.template;
+  return template?.metadata?.annotations?.[key];
 }

@@ -17,7 +17,10 @@ import {
 import {
   closeRedisConnection,
   createRedisConnection,
+  DEFAULT_PREFIX,
   ManagerQueue,
+  redisPasswordOf,
+  withoutRedisCredentials,
   type ManagerTrigger,
   type RedisConnection,
   type SyncRef,
@@ -31,6 +34,7 @@ import { leaderElectionTimings, LeaderElector } from "./leader-election.ts";
 import { ProcessWorkload } from "./process-workload.ts";
 import { syncsForPush, type PushMatch } from "./push-match.ts";
 import { reconcileSync, type SyncContext } from "./reconcile-sync.ts";
+import { ReconcilerRedisUsers } from "./redis-users.ts";
 import { SyncQueues } from "./sync-queues.ts";
 import { SyncWatcher } from "./sync-watcher.ts";
 import { sweepOrphans } from "./sweep.ts";
@@ -40,6 +44,7 @@ import { ReconcilerMode, type ReconcilerWorkload } from "./workload.ts";
 
 export interface ManagerOptions {
   readonly kubeconfig: string | undefined;
+  /** With the admin password, which only the manager holds; reconcilers get users of their own. */
   readonly redisUrl: string;
   readonly mode: ReconcilerMode;
   /** undefined: no metrics server; 0: a free port. */
@@ -73,6 +78,8 @@ export interface ManagerOptions {
   };
   /** Process mode: time a reconciler gets between SIGTERM and SIGKILL. */
   readonly stopGraceMs?: number;
+  /** How often the leader looks for reconciler Redis users that Redis lost (default 10 s). */
+  readonly redisUserCheckMs?: number;
 }
 
 /** Why the manager ended on its own (the shell exits non-zero on it). */
@@ -92,6 +99,7 @@ export class Manager {
   readonly #redis: RedisConnection;
   readonly #queue: ManagerQueue;
   readonly #syncQueues: SyncQueues;
+  readonly #redisUsers: ReconcilerRedisUsers;
   readonly #watcher: SyncWatcher;
   readonly #elector: LeaderElector;
   readonly #leaseClient: KubeClient;
@@ -100,6 +108,7 @@ export class Manager {
   #webhookServer: WebhookServer | undefined;
   readonly #unreadableRepos = new Set<string>();
   #resync: NodeJS.Timeout | undefined;
+  #userCheck: NodeJS.Timeout | undefined;
   #stopping: Promise<void> | undefined;
   #end: (end: ManagerEnd) => void = () => undefined;
   /** Resolves when the manager ends on its own (never on stop()). */
@@ -147,6 +156,11 @@ export class Manager {
     });
     this.metrics.watchQueueDepth("manager", this.#queue);
     this.#syncQueues = new SyncQueues(this.#redis, options.queuePrefix);
+    this.#redisUsers = new ReconcilerRedisUsers(
+      this.#redis,
+      options.queuePrefix ?? DEFAULT_PREFIX,
+      redisPasswordOf(options.redisUrl),
+    );
     this.workload = this.#createWorkload(access);
     this.#watcher = new SyncWatcher({
       client: clients.main,
@@ -158,6 +172,9 @@ export class Manager {
   }
 
   static async start(options: ManagerOptions): Promise<Manager> {
+    // Reconcilers' users only isolate anything when the default user cannot open everything.
+    if (redisPasswordOf(options.redisUrl) === "")
+      throw new Error("the manager needs the Redis admin password (REDIS_PASSWORD): an open Redis is refused");
     const timings = leaderElectionTimings(options.leaderElection);
     const userAgent = "driftless-manager/0.1.0";
     // Every request ends before the renew deadline. The Lease has its own connections, so renewals
@@ -266,13 +283,17 @@ export class Manager {
     const o = this.#o;
     if (o.mode === ReconcilerMode.Deployment) {
       if (o.deployment === undefined) throw new Error("deployment mode needs the reconciler image");
-      return new DeploymentWorkload(this.client, {
-        ...o.deployment,
-        allowRepoSyncShellInRendering: o.allowRepoSyncShellInRendering === true,
-        queuePrefix: o.queuePrefix,
-        logLevel: o.logLevel,
-        ...(o.clusterName === undefined ? {} : { clusterName: o.clusterName }),
-      });
+      return new DeploymentWorkload(
+        this.client,
+        {
+          ...o.deployment,
+          allowRepoSyncShellInRendering: o.allowRepoSyncShellInRendering === true,
+          queuePrefix: o.queuePrefix,
+          logLevel: o.logLevel,
+          ...(o.clusterName === undefined ? {} : { clusterName: o.clusterName }),
+        },
+        this.#redisUsers,
+      );
     }
     if (access === undefined) throw new Error("process mode needs the cluster's address");
     return new ProcessWorkload({
@@ -280,7 +301,8 @@ export class Manager {
       access,
       stateDir: o.stateDir,
       reconcilerEntry: o.reconcilerEntry,
-      redisUrl: o.redisUrl,
+      redisUrl: withoutRedisCredentials(o.redisUrl),
+      redisUsers: this.#redisUsers,
       queuePrefix: o.queuePrefix,
       allowFileRepos: o.allowFileRepos,
       allowRepoSyncShellInRendering: o.allowRepoSyncShellInRendering === true,
@@ -364,6 +386,14 @@ export class Manager {
     resync("startup");
     // Level-triggered repair of anything a lost job or a missed event left behind.
     this.#resync = setInterval(() => resync("resync"), this.#o.resyncMs);
+    // A reconciler whose Redis user is gone (deleted by hand; a restarted Redis also brings the
+    // `ready` below) keeps retrying to authenticate: its job re-creates the user.
+    this.#userCheck = setInterval(() => {
+      this.#redisUsers.missing().then(
+        (syncs) => syncs.forEach((sync) => this.#enqueue(sync, "workload")),
+        (error: unknown) => this.#log.debug("could not list Redis users", { error: String(error) }),
+      );
+    }, this.#o.redisUserCheckMs ?? 10_000);
     // Redis back after an outage: what could not be enqueued meanwhile (and, after a restart, every
     // job) is enqueued now rather than at the next resync, minutes away.
     this.#redis.on("ready", () => {
@@ -377,6 +407,7 @@ export class Manager {
    */
   #stepDown(): void {
     clearInterval(this.#resync);
+    clearInterval(this.#userCheck);
     this.#queue
       .pauseWorker()
       .catch((error: unknown) =>
@@ -413,6 +444,7 @@ export class Manager {
 
   async #stop(): Promise<void> {
     clearInterval(this.#resync);
+    clearInterval(this.#userCheck);
     await this.#webhookServer?.close();
     const closed = await this.#queue.close({ timeoutMs: 30_000 });
     if (!closed.graceful) this.#log.warn("a manager job did not finish in time; it will run again on the next leader");

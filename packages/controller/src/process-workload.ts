@@ -17,6 +17,7 @@ import { reconcilerMemoryLimit } from "./deployment-spec.ts";
 import { KeyedLock } from "./keyed-lock.ts";
 import { reconcilerEnvironment, reconcilerNodeFlags } from "./node-flags.ts";
 import { planIdentity } from "./rbac-plan.ts";
+import { newRedisPassword, type ReconcilerRedisUsers } from "./redis-users.ts";
 import { overrideArgs, reconcilerOverrides, type ReconcilerOverrides } from "./reconciler-overrides.ts";
 import { specHash } from "./spec-hash.ts";
 import { ProcessState, SupervisedProcess, type LaunchSpec } from "./supervisor.ts";
@@ -30,7 +31,9 @@ export interface ProcessWorkloadOptions {
   readonly stateDir: string;
   /** The reconciler's entry point (apps/reconciler's `driftless-reconciler` bin). */
   readonly reconcilerEntry: string;
+  /** Redis without credentials: each child authenticates as its own ACL user (redisUsers). */
   readonly redisUrl: string;
+  readonly redisUsers: ReconcilerRedisUsers;
   readonly queuePrefix: string | undefined;
   readonly allowFileRepos: boolean;
   /** Passed on, so a reconciler refuses a RepoSync's shell in rendering on its own too (defence in depth). */
@@ -62,6 +65,8 @@ interface Child {
   readonly overrides: ReconcilerOverrides;
   readonly process: SupervisedProcess;
   readonly token: TokenRotation;
+  /** The password of the running child's Redis user: new at every start (rotation), kept to re-create the user. */
+  readonly redis: { password: string | undefined };
 }
 
 export class ProcessWorkload implements ReconcilerWorkload {
@@ -86,7 +91,12 @@ export class ProcessWorkload implements ReconcilerWorkload {
       const hash = specHash(sync);
       const key = syncKeyOf(ref);
       const existing = this.#children.get(key);
-      if (existing !== undefined && existing.hash === hash) return statusOf(existing.process);
+      if (existing !== undefined && existing.hash === hash) {
+        // Redis may have lost the user (restart, no persistence): the running child gets it back as it was.
+        const password = existing.redis.password;
+        if (password !== undefined) await this.#options.redisUsers.ensure(ref, password, { only: false });
+        return statusOf(existing.process);
+      }
       if (existing !== undefined) {
         this.#options.log.info("the sync's spec changed: restarting its reconciler", { sync: key });
         await this.#stop(existing);
@@ -98,6 +108,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
         overrides: reconcilerOverrides(sync),
         process: this.#supervise(ref),
         token: this.#tokenFor(ref),
+        redis: { password: undefined },
       };
       this.#children.set(key, child);
       if (existing === undefined) this.#options.onLifecycle?.(ref, "supervised");
@@ -116,6 +127,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
       }
       this.#options.onLifecycle?.(sync, "removed");
       await rm(this.#dirOf(sync), { recursive: true, force: true });
+      await this.#options.redisUsers.remove(sync);
       await removeIdentity(this.#options.client, sync);
     });
   }
@@ -173,7 +185,10 @@ export class ProcessWorkload implements ReconcilerWorkload {
     });
   }
 
-  /** Runs before every (re)start: a fresh token and kubeconfig, so a restart never runs on stale credentials. */
+  /**
+   * Runs before every (re)start: a fresh token and kubeconfig, and a fresh Redis password (the
+   * previous child is gone, so the old one is dropped), so a restart never runs on stale credentials.
+   */
   async #prepare(sync: SyncRef, name: string, dir: string): Promise<LaunchSpec> {
     const o = this.#options;
     await mkdir(join(dir, "cache"), { recursive: true, mode: 0o700 });
@@ -182,6 +197,9 @@ export class ProcessWorkload implements ReconcilerWorkload {
     await child.token.renew();
     const kubeconfig = join(dir, "kubeconfig");
     await writeKubeconfig(kubeconfig, o.access, name, tokenFileOf(dir));
+    const password = newRedisPassword();
+    await o.redisUsers.ensure(sync, password, { only: true });
+    child.redis.password = password;
     const args = [
       ...child.nodeFlags,
       o.reconcilerEntry,
@@ -203,8 +221,14 @@ export class ProcessWorkload implements ReconcilerWorkload {
       ...(o.allowRepoSyncShellInRendering === true ? ["--allow-reposync-shell-in-rendering"] : []),
       ...(o.clusterName === undefined ? [] : ["--cluster-name", o.clusterName]),
     ];
-    // The Redis URL may hold the password: the environment, not argv, which `ps` shows to everyone.
-    return { command: process.execPath, args, env: { ...reconcilerEnvironment, REDIS_URL: o.redisUrl } };
+    // The Redis credential goes in the environment, not argv, which `ps` shows to everyone.
+    const env = {
+      ...reconcilerEnvironment,
+      REDIS_URL: o.redisUrl,
+      REDIS_USERNAME: o.redisUsers.username(sync),
+      REDIS_PASSWORD: password,
+    };
+    return { command: process.execPath, args, env };
   }
 }
 

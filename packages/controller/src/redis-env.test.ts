@@ -19,37 +19,26 @@ function containerEnv(deployment: ReturnType<typeof reconcilerDeployment>): Reco
   return spec.template.spec.containers[0]?.env ?? [];
 }
 
-test("a reconciler Deployment names the Secret holding the Redis password and never holds the password", () => {
-  const deployment = reconcilerDeployment(rootSync(), {
-    image: "driftless:test",
-    redisUrl: "redis://:hunter2@redis.config-management-system.svc:6379",
-    redisPasswordSecret: { name: "driftless-redis", key: "password" },
-    queuePrefix: undefined,
-    logLevel: "info",
-  });
-  assert.doesNotMatch(JSON.stringify(deployment), /hunter2/);
-  const env = containerEnv(deployment);
-  assert.deepEqual(
-    env.find((e) => e["name"] === "REDIS_URL"),
-    { name: "REDIS_URL", value: "redis://redis.config-management-system.svc:6379" },
-  );
-  assert.deepEqual(
-    env.find((e) => e["name"] === "REDIS_PASSWORD"),
-    { name: "REDIS_PASSWORD", valueFrom: { secretKeyRef: { name: "driftless-redis", key: "password" } } },
-  );
-});
-
-test("without a password Secret the reconciler gets the URL alone", () => {
-  const env = containerEnv(
-    reconcilerDeployment(rootSync(), {
+test("a reconciler Deployment reads its Redis user and password from its own Secret and holds no credential", () => {
+  const deployment = reconcilerDeployment(
+    rootSync(),
+    {
       image: "driftless:test",
-      redisUrl: "redis://redis:6379",
+      redisUrl: "redis://admin:hunter2@redis.config-management-system.svc:6379",
       queuePrefix: undefined,
       logLevel: "info",
-    }),
+    },
+    "0123456789abcdef",
   );
+  assert.doesNotMatch(JSON.stringify(deployment), /hunter2|admin/);
+  const env = containerEnv(deployment);
+  const secret = { name: "root-reconciler-redis" };
   assert.deepEqual(
     env.filter((e) => String(e["name"]).startsWith("REDIS")),
-    [{ name: "REDIS_URL", value: "redis://redis:6379" }],
+    [
+      { name: "REDIS_URL", value: "redis://redis.config-management-system.svc:6379" },
+      { name: "REDIS_USERNAME", valueFrom: { secretKeyRef: { ...secret, key: "username" } } },
+      { name: "REDIS_PASSWORD", valueFrom: { secretKeyRef: { ...secret, key: "password" } } },
+    ],
   );
 });

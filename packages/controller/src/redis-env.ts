@@ -1,10 +1,10 @@
 /**
- * How a reconciler gets Redis without its password showing: in a pod, REDIS_URL without the
- * password and REDIS_PASSWORD from a Secret (`secretKeyRef`), so the Deployment, readable by many,
- * holds only the Secret's name; in process mode, through the child's environment, never its argv
- * (which `ps` shows to every user of the machine).
+ * How a reconciler pod gets Redis: REDIS_URL without credentials, and REDIS_USERNAME and
+ * REDIS_PASSWORD from its own Secret (`secretKeyRef`), written by the manager (redis-secret.ts), so
+ * the Deployment, readable by many, holds only the Secret's name. In process mode the child gets
+ * the same variables in its environment, never its argv (which `ps` shows to every user).
  */
-import { hasRedisPassword, withoutRedisPassword } from "@driftless/queue";
+import { withoutRedisCredentials } from "@driftless/queue";
 
 /** A key of a Secret in config-management-system, beside the reconciler Deployments. */
 export interface SecretKeyRef {
@@ -16,17 +16,18 @@ export type EnvVar =
   | { readonly name: string; readonly value: string }
   | { readonly name: string; readonly valueFrom: { readonly secretKeyRef: SecretKeyRef } };
 
-/** The Redis part of a reconciler container's env. A password in `url` is dropped, never written. */
-export function reconcilerRedisEnv(url: string, passwordSecret: SecretKeyRef | undefined): EnvVar[] {
+/** Keys of a reconciler's Redis credential Secret. */
+export const RedisSecretKey = { Username: "username", Password: "password" } as const;
+
+/** The Redis part of a reconciler container's env. Credentials in `url` are dropped, never written. */
+export function reconcilerRedisEnv(url: string, credentialSecret: string): EnvVar[] {
+  const fromSecret = (name: string, key: string): EnvVar => ({
+    name,
+    valueFrom: { secretKeyRef: { name: credentialSecret, key } },
+  });
   return [
-    { name: "REDIS_URL", value: hasRedisPassword(url) ? withoutRedisPassword(url) : url },
-    ...(passwordSecret === undefined
-      ? []
-      : [
-          {
-            name: "REDIS_PASSWORD",
-            valueFrom: { secretKeyRef: { name: passwordSecret.name, key: passwordSecret.key } },
-          },
-        ]),
+    { name: "REDIS_URL", value: withoutRedisCredentials(url) },
+    fromSecret("REDIS_USERNAME", RedisSecretKey.Username),
+    fromSecret("REDIS_PASSWORD", RedisSecretKey.Password),
   ];
 }

@@ -18,6 +18,7 @@ export const Resource = {
   ServiceAccount: mapping("", "v1", "ServiceAccount", "serviceaccounts", true),
   Deployment: mapping("apps", "v1", "Deployment", "deployments", true),
   Pod: mapping("", "v1", "Pod", "pods", true),
+  Secret: mapping("", "v1", "Secret", "secrets", true),
   Role: mapping("rbac.authorization.k8s.io", "v1", "Role", "roles", true),
   RoleBinding: mapping("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", true),
   ClusterRoleBinding: mapping("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", false),

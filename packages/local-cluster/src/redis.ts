@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { createConnection } from "node:net";
 import { join } from "node:path";
@@ -11,7 +12,8 @@ export interface RedisServer {
   /** `redis://127.0.0.1:<port>`, never with the password. */
   readonly url: string;
   readonly port: number;
-  readonly password: string | undefined;
+  /** The default user's (admin) password: always set, since driftless refuses an open Redis. */
+  readonly password: string;
   readonly process: ProcessRecord;
 }
 
@@ -20,7 +22,10 @@ export interface StartRedisOptions {
   readonly detached: boolean;
   /** Default: a free loopback port. Given, to restart a server where its clients expect it. */
   readonly port?: number;
-  /** `requirepass`, written to a config file (mode 0600) so it is not in the server's command line. */
+  /**
+   * `requirepass` (the admin password), written to a config file (mode 0600) so it is not in the
+   * server's command line. Default: a random one.
+   */
   readonly password?: string;
 }
 
@@ -37,9 +42,9 @@ export async function startRedis(options: StartRedisOptions): Promise<RedisServe
   await mkdir(options.dir, { recursive: true });
   const port = options.port ?? (await freeLoopbackPort());
   const config = join(options.dir, "redis.conf");
+  const password = options.password ?? randomBytes(24).toString("hex");
   // Redis reads `requirepass` in double quotes with C-like escapes.
-  const password = options.password === undefined ? "" : `requirepass ${JSON.stringify(options.password)}\n`;
-  await writeFile(config, password, { mode: 0o600 });
+  await writeFile(config, `requirepass ${JSON.stringify(password)}\n`, { mode: 0o600 });
   const proc = await startProcess({
     name: "redis-server",
     binary,
@@ -51,12 +56,12 @@ export async function startRedis(options: StartRedisOptions): Promise<RedisServe
     ],
   });
   const deadline = Date.now() + 10_000;
-  while (!(await answersPing(port, options.password))) {
+  while (!(await answersPing(port, password))) {
     if (!isAlive(proc.pid)) throw new Error(`local-cluster: redis-server exited: ${await tailLog(proc.logFile)}`);
     if (Date.now() > deadline) throw new Error(`local-cluster: redis-server not answering on port ${port}`);
     await delay(50);
   }
-  return { url: `redis://127.0.0.1:${port}`, port, password: options.password, process: proc };
+  return { url: `redis://127.0.0.1:${port}`, port, password, process: proc };
 }
 
 function answersPing(port: number, password: string | undefined): Promise<boolean> {

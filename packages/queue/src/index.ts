@@ -54,7 +54,15 @@ export { startPoller } from "./poller.ts";
 export type { Poller, PollerOptions } from "./poller.ts";
 export type { CloseResult, EnqueueResult, QueueCommonOptions, QueueDepth, WorkerTuning } from "./queue-core.ts";
 export { redactUrl } from "./redact.ts";
-export { hasRedisPassword, isRedisUrl, withoutRedisPassword, withRedisPassword } from "./redis-url.ts";
+export {
+  hasRedisPassword,
+  isRedisUrl,
+  redisPasswordOf,
+  withoutRedisCredentials,
+  withoutRedisPassword,
+  withRedisCredentials,
+  withRedisPassword,
+} from "./redis-url.ts";
 export { DEFAULT_RETENTION, DEFAULT_RETRY } from "./retry-policy.ts";
 export type { Retention, RetryPolicy } from "./retry-policy.ts";
 export { SyncQueue } from "./sync-queue.ts";

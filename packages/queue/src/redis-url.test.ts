@@ -1,7 +1,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Redis } from "ioredis";
-import { hasRedisPassword, isRedisUrl, withoutRedisPassword, withRedisPassword } from "./redis-url.ts";
+import {
+  hasRedisPassword,
+  isRedisUrl,
+  redisPasswordOf,
+  withoutRedisCredentials,
+  withoutRedisPassword,
+  withRedisCredentials,
+  withRedisPassword,
+} from "./redis-url.ts";
 
 test("a password of any characters reaches ioredis unchanged through the URL", () => {
   for (const password of ["s3cret", "p@ss:w/rd", "100%41 sure", "#?&=+ ~!'()*", "ünïcode"]) {
@@ -27,4 +35,14 @@ test("only redis:// and rediss:// URLs with a host are Redis URLs", () => {
   assert.equal(isRedisUrl("127.0.0.1:6379"), false);
   assert.equal(isRedisUrl("http://h:1"), false);
   assert.equal(isRedisUrl("redis://"), false);
+});
+
+test("an ACL user name with `:` and a password reach ioredis unchanged; stripping both leaves the server", () => {
+  const url = withRedisCredentials("redis://h:1/2", "driftless:sync.rootsync.ns.n", "p@ss:w/rd%");
+  const client = new Redis(url, { lazyConnect: true });
+  assert.equal(client.options.username, "driftless:sync.rootsync.ns.n");
+  assert.equal(client.options.password, "p@ss:w/rd%");
+  client.disconnect();
+  assert.equal(withoutRedisCredentials(url), "redis://h:1/2");
+  assert.equal(redisPasswordOf(withRedisPassword("redis://h:1", "a%b")), "a%b");
 });

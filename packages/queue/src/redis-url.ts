@@ -12,6 +12,26 @@ export function withRedisPassword(url: string, password: string): string {
   return parsed.toString();
 }
 
+/** `url` as the ACL user `username` with `password` (replacing any credentials it had), percent-encoded. */
+export function withRedisCredentials(url: string, username: string, password: string): string {
+  const parsed = new URL(withRedisPassword(url, password));
+  parsed.username = encodeURIComponent(username);
+  return parsed.toString();
+}
+
+/** `url` with neither user name nor password: what a reconciler gets besides its own credential. */
+export function withoutRedisCredentials(url: string): string {
+  const parsed = new URL(url);
+  parsed.username = "";
+  parsed.password = "";
+  return parsed.toString();
+}
+
+/** The password in `url`, decoded; "" when it has none. */
+export function redisPasswordOf(url: string): string {
+  return decodeURIComponent(new URL(url).password);
+}
+
 /** `url` without its password (a username, for a Redis ACL user, stays). */
 export function withoutRedisPassword(url: string): string {
   const parsed = new URL(url);

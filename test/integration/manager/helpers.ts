@@ -156,7 +156,6 @@ export async function startManager(t: TestContext, options: ManagerOptions = {})
     managerMain,
     "--kubeconfig",
     kubeconfig,
-    ...(options.redis === undefined ? ["--redis-url", env.redisUrl] : []),
     "--reconciler-mode",
     options.mode ?? "process",
     "--metrics-port",
@@ -188,8 +187,9 @@ export async function startManager(t: TestContext, options: ManagerOptions = {})
     env: {
       ...process.env,
       KUBECONFIG: "",
+      // The admin password as in a pod: in the environment, never a flag.
       ...(options.redis === undefined
-        ? {}
+        ? { REDIS_URL: env.redisAddress, REDIS_PASSWORD: env.redisPassword }
         : { REDIS_URL: options.redis.url, REDIS_PASSWORD: options.redis.password ?? "" }),
     },
   });

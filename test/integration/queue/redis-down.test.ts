@@ -276,10 +276,14 @@ test("a manager given a Redis URL with its password in the environment keeps it 
   const { name } = await syncedRootSync(t, manager);
 
   const [child] = await assertPasswordHidden(manager, name);
-  // The reconciler has it from the manager, through its environment.
+  // The reconciler never has the admin password: its own user and password, from the manager, in its environment.
   const environ = (await readFile(`/proc/${child}/environ`, "utf8")).split("\0");
-  const url = environ.find((e) => e.startsWith("REDIS_URL="))?.slice("REDIS_URL=".length) ?? "";
-  assert.equal(decodeURIComponent(new URL(url).password), PASSWORD);
+  assert.ok(!environ.some(showsPassword), "the reconciler's environment holds the admin password");
+  const value = (key: string): string => environ.find((e) => e.startsWith(`${key}=`))?.slice(key.length + 1) ?? "";
+  assert.equal(new URL(value("REDIS_URL")).password, "");
+  const sync = { kind: "RootSync", namespace: systemNamespace, name } as const;
+  assert.equal(value("REDIS_USERNAME"), `${manager.scope.queuePrefix}:${syncQueueName(sync)}`);
+  assert.match(value("REDIS_PASSWORD"), /^[0-9a-f]{64}$/);
 });
 
 test("Redis killed and restarted mid-pass: nothing is lost, the sync converges to a commit pushed after, and the manager serves new syncs", async (t) => {
