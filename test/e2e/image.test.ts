@@ -176,7 +176,7 @@ test("manifests/ and the manager's default reconciler image name the images imag
     "--input-type=module",
     "-e",
     `const { parseConfig } = await import(${JSON.stringify(config)});
-     console.log(parseConfig([], { REDIS_URL: "redis://127.0.0.1:1" }).reconcilerImage);`,
+     console.log(parseConfig([], { REDIS_URL: "redis://127.0.0.1:1", REDIS_PASSWORD: "unused" }).reconcilerImage);`,
   ]);
   assert.equal(defaultImage.stdout.trim(), image, defaultImage.all);
   // What the build made is there under those names.

@@ -116,8 +116,8 @@ test("admission protection is off unless a port is given; a URL needs the port a
 });
 
 test("a RepoSync's shell in rendering is refused unless --allow-reposync-shell-in-rendering (or its variable) says so", () => {
-  assert.equal(parseConfig([], {}, noSecret).allowRepoSyncShellInRendering, false);
-  assert.equal(parseConfig(["--allow-reposync-shell-in-rendering"], {}, noSecret).allowRepoSyncShellInRendering, true);
-  const fromEnv = parseConfig([], { DRIFTLESS_ALLOW_REPOSYNC_SHELL_IN_RENDERING: "true" }, noSecret);
+  assert.equal(parseConfig([], pw, noSecret).allowRepoSyncShellInRendering, false);
+  assert.equal(parseConfig(["--allow-reposync-shell-in-rendering"], pw, noSecret).allowRepoSyncShellInRendering, true);
+  const fromEnv = parseConfig([], { ...pw, DRIFTLESS_ALLOW_REPOSYNC_SHELL_IN_RENDERING: "true" }, noSecret);
   assert.equal(fromEnv.allowRepoSyncShellInRendering, true);
 });

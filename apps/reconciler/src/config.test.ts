@@ -84,10 +84,11 @@ test("the reconciler authenticates as the Redis user the manager gave it; no pas
 });
 
 test("renders in process unless given the render container's socket; a RepoSync's shell only when allowed", () => {
-  const plain = parseConfig(required, {});
+  const plain = parseConfig(required, pw);
   assert.equal(plain.renderSocket, undefined);
   assert.equal(plain.allowRepoSyncShellInRendering, false);
   const pod = parseConfig(required, {
+    ...pw,
     DRIFTLESS_RENDER_SOCKET: "/render/render.sock",
     DRIFTLESS_ALLOW_REPOSYNC_SHELL_IN_RENDERING: "true",
   });
