@@ -58,4 +58,10 @@ void describe("the first stage checks every object, flawed ones too (as Config S
     );
     assert.deepEqual(codes(result), ["KNV1011", "KNV1032", "KNV1043", "KNV1043"]);
   });
+
+  void it("leaves the reconciler's per-cluster reading as it was: only the named cluster sees the collision", async () => {
+    const dir = join(fixtures, "errors", "knv1029-cluster-specific-collision");
+    assert.equal((await readAs(dir, SourceFormat.Hierarchy)).complete, true);
+    assert.deepEqual(codes(await readAs(dir, SourceFormat.Hierarchy, "staging")), ["KNV1029"]);
+  });
 });
