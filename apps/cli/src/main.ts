@@ -12,8 +12,10 @@ import { vet } from "./commands/vet.ts";
 import { printable } from "./terminal-text.ts";
 
 const usage = `usage:
-  driftless vet DIR [--source-format unstructured|hierarchy] [--sync-kind RepoSync --sync-namespace NS]
-                                            every check the reconciler runs that needs no cluster (exit 1 on errors)
+  driftless vet DIR [--source-format unstructured|hierarchy] [--sync-kind RepoSync --sync-namespace NS] [--clusters A,B]
+                                            every check the reconciler runs that needs no cluster, for each
+                                            cluster the source names and one without a name, or for the
+                                            --clusters given (exit 1 on errors)
   driftless hydrate DIR [--source-format unstructured|hierarchy] [--output DIR | --flat FILE] [--clusters A,B]
                                             the objects a RootSync would apply, as YAML (stdout by default), for
                                             each cluster the source names and defaultcluster (a folder each
@@ -69,7 +71,10 @@ async function main(argv: readonly string[]): Promise<number> {
       if (!isSyncKind(kind)) throw new UsageError("--sync-kind must be RootSync or RepoSync");
       const scope =
         kind === "RootSync" ? ({ kind } as const) : ({ kind, namespace: values["sync-namespace"] } as const);
-      return onRendered(dir, { enableShell, failureCode: 1 }, out, (read) => vet(read, { format, scope }, out));
+      const clusters = values.clusters === undefined ? undefined : clusterList(values.clusters);
+      return onRendered(dir, { enableShell, failureCode: 1 }, out, (read) =>
+        vet(read, { format, scope, ...(clusters === undefined ? {} : { clusters }) }, out),
+      );
     }
     case "hydrate":
       if (dir === undefined) throw new UsageError("hydrate needs a directory");
@@ -82,7 +87,7 @@ async function main(argv: readonly string[]): Promise<number> {
             format,
             ...(values.output === undefined ? {} : { output: values.output }),
             ...(values.flat === undefined ? {} : { flat: values.flat }),
-            ...(values.clusters === undefined ? {} : { clusters: values.clusters.split(",").map((c) => c.trim()) }),
+            ...(values.clusters === undefined ? {} : { clusters: clusterList(values.clusters) }),
           },
           out,
         ),
@@ -130,6 +135,11 @@ async function main(argv: readonly string[]): Promise<number> {
 }
 
 class UsageError extends Error {}
+
+/** `--clusters A,B` (as nomos); "" for a cluster without a name. */
+function clusterList(value: string): string[] {
+  return value.split(",").map((c) => c.trim());
+}
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),

@@ -73,6 +73,8 @@ export const KnvCode = {
   UnsupportedResourceInHierarchyConfig: "KNV1041",
   /** Hierarchy: a HierarchyConfig uses a hierarchyMode other than `inherit` or `none`. */
   IllegalHierarchyMode: "KNV1042",
+  /** A kind of Config Sync's own a source may not declare: `Sync`, or a CRD in Config Sync's API groups. */
+  UnsupportedObject: "KNV1043",
   /** Hierarchy: objects in a directory that neither is nor contains a Namespace directory. */
   UnsyncableResources: "KNV1044",
   /** An object declares a field a source must not set (status, ownerReferences, resourceVersion, ...). */

@@ -1,5 +1,5 @@
 /**
- * Cluster selection, in both source formats, before anything else looks at the objects (Config Sync's
+ * Cluster selection, in both source formats, right after the first stage's checks (Config Sync's
  * order): an object annotated `configsync.gke.io/cluster-name-selector: a,b` is kept only on a cluster
  * named in the list (case-insensitive); one annotated `configmanagement.gke.io/cluster-selector: <name>`
  * only if that ClusterSelector matches the labels of the Cluster object named after this cluster (no
@@ -50,34 +50,24 @@ export function clusterNamesIn(manifests: readonly Manifest[]): string[] {
 }
 
 /**
- * `namespaceOf`: the namespace an object lands in, where the format knows it before placing (a
- * hierarchy's namespace directory; metadata.namespace otherwise).
+ * The rules of selector objects that hold on every cluster, checked on every object in the first stage
+ * (Config Sync's order): Clusters and selectors may not be cluster-selected (KNV1004), and ClusterSelector
+ * names are unique (KNV1029). `selectForCluster` expects a source that passed them.
  */
-export function selectForCluster(
-  manifests: readonly Manifest[],
-  clusterName: string | undefined,
-  namespaceOf: (manifest: Manifest) => string | undefined = (m) => m.metadata.namespace,
-): ClusterSelection {
+export function checkSelectorObjects(manifests: readonly Manifest[]): SourceError[] {
   const errors: SourceError[] = [];
   const selectors = new Map<string, Manifest[]>();
-  let cluster: Manifest | undefined;
-  let used = false;
-  let clusterKinds = false;
   for (const manifest of manifests) {
     const annotations = manifest.metadata.annotations ?? {};
     const keys = [SelectorAnnotation.Cluster, SelectorAnnotation.ClusterName].filter((k) => k in annotations);
-    used ||= keys.length > 0;
     if (keys.length > 0 && isSelectorOrCluster(manifest)) {
       const message = `${what(manifest)}: ${manifest.kind}s may not be cluster-selected; remove the annotation ${keys.join(", ")}`;
       errors.push(new IllegalSelectorAnnotationError(message, { resources: [manifestResource(manifest)] }));
     }
-    clusterKinds ||= isKind(manifest, HierarchyKind.ClusterSelector) || isKind(manifest, HierarchyKind.Cluster);
     if (isKind(manifest, HierarchyKind.ClusterSelector)) {
       const same = selectors.get(manifest.metadata.name);
       if (same) same.push(manifest);
       else selectors.set(manifest.metadata.name, [manifest]);
-    } else if (isKind(manifest, HierarchyKind.Cluster) && clusterName && manifest.metadata.name === clusterName) {
-      cluster = manifest;
     }
   }
   for (const [name, same] of selectors) {
@@ -85,15 +75,41 @@ export function selectForCluster(
     const message = `ClusterSelectors must have unique names; "${name}" is declared in ${same.map((m) => m.sourcePath).join(", ")}`;
     errors.push(new DuplicateObjectError(message, { resources: same.map(manifestResource) }));
   }
-  if (errors.length > 0) return { manifests: [], errors };
+  return errors;
+}
+
+/**
+ * What `clusterName` keeps of a source that passed `checkSelectorObjects`. `namespaceOf`: the namespace
+ * an object lands in, where the format knows it before placing (a hierarchy's namespace directory;
+ * metadata.namespace otherwise).
+ */
+export function selectForCluster(
+  manifests: readonly Manifest[],
+  clusterName: string | undefined,
+  namespaceOf: (manifest: Manifest) => string | undefined = (m) => m.metadata.namespace,
+): ClusterSelection {
+  const errors: SourceError[] = [];
+  const selectors = new Map<string, Manifest>();
+  let cluster: Manifest | undefined;
+  let used = false;
+  let clusterKinds = false;
+  for (const manifest of manifests) {
+    const annotations = manifest.metadata.annotations ?? {};
+    used ||= SelectorAnnotation.Cluster in annotations || SelectorAnnotation.ClusterName in annotations;
+    clusterKinds ||= isKind(manifest, HierarchyKind.ClusterSelector) || isKind(manifest, HierarchyKind.Cluster);
+    if (isKind(manifest, HierarchyKind.ClusterSelector)) {
+      if (!selectors.has(manifest.metadata.name)) selectors.set(manifest.metadata.name, manifest);
+    } else if (isKind(manifest, HierarchyKind.Cluster) && clusterName && manifest.metadata.name === clusterName) {
+      cluster = manifest;
+    }
+  }
   const isClusterKind = (m: Manifest): boolean =>
     isKind(m, HierarchyKind.ClusterSelector) || isKind(m, HierarchyKind.Cluster);
   if (!used && !clusterKinds) return { manifests, errors };
 
   const labels = cluster?.metadata.labels ?? {};
   const active = new Map<string, boolean>();
-  for (const [name, [selector]] of selectors) {
-    if (selector === undefined) continue;
+  for (const [name, selector] of selectors) {
     const parsed = parseLabelSelector(specSelector(selector));
     if ("problem" in parsed) {
       errors.push(

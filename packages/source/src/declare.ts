@@ -9,7 +9,8 @@ import { declareObject, resolveKinds, unknownKind } from "./declare-object.ts";
 import type { DeclareOptions } from "./declare-object.ts";
 import type { SourceError } from "./errors.ts";
 import { findDuplicates } from "./duplicates.ts";
-import { selectForCluster } from "./cluster-selection.ts";
+import { checkSelectorObjects, selectForCluster } from "./cluster-selection.ts";
+import { checkIllegalKinds, illegalKind } from "./illegal-kinds.ts";
 import {
   isNamespaceSelector,
   namespaceSelectorOf,
@@ -19,8 +20,6 @@ import {
 } from "./namespace-selection.ts";
 import { IllegalSelectorAnnotationError, NamespaceAndSelectorError } from "./selector-errors.ts";
 import type { KindInfo } from "./kinds.ts";
-import { IllegalHierarchicalKindError } from "./hierarchy-errors.ts";
-import { HierarchyKind, isKind } from "./hierarchy-layout.ts";
 import { manifestResource, what } from "./hierarchy-raw.ts";
 import { declareHierarchy } from "./hierarchy.ts";
 import { kindKey } from "./kinds.ts";
@@ -40,21 +39,23 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
   if (options.format === SourceFormat.Hierarchy && options.scope.kind === "RootSync")
     return declareHierarchy(set, options);
   const counts = { fileCount: set.fileCount, localConfigSkipped: set.localConfigSkipped };
+  // Rules that look at every object read, flawed ones too, so one pass reports all of an object's errors.
+  const selectorErrors = checkSelectorObjects(set.identified);
+  if (selectorErrors.length > 0) return toSourceResult([], [...set.errors, ...selectorErrors], counts);
+  const kindErrors = checkIllegalKinds(set.identified, SourceFormat.Unstructured);
   const selection = selectForCluster(set.manifests, options.clusterName);
-  if (selection.errors.length > 0) return toSourceResult([], [...set.errors, ...selection.errors], counts);
+  if (selection.errors.length > 0)
+    return toSourceResult([], [...set.errors, ...kindErrors, ...selection.errors], counts);
   const rootSync = options.scope.kind === "RootSync";
   // A RepoSync may not declare NamespaceSelectors (cluster-scoped): they go through placement and fail it.
   const manifests = rootSync ? selection.manifests.filter((m) => !isNamespaceSelector(m)) : selection.manifests;
   const namespaceSelectors = rootSync ? readNamespaceSelectors(selection.manifests, false) : undefined;
   const kinds = await resolveKinds(manifests, options.kinds);
-  const errors: SourceError[] = [...set.errors, ...(namespaceSelectors?.errors ?? [])];
+  const errors: SourceError[] = [...set.errors, ...kindErrors, ...(namespaceSelectors?.errors ?? [])];
   const objects: DeclaredObject[] = [];
   const selected: { manifest: Manifest; info: KindInfo; selector: string }[] = [];
   for (const manifest of manifests) {
-    if (isHierarchical(manifest)) {
-      errors.push(hierarchicalKind(manifest));
-      continue;
-    }
+    if (illegalKind(manifest, SourceFormat.Unstructured)) continue; // reported in kindErrors
     const info = kinds.get(kindKey(manifest.apiVersion, manifest.kind));
     if (!info) {
       if (options.allowUnknownKinds === true) objects.push(undeclaredKind(manifest));
@@ -102,19 +103,6 @@ function selectorProblem(manifest: Manifest, info: KindInfo): SourceError | unde
     return new NamespaceAndSelectorError(message, { resources });
   }
   return undefined;
-}
-
-/** Repo and HierarchyConfig configure a hierarchical source; Config Sync refuses them elsewhere (KNV1032). */
-function isHierarchical(manifest: Manifest): boolean {
-  if (manifest.group !== HierarchyKind.Repo.group) return false;
-  return isKind(manifest, HierarchyKind.Repo) || isKind(manifest, HierarchyKind.HierarchyConfig);
-}
-
-function hierarchicalKind(manifest: Manifest): IllegalHierarchicalKindError {
-  return new IllegalHierarchicalKindError(
-    `${what(manifest)}: ${manifest.kind} is only allowed with sourceFormat: hierarchy; remove it, or set spec.sourceFormat to hierarchy`,
-    { resources: [manifestResource(manifest)] },
-  );
 }
 
 /** Offline: an object of a kind nobody defines keeps the namespace it declares. */

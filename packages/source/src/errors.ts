@@ -18,6 +18,7 @@ const Code = {
   MetadataNameCollision: "KNV1029",
   MissingObjectName: "KNV1031",
   InvalidMetadataName: "KNV1036",
+  UnsupportedObject: "KNV1043",
   IllegalField: "KNV1045",
   IllegalNamespaceOnClusterScoped: "KNV1052",
   InvalidAnnotationValue: "KNV1054",
@@ -154,6 +155,16 @@ export class InvalidDependsOnError extends SourceError {
 export class UnknownKindError extends SourceError {
   constructor(message: string, details: SourceErrorDetails = {}) {
     super(Code.UnknownObjectKind, ErrorClass.Stalled, message, details);
+  }
+}
+
+/**
+ * A kind of Config Sync's own that no source may declare (KNV1043): `Sync`, which only Config Sync's
+ * importer wrote, or a CRD in one of its API groups, which would redefine the reconciler's own types.
+ */
+export class UnsupportedObjectError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.UnsupportedObject, ErrorClass.Terminal, message, details);
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * Step two for a hierarchical source (Config Sync's `sourceFormat: hierarchy`), in Config Sync's
  * stages, each stopping on the errors it finds so that later ones do not report their consequences:
- * 1. directory and name rules, the Repo (no cluster needed);
+ * 1. directory and name rules, the Repo, kinds no source may declare, the selector objects' own rules
+ *    (no cluster needed), on every object read, including those that failed a check of their own;
  * 2. kinds, and each object under the top-level directory its scope requires;
  * 3. HierarchyConfigs and the `namespaces/` tree: every object lands in its namespace directory's
  *    namespace, and what abstract directories hold is copied into every namespace below them;
@@ -11,7 +12,9 @@
  */
 import { declareObject, resolveKinds, unknownKind } from "./declare-object.ts";
 import type { DeclareOptions } from "./declare-object.ts";
-import { selectForCluster } from "./cluster-selection.ts";
+import { SourceFormat } from "@driftless/api";
+import { checkSelectorObjects, selectForCluster } from "./cluster-selection.ts";
+import { checkIllegalKinds } from "./illegal-kinds.ts";
 import { findDuplicates } from "./duplicates.ts";
 import { NamespaceOnClusterScopedError } from "./errors.ts";
 import type { SourceError } from "./errors.ts";
@@ -48,7 +51,13 @@ export async function declareHierarchy(set: ManifestSet, options: DeclareOptions
   const counts = { fileCount: set.fileCount, localConfigSkipped: set.localConfigSkipped };
   const fail = (errors: readonly SourceError[]): SourceResult => toSourceResult([], errors, counts);
 
-  const rawErrors = [...set.errors, ...checkHierarchyRaw(set.manifests)];
+  // Stage 1 looks at every object read, flawed ones too, so one pass reports all of an object's errors.
+  const rawErrors = [
+    ...set.errors,
+    ...checkIllegalKinds(set.identified, SourceFormat.Hierarchy),
+    ...checkHierarchyRaw(set.identified),
+    ...checkSelectorObjects(set.identified),
+  ];
   if (rawErrors.length > 0) return fail(rawErrors);
   // Cluster selection: what this cluster leaves out is gone before the tree is built. An object in a
   // namespace directory goes with its Namespace.

@@ -29,6 +29,8 @@ export type { ReadSourceOptions } from "./read-source.ts";
 export { readManifests } from "./read-manifests.ts";
 export type { ReadManifestsOptions } from "./read-manifests.ts";
 export { declareObjects } from "./declare.ts";
+export { clustersToCheck, declareForClusters, mergeClusterErrors } from "./each-cluster.ts";
+export type { ClusterError, ClusterName, ClusterResult } from "./each-cluster.ts";
 export { implicitNamespace, implicitNamespaces, withSpecialNamespacesDetached } from "./implicit-namespaces.ts";
 export type { DeclareOptions } from "./declare.ts";
 export type { CompleteSource, DeclaredObject, FailedSource, ManifestSet, SourceResult } from "./result.ts";
@@ -63,6 +65,7 @@ export {
   SourceReadError,
   UnknownKindError,
   UnsafeSymlinkError,
+  UnsupportedObjectError,
 } from "./errors.ts";
 export type { SourceErrorDetails } from "./errors.ts";
 export {

@@ -50,7 +50,16 @@ export interface Manifest {
 }
 
 export type ManifestCheck =
-  { readonly ok: true; readonly manifest: Manifest } | { readonly ok: false; readonly errors: readonly SourceError[] };
+  | { readonly ok: true; readonly manifest: Manifest }
+  | {
+      readonly ok: false;
+      readonly errors: readonly SourceError[];
+      /**
+       * The object as far as it reads (kind known, metadata a mapping), for the checks that look across
+       * objects (directories, the Repo, selectors), so one pass reports all its errors. Never declared.
+       */
+      readonly flawed?: Manifest;
+    };
 
 /** Metadata only the API server sets; declaring them in Git is an error in Config Sync (KNV1045). */
 const serverSetMetadata = ["uid", "resourceVersion", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"];
@@ -108,28 +117,47 @@ export function toManifest(raw: JsonObject, sourcePath: string, location: string
   const dependsOn = checkDependsOn(annotations, where, details, errors);
   errors.push(...checkReservedMetadata(labels, annotations, where, details));
 
-  if (errors.length > 0 || !gv || apiVersionText === undefined || typeof kind !== "string" || name === undefined) {
-    return { ok: false, errors };
+  if (!gv || apiVersionText === undefined || typeof kind !== "string" || kind === "") return { ok: false, errors };
+  const manifest = (manifestMetadata: ManifestMetadata): Manifest => ({
+    apiVersion: apiVersionText,
+    kind,
+    group: gv.group,
+    version: gv.version,
+    metadata: manifestMetadata,
+    raw,
+    sourcePath,
+    dependsOn,
+  });
+  if (errors.length > 0 || name === undefined) {
+    // What the object says of itself, even where invalid, so later checks judge it as Config Sync's do.
+    const flawed: ManifestMetadata = {
+      name: typeof nameValue === "string" ? nameValue : "",
+      ...(typeof namespaceValue === "string" && namespaceValue !== "" ? { namespace: namespaceValue } : {}),
+      ...stringEntries(metadata, "labels"),
+      ...stringEntries(metadata, "annotations"),
+    };
+    return { ok: false, errors, flawed: manifest(flawed) };
   }
-  const manifestMetadata: ManifestMetadata = {
-    name,
-    ...(namespace !== undefined ? { namespace } : {}),
-    ...(labels !== undefined ? { labels } : {}),
-    ...(annotations !== undefined ? { annotations } : {}),
-  };
   return {
     ok: true,
-    manifest: {
-      apiVersion: apiVersionText,
-      kind,
-      group: gv.group,
-      version: gv.version,
-      metadata: manifestMetadata,
-      raw,
-      sourcePath,
-      dependsOn,
-    },
+    manifest: manifest({
+      name,
+      ...(namespace !== undefined ? { namespace } : {}),
+      ...(labels !== undefined ? { labels } : {}),
+      ...(annotations !== undefined ? { annotations } : {}),
+    }),
   };
+}
+
+/** `{ [field]: its string values }` when metadata[field] is a mapping; the rest is reported by `stringMap`. */
+function stringEntries(
+  metadata: JsonObject,
+  field: "labels" | "annotations",
+): { readonly [K in typeof field]?: Readonly<Record<string, string>> } {
+  const value = metadata[field];
+  if (!isJsonObject(value)) return {};
+  const strings = Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === "string");
+  return { [field]: Object.fromEntries(strings) };
 }
 
 type Where = (message: string) => string;

@@ -24,6 +24,8 @@ export interface ReadManifestsOptions extends ReadFilesOptions {
 
 interface FileOutcome {
   readonly manifests: readonly Manifest[];
+  /** `manifests` and the flawed ones, in document order. */
+  readonly identified: readonly Manifest[];
   readonly errors: readonly SourceError[];
   readonly localConfigSkipped: number;
   readonly aliasChars?: number;
@@ -60,18 +62,20 @@ export async function readManifests(dir: string, options: ReadManifestsOptions =
       }
     },
     (index, error) => {
-      outcomes[index] = { manifests: [], errors: [error], localConfigSkipped: 0 };
+      outcomes[index] = { manifests: [], identified: [], errors: [error], localConfigSkipped: 0 };
     },
     options,
   );
 
   const manifests: Manifest[] = [];
+  const identified: Manifest[] = [];
   const errors: SourceError[] = [...listing.errors];
   let localConfigSkipped = 0;
   for (const [index, found] of outcomes.entries()) {
     // Cannot happen unless readFiles breaks its contract; a file silently missing would prune its objects.
     const outcome = found ?? notRead(listing.files[index]?.sourcePath ?? "?");
     manifests.push(...outcome.manifests);
+    identified.push(...outcome.identified);
     errors.push(...outcome.errors);
     localConfigSkipped += outcome.localConfigSkipped;
   }
@@ -80,7 +84,7 @@ export async function readManifests(dir: string, options: ReadManifestsOptions =
     .map((error, order) => ({ error, order, path: error.sourcePaths[0] ?? "" }))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.order - b.order))
     .map(({ error }) => error);
-  return { manifests, errors: byPath, fileCount: listing.files.length, localConfigSkipped };
+  return { manifests, identified, errors: byPath, fileCount: listing.files.length, localConfigSkipped };
 }
 
 function overAliasLimit(sourcePath: string): FileOutcome {
@@ -89,6 +93,7 @@ function overAliasLimit(sourcePath: string): FileOutcome {
     `${formatChars(SourceLimits.maxAliasCharsPerSource)} of alias expansion (files are counted in path order)`;
   return {
     manifests: [],
+    identified: [],
     errors: [new ManifestLimitError(message, { sourcePaths: [sourcePath] })],
     localConfigSkipped: 0,
   };
@@ -97,6 +102,7 @@ function overAliasLimit(sourcePath: string): FileOutcome {
 function notRead(sourcePath: string): FileOutcome {
   return {
     manifests: [],
+    identified: [],
     errors: [new SourceReadError(`${sourcePath} was not read`, { sourcePaths: [sourcePath] })],
     localConfigSkipped: 0,
   };
@@ -107,11 +113,23 @@ function readOne(text: string, sourcePath: string): FileOutcome {
   const parsed = parseManifestText(text, sourcePath);
   const expanded = expandDocuments(parsed.documents, sourcePath);
   const manifests: Manifest[] = [];
+  const identified: Manifest[] = [];
   const errors: SourceError[] = [...parsed.errors, ...expanded.errors];
   for (const object of expanded.objects) {
     const checked = toManifest(object.value, sourcePath, object.location);
-    if (checked.ok) manifests.push(checked.manifest);
-    else errors.push(...checked.errors);
+    if (checked.ok) {
+      manifests.push(checked.manifest);
+      identified.push(checked.manifest);
+    } else {
+      errors.push(...checked.errors);
+      if (checked.flawed) identified.push(checked.flawed);
+    }
   }
-  return { manifests, errors, localConfigSkipped: expanded.localConfigSkipped, aliasChars: parsed.aliasChars ?? 0 };
+  return {
+    manifests,
+    identified,
+    errors,
+    localConfigSkipped: expanded.localConfigSkipped,
+    aliasChars: parsed.aliasChars ?? 0,
+  };
 }

@@ -11,6 +11,13 @@ import type { ObjectId } from "./object-id.ts";
 /** The output of the first step: every manifest that is valid on its own, and every problem found. */
 export interface ManifestSet {
   readonly manifests: readonly Manifest[];
+  /**
+   * `manifests` and, in reading order among them, the objects that failed a check of their own but
+   * whose kind is known (their errors are in `errors`). Only the checks that look across objects read
+   * these (directories, the Repo, illegal kinds, selectors), so one pass reports every error, as Config
+   * Sync's do; nothing in it beyond `manifests` is ever declared.
+   */
+  readonly identified: readonly Manifest[];
   readonly errors: readonly SourceError[];
   /** Manifest files read (.yaml, .yml, .json). */
   readonly fileCount: number;

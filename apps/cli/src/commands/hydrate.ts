@@ -3,18 +3,18 @@ import { dirname, join } from "node:path";
 import type { SourceFormat } from "@driftless/api";
 import {
   builtinKinds,
-  clusterNamesIn,
+  clustersToCheck,
+  declareForClusters,
   hydratedObject,
   hydratedPaths,
-  declareObjects,
+  mergeClusterErrors,
   readManifests,
   sourceFormatFor,
   toYamlStream,
   type DeclaredObject,
   type JsonObject,
-  type ManifestSet,
 } from "@driftless/source";
-import { formatError } from "./vet.ts";
+import { formatClusterError } from "./vet.ts";
 
 export interface HydrateOptions {
   readonly dir: string;
@@ -32,12 +32,6 @@ export interface HydrateOptions {
 
 /** The folder of the cluster without a name, as nomos names it. */
 export const DefaultClusterFolder = "defaultcluster";
-
-/** One cluster to hydrate for: a folder name, and the cluster name selectors see (undefined: none). */
-interface ClusterTarget {
-  readonly folder: string;
-  readonly clusterName: string | undefined;
-}
 
 /**
  * `driftless hydrate DIR`: the objects a RootSync would apply from this source, after hierarchy
@@ -57,44 +51,47 @@ export async function hydrate(options: HydrateOptions, out: (line: string) => vo
   };
   // Read once; each cluster only declares the objects again with its own selectors.
   const set = await readManifests(options.dir, readOptions);
-  const targets = clusterTargets(options.clusters, set);
+  const clusters = clustersToCheck(set, options.clusters);
   // A cluster name becomes a folder: one from the source (a selector annotation) must not lead out of --output.
-  const unsafe = targets.find((t) => !isSafeFolderName(t.folder));
+  const unsafe = clusters.find((name) => name !== undefined && !isSafeFolderName(name));
   if (unsafe !== undefined) {
+    out(`cluster name ${JSON.stringify(unsafe)} cannot be a folder name (it holds a path separator or is . or ..)`);
+    return 1;
+  }
+  const results = await declareForClusters(set, readOptions, clusters);
+  if (results.some(({ result }) => !result.complete)) {
+    for (const error of mergeClusterErrors(results)) out(formatClusterError(error));
+    return 1;
+  }
+  // Kind, group, namespace and name become file and folder names: none may lead out of --output.
+  const unnamable =
+    options.output === undefined
+      ? undefined
+      : results
+          .flatMap(({ result }) => (result.complete ? result.objects : []))
+          .find((o) => unsafePart(o) !== undefined);
+  if (unnamable !== undefined) {
     out(
-      `cluster name ${JSON.stringify(unsafe.folder)} cannot be a folder name (it holds a path separator or is . or ..)`,
+      `${unnamable.sourcePath}: ${unsafePart(unnamable)} cannot be part of a file name in --output (it holds a path separator or is . or ..)`,
     );
     return 1;
   }
-  const hydrated: { target: ClusterTarget; objects: JsonObject[]; paths: string[] }[] = [];
-  for (const target of targets) {
-    const source = await declareObjects(set, {
-      ...readOptions,
-      ...(target.clusterName === undefined ? {} : { clusterName: target.clusterName }),
-    });
-    if (!source.complete) {
-      for (const error of source.errors) out(formatError(error));
-      return 1;
-    }
-    // Kind, group, namespace and name become file and folder names: none may lead out of --output.
-    const unnamable =
-      options.output === undefined ? undefined : source.objects.find((o) => unsafePart(o) !== undefined);
-    if (unnamable !== undefined) {
-      out(
-        `${unnamable.sourcePath}: ${unsafePart(unnamable)} cannot be part of a file name in --output (it holds a path separator or is . or ..)`,
-      );
-      return 1;
-    }
-    hydrated.push({ target, objects: source.objects.map(hydratedObject), paths: hydratedPaths(source.objects) });
-  }
+  const hydrated = results.map(({ cluster, result }) => {
+    const objects = result.complete ? result.objects : [];
+    return {
+      folder: cluster ?? DefaultClusterFolder,
+      objects: objects.map(hydratedObject),
+      paths: hydratedPaths(objects),
+    };
+  });
   const all = hydrated.flatMap((h) => h.objects);
   if (options.output !== undefined) {
     // One cluster: its files at the top; several: a folder each, as nomos lays them out.
     const perCluster = hydrated.length > 1;
     const files = new Map<string, JsonObject[]>();
-    for (const { target, objects, paths } of hydrated)
+    for (const { folder, objects, paths } of hydrated)
       paths.forEach((path, i) => {
-        const file = perCluster ? join(target.folder, path) : path;
+        const file = perCluster ? join(folder, path) : path;
         const object = objects[i];
         if (object !== undefined) files.set(file, [...(files.get(file) ?? []), object]);
       });
@@ -112,24 +109,6 @@ export async function hydrate(options: HydrateOptions, out: (line: string) => vo
     process.stdout.write(toYamlStream(all));
   }
   return 0;
-}
-
-/**
- * The clusters named by `--clusters`, or else every cluster the source names (its Cluster objects and
- * cluster-name selectors) plus the cluster without a name; a source naming none hydrates once, unnamed.
- */
-function clusterTargets(clusters: readonly string[] | undefined, set: ManifestSet): ClusterTarget[] {
-  if (clusters !== undefined) {
-    const named = clusters.filter((name) => name !== "");
-    return named.length === 0
-      ? [{ folder: DefaultClusterFolder, clusterName: undefined }]
-      : named.map((name) => ({ folder: name, clusterName: name }));
-  }
-  const names = clusterNamesIn(set.manifests);
-  return [
-    ...names.map((name) => ({ folder: name, clusterName: name })),
-    { folder: DefaultClusterFolder, clusterName: undefined },
-  ];
 }
 
 function isSafeFolderName(name: string): boolean {

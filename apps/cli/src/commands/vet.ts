@@ -1,32 +1,70 @@
 import type { SourceFormat } from "@driftless/api";
-import { builtinKinds, readSource, type SourceError, type SyncScope } from "@driftless/source";
+import {
+  builtinKinds,
+  clustersToCheck,
+  declareForClusters,
+  mergeClusterErrors,
+  objectKey,
+  readManifests,
+  sourceFormatFor,
+  type ClusterError,
+  type ClusterName,
+  type SourceError,
+  type SyncScope,
+} from "@driftless/source";
+
+export interface VetOptions {
+  readonly format: SourceFormat;
+  readonly scope: SyncScope;
+  /** The clusters to check (`--clusters`, as nomos); undefined: every cluster the source names, and one without a name. */
+  readonly clusters?: readonly string[];
+}
 
 /**
  * `driftless vet DIR`: every check the reconciler runs on a source that needs no cluster (parse,
  * names, namespaces, depends-on syntax, scope, the hierarchy rules, duplicates after inheritance),
- * with Config Sync's codes and file paths. Kinds beyond the built-in ones are not checked against a
- * cluster. Exit 1 when anything is wrong.
+ * with Config Sync's codes and file paths, for every cluster the source names and for a cluster
+ * without a name, as `nomos vet` checks it; an error found for some clusters only names them. Kinds
+ * beyond the built-in ones are not checked against a cluster. Exit 1 when anything is wrong.
  */
-export async function vet(
-  dir: string,
-  options: { readonly format: SourceFormat; readonly scope: SyncScope },
-  out: (line: string) => void,
-): Promise<number> {
-  const source = await readSource(dir, {
-    scope: options.scope,
-    kinds: builtinKinds,
-    format: options.format,
-    allowUnknownKinds: true,
-  });
-  for (const error of source.errors) out(formatError(error));
-  const objects = source.complete ? source.objects : source.partialObjects;
-  out(
-    `${source.fileCount} file(s), ${objects.length} object(s), ${source.localConfigSkipped} local-config skipped, ${source.errors.length} error(s)`,
+export async function vet(dir: string, options: VetOptions, out: (line: string) => void): Promise<number> {
+  const format = sourceFormatFor(options.scope, options.format);
+  const declareOptions = { scope: options.scope, kinds: builtinKinds, format, allowUnknownKinds: true };
+  const set = await readManifests(dir, { format });
+  const clusters = clustersToCheck(set, options.clusters);
+  const results = await declareForClusters(set, declareOptions, clusters);
+  const errors = mergeClusterErrors(results);
+  for (const error of errors) out(formatClusterError(error));
+  const objects = new Set(
+    results.flatMap(({ result }) =>
+      (result.complete ? result.objects : result.partialObjects).map((o) => objectKey(o.id)),
+    ),
   );
-  return source.complete ? 0 : 1;
+  const checked = clusters.length > 1 ? `, for ${describeClusters(clusters)}` : "";
+  out(
+    `${set.fileCount} file(s), ${objects.size} object(s), ${set.localConfigSkipped} local-config skipped, ${errors.length} error(s)${checked}`,
+  );
+  return results.every(({ result }) => result.complete) ? 0 : 1;
 }
 
 export function formatError(error: SourceError): string {
   const where = error.sourcePaths.length > 0 ? ` (${error.sourcePaths.join(", ")})` : "";
   return `${error.code}: ${error.message}${where}`;
+}
+
+/** An error with the clusters it concerns, when not all (nomos says `errors for cluster "prod"`). */
+export function formatClusterError({ error, clusters }: ClusterError): string {
+  if (clusters === undefined) return formatError(error);
+  const where = error.sourcePaths.length > 0 ? ` (${error.sourcePaths.join(", ")})` : "";
+  return `${error.code}: for ${describeClusters(clusters)}: ${error.message}${where}`;
+}
+
+/** `cluster "a"`, `clusters "a", "b" and a cluster without a name`. */
+function describeClusters(clusters: readonly ClusterName[]): string {
+  const named = clusters.flatMap((c) => (c === undefined ? [] : [JSON.stringify(c)]));
+  const parts = [
+    ...(named.length === 0 ? [] : [`${named.length === 1 ? "cluster" : "clusters"} ${named.join(", ")}`]),
+    ...(clusters.includes(undefined) ? ["a cluster without a name"] : []),
+  ];
+  return parts.join(" and ");
 }

@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { vet, type VetOptions } from "./vet.ts";
+
+const fixtures = join(import.meta.dirname, "..", "..", "..", "..", "test", "fixtures", "hierarchy");
+
+async function vetLines(dir: string, options: Partial<VetOptions> = {}): Promise<{ exit: number; lines: string[] }> {
+  const lines: string[] = [];
+  const exit = await vet(
+    dir,
+    { format: "hierarchy", scope: { kind: "RootSync" }, ...options },
+    (line) => void lines.push(line),
+  );
+  return { exit, lines };
+}
+
+const errorCodes = (lines: readonly string[]): string[] =>
+  lines.flatMap((line) => /^(KNV\d{4}): /.exec(line)?.[1] ?? []).sort();
+
+void describe("driftless vet checks what nomos vet checks", () => {
+  void it("checks every cluster the source names: a collision on one named cluster fails, and names that cluster", async () => {
+    const dir = join(fixtures, "errors", "knv1029-cluster-specific-collision");
+    const { exit, lines } = await vetLines(dir);
+    assert.equal(exit, 1, lines.join("\n"));
+    assert.deepEqual(errorCodes(lines), ["KNV1029"]);
+    assert.match(lines[0] ?? "", /^KNV1029: for cluster "staging": ClusterRole "viewer"/);
+    // Checked for a cluster without a name only (`--clusters ""`, as nomos), the source is valid.
+    assert.equal((await vetLines(dir, { clusters: [""] })).exit, 0);
+  });
+
+  void it("lists an error found for every cluster once, without cluster names", async () => {
+    const { exit, lines } = await vetLines(join(fixtures, "many-errors"));
+    assert.equal(exit, 1);
+    // many-errors names the cluster "prod" (a cluster-name selector), so it is read twice.
+    assert.match(lines.at(-1) ?? "", /6 error\(s\), for cluster "prod" and a cluster without a name$/);
+    assert.ok(
+      lines.filter((l) => l.startsWith("KNV")).every((l) => !l.includes(" for cluster")),
+      lines.join("\n"),
+    );
+  });
+
+  void it("reports a kind: Sync as KNV1043, not as a kind to retry once its CRD is installed", async () => {
+    const { lines } = await vetLines(join(fixtures, "errors", "knv1043-sync-kind"));
+    assert.deepEqual(errorCodes(lines), ["KNV1043"]);
+  });
+
+  void it("reports a Repo with an invalid name as KNV1036 alone, without a missing Repo (KNV1017)", async () => {
+    const { lines } = await vetLines(join(fixtures, "errors", "knv1036-repo-name"));
+    assert.deepEqual(errorCodes(lines), ["KNV1036"]);
+  });
+
+  void it("reports every error in one pass, several for one object, as nomos vet does", async () => {
+    const { lines } = await vetLines(join(fixtures, "many-errors"));
+    // What `nomos vet --no-api-server-check` reports for this fixture (Config Sync bd5fadf7).
+    assert.deepEqual(errorCodes(lines), ["KNV1004", "KNV1009", "KNV1010", "KNV1011", "KNV1020", "KNV1043"]);
+    const rolebinding = lines.filter((l) => l.includes("namespaces/apps/web/rolebinding.yaml"));
+    assert.deepEqual(errorCodes(rolebinding), ["KNV1009", "KNV1010", "KNV1011"]);
+  });
+});

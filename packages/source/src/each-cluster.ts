@@ -1,0 +1,69 @@
+/**
+ * A source declared for several clusters at once, as `nomos vet` and `nomos hydrate` check it: cluster
+ * selection is the only step that differs between clusters, so one read serves them all, and each
+ * cluster runs the reconciler's own `declareObjects` with its name.
+ */
+import { clusterNamesIn } from "./cluster-selection.ts";
+import { declareObjects } from "./declare.ts";
+import type { DeclareOptions } from "./declare-object.ts";
+import type { SourceError } from "./errors.ts";
+import type { ManifestSet, SourceResult } from "./result.ts";
+
+/** A cluster's name; undefined for a cluster without one (nomos's `defaultcluster`). */
+export type ClusterName = string | undefined;
+
+/**
+ * `clusters` when given ("" entries dropped; none left: only a cluster without a name), else every
+ * cluster the source names (its Cluster objects and cluster-name selectors) and a cluster without a name.
+ */
+export function clustersToCheck(set: ManifestSet, clusters?: readonly string[]): ClusterName[] {
+  if (clusters !== undefined) {
+    const named = clusters.filter((name) => name !== "");
+    return named.length === 0 ? [undefined] : named;
+  }
+  return [...clusterNamesIn(set.manifests), undefined];
+}
+
+export interface ClusterResult {
+  readonly cluster: ClusterName;
+  readonly result: SourceResult;
+}
+
+/** `declareObjects` for each cluster, in the order given. */
+export async function declareForClusters(
+  set: ManifestSet,
+  options: Omit<DeclareOptions, "clusterName">,
+  clusters: readonly ClusterName[],
+): Promise<ClusterResult[]> {
+  const results: ClusterResult[] = [];
+  for (const cluster of clusters)
+    results.push({
+      cluster,
+      result: await declareObjects(set, cluster === undefined ? options : { ...options, clusterName: cluster }),
+    });
+  return results;
+}
+
+export interface ClusterError {
+  readonly error: SourceError;
+  /** The clusters it was found for; undefined when found for every cluster checked. */
+  readonly clusters?: readonly ClusterName[];
+}
+
+/**
+ * Every error of every cluster, once: an error found for several clusters (same code, message and
+ * files) is listed once, with the clusters it concerns unless it concerns them all. First-seen order.
+ */
+export function mergeClusterErrors(results: readonly ClusterResult[]): ClusterError[] {
+  const byKey = new Map<string, { error: SourceError; clusters: ClusterName[] }>();
+  for (const { cluster, result } of results)
+    for (const error of result.errors) {
+      const key = JSON.stringify([error.code, error.message, error.sourcePaths]);
+      const seen = byKey.get(key);
+      if (seen === undefined) byKey.set(key, { error, clusters: [cluster] });
+      else if (!seen.clusters.includes(cluster)) seen.clusters.push(cluster);
+    }
+  return [...byKey.values()].map(({ error, clusters }) =>
+    clusters.length === results.length ? { error } : { error, clusters },
+  );
+}
