@@ -20,6 +20,8 @@ export const ManagedAnnotation = {
   Token: "configmanagement.gke.io/token",
   /** JSON `{"repo","branch","rev"}` of the sync's source, as Config Sync writes it (see `gitContextValue`). */
   GitContext: "configsync.gke.io/git-context",
+  /** This cluster's name (the manager's `--cluster-name`), on objects declared in files, when it has one. */
+  ClusterName: "configmanagement.gke.io/cluster-name",
 } as const;
 export type ManagedAnnotation = (typeof ManagedAnnotation)[keyof typeof ManagedAnnotation];
 
@@ -86,6 +88,7 @@ export const ManagementAnnotationKeys: readonly string[] = [
   ManagedAnnotation.OwningInventory,
   ManagedAnnotation.SourcePath,
   ManagedAnnotation.Token,
+  ManagedAnnotation.ClusterName,
   ConfigSyncOnlyAnnotation.DeclaredFields,
   ConfigSyncOnlyAnnotation.GitContext,
   ConfigSyncOnlyAnnotation.DeclaredConfig,

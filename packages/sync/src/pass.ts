@@ -145,6 +145,7 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
     const declaringSource = declaringSourceOf(
       sync,
       rendered.rendering.message === RenderingMessage.Succeeded ? source.objects : undefined,
+      ctx.clusterName,
     );
     const desired = objects.map((object) => toDesired(object, declaringSource));
     result = { ...result, declared: desired };

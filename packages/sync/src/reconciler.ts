@@ -212,6 +212,10 @@ export class Reconciler implements PassContext {
     this.metrics.watchQueueDepth("sync", this.queue);
   }
 
+  get clusterName(): string | undefined {
+    return this.options.clusterName;
+  }
+
   get signal(): AbortSignal {
     return this.abort.signal;
   }
