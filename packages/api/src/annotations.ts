@@ -139,6 +139,11 @@ export const SyncAnnotation = {
    * Argo CD users reach for.
    */
   Suspend: "driftless.dev/suspend",
+  /**
+   * Written by the reconciler on an OCI (or oci:// Helm) sync after each fetch: `<image>@sha256:<commit>`,
+   * the exact artifact about to be synced, which signature-verification webhooks read (Config Sync's).
+   */
+  ImageToSync: "configsync.gke.io/image-to-sync",
 } as const;
 export type SyncAnnotation = (typeof SyncAnnotation)[keyof typeof SyncAnnotation];
 
