@@ -39,11 +39,12 @@ export function recordPass(
   const status = statusOf([...renderingErrors, ...result.sourceErrors, ...result.syncErrors]);
   m.reconcileDuration.observe({ status }, seconds);
   if (result.synced && result.commit !== undefined) m.lastSync.record({ status, commit: result.commit });
-  if (result.declared !== undefined) m.declaredResources.set(result.declared.length);
+  const commit = result.commit ?? "";
+  if (result.declared !== undefined) m.declaredResources.set({ commit }, result.declared.length);
   recordStages(m, trigger, result, seconds);
   const applyS = result.phases?.["apply"];
   if (applyS !== undefined && result.applied.length > 0) {
-    m.applyDuration.observe({ status: statusOf(result.syncErrors) }, applyS);
+    m.applyDuration.observe({ status: statusOf(result.syncErrors), commit }, applyS);
     m.lastApply.record({
       status: statusOf(result.syncErrors),
       ...(result.commit === undefined ? {} : { commit: result.commit }),
@@ -55,7 +56,7 @@ export function recordPass(
     if (operation !== undefined) m.applyOperations.inc({ operation, status: "success", controller: "applier" });
     else if (outcome.operation === "failed")
       m.applyOperations.inc({ operation: "update", status: "error", controller: "applier" });
-    if (outcome.error?.code === "KNV1060") m.resourceConflicts.inc();
+    if (outcome.error?.code === "KNV1060") m.resourceConflicts.inc({ commit });
   }
   for (const pruned of result.pruned) {
     if (pruned.operation === "deleted" || pruned.operation === "failed") {
