@@ -14,7 +14,7 @@ export const ManagedAnnotation = {
   ResourceId: "configsync.gke.io/resource-id",
   /** `<sync namespace>_<sync name>`: the inventory (ResourceGroup) that owns the object; pruning requires it. */
   OwningInventory: "config.k8s.io/owning-inventory",
-  /** Slash-separated path of the declaring file, relative to spec.git.dir. */
+  /** Slash-separated path of the declaring file from the repository root, the sync's directory included (as Config Sync writes it). */
   SourcePath: "configmanagement.gke.io/source-path",
   /** The commit the object was last applied from. */
   Token: "configmanagement.gke.io/token",
@@ -26,13 +26,13 @@ export const ManagedAnnotation = {
 export type ManagedAnnotation = (typeof ManagedAnnotation)[keyof typeof ManagedAnnotation];
 
 /**
- * Annotations Config Sync writes that driftless does not, listed so they can be recognised and
- * removed when an object stops being managed.
+ * Annotations Config Sync writes that driftless does not (git-context, listed here too, it does:
+ * ManagedAnnotation.GitContext), so they can be recognised and removed when an object stops being managed.
  */
 export const ConfigSyncOnlyAnnotation = {
   /** Server-side-apply style record of the declared fields. */
   DeclaredFields: "configsync.gke.io/declared-fields",
-  /** JSON {repo, branch, rev} of the source. */
+  /** JSON {repo, branch, rev} of the source; driftless writes it too (ManagedAnnotation.GitContext). */
   GitContext: "configsync.gke.io/git-context",
   /** Legacy (pre multi-repo) copy of the declared object. */
   DeclaredConfig: "configmanagement.gke.io/declared-config",
