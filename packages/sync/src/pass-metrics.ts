@@ -56,8 +56,9 @@ export function recordPass(
     if (operation !== undefined) m.applyOperations.inc({ operation, status: "success", controller: "applier" });
     else if (outcome.operation === "failed")
       m.applyOperations.inc({ operation: "update", status: "error", controller: "applier" });
-    if (outcome.error?.code === "KNV1060") m.resourceConflicts.inc({ commit });
   }
+  // Added every pass, 0 included, so the commit's series exists from its first pass (as the unlabelled counter did).
+  m.resourceConflicts.inc({ commit }, result.applied.filter((o) => o.error?.code === "KNV1060").length);
   for (const pruned of result.pruned) {
     if (pruned.operation === "deleted" || pruned.operation === "failed") {
       m.applyOperations.inc({
