@@ -63,8 +63,9 @@ test("the Redis password comes from REDIS_PASSWORD or REDIS_URL, never from a fl
   );
 });
 
-test("the API server timeout comes from --api-server-timeout or API_SERVER_TIMEOUT (override.apiServerTimeout) and must be a positive duration", () => {
-  assert.equal(parseConfig(required, pw).apiServerTimeoutMs, undefined);
+test("the API server timeout comes from --api-server-timeout or API_SERVER_TIMEOUT (override.apiServerTimeout), defaults to 15s as in Config Sync, and must be a positive duration", () => {
+  // Config Sync's default, as the CRD's text says.
+  assert.equal(parseConfig(required, pw).apiServerTimeoutMs, 15_000);
   assert.equal(parseConfig([...required, "--api-server-timeout", "7s"], pw).apiServerTimeoutMs, 7_000);
   assert.equal(parseConfig(required, { ...pw, API_SERVER_TIMEOUT: "1m" }).apiServerTimeoutMs, 60_000);
   assert.throws(() => parseConfig([...required, "--api-server-timeout", "soon"], pw), ConfigError);

@@ -1,7 +1,7 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { isSyncKind, parseDuration, type SyncKind } from "@driftless/api";
+import { Defaults, isSyncKind, parseDuration, type SyncKind } from "@driftless/api";
 import { hasRedisPassword, isRedisUrl, withRedisCredentials, withRedisPassword } from "@driftless/queue";
 import { defaultRenderToolsDir } from "@driftless/sync/render";
 
@@ -24,8 +24,8 @@ export interface ReconcilerConfig {
   readonly clusterName: string | undefined;
   /** The folder holding kustomize and helm; undefined: PATH. */
   readonly renderToolsDir: string | undefined;
-  /** Client-side deadline of one API server request (override.apiServerTimeout); undefined: the client's default. */
-  readonly apiServerTimeoutMs: number | undefined;
+  /** Client-side deadline of one API server request (override.apiServerTimeout); 15 s unless given. */
+  readonly apiServerTimeoutMs: number;
   /** The pod's render container (its unix socket); undefined: kustomize runs as a child of this process. */
   readonly renderSocket: string | undefined;
   /** Honour a RepoSync's spec.override.enableShellInRendering: only when the manager allows it. */
@@ -111,8 +111,9 @@ export function parseConfig(
       "REDIS_PASSWORD is empty: a reconciler authenticates to Redis as its own user (REDIS_USERNAME, REDIS_PASSWORD, which the manager gives it), never to an open Redis",
     );
   const apiTimeout = pick("api-server-timeout", "API_SERVER_TIMEOUT");
-  const apiServerTimeoutMs = apiTimeout === undefined ? undefined : parseDuration(apiTimeout);
-  if (apiTimeout !== undefined && (apiServerTimeoutMs === undefined || apiServerTimeoutMs <= 0))
+  // Config Sync's default for override.apiServerTimeout, which the CRD documents.
+  const apiServerTimeoutMs = apiTimeout === undefined ? Defaults.apiServerTimeoutMs : parseDuration(apiTimeout);
+  if (apiServerTimeoutMs === undefined || apiServerTimeoutMs <= 0)
     throw new ConfigError(
       `--api-server-timeout must be a positive duration such as 15s, got ${JSON.stringify(apiTimeout)}`,
     );

@@ -37,7 +37,7 @@ async function main(): Promise<number> {
     allowRepoSyncShellInRendering: config.allowRepoSyncShellInRendering,
     ...(config.resyncPeriodMs === undefined ? {} : { resyncPeriodMs: config.resyncPeriodMs }),
     ...(config.clusterName === undefined ? {} : { clusterName: config.clusterName }),
-    ...(config.apiServerTimeoutMs === undefined ? {} : { apiServerTimeoutMs: config.apiServerTimeoutMs }),
+    apiServerTimeoutMs: config.apiServerTimeoutMs,
     log,
     ...(config.metricsPort === undefined ? {} : { metricsPort: config.metricsPort }),
     ...(config.queuePrefix === undefined ? {} : { queuePrefix: config.queuePrefix }),

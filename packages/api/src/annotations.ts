@@ -14,23 +14,25 @@ export const ManagedAnnotation = {
   ResourceId: "configsync.gke.io/resource-id",
   /** `<sync namespace>_<sync name>`: the inventory (ResourceGroup) that owns the object; pruning requires it. */
   OwningInventory: "config.k8s.io/owning-inventory",
-  /** Slash-separated path of the declaring file, relative to spec.git.dir. */
+  /** Slash-separated path of the declaring file from the repository root, the sync's directory included (as Config Sync writes it). */
   SourcePath: "configmanagement.gke.io/source-path",
   /** The commit the object was last applied from. */
   Token: "configmanagement.gke.io/token",
   /** JSON `{"repo","branch","rev"}` of the sync's source, as Config Sync writes it (see `gitContextValue`). */
   GitContext: "configsync.gke.io/git-context",
+  /** This cluster's name (the manager's `--cluster-name`), on objects declared in files, when it has one. */
+  ClusterName: "configmanagement.gke.io/cluster-name",
 } as const;
 export type ManagedAnnotation = (typeof ManagedAnnotation)[keyof typeof ManagedAnnotation];
 
 /**
- * Annotations Config Sync writes that driftless does not, listed so they can be recognised and
- * removed when an object stops being managed.
+ * Annotations Config Sync writes that driftless does not (git-context, listed here too, it does:
+ * ManagedAnnotation.GitContext), so they can be recognised and removed when an object stops being managed.
  */
 export const ConfigSyncOnlyAnnotation = {
   /** Server-side-apply style record of the declared fields. */
   DeclaredFields: "configsync.gke.io/declared-fields",
-  /** JSON {repo, branch, rev} of the source. */
+  /** JSON {repo, branch, rev} of the source; driftless writes it too (ManagedAnnotation.GitContext). */
   GitContext: "configsync.gke.io/git-context",
   /** Legacy (pre multi-repo) copy of the declared object. */
   DeclaredConfig: "configmanagement.gke.io/declared-config",
@@ -86,6 +88,7 @@ export const ManagementAnnotationKeys: readonly string[] = [
   ManagedAnnotation.OwningInventory,
   ManagedAnnotation.SourcePath,
   ManagedAnnotation.Token,
+  ManagedAnnotation.ClusterName,
   ConfigSyncOnlyAnnotation.DeclaredFields,
   ConfigSyncOnlyAnnotation.GitContext,
   ConfigSyncOnlyAnnotation.DeclaredConfig,
@@ -136,6 +139,11 @@ export const SyncAnnotation = {
    * Argo CD users reach for.
    */
   Suspend: "driftless.dev/suspend",
+  /**
+   * Written by the reconciler on an OCI (or oci:// Helm) sync after each fetch: `<image>@sha256:<commit>`,
+   * the exact artifact about to be synced, which signature-verification webhooks read (Config Sync's).
+   */
+  ImageToSync: "configsync.gke.io/image-to-sync",
 } as const;
 export type SyncAnnotation = (typeof SyncAnnotation)[keyof typeof SyncAnnotation];
 

@@ -25,6 +25,11 @@ export const SyncConditionType = {
   ReconcilerFinalizerFailure: "ReconcilerFinalizerFailure",
   /** driftless's own: True while `driftless.dev/suspend` pauses the sync; the message says what differs. */
   Suspended: "Suspended",
+  /**
+   * driftless's own warning: True while spec.override names containers driftless does not run (and
+   * whose settings therefore apply nowhere); removed once none does.
+   */
+  OverridesIgnored: "OverridesIgnored",
 } as const;
 export type SyncConditionType = (typeof SyncConditionType)[keyof typeof SyncConditionType];
 

@@ -185,12 +185,13 @@ function override(kind: SyncKind): JsonSchemaProps {
 /** The `spec` schema of RootSync or RepoSync. */
 export function syncSpecSchema(kind: SyncKind): JsonSchemaProps {
   return obj(`Desired state of the ${kind}: which source to sync and how.`, {
-    sourceFormat: str(
+    sourceFormat:
       kind === Kind.RootSync
-        ? "Layout of the source: `unstructured`, or `hierarchy` (the default for RootSync)."
-        : "Layout of the source; RepoSyncs support `unstructured`.",
-      { pattern: "^(hierarchy|unstructured|)$" },
-    ),
+        ? str("Layout of the source: `unstructured`, or `hierarchy` (the default for RootSync).", {
+            pattern: "^(hierarchy|unstructured|)$",
+          })
+        : // Config Sync's RepoSync CRD admits only unstructured.
+          str("Layout of the source; a RepoSync's is always `unstructured`.", { pattern: "^(unstructured|)$" }),
     sourceType: str("Kind of source: git, oci or helm. Defaults to git.", {
       pattern: "^(git|oci|helm)$",
       default: "git",

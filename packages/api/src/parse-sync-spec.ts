@@ -71,9 +71,15 @@ export function parseSyncSpec(kind: SyncKind, raw: JsonRecord, reader: FieldRead
 
 function parseSourceFormat(kind: SyncKind, raw: JsonRecord, reader: FieldReader): SourceFormat {
   const value = reader.oneOf(raw, "sourceFormat", "spec", Object.values(SourceFormat));
-  // Config Sync reads a RepoSync's source as unstructured whatever spec.sourceFormat says (its
-  // namespace reconciler is never given a format), so `hierarchy` is accepted and has no effect.
-  if (kind === Kind.RepoSync) return SourceFormat.Unstructured;
+  // Config Sync's RepoSync CRD allows only unstructured (pattern `^(unstructured|)$`): a CRD installed
+  // without that rule lets `hierarchy` through, and it is refused here rather than read otherwise.
+  if (kind === Kind.RepoSync) {
+    if (value === SourceFormat.Hierarchy)
+      reader.problem(
+        `spec.sourceFormat "hierarchy" is not supported on a RepoSync: a namespace's source is always unstructured; remove the field or set it to "unstructured"`,
+      );
+    return SourceFormat.Unstructured;
+  }
   return value ?? Defaults.rootSyncSourceFormat;
 }
 

@@ -223,8 +223,12 @@ void describe("parseRepoSync", () => {
     assert.ok(parseRepoSync(repoSync({ git: publicGit }, { name: "team.pending-x" })).ok);
   });
 
-  void it("accepts sourceFormat hierarchy and reads it as unstructured, as Config Sync's namespace reconciler does", () => {
-    const result = parseRepoSync(repoSync({ sourceFormat: "hierarchy", git: publicGit }));
+  void it("refuses sourceFormat hierarchy (KNV1061), which Config Sync's RepoSync CRD does not admit, and accepts unstructured", () => {
+    assertRejectedWith(
+      parseRepoSync(repoSync({ sourceFormat: "hierarchy", git: publicGit })),
+      'spec.sourceFormat "hierarchy" is not supported on a RepoSync',
+    );
+    const result = parseRepoSync(repoSync({ sourceFormat: "unstructured", git: publicGit }));
     assert.ok(result.ok);
     assert.equal(result.value.spec.sourceFormat, "unstructured");
   });

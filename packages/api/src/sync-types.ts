@@ -1,7 +1,7 @@
 /**
  * RootSync and RepoSync (`configsync.gke.io/v1beta1`, also served as v1alpha1) as TypeScript
  * types. Field names and optionality follow Config Sync's API so its YAML reads unchanged;
- * driftless acts on the git source and accepts the others so they can be reported, not lost.
+ * driftless syncs all three of its sources: git, oci and helm.
  */
 import type { Kind } from "./groups.ts";
 import type { ObjectMeta } from "./object-meta.ts";

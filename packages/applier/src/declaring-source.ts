@@ -16,6 +16,8 @@ export interface DeclaringSource {
    * file per object named by kustomize, prefixed with the namespace when the output spans several.
    */
   readonly rendered?: { readonly namespacePrefix: boolean };
+  /** The `configmanagement.gke.io/cluster-name` value: this cluster's name, when it has one. */
+  readonly clusterName?: string;
 }
 
 /** What a declared object needs for its path: its id, apiVersion and file relative to the sync's directory. */
@@ -29,8 +31,12 @@ export interface DeclaredPath {
  * The declaring source of `sync`'s current spec (git, oci or helm, as Config Sync fills each);
  * `rendered` holds the objects kustomize rendered, when it did.
  */
-export function declaringSourceOf(sync: RSync, rendered?: readonly DeclaredPath[]): DeclaringSource {
-  const source = unrenderedSourceOf(sync);
+export function declaringSourceOf(
+  sync: RSync,
+  rendered?: readonly DeclaredPath[],
+  clusterName?: string,
+): DeclaringSource {
+  const source = { ...unrenderedSourceOf(sync), ...(clusterName ? { clusterName } : {}) };
   if (rendered === undefined) return source;
   const namespaces = new Set(rendered.flatMap((o) => (o.id.namespace ? [o.id.namespace] : [])));
   return { ...source, rendered: { namespacePrefix: namespaces.size > 1 } };
@@ -105,6 +111,7 @@ export function sameDeclaringSource(a: DeclaringSource | undefined, b: Declaring
       b !== undefined &&
       a.dir === b.dir &&
       a.gitContext === b.gitContext &&
+      a.clusterName === b.clusterName &&
       a.rendered?.namespacePrefix === b.rendered?.namespacePrefix)
   );
 }

@@ -22,8 +22,8 @@ function metaOf(object: JsonObject): Meta {
 /**
  * The declared object plus the management metadata Config Sync writes (architecture.md): labels
  * managed-by, ApplySet part-of and declared-version; annotations managed, manager, resource-id,
- * owning-inventory, source-path (from the repository root) and git-context (when the source is
- * known). Equal metadata is what lets a switch from Config Sync adopt its objects without a write.
+ * owning-inventory, source-path (from the repository root), git-context (when the source is
+ * known) and cluster-name (when the cluster has one). Equal metadata is what lets a switch from Config Sync adopt its objects without a write.
  * `token` (the commit) is added by the caller only when the object is written, so that a new
  * commit does not rewrite every unchanged object.
  */
@@ -56,6 +56,8 @@ export function decorate(desired: DesiredObject, sync: SyncIdentity): JsonObject
         }
       : {}),
     ...(source === undefined ? {} : { [ManagedAnnotation.GitContext]: source.gitContext }),
+    // Config Sync's hydrator names the cluster on every object read from a file, once it has a name.
+    ...(fromFile && source?.clusterName ? { [ManagedAnnotation.ClusterName]: source.clusterName } : {}),
   };
   return object;
 }

@@ -112,3 +112,37 @@ test("a RootSync with roleRefs gets the base binding, one binding per roleRef, i
   assert.deepEqual(roleNamed(plan, "root-reconciler-sync")?.rules[0]?.resourceNames, ["root-sync"]);
   assert.deepEqual(roleNamed(plan, "root-reconciler-sync")?.rules[0]?.resources, ["rootsyncs", "rootsyncs/status"]);
 });
+
+test("a Helm RootSync restricted by roleRefs may get exactly the ConfigMaps its valuesFileRefs name, in its namespace", () => {
+  const parsed = parseSync({
+    apiVersion: "configsync.gke.io/v1beta1",
+    kind: "RootSync",
+    metadata: { name: "root-sync", namespace: "config-management-system" },
+    spec: {
+      sourceFormat: "unstructured",
+      sourceType: "helm",
+      helm: {
+        repo: "https://charts.example.com",
+        chart: "web",
+        valuesFileRefs: [{ name: "web-values" }, { name: "base-values", dataKey: "prod.yaml" }, { name: "web-values" }],
+      },
+      override: { roleRefs: [{ kind: "ClusterRole", name: "view" }] },
+    },
+  });
+  if (!parsed.ok) throw new Error(parsed.errors.map((e) => e.message).join("; "));
+  const plan = planIdentity(parsed.value);
+  assert.deepEqual(roleNamed(plan, "root-reconciler-helm-values"), {
+    namespace: "config-management-system",
+    name: "root-reconciler-helm-values",
+    rules: [
+      { apiGroups: [""], resources: ["configmaps"], verbs: ["get"], resourceNames: ["base-values", "web-values"] },
+    ],
+  });
+  assert.ok(
+    plan.owned.some(
+      (b) => b.kind === "RoleBinding" && b.roleRef.kind === "Role" && b.roleRef.name === "root-reconciler-helm-values",
+    ),
+  );
+  // Without valuesFileRefs there is no such Role.
+  assert.equal(roleNamed(planIdentity(sync("RootSync", {})), "root-reconciler-helm-values"), undefined);
+});

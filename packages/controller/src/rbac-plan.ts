@@ -9,7 +9,8 @@
  *   (its RepoSync, inventory and Events); what it may apply, the namespace's admin grants.
  * - Both: a Role `<reconciler>-sync` in the sync's namespace on exactly its own RSync (and status)
  *   and its own ResourceGroups, by name; and, when the spec names Secrets, a Role
- *   `<reconciler>-secrets` with `get` on exactly those names. Each has a RoleBinding of its name.
+ *   `<reconciler>-secrets` with `get` on exactly those names; likewise `<reconciler>-helm-values` on the
+ *   ConfigMaps of spec.helm.valuesFileRefs. Each has a RoleBinding of its name.
  * Shared bindings list one subject per reconciler; a reconciler's teardown removes its subject.
  */
 import { createHash } from "node:crypto";
@@ -156,6 +157,17 @@ export function secretRoleName(reconciler: string): string {
   return `${reconciler}-secrets`;
 }
 
+/** spec.helm.valuesFileRefs' ConfigMaps, which the reconciler reads itself (artifact-sources.ts). Sorted. */
+export function valuesConfigMapNamesOf(sync: RSync): string[] {
+  const names = (sync.spec.helm?.valuesFileRefs ?? []).flatMap((ref) => (ref.name ? [ref.name] : []));
+  return [...new Set(names)].sort();
+}
+
+/** `<reconciler>-helm-values`: no roleRef binding name (hex) or other owned role can take this form. */
+export function valuesRoleName(reconciler: string): string {
+  return `${reconciler}-helm-values`;
+}
+
 /** `<reconciler>-sync`: no roleRef binding name (hex) or other sync's role (another suffix) can take this form. */
 export function syncRoleName(reconciler: string): string {
   return `${reconciler}-sync`;
@@ -207,6 +219,21 @@ function secretAccess(sync: RSync, reconciler: string): { roles: OwnedRole[]; bi
 }
 
 /**
+ * `get` on exactly the ConfigMaps spec.helm.valuesFileRefs names, in the sync's namespace: a RootSync
+ * restricted by roleRefs (or a RepoSync whose namespace grant lacks ConfigMaps) reads them too. Config
+ * Sync's manager mounts them into helm-sync instead; driftless's reconciler reads them.
+ */
+function valuesAccess(sync: RSync, reconciler: string): { roles: OwnedRole[]; bindings: BindingRef[] } {
+  const names = valuesConfigMapNamesOf(sync);
+  if (names.length === 0) return { roles: [], bindings: [] };
+  return ownedAccess({
+    namespace: sync.metadata.namespace ?? "",
+    name: valuesRoleName(reconciler),
+    rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"], resourceNames: names }],
+  });
+}
+
+/**
  * The identity a valid sync's reconciler should have. A RepoSync has no roleRefs (the parser
  * refuses them): only the namespace's admin grants a namespace reconciler more than its base role.
  */
@@ -216,8 +243,9 @@ export function planIdentity(sync: RSync): IdentityPlan {
   const serviceAccount = { namespace: subject.namespace, name: subject.name };
   const own = syncAccess(ref, subject.name);
   const secrets = secretAccess(sync, subject.name);
-  const base = { serviceAccount, subject, roles: [...own.roles, ...secrets.roles] };
-  const ownBindings = [...own.bindings, ...secrets.bindings];
+  const values = valuesAccess(sync, subject.name);
+  const base = { serviceAccount, subject, roles: [...own.roles, ...secrets.roles, ...values.roles] };
+  const ownBindings = [...own.bindings, ...secrets.bindings, ...values.bindings];
   if (sync.kind === Kind.RepoSync)
     return { ...base, shared: [nsShared(ref.namespace)], notShared: [], owned: ownBindings };
   const roleRefs = sync.spec.override?.roleRefs ?? [];

@@ -5,6 +5,7 @@
  */
 import {
   Finalizer,
+  getCondition,
   Kind,
   SyncConditionType,
   isConditionTrue,
@@ -18,7 +19,8 @@ import type { SyncRef } from "@driftless/queue";
 import type { Logger } from "@driftless/sync";
 import { addFinalizer, hasFinalizer, namespaceTerminating, removeFinalizer } from "./finalizers.ts";
 import { syncMapping } from "./resources.ts";
-import { reportReconcilerFailing, reportReconciling, reportStalled } from "./sync-status.ts";
+import { unknownOverrideContainers } from "./container-overrides.ts";
+import { reportIgnoredOverrides, reportReconcilerFailing, reportReconciling, reportStalled } from "./sync-status.ts";
 import { validateSync, type ValidateOptions } from "./validate.ts";
 import type { ReconcilerWorkload } from "./workload.ts";
 
@@ -52,6 +54,10 @@ export async function reconcileSync(ctx: SyncContext, ref: SyncRef): Promise<voi
   const status = await ctx.workload.ensure(validation.sync);
   if (status.failure !== undefined) return reportReconcilerFailing(ctx.client, ref, status.failure);
   await reportReconciling(ctx.client, ref, status.ready, status.reason, status.message);
+  // Read from the sync in hand first: most syncs never have the warning, and pay no request for it.
+  const unknown = unknownOverrideContainers(validation.sync);
+  if (unknown.length > 0 || hasCondition(raw, SyncConditionType.OverridesIgnored))
+    await reportIgnoredOverrides(ctx.client, ref, unknown);
   // A suspension added or lifted changes no generation: the reconciler learns of it on its next poll,
   // or now, when status does not say it yet (level-triggered: asks until the reconciler has answered).
   if (status.ready && isSuspended(raw.metadata.annotations) !== statusSaysSuspended(raw))
@@ -61,6 +67,11 @@ export async function reconcileSync(ctx: SyncContext, ref: SyncRef): Promise<voi
 function statusSaysSuspended(raw: KubeObject): boolean {
   const status = raw["status"] as { conditions?: SyncCondition[] } | undefined;
   return isConditionTrue(status?.conditions, SyncConditionType.Suspended);
+}
+
+function hasCondition(raw: KubeObject, type: SyncConditionType): boolean {
+  const status = raw["status"] as { conditions?: SyncCondition[] } | undefined;
+  return getCondition(status?.conditions, type) !== undefined;
 }
 
 /**

@@ -34,8 +34,10 @@ void describe("reconcilerOverrides", () => {
       reconcilerOverrides(rootSync({ logLevels: [{ containerName: "reconciler", logLevel: 0 }] })).logLevel,
       "info",
     );
-    // Containers driftless does not have (git runs inside the reconciler) change nothing.
-    assert.deepEqual(reconcilerOverrides(rootSync({ logLevels: [{ containerName: "git-sync", logLevel: 9 }] })), {});
+    // git runs inside the reconciler: git-sync's level is the reconciler's (container-overrides.ts).
+    assert.deepEqual(reconcilerOverrides(rootSync({ logLevels: [{ containerName: "git-sync", logLevel: 9 }] })), {
+      logLevel: "debug",
+    });
     const sync = rootSync({ logLevels: [{ containerName: "reconciler", logLevel: 6 }] });
     const env = envOf(
       reconcilerDeployment(sync, { image: "i", redisUrl: "redis://r:6379", queuePrefix: undefined, logLevel: "warn" }),
@@ -55,7 +57,7 @@ void describe("reconcilerOverrides", () => {
 });
 
 void describe("override.resources", () => {
-  void it("sizes the reconciler container and its heap; containers driftless does not have change nothing", () => {
+  void it("sizes the reconciler container and its heap, git-sync's share added (git runs inside it)", () => {
     const sync = rootSync({
       resources: [
         { containerName: "reconciler", cpuRequest: "250m", memoryRequest: "256Mi", memoryLimit: "2Gi" },
@@ -66,9 +68,9 @@ void describe("override.resources", () => {
     const container = containerOf(deployment);
     assert.deepEqual(container.resources, {
       requests: { cpu: "250m", memory: "256Mi" },
-      limits: { memory: "2Gi" },
+      limits: { memory: "2112Mi" },
     });
-    assert.ok(container.command.includes("--max-old-space-size=1536"), container.command.join(" "));
+    assert.ok(container.command.includes("--max-old-space-size=1584"), container.command.join(" "));
   });
 });
 

@@ -4,16 +4,16 @@
  * change restarts the reconciler (spec-hash.ts), so a new value takes effect with the next process.
  */
 import { parseDuration, type RSync } from "@driftless/api";
+import { containerVerbosity, ReconcilerContainer } from "./container-overrides.ts";
 
-/** The reconciler's container: the one of Config Sync's container names driftless has (git runs in it too). */
-export const ReconcilerContainer = "reconciler";
+export { ReconcilerContainer };
 
 export type ReconcilerLogLevel = "debug" | "info" | "warn" | "error";
 
 export interface ReconcilerOverrides {
   /** `override.apiServerTimeout` as given (`15s`); undefined: the reconciler's default. */
   readonly apiServerTimeout?: string;
-  /** From `override.logLevels` for the reconciler container; undefined: the manager's level. */
+  /** From `override.logLevels` for the reconciler and the containers whose work it does; undefined: the manager's level. */
   readonly logLevel?: ReconcilerLogLevel;
 }
 
@@ -26,11 +26,17 @@ const debugVerbosity = 4;
 export function reconcilerOverrides(sync: RSync): ReconcilerOverrides {
   const override = sync.spec.override ?? undefined;
   const timeout = override?.apiServerTimeout;
-  const verbosity = override?.logLevels?.find((l) => l.containerName === ReconcilerContainer)?.logLevel;
+  const logLevel = logLevelOf(containerVerbosity(sync, ReconcilerContainer));
   return {
     ...(timeout !== undefined && parseDuration(timeout) !== undefined ? { apiServerTimeout: timeout } : {}),
-    ...(verbosity === undefined ? {} : { logLevel: verbosity >= debugVerbosity ? "debug" : "info" }),
+    ...(logLevel === undefined ? {} : { logLevel }),
   };
+}
+
+/** A klog verbosity as a driftless log level; undefined stays undefined (no override). */
+export function logLevelOf(verbosity: number | undefined): ReconcilerLogLevel | undefined {
+  if (verbosity === undefined) return undefined;
+  return verbosity >= debugVerbosity ? "debug" : "info";
 }
 
 /** The overrides as reconciler flags (process mode). */

@@ -4,10 +4,11 @@
  * unix socket, with the checkouts read-only and without the ServiceAccount token or the Redis
  * password; and the token itself, mounted into the reconciler container only.
  */
-import type { ContainerResourcesSpec, Quantity, RSync } from "@driftless/api";
+import type { RSync } from "@driftless/api";
+import { containerResources, containerVerbosity, RenderContainer } from "./container-overrides.ts";
+import { logLevelOf } from "./reconciler-overrides.ts";
 
-/** Config Sync's name for its render container, so `override.resources` entries for it apply here. */
-export const RenderContainer = "hydration-controller";
+export { containerResources, RenderContainer };
 /** The emptyDir both containers share: it holds the socket only (output comes back over it). */
 export const RenderSocketDir = "/render";
 export const RenderSocketPath = `${RenderSocketDir}/render.sock`;
@@ -20,27 +21,6 @@ const defaultRenderResources = {
   requests: { cpu: "10m", memory: "64Mi" },
   limits: { memory: "256Mi" },
 } as const;
-
-/** A container's resources: the defaults, with the sync's `override.resources` entry for it on top. */
-export function containerResources(
-  sync: RSync,
-  containerName: string,
-  defaults: {
-    readonly requests: Readonly<Record<string, Quantity>>;
-    readonly limits: Readonly<Record<string, Quantity>>;
-  },
-): Record<string, Record<string, Quantity>> {
-  const override = (sync.spec.override?.resources ?? []).find(
-    (r: ContainerResourcesSpec) => r.containerName === containerName,
-  );
-  const requests: Record<string, Quantity> = { ...defaults.requests };
-  const limits: Record<string, Quantity> = { ...defaults.limits };
-  if (override?.cpuRequest !== undefined) requests["cpu"] = override.cpuRequest;
-  if (override?.memoryRequest !== undefined) requests["memory"] = override.memoryRequest;
-  if (override?.cpuLimit !== undefined) limits["cpu"] = override.cpuLimit;
-  if (override?.memoryLimit !== undefined) limits["memory"] = override.memoryLimit;
-  return { requests, limits };
-}
 
 export const hardenedContainer = {
   allowPrivilegeEscalation: false,
@@ -68,7 +48,8 @@ export function renderContainer(sync: RSync, s: RenderContainerSettings): Record
     // No REDIS_*, no kubeconfig: a render can run a repository's code (exec functions) and must find nothing.
     env: [
       { name: "DRIFTLESS_RENDER_SOURCE_ROOT", value: s.cacheDir },
-      { name: "LOG_LEVEL", value: s.logLevel },
+      // Its own entry in override.logLevels (hydration-controller), else the reconciler's level.
+      { name: "LOG_LEVEL", value: logLevelOf(containerVerbosity(sync, RenderContainer)) ?? s.logLevel },
     ],
     resources: containerResources(sync, RenderContainer, defaultRenderResources),
     securityContext: hardenedContainer,

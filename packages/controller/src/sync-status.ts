@@ -7,6 +7,7 @@
 import {
   SyncConditionType,
   reconcilerName,
+  removeCondition,
   setCondition,
   statusErrors,
   type ConditionInput,
@@ -105,5 +106,33 @@ async function reportReconcilerConditions(
     const name = reconcilerName(sync.kind, sync.namespace, sync.name);
     if (conditions === undefined && current["reconciler"] === name) return undefined;
     return { ...current, reconciler: name, ...(conditions === undefined ? {} : { conditions }) };
+  });
+}
+
+/**
+ * The OverridesIgnored warning: True naming the containers of spec.override that no driftless
+ * container takes (container-overrides.ts), removed when there are none. Written only on a change.
+ */
+export async function reportIgnoredOverrides(
+  client: KubeClient,
+  sync: SyncRef,
+  unknownContainers: readonly string[],
+): Promise<void> {
+  await writeStatus(client, sync, (_raw, current) => {
+    const type = SyncConditionType.OverridesIgnored;
+    const result =
+      unknownContainers.length === 0
+        ? removeCondition(current.conditions, type)
+        : setCondition(
+            current.conditions,
+            {
+              type,
+              status: "True",
+              reason: "UnknownContainer",
+              message: `spec.override names container(s) ${unknownContainers.map((n) => `"${n}"`).join(", ")}, which driftless does not run, so their settings apply nowhere; known: reconciler, hydration-controller, git-sync, oci-sync, helm-sync, gcenode-askpass-sidecar, otel-agent`,
+            },
+            new Date(),
+          );
+    return result.changed ? { ...current, conditions: [...result.conditions] } : undefined;
   });
 }

@@ -39,8 +39,8 @@ export interface ConfigSyncMetrics {
   readonly reconcileDuration: HistogramHandle<{ status: Status }>;
   /** parser_duration_seconds{status,trigger,source}: the read/parse/update stages of a pass. */
   readonly parserDuration: HistogramHandle<{ status: Status; trigger: Trigger; source: ParserStage }>;
-  /** apply_duration_seconds{status}: applying the declared objects. */
-  readonly applyDuration: HistogramHandle<{ status: Status }>;
+  /** apply_duration_seconds{status,commit}: applying the declared objects (the latest commit's series only). */
+  readonly applyDuration: HistogramHandle<{ status: Status; commit: string }>;
   /** remediate_duration_seconds{status}: one drift remediation. */
   readonly remediateDuration: HistogramHandle<{ status: Status }>;
   /** apply_operations_total{operation,status,controller}. */
@@ -49,8 +49,8 @@ export interface ConfigSyncMetrics {
   readonly lastSync: TimestampHandle;
   /** last_apply_timestamp{status,commit}. */
   readonly lastApply: TimestampHandle;
-  /** declared_resources: objects parsed from the source. */
-  readonly declaredResources: GaugeHandle;
+  /** declared_resources{commit}: objects parsed from the source at the latest commit. */
+  readonly declaredResources: GaugeHandle<{ commit: string }>;
   /** reconciler_errors{component,errorclass}: errors currently on the sync's status. */
   readonly reconcilerErrors: GaugeHandle<{ component: ErrorComponent; errorclass: ErrorCodeClass }>;
   /** pipeline_error_observed{name,reconciler,component}: 1 while the stage has errors, else 0. */
@@ -59,8 +59,8 @@ export interface ConfigSyncMetrics {
     reconciler: ReconcilerType;
     component: PipelineComponent;
   }>;
-  /** resource_conflicts_total: cached and live objects disagreed. */
-  readonly resourceConflicts: CounterHandle;
+  /** resource_conflicts_total{commit}: cached and live objects disagreed (the latest commit's series only). */
+  readonly resourceConflicts: CounterHandle<{ commit: string }>;
   /** resource_fights_total: another writer keeps changing a managed object (KNV2005). */
   readonly resourceFights: CounterHandle;
   /** internal_errors_total{source}. */
@@ -82,6 +82,49 @@ function timestamp(registry: Registry, name: string, help: string): TimestampHan
       const commit = labels.commit === undefined || labels.commit === "" ? COMMIT_NONE : labels.commit;
       handle.set({ status: labels.status, commit }, Math.floor(at.getTime() / 1_000));
     },
+  };
+}
+
+/*
+ * Config Sync labels these with the commit. A series per commit ever synced would grow without bound
+ * in a long-lived process: each keeps the latest commit's series only, and an empty commit is `NONE`.
+ */
+const commitOf = (commit: string): string => (commit === "" ? COMMIT_NONE : commit);
+
+function onNewCommit(drop: () => void): (commit: string) => string {
+  let last: string | undefined;
+  return (commit) => {
+    const value = commitOf(commit);
+    if (last !== undefined && last !== value) drop();
+    last = value;
+    return value;
+  };
+}
+
+function latestCommitGauge(handle: GaugeHandle<{ commit: string }>): GaugeHandle<{ commit: string }> {
+  const scope = onNewCommit(() => handle.reset());
+  return {
+    ...handle,
+    set: (labels, value) => handle.set({ commit: scope(labels.commit) }, value),
+    inc: (labels, value) => handle.inc({ commit: scope(labels.commit) }, value),
+    dec: (labels, value) => handle.dec({ commit: scope(labels.commit) }, value),
+  };
+}
+
+function latestCommitCounter(handle: CounterHandle<{ commit: string }>): CounterHandle<{ commit: string }> {
+  const scope = onNewCommit(() => handle.reset());
+  return { ...handle, inc: (labels, value) => handle.inc({ commit: scope(labels.commit) }, value) };
+}
+
+function latestCommitHistogram<L extends { status: Status; commit: string }>(
+  handle: HistogramHandle<L>,
+): HistogramHandle<L> {
+  const scope = onNewCommit(() => handle.reset());
+  const observe = handle.observe as (labels: L, seconds: number) => void;
+  return {
+    ...handle,
+    observe: ((labels: L, seconds: number) =>
+      observe({ ...labels, commit: scope(labels.commit) }, seconds)) as HistogramHandle<L>["observe"],
   };
 }
 
@@ -116,14 +159,16 @@ export function configSyncMetrics(registry: Registry, prefix: string): ConfigSyn
       },
       buckets,
     ),
-    applyDuration: histogram(
-      registry,
-      {
-        name: n("apply_duration_seconds"),
-        help: "Seconds taken to apply the declared objects to the cluster",
-        labelNames: ["status"],
-      },
-      buckets,
+    applyDuration: latestCommitHistogram(
+      histogram<{ status: Status; commit: string }>(
+        registry,
+        {
+          name: n("apply_duration_seconds"),
+          help: "Seconds taken to apply the declared objects to the cluster",
+          labelNames: ["status", "commit"],
+        },
+        buckets,
+      ),
     ),
     remediateDuration: histogram(
       registry,
@@ -141,11 +186,13 @@ export function configSyncMetrics(registry: Registry, prefix: string): ConfigSyn
     }),
     lastSync: timestamp(registry, n("last_sync_timestamp"), "Unix time of the most recent sync from the source"),
     lastApply: timestamp(registry, n("last_apply_timestamp"), "Unix time of the most recent apply"),
-    declaredResources: gauge(registry, {
-      name: n("declared_resources"),
-      help: "Objects declared in the source at the last parse",
-      labelNames: [],
-    }),
+    declaredResources: latestCommitGauge(
+      gauge<{ commit: string }>(registry, {
+        name: n("declared_resources"),
+        help: "Objects declared in the source at the last parse",
+        labelNames: ["commit"],
+      }),
+    ),
     reconcilerErrors: gauge(registry, {
       name: n("reconciler_errors"),
       help: "Errors currently reported on the sync's status, by stage and KNV code family",
@@ -156,11 +203,13 @@ export function configSyncMetrics(registry: Registry, prefix: string): ConfigSyn
       help: "1 while a stage of syncing the current commit has errors, otherwise 0",
       labelNames: ["name", "reconciler", "component"],
     }),
-    resourceConflicts: counter(registry, {
-      name: n("resource_conflicts_total"),
-      help: "Times the cached and the live state of an object disagreed",
-      labelNames: [],
-    }),
+    resourceConflicts: latestCommitCounter(
+      counter<{ commit: string }>(registry, {
+        name: n("resource_conflicts_total"),
+        help: "Times the cached and the live state of an object disagreed",
+        labelNames: ["commit"],
+      }),
+    ),
     resourceFights: counter(registry, {
       name: n("resource_fights_total"),
       help: "Times a managed object was found fought over by another writer (KNV2005)",

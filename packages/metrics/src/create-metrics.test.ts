@@ -54,11 +54,11 @@ test("records series with Config Sync's label names", async () => {
   m.parserDuration.observe({ status: "success", trigger: "webhook", source: "parse" }, 0.02);
   m.apiDuration.observe({ operation: "list", status: "success" }, 0.004);
   m.remediateDuration.observe({ status: "success" }, 0.01);
-  m.applyDuration.observe({ status: "success" }, 1.5);
-  m.declaredResources.set(42);
+  m.applyDuration.observe({ status: "success", commit: "abc" }, 1.5);
+  m.declaredResources.set({ commit: "abc" }, 42);
   m.reconcilerErrors.set({ component: "source", errorclass: "2xxx" }, 1);
   m.pipelineErrorObserved.set({ name: "root-reconciler", reconciler: "root-sync", component: "sync" }, 0);
-  m.resourceConflicts.inc();
+  m.resourceConflicts.inc({ commit: "abc" });
   m.resourceFights.inc();
   m.internalErrors.inc({ source: "differ" });
   m.resourceCount.set({ resourcegroup: "config-management-system/root-sync" }, 10);
@@ -88,7 +88,9 @@ test("records series with Config Sync's label names", async () => {
       'config_sync_api_duration_seconds_count{operation="list",status="success"} 1',
     ),
   );
-  assert.deepEqual(await samples(r, "config_sync_declared_resources"), ["config_sync_declared_resources 42"]);
+  assert.deepEqual(await samples(r, "config_sync_declared_resources"), [
+    'config_sync_declared_resources{commit="abc"} 42',
+  ]);
   assert.deepEqual(await samples(r, "config_sync_reconciler_errors"), [
     'config_sync_reconciler_errors{component="source",errorclass="2xxx"} 1',
   ]);
@@ -96,7 +98,7 @@ test("records series with Config Sync's label names", async () => {
     'config_sync_pipeline_error_observed{name="root-reconciler",reconciler="root-sync",component="sync"} 0',
   ]);
   assert.deepEqual(await samples(r, "config_sync_resource_conflicts_total"), [
-    "config_sync_resource_conflicts_total 1",
+    'config_sync_resource_conflicts_total{commit="abc"} 1',
   ]);
   assert.deepEqual(await samples(r, "config_sync_resource_fights_total"), ["config_sync_resource_fights_total 1"]);
   assert.deepEqual(await samples(r, "config_sync_internal_errors_total"), [
@@ -112,7 +114,7 @@ test("records series with Config Sync's label names", async () => {
 
 test("uses Config Sync's histogram buckets", async () => {
   const m = createMetrics({ processMetrics: false });
-  m.applyDuration.observe({ status: "success" }, 0.001);
+  m.applyDuration.observe({ status: "success", commit: "abc" }, 0.001);
   const bounds = (await samples(m.registry, "config_sync_apply_duration_seconds"))
     .filter((line) => line.includes("_bucket"))
     .map((line) => /le="([^"]+)"/.exec(line)?.[1]);
@@ -222,10 +224,10 @@ test("default labels go on every series; prefixes are configurable", async () =>
     ownPrefix: "dl_",
     defaultLabels: syncLabels({ kind: "RepoSync", namespace: "team-a", name: "repo-sync" }),
   });
-  m.declaredResources.set(1);
+  m.declaredResources.set({ commit: "abc" }, 1);
   m.recordJob({ role: "sync", result: "retry", durationSeconds: 1 });
   assert.deepEqual(await samples(m.registry, "cs_declared_resources"), [
-    'cs_declared_resources{configsync_sync_kind="RepoSync",configsync_sync_name="repo-sync",configsync_sync_namespace="team-a"} 1',
+    'cs_declared_resources{commit="abc",configsync_sync_kind="RepoSync",configsync_sync_name="repo-sync",configsync_sync_namespace="team-a"} 1',
   ]);
   assert.ok(
     (await samples(m.registry, "dl_job_failures_total"))[0]?.startsWith(
@@ -263,3 +265,23 @@ export function labelsAreTyped(): void {
   // @ts-expect-error: labelled metrics need their labels
   m.jobFailures.inc(1);
 }
+
+test("declared_resources, apply_duration_seconds and resource_conflicts_total carry Config Sync's commit label, the latest commit's series only", async () => {
+  const m = createMetrics({ processMetrics: false });
+  m.declaredResources.set({ commit: "aaa" }, 3);
+  m.applyDuration.observe({ status: "success", commit: "aaa" }, 0.2);
+  m.resourceConflicts.inc({ commit: "aaa" });
+  m.declaredResources.set({ commit: "bbb" }, 4);
+  m.applyDuration.observe({ status: "error", commit: "bbb" }, 0.3);
+  m.resourceConflicts.inc({ commit: "" });
+  assert.deepEqual(await samples(m.registry, "config_sync_declared_resources"), [
+    'config_sync_declared_resources{commit="bbb"} 4',
+  ]);
+  assert.deepEqual(
+    (await samples(m.registry, "config_sync_apply_duration_seconds")).filter((l) => l.includes("_count")),
+    ['config_sync_apply_duration_seconds_count{status="error",commit="bbb"} 1'],
+  );
+  assert.deepEqual(await samples(m.registry, "config_sync_resource_conflicts_total"), [
+    'config_sync_resource_conflicts_total{commit="NONE"} 1',
+  ]);
+});

@@ -18,6 +18,8 @@ export interface CounterHandle<L extends Labels = NoLabels> {
   inc(...args: WithLabels<L, [value?: number]>): void;
   /** Drops one series: what it counted is gone (a deleted sync's). */
   remove(...args: WithLabels<L, []>): void;
+  /** Drops every series. */
+  reset(): void;
 }
 
 export interface GaugeHandle<L extends Labels = NoLabels> {
@@ -36,6 +38,8 @@ export interface HistogramHandle<L extends Labels = NoLabels> {
   observe(...args: WithLabels<L, [seconds: number]>): void;
   /** Starts timing; the returned function observes the elapsed seconds (labels known at the end) and returns them. */
   startTimer(): (...args: WithLabels<L, []>) => number;
+  /** Drops every series. */
+  reset(): void;
 }
 
 export interface MetricSpec<L extends Labels> {
@@ -77,6 +81,7 @@ export function counter<L extends Labels = NoLabels>(registry: Registry, spec: M
       if (labels !== undefined) metric.remove(labels);
       else metric.reset();
     },
+    reset: () => metric.reset(),
   };
 }
 
@@ -143,5 +148,6 @@ export function histogram<L extends Labels = NoLabels>(
         return seconds;
       };
     },
+    reset: () => metric.reset(),
   };
 }

@@ -25,7 +25,7 @@
  * done({ status: "success" });
  * metrics.applyOperations.inc({ operation: "create", status: "success", controller: "applier" });
  * metrics.lastSync.record({ status: "success", commit });
- * metrics.declaredResources.set(objects.length);
+ * metrics.declaredResources.set({ commit }, objects.length);
  *
  * // Queue observability (packages/queue's JobOutcome and queues fit these shapes):
  * const queue = new SyncQueue({ sync, connection, hooks: { onJobDone: metrics.recordJob } });

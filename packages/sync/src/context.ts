@@ -24,6 +24,8 @@ export interface PassContext {
   readonly syncKey: string;
   readonly signal: AbortSignal;
   readonly log: Logger;
+  /** This cluster's name (the manager's `--cluster-name`), written on managed objects; undefined: none. */
+  readonly clusterName: string | undefined;
   /** The last checkout and the spec.git it came from: a drift pass or an unchanged remote reuses it. */
   readonly lastFetch: FetchResult | undefined;
   readonly lastFetchSpec: string | undefined;

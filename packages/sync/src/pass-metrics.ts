@@ -39,11 +39,12 @@ export function recordPass(
   const status = statusOf([...renderingErrors, ...result.sourceErrors, ...result.syncErrors]);
   m.reconcileDuration.observe({ status }, seconds);
   if (result.synced && result.commit !== undefined) m.lastSync.record({ status, commit: result.commit });
-  if (result.declared !== undefined) m.declaredResources.set(result.declared.length);
+  const commit = result.commit ?? "";
+  if (result.declared !== undefined) m.declaredResources.set({ commit }, result.declared.length);
   recordStages(m, trigger, result, seconds);
   const applyS = result.phases?.["apply"];
   if (applyS !== undefined && result.applied.length > 0) {
-    m.applyDuration.observe({ status: statusOf(result.syncErrors) }, applyS);
+    m.applyDuration.observe({ status: statusOf(result.syncErrors), commit }, applyS);
     m.lastApply.record({
       status: statusOf(result.syncErrors),
       ...(result.commit === undefined ? {} : { commit: result.commit }),
@@ -55,8 +56,9 @@ export function recordPass(
     if (operation !== undefined) m.applyOperations.inc({ operation, status: "success", controller: "applier" });
     else if (outcome.operation === "failed")
       m.applyOperations.inc({ operation: "update", status: "error", controller: "applier" });
-    if (outcome.error?.code === "KNV1060") m.resourceConflicts.inc();
   }
+  // Added every pass, 0 included, so the commit's series exists from its first pass (as the unlabelled counter did).
+  m.resourceConflicts.inc({ commit }, result.applied.filter((o) => o.error?.code === "KNV1060").length);
   for (const pruned of result.pruned) {
     if (pruned.operation === "deleted" || pruned.operation === "failed") {
       m.applyOperations.inc({

@@ -34,6 +34,7 @@ import { memoryMiB } from "./memory.ts";
 import { loadSync, type LoadedSync } from "./rsync.ts";
 import { recordEvent, SyncEventReason } from "./events.ts";
 import { nextStatus, syncingStatus, writeStatus, type PassReport } from "./status.ts";
+import { recordImageToSync } from "./image-to-sync.ts";
 import { RenderingMessage } from "./render.ts";
 import { measureDrift } from "./suspend.ts";
 
@@ -102,6 +103,8 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
 
     const fetched = await fetchSource(ctx, sync, trigger); // git ls-remote; fetch and check out only on a new commit
     result = { ...result, commit: fetched.commit };
+    // The artifact about to be synced, for signature-verification webhooks; a refusal stops the pass here.
+    await recordImageToSync(ctx.client, ctx.identity, raw, sync, fetched.commit);
     lap("fetch");
     if (ctx.beginCommit(trigger, fetched.commit, raw.metadata.generation)) {
       result = { ...result, skipped: "unchanged" };
@@ -145,6 +148,7 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
     const declaringSource = declaringSourceOf(
       sync,
       rendered.rendering.message === RenderingMessage.Succeeded ? source.objects : undefined,
+      ctx.clusterName,
     );
     const desired = objects.map((object) => toDesired(object, declaringSource));
     result = { ...result, declared: desired };

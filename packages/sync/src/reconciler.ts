@@ -1,5 +1,13 @@
 import { join } from "node:path";
-import { DriftlessError, ErrorClass, isSuspended, pollPeriodMs, sourcePeriodOf, type RSync } from "@driftless/api";
+import {
+  Defaults,
+  DriftlessError,
+  ErrorClass,
+  isSuspended,
+  pollPeriodMs,
+  sourcePeriodOf,
+  type RSync,
+} from "@driftless/api";
 import {
   alignApplySetParent,
   applyObject,
@@ -35,13 +43,14 @@ import { RenderCache, type Rendered, type Renderer } from "./rendering.ts";
 import { ReconcileTimeouts } from "./reconcile-timeouts.ts";
 import { ResourceGroupStatus } from "./resource-group-status.ts";
 import { sourceFormatOf } from "./source-options.ts";
+import { withSourceFormatHint } from "./source-format-hint.ts";
 import type { PassReport } from "./status.ts";
 
 export interface ReconcilerOptions {
   readonly identity: SyncIdentity;
   /** Kubeconfig path; undefined means in-cluster (or the default loading rules). */
   readonly kubeconfig?: string;
-  /** Deadline of one API server request (override.apiServerTimeout, from the manager); default the client's. */
+  /** Deadline of one API server request (override.apiServerTimeout, from the manager); default 15 s, as Config Sync's. */
   readonly apiServerTimeoutMs?: number;
   readonly redisUrl: string;
   /** BullMQ key prefix; tests isolate themselves with their own. */
@@ -203,17 +212,20 @@ export class Reconciler implements PassContext {
     this.metrics.watchQueueDepth("sync", this.queue);
   }
 
+  get clusterName(): string | undefined {
+    return this.options.clusterName;
+  }
+
   get signal(): AbortSignal {
     return this.abort.signal;
   }
 
   /** Connects, adds the finalizer, starts the worker, the poll timer and (optionally) /metrics. */
   static async start(options: ReconcilerOptions): Promise<Reconciler> {
-    const timeout = options.apiServerTimeoutMs;
-    const client = await KubeClient.fromKubeconfig(
-      options.kubeconfig,
-      timeout === undefined ? {} : { timeoutMs: timeout },
-    );
+    // Config Sync's default (15 s, the CRD says so), not the client's own.
+    const client = await KubeClient.fromKubeconfig(options.kubeconfig, {
+      timeoutMs: options.apiServerTimeoutMs ?? Defaults.apiServerTimeoutMs,
+    });
     const reconciler = new Reconciler(options, client);
     await reconciler.startServing();
     return reconciler;
@@ -393,7 +405,7 @@ export class Reconciler implements PassContext {
     return this.renderCache.render(fetched, sync, this.abort.signal);
   }
 
-  readSource(fetched: FetchResult, sync: RSync): Promise<SourceResult> {
+  async readSource(fetched: FetchResult, sync: RSync): Promise<SourceResult> {
     this.sourceCache ??= new SourceCache(
       this.identity.kind === "RootSync"
         ? { kind: "RootSync" }
@@ -416,7 +428,8 @@ export class Reconciler implements PassContext {
         listNamespaces: () => this.namespaceWatch.list(),
       },
     );
-    return this.sourceCache.read(fetched, sourceFormatOf(sync), this.abort.signal);
+    const result = await this.sourceCache.read(fetched, sourceFormatOf(sync), this.abort.signal);
+    return withSourceFormatHint(sync, result);
   }
 
   applyOptions(commit: string): ApplyOptions {

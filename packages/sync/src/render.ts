@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { ErrorClass } from "@driftless/api";
 import { checkKustomizationPaths, kustomizationFileNames } from "./kustomization-paths.ts";
+import { originAnnotatedBuildDir, type BuildDirectory } from "./origin-annotations.ts";
 import { RenderingError } from "./render-error.ts";
 import { runTool, ToolExit, ToolProcessError } from "./run-tool.ts";
 
@@ -68,7 +69,6 @@ export async function renderKustomization(dir: string, options: RenderOptions): 
   const helm = await locate("helm", options.tools);
   const args = ["build", "--enable-helm", `--helm-command=${helm}`, "--load-restrictor=LoadRestrictionsNone"];
   if (options.enableShell) args.push("--enable-alpha-plugins", "--enable-exec");
-  args.push("--", dir);
   const timeoutMs = options.timeoutMs ?? renderTimeoutMs;
   const home = await mkdtemp(join(tmpdir(), "driftless-render-"));
   // helm keeps its caches under HOME/XDG folders; a fresh one per render keeps renders independent.
@@ -81,15 +81,21 @@ export async function renderKustomization(dir: string, options: RenderOptions): 
     PATH: options.enableShell ? [dirname(helm), process.env["PATH"] ?? ""].join(delimiter) : home,
   };
   try {
-    const output = await runTool(kustomize, args, {
-      cwd: dir,
+    // Config Sync asks kustomize for origin annotations before every build (origin-annotations.ts).
+    const build = await originAnnotatedBuildDir(dir, options.repositoryRoot, home);
+    const output = await runTool(kustomize, [...args, "--", build.dir], {
+      cwd: build.dir,
       env,
       signal: options.signal,
       timeoutMs,
       maxStdoutBytes: maxOutputBytes,
-    }).catch((error: unknown) => {
-      throw renderFailure(error, kustomize, dir, timeoutMs);
-    });
+    })
+      .catch((error: unknown) => {
+        throw renderFailure(error, kustomize, dir, timeoutMs, inCheckout(build));
+      })
+      .finally(async () => {
+        if (build.mirrorRoot !== undefined) await rm(build.mirrorRoot, { recursive: true, force: true });
+      });
     const out = join(home, "rendered");
     await mkdir(out, { recursive: true });
     await writeFile(join(out, "rendered.yaml"), output);
@@ -101,7 +107,20 @@ export async function renderKustomization(dir: string, options: RenderOptions): 
   }
 }
 
-function renderFailure(error: unknown, kustomize: string, dir: string, timeoutMs: number): unknown {
+/** kustomize's messages name the checkout's paths, not the mirror's the build ran in. */
+function inCheckout(build: BuildDirectory): (text: string) => string {
+  const { mirrorRoot, repositoryRoot } = build;
+  if (mirrorRoot === undefined || repositoryRoot === undefined) return (text) => text;
+  return (text) => text.replaceAll(mirrorRoot, repositoryRoot);
+}
+
+function renderFailure(
+  error: unknown,
+  kustomize: string,
+  dir: string,
+  timeoutMs: number,
+  show: (text: string) => string,
+): unknown {
   if (!(error instanceof ToolProcessError)) return error;
   switch (error.exit) {
     case ToolExit.NotFound:
@@ -125,7 +144,7 @@ function renderFailure(error: unknown, kustomize: string, dir: string, timeoutMs
       return error;
     case ToolExit.Failed:
       return new RenderingError(
-        `failed to run kustomize build in ${dir}, stdout: ${error.stdout.trim()}: ${error.stderr.trim() || error.message}`,
+        `failed to run kustomize build in ${dir}, stdout: ${show(error.stdout.trim())}: ${show(error.stderr.trim()) || error.message}`,
         error,
       );
   }

@@ -200,6 +200,47 @@ test("an invalid sync is reported Stalled (KNV1061) and gets no reconciler", asy
   assert.deepEqual(await reconcilerPids(manager.scope), []);
 });
 
+test("a container name in spec.override that driftless does not run is reported as the OverridesIgnored warning, removed once the spec drops it", async (t) => {
+  const manager = await startManager(t);
+  const repo = await TestRepo.create(t);
+  await repo.write("cm.yaml", configMap("overrides", "default", { v: "1" }));
+  const commit = await repo.commit("one object");
+  const name = `root-${suffix()}`;
+  await createSync(
+    t,
+    rootSyncObject(
+      name,
+      manager.scope,
+      { repo: repo.url, branch: repo.branch },
+      {},
+      {
+        // git-sync is Config Sync's and maps to the reconciler; "git-sink" is nobody's.
+        logLevels: [
+          { containerName: "git-sync", logLevel: 2 },
+          { containerName: "git-sink", logLevel: 2 },
+        ],
+      },
+    ),
+  );
+  await synced("RootSync", systemNamespace, name, commit);
+  const warning = await eventually(
+    async () => {
+      const condition = conditionOf(await getSync("RootSync", systemNamespace, name), "OverridesIgnored");
+      return condition?.status === "True" ? condition : undefined;
+    },
+    { what: "the OverridesIgnored warning" },
+  );
+  assert.equal(warning.reason, "UnknownContainer");
+  assert.match(String(warning.message), /"git-sink"/);
+  assert.doesNotMatch(String(warning.message), /"git-sync"/);
+  const client = await admin();
+  await client.patch(Mapping.RootSync, systemNamespace, name, { spec: { override: { logLevels: null } } }, "merge");
+  await eventually(
+    async () => conditionOf(await getSync("RootSync", systemNamespace, name), "OverridesIgnored") === undefined,
+    { what: "the warning removed" },
+  );
+});
+
 test("a reconciler process killed with SIGKILL is restarted and keeps syncing", async (t) => {
   const manager = await startManager(t);
   const namespace = await createNamespace(t);

@@ -93,7 +93,12 @@ async function secret(t: TestContext, data: Record<string, string>, namespace = 
   return name;
 }
 
-async function createHelmRootSync(t: TestContext, name: string, helm: JsonObject): Promise<void> {
+async function createHelmRootSync(
+  t: TestContext,
+  name: string,
+  helm: JsonObject,
+  spec: JsonObject = { sourceFormat: "unstructured" },
+): Promise<void> {
   await ensureNamespace(t, rootSyncNamespace);
   await customApi().createNamespacedCustomObject({
     ...rootSyncs,
@@ -101,7 +106,7 @@ async function createHelmRootSync(t: TestContext, name: string, helm: JsonObject
       apiVersion: "configsync.gke.io/v1beta1",
       kind: "RootSync",
       metadata: { name, namespace: rootSyncNamespace },
-      spec: { sourceFormat: "unstructured", sourceType: "helm", helm },
+      spec: { ...spec, sourceType: "helm", helm },
     },
   });
   await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name }, { renderToolsDir });
@@ -369,4 +374,29 @@ test("the API server refuses a releaseName or chart helm would read as a flag, o
       });
     }
   }
+});
+
+test("a Helm RootSync without spec.sourceFormat fails with KNV1017 (read as a hierarchy, Config Sync's default) and the message says such sources usually set sourceFormat: unstructured", async (t) => {
+  const repo = await startHelmRepo(t);
+  await repo.publish(webChart("1.0.0"));
+  const name = `helm-format-${suffix()}`;
+  const ns = `helm-${suffix()}`;
+  await ensureNamespace(t, ns);
+  await createHelmRootSync(
+    t,
+    name,
+    {
+      repo: repo.url,
+      chart: "web",
+      version: "1.0.0",
+      namespace: ns,
+      auth: "token",
+      secretRef: { name: await secret(t, { username: repo.username, password: repo.password }) },
+      caCertSecretRef: { name: await secret(t, { cert: repo.caCert }) },
+    },
+    {},
+  );
+  const error = await sourceErrorMatching(name, /system/);
+  assert.equal(error["code"], "1017");
+  assert.match(String(error["errorMessage"]), /Helm and OCI sources usually set spec\.sourceFormat: unstructured/);
 });

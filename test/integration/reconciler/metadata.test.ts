@@ -186,3 +186,36 @@ test("a rendered directory's objects carry the source-path of the file kustomize
     );
   }
 });
+
+test("objects declared in files carry configmanagement.gke.io/cluster-name when the cluster has a name, as Config Sync writes it; an implicit Namespace does not", async (t) => {
+  const namespace = `cname-${suffix()}`;
+  t.after(() =>
+    coreApi()
+      .deleteNamespace({ name: namespace })
+      .then(
+        () => undefined,
+        () => undefined,
+      ),
+  );
+  const sync = `cname-${suffix()}`;
+  const repo = await TestRepo.create(t);
+  await repo.write(
+    "config/settings.yaml",
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "settings", namespace },
+      data: { a: "1" },
+    }),
+  );
+  const commit = await repo.commit("one object in an undeclared namespace");
+  await createRootSync(sync, repo);
+  const clusterName = `east-${suffix()}`;
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name: sync }, { clusterName });
+  await rootSynced(sync, commit);
+
+  const cm = await coreApi().readNamespacedConfigMap({ namespace, name: "settings" });
+  assert.equal(cm.metadata?.annotations?.["configmanagement.gke.io/cluster-name"], clusterName);
+  const ns = await coreApi().readNamespace({ name: namespace });
+  assert.equal(ns.metadata?.annotations?.["configmanagement.gke.io/cluster-name"], undefined);
+});

@@ -329,3 +329,34 @@ test("an image index is narrowed to its linux/amd64 image, whose manifest digest
   assert.ok(await configMapExists(ns, "for-amd64"));
   assert.equal(await configMapExists(ns, "for-arm64"), false);
 });
+
+test("writes configsync.gke.io/image-to-sync (<image>@sha256:<digest>) on the RootSync after each fetch, as Config Sync does for signature-verification webhooks", async (t) => {
+  const registry = await startRegistry(t);
+  const name = `oci-its-${suffix()}`;
+  const ns = `oci-its-${suffix()}`;
+  cleanUpNamespace(t, ns);
+  const layer = (data: string): Buffer =>
+    tarGz([
+      { name: "ns.yaml", content: yaml({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }) },
+      { name: "cm.yaml", content: configMap(ns, data) },
+    ]);
+  const first = await pushImage(registry, "config/signed", "v1", [layer("first")]);
+  const { creds, ca } = await registrySecrets(t, registry);
+  const image = `${registry.host}/config/signed:v1`;
+  await createOciRootSync(name, { image, auth: "token", secretRef: { name: creds }, caCertSecretRef: { name: ca } });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await rootSynced(name, hex(first));
+  const annotation = async (): Promise<string | undefined> => {
+    const rs = (await customApi().getNamespacedCustomObject({
+      ...rootSyncs,
+      namespace: rootSyncNamespace,
+      name,
+    })) as { metadata: { annotations?: Record<string, string> } };
+    return rs.metadata.annotations?.["configsync.gke.io/image-to-sync"];
+  };
+  assert.equal(await annotation(), `${image}@sha256:${hex(first)}`);
+
+  const second = await pushImage(registry, "config/signed", "v1", [layer("second")]);
+  await rootSynced(name, hex(second));
+  assert.equal(await annotation(), `${image}@sha256:${hex(second)}`);
+});

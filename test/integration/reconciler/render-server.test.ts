@@ -192,7 +192,7 @@ test("refuses a request that is not one, and keeps serving", async (t) => {
       socket.end(request);
     });
   assert.match(await answer("not json\n"), /"ok":false.*not JSON/);
-  assert.match(await answer(`${JSON.stringify({ dir: sourceRoot })}\n`), /enableShell/);
+  assert.match(await answer(`${JSON.stringify({ dir: sourceRoot })}\n`), /repositoryRoot/);
   // A line longer than a request may be: the server hangs up rather than read on.
   assert.equal(await answer(`${"x".repeat(200_000)}\n`), "");
   const dir = join(sourceRoot, "fine");

@@ -104,6 +104,41 @@ test("renders a kustomize overlay (configMapGenerator, namePrefix, commonLabels)
   assert.equal(typeof rendering["lastUpdate"], "string");
 });
 
+test("rendered objects carry kustomize's origin annotation, as Config Sync asks for it before every build", async (t) => {
+  const name = `render-origin-${suffix()}`;
+  const ns = `ro-${suffix()}`;
+  cleanUpNamespace(t, ns);
+  const repo = await TestRepo.create(t);
+  await repo.write("base/kustomization.yaml", yaml({ resources: ["settings.yaml"] }));
+  await repo.write("base/settings.yaml", yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "settings" } }));
+  await repo.write(
+    "config/kustomization.yaml",
+    yaml({
+      namespace: ns,
+      resources: ["../base"],
+      configMapGenerator: [{ name: "generated", literals: ["color=green"] }],
+      // Kept as written: Config Sync adds originAnnotations beside the options already there.
+      buildMetadata: ["managedByLabel"],
+    }),
+  );
+  const commit = await repo.commit("overlay with buildMetadata");
+  await sync(t, name, repo);
+  await rootSynced(name, commit);
+
+  const cms = await configMaps(ns);
+  const annotations = (cm: JsonObject | undefined): Record<string, string> =>
+    ((cm?.["metadata"] as JsonObject | undefined)?.["annotations"] ?? {}) as Record<string, string>;
+  // Paths relative to the sync directory's kustomization, as kustomize writes them when it is the root.
+  assert.equal(annotations(cms.get("settings"))["config.kubernetes.io/origin"], "path: ../base/settings.yaml\n");
+  const generated = [...cms.values()].find((cm) =>
+    String((cm["metadata"] as JsonObject)["name"]).startsWith("generated-"),
+  );
+  assert.equal(
+    annotations(generated)["config.kubernetes.io/origin"],
+    "configuredIn: kustomization.yaml\nconfiguredBy:\n  apiVersion: builtin\n  kind: ConfigMapGenerator\n",
+  );
+});
+
 test("inflates a local Helm chart through helmCharts with inline values", async (t) => {
   const name = `render-helm-${suffix()}`;
   const ns = `rh-${suffix()}`;
