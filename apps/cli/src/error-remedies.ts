@@ -2,7 +2,8 @@
 
 const remedies: Readonly<Record<string, string>> = {
   KNV1006: "Fix the YAML or JSON of the file named in the message and push a commit.",
-  KNV1010: "Remove the reserved annotation (configsync.gke.io/, configmanagement.gke.io/, driftless.dev/) from the declared object.",
+  KNV1010:
+    "Remove the reserved annotation (configsync.gke.io/, configmanagement.gke.io/, driftless.dev/) from the declared object.",
   KNV1011: "Remove the reserved label from the declared object.",
   KNV1021: "Install the CRD that serves this kind first, or declare it in the same source; then push.",
   KNV1029: "Two files declare the same object: keep one of them.",
@@ -18,12 +19,15 @@ const remedies: Readonly<Record<string, string>> = {
   KNV2002: "The API server failed a request: check its health; the reconciler retries by itself.",
   KNV2004:
     "Check the repository URL, branch or revision, and the credentials Secret named in spec; the reconciler retries by itself.",
-  KNV2005: "Something else keeps changing a managed object: find the other writer (kubectl get -o yaml shows managedFields).",
-  KNV2006: 'Restore the files, or annotate the sync with configsync.gke.io/allow-empty-source: "true" if emptying is intended.',
+  KNV2005:
+    "Something else keeps changing a managed object: find the other writer (kubectl get -o yaml shows managedFields).",
+  KNV2006:
+    'Restore the files, or annotate the sync with configsync.gke.io/allow-empty-source: "true" if emptying is intended.',
   KNV2008: "A write lost a race; the next pass retries it.",
   KNV2009: "Look at the object named: describe it for its events; an object that never becomes Current holds the pass.",
   KNV2010: "Look at the object named in the message.",
-  KNV2013: "Grant the reconciler's ServiceAccount the permission named (a RoleBinding in the namespace for a RepoSync).",
+  KNV2013:
+    "Grant the reconciler's ServiceAccount the permission named (a RoleBinding in the namespace for a RepoSync).",
   KNV2016: "Transient: the reconciler retries by itself.",
 };
 

@@ -26,7 +26,12 @@ export interface ActionResult {
 }
 
 /** Applies `action` to the sync as the client's user; the API server's refusal (403, 404) is thrown as is. */
-export async function act(client: KubeClient, ref: SyncRef, action: SyncAction, now = new Date()): Promise<ActionResult> {
+export async function act(
+  client: KubeClient,
+  ref: SyncRef,
+  action: SyncAction,
+  now = new Date(),
+): Promise<ActionResult> {
   switch (action) {
     case SyncAction.Sync: {
       const request = now.toISOString();

@@ -26,7 +26,10 @@ test("a request counts as answered by its own echo or a later request's, never b
     ({
       apiVersion: "v1",
       kind: "RootSync",
-      metadata: { name: "s", annotations: handled === undefined ? {} : { "driftless.dev/sync-request-handled": handled } },
+      metadata: {
+        name: "s",
+        annotations: handled === undefined ? {} : { "driftless.dev/sync-request-handled": handled },
+      },
     }) as const;
   const asked = "2025-01-01T00:00:00.000Z";
   assert.equal(requestAnswered(sync(), asked), false);

@@ -35,7 +35,11 @@ export function mappingOf(kind: SyncKind): ResourceMapping {
 }
 
 /** A ResourceGroup that does not exist (yet): a sync with no managed objects to show. */
-export const emptyGroup = { apiVersion: "kpt.dev/v1alpha1", kind: "ResourceGroup", metadata: { name: "" } } as KubeObject;
+export const emptyGroup = {
+  apiVersion: "kpt.dev/v1alpha1",
+  kind: "ResourceGroup",
+  metadata: { name: "" },
+} as KubeObject;
 
 /** By namespace, then name: the order every view lists syncs in. */
 export function sorted(items: readonly KubeObject[]): KubeObject[] {

@@ -11,7 +11,10 @@ test("the html template escapes every interpolated string, and passes only Html 
   const inner = html`<b>${hostile}</b>`;
   assert.equal(inner.text, "<b>&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;</b>");
   assert.equal(html`<p title="${hostile}">${inner}</p>`.text.includes("<script>"), false);
-  assert.equal(html`${[hostile, 1, undefined, false, null]}`.text, "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;1");
+  assert.equal(
+    html`${[hostile, 1, undefined, false, null]}`.text,
+    "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;1",
+  );
 });
 
 const sync = {
@@ -24,19 +27,28 @@ const sync = {
       { type: "Syncing", status: "False", reason: "Sync", message: hostile },
       { type: "Suspended", status: "True", reason: "Suspended", message: `drift ${hostile}` },
     ],
-    source: { commit: "abc", errors: [{ code: "1006", errorMessage: `KNV1006: bad file ${hostile}` }], errorSummary: { totalCount: 1 } },
+    source: {
+      commit: "abc",
+      errors: [{ code: "1006", errorMessage: `KNV1006: bad file ${hostile}` }],
+      errorSummary: { totalCount: 1 },
+    },
   },
 };
 const group = {
   apiVersion: "kpt.dev/v1alpha1",
   kind: "ResourceGroup",
   metadata: { name: "evil", namespace: "team-a" },
-  status: { resourceStatuses: [{ group: "", kind: "ConfigMap", namespace: "team-a", name: hostile, status: "Current" }] },
+  status: {
+    resourceStatuses: [{ group: "", kind: "ConfigMap", namespace: "team-a", name: hostile, status: "Current" }],
+  },
 };
 
 test("a hostile sync name, source, message, error and object name render as text on the overview and the sync's page", () => {
   const report = syncReport(sync, group);
-  const overview = overviewLive({ reports: [report], refusals: [], loading: false }, overviewQuery(new URLSearchParams())).text;
+  const overview = overviewLive(
+    { reports: [report], refusals: [], loading: false },
+    overviewQuery(new URLSearchParams()),
+  ).text;
   const detail = syncLive({
     ref: { kind: "RepoSync", namespace: "team-a", name: sync.metadata.name },
     sync,

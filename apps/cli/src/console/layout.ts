@@ -17,28 +17,27 @@ export interface PageOptions {
 
 export function page(options: PageOptions): Html {
   return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${options.title} - driftless console</title>
-<link rel="stylesheet" href="/static/console.css">
-<script src="/static/console.js" defer></script>
-</head>
-<body data-live="/live?view=${encodeURIComponent(options.view)}" data-csrf="${options.csrf}">
-<a class="skip" href="#main">Skip to content</a>
-<header class="bar">
-<a class="brand" href="/">driftless console</a>
-<span id="live-status" class="live-status" role="status">Not live: reload to refresh</span>
-</header>
-<main id="main">
-${options.top}
-<div id="notice" role="status" aria-live="polite">${options.notice}</div>
-<div id="live">${options.live}</div>
-</main>
-</body>
-</html>
-`;
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${options.title} - driftless console</title>
+        <link rel="stylesheet" href="/static/console.css" />
+        <script src="/static/console.js" defer></script>
+      </head>
+      <body data-live="/live?view=${encodeURIComponent(options.view)}" data-csrf="${options.csrf}">
+        <a class="skip" href="#main">Skip to content</a>
+        <header class="bar">
+          <a class="brand" href="/">driftless console</a>
+          <span id="live-status" class="live-status" role="status">Not live: reload to refresh</span>
+        </header>
+        <main id="main">
+          ${options.top}
+          <div id="notice" role="status" aria-live="polite">${options.notice}</div>
+          <div id="live">${options.live}</div>
+        </main>
+      </body>
+    </html> `;
 }
 
 const stateGlyph: Readonly<Record<SyncState, Html>> = {
@@ -52,7 +51,9 @@ const stateGlyph: Readonly<Record<SyncState, Html>> = {
 
 /** A state as text with a glyph and a colour: the word alone carries the meaning. */
 export function stateBadge(state: SyncState): Html {
-  return html`<span class="state state-${state.toLowerCase()}"><span aria-hidden="true">${stateGlyph[state]}</span> ${state}</span>`;
+  return html`<span class="state state-${state.toLowerCase()}"
+    ><span aria-hidden="true">${stateGlyph[state]}</span> ${state}</span
+  >`;
 }
 
 export function syncPath(ref: SyncRef): string {
@@ -63,7 +64,10 @@ export function syncPath(ref: SyncRef): string {
 export function time(iso: string): Html {
   const at = Date.parse(iso);
   if (!Number.isFinite(at)) return html`<span>-</span>`;
-  const text = new Date(at).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+  const text = new Date(at)
+    .toISOString()
+    .replace("T", " ")
+    .replace(/\.\d+Z$/, " UTC");
   return html`<time datetime="${iso}">${text}</time>`;
 }
 
@@ -74,16 +78,22 @@ export function commit(sha: string): Html {
 }
 
 /** Page links for a list of `total` items shown `size` at a time. */
-export function pager(total: number, current: number, size: number, href: (page: number) => string, label: string): Html {
+export function pager(
+  total: number,
+  current: number,
+  size: number,
+  href: (page: number) => string,
+  label: string,
+): Html {
   const pages = Math.max(1, Math.ceil(total / size));
   if (pages === 1) return html``;
   const first = (current - 1) * size + 1;
   const last = Math.min(total, current * size);
   return html`<nav class="pager" aria-label="${label}">
-${current > 1 ? html`<a href="${href(current - 1)}" rel="prev">&larr; Previous</a>` : html`<span aria-disabled="true">&larr; Previous</span>`}
-<span>${first}&ndash;${last} of ${total} (page ${current} of ${pages})</span>
-${current < pages ? html`<a href="${href(current + 1)}" rel="next">Next &rarr;</a>` : html`<span aria-disabled="true">Next &rarr;</span>`}
-</nav>`;
+    ${current > 1 ? html`<a href="${href(current - 1)}" rel="prev">&larr; Previous</a>` : html`<span aria-disabled="true">&larr; Previous</span>`}
+    <span>${first}&ndash;${last} of ${total} (page ${current} of ${pages})</span>
+    ${current < pages ? html`<a href="${href(current + 1)}" rel="next">Next &rarr;</a>` : html`<span aria-disabled="true">Next &rarr;</span>`}
+  </nav>`;
 }
 
 /** A watch the API server refused: its answer, since RBAC decides what one sees. */

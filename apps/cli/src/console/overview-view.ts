@@ -39,19 +39,25 @@ const states = Object.values(SyncState);
 /** The filter form: outside the live region, so typing is never interrupted by an update. */
 export function overviewFilters(query: OverviewQuery, namespaces: readonly string[]): Html {
   return html`<h1>Syncs</h1>
-<form class="filters" method="get" action="/" role="search" aria-label="Filter syncs">
-<label>Namespace <select name="namespace">
-<option value="">All namespaces</option>
-${namespaces.map((ns) => html`<option value="${ns}"${ns === query.namespace ? html` selected` : ""}>${ns}</option>`)}
-</select></label>
-<label>State <select name="state">
-<option value="">Any state</option>
-${states.map((s) => html`<option value="${s}"${s === query.state ? html` selected` : ""}>${s}</option>`)}
-</select></label>
-<label>Name <input type="search" name="q" value="${query.q}" placeholder="name or namespace/name"></label>
-<button type="submit">Filter</button>
-<a href="/">Clear</a>
-</form>`;
+    <form class="filters" method="get" action="/" role="search" aria-label="Filter syncs">
+      <label
+        >Namespace
+        <select name="namespace">
+          <option value="">All namespaces</option>
+          ${namespaces.map((ns) => html`<option value="${ns}" ${ns === query.namespace ? html` selected` : ""}>${ns}</option>`)}
+        </select></label
+      >
+      <label
+        >State
+        <select name="state">
+          <option value="">Any state</option>
+          ${states.map((s) => html`<option value="${s}" ${s === query.state ? html` selected` : ""}>${s}</option>`)}
+        </select></label
+      >
+      <label>Name <input type="search" name="q" value="${query.q}" placeholder="name or namespace/name" /></label>
+      <button type="submit">Filter</button>
+      <a href="/">Clear</a>
+    </form>`;
 }
 
 export interface OverviewData {
@@ -81,35 +87,57 @@ export function overviewLive(data: OverviewData, query: OverviewQuery): Html {
   const current = Math.min(query.page, pages);
   const shown = selected.slice((current - 1) * overviewPageSize, current * overviewPageSize);
   return html`${data.refusals.map((r) => refused(`${r.kind}s`, r.error))}
-<p class="summary">${inNamespace.length} sync${inNamespace.length === 1 ? "" : "s"}${
-    counts.length === 0
-      ? ""
-      : html`: ${counts.map(
-          (c, i) =>
-            html`${i > 0 ? ", " : ""}<a href="${overviewHref(query, { state: c.state, page: 1 })}">${c.count} ${c.state}</a>`,
-        )}`
-  }${data.loading ? html` <span class="muted">(loading&hellip;)</span>` : ""}</p>
-${
-  shown.length === 0
-    ? html`<p class="empty">${data.loading ? "Loading syncs..." : "No sync matches."}</p>`
-    : html`<table class="syncs">
-<caption class="visually-hidden">Syncs, ${selected.length} matching</caption>
-<thead><tr><th scope="col">State</th><th scope="col">Sync</th><th scope="col">Source</th><th scope="col">Commit</th><th scope="col">Last synced</th><th scope="col">Errors</th></tr></thead>
-<tbody>
-${shown.map(row)}
-</tbody>
-</table>`
-}
-${pager(selected.length, current, overviewPageSize, (p) => overviewHref(query, { page: p }), "Pages of syncs")}`;
+    <p class="summary">
+      ${inNamespace.length}
+      sync${inNamespace.length === 1 ? "" : "s"}${
+        counts.length === 0
+          ? ""
+          : html`:
+            ${counts.map(
+              (c, i) =>
+                html`${i > 0 ? ", " : ""}<a href="${overviewHref(query, { state: c.state, page: 1 })}"
+                    >${c.count} ${c.state}</a
+                  >`,
+            )}`
+      }${data.loading ? html` <span class="muted">(loading&hellip;)</span>` : ""}
+    </p>
+    ${
+      shown.length === 0
+        ? html`<p class="empty">${data.loading ? "Loading syncs..." : "No sync matches."}</p>`
+        : html`<table class="syncs">
+            <caption class="visually-hidden">
+              Syncs, ${selected.length} matching
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">State</th>
+                <th scope="col">Sync</th>
+                <th scope="col">Source</th>
+                <th scope="col">Commit</th>
+                <th scope="col">Last synced</th>
+                <th scope="col">Errors</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${shown.map(row)}
+            </tbody>
+          </table>`
+    }
+    ${pager(selected.length, current, overviewPageSize, (p) => overviewHref(query, { page: p }), "Pages of syncs")}`;
 }
 
 function row(r: SyncReport): Html {
   return html`<tr data-sync="${r.kind}/${r.namespace}/${r.name}" data-state="${r.state}">
-<td>${stateBadge(r.state)}</td>
-<td><a href="${syncPath({ kind: r.kind as "RootSync" | "RepoSync", namespace: r.namespace, name: r.name })}">${r.namespace}/${r.name}</a> <span class="kind">${r.kind}</span></td>
-<td class="source"><span class="source-type">${r.source.type}</span> ${r.source.display}</td>
-<td>${commit(r.commits.sync || r.commits.source)}</td>
-<td>${time(r.lastSyncTime)}</td>
-<td class="num">${r.errorCount > 0 ? html`<strong>${r.errorCount}</strong>` : "0"}</td>
-</tr>`;
+    <td>${stateBadge(r.state)}</td>
+    <td>
+      <a href="${syncPath({ kind: r.kind as "RootSync" | "RepoSync", namespace: r.namespace, name: r.name })}"
+        >${r.namespace}/${r.name}</a
+      >
+      <span class="kind">${r.kind}</span>
+    </td>
+    <td class="source"><span class="source-type">${r.source.type}</span> ${r.source.display}</td>
+    <td>${commit(r.commits.sync || r.commits.source)}</td>
+    <td>${time(r.lastSyncTime)}</td>
+    <td class="num">${r.errorCount > 0 ? html`<strong>${r.errorCount}</strong>` : "0"}</td>
+  </tr>`;
 }

@@ -23,7 +23,10 @@ test("only loopback names with the console's own port are accepted as Host (DNS 
 });
 
 test("writes from another origin or site are refused", () => {
-  assert.equal(sameOrigin({ host: "127.0.0.1:1", origin: "http://127.0.0.1:1", "sec-fetch-site": "same-origin" }), true);
+  assert.equal(
+    sameOrigin({ host: "127.0.0.1:1", origin: "http://127.0.0.1:1", "sec-fetch-site": "same-origin" }),
+    true,
+  );
   assert.equal(sameOrigin({ host: "127.0.0.1:1", origin: "http://evil.example" }), false);
   assert.equal(sameOrigin({ host: "127.0.0.1:1", origin: "http://127.0.0.1:2" }), false);
   assert.equal(sameOrigin({ host: "127.0.0.1:1", "sec-fetch-site": "cross-site" }), false);

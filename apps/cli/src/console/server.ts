@@ -103,7 +103,8 @@ export class ConsoleServer {
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // DNS rebinding: a hostile name resolving to 127.0.0.1 still says its own name in Host.
-    if (!hostAllowed(req.headers.host, this.port)) return send(res, 403, "text/plain; charset=utf-8", "Host not allowed\n");
+    if (!hostAllowed(req.headers.host, this.port))
+      return send(res, 403, "text/plain; charset=utf-8", "Host not allowed\n");
     const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "127.0.0.1"}`);
     const token = url.searchParams.get("token");
     if (token !== null) {
@@ -219,7 +220,12 @@ export class ConsoleServer {
       const text = view.live().text;
       if (text === last) return;
       last = text;
-      res.write(`event: view\n${text.split("\n").map((line) => `data: ${line}\n`).join("")}\n`);
+      res.write(
+        `event: view\n${text
+          .split("\n")
+          .map((line) => `data: ${line}\n`)
+          .join("")}\n`,
+      );
     };
     const schedule = (): void => {
       timer ??= setTimeout(push, Math.max(0, lastPush + pushEveryMs - Date.now()));
@@ -296,8 +302,16 @@ export function syncRefOf(path: string): SyncRef | undefined {
   }
 }
 
-function emptyGroupOf(ref: SyncRef): { apiVersion: string; kind: string; metadata: { name: string; namespace: string } } {
-  return { apiVersion: "kpt.dev/v1alpha1", kind: "ResourceGroup", metadata: { name: ref.name, namespace: ref.namespace } };
+function emptyGroupOf(ref: SyncRef): {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace: string };
+} {
+  return {
+    apiVersion: "kpt.dev/v1alpha1",
+    kind: "ResourceGroup",
+    metadata: { name: ref.name, namespace: ref.namespace },
+  };
 }
 
 function send(res: ServerResponse, status: number, type: string, body: string): void {
