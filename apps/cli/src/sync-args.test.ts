@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parseSyncArgs } from "./sync-args.ts";
+import type { KubeObject } from "@driftless/kube";
 import { requestAnswered } from "./sync-actions.ts";
 
 test("a sync is named as kubectl names objects: TYPE NAME or TYPE/NAME, with kubectl's type spellings", () => {
@@ -22,7 +23,7 @@ test("a sync is named as kubectl names objects: TYPE NAME or TYPE/NAME, with kub
 });
 
 test("a request counts as answered by its own echo or a later request's, never by an unrelated value", () => {
-  const sync = (handled?: string) =>
+  const sync = (handled?: string): KubeObject =>
     ({
       apiVersion: "v1",
       kind: "RootSync",
@@ -30,7 +31,7 @@ test("a request counts as answered by its own echo or a later request's, never b
         name: "s",
         annotations: handled === undefined ? {} : { "driftless.dev/sync-request-handled": handled },
       },
-    }) as const;
+    }) as KubeObject;
   const asked = "2025-01-01T00:00:00.000Z";
   assert.equal(requestAnswered(sync(), asked), false);
   assert.equal(requestAnswered(sync(asked), asked), true);
