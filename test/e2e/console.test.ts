@@ -15,7 +15,6 @@ import {
   testEnv,
   testNamespace,
   TestRepo,
-  type JsonObject,
 } from "../support/index.ts";
 import { launchChromium } from "../support/browser.ts";
 import { startConsole } from "../support/console.ts";
