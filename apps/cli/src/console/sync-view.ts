@@ -9,7 +9,7 @@ import { commit, pager, refused, stateBadge, syncPath, time } from "./layout.ts"
 import type { WatchState } from "./watches.ts";
 
 export const objectsPageSize = 200;
-const eventsShown = 20;
+const eventsShown = 10;
 
 export interface SyncViewData {
   readonly ref: SyncRef;
