@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 . scripts/lib/setup.sh
 
 ensure_commands redis-server:redis-server git:git openssl:openssl sshd:openssh-server ssh:openssh-client \
-  prometheus:prometheus curl:curl docker-registry:docker-registry htpasswd:apache2-utils tinyproxy:tinyproxy
+  prometheus:prometheus curl:curl docker-registry:docker-registry htpasswd:apache2-utils tinyproxy:tinyproxy \
+  chromium:chromium
 ensure_go
 ensure_node_modules
 ensure_git_identity test

@@ -1,14 +1,19 @@
 #!/usr/bin/env node
-/** `driftless vet | hydrate | diff | status | version`: driftless for people at a terminal. */
+/** `driftless vet | hydrate | diff | status | console | sync | suspend | resume | version`: driftless for people at a terminal. */
 import { parseArgs } from "node:util";
 import { isSyncKind, SourceFormat } from "@driftless/api";
+import { parseDuration } from "@driftless/api";
+import { consoleCommand } from "./commands/console.ts";
 import { diff } from "./commands/diff.ts";
 import { hydrate } from "./commands/hydrate.ts";
+import { lever } from "./commands/levers.ts";
 import { onRendered } from "./commands/rendered.ts";
 import { status } from "./commands/status.ts";
 import { OutputFormat } from "./commands/status-render.ts";
 import { version } from "./commands/version.ts";
 import { vet } from "./commands/vet.ts";
+import { parseSyncArgs, SyncArgsError } from "./sync-args.ts";
+import { SyncAction } from "./sync-actions.ts";
 import { printable } from "./terminal-text.ts";
 
 const usage = `usage:
@@ -27,6 +32,16 @@ const usage = `usage:
                                             every RootSync and RepoSync: source, commits, errors, stall,
                                             and with --resources the managed objects and their kstatus;
                                             --watch redraws on every change until Ctrl-C (exit 1 if any is not synced)
+  driftless console [--kubeconfig PATH] [--namespace NS] [--port N] [--no-open]
+                                            a web console on loopback, as you (your kubeconfig, your RBAC): every
+                                            sync, its objects, errors and events, live; sync now, suspend, resume
+  driftless sync rootsync|reposync NAME [-n NS] [--wait] [--timeout 5m]
+                                            asks for a pass now (driftless.dev/sync-requested-at); with --wait
+                                            returns when a newer pass has finished (exit 1 if it failed)
+  driftless suspend|resume rootsync|reposync NAME [-n NS]
+                                            sets / removes driftless.dev/suspend: "true"
+                                            (TYPE/NAME works too; -n defaults to config-management-system for a
+                                            RootSync, default for a RepoSync)
   driftless version [--kubeconfig PATH]     the CLI's version and the manager's (its reconciler-manager image tag)
 --source-format defaults to unstructured; a RootSync that sets none is read as hierarchy, as in Config Sync.
 vet, hydrate and diff render a DIR holding a kustomization with kustomize (and helm) first, as a reconciler
@@ -47,6 +62,10 @@ async function main(argv: readonly string[]): Promise<number> {
       resources: { type: "boolean", default: false },
       watch: { type: "boolean", short: "w", default: false },
       flat: { type: "string" },
+      wait: { type: "boolean", default: false },
+      timeout: { type: "string", default: "5m" },
+      port: { type: "string", default: "0" },
+      "no-open": { type: "boolean", default: false },
       clusters: { type: "string" },
       "enable-shell-in-rendering": { type: "boolean", default: false },
       help: { type: "boolean", short: "h" },
@@ -126,6 +145,39 @@ async function main(argv: readonly string[]): Promise<number> {
         },
         (text) => void process.stdout.write(text),
       );
+    }
+    case "console": {
+      const port = Number(values.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError("--port must be a port number");
+      const interrupted = new AbortController();
+      process.once("SIGINT", () => interrupted.abort());
+      process.once("SIGTERM", () => interrupted.abort());
+      return consoleCommand(
+        {
+          kubeconfig,
+          ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+          port,
+          open: !values["no-open"],
+          signal: interrupted.signal,
+        },
+        out,
+      );
+    }
+    case SyncAction.Sync:
+    case SyncAction.Suspend:
+    case SyncAction.Resume: {
+      const timeoutMs = parseDuration(values.timeout);
+      if (timeoutMs === undefined) throw new UsageError("--timeout must be a duration such as 30s or 5m");
+      let ref;
+      try {
+        ref = parseSyncArgs(positionals.slice(1), values.namespace);
+      } catch (error) {
+        if (error instanceof SyncArgsError) throw new UsageError(error.message);
+        throw error;
+      }
+      const interrupted = new AbortController();
+      process.once("SIGINT", () => interrupted.abort());
+      return lever(command, ref, { kubeconfig, wait: values.wait, timeoutMs, signal: interrupted.signal }, out);
     }
     case "version":
       return version(kubeconfig, out);

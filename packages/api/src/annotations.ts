@@ -144,6 +144,13 @@ export const SyncAnnotation = {
    * the exact artifact about to be synced, which signature-verification webhooks read (Config Sync's).
    */
   ImageToSync: "configsync.gke.io/image-to-sync",
+  /**
+   * A timestamp (RFC 3339) asking for a pass now, as Flux's `reconcile.fluxcd.io/requestedAt`: a change
+   * brings a full pass at once (`driftless sync`, the console's "Sync now"). driftless's own.
+   */
+  SyncRequestedAt: "driftless.dev/sync-requested-at",
+  /** Written by the reconciler after the status of a pass that began with the request: the value it answered. */
+  SyncRequestHandled: "driftless.dev/sync-request-handled",
 } as const;
 export type SyncAnnotation = (typeof SyncAnnotation)[keyof typeof SyncAnnotation];
 
@@ -194,6 +201,13 @@ export function allowsEmptySource(annotations: Readonly<Record<string, string>> 
 /** True when the sync is suspended (`driftless.dev/suspend: "true"`). */
 export function isSuspended(annotations: Readonly<Record<string, string>> | undefined): boolean {
   return annotations?.[SyncAnnotation.Suspend] === "true";
+}
+
+/** The sync's request for a pass (`driftless.dev/sync-requested-at`) when no finished pass has answered it yet. */
+export function pendingSyncRequest(annotations: Readonly<Record<string, string>> | undefined): string | undefined {
+  const requested = annotations?.[SyncAnnotation.SyncRequestedAt];
+  if (requested === undefined || requested === "") return undefined;
+  return requested === annotations?.[SyncAnnotation.SyncRequestHandled] ? undefined : requested;
 }
 
 /** True when `config.kubernetes.io/local-config` keeps the object out of the cluster. */

@@ -72,6 +72,7 @@ export {
   deletionPropagationPolicyOf,
   allowsEmptySource,
   isSuspended,
+  pendingSyncRequest,
   isLocalConfig,
 } from "./annotations.ts";
 

@@ -10,6 +10,7 @@ import {
   SyncConditionType,
   isConditionTrue,
   isSuspended,
+  pendingSyncRequest,
   type DriftlessError,
   type SyncCondition,
 } from "@driftless/api";
@@ -62,6 +63,9 @@ export async function reconcileSync(ctx: SyncContext, ref: SyncRef): Promise<voi
   // or now, when status does not say it yet (level-triggered: asks until the reconciler has answered).
   if (status.ready && isSuspended(raw.metadata.annotations) !== statusSaysSuspended(raw))
     await ctx.requestPass(ref, "driftless.dev/suspend changed");
+  // `driftless sync`: a request no pass has answered yet (the reconciler echoes it once its pass is done).
+  else if (status.ready && pendingSyncRequest(raw.metadata.annotations) !== undefined)
+    await ctx.requestPass(ref, "driftless.dev/sync-requested-at");
 }
 
 function statusSaysSuspended(raw: KubeObject): boolean {

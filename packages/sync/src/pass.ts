@@ -6,6 +6,7 @@ import {
   allowsEmptySource,
   isSuspended,
   parseDuration,
+  pendingSyncRequest,
   SourceType,
   toDriftlessError,
   type RSync,
@@ -37,6 +38,7 @@ import { nextStatus, syncingStatus, writeStatus, type PassReport } from "./statu
 import { recordImageToSync } from "./image-to-sync.ts";
 import { RenderingMessage } from "./render.ts";
 import { measureDrift } from "./suspend.ts";
+import { recordSyncRequestHandled } from "./sync-request.ts";
 
 /** What triggered a pass; `drift` re-applies the last source without touching Git. */
 export type PassTrigger = "poll" | "webhook" | "drift" | "manager" | "startup" | "retry";
@@ -88,11 +90,14 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
   };
   let sync: RSync | undefined;
   let raw: KubeObject | undefined;
+  /** `driftless.dev/sync-requested-at` not yet answered when the pass began: this pass answers it. */
+  let request: string | undefined;
   try {
     const loaded = preloaded ?? (await loadSync(ctx.client, ctx.identity));
     if (loaded === undefined) return { ...result, skipped: "sync-missing" };
     if (loaded.raw.metadata.deletionTimestamp !== undefined) return { ...result, skipped: "sync-deleting" };
     raw = loaded.raw;
+    request = pendingSyncRequest(raw.metadata.annotations);
     if (loaded.sync === undefined) {
       result = { ...result, sourceErrors: loaded.invalid.map((e) => toDriftlessError(e, KnvCode.InvalidSync)) };
       return result;
@@ -101,12 +106,14 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
     const suspended = isSuspended(sync.metadata.annotations);
     if (suspended) result = { ...result, suspension: {} };
 
-    const fetched = await fetchSource(ctx, sync, trigger); // git ls-remote; fetch and check out only on a new commit
+    // git ls-remote; fetch and check out only on a new commit. A requested pass asks the source even after drift.
+    const fetched = await fetchSource(ctx, sync, request !== undefined && trigger === "drift" ? "manager" : trigger);
     result = { ...result, commit: fetched.commit };
     // The artifact about to be synced, for signature-verification webhooks; a refusal stops the pass here.
     await recordImageToSync(ctx.client, ctx.identity, raw, sync, fetched.commit);
     lap("fetch");
-    if (ctx.beginCommit(trigger, fetched.commit, raw.metadata.generation)) {
+    // An unchanged poll skips the apply, unless someone asked for a pass: then it runs in full.
+    if (ctx.beginCommit(trigger, fetched.commit, raw.metadata.generation) && request === undefined) {
       result = { ...result, skipped: "unchanged" };
       return result;
     }
@@ -226,10 +233,14 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
   } finally {
     // Whatever happened: status, events on transitions, metrics and one log line.
     if (result.skipped === undefined) {
-      await reportStatus(ctx, sync, raw, result).catch((error: unknown) =>
-        ctx.log.error("status write failed", { error: String(error) }),
+      const reported = await reportStatus(ctx, sync, raw, result).then(
+        () => true,
+        (error: unknown) => void ctx.log.error("status write failed", { error: String(error) }),
       );
       lap("status");
+      // After the status: whoever waits on the request then reads this pass's outcome.
+      if (request !== undefined && reported === true)
+        await recordSyncRequestHandled(ctx.client, ctx.identity, request, ctx.log);
     }
     result = { ...result, phases };
     const report = result;

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeObject } from "@driftless/kube";
 import { render, OutputFormat } from "./status-render.ts";
-import { syncReport, SyncState } from "./status-report.ts";
+import { syncReport, SyncState } from "../sync-report.ts";
 
 const digest = "4c".repeat(32);
 

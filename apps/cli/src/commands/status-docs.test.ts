@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
-import { SyncState } from "./status-report.ts";
+import { SyncState } from "../sync-report.ts";
 
 // Scripts branch on `state`: the README's list is the contract, and must name every state printed.
 test("the README lists every state `status -o json` prints, and no other", async () => {

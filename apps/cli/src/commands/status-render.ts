@@ -1,5 +1,5 @@
 import { printable, printableJson, printableYaml } from "../terminal-text.ts";
-import type { SyncReport } from "./status-report.ts";
+import type { SyncReport } from "../sync-report.ts";
 
 export const OutputFormat = { Text: "text", Json: "json", Yaml: "yaml" } as const;
 export type OutputFormat = (typeof OutputFormat)[keyof typeof OutputFormat];

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeObject } from "@driftless/kube";
 import { render, OutputFormat } from "./status-render.ts";
-import { exitCode, syncReport, SyncState } from "./status-report.ts";
+import { exitCode, syncReport, SyncState } from "../sync-report.ts";
 import { imageVersion } from "./version.ts";
 
 const sync = (spec: object, status: object): KubeObject =>

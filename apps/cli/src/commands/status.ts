@@ -1,14 +1,9 @@
 import { resourceGroupMapping } from "@driftless/applier";
-import { Informer, KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { Informer, KubeClient } from "@driftless/kube";
+import { emptyGroup, sorted, syncMappings } from "../sync-objects.ts";
 import { printable, printableJson } from "../terminal-text.ts";
 import { OutputFormat, render } from "./status-render.ts";
-import { exitCode, syncReport, type SyncReport } from "./status-report.ts";
-
-const verbs = ["get", "list", "watch"] as const;
-const syncMappings: readonly ResourceMapping[] = [
-  { group: "configsync.gke.io", version: "v1beta1", kind: "RootSync", resource: "rootsyncs", namespaced: true, verbs },
-  { group: "configsync.gke.io", version: "v1beta1", kind: "RepoSync", resource: "reposyncs", namespaced: true, verbs },
-];
+import { exitCode, syncReport, type SyncReport } from "../sync-report.ts";
 
 export interface StatusOptions {
   readonly kubeconfig: string | undefined;
@@ -100,13 +95,6 @@ async function watchStatus(client: KubeClient, options: StatusOptions, write: (t
     if (pending !== undefined) clearImmediate(pending);
     await Promise.all(informers.map((i) => i.stop()));
   }
-}
-
-const emptyGroup = { apiVersion: "kpt.dev/v1alpha1", kind: "ResourceGroup", metadata: { name: "" } } as KubeObject;
-
-function sorted(items: readonly KubeObject[]): KubeObject[] {
-  const key = (o: KubeObject): string => `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
-  return [...items].sort((a, b) => key(a).localeCompare(key(b)));
 }
 
 function aborted(signal: AbortSignal | undefined): Promise<void> {

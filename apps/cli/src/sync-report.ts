@@ -20,6 +20,8 @@ export interface SyncReport {
     readonly sync: string;
     readonly lastSynced: string;
   };
+  /** When the sync phase last reported (RFC 3339; "" before the first pass). */
+  readonly lastSyncTime: string;
   readonly errorCount: number;
   /** The errors the status lists (it may list fewer than errorCount), with Config Sync's KNV codes. */
   readonly errors: readonly ErrorReport[];
@@ -29,6 +31,8 @@ export interface SyncReport {
   readonly suspended?: { readonly message: string };
   /** The Syncing condition's message (the Suspended condition's while suspended). */
   readonly message?: string;
+  /** Every condition on status, as written (messages with credentials masked). */
+  readonly conditions: readonly ConditionReport[];
   /** With --resources: the managed objects from the sync's ResourceGroup, with their kstatus. */
   readonly resources?: readonly ResourceReport[];
 }
@@ -56,6 +60,15 @@ export interface SourceReport {
   readonly dir?: string;
 }
 
+export interface ConditionReport {
+  readonly type: string;
+  readonly status: string;
+  readonly reason: string;
+  readonly message: string;
+  /** RFC 3339, "" when not given. */
+  readonly lastUpdateTime: string;
+}
+
 export interface ErrorReport {
   /** Which phase reported it: source, rendering, sync, or the condition type (Stalled, Reconciling). */
   readonly phase: string;
@@ -80,6 +93,8 @@ interface RawCondition {
   status?: string;
   reason?: string;
   message?: string;
+  lastUpdateTime?: string;
+  lastTransitionTime?: string;
   errors?: RawError[];
 }
 interface RawError {
@@ -88,6 +103,7 @@ interface RawError {
 }
 interface RawPhase {
   commit?: string;
+  lastUpdate?: string;
   errors?: RawError[];
   errorSummary?: { totalCount?: number };
 }
@@ -145,8 +161,16 @@ export function syncReport(sync: KubeObject, group?: KubeObject): SyncReport {
       sync: status.sync?.commit ?? "",
       lastSynced: status.lastSyncedCommit ?? "",
     },
+    lastSyncTime: status.sync?.lastUpdate ?? "",
     errorCount: Math.max(errorCount, errors.length),
     errors,
+    conditions: (status.conditions ?? []).map((c) => ({
+      type: c.type ?? "",
+      status: c.status ?? "",
+      reason: c.reason ?? "",
+      message: redactCredentials(c.message ?? ""),
+      lastUpdateTime: c.lastUpdateTime ?? c.lastTransitionTime ?? "",
+    })),
     ...(stalled === undefined
       ? {}
       : { stalled: { reason: stalled.reason ?? "", message: redactCredentials(stalled.message ?? "") } }),

@@ -1,0 +1,336 @@
+/**
+ * `driftless console`'s HTTP server: loopback only, every request proven by the per-run secret
+ * (security.ts), every read from the watch caches (watches.ts) and every action a patch made with the
+ * user's own client, so the API server's RBAC answers (sync-actions.ts). Views are server-rendered
+ * HTML; /live pushes a view's new HTML over server-sent events when the caches change.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { KubeApiError, type KubeClient } from "@driftless/kube";
+import { act, isSyncAction, SyncAction } from "../sync-actions.ts";
+import type { SyncRef } from "../sync-objects.ts";
+import { syncReport } from "../sync-report.ts";
+import { consoleScript, consoleStyle } from "./assets.ts";
+import { html, type Html } from "./html.ts";
+import { page, syncPath, time } from "./layout.ts";
+import { overviewFilters, overviewLive, overviewQuery } from "./overview-view.ts";
+import {
+  cookieName,
+  cookieValue,
+  csrfToken,
+  hostAllowed,
+  newSecret,
+  sameOrigin,
+  sameSecret,
+  securityHeaders,
+  sessionCookie,
+} from "./security.ts";
+import { syncLive, syncTop } from "./sync-view.ts";
+import { DetailWatches, reconcilerName, SyncWatches, type DetailWatch } from "./watches.ts";
+
+export interface ConsoleOptions {
+  /** The user's own client: the console has no identity of its own. */
+  readonly client: KubeClient;
+  /** Only the syncs of this namespace (for users who may not list them cluster-wide). */
+  readonly namespace?: string;
+  /** 0 (default) picks a free port. */
+  readonly port?: number;
+  /** Fixed for tests; a fresh random one otherwise. */
+  readonly secret?: string;
+}
+
+/** How long a page waits for the first list of a watch before rendering what it has. */
+const firstListMs = 5_000;
+/** At most one pushed view per connection this often: status writes come in bursts. */
+const pushEveryMs = 250;
+const heartbeatMs = 20_000;
+
+interface View {
+  readonly title: string;
+  readonly top: Html;
+  readonly live: () => Html;
+}
+
+export class ConsoleServer {
+  readonly port: number;
+  readonly #secret: string;
+  readonly #csrf: string;
+  readonly #options: ConsoleOptions;
+  readonly #server: Server;
+  readonly #syncs: SyncWatches;
+  readonly #details: DetailWatches;
+  readonly #streams = new Set<ServerResponse>();
+
+  private constructor(options: ConsoleOptions, server: Server, port: number, secret: string) {
+    this.#options = options;
+    this.#server = server;
+    this.port = port;
+    this.#secret = secret;
+    this.#csrf = csrfToken(secret);
+    this.#syncs = new SyncWatches(options.client, options.namespace);
+    this.#details = new DetailWatches(options.client);
+  }
+
+  static async start(options: ConsoleOptions): Promise<ConsoleServer> {
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+    });
+    const address = server.address();
+    const port = typeof address === "object" && address !== null ? address.port : 0;
+    const console = new ConsoleServer(options, server, port, options.secret ?? newSecret());
+    server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+      console.#handle(req, res).catch((error: unknown) => {
+        if (!res.headersSent) send(res, 500, "text/plain; charset=utf-8", `console error: ${String(error)}`);
+        else res.end();
+      });
+    });
+    return console;
+  }
+
+  /** The address to open: it carries the secret, which the first visit trades for a cookie. */
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/?token=${this.#secret}`;
+  }
+
+  async close(): Promise<void> {
+    for (const stream of this.#streams) stream.end();
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    await this.#details.stop();
+    await this.#syncs.stop();
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // DNS rebinding: a hostile name resolving to 127.0.0.1 still says its own name in Host.
+    if (!hostAllowed(req.headers.host, this.port))
+      return send(res, 403, "text/plain; charset=utf-8", "Host not allowed\n");
+    const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "127.0.0.1"}`);
+    const token = url.searchParams.get("token");
+    if (token !== null) {
+      if (!sameSecret(token, this.#secret)) return send(res, 403, "text/plain; charset=utf-8", "Wrong token\n");
+      // Traded for a cookie once, and dropped from the address so it stays out of history.
+      url.searchParams.delete("token");
+      res.setHeader("Set-Cookie", sessionCookie(this.port, this.#secret));
+      res.setHeader("Location", `${url.pathname}${url.search}`);
+      return send(res, 303, "text/plain; charset=utf-8", "");
+    }
+    if (!sameSecret(cookieValue(req.headers.cookie, cookieName(this.port)), this.#secret)) {
+      return send(
+        res,
+        401,
+        "text/plain; charset=utf-8",
+        "Not signed in: open the address `driftless console` printed (it carries a secret).\n",
+      );
+    }
+    if (req.method === "POST") return this.#post(req, res, url);
+    if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, "text/plain; charset=utf-8", "");
+    if (url.pathname === "/static/console.js") return send(res, 200, "text/javascript; charset=utf-8", consoleScript);
+    if (url.pathname === "/static/console.css") return send(res, 200, "text/css; charset=utf-8", consoleStyle);
+    if (url.pathname === "/live") return this.#live(req, res, url.searchParams.get("view") ?? "/");
+    return this.#page(res, url);
+  }
+
+  async #page(res: ServerResponse, url: URL, notice?: { status: number; html: Html }): Promise<void> {
+    const ref = syncRefOf(url.pathname);
+    if (url.pathname !== "/" && ref === undefined) return send(res, 404, "text/plain; charset=utf-8", "Not found\n");
+    const held = ref === undefined ? undefined : this.#details.acquire(ref);
+    try {
+      await Promise.all([this.#syncs.synced(firstListMs), held?.watch.synced(firstListMs)]);
+      const view = this.#view(url, held?.watch);
+      const body = page({
+        title: view.title,
+        view: `${url.pathname}${url.search}`,
+        csrf: this.#csrf,
+        top: view.top,
+        live: view.live(),
+        ...(notice === undefined ? {} : { notice: notice.html }),
+      });
+      send(res, notice?.status ?? 200, "text/html; charset=utf-8", body.text);
+    } finally {
+      held?.release();
+    }
+  }
+
+  #view(url: URL, detail: DetailWatch | undefined): View {
+    const ref = syncRefOf(url.pathname);
+    if (ref === undefined || detail === undefined) {
+      const query = overviewQuery(url.searchParams);
+      const syncs = this.#syncs.syncs();
+      const namespaces = [...new Set(syncs.map((s) => s.metadata.namespace ?? ""))].sort();
+      return {
+        title: "Syncs",
+        top: overviewFilters(query, namespaces),
+        live: () => {
+          const states = this.#syncs.states();
+          return overviewLive(
+            {
+              reports: this.#syncs.syncs().map((s) => syncReport(s)),
+              refusals: states.map((s) => ({ kind: s.kind, error: s.state.error })),
+              loading: states.some((s) => !s.state.synced && s.state.error === undefined),
+            },
+            query,
+          );
+        },
+      };
+    }
+    const objectsPage = Number.parseInt(url.searchParams.get("objects") ?? "1", 10);
+    return {
+      title: `${ref.kind} ${ref.namespace}/${ref.name}`,
+      top: syncTop(ref),
+      live: () => {
+        const sync = this.#syncs.get(ref);
+        const group = detail.group.get(ref.namespace, ref.name);
+        const syncState = this.#syncs.states().find((s) => s.kind === ref.kind)?.state ?? { synced: false };
+        return syncLive({
+          ref,
+          sync,
+          report: sync === undefined ? undefined : syncReport(sync, group ?? emptyGroupOf(ref)),
+          syncState,
+          groupState: detail.groupState(),
+          events: detail.events.list(),
+          eventState: detail.eventState(),
+          pods: detail.pods.list(),
+          podState: detail.podState(),
+          reconcilerName: reconcilerName(ref),
+          csrf: this.#csrf,
+          objectsPage: Number.isFinite(objectsPage) ? objectsPage : 1,
+        });
+      },
+    };
+  }
+
+  /** Server-sent events: the view's live HTML now, then again whenever it changes. */
+  async #live(req: IncomingMessage, res: ServerResponse, viewPath: string): Promise<void> {
+    if (!viewPath.startsWith("/") || viewPath.startsWith("//")) return send(res, 400, "text/plain; charset=utf-8", "");
+    const url = new URL(viewPath, "http://console.invalid");
+    const ref = syncRefOf(url.pathname);
+    if (url.pathname !== "/" && ref === undefined) return send(res, 404, "text/plain; charset=utf-8", "");
+    const held = ref === undefined ? undefined : this.#details.acquire(ref);
+    res.writeHead(200, { ...securityHeaders, "Content-Type": "text/event-stream; charset=utf-8" });
+    res.flushHeaders();
+    this.#streams.add(res);
+    const view = this.#view(url, held?.watch);
+    let last = "";
+    let timer: NodeJS.Timeout | undefined;
+    let lastPush = 0;
+    const push = (): void => {
+      timer = undefined;
+      lastPush = Date.now();
+      const text = view.live().text;
+      if (text === last) return;
+      last = text;
+      res.write(
+        `event: view\n${text
+          .split("\n")
+          .map((line) => `data: ${line}\n`)
+          .join("")}\n`,
+      );
+    };
+    const schedule = (): void => {
+      timer ??= setTimeout(push, Math.max(0, lastPush + pushEveryMs - Date.now()));
+    };
+    const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), heartbeatMs);
+    this.#syncs.on("change", schedule);
+    held?.watch.on("change", schedule);
+    req.once("close", () => {
+      clearTimeout(timer);
+      clearInterval(heartbeat);
+      this.#syncs.off("change", schedule);
+      held?.watch.off("change", schedule);
+      held?.release();
+      this.#streams.delete(res);
+    });
+    await Promise.all([this.#syncs.synced(firstListMs), held?.watch.synced(firstListMs)]);
+    if (!res.writableEnded) push();
+  }
+
+  /** An action: same origin, the CSRF token, then the patch as the user; the API server's answer is shown. */
+  async #post(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const body = await readBody(req, 8 * 1024);
+    const form = new URLSearchParams(body);
+    const header = req.headers["x-driftless-csrf"];
+    const csrf = typeof header === "string" ? header : (form.get("csrf") ?? undefined);
+    if (!sameOrigin(req.headers) || !sameSecret(csrf, this.#csrf))
+      return send(res, 403, "text/plain; charset=utf-8", "Refused: not from this console's pages\n");
+    const slash = url.pathname.lastIndexOf("/");
+    const action = url.pathname.slice(slash + 1);
+    const ref = syncRefOf(url.pathname.slice(0, slash));
+    if (ref === undefined || !isSyncAction(action)) return send(res, 404, "text/plain; charset=utf-8", "Not found\n");
+    const notice = await this.#act(ref, action);
+    // With the script: only the notice. Without: the sync's page with it.
+    if (typeof header === "string") return send(res, notice.status, "text/html; charset=utf-8", notice.html.text);
+    return this.#page(res, new URL(syncPath(ref), url), notice);
+  }
+
+  async #act(ref: SyncRef, action: SyncAction): Promise<{ status: number; html: Html }> {
+    const what = `${ref.kind} ${ref.namespace}/${ref.name}`;
+    try {
+      const result = await act(this.#options.client, ref, action);
+      const done =
+        action === SyncAction.Sync
+          ? html`Pass requested for ${what} at ${time(result.request ?? "")}.`
+          : action === SyncAction.Suspend
+            ? html`${what} suspended: nothing is applied, pruned or corrected until resumed.`
+            : html`${what} resumed.`;
+      return { status: 200, html: html`<p class="done">${done}</p>` };
+    } catch (error) {
+      const status = error instanceof KubeApiError ? error.status : 500;
+      const message = error instanceof Error ? error.message : String(error);
+      return {
+        status,
+        html: html`<p class="refused" role="alert"><strong>The API server refused (${status}):</strong> ${message}</p>`,
+      };
+    }
+  }
+}
+
+/** `/syncs/rootsync/NS/NAME` and `/syncs/reposync/NS/NAME`. */
+export function syncRefOf(path: string): SyncRef | undefined {
+  const match = /^\/syncs\/(rootsync|reposync)\/([^/]+)\/([^/]+)$/.exec(path);
+  if (match === null) return undefined;
+  const [, kind, namespace, name] = match;
+  if (kind === undefined || namespace === undefined || name === undefined) return undefined;
+  try {
+    return {
+      kind: kind === "rootsync" ? "RootSync" : "RepoSync",
+      namespace: decodeURIComponent(namespace),
+      name: decodeURIComponent(name),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+function emptyGroupOf(ref: SyncRef): {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace: string };
+} {
+  return {
+    apiVersion: "kpt.dev/v1alpha1",
+    kind: "ResourceGroup",
+    metadata: { name: ref.name, namespace: ref.namespace },
+  };
+}
+
+function send(res: ServerResponse, status: number, type: string, body: string): void {
+  res.writeHead(status, { ...securityHeaders, "Content-Type": type, "Content-Length": Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    req.setEncoding("utf8");
+    req.on("data", (chunk: string) => {
+      text += chunk;
+      if (text.length > limit) {
+        reject(new Error("request body too large"));
+        req.destroy();
+      }
+    });
+    req.once("end", () => resolve(text));
+    req.once("error", reject);
+  });
+}

@@ -1,0 +1,86 @@
+/**
+ * `driftless sync | suspend | resume` against a running manager (process mode) whose reconciler polls
+ * its repository only once an hour: `sync --wait` must get the new commit synced at once, because the
+ * manager forwards the request and the reconciler answers it; the other verbs flip the suspension.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { findRepoRoot } from "@driftless/local-cluster";
+import { eventually, testEnv, TestRepo } from "../support/index.ts";
+import { grantRepoSyncReconciler } from "../support/rbac.ts";
+import {
+  configMap,
+  createNamespace,
+  createSync,
+  getSync,
+  repoSyncObject,
+  startManager,
+  synced,
+} from "../integration/manager/helpers.ts";
+
+const cli = join(findRepoRoot(), "apps", "cli", "src", "main.ts");
+
+function driftless(...args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [cli, ...args, "--kubeconfig", testEnv().kubeconfig], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (out += c.toString()));
+    child.once("exit", (code) => resolve({ code, out }));
+  });
+}
+
+test("driftless sync --wait gets a new commit synced at once on a sync that polls hourly, and exits 1 when that pass fails; suspend and resume set and remove the annotation", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t);
+  await grantRepoSyncReconciler(namespace);
+  const repo = await TestRepo.create(t);
+  await repo.write("cm.yaml", configMap("a", undefined, { v: "1" }));
+  const first = await repo.commit("v1");
+  await createSync(
+    t,
+    repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch, period: "1h" }),
+  );
+  await synced("RepoSync", namespace, "repo-sync", first);
+
+  // A commit the hourly poll would not see for an hour.
+  await repo.write("cm.yaml", configMap("a", undefined, { v: "2" }));
+  const second = await repo.commit("v2");
+  const started = Date.now();
+  const ok = await driftless("sync", "reposync", "repo-sync", "-n", namespace, "--wait", "--timeout", "60s");
+  assert.equal(ok.code, 0, ok.out);
+  assert.match(ok.out, new RegExp(`SYNCED at commit ${second}`));
+  assert.ok(Date.now() - started < 60_000);
+  const sync = await getSync("RepoSync", namespace, "repo-sync");
+  const annotations = sync?.metadata.annotations ?? {};
+  assert.equal(annotations["driftless.dev/sync-request-handled"], annotations["driftless.dev/sync-requested-at"]);
+
+  // A commit that does not parse: the answering pass fails, and so does the command.
+  await repo.write("bad.yaml", "kind: [unclosed\n");
+  await repo.commit("broken");
+  const failed = await driftless("sync", "reposync/repo-sync", "-n", namespace, "--wait", "--timeout", "60s");
+  assert.equal(failed.code, 1, failed.out);
+  assert.match(failed.out, /ERROR/);
+  assert.match(failed.out, /KNV1006/);
+
+  const suspend = await driftless("suspend", "reposync", "repo-sync", "-n", namespace);
+  assert.equal(suspend.code, 0, suspend.out);
+  await eventually(
+    async () =>
+      (await getSync("RepoSync", namespace, "repo-sync"))?.metadata.annotations?.["driftless.dev/suspend"] === "true",
+  );
+  const resume = await driftless("resume", "reposync/repo-sync", "-n", namespace);
+  assert.equal(resume.code, 0, resume.out);
+  assert.equal(
+    (await getSync("RepoSync", namespace, "repo-sync"))?.metadata.annotations?.["driftless.dev/suspend"],
+    undefined,
+  );
+  // A sync that is not there: the API server's 404, said plainly.
+  const missing = await driftless("suspend", "reposync", "nothing-here", "-n", namespace);
+  assert.equal(missing.code, 1);
+  assert.match(missing.out, /not found/);
+});
