@@ -308,6 +308,10 @@ export class Reconciler implements PassContext {
     if (loaded?.raw.metadata.deletionTimestamp !== undefined) {
       this.deleting = true;
       this.remediator?.setDeclared([]);
+      // The finalizer deletes or releases the group; once it is done the manager withdraws this
+      // reconciler's rights, and a status write still scheduled would only meet a 403.
+      this.resourceGroupStatus.stop();
+      await this.resourceGroupStatus.settled();
       await finalize(
         {
           client: this.client,
