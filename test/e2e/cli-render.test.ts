@@ -31,7 +31,8 @@ test("driftless hydrate renders a kustomize overlay (generator, namePrefix, comm
   // A relative DIR, as people type it.
   const result = await driftless("hydrate", relative(root, join(fixtures, "overlay")));
   assert.equal(result.code, 0, result.all);
-  // Checked by hand: the prefix on both, the label on both, the generator's content hash in its name.
+  // Checked by hand: the prefix on both, the label on both, the generator's content hash in its name, and
+  // kustomize's origin annotation (Config Sync adds buildMetadata: [originAnnotations]; nomos hydrate keeps it).
   assert.equal(result.stdout, await readFile(join(fixtures, "overlay.expected.yaml"), "utf8"));
   assert.match(result.stdout, /name: p-gen-[a-z0-9]{10}\n/);
 });
