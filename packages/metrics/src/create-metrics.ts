@@ -1,6 +1,7 @@
 /** One registry with every metric a reconciler records, ready to serve (the manager's: manager.ts). */
 import { Registry } from "prom-client";
 import { configSyncMetrics, type ConfigSyncMetrics } from "./config-sync.ts";
+import { kustomizeMetrics, type KustomizeMetrics } from "./kustomize.ts";
 import { collectProcessMetrics } from "./process-metrics.ts";
 import { queueMetrics, type QueueMetrics } from "./queue.ts";
 import { resourceGroupMetrics, type ResourceGroupMetrics } from "./resource-group.ts";
@@ -25,7 +26,8 @@ export interface MetricsOptions {
   readonly processMetrics?: boolean;
 }
 
-export interface Metrics extends ConfigSyncMetrics, QueueMetrics, SuspendMetrics, ResourceGroupMetrics {
+export interface Metrics
+  extends ConfigSyncMetrics, KustomizeMetrics, QueueMetrics, SuspendMetrics, ResourceGroupMetrics {
   readonly registry: Registry;
 }
 
@@ -36,6 +38,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   return {
     registry,
     ...configSyncMetrics(registry, options.prefix ?? "config_sync_"),
+    ...kustomizeMetrics(registry, options.prefix ?? "config_sync_"),
     ...resourceGroupMetrics(registry, options.prefix ?? "config_sync_", options.ownPrefix ?? "driftless_"),
     ...queueMetrics(registry, options.ownPrefix ?? "driftless_"),
     ...suspendMetrics(registry, options.ownPrefix ?? "driftless_"),

@@ -26,6 +26,7 @@
  * metrics.applyOperations.inc({ operation: "create", status: "success", controller: "applier" });
  * metrics.lastSync.record({ status: "success", commit });
  * metrics.declaredResources.set({ commit }, objects.length);
+ * metrics.recordKustomizeBuild({ latencyMs: 840, resourceCount: 12, usage }); // after a kustomize build
  *
  * // Queue observability (packages/queue's JobOutcome and queues fit these shapes):
  * const queue = new SyncQueue({ sync, connection, hooks: { onJobDone: metrics.recordJob } });
@@ -45,6 +46,19 @@ export {
   limitConnections,
 } from "./connection-limits.ts";
 export type { ConnectionLimits } from "./connection-limits.ts";
+export { KUSTOMIZE_BUILD_BUCKETS_MS, KustomizationField } from "./kustomize.ts";
+export type {
+  BaseSource,
+  DeprecatingField,
+  HelmInflator,
+  KustomizeBuildReport,
+  KustomizeMetrics,
+  KustomizeUsage,
+  MetadataTransformer,
+  PatchField,
+  SimplificationField,
+  TopTierField,
+} from "./kustomize.ts";
 export { createManagerMetrics } from "./manager.ts";
 export type { ManagerMetrics, ManagerMetricsOptions } from "./manager.ts";
 export { JOB_BUCKETS } from "./queue.ts";

@@ -399,14 +399,16 @@ export class Reconciler implements PassContext {
     this.lastFetchSpec = spec;
   }
 
-  render(fetched: FetchResult, sync: RSync): Promise<Rendered> {
+  async render(fetched: FetchResult, sync: RSync): Promise<Rendered> {
     this.renderCache ??= new RenderCache({
       tools: { dir: this.options.renderToolsDir },
       ...(this.options.renderer === undefined ? {} : { renderer: this.options.renderer }),
       // A RootSync is admin-owned; a RepoSync's shell runs a tenant's code, so only when the manager allows it.
       shellAllowed: this.identity.kind === "RootSync" || this.options.allowRepoSyncShellInRendering === true,
     });
-    return this.renderCache.render(fetched, sync, this.abort.signal);
+    const rendered = await this.renderCache.render(fetched, sync, this.abort.signal);
+    if (rendered.build !== undefined) this.metrics.recordKustomizeBuild(rendered.build);
+    return rendered;
   }
 
   async readSource(fetched: FetchResult, sync: RSync): Promise<SourceResult> {

@@ -5,6 +5,8 @@
  */
 import { InvalidSyncError, Kind, type DriftlessError, type RSync } from "@driftless/api";
 import type { FetchResult } from "@driftless/git";
+import type { KustomizeBuildReport } from "@driftless/metrics";
+import { kustomizeUsage } from "./kustomize-usage.ts";
 import {
   needsRendering,
   removeRendered,
@@ -14,6 +16,7 @@ import {
   type RenderOptions,
   type RenderTools,
 } from "./render.ts";
+import { countRenderedObjects } from "./rendered-objects.ts";
 
 /** Renders `dir` into a new folder of output files: kustomize here, or the pod's render container. */
 export type Renderer = (dir: string, options: RenderOptions) => Promise<string>;
@@ -33,6 +36,8 @@ export interface Rendered {
   /** What the source step reads; undefined when rendering failed (the pass stops). */
   readonly source: FetchResult | undefined;
   readonly rendering: { readonly message: RenderingMessage; readonly errors: readonly DriftlessError[] };
+  /** Set when this call ran a build (not a commit built before): Config Sync's kustomize metrics. */
+  readonly build?: KustomizeBuildReport;
 }
 
 interface Last {
@@ -63,25 +68,39 @@ export class RenderCache {
       return { source: undefined, rendering: { message: RenderingMessage.Failed, errors: [shellRefused(sync)] } };
     }
     const key = JSON.stringify([fetched.commit, fetched.sourceDir, enableShell]);
-    if (this.#last?.key !== key) {
-      await this.clear();
-      try {
-        const out = await this.#renderer(fetched.sourceDir, {
-          tools: this.#tools,
-          repositoryRoot: fetched.dir,
-          enableShell,
-          signal,
-        });
-        this.#last = { key, out };
-      } catch (error) {
-        if (!(error instanceof RenderingError)) throw error;
-        return { source: undefined, rendering: { message: RenderingMessage.Failed, errors: [error] } };
-      }
+    if (this.#last?.key === key)
+      return {
+        source: { ...fetched, sourceDir: this.#last.out },
+        rendering: { message: RenderingMessage.Succeeded, errors: [] },
+      };
+    await this.clear();
+    // Read beside the build, from the reconciler's checkout (in a pod the build runs elsewhere).
+    const usage = kustomizeUsage(fetched.sourceDir, fetched.dir).catch(() => undefined);
+    const started = performance.now();
+    try {
+      const out = await this.#renderer(fetched.sourceDir, {
+        tools: this.#tools,
+        repositoryRoot: fetched.dir,
+        enableShell,
+        signal,
+      });
+      const latencyMs = performance.now() - started;
+      this.#last = { key, out };
+      return {
+        source: { ...fetched, sourceDir: out },
+        rendering: { message: RenderingMessage.Succeeded, errors: [] },
+        build: { latencyMs, resourceCount: await countRenderedObjects(out), usage: await usage },
+      };
+    } catch (error) {
+      const latencyMs = performance.now() - started;
+      if (!(error instanceof RenderingError)) throw error;
+      // Config Sync records a failed build too: its time, no objects, and the kustomizations' usage.
+      return {
+        source: undefined,
+        rendering: { message: RenderingMessage.Failed, errors: [error] },
+        build: { latencyMs, resourceCount: 0, usage: await usage },
+      };
     }
-    return {
-      source: { ...fetched, sourceDir: this.#last.out },
-      rendering: { message: RenderingMessage.Succeeded, errors: [] },
-    };
   }
 
   /** Removes the last render's output (a new commit, a directory without a kustomization, stop). */
