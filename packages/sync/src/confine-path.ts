@@ -3,7 +3,7 @@
  * as kustomize would resolve it: joined lexically to the kustomization's real directory (Go's
  * filepath.Join cleans `a/../b` before the file system sees it), then opened, following symlinks.
  */
-import { lstat, readdir, realpath } from "node:fs/promises";
+import { lstat, readdir, realpath, stat } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { RenderingError } from "./render-error.ts";
 
@@ -55,17 +55,31 @@ export class PathConfinement {
     return real.path;
   }
 
-  /** Every symlink below `dir` (a chart helm reads whole) must point inside the root. */
-  async checkSymlinksBelow(dir: string, where: string): Promise<void> {
+  /**
+   * Every symlink below the real directory `dir` (a chart helm reads whole) must lead inside the root.
+   * helm's loader follows symlinked directories too, so their real directories are checked as well,
+   * each once (a loop ends here; helm reports it). Symlinks inside the repository stay allowed:
+   * charts of a monorepo share templates and files that way, and helm supports it.
+   */
+  async checkTreeBelow(dir: string, where: string, seen = new Set<string>()): Promise<void> {
+    if (seen.has(dir)) return;
+    seen.add(dir);
     for (const entry of await readdir(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
-      if (entry.isSymbolicLink()) {
-        const target = await realpath(path).catch(() => undefined);
-        if (target !== undefined && !this.contains(target))
-          throw new RenderingError(
-            `${where}: ${this.show(path)} is a symlink to ${target}, outside the repository; a render reads only files of the repository`,
-          );
-      } else if (entry.isDirectory()) await this.checkSymlinksBelow(path, where);
+      if (entry.isDirectory()) await this.checkTreeBelow(path, where, seen);
+      if (!entry.isSymbolicLink()) continue;
+      const refuse = (why: string): RenderingError =>
+        new RenderingError(`${where}: ${this.show(path)} ${why}; a render reads only files of the repository`);
+      let target: string;
+      try {
+        target = await realpath(path);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "ENOENT") throw refuse("is a dangling symlink");
+        throw refuse(`cannot be followed (${code ?? String(error)})`);
+      }
+      if (!this.contains(target)) throw refuse(`is a symlink to ${target}, outside the repository`);
+      if ((await stat(target)).isDirectory()) await this.checkTreeBelow(target, where, seen);
     }
   }
 
@@ -74,9 +88,8 @@ export class PathConfinement {
   }
 
   refuse(where: string, raw: string, why: string): RenderingError {
-    return new RenderingError(
-      `${where} ${JSON.stringify(raw)} ${why}; a kustomization may name only files of its own repository`,
-    );
+    const shown = JSON.stringify(raw.length > 200 ? `${raw.slice(0, 200)}…` : raw);
+    return new RenderingError(`${where} ${shown} ${why}; a kustomization may name only files of its own repository`);
   }
 
   /** The real path when it exists, else the real path of its nearest existing ancestor. */
@@ -90,7 +103,7 @@ export class PathConfinement {
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "ELOOP") throw this.refuse(where, raw, "is a symlink loop");
-      if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
+      if (code !== "ENOENT" && code !== "ENOTDIR") throw this.refuse(where, raw, `cannot be read (${code ?? "?"})`);
     }
     // A dangling symlink is as bad as one that resolves outside: kustomize would follow it.
     const link = await lstat(path).catch(() => undefined);

@@ -113,6 +113,7 @@ void describe("checkKustomizationPaths", () => {
     await refused(
       await repo({ "config/kustomization.yaml": y({ helmGlobals: { configHome: "/root/.config/helm" } }) }),
       /configHome "\/root\/\.config\/helm" is an absolute path/,
+      true,
     );
     await refused(
       await repo({
@@ -203,6 +204,106 @@ void describe("checkKustomizationPaths", () => {
     });
     await refused(dir, /is a directory: driftless cannot check/);
     await check(dir, true);
+  });
+
+  void it("checks every plugin configuration kustomize takes as builtin (apiVersion builtin or /builtin), inside List and ResourceList items too", async () => {
+    const gen = (apiVersion: string): Record<string, unknown> => ({
+      apiVersion,
+      kind: "ConfigMapGenerator",
+      metadata: { name: "x" },
+      files: [outside],
+    });
+    const entries = [
+      y(gen("/builtin")),
+      y({ apiVersion: "v1", kind: "List", items: [gen("builtin")] }),
+      y({ apiVersion: "config.kubernetes.io/v1", kind: "ResourceList", items: [gen("/builtin")] }),
+      y({ apiVersion: "x/v1", kind: "FooList", items: [{ apiVersion: "v1", kind: "List", items: [gen("builtin")] }] }),
+    ];
+    for (const entry of entries) {
+      await refused(
+        await repo({ "config/kustomization.yaml": y({ generators: [entry] }) }),
+        /\(inline\) \(ConfigMapGenerator\)\[\]\.files entry ".*secret-token" is an absolute path/,
+      );
+      // Shell access allows URLs and other plugins, never a builtin reading outside the checkout.
+      await refused(
+        await repo({ "config/kustomization.yaml": y({ generators: ["gen.yaml"] }), "config/gen.yaml": entry }),
+        /generators entry \(ConfigMapGenerator\)\[\]\.files entry ".*secret-token" is an absolute path/,
+        true,
+      );
+    }
+  });
+
+  void it("refuses a plugin configuration that is not a kustomize builtin without shell access, and a generators entry it cannot read", async () => {
+    const custom = y({ apiVersion: "example.com/v1", kind: "Leak", metadata: { name: "x" }, files: [outside] });
+    const root = await repo({ "config/kustomization.yaml": y({ transformers: [custom] }) });
+    await refused(root, /"example\.com\/v1" Leak is not one of kustomize's builtin plugins; .*enableShellInRendering/);
+    await check(root, true);
+    await refused(
+      await repo({ "config/kustomization.yaml": y({ generators: [y({ apiVersion: "builtin", kind: "Nope" })] }) }),
+      /"builtin" Nope is not one of kustomize's builtin plugins/,
+    );
+    // kustomize reads an entry as inline YAML first and as a path only when that fails: neither is skipped.
+    for (const [entry, why] of [
+      ["apiVersion: builtin\nkind: ConfigMapGenerator\nfiles: [a\n", /is neither a file of the repository nor YAML/],
+      [`${"a".repeat(1100)}: 1\nkind: ConfigMapGenerator\n`, /is neither a file of the repository nor YAML/],
+      ["- apiVersion: builtin\n- kind: ConfigMapGenerator\n", /is neither a file of the repository nor YAML/],
+      ["missing.yaml", /names no file of the repository/],
+    ] as const)
+      await refused(await repo({ "config/kustomization.yaml": y({ generators: [entry] }) }), why);
+  });
+
+  void it("reports a name too long for the file system, or a folder it cannot read, as a rendering error naming the entry", async () => {
+    await refused(
+      await repo({ "config/kustomization.yaml": y({ resources: ["x".repeat(300)] }) }),
+      /resources entry "x{20}.*" cannot be read \(ENAMETOOLONG\)/,
+    );
+    await refused(
+      await repo({ "config/kustomization.yaml": y({ generators: ["y".repeat(300)] }) }),
+      /generators entry .* cannot be read \(ENAMETOOLONG\)/,
+    );
+  });
+
+  void it("follows a chart's symlinked directories as helm's loader does: a symlink out inside one is refused, a loop is not followed twice", async () => {
+    await refused(
+      await repo({
+        "config/kustomization.yaml": y({ helmCharts: [{ name: "c" }] }),
+        "config/charts/c/Chart.yaml": "name: c\n",
+        "config/charts/c/files": { link: "../../../other" },
+        "other/nested/secret": { link: outside },
+      }),
+      /chart "c": other\/nested\/secret is a symlink to .*secret-token, outside the repository/,
+    );
+    await refused(
+      await repo({
+        "config/kustomization.yaml": y({ helmCharts: [{ name: "c" }] }),
+        "config/charts/c/Chart.yaml": "name: c\n",
+        "config/charts/c/files": { link: "../../../gone" },
+      }),
+      /chart "c": config\/charts\/c\/files is a dangling symlink/,
+    );
+    await check(
+      await repo({
+        "config/kustomization.yaml": y({ helmCharts: [{ name: "c" }] }),
+        "config/charts/c/Chart.yaml": "name: c\n",
+        "config/charts/c/files": { link: "../../../other" },
+        "other/loop": { link: "../config/charts/c" },
+        "other/data.txt": "x\n",
+      }),
+    );
+  });
+
+  void it("refuses helmGlobals.configHome (where helm finds plugins, repositories and registry logins) without shell access", async () => {
+    for (const k of [
+      { helmGlobals: { configHome: "helm" } },
+      { helmChartInflationGenerator: [{ chartName: "c", helmHome: "helm" }] },
+      {
+        generators: [y({ apiVersion: "builtin", kind: "HelmChartInflationGenerator", name: "c", configHome: "helm" })],
+      },
+    ]) {
+      const root = await repo({ "config/kustomization.yaml": y(k), "config/helm/repositories.yaml": "{}\n" });
+      await refused(root, /(configHome|helmHome) "helm" .*needs spec\.override\.enableShellInRendering: true/);
+      await check(root, true);
+    }
   });
 
   void it("follows nested kustomizations, and accepts files elsewhere in the same repository", async () => {

@@ -5,16 +5,19 @@
  * its repository; this walk is what keeps it from naming /proc/1/environ or a ServiceAccount token.
  *
  * A walk before the build is sound: the checkout is the reconciler's own, written only by its git
- * fetch, so nothing can change between the walk and kustomize's reads (no TOCTOU).
+ * fetch, so nothing can change between the walk and kustomize's reads (no TOCTOU). The one write
+ * during the build is `helm pull` unpacking a remote chart under chartHome, and helm unpacks every
+ * archive entry as a regular file (a symlink entry becomes an empty file), so it adds no way out.
  *
  * The fields are those of kustomize v5.8's types.Kustomization and of its builtin plugins' configs.
  * kustomize decodes both with Go's encoding/json, which matches keys case-insensitively: so does this.
  */
-import { readFile, realpath, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { lstat, readFile, realpath, stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import { helmChartNameProblem, helmReleaseNameProblem } from "@driftless/api";
 import { parseAllDocuments } from "yaml";
 import { isRemoteTarget, PathConfinement } from "./confine-path.ts";
+import { pluginConfigs, pluginKind } from "./plugin-configs.ts";
 import { RenderingError } from "./render-error.ts";
 
 /** kustomize's names for a kustomization file. */
@@ -35,7 +38,18 @@ export async function checkKustomizationPaths(dir: string, options: Kustomizatio
   const real = await realpath(dir);
   if (!confine.contains(real))
     throw new RenderingError(`the sync directory ${dir} is not inside the repository checkout ${confine.root}`);
-  await new Walk(confine, options.allowRemote).kustomization(real);
+  try {
+    await new Walk(confine, options.allowRemote).kustomization(real);
+  } catch (error) {
+    // A file the walk could not read (EACCES, ENAMETOOLONG...) fails the render too, named.
+    if (error instanceof RenderingError) throw error;
+    const path = (error as NodeJS.ErrnoException).path;
+    const what = path === undefined ? "" : ` at ${confine.show(path).slice(0, 200)}`;
+    throw new RenderingError(
+      `checking the files the kustomization in ${confine.show(real)} names failed${what}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      error,
+    );
+  }
 }
 
 class Walk {
@@ -115,18 +129,40 @@ class Walk {
       for (const path of strings(args, field)) await this.file(dir, path, `${where}[].${field} entry`);
   }
 
+  /**
+   * A `generators`/`transformers`/`validators` entry. kustomize first reads it as inline YAML, and as a
+   * path only when that fails; an entry this walk cannot read as either is refused, never skipped.
+   */
   async pluginEntry(dir: string, entry: string, where: string): Promise<void> {
-    const inline = parseAllDocuments(entry, { version: "1.1", merge: true });
-    for (const doc of inline) {
-      const config: unknown = doc.errors.length === 0 ? doc.toJS() : undefined;
-      if (isRecord(config)) await this.pluginConfig(dir, config, `${where} (inline)`);
-    }
-    if (this.#remote(entry, where)) return;
-    const real = await this.confine.resolve(dir, entry, where);
-    if (real === undefined) return;
-    if (await isFile(real)) {
-      for (const config of await parseYaml(real, this.confine.show(real))) await this.pluginConfig(dir, config, where);
+    const shown = JSON.stringify(entry.length > 80 ? `${entry.slice(0, 80)}…` : entry);
+    const unreadable = (why: string): RenderingError =>
+      new RenderingError(
+        `${where} ${shown} is neither a file of the repository nor YAML driftless can read (${why}); kustomize could read it as inline plugin configuration: fix the YAML, or rename the file`,
+      );
+    const docs = parseAllDocuments(entry, { version: "1.1", merge: true });
+    const error = docs.flatMap((doc) => doc.errors)[0];
+    if (error !== undefined) throw unreadable(error.message.split("\n")[0] ?? "parse error");
+    const objects = docs.map((doc) => toJs(doc, where)).filter(isRecord);
+    if (objects.length > 0) {
+      for (const config of pluginConfigs(objects)) await this.pluginConfig(dir, config, `${where} (inline)`);
+      // Were kustomize to take the text for a path after all, a file of that name is checked too.
+      if (await lstat(resolve(dir, entry)).then(Boolean, () => false)) await this.pluginFile(dir, entry, where);
       return;
+    }
+    if (entry.includes("\n")) throw unreadable("several lines, yet no object");
+    if (this.#remote(entry, where)) return;
+    if ((await this.pluginFile(dir, entry, where)) === undefined)
+      throw new RenderingError(`${where} ${shown} names no file of the repository, and is not inline YAML`);
+  }
+
+  /** The plugin configurations of the file or kustomization directory `entry` names, checked. */
+  async pluginFile(dir: string, entry: string, where: string): Promise<string | undefined> {
+    const real = await this.confine.resolve(dir, entry, where);
+    if (real === undefined) return undefined;
+    if (await isFile(real)) {
+      for (const config of pluginConfigs(await parseYaml(real, this.confine.show(real))))
+        await this.pluginConfig(dir, config, where);
+      return real;
     }
     // A kustomization that builds plugin configurations (patches, replacements...) could write any
     // path into them; only shell access, which runs the repository's own code anyway, allows it.
@@ -135,13 +171,26 @@ class Walk {
         `${where} ${JSON.stringify(entry)} is a directory: driftless cannot check which files the plugin configurations a kustomization builds would read; name the configuration files themselves, or set spec.override.enableShellInRendering: true`,
       );
     await this.kustomization(real);
+    return real;
   }
 
-  /** A builtin plugin's configuration: its file fields are read relative to the naming kustomization. */
+  /**
+   * A plugin configuration. A builtin's file fields are read relative to the naming kustomization; any
+   * other plugin is code of the repository (exec, function or Go plugin), which only shell access runs.
+   */
   async pluginConfig(dir: string, config: Json, where: string): Promise<void> {
-    if (config["apiVersion"] !== "builtin") return; // other plugins need alpha plugins: shell only
+    const plugin = pluginKind(config);
+    if (plugin.is === "unknownBuiltin") throw new RenderingError(`${where}: ${plugin.why}`);
+    if (plugin.is === "other") {
+      if (this.#allowRemote) return;
+      throw new RenderingError(
+        `${where}: ${plugin.why}; other plugins run code of the repository and need spec.override.enableShellInRendering: true`,
+      );
+    }
     const at = `${where} (${String(config["kind"])})`;
-    switch (config["kind"]) {
+    switch (plugin.reads) {
+      case undefined:
+        return;
       case "ConfigMapGenerator":
       case "SecretGenerator":
         return this.generatorArgs(dir, config, at);
@@ -176,7 +225,7 @@ class Walk {
       ...globals.flatMap((g) => strings(g, "configHome")),
       ...legacy.flatMap((g) => strings(g, "helmHome")),
     ];
-    for (const home of configHomes) await this.file(dir, home, `${where}: helmGlobals.configHome`);
+    for (const home of configHomes) await this.configHome(dir, home, `${where}: helmGlobals.configHome`);
     for (const chart of records(k, "helmCharts")) await this.chart(dir, chart, chartHomes, `${where}: helmCharts`);
     for (const old of legacy) {
       const chart = {
@@ -188,6 +237,18 @@ class Walk {
       };
       await this.chart(dir, chart, chartHomes, `${where}: helmChartInflationGenerator`);
     }
+  }
+
+  /**
+   * kustomize runs helm with HELM_CONFIG_HOME, HELM_CACHE_HOME and HELM_DATA_HOME below configHome: helm
+   * would take its repositories, registry logins and plugins (programs it runs) from the repository.
+   */
+  async configHome(dir: string, home: string, where: string): Promise<void> {
+    if (!this.#allowRemote)
+      throw new RenderingError(
+        `${where} ${JSON.stringify(home)} would have helm read its configuration and run its plugins from the repository; it needs spec.override.enableShellInRendering: true`,
+      );
+    await this.file(dir, home, where);
   }
 
   /**
@@ -213,7 +274,7 @@ class Walk {
     for (const path of strings(chart, "valuesFile")) await this.file(dir, path, `${where} valuesFile`);
     for (const path of strings(chart, "additionalValuesFiles"))
       await this.file(dir, path, `${where} additionalValuesFiles entry`);
-    for (const home of strings(chart, "configHome")) await this.file(dir, home, `${where} configHome`);
+    for (const home of strings(chart, "configHome")) await this.configHome(dir, home, `${where} configHome`);
     const versions = strings(chart, "repo").length > 0 ? strings(chart, "version") : [];
     // kustomize's default chartHome is `charts` beside the kustomization; it pulls charts into it.
     const homes = [...chartHomes, ...strings(chart, "chartHome")];
@@ -223,7 +284,7 @@ class Walk {
         for (const sub of [name, ...versions.map((v) => join(`${name}-${v}`, name))]) {
           const chartDir = await this.confine.resolve(dir, join(home, sub), `${where} chart directory`);
           if (chartDir !== undefined && (await stat(chartDir)).isDirectory())
-            await this.confine.checkSymlinksBelow(chartDir, `${where} chart ${JSON.stringify(name)}`);
+            await this.confine.checkTreeBelow(chartDir, `${where} chart ${JSON.stringify(name)}`);
         }
     }
   }
@@ -241,10 +302,19 @@ async function parseYaml(file: string, where: string): Promise<Json[]> {
   for (const doc of docs) {
     if (doc.errors.length > 0)
       throw new RenderingError(`${where} is not valid YAML: ${doc.errors[0]?.message ?? "parse error"}`);
-    const js: unknown = doc.toJS({ maxAliasCount: 1000 });
+    const js = toJs(doc, where);
     if (isRecord(js)) objects.push(js);
   }
   return objects;
+}
+
+/** A document's value; too many aliases (a YAML bomb) fail the render rather than the walk's memory. */
+function toJs(doc: ReturnType<typeof parseAllDocuments>[number], where: string): unknown {
+  try {
+    return doc.toJS({ maxAliasCount: 1000 });
+  } catch (error) {
+    throw new RenderingError(`${where} cannot be read as YAML: ${(error as Error).message}`, error);
+  }
 }
 
 function isRecord(value: unknown): value is Json {

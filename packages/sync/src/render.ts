@@ -77,10 +77,14 @@ export async function renderKustomization(dir: string, options: RenderOptions): 
     XDG_CACHE_HOME: join(home, "cache"),
     XDG_CONFIG_HOME: join(home, "config"),
     XDG_DATA_HOME: join(home, "data"),
+    // kustomize points HELM_DATA_HOME (helm's plugins) into helmGlobals.configHome, which may be in the
+    // repository; helm then runs a downloader plugin's program for a chart URL. This empty folder wins.
+    HELM_PLUGINS: join(home, "helm-plugins"),
     // helm is called by its full path; an empty PATH leaves kustomize no git (remote bases) and no shell.
     PATH: options.enableShell ? [dirname(helm), process.env["PATH"] ?? ""].join(delimiter) : home,
   };
   try {
+    await mkdir(join(home, "helm-plugins"));
     // Config Sync asks kustomize for origin annotations before every build (origin-annotations.ts).
     const build = await originAnnotatedBuildDir(dir, options.repositoryRoot, home);
     const output = await runTool(kustomize, [...args, "--", build.dir], {

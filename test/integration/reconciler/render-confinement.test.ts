@@ -6,14 +6,14 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { createServer as createTcpServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ErrorClass } from "@driftless/api";
 import { HelmSource, HelmSourceError } from "@driftless/sync";
-import { renderKustomization, RenderingError } from "@driftless/sync/render";
+import { removeRendered, renderKustomization, RenderingError } from "@driftless/sync/render";
 import {
   coreApi,
   createRootSync,
@@ -66,6 +66,37 @@ async function hungServer(t: TestContext): Promise<{ url: string; connections: (
   const address = server.address();
   if (address === null || typeof address === "string") throw new Error("no port");
   return { url: `http://127.0.0.1:${address.port}`, connections: () => sockets.length };
+}
+
+/** A loopback HTTP server answering each path of `files` with its content (a chart repository), 404 otherwise. */
+async function staticServer(
+  t: TestContext,
+  files: (url: string) => Record<string, string | Buffer>,
+): Promise<{ url: string; requests: string[] }> {
+  const requests: string[] = [];
+  let served: Record<string, string | Buffer> = {};
+  const server: Server = createServer((request, response) => {
+    requests.push(request.url ?? "");
+    const body = served[request.url ?? ""];
+    if (body === undefined) response.writeHead(404).end();
+    else response.writeHead(200).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("no port");
+  const url = `http://127.0.0.1:${address.port}`;
+  served = files(url);
+  return { url, requests };
+}
+
+/** A chart repository index.yaml naming one chart version at `chartUrl`. */
+function chartIndex(name: string, version: string, chartUrl: string): string {
+  return yaml({
+    apiVersion: "v1",
+    entries: { [name]: [{ apiVersion: "v2", name, version, urls: [chartUrl] }] },
+    generated: "2026-01-01T00:00:00Z",
+  });
 }
 
 async function configMaps(namespace: string): Promise<Map<string, JsonObject>> {
@@ -142,6 +173,46 @@ test("a kustomization naming a file outside its checkout (absolute, ../, a symli
       },
       /chartHome ".*charts" is an absolute path/,
     ],
+    // kustomize takes `/builtin` for `builtin` (group "", version "builtin"), and unwraps a List's items.
+    [
+      "a /builtin generator",
+      {
+        namespace: ns,
+        resources: ["keep.yaml"],
+        generators: [
+          `apiVersion: /builtin\nkind: ConfigMapGenerator\nmetadata:\n  name: leak\nfiles:\n  - leak=${token}\n`,
+        ],
+      },
+      /generators entry \(inline\) \(ConfigMapGenerator\)\[\]\.files entry ".*token" is an absolute path/,
+    ],
+    [
+      "a builtin generator inside a List",
+      {
+        namespace: ns,
+        resources: ["keep.yaml"],
+        generators: [
+          yaml({
+            apiVersion: "v1",
+            kind: "List",
+            items: [
+              {
+                apiVersion: "builtin",
+                kind: "ConfigMapGenerator",
+                metadata: { name: "leak" },
+                files: [`leak=${token}`],
+              },
+            ],
+          }),
+        ],
+      },
+      /\(ConfigMapGenerator\)\[\]\.files entry ".*token" is an absolute path/,
+    ],
+    // helm's loader follows a symlinked directory of a chart, and every symlink below it.
+    [
+      "a chart directory symlinked to one holding a symlink out",
+      { namespace: ns, resources: ["keep.yaml"], helmCharts: [{ name: "peek", releaseName: "peek", namespace: ns }] },
+      /chart "peek": elsewhere\/secret is a symlink to .*token, outside the repository/,
+    ],
     ["a URL resource", { namespace: ns, resources: ["keep.yaml", `${server.url}/cm.yaml`] }, /is a URL/],
     [
       "a URL valuesFile",
@@ -159,6 +230,15 @@ test("a kustomization naming a file outside its checkout (absolute, ../, a symli
     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tiny\ndata:\n  secret: {{ .Values.secret | quote }}\n",
   );
   await symlink(token, join(repo.work, "config", "token"));
+  await repo.write("config/charts/peek/Chart.yaml", "apiVersion: v2\nname: peek\nversion: 0.1.0\n");
+  await repo.write("config/charts/peek/values.yaml", "{}\n");
+  await repo.write(
+    "config/charts/peek/templates/cm.yaml",
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: peek\n  namespace: {{ .Release.Namespace }}\ndata:\n  secret: {{ .Files.Get "files/secret" | quote }}\n',
+  );
+  await mkdir(join(repo.work, "elsewhere"));
+  await symlink(join("..", "..", "..", "elsewhere"), join(repo.work, "config", "charts", "peek", "files"));
+  await symlink(token, join(repo.work, "elsewhere", "secret"));
   for (const [label, kustomization, why] of cases) {
     await repo.write("config/kustomization.yaml", yaml(kustomization));
     const commit = await repo.commit(label);
@@ -176,13 +256,24 @@ test("a kustomization naming a file outside its checkout (absolute, ../, a symli
   }
   assert.deepEqual(server.requests, [], "no URL was fetched");
 
-  // Files elsewhere in the same repository are still allowed (why kustomize runs with LoadRestrictionsNone).
+  // Files elsewhere in the same repository are still allowed (why kustomize runs with LoadRestrictionsNone),
+  // and so is a chart's symlinked directory whose files stay in the repository.
   await repo.remove("config/token");
-  await repo.write("config/kustomization.yaml", yaml(generator(["settings=../shared/settings.txt"])));
+  await repo.remove("elsewhere/secret");
+  await repo.write("elsewhere/secret", "shared with the chart through a symlink\n");
+  await repo.write(
+    "config/kustomization.yaml",
+    yaml({
+      ...generator(["settings=../shared/settings.txt"]),
+      helmCharts: [{ name: "peek", releaseName: "peek", namespace: ns }],
+    }),
+  );
   const fixed = await repo.commit("a file elsewhere in the repository");
   await rootSynced(name, fixed);
-  const leak = [...(await configMaps(ns)).entries()].find(([n]) => n.startsWith("leak-"));
+  const cms = await configMaps(ns);
+  const leak = [...cms.entries()].find(([n]) => n.startsWith("leak-"));
   assert.deepEqual(leak?.[1]["data"], { settings: "from elsewhere in the repository\n" });
+  assert.deepEqual(cms.get("peek")?.["data"], { secret: "shared with the chart through a symlink\n" });
 });
 
 test("kustomize is stopped at its deadline when a URL resource (shell enabled) or a chart repository never answers", async (t) => {
@@ -244,4 +335,95 @@ test("helm is stopped at its deadline when a spec.helm repository never answers"
   const took = Date.now() - started;
   assert.ok(took >= 3000 && took < 15_000, `ended after ${took} ms`);
   assert.ok(hung.connections() > 0, "the request reached the server");
+});
+
+test("a repository's helm plugins never run: helmGlobals.configHome needs enableShellInRendering, and even with it helm loads no plugin", async (t) => {
+  const outside = await scratch(t);
+  const marker = join(outside, "plugin-ran");
+  // A chart index whose chart URL uses a protocol only the repository's downloader plugin handles.
+  const server = await staticServer(t, () => ({ "/index.yaml": chartIndex("ec", "0.1.0", "evil://charts/ec.tgz") }));
+  const root = await scratch(t);
+  const plugin = join(root, "helmhome", ".data", "plugins", "evil");
+  await mkdir(plugin, { recursive: true });
+  await writeFile(
+    join(plugin, "plugin.yaml"),
+    yaml({ name: "evil", version: "0.1.0", downloaders: [{ command: "run.sh", protocols: ["evil"] }] }),
+  );
+  await writeFile(join(plugin, "run.sh"), `#!/bin/sh\necho ran > ${marker}\nexit 1\n`, { mode: 0o755 });
+  await writeFile(
+    join(root, "kustomization.yaml"),
+    yaml({
+      helmGlobals: { configHome: "helmhome" },
+      helmCharts: [{ name: "ec", repo: server.url, version: "0.1.0", releaseName: "ec" }],
+    }),
+  );
+  const render = (enableShell: boolean): Promise<string> =>
+    renderKustomization(root, {
+      tools: { dir: renderToolsDir },
+      repositoryRoot: root,
+      enableShell,
+      signal: AbortSignal.timeout(120_000),
+    });
+  // kustomize points HELM_DATA_HOME (where helm finds plugins) into configHome: without shell it is refused.
+  await assert.rejects(render(false), (error: unknown) => {
+    assert.ok(error instanceof RenderingError, String(error));
+    assert.match(error.message, /helmGlobals\.configHome "helmhome" .*enableShellInRendering/);
+    return true;
+  });
+  assert.equal(await stat(marker).catch(() => undefined), undefined, "the plugin ran without shell");
+  // With shell the repository's configHome is honoured, but helm is told to load plugins from an empty folder.
+  await assert.rejects(render(true), (error: unknown) => {
+    assert.ok(error instanceof RenderingError, String(error));
+    assert.match(error.message, /"evil" not supported|protocol handler/);
+    return true;
+  });
+  assert.ok(server.requests.includes("/index.yaml"), "helm reached the chart index");
+  assert.equal(await stat(marker).catch(() => undefined), undefined, "the plugin ran with shell");
+});
+
+test("a chart pulled during the build cannot bring a symlink out of the checkout: helm unpacks every entry as a regular file", async (t) => {
+  const secretText = `reconciler-token-${suffix()}`;
+  const outside = await scratch(t);
+  const token = join(outside, "token");
+  await writeFile(token, secretText);
+  // The chart archive holds files/secret as a symlink to the token (tar keeps symlinks).
+  const chart = join(outside, "pc");
+  await mkdir(join(chart, "templates"), { recursive: true });
+  await mkdir(join(chart, "files"));
+  await writeFile(join(chart, "Chart.yaml"), "apiVersion: v2\nname: pc\nversion: 0.1.0\n");
+  await writeFile(join(chart, "values.yaml"), "{}\n");
+  await writeFile(
+    join(chart, "templates", "cm.yaml"),
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: pc\ndata:\n  secret: {{ .Files.Get "files/secret" | quote }}\n',
+  );
+  await symlink(token, join(chart, "files", "secret"));
+  const tgz = join(outside, "pc-0.1.0.tgz");
+  execFileSync("tar", ["-czf", tgz, "-C", outside, "pc"]);
+  assert.match(execFileSync("tar", ["-tvzf", tgz], { encoding: "utf8" }), /pc\/files\/secret -> /);
+  const archive = await readFile(tgz);
+  const server = await staticServer(t, (url) => ({
+    "/index.yaml": chartIndex("pc", "0.1.0", `${url}/pc-0.1.0.tgz`),
+    "/pc-0.1.0.tgz": archive,
+  }));
+  const root = await scratch(t);
+  // A charts folder in the checkout: kustomize's helm pull unpacks the chart into it, past the walk.
+  await mkdir(join(root, "charts"));
+  await writeFile(join(root, "charts", "README"), "charts pulled by kustomize land here\n");
+  await writeFile(
+    join(root, "kustomization.yaml"),
+    yaml({ helmCharts: [{ name: "pc", repo: server.url, version: "0.1.0", releaseName: "pc" }] }),
+  );
+  const out = await renderKustomization(root, {
+    tools: { dir: renderToolsDir },
+    repositoryRoot: root,
+    enableShell: false,
+    signal: AbortSignal.timeout(120_000),
+  });
+  t.after(() => removeRendered(out));
+  const rendered = await readFile(join(out, "rendered.yaml"), "utf8");
+  assert.match(rendered, /name: pc/);
+  assert.ok(!rendered.includes(secretText), "the pulled chart read the token");
+  assert.ok(server.requests.includes("/pc-0.1.0.tgz"), "the chart was pulled");
+  const pulled = await lstat(join(root, "charts", "pc-0.1.0", "pc", "files", "secret"));
+  assert.ok(pulled.isFile() && pulled.size === 0, "helm wrote the symlink entry as an empty regular file");
 });
