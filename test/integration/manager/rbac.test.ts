@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { parse, parseAllDocuments } from "yaml";
 import { isForbidden, type KubeClient, type KubeObject } from "@driftless/kube";
 import { resourceGroupMapping } from "@driftless/applier";
-import { Finalizer } from "@driftless/api";
+import { ApplySetAnnotation, ApplySetLabel, Finalizer, reconcilerName, SyncAnnotation } from "@driftless/api";
 import {
   missingReconcilerWritePolicy,
   ReconcilerWritePolicyName,
@@ -640,6 +640,29 @@ test("a RepoSync's reconciler cannot repoint its own RepoSync or widen what it m
   assert.equal(await answer(asReconciler.delete(Mapping.RepoSync, namespace, "repo-sync")), "forbidden");
   const live = await getSync("RepoSync", namespace, "repo-sync");
   assert.equal((live?.["spec"] as { git?: { repo?: string } }).git?.repo, "https://example.invalid/team.git");
+});
+
+test("the reconciler write policy names the finalizer, label, annotations and ServiceAccounts the code uses", async () => {
+  const text = await readFile(join(findRepoRoot(), "manifests", "reconciler-admission-policy.yaml"), "utf8");
+  const [policy, binding] = parseAllDocuments(text).map((d) => d.toJS() as KubeObject);
+  const spec = policy?.["spec"] as {
+    variables: { name: string; expression: string }[];
+    matchConditions: { expression: string }[];
+  };
+  const variable = (name: string): string => spec.variables.find((v) => v.name === name)?.expression ?? "";
+  assert.equal(policy?.metadata.name, ReconcilerWritePolicyName);
+  assert.equal((binding?.["spec"] as { policyName?: string }).policyName, ReconcilerWritePolicyName);
+  assert.equal(variable("ownFinalizer"), `'${Finalizer.Reconciler}'`);
+  assert.equal(variable("ownLabels"), `['${ApplySetLabel.Id}']`);
+  assert.equal(
+    variable("ownAnnotations"),
+    `[${[ApplySetAnnotation.Tooling, SyncAnnotation.ImageToSync, SyncAnnotation.SyncRequestHandled].map((k) => `'${k}'`).join(", ")}]`,
+  );
+  const who = spec.matchConditions[0]?.expression ?? "";
+  const user = `system:serviceaccount:${systemNamespace}:`;
+  assert.ok(who.includes(`== '${user}${reconcilerName("RootSync", systemNamespace, "root-sync")}'`), who);
+  assert.ok(who.includes(`'${user}${reconcilerName("RootSync", systemNamespace, "x").replace(/x$/, "")}'`), who);
+  assert.ok(who.includes(`'${user}${reconcilerName("RepoSync", "x", "repo-sync").replace(/x$/, "")}'`), who);
 });
 
 test("every file of manifests/kustomization.yaml is accepted by the API server (server-side dry run)", async () => {
