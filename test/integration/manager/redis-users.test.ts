@@ -293,6 +293,17 @@ test("deployment mode: each reconciler reads its own Redis user from a Secret of
   assert.equal(await secondLogin.get(`${queue}:probe`), "1");
   await firstLogin.ping();
 
+  // The spec back as it was: another new password, never the first one again (a leaked one stays dead).
+  await (await admin()).patch(Mapping.RootSync, systemNamespace, name, { spec: { git: { dir: null } } }, "merge");
+  const third = await eventually(
+    async () => {
+      const now = await secretOf();
+      return now !== undefined && now["password"] !== second["password"] ? now : undefined;
+    },
+    { what: "the password rotated again" },
+  );
+  assert.notEqual(third["password"], first["password"], "the spec's earlier password came back");
+
   await (await admin()).delete(Mapping.RootSync, systemNamespace, name);
   await eventually(async () => (await secretOf()) === undefined, { what: "the Secret deleted with the sync" });
   const look = adminRedis(t);
