@@ -14,6 +14,7 @@ import { createServer } from "node:net";
 import { parseAllDocuments } from "yaml";
 import { KubeClient, RestMapper, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import {
+  defaultAdmissionPolicyFiles,
   defaultCrdDir,
   defaultStateDir,
   down,
@@ -137,7 +138,12 @@ async function main(): Promise<void> {
   step(
     "local control plane (etcd, kube-apiserver, kube-controller-manager; the first run builds them from Go modules, several minutes)",
   );
-  const cluster = await up({ stateDir: clusterDir, crdDir: defaultCrdDir(root), detached: true });
+  const cluster = await up({
+    stateDir: clusterDir,
+    crdDir: defaultCrdDir(root),
+    admissionPolicyFiles: defaultAdmissionPolicyFiles(root),
+    detached: true,
+  });
   process.stdout.write(`    ready at ${cluster.server}\n`);
   const client = await KubeClient.fromKubeconfig(cluster.kubeconfig);
   const mapper = new RestMapper(client);

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import {
   down,
   findRepoRoot,
+  defaultAdmissionPolicyFiles,
   defaultCrdDir,
   startRedis,
   stopProcess,
@@ -25,7 +26,13 @@ export async function globalSetup(): Promise<void> {
   await rm(runDir, { recursive: true, force: true });
   await mkdir(runDir, { recursive: true });
   const started = Date.now();
-  const cluster = await up({ stateDir: clusterDir, crdDir: defaultCrdDir(repoRoot), detached: false, quiet: true });
+  const cluster = await up({
+    stateDir: clusterDir,
+    crdDir: defaultCrdDir(repoRoot),
+    admissionPolicyFiles: defaultAdmissionPolicyFiles(repoRoot),
+    detached: false,
+    quiet: true,
+  });
   redis = await startRedis({ dir: join(runDir, "redis"), detached: false });
   const env: TestEnvironment = {
     ...controlPlaneOf(cluster),

@@ -8,7 +8,14 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after } from "node:test";
-import { defaultCrdDir, down, findRepoRoot, up, type ClusterState } from "@driftless/local-cluster";
+import {
+  defaultAdmissionPolicyFiles,
+  defaultCrdDir,
+  down,
+  findRepoRoot,
+  up,
+  type ClusterState,
+} from "@driftless/local-cluster";
 import { controlPlaneOf, type TestEnvironment } from "./env.ts";
 
 export interface PrivateControlPlane {
@@ -31,6 +38,7 @@ export async function usePrivateControlPlane(
   const cluster = await up({
     stateDir,
     crdDir: defaultCrdDir(findRepoRoot()),
+    admissionPolicyFiles: defaultAdmissionPolicyFiles(findRepoRoot()),
     detached: false,
     quiet: true,
     withNode: options.withNode ?? false,

@@ -10,6 +10,7 @@ import type { KubeObject } from "@driftless/kube";
 import { syncOwnedLabels } from "./labels.ts";
 import { DefaultReconcilerMemoryLimit, reconcilerEnvironment, reconcilerNodeFlags } from "./node-flags.ts";
 import { reconcilerRedisEnv } from "./redis-env.ts";
+import { RedisNonceAnnotation } from "./redis-rollout.ts";
 import { overrideEnv, ReconcilerContainer, reconcilerOverrides } from "./reconciler-overrides.ts";
 import {
   containerResources,
@@ -62,7 +63,12 @@ export function reconcilerMemoryLimit(sync: RSync): Quantity {
   return resourcesOf(sync)["limits"]?.["memory"] ?? DefaultReconcilerMemoryLimit;
 }
 
-export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings, redisCredential = ""): KubeObject {
+export function reconcilerDeployment(
+  sync: RSync,
+  settings: DeploymentSettings,
+  redisCredential = "",
+  redisNonce?: string,
+): KubeObject {
   const ref = syncRefOf(sync);
   const name = reconcilerName(ref.kind, ref.namespace, ref.name);
   const selector = { [SyncLabel.Reconciler]: name };
@@ -94,7 +100,12 @@ export function reconcilerDeployment(sync: RSync, settings: DeploymentSettings, 
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
-    metadata: { name, namespace: RootSyncNamespace, labels },
+    metadata: {
+      name,
+      namespace: RootSyncNamespace,
+      labels,
+      ...(redisNonce === undefined ? {} : { annotations: { [RedisNonceAnnotation]: redisNonce } }),
+    },
     spec: {
       replicas: 1,
       // Never two pods of one reconciler: the queue would keep them from overlapping, but they would double the memory.

@@ -5,7 +5,8 @@
  * fighting fields other controllers own.
  *
  * Each pod authenticates to Redis as the sync's own ACL user, with a password derived from the
- * pod template's spec hash: it rotates whenever the pod is replaced. The new password is added
+ * pod template's spec hash and a random nonce of its rollout (redis-rollout.ts): it rotates whenever
+ * the pod is replaced. The new password is added
  * beside the old one and written to the pod's Secret before the Deployment changes; the old one is
  * dropped once the new pod is available, so the old pod never loses Redis mid-pass.
  */
@@ -18,6 +19,7 @@ import {
   deploymentFailure,
   reconcilerDeployment,
   RedisCredentialAnnotation,
+  SpecHashAnnotation,
   type DeploymentSettings,
 } from "./deployment-spec.ts";
 import { ensureIdentity, removeIdentity } from "./identity.ts";
@@ -25,6 +27,7 @@ import { KeyedLock } from "./keyed-lock.ts";
 import { podFailure } from "./pod-failure.ts";
 import { planIdentity } from "./rbac-plan.ts";
 import { createRedisSecret, deleteRedisSecret, writeRedisSecret } from "./redis-secret.ts";
+import { redisRollout } from "./redis-rollout.ts";
 import { redisPasswordHash, type RedisCredential, type ReconcilerRedisUsers } from "./redis-users.ts";
 import { Resource } from "./resources.ts";
 import { specHash } from "./spec-hash.ts";
@@ -50,14 +53,16 @@ export class DeploymentWorkload implements ReconcilerWorkload {
     const ref = syncRefOf(sync);
     return this.#lock.run(syncKeyOf(ref), async () => {
       await ensureIdentity(this.#client, ref, planIdentity(sync));
-      const credential = await this.#ensureRedisUser(sync);
-      const fingerprint = redisFingerprint(credential.password);
       const name = reconcilerName(ref.kind, ref.namespace, ref.name);
       const live = await this.#client.get(Resource.Deployment, RootSyncNamespace, name);
+      const hash = specHash(sync, { image: this.#settings.image });
+      const rollout = redisRollout(live, podAnnotation(live, SpecHashAnnotation), hash);
+      const credential = await this.#ensureRedisUser(ref, rollout.generation);
+      const fingerprint = redisFingerprint(credential.password);
       // A new password (or a first pod) goes into the Secret before the pod that reads it is created.
       const rotating = podAnnotation(live, RedisCredentialAnnotation) !== fingerprint;
       if (rotating) await writeRedisSecret(this.#client, ref, credential);
-      const desired = reconcilerDeployment(sync, this.#settings, fingerprint);
+      const desired = reconcilerDeployment(sync, this.#settings, fingerprint, rollout.nonce);
       const applied = await this.#client.patch(
         Resource.Deployment,
         RootSyncNamespace,
@@ -82,10 +87,9 @@ export class DeploymentWorkload implements ReconcilerWorkload {
     });
   }
 
-  /** The sync's Redis user, with the password of the current pod template added (older ones kept). */
-  async #ensureRedisUser(sync: RSync): Promise<RedisCredential> {
-    const ref = syncRefOf(sync);
-    const password = this.#users.derivedPassword(ref, specHash(sync, { image: this.#settings.image }));
+  /** The sync's Redis user, with the password of the current pod template's rollout added (older ones kept). */
+  async #ensureRedisUser(ref: SyncRef, generation: string): Promise<RedisCredential> {
+    const password = this.#users.derivedPassword(ref, generation);
     await this.#users.ensure(ref, password, { only: false });
     return { username: this.#users.username(ref), password };
   }

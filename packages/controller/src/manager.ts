@@ -31,6 +31,7 @@ import { DeploymentWorkload } from "./deployment-workload.ts";
 import type { DeploymentSettings } from "./deployment-spec.ts";
 import { parseLabelSelector, type LabelSelector } from "./label-selector.ts";
 import { leaderElectionTimings, LeaderElector } from "./leader-election.ts";
+import { missingReconcilerWritePolicy } from "./reconciler-write-policy.ts";
 import { ProcessWorkload } from "./process-workload.ts";
 import { syncsForPush, type PushMatch } from "./push-match.ts";
 import { reconcileSync, type SyncContext } from "./reconcile-sync.ts";
@@ -267,6 +268,20 @@ export class Manager {
   }
 
   /** Once per sync and URL: every push would otherwise repeat it. */
+  /** Without the admission policy a reconciler restricted by roleRefs can rewrite its own spec: say so once per leadership. */
+  #checkReconcilerWritePolicy(): void {
+    missingReconcilerWritePolicy(this.client).then(
+      (missing) => {
+        if (missing.length > 0)
+          this.#log.warn(
+            "the admission policy that keeps reconcilers from changing their own sync's spec is missing: apply manifests/reconciler-admission-policy.yaml",
+            { missing: missing.join(", ") },
+          );
+      },
+      (error: unknown) => this.#log.warn("could not check the reconciler write policy", { error: String(error) }),
+    );
+  }
+
   #warnUnreadableRepos(unreadable: PushMatch["unreadable"]): void {
     for (const { sync, repo } of unreadable) {
       const key = `${sync.kind}/${sync.namespace}/${sync.name} ${repo}`;
@@ -384,6 +399,7 @@ export class Manager {
         .catch((error: unknown) => this.#log.warn("resync failed", { error: String(error) }));
     };
     resync("startup");
+    this.#checkReconcilerWritePolicy();
     // Level-triggered repair of anything a lost job or a missed event left behind.
     this.#resync = setInterval(() => resync("resync"), this.#o.resyncMs);
     // A reconciler whose Redis user is gone (deleted by hand; a restarted Redis also brings the

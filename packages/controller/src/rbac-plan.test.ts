@@ -37,8 +37,14 @@ test("a RepoSync's reconciler gets the shared base binding and a Role on its own
       rules: [
         {
           apiGroups: ["configsync.gke.io"],
-          resources: ["reposyncs", "reposyncs/status"],
+          resources: ["reposyncs"],
           verbs: ["get", "update", "patch"],
+          resourceNames: ["repo-sync"],
+        },
+        {
+          apiGroups: ["configsync.gke.io"],
+          resources: ["reposyncs/status"],
+          verbs: ["update", "patch"],
           resourceNames: ["repo-sync"],
         },
         {
@@ -110,7 +116,8 @@ test("a RootSync with roleRefs gets the base binding, one binding per roleRef, i
     ["config-management-system/root-reconciler-sync", "config-management-system/root-reconciler-secrets"],
   );
   assert.deepEqual(roleNamed(plan, "root-reconciler-sync")?.rules[0]?.resourceNames, ["root-sync"]);
-  assert.deepEqual(roleNamed(plan, "root-reconciler-sync")?.rules[0]?.resources, ["rootsyncs", "rootsyncs/status"]);
+  assert.deepEqual(roleNamed(plan, "root-reconciler-sync")?.rules[0]?.resources, ["rootsyncs"]);
+  assert.deepEqual(roleNamed(plan, "root-reconciler-sync")?.rules[1]?.resources, ["rootsyncs/status"]);
 });
 
 test("a Helm RootSync restricted by roleRefs may get exactly the ConfigMaps its valuesFileRefs name, in its namespace", () => {

@@ -7,8 +7,8 @@
  *   sync's own status and inventory) plus one binding per roleRef, named after the reconciler.
  * - RepoSync: the shared RoleBinding `configsync.gke.io:ns-reconciler` in the sync's namespace
  *   (its RepoSync, inventory and Events); what it may apply, the namespace's admin grants.
- * - Both: a Role `<reconciler>-sync` in the sync's namespace on exactly its own RSync (and status)
- *   and its own ResourceGroups, by name; and, when the spec names Secrets, a Role
+ * - Both: a Role `<reconciler>-sync` in the sync's namespace on exactly its own RSync (and status;
+ *   the admission policy in manifests/ keeps its spec out of reach) and its own ResourceGroups, by name; and, when the spec names Secrets, a Role
  *   `<reconciler>-secrets` with `get` on exactly those names; likewise `<reconciler>-helm-values` on the
  *   ConfigMaps of spec.helm.valuesFileRefs. Each has a RoleBinding of its name.
  * Shared bindings list one subject per reconciler; a reconciler's teardown removes its subject.
@@ -180,8 +180,9 @@ function ownedAccess(role: OwnedRole): { roles: OwnedRole[]; bindings: BindingRe
 
 /**
  * Its own RSync and ResourceGroups, by name: what the reconciler reads and writes of those kinds
- * (packages/sync: rsync.ts, status.ts, finalizer.ts, applyset's parent patch; packages/applier:
- * inventory.ts, inventory-overflow.ts). It lists and watches neither. `create` cannot be limited to a
+ * (packages/sync: rsync.ts, status.ts, finalizer.ts, image-to-sync.ts, sync-request.ts, applyset's
+ * parent patch; packages/applier: inventory.ts, inventory-overflow.ts). It lists, watches and deletes
+ * no RSync; what it may change on its own is manifests/reconciler-admission-policy.yaml's to say. `create` cannot be limited to a
  * name (the authorizer sees none), so it stays open in the sync's namespace: a group created under
  * another name is one this reconciler can then no longer read or change.
  */
@@ -191,10 +192,18 @@ function syncAccess(ref: SyncRef, reconciler: string): { roles: OwnedRole[]; bin
     namespace: ref.namespace,
     name: syncRoleName(reconciler),
     rules: [
+      // The main resource for its finalizer and annotations only: the admission policy
+      // reconciler-sync-writes.driftless.dev refuses any other change (RBAC cannot name fields).
       {
         apiGroups: [ConfigSyncGroup],
-        resources: [plural, `${plural}/status`],
+        resources: [plural],
         verbs: ["get", "update", "patch"],
+        resourceNames: [ref.name],
+      },
+      {
+        apiGroups: [ConfigSyncGroup],
+        resources: [`${plural}/status`],
+        verbs: ["update", "patch"],
         resourceNames: [ref.name],
       },
       {

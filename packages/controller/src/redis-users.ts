@@ -10,7 +10,10 @@
  * check and BullMQ's version check run. SCAN and RANDOMKEY are taken away too: they are not
  * key-checked, and would list other syncs' job keys. Script-cache and function commands that reach
  * beyond the caller (SCRIPT FLUSH/KILL/DEBUG, FUNCTION) go; EVAL/EVALSHA stay (BullMQ is Lua), and
- * Redis checks every key a script touches against the same pattern.
+ * Redis checks every key a script touches against the same pattern. CLIENT TRACKING, DBSIZE, MEMORY
+ * STATS and SELECT go too (below). INFO cannot be narrowed to a section (ACL rules name subcommands,
+ * and INFO's sections are arguments): its keyspace section still tells how many keys Redis holds, never
+ * their names.
  */
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import { syncQueueName, type RedisConnection, type SyncRef } from "@driftless/queue";
@@ -27,6 +30,13 @@ const commandRules = [
   "-script|flush",
   "-script|kill",
   "-script|debug",
+  // Not key-checked: BCAST tracking with another sync's prefix pushes that queue's key names to a
+  // RESP3 client as they change; DBSIZE and MEMORY STATS count every sync's keys; SELECT reaches other
+  // databases (the key pattern holds in each, but no queue lives there). BullMQ uses none of them.
+  "-client|tracking",
+  "-dbsize",
+  "-memory|stats",
+  "-select",
 ] as const;
 
 /** A reconciler's Redis credential: handed to it as REDIS_USERNAME and REDIS_PASSWORD. */

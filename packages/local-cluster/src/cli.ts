@@ -4,7 +4,7 @@
  * control plane, and `cli.ts import-image <archive>` to load a locally built image into its node.
  * Prints `export KUBECONFIG=...` on success; on failure one line that says what is missing, exit 1.
  */
-import { defaultCrdDir, defaultStateDir } from "./paths.ts";
+import { defaultAdmissionPolicyFiles, defaultCrdDir, defaultStateDir } from "./paths.ts";
 import { down, isHealthy, readState, up } from "./cluster.ts";
 import { importImage } from "./node/containerd.ts";
 
@@ -14,7 +14,13 @@ async function main(command: string | undefined, args: readonly string[]): Promi
     case "up": {
       const started = Date.now();
       const withNode = args.includes("--with-node");
-      const state = await up({ stateDir, crdDir: defaultCrdDir(), detached: true, withNode });
+      const state = await up({
+        stateDir,
+        crdDir: defaultCrdDir(),
+        admissionPolicyFiles: defaultAdmissionPolicyFiles(),
+        detached: true,
+        withNode,
+      });
       process.stderr.write(
         `local-cluster: ready at ${state.server}${state.node ? ` with node ${state.node.name}` : ""} (${Date.now() - started} ms); logs in ${stateDir}/logs\n`,
       );

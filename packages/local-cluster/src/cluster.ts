@@ -4,6 +4,7 @@ import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { ensureBinaries } from "./binaries.ts";
+import { installAdmissionPolicies } from "./admission-policies.ts";
 import { installCrds } from "./crds.ts";
 import { apiRequest } from "./http.ts";
 import { newIdentities, tokenAuthFile, type Identities } from "./identities.ts";
@@ -28,6 +29,8 @@ export interface ClusterOptions {
   readonly stateDir: string;
   /** CRDs installed before the controller manager starts (its garbage collector discovers types at start). */
   readonly crdDir?: string;
+  /** Admission policies (manifests/reconciler-admission-policy.yaml) installed with the CRDs, as a cluster runs them. */
+  readonly admissionPolicyFiles?: readonly string[];
   /** True for `cluster:up` (processes outlive the caller); false for a test run (killed with it). */
   readonly detached: boolean;
   readonly quiet?: boolean;
@@ -232,6 +235,8 @@ export async function up(options: ClusterOptions): Promise<ClusterState> {
             "deployment-controller",
             "replicaset-controller",
             "clusterrole-aggregation-controller",
+            // Type-checks admission policies (status.typeChecking), which installAdmissionPolicies waits for.
+            "validatingadmissionpolicy-status-controller",
             ...forNode.controllers,
           ].join(",")}`,
           ...forNode.args,
@@ -253,6 +258,9 @@ export async function up(options: ClusterOptions): Promise<ClusterState> {
       });
       return res.status === 200 && ((JSON.parse(res.body) as { rules?: unknown[] }).rules ?? []).length > 0;
     });
+
+    // Enforced by the apiserver alone; installed after the controller manager, which type-checks them.
+    for (const file of options.admissionPolicyFiles ?? []) await installAdmissionPolicies(conn, file);
 
     const node =
       nodePrep === undefined

@@ -17,11 +17,13 @@ export type { Identity, Identities, NodeIdentities } from "./identities.ts";
 export { ensureBinaries, ensureNodeBinaries } from "./binaries.ts";
 export type { Binaries, NodeBinaries } from "./binaries.ts";
 export { installCrds } from "./crds.ts";
+export { installAdmissionPolicies } from "./admission-policies.ts";
 export { apiRequest } from "./http.ts";
 export type { ApiRequest, ApiResponse } from "./http.ts";
 export { isAlive } from "./processes.ts";
 export {
   findRepoRoot,
+  defaultAdmissionPolicyFiles,
   defaultCrdDir,
   defaultStateDir,
   nodeContainerdNamespace,

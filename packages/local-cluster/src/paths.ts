@@ -31,6 +31,11 @@ export function defaultCrdDir(repoRoot: string = findRepoRoot()): string {
   return join(repoRoot, "manifests", "crds");
 }
 
+/** manifests/'s admission policies: what a reconciler may change on its own sync. */
+export function defaultAdmissionPolicyFiles(repoRoot: string = findRepoRoot()): string[] {
+  return [join(repoRoot, "manifests", "reconciler-admission-policy.yaml")];
+}
+
 /**
  * The node's runtime folder. There is one node per machine (kube-proxy's KUBE-* chains, the bridge and
  * the kubelet's port are host-wide), so its containerd socket has a fixed, short address that image

@@ -11,7 +11,13 @@ import { join } from "node:path";
 import { parse, parseAllDocuments } from "yaml";
 import { isForbidden, type KubeClient, type KubeObject } from "@driftless/kube";
 import { resourceGroupMapping } from "@driftless/applier";
-import { secretRoleName, syncRoleName } from "@driftless/controller";
+import { ApplySetAnnotation, ApplySetLabel, Finalizer, reconcilerName, SyncAnnotation } from "@driftless/api";
+import {
+  missingReconcilerWritePolicy,
+  ReconcilerWritePolicyName,
+  secretRoleName,
+  syncRoleName,
+} from "@driftless/controller";
 import { findRepoRoot } from "@driftless/local-cluster";
 import { eventually, suffix, TestRepo } from "../../support/index.ts";
 import { grantRepoSyncReconciler } from "../../support/rbac.ts";
@@ -83,6 +89,13 @@ test("the manager's ServiceAccount may manage reconcilers but read no Secrets (b
       name: "admission-webhook.configsync.gke.io",
     },
     { verb: "get", resource: "secrets", namespace: systemNamespace, name: "driftless-admission-webhook-cert" },
+    // It reads the policy that keeps reconcilers off their own spec, to warn when it is missing.
+    {
+      verb: "get",
+      resource: "validatingadmissionpolicies",
+      group: "admissionregistration.k8s.io",
+      name: ReconcilerWritePolicyName,
+    },
   ];
   const mayNot: Attributes[] = [
     { verb: "get", resource: "secrets", namespace: systemNamespace },
@@ -104,6 +117,13 @@ test("the manager's ServiceAccount may manage reconcilers but read no Secrets (b
     },
     { verb: "delete", resource: "mutatingwebhookconfigurations", group: "admissionregistration.k8s.io" },
     { verb: "get", resource: "secrets", namespace: systemNamespace, name: "driftless-redis" },
+    {
+      verb: "update",
+      resource: "validatingadmissionpolicies",
+      group: "admissionregistration.k8s.io",
+      name: ReconcilerWritePolicyName,
+    },
+    { verb: "delete", resource: "validatingadmissionpolicybindings", group: "admissionregistration.k8s.io" },
   ];
   for (const a of may)
     assert.equal(
@@ -117,6 +137,8 @@ test("the manager's ServiceAccount may manage reconcilers but read no Secrets (b
       false,
       `the manager may ${a.verb} ${a.resource}${a.subresource ? `/${a.subresource}` : ""} in ${a.namespace ?? "the cluster"}`,
     );
+  // The control plane runs the policy, as manifests/ installs it: the manager's check finds it with its own token.
+  assert.deepEqual(await missingReconcilerWritePolicy(await clientAs(manager)), []);
 });
 
 /** Asks, for each of `attributes`, whether `serviceAccount` may; fails naming every answer that differs. */
@@ -140,6 +162,9 @@ function withSpec(obj: KubeObject, change: Record<string, unknown>, git: Record<
   const spec = obj["spec"] as Record<string, unknown>;
   return { ...obj, spec: { ...spec, ...change, git: { ...(spec["git"] as Record<string, unknown>), ...git } } };
 }
+
+const managerFinalizer = Finalizer.ReconcilerManager;
+const reconcilerFinalizer = Finalizer.Reconciler;
 
 const secrets = (namespace: string, name?: string): Attributes => ({
   verb: "get",
@@ -368,6 +393,19 @@ const resourceGroups = (verb: string, namespace: string, name?: string, subresou
   ...(subresource === undefined ? {} : { subresource }),
 });
 
+/** An annotation the reconciler owns on its sync (packages/sync/src/sync-request.ts). */
+const handled = { metadata: { annotations: { "driftless.dev/sync-request-handled": "2026-01-01T00:00:00Z" } } };
+
+/** The merge patches of its own sync a reconciler must be refused, by what each would do; the names of those let through. */
+async function letThrough(
+  patchOwn: (patch: object) => Promise<"ok" | "forbidden">,
+  refused: Readonly<Record<string, object>>,
+): Promise<string[]> {
+  const through: string[] = [];
+  for (const [what, patch] of Object.entries(refused)) if ((await patchOwn(patch)) !== "forbidden") through.push(what);
+  return through;
+}
+
 test("a RepoSync's reconciler writes its own RepoSync and ResourceGroups, by name, and not its sibling's", async (t) => {
   const manager = await startManager(t);
   const namespace = await createNamespace(t, "own");
@@ -413,7 +451,7 @@ test("a RepoSync's reconciler writes its own RepoSync and ResourceGroups, by nam
   // The same as real requests with the reconciler's token: a leaked one cannot repoint the sibling.
   const asReconciler: KubeClient = await clientAs(reconciler);
   const mark = { metadata: { annotations: { "driftless.test/touched": "yes" } } };
-  assert.equal(await answer(asReconciler.patch(Mapping.RepoSync, namespace, "repo-sync", mark, "merge")), "ok");
+  assert.equal(await answer(asReconciler.patch(Mapping.RepoSync, namespace, "repo-sync", handled, "merge")), "ok");
   assert.equal(await answer(asReconciler.get(resourceGroupMapping, namespace, "repo-sync")), "ok");
   assert.equal(await answer(asReconciler.patch(resourceGroupMapping, namespace, "repo-sync", mark, "merge")), "ok");
   const repoint = { spec: { git: { repo: "https://attacker.invalid/other.git" } } };
@@ -493,8 +531,138 @@ test("a RootSync's reconciler with roleRefs writes its own RootSync and Resource
     "forbidden",
     "a restricted root reconciler repointed another RootSync",
   );
-  const mark = { metadata: { annotations: { "driftless.test/touched": "yes" } } };
-  assert.equal(await answer(asReconciler.patch(Mapping.RootSync, systemNamespace, restricted, mark, "merge")), "ok");
+  assert.equal(await answer(asReconciler.patch(Mapping.RootSync, systemNamespace, restricted, handled, "merge")), "ok");
+});
+
+test("a root reconciler restricted by roleRefs cannot drop them (nor change its spec or others' metadata on its RootSync); it writes its finalizer, its annotations and status", async (t) => {
+  const manager = await startManager(t);
+  const name = `scoped-${suffix()}`;
+  const fake = { repo: "https://example.invalid/platform.git", branch: "main" };
+  const owner = { "team.example/owner": "platform" };
+  await createSync(
+    t,
+    rootSyncObject(name, manager.scope, fake, owner, { roleRefs: [{ kind: "ClusterRole", name: "view" }] }),
+  );
+  const reconciler = `root-reconciler-${name}`;
+  const nuke: Attributes = { verb: "delete", resource: "namespaces", name: "kube-system" };
+  // Set up once the manager holds its finalizer (the reconciler must not be able to drop that either).
+  await eventually(
+    async () =>
+      ((await getSync("RootSync", systemNamespace, name))?.metadata.finalizers ?? []).includes(managerFinalizer) &&
+      (await allowed(reconciler, {
+        verb: "patch",
+        resource: "rootsyncs",
+        group: "configsync.gke.io",
+        namespace: systemNamespace,
+        name,
+      })),
+    { what: "the restricted reconciler's identity and the manager's finalizer" },
+  );
+  assert.equal(await allowed(reconciler, nuke), false, "precondition: the reconciler is restricted");
+  const asReconciler = await clientAs(reconciler);
+  const patchOwn = (patch: object): Promise<"ok" | "forbidden"> =>
+    answer(asReconciler.patch(Mapping.RootSync, systemNamespace, name, patch, "merge"));
+  const through = await letThrough(patchOwn, {
+    "dropped spec.override.roleRefs": { spec: { override: { roleRefs: null } } },
+    "changed spec.sourceFormat": { spec: { sourceFormat: "hierarchy" } },
+    "repointed spec.git.repo": { spec: { git: { repo: "https://attacker.invalid/other.git" } } },
+    "suspended itself": { metadata: { annotations: { "driftless.dev/suspend": "true" } } },
+    "set its deletion propagation": {
+      metadata: { annotations: { "configsync.gke.io/deletion-propagation-policy": "Foreground" } },
+    },
+    "removed another's annotation": { metadata: { annotations: { "team.example/owner": null } } },
+    "left its manager's label scope": {
+      metadata: { labels: Object.fromEntries(Object.keys(manager.scope.labels).map((k) => [k, null])) },
+    },
+    "dropped the manager's finalizer": { metadata: { finalizers: [] } },
+  });
+  assert.deepEqual(through, [], `the reconciler's own writes let through: ${through.join("; ")}`);
+  assert.equal(await answer(asReconciler.delete(Mapping.RootSync, systemNamespace, name)), "forbidden");
+  // A spec sent to /status is dropped by the server: status is no way around the policy.
+  const viaStatus = { spec: { override: { roleRefs: null } }, status: {} };
+  assert.equal(
+    await answer(
+      asReconciler.patch(Mapping.RootSync, systemNamespace, name, viaStatus, "merge", { subresource: "status" }),
+    ),
+    "ok",
+  );
+  const live = await getSync("RootSync", systemNamespace, name);
+  assert.deepEqual((live?.["spec"] as { override?: unknown }).override, {
+    roleRefs: [{ kind: "ClusterRole", name: "view" }],
+  });
+  assert.equal(live?.metadata.annotations?.["team.example/owner"], "platform");
+  assert.equal(await allowed(reconciler, nuke), false, "the restricted reconciler became cluster-admin");
+
+  // What the reconciler does write on its RootSync: its finalizer, its annotations and ApplySet label.
+  const finalizers = live?.metadata.finalizers ?? [];
+  const without = finalizers.filter((f) => f !== reconcilerFinalizer);
+  assert.equal(await patchOwn({ metadata: { finalizers: [...without, reconcilerFinalizer] } }), "ok");
+  assert.equal(await patchOwn({ metadata: { finalizers: without } }), "ok");
+  assert.equal(
+    await patchOwn({
+      metadata: {
+        annotations: {
+          "driftless.dev/sync-request-handled": "2026-01-01T00:00:00Z",
+          "configsync.gke.io/image-to-sync": "registry.example/app@sha256:0",
+          "applyset.kubernetes.io/tooling": "configsync.gke.io/v1",
+        },
+        labels: { "applyset.kubernetes.io/id": "applyset-test-v1" },
+      },
+    }),
+    "ok",
+  );
+});
+
+test("a RepoSync's reconciler cannot repoint its own RepoSync or widen what it manages", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t, "self");
+  await createSync(
+    t,
+    repoSyncObject(namespace, "repo-sync", manager.scope, { repo: "https://example.invalid/team.git", branch: "main" }),
+  );
+  const reconciler = `ns-reconciler-${namespace}`;
+  await eventually(async () => allowed(reconciler, { ...repoSyncs(namespace, "repo-sync"), verb: "patch" }), {
+    what: "the reconciler's own Role",
+  });
+  const asReconciler = await clientAs(reconciler);
+  const through = await letThrough(
+    (patch) => answer(asReconciler.patch(Mapping.RepoSync, namespace, "repo-sync", patch, "merge")),
+    {
+      "repointed spec.git.repo": { spec: { git: { repo: "https://attacker.invalid/other.git" } } },
+      "set spec.override.resources": {
+        spec: { override: { resources: [{ containerName: "reconciler", memoryLimit: "64Gi" }] } },
+      },
+      "suspended itself": { metadata: { annotations: { "driftless.dev/suspend": "true" } } },
+      "allowed an empty source": { metadata: { annotations: { "configsync.gke.io/allow-empty-source": "true" } } },
+    },
+  );
+  assert.deepEqual(through, [], `the reconciler's own writes let through: ${through.join("; ")}`);
+  assert.equal(await answer(asReconciler.delete(Mapping.RepoSync, namespace, "repo-sync")), "forbidden");
+  const live = await getSync("RepoSync", namespace, "repo-sync");
+  assert.equal((live?.["spec"] as { git?: { repo?: string } }).git?.repo, "https://example.invalid/team.git");
+});
+
+test("the reconciler write policy names the finalizer, label, annotations and ServiceAccounts the code uses", async () => {
+  const text = await readFile(join(findRepoRoot(), "manifests", "reconciler-admission-policy.yaml"), "utf8");
+  const [policy, binding] = parseAllDocuments(text).map((d) => d.toJS() as KubeObject);
+  const spec = policy?.["spec"] as {
+    variables: { name: string; expression: string }[];
+    matchConditions: { expression: string }[];
+  };
+  const variable = (name: string): string => spec.variables.find((v) => v.name === name)?.expression ?? "";
+  assert.equal(policy?.metadata.name, ReconcilerWritePolicyName);
+  assert.equal((binding?.["spec"] as { policyName?: string }).policyName, ReconcilerWritePolicyName);
+  assert.equal(variable("ownFinalizer"), `'${Finalizer.Reconciler}'`);
+  assert.equal(variable("ownLabels"), `['${ApplySetLabel.Id}']`);
+  assert.equal(
+    variable("ownAnnotations"),
+    `[${[ApplySetAnnotation.Tooling, SyncAnnotation.ImageToSync, SyncAnnotation.SyncRequestHandled].map((k) => `'${k}'`).join(", ")}]`,
+  );
+  const who = spec.matchConditions[0]?.expression ?? "";
+  const user = `system:serviceaccount:${systemNamespace}:`;
+  assert.ok(who.includes(`== '${user}${reconcilerName("RootSync", systemNamespace, "root-sync")}'`), who);
+  assert.ok(who.includes(`'${user}${reconcilerName("RootSync", systemNamespace, "x").replace(/x$/, "")}'`), who);
+  assert.ok(who.includes(`'${user}${reconcilerName("RepoSync", "x", "repo-sync").replace(/x$/, "")}'`), who);
 });
 
 test("every file of manifests/kustomization.yaml is accepted by the API server (server-side dry run)", async () => {

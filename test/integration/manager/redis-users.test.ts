@@ -4,6 +4,7 @@
  * its user goes with the sync. A user Redis lost is re-created. Neither process starts on an open Redis.
  */
 import { spawn } from "node:child_process";
+import { connect as connectSocket } from "node:net";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
@@ -81,6 +82,48 @@ async function credentialOf(
 }
 
 const rootSync = (name: string): SyncRef => ({ kind: "RootSync", namespace: systemNamespace, name });
+
+/** One RESP command as Redis reads it (an array of bulk strings). */
+const resp = (...args: readonly string[]): string =>
+  `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join("")}`;
+
+/**
+ * What a RESP3 client logged in as `username` hears, by broadcast tracking of `prefix` (CLIENT TRACKING
+ * ... BCAST PREFIX), while `write` changes keys: the tracking command's reply, and every byte Redis sent
+ * after it. ioredis speaks RESP2 only, so this is a raw socket. Each step waits for the echo of a PING
+ * sent behind it: Redis queues broadcast invalidations before it answers the write, so they precede it.
+ */
+async function trackingAs(
+  t: TestContext,
+  username: string,
+  password: string,
+  prefix: string,
+  write: () => Promise<unknown>,
+): Promise<{ reply: string; heard: string }> {
+  const { hostname, port } = new URL(testEnv().redisAddress);
+  const socket = connectSocket(Number(port), hostname);
+  t.after(() => socket.destroy());
+  let received = "";
+  const waiters: { marker: string; done: () => void }[] = [];
+  socket.on("data", (chunk: Buffer) => {
+    received += chunk.toString("utf8");
+    for (const w of waiters.filter((w) => received.includes(w.marker))) w.done();
+  });
+  const echo = (marker: string): Promise<void> =>
+    new Promise((resolve, reject) => {
+      waiters.push({ marker, done: resolve });
+      socket.once("error", reject);
+      socket.write(resp("PING", marker));
+    });
+  socket.write(
+    resp("AUTH", username, password) + resp("HELLO", "3") + resp("CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", prefix),
+  );
+  await echo("tracking-asked");
+  const reply = received;
+  await write();
+  await echo("written");
+  return { reply, heard: received.slice(reply.length) };
+}
 const refused = /NOPERM|can't access/;
 
 async function assertRefused(what: string, run: () => Promise<unknown>): Promise<void> {
@@ -119,7 +162,22 @@ test("a reconciler's own Redis user reaches its sync's queue only, and no admini
   await assertRefused("enqueueing on another sync's queue", () => forged.enqueue("webhook"));
   await assertRefused("counting another sync's jobs", () => forged.depth());
   await assertRefused("obliterating another sync's queue", () => forged.obliterate());
-  for (const command of [["KEYS", "*"], ["SCAN", "0"], ["RANDOMKEY"]]) {
+  // Nor by broadcast tracking of its prefix: each change there would push the changed key's name.
+  const leak = `${otherQueue}:tracked-${suffix()}`;
+  const tracked = await trackingAs(t, credential.username ?? "", credential.password ?? "", `${otherQueue}:`, () =>
+    look.set(leak, "1"),
+  );
+  assert.ok(!tracked.heard.includes(leak), `another sync's key name was pushed to the reconciler: ${leak}`);
+  assert.match(tracked.reply, /NOPERM/, `CLIENT TRACKING BCAST PREFIX ${otherQueue}: was not refused`);
+  await look.del(leak);
+  for (const command of [
+    ["KEYS", "*"],
+    ["SCAN", "0"],
+    ["RANDOMKEY"],
+    ["DBSIZE"],
+    ["MEMORY", "STATS"],
+    ["SELECT", "1"],
+  ]) {
     await assertRefused(command.join(" "), () => as.call(command[0] ?? "", ...command.slice(1)));
   }
 
@@ -234,6 +292,17 @@ test("deployment mode: each reconciler reads its own Redis user from a Secret of
   const secondLogin = connect(t, withRedisCredentials(testEnv().redisAddress, queue, second["password"] ?? ""));
   assert.equal(await secondLogin.get(`${queue}:probe`), "1");
   await firstLogin.ping();
+
+  // The spec back as it was: another new password, never the first one again (a leaked one stays dead).
+  await (await admin()).patch(Mapping.RootSync, systemNamespace, name, { spec: { git: { dir: null } } }, "merge");
+  const third = await eventually(
+    async () => {
+      const now = await secretOf();
+      return now !== undefined && now["password"] !== second["password"] ? now : undefined;
+    },
+    { what: "the password rotated again" },
+  );
+  assert.notEqual(third["password"], first["password"], "the spec's earlier password came back");
 
   await (await admin()).delete(Mapping.RootSync, systemNamespace, name);
   await eventually(async () => (await secretOf()) === undefined, { what: "the Secret deleted with the sync" });
