@@ -254,9 +254,12 @@ test("deployment mode: each reconciler reads its own Redis user from a Secret of
       : Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]));
   };
   const first = await eventually(secretOf, { what: `Secret ${reconciler}-redis` });
-  const secret = await getObject(SecretMapping, systemNamespace, `${reconciler}-redis`);
+  // Read until present: the manager may be rewriting it (a rotation) at the moment of a single read.
+  const secret = await eventually(() => getObject(SecretMapping, systemNamespace, `${reconciler}-redis`), {
+    what: `Secret ${reconciler}-redis read back`,
+  });
   assert.equal(
-    secret?.metadata.labels?.["configsync.gke.io/sync-name"],
+    secret.metadata.labels?.["configsync.gke.io/sync-name"],
     name,
     "the Secret is not labelled as the sync's",
   );
