@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { KubeRequest } from "@driftless/kube";
 import { CustomResourceSchemaRegistry } from "@driftless/objectmatcher";
-import { CustomResourceSchemaLoader } from "./cr-schemas.ts";
+import { OpenApiSchemaLoader } from "./openapi-schemas.ts";
 
 const widgetDocument = (listType: string): unknown => ({
   components: {
@@ -57,12 +57,12 @@ function fakeServer(): {
   };
 }
 
-describe("CustomResourceSchemaLoader", () => {
+describe("OpenApiSchemaLoader", () => {
   it("reads a group-version's document once, and again only when discovery says something changed", async () => {
     const server = fakeServer();
     const registry = new CustomResourceSchemaRegistry();
     let mappings: unknown[] = [];
-    const loader = new CustomResourceSchemaLoader({
+    const loader = new OpenApiSchemaLoader({
       client: server.client,
       registry,
       mapper: { mappings: () => mappings as never },
@@ -83,7 +83,7 @@ describe("CustomResourceSchemaLoader", () => {
   it("asks nothing for built-in kinds, and logs once a kind without a schema", async () => {
     const server = fakeServer();
     const logged: string[] = [];
-    const loader = new CustomResourceSchemaLoader({
+    const loader = new OpenApiSchemaLoader({
       client: server.client,
       registry: new CustomResourceSchemaRegistry(),
       log: { debug: (message) => void logged.push(message) },
@@ -100,7 +100,7 @@ describe("CustomResourceSchemaLoader", () => {
     const server = fakeServer();
     const registry = new CustomResourceSchemaRegistry();
     let fail = false;
-    const loader = new CustomResourceSchemaLoader({
+    const loader = new OpenApiSchemaLoader({
       client: { request: (req) => (fail ? Promise.reject(new Error("down")) : server.client.request(req)) },
       registry,
       indexTtlMs: 0,

@@ -1,16 +1,16 @@
 /**
- * Keeps the matcher's custom-resource schemas current: before an object of a kind that is not built
- * in is matched, the OpenAPI v3 document of its group-version is read from the API server
- * (`/openapi/v3` lists every group-version with a URL whose `hash` changes with its schema, then
- * `/openapi/v3/apis/<group>/<version>?hash=…`) into the registry the PatchMaker reads.
+ * Custom resources' schemas from the API server's OpenAPI v3 documents, for a reconciler that may not
+ * read CRDs (a RepoSync's, whose grants are its namespace's) and for kinds no CRD defines (aggregated
+ * APIs). `/openapi/v3` lists every group-version with a URL whose `hash` changes with its schema, then
+ * `/openapi/v3/apis/<group>/<version>?hash=…` is read into the registry the PatchMaker reads.
  *
- * The index is read again only when discovery changed (a CRD was added or removed, seen through the
- * RestMapper), after `indexTtlMs` (a CRD's schema changed in place) or, at most every `missRetryMs`,
- * when it lacks a group-version, and a document only when its hash changed: a pass over unchanged
- * custom resources costs no request. A kind without a readable
- * schema is compared as before (every list atomic), said in a debug log; a document that fails to
- * load after it once loaded keeps the schema it had, so a transient error never starts a fight over
- * others' list items.
+ * The server publishes a CRD's schema there about 1 s after the CRD is Established or changed
+ * (docs/design/objectmatcher.md), so a reconciler that can read CRDs builds schemas from them instead
+ * (cr-schemas.ts). The index is read again only when discovery changed (seen through the RestMapper),
+ * after `indexTtlMs` or, at most every `missRetryMs`, when it lacks a group-version, and a document
+ * only when its hash changed. A kind without a readable schema is compared as before (every list
+ * atomic), said in a debug log; a document that fails to load after it once loaded keeps the schema it
+ * had, so a transient error never starts a fight over others' list items.
  */
 import type { KubeClient, RestMapper } from "@driftless/kube";
 import { resolveKind, type CustomResourceSchemaRegistry } from "@driftless/objectmatcher";
@@ -19,7 +19,7 @@ export interface SchemaLog {
   debug(message: string, fields?: Readonly<Record<string, unknown>>): void;
 }
 
-export interface CustomResourceSchemaLoaderOptions {
+export interface OpenApiSchemaLoaderOptions {
   readonly client: Pick<KubeClient, "request">;
   readonly registry: CustomResourceSchemaRegistry;
   /** Its discovery refreshes tell the loader to read the index again. */
@@ -38,8 +38,8 @@ interface Index {
   readonly discovery: unknown;
 }
 
-export class CustomResourceSchemaLoader {
-  readonly #options: CustomResourceSchemaLoaderOptions;
+export class OpenApiSchemaLoader {
+  readonly #options: OpenApiSchemaLoaderOptions;
   #index: Promise<Index> | undefined;
   /** group-version → the document URL (with its hash) now in the registry. */
   readonly #loaded = new Map<string, string>();
@@ -47,7 +47,7 @@ export class CustomResourceSchemaLoader {
   /** `apiVersion Kind` already reported without a schema, so the debug log says it once. */
   readonly #reported = new Set<string>();
 
-  constructor(options: CustomResourceSchemaLoaderOptions) {
+  constructor(options: OpenApiSchemaLoaderOptions) {
     this.#options = options;
   }
 

@@ -1,0 +1,199 @@
+/**
+ * Keeps the matcher's custom-resource schemas current, built from the CRD objects themselves
+ * (`spec.versions[].schema.openAPIV3Schema`), which hold the merge keys the server applies. The
+ * server's `/openapi/v3` document is built from the same schema about 1 s after a CRD is Established
+ * or changed (docs/design/objectmatcher.md), so a match there could run on a missing or old schema
+ * and treat a keyed list as atomic: a write that removes another manager's items.
+ *
+ * - A create needs no schema; a match of a live object does (`ensure`).
+ * - A CRD this reconciler applied or waited for is handed over as read (`observe`): no request.
+ * - A CRD another party changed or deleted is told by the CRD watch (`changed`): its schema is read
+ *   again by the next match.
+ * - Before a custom resource is written, `confirm` makes sure the schema is at least as new as the
+ *   live object (resourceVersions are etcd revisions): a CRD change another party made just before
+ *   it wrote the object, whose watch event has not arrived yet, is read with one LIST.
+ *
+ * A reconciler that may not read CRDs (403), and kinds no CRD defines (aggregated APIs), fall back to
+ * the OpenAPI v3 documents (openapi-schemas.ts).
+ */
+import {
+  isForbidden,
+  isNewerResourceVersion,
+  isUnauthorized,
+  type KubeClient,
+  type KubeObject,
+  type ResourceMapping,
+  type RestMapper,
+} from "@driftless/kube";
+import { resolveKind, type CustomResourceSchemaRegistry } from "@driftless/objectmatcher";
+import { OpenApiSchemaLoader, type SchemaLog } from "./openapi-schemas.ts";
+import { crdMapping } from "./wait.ts";
+
+export type { SchemaLog };
+
+export interface CustomResourceSchemaLoaderOptions {
+  readonly client: Pick<KubeClient, "request" | "list">;
+  readonly registry: CustomResourceSchemaRegistry;
+  /** For the OpenAPI fallback: its discovery refreshes tell it to read the index again. */
+  readonly mapper?: Pick<RestMapper, "mappings">;
+  readonly log?: SchemaLog;
+}
+
+/** What the registry holds from one CRD (by name), and up to which revision it is known current. */
+interface CrdEntry {
+  /** Undefined: no such CRD (the kind is served by an aggregated API, or the CRD is gone). */
+  readonly uid: string | undefined;
+  readonly generation: number | undefined;
+  readonly resourceVersion: string | undefined;
+  /** No CRD change up to this revision is unseen (a LIST's revision, or the CRD's own). */
+  readonly currentAt: string | undefined;
+  /** The CRD watch reported a change: read again before the next match. */
+  stale: boolean;
+}
+
+/** The metadata of a CRD the watch reports; undefined when it was deleted. */
+export interface CrdMeta {
+  readonly uid?: string;
+  readonly generation?: number;
+}
+
+/** `<plural>.<group>`, the name every CRD must have. */
+export function crdNameOf(mapping: Pick<ResourceMapping, "group" | "resource">): string {
+  return `${mapping.resource}.${mapping.group}`;
+}
+
+export class CustomResourceSchemaLoader {
+  readonly #options: CustomResourceSchemaLoaderOptions;
+  readonly #openApi: OpenApiSchemaLoader;
+  readonly #crds = new Map<string, CrdEntry>();
+  readonly #loading = new Map<string, Promise<void>>();
+  /** False once a CRD read was refused: every schema then comes from /openapi/v3. */
+  #crdsReadable = true;
+
+  constructor(options: CustomResourceSchemaLoaderOptions) {
+    this.#options = options;
+    this.#openApi = new OpenApiSchemaLoader({
+      client: options.client,
+      registry: options.registry,
+      ...(options.mapper === undefined ? {} : { mapper: options.mapper }),
+      ...(options.log === undefined ? {} : { log: options.log }),
+    });
+  }
+
+  /** Whether a match of this kind may run now without a load (built in, or its schema current). */
+  ready(mapping: ResourceMapping): boolean {
+    if (resolveKind(apiVersionOf(mapping), mapping.kind).builtIn) return true;
+    const entry = this.#crds.get(crdNameOf(mapping));
+    return this.#crdsReadable && entry !== undefined && entry.uid !== undefined && !entry.stale;
+  }
+
+  /** Before a match of a live custom resource: the registry holds its CRD's current schema. */
+  async ensure(mapping: ResourceMapping): Promise<void> {
+    const apiVersion = apiVersionOf(mapping);
+    if (resolveKind(apiVersion, mapping.kind).builtIn) return;
+    const name = crdNameOf(mapping);
+    const entry = this.#crds.get(name);
+    if (this.#crdsReadable && (entry === undefined || entry.stale)) await this.#load(name);
+    if (!this.#crdsReadable || this.#crds.get(name)?.uid === undefined)
+      await this.#openApi.ensure(apiVersion, mapping.kind);
+  }
+
+  /**
+   * Before writing a custom resource whose live copy is at `liveResourceVersion`: reads its CRD again
+   * if a change to it could be newer than what the registry holds. True when the schema changed, and
+   * the match must run again.
+   */
+  async confirm(mapping: ResourceMapping, liveResourceVersion: string | undefined): Promise<boolean> {
+    if (!this.#crdsReadable || resolveKind(apiVersionOf(mapping), mapping.kind).builtIn) return false;
+    const name = crdNameOf(mapping);
+    const before = this.#crds.get(name);
+    if (before !== undefined && !before.stale && covers(before.currentAt, liveResourceVersion)) return false;
+    await this.#load(name);
+    // A load already in flight may have listed before this object was written: once more then.
+    if (!covers(this.#crds.get(name)?.currentAt, liveResourceVersion)) await this.#load(name);
+    const after = this.#crds.get(name);
+    return after?.uid !== before?.uid || after?.resourceVersion !== before?.resourceVersion;
+  }
+
+  /** A CRD this reconciler wrote or read (the applier's Established wait): its schema, at once. */
+  observe(crd: KubeObject): void {
+    const name = crd.metadata.name;
+    const known = this.#crds.get(name);
+    const version = crd.metadata.resourceVersion;
+    // An older copy (a slower read) must not replace a newer one.
+    if (
+      known?.uid === crd.metadata.uid &&
+      known?.resourceVersion !== undefined &&
+      !isNewerResourceVersion(version, known.resourceVersion)
+    )
+      return;
+    this.#set(name, crd, version);
+  }
+
+  /** The CRD watch saw `name` change (meta) or go (undefined). */
+  changed(name: string, meta: CrdMeta | undefined): void {
+    const entry = this.#crds.get(name);
+    if (entry === undefined) return;
+    if (meta === undefined) {
+      this.#options.registry.setCustomResourceDefinition(name, undefined);
+      this.#crds.delete(name);
+      return;
+    }
+    // Status-only updates (conditions, stored versions) keep uid and generation: nothing to read.
+    if (meta.uid !== entry.uid || meta.generation !== entry.generation) entry.stale = true;
+  }
+
+  #set(name: string, crd: KubeObject | undefined, currentAt: string | undefined): void {
+    const kinds = this.#options.registry.setCustomResourceDefinition(name, crd);
+    const generation = crd?.metadata.generation;
+    this.#crds.set(name, {
+      uid: crd?.metadata.uid,
+      generation: typeof generation === "number" ? generation : undefined,
+      resourceVersion: crd?.metadata.resourceVersion,
+      currentAt,
+      stale: false,
+    });
+    if (crd !== undefined) this.#options.log?.debug("custom resource schemas: read from the CRD", { crd: name, kinds });
+  }
+
+  /** One LIST by name (deduplicated): the CRD and the revision it is current at. */
+  #load(name: string): Promise<void> {
+    let loading = this.#loading.get(name);
+    if (loading === undefined) {
+      loading = this.#read(name).finally(() => this.#loading.delete(name));
+      this.#loading.set(name, loading);
+    }
+    return loading;
+  }
+
+  async #read(name: string): Promise<void> {
+    try {
+      // A LIST (not a GET) answers with the store's current revision: every change up to it is in it.
+      const list = await this.#options.client.list(crdMapping, { fieldSelector: `metadata.name=${name}` });
+      this.#set(name, list.items[0], list.resourceVersion);
+    } catch (error) {
+      if (isForbidden(error) || isUnauthorized(error)) {
+        this.#crdsReadable = false;
+        this.#options.log?.debug("custom resource schemas: CRDs not readable; reading /openapi/v3 instead", {
+          error: error instanceof Error ? error.message : String(error),
+        });
+        return;
+      }
+      // A transient failure keeps what was known; the next match asks again.
+      this.#options.log?.debug("custom resource schemas: CRD unreadable; keeping what was known", {
+        crd: name,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+}
+
+function apiVersionOf(mapping: Pick<ResourceMapping, "group" | "version">): string {
+  return mapping.group === "" ? mapping.version : `${mapping.group}/${mapping.version}`;
+}
+
+/** No change newer than `currentAt` can be older than the live object: the schema is current for it. */
+function covers(currentAt: string | undefined, liveResourceVersion: string | undefined): boolean {
+  if (liveResourceVersion === undefined) return true;
+  return currentAt !== undefined && isNewerResourceVersion(currentAt, liveResourceVersion);
+}
