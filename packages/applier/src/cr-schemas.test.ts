@@ -147,6 +147,28 @@ describe("CustomResourceSchemaLoader", () => {
     assert.equal(server.lists.length, 2);
   });
 
+  it("refuses to match on no schema when the CRD cannot be read, and to write on an unconfirmed one", async () => {
+    const server = crdServer(crd("map", "50"));
+    const registry = new CustomResourceSchemaRegistry();
+    let down = true;
+    const loader = new CustomResourceSchemaLoader({
+      client: {
+        list: (m, opts) => (down ? Promise.reject(new Error("connection refused")) : server.client.list(m, opts)),
+        request: server.client.request,
+      },
+      registry,
+    });
+    await assert.rejects(loader.ensure(gadgets), /cannot read CustomResourceDefinition gadgets.example.com/);
+    down = false;
+    await loader.ensure(gadgets);
+    assert.equal(listTypeOf(registry), "map");
+    down = true;
+    await assert.rejects(loader.confirm(gadgets, "500"), /cannot read CustomResourceDefinition/);
+    loader.changed("gadgets.example.com", { uid: "u1", generation: 2 });
+    await loader.ensure(gadgets); // stale, unreadable: the schema read before stays for matches
+    assert.equal(listTypeOf(registry), "map");
+  });
+
   it("falls back to /openapi/v3 when CRDs may not be read", async () => {
     const server = crdServer(crd("map", "50"));
     server.current.forbidden = true;

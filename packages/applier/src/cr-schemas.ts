@@ -16,6 +16,7 @@
  * A reconciler that may not read CRDs (403), and kinds no CRD defines (aggregated APIs), fall back to
  * the OpenAPI v3 documents (openapi-schemas.ts).
  */
+import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
 import {
   isForbidden,
   isNewerResourceVersion,
@@ -57,6 +58,22 @@ export interface CrdMeta {
   readonly generation?: number;
 }
 
+/**
+ * A custom resource's CRD could not be read: rather than match it on no schema (every list atomic,
+ * which would remove others' items), the object waits for a later pass.
+ */
+export class CrdUnreadableError extends DriftlessError {
+  constructor(name: string, kind: string, cause: unknown) {
+    super({
+      code: KnvCode.ApiServer,
+      errorClass: ErrorClass.Retry,
+      message: `cannot read CustomResourceDefinition ${name} for the schema of ${kind}: ${messageOf(cause)}; its custom resources are not matched until it can be read`,
+      resources: [{ group: "apiextensions.k8s.io", kind: "CustomResourceDefinition", name }],
+      cause,
+    });
+  }
+}
+
 /** `<plural>.<group>`, the name every CRD must have. */
 export function crdNameOf(mapping: Pick<ResourceMapping, "group" | "resource">): string {
   return `${mapping.resource}.${mapping.group}`;
@@ -66,7 +83,8 @@ export class CustomResourceSchemaLoader {
   readonly #options: CustomResourceSchemaLoaderOptions;
   readonly #openApi: OpenApiSchemaLoader;
   readonly #crds = new Map<string, CrdEntry>();
-  readonly #loading = new Map<string, Promise<void>>();
+  /** CRD reads in flight; each resolves to its failure, or undefined. */
+  readonly #loading = new Map<string, Promise<unknown>>();
   /** False once a CRD read was refused: every schema then comes from /openapi/v3. */
   #crdsReadable = true;
 
@@ -93,7 +111,12 @@ export class CustomResourceSchemaLoader {
     if (resolveKind(apiVersion, mapping.kind).builtIn) return;
     const name = crdNameOf(mapping);
     const entry = this.#crds.get(name);
-    if (this.#crdsReadable && (entry === undefined || entry.stale)) await this.#load(name);
+    if (this.#crdsReadable && (entry === undefined || entry.stale)) {
+      const failed = await this.#load(name);
+      // A stale schema read before is kept (a write confirms it first); none at all is not guessed.
+      if (failed !== undefined && this.#crdsReadable && this.#crds.get(name) === undefined)
+        throw new CrdUnreadableError(name, mapping.kind, failed);
+    }
     if (!this.#crdsReadable || this.#crds.get(name)?.uid === undefined)
       await this.#openApi.ensure(apiVersion, mapping.kind);
   }
@@ -101,16 +124,18 @@ export class CustomResourceSchemaLoader {
   /**
    * Before writing a custom resource whose live copy is at `liveResourceVersion`: reads its CRD again
    * if a change to it could be newer than what the registry holds. True when the schema changed, and
-   * the match must run again.
+   * the match must run again. Throws CrdUnreadableError when the CRD cannot be read: no write then.
    */
   async confirm(mapping: ResourceMapping, liveResourceVersion: string | undefined): Promise<boolean> {
     if (!this.#crdsReadable || resolveKind(apiVersionOf(mapping), mapping.kind).builtIn) return false;
     const name = crdNameOf(mapping);
     const before = this.#crds.get(name);
     if (before !== undefined && !before.stale && covers(before.currentAt, liveResourceVersion)) return false;
-    await this.#load(name);
+    let failed = await this.#load(name);
     // A load already in flight may have listed before this object was written: once more then.
-    if (!covers(this.#crds.get(name)?.currentAt, liveResourceVersion)) await this.#load(name);
+    if (!covers(this.#crds.get(name)?.currentAt, liveResourceVersion)) failed = await this.#load(name);
+    if (!this.#crdsReadable) return false;
+    if (failed !== undefined) throw new CrdUnreadableError(name, mapping.kind, failed);
     const after = this.#crds.get(name);
     return after?.uid !== before?.uid || after?.resourceVersion !== before?.resourceVersion;
   }
@@ -156,8 +181,8 @@ export class CustomResourceSchemaLoader {
     if (crd !== undefined) this.#options.log?.debug("custom resource schemas: read from the CRD", { crd: name, kinds });
   }
 
-  /** One LIST by name (deduplicated): the CRD and the revision it is current at. */
-  #load(name: string): Promise<void> {
+  /** One LIST by name (deduplicated): the CRD and the revision it is current at; resolves to a failure. */
+  #load(name: string): Promise<unknown> {
     let loading = this.#loading.get(name);
     if (loading === undefined) {
       loading = this.#read(name).finally(() => this.#loading.delete(name));
@@ -166,26 +191,29 @@ export class CustomResourceSchemaLoader {
     return loading;
   }
 
-  async #read(name: string): Promise<void> {
+  async #read(name: string): Promise<unknown> {
     try {
       // A LIST (not a GET) answers with the store's current revision: every change up to it is in it.
       const list = await this.#options.client.list(crdMapping, { fieldSelector: `metadata.name=${name}` });
       this.#set(name, list.items[0], list.resourceVersion);
+      return undefined;
     } catch (error) {
       if (isForbidden(error) || isUnauthorized(error)) {
         this.#crdsReadable = false;
         this.#options.log?.debug("custom resource schemas: CRDs not readable; reading /openapi/v3 instead", {
-          error: error instanceof Error ? error.message : String(error),
+          error: messageOf(error),
         });
-        return;
+        return undefined;
       }
-      // A transient failure keeps what was known; the next match asks again.
-      this.#options.log?.debug("custom resource schemas: CRD unreadable; keeping what was known", {
-        crd: name,
-        error: error instanceof Error ? error.message : String(error),
-      });
+      // A transient failure keeps what was known; the caller decides whether that will do.
+      this.#options.log?.debug("custom resource schemas: CRD unreadable", { crd: name, error: messageOf(error) });
+      return error;
     }
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function apiVersionOf(mapping: Pick<ResourceMapping, "group" | "version">): string {

@@ -29,7 +29,7 @@ export { mapLimit } from "./concurrency.ts";
 export { crdRemovalErrors, UnsupportedCrdRemovalError } from "./crd-removal.ts";
 export { CrdInUseError, customResourcesLeft } from "./crd-usage.ts";
 export type { CustomResourcesLeft } from "./crd-usage.ts";
-export { crdNameOf, CustomResourceSchemaLoader } from "./cr-schemas.ts";
+export { crdNameOf, CrdUnreadableError, CustomResourceSchemaLoader } from "./cr-schemas.ts";
 export type { CrdMeta, CustomResourceSchemaLoaderOptions } from "./cr-schemas.ts";
 export { OpenApiSchemaLoader } from "./openapi-schemas.ts";
 export type { OpenApiSchemaLoaderOptions } from "./openapi-schemas.ts";
