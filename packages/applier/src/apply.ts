@@ -65,8 +65,12 @@ export interface ApplyOptions {
   readonly commit: string;
   readonly annotator: Annotator;
   readonly matcher: PatchMaker;
-  /** Reads a custom resource's schema into the matcher's registry before it is matched (cr-schemas.ts). */
-  readonly schemas?: Pick<CustomResourceSchemaLoader, "ensure">;
+  /**
+   * Keeps custom resources' schemas current in the matcher's registry (cr-schemas.ts): read before a
+   * live object is matched (never for a create), confirmed before one is written, and handed each CRD
+   * this plan applies once it is Established.
+   */
+  readonly schemas?: Pick<CustomResourceSchemaLoader, "ensure" | "confirm" | "observe">;
   /** Requests in flight within a wave. */
   readonly concurrency?: number;
   readonly fieldManager?: string;
@@ -245,11 +249,13 @@ async function applyWaves(plan: Plan, options: ApplyOptions): Promise<ApplyOutco
     const crds = results.filter((r) => r.desired.id.kind === "CustomResourceDefinition" && r.error === undefined);
     if (crds.length > 0) {
       // Custom resources of a new CRD can only be mapped and created once it is Established.
-      await waitForEstablished(
+      const established = await waitForEstablished(
         options.client,
         crds.map((r) => r.desired.id.name),
         options.crdEstablishTimeoutMs ?? 60_000,
       );
+      // Their custom resources are matched with the schema just applied, not one read before it.
+      for (const crd of established) options.schemas?.observe(crd);
       options.mapper.invalidate();
     }
   }
@@ -278,7 +284,6 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
     const verified = options.verified?.lookup(desired, cachedVersion);
     if (verified !== undefined) return { desired, operation: Operation.Unchanged, health: verified, mapping };
     const decorated = decorate(desired, options.sync);
-    await options.schemas?.ensure(desired.apiVersion, desired.id.kind);
 
     for (let attempt = 0; ; attempt++) {
       const current = await liveWithRecord(desired, decorated, mapping, namespace, options);
@@ -314,7 +319,12 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
           return { desired, operation: Operation.Unchanged, health: computeHealth(current), mapping };
         }
         const candidate = comparisonCandidate(decorated, liveAnnotations, options.commit);
-        const result = options.matcher.calculate(current, candidate);
+        // Only a match needs the schema: a create above never waits for one.
+        await options.schemas?.ensure(mapping);
+        let result = options.matcher.calculate(current, candidate);
+        // Before a write, a CRD change newer than what was read (its watch event still on the way) is read.
+        if (!result.isEmpty() && (await options.schemas?.confirm(mapping, current.metadata.resourceVersion)) === true)
+          result = options.matcher.calculate(current, candidate);
         if (result.isEmpty()) {
           const health = computeHealth(current);
           options.verified?.record(desired, current, health);

@@ -1,151 +1,227 @@
 /**
- * Keeps the matcher's custom-resource schemas current: before an object of a kind that is not built
- * in is matched, the OpenAPI v3 document of its group-version is read from the API server
- * (`/openapi/v3` lists every group-version with a URL whose `hash` changes with its schema, then
- * `/openapi/v3/apis/<group>/<version>?hash=…`) into the registry the PatchMaker reads.
+ * Keeps the matcher's custom-resource schemas current, built from the CRD objects themselves
+ * (`spec.versions[].schema.openAPIV3Schema`), which hold the merge keys the server applies. The
+ * server's `/openapi/v3` document is built from the same schema about 1 s after a CRD is Established
+ * or changed (docs/design/objectmatcher.md), so a match there could run on a missing or old schema
+ * and treat a keyed list as atomic: a write that removes another manager's items.
  *
- * The index is read again only when discovery changed (a CRD was added or removed, seen through the
- * RestMapper), after `indexTtlMs` (a CRD's schema changed in place) or, at most every `missRetryMs`,
- * when it lacks a group-version, and a document only when its hash changed: a pass over unchanged
- * custom resources costs no request. A kind without a readable
- * schema is compared as before (every list atomic), said in a debug log; a document that fails to
- * load after it once loaded keeps the schema it had, so a transient error never starts a fight over
- * others' list items.
+ * - A create needs no schema; a match of a live object does (`ensure`).
+ * - A CRD this reconciler applied or waited for is handed over as read (`observe`): no request.
+ * - A CRD another party changed or deleted is told by the CRD watch (`changed`): its schema is read
+ *   again by the next match.
+ * - Before a custom resource is written, `confirm` makes sure the schema is at least as new as the
+ *   live object (resourceVersions are etcd revisions): a CRD change another party made just before
+ *   it wrote the object, whose watch event has not arrived yet, is read with one LIST.
+ *
+ * A reconciler that may not read CRDs (403), and kinds no CRD defines (aggregated APIs), fall back to
+ * the OpenAPI v3 documents (openapi-schemas.ts).
  */
-import type { KubeClient, RestMapper } from "@driftless/kube";
+import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
+import {
+  isForbidden,
+  isNewerResourceVersion,
+  isUnauthorized,
+  type KubeClient,
+  type KubeObject,
+  type ResourceMapping,
+  type RestMapper,
+} from "@driftless/kube";
 import { resolveKind, type CustomResourceSchemaRegistry } from "@driftless/objectmatcher";
+import { OpenApiSchemaLoader, type SchemaLog } from "./openapi-schemas.ts";
+import { crdMapping } from "./wait.ts";
 
-export interface SchemaLog {
-  debug(message: string, fields?: Readonly<Record<string, unknown>>): void;
-}
+export type { SchemaLog };
 
 export interface CustomResourceSchemaLoaderOptions {
-  readonly client: Pick<KubeClient, "request">;
+  readonly client: Pick<KubeClient, "request" | "list">;
   readonly registry: CustomResourceSchemaRegistry;
-  /** Its discovery refreshes tell the loader to read the index again. */
+  /** For the OpenAPI fallback: its discovery refreshes tell it to read the index again. */
   readonly mapper?: Pick<RestMapper, "mappings">;
   readonly log?: SchemaLog;
-  /** Read the index again after this long even without a discovery change (default 5 min). */
-  readonly indexTtlMs?: number;
-  /** Read it again after this long when it lacks a group-version asked for (default 10 s). */
-  readonly missRetryMs?: number;
 }
 
-interface Index {
-  readonly urls: ReadonlyMap<string, string>;
-  readonly readable: boolean;
-  readonly readAt: number;
-  readonly discovery: unknown;
+/** What the registry holds from one CRD (by name), and up to which revision it is known current. */
+interface CrdEntry {
+  /** Undefined: no such CRD (the kind is served by an aggregated API, or the CRD is gone). */
+  readonly uid: string | undefined;
+  readonly generation: number | undefined;
+  readonly resourceVersion: string | undefined;
+  /** No CRD change up to this revision is unseen (a LIST's revision, or the CRD's own). */
+  readonly currentAt: string | undefined;
+  /** The CRD watch reported a change: read again before the next match. */
+  stale: boolean;
+}
+
+/** The metadata of a CRD the watch reports; undefined when it was deleted. */
+export interface CrdMeta {
+  readonly uid?: string;
+  readonly generation?: number;
+}
+
+/**
+ * A custom resource's CRD could not be read: rather than match it on no schema (every list atomic,
+ * which would remove others' items), the object waits for a later pass.
+ */
+export class CrdUnreadableError extends DriftlessError {
+  constructor(name: string, kind: string, cause: unknown) {
+    super({
+      code: KnvCode.ApiServer,
+      errorClass: ErrorClass.Retry,
+      message: `cannot read CustomResourceDefinition ${name} for the schema of ${kind}: ${messageOf(cause)}; its custom resources are not matched until it can be read`,
+      resources: [{ group: "apiextensions.k8s.io", kind: "CustomResourceDefinition", name }],
+      cause,
+    });
+  }
+}
+
+/** `<plural>.<group>`, the name every CRD must have. */
+export function crdNameOf(mapping: Pick<ResourceMapping, "group" | "resource">): string {
+  return `${mapping.resource}.${mapping.group}`;
 }
 
 export class CustomResourceSchemaLoader {
   readonly #options: CustomResourceSchemaLoaderOptions;
-  #index: Promise<Index> | undefined;
-  /** group-version → the document URL (with its hash) now in the registry. */
-  readonly #loaded = new Map<string, string>();
-  readonly #loading = new Map<string, Promise<void>>();
-  /** `apiVersion Kind` already reported without a schema, so the debug log says it once. */
-  readonly #reported = new Set<string>();
+  readonly #openApi: OpenApiSchemaLoader;
+  readonly #crds = new Map<string, CrdEntry>();
+  /** CRD reads in flight; each resolves to its failure, or undefined. */
+  readonly #loading = new Map<string, Promise<unknown>>();
+  /** False once a CRD read was refused: every schema then comes from /openapi/v3. */
+  #crdsReadable = true;
 
   constructor(options: CustomResourceSchemaLoaderOptions) {
     this.#options = options;
+    this.#openApi = new OpenApiSchemaLoader({
+      client: options.client,
+      registry: options.registry,
+      ...(options.mapper === undefined ? {} : { mapper: options.mapper }),
+      ...(options.log === undefined ? {} : { log: options.log }),
+    });
   }
 
-  /** The registry holds the current schema of `apiVersion`'s group-version, if the server has one. */
-  async ensure(apiVersion: string, kind: string): Promise<void> {
-    if (resolveKind(apiVersion, kind).builtIn) return;
-    let index = await this.#currentIndex();
-    // A CRD's document is published a moment after it is Established: one not listed yet is asked
-    // for again, at most every `missRetryMs`.
-    if (!index.urls.has(apiVersion) && performance.now() - index.readAt >= (this.#options.missRetryMs ?? 10_000))
-      index = await this.#currentIndex(true);
-    const url = index.urls.get(apiVersion);
-    if (url === undefined) {
-      // Keep a schema that loaded before: an index that failed to read says nothing new.
-      if (!index.readable) return;
-      return this.#unknown(apiVersion, kind, "no OpenAPI v3 document");
+  /** Whether a match of this kind may run now without a load (built in, or its schema current). */
+  ready(mapping: ResourceMapping): boolean {
+    if (resolveKind(apiVersionOf(mapping), mapping.kind).builtIn) return true;
+    const entry = this.#crds.get(crdNameOf(mapping));
+    return this.#crdsReadable && entry !== undefined && entry.uid !== undefined && !entry.stale;
+  }
+
+  /** Before a match of a live custom resource: the registry holds its CRD's current schema. */
+  async ensure(mapping: ResourceMapping): Promise<void> {
+    const apiVersion = apiVersionOf(mapping);
+    if (resolveKind(apiVersion, mapping.kind).builtIn) return;
+    const name = crdNameOf(mapping);
+    const entry = this.#crds.get(name);
+    if (this.#crdsReadable && (entry === undefined || entry.stale)) {
+      const failed = await this.#load(name);
+      // A stale schema read before is kept (a write confirms it first); none at all is not guessed.
+      if (failed !== undefined && this.#crdsReadable && this.#crds.get(name) === undefined)
+        throw new CrdUnreadableError(name, mapping.kind, failed);
     }
-    if (this.#loaded.get(apiVersion) !== url) {
-      let loading = this.#loading.get(apiVersion);
-      if (!loading) {
-        loading = this.#load(apiVersion, url).finally(() => this.#loading.delete(apiVersion));
-        this.#loading.set(apiVersion, loading);
-      }
-      await loading;
+    if (!this.#crdsReadable || this.#crds.get(name)?.uid === undefined)
+      await this.#openApi.ensure(apiVersion, mapping.kind);
+  }
+
+  /**
+   * Before writing a custom resource whose live copy is at `liveResourceVersion`: reads its CRD again
+   * if a change to it could be newer than what the registry holds. True when the schema changed, and
+   * the match must run again. Throws CrdUnreadableError when the CRD cannot be read: no write then.
+   */
+  async confirm(mapping: ResourceMapping, liveResourceVersion: string | undefined): Promise<boolean> {
+    if (!this.#crdsReadable || resolveKind(apiVersionOf(mapping), mapping.kind).builtIn) return false;
+    const name = crdNameOf(mapping);
+    const before = this.#crds.get(name);
+    if (before !== undefined && !before.stale && covers(before.currentAt, liveResourceVersion)) return false;
+    let failed = await this.#load(name);
+    // A load already in flight may have listed before this object was written: once more then.
+    if (!covers(this.#crds.get(name)?.currentAt, liveResourceVersion)) failed = await this.#load(name);
+    if (!this.#crdsReadable) return false;
+    if (failed !== undefined) throw new CrdUnreadableError(name, mapping.kind, failed);
+    const after = this.#crds.get(name);
+    return after?.uid !== before?.uid || after?.resourceVersion !== before?.resourceVersion;
+  }
+
+  /** A CRD this reconciler wrote or read (the applier's Established wait): its schema, at once. */
+  observe(crd: KubeObject): void {
+    const name = crd.metadata.name;
+    const known = this.#crds.get(name);
+    const version = crd.metadata.resourceVersion;
+    // An older copy (a slower read) must not replace a newer one.
+    if (
+      known?.uid === crd.metadata.uid &&
+      known?.resourceVersion !== undefined &&
+      !isNewerResourceVersion(version, known.resourceVersion)
+    )
+      return;
+    this.#set(name, crd, version);
+  }
+
+  /** The CRD watch saw `name` change (meta) or go (undefined). */
+  changed(name: string, meta: CrdMeta | undefined): void {
+    const entry = this.#crds.get(name);
+    if (entry === undefined) return;
+    if (meta === undefined) {
+      this.#options.registry.setCustomResourceDefinition(name, undefined);
+      this.#crds.delete(name);
+      return;
     }
-    if (this.#options.registry.schemaFor(apiVersion, kind) === undefined)
-      this.#unknown(apiVersion, kind, "not in its document");
+    // Status-only updates (conditions, stored versions) keep uid and generation: nothing to read.
+    if (meta.uid !== entry.uid || meta.generation !== entry.generation) entry.stale = true;
   }
 
-  /** The next `ensure` reads the index again. */
-  invalidate(): void {
-    this.#index = undefined;
+  #set(name: string, crd: KubeObject | undefined, currentAt: string | undefined): void {
+    const kinds = this.#options.registry.setCustomResourceDefinition(name, crd);
+    const generation = crd?.metadata.generation;
+    this.#crds.set(name, {
+      uid: crd?.metadata.uid,
+      generation: typeof generation === "number" ? generation : undefined,
+      resourceVersion: crd?.metadata.resourceVersion,
+      currentAt,
+      stale: false,
+    });
+    if (crd !== undefined) this.#options.log?.debug("custom resource schemas: read from the CRD", { crd: name, kinds });
   }
 
-  async #currentIndex(force = false): Promise<Index> {
-    const discovery = this.#options.mapper?.mappings();
-    const pending = this.#index;
-    if (pending) {
-      const cached = await pending;
-      const ttl = this.#options.indexTtlMs ?? 5 * 60_000;
-      if (!force && cached.discovery === discovery && performance.now() - cached.readAt < ttl) return cached;
-      if (this.#index !== pending) return this.#index ?? this.#currentIndex(); // another caller re-reads it
+  /** One LIST by name (deduplicated): the CRD and the revision it is current at; resolves to a failure. */
+  #load(name: string): Promise<unknown> {
+    let loading = this.#loading.get(name);
+    if (loading === undefined) {
+      loading = this.#read(name).finally(() => this.#loading.delete(name));
+      this.#loading.set(name, loading);
     }
-    this.#index = this.#readIndex(discovery);
-    return this.#index;
+    return loading;
   }
 
-  /** Never rejects: an unreadable index is an empty one, read again after the TTL or a discovery change. */
-  async #readIndex(discovery: unknown): Promise<Index> {
-    const urls = new Map<string, string>();
-    let readable = true;
+  async #read(name: string): Promise<unknown> {
     try {
-      const body = await this.#options.client.request<{ paths?: Record<string, { serverRelativeURL?: string }> }>({
-        method: "GET",
-        path: "/openapi/v3",
-      });
-      for (const [path, entry] of Object.entries(body?.paths ?? {})) {
-        const url = entry.serverRelativeURL;
-        if (typeof url !== "string") continue;
-        if (path.startsWith("apis/")) urls.set(path.slice("apis/".length), url);
-        else if (path === "api/v1") urls.set("v1", url);
+      // A LIST (not a GET) answers with the store's current revision: every change up to it is in it.
+      const list = await this.#options.client.list(crdMapping, { fieldSelector: `metadata.name=${name}` });
+      this.#set(name, list.items[0], list.resourceVersion);
+      return undefined;
+    } catch (error) {
+      if (isForbidden(error) || isUnauthorized(error)) {
+        this.#crdsReadable = false;
+        this.#options.log?.debug("custom resource schemas: CRDs not readable; reading /openapi/v3 instead", {
+          error: messageOf(error),
+        });
+        return undefined;
       }
-    } catch (error) {
-      readable = false;
-      this.#options.log?.debug("custom resource schemas: /openapi/v3 unreadable; their lists compare whole", {
-        error: messageOf(error),
-      });
+      // A transient failure keeps what was known; the caller decides whether that will do.
+      this.#options.log?.debug("custom resource schemas: CRD unreadable", { crd: name, error: messageOf(error) });
+      return error;
     }
-    return { urls, readable, readAt: performance.now(), discovery };
-  }
-
-  async #load(groupVersion: string, url: string): Promise<void> {
-    try {
-      const [path = url, query = ""] = url.split("?");
-      const document = await this.#options.client.request({
-        method: "GET",
-        path,
-        query: Object.fromEntries(new URLSearchParams(query)),
-      });
-      const kinds = this.#options.registry.setGroupVersion(groupVersion, document);
-      this.#loaded.set(groupVersion, url);
-      this.#options.log?.debug("custom resource schemas: read", { groupVersion, kinds });
-    } catch (error) {
-      this.#options.log?.debug("custom resource schemas: document unreadable; keeping what was known", {
-        groupVersion,
-        error: messageOf(error),
-      });
-    }
-  }
-
-  #unknown(apiVersion: string, kind: string, why: string): void {
-    const key = `${apiVersion} ${kind}`;
-    if (this.#reported.has(key)) return;
-    this.#reported.add(key);
-    this.#options.log?.debug("custom resource schema unknown: every list compares whole", { apiVersion, kind, why });
   }
 }
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+function apiVersionOf(mapping: Pick<ResourceMapping, "group" | "version">): string {
+  return mapping.group === "" ? mapping.version : `${mapping.group}/${mapping.version}`;
+}
+
+/** No change newer than `currentAt` can be older than the live object: the schema is current for it. */
+function covers(currentAt: string | undefined, liveResourceVersion: string | undefined): boolean {
+  if (liveResourceVersion === undefined) return true;
+  return currentAt !== undefined && isNewerResourceVersion(currentAt, liveResourceVersion);
 }

@@ -29,8 +29,10 @@ export { mapLimit } from "./concurrency.ts";
 export { crdRemovalErrors, UnsupportedCrdRemovalError } from "./crd-removal.ts";
 export { CrdInUseError, customResourcesLeft } from "./crd-usage.ts";
 export type { CustomResourcesLeft } from "./crd-usage.ts";
-export { CustomResourceSchemaLoader } from "./cr-schemas.ts";
-export type { CustomResourceSchemaLoaderOptions } from "./cr-schemas.ts";
+export { crdNameOf, CrdUnreadableError, CustomResourceSchemaLoader } from "./cr-schemas.ts";
+export type { CrdMeta, CustomResourceSchemaLoaderOptions } from "./cr-schemas.ts";
+export { OpenApiSchemaLoader } from "./openapi-schemas.ts";
+export type { OpenApiSchemaLoaderOptions } from "./openapi-schemas.ts";
 export { cachedRecordValue, digestRecord, hasRecordDigest, restoreRecord } from "./record-digest.ts";
 export {
   annotationsOf,
@@ -77,6 +79,6 @@ export {
   UnknownTypeError,
 } from "./prune.ts";
 export type { PruneOptions, PruneOutcome } from "./prune.ts";
-export { waitForEstablished } from "./wait.ts";
+export { crdMapping, waitForEstablished } from "./wait.ts";
 export { settleApplied } from "./settle.ts";
 export type { Settled, SettleOptions } from "./settle.ts";

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
-import type { KubeClient, ResourceMapping } from "@driftless/kube";
+import type { KubeClient, KubeObject, ResourceMapping } from "@driftless/kube";
 
 export const crdMapping: ResourceMapping = {
   group: "apiextensions.k8s.io",
@@ -11,19 +11,26 @@ export const crdMapping: ResourceMapping = {
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
 };
 
-/** Waits until every named CRD reports Established=True; a CRD that never does stalls the pass. */
+/**
+ * Waits until every named CRD reports Established=True; a CRD that never does stalls the pass.
+ * Returns each as read then (its schema is the one its custom resources are now validated with).
+ */
 export async function waitForEstablished(
   client: KubeClient,
   names: readonly string[],
   timeoutMs: number,
-): Promise<void> {
+): Promise<KubeObject[]> {
   const deadline = Date.now() + timeoutMs;
+  const established: KubeObject[] = [];
   for (const name of names) {
     for (;;) {
       const crd = await client.get(crdMapping, undefined, name);
       const conditions =
         (crd?.["status"] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
-      if (conditions.some((c) => c.type === "Established" && c.status === "True")) break;
+      if (crd !== undefined && conditions.some((c) => c.type === "Established" && c.status === "True")) {
+        established.push(crd);
+        break;
+      }
       if (Date.now() > deadline) {
         throw new DriftlessError({
           code: KnvCode.Apply,
@@ -35,4 +42,5 @@ export async function waitForEstablished(
       await delay(100);
     }
   }
+  return established;
 }

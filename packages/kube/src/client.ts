@@ -86,6 +86,8 @@ export interface ListOptions {
   /** "" (default) for a consistent read; "0" to accept the watch cache's state. */
   readonly resourceVersion?: string;
   readonly signal?: AbortSignal;
+  /** Only each object's metadata (PartialObjectMetadata): for a watcher of large objects that reads none of the rest. */
+  readonly metadataOnly?: boolean;
 }
 
 export interface WatchOptions {
@@ -103,6 +105,8 @@ export interface WatchOptions {
    * that resourceVersion, its object never parsed.
    */
   readonly isEcho?: (resourceVersion: string) => boolean;
+  /** Only each object's metadata (PartialObjectMetadata), as ListOptions.metadataOnly. */
+  readonly metadataOnly?: boolean;
 }
 
 export interface DeleteOptions {
@@ -114,6 +118,7 @@ export interface DeleteOptions {
 }
 
 const partialMetadata = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+const partialMetadataList = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 
 const defaults = {
   maxSockets: 32,
@@ -278,7 +283,8 @@ export class KubeClient {
         continue: continueToken,
         resourceVersion: continueToken === undefined ? opts.resourceVersion : undefined,
       };
-      const raw = await this.#send("list", "GET", path + encodeQuery(query), undefined, undefined, opts, subject);
+      const req = opts.metadataOnly === true ? { ...opts, accept: partialMetadataList } : opts;
+      const raw = await this.#send("list", "GET", path + encodeQuery(query), undefined, undefined, req, subject);
       if (raw.status >= 300) {
         const error = errorFrom(raw, subject);
         // The continue token outlived etcd's compaction window: read the whole list again in one
@@ -390,7 +396,11 @@ export class KubeClient {
     const started = performance.now();
     let stream: OpenedStream;
     try {
-      const headers = { ...this.#baseHeaders, ...(await this.#credentials.headers()), Accept: "application/json" };
+      const headers = {
+        ...this.#baseHeaders,
+        ...(await this.#credentials.headers()),
+        Accept: opts.metadataOnly === true ? partialMetadata : "application/json",
+      };
       stream = await openStreamSocket(this.#transport.stream, {
         path,
         headers,

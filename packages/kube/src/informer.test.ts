@@ -448,4 +448,38 @@ void describe("Informer transform option", () => {
     assert.equal(source.watchCalls.length, 1);
     assert.equal(source.watchCalls[0]?.signal.aborted, true);
   });
+
+  void it("with onNotFound, a 404 ends the informer instead of retrying (the type's CRD was deleted)", async () => {
+    const notFound = (): KubeApiError =>
+      new KubeApiError({
+        status: 404,
+        reason: "NotFound",
+        operation: "watch gadgets",
+        serverMessage: "404 page not found",
+      });
+    const source = new ScriptedSource();
+    source.lists.push({ items: [cm("a", "10")], resourceVersion: "10" });
+    source.watches.push([notFound()], [notFound()], [notFound()]);
+    const errors: Error[] = [];
+    const gone: Error[] = [];
+    const informer = new Informer(source, mapping, {
+      onError: (error) => errors.push(error),
+      onNotFound: (error) => gone.push(error),
+      backoff: { initialMs: 1, maxMs: 1 },
+    });
+    informer.start();
+    await until("the 404", () => gone.length === 1);
+    await informer.stop();
+    assert.equal(source.watchCalls.length, 1, "watched again after the 404");
+    assert.deepEqual(errors, []);
+
+    // Before the first list: synced() rejects with the 404.
+    const unlisted = new ScriptedSource();
+    unlisted.lists.push(notFound(), { items: [], resourceVersion: "1" });
+    const never = new Informer(unlisted, mapping, { onNotFound: () => undefined });
+    never.start();
+    await assert.rejects(never.synced(), /404 page not found/);
+    assert.equal(unlisted.listCalls.length, 1);
+    await never.stop();
+  });
 });

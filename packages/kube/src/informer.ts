@@ -6,7 +6,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import type { ListOptions, WatchOptions } from "./client.ts";
-import { asError, KubeApiError, isGone } from "./errors.ts";
+import { asError, KubeApiError, isGone, isNotFound } from "./errors.ts";
 import { ObjectStore, isOlder, keyOf, storeKey } from "./store.ts";
 import type { KubeObject, ListPage, ResourceMapping, WatchEvent } from "./types.ts";
 
@@ -28,8 +28,16 @@ export interface InformerOptions {
   readonly watchTimeoutSeconds?: number;
   /** Page size of the list (default 500). */
   readonly pageSize?: number;
+  /** Cache only each object's metadata (PartialObjectMetadata): for watchers of large objects such as CRDs. */
+  readonly metadataOnly?: boolean;
   /** Told about every list/watch failure (the informer retries by itself) and handler exception. */
   readonly onError?: (error: Error) => void;
+  /**
+   * Given: a 404 from a list or watch (the resource type is gone, say its CRD was deleted) ends the
+   * informer, as stop() does, and is told here instead of onError. Without it, the informer retries,
+   * which for a deleted type is a warning every backoff step for as long as the process lives.
+   */
+  readonly onNotFound?: (error: KubeApiError) => void;
   /**
    * Applied to every object before it is cached or announced (client-go's SetTransform): drop
    * what the caller never reads, such as managedFields, which is often most of an object's size.
@@ -205,7 +213,7 @@ export class Informer {
         try {
           rv = await this.#relist(signal);
         } catch (error) {
-          if (signal.aborted) return;
+          if (signal.aborted || this.#endedByNotFound(error)) return;
           this.#failed(error);
           await this.#sleep(this.#backoff.next(), signal);
         }
@@ -233,6 +241,7 @@ export class Informer {
         if (events === 0 && performance.now() - started < shortWatchMs) await this.#sleep(this.#backoff.next(), signal);
       } catch (error) {
         if (watchSignal.aborted) continue;
+        if (this.#endedByNotFound(error)) return;
         this.#failed(error);
         if (isGone(error)) {
           // Our resourceVersion fell out of the server's window: only a fresh list catches up.
@@ -259,6 +268,7 @@ export class Informer {
       ...(o.namespace === undefined ? {} : { namespace: o.namespace }),
       ...(o.labelSelector === undefined ? {} : { labelSelector: o.labelSelector }),
       ...(o.fieldSelector === undefined ? {} : { fieldSelector: o.fieldSelector }),
+      ...(o.metadataOnly === true ? { metadataOnly: true } : {}),
     };
   }
 
@@ -271,6 +281,7 @@ export class Informer {
     const pages = this.#source.listPages(this.mapping, {
       signal,
       pageSize: o.pageSize ?? 500,
+      ...(o.metadataOnly === true ? { metadataOnly: true } : {}),
       ...(o.namespace === undefined ? {} : { namespace: o.namespace }),
       ...(o.labelSelector === undefined ? {} : { labelSelector: o.labelSelector }),
       ...(o.fieldSelector === undefined ? {} : { fieldSelector: o.fieldSelector }),
@@ -366,6 +377,17 @@ export class Informer {
         this.#report(asError(error));
       }
     }
+  }
+
+  /** With onNotFound: a 404 ends the informer for good (see InformerOptions.onNotFound). */
+  #endedByNotFound(error: unknown): boolean {
+    const onNotFound = this.#options.onNotFound;
+    if (onNotFound === undefined || !(error instanceof KubeApiError) || !isNotFound(error)) return false;
+    this.#lastError = error;
+    this.#abort.abort(error);
+    if (!this.#hasSynced) this.#rejectSynced(error);
+    onNotFound(error);
+    return true;
   }
 
   #failed(error: unknown): void {

@@ -31,7 +31,7 @@ export {
 } from "./last-applied.ts";
 export { PatchMaker } from "./patch-maker.ts";
 export type { CalculateOptions, PatchMakerOptions } from "./patch-maker.ts";
-export { CustomResourceSchemaRegistry, schemasFromOpenApi } from "./openapi.ts";
+export { CustomResourceSchemaRegistry, schemasFromCrd, schemasFromOpenApi } from "./openapi.ts";
 export { PatchResult } from "./result.ts";
 export { applyPatch } from "./apply-patch.ts";
 export { renderResult } from "./render.ts";

@@ -4,7 +4,7 @@ import { applyPatch } from "./apply-patch.ts";
 import { formatPath } from "./changes.ts";
 import type { JsonObject } from "./json.ts";
 import { Annotator } from "./last-applied.ts";
-import { CustomResourceSchemaRegistry, schemasFromOpenApi } from "./openapi.ts";
+import { CustomResourceSchemaRegistry, schemasFromCrd, schemasFromOpenApi } from "./openapi.ts";
 import { PatchMaker } from "./patch-maker.ts";
 
 /** An OpenAPI v3 document as `/openapi/v3/apis/example.com/v1` serves it for a CRD. */
@@ -172,6 +172,26 @@ describe("custom resources with their OpenAPI v3 schema", () => {
     assert.deepEqual(r.setGroupVersion("example.com/v1", document), ["Widget"]);
     assert.ok(r.schemaFor("example.com/v1", "Widget"));
     assert.deepEqual(r.setGroupVersion("example.com/v1", { components: { schemas: {} } }), []);
+    assert.equal(r.schemaFor("example.com/v1", "Widget"), undefined);
+  });
+
+  it("a CRD object gives the schema the server publishes for it (its root apiVersion, kind and metadata added)", () => {
+    const published = document.components.schemas["com.example.v1.Widget"];
+    const { apiVersion: _apiVersion, kind: _kind, metadata: _metadata, ...own } = published.properties;
+    const crd = {
+      spec: {
+        group: "example.com",
+        names: { kind: "Widget", plural: "widgets" },
+        versions: [
+          { name: "v1", served: true, schema: { openAPIV3Schema: { type: "object", properties: own } } },
+          { name: "v0", served: false, schema: { openAPIV3Schema: { type: "object" } } },
+        ],
+      },
+    };
+    assert.deepEqual(schemasFromCrd(crd), schemasFromOpenApi(document));
+    const r = new CustomResourceSchemaRegistry();
+    assert.deepEqual(r.setCustomResourceDefinition("widgets.example.com", crd), ["example.com/v1 Widget"]);
+    r.setCustomResourceDefinition("widgets.example.com", undefined);
     assert.equal(r.schemaFor("example.com/v1", "Widget"), undefined);
   });
 });

@@ -48,6 +48,31 @@ export function schemasFromOpenApi(document: unknown): Map<string, FieldSchema> 
   return out;
 }
 
+/**
+ * The kinds a CustomResourceDefinition object describes (`apiVersion Kind` → schema), one per served
+ * version with a schema, read from `spec.versions[].schema.openAPIV3Schema`: the schema the server
+ * publishes under `/openapi/v3` is built from exactly this, a moment later. Root `apiVersion`, `kind`
+ * and `metadata` are added, as the server adds them to what it publishes.
+ */
+export function schemasFromCrd(crd: unknown): Map<string, FieldSchema> {
+  const out = new Map<string, FieldSchema>();
+  const spec = isObject(crd) && isObject(crd["spec"]) ? crd["spec"] : undefined;
+  const names = spec !== undefined && isObject(spec["names"]) ? spec["names"] : undefined;
+  const group = spec?.["group"];
+  const kind = names?.["kind"];
+  const versions = spec?.["versions"];
+  if (typeof group !== "string" || typeof kind !== "string" || !Array.isArray(versions)) return out;
+  for (const version of versions) {
+    if (!isObject(version) || typeof version["name"] !== "string" || version["served"] === false) continue;
+    const schema = isObject(version["schema"]) ? version["schema"]["openAPIV3Schema"] : undefined;
+    if (!isObject(schema)) continue;
+    const root = new Converter({}).convert(schema) ?? {};
+    const fields = { ...root.fields, apiVersion: {}, kind: {}, metadata: objectMetaSchema() };
+    out.set(`${group}/${version["name"]} ${kind}`, { ...root, fields });
+  }
+  return out;
+}
+
 class Converter {
   readonly #schemas: JsonObject;
   readonly #named = new Map<string, FieldSchema>();
@@ -127,7 +152,8 @@ function refOf(node: JsonObject): string | undefined {
  */
 export class CustomResourceSchemaRegistry implements CustomResourceSchemas {
   readonly #byKind = new Map<string, FieldSchema>();
-  readonly #byGroupVersion = new Map<string, readonly string[]>();
+  /** Which keys came from one source (a group-version's document, a CRD), so it replaces them whole. */
+  readonly #bySource = new Map<string, readonly string[]>();
 
   schemaFor(apiVersion: string, kind: string): FieldSchema | undefined {
     return this.#byKind.get(`${apiVersion} ${kind}`);
@@ -144,13 +170,29 @@ export class CustomResourceSchemaRegistry implements CustomResourceSchemas {
    * document; returns the kinds it found. An unreadable document forgets the group-version.
    */
   setGroupVersion(groupVersion: string, document: unknown): string[] {
-    for (const key of this.#byGroupVersion.get(groupVersion) ?? []) this.#byKind.delete(key);
     const found = [...schemasFromOpenApi(document)].filter(([key]) => key.startsWith(`${groupVersion} `));
-    for (const [key, schema] of found) this.#byKind.set(key, schema);
-    this.#byGroupVersion.set(
-      groupVersion,
-      found.map(([key]) => key),
-    );
+    this.#replace(`openapi ${groupVersion}`, found);
     return found.map(([key]) => key.slice(groupVersion.length + 1));
+  }
+
+  /**
+   * Replaces every schema read before from the CRD named `name` with those of `crd` (undefined: the
+   * CRD is gone, its schemas are forgotten); returns the `apiVersion Kind` keys it set.
+   */
+  setCustomResourceDefinition(name: string, crd: unknown): string[] {
+    const found = crd === undefined ? [] : [...schemasFromCrd(crd)];
+    this.#replace(`crd ${name}`, found);
+    return found.map(([key]) => key);
+  }
+
+  #replace(source: string, found: readonly (readonly [string, FieldSchema])[]): void {
+    for (const key of this.#bySource.get(source) ?? []) this.#byKind.delete(key);
+    for (const [key, schema] of found) this.#byKind.set(key, schema);
+    if (found.length === 0) this.#bySource.delete(source);
+    else
+      this.#bySource.set(
+        source,
+        found.map(([key]) => key),
+      );
   }
 }

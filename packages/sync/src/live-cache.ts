@@ -36,6 +36,7 @@ export class InformerLiveState implements LiveState {
   private plan: PlanInProgress | undefined;
   private readonly listDeadlineMs: number;
   private readonly onInformerError: ((mapping: ResourceMapping, error: Error) => void) | undefined;
+  private readonly onTypeGone: ((mapping: ResourceMapping) => void) | undefined;
   /** When each informer that has not listed yet was first seen failing. */
   private readonly listFailingSince = new WeakMap<Informer, number>();
 
@@ -49,9 +50,12 @@ export class InformerLiveState implements LiveState {
       readonly listDeadlineMs?: number;
       /** Failed lists and watches (each informer retries with backoff). */
       readonly onInformerError?: (mapping: ResourceMapping, error: Error) => void;
+      /** A type's list or watch answered 404 (its CRD is gone): its informer has stopped. */
+      readonly onTypeGone?: (mapping: ResourceMapping) => void;
     } = {},
   ) {
     this.onInformerError = options.onInformerError;
+    this.onTypeGone = options.onTypeGone;
     this.client = client;
     this.listDeadlineMs = options.listDeadlineMs ?? 30_000;
     this.namespace = options.namespace;
@@ -131,6 +135,18 @@ export class InformerLiveState implements LiveState {
     this.informers.clear();
   }
 
+  /**
+   * Stops watching every version of a type whose CRD was deleted (the CRD watch says so): retrying
+   * its watch would only collect 404s. A later use of the type (its CRD back) starts a new informer.
+   */
+  async stopWatching(group: string, resource: string): Promise<void> {
+    const gone = [...this.informers].filter(
+      ([, { mapping }]) => mapping.group === group && mapping.resource === resource,
+    );
+    for (const [key] of gone) this.informers.delete(key);
+    await Promise.all(gone.map(([, { informer }]) => informer.stop()));
+  }
+
   private async informerFor(mapping: ResourceMapping): Promise<Informer> {
     const key = keyOf(mapping);
     let entry = this.informers.get(key);
@@ -143,6 +159,11 @@ export class InformerLiveState implements LiveState {
         ...(this.onInformerError === undefined
           ? {}
           : { onError: (error: Error) => this.onInformerError?.(mapping, error) }),
+        // The type is gone (its CRD deleted): the informer ends instead of retrying a 404 for ever.
+        onNotFound: () => {
+          if (this.informers.get(key)?.informer === informer) this.informers.delete(key);
+          this.onTypeGone?.(mapping);
+        },
       });
       entry = { informer, mapping };
       this.informers.set(key, entry);
@@ -175,7 +196,10 @@ export class InformerLiveState implements LiveState {
     for (;;) {
       const error = failing();
       if (error !== undefined) throw new ListFailedError(mapping, error);
-      const synced = await Promise.race([informer.synced().then(() => true), delay(listCheckMs).then(() => false)]);
+      // A rejection is an informer that ended before its first list (the type is gone: a 404).
+      const ended = (): true => true;
+      const synced = await Promise.race([informer.synced().then(ended, ended), delay(listCheckMs).then(() => false)]);
+      if (synced && !informer.hasSynced) throw new ListFailedError(mapping, informer.lastError ?? new Error("stopped"));
       if (synced) {
         this.listFailingSince.delete(informer);
         return;

@@ -29,6 +29,7 @@ import type { SourceResult } from "@driftless/source";
 import { ArtifactSources } from "./artifact-sources.ts";
 import type { PassContext } from "./context.ts";
 import { alignFinalizer, finalize } from "./finalizer.ts";
+import { CrdWatch } from "./crd-watch.ts";
 import { InformerLiveState } from "./live-cache.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { namespaceInUse } from "./namespace-usage.ts";
@@ -132,8 +133,10 @@ export class Reconciler implements PassContext {
   private readonly mapper: RestMapper;
   private readonly annotator = new Annotator();
   private readonly matcher: PatchMaker;
-  /** Custom resources' OpenAPI v3 schemas, read into the matcher's registry before they are matched. */
+  /** Custom resources' schemas, read from their CRDs into the matcher's registry before they are matched. */
   private readonly schemas: CustomResourceSchemaLoader;
+  /** CRDs' metadata: a changed one makes its schema stale, a deleted one ends the watch of its kinds. */
+  private readonly crdWatch: CrdWatch | undefined;
   private readonly live: InformerLiveState | DirectLiveState;
   private readonly remediator: Remediator | undefined;
   private readonly redis: RedisConnection;
@@ -179,12 +182,30 @@ export class Reconciler implements PassContext {
             resource: `${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`,
             error: error.message,
           }),
+        onTypeGone: (mapping) => {
+          this.log.debug("watch cache: type no longer served; its watch ended", {
+            resource: `${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`,
+          });
+          this.mapper.invalidate();
+        },
       });
       this.live = live;
+      this.crdWatch = new CrdWatch(
+        client,
+        {
+          changed: (name, meta) => this.schemas.changed(name, meta),
+          deleted: (group, resource) => {
+            this.mapper.invalidate();
+            void live.stopWatching(group, resource);
+          },
+        },
+        this.log,
+      );
       this.remediator = new Remediator({
         live,
         sync: options.identity,
         matcher: this.matcher,
+        schemas: this.schemas,
         annotator: this.annotator,
         log: this.log,
         requestPass: (reason) => void this.trigger("drift", reason),
@@ -242,6 +263,7 @@ export class Reconciler implements PassContext {
       this.metricsUrl = `http://127.0.0.1:${server.port}`;
     }
     await alignFinalizer(this.client, this.identity);
+    this.crdWatch?.start();
     this.queue.worker((job) => this.process(job.data.trigger as PassTrigger));
     const loaded = await loadSync(this.client, this.identity);
     const specPeriod = loaded?.sync === undefined ? undefined : sourcePeriodOf(loaded.sync.spec);
@@ -510,6 +532,7 @@ export class Reconciler implements PassContext {
     this.remediator?.stop();
     this.resourceGroupStatus.stop();
     await this.resourceGroupStatus.settled();
+    await this.crdWatch?.stop();
     if (this.live instanceof InformerLiveState) await this.live.stop();
     await this.namespaceWatch.stop();
     await this.redis.quit().catch(() => undefined);

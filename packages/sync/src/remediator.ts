@@ -9,6 +9,7 @@ import {
 import {
   comparisonCandidate,
   conflictingManager,
+  type CustomResourceSchemaLoader,
   decorate,
   idKey,
   restoreRecord,
@@ -36,6 +37,8 @@ export interface RemediatorOptions {
   readonly live: InformerLiveState;
   readonly sync: SyncIdentity;
   readonly matcher: PatchMaker;
+  /** Custom resources' schemas: a change is matched only once its CRD's current schema is read. */
+  readonly schemas?: Pick<CustomResourceSchemaLoader, "ready" | "ensure">;
   /** Restores records the live state keeps as digests (see @driftless/applier's record-digest). */
   readonly annotator: Annotator;
   readonly log: Logger;
@@ -139,7 +142,7 @@ export class Remediator {
       if (!this.declared.has(key)) continue;
       void this.options.live
         .get(mapping, namespace, name)
-        .then((live) => this.check(key, live === undefined ? "delete" : "update", live))
+        .then((live) => this.check(key, live === undefined ? "delete" : "update", live, mapping))
         .catch((error: unknown) => {
           this.options.log.warn("could not read an object changed during a pass; asking for a pass", {
             object: key,
@@ -163,11 +166,30 @@ export class Remediator {
       });
       return;
     }
-    this.check(key, event, object);
+    this.check(key, event, object, mapping);
   }
 
   /** Corrects `object` (undefined: deleted) if it no longer matches its declaration. */
-  private check(key: string, event: "add" | "update" | "delete", object: KubeObject | undefined): void {
+  private check(
+    key: string,
+    event: "add" | "update" | "delete",
+    object: KubeObject | undefined,
+    mapping: ResourceMapping,
+  ): void {
+    if (!this.declared.has(key)) return;
+    const schemas = this.options.schemas;
+    if (object === undefined || event === "delete" || schemas === undefined || schemas.ready(mapping)) {
+      this.decide(key, event, object);
+      return;
+    }
+    // Matched on a stale or missing schema, a keyed list would compare whole: read it first.
+    void schemas
+      .ensure(mapping)
+      .catch(() => undefined)
+      .then(() => this.decide(key, event, object));
+  }
+
+  private decide(key: string, event: "add" | "update" | "delete", object: KubeObject | undefined): void {
     const desired = this.declared.get(key);
     if (desired === undefined) return;
     if (object !== undefined) {

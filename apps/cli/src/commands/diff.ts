@@ -52,7 +52,7 @@ export async function diff(options: DiffOptions, out: (line: string) => void): P
       for (const error of source.errors) out(`${error.code}: ${error.message}`);
       return 2;
     }
-    // The reconciler's matcher: custom resources merge by their CRD's OpenAPI v3 schema here too.
+    // The reconciler's matcher: custom resources merge by their CRD's schema here too.
     const registry = new CustomResourceSchemaRegistry();
     const schemas = new CustomResourceSchemaLoader({ client, registry, mapper });
     const matcher = new PatchMaker(new Annotator(), { schemas: registry });
@@ -79,7 +79,7 @@ export async function diff(options: DiffOptions, out: (line: string) => void): P
         changes++;
         continue;
       }
-      await schemas.ensure(object.apiVersion, object.kind);
+      await schemas.ensure(mapping);
       const candidate = comparisonCandidate(decorate(desired, options.sync), live.metadata.annotations ?? {});
       const result = matcher.calculate(live, candidate);
       if (result.isEmpty()) continue;

@@ -1,0 +1,73 @@
+/**
+ * The cluster's CRDs, metadata only (a CRD's schema can be hundreds of KiB; its generation says when
+ * the spec changed): a CRD another party changes makes its custom resources' schema stale, so the
+ * next match reads it again; a CRD deleted ends the watch of its kinds at once, instead of retrying a
+ * 404 every backoff step. A reconciler that may not watch CRDs (a RepoSync's) goes without: its
+ * schemas come from /openapi/v3 and a deleted kind's watch ends on its 404 (live-cache.ts).
+ */
+import { crdMapping, type CrdMeta } from "@driftless/applier";
+import { Informer, isForbidden, isUnauthorized, type KubeClient, type KubeObject } from "@driftless/kube";
+import type { Logger } from "./log.ts";
+
+export interface CrdWatchHandlers {
+  /** A CRD was added or its metadata changed (meta), or it was deleted (undefined). */
+  readonly changed: (name: string, meta: CrdMeta | undefined) => void;
+  /** A CRD was deleted: `<resource>.<group>` no longer exists. */
+  readonly deleted: (group: string, resource: string) => void;
+}
+
+export class CrdWatch {
+  readonly #client: KubeClient;
+  readonly #handlers: CrdWatchHandlers;
+  readonly #log: Logger;
+  #informer: Informer | undefined;
+
+  constructor(client: KubeClient, handlers: CrdWatchHandlers, log: Logger) {
+    this.#client = client;
+    this.#handlers = handlers;
+    this.#log = log;
+  }
+
+  start(): void {
+    if (this.#informer !== undefined) return;
+    const informer = new Informer(this.#client, crdMapping, {
+      metadataOnly: true,
+      // managedFields of a CRD written by server-side apply name every field of its schema.
+      transform: (obj) => ({ ...obj, metadata: { ...obj.metadata, managedFields: undefined } }),
+      onError: (error) => {
+        if (isForbidden(error) || isUnauthorized(error)) {
+          this.#log.info("CRD watch not permitted: custom resource schemas come from /openapi/v3", {
+            error: error.message,
+          });
+          void this.stop();
+          return;
+        }
+        this.#log.warn("CRD watch: list or watch failed; retrying", { error: error.message });
+      },
+    });
+    const changed = (obj: KubeObject): void => this.#handlers.changed(obj.metadata.name, metaOf(obj));
+    informer.on("add", changed);
+    informer.on("update", changed);
+    informer.on("delete", (obj) => {
+      this.#handlers.changed(obj.metadata.name, undefined);
+      const dot = obj.metadata.name.indexOf(".");
+      if (dot > 0) this.#handlers.deleted(obj.metadata.name.slice(dot + 1), obj.metadata.name.slice(0, dot));
+    });
+    informer.start();
+    this.#informer = informer;
+  }
+
+  async stop(): Promise<void> {
+    const informer = this.#informer;
+    this.#informer = undefined;
+    await informer?.stop();
+  }
+}
+
+function metaOf(obj: KubeObject): CrdMeta {
+  const generation = obj.metadata.generation;
+  return {
+    ...(obj.metadata.uid === undefined ? {} : { uid: obj.metadata.uid }),
+    ...(typeof generation === "number" ? { generation } : {}),
+  };
+}
