@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import type { ApplyOutcome, Inventory, ResourceStatusEntry } from "@driftless/applier";
-import { configMapMapping, type KubeObject } from "@driftless/kube";
+import { configMapMapping, KubeApiError, type KubeObject } from "@driftless/kube";
 import type { InformerListener, InformerLiveState } from "./live-cache.ts";
 import { createLogger } from "./log.ts";
 import { ResourceGroupStatus } from "./resource-group-status.ts";
@@ -137,6 +137,38 @@ void describe("ResourceGroupStatus", () => {
     await pass;
     await delay(60);
     assert.equal(attempts, 1, "a stopped status writer retried");
+  });
+
+  it("a write refused with 403 (rights withdrawn while its sync is torn down) warns nothing and is not retried", async () => {
+    let attempts = 0;
+    const lines: string[] = [];
+    const inventory = {
+      writeStatus: () => {
+        attempts++;
+        return Promise.reject(
+          new KubeApiError({
+            status: 403,
+            reason: "Forbidden",
+            serverMessage: 'resourcegroups.kpt.dev "root-sync" is forbidden',
+            operation: "update status of ResourceGroup.kpt.dev config-management-system/root-sync",
+          }),
+        );
+      },
+      sizeBytes: 0,
+    } as unknown as Inventory;
+    const status = new ResourceGroupStatus({
+      inventory,
+      identity,
+      log: createLogger({}, { level: "info", write: (line) => lines.push(line) }),
+      passing: () => false,
+      retryMs: 10,
+    });
+    await status.afterPass([outcome("a")], "abc");
+    await status.settled();
+    await delay(60);
+    status.stop();
+    assert.equal(attempts, 1, "a refused write was retried");
+    assert.deepEqual(lines, [], "a refused write was logged at info or above");
   });
 
   it("learns of a re-creation from the correction that wrote it (its echo is silent)", async () => {

@@ -19,7 +19,7 @@ import {
   type ResourceStatusEntry,
   type SyncIdentity,
 } from "@driftless/applier";
-import type { KubeObject, ResourceMapping } from "@driftless/kube";
+import { isForbidden, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import type { Metrics } from "@driftless/metrics";
 import type { InformerLiveState } from "./live-cache.ts";
 import type { Logger } from "./log.ts";
@@ -200,6 +200,14 @@ export class ResourceGroupStatus {
       try {
         await inventory.writeStatus(statuses, conditions);
       } catch (error) {
+        if (isForbidden(error)) {
+          // Rights withdrawn: the manager tears a deleted sync's reconciler down (its namespace terminating)
+          // before the pod stops. Broken RBAC fails the pass's own inventory write, which reports it on status.
+          this.#options.log.debug("ResourceGroup status write refused; left to the next pass", {
+            error: String(error),
+          });
+          return;
+        }
         // A 409 (the group changed meanwhile) succeeds on a fresh read; anything else retries slowly.
         this.#options.log.warn("ResourceGroup status write failed; retrying", { error: String(error) });
         this.#schedule(this.#options.retryMs ?? defaultRetryMs);
