@@ -88,9 +88,8 @@ export const verbCell = (m: Map<string, number>): string =>
 export async function apiserverMetrics(
   client: KubeClient,
 ): Promise<{ watches: number; requests: Map<string, number> }> {
-  const text = String(
-    await client.request<string>({ method: "GET", path: "/metrics", contentType: "text/plain" }).catch(() => ""),
-  );
+  const raw = await client.requestRaw({ method: "GET", path: "/metrics", accept: "text/plain" });
+  const text = raw.body.toString("utf8");
   let watches = 0;
   const requests = new Map<string, number>();
   for (const line of text.split("\n")) {
