@@ -84,9 +84,13 @@ export const verbCell = (m: Map<string, number>): string =>
     .map(([verb, n]) => `${verb} ${n}`)
     .join(", ") || "none";
 
-/** The API server's own counters: open watches (by resource) and requests served (by verb). */
+/**
+ * The API server's own counters: open watches, and requests served by verb (by `verb resource` with
+ * `byResource`, to tell which objects idle syncs read or write).
+ */
 export async function apiserverMetrics(
   client: KubeClient,
+  byResource = false,
 ): Promise<{ watches: number; requests: Map<string, number> }> {
   const raw = await client.requestRaw({ method: "GET", path: "/metrics", accept: "text/plain" });
   const text = raw.body.toString("utf8");
@@ -97,7 +101,8 @@ export async function apiserverMetrics(
       watches += Number(line.split(" ").at(-1));
     if (line.startsWith("apiserver_request_total{")) {
       const verb = /verb="([^"]+)"/.exec(line)?.[1] ?? "?";
-      requests.set(verb, (requests.get(verb) ?? 0) + Number(line.split(" ").at(-1)));
+      const key = byResource ? `${verb} ${/resource="([^"]*)"/.exec(line)?.[1] ?? "?"}` : verb;
+      requests.set(key, (requests.get(key) ?? 0) + Number(line.split(" ").at(-1)));
     }
   }
   return { watches, requests };

@@ -189,9 +189,9 @@ async function processMode(): Promise<void> {
   const managerPssMiB = await pssMiB(manager.pid);
   const redisPerSyncKiB = ((await usedMemory()) - redisBefore) / syncs / 1024;
   // Idle: every sync synced, nothing changes; what the API server sees in the window.
-  const idleStart = await apiserverMetrics(client);
+  const idleStart = await apiserverMetrics(client, true);
   await delay(idleSeconds * 1000);
-  const idleEnd = await apiserverMetrics(client);
+  const idleEnd = await apiserverMetrics(client, true);
   const idleRequests = difference(idleEnd.requests, idleStart.requests);
   const requestsPerSyncPerMin = sumOf(idleRequests) / syncs / (idleSeconds / 60);
   const watchesPerSync = (idleEnd.watches - apiBefore.watches) / syncs;
