@@ -30,6 +30,8 @@ import {
 
 const sizes = (process.env["BENCH_REDIS_SYNCS"] ?? "10,50").split(",").map(Number);
 const passes = Number(process.env["BENCH_REDIS_PASSES"] ?? 300);
+// Redis shrinks an idle client's buffers in its cron (a few seconds): an idle sync is read after that.
+const settleMs = Number(process.env["BENCH_REDIS_SETTLE_MS"] ?? 10_000);
 const root = await mkdtemp(join(tmpdir(), "driftless-bench-redis-"));
 const redis = await startRedis({ dir: join(root, "redis"), detached: false });
 // Worker role: commands wait for the connection instead of failing while it comes up.
@@ -43,6 +45,13 @@ interface Row {
   readonly usedBytes: number;
   readonly perSyncBytes: number;
   readonly keysPerSync: number;
+  /** Of the growth per sync, what its connections' buffers hold (mem_clients_normal). */
+  readonly clientBytesPerSync: number;
+}
+
+/** Of used_memory, what client connections hold (buffers), not keys. */
+async function clientMemory(): Promise<number> {
+  return Number(/^mem_clients_normal:(\d+)/m.exec(await admin.info("memory"))?.[1] ?? 0);
 }
 
 async function usedMemory(): Promise<number> {
@@ -58,6 +67,7 @@ const failure = `KNV2009: failed to apply ConfigMap team-a/settings: admission w
 async function measure(scenario: Scenario, syncs: number): Promise<Row> {
   await admin.flushall();
   const before = await usedMemory();
+  const clientsBefore = await clientMemory();
   const connections: RedisConnection[] = [];
   const connect = (): RedisConnection => {
     const c = createRedisConnection(redisUrl, { log: () => undefined });
@@ -105,8 +115,9 @@ async function measure(scenario: Scenario, syncs: number): Promise<Row> {
   }
   await Promise.all(runs);
   // Let the last jobs move to completed/failed and retention trim them.
-  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  await new Promise((resolve) => setTimeout(resolve, settleMs));
   const after = await usedMemory();
+  const clientsAfter = await clientMemory();
   const keys = await admin.dbsize();
   const row: Row = {
     scenario,
@@ -114,6 +125,7 @@ async function measure(scenario: Scenario, syncs: number): Promise<Row> {
     usedBytes: after - before,
     perSyncBytes: Math.round((after - before) / syncs),
     keysPerSync: Math.round(keys / syncs),
+    clientBytesPerSync: Math.round((clientsAfter - clientsBefore) / syncs),
   };
   for (const queue of queues) await queue.close({ timeoutMs: 1_000 });
   await manager.close({ timeoutMs: 1_000 });
@@ -138,11 +150,11 @@ try {
 }
 
 process.stdout.write(
-  "| scenario | syncs | used_memory growth | per sync | keys per sync |\n| --- | ---: | ---: | ---: | ---: |\n",
+  "| scenario | syncs | used_memory growth | per sync | of which connections | keys per sync |\n| --- | ---: | ---: | ---: | ---: | ---: |\n",
 );
 for (const r of rows)
   process.stdout.write(
-    `| ${r.scenario} | ${r.syncs} | ${(r.usedBytes / 2 ** 20).toFixed(1)} MiB | ${(r.perSyncBytes / 1024).toFixed(0)} KiB | ${r.keysPerSync} |\n`,
+    `| ${r.scenario} | ${r.syncs} | ${(r.usedBytes / 2 ** 20).toFixed(1)} MiB | ${(r.perSyncBytes / 1024).toFixed(0)} KiB | ${(r.clientBytesPerSync / 1024).toFixed(0)} KiB | ${r.keysPerSync} |\n`,
   );
 const out = process.env["BENCH_OUT"];
 if (out !== undefined) await writeFile(out, JSON.stringify({ benchmark: "redis-memory", passes, rows }, null, 2));

@@ -31,6 +31,8 @@ export interface ManagerConfig {
   readonly logLevel: "debug" | "info" | "warn" | "error";
   /** Admission protection (off when undefined): the port of its HTTPS endpoint, and how the API server reaches it. */
   readonly admissionWebhook: { readonly port: number; readonly url: string | undefined } | undefined;
+  /** Process mode: reconcilers that may be starting at once (undefined: 2 per CPU, at least 4). */
+  readonly maxConcurrentStarts: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -41,11 +43,13 @@ export const usage = `usage: driftless-manager [--kubeconfig PATH] [--redis-url 
   [--sync-selector LABELS] [--lease-name NAME] [--identity ID] [--state-dir DIR] [--reconciler-image IMAGE]
   [--reconciler-redis-url URL] [--resync-period SECONDS]
   [--cluster-name NAME] [--log-level debug|info|warn|error] [--admission-webhook-port N [--admission-webhook-url URL]]
+  [--max-concurrent-starts N]
 environment: KUBECONFIG, REDIS_URL, REDIS_PASSWORD (required, never a flag), RECONCILER_MODE, METRICS_PORT, WEBHOOK_PORT,
   WEBHOOK_SECRET_FILE, DRIFTLESS_QUEUE_PREFIX, DRIFTLESS_ALLOW_FILE_REPOS=true,
   DRIFTLESS_ALLOW_REPOSYNC_SHELL_IN_RENDERING=true, DRIFTLESS_SYNC_SELECTOR,
   DRIFTLESS_LEASE_NAME, POD_NAME (identity), DRIFTLESS_STATE_DIR, RECONCILER_IMAGE, RECONCILER_REDIS_URL,
-  DRIFTLESS_RESYNC_PERIOD, CLUSTER_NAME, LOG_LEVEL, ADMISSION_WEBHOOK_PORT, ADMISSION_WEBHOOK_URL`;
+  DRIFTLESS_RESYNC_PERIOD, CLUSTER_NAME, LOG_LEVEL, ADMISSION_WEBHOOK_PORT, ADMISSION_WEBHOOK_URL,
+  DRIFTLESS_MAX_CONCURRENT_STARTS`;
 
 const stringFlags = {
   kubeconfig: "KUBECONFIG",
@@ -66,6 +70,7 @@ const stringFlags = {
   "log-level": "LOG_LEVEL",
   "admission-webhook-port": "ADMISSION_WEBHOOK_PORT",
   "admission-webhook-url": "ADMISSION_WEBHOOK_URL",
+  "max-concurrent-starts": "DRIFTLESS_MAX_CONCURRENT_STARTS",
 } as const;
 type StringFlag = keyof typeof stringFlags;
 
@@ -131,6 +136,10 @@ export function parseConfig(
     throw new ConfigError(
       "--admission-webhook-url needs --admission-webhook-port and must be an https:// URL with a path",
     );
+  const starts = pick("max-concurrent-starts");
+  const maxConcurrentStarts = starts === undefined ? undefined : Number(starts);
+  if (maxConcurrentStarts !== undefined && (!Number.isInteger(maxConcurrentStarts) || maxConcurrentStarts < 1))
+    throw new ConfigError(`--max-concurrent-starts must be a whole number >= 1, got ${JSON.stringify(starts)}`);
   const redis = redisSettings((flag) => (values as Record<string, unknown>)[flag], pick, env["REDIS_PASSWORD"]);
   return {
     kubeconfig: pick("kubeconfig"),
@@ -154,6 +163,7 @@ export function parseConfig(
     clusterName: pick("cluster-name"),
     logLevel,
     admissionWebhook: admissionPort === undefined ? undefined : { port: admissionPort, url: admissionUrl },
+    maxConcurrentStarts,
   };
 }
 

@@ -70,6 +70,7 @@ async function main(): Promise<number> {
     resyncMs: config.resyncSeconds * 1000,
     ...(config.clusterName === undefined ? {} : { clusterName: config.clusterName }),
     logLevel: config.logLevel,
+    ...(config.maxConcurrentStarts === undefined ? {} : { maxConcurrentStarts: config.maxConcurrentStarts }),
     log,
   });
   const outcome = await new Promise<number>((resolve) => {

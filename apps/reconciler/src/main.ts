@@ -43,6 +43,8 @@ async function main(): Promise<number> {
     ...(config.queuePrefix === undefined ? {} : { queuePrefix: config.queuePrefix }),
   });
   if (reconciler.metricsUrl !== undefined) log.info("serving metrics", { url: `${reconciler.metricsUrl}/metrics` });
+  // Frees this start's slot in the manager (process mode), so the next reconciler may start.
+  process.send?.({ type: "ready" });
   await new Promise<void>((resolve) => {
     const stop = (signal: string): void => {
       log.info("stopping", { signal });

@@ -79,6 +79,8 @@ export interface ManagerOptions {
   };
   /** Process mode: time a reconciler gets between SIGTERM and SIGKILL. */
   readonly stopGraceMs?: number;
+  /** Process mode: reconcilers that may be starting at once (no herd after a restart). */
+  readonly maxConcurrentStarts?: number;
   /** How often the leader looks for reconciler Redis users that Redis lost (default 10 s). */
   readonly redisUserCheckMs?: number;
 }
@@ -325,6 +327,7 @@ export class Manager {
       ...(o.clusterName === undefined ? {} : { clusterName: o.clusterName }),
       log: this.#log,
       ...(o.stopGraceMs === undefined ? {} : { stopGraceMs: o.stopGraceMs }),
+      ...(o.maxConcurrentStarts === undefined ? {} : { maxConcurrentStarts: o.maxConcurrentStarts }),
       onStateChange: (sync) => {
         this.#refreshReconcilerGauge();
         this.#enqueue(sync, "workload");

@@ -4,6 +4,7 @@
  * CI; the children live and die with the manager.
  */
 import { mkdir, rm } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { reconcilerName, RootSyncNamespace, type RSync } from "@driftless/api";
 import type { KubeClient } from "@driftless/kube";
@@ -20,6 +21,7 @@ import { planIdentity } from "./rbac-plan.ts";
 import { newRedisPassword, type ReconcilerRedisUsers } from "./redis-users.ts";
 import { overrideArgs, reconcilerOverrides, type ReconcilerOverrides } from "./reconciler-overrides.ts";
 import { specHash } from "./spec-hash.ts";
+import { StartGate } from "./start-gate.ts";
 import { ProcessState, SupervisedProcess, type LaunchSpec } from "./supervisor.ts";
 import { TokenRotation } from "./token-rotation.ts";
 import { ReconcilerMode, syncKeyOf, syncRefOf, type ReconcilerWorkload, type WorkloadStatus } from "./workload.ts";
@@ -51,6 +53,8 @@ export interface ProcessWorkloadOptions {
   readonly stableAfterMs?: number;
   /** Requested token lifetime (default 1 h); the token file is renewed at half of it. */
   readonly tokenSeconds?: number;
+  /** Reconcilers that may be starting at once (default: 2 per CPU, at least 4). */
+  readonly maxConcurrentStarts?: number;
 }
 
 /** What driftless_reconciler_restarts_total follows of a sync's reconciler. */
@@ -74,12 +78,14 @@ export class ProcessWorkload implements ReconcilerWorkload {
   readonly #options: ProcessWorkloadOptions;
   readonly #children = new Map<string, Child>();
   readonly #lock = new KeyedLock();
+  readonly #gate: StartGate;
   readonly #onExit = (): void => {
     for (const child of this.#children.values()) child.process.killNow();
   };
 
   constructor(options: ProcessWorkloadOptions) {
     this.#options = options;
+    this.#gate = new StartGate(options.maxConcurrentStarts ?? Math.max(4, 2 * availableParallelism()));
     // Graceful shutdown stops children through close(); this covers a crash of the manager.
     process.on("exit", this.#onExit);
   }
@@ -182,6 +188,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
       prepare: () => this.#prepare(sync, name, dir),
       onStateChange: () => this.#options.onStateChange?.(sync),
       onRestart: () => this.#options.onLifecycle?.(sync, "restarting"),
+      gate: this.#gate,
     });
   }
 

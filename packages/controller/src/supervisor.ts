@@ -8,6 +8,7 @@ import { closeSync, openSync, renameSync, statSync } from "node:fs";
 import type { Logger } from "@driftless/sync";
 import { Backoff, type BackoffPolicy } from "./backoff.ts";
 import { lastErrorInLog } from "./exit-reason.ts";
+import type { StartGate } from "./start-gate.ts";
 
 export const ProcessState = {
   /** Spawned (or about to be) and not yet up for `stableAfterMs`. */
@@ -42,6 +43,8 @@ export interface SupervisorOptions {
   readonly onStateChange?: (state: ProcessState) => void;
   /** The child exited on its own or could not be started, and a restart is scheduled. */
   readonly onRestart?: () => void;
+  /** Shared by a manager's children: how many may be starting at once (no herd after a restart). */
+  readonly gate?: StartGate;
 }
 
 /** Why the child last failed to start or stay up: shown on the sync's conditions until it runs again. */
@@ -67,6 +70,8 @@ export class SupervisedProcess {
   #wanted = false;
   #starts = 0;
   #failure: ProcessFailure | undefined;
+  /** Frees this child's start slot (see StartGate): when it says it is up or exits (or the gate's hold ends). */
+  #releaseStart: () => void = () => undefined;
 
   constructor(options: SupervisorOptions) {
     this.name = options.name;
@@ -121,19 +126,29 @@ export class SupervisedProcess {
 
   #launch(): void {
     this.#setState(ProcessState.Starting);
-    this.#options.prepare().then(
-      (spec) => {
-        if (this.#wanted) this.#spawn(spec);
-      },
-      (error: unknown) => {
-        this.#options.log.warn("could not prepare the reconciler process", {
-          reconciler: this.name,
-          error: String(error),
-        });
-        this.#noteFailure(`could not prepare the process: ${error instanceof Error ? error.message : String(error)}`);
-        this.#scheduleRestart();
-      },
-    );
+    const slot = this.#options.gate?.acquire() ?? Promise.resolve(() => undefined);
+    slot
+      .then((release) => {
+        this.#releaseStart = release;
+        if (!this.#wanted) throw new StoppedBeforeStart();
+        return this.#options.prepare();
+      })
+      .then(
+        (spec) => {
+          if (this.#wanted) this.#spawn(spec);
+          else this.#releaseStart();
+        },
+        (error: unknown) => {
+          this.#releaseStart();
+          if (error instanceof StoppedBeforeStart) return;
+          this.#options.log.warn("could not prepare the reconciler process", {
+            reconciler: this.name,
+            error: String(error),
+          });
+          this.#noteFailure(`could not prepare the process: ${error instanceof Error ? error.message : String(error)}`);
+          this.#scheduleRestart();
+        },
+      );
   }
 
   #spawn(spec: LaunchSpec): void {
@@ -150,6 +165,10 @@ export class SupervisedProcess {
       closeSync(fd);
     }
     this.#child = child;
+    // The reconciler sends {type: "ready"} once it is up (apps/reconciler main.ts).
+    child.on("message", (message: { type?: unknown } | null) => {
+      if (message?.type === "ready") this.#releaseStart();
+    });
     this.#starts++;
     this.#startedAt = Date.now();
     this.#exited = new Promise((resolve) => {
@@ -176,6 +195,7 @@ export class SupervisedProcess {
   #onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (this.#child !== child) return;
     this.#child = undefined;
+    this.#releaseStart();
     clearTimeout(this.#timer);
     const upMs = Date.now() - this.#startedAt;
     if (!this.#wanted) {
@@ -245,3 +265,6 @@ function rotate(file: string): void {
     // No log yet: nothing to rotate.
   }
 }
+
+/** The child was stopped while it waited for a start slot. */
+class StoppedBeforeStart extends Error {}

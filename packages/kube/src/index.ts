@@ -79,6 +79,6 @@ export type { BackoffOptions } from "./backoff.ts";
 export { apiVersionOf, groupOf, objectKey, resourcePath, versionOf } from "./paths.ts";
 export { apiserverMetrics, apiserverWriteVerbs } from "./apiserver-metrics.ts";
 export type { ApiserverMetricsFilter, ApiserverRequestCounts } from "./apiserver-metrics.ts";
-export { isNewer as isNewerResourceVersion } from "./store.ts";
+export { isNewer as isNewerResourceVersion, storeKey } from "./store.ts";
 export { loadNativeConnection, readKubeconfigCluster } from "./kubeconfig.ts";
 export type { CredentialProvider, KubeconfigCluster, NativeConnection } from "./kubeconfig.ts";

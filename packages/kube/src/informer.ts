@@ -43,6 +43,11 @@ export interface InformerOptions {
    * what the caller never reads, such as managedFields, which is often most of an object's size.
    */
   readonly transform?: (obj: KubeObject) => KubeObject;
+  /**
+   * Objects from the server this returns false for (by store key `namespace/name`) are neither
+   * cached nor announced: a label selector narrows what the server sends, this what is kept.
+   */
+  readonly accept?: (key: string) => boolean;
 }
 
 export type InformerEvent = "add" | "update" | "delete";
@@ -166,6 +171,11 @@ export class Informer {
     return this.#store.get(this.mapping.namespaced ? namespace : undefined, name);
   }
 
+  /** How many objects the cache holds. */
+  get size(): number {
+    return this.#store.size;
+  }
+
   list(): KubeObject[] {
     return this.#store.list();
   }
@@ -188,6 +198,17 @@ export class Informer {
     // Bounded: echoes that never come (a watch that had to relist) only cost memory until cleared.
     if (this.#echoes.size >= maxPendingEchoes) this.#echoes.clear();
     this.#echoes.add(version);
+  }
+
+  /** Drops, silently, every cached object `keep` returns false for (by store key); returns how many. */
+  retain(keep: (key: string) => boolean): number {
+    let dropped = 0;
+    for (const key of [...this.#store.keys()]) {
+      if (keep(key)) continue;
+      this.#store.delete(key);
+      dropped++;
+    }
+    return dropped;
   }
 
   /** Drops an object after our own delete; silent, like upsert. */
@@ -347,6 +368,11 @@ export class Informer {
     // a resourceVersion we stored already (upsert), and transforming them would be wasted work.
     const key = keyOf(received);
     const known = this.#store.has(key);
+    if (this.#options.accept !== undefined && !this.#options.accept(key)) {
+      // No longer wanted (or never): dropped silently, as retain() does.
+      if (known) this.#store.delete(key);
+      return;
+    }
     const oldVersion = this.#store.resourceVersionOf(key);
     const version = received.metadata.resourceVersion;
     if (known && isOlder(version, oldVersion)) return;

@@ -40,6 +40,6 @@ test("jobs retry with exponential backoff and keep a bounded history", () => {
   });
   const defaults = jobOptions();
   assert.equal(defaults.attempts, 5);
-  assert.deepEqual(defaults.removeOnComplete, { count: 20 });
+  assert.deepEqual(defaults.removeOnComplete, { count: 3 });
   assert.throws(() => jobOptions({ attempts: 0 }), RangeError);
 });

@@ -20,14 +20,14 @@ export interface RetryPolicy {
 
 /** How many finished jobs Redis keeps per queue, for inspection; older ones are deleted. */
 export interface Retention {
-  /** Default 20. */
+  /** Default 3. */
   readonly completed?: number;
-  /** Default 100. */
+  /** Default 20. */
   readonly failed?: number;
 }
 
 export const DEFAULT_RETRY = { attempts: 5, backoffMs: 1_000, jitter: 0.2 } as const;
-export const DEFAULT_RETENTION = { completed: 20, failed: 100 } as const;
+export const DEFAULT_RETENTION = { completed: 3, failed: 20 } as const;
 
 /** BullMQ job options for one enqueue. */
 export function jobOptions(retry: RetryPolicy = {}, keep: Retention = {}): JobsOptions {

@@ -1,5 +1,5 @@
 import type { DriftlessError, RSync } from "@driftless/api";
-import type { ApplyOptions, Inventory, PruneOptions, SyncIdentity } from "@driftless/applier";
+import type { ApplyOptions, DesiredObject, Inventory, PruneOptions, SyncIdentity } from "@driftless/applier";
 import type { FetchResult, GitFetcher } from "@driftless/git";
 import type { KubeClient } from "@driftless/kube";
 import type { SourceResult } from "@driftless/source";
@@ -46,6 +46,8 @@ export interface PassContext {
   /** The checkout read in the sync's spec.sourceFormat. */
   readSource(fetched: FetchResult, sync: RSync): Promise<SourceResult>;
   applyOptions(commit: string): ApplyOptions;
+  /** The objects this pass declares, before it applies them (the watch caches keep only these). */
+  declaring?(desired: readonly DesiredObject[]): void;
   pruneOptions(): PruneOptions;
   /** Objects another writer keeps changing: skipped by the pass and reported (KNV2005). */
   activeFights(): ReadonlyMap<string, DriftlessError>;

@@ -63,6 +63,7 @@ function written(name: string): KubeObject {
 
 function liveState(source: QuietSource): InformerLiveState {
   return new InformerLiveState(source as unknown as KubeClient, {
+    sync: { kind: "RepoSync", namespace: "team", name: "repo-sync" },
     namespace: "team",
     recordAnnotation: new Annotator().annotationKey,
   });

@@ -1,7 +1,21 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { DriftlessError, ErrorClass, KnvCode, ManagedByValue, ManagedLabel } from "@driftless/api";
-import { cachedRecordValue, type LiveState, type PlanOutline } from "@driftless/applier";
-import { Informer, KubeApiError, type KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { ApplySetLabel, DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
+import {
+  applySetId,
+  cachedRecordValue,
+  type LiveState,
+  type ObjectId,
+  type PlanOutline,
+  type SyncIdentity,
+} from "@driftless/applier";
+import {
+  Informer,
+  KubeApiError,
+  storeKey,
+  type KubeClient,
+  type KubeObject,
+  type ResourceMapping,
+} from "@driftless/kube";
 
 export type InformerListener = (
   event: "add" | "update" | "delete",
@@ -22,10 +36,13 @@ interface PlanInProgress {
 }
 
 /**
- * Current state from watch caches: one informer per managed resource type, limited to objects that
- * carry our managed-by label (so memory follows what we manage, not the cluster), scoped to the
- * sync's namespace for a RepoSync. A pass over an unchanged cluster reads memory only; a miss (an
- * object we have not labelled yet) falls through to create, and a 409 to a fresh GET.
+ * Current state from watch caches: one informer per managed resource type, limited by a label
+ * selector to objects of this sync's ApplySet (as Config Sync 1.19 filters its watches), so other
+ * syncs' objects are neither sent nor cached, and scoped to the sync's namespace for a RepoSync.
+ * Of those, only objects the last pass declared are kept (`declare`): anyone who can write an
+ * object can forge the label, and must not grow this cache beyond what the sync declares. A pass
+ * over an unchanged cluster reads memory only; a miss (an object we have not labelled yet) falls
+ * through to create, and a 409 to a fresh GET.
  */
 export class InformerLiveState implements LiveState {
   private readonly client: KubeClient;
@@ -39,10 +56,20 @@ export class InformerLiveState implements LiveState {
   private readonly onTypeGone: ((mapping: ResourceMapping) => void) | undefined;
   /** When each informer that has not listed yet was first seen failing. */
   private readonly listFailingSince = new WeakMap<Informer, number>();
+  private readonly labelSelector: string;
+  /**
+   * Store keys (`namespace/name`) of declared objects by `group/kind`; undefined until the first
+   * pass declares (everything labelled is kept until then, so a restart lists only once).
+   */
+  private wanted: Map<string, Set<string>> | undefined;
+  /** Objects (events) labelled for this sync but not declared by it, left out of the cache so far. */
+  ignored = 0;
 
   constructor(
     client: KubeClient,
     options: {
+      /** Whose ApplySet label the watches select. */
+      readonly sync: SyncIdentity;
       readonly namespace?: string;
       /** The last-applied annotation: cached objects keep a digest of it (@driftless/applier record-digest). */
       readonly recordAnnotation?: string;
@@ -52,8 +79,9 @@ export class InformerLiveState implements LiveState {
       readonly onInformerError?: (mapping: ResourceMapping, error: Error) => void;
       /** A type's list or watch answered 404 (its CRD is gone): its informer has stopped. */
       readonly onTypeGone?: (mapping: ResourceMapping) => void;
-    } = {},
+    },
   ) {
+    this.labelSelector = `${ApplySetLabel.PartOf}=${applySetId(options.sync)}`;
     this.onInformerError = options.onInformerError;
     this.onTypeGone = options.onTypeGone;
     this.client = client;
@@ -120,6 +148,40 @@ export class InformerLiveState implements LiveState {
     return pauses;
   }
 
+  /**
+   * The objects the pass is about to apply: from now on only they are cached. Labelled objects the
+   * server sends later that are not among them are counted in `ignored` (a forged label, or the
+   * last events of an object being pruned).
+   */
+  declare(ids: Iterable<ObjectId>): void {
+    const wanted = new Map<string, Set<string>>();
+    for (const id of ids) {
+      const type = `${id.group}/${id.kind}`;
+      let keys = wanted.get(type);
+      if (keys === undefined) wanted.set(type, (keys = new Set()));
+      keys.add(storeKey(id.namespace, id.name));
+    }
+    this.wanted = wanted;
+    for (const { informer, mapping } of this.informers.values()) {
+      const keys = wanted.get(typeOf(mapping));
+      informer.retain((key) => keys?.has(key) === true);
+    }
+  }
+
+  /** How many objects the watch caches hold, over all types. */
+  get size(): number {
+    let objects = 0;
+    for (const { informer } of this.informers.values()) objects += informer.size;
+    return objects;
+  }
+
+  private accepts(mapping: ResourceMapping, key: string): boolean {
+    if (this.wanted === undefined) return true;
+    if (this.wanted.get(typeOf(mapping))?.has(key) === true) return true;
+    this.ignored++;
+    return false;
+  }
+
   refresh(mapping: ResourceMapping, namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
     return this.client.get(mapping, namespace, name);
   }
@@ -153,7 +215,8 @@ export class InformerLiveState implements LiveState {
     if (entry === undefined) {
       const informer = new Informer(this.client, mapping, {
         ...(mapping.namespaced && this.namespace !== undefined ? { namespace: this.namespace } : {}),
-        labelSelector: `${ManagedLabel.ManagedBy}=${ManagedByValue}`,
+        labelSelector: this.labelSelector,
+        accept: (key) => this.accepts(mapping, key),
         // managedFields is often half an object and never read here; at 10,000 objects that is tens of MiB.
         transform: this.transform,
         ...(this.onInformerError === undefined
@@ -248,6 +311,10 @@ function cachedForm(recordAnnotation: string | undefined): (obj: KubeObject) => 
       metadata.annotations = { ...meta.annotations, [recordAnnotation]: digest };
     return { ...obj, metadata };
   };
+}
+
+function typeOf(mapping: ResourceMapping): string {
+  return `${mapping.group}/${mapping.kind}`;
 }
 
 function keyOf(mapping: ResourceMapping): string {

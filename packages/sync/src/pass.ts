@@ -159,6 +159,7 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
     );
     const desired = objects.map((object) => toDesired(object, declaringSource));
     result = { ...result, declared: desired };
+    ctx.declaring?.(desired);
     const fights = ctx.activeFights();
     // An object in a fight is still declared (never pruned) but not re-applied until the pause ends.
     const toApply = fights.size === 0 ? desired : desired.filter((d) => !fights.has(idKey(d.id)));

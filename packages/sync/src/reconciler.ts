@@ -176,6 +176,7 @@ export class Reconciler implements PassContext {
       this.live = new DirectLiveState(client);
     } else {
       const live = new InformerLiveState(client, {
+        sync: options.identity,
         ...(namespace === undefined ? {} : { namespace }),
         recordAnnotation: this.annotator.annotationKey,
         onInformerError: (mapping, error) =>
@@ -463,6 +464,21 @@ export class Reconciler implements PassContext {
     );
     const result = await this.sourceCache.read(fetched, sourceFormatOf(sync), this.abort.signal);
     return withSourceFormatHint(sync, result);
+  }
+
+  /** What the watch caches hold, and the labelled objects they left out (undefined without caches). */
+  watchCache(): { readonly objects: number; readonly ignored: number } | undefined {
+    return this.live instanceof InformerLiveState ? { objects: this.live.size, ignored: this.live.ignored } : undefined;
+  }
+
+  declaring(desired: readonly DesiredObject[]): void {
+    if (!(this.live instanceof InformerLiveState)) return;
+    const before = this.live.ignored;
+    this.live.declare(desired.map((d) => d.id));
+    if (this.live.ignored > before)
+      this.log.info("watch cache: objects carry this sync's ApplySet label but are not declared by it; not cached", {
+        events: this.live.ignored,
+      });
   }
 
   applyOptions(commit: string): ApplyOptions {
