@@ -6,6 +6,7 @@ export type { EventuallyOptions } from "./eventually.ts";
 export { kubeConfig, coreApi, customApi, suffix, testNamespace, statusCode, expectStatus } from "./kube.ts";
 export type { Who } from "./kube.ts";
 export { fixturesDir, yamlFixture } from "./fixtures.ts";
+export { gadgetCrd } from "./crds.ts";
 export type { JsonObject } from "./fixtures.ts";
 export { TestRepo } from "./git.ts";
 export { startReconciler } from "./reconciler.ts";

@@ -8,6 +8,7 @@ import { test, type TestContext } from "node:test";
 import { KubeClient, RestMapper, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { createLogger, type Reconciler } from "@driftless/sync";
 import {
+  gadgetCrd,
   coreApi,
   createRootSync,
   customApi,
@@ -22,48 +23,6 @@ import {
 } from "../../support/index.ts";
 
 const json = (obj: unknown): string => JSON.stringify(obj);
-
-function gadgetCrd(group: string, listType: "map" | "atomic"): JsonObject {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `gadgets.${group}` },
-    spec: {
-      group,
-      names: { kind: "Gadget", plural: "gadgets", singular: "gadget", listKind: "GadgetList" },
-      scope: "Namespaced",
-      versions: [
-        {
-          name: "v1",
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: "object",
-              properties: {
-                spec: {
-                  type: "object",
-                  properties: {
-                    items: {
-                      type: "array",
-                      "x-kubernetes-list-type": listType,
-                      ...(listType === "map" ? { "x-kubernetes-list-map-keys": ["name"] } : {}),
-                      items: {
-                        type: "object",
-                        required: ["name"],
-                        properties: { name: { type: "string" }, value: { type: "string" } },
-                      },
-                    },
-                  },
-                },
-              },
-            },
-          },
-        },
-      ],
-    },
-  };
-}
 
 const gadget = (group: string, namespace: string, value: string): JsonObject => ({
   apiVersion: `${group}/v1`,

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { KubeClient, RestMapper } from "@driftless/kube";
 import {
+  gadgetCrd,
   coreApi,
   createRootSync,
   customApi,
@@ -22,48 +23,6 @@ import {
 
 const yaml = (obj: unknown): string => JSON.stringify(obj);
 
-function keyedListCrd(group: string): unknown {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `gadgets.${group}` },
-    spec: {
-      group,
-      names: { kind: "Gadget", plural: "gadgets", singular: "gadget", listKind: "GadgetList" },
-      scope: "Namespaced",
-      versions: [
-        {
-          name: "v1",
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: "object",
-              properties: {
-                spec: {
-                  type: "object",
-                  properties: {
-                    items: {
-                      type: "array",
-                      "x-kubernetes-list-type": "map",
-                      "x-kubernetes-list-map-keys": ["name"],
-                      items: {
-                        type: "object",
-                        required: ["name"],
-                        properties: { name: { type: "string" }, value: { type: "string" } },
-                      },
-                    },
-                  },
-                },
-              },
-            },
-          },
-        },
-      ],
-    },
-  };
-}
-
 test("a keyed list item another field manager added survives, without a write; a declared change keeps it", async (t) => {
   const id = suffix();
   const group = `k${id}.example.com`;
@@ -76,7 +35,7 @@ test("a keyed list item another field manager added survives, without a write; a
     spec: { items: [{ name: "a", value }] },
   });
   const repo = await TestRepo.create(t);
-  await repo.write("config/crd.yaml", yaml(keyedListCrd(group)));
+  await repo.write("config/crd.yaml", yaml(gadgetCrd(group, "map")));
   await repo.write("config/ns.yaml", yaml({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }));
   await repo.write("config/gadget.yaml", yaml(gadget("1")));
   const first = await repo.commit("a CRD with a keyed list, and one item");
