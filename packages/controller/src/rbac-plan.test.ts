@@ -24,7 +24,10 @@ test("a RepoSync's reconciler gets the shared base binding and a Role on its own
   const plan = planIdentity(sync("RepoSync", {}));
   assert.deepEqual(
     plan.shared.map((b) => `${b.kind} ${b.namespace}/${b.name} -> ${b.roleRef.name}`),
-    ["RoleBinding team-a/configsync.gke.io:ns-reconciler -> configsync.gke.io:ns-reconciler"],
+    [
+      "RoleBinding team-a/configsync.gke.io:ns-reconciler -> configsync.gke.io:ns-reconciler",
+      "ClusterRoleBinding undefined/configsync.gke.io:ns-reconciler-crd-reader -> configsync.gke.io:ns-reconciler-crd-reader",
+    ],
   );
   assert.deepEqual(
     plan.owned.map((b) => `${b.kind} ${b.namespace}/${b.name} -> ${b.roleRef.kind}/${b.roleRef.name}`),

@@ -37,6 +37,9 @@ export const RbacName = {
   /** Shared RoleBinding in a RepoSync's namespace, and the ClusterRole it binds. */
   NsBinding: "configsync.gke.io:ns-reconciler",
   NsRole: "configsync.gke.io:ns-reconciler",
+  /** Shared ClusterRoleBinding of RepoSync reconcilers to reading CRDs (their custom resources' schemas). */
+  NsCrdReaderBinding: "configsync.gke.io:ns-reconciler-crd-reader",
+  NsCrdReaderRole: "configsync.gke.io:ns-reconciler-crd-reader",
   ClusterAdmin: "cluster-admin",
 } as const;
 
@@ -111,9 +114,20 @@ function nsShared(namespace: string): BindingRef {
   };
 }
 
+/**
+ * CRDs are cluster-scoped, so a RoleBinding cannot grant them: a RepoSync's reconciler reads its custom
+ * resources' schemas from their CRDs, current for every match, as a root reconciler does. Schemas are
+ * public to every authenticated user through /openapi/v3 anyway.
+ */
+const nsCrdReader: BindingRef = {
+  kind: "ClusterRoleBinding",
+  name: RbacName.NsCrdReaderBinding,
+  roleRef: { kind: "ClusterRole", name: RbacName.NsCrdReaderRole },
+};
+
 /** The shared bindings a sync's subject may appear in, whatever its spec says (for teardown). */
 export function sharedBindingsOf(sync: SyncRef): readonly BindingRef[] {
-  return sync.kind === Kind.RootSync ? [rootLegacy, rootBase] : [nsShared(sync.namespace)];
+  return sync.kind === Kind.RootSync ? [rootLegacy, rootBase] : [nsShared(sync.namespace), nsCrdReader];
 }
 
 /**
@@ -256,7 +270,7 @@ export function planIdentity(sync: RSync): IdentityPlan {
   const base = { serviceAccount, subject, roles: [...own.roles, ...secrets.roles, ...values.roles] };
   const ownBindings = [...own.bindings, ...secrets.bindings, ...values.bindings];
   if (sync.kind === Kind.RepoSync)
-    return { ...base, shared: [nsShared(ref.namespace)], notShared: [], owned: ownBindings };
+    return { ...base, shared: [nsShared(ref.namespace), nsCrdReader], notShared: [], owned: ownBindings };
   const roleRefs = sync.spec.override?.roleRefs ?? [];
   if (roleRefs.length === 0) return { ...base, shared: [rootLegacy], notShared: [rootBase], owned: ownBindings };
   // A Role is always namespaced; a ClusterRole with a namespace is granted in that namespace only.

@@ -4,7 +4,6 @@ import {
   DriftlessError,
   ErrorClass,
   isSuspended,
-  Kind,
   pollPeriodMs,
   sourcePeriodOf,
   type RSync,
@@ -192,21 +191,17 @@ export class Reconciler implements PassContext {
         },
       });
       this.live = live;
-      // A RepoSync's reconciler may not read CRDs (cluster-scoped): its schemas come from /openapi/v3.
-      this.crdWatch =
-        options.identity.kind !== Kind.RootSync
-          ? undefined
-          : new CrdWatch(
-              client,
-              {
-                changed: (name, meta) => this.schemas.changed(name, meta),
-                deleted: (group, resource) => {
-                  this.mapper.invalidate();
-                  void live.stopWatching(group, resource);
-                },
-              },
-              this.log,
-            );
+      this.crdWatch = new CrdWatch(
+        client,
+        {
+          changed: (name, meta) => this.schemas.changed(name, meta),
+          deleted: (group, resource) => {
+            this.mapper.invalidate();
+            void live.stopWatching(group, resource);
+          },
+        },
+        this.log,
+      );
       this.remediator = new Remediator({
         live,
         sync: options.identity,

@@ -202,8 +202,14 @@ test("a RepoSync's reconciler has Config Sync's base role, and reads only the Se
     { verb: "create", resource: "events", namespace },
     secrets(namespace, "git-creds"),
     secrets(namespace, "git-ca"),
+    // Its custom resources' schemas, from their CRDs (current for every match); only reading them.
+    { verb: "list", resource: "customresourcedefinitions", group: "apiextensions.k8s.io" },
+    { verb: "watch", resource: "customresourcedefinitions", group: "apiextensions.k8s.io" },
   ]);
   await expectAllowed(reconciler, false, [
+    { verb: "create", resource: "customresourcedefinitions", group: "apiextensions.k8s.io" },
+    { verb: "update", resource: "customresourcedefinitions", group: "apiextensions.k8s.io", name: "x.example.com" },
+    { verb: "delete", resource: "customresourcedefinitions", group: "apiextensions.k8s.io", name: "x.example.com" },
     secrets(namespace, "another-secret"),
     secrets(namespace),
     { verb: "list", resource: "secrets", namespace },
