@@ -145,6 +145,8 @@ export function reconcilerDeployment(
               command: ["node", ...reconcilerNodeFlags(reconcilerMemoryLimit(sync)), "dist/driftless-reconciler.mjs"],
               env,
               ports: [{ name: "metrics", containerPort: ReconcilerMetricsPort, protocol: "TCP" }],
+              // Liveness starts once the process has answered: a slow start on a busy node is not a failure.
+              startupProbe: { ...probe("/healthz", 2), failureThreshold: 60 },
               readinessProbe: probe("/readyz", 10),
               livenessProbe: probe("/healthz", 20),
               resources: resourcesOf(sync),

@@ -79,10 +79,15 @@ test("a RepoSync gets a Deployment, ServiceAccount and a RoleBinding in its name
   const binding = await getObject(Mapping.RoleBinding, namespace, "configsync.gke.io:ns-reconciler");
   assert.equal(roleRefOf(binding), "configsync.gke.io:ns-reconciler");
   assert.deepEqual(subjects(binding).sort(), [...names].sort(), "one shared RoleBinding lists both reconcilers");
+  // Cluster-wide, a RepoSync reconciler may only read CRDs (its custom resources' schemas).
   const clusterBindings = await (await admin()).list(Mapping.ClusterRoleBinding);
-  assert.ok(
-    !clusterBindings.items.some((b) => subjects(b).some((s) => names.includes(s))),
-    "a RepoSync reconciler is bound cluster-wide",
+  const crdReader = "configsync.gke.io:ns-reconciler-crd-reader";
+  assert.deepEqual(
+    clusterBindings.items
+      .filter((b) => subjects(b).some((s) => names.includes(s)))
+      .map((b) => `${b.metadata.name} -> ${roleRefOf(b)}`),
+    [`${crdReader} -> ${crdReader}`],
+    "a RepoSync reconciler is bound cluster-wide beyond reading CRDs",
   );
   const sync = await eventually(
     async () => {
