@@ -5,10 +5,7 @@
  */
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { execFileSync } from "node:child_process";
 import { renderThroughServer } from "@driftless/sync/render";
 import {
   coreApi,
@@ -20,6 +17,7 @@ import {
   suffix,
   TestRepo,
 } from "../../support/index.ts";
+import { startRenderServer } from "../../support/render-server.ts";
 
 const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
   .trim()
@@ -172,41 +170,19 @@ test("in a pod's layout the reconciler records the kustomize_* metrics of a buil
     }),
   );
   const commit = await repo.commit("generated");
-  const cacheDir = await mkdtemp(join(tmpdir(), "driftless-kmetrics-pod-cache-"));
-  const socketDir = await mkdtemp(join(tmpdir(), "driftless-kmetrics-pod-"));
-  t.after(() => rm(cacheDir, { recursive: true, force: true }));
-  t.after(() => rm(socketDir, { recursive: true, force: true }));
-  const socket = join(socketDir, "render.sock");
-  const server = spawn(
-    process.execPath,
-    [
-      "apps/reconciler/src/main.ts",
-      "--render-server",
-      socket,
-      "--render-source-root",
-      cacheDir,
-      "--render-tools-dir",
-      renderToolsDir,
-    ],
-    { env: { PATH: process.env["PATH"] ?? "" }, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  const output: string[] = [];
-  server.stdout.on("data", (chunk: Buffer) => output.push(chunk.toString()));
-  server.stderr.on("data", (chunk: Buffer) => output.push(chunk.toString()));
-  const exited = new Promise((resolve) => server.once("exit", resolve));
-  t.after(async () => {
-    server.kill("SIGTERM");
-    await exited;
-  });
-  await eventually(() => output.some((line) => line.includes("serving renders")), {
-    what: `the render server listening (${output.join("")})`,
-  });
+  // The render server reads the reconciler's checkouts (read-only in a pod) and nothing else.
+  const server = await startRenderServer(t, renderToolsDir);
 
   await createRootSync(name, repo);
   const reconciler = await startReconciler(
     t,
     { kind: "RootSync", namespace: rootSyncNamespace, name },
-    { renderToolsDir: join(socketDir, "no-tools"), cacheDir, renderer: renderThroughServer(socket), metricsPort: 0 },
+    {
+      renderToolsDir: server.noToolsDir,
+      cacheDir: server.cacheDir,
+      renderer: renderThroughServer(server.socket),
+      metricsPort: 0,
+    },
   );
   assert.ok(reconciler.metricsUrl !== undefined);
   await rootSynced(name, commit);

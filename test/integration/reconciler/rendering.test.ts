@@ -1,9 +1,8 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { chmod } from "node:fs/promises";
 import { join } from "node:path";
 import { renderThroughServer } from "@driftless/sync/render";
 import {
@@ -21,6 +20,7 @@ import {
   type JsonObject,
   updateRootSyncSpec,
 } from "../../support/index.ts";
+import { startRenderServer } from "../../support/render-server.ts";
 
 /** kustomize and helm, built (or found in the cache) by the script `npm test`'s set-up runs. */
 const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
@@ -326,43 +326,18 @@ test("a reconciler renders through a render-server process of its own (the pod's
   );
   const commit = await repo.commit("generated");
   // The render server reads the reconciler's checkouts (read-only in a pod) and nothing else.
-  const cacheDir = await mkdtemp(join(tmpdir(), "driftless-render-pod-cache-"));
-  const socketDir = await mkdtemp(join(tmpdir(), "driftless-render-pod-"));
-  t.after(() => rm(cacheDir, { recursive: true, force: true }));
-  t.after(() => rm(socketDir, { recursive: true, force: true }));
-  const socket = join(socketDir, "render.sock");
-  const server = spawn(
-    process.execPath,
-    [
-      "apps/reconciler/src/main.ts",
-      "--render-server",
-      socket,
-      "--render-source-root",
-      cacheDir,
-      "--render-tools-dir",
-      renderToolsDir,
-    ],
-    // As in the render container: no Redis, no kubeconfig.
-    { env: { PATH: process.env["PATH"] ?? "" }, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  const output: string[] = [];
-  server.stdout.on("data", (chunk: Buffer) => output.push(chunk.toString()));
-  server.stderr.on("data", (chunk: Buffer) => output.push(chunk.toString()));
-  const exited = new Promise((resolve) => server.once("exit", resolve));
-  t.after(async () => {
-    server.kill("SIGTERM");
-    await exited;
-  });
-  await eventually(() => output.some((line) => line.includes("serving renders")), {
-    what: `the render server listening (${output.join("")})`,
-  });
+  const server = await startRenderServer(t, renderToolsDir);
 
   await createRootSync(name, repo);
   // No kustomize where the reconciler looks: everything it renders comes from the server.
   await startReconciler(
     t,
     { kind: "RootSync", namespace: rootSyncNamespace, name },
-    { renderToolsDir: join(socketDir, "no-tools"), cacheDir, renderer: renderThroughServer(socket) },
+    {
+      renderToolsDir: server.noToolsDir,
+      cacheDir: server.cacheDir,
+      renderer: renderThroughServer(server.socket),
+    },
   );
   await rootSynced(name, commit);
   assert.equal((await renderingAt(name, commit))["message"], "Rendering succeeded");

@@ -1,0 +1,53 @@
+/**
+ * The reconciler's render server as a process of its own, laid out as in a pod: it reads a checkout folder
+ * (the reconciler's cache, read-only there) and listens on a socket, with no Redis and no kubeconfig.
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TestContext } from "node:test";
+import { eventually } from "./eventually.ts";
+
+export interface RunningRenderServer {
+  /** The reconciler's cache: the only folder the server renders from. */
+  readonly cacheDir: string;
+  readonly socket: string;
+  /** A folder without kustomize or helm, for a reconciler that must render through the server alone. */
+  readonly noToolsDir: string;
+}
+
+/** Starts `driftless-reconciler --render-server` (stopped with the test) and resolves once it listens. */
+export async function startRenderServer(t: TestContext, renderToolsDir: string): Promise<RunningRenderServer> {
+  const cacheDir = await mkdtemp(join(tmpdir(), "driftless-render-pod-cache-"));
+  const socketDir = await mkdtemp(join(tmpdir(), "driftless-render-pod-"));
+  t.after(() => rm(cacheDir, { recursive: true, force: true }));
+  t.after(() => rm(socketDir, { recursive: true, force: true }));
+  const socket = join(socketDir, "render.sock");
+  const server = spawn(
+    process.execPath,
+    [
+      "apps/reconciler/src/main.ts",
+      "--render-server",
+      socket,
+      "--render-source-root",
+      cacheDir,
+      "--render-tools-dir",
+      renderToolsDir,
+    ],
+    // As in the render container: no Redis, no kubeconfig.
+    { env: { PATH: process.env["PATH"] ?? "" }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const output: string[] = [];
+  server.stdout.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+  server.stderr.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+  const exited = new Promise((resolve) => server.once("exit", resolve));
+  t.after(async () => {
+    server.kill("SIGTERM");
+    await exited;
+  });
+  await eventually(() => output.some((line) => line.includes("serving renders")), {
+    what: `the render server listening (${output.join("")})`,
+  });
+  return { cacheDir, socket, noToolsDir: join(socketDir, "no-tools") };
+}
