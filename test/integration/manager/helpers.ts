@@ -12,7 +12,7 @@ import type { TestContext } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { KubeClient, RestMapper, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { findRepoRoot } from "@driftless/local-cluster";
-import { eventually, suffix, testEnv } from "../../support/index.ts";
+import { eventually, suffix, testEnv, TestRepo } from "../../support/index.ts";
 
 export const systemNamespace = "config-management-system";
 export const managerLabel = "driftless.test/manager";
@@ -511,4 +511,23 @@ export async function createNamespace(t: TestContext, prefix = "mgr"): Promise<s
     await client.delete(Mapping.Namespace, undefined, name).catch(() => undefined);
   });
   return name;
+}
+
+/**
+ * A RootSync of `manager`'s scope syncing one ConfigMap (`<object>.yaml`) into a namespace of the test's own,
+ * polling every 2 s; resolves once its first commit is synced.
+ */
+export async function syncedRootSync(
+  t: TestContext,
+  manager: RunningManager,
+  options: { readonly namespacePrefix: string; readonly object: string },
+): Promise<{ name: string; repo: TestRepo; target: string }> {
+  const target = await createNamespace(t, options.namespacePrefix);
+  const repo = await TestRepo.create(t);
+  await repo.write(`${options.object}.yaml`, configMap(options.object, target, { round: "0" }));
+  const commit = await repo.commit("one object");
+  const name = `root-${suffix()}`;
+  await createSync(t, rootSyncObject(name, manager.scope, { repo: repo.url, branch: repo.branch, period: "2s" }));
+  await synced("RootSync", systemNamespace, name, commit, 90_000);
+  return { name, repo, target };
 }

@@ -19,11 +19,10 @@ import {
   type RedisConnection,
   type SyncRef,
 } from "@driftless/queue";
-import { eventually, suffix, testEnv, TestRepo } from "../../support/index.ts";
+import { eventually, suffix, testEnv } from "../../support/index.ts";
 import {
   admin,
   configMap,
-  createNamespace,
   createSync,
   getObject,
   Mapping,
@@ -32,6 +31,7 @@ import {
   startManager,
   synced,
   systemNamespace,
+  syncedRootSync,
   type RunningManager,
 } from "./helpers.ts";
 
@@ -45,21 +45,6 @@ function connect(t: TestContext, url: string): RedisConnection {
 
 /** The run's Redis as its admin (the default user), for the test's own look. */
 const adminRedis = (t: TestContext): RedisConnection => connect(t, testEnv().redisUrl);
-
-/** A RootSync of the manager's scope syncing one ConfigMap; resolves once synced. */
-async function syncedRootSync(
-  t: TestContext,
-  manager: RunningManager,
-): Promise<{ name: string; repo: TestRepo; target: string }> {
-  const target = await createNamespace(t, "acl");
-  const repo = await TestRepo.create(t);
-  await repo.write("cm.yaml", configMap("cm", target, { round: "0" }));
-  const commit = await repo.commit("one object");
-  const name = `root-${suffix()}`;
-  await createSync(t, rootSyncObject(name, manager.scope, { repo: repo.url, branch: repo.branch, period: "2s" }));
-  await synced("RootSync", systemNamespace, name, commit, 90_000);
-  return { name, repo, target };
-}
 
 /** How a sync's reconciler process reaches Redis (its environment), and the user and password the manager gave it. */
 async function credentialOf(
@@ -132,7 +117,10 @@ async function assertRefused(what: string, run: () => Promise<unknown>): Promise
 
 test("a reconciler's own Redis user reaches its sync's queue only, and no administrative command", async (t) => {
   const manager = await startManager(t);
-  const [mine, theirs] = [await syncedRootSync(t, manager), await syncedRootSync(t, manager)];
+  const [mine, theirs] = [
+    await syncedRootSync(t, manager, { namespacePrefix: "acl", object: "cm" }),
+    await syncedRootSync(t, manager, { namespacePrefix: "acl", object: "cm" }),
+  ];
   const prefix = manager.scope.queuePrefix;
   const ownQueue = `${prefix}:${syncQueueName(rootSync(mine.name))}`;
   const otherQueue = `${prefix}:${syncQueueName(rootSync(theirs.name))}`;
@@ -217,7 +205,7 @@ test("a reconciler's own Redis user reaches its sync's queue only, and no admini
 
 test("a reconciler's Redis user deleted by hand is re-created by the manager and the sync recovers; it goes with the sync", async (t) => {
   const manager = await startManager(t);
-  const { name, repo, target } = await syncedRootSync(t, manager);
+  const { name, repo, target } = await syncedRootSync(t, manager, { namespacePrefix: "acl", object: "cm" });
   const look = adminRedis(t);
   const { username } = await credentialOf(manager, name);
   assert.ok(username !== undefined, "the reconciler got no Redis user of its own");

@@ -32,6 +32,7 @@ import {
   startManager,
   synced,
   systemNamespace,
+  syncedRootSync,
   type RunningManager,
 } from "../manager/helpers.ts";
 import { testPrefix, testSync } from "./helpers.ts";
@@ -216,21 +217,6 @@ function inspector(t: TestContext, server: RedisServer): RedisConnection {
   return connection;
 }
 
-/** A RootSync of `objectCount` ConfigMaps in a namespace of the test's own, synced at its first commit. */
-async function syncedRootSync(
-  t: TestContext,
-  manager: RunningManager,
-): Promise<{ name: string; target: string; repo: TestRepo }> {
-  const target = await createNamespace(t, "redis");
-  const repo = await TestRepo.create(t);
-  await repo.write("cm-0.yaml", configMap("cm-0", target, { round: "0" }));
-  const first = await repo.commit("one object");
-  const name = `root-${suffix()}`;
-  await createSync(t, rootSyncObject(name, manager.scope, { repo: repo.url, branch: repo.branch, period: "2s" }));
-  await synced("RootSync", systemNamespace, name, first, 90_000);
-  return { name, target, repo };
-}
-
 /** Pushes `objectCount` ConfigMaps and resolves once the reconciler has begun that pass. */
 async function pushAndWaitMidPass(name: string, target: string, repo: TestRepo, round: string): Promise<string> {
   for (let i = 0; i < objectCount; i++) await repo.write(`cm-${i}.yaml`, configMap(`cm-${i}`, target, { round }));
@@ -273,7 +259,7 @@ test("a manager given a Redis URL with its password in the environment keeps it 
   const redis = await passwordRedis();
   assert.match(await rawReply(redis.port, "SET k v"), /^-NOAUTH/, "the Redis of this test takes no password");
   const manager = await managerOn(t, () => redis, "url");
-  const { name } = await syncedRootSync(t, manager);
+  const { name } = await syncedRootSync(t, manager, { namespacePrefix: "redis", object: "cm-0" });
 
   const [child] = await assertPasswordHidden(manager, name);
   // The reconciler never has the admin password: its own user and password, from the manager, in its environment.
@@ -290,7 +276,7 @@ test("Redis killed and restarted mid-pass: nothing is lost, the sync converges t
   let redis = await passwordRedis();
   const manager = await managerOn(t, () => redis, "REDIS_PASSWORD");
   const look = inspector(t, redis);
-  const { name, target, repo } = await syncedRootSync(t, manager);
+  const { name, target, repo } = await syncedRootSync(t, manager, { namespacePrefix: "redis", object: "cm-0" });
   const queue = `${manager.scope.queuePrefix}:${syncQueueName({ kind: "RootSync", namespace: systemNamespace, name })}`;
 
   await pushAndWaitMidPass(name, target, repo, "1");
@@ -316,7 +302,7 @@ test("FLUSHALL mid-pass: the queues are rebuilt level-triggered, the sync conver
   const redis = await passwordRedis();
   const manager = await managerOn(t, () => redis, "REDIS_PASSWORD");
   const look = inspector(t, redis);
-  const { name, target, repo } = await syncedRootSync(t, manager);
+  const { name, target, repo } = await syncedRootSync(t, manager, { namespacePrefix: "redis", object: "cm-0" });
   const queue = `${manager.scope.queuePrefix}:${syncQueueName({ kind: "RootSync", namespace: systemNamespace, name })}`;
 
   await pushAndWaitMidPass(name, target, repo, "1");
