@@ -29,6 +29,8 @@
  * ```
  */
 export { GitFetcher } from "./fetcher.ts";
+export { ProcessEnd, runProcessGroup } from "./process-group.ts";
+export type { ProcessGroupOptions, ProcessGroupResult } from "./process-group.ts";
 export type { FetchRequest, GitFetcherOptions, ResolveRequest } from "./fetcher.ts";
 export { GitFailureReason, GitFetchError } from "./errors.ts";
 export { credentialsFromSecretData, SecretKey } from "./secret-data.ts";

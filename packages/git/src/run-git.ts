@@ -1,12 +1,9 @@
-import { spawn } from "node:child_process";
+import { ProcessEnd, runProcessGroup } from "./process-group.ts";
 
 /**
- * Runs one git process and collects its output, with a hard deadline.
- *
- * git starts helpers (git-remote-https, ssh, index-pack); killing only git would leave them
- * running and holding locks in the cache repository. So every git runs as the leader of its own
- * process group (and session, so ssh has no terminal to prompt on), and an abort or timeout kills
- * the whole group.
+ * Runs one git process and collects its output, with a hard deadline, as a process group
+ * (process-group.ts): an abort or timeout kills git's helpers too, which would otherwise hold locks
+ * in the cache repository.
  */
 
 export interface RunGitOptions {
@@ -48,68 +45,27 @@ export class GitProcessError extends Error {
   }
 }
 
-// Enough for ls-remote of a pattern and for diagnostics; stderr keeps its tail, where git puts
-// the fatal line after progress output.
+// Enough for ls-remote of a pattern and for diagnostics.
 const maxStdoutBytes = 64 * 1024 * 1024;
-const maxStderrChars = 64 * 1024;
 
-export function runGit(args: readonly string[], options: RunGitOptions): Promise<GitOutput> {
+export async function runGit(args: readonly string[], options: RunGitOptions): Promise<GitOutput> {
   const subcommand = args.find((arg) => !arg.startsWith("-")) ?? "";
-  return new Promise((resolve, reject) => {
-    if (options.signal?.aborted === true) {
-      reject(new GitProcessError(subcommand, GitExit.Aborted, null, ""));
-      return;
-    }
-    const child = spawn(options.gitBinary, args, {
-      cwd: options.cwd,
-      env: options.env,
-      detached: true,
-      stdio: "pipe",
-    });
-    const stdout: Buffer[] = [];
-    let stdoutBytes = 0;
-    let stderr = "";
-    let ended: GitExit | undefined;
-
-    const killGroup = (why: GitExit): void => {
-      ended ??= why;
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // The group is already gone: nothing left to stop.
-      }
-    };
-    const timer = setTimeout(() => killGroup(GitExit.TimedOut), options.timeoutMs);
-    const onAbort = (): void => killGroup(GitExit.Aborted);
-    options.signal?.addEventListener("abort", onAbort, { once: true });
-
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdoutBytes += chunk.length;
-      if (stdoutBytes <= maxStdoutBytes) stdout.push(chunk);
-    });
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk: string) => {
-      stderr = (stderr + chunk).slice(-maxStderrChars);
-    });
-    // git may exit before reading stdin; the resulting EPIPE says nothing the exit code does not.
-    child.stdin.on("error", () => undefined);
-    child.stdin.end(options.input ?? "");
-
-    let settled = false;
-    const finish = (error: Error | undefined, code: number | null): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      options.signal?.removeEventListener("abort", onAbort);
-      if (error !== undefined) reject(error);
-      else if (ended !== undefined) reject(new GitProcessError(subcommand, ended, code, stderr));
-      else if (code !== 0) reject(new GitProcessError(subcommand, GitExit.Failed, code, stderr));
-      else resolve({ stdout: Buffer.concat(stdout).toString("utf8"), stderr });
-    };
-    // "close" comes after every holder of git's stdout/stderr (ssh, remote helpers) has exited,
-    // so a resolved run leaves no helper behind.
-    child.once("error", (error) => finish(error, null));
-    child.once("close", (code) => finish(undefined, code));
+  const run = await runProcessGroup(options.gitBinary, args, {
+    cwd: options.cwd,
+    env: options.env,
+    timeoutMs: options.timeoutMs,
+    signal: options.signal,
+    input: options.input,
+    maxStdoutBytes,
+    onTooMuchOutput: "truncate",
   });
+  if (run.killed !== undefined)
+    throw new GitProcessError(
+      subcommand,
+      run.killed === ProcessEnd.Aborted ? GitExit.Aborted : GitExit.TimedOut,
+      run.code,
+      run.stderr,
+    );
+  if (run.code !== 0) throw new GitProcessError(subcommand, GitExit.Failed, run.code, run.stderr);
+  return { stdout: run.stdout, stderr: run.stderr };
 }

@@ -1,10 +1,9 @@
 /**
- * Runs kustomize or helm with a deadline and bounded output. kustomize starts helm (and, with shell
- * access, git), so each tool runs as the leader of its own process group and the deadline or an
- * abort kills the whole group: a hung chart repository or URL resource never holds a pass, and
- * leaves no helper behind.
+ * Runs kustomize or helm with a deadline and bounded output, as a process group (kustomize starts helm
+ * and, with shell access, git): a hung chart repository or URL resource never holds a pass, and leaves
+ * no helper behind.
  */
-import { spawn } from "node:child_process";
+import { ProcessEnd, runProcessGroup } from "@driftless/git";
 
 export interface RunToolOptions {
   readonly cwd?: string | undefined;
@@ -41,70 +40,23 @@ export class ToolProcessError extends Error {
   }
 }
 
-// The tail, where kustomize and helm print the error after any warnings.
-const maxStderrChars = 64 * 1024;
+const exitOf = {
+  [ProcessEnd.TimedOut]: ToolExit.TimedOut,
+  [ProcessEnd.Aborted]: ToolExit.Aborted,
+  [ProcessEnd.TooMuchOutput]: ToolExit.TooMuchOutput,
+} as const;
 
-export function runTool(binary: string, args: readonly string[], options: RunToolOptions): Promise<string> {
-  return new Promise((resolve, reject) => {
-    if (options.signal.aborted) {
-      reject(new ToolProcessError(binary, ToolExit.Aborted, null, "", ""));
-      return;
-    }
-    const child = spawn(binary, args, { cwd: options.cwd, env: options.env, detached: true, stdio: "pipe" });
-    const stdout: Buffer[] = [];
-    let stdoutBytes = 0;
-    let stderr = "";
-    let ended: ToolExit | undefined;
-
-    const killGroup = (why: ToolExit): void => {
-      ended ??= why;
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // The group is already gone.
-      }
-    };
-    const timer = setTimeout(() => killGroup(ToolExit.TimedOut), options.timeoutMs);
-    const onAbort = (): void => killGroup(ToolExit.Aborted);
-    options.signal.addEventListener("abort", onAbort, { once: true });
-
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdoutBytes += chunk.length;
-      if (stdoutBytes > options.maxStdoutBytes) killGroup(ToolExit.TooMuchOutput);
-      else stdout.push(chunk);
-    });
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk: string) => {
-      stderr = (stderr + chunk).slice(-maxStderrChars);
-    });
-    child.stdin.on("error", () => undefined); // the tool may exit before reading stdin
-    child.stdin.end(options.input ?? "");
-
-    let settled = false;
-    const finish = (error: NodeJS.ErrnoException | undefined, code: number | null): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      options.signal.removeEventListener("abort", onAbort);
-      const out = Buffer.concat(stdout).toString("utf8");
-      if (error !== undefined)
-        reject(
-          new ToolProcessError(
-            binary,
-            error.code === "ENOENT" ? ToolExit.NotFound : ToolExit.Failed,
-            null,
-            "",
-            error.message,
-            error,
-          ),
-        );
-      else if (ended !== undefined) reject(new ToolProcessError(binary, ended, code, out, stderr));
-      else if (code !== 0) reject(new ToolProcessError(binary, ToolExit.Failed, code, out, stderr));
-      else resolve(out);
-    };
-    // "close" waits for every holder of the pipes (helm under kustomize) to exit.
-    child.once("error", (error) => finish(error, null));
-    child.once("close", (code) => finish(undefined, code));
-  });
+export async function runTool(binary: string, args: readonly string[], options: RunToolOptions): Promise<string> {
+  let run;
+  try {
+    run = await runProcessGroup(binary, args, { ...options, onTooMuchOutput: "kill" });
+  } catch (error) {
+    const failure = error as NodeJS.ErrnoException;
+    const exit = failure.code === "ENOENT" ? ToolExit.NotFound : ToolExit.Failed;
+    throw new ToolProcessError(binary, exit, null, "", failure.message, failure);
+  }
+  if (run.killed !== undefined)
+    throw new ToolProcessError(binary, exitOf[run.killed], run.code, run.stdout, run.stderr);
+  if (run.code !== 0) throw new ToolProcessError(binary, ToolExit.Failed, run.code, run.stdout, run.stderr);
+  return run.stdout;
 }
