@@ -6,9 +6,10 @@
  *
  * Sizes (defaults are the issue's): STRESS_NAMESPACES=1000, STRESS_CONFIGMAPS=5000, STRESS_CRDS=100,
  * STRESS_CRS_PER_CRD=50, STRESS_COMMITS=100, STRESS_DEPLOYMENTS=1000, STRESS_RECONCILE_TIMEOUT=30s;
- * STRESS_ONLY=configmaps,crds picks scenarios. RECONCILER_ENTRY=src runs the TypeScript sources.
+ * STRESS_ONLY=configmaps,crds picks scenarios; STRESS_LOG_DIR=dir keeps each reconciler's log there. RECONCILER_ENTRY=src runs the TypeScript sources.
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { appendFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -172,8 +173,11 @@ async function startSync(name: string, repo: BenchRepo, override: object = {}): 
   );
   // Counted as they come: the log of a big sync is not kept.
   let passes = 0;
+  const keptLog =
+    process.env["STRESS_LOG_DIR"] === undefined ? undefined : join(process.env["STRESS_LOG_DIR"], `${name}.log`);
   child.stdout?.on("data", (chunk: Buffer) => {
     log = (log + chunk.toString()).slice(-200);
+    if (keptLog !== undefined) appendFileSync(keptLog, chunk);
     passes += chunk.toString().split('"pass finished"').length - 1;
   });
   const running = { child, pid: child.pid ?? 0, metricsPort, passes: () => passes };

@@ -225,6 +225,7 @@ async function applyWaves(plan: Plan, options: ApplyOptions): Promise<ApplyOutco
   const failed = new Set<string>();
   const readiness = new DependencyReadiness(options);
   for (const wave of plan.waves) {
+    await prepareTypes(wave, options);
     const results = await mapLimit(wave, options.concurrency ?? 32, async (desired): Promise<ApplyOutcome> => {
       const keys = desired.dependsOn.map(idKey);
       const blocked = keys.find((key) => failed.has(key));
@@ -260,6 +261,22 @@ async function applyWaves(plan: Plan, options: ApplyOptions): Promise<ApplyOutco
     }
   }
   return outcomes;
+}
+
+/**
+ * Lets the live state start reading every type of the wave at once. The API server answers the
+ * first list of a type it has just started serving (a CRD of this pass) after about a second; read
+ * type by type as the applier reaches them, 100 new CRDs cost 100 such seconds.
+ */
+async function prepareTypes(wave: readonly DesiredObject[], options: ApplyOptions): Promise<void> {
+  if (options.live.prepare === undefined) return;
+  const kinds = new Map<string, DesiredObject>();
+  for (const desired of wave) kinds.set(`${desired.apiVersion}/${desired.id.kind}`, desired);
+  const mappings = await Promise.all(
+    // A kind that cannot be mapped yet fails where it is applied, with its own error.
+    [...kinds.values()].map((d) => options.mapper.mappingFor(d.apiVersion, d.id.kind).catch(() => undefined)),
+  );
+  options.live.prepare(mappings.filter((m): m is ResourceMapping => m !== undefined));
 }
 
 /** Applies one object with the three-way match: writes only when something we declare differs. */

@@ -23,6 +23,11 @@ export interface LiveState {
    * as the write) and catch up once the plan is done.
    */
   applyingPlan?(plan: PlanOutline): () => void;
+  /**
+   * The types about to be read: a state that caches may start reading them all now, so that their
+   * first lists overlap instead of running one after another as the applier reaches each type.
+   */
+  prepare?(mappings: readonly ResourceMapping[]): void;
 }
 
 /** What a live state learns about a plan before it is applied. */

@@ -143,3 +143,36 @@ void describe("InformerLiveState cache form", () => {
     assert.equal(object.metadata.annotations?.[new Annotator().annotationKey], record);
   });
 });
+
+void describe("InformerLiveState.prepare", () => {
+  void it("starts the first list of every type it is given at once, without waiting for any", async (t) => {
+    // Lists that answer only when released: a type the API server has just started serving answers
+    // its first list after about a second.
+    const releases: (() => void)[] = [];
+    const source = {
+      lists: 0,
+      async *listPages(): AsyncGenerator<ListPage> {
+        this.lists++;
+        await new Promise<void>((resolve) => releases.push(resolve));
+        yield { items: [], resourceVersion: "10", restart: false };
+      },
+      async *watch(_m: ResourceMapping, opts: WatchOptions): AsyncGenerator<WatchEvent> {
+        await new Promise<void>((resolve) => opts.signal.addEventListener("abort", () => resolve(), { once: true }));
+      },
+    };
+    const live = liveState(source as unknown as QuietSource);
+    t.after(() => live.stop());
+    const types = ["alphas", "betas", "gammas"].map((resource) => ({
+      ...configMapMapping,
+      group: "example.com",
+      resource,
+      kind: resource,
+    }));
+    live.prepare(types);
+    await until("three lists in flight", () => source.lists === 3);
+    const read = live.get(types[2]!, "team", "a");
+    for (const release of releases) release();
+    assert.equal(await read, undefined);
+    assert.equal(source.lists, 3, "a prepared type was listed again");
+  });
+});

@@ -95,6 +95,10 @@ export class InformerLiveState implements LiveState {
     return informer.get(namespace, name);
   }
 
+  prepare(mappings: readonly ResourceMapping[]): void {
+    for (const mapping of mappings) this.startedInformer(mapping);
+  }
+
   cachedResourceVersion(mapping: ResourceMapping, namespace: string | undefined, name: string): string | undefined {
     const entry = this.informers.get(keyOf(mapping));
     return entry?.informer.hasSynced === true ? entry.informer.resourceVersionOf(namespace, name) : undefined;
@@ -210,6 +214,13 @@ export class InformerLiveState implements LiveState {
   }
 
   private async informerFor(mapping: ResourceMapping): Promise<Informer> {
+    const informer = this.startedInformer(mapping);
+    if (!informer.hasSynced) await this.untilSynced(informer, mapping);
+    return informer;
+  }
+
+  /** The type's informer, started (listing) if it was not yet. */
+  private startedInformer(mapping: ResourceMapping): Informer {
     const key = keyOf(mapping);
     let entry = this.informers.get(key);
     if (entry === undefined) {
@@ -239,7 +250,6 @@ export class InformerLiveState implements LiveState {
       if (this.pausedByPlan(mapping)) informer.pause();
       informer.start();
     }
-    if (!entry.informer.hasSynced) await this.untilSynced(entry.informer, mapping);
     return entry.informer;
   }
 
