@@ -438,16 +438,21 @@ export class Reconciler implements PassContext {
       const waiting = await awaitRenderContainer(gate, fetched, sync);
       if (waiting !== undefined) return waiting;
     }
+    this.renderCache ??= this.newRenderCache();
+    const rendered = await this.renderCache.render(fetched, sync, this.abort.signal);
+    if (rendered.build !== undefined) this.metrics.recordKustomizeBuild(rendered.build);
+    return rendered;
+  }
+
+  private newRenderCache(): RenderCache {
+    const socketPath = this.options.renderSocket;
     const renderer = this.options.renderer ?? (socketPath === undefined ? undefined : renderThroughServer(socketPath));
-    this.renderCache ??= new RenderCache({
+    return new RenderCache({
       tools: { dir: this.options.renderToolsDir },
       ...(renderer === undefined ? {} : { renderer }),
       // A RootSync is admin-owned; a RepoSync's shell runs a tenant's code, so only when the manager allows it.
       shellAllowed: this.identity.kind === "RootSync" || this.options.allowRepoSyncShellInRendering === true,
     });
-    const rendered = await this.renderCache.render(fetched, sync, this.abort.signal);
-    if (rendered.build !== undefined) this.metrics.recordKustomizeBuild(rendered.build);
-    return rendered;
   }
 
   async readSource(fetched: FetchResult, sync: RSync): Promise<SourceResult> {
