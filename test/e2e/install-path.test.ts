@@ -729,7 +729,7 @@ test("no pod logged a refused request, a read-only write or a crash", { skip }, 
       for (const line of log.split("\n")) {
         // A namespace being deleted refuses new objects with a 403 too: that is its lifecycle, not our RBAC.
         const refused = line.replaceAll(
-          /forbidden: unable to create new content in namespace \S+ because it is being terminated/g,
+          /forbidden: unable to create new content in namespace \S+ because it is being terminated( \(403 Forbidden\))?/g,
           "",
         );
         if (/forbidden|EROFS|EACCES|permission denied|"level":"error"/i.test(refused))
