@@ -41,7 +41,7 @@ export const usage = `usage: driftless-reconciler --sync-kind RootSync|RepoSync 
   [--cluster-name NAME]  (this cluster's name, for ClusterSelectors and cluster-name-selector annotations)
   [--render-tools-dir DIR] (kustomize and helm; default: the .local/bin build of a driftless checkout, else PATH)
   [--api-server-timeout D] (deadline of one API server request, e.g. 15s: the sync's override.apiServerTimeout)
-  [--render-socket PATH] (render through the pod's render container listening there, not in this process)
+  [--render-socket PATH] (render through the pod's render container listening there, never in this process; its sync is annotated configsync.gke.io/requires-rendering so the manager adds the container)
   [--allow-reposync-shell-in-rendering] (honour a RepoSync's override.enableShellInRendering; the manager decides)
    or: driftless-reconciler --render-server SOCKET [--render-source-root DIR] [--render-tools-dir DIR] [--log-level L]
 environment: KUBECONFIG, REDIS_URL, REDIS_USERNAME, REDIS_PASSWORD (required; never a flag), SYNC_KIND, SYNC_NAME, SYNC_NAMESPACE, METRICS_PORT, DRIFTLESS_CACHE_DIR,

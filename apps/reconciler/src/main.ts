@@ -4,7 +4,6 @@
 import "./parent-watch.ts";
 import { redactCredentials } from "@driftless/api";
 import { createLogger, Reconciler } from "@driftless/sync";
-import { renderThroughServer } from "@driftless/sync/render";
 import { ConfigError, parseConfig, usage } from "./config.ts";
 import { isRenderServer, parseRenderServerConfig, runRenderServer } from "./render-server.ts";
 
@@ -33,7 +32,8 @@ async function main(): Promise<number> {
     cacheDir: config.cacheDir,
     allowFileTransport: config.allowFileRepos,
     ...(config.renderToolsDir === undefined ? {} : { renderToolsDir: config.renderToolsDir }),
-    ...(config.renderSocket === undefined ? {} : { renderer: renderThroughServer(config.renderSocket) }),
+    // Deployment mode: the pod's render container renders, and only a source that needs it gets one.
+    ...(config.renderSocket === undefined ? {} : { renderSocket: config.renderSocket }),
     allowRepoSyncShellInRendering: config.allowRepoSyncShellInRendering,
     ...(config.resyncPeriodMs === undefined ? {} : { resyncPeriodMs: config.resyncPeriodMs }),
     ...(config.clusterName === undefined ? {} : { clusterName: config.clusterName }),

@@ -151,6 +151,12 @@ export const SyncAnnotation = {
   SyncRequestedAt: "driftless.dev/sync-requested-at",
   /** Written by the reconciler after the status of a pass that began with the request: the value it answered. */
   SyncRequestHandled: "driftless.dev/sync-request-handled",
+  /**
+   * `"true"` or `"false"`, written by the reconciler in deployment mode: whether the sync directory holds
+   * a kustomization. The manager gives the pod its render container (hydration-controller) only when
+   * `"true"` (absent means `"false"`, as in Config Sync). It toggles that container and nothing else.
+   */
+  RequiresRendering: "configsync.gke.io/requires-rendering",
 } as const;
 export type SyncAnnotation = (typeof SyncAnnotation)[keyof typeof SyncAnnotation];
 
@@ -201,6 +207,11 @@ export function allowsEmptySource(annotations: Readonly<Record<string, string>> 
 /** True when the sync is suspended (`driftless.dev/suspend: "true"`). */
 export function isSuspended(annotations: Readonly<Record<string, string>> | undefined): boolean {
   return annotations?.[SyncAnnotation.Suspend] === "true";
+}
+
+/** True when the reconciler found that the sync's source needs rendering (`configsync.gke.io/requires-rendering`). */
+export function requiresRendering(annotations: Readonly<Record<string, string>> | undefined): boolean {
+  return annotations?.[SyncAnnotation.RequiresRendering] === "true";
 }
 
 /** The sync's request for a pass (`driftless.dev/sync-requested-at`) when no finished pass has answered it yet. */

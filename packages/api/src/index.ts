@@ -73,6 +73,7 @@ export {
   allowsEmptySource,
   isSuspended,
   pendingSyncRequest,
+  requiresRendering,
   isLocalConfig,
 } from "./annotations.ts";
 

@@ -7,7 +7,12 @@ function rootSync(override: Record<string, unknown>): RSync {
   const parsed = parseSync({
     apiVersion: "configsync.gke.io/v1beta1",
     kind: "RootSync",
-    metadata: { name: "root-sync", namespace: "config-management-system" },
+    // Its reconciler found a kustomization: the pod has the render container these tests look at.
+    metadata: {
+      name: "root-sync",
+      namespace: "config-management-system",
+      annotations: { "configsync.gke.io/requires-rendering": "true" },
+    },
     spec: { sourceFormat: "unstructured", git: { repo: "https://example.com/r.git", auth: "none" }, override },
   });
   assert.ok(parsed.ok, JSON.stringify(parsed));

@@ -3,9 +3,18 @@
  * Sync's (root-reconciler, ns-reconciler-<ns>...) in config-management-system, running as the
  * reconciler's own ServiceAccount, hardened (non-root, read-only root filesystem, no privilege
  * escalation, no capabilities), with probes on the reconciler's /healthz and /readyz. Rendering runs
- * in a second container without the token or the Redis password (render-container.ts).
+ * in a second container without the token or the Redis password (render-container.ts), present only
+ * while the reconciler has annotated its sync `configsync.gke.io/requires-rendering: "true"`.
  */
-import { Kind, reconcilerName, RootSyncNamespace, SyncLabel, type Quantity, type RSync } from "@driftless/api";
+import {
+  Kind,
+  reconcilerName,
+  requiresRendering,
+  RootSyncNamespace,
+  SyncLabel,
+  type Quantity,
+  type RSync,
+} from "@driftless/api";
 import type { KubeObject } from "@driftless/kube";
 import { syncOwnedLabels } from "./labels.ts";
 import { DefaultReconcilerMemoryLimit, reconcilerEnvironment, reconcilerNodeFlags } from "./node-flags.ts";
@@ -16,9 +25,11 @@ import {
   containerResources,
   hardenedContainer,
   reconcilerRenderEnv,
-  reconcilerRenderMounts,
+  reconcilerSocketMount,
+  reconcilerTokenMount,
   renderContainer,
   renderVolumes,
+  tokenVolume,
 } from "./render-container.ts";
 import { specHash } from "./spec-hash.ts";
 import { syncRefOf } from "./workload.ts";
@@ -58,6 +69,14 @@ function resourcesOf(sync: RSync): Record<string, Record<string, Quantity>> {
   return containerResources(sync, ReconcilerContainer, defaultResources);
 }
 
+/**
+ * The pod template's fingerprint: the spec, the image and whether it has a render container. A new one
+ * replaces the pod and draws a new Redis rollout (redis-rollout.ts).
+ */
+export function podTemplateHash(sync: RSync, settings: Pick<DeploymentSettings, "image">): string {
+  return specHash(sync, { image: settings.image, rendering: requiresRendering(sync.metadata.annotations) });
+}
+
 /** The reconciler's memory limit: the sync's override or the default. Sizes its heap in either mode. */
 export function reconcilerMemoryLimit(sync: RSync): Quantity {
   return resourcesOf(sync)["limits"]?.["memory"] ?? DefaultReconcilerMemoryLimit;
@@ -74,6 +93,8 @@ export function reconcilerDeployment(
   const selector = { [SyncLabel.Reconciler]: name };
   const labels = { ...syncOwnedLabels(ref), ...selector };
   const overrides = reconcilerOverrides(sync);
+  // Config Sync's footprint rule: a source without a kustomization runs one container, not two.
+  const rendering = requiresRendering(sync.metadata.annotations);
   const env = [
     { name: "SYNC_KIND", value: ref.kind },
     { name: "SYNC_NAME", value: ref.name },
@@ -116,7 +137,7 @@ export function reconcilerDeployment(
           labels: { ...labels, [SyncLabel.DeploymentName]: name },
           // The spec changes → the template changes → the pod is replaced and reads the new spec.
           annotations: {
-            [SpecHashAnnotation]: specHash(sync, { image: settings.image }),
+            [SpecHashAnnotation]: podTemplateHash(sync, settings),
             [RedisCredentialAnnotation]: redisCredential,
           },
         },
@@ -154,22 +175,28 @@ export function reconcilerDeployment(
               volumeMounts: [
                 { name: "cache", mountPath: "/cache" },
                 { name: "tmp", mountPath: "/tmp" },
-                ...reconcilerRenderMounts,
+                reconcilerTokenMount,
+                ...(rendering ? [reconcilerSocketMount] : []),
               ],
             },
-            renderContainer(sync, {
-              image: settings.image,
-              imagePullPolicy: settings.imagePullPolicy ?? "IfNotPresent",
-              logLevel: overrides.logLevel ?? settings.logLevel,
-              cacheVolume: "cache",
-              cacheDir: "/cache",
-            }),
+            ...(rendering
+              ? [
+                  renderContainer(sync, {
+                    image: settings.image,
+                    imagePullPolicy: settings.imagePullPolicy ?? "IfNotPresent",
+                    logLevel: overrides.logLevel ?? settings.logLevel,
+                    cacheVolume: "cache",
+                    cacheDir: "/cache",
+                  }),
+                ]
+              : []),
           ],
           volumes: [
             { name: "cache", emptyDir: { sizeLimit: "1Gi" } }, // a git clone and checkout, or an image or chart (docs/design/manager.md)
             { name: "tmp", emptyDir: { sizeLimit: "512Mi" } }, // a render: kustomize output (256 MiB at most) and helm caches
-            // The socket's folder, the render container's /tmp, the reconciler's token (render-container.ts).
-            ...renderVolumes,
+            tokenVolume, // the reconciler container's alone (render-container.ts)
+            // The socket's folder and the render container's /tmp, with that container only.
+            ...(rendering ? renderVolumes : []),
           ],
         },
       },

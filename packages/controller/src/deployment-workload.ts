@@ -17,6 +17,7 @@ import type { SyncRef } from "@driftless/queue";
 import {
   deploymentAvailable,
   deploymentFailure,
+  podTemplateHash,
   reconcilerDeployment,
   RedisCredentialAnnotation,
   SpecHashAnnotation,
@@ -30,7 +31,6 @@ import { createRedisSecret, deleteRedisSecret, writeRedisSecret } from "./redis-
 import { redisRollout } from "./redis-rollout.ts";
 import { redisPasswordHash, type RedisCredential, type ReconcilerRedisUsers } from "./redis-users.ts";
 import { Resource } from "./resources.ts";
-import { specHash } from "./spec-hash.ts";
 import { ReconcilerMode, syncKeyOf, syncRefOf, type ReconcilerWorkload, type WorkloadStatus } from "./workload.ts";
 
 export const FieldManager = "driftless-manager";
@@ -55,7 +55,7 @@ export class DeploymentWorkload implements ReconcilerWorkload {
       await ensureIdentity(this.#client, ref, planIdentity(sync));
       const name = reconcilerName(ref.kind, ref.namespace, ref.name);
       const live = await this.#client.get(Resource.Deployment, RootSyncNamespace, name);
-      const hash = specHash(sync, { image: this.#settings.image });
+      const hash = podTemplateHash(sync, this.#settings);
       const rollout = redisRollout(live, podAnnotation(live, SpecHashAnnotation), hash);
       const credential = await this.#ensureRedisUser(ref, rollout.generation);
       const fingerprint = redisFingerprint(credential.password);

@@ -1,14 +1,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parseSync, type RSync } from "@driftless/api";
-import { reconcilerDeployment } from "./deployment-spec.ts";
+import { parseSync, SyncAnnotation, type RSync } from "@driftless/api";
+import { reconcilerDeployment, SpecHashAnnotation } from "./deployment-spec.ts";
 import { RenderContainer } from "./render-container.ts";
 
-function repoSync(override: Record<string, unknown> = {}): RSync {
+/** A RepoSync whose reconciler found a kustomization (the render container's tests), unless `rendering` says otherwise. */
+function repoSync(override: Record<string, unknown> = {}, rendering: string | null = "true"): RSync {
+  const annotations = rendering === null ? {} : { [SyncAnnotation.RequiresRendering]: rendering };
   const parsed = parseSync({
     apiVersion: "configsync.gke.io/v1beta1",
     kind: "RepoSync",
-    metadata: { name: "repo-sync", namespace: "team-a" },
+    metadata: { name: "repo-sync", namespace: "team-a", annotations },
     spec: { sourceFormat: "unstructured", git: { repo: "https://example.com/r.git", auth: "none" }, override },
   });
   assert.ok(parsed.ok, JSON.stringify(parsed));
@@ -37,11 +39,20 @@ const settings = {
   logLevel: "info",
 };
 
-function podOf(sync: RSync, extra: Record<string, unknown> = {}): PodSpec {
+interface Template {
+  metadata: { annotations: Record<string, string> };
+  spec: PodSpec;
+}
+
+function templateOf(sync: RSync, extra: Record<string, unknown> = {}): Template {
   const deployment = reconcilerDeployment(sync, { ...settings, ...extra }) as unknown as {
-    spec: { template: { spec: PodSpec } };
+    spec: { template: Template };
   };
-  return deployment.spec.template.spec;
+  return deployment.spec.template;
+}
+
+function podOf(sync: RSync, extra: Record<string, unknown> = {}): PodSpec {
+  return templateOf(sync, extra).spec;
 }
 
 function container(pod: PodSpec, name: string): Container {
@@ -135,5 +146,51 @@ void describe("the reconciler pod's render container", () => {
       ) === true;
     assert.equal(allowed(podOf(repoSync())), false);
     assert.equal(allowed(podOf(repoSync(), { allowRepoSyncShellInRendering: true })), true);
+  });
+
+  void it('is left out, with its socket folder and its /tmp, until the sync is annotated requires-rendering: "true"', () => {
+    for (const rendering of [null, "false", "True", ""]) {
+      const pod = podOf(repoSync({}, rendering));
+      assert.deepEqual(
+        pod.containers.map((c) => c.name),
+        ["reconciler"],
+        `requires-rendering ${String(rendering)}`,
+      );
+      assert.deepEqual(
+        pod.volumes.map((v) => v.name),
+        ["cache", "tmp", "kube-api-access"],
+      );
+      const reconciler = container(pod, "reconciler");
+      assert.ok(!(reconciler.volumeMounts ?? []).some((m) => m.mountPath === "/render"));
+      // Still pointed at the socket: without it, the reconciler would run kustomize itself, beside its token.
+      assert.ok(reconciler.env?.some((e) => e.name === "DRIFTLESS_RENDER_SOCKET" && e.value === "/render/render.sock"));
+      assert.ok((reconciler.volumeMounts ?? []).some((m) => m.mountPath === tokenDir && m.readOnly === true));
+      assert.equal(pod.automountServiceAccountToken, false);
+    }
+  });
+
+  void it("changes only the render container's presence and the pod template's hash: no shell, no other setting", () => {
+    const without = templateOf(repoSync({ enableShellInRendering: true }, "false"));
+    const withRender = templateOf(repoSync({ enableShellInRendering: true }, "true"));
+    // A new hash replaces the pod (and draws a new Redis rollout).
+    assert.notEqual(
+      without.metadata.annotations[SpecHashAnnotation],
+      withRender.metadata.annotations[SpecHashAnnotation],
+    );
+    const reconcilerWithout = container(without.spec, "reconciler");
+    const reconcilerWith = container(withRender.spec, "reconciler");
+    assert.deepEqual(reconcilerWith.env, reconcilerWithout.env);
+    assert.ok(
+      !(reconcilerWith.env ?? []).some((e) => e.name === "DRIFTLESS_ALLOW_REPOSYNC_SHELL_IN_RENDERING"),
+      "the annotation allowed a RepoSync's shell in rendering",
+    );
+    assert.deepEqual(
+      (reconcilerWith.volumeMounts ?? []).filter((m) => m.mountPath !== "/render"),
+      reconcilerWithout.volumeMounts,
+    );
+    assert.deepEqual(
+      withRender.spec.volumes.filter((v) => v.name !== "render" && v.name !== "render-tmp"),
+      without.spec.volumes,
+    );
   });
 });

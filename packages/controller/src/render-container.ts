@@ -2,7 +2,8 @@
  * The parts of a reconciler pod that keep rendering away from its credentials, as Config Sync's
  * hydration-controller does: a second container running `kustomize build` for the reconciler over a
  * unix socket, with the checkouts read-only and without the ServiceAccount token or the Redis
- * password; and the token itself, mounted into the reconciler container only.
+ * password; and the token itself, mounted into the reconciler container only. The pod has the render
+ * container only while its sync is annotated `configsync.gke.io/requires-rendering: "true"`.
  */
 import type { RSync } from "@driftless/api";
 import { containerResources, containerVerbosity, RenderContainer } from "./container-overrides.ts";
@@ -62,35 +63,38 @@ export function renderContainer(sync: RSync, s: RenderContainerSettings): Record
   };
 }
 
-/** What the reconciler container adds to reach its render container and the API server. */
+/**
+ * What the reconciler container always has, render container or not: the socket's path, so it never
+ * runs kustomize itself beside its token (without the container it reports the render as waiting).
+ */
 export const reconcilerRenderEnv = [{ name: "DRIFTLESS_RENDER_SOCKET", value: RenderSocketPath }] as const;
-export const reconcilerRenderMounts = [
-  { name: "render", mountPath: RenderSocketDir },
-  { name: "kube-api-access", mountPath: serviceAccountDir, readOnly: true },
+export const reconcilerTokenMount = { name: "kube-api-access", mountPath: serviceAccountDir, readOnly: true } as const;
+/** With the render container only: the folder that holds its socket. */
+export const reconcilerSocketMount = { name: "render", mountPath: RenderSocketDir } as const;
+
+/** With the render container only: the socket's folder; helm's caches with one render's output (at most 256 MiB), removed after each render. */
+export const renderVolumes = [
+  { name: "render", emptyDir: { sizeLimit: "1Mi" } },
+  { name: "render-tmp", emptyDir: { sizeLimit: "1Gi" } },
 ] as const;
 
 /**
- * The pod's volumes for rendering, and the ServiceAccount token as kubelet's automount would project
- * it (token, cluster CA, namespace), so the in-cluster client works unchanged and re-reads a rotated
- * token; the pod sets automountServiceAccountToken: false so no other container gets it.
+ * The ServiceAccount token as kubelet's automount would project it (token, cluster CA, namespace), so
+ * the in-cluster client works unchanged and re-reads a rotated token; the pod sets
+ * automountServiceAccountToken: false so no other container gets it.
  */
-export const renderVolumes = [
-  // The socket only; and helm's caches with one render's output (at most 256 MiB), removed after each render.
-  { name: "render", emptyDir: { sizeLimit: "1Mi" } },
-  { name: "render-tmp", emptyDir: { sizeLimit: "1Gi" } },
-  {
-    name: "kube-api-access",
-    projected: {
-      defaultMode: 0o644,
-      sources: [
-        { serviceAccountToken: { path: "token", expirationSeconds: tokenExpirationSeconds } },
-        { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
-        {
-          downwardAPI: {
-            items: [{ path: "namespace", fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } }],
-          },
+export const tokenVolume = {
+  name: "kube-api-access",
+  projected: {
+    defaultMode: 0o644,
+    sources: [
+      { serviceAccountToken: { path: "token", expirationSeconds: tokenExpirationSeconds } },
+      { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
+      {
+        downwardAPI: {
+          items: [{ path: "namespace", fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } }],
         },
-      ],
-    },
+      },
+    ],
   },
-] as const;
+} as const;

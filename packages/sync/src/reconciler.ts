@@ -41,6 +41,8 @@ import { loadSync, rsyncMapping } from "./rsync.ts";
 import { NamespaceWatch } from "./namespace-watch.ts";
 import { SourceCache } from "./source-cache.ts";
 import { RenderCache, type Rendered, type Renderer } from "./rendering.ts";
+import { renderThroughServer } from "./render-client.ts";
+import { awaitRenderContainer } from "./render-container-gate.ts";
 import { ReconcileTimeouts } from "./reconcile-timeouts.ts";
 import { ResourceGroupStatus } from "./resource-group-status.ts";
 import { sourceFormatOf } from "./source-options.ts";
@@ -77,8 +79,15 @@ export interface ReconcilerOptions {
   readonly allowFileTransport?: boolean;
   /** The folder holding kustomize and helm (built by packages/sync/scripts/build-render-tools.sh); undefined: PATH. */
   readonly renderToolsDir?: string;
-  /** Who runs kustomize: default a child of this process; in a pod, the render container (renderThroughServer). */
+  /** Who runs kustomize: default a child of this process, or the render container at `renderSocket`. */
   readonly renderer?: Renderer;
+  /**
+   * Deployment mode: the socket of the pod's render container (hydration-controller), which renders
+   * instead of a child process. The pod has that container only while the RSync is annotated
+   * `configsync.gke.io/requires-rendering: "true"`, which this reconciler keeps true to each commit;
+   * without it, a source that needs rendering is reported as waiting (render-container-gate.ts).
+   */
+  readonly renderSocket?: string;
   /** Honour a RepoSync's spec.override.enableShellInRendering (the manager's --allow-reposync-shell-in-rendering). */
   readonly allowRepoSyncShellInRendering?: boolean;
   readonly log?: Logger;
@@ -423,15 +432,27 @@ export class Reconciler implements PassContext {
   }
 
   async render(fetched: FetchResult, sync: RSync): Promise<Rendered> {
-    this.renderCache ??= new RenderCache({
-      tools: { dir: this.options.renderToolsDir },
-      ...(this.options.renderer === undefined ? {} : { renderer: this.options.renderer }),
-      // A RootSync is admin-owned; a RepoSync's shell runs a tenant's code, so only when the manager allows it.
-      shellAllowed: this.identity.kind === "RootSync" || this.options.allowRepoSyncShellInRendering === true,
-    });
+    const socketPath = this.options.renderSocket;
+    if (socketPath !== undefined) {
+      const gate = { socketPath, client: this.client, identity: this.identity, log: this.log };
+      const waiting = await awaitRenderContainer(gate, fetched, sync);
+      if (waiting !== undefined) return waiting;
+    }
+    this.renderCache ??= this.newRenderCache();
     const rendered = await this.renderCache.render(fetched, sync, this.abort.signal);
     if (rendered.build !== undefined) this.metrics.recordKustomizeBuild(rendered.build);
     return rendered;
+  }
+
+  private newRenderCache(): RenderCache {
+    const socketPath = this.options.renderSocket;
+    const renderer = this.options.renderer ?? (socketPath === undefined ? undefined : renderThroughServer(socketPath));
+    return new RenderCache({
+      tools: { dir: this.options.renderToolsDir },
+      ...(renderer === undefined ? {} : { renderer }),
+      // A RootSync is admin-owned; a RepoSync's shell runs a tenant's code, so only when the manager allows it.
+      shellAllowed: this.identity.kind === "RootSync" || this.options.allowRepoSyncShellInRendering === true,
+    });
   }
 
   async readSource(fetched: FetchResult, sync: RSync): Promise<SourceResult> {

@@ -18,6 +18,8 @@ export const RenderingMessage = {
   Succeeded: "Rendering succeeded",
   Failed: "Rendering failed",
   Skipped: "Rendering skipped",
+  /** Deployment mode: the source needs rendering and the pod has no render container yet. */
+  Required: "Rendering required but is currently disabled",
 } as const;
 export type RenderingMessage = (typeof RenderingMessage)[keyof typeof RenderingMessage];
 
@@ -42,15 +44,20 @@ export const renderTimeoutMs = 5 * 60_000;
 
 /** True when the sync directory itself holds a kustomization (not a subdirectory: Config Sync's rule). */
 export async function needsRendering(dir: string): Promise<boolean> {
+  return (await kustomizationFileIn(dir)) !== undefined;
+}
+
+/** The name of the kustomization file in `dir` itself, if any. */
+export async function kustomizationFileIn(dir: string): Promise<string | undefined> {
   // Three stats, not a listing: a sync directory may hold 10,000 files, and every pass asks.
   for (const name of kustomizationFileNames) {
     const found = await stat(join(dir, name)).then(
       (s) => !s.isDirectory(),
       () => false,
     );
-    if (found) return true;
+    if (found) return name;
   }
-  return false;
+  return undefined;
 }
 
 /** Output above this is refused rather than held in memory (a runaway generator). */

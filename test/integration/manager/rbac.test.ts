@@ -611,6 +611,7 @@ test("a root reconciler restricted by roleRefs cannot drop them (nor change its 
           "driftless.dev/sync-request-handled": "2026-01-01T00:00:00Z",
           "configsync.gke.io/image-to-sync": "registry.example/app@sha256:0",
           "applyset.kubernetes.io/tooling": "configsync.gke.io/v1",
+          "configsync.gke.io/requires-rendering": "true",
         },
         labels: { "applyset.kubernetes.io/id": "applyset-test-v1" },
       },
@@ -640,12 +641,36 @@ test("a RepoSync's reconciler cannot repoint its own RepoSync or widen what it m
       },
       "suspended itself": { metadata: { annotations: { "driftless.dev/suspend": "true" } } },
       "allowed an empty source": { metadata: { annotations: { "configsync.gke.io/allow-empty-source": "true" } } },
+      "enabled shell in rendering": { spec: { override: { enableShellInRendering: true } } },
+      "enabled shell in rendering beside requires-rendering": {
+        metadata: { annotations: { "configsync.gke.io/requires-rendering": "true" } },
+        spec: { override: { enableShellInRendering: true } },
+      },
     },
   );
   assert.deepEqual(through, [], `the reconciler's own writes let through: ${through.join("; ")}`);
   assert.equal(await answer(asReconciler.delete(Mapping.RepoSync, namespace, "repo-sync")), "forbidden");
+  // What it does write: whether its source needs rendering (the manager then adds the render container).
+  for (const value of ["true", "false"])
+    assert.equal(
+      await answer(
+        asReconciler.patch(
+          Mapping.RepoSync,
+          namespace,
+          "repo-sync",
+          { metadata: { annotations: { "configsync.gke.io/requires-rendering": value } } },
+          "merge",
+        ),
+      ),
+      "ok",
+      `requires-rendering: "${value}"`,
+    );
   const live = await getSync("RepoSync", namespace, "repo-sync");
   assert.equal((live?.["spec"] as { git?: { repo?: string } }).git?.repo, "https://example.invalid/team.git");
+  assert.equal(
+    (live?.["spec"] as { override?: { enableShellInRendering?: boolean } }).override?.enableShellInRendering,
+    undefined,
+  );
 });
 
 test("the reconciler write policy names the finalizer, label, annotations and ServiceAccounts the code uses", async () => {
@@ -662,7 +687,14 @@ test("the reconciler write policy names the finalizer, label, annotations and Se
   assert.equal(variable("ownLabels"), `['${ApplySetLabel.Id}']`);
   assert.equal(
     variable("ownAnnotations"),
-    `[${[ApplySetAnnotation.Tooling, SyncAnnotation.ImageToSync, SyncAnnotation.SyncRequestHandled].map((k) => `'${k}'`).join(", ")}]`,
+    `[${[
+      ApplySetAnnotation.Tooling,
+      SyncAnnotation.ImageToSync,
+      SyncAnnotation.SyncRequestHandled,
+      SyncAnnotation.RequiresRendering,
+    ]
+      .map((k) => `'${k}'`)
+      .join(", ")}]`,
   );
   const who = spec.matchConditions[0]?.expression ?? "";
   const user = `system:serviceaccount:${systemNamespace}:`;
