@@ -51,10 +51,10 @@ export const reconcilerEnvironment: Readonly<Record<string, string>> = {
 export const ManagerMemoryLimit = "384Mi";
 
 /**
- * Node's flags for the manager (manifests/manager.yaml, the benches). Its live heap is small (~30 MiB
- * at 1,000 syncs) but it allocates in bursts (a job's requests and responses, informer events), and
- * by default V8 let the young generation grow to 64 MiB of resident memory; no `--expose-gc`: nothing
- * in the manager knows when a collection would pay.
+ * Node's flags for the manager (manifests/manager.yaml, the benches). Its live heap is small (~25 MiB
+ * at 1,000 syncs) but it allocates steadily (each job's requests and responses, informer events), and
+ * by default V8 let the young generation grow to 64, then 128 MiB; no `--expose-gc`: nothing in the
+ * manager knows when a collection would pay. Figures in docs/design/manager.md.
  */
 export function managerNodeFlags(memoryLimit: string | number = ManagerMemoryLimit): string[] {
   return reconcilerNodeFlags(memoryLimit).filter((flag) => flag !== "--expose-gc");
