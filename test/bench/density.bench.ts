@@ -19,6 +19,7 @@ import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseAllDocuments } from "yaml";
 import { reconcilerName } from "@driftless/api";
+import { managerEnvironment, managerNodeFlags } from "@driftless/controller";
 import {
   defaultCrdDir,
   down,
@@ -106,6 +107,8 @@ async function startManager(mode: "process" | "deployment", prefix: string, sele
   const child = spawn(
     process.execPath,
     [
+      // As manifests/manager.yaml runs it.
+      ...managerNodeFlags(),
       managerEntry,
       ...["--kubeconfig", cluster.kubeconfig, "--reconciler-mode", mode, "--metrics-port", String(metricsPort)],
       ...["--queue-prefix", prefix, "--state-dir", join(root, `state-${prefix}`), "--sync-selector", selector],
@@ -114,7 +117,12 @@ async function startManager(mode: "process" | "deployment", prefix: string, sele
     ],
     {
       stdio: ["ignore", openSync(logFile, "w"), openSync(logFile, "a")],
-      env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${redis.port}`, REDIS_PASSWORD: redis.password },
+      env: {
+        ...process.env,
+        ...managerEnvironment,
+        REDIS_URL: `redis://127.0.0.1:${redis.port}`,
+        REDIS_PASSWORD: redis.password,
+      },
     },
   );
   await waitFor("manager ready", async () => (await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).ok, 60_000, 200);

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseAllDocuments } from "yaml";
+import { managerEnvironment, managerNodeFlags } from "@driftless/controller";
 import { KubeClient, namespaceMapping, RestMapper, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { grantRepoSyncReconciler } from "../support/rbac.ts";
 import {
@@ -73,6 +74,8 @@ const reconcilerCommand = fromSources ? "reconciler/src/main.ts" : "dist/driftle
 const manager = spawn(
   process.execPath,
   [
+    // As manifests/manager.yaml runs it.
+    ...managerNodeFlags(),
     managerEntry,
     ...["--kubeconfig", cluster.kubeconfig, "--redis-url", redis.url, "--reconciler-mode", "process"],
     ...[
@@ -85,7 +88,7 @@ const manager = spawn(
     ],
     ...["--queue-prefix", queuePrefix, "--state-dir", join(root, "state"), "--allow-file-repos", "--log-level", "warn"],
   ],
-  { stdio: ["ignore", log, log], env: { ...process.env, REDIS_PASSWORD: redis.password } },
+  { stdio: ["ignore", log, log], env: { ...process.env, ...managerEnvironment, REDIS_PASSWORD: redis.password } },
 );
 const managerPid = manager.pid ?? 0;
 

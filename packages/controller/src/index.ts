@@ -41,7 +41,14 @@ export { ProcessWorkload } from "./process-workload.ts";
 export type { ProcessWorkloadOptions } from "./process-workload.ts";
 export { DeploymentWorkload, FieldManager } from "./deployment-workload.ts";
 export { reconcilerDeployment, ReconcilerMetricsPort, SpecHashAnnotation } from "./deployment-spec.ts";
-export { DefaultReconcilerMemoryLimit, reconcilerEnvironment, reconcilerNodeFlags } from "./node-flags.ts";
+export {
+  DefaultReconcilerMemoryLimit,
+  ManagerMemoryLimit,
+  managerEnvironment,
+  managerNodeFlags,
+  reconcilerEnvironment,
+  reconcilerNodeFlags,
+} from "./node-flags.ts";
 export type { DeploymentSettings } from "./deployment-spec.ts";
 export { planIdentity, RbacName, ownedBindingName, secretRoleName, syncRoleName } from "./rbac-plan.ts";
 export type { IdentityPlan, BindingRef } from "./rbac-plan.ts";

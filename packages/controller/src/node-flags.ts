@@ -46,3 +46,19 @@ export const reconcilerEnvironment: Readonly<Record<string, string>> = {
   MALLOC_MMAP_THRESHOLD_: "131072",
   MALLOC_TRIM_THRESHOLD_: "131072",
 };
+
+/** The manager container's memory limit (manifests/manager.yaml). */
+export const ManagerMemoryLimit = "384Mi";
+
+/**
+ * Node's flags for the manager (manifests/manager.yaml, the benches). Its live heap is small (~25 MiB
+ * at 1,000 syncs) but it allocates steadily (each job's requests and responses, informer events), and
+ * by default V8 let the young generation grow to 64, then 128 MiB; no `--expose-gc`: nothing in the
+ * manager knows when a collection would pay. Figures in docs/design/manager.md.
+ */
+export function managerNodeFlags(memoryLimit: string | number = ManagerMemoryLimit): string[] {
+  return reconcilerNodeFlags(memoryLimit).filter((flag) => flag !== "--expose-gc");
+}
+
+/** Environment for the manager, beside the flags: the same allocator settings as a reconciler's. */
+export const managerEnvironment: Readonly<Record<string, string>> = reconcilerEnvironment;

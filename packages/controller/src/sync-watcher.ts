@@ -8,6 +8,7 @@ import { Kind, RootSyncNamespace, isSyncKind } from "@driftless/api";
 import { Informer, type KubeClient, type KubeObject } from "@driftless/kube";
 import { ManagerTrigger, type SyncRef } from "@driftless/queue";
 import type { Logger } from "@driftless/sync";
+import { cachedDeployment, cachedNamespace, cachedSync } from "./cached-forms.ts";
 import { managedByManagerSelector, syncOfLabels } from "./labels.ts";
 import { Resource } from "./resources.ts";
 
@@ -65,13 +66,22 @@ export class SyncWatcher {
       options.log.warn("watch failed; retrying", { watch: what, error: error.message });
     const selector = options.syncSelector === undefined ? {} : { labelSelector: options.syncSelector };
     // RootSyncs outside config-management-system are watched too, only to be reported Stalled.
-    this.#rootSyncs = new Informer(options.client, Resource.RootSync, { ...selector, onError: onError("rootsyncs") });
-    this.#repoSyncs = new Informer(options.client, Resource.RepoSync, { ...selector, onError: onError("reposyncs") });
-    this.#namespaces = new Informer(options.client, Resource.Namespace, { onError: onError("namespaces") });
+    // Each cache keeps only what is read from it (cached-forms.ts): with 1,000 syncs, full copies of
+    // every sync, namespace and Deployment were the bulk of the manager's live heap.
+    const syncs = { ...selector, transform: cachedSync };
+    this.#rootSyncs = new Informer(options.client, Resource.RootSync, { ...syncs, onError: onError("rootsyncs") });
+    this.#repoSyncs = new Informer(options.client, Resource.RepoSync, { ...syncs, onError: onError("reposyncs") });
+    this.#namespaces = new Informer(options.client, Resource.Namespace, {
+      transform: cachedNamespace,
+      onError: onError("namespaces"),
+    });
+    // Only a Deployment's labels are read here (which sync to repair); jobs read the Deployment itself.
     this.#deployments = options.watchDeployments
       ? new Informer(options.client, Resource.Deployment, {
           namespace: RootSyncNamespace,
           labelSelector: managedByManagerSelector,
+          metadataOnly: true,
+          transform: cachedDeployment,
           onError: onError("deployments"),
         })
       : undefined;

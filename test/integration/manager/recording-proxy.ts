@@ -19,6 +19,10 @@ export interface ProxiedRequest {
   /** The path without its query. */
   readonly path: string;
   readonly userAgent: string;
+  /** The query string, without its `?` ("" without one). */
+  readonly query: string;
+  /** The Accept header ("" without one). */
+  readonly accept: string;
   /** The API server's answer, once it came. */
   status?: number;
 }
@@ -51,6 +55,8 @@ export async function startRecordingProxy(t: TestContext, dir: string, name: str
       method: req.method ?? "",
       path: (req.url ?? "").split("?")[0] ?? "",
       userAgent: req.headers["user-agent"] ?? "",
+      query: (req.url ?? "").split("?")[1] ?? "",
+      accept: req.headers.accept ?? "",
     };
     requests.push(record);
     proxy.onRequest?.(record);
