@@ -1,6 +1,7 @@
 /**
  * The cluster's CRDs, metadata only (a CRD's schema can be hundreds of KiB; its generation says when
- * the spec changed): a CRD another party changes makes its custom resources' schema stale, so the
+ * the spec changed), from the first custom resource type the sync watches (a sync of built-in kinds
+ * only opens no CRD watch): a CRD another party changes makes its custom resources' schema stale, so the
  * next match reads it again; a CRD deleted ends the watch of its kinds at once, instead of retrying a
  * 404 every backoff step. A reconciler that may not watch CRDs (a RepoSync's) goes without: its
  * schemas come from /openapi/v3 and a deleted kind's watch ends on its 404 (live-cache.ts).
@@ -21,6 +22,8 @@ export class CrdWatch {
   readonly #handlers: CrdWatchHandlers;
   readonly #log: Logger;
   #informer: Informer | undefined;
+  /** Refused once (403/401): not tried again for every new custom resource type. */
+  #refused = false;
 
   constructor(client: KubeClient, handlers: CrdWatchHandlers, log: Logger) {
     this.#client = client;
@@ -28,8 +31,9 @@ export class CrdWatch {
     this.#log = log;
   }
 
+  /** Starts watching, once; started when the sync first watches a custom resource type. */
   start(): void {
-    if (this.#informer !== undefined) return;
+    if (this.#informer !== undefined || this.#refused) return;
     const informer = new Informer(this.#client, crdMapping, {
       metadataOnly: true,
       // managedFields of a CRD written by server-side apply name every field of its schema.
@@ -39,6 +43,7 @@ export class CrdWatch {
           this.#log.info("CRD watch not permitted: custom resource schemas come from /openapi/v3", {
             error: error.message,
           });
+          this.#refused = true;
           void this.stop();
           return;
         }
@@ -55,6 +60,7 @@ export class CrdWatch {
     });
     informer.start();
     this.#informer = informer;
+    this.#log.debug("watching CRDs (metadata): the sync manages custom resources", {});
   }
 
   async stop(): Promise<void> {

@@ -54,6 +54,7 @@ export class InformerLiveState implements LiveState {
   private readonly listDeadlineMs: number;
   private readonly onInformerError: ((mapping: ResourceMapping, error: Error) => void) | undefined;
   private readonly onTypeGone: ((mapping: ResourceMapping) => void) | undefined;
+  private readonly onTypeWatched: ((mapping: ResourceMapping) => void) | undefined;
   /** When each informer that has not listed yet was first seen failing. */
   private readonly listFailingSince = new WeakMap<Informer, number>();
   private readonly labelSelector: string;
@@ -79,11 +80,14 @@ export class InformerLiveState implements LiveState {
       readonly onInformerError?: (mapping: ResourceMapping, error: Error) => void;
       /** A type's list or watch answered 404 (its CRD is gone): its informer has stopped. */
       readonly onTypeGone?: (mapping: ResourceMapping) => void;
+      /** A type is watched for the first time (its informer starts). */
+      readonly onTypeWatched?: (mapping: ResourceMapping) => void;
     },
   ) {
     this.labelSelector = `${ApplySetLabel.PartOf}=${applySetId(options.sync)}`;
     this.onInformerError = options.onInformerError;
     this.onTypeGone = options.onTypeGone;
+    this.onTypeWatched = options.onTypeWatched;
     this.client = client;
     this.listDeadlineMs = options.listDeadlineMs ?? 30_000;
     this.namespace = options.namespace;
@@ -249,6 +253,7 @@ export class InformerLiveState implements LiveState {
       // Started by a bulk plan (the first sync of this type): list now, watch once the plan is done.
       if (this.pausedByPlan(mapping)) informer.pause();
       informer.start();
+      this.onTypeWatched?.(mapping);
     }
     return entry.informer;
   }

@@ -21,9 +21,9 @@ import {
   type SyncIdentity,
 } from "@driftless/applier";
 import { GitFetcher, type FetchResult } from "@driftless/git";
-import { KubeClient, RestMapper } from "@driftless/kube";
+import { apiVersionOf, KubeClient, RestMapper } from "@driftless/kube";
 import { createMetrics, serveMetrics, syncLabels, type Metrics } from "@driftless/metrics";
-import { Annotator, CustomResourceSchemaRegistry, PatchMaker } from "@driftless/objectmatcher";
+import { Annotator, CustomResourceSchemaRegistry, PatchMaker, resolveKind } from "@driftless/objectmatcher";
 import { createRedisConnection, SyncQueue, syncQueueName, type Poller, type RedisConnection } from "@driftless/queue";
 import type { SourceResult } from "@driftless/source";
 import { ArtifactSources } from "./artifact-sources.ts";
@@ -198,6 +198,11 @@ export class Reconciler implements PassContext {
           });
           this.mapper.invalidate();
         },
+        // CRDs matter to a sync only through the custom resources it manages: one that manages none
+        // (most tenants' RepoSyncs) opens no CRD watch.
+        onTypeWatched: (mapping) => {
+          if (!resolveKind(apiVersionOf(mapping.group, mapping.version), mapping.kind).builtIn) this.crdWatch?.start();
+        },
       });
       this.live = live;
       this.crdWatch = new CrdWatch(
@@ -273,7 +278,6 @@ export class Reconciler implements PassContext {
       this.metricsUrl = `http://127.0.0.1:${server.port}`;
     }
     await alignFinalizer(this.client, this.identity);
-    this.crdWatch?.start();
     this.queue.worker((job) => this.process(job.data.trigger as PassTrigger));
     const loaded = await loadSync(this.client, this.identity);
     const specPeriod = loaded?.sync === undefined ? undefined : sourcePeriodOf(loaded.sync.spec);
