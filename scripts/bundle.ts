@@ -9,8 +9,9 @@
  * natively: @kubernetes/client-node (only for exec/auth-provider kubeconfigs) and msgpackr's
  * optional native extension.
  */
-import { build, type BuildOptions } from "esbuild";
+import { build, type BuildOptions, type Plugin } from "esbuild";
 import { readFileSync } from "node:fs";
+import { builtinModules } from "node:module";
 import { join } from "node:path";
 
 const root = join(import.meta.dirname, "..");
@@ -23,6 +24,44 @@ const apps: Record<string, string> = {
   driftless: "apps/cli/src/main.ts",
 };
 
+/**
+ * Node's built-in modules through require(), not `import`: Node builds the ES module face of a
+ * built-in by reading every export, which runs the lazy getters (node:http's WebSocket,
+ * MessageEvent, …) and so loads and runs undici and the web streams in every process: 1.2 MiB of
+ * heap in an idle reconciler that never calls fetch. require() returns the module as it is.
+ */
+const builtinsThroughRequire: Plugin = {
+  name: "builtins-through-require",
+  setup(b) {
+    const builtins = new Set(builtinModules);
+    b.onResolve({ filter: /^(node:)?[a-z_/0-9]+$/ }, (args) => {
+      const name = args.path.replace(/^node:/, "");
+      if (args.kind !== "import-statement" || !builtins.has(name)) return undefined;
+      return { path: `node:${name}`, namespace: "builtin-require" };
+    });
+    b.onLoad({ filter: /.*/, namespace: "builtin-require" }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: "js",
+    }));
+  },
+};
+
+/**
+ * BullMQ's index loads its PostgreSQL backend (250 KiB of SQL text held as strings, `pg` glue) for
+ * anyone who imports it; driftless queues on Redis only, so that part is left out.
+ */
+const bullmqWithoutPostgres: Plugin = {
+  name: "bullmq-without-postgres",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/postgres$/ }, (args) =>
+      /[/\\]bullmq[/\\]dist[/\\]cjs[/\\]index\.js$/.test(args.importer)
+        ? { path: "bullmq-postgres", namespace: "left-out" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "left-out" }, () => ({ contents: "module.exports = {};", loader: "js" }));
+  },
+};
+
 const shared: BuildOptions = {
   bundle: true,
   platform: "node",
@@ -31,6 +70,7 @@ const shared: BuildOptions = {
   outExtension: { ".js": ".mjs" },
   outdir: bundleDir,
   external: ["@kubernetes/client-node", "msgpackr-extract"],
+  plugins: [builtinsThroughRequire, bullmqWithoutPostgres],
   // CommonJS dependencies (ioredis, prom-client, yaml) call require() for Node's built-ins.
   banner: {
     js: "import { createRequire as __driftlessRequire } from 'node:module'; const require = __driftlessRequire(import.meta.url);",

@@ -190,7 +190,8 @@ async function processMode(): Promise<void> {
   const createdToSyncedS = (performance.now() - t0) / 1000;
   // Start-up garbage settles before memory is read.
   await delay(20_000);
-  const pids = await pidsWith(reconcilerCommand, "--sync-kind\0RepoSync");
+  // This run's reconcilers only (their cache dir is under its root): others may run on the machine.
+  const pids = await pidsWith(reconcilerCommand, "--sync-kind\0RepoSync", root);
   const pss = await Promise.all(pids.map(pssMiB));
   const rss = await Promise.all(pids.map((p) => statusMiB(p, "VmRSS")));
   const managerRssMiB = await statusMiB(manager.pid, "VmRSS");
@@ -210,7 +211,7 @@ async function processMode(): Promise<void> {
   const t1 = performance.now();
   manager = await startManager("process", "dp", selector);
   const up = async (): Promise<boolean> => {
-    const current = await pidsWith(reconcilerCommand, "--sync-kind\0RepoSync");
+    const current = await pidsWith(reconcilerCommand, "--sync-kind\0RepoSync", root);
     if (current.length < syncs) return false;
     // Each reconciler has finished a pass since the restart (its own log, under the state dir).
     const logs = await Promise.all(

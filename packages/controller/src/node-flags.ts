@@ -17,7 +17,9 @@
  *
  * `--expose-gc` lets the reconciler start a major collection after each full pass (@driftless/sync
  * collectAfterPass): back-to-back passes over 10,000 objects otherwise left their garbage in the old
- * generation until it had doubled, and RSS climbed from ~131 to ~150 MiB.
+ * generation until it had doubled, and RSS climbed from ~131 to ~150 MiB. On a small heap it asks for
+ * the memory-reducing collection instead, which gives the semi-spaces back: an idle small sync's PSS
+ * 44 → 34 MiB.
  */
 import { parseQuantity } from "@driftless/objectmatcher";
 

@@ -62,11 +62,17 @@ export function structSchema(name: string): FieldSchema {
   const schema: FieldSchema = { fields, ...structOverlay(name) };
   structs.set(name, schema);
   const oneOf = ONE_OF_STRUCTS.has(packageAndType(name));
-  for (const [key, field] of Object.entries(STRUCTS[name]?.fields ?? {})) {
+  for (const [key, field] of Object.entries(goStruct(name)?.fields ?? {})) {
     const child = fieldSchema(field, oneOf);
     if (child) fields[key] = child;
   }
   return schema;
+}
+
+/** The generated facts of a Go struct, parsed from their JSON text (structSchema asks once per struct). */
+export function goStruct(name: string): GoStruct | undefined {
+  const text = STRUCTS[name];
+  return text === undefined ? undefined : (JSON.parse(text) as GoStruct);
 }
 
 /** The Go struct of a built-in `apiVersion Kind`, if the generated facts have it. */

@@ -4,7 +4,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { promisify } from "node:util";
-import type { GoField } from "./facts.ts";
+import { goStruct, type GoField } from "./facts.ts";
 import { KINDS, KUBERNETES_VERSION, STRUCTS } from "./kube-facts.generated.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
 import { SERVER_METADATA_FIELDS } from "./normalize.ts";
@@ -67,7 +67,7 @@ function scalarFields(): ScalarField[] {
       const { struct, path, wrap } = queue.shift() ?? assert.fail();
       if (seen.has(struct)) continue;
       seen.add(struct);
-      for (const [name, field] of Object.entries(STRUCTS[struct]?.fields ?? {})) {
+      for (const [name, field] of Object.entries(goStruct(struct)?.fields ?? {})) {
         if (path === "" && SKIPPED_ROOT_FIELDS.has(name)) continue;
         if (path === "metadata" && SERVER_METADATA.has(name)) continue;
         const here = path === "" ? name : `${path}.${name}`;
@@ -98,11 +98,13 @@ function scalarFields(): ScalarField[] {
   return out;
 }
 
+const everyStruct = Object.keys(STRUCTS).map((name) => goStruct(name));
+
 /** A keyed list's item needs its key to be an item at all; these fields are that key. */
 function keyFieldsOf(struct: string): Set<string> {
   const keys = new Set<string>();
-  for (const other of Object.values(STRUCTS)) {
-    for (const field of Object.values(other.fields)) {
+  for (const other of everyStruct) {
+    for (const field of Object.values(other?.fields ?? {})) {
       if (field.type !== `[]${struct}` || !field.patchStrategy?.includes("merge")) continue;
       if (field.patchMergeKey) keys.add(field.patchMergeKey);
       for (const key of field.listMapKeys ?? []) keys.add(key);
@@ -115,7 +117,7 @@ function keyedItem(field: GoField, struct: string): JsonObject {
   const item: JsonObject = {};
   if (!field.patchStrategy?.includes("merge")) return item;
   for (const key of [field.patchMergeKey ?? "", ...(field.listMapKeys ?? [])]) {
-    const type = STRUCTS[struct]?.fields[key]?.type;
+    const type = goStruct(struct)?.fields[key]?.type;
     if (type === undefined) continue;
     item[key] = type === "int" ? 1 : type === "bool" ? true : key === "protocol" ? "TCP" : "k";
   }
