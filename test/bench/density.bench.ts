@@ -10,6 +10,8 @@
  *    kubelet). The manager's RSS, the time until each sync has its Deployment, and the writes it made.
  *
  * DENSITY_ONLY=process or deployment runs one part. MANAGER_ENTRY=src runs the TypeScript sources.
+ * Process mode also prints what Redis holds per sync, part by part (redis-breakdown.ts: connections by
+ * role, keys by kind, the ACL user), read with every reconciler and the manager up.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { openSync } from "node:fs";
@@ -32,6 +34,7 @@ import {
 import { KubeClient, namespaceMapping, RestMapper, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { closeRedisConnection, createRedisConnection } from "@driftless/queue";
 import { grantRepoSyncReconciler } from "../support/rbac.ts";
+import { breakdownLines, infoMemory, redisBreakdown, redisRemainder, remainderLines } from "./redis-breakdown.ts";
 import {
   apiserverMetrics,
   BenchRepo,
@@ -173,7 +176,10 @@ async function processMode(): Promise<void> {
   const head = repo.commitAndPush("a few config maps");
   const selector = "bench.driftless.dev/density=process";
   const [redisBefore, apiBefore] = [await usedMemory(), await apiserverMetrics(client)];
+  const redisInfoBefore = await infoMemory(redisAdmin);
   let manager = await startManager("process", "dp", selector);
+  // What the manager alone holds (its connections, BullMQ's scripts): not a sync's.
+  const redisManagerOnly = await infoMemory(redisAdmin);
   const idleManagerMiB = await statusMiB(manager.pid, "VmRSS");
   const load = await loadAverage();
   const t0 = performance.now();
@@ -197,6 +203,7 @@ async function processMode(): Promise<void> {
   const managerRssMiB = await statusMiB(manager.pid, "VmRSS");
   const managerPssMiB = await pssMiB(manager.pid);
   const redisPerSyncKiB = ((await usedMemory()) - redisBefore) / syncs / 1024;
+  const redisParts = await redisBreakdown(redisAdmin, "dp");
   // Idle: every sync synced, nothing changes; what the API server sees in the window.
   const idleStart = await apiserverMetrics(client, true);
   await delay(idleSeconds * 1000);
@@ -236,6 +243,9 @@ async function processMode(): Promise<void> {
   for (const t of starts) perSecond.set(Math.floor(t / 1000), (perSecond.get(Math.floor(t / 1000)) ?? 0) + 1);
   const mostInOneSecond = Math.max(0, ...perSecond.values());
   await stopManager(manager);
+  // What stays once every process is gone (no connection), then without the ACL users, then without
+  // BullMQ's scripts: the parts of used_memory that CLIENT LIST and MEMORY USAGE do not show.
+  const redisLeft = await redisRemainder(redisAdmin, "dp");
 
   Object.assign(report, {
     process: {
@@ -251,6 +261,8 @@ async function processMode(): Promise<void> {
       managerRssMiB,
       managerPssMiB,
       redisPerSyncKiB,
+      redisParts,
+      redisLeft,
       watchesPerSync,
       requestsPerSyncPerMin,
       idleRequests: Object.fromEntries(idleRequests),
@@ -266,6 +278,10 @@ async function processMode(): Promise<void> {
     `| Redis per sync | ${round(redisPerSyncKiB)} KiB | used_memory growth ÷ syncs |`,
     `| API server watches per sync | ${round(watchesPerSync, 2)} | apiserver_longrunning_requests WATCH growth ÷ syncs |`,
     `| API requests per idle sync per minute | ${round(requestsPerSyncPerMin, 2)} | ${verbCell(idleRequests)} over ${idleSeconds} s |`,
+    "",
+    ...breakdownLines(redisParts, syncs, redisInfoBefore),
+    ...remainderLines(redisParts.info, redisLeft, redisInfoBefore, syncs),
+    `| Redis per sync, the manager's own share left out | ${round(((redisParts.info["used_memory"] ?? 0) - (redisManagerOnly["used_memory"] ?? 0)) / syncs / 1024)} KiB | growth since the manager was up, ÷ syncs |`,
     "",
   );
 }

@@ -1,10 +1,11 @@
 /**
  * Redis memory per sync (see docs/benchmarks.md), to size `maxmemory` in manifests/redis.yaml.
  *
- * A real redis-server holds what N syncs keep in it: one SyncQueue per sync, with its worker (two
- * connections, as a reconciler has), and the manager queue with one job per sync; passes run until
- * the retention of packages/queue is full (20 completed and 100 failed jobs per queue, the events
- * stream at its ~1,000 entries). Polling is an in-process timer (packages/queue poller.ts), so no
+ * A real redis-server holds what N syncs keep in it: one SyncQueue per sync on a worker-role
+ * connection that its worker shares (two connections with BullMQ's blocking one, as a reconciler
+ * has), and the manager queue with one job per sync; passes run until the retention of
+ * packages/queue is full (1 completed and 20 failed jobs per queue; the events stream keeps only the
+ * last script's events). Polling is an in-process timer (packages/queue poller.ts), so no
  * repeatable job lives in Redis. `INFO memory` used_memory is read before and after (BullMQ's Lua
  * scripts, ~0.5 MB once per server, are loaded by a warm-up first); the difference over N is the
  * figure per sync.
@@ -69,8 +70,8 @@ async function measure(scenario: Scenario, syncs: number): Promise<Row> {
   const before = await usedMemory();
   const clientsBefore = await clientMemory();
   const connections: RedisConnection[] = [];
-  const connect = (): RedisConnection => {
-    const c = createRedisConnection(redisUrl, { log: () => undefined });
+  const connect = (role: "producer" | "worker" = "producer"): RedisConnection => {
+    const c = createRedisConnection(redisUrl, { role, log: () => undefined });
     connections.push(c);
     return c;
   };
@@ -82,7 +83,7 @@ async function measure(scenario: Scenario, syncs: number): Promise<Row> {
     const sync: SyncRef = { kind: "RepoSync", namespace: `team-${i}`, name: "repo-sync" };
     const queue = new SyncQueue({
       sync,
-      connection: connect(),
+      connection: connect("worker"),
       prefix: "driftless",
       // Failing passes back off for 1 ms instead of seconds: what is kept is the same.
       ...(scenario === "failing" ? { retry: { backoffMs: 1 } } : {}),
@@ -90,7 +91,7 @@ async function measure(scenario: Scenario, syncs: number): Promise<Row> {
     queues.push(queue);
     let finish: () => void = () => undefined;
     const done = new Promise<void>((resolve) => (finish = resolve));
-    // One failed job is five attempts; 110 of them overflow the retention of 100.
+    // One failed job is five attempts; 110 of them overflow the retention (20 failed jobs).
     const target = scenario === "failing" ? 110 * 5 : passes;
     let attempts = 0;
     let next: () => void = () => undefined;

@@ -8,7 +8,9 @@
  * - `worker`: wait. BullMQ requires `maxRetriesPerRequest: null` for the blocking connection a
  *   Worker uses, and a worker has nothing better to do than wait for Redis to come back.
  * Both reconnect forever with capped exponential backoff and jitter (so a fleet of reconcilers
- * does not reconnect in lockstep after a Redis restart).
+ * does not reconnect in lockstep after a Redis restart). A queue given a worker-role connection runs
+ * its worker on it and fails enqueue fast itself (queue-core.ts): a reconciler needs one connection
+ * fewer, and each costs Redis up to ~20 KiB while it talks.
  */
 import { Redis, type RedisOptions } from "ioredis";
 import { redactSecrets, redactUrl, secretsOf } from "./redact.ts";
@@ -87,6 +89,14 @@ export function createRedisConnection(url: string, options: RedisConnectionOptio
   const redis = new Redis(url, redisOptions(options));
   watch(redis, { description: redactUrl(url), secrets: secretsOf(url), log: options.log ?? defaultLog });
   return redis;
+}
+
+/**
+ * True for a connection that waits through an outage (worker role): a queue given one runs its
+ * worker on it too, instead of opening a twin (one connection fewer per reconciler).
+ */
+export function waitsForRedis(connection: RedisConnection): boolean {
+  return connection.options.maxRetriesPerRequest === null && connection.options.enableOfflineQueue !== false;
 }
 
 /**

@@ -31,6 +31,7 @@ export {
   describeConnection,
   reconnectDelay,
   RedisRole,
+  waitsForRedis,
   workerConnection,
 } from "./connection.ts";
 export type { RedisConnection, RedisConnectionOptions } from "./connection.ts";

@@ -9,6 +9,12 @@
  * waiting job the moment the active one finishes. So per id there is at most one active and one
  * waiting job, a trigger arriving mid-pass is never lost, and a burst collapses into one job. It
  * also means no two jobs of one id are ever active at once, whatever the worker concurrency.
+ *
+ * Connections: the queue's own (producer) connection, and for a worker BullMQ's blocking connection
+ * (a duplicate) plus a non-blocking one: a worker-role twin when the queue was given a producer
+ * connection, or the queue's own when it was given a worker-role one (the reconciler's layout: two
+ * connections, not three). Redis 7.0 gives a connection a 16 KiB query buffer at each command and
+ * frees it ~2 s after the last one, so what a connection costs is mostly how often it talks.
  */
 import { randomUUID } from "node:crypto";
 import { Queue, Worker, type Job, type JobsOptions } from "bullmq";
@@ -17,6 +23,7 @@ import {
   createRedisConnection,
   describeConnection,
   redactFor,
+  waitsForRedis,
   workerConnection,
   type RedisConnection,
 } from "./connection.ts";
@@ -27,8 +34,9 @@ import { classifyFailure, jobOptions, type Retention, type RetryPolicy } from ".
 
 export interface QueueCommonOptions {
   /**
-   * A producer-role connection from createRedisConnection (shared, left open by close()), or a
-   * Redis URL (a connection is created and closed with the queue).
+   * A connection from createRedisConnection (shared, left open by close()): producer role, or
+   * worker role to run the worker on it too. Or a Redis URL (a producer connection is created and
+   * closed with the queue).
    */
   readonly connection: RedisConnection | string;
   /** BullMQ key prefix. Default `driftless`; tests use a random one each. */
@@ -48,6 +56,11 @@ export interface WorkerTuning {
   readonly lockDurationMs?: number;
   /** How often stalled jobs (lock expired) are looked for and re-queued. Default 30 s. */
   readonly stalledIntervalMs?: number;
+  /**
+   * How long the worker's blocking fetch waits on an empty queue before asking again (a new job
+   * wakes it at once, whatever this is). Default 5 s (BullMQ's).
+   */
+  readonly idleWaitSeconds?: number;
 }
 
 /** waiting includes prioritized jobs; delayed includes jobs backing off before a retry. */
@@ -81,6 +94,14 @@ export interface RawJob {
 
 const NEVER_ABORTED = new AbortController().signal;
 
+/**
+ * Entries kept in a queue's events stream: none. Nothing in driftless reads it (no QueueEvents), a
+ * job's outcome is kept in the job itself (the last completed, the last 20 failed), the logs and
+ * the metrics. BullMQ trims it approximately (`XADD MAXLEN ~`), which keeps whole stream nodes of up
+ * to 4 KiB, so any count above 0 cost ~4.7 KiB per queue (at 10,000, BullMQ's default, ~100 KiB).
+ */
+const EVENTS_KEPT = 0;
+
 export class QueueCore<Data, Name extends string> {
   readonly name: string;
   readonly prefix: string;
@@ -94,7 +115,10 @@ export class QueueCore<Data, Name extends string> {
   readonly #timeoutMs: number;
   readonly #hooks: QueueHooks;
   #worker: Worker<Data, void, Name> | undefined;
+  /** The worker's twin of the producer connection; none when the worker shares the queue's own. */
   #workerConnection: RedisConnection | undefined;
+  /** The connection has been ready: from then on, while it is not, enqueue fails at once. */
+  #connected = false;
   #closing: Promise<CloseResult> | undefined;
 
   constructor(name: string, role: QueueRole, options: QueueCommonOptions) {
@@ -112,9 +136,27 @@ export class QueueCore<Data, Name extends string> {
       prefix: this.prefix,
       // BullMQ's default keeps 10,000 events per queue; with one queue per sync that adds up, and
       // nothing here reads old events (at 1,000 they were half of a healthy sync's 200 KiB of Redis).
-      streams: { events: { maxLen: 20 } },
+      streams: { events: { maxLen: EVENTS_KEPT } },
     });
     this.#queue.on("error", (error) => this.#machineryError(error));
+    this.#connected = this.#connection.status === "ready";
+    if (!this.#connected && waitsForRedis(this.#connection))
+      this.#connection.once("ready", () => (this.#connected = true));
+  }
+
+  /**
+   * A worker-role connection waits through an outage; enqueue and depth must not (a watch handler
+   * or a webhook gets a retry error at once and carries on, as on a producer connection, whose
+   * offline queue is off). Before the first connect they wait like BullMQ does, within the deadline.
+   */
+  #failFast(operation: string): void {
+    if (!this.#connected || this.#connection.status === "ready" || !waitsForRedis(this.#connection)) return;
+    throw new QueueUnavailableError({
+      queue: this.name,
+      operation,
+      server: describeConnection(this.#connection),
+      detail: `not connected (${this.#connection.status})`,
+    });
   }
 
   /** Adds a job unless one with the same de-duplication id already waits (see the file comment). */
@@ -130,6 +172,7 @@ export class QueueCore<Data, Name extends string> {
     // Our own id tells a new job (BullMQ returns it) from a de-duplicated one (BullMQ returns the
     // existing job's id).
     const jobId = randomUUID();
+    this.#failFast("enqueue");
     try {
       const options: JobsOptions = {
         ...this.#jobOptions,
@@ -145,6 +188,7 @@ export class QueueCore<Data, Name extends string> {
   }
 
   async depth(): Promise<QueueDepth> {
+    this.#failFast("depth");
     try {
       const counts = await withDeadline(
         this.#queue.getJobCounts("waiting", "prioritized", "active", "delayed"),
@@ -169,9 +213,12 @@ export class QueueCore<Data, Name extends string> {
     if (this.#closing !== undefined) throw new Error(`queue ${this.name}: closed`);
     if (!Number.isInteger(concurrency) || concurrency < 1)
       throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
-    // BullMQ needs maxRetriesPerRequest: null on a worker's connections; the producer connection
-    // fails fast instead, so the worker gets a twin with worker settings.
-    this.#workerConnection = workerConnection(this.#connection, `${this.prefix}:${this.name}:worker`);
+    // BullMQ needs maxRetriesPerRequest: null on a worker's connections; a producer connection
+    // fails fast instead, so the worker gets a twin with worker settings. A worker-role connection
+    // serves both (enqueue fails fast by #failFast).
+    this.#workerConnection = waitsForRedis(this.#connection)
+      ? undefined
+      : workerConnection(this.#connection, `${this.prefix}:${this.name}:worker`);
     // Three declared parameters: BullMQ only passes the abort signal to processors that declare it.
     const processor = async (
       job: Job<Data, void, Name>,
@@ -181,12 +228,13 @@ export class QueueCore<Data, Name extends string> {
       await this.#runJob(job, signal ?? NEVER_ABORTED, process);
     };
     this.#worker = new Worker<Data, void, Name>(this.name, processor, {
-      connection: this.#workerConnection,
+      connection: this.#workerConnection ?? this.#connection,
       prefix: this.prefix,
       concurrency,
       autorun: true,
       ...(tuning.lockDurationMs === undefined ? {} : { lockDuration: tuning.lockDurationMs }),
       ...(tuning.stalledIntervalMs === undefined ? {} : { stalledInterval: tuning.stalledIntervalMs }),
+      ...(tuning.idleWaitSeconds === undefined ? {} : { drainDelay: tuning.idleWaitSeconds }),
     });
     this.#worker.on("error", (error) => this.#machineryError(error));
   }

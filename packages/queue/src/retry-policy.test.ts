@@ -40,6 +40,8 @@ test("jobs retry with exponential backoff and keep a bounded history", () => {
   });
   const defaults = jobOptions();
   assert.equal(defaults.attempts, 5);
-  assert.deepEqual(defaults.removeOnComplete, { count: 3 });
+  // One completed job (the last pass) is enough to see what ran; failed ones carry the diagnosis.
+  assert.deepEqual(defaults.removeOnComplete, { count: 1 });
+  assert.deepEqual(defaults.removeOnFail, { count: 20 });
   assert.throws(() => jobOptions({ attempts: 0 }), RangeError);
 });

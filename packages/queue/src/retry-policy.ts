@@ -18,16 +18,20 @@ export interface RetryPolicy {
   readonly jitter?: number;
 }
 
-/** How many finished jobs Redis keeps per queue, for inspection; older ones are deleted. */
+/**
+ * How many finished jobs Redis keeps per queue, for inspection; older ones are deleted. Failed jobs
+ * carry the diagnosis (their error and a stack per attempt); a completed one only says a pass ran,
+ * so one is kept (the last), at ~1.2 KiB each per sync.
+ */
 export interface Retention {
-  /** Default 3. */
+  /** Default 1. */
   readonly completed?: number;
   /** Default 20. */
   readonly failed?: number;
 }
 
 export const DEFAULT_RETRY = { attempts: 5, backoffMs: 1_000, jitter: 0.2 } as const;
-export const DEFAULT_RETENTION = { completed: 3, failed: 20 } as const;
+export const DEFAULT_RETENTION = { completed: 1, failed: 20 } as const;
 
 /** BullMQ job options for one enqueue. */
 export function jobOptions(retry: RetryPolicy = {}, keep: Retention = {}): JobsOptions {

@@ -75,6 +75,13 @@ const DEDUPLICATION_ID = RECONCILE_JOB;
 const syncJobLockMs = 10_000;
 const syncStalledCheckMs = 5_000;
 
+/**
+ * An idle worker's blocking fetch asks again every 30 s instead of BullMQ's 5 s: a new job wakes it
+ * at once either way, and Redis frees a connection's 16 KiB query buffer only after ~2 s without a
+ * command, so at 5 s the blocking connection held it most of the time (~12 KiB per sync on average).
+ */
+const syncIdleWaitSeconds = 30;
+
 export class SyncQueue {
   readonly sync: SyncRef;
   readonly #core: QueueCore<ReconcileJobData, ReconcileJobName>;
@@ -121,7 +128,12 @@ export class SyncQueue {
           signal,
         );
       },
-      { lockDurationMs: syncJobLockMs, stalledIntervalMs: syncStalledCheckMs, ...options },
+      {
+        lockDurationMs: syncJobLockMs,
+        stalledIntervalMs: syncStalledCheckMs,
+        idleWaitSeconds: syncIdleWaitSeconds,
+        ...options,
+      },
     );
   }
 

@@ -24,7 +24,15 @@ import { GitFetcher, type FetchResult } from "@driftless/git";
 import { apiVersionOf, KubeClient, RestMapper } from "@driftless/kube";
 import { createMetrics, serveMetrics, syncLabels, type Metrics } from "@driftless/metrics";
 import { Annotator, CustomResourceSchemaRegistry, PatchMaker, resolveKind } from "@driftless/objectmatcher";
-import { createRedisConnection, SyncQueue, syncQueueName, type Poller, type RedisConnection } from "@driftless/queue";
+import {
+  createRedisConnection,
+  DEFAULT_PREFIX,
+  RedisRole,
+  SyncQueue,
+  syncQueueName,
+  type Poller,
+  type RedisConnection,
+} from "@driftless/queue";
 import type { SourceResult } from "@driftless/source";
 import { ArtifactSources } from "./artifact-sources.ts";
 import type { PassContext } from "./context.ts";
@@ -238,7 +246,12 @@ export class Reconciler implements PassContext {
       passing: () => this.passing,
     });
     this.namespaceWatch = new NamespaceWatch(client, (reason) => void this.trigger("drift", reason));
-    this.redis = createRedisConnection(options.redisUrl);
+    // Worker role: the queue runs its worker on this connection too (one connection and BullMQ's
+    // blocking one per reconciler); enqueue still fails fast during an outage (packages/queue).
+    this.redis = createRedisConnection(options.redisUrl, {
+      role: RedisRole.Worker,
+      connectionName: `${options.queuePrefix ?? DEFAULT_PREFIX}:${this.syncKey}:reconciler`,
+    });
     this.queue = new SyncQueue({
       sync: options.identity,
       connection: this.redis,

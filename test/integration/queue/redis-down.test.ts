@@ -12,6 +12,7 @@ import {
   closeRedisConnection,
   createRedisConnection,
   QueueUnavailableError,
+  RedisRole,
   SyncQueue,
   syncQueueName,
   withRedisPassword,
@@ -107,47 +108,51 @@ test("enqueue rejects within its deadline with a retry-class error when nothing 
   assert.equal(logs.length, 1, "an outage is logged once, not per reconnect attempt");
 });
 
-test("once Redis goes away, enqueue rejects at once; a worker waits and resumes when Redis is back", async (t) => {
-  const port = await deadPort();
-  const dir = await mkdtemp(join(tmpdir(), "driftless-redis-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  let server = await ownRedis(t, port, dir);
-  const logs: string[] = [];
-  const connection = createRedisConnection(`redis://127.0.0.1:${port}`, {
-    log: (line) => logs.push(line),
-    maxReconnectDelayMs: 200,
-  });
-  t.after(() => closeRedisConnection(connection));
-  const queue = new SyncQueue({ sync: testSync(), connection, prefix: testPrefix(), operationTimeoutMs: 2_000 });
-  t.after(() => queue.close({ timeoutMs: 1_000 }));
-  const triggers: string[] = [];
-  queue.worker(async (job) => {
-    triggers.push(job.data.trigger);
-  });
-  await queue.workerReady();
-  await queue.enqueue("startup");
-  await eventually(() => triggers.length === 1, { what: "the first pass" });
+// A producer connection (the worker gets a twin), and a worker-role one the worker shares (a reconciler's).
+for (const role of [RedisRole.Producer, RedisRole.Worker]) {
+  test(`once Redis goes away, enqueue rejects at once; a worker waits and resumes when Redis is back (${role} connection)`, async (t) => {
+    const port = await deadPort();
+    const dir = await mkdtemp(join(tmpdir(), "driftless-redis-"));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    let server = await ownRedis(t, port, dir);
+    const logs: string[] = [];
+    const connection = createRedisConnection(`redis://127.0.0.1:${port}`, {
+      role,
+      log: (line) => logs.push(line),
+      maxReconnectDelayMs: 200,
+    });
+    t.after(() => closeRedisConnection(connection));
+    const queue = new SyncQueue({ sync: testSync(), connection, prefix: testPrefix(), operationTimeoutMs: 2_000 });
+    t.after(() => queue.close({ timeoutMs: 1_000 }));
+    const triggers: string[] = [];
+    queue.worker(async (job) => {
+      triggers.push(job.data.trigger);
+    });
+    await queue.workerReady();
+    await queue.enqueue("startup");
+    await eventually(() => triggers.length === 1, { what: "the first pass" });
 
-  await stop(server);
-  await eventually(() => connection.status !== "ready", { what: "the connection to notice" });
-  const started = performance.now();
-  const error = await queue.enqueue("poll").then(
-    () => assert.fail("enqueue succeeded without Redis"),
-    (e: unknown) => e,
-  );
-  assert.ok(error instanceof QueueUnavailableError, String(error));
-  assert.ok(performance.now() - started < 1_000, "enqueue waited for a reconnect instead of failing fast");
+    await stop(server);
+    await eventually(() => connection.status !== "ready", { what: "the connection to notice" });
+    const started = performance.now();
+    const error = await queue.enqueue("poll").then(
+      () => assert.fail("enqueue succeeded without Redis"),
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof QueueUnavailableError, String(error));
+    assert.ok(performance.now() - started < 1_000, "enqueue waited for a reconnect instead of failing fast");
 
-  server = await ownRedis(t, port, dir);
-  await eventually(() => connection.status === "ready", { what: "the producer to reconnect", timeoutMs: 15_000 });
-  await queue.enqueue("webhook");
-  await eventually(() => triggers.length === 2, { what: "the worker to resume", timeoutMs: 30_000 });
-  assert.deepEqual(triggers, ["startup", "webhook"]);
-  assert.ok(
-    logs.some((line) => line.includes("connected again")),
-    logs.join("\n"),
-  );
-});
+    server = await ownRedis(t, port, dir);
+    await eventually(() => connection.status === "ready", { what: "the producer to reconnect", timeoutMs: 15_000 });
+    await queue.enqueue("webhook");
+    await eventually(() => triggers.length === 2, { what: "the worker to resume", timeoutMs: 30_000 });
+    assert.deepEqual(triggers, ["startup", "webhook"]);
+    assert.ok(
+      logs.some((line) => line.includes("connected again")),
+      logs.join("\n"),
+    );
+  });
+}
 
 // ---------------------------------------------------------------------------------------------
 // A real manager and reconciler on a password-protected Redis of the test's own.

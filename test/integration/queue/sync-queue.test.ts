@@ -4,7 +4,15 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Queue } from "bullmq";
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
-import { SyncQueue, type JobOutcome, type ReconcileJob } from "@driftless/queue";
+import {
+  closeRedisConnection,
+  createRedisConnection,
+  RedisRole,
+  SyncQueue,
+  type JobOutcome,
+  type ReconcileJob,
+  type RedisConnection,
+} from "@driftless/queue";
 import { eventually, testEnv } from "../../support/index.ts";
 import { gate, testConnection, testPrefix, testSync } from "./helpers.ts";
 
@@ -383,4 +391,76 @@ test("a pass held by a reconciler that was killed is taken up by its replacement
   t.diagnostic(
     `the replacement's first pass began ${((performance.now() - killedAt) / 1000).toFixed(1)} s after the kill`,
   );
+});
+
+/** The queue's keys but `stalled-check` (a marker with a TTL that comes and goes with the checker). */
+async function queueKeys(connection: RedisConnection, queue: SyncQueue): Promise<string[]> {
+  const keys = await connection.keys(`${queue.prefix}:${queue.name}:*`);
+  return keys.filter((key) => !key.endsWith(":stalled-check")).sort();
+}
+
+test("a sync that keeps passing holds a constant set of keys in Redis: one finished job, and no events beyond the last pass's", async (t) => {
+  const connection = testConnection(t);
+  const queue = new SyncQueue({ sync: testSync(), connection, prefix: testPrefix() });
+  t.after(() => queue.close());
+  let passes = 0;
+  queue.worker(async () => {
+    passes++;
+  });
+  const pass = async (n: number): Promise<void> => {
+    await queue.enqueue("poll");
+    await eventually(async () => passes === n && (await queue.depth()).total === 0, { what: `pass ${n}` });
+  };
+
+  await pass(1);
+  const afterFirst = await queueKeys(connection, queue);
+  for (let n = 2; n <= 6; n++) await pass(n);
+  const afterSixth = await queueKeys(connection, queue);
+
+  // Job ids differ from pass to pass; what is kept must not grow.
+  assert.equal(afterSixth.length, afterFirst.length, `${afterFirst.join(" ")}\n→ ${afterSixth.join(" ")}`);
+  const events = await connection.xlen(`${queue.prefix}:${queue.name}:events`);
+  assert.ok(events <= 4, `the events stream holds ${events} entries after six passes`);
+});
+
+test("a queue given a worker-role connection runs its worker on it: two connections in all, and the blocking one is quiet while nothing is queued", async (t) => {
+  const prefix = testPrefix();
+  const connection = createRedisConnection(testEnv().redisUrl, {
+    role: RedisRole.Worker,
+    connectionName: `${prefix}:own`,
+    log: () => undefined,
+  });
+  t.after(() => closeRedisConnection(connection));
+  const queue = new SyncQueue({ sync: testSync(), connection, prefix });
+  t.after(() => queue.close());
+  let passes = 0;
+  queue.worker(async () => {
+    passes++;
+  });
+  await queue.workerReady();
+  await queue.enqueue("startup");
+  await eventually(() => passes === 1, { what: "the first pass" });
+
+  // Worker role: the look waits for its connection instead of failing before it is up.
+  const look = createRedisConnection(testEnv().redisUrl, { role: RedisRole.Worker, log: () => undefined });
+  t.after(() => closeRedisConnection(look));
+  const clients = async (): Promise<Map<string, string>[]> =>
+    String(await look.call("CLIENT", "LIST"))
+      .trim()
+      .split("\n")
+      .map(
+        (line) => new Map(line.split(" ").map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])),
+      )
+      .filter((client) => client.get("name")?.startsWith(`${prefix}:`) === true);
+  const mine = await clients();
+  assert.equal(mine.length, 2, mine.map((c) => c.get("name")).join(", "));
+  // Redis gives a connection a 16 KiB query buffer at every command and frees it ~2 s after the
+  // last: a blocking fetch renewed every few seconds would hold it most of the time.
+  await eventually(
+    async () => (await clients()).some((c) => c.get("cmd") === "bzpopmin" && Number(c.get("idle")) >= 10),
+    { what: "the blocking connection to stay idle 10 s", timeoutMs: 25_000 },
+  );
+  await queue.enqueue("webhook");
+  // Well within the 30 s the idle fetch waits: the job itself wakes it.
+  await eventually(() => passes === 2, { what: "a new job to wake the idle worker", timeoutMs: 10_000 });
 });
