@@ -7,7 +7,7 @@
  *
  * @example
  * ```ts
- * import { createRedisConnection, SyncQueue } from "@driftless/queue";
+ * import { closeRedisConnection, createRedisConnection, SyncQueue } from "@driftless/queue";
  *
  * const redis = createRedisConnection(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
  * const queue = new SyncQueue({
@@ -22,7 +22,7 @@
  * await queue.enqueue("drift", { reason: "ConfigMap default/settings changed" });
  * // on SIGTERM:
  * await queue.close({ timeoutMs: 30_000 });
- * await redis.quit();
+ * await closeRedisConnection(redis);
  * ```
  */
 export {

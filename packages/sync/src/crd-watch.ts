@@ -3,8 +3,8 @@
  * the spec changed), from the first custom resource type the sync watches (a sync of built-in kinds
  * only opens no CRD watch): a CRD another party changes makes its custom resources' schema stale, so the
  * next match reads it again; a CRD deleted ends the watch of its kinds at once, instead of retrying a
- * 404 every backoff step. A reconciler that may not watch CRDs (a RepoSync's) goes without: its
- * schemas come from /openapi/v3 and a deleted kind's watch ends on its 404 (live-cache.ts).
+ * 404 every backoff step. A reconciler refused the CRD watch goes without: its schemas come from
+ * /openapi/v3 and a deleted kind's watch ends on its 404 (live-cache.ts).
  */
 import { crdMapping, type CrdMeta } from "@driftless/applier";
 import { Informer, isForbidden, isUnauthorized, type KubeClient, type KubeObject } from "@driftless/kube";

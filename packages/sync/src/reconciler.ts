@@ -25,6 +25,7 @@ import { apiVersionOf, KubeClient, RestMapper } from "@driftless/kube";
 import { createMetrics, serveMetrics, syncLabels, type Metrics } from "@driftless/metrics";
 import { Annotator, CustomResourceSchemaRegistry, PatchMaker, resolveKind } from "@driftless/objectmatcher";
 import {
+  closeRedisConnection,
   createRedisConnection,
   DEFAULT_PREFIX,
   RedisRole,
@@ -589,7 +590,8 @@ export class Reconciler implements PassContext {
     await this.crdWatch?.stop();
     if (this.live instanceof InformerLiveState) await this.live.stop();
     await this.namespaceWatch.stop();
-    await this.redis.quit().catch(() => undefined);
+    // Not quit(): with Redis away, QUIT would wait behind the worker's queued commands for ever.
+    await closeRedisConnection(this.redis);
     await this.server?.close();
     await this.renderCache?.clear();
     this.client.close();

@@ -18,7 +18,14 @@ import {
   withRedisPassword,
   type RedisConnection,
 } from "@driftless/queue";
-import { eventually, suffix, TestRepo } from "../../support/index.ts";
+import {
+  createRootSync,
+  eventually,
+  rootSyncNamespace,
+  startReconciler,
+  suffix,
+  TestRepo,
+} from "../../support/index.ts";
 import {
   admin,
   conditionOf,
@@ -356,3 +363,33 @@ function rawReply(port: number, command: string): Promise<string> {
     socket.once("error", reject);
   });
 }
+
+test("a reconciler stops promptly while Redis is away, with commands waiting on its connection", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), "driftless-redis-stop-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const port = await deadPort();
+  const redis = await ownRedis(t, port, dir);
+  const name = `redis-stop-${suffix()}`;
+  const repo = await TestRepo.create(t);
+  await repo.write("config/ns.yaml", JSON.stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name } }));
+  await repo.commit("one namespace");
+  await createRootSync(name, repo);
+  const reconciler = await startReconciler(
+    t,
+    { kind: "RootSync", namespace: rootSyncNamespace, name },
+    { redisUrl: `redis://127.0.0.1:${port}` },
+  );
+  await eventually(() => reconciler.passCount > 0, { what: "a first pass" });
+  await stop(redis);
+  // The worker's periodic commands (stalled-job checks) wait on the shared connection while Redis is away.
+  const connection = (reconciler as unknown as { redis: { offlineQueue: { length: number } } }).redis;
+  await eventually(() => connection.offlineQueue.length > 0, {
+    what: "a command waiting for Redis",
+    timeoutMs: 30_000,
+  });
+  const stopped = await Promise.race([
+    reconciler.stop(5_000).then(() => "stopped" as const),
+    new Promise<"hung">((resolve) => setTimeout(() => resolve("hung"), 30_000).unref()),
+  ]);
+  assert.equal(stopped, "stopped", "stop() did not return while Redis was away");
+});
