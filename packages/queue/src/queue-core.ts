@@ -292,7 +292,11 @@ export class QueueCore<Data, Name extends string> {
     if (worker !== undefined) {
       await step(async () => {
         try {
-          await withDeadline(worker.close(), timeoutMs);
+          // With Redis away BullMQ's close would wait for ever on its worker's loop and locks (whose
+          // extender timer then runs on): close without waiting for running jobs, whose outcome
+          // cannot be recorded anyway.
+          const redisAway = (this.#workerConnection ?? this.#connection).status !== "ready";
+          await withDeadline(worker.close(redisAway), timeoutMs);
         } catch (error) {
           if (!(error instanceof DeadlineExceeded)) throw error;
           graceful = false;
