@@ -38,8 +38,9 @@ interface PodSpec {
 function podSpec(deployment: KubeObject | undefined): PodSpec {
   return ((deployment?.["spec"] as Record<string, unknown>)["template"] as { spec: PodSpec }).spec;
 }
+// No Deployment (not yet, or between a delete and a re-create) has no containers: waits go on.
 const containerNames = (deployment: KubeObject | undefined): string[] =>
-  podSpec(deployment).containers.map((c) => c.name);
+  deployment === undefined ? [] : podSpec(deployment).containers.map((c) => c.name);
 
 test("a RepoSync's Deployment has the hydration-controller container only while its source holds a kustomization", async (t) => {
   const manager = await startManager(t, { mode: "deployment" });
@@ -73,7 +74,9 @@ test("a RepoSync's Deployment has the hydration-controller container only while 
     { renderToolsDir, renderSocket: join(absent, "render", "render.sock") },
   );
   await synced("RepoSync", namespace, "repo-sync", wet);
-  assert.deepEqual(containerNames(await deployment()), ["reconciler"]);
+  await eventually(async () => containerNames(await deployment()).join() === "reconciler", {
+    what: "the Deployment, still with the reconciler container only",
+  });
 
   // A kustomization: the reconciler says so on the RepoSync, the manager adds the container.
   await repo.write(
@@ -110,11 +113,15 @@ test("a RepoSync's Deployment has the hydration-controller container only while 
   const wetAgain = await repo.commit("wet again");
   await synced("RepoSync", namespace, "repo-sync", wetAgain);
   assert.equal((await getSync("RepoSync", namespace, "repo-sync"))?.metadata.annotations?.[annotation], "false");
-  await eventually(async () => containerNames(await deployment()).join() === "reconciler", {
-    what: "the hydration-controller container removed",
-  });
+  const withoutRender = await eventually(
+    async () => {
+      const d = await deployment();
+      return containerNames(d).join() === "reconciler" ? d : undefined;
+    },
+    { what: "the hydration-controller container removed" },
+  );
   assert.deepEqual(
-    podSpec(await deployment())
+    podSpec(withoutRender)
       .volumes.map((v) => v.name)
       .filter((n) => n.startsWith("render")),
     [],
