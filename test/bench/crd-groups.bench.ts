@@ -11,100 +11,26 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { appendFileSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controller";
-import { KubeClient, namespaceMapping, type ResourceMapping } from "@driftless/kube";
-import {
-  defaultCrdDir,
-  down,
-  findRepoRoot,
-  freeLoopbackPort,
-  startRedis,
-  stopProcess,
-  up,
-} from "@driftless/local-cluster";
+import { namespaceMapping } from "@driftless/kube";
+import { freeLoopbackPort } from "@driftless/local-cluster";
+import { widgetCrd } from "../support/crds.ts";
+import { crdMapping, reconcilerEntry, rootSyncMapping, startBenchCluster } from "./bench-cluster.ts";
 
 const crds = Number(process.env["BENCH_CRDS"] ?? 100);
 const perCrd = Number(process.env["BENCH_CRS_PER_CRD"] ?? 50);
 const samples = Number(process.env["BENCH_SAMPLES"] ?? 3);
 const warningWindowMs = 15_000;
 
-const root = await mkdtemp(join(tmpdir(), "driftless-bench-crd-groups-"));
-const cluster = await up({ stateDir: join(root, "cluster"), crdDir: defaultCrdDir(), detached: false, quiet: true });
-const redis = await startRedis({ dir: join(root, "redis"), detached: false });
-const client = await KubeClient.fromKubeconfig(cluster.kubeconfig);
-const rootSyncs: ResourceMapping = {
-  group: "configsync.gke.io",
-  version: "v1beta1",
-  kind: "RootSync",
-  resource: "rootsyncs",
-  namespaced: true,
-  verbs: ["create", "get"],
-};
-const crdMapping: ResourceMapping = {
-  group: "apiextensions.k8s.io",
-  version: "v1",
-  kind: "CustomResourceDefinition",
-  resource: "customresourcedefinitions",
-  namespaced: false,
-  verbs: ["create", "get", "delete"],
-};
-// The production form (scripts/bundle.ts, built here first); RECONCILER_ENTRY=src runs the TypeScript sources.
-const fromSources = process.env["RECONCILER_ENTRY"] === "src";
-if (!fromSources) execFileSync(process.execPath, [join(findRepoRoot(), "scripts", "bundle.ts")], { stdio: "inherit" });
-const reconcilerMain = fromSources
-  ? join(findRepoRoot(), "apps", "reconciler", "src", "main.ts")
-  : join(findRepoRoot(), "dist", "driftless-reconciler.mjs");
+const { root, cluster, redis, client, close } = await startBenchCluster("crd-groups");
+const reconcilerMain = reconcilerEntry();
 const git = (cwd: string, ...args: string[]): string =>
   execFileSync("git", ["-C", cwd, "-c", "user.name=bench", "-c", "user.email=bench@driftless.invalid", ...args], {
     encoding: "utf8",
   }).trim();
-
-function crd(group: string): object {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `widgets.${group}` },
-    spec: {
-      group,
-      names: { kind: "Widget", plural: "widgets", singular: "widget", listKind: "WidgetList" },
-      scope: "Namespaced",
-      versions: [
-        {
-          name: "v1",
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: "object",
-              properties: {
-                spec: {
-                  type: "object",
-                  properties: {
-                    size: { type: "integer" },
-                    ports: {
-                      type: "array",
-                      "x-kubernetes-list-type": "map",
-                      "x-kubernetes-list-map-keys": ["name"],
-                      items: {
-                        type: "object",
-                        required: ["name"],
-                        properties: { name: { type: "string" }, port: { type: "integer" } },
-                      },
-                    },
-                  },
-                },
-              },
-            },
-          },
-        },
-      ],
-    },
-  };
-}
 
 /** Block YAML, as teams write it (JSON in a .yaml file takes the general YAML parser's slow path). */
 const widgetYaml = (group: string, namespace: string, i: number): string =>
@@ -143,7 +69,7 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number
 /** Established → listed in /openapi/v3, for one new CRD (ms). */
 async function openApiLagMs(sample: number): Promise<number> {
   const group = `lag${sample}.crd-groups.example.com`;
-  await client.create(crdMapping, crd(group) as never);
+  await client.create(crdMapping, widgetCrd(group) as never);
   await waitFor(async () => {
     const got = await client.get(crdMapping, undefined, `widgets.${group}`);
     const conditions = (got?.["status"] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions;
@@ -188,7 +114,7 @@ async function sample(n: number): Promise<Row> {
   git(repoDir, "add", "-A");
   git(repoDir, "commit", "-q", "-m", "a namespace");
   git(repoDir, "push", "-q", "origin", "main");
-  await client.create(rootSyncs, {
+  await client.create(rootSyncMapping, {
     apiVersion: "configsync.gke.io/v1beta1",
     kind: "RootSync",
     metadata: {
@@ -211,13 +137,16 @@ async function sample(n: number): Promise<Row> {
       `--sync-name=${name}`,
       "--sync-namespace=config-management-system",
       `--kubeconfig=${cluster.kubeconfig}`,
-      `--redis-url=${redis.url}`,
       `--queue-prefix=${name}`,
       `--metrics-port=${await freeLoopbackPort()}`,
       `--cache-dir=${join(root, `cache-${n}`)}`,
       "--allow-file-repos",
     ],
-    { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...reconcilerEnvironment } },
+    // Redis's password in the environment, as the manager gives it.
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, ...reconcilerEnvironment, REDIS_URL: redis.url, REDIS_PASSWORD: redis.password },
+    },
   );
   child.stdout.on("data", (chunk: Buffer) => logs.push(chunk.toString()));
   // BENCH_CHILD_LOG=FILE keeps the reconciler's output.
@@ -226,7 +155,7 @@ async function sample(n: number): Promise<Row> {
   const pid = child.pid ?? 0;
   const synced = (commit: string): Promise<true> =>
     waitFor(async () => {
-      const sync = await client.get(rootSyncs, "config-management-system", name);
+      const sync = await client.get(rootSyncMapping, "config-management-system", name);
       const status = (sync?.["status"] ?? {}) as {
         lastSyncedCommit?: string;
         conditions?: { type: string; status: string }[];
@@ -241,7 +170,7 @@ async function sample(n: number): Promise<Row> {
       const widgets = Array.from({ length: perCrd }, (_, i) => widgetYaml(group, namespace, i));
       await writeFile(
         join(repoDir, "config", `group-${g}.yaml`),
-        [`---\n${JSON.stringify(crd(group))}\n`, ...widgets].join(""),
+        [`---\n${JSON.stringify(widgetCrd(group))}\n`, ...widgets].join(""),
       );
     }
     git(repoDir, "add", "-A");
@@ -284,10 +213,7 @@ const rows: Row[] = [];
 try {
   for (let n = 0; n < samples; n++) rows.push(await sample(n));
 } finally {
-  client.close();
-  await stopProcess(redis.process.pid);
-  await down(join(root, "cluster"));
-  await rm(root, { recursive: true, force: true });
+  await close();
 }
 
 const median = (values: readonly number[]): number => {

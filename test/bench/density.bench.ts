@@ -15,23 +15,14 @@
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { openSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseAllDocuments } from "yaml";
 import { reconcilerName } from "@driftless/api";
 import { managerEnvironment, managerNodeFlags } from "@driftless/controller";
-import {
-  defaultCrdDir,
-  down,
-  findRepoRoot,
-  freeLoopbackPort,
-  startRedis,
-  stopProcess,
-  up,
-} from "@driftless/local-cluster";
-import { KubeClient, namespaceMapping, RestMapper, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { findRepoRoot, freeLoopbackPort } from "@driftless/local-cluster";
+import { namespaceMapping, RestMapper, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { closeRedisConnection, createRedisConnection } from "@driftless/queue";
 import { grantRepoSyncReconciler } from "../support/rbac.ts";
 import { breakdownLines, infoMemory, redisBreakdown, redisRemainder, remainderLines } from "./redis-breakdown.ts";
@@ -47,6 +38,7 @@ import {
   verbCell,
   waitFor,
 } from "./bench-process.ts";
+import { repoSyncMapping, startBenchCluster } from "./bench-cluster.ts";
 
 const syncs = Number(process.env["DENSITY_SYNCS"] ?? 100);
 const objects = Number(process.env["DENSITY_OBJECTS"] ?? 3);
@@ -55,23 +47,12 @@ const managerSyncs = Number(process.env["DENSITY_MANAGER_SYNCS"] ?? 1000);
 const only = process.env["DENSITY_ONLY"];
 const repoRoot = findRepoRoot();
 
-const root = await mkdtemp(join(tmpdir(), "driftless-bench-density-"));
-const cluster = await up({ stateDir: join(root, "cluster"), crdDir: defaultCrdDir(), detached: false, quiet: true });
-const redis = await startRedis({ dir: join(root, "redis"), detached: false });
+const { root, cluster, redis, client, close } = await startBenchCluster("density");
 const redisAdmin = createRedisConnection(`redis://:${redis.password}@127.0.0.1:${redis.port}`, {
   role: "worker",
   log: () => undefined,
 });
-const client = await KubeClient.fromKubeconfig(cluster.kubeconfig);
 const mapper = new RestMapper(client);
-const repoSyncs: ResourceMapping = {
-  group: "configsync.gke.io",
-  version: "v1beta1",
-  kind: "RepoSync",
-  resource: "reposyncs",
-  namespaced: true,
-  verbs: [],
-};
 const deployments: ResourceMapping = {
   group: "apps",
   version: "v1",
@@ -140,7 +121,7 @@ async function stopManager(manager: Manager): Promise<void> {
 async function createRepoSync(namespace: string, labels: Record<string, string>, repoUrl: string): Promise<void> {
   await client.create(namespaceMapping, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
   await grantRepoSyncReconciler(namespace, { client });
-  await client.create(repoSyncs, {
+  await client.create(repoSyncMapping, {
     apiVersion: "configsync.gke.io/v1beta1",
     kind: "RepoSync",
     metadata: { name: "repo-sync", namespace, labels },
@@ -187,7 +168,7 @@ async function processMode(): Promise<void> {
     await createRepoSync(`density-${i}`, { "bench.driftless.dev/density": "process" }, repo.url);
   const allSynced = async (): Promise<boolean> => {
     for (let i = 0; i < syncs; i++) {
-      const sync = await client.get(repoSyncs, `density-${i}`, "repo-sync");
+      const sync = await client.get(repoSyncMapping, `density-${i}`, "repo-sync");
       if ((sync?.["status"] as { lastSyncedCommit?: string } | undefined)?.lastSyncedCommit !== head) return false;
     }
     return true;
@@ -348,11 +329,8 @@ try {
   if (only === undefined || only === "process") await processMode();
   if (only === undefined || only === "deployment") await deploymentMode();
 } finally {
-  client.close();
   await closeRedisConnection(redisAdmin);
-  await stopProcess(redis.process.pid);
-  await down(join(root, "cluster"));
-  await rm(root, { recursive: true, force: true });
+  await close();
 }
 console.log(lines.join("\n"));
 const out = process.env["BENCH_OUT"];

@@ -8,41 +8,22 @@
 import { execFileSync, spawn } from "node:child_process";
 import { createHmac, randomBytes } from "node:crypto";
 import { openSync } from "node:fs";
-import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseAllDocuments } from "yaml";
 import { managerEnvironment, managerNodeFlags } from "@driftless/controller";
-import { KubeClient, namespaceMapping, RestMapper, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { namespaceMapping, RestMapper, type KubeObject } from "@driftless/kube";
 import { grantRepoSyncReconciler } from "../support/rbac.ts";
-import {
-  defaultCrdDir,
-  down,
-  findRepoRoot,
-  freeLoopbackPort,
-  startRedis,
-  stopProcess,
-  up,
-} from "@driftless/local-cluster";
+import { findRepoRoot, freeLoopbackPort } from "@driftless/local-cluster";
+import { repoSyncMapping, startBenchCluster } from "./bench-cluster.ts";
 
 const repoRoot = findRepoRoot();
 const latencyRounds = Number(process.env["BENCH_ROUNDS"] ?? 20);
 const pollRounds = Number(process.env["BENCH_POLL_ROUNDS"] ?? 6);
 const memorySizes = (process.env["BENCH_SYNC_COUNTS"] ?? "10,50,100").split(",").map(Number);
-const root = await mkdtemp(join(tmpdir(), "driftless-bench-manager-"));
-const cluster = await up({ stateDir: join(root, "cluster"), crdDir: defaultCrdDir(), detached: false, quiet: true });
-const redis = await startRedis({ dir: join(root, "redis"), detached: false });
-const client = await KubeClient.fromKubeconfig(cluster.kubeconfig);
+const { root, cluster, redis, client, close } = await startBenchCluster("manager");
 const mapper = new RestMapper(client);
-const repoSyncs: ResourceMapping = {
-  group: "configsync.gke.io",
-  version: "v1beta1",
-  kind: "RepoSync",
-  resource: "reposyncs",
-  namespaced: true,
-  verbs: [],
-};
 const namespaces = namespaceMapping;
 
 for (const file of ["namespace.yaml", "manager-rbac.yaml", "reconciler-rbac.yaml"]) {
@@ -141,7 +122,7 @@ async function createRepoSync(namespace: string, period: string): Promise<void> 
   await client.create(namespaces, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
   // As a namespace's admin does: the reconciler gets only its base role from the manager.
   await grantRepoSyncReconciler(namespace, { client });
-  await client.create(repoSyncs, {
+  await client.create(repoSyncMapping, {
     apiVersion: "configsync.gke.io/v1beta1",
     kind: "RepoSync",
     metadata: { name: "repo-sync", namespace },
@@ -150,7 +131,7 @@ async function createRepoSync(namespace: string, period: string): Promise<void> 
 }
 
 async function syncedAt(namespace: string): Promise<string | undefined> {
-  const sync = await client.get(repoSyncs, namespace, "repo-sync");
+  const sync = await client.get(repoSyncMapping, namespace, "repo-sync");
   return (sync?.["status"] as { lastSyncedCommit?: string } | undefined)?.lastSyncedCommit;
 }
 
@@ -198,7 +179,7 @@ try {
     },
     30_000,
   );
-  await client.delete(repoSyncs, "bench-webhook", "repo-sync");
+  await client.delete(repoSyncMapping, "bench-webhook", "repo-sync");
 
   await createRepoSync("bench-poll", "15s");
   const head = git("rev-parse", "HEAD");
@@ -211,12 +192,12 @@ try {
     60_000,
     () => delay(Math.random() * 15_000),
   );
-  await client.delete(repoSyncs, "bench-poll", "repo-sync");
+  await client.delete(repoSyncMapping, "bench-poll", "repo-sync");
   await until(
     "bench syncs gone",
     async () =>
-      (await client.get(repoSyncs, "bench-poll", "repo-sync")) === undefined &&
-      (await client.get(repoSyncs, "bench-webhook", "repo-sync")) === undefined,
+      (await client.get(repoSyncMapping, "bench-poll", "repo-sync")) === undefined &&
+      (await client.get(repoSyncMapping, "bench-webhook", "repo-sync")) === undefined,
     60_000,
     200,
   );
@@ -305,8 +286,5 @@ try {
 } finally {
   manager.kill("SIGTERM");
   await new Promise((resolve) => manager.once("exit", resolve));
-  client.close();
-  await stopProcess(redis.process.pid);
-  await down(join(root, "cluster"));
-  await rm(root, { recursive: true, force: true });
+  await close();
 }

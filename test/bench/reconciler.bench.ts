@@ -9,46 +9,22 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { appendFileSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile, mkdir } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { setTimeout as delay } from "node:timers/promises";
-import {
-  defaultCrdDir,
-  down,
-  findRepoRoot,
-  freeLoopbackPort,
-  startRedis,
-  stopProcess,
-  up,
-} from "@driftless/local-cluster";
-import { configMapMapping, KubeClient, namespaceMapping, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { findRepoRoot, freeLoopbackPort } from "@driftless/local-cluster";
+import { configMapMapping, namespaceMapping, type KubeObject } from "@driftless/kube";
 import { benchConfigMap } from "./config-map.ts";
 import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controller";
+import { reconcilerEntry, repoSyncMapping, startBenchCluster } from "./bench-cluster.ts";
 
 // Three samples per size: on a small shared machine one sample's ratio can land 5 points either side
 // of the median (docs/benchmarks.md), so the goal is read from the median of three.
 const sizes = (process.env["BENCH_SIZES"] ?? "1000,1000,1000,10000,10000,10000").split(",").map(Number);
 const concurrency = 32;
-const root = await mkdtemp(join(tmpdir(), "driftless-bench-reconciler-"));
-const cluster = await up({ stateDir: join(root, "cluster"), crdDir: defaultCrdDir(), detached: false, quiet: true });
-const redis = await startRedis({ dir: join(root, "redis"), detached: false });
-const client = await KubeClient.fromKubeconfig(cluster.kubeconfig, { maxSockets: concurrency });
-const reposyncs: ResourceMapping = {
-  group: "configsync.gke.io",
-  version: "v1beta1",
-  kind: "RepoSync",
-  resource: "reposyncs",
-  namespaced: true,
-  verbs: ["create", "get"],
-};
-// The production form (scripts/bundle.ts, built here first); RECONCILER_ENTRY=src runs the TypeScript sources.
-const fromSources = process.env["RECONCILER_ENTRY"] === "src";
-if (!fromSources) execFileSync(process.execPath, [join(findRepoRoot(), "scripts", "bundle.ts")], { stdio: "inherit" });
-const reconcilerMain = fromSources
-  ? join(findRepoRoot(), "apps", "reconciler", "src", "main.ts")
-  : join(findRepoRoot(), "dist", "driftless-reconciler.mjs");
+const { root, cluster, redis, client, close } = await startBenchCluster("reconciler", { maxSockets: concurrency });
+const reconcilerMain = reconcilerEntry();
 // BENCH_SKIP_BARE=1 leaves out the bare loops (for quick memory runs; the ratio is then not measured).
 const skipBare = process.env["BENCH_SKIP_BARE"] === "1";
 const git = (cwd: string, ...args: string[]): string =>
@@ -285,7 +261,7 @@ async function runReconciler(count: number): Promise<Row> {
   git(repoDir, "add", "-A");
   git(repoDir, "commit", "-q", "-m", "empty");
   git(repoDir, "push", "-q", "origin", "main");
-  await client.create(reposyncs, {
+  await client.create(repoSyncMapping, {
     apiVersion: "configsync.gke.io/v1beta1",
     kind: "RepoSync",
     metadata: { name: "repo-sync", namespace, annotations: { "configsync.gke.io/allow-empty-source": "true" } },
@@ -352,7 +328,7 @@ async function runReconciler(count: number): Promise<Row> {
         : undefined;
     git(repoDir, "push", "-q", "origin", "main");
     await waitFor(async () => {
-      const sync = await client.get(reposyncs, namespace, "repo-sync");
+      const sync = await client.get(repoSyncMapping, namespace, "repo-sync");
       const status = (sync?.["status"] ?? {}) as {
         lastSyncedCommit?: string;
         conditions?: { type: string; status: string; commit?: string }[];
@@ -478,7 +454,7 @@ async function apiserverWrites(): Promise<number> {
       !/verb="(create|update|patch|delete)"/.test(line)
     )
       continue;
-    if (!/resource="(configmaps|resourcegroups|reposyncs)"/.test(line)) continue;
+    if (!/resource="(configmaps|resourcegroups|repoSyncMapping)"/.test(line)) continue;
     sum += Number(line.split(" ").at(-1));
   }
   return sum;
@@ -497,10 +473,7 @@ try {
     }
   }
 } finally {
-  client.close();
-  await stopProcess(redis.process.pid);
-  await down(join(root, "cluster"));
-  await rm(root, { recursive: true, force: true });
+  await close();
 }
 
 console.log(

@@ -12,22 +12,14 @@
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import {
-  defaultCrdDir,
-  down,
-  findRepoRoot,
-  freeLoopbackPort,
-  startRedis,
-  stopProcess,
-  up,
-} from "@driftless/local-cluster";
-import { configMapMapping, KubeClient, namespaceMapping, type ResourceMapping } from "@driftless/kube";
+import { findRepoRoot, freeLoopbackPort } from "@driftless/local-cluster";
+import { configMapMapping, namespaceMapping } from "@driftless/kube";
 import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controller";
 import { benchConfigMap } from "./config-map.ts";
+import { reconcilerEntry, repoSyncMapping, startBenchCluster } from "./bench-cluster.ts";
 
 const objects = 1000;
 const rounds = Number(process.env["BENCH_ROUNDS"] ?? "2");
@@ -48,23 +40,8 @@ function renderToolsDir(): string {
 }
 const toolsDir = renderToolsDir();
 
-const root = await mkdtemp(join(tmpdir(), "driftless-bench-render-"));
-const cluster = await up({ stateDir: join(root, "cluster"), crdDir: defaultCrdDir(), detached: false, quiet: true });
-const redis = await startRedis({ dir: join(root, "redis"), detached: false });
-const client = await KubeClient.fromKubeconfig(cluster.kubeconfig);
-const reposyncs: ResourceMapping = {
-  group: "configsync.gke.io",
-  version: "v1beta1",
-  kind: "RepoSync",
-  resource: "reposyncs",
-  namespaced: true,
-  verbs: ["create", "get"],
-};
-const fromSources = process.env["RECONCILER_ENTRY"] === "src";
-if (!fromSources) execFileSync(process.execPath, [join(repoRoot, "scripts", "bundle.ts")], { stdio: "inherit" });
-const reconcilerMain = fromSources
-  ? join(repoRoot, "apps", "reconciler", "src", "main.ts")
-  : join(repoRoot, "dist", "driftless-reconciler.mjs");
+const { root, cluster, redis, client, close } = await startBenchCluster("render");
+const reconcilerMain = reconcilerEntry();
 const git = (cwd: string, ...args: string[]): string =>
   execFileSync("git", ["-C", cwd, "-c", "user.name=bench", "-c", "user.email=bench@driftless.invalid", ...args], {
     encoding: "utf8",
@@ -190,7 +167,7 @@ async function runReconciler(form: Form, round: number): Promise<Row> {
   git(repoDir, "add", "-A");
   git(repoDir, "commit", "-q", "-m", "empty");
   git(repoDir, "push", "-q", "origin", "main");
-  await client.create(reposyncs, {
+  await client.create(repoSyncMapping, {
     apiVersion: "configsync.gke.io/v1beta1",
     kind: "RepoSync",
     metadata: { name: "repo-sync", namespace, annotations: { "configsync.gke.io/allow-empty-source": "true" } },
@@ -248,7 +225,7 @@ async function runReconciler(form: Form, round: number): Promise<Row> {
     const t0 = performance.now();
     git(repoDir, "push", "-q", "origin", "main");
     const rendering = await waitFor(async () => {
-      const sync = await client.get(reposyncs, namespace, "repo-sync");
+      const sync = await client.get(repoSyncMapping, namespace, "repo-sync");
       const status = (sync?.["status"] ?? {}) as {
         lastSyncedCommit?: string;
         conditions?: { type: string; status: string }[];
@@ -307,10 +284,7 @@ try {
     rows.push(await runReconciler("rendered", round));
   }
 } finally {
-  client.close();
-  await stopProcess(redis.process.pid);
-  await down(join(root, "cluster"));
-  await rm(root, { recursive: true, force: true });
+  await close();
 }
 
 console.log("| kustomize build, 1,000 objects (render step alone) | wall | kustomize peak RSS |");

@@ -17,13 +17,11 @@ import { findRepoRoot, freeLoopbackPort } from "@driftless/local-cluster";
 import {
   coreApi,
   createRepoSync,
-  customApi,
-  eventually,
+  repoSyncSyncedTo,
   suffix,
   testEnv,
   testNamespace,
   TestRepo,
-  type JsonObject,
 } from "../support/index.ts";
 
 const root = findRepoRoot();
@@ -259,21 +257,7 @@ test(
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     t.after(() => run("podman", ["rm", "--force", "--time=0", name]));
 
-    await eventually(
-      async () => {
-        const sync = (await customApi().getNamespacedCustomObject({
-          group: "configsync.gke.io",
-          version: "v1beta1",
-          namespace,
-          plural: "reposyncs",
-          name: "repo-sync",
-        })) as JsonObject;
-        return (sync["status"] as JsonObject | undefined)?.["lastSyncedCommit"] === commit;
-      },
-      { timeoutMs: 60_000, what: `the container to sync ${commit.slice(0, 7)}` },
-    ).catch((error: Error) => {
-      throw new Error(`${error.message}; the container's output: ${output.join("").slice(-3000)}`);
-    });
+    await repoSyncSyncedTo(namespace, commit, { timeoutMs: 60_000, output: () => output.join("") });
     assert.deepEqual((await coreApi().readNamespacedConfigMap({ namespace, name: "a" })).data, { k: "v" });
     const health = await fetch(`http://127.0.0.1:${metricsPort}/healthz`);
     assert.equal(health.status, 200);

@@ -1,24 +1,25 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controller";
-import { findRepoRoot } from "@driftless/local-cluster";
-import { createRepoSync, customApi, eventually, suffix, testEnv, testNamespace, TestRepo } from "../support/index.ts";
-import type { JsonObject } from "../support/index.ts";
+import { createRepoSync, eventually, repoSyncSyncedTo, testNamespace, TestRepo } from "../support/index.ts";
+import {
+  buildReconcilerBundle,
+  reconcilerBundle,
+  spawnBundledReconciler,
+  stopBundledReconciler,
+} from "../support/bundled-reconciler.ts";
 
-const reconcilerMain = join(findRepoRoot(), "dist", "driftless-reconciler.mjs");
 /** Loaded before the bundle: at exit, writes the built-in modules the process loaded to $MODULE_LIST_FILE. */
 const recordModules = `data:text/javascript,${encodeURIComponent(
   'import { writeFileSync } from "node:fs"; process.on("exit", () => writeFileSync(process.env.MODULE_LIST_FILE, process.moduleLoadList.join("\\n")));',
 )}`;
 
 test("an idle reconciler from the bundle never loads undici (Node's fetch) nor carries BullMQ's PostgreSQL backend", async (t) => {
-  execFileSync(process.execPath, [join(findRepoRoot(), "scripts", "bundle.ts")], { stdio: "inherit" });
+  buildReconcilerBundle();
   assert.ok(
-    !(await readFile(reconcilerMain, "utf8")).includes("BullMQ PostgreSQL backend"),
+    !(await readFile(reconcilerBundle, "utf8")).includes("BullMQ PostgreSQL backend"),
     "the bundle carries BullMQ's PostgreSQL SQL",
   );
   const namespace = await testNamespace(t);
@@ -29,54 +30,23 @@ test("an idle reconciler from the bundle never loads undici (Node's fetch) nor c
   );
   const commit = await repo.commit("a config map");
   await createRepoSync(namespace, repo, { git: { period: "2s" } });
-  const dir = await mkdtemp(join(tmpdir(), "driftless-e2e-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const moduleList = join(dir, "modules");
-  const child = spawn(
-    process.execPath,
-    [
-      ...reconcilerNodeFlags(),
-      `--import=${recordModules}`,
-      reconcilerMain,
-      "--sync-kind=RepoSync",
-      "--sync-name=repo-sync",
-      `--sync-namespace=${namespace}`,
-      `--kubeconfig=${testEnv().kubeconfig}`,
-      `--queue-prefix=e2e${suffix()}`,
-      `--cache-dir=${join(dir, "cache")}`,
-      "--allow-file-repos",
-      "--log-level=debug",
-    ],
-    {
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, ...reconcilerEnvironment, REDIS_URL: testEnv().redisUrl, MODULE_LIST_FILE: moduleList },
-    },
-  );
-  const output: string[] = [];
-  child.stdout.on("data", (chunk: Buffer) => output.push(chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => output.push(chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  t.after(() => {
-    if (child.exitCode === null) child.kill("SIGKILL");
+  const moduleListDir = await mkdtemp(join(tmpdir(), "driftless-e2e-modules-"));
+  t.after(() => rm(moduleListDir, { recursive: true, force: true }));
+  const moduleList = join(moduleListDir, "modules");
+  const reconciler = await spawnBundledReconciler(t, namespace, {
+    nodeFlags: [`--import=${recordModules}`],
+    args: ["--log-level=debug"],
+    env: { MODULE_LIST_FILE: moduleList },
   });
-  await eventually(
-    async () => {
-      const sync = (await customApi().getNamespacedCustomObject({
-        group: "configsync.gke.io",
-        version: "v1beta1",
-        namespace,
-        plural: "reposyncs",
-        name: "repo-sync",
-      })) as JsonObject;
-      return (sync["status"] as JsonObject | undefined)?.["lastSyncedCommit"] === commit;
-    },
-    { timeoutMs: 30_000, what: `the process to sync ${commit.slice(0, 7)} (output: ${output.join("").slice(-2000)})` },
-  );
+  await repoSyncSyncedTo(namespace, commit, { output: reconciler.output });
   // Idle: polls that find the commit unchanged.
-  const idlePolls = (): number => output.join("").split("poll: commit and spec unchanged").length - 1;
+  const idlePolls = (): number => reconciler.output().split("poll: commit and spec unchanged").length - 1;
   await eventually(() => idlePolls() >= 2, { timeoutMs: 30_000, what: "two polls of the unchanged commit" });
-  child.kill("SIGTERM");
-  assert.equal(await exited, 0, `the reconciler did not exit cleanly on SIGTERM: ${output.join("").slice(-2000)}`);
+  assert.equal(
+    await stopBundledReconciler(reconciler),
+    0,
+    `the reconciler did not exit cleanly on SIGTERM: ${reconciler.output().slice(-2000)}`,
+  );
 
   const loaded = (await readFile(moduleList, "utf8")).split("\n");
   // What it does load shows the list is the bundle's: it talks HTTP to the API server.

@@ -1,30 +1,19 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controller";
-import { findRepoRoot, freeLoopbackPort } from "@driftless/local-cluster";
+import { freeLoopbackPort } from "@driftless/local-cluster";
 import {
   coreApi,
   createRepoSync,
-  customApi,
   eventually,
+  repoSyncSyncedTo,
   startPrometheus,
-  suffix,
-  testEnv,
   testNamespace,
   TestRepo,
-  type JsonObject,
 } from "../support/index.ts";
-
-// The production form: the bundle (rebuilt here, so it is never stale) with the flags and environment the
-// manager gives every reconciler.
-const reconcilerMain = join(findRepoRoot(), "dist", "driftless-reconciler.mjs");
+import { buildReconcilerBundle, spawnBundledReconciler, stopBundledReconciler } from "../support/bundled-reconciler.ts";
 
 test("driftless-reconciler as a process (the bundle): syncs a RepoSync, serves config_sync_ metrics that a real Prometheus scrapes, and exits cleanly on SIGTERM", async (t) => {
-  execFileSync(process.execPath, [join(findRepoRoot(), "scripts", "bundle.ts")], { stdio: "inherit" });
+  buildReconcilerBundle();
   const namespace = await testNamespace(t);
   const repo = await TestRepo.create(t);
   await repo.write(
@@ -38,55 +27,14 @@ test("driftless-reconciler as a process (the bundle): syncs a RepoSync, serves c
   const commit = await repo.commit("two config maps");
   await createRepoSync(namespace, repo, { git: { period: "2s" } });
 
-  const cacheDir = await mkdtemp(join(tmpdir(), "driftless-e2e-"));
-  t.after(() => rm(cacheDir, { recursive: true, force: true }));
   const metricsPort = await freeLoopbackPort();
-  const child = spawn(
-    process.execPath,
-    [
-      ...reconcilerNodeFlags(),
-      reconcilerMain,
-      "--sync-kind=RepoSync",
-      "--sync-name=repo-sync",
-      `--sync-namespace=${namespace}`,
-      `--kubeconfig=${testEnv().kubeconfig}`,
-      `--queue-prefix=e2e${suffix()}`,
-      `--metrics-port=${metricsPort}`,
-      `--cache-dir=${cacheDir}`,
-      "--allow-file-repos",
-    ],
-    // The password in the environment, as the manager gives it (a flag would show in `ps`).
-    {
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, ...reconcilerEnvironment, REDIS_URL: testEnv().redisUrl },
-    },
-  );
-  const output: string[] = [];
-  child.stdout.on("data", (chunk: Buffer) => output.push(chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => output.push(chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  t.after(() => {
-    if (child.exitCode === null) child.kill("SIGKILL");
-  });
-
-  await eventually(
-    async () => {
-      const sync = (await customApi().getNamespacedCustomObject({
-        group: "configsync.gke.io",
-        version: "v1beta1",
-        namespace,
-        plural: "reposyncs",
-        name: "repo-sync",
-      })) as JsonObject;
-      return (sync["status"] as JsonObject | undefined)?.["lastSyncedCommit"] === commit;
-    },
-    { timeoutMs: 30_000, what: `the process to sync ${commit.slice(0, 7)} (output: ${output.join("").slice(-2000)})` },
-  );
+  const reconciler = await spawnBundledReconciler(t, namespace, { args: [`--metrics-port=${metricsPort}`] });
+  await repoSyncSyncedTo(namespace, commit, { output: reconciler.output });
   assert.deepEqual((await coreApi().readNamespacedConfigMap({ namespace, name: "b" })).data, { k: "v" });
 
   // Structured logs: every stdout line is a JSON object.
-  const lines = output
-    .join("")
+  const lines = reconciler
+    .output()
     .split("\n")
     .filter((l) => l.startsWith("{"));
   assert.ok(
@@ -124,6 +72,9 @@ test("driftless-reconciler as a process (the bundle): syncs a RepoSync, serves c
   );
   assert.equal(creates[0]?.value[1], "2", "apply_operations_total does not count the two creates");
 
-  child.kill("SIGTERM");
-  assert.equal(await exited, 0, `the reconciler did not exit cleanly on SIGTERM: ${output.join("").slice(-2000)}`);
+  assert.equal(
+    await stopBundledReconciler(reconciler),
+    0,
+    `the reconciler did not exit cleanly on SIGTERM: ${reconciler.output().slice(-2000)}`,
+  );
 });

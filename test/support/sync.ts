@@ -1,4 +1,6 @@
 /** Creating the RepoSync most tests sync from: `repo-sync` in its namespace, unstructured, `config/` of a TestRepo. */
+import { eventually } from "./eventually.ts";
+import type { JsonObject } from "./fixtures.ts";
 import type { TestRepo } from "./git.ts";
 import { customApi } from "./kube.ts";
 
@@ -24,4 +26,38 @@ export async function createRepoSync(namespace: string, repo: TestRepo, options:
       },
     },
   });
+}
+
+export interface SyncedToOptions {
+  readonly timeoutMs?: number;
+  /** The reconciler's output so far, added to a failure's message. */
+  readonly output?: () => string;
+}
+
+/** Waits until `repo-sync` in `namespace` reports `commit` as its lastSyncedCommit. */
+export async function repoSyncSyncedTo(
+  namespace: string,
+  commit: string,
+  options: SyncedToOptions = {},
+): Promise<void> {
+  try {
+    await eventually(
+      async () => {
+        const sync = (await customApi().getNamespacedCustomObject({
+          group: "configsync.gke.io",
+          version: "v1beta1",
+          namespace,
+          plural: "reposyncs",
+          name: "repo-sync",
+        })) as JsonObject;
+        return (sync["status"] as JsonObject | undefined)?.["lastSyncedCommit"] === commit;
+      },
+      { timeoutMs: options.timeoutMs ?? 30_000, what: `repo-sync to sync ${commit.slice(0, 7)}` },
+    );
+  } catch (error) {
+    if (options.output === undefined) throw error;
+    throw new Error(`${(error as Error).message}; the reconciler's output: ${options.output().slice(-3000)}`, {
+      cause: error,
+    });
+  }
 }

@@ -1,0 +1,85 @@
+/**
+ * The production form of a reconciler for e2e tests: the bundle (rebuilt first, so it is never stale),
+ * run with the Node flags and environment the manager gives every reconciler, syncing `repo-sync` in a
+ * test namespace.
+ */
+import { execFileSync, spawn, type ChildProcessByStdio } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Readable } from "node:stream";
+import type { TestContext } from "node:test";
+import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controller";
+import { findRepoRoot } from "@driftless/local-cluster";
+import { testEnv } from "./env.ts";
+import { suffix } from "./kube.ts";
+
+export const reconcilerBundle = join(findRepoRoot(), "dist", "driftless-reconciler.mjs");
+
+export function buildReconcilerBundle(): void {
+  execFileSync(process.execPath, [join(findRepoRoot(), "scripts", "bundle.ts")], { stdio: "inherit" });
+}
+
+export interface BundledReconcilerOptions {
+  /** Node flags before the bundle, after the manager's. */
+  readonly nodeFlags?: readonly string[];
+  /** Reconciler flags after the ones every test needs. */
+  readonly args?: readonly string[];
+  /** Environment over the manager's. */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+export interface BundledReconciler {
+  readonly child: ChildProcessByStdio<null, Readable, Readable>;
+  /** Its stdout and stderr so far, interleaved. */
+  readonly output: () => string;
+  /** The exit code, once it exits. */
+  readonly exited: Promise<number | null>;
+  /** A scratch directory removed when the test ends (its cache lives in `cache/` there). */
+  readonly dir: string;
+}
+
+/** Starts the bundled reconciler of the RepoSync `repo-sync` in `namespace`; killed when the test ends. */
+export async function spawnBundledReconciler(
+  t: TestContext,
+  namespace: string,
+  options: BundledReconcilerOptions = {},
+): Promise<BundledReconciler> {
+  const dir = await mkdtemp(join(tmpdir(), "driftless-e2e-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const child = spawn(
+    process.execPath,
+    [
+      ...reconcilerNodeFlags(),
+      ...(options.nodeFlags ?? []),
+      reconcilerBundle,
+      "--sync-kind=RepoSync",
+      "--sync-name=repo-sync",
+      `--sync-namespace=${namespace}`,
+      `--kubeconfig=${testEnv().kubeconfig}`,
+      `--queue-prefix=e2e${suffix()}`,
+      `--cache-dir=${join(dir, "cache")}`,
+      "--allow-file-repos",
+      ...(options.args ?? []),
+    ],
+    // The Redis password in the environment, as the manager gives it (a flag would show in `ps`).
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...reconcilerEnvironment, REDIS_URL: testEnv().redisUrl, ...options.env },
+    },
+  );
+  const chunks: string[] = [];
+  child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => chunks.push(chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  return { child, output: () => chunks.join(""), exited, dir };
+}
+
+/** Sends SIGTERM and returns the exit code. */
+export async function stopBundledReconciler(reconciler: BundledReconciler): Promise<number | null> {
+  reconciler.child.kill("SIGTERM");
+  return reconciler.exited;
+}
