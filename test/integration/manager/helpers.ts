@@ -5,6 +5,7 @@
  * syncs labelled for it and has its own queue prefix and Lease, so test files run in parallel.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { rmSync } from "node:fs";
 import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -69,11 +70,18 @@ export function managerKubeconfig(): Promise<string> {
   return managerKubeconfigFile;
 }
 
+/** Directories holding ServiceAccount tokens, removed when the test file's process exits. */
+const tokenDirs: string[] = [];
+process.once("exit", () => {
+  for (const dir of tokenDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 /** A kubeconfig file with a fresh token of `config-management-system/<serviceAccount>` and the control plane's server and CA. */
 async function serviceAccountKubeconfig(serviceAccount: string): Promise<string> {
   const token = await mintToken(systemNamespace, serviceAccount);
   const env = testEnv();
   const dir = await mkdtemp(join(tmpdir(), "driftless-sa-"));
+  tokenDirs.push(dir);
   const path = join(dir, "kubeconfig");
   const ca = (await readFile(env.caFile)).toString("base64");
   const config = {
