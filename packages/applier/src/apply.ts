@@ -271,10 +271,14 @@ async function applyWaves(plan: Plan, options: ApplyOptions): Promise<ApplyOutco
 async function prepareTypes(wave: readonly DesiredObject[], options: ApplyOptions): Promise<void> {
   if (options.live.prepare === undefined) return;
   const kinds = new Map<string, DesiredObject>();
-  for (const desired of wave) kinds.set(`${desired.apiVersion}/${desired.id.kind}`, desired);
+  for (const desired of wave) {
+    // An object whose management is disabled is released, not applied: alone it makes no type managed.
+    if (!isManagementDisabled(desired.object)) kinds.set(`${desired.apiVersion}/${desired.id.kind}`, desired);
+  }
   const mappings = await Promise.all(
-    // A kind that cannot be mapped yet fails where it is applied, with its own error.
-    [...kinds.values()].map((d) => options.mapper.mappingFor(d.apiVersion, d.id.kind).catch(() => undefined)),
+    // A kind discovery does not know yet is left to its apply, which refreshes discovery once and
+    // reports it; looking it up here as well would cost a second refresh.
+    [...kinds.values()].map((d) => options.mapper.knownMappingFor(d.apiVersion, d.id.kind).catch(() => undefined)),
   );
   options.live.prepare(mappings.filter((m): m is ResourceMapping => m !== undefined));
 }

@@ -51,6 +51,18 @@ void describe("RestMapper", () => {
     assert.ok(performance.now() - started >= 150, "the refresh waited for the interval to pass");
   });
 
+  void it("knownMappingFor() answers from discovery as it stands: a miss reads nothing, invalidate() still re-reads", async () => {
+    const fake = new FakeDiscovery({ aggregated: true });
+    const mapper = new RestMapper(fake, { minRefreshIntervalMs: 0 });
+    assert.equal((await mapper.knownMappingFor("v1", "ConfigMap"))?.resource, "configmaps");
+    fake.extraGroups.push(widgets);
+    assert.equal(await mapper.knownMappingFor("example.com/v1", "Widget"), undefined);
+    assert.equal(discoveries(fake), 1, "a miss refreshed discovery");
+    mapper.invalidate();
+    assert.equal((await mapper.knownMappingFor("example.com/v1", "Widget"))?.resource, "widgets");
+    assert.equal(discoveries(fake), 2);
+  });
+
   void it("invalidate() makes the next lookup read discovery again, even on a hit", async () => {
     const fake = new FakeDiscovery({ aggregated: true });
     const mapper = new RestMapper(fake, { minRefreshIntervalMs: 60_000 });

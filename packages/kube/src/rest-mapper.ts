@@ -68,6 +68,14 @@ export class RestMapper {
     return this.#index?.byGvk.get(key);
   }
 
+  /**
+   * The mapping if discovery (re-read when invalidated) already knows the kind; a miss reads nothing
+   * more. For looking ahead, where the caller's own lookup later reports the miss.
+   */
+  async knownMappingFor(apiVersion: string, kind: string): Promise<ResourceMapping | undefined> {
+    return (await this.#current()).byGvk.get(`${groupOf(apiVersion)}/${versionOf(apiVersion)}/${kind}`);
+  }
+
   /** The mapping of the group's preferred version that serves `kind`. */
   async mappingForGroupKind(group: string, kind: string): Promise<ResourceMapping | undefined> {
     const key = `${group}/${kind}`;
