@@ -6,7 +6,8 @@ import { execFileSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { KubeClient, type KubeClientOptions, type ResourceMapping } from "@driftless/kube";
+import { crdMapping } from "@driftless/applier";
+import { KubeClient, type KubeClientOptions } from "@driftless/kube";
 import {
   defaultCrdDir,
   down,
@@ -17,6 +18,7 @@ import {
   type ClusterState,
   type RedisServer,
 } from "@driftless/local-cluster";
+import { rsyncMapping } from "@driftless/sync";
 
 export interface BenchCluster {
   /** The temporary directory holding the cluster's and Redis's state; removed by close(). */
@@ -53,31 +55,7 @@ export function reconcilerEntry(): string {
   return join(repoRoot, "dist", "driftless-reconciler.mjs");
 }
 
-const syncVerbs = ["create", "get"];
-
-export const rootSyncMapping: ResourceMapping = {
-  group: "configsync.gke.io",
-  version: "v1beta1",
-  kind: "RootSync",
-  resource: "rootsyncs",
-  namespaced: true,
-  verbs: syncVerbs,
-};
-
-export const repoSyncMapping: ResourceMapping = {
-  group: "configsync.gke.io",
-  version: "v1beta1",
-  kind: "RepoSync",
-  resource: "reposyncs",
-  namespaced: true,
-  verbs: syncVerbs,
-};
-
-export const crdMapping: ResourceMapping = {
-  group: "apiextensions.k8s.io",
-  version: "v1",
-  kind: "CustomResourceDefinition",
-  resource: "customresourcedefinitions",
-  namespaced: false,
-  verbs: ["create", "get", "delete"],
-};
+/** The sync kinds and CRDs, as the reconciler and applier map them. */
+export const rootSyncMapping = rsyncMapping("RootSync");
+export const repoSyncMapping = rsyncMapping("RepoSync");
+export { crdMapping };
