@@ -195,8 +195,9 @@ function ownedAccess(role: OwnedRole): { roles: OwnedRole[]; bindings: BindingRe
 /**
  * Its own RSync and ResourceGroups, by name: what the reconciler reads and writes of those kinds
  * (packages/sync: rsync.ts, status.ts, finalizer.ts, image-to-sync.ts, sync-request.ts, applyset's
- * parent patch; packages/applier: inventory.ts, inventory-overflow.ts). It lists, watches and deletes
- * no RSync; what it may change on its own is manifests/reconciler-admission-policy.yaml's to say. `create` cannot be limited to a
+ * parent patch, own-sync-watch.ts; packages/applier: inventory.ts, inventory-overflow.ts). It lists and
+ * watches only its own RSync (a list or watch passes resourceNames only with that name's field selector)
+ * and deletes none; what it may change on its own is manifests/reconciler-admission-policy.yaml's to say. `create` cannot be limited to a
  * name (the authorizer sees none), so it stays open in the sync's namespace: a group created under
  * another name is one this reconciler can then no longer read or change.
  */
@@ -211,7 +212,7 @@ function syncAccess(ref: SyncRef, reconciler: string): { roles: OwnedRole[]; bin
       {
         apiGroups: [ConfigSyncGroup],
         resources: [plural],
-        verbs: ["get", "update", "patch"],
+        verbs: ["get", "list", "watch", "update", "patch"],
         resourceNames: [ref.name],
       },
       {

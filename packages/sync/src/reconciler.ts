@@ -46,6 +46,7 @@ import { runPass, type PassResult, type PassTrigger } from "./pass.ts";
 import { initPassMetrics, observeApiCalls, recordPass } from "./pass-metrics.ts";
 import { Remediator } from "./remediator.ts";
 import { collectAfterPass, memoryMiB } from "./memory.ts";
+import { OwnSyncWatch } from "./own-sync-watch.ts";
 import { loadSync, rsyncMapping } from "./rsync.ts";
 import { NamespaceWatch } from "./namespace-watch.ts";
 import { SourceCache } from "./source-cache.ts";
@@ -155,6 +156,8 @@ export class Reconciler implements PassContext {
   private readonly schemas: CustomResourceSchemaLoader;
   /** CRDs' metadata: a changed one makes its schema stale, a deleted one ends the watch of its kinds. */
   private readonly crdWatch: CrdWatch | undefined;
+  /** Its own RSync: each pass reads it from here, not with a GET per poll. */
+  private readonly ownSync: OwnSyncWatch;
   private readonly live: InformerLiveState | DirectLiveState;
   private readonly remediator: Remediator | undefined;
   private readonly redis: RedisConnection;
@@ -247,6 +250,7 @@ export class Reconciler implements PassContext {
       passing: () => this.passing,
     });
     this.namespaceWatch = new NamespaceWatch(client, (reason) => void this.trigger("drift", reason));
+    this.ownSync = new OwnSyncWatch(client, this.identity, this.log);
     // Worker role: the queue runs its worker on this connection too (one connection and BullMQ's
     // blocking one per reconciler); enqueue still fails fast during an outage (packages/queue).
     this.redis = createRedisConnection(options.redisUrl, {
@@ -292,6 +296,7 @@ export class Reconciler implements PassContext {
       this.metricsUrl = `http://127.0.0.1:${server.port}`;
     }
     await alignFinalizer(this.client, this.identity);
+    this.ownSync.start();
     this.queue.worker((job) => this.process(job.data.trigger as PassTrigger));
     const loaded = await loadSync(this.client, this.identity);
     const specPeriod = loaded?.sync === undefined ? undefined : sourcePeriodOf(loaded.sync.spec);
@@ -354,7 +359,7 @@ export class Reconciler implements PassContext {
 
   /** The job processor: deletion first, then a reconcile pass. Throws to let the queue retry. */
   private async process(trigger: PassTrigger): Promise<void> {
-    const loaded = await loadSync(this.client, this.identity);
+    const loaded = await loadSync(this.client, this.identity, () => this.ownSync.current());
     if (loaded?.raw.metadata.deletionTimestamp !== undefined) {
       this.deleting = true;
       this.remediator?.setDeclared([]);
@@ -590,6 +595,7 @@ export class Reconciler implements PassContext {
     await this.crdWatch?.stop();
     if (this.live instanceof InformerLiveState) await this.live.stop();
     await this.namespaceWatch.stop();
+    await this.ownSync.stop();
     // Not quit(): with Redis away, QUIT would wait behind the worker's queued commands for ever.
     await closeRedisConnection(this.redis);
     await this.server?.close();

@@ -33,8 +33,20 @@ export interface LoadedSync {
   readonly invalid: readonly Error[];
 }
 
-export async function loadSync(client: KubeClient, identity: SyncIdentity): Promise<LoadedSync | undefined> {
-  const raw = await client.get(rsyncMapping(identity.kind), identity.namespace, identity.name);
+/** What a watch of the sync knows of it: the object, absent (deleted), or nothing yet (own-sync-watch.ts). */
+export type WatchedSync = { readonly known: true; readonly object: KubeObject | undefined } | { readonly known: false };
+
+/** The RSync from the watch of it when that has listed (own-sync-watch.ts), else read from the API server. */
+export async function loadSync(
+  client: KubeClient,
+  identity: SyncIdentity,
+  watched?: () => WatchedSync,
+): Promise<LoadedSync | undefined> {
+  const seen = watched?.();
+  const raw =
+    seen?.known === true
+      ? seen.object
+      : await client.get(rsyncMapping(identity.kind), identity.namespace, identity.name);
   if (raw === undefined) return undefined;
   const parsed = parseSync(raw);
   return parsed.ok ? { raw, sync: parsed.value, invalid: [] } : { raw, sync: undefined, invalid: parsed.errors };

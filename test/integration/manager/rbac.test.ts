@@ -190,6 +190,9 @@ test("a RepoSync's reconciler has Config Sync's base role, and reads only the Se
   });
   await expectAllowed(reconciler, true, [
     { verb: "get", resource: "reposyncs", group: "configsync.gke.io", namespace, name: "repo-sync" },
+    // Its own sync, watched by name (a metadata.name field selector is what the authorizer sees as the name).
+    { verb: "list", resource: "reposyncs", group: "configsync.gke.io", namespace, name: "repo-sync" },
+    { verb: "watch", resource: "reposyncs", group: "configsync.gke.io", namespace, name: "repo-sync" },
     {
       verb: "update",
       resource: "reposyncs",
@@ -225,6 +228,9 @@ test("a RepoSync's reconciler has Config Sync's base role, and reads only the Se
     { verb: "impersonate", resource: "serviceaccounts", namespace, name: "default" },
     { verb: "create", resource: "serviceaccounts", subresource: "token", namespace, name: "default" },
     { verb: "update", resource: "reposyncs", group: "configsync.gke.io", namespace: elsewhere },
+    // No other sync of its namespace, listed or watched.
+    { verb: "list", resource: "reposyncs", group: "configsync.gke.io", namespace },
+    { verb: "watch", resource: "reposyncs", group: "configsync.gke.io", namespace, name: "other-sync" },
     { verb: "create", resource: "namespaces" },
   ]);
 
@@ -265,6 +271,9 @@ test("with the namespace admin's RoleBinding to edit, a RepoSync's reconciler ap
     { verb: "create", resource: "configmaps", namespace: elsewhere },
     secrets(elsewhere),
     { verb: "update", resource: "reposyncs", group: "configsync.gke.io", namespace: elsewhere },
+    // No other sync of its namespace, listed or watched.
+    { verb: "list", resource: "reposyncs", group: "configsync.gke.io", namespace },
+    { verb: "watch", resource: "reposyncs", group: "configsync.gke.io", namespace, name: "other-sync" },
     { verb: "create", resource: "namespaces" },
     { verb: "create", resource: "clusterrolebindings", group: "rbac.authorization.k8s.io" },
     secrets(systemNamespace),
@@ -467,6 +476,15 @@ test("a RepoSync's reconciler writes its own RepoSync and ResourceGroups, by nam
     "a reconciler repointed its sibling RepoSync",
   );
   assert.equal(await answer(asReconciler.get(resourceGroupMapping, namespace, "sibling")), "forbidden");
+  // It watches its own sync: a list by its name's field selector passes, its sibling's or the namespace's does not.
+  const own = await asReconciler.list(Mapping.RepoSync, { namespace, fieldSelector: "metadata.name=repo-sync" });
+  assert.deepEqual(
+    own.items.map((o) => o.metadata.name),
+    ["repo-sync"],
+  );
+  const siblingList = asReconciler.list(Mapping.RepoSync, { namespace, fieldSelector: "metadata.name=sibling" });
+  assert.equal(await answer(siblingList), "forbidden");
+  assert.equal(await answer(asReconciler.list(Mapping.RepoSync, { namespace })), "forbidden");
   assert.equal(
     await answer(asReconciler.patch(resourceGroupMapping, namespace, "sibling", { spec: { resources: [] } }, "merge")),
     "forbidden",
