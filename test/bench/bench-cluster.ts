@@ -30,9 +30,19 @@ export interface BenchCluster {
   readonly close: () => Promise<void>;
 }
 
-export async function startBenchCluster(name: string, clientOptions: KubeClientOptions = {}): Promise<BenchCluster> {
+export async function startBenchCluster(
+  name: string,
+  clientOptions: KubeClientOptions = {},
+  clusterOptions: { readonly withNode?: boolean } = {},
+): Promise<BenchCluster> {
   const root = await mkdtemp(join(tmpdir(), `driftless-bench-${name}-`));
-  const cluster = await up({ stateDir: join(root, "cluster"), crdDir: defaultCrdDir(), detached: false, quiet: true });
+  const cluster = await up({
+    stateDir: join(root, "cluster"),
+    crdDir: defaultCrdDir(),
+    detached: false,
+    quiet: true,
+    ...clusterOptions,
+  });
   const redis = await startRedis({ dir: join(root, "redis"), detached: false });
   const client = await KubeClient.fromKubeconfig(cluster.kubeconfig, clientOptions);
   const close = async (): Promise<void> => {
