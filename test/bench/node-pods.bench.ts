@@ -10,9 +10,8 @@
  * Needs root and the node's Debian packages (scripts/node/setup.sh), as the install-path e2e does.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { setTimeout as delay } from "node:timers/promises";
 import { parseAllDocuments } from "yaml";
@@ -20,6 +19,7 @@ import { nsReconcilerName, RootSyncNamespace, SyncLabel } from "@driftless/api";
 import { namespaceMapping, RestMapper, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { ensureNodeBinaries, findRepoRoot, importImage, nodeNetwork } from "@driftless/local-cluster";
 import { startGitHttpServer } from "@driftless/git/testing";
+import { writeNodeOverlay } from "../support/node-overlay.ts";
 import { grantRepoSyncReconciler } from "../support/rbac.ts";
 import { BenchRepo, loadAverage, waitFor } from "./bench-process.ts";
 import { repoSyncMapping, startBenchCluster } from "./bench-cluster.ts";
@@ -31,14 +31,7 @@ const repoRoot = findRepoRoot();
 const system = RootSyncNamespace;
 const version = (JSON.parse(await readFile(join(repoRoot, "package.json"), "utf8")) as { version: string }).version;
 const pods: ResourceMapping = { group: "", version: "v1", kind: "Pod", resource: "pods", namespaced: true, verbs: [] };
-const secrets: ResourceMapping = {
-  group: "",
-  version: "v1",
-  kind: "Secret",
-  resource: "secrets",
-  namespaced: true,
-  verbs: [],
-};
+const secrets: ResourceMapping = { ...pods, kind: "Secret", resource: "secrets" };
 
 if (process.getuid?.() !== 0) throw new Error("bench: the node (kubelet, containerd, CNI, iptables) runs as root");
 await ensureNodeBinaries({ quiet: true });
@@ -108,35 +101,10 @@ try {
       metadata: { name, namespace: system },
       stringData: { [key]: `${name}-${Math.random().toString(36).slice(2)}` },
     });
-  const overlay = await mkdtemp(join(tmpdir(), "driftless-bench-overlay-"));
-  // No cluster DNS on the node: the manager reaches Redis by the Service's environment variables.
-  await writeFile(
-    join(overlay, "kustomization.yaml"),
-    [
-      "apiVersion: kustomize.config.k8s.io/v1beta1",
-      "kind: Kustomization",
-      "resources:",
-      `  - ${relative(overlay, join(repoRoot, "manifests"))}`,
-      "patches:",
-      "  - patch: |",
-      "      apiVersion: apps/v1",
-      "      kind: Deployment",
-      "      metadata: {name: reconciler-manager, namespace: config-management-system}",
-      "      spec:",
-      "        template:",
-      "          spec:",
-      "            containers:",
-      "              - name: reconciler-manager",
-      "                env:",
-      "                  - name: REDIS_URL",
-      "                    value: redis://$(REDIS_SERVICE_HOST):$(REDIS_SERVICE_PORT)",
-      "",
-    ].join("\n"),
-  );
+  const overlay = await writeNodeOverlay(join(root, "overlay"), join(repoRoot, "manifests"));
   const bin = join(repoRoot, ".local", "bin");
   const tools = (await readdir(bin)).find((n) => n.startsWith("render-kustomize-")) ?? "";
   const built = await run(join(bin, tools, "kustomize"), ["build", overlay], { maxBuffer: 64 * 1024 * 1024 });
-  await rm(overlay, { recursive: true, force: true });
   await applyYaml(built.stdout);
   await waitFor(
     "Redis and both managers Ready",

@@ -25,8 +25,10 @@ export class OwnSyncWatch {
         if (!isForbidden(error) && !isUnauthorized(error)) {
           log.warn("watch of its own sync: list or watch failed; retrying", { error: error.message });
         } else if (!this.#refusalLogged) {
+          // Debug: the manager withdraws the Role as the sync goes, while this process may still run; a
+          // refusal that matters also refuses the pass's own read, which reports it on the sync.
           this.#refusalLogged = true;
-          log.info("watch of its own sync not permitted: passes read it instead; retrying", { error: error.message });
+          log.debug("watch of its own sync not permitted: passes read it instead; retrying", { error: error.message });
         }
       },
     });
