@@ -10,7 +10,8 @@
  * Needs root and the node's Debian packages (scripts/node/setup.sh), as the install-path e2e does.
  */
 import { execFile } from "node:child_process";
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { setTimeout as delay } from "node:timers/promises";
@@ -99,7 +100,7 @@ try {
       apiVersion: "v1",
       kind: "Secret",
       metadata: { name, namespace: system },
-      stringData: { [key]: `${name}-${Math.random().toString(36).slice(2)}` },
+      stringData: { [key]: randomBytes(16).toString("hex") },
     });
   const overlay = await writeNodeOverlay(join(root, "overlay"), join(repoRoot, "manifests"));
   const bin = join(repoRoot, ".local", "bin");
@@ -122,7 +123,7 @@ try {
   const namespaces = Array.from({ length: syncs }, (_, i) => `pods-${i}`);
   for (const ns of namespaces)
     for (let j = 0; j < objects; j++) {
-      await run("mkdir", ["-p", join(repo.work, ns)]);
+      await mkdir(join(repo.work, ns), { recursive: true });
       const cm = {
         apiVersion: "v1",
         kind: "ConfigMap",
