@@ -252,11 +252,15 @@ export async function startManager(t: TestContext, options: ManagerOptions = {})
   };
   t.after(async () => {
     // While the manager still runs, so deletion goes the normal way (finalizers and all).
-    if (child.exitCode === null && child.signalCode === null) await cleanUpScope(scope);
+    let cleanupFailure: unknown;
+    if (child.exitCode === null && child.signalCode === null)
+      await cleanUpScope(scope).catch((error: unknown) => (cleanupFailure = error));
     await manager.stop();
     await rm(scope.stateDir, { recursive: true, force: true, maxRetries: 3 });
-    if (process.env["DRIFTLESS_TEST_LOGS"] === "1" || t.signal.aborted)
+    // A deletion the manager did not finish is its failure: its log says why.
+    if (process.env["DRIFTLESS_TEST_LOGS"] === "1" || t.signal.aborted || cleanupFailure !== undefined)
       process.stderr.write(`--- manager ${scope.id} (${manager.pid}) ---\n${logs.join("\n")}\n`);
+    if (cleanupFailure !== undefined) throw cleanupFailure;
   });
   return manager;
 }
