@@ -42,14 +42,15 @@ import {
   createRootSync,
   customApi,
   eventually,
+  type JsonObject,
   kubeConfig,
+  repoSyncStatus,
   rootSynced,
   rootSyncNamespace,
   statusCode,
   suffix,
   testEnv,
   TestRepo,
-  type JsonObject,
 } from "../support/index.ts";
 import { usePrivateControlPlane } from "../support/private-control-plane.ts";
 
@@ -183,12 +184,6 @@ async function leaseHolder(): Promise<string | undefined> {
     if (statusCode(error) === 404) return undefined;
     throw error;
   }
-}
-
-function repoSyncStatus(namespace: string, name = "repo-sync"): Promise<JsonObject> {
-  return customApi()
-    .getNamespacedCustomObject({ group: "configsync.gke.io", version: "v1beta1", namespace, plural: "reposyncs", name })
-    .then((o) => ((o as JsonObject)["status"] ?? {}) as JsonObject);
 }
 
 function repoSynced(namespace: string, commit: string, timeoutMs = 120_000): Promise<JsonObject> {

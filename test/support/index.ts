@@ -10,7 +10,7 @@ export { gadgetCrd } from "./crds.ts";
 export type { JsonObject } from "./fixtures.ts";
 export { TestRepo } from "./git.ts";
 export { startReconciler } from "./reconciler.ts";
-export { createRepoSync, repoSyncSyncedTo } from "./sync.ts";
+export { createRepoSync, repoSyncStatus, repoSyncSyncedTo } from "./sync.ts";
 export type { RepoSyncOptions, SyncedToOptions } from "./sync.ts";
 export { startPrometheus } from "./prometheus.ts";
 export type { PrometheusServer } from "./prometheus.ts";

@@ -28,6 +28,18 @@ export async function createRepoSync(namespace: string, repo: TestRepo, options:
   });
 }
 
+/** A RepoSync's status (empty before its reconciler first writes it), beside root-sync.ts's rootSyncStatus. */
+export async function repoSyncStatus(namespace: string, name = "repo-sync"): Promise<JsonObject> {
+  const sync = (await customApi().getNamespacedCustomObject({
+    group: "configsync.gke.io",
+    version: "v1beta1",
+    namespace,
+    plural: "reposyncs",
+    name,
+  })) as JsonObject;
+  return (sync["status"] ?? {}) as JsonObject;
+}
+
 export interface SyncedToOptions {
   readonly timeoutMs?: number;
   /** The reconciler's output so far, added to a failure's message. */
@@ -41,19 +53,10 @@ export async function repoSyncSyncedTo(
   options: SyncedToOptions = {},
 ): Promise<void> {
   try {
-    await eventually(
-      async () => {
-        const sync = (await customApi().getNamespacedCustomObject({
-          group: "configsync.gke.io",
-          version: "v1beta1",
-          namespace,
-          plural: "reposyncs",
-          name: "repo-sync",
-        })) as JsonObject;
-        return (sync["status"] as JsonObject | undefined)?.["lastSyncedCommit"] === commit;
-      },
-      { timeoutMs: options.timeoutMs ?? 30_000, what: `repo-sync to sync ${commit.slice(0, 7)}` },
-    );
+    await eventually(async () => (await repoSyncStatus(namespace))["lastSyncedCommit"] === commit, {
+      timeoutMs: options.timeoutMs ?? 30_000,
+      what: `repo-sync to sync ${commit.slice(0, 7)}`,
+    });
   } catch (error) {
     if (options.output === undefined) throw error;
     throw new Error(`${(error as Error).message}; the reconciler's output: ${options.output().slice(-3000)}`, {

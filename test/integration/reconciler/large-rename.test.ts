@@ -9,15 +9,15 @@ import { Inventory, ResourceGroupByteBudget, resourceGroupMapping, type ObjectId
 import {
   createRepoSync,
   createRootSync,
-  customApi,
   eventually,
+  type JsonObject,
+  repoSyncStatus,
   rootSynced,
   rootSyncNamespace,
   startReconciler,
   suffix,
   testNamespace,
   TestRepo,
-  type JsonObject,
 } from "../../support/index.ts";
 import { adminClient } from "../kube/support.ts";
 
@@ -148,14 +148,7 @@ test("a ResourceGroup named <sync>.pending that is not the sync's own neither st
 function repoSynced(namespace: string, commit: string): Promise<JsonObject> {
   return eventually(
     async () => {
-      const sync = (await customApi().getNamespacedCustomObject({
-        group: "configsync.gke.io",
-        version: "v1beta1",
-        namespace,
-        plural: "reposyncs",
-        name: "repo-sync",
-      })) as JsonObject;
-      const status = (sync["status"] ?? {}) as JsonObject;
+      const status = await repoSyncStatus(namespace);
       const errors = JSON.stringify([status["source"], status["rendering"], status["sync"]]);
       if (status["lastSyncedCommit"] === commit && !errors.includes("errorMessage")) return status;
       throw new Error(`synced ${String(status["lastSyncedCommit"])}, errors ${errors}`); // said if it never syncs

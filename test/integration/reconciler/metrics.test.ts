@@ -3,12 +3,12 @@ import assert from "node:assert/strict";
 import {
   coreApi,
   createRepoSync,
-  customApi,
   eventually,
+  type JsonObject,
+  repoSyncStatus,
   startReconciler,
   testNamespace,
   TestRepo,
-  type JsonObject,
 } from "../../support/index.ts";
 
 /** A scrape: the `# TYPE` of each metric and its sample lines. */
@@ -50,17 +50,6 @@ function configMap(name: string, namespace: string, data: Record<string, string>
   return JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace }, data });
 }
 
-async function syncStatus(namespace: string): Promise<JsonObject> {
-  const sync = (await customApi().getNamespacedCustomObject({
-    group: "configsync.gke.io",
-    version: "v1beta1",
-    namespace,
-    plural: "reposyncs",
-    name: "repo-sync",
-  })) as JsonObject;
-  return (sync["status"] ?? {}) as JsonObject;
-}
-
 test("every registered config_sync_ metric has a sample after a sync, a drift correction and a source error", async (t) => {
   const namespace = await testNamespace(t);
   const repo = await TestRepo.create(t);
@@ -71,7 +60,7 @@ test("every registered config_sync_ metric has a sample after a sync, a drift co
   const reconciler = await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" }, { metricsPort: 0 });
   const url = reconciler.metricsUrl;
   assert.ok(url !== undefined);
-  await eventually(async () => (await syncStatus(namespace))["lastSyncedCommit"] === first, {
+  await eventually(async () => (await repoSyncStatus(namespace))["lastSyncedCommit"] === first, {
     timeoutMs: 30_000,
     what: "the first commit synced",
   });

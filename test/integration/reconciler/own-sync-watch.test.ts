@@ -5,8 +5,8 @@ import { rsyncMapping } from "@driftless/sync";
 import {
   coreApi,
   createRepoSync,
-  customApi,
   eventually,
+  repoSyncStatus,
   repoSyncSyncedTo,
   startReconciler,
   testEnv,
@@ -58,14 +58,11 @@ test("an idle reconciler reads its own RepoSync from a watch, not with a GET at 
   // The new commit may be synced from the old directory first; the spec change then follows.
   await eventually(
     async () => {
-      const sync = (await customApi().getNamespacedCustomObject({
-        group: "configsync.gke.io",
-        version: "v1beta1",
-        namespace,
-        plural: "reposyncs",
-        name: "repo-sync",
-      })) as { status?: { lastSyncedCommit?: string; source?: { gitStatus?: { dir?: string } } } };
-      return sync.status?.lastSyncedCommit === second && sync.status.source?.gitStatus?.dir === "other";
+      const status = (await repoSyncStatus(namespace)) as {
+        lastSyncedCommit?: string;
+        source?: { gitStatus?: { dir?: string } };
+      };
+      return status.lastSyncedCommit === second && status.source?.gitStatus?.dir === "other";
     },
     { what: "the commit synced from the directory the new spec names" },
   );

@@ -11,13 +11,14 @@ import {
   createRootSync,
   customApi,
   eventually,
+  type JsonObject,
+  repoSyncStatus,
   rootSynced,
   rootSyncNamespace,
   startReconciler,
   suffix,
   testNamespace,
   TestRepo,
-  type JsonObject,
 } from "../../support/index.ts";
 
 function configMap(namespace: string, from: string): string {
@@ -27,17 +28,6 @@ function configMap(namespace: string, from: string): string {
     metadata: { name: "shared", namespace },
     data: { from },
   });
-}
-
-async function repoSyncStatus(namespace: string): Promise<JsonObject> {
-  const sync = (await customApi().getNamespacedCustomObject({
-    group: "configsync.gke.io",
-    version: "v1beta1",
-    namespace,
-    plural: "reposyncs",
-    name: "repo-sync",
-  })) as JsonObject;
-  return (sync["status"] ?? {}) as JsonObject;
 }
 
 const syncErrors = (status: JsonObject): JsonObject[] =>

@@ -10,14 +10,15 @@ import {
   createRootSync,
   customApi,
   eventually,
+  type JsonObject,
+  repoSyncStatus,
   rootSynced,
-  rootSyncStatus,
   rootSyncNamespace,
+  rootSyncStatus,
   startReconciler,
   suffix,
-  TestRepo,
   testNamespace,
-  type JsonObject,
+  TestRepo,
   updateRootSyncSpec,
 } from "../../support/index.ts";
 import { startRenderServer } from "../../support/render-server.ts";
@@ -295,14 +296,7 @@ test("a RepoSync's reconciler refuses override.enableShellInRendering unless the
   await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" }, { renderToolsDir });
   const rendering = await eventually(
     async () => {
-      const sync = (await customApi().getNamespacedCustomObject({
-        group: "configsync.gke.io",
-        version: "v1beta1",
-        namespace,
-        plural: "reposyncs",
-        name: "repo-sync",
-      })) as JsonObject;
-      const r = ((sync["status"] ?? {}) as JsonObject)["rendering"] as JsonObject | undefined;
+      const r = (await repoSyncStatus(namespace))["rendering"] as JsonObject | undefined;
       return r?.["commit"] === commit ? r : undefined;
     },
     { timeoutMs: 60_000, what: `RepoSync rendering of ${commit.slice(0, 7)}` },
