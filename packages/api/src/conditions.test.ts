@@ -44,6 +44,20 @@ void describe("setCondition", () => {
     assert.equal(again.conditions, first);
   });
 
+  void it("reports no change when the stored condition has the API server's key order", () => {
+    // The API server hands a custom resource back with every map's keys sorted; a condition read
+    // that way and one built by the reconciler say the same thing in another order.
+    const errorSummary = { totalCount: 2, truncated: false, errorCountAfterTruncation: 2 };
+    const errors = [{ code: "2009", errorMessage: "KNV2009: boom", resources: [{ name: "a", kind: "Deployment" }] }];
+    const input = { type: "Syncing", status: "False" as const, reason: "Sync", errors, errorSummary };
+    const built = setCondition(undefined, input, t0).conditions;
+    const stored = JSON.parse(JSON.stringify(built, (_key, value: unknown) => sortedKeys(value))) as SyncCondition[];
+    assert.notEqual(JSON.stringify(stored), JSON.stringify(built), "the fixture must differ in key order");
+    const again = setCondition(stored, { ...input, errorSummary: { ...errorSummary } }, t1);
+    assert.equal(again.changed, false);
+    assert.equal(getCondition(again.conditions, "Syncing")?.lastUpdateTime, "2024-05-01T10:00:00Z");
+  });
+
   void it("leaves other conditions in place and in order", () => {
     const existing: SyncCondition[] = [
       { type: "Reconciling", status: "False" },
@@ -94,3 +108,8 @@ void describe("removeCondition and queries", () => {
     assert.ok(!isConditionTrue(undefined, "Stalled"));
   });
 });
+
+function sortedKeys(value: unknown): unknown {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}

@@ -115,10 +115,21 @@ function sameContent(existing: SyncCondition, input: ConditionInput): boolean {
   );
 }
 
-// Status objects are plain JSON written by us in a fixed key order, so comparing serialisations
-// is exact and avoids a deep-equal dependency.
+// A stored condition comes back from the API server with its maps' keys sorted, so equality must
+// not depend on key order (comparing serialisations rewrote an unchanged condition on every pass).
 function jsonEqual(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, i) => jsonEqual(item, b[i]));
+  }
+  const left = Object.entries(a).filter(([, v]) => v !== undefined);
+  const right = b as Record<string, unknown>;
+  return (
+    left.length === Object.values(right).filter((v) => v !== undefined).length &&
+    left.every(([key, value]) => jsonEqual(value, right[key]))
+  );
 }
 
 function nonEmpty<T>(items: readonly T[] | undefined): readonly T[] | undefined {

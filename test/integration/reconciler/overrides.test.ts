@@ -87,6 +87,12 @@ test("a pass waits up to override.reconcileTimeout for what it wrote to become C
   assert.equal(still?.length, 1, "the timeout is still reported while the Deployment is not Current");
   const waits = lines.filter((l) => l.msg === "pass phase finished" && l["phase"] === "wait");
   assert.ok(Number(waits.at(-1)?.["seconds"]) < 1, `a later pass waited again: ${JSON.stringify(waits.at(-1))}`);
+  // Nor do they write: their status says what the stored one says, which the API server hands back with
+  // its keys in another order (that once rewrote the Syncing condition's lastUpdateTime on every pass).
+  const writesBefore = reconciler.client.requests.writes();
+  const counted = reconciler.passCount;
+  await eventually(() => reconciler.passCount >= counted + 2, { timeoutMs: 30_000, what: "two idle passes" });
+  assert.equal(reconciler.client.requests.writes() - writesBefore, 0, "a pass that changed nothing wrote");
 
   // Scaled to zero replicas, it becomes Current, and the error goes.
   await repo.write("config/web.yaml", json(deployment(namespace, 0)));

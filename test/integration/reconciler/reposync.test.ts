@@ -9,11 +9,12 @@ import {
   createRepoSync as createTestRepoSync,
   customApi,
   eventually,
-  statusCode,
+  type JsonObject,
+  repoSyncStatus,
   startReconciler,
+  statusCode,
   testNamespace,
   TestRepo,
-  type JsonObject,
 } from "../../support/index.ts";
 
 const execFileAsync = promisify(execFile);
@@ -42,14 +43,6 @@ function configMap(
 /** The RepoSync of these tests, polling every 15 s (startReconciler polls faster in-process). */
 function createRepoSync(namespace: string, repo: TestRepo, annotations: Record<string, string> = {}): Promise<void> {
   return createTestRepoSync(namespace, repo, { annotations, git: { period: "15s" } });
-}
-
-async function repoSyncStatus(namespace: string): Promise<JsonObject> {
-  const sync = (await customApi().getNamespacedCustomObject({
-    ...repoSyncs(namespace),
-    name: "repo-sync",
-  })) as JsonObject;
-  return (sync["status"] ?? {}) as JsonObject;
 }
 
 /** Resolves once status says `commit` is synced with no errors. */

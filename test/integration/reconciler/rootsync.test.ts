@@ -4,11 +4,12 @@ import {
   coreApi,
   customApi,
   eventually,
-  statusCode,
+  type JsonObject,
+  rootSyncStatus,
   startReconciler,
+  statusCode,
   suffix,
   TestRepo,
-  type JsonObject,
 } from "../../support/index.ts";
 
 const rootNamespace = "config-management-system";
@@ -42,11 +43,6 @@ async function createRootSync(
       },
     },
   });
-}
-
-async function rootSyncStatus(name: string): Promise<JsonObject> {
-  const sync = (await customApi().getNamespacedCustomObject({ ...rootSyncs, name })) as JsonObject;
-  return (sync["status"] ?? {}) as JsonObject;
 }
 
 function synced(name: string, commit: string): Promise<JsonObject> {
