@@ -117,10 +117,11 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
       result = { ...result, skipped: "unchanged" };
       return result;
     }
+    const generation = raw.metadata.generation;
     if (
       !suspended &&
       (await writeStatus(ctx.client, ctx.identity, (_raw, current) =>
-        syncingStatus(current, fetched.commit, new Date()),
+        syncingStatus(current, fetched.commit, generation, new Date()),
       ))
     ) {
       await recordEvent(

@@ -161,9 +161,21 @@ function suspendedCondition(
   ).conditions;
 }
 
-/** Marks a pass in progress on a new commit (Syncing=True); a pass over the synced commit writes nothing. */
-export function syncingStatus(current: Status, commit: string, now: Date): Status | undefined {
+/**
+ * Marks a pass in progress on a new commit or spec (Syncing=True). A pass over the synced commit
+ * writes nothing, nor does a retry of a commit whose failure status already reports for this spec:
+ * flipping Syncing to True and back cost every retry of a failing commit two writes and two Events.
+ */
+export function syncingStatus(
+  current: Status,
+  commit: string,
+  generation: number | undefined,
+  now: Date,
+): Status | undefined {
   if (current["lastSyncedCommit"] === commit) return undefined;
+  const reported = getCondition(current.conditions, SyncConditionType.Syncing);
+  if (reported?.status === "False" && reported.commit === commit && current["observedGeneration"] === generation)
+    return undefined;
   const { conditions, changed } = setCondition(
     current.conditions,
     { type: SyncConditionType.Syncing, status: "True", reason: "Sync", message: "Syncing", commit },
