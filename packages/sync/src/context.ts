@@ -7,6 +7,7 @@ import type { Logger } from "./log.ts";
 import type { ReconcileTimeouts } from "./reconcile-timeouts.ts";
 import type { Rendered } from "./rendering.ts";
 import type { ResourceGroupStatus } from "./resource-group-status.ts";
+import type { KnownStatus } from "./status.ts";
 import type { PassResult, PassTrigger } from "./pass.ts";
 
 /** What a pass needs from the reconciler that runs it; the Reconciler implements it. */
@@ -19,6 +20,8 @@ export interface PassContext {
   readonly resourceGroupStatus: Pick<ResourceGroupStatus, "afterPass">;
   /** Objects whose wait after apply timed out, reported (KNV2009) until they are Current or Failed. */
   readonly reconcileTimeouts: ReconcileTimeouts;
+  /** The RSync status last read or written, so a pass holding a current copy skips the read. */
+  readonly knownStatus: KnownStatus;
   readonly git: GitFetcher;
   /** Key of this sync's git cache folder. */
   readonly syncKey: string;

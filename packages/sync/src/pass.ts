@@ -120,8 +120,11 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
     const generation = raw.metadata.generation;
     if (
       !suspended &&
-      (await writeStatus(ctx.client, ctx.identity, (_raw, current) =>
-        syncingStatus(current, fetched.commit, generation, new Date()),
+      (await writeStatus(
+        ctx.client,
+        ctx.identity,
+        (_raw, current) => syncingStatus(current, fetched.commit, generation, new Date()),
+        { raw, known: ctx.knownStatus },
       ))
     ) {
       await recordEvent(
@@ -258,10 +261,15 @@ async function reportStatus(
   report: PassReport,
 ): Promise<void> {
   let previousCommit: unknown;
-  const changed = await writeStatus(ctx.client, ctx.identity, (_raw, current) => {
-    previousCommit = current["lastSyncedCommit"];
-    return nextStatus(ctx.identity, sync, current, report, new Date());
-  });
+  const changed = await writeStatus(
+    ctx.client,
+    ctx.identity,
+    (_raw, current) => {
+      previousCommit = current["lastSyncedCommit"];
+      return nextStatus(ctx.identity, sync, current, report, new Date());
+    },
+    raw === undefined ? undefined : { raw, known: ctx.knownStatus },
+  );
   if (!changed) return;
   const errors = [...(report.rendering?.errors ?? []), ...report.sourceErrors, ...report.syncErrors];
   const first = errors[0];

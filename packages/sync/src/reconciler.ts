@@ -57,7 +57,7 @@ import { ReconcileTimeouts } from "./reconcile-timeouts.ts";
 import { ResourceGroupStatus } from "./resource-group-status.ts";
 import { sourceFormatOf } from "./source-options.ts";
 import { withSourceFormatHint } from "./source-format-hint.ts";
-import type { PassReport } from "./status.ts";
+import { KnownStatus, type PassReport } from "./status.ts";
 
 export interface ReconcilerOptions {
   readonly identity: SyncIdentity;
@@ -113,6 +113,7 @@ export class Reconciler implements PassContext {
   readonly inventory: Inventory;
   readonly resourceGroupStatus: ResourceGroupStatus;
   readonly reconcileTimeouts = new ReconcileTimeouts();
+  readonly knownStatus = new KnownStatus();
   readonly git: GitFetcher;
   readonly syncKey: string;
   readonly log: Logger;

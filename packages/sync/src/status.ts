@@ -185,15 +185,43 @@ export function syncingStatus(
 }
 
 /**
+ * The RSync status a reconciler last read or wrote. A copy of the RSync from its watch whose status
+ * still says exactly this is current for our purpose: the watch has caught up with our own last
+ * write and nobody has changed status since. Then a pass whose status would not change needs no
+ * GET (a failing commit's retries cost two GETs each otherwise).
+ */
+export class KnownStatus {
+  #status: unknown;
+
+  remember(status: unknown): void {
+    this.#status = status ?? {};
+  }
+
+  /** True when `raw` (from the watch) holds the status last read or written. */
+  describes(raw: KubeObject): boolean {
+    return this.#status !== undefined && isDeepStrictEqual(this.#status, raw["status"] ?? {});
+  }
+}
+
+/** A copy of the RSync a pass already holds, and what this reconciler knows its status to be. */
+export interface HeldSync {
+  readonly raw: KubeObject;
+  readonly known: KnownStatus;
+}
+
+/**
  * Writes status through the status subresource when it differs from what the object holds.
  * Re-reads and recomputes on 409 (the manager or a user may have written meanwhile). Every string
- * is redacted here, the one way into status, so no URL credentials reach it whoever built it.
+ * is redacted here, the one way into status, so no URL credentials reach it whoever built it. With
+ * `held`, a held copy that `known` describes and that `compute` leaves as it is ends it without a read.
  */
 export async function writeStatus(
   client: KubeClient,
   identity: SyncIdentity,
   compute: (raw: KubeObject, current: Status) => Status | undefined,
+  held?: HeldSync,
 ): Promise<boolean> {
+  if (held !== undefined && held.known.describes(held.raw) && unchanged(held.raw, compute)) return false;
   const mapping = rsyncMapping(identity.kind);
   for (let attempt = 0; attempt < 5; attempt++) {
     const raw = await client.get(mapping, identity.namespace, identity.name);
@@ -202,9 +230,13 @@ export async function writeStatus(
     const computed = compute(raw, current);
     const next = computed === undefined ? undefined : redactCredentialsIn(computed);
     // The API server returns keys in its own order: compare structurally, not as text.
-    if (next === undefined || isDeepStrictEqual(next, current)) return false;
+    if (next === undefined || isDeepStrictEqual(next, current)) {
+      held?.known.remember(current);
+      return false;
+    }
     try {
-      await client.replaceStatus(mapping, { ...raw, status: next });
+      const written = await client.replaceStatus(mapping, { ...raw, status: next });
+      held?.known.remember(written["status"]);
       return true;
     } catch (error) {
       if (isNotFound(error)) return false;
@@ -212,4 +244,10 @@ export async function writeStatus(
     }
   }
   return false;
+}
+
+function unchanged(raw: KubeObject, compute: (raw: KubeObject, current: Status) => Status | undefined): boolean {
+  const current = (raw["status"] ?? {}) as Status;
+  const computed = compute(raw, current);
+  return computed === undefined || isDeepStrictEqual(redactCredentialsIn(computed), current);
 }

@@ -22,7 +22,7 @@ import {
 /**
  * Three retries of a commit that fails with `reason` leave the RootSync (its resourceVersion) and its
  * Events as they were. With `onlyStatus`, the retries may still send the refused object again (the
- * apply is retried: a webhook or CRD may have changed); otherwise they send no write at all.
+ * apply is retried: a webhook or CRD may have changed); otherwise they send no request at all.
  */
 async function retriesWriteNothing(
   t: TestContext,
@@ -51,13 +51,19 @@ async function retriesWriteNothing(
 
   const resourceVersion = await rootSyncVersion(name);
   const events = await eventNames(name);
-  const [writes, updates] = [reconciler.client.requests.writes(), reconciler.client.requests.count("update")];
+  const [writes, updates, gets] = [
+    reconciler.client.requests.writes(),
+    reconciler.client.requests.count("update"),
+    reconciler.client.requests.count("get"),
+  ];
   const base = reconciler.passCount;
   await eventually(() => reconciler.passCount >= base + 3, { timeoutMs: 30_000, what: "three retries" });
   assert.equal(await rootSyncVersion(name), resourceVersion, "a retry wrote the RootSync");
   assert.deepEqual(await eventNames(name), events, "a retry recorded an Event");
   if (onlyStatus) assert.equal(reconciler.client.requests.count("update") - updates, 0, "a retry updated something");
   else assert.equal(reconciler.client.requests.writes() - writes, 0, "a retry wrote");
+  // Nor read: the RSync comes from its watch, and its status already says what the retry found.
+  if (!onlyStatus) assert.equal(reconciler.client.requests.count("get") - gets, 0, "a retry read from the API server");
   assert.deepEqual(await syncing(), reported, "the failure is still reported as it was");
 }
 
