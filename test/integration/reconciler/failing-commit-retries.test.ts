@@ -47,7 +47,8 @@ async function retriesWriteNothing(
   );
   const reported = await syncing();
   const counted = reconciler.passCount;
-  await eventually(() => reconciler.passCount >= counted + 1, { timeoutMs: 30_000, what: "a retry" });
+  // Two retries first: the watch of the RSync has then delivered the failure's own status write.
+  await eventually(() => reconciler.passCount >= counted + 2, { timeoutMs: 30_000, what: "two retries" });
 
   const resourceVersion = await rootSyncVersion(name);
   const events = await eventNames(name);
