@@ -2,11 +2,12 @@
  * What every bench stands on: a fresh local control plane and Redis in a temporary directory, a client
  * of it, and the reconciler in its production form.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { crdMapping } from "@driftless/applier";
+import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controller";
 import { KubeClient, type KubeClientOptions } from "@driftless/kube";
 import {
   defaultCrdDir,
@@ -63,6 +64,41 @@ export function reconcilerEntry(): string {
   if (process.env["RECONCILER_ENTRY"] === "src") return join(repoRoot, "apps", "reconciler", "src", "main.ts");
   execFileSync(process.execPath, [join(repoRoot, "scripts", "bundle.ts")], { stdio: "inherit" });
   return join(repoRoot, "dist", "driftless-reconciler.mjs");
+}
+
+/**
+ * A reconciler process of the RootSync `name` in config-management-system, as the manager starts one
+ * (its Node flags and environment), on `bench`'s cluster and Redis, logging JSON to its stdout (a pipe).
+ * Every poll is a full pass (`--resync-period=0`): a bench measures the whole pass, not the shortcut
+ * an unchanged commit takes.
+ */
+export function spawnRootSyncReconciler(
+  bench: BenchCluster,
+  entry: string,
+  name: string,
+  metricsPort: number,
+): ChildProcess {
+  const { cluster, redis, root } = bench;
+  return spawn(
+    process.execPath,
+    [
+      ...reconcilerNodeFlags(),
+      entry,
+      "--sync-kind=RootSync",
+      `--sync-name=${name}`,
+      "--sync-namespace=config-management-system",
+      `--kubeconfig=${cluster.kubeconfig}`,
+      `--queue-prefix=${name}`,
+      `--metrics-port=${metricsPort}`,
+      `--cache-dir=${join(root, `cache-${name}`)}`,
+      "--allow-file-repos",
+      "--resync-period=0",
+    ],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, ...reconcilerEnvironment, REDIS_URL: redis.url, REDIS_PASSWORD: redis.password },
+    },
+  );
 }
 
 /** The sync kinds and CRDs, as the reconciler and applier map them. */

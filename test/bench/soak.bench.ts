@@ -5,22 +5,21 @@
  * of the heap in use and of RSS at the end of each pass (from its own log line): a leak shows as a floor
  * that keeps rising.
  */
-import { spawn } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { freeLoopbackPort } from "@driftless/local-cluster";
-import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controller";
 import { configMapMapping, namespaceMapping } from "@driftless/kube";
 import { BenchRepo, loadAverage, waitFor } from "./bench-process.ts";
-import { reconcilerEntry, rootSyncMapping, startBenchCluster } from "./bench-cluster.ts";
+import { reconcilerEntry, rootSyncMapping, spawnRootSyncReconciler, startBenchCluster } from "./bench-cluster.ts";
 
 const minutes = Number(process.env["SOAK_MINUTES"] ?? 20);
 const objects = Number(process.env["SOAK_OBJECTS"] ?? 50);
 const rootNamespace = "config-management-system";
 const namespace = "soak";
 
-const { root, cluster, redis, client, close } = await startBenchCluster("soak");
+const bench = await startBenchCluster("soak");
+const { root, client, close } = bench;
 await client.create(namespaceMapping, { apiVersion: "v1", kind: "Namespace", metadata: { name: rootNamespace } });
 const repo = new BenchRepo(root, "soak");
 await mkdir(join(repo.work, "config"), { recursive: true });
@@ -50,27 +49,7 @@ await client.create(rootSyncMapping, {
     git: { repo: repo.url, branch: "main", dir: "config", auth: "none", period: "1s" },
   },
 });
-const child = spawn(
-  process.execPath,
-  [
-    ...reconcilerNodeFlags(),
-    reconcilerEntry(),
-    "--sync-kind=RootSync",
-    "--sync-name=soak",
-    `--sync-namespace=${rootNamespace}`,
-    `--kubeconfig=${cluster.kubeconfig}`,
-    "--queue-prefix=soak",
-    `--metrics-port=${await freeLoopbackPort()}`,
-    `--cache-dir=${join(root, "cache")}`,
-    "--allow-file-repos",
-    // Every poll a full pass: the soak exercises the whole pass, not the unchanged-commit shortcut.
-    "--resync-period=0",
-  ],
-  {
-    stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, ...reconcilerEnvironment, REDIS_URL: redis.url, REDIS_PASSWORD: redis.password },
-  },
-);
+const child = spawnRootSyncReconciler(bench, reconcilerEntry(), "soak", await freeLoopbackPort());
 
 interface Sample {
   readonly seconds: number;

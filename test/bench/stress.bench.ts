@@ -9,12 +9,11 @@
  * STRESS_CRS_PER_CRD=50, STRESS_COMMITS=100, STRESS_DEPLOYMENTS=1000, STRESS_RECONCILE_TIMEOUT=30s;
  * STRESS_ONLY=configmaps,crds picks scenarios; STRESS_LOG_DIR=dir keeps each reconciler's log there. RECONCILER_ENTRY=src runs the TypeScript sources.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { appendFileSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { freeLoopbackPort } from "@driftless/local-cluster";
-import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controller";
 import {
   BenchRepo,
   cpuSeconds,
@@ -29,7 +28,7 @@ import {
 } from "./bench-process.ts";
 import { namespaceMapping, type ResourceMapping } from "@driftless/kube";
 import { widgetCrd } from "../support/crds.ts";
-import { reconcilerEntry, rootSyncMapping, startBenchCluster } from "./bench-cluster.ts";
+import { reconcilerEntry, rootSyncMapping, spawnRootSyncReconciler, startBenchCluster } from "./bench-cluster.ts";
 
 const size = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const sizes = {
@@ -50,7 +49,8 @@ const rootNamespace = "config-management-system";
 let firstPush: number | undefined;
 let lastPush: number | undefined;
 
-const { root, cluster, redis, client, close } = await startBenchCluster("stress");
+const bench = await startBenchCluster("stress");
+const { root, client, close } = bench;
 await client.create(namespaceMapping, { apiVersion: "v1", kind: "Namespace", metadata: { name: rootNamespace } });
 const reconcilerMain = reconcilerEntry();
 
@@ -102,27 +102,8 @@ async function startSync(name: string, repo: BenchRepo, override: object = {}): 
   });
   const metricsPort = await freeLoopbackPort();
   let log = "";
-  const child = spawn(
-    process.execPath,
-    [
-      ...reconcilerNodeFlags(),
-      reconcilerMain,
-      "--sync-kind=RootSync",
-      `--sync-name=${name}`,
-      `--sync-namespace=${rootNamespace}`,
-      `--kubeconfig=${cluster.kubeconfig}`,
-      `--queue-prefix=${name}`,
-      `--metrics-port=${metricsPort}`,
-      `--cache-dir=${join(root, `cache-${name}`)}`,
-      "--allow-file-repos",
-      // Every poll a full pass: the idle resync is measured, not skipped.
-      "--resync-period=0",
-    ],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env, ...reconcilerEnvironment, REDIS_URL: redis.url, REDIS_PASSWORD: redis.password },
-    },
-  );
+  // Every poll a full pass: the idle resync is measured, not skipped.
+  const child = spawnRootSyncReconciler(bench, reconcilerMain, name, metricsPort);
   // Counted as they come: the log of a big sync is not kept.
   let passes = 0;
   const keptLog =
