@@ -221,17 +221,15 @@ export async function writeStatus(
   compute: (raw: KubeObject, current: Status) => Status | undefined,
   held?: HeldSync,
 ): Promise<boolean> {
-  if (held !== undefined && held.known.describes(held.raw) && unchanged(held.raw, compute)) return false;
+  if (held !== undefined && held.known.describes(held.raw) && statusChange(held.raw, compute) === undefined)
+    return false;
   const mapping = rsyncMapping(identity.kind);
   for (let attempt = 0; attempt < 5; attempt++) {
     const raw = await client.get(mapping, identity.namespace, identity.name);
     if (raw === undefined) return false;
-    const current = (raw["status"] ?? {}) as Status;
-    const computed = compute(raw, current);
-    const next = computed === undefined ? undefined : redactCredentialsIn(computed);
-    // The API server returns keys in its own order: compare structurally, not as text.
-    if (next === undefined || isDeepStrictEqual(next, current)) {
-      held?.known.remember(current);
+    const next = statusChange(raw, compute);
+    if (next === undefined) {
+      held?.known.remember(raw["status"]);
       return false;
     }
     try {
@@ -246,8 +244,14 @@ export async function writeStatus(
   return false;
 }
 
-function unchanged(raw: KubeObject, compute: (raw: KubeObject, current: Status) => Status | undefined): boolean {
+/** The status `compute` wants for `raw`, redacted; undefined when `raw` already holds it. */
+function statusChange(
+  raw: KubeObject,
+  compute: (raw: KubeObject, current: Status) => Status | undefined,
+): Status | undefined {
   const current = (raw["status"] ?? {}) as Status;
   const computed = compute(raw, current);
-  return computed === undefined || isDeepStrictEqual(redactCredentialsIn(computed), current);
+  const next = computed === undefined ? undefined : redactCredentialsIn(computed);
+  // The API server returns keys in its own order: compare structurally, not as text.
+  return next === undefined || isDeepStrictEqual(next, current) ? undefined : next;
 }
