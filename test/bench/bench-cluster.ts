@@ -66,33 +66,49 @@ export function reconcilerEntry(): string {
   return join(repoRoot, "dist", "driftless-reconciler.mjs");
 }
 
+/** A reconciler process for a bench (spawnBenchReconciler). */
+export interface BenchReconcilerOptions {
+  /** The reconciler's entry point (reconcilerEntry()). */
+  readonly entry: string;
+  readonly sync: { readonly kind: "RootSync" | "RepoSync"; readonly namespace: string; readonly name: string };
+  readonly metricsPort: number;
+  /** Its queue prefix and the suffix of its cache folder: one per reconciler of a bench. */
+  readonly key: string;
+  /**
+   * Every poll a full pass (`--resync-period=0`): the bench measures the whole pass, not the shortcut
+   * an unchanged commit takes.
+   */
+  readonly everyPollFullPass?: boolean;
+  /** Node's flags, when not the ones the manager starts a reconciler with. */
+  readonly nodeFlags?: readonly string[];
+  readonly extraArgs?: readonly string[];
+}
+
 /**
- * A reconciler process of the RootSync `name` in config-management-system, as the manager starts one
- * (its Node flags and environment), on `bench`'s cluster and Redis, logging JSON to its stdout (a pipe).
- * Every poll is a full pass (`--resync-period=0`): a bench measures the whole pass, not the shortcut
- * an unchanged commit takes.
+ * A reconciler process as the manager starts one (its Node flags and environment, Redis's password in
+ * the environment) on a bench's cluster and Redis, logging JSON to its stdout (a pipe).
  */
-export function spawnRootSyncReconciler(
-  bench: BenchCluster,
-  entry: string,
-  name: string,
-  metricsPort: number,
+export function spawnBenchReconciler(
+  bench: Pick<BenchCluster, "cluster" | "redis" | "root">,
+  options: BenchReconcilerOptions,
 ): ChildProcess {
   const { cluster, redis, root } = bench;
+  const { sync, key } = options;
   return spawn(
     process.execPath,
     [
-      ...reconcilerNodeFlags(),
-      entry,
-      "--sync-kind=RootSync",
-      `--sync-name=${name}`,
-      "--sync-namespace=config-management-system",
+      ...(options.nodeFlags ?? reconcilerNodeFlags()),
+      options.entry,
+      `--sync-kind=${sync.kind}`,
+      `--sync-name=${sync.name}`,
+      `--sync-namespace=${sync.namespace}`,
       `--kubeconfig=${cluster.kubeconfig}`,
-      `--queue-prefix=${name}`,
-      `--metrics-port=${metricsPort}`,
-      `--cache-dir=${join(root, `cache-${name}`)}`,
+      `--queue-prefix=${key}`,
+      `--metrics-port=${options.metricsPort}`,
+      `--cache-dir=${join(root, `cache-${key}`)}`,
       "--allow-file-repos",
-      "--resync-period=0",
+      ...(options.everyPollFullPass === true ? ["--resync-period=0"] : []),
+      ...(options.extraArgs ?? []),
     ],
     {
       stdio: ["ignore", "pipe", "inherit"],

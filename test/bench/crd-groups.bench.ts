@@ -9,16 +9,21 @@
  * BENCH_SAMPLES samples (default 3), each with a fresh reconciler and fresh groups; medians printed.
  * Self-contained: `npm run bench crd-groups` runs it alone.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { appendFileSync } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controller";
 import { namespaceMapping } from "@driftless/kube";
 import { freeLoopbackPort } from "@driftless/local-cluster";
 import { widgetCrd } from "../support/crds.ts";
-import { crdMapping, reconcilerEntry, rootSyncMapping, startBenchCluster } from "./bench-cluster.ts";
+import {
+  crdMapping,
+  reconcilerEntry,
+  rootSyncMapping,
+  spawnBenchReconciler,
+  startBenchCluster,
+} from "./bench-cluster.ts";
 
 const crds = Number(process.env["BENCH_CRDS"] ?? 100);
 const perCrd = Number(process.env["BENCH_CRS_PER_CRD"] ?? 50);
@@ -128,30 +133,19 @@ async function sample(n: number): Promise<Row> {
     },
   });
   const logs: string[] = [];
-  const child = spawn(
-    process.execPath,
-    [
-      ...reconcilerNodeFlags(),
-      reconcilerMain,
-      "--sync-kind=RootSync",
-      `--sync-name=${name}`,
-      "--sync-namespace=config-management-system",
-      `--kubeconfig=${cluster.kubeconfig}`,
-      `--queue-prefix=${name}`,
-      `--metrics-port=${await freeLoopbackPort()}`,
-      `--cache-dir=${join(root, `cache-${n}`)}`,
-      "--allow-file-repos",
-    ],
-    // Redis's password in the environment, as the manager gives it.
+  const child = spawnBenchReconciler(
+    { cluster, redis, root },
     {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env, ...reconcilerEnvironment, REDIS_URL: redis.url, REDIS_PASSWORD: redis.password },
+      entry: reconcilerMain,
+      sync: { kind: "RootSync", namespace: "config-management-system", name },
+      metricsPort: await freeLoopbackPort(),
+      key: name,
     },
   );
-  child.stdout.on("data", (chunk: Buffer) => logs.push(chunk.toString()));
+  child.stdout?.on("data", (chunk: Buffer) => logs.push(chunk.toString()));
   // BENCH_CHILD_LOG=FILE keeps the reconciler's output.
   const childLog = process.env["BENCH_CHILD_LOG"];
-  if (childLog !== undefined) child.stdout.on("data", (chunk: Buffer) => appendFileSync(childLog, chunk));
+  if (childLog !== undefined) child.stdout?.on("data", (chunk: Buffer) => appendFileSync(childLog, chunk));
   const pid = child.pid ?? 0;
   const synced = (commit: string): Promise<true> =>
     waitFor(async () => {

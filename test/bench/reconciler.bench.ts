@@ -16,8 +16,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { findRepoRoot, freeLoopbackPort } from "@driftless/local-cluster";
 import { configMapMapping, namespaceMapping, type KubeObject } from "@driftless/kube";
 import { benchConfigMap } from "./config-map.ts";
-import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controller";
-import { reconcilerEntry, repoSyncMapping, startBenchCluster } from "./bench-cluster.ts";
+import { reconcilerEntry, repoSyncMapping, spawnBenchReconciler, startBenchCluster } from "./bench-cluster.ts";
 
 // Three samples per size: on a small shared machine one sample's ratio can land 5 points either side
 // of the median (docs/benchmarks.md), so the goal is read from the median of three.
@@ -273,27 +272,17 @@ async function runReconciler(count: number): Promise<Row> {
 
   const metricsPort = await freeLoopbackPort();
   const logs: string[] = [];
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      // The flags the manager starts a reconciler with (RECONCILER_NODE_FLAGS replaces them; "none" for Node's defaults).
-      ...(process.env["RECONCILER_NODE_FLAGS"]?.split(" ").filter((flag) => flag !== "" && flag !== "none") ??
-        reconcilerNodeFlags()),
-      reconcilerMain,
-      "--sync-kind=RepoSync",
-      "--sync-name=repo-sync",
-      `--sync-namespace=${namespace}`,
-      `--kubeconfig=${cluster.kubeconfig}`,
-      `--queue-prefix=${namespace}`,
-      `--metrics-port=${metricsPort}`,
-      `--cache-dir=${join(root, `cache-${namespace}`)}`,
-      "--allow-file-repos",
-      // Every poll a full pass, so "unchanged pass" measures the full read-plan-match over all objects.
-      "--resync-period=0",
-    ],
+  const child: ChildProcess = spawnBenchReconciler(
+    { cluster, redis, root },
     {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env, ...reconcilerEnvironment, REDIS_URL: redis.url, REDIS_PASSWORD: redis.password },
+      entry: reconcilerMain,
+      sync: { kind: "RepoSync", namespace, name: "repo-sync" },
+      metricsPort,
+      key: namespace,
+      // Every poll a full pass, so "unchanged pass" measures the full read-plan-match over all objects.
+      everyPollFullPass: true,
+      // The flags the manager starts a reconciler with (RECONCILER_NODE_FLAGS replaces them; "none" for Node's defaults).
+      nodeFlags: process.env["RECONCILER_NODE_FLAGS"]?.split(" ").filter((flag) => flag !== "" && flag !== "none"),
     },
   );
   child.stdout?.on("data", (chunk: Buffer) => logs.push(chunk.toString()));

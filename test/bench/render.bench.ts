@@ -10,16 +10,15 @@
  * BENCH_ROUNDS (default 2) reconcilers per form, alternating plain and rendered; BENCH_RENDER_ROUNDS
  * (default 5) timed kustomize builds. RECONCILER_ENTRY=src runs the TypeScript sources, not the bundle.
  */
-import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFile, execFileSync, type ChildProcess } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { findRepoRoot, freeLoopbackPort } from "@driftless/local-cluster";
 import { configMapMapping, namespaceMapping } from "@driftless/kube";
-import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controller";
 import { benchConfigMap } from "./config-map.ts";
-import { reconcilerEntry, repoSyncMapping, startBenchCluster } from "./bench-cluster.ts";
+import { reconcilerEntry, repoSyncMapping, spawnBenchReconciler, startBenchCluster } from "./bench-cluster.ts";
 
 const objects = 1000;
 const rounds = Number(process.env["BENCH_ROUNDS"] ?? "2");
@@ -179,24 +178,14 @@ async function runReconciler(form: Form, round: number): Promise<Row> {
 
   const metricsPort = await freeLoopbackPort();
   const logs: string[] = [];
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      ...reconcilerNodeFlags(),
-      reconcilerMain,
-      "--sync-kind=RepoSync",
-      "--sync-name=repo-sync",
-      `--sync-namespace=${namespace}`,
-      `--kubeconfig=${cluster.kubeconfig}`,
-      `--queue-prefix=${namespace}`,
-      `--metrics-port=${metricsPort}`,
-      `--cache-dir=${join(root, `cache-${namespace}`)}`,
-      `--render-tools-dir=${toolsDir}`,
-      "--allow-file-repos",
-    ],
+  const child: ChildProcess = spawnBenchReconciler(
+    { cluster, redis, root },
     {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env, ...reconcilerEnvironment, REDIS_URL: redis.url, REDIS_PASSWORD: redis.password },
+      entry: reconcilerMain,
+      sync: { kind: "RepoSync", namespace, name: "repo-sync" },
+      metricsPort,
+      key: namespace,
+      extraArgs: [`--render-tools-dir=${toolsDir}`],
     },
   );
   child.stdout?.on("data", (chunk: Buffer) => logs.push(chunk.toString()));

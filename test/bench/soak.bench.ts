@@ -11,7 +11,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { freeLoopbackPort } from "@driftless/local-cluster";
 import { configMapMapping, namespaceMapping } from "@driftless/kube";
 import { BenchRepo, loadAverage, waitFor } from "./bench-process.ts";
-import { reconcilerEntry, rootSyncMapping, spawnRootSyncReconciler, startBenchCluster } from "./bench-cluster.ts";
+import { reconcilerEntry, rootSyncMapping, spawnBenchReconciler, startBenchCluster } from "./bench-cluster.ts";
 
 const minutes = Number(process.env["SOAK_MINUTES"] ?? 20);
 const objects = Number(process.env["SOAK_OBJECTS"] ?? 50);
@@ -49,7 +49,14 @@ await client.create(rootSyncMapping, {
     git: { repo: repo.url, branch: "main", dir: "config", auth: "none", period: "1s" },
   },
 });
-const child = spawnRootSyncReconciler(bench, reconcilerEntry(), "soak", await freeLoopbackPort());
+const child = spawnBenchReconciler(bench, {
+  entry: reconcilerEntry(),
+  sync: { kind: "RootSync", namespace: rootNamespace, name: "soak" },
+  metricsPort: await freeLoopbackPort(),
+  key: "soak",
+  // Every poll a full pass: the soak exercises the whole pass, not the unchanged-commit shortcut.
+  everyPollFullPass: true,
+});
 
 interface Sample {
   readonly seconds: number;

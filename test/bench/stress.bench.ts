@@ -28,7 +28,7 @@ import {
 } from "./bench-process.ts";
 import { namespaceMapping, type ResourceMapping } from "@driftless/kube";
 import { widgetCrd } from "../support/crds.ts";
-import { reconcilerEntry, rootSyncMapping, spawnRootSyncReconciler, startBenchCluster } from "./bench-cluster.ts";
+import { reconcilerEntry, rootSyncMapping, spawnBenchReconciler, startBenchCluster } from "./bench-cluster.ts";
 
 const size = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const sizes = {
@@ -103,7 +103,13 @@ async function startSync(name: string, repo: BenchRepo, override: object = {}): 
   const metricsPort = await freeLoopbackPort();
   let log = "";
   // Every poll a full pass: the idle resync is measured, not skipped.
-  const child = spawnRootSyncReconciler(bench, reconcilerMain, name, metricsPort);
+  const child = spawnBenchReconciler(bench, {
+    entry: reconcilerMain,
+    sync: { kind: "RootSync", namespace: rootNamespace, name },
+    metricsPort,
+    key: name,
+    everyPollFullPass: true,
+  });
   // Counted as they come: the log of a big sync is not kept.
   let passes = 0;
   const keptLog =
