@@ -38,7 +38,8 @@ export interface PassContext {
   /**
    * Called once the pass knows its commit. Returns true when the pass may stop here: a poll found
    * the commit and the RSync's generation unchanged since the last complete pass, within the resync
-   * period (the remediator handles drift in between, as Config Sync's does).
+   * period, and no pass was asked for since the last began (the remediator handles drift in between,
+   * as Config Sync's does).
    */
   beginCommit(trigger: string, commit: string, generation: number | undefined): boolean;
   /**

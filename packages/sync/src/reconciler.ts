@@ -147,6 +147,12 @@ export class Reconciler implements PassContext {
   private lastComplete:
     { readonly commit: string; readonly generation: number | undefined; readonly at: number } | undefined;
   private passGeneration: number | undefined;
+  /**
+   * A pass other than a poll was asked for and none has begun since. The queue keeps one waiting job
+   * per sync: a trigger while a poll waits is dropped, and a poll enqueued behind a running pass
+   * replaces a stored request. So the request lives here too, and the poll that carries it runs in full.
+   */
+  private passAsked = false;
   metricsUrl: string | undefined;
 
   private readonly options: ReconcilerOptions;
@@ -322,6 +328,7 @@ export class Reconciler implements PassContext {
 
   /** Asks for a pass; de-duplicated by the queue (one waiting, one running). */
   async trigger(trigger: PassTrigger, reason?: string): Promise<void> {
+    if (trigger !== "poll") this.passAsked = true;
     try {
       await this.queue.enqueue(trigger, reason === undefined ? {} : { reason });
     } catch (error) {
@@ -431,10 +438,13 @@ export class Reconciler implements PassContext {
   beginCommit(trigger: string, commit: string, generation: number | undefined): boolean {
     this.passCommit = commit;
     this.passGeneration = generation;
+    const asked = this.passAsked;
+    this.passAsked = false;
     const last = this.lastComplete;
     const resyncMs = this.options.resyncPeriodMs ?? 300_000;
     return (
       trigger === "poll" &&
+      !asked &&
       last !== undefined &&
       last.commit === commit &&
       last.generation === generation &&
