@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AdmissionWebhook, Manager, ReconcilerMode, removeAdmissionWebhook } from "@driftless/controller";
-import { createLogger } from "@driftless/sync";
+import { createLogger, logCrashes } from "@driftless/sync";
 import { ConfigError, parseConfig, usage } from "./config.ts";
 
 /**
@@ -41,6 +41,7 @@ async function main(): Promise<number> {
     return error instanceof ConfigError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") ? 2 : 1;
   }
   const log = createLogger({ component: "manager" }, { level: config.logLevel });
+  logCrashes(log);
   // Before the manager: a webhook that cannot start (its RBAC missing) stops the process before any reconciler runs.
   const admission = await startAdmission(config, log);
   const manager = await Manager.start({
@@ -124,9 +125,10 @@ async function startAdmission(
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(
-      `${JSON.stringify({ level: "error", msg: "manager failed", error: error instanceof Error ? error.message : String(error) })}\n`,
-    );
+    // On stderr, redacted like every log line: a Redis or repository URL in the message may carry a password.
+    createLogger({ component: "manager" }, { write: (line) => process.stderr.write(line) }).error("manager failed", {
+      error: error instanceof Error ? error.message : String(error),
+    });
     process.exit(1);
   },
 );

@@ -3,11 +3,12 @@
 // First: a child of the manager stops when the manager is gone, even if loading the rest fails.
 import "./parent-watch.ts";
 import { redactCredentials } from "@driftless/api";
-import { createLogger, Reconciler } from "@driftless/sync";
+import { createLogger, logCrashes, Reconciler } from "@driftless/sync";
 import { ConfigError, parseConfig, usage } from "./config.ts";
 import { isRenderServer, parseRenderServerConfig, runRenderServer } from "./render-server.ts";
 
 async function main(): Promise<number> {
+  logCrashes(createLogger({ component: "reconciler" }));
   const argv = process.argv.slice(2);
   let config;
   let renderServer;
@@ -25,6 +26,7 @@ async function main(): Promise<number> {
     { component: "reconciler", sync: `${config.syncKind}/${config.syncNamespace}/${config.syncName}` },
     { level: config.logLevel },
   );
+  logCrashes(log);
   const reconciler = await Reconciler.start({
     identity: { kind: config.syncKind, namespace: config.syncNamespace, name: config.syncName },
     kubeconfig: config.kubeconfig,

@@ -24,7 +24,7 @@ export type { PassResult, PassTrigger } from "./pass.ts";
 export { alignFinalizer, finalize, FinalizerError } from "./finalizer.ts";
 export { HelmSource, HelmSourceError, helmTimeoutMs } from "./helm-source.ts";
 export { FightError, Remediator } from "./remediator.ts";
-export { createLogger } from "./log.ts";
+export { createLogger, logCrashes } from "./log.ts";
 export type { Logger } from "./log.ts";
 export { nextStatus, syncingStatus, writeStatus } from "./status.ts";
 export type { PassReport } from "./status.ts";

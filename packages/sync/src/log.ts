@@ -35,3 +35,25 @@ export function createLogger(
     enabled: (level) => levels[level] >= min,
   };
 }
+
+let crashLog: Logger | undefined;
+
+/**
+ * Logs an uncaught exception or unhandled rejection as one redacted `error` line, then exits 1 as Node
+ * would. Node's own report prints the message and stack as they are, and a message may carry a URL with
+ * a token. Calling it again (once the logger knows more) changes the logger, not the handlers.
+ */
+export function logCrashes(log: Logger): void {
+  if (crashLog === undefined) {
+    const crash = (what: string) => (error: unknown) => {
+      crashLog?.error(what, {
+        error: error instanceof Error ? error.message : String(error),
+        ...(error instanceof Error && error.stack !== undefined ? { stack: error.stack } : {}),
+      });
+      process.exit(1);
+    };
+    process.on("uncaughtException", crash("uncaught exception"));
+    process.on("unhandledRejection", crash("unhandled promise rejection"));
+  }
+  crashLog = log;
+}
