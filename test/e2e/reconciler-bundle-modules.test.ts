@@ -3,12 +3,12 @@ import assert from "node:assert/strict";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createRepoSync, eventually, repoSyncSyncedTo, testNamespace, TestRepo } from "../support/index.ts";
+import { eventually } from "../support/index.ts";
 import {
   buildReconcilerBundle,
   reconcilerBundle,
-  spawnBundledReconciler,
   stopBundledReconciler,
+  syncedBundledReconciler,
 } from "../support/bundled-reconciler.ts";
 
 /** Loaded before the bundle: at exit, writes the built-in modules the process loaded to $MODULE_LIST_FILE. */
@@ -22,23 +22,15 @@ test("an idle reconciler from the bundle never loads undici (Node's fetch) nor c
     !(await readFile(reconcilerBundle, "utf8")).includes("BullMQ PostgreSQL backend"),
     "the bundle carries BullMQ's PostgreSQL SQL",
   );
-  const namespace = await testNamespace(t);
-  const repo = await TestRepo.create(t);
-  await repo.write(
-    "config/a.yaml",
-    JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a" }, data: { k: "v" } }),
-  );
-  const commit = await repo.commit("a config map");
-  await createRepoSync(namespace, repo, { git: { period: "2s" } });
   const moduleListDir = await mkdtemp(join(tmpdir(), "driftless-e2e-modules-"));
   t.after(() => rm(moduleListDir, { recursive: true, force: true }));
   const moduleList = join(moduleListDir, "modules");
-  const reconciler = await spawnBundledReconciler(t, namespace, {
+  const { reconciler } = await syncedBundledReconciler(t, {
+    repoSync: { git: { period: "2s" } },
     nodeFlags: [`--import=${recordModules}`],
     args: ["--log-level=debug"],
     env: { MODULE_LIST_FILE: moduleList },
   });
-  await repoSyncSyncedTo(namespace, commit, { output: reconciler.output });
   // Idle: polls that find the commit unchanged.
   const idlePolls = (): number => reconciler.output().split("poll: commit and spec unchanged").length - 1;
   await eventually(() => idlePolls() >= 2, { timeoutMs: 30_000, what: "two polls of the unchanged commit" });

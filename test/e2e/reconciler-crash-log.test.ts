@@ -4,8 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createRepoSync, repoSyncSyncedTo, testNamespace, TestRepo } from "../support/index.ts";
-import { buildReconcilerBundle, spawnBundledReconciler } from "../support/bundled-reconciler.ts";
+import { buildReconcilerBundle, syncedBundledReconciler } from "../support/bundled-reconciler.ts";
 
 const token = "crash-token-8c1f";
 
@@ -24,19 +23,10 @@ for (const [crashAs, message] of [
 ] as const) {
   test(`an error nobody caught (${crashAs}) is logged redacted, as JSON, and the reconciler exits 1`, async (t) => {
     buildReconcilerBundle();
-    const namespace = await testNamespace(t);
-    const repo = await TestRepo.create(t);
-    await repo.write(
-      "config/a.yaml",
-      JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a" }, data: { k: "v" } }),
-    );
-    const commit = await repo.commit("a config map");
-    await createRepoSync(namespace, repo);
-    const reconciler = await spawnBundledReconciler(t, namespace, {
+    const { namespace, reconciler } = await syncedBundledReconciler(t, {
       nodeFlags: [`--import=${crashOnSignal}`],
       env: { CRASH_AS: crashAs },
     });
-    await repoSyncSyncedTo(namespace, commit, { output: reconciler.output });
 
     reconciler.child.kill("SIGUSR2");
     assert.equal(await reconciler.exited, 1, reconciler.output().slice(-2000));

@@ -12,7 +12,9 @@ import type { TestContext } from "node:test";
 import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controller";
 import { findRepoRoot } from "@driftless/local-cluster";
 import { testEnv } from "./env.ts";
-import { suffix } from "./kube.ts";
+import { TestRepo } from "./git.ts";
+import { suffix, testNamespace } from "./kube.ts";
+import { createRepoSync, repoSyncSyncedTo, type RepoSyncOptions } from "./sync.ts";
 
 export const reconcilerBundle = join(findRepoRoot(), "dist", "driftless-reconciler.mjs");
 
@@ -82,4 +84,31 @@ export async function spawnBundledReconciler(
 export async function stopBundledReconciler(reconciler: BundledReconciler): Promise<number | null> {
   reconciler.child.kill("SIGTERM");
   return reconciler.exited;
+}
+
+export interface SyncedBundledReconciler {
+  readonly namespace: string;
+  readonly commit: string;
+  readonly reconciler: BundledReconciler;
+}
+
+/**
+ * A test namespace whose RepoSync `repo-sync` declares one ConfigMap (`a`), and the bundled reconciler of
+ * it, returned once it has synced that commit.
+ */
+export async function syncedBundledReconciler(
+  t: TestContext,
+  options: BundledReconcilerOptions & { readonly repoSync?: RepoSyncOptions } = {},
+): Promise<SyncedBundledReconciler> {
+  const namespace = await testNamespace(t);
+  const repo = await TestRepo.create(t);
+  await repo.write(
+    "config/a.yaml",
+    JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a" }, data: { k: "v" } }),
+  );
+  const commit = await repo.commit("a config map");
+  await createRepoSync(namespace, repo, options.repoSync);
+  const reconciler = await spawnBundledReconciler(t, namespace, options);
+  await repoSyncSyncedTo(namespace, commit, { output: reconciler.output });
+  return { namespace, commit, reconciler };
 }
