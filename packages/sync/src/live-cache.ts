@@ -1,5 +1,4 @@
-import { setTimeout as delay } from "node:timers/promises";
-import { ApplySetLabel, DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
+import { ApplySetLabel } from "@driftless/api";
 import {
   applySetId,
   cachedRecordValue,
@@ -10,12 +9,12 @@ import {
 } from "@driftless/applier";
 import {
   Informer,
-  KubeApiError,
   storeKey,
   type KubeClient,
   type KubeObject,
   type ResourceMapping,
 } from "@driftless/kube";
+import { untilListed } from "./first-list.ts";
 
 export type InformerListener = (
   event: "add" | "update" | "delete",
@@ -55,8 +54,6 @@ export class InformerLiveState implements LiveState {
   private readonly onInformerError: ((mapping: ResourceMapping, error: Error) => void) | undefined;
   private readonly onTypeGone: ((mapping: ResourceMapping) => void) | undefined;
   private readonly onTypeWatched: ((mapping: ResourceMapping) => void) | undefined;
-  /** When each informer that has not listed yet was first seen failing. */
-  private readonly listFailingSince = new WeakMap<Informer, number>();
   private readonly labelSelector: string;
   /**
    * Store keys (`namespace/name`) of declared objects by `group/kind`; undefined until the first
@@ -219,7 +216,7 @@ export class InformerLiveState implements LiveState {
 
   private async informerFor(mapping: ResourceMapping): Promise<Informer> {
     const informer = this.startedInformer(mapping);
-    if (!informer.hasSynced) await this.untilSynced(informer, mapping);
+    if (!informer.hasSynced) await untilListed(informer, mapping, this.listDeadlineMs);
     return informer;
   }
 
@@ -256,55 +253,6 @@ export class InformerLiveState implements LiveState {
       this.onTypeWatched?.(mapping);
     }
     return entry.informer;
-  }
-
-  /**
-   * A type that cannot be listed (403, 5xx, a conversion webhook down) must not hang the pass: its
-   * objects fail with the server's message once the list has failed for `listDeadlineMs` (a 403 at
-   * once), and the informer keeps trying in the background, so a later pass finds it synced.
-   */
-  private async untilSynced(informer: Informer, mapping: ResourceMapping): Promise<void> {
-    const failing = (): Error | undefined => {
-      const error = informer.lastError;
-      if (error === undefined) return undefined;
-      const since = this.listFailingSince.get(informer) ?? performance.now();
-      this.listFailingSince.set(informer, since);
-      return forbidden(error) || performance.now() - since >= this.listDeadlineMs ? error : undefined;
-    };
-    for (;;) {
-      const error = failing();
-      if (error !== undefined) throw new ListFailedError(mapping, error);
-      // A rejection is an informer that ended before its first list (the type is gone: a 404).
-      const ended = (): true => true;
-      const synced = await Promise.race([informer.synced().then(ended, ended), delay(listCheckMs).then(() => false)]);
-      if (synced && !informer.hasSynced) throw new ListFailedError(mapping, informer.lastError ?? new Error("stopped"));
-      if (synced) {
-        this.listFailingSince.delete(informer);
-        return;
-      }
-      if (informer.lastError === undefined) this.listFailingSince.delete(informer);
-    }
-  }
-}
-
-/** How often a wait for a first list looks at the informer's last error. */
-const listCheckMs = 250;
-
-function forbidden(error: Error): boolean {
-  return error instanceof KubeApiError && (error.status === 403 || error.status === 401);
-}
-
-/** A type's objects could not be listed: the pass reports it and goes on with the other types. */
-export class ListFailedError extends DriftlessError {
-  constructor(mapping: ResourceMapping, cause: Error) {
-    const forbiddenList = forbidden(cause);
-    const gvr = `${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`;
-    super({
-      code: forbiddenList ? KnvCode.InsufficientPermission : KnvCode.ApiServer,
-      errorClass: ErrorClass.Retry,
-      message: `cannot list ${gvr}: ${cause.message}`,
-      cause,
-    });
   }
 }
 

@@ -5,6 +5,10 @@
  */
 import { Informer, namespaceMapping, type KubeClient, type KubeObject } from "@driftless/kube";
 import type { LiveNamespace } from "@driftless/source";
+import { untilListed } from "./first-list.ts";
+
+/** How long a pass waits for the Namespaces' first list while it keeps failing (a 403 fails at once). */
+const listDeadlineMs = 30_000;
 
 export class NamespaceWatch {
   readonly #client: KubeClient;
@@ -16,10 +20,13 @@ export class NamespaceWatch {
     this.#onChange = onChange;
   }
 
-  /** The Namespaces as the watch cache has them; the first call starts the watch and waits for its list. */
+  /**
+   * The Namespaces as the watch cache has them; the first call starts the watch and waits for its list,
+   * bounded: a reconciler that may not list Namespaces gets a ListFailedError, not a pass that never ends.
+   */
   async list(): Promise<LiveNamespace[]> {
     const informer = this.#informer ?? this.#start();
-    await informer.synced();
+    await untilListed(informer, namespaceMapping, listDeadlineMs);
     return informer.list().map(liveNamespace);
   }
 

@@ -75,7 +75,11 @@ export class SourceCache {
     this.#declared = undefined;
     const manifests = await readManifests(fetched.sourceDir, { signal, format });
     const asked: [string, string][] = [];
-    const live = usesDynamicNamespaceSelector(manifests.manifests) ? await this.#listNamespaces() : undefined;
+    // A RepoSync may not declare NamespaceSelectors (refused as out of scope), nor list Namespaces.
+    const live =
+      this.#scope.kind === "RootSync" && usesDynamicNamespaceSelector(manifests.manifests)
+        ? await this.#listNamespaces()
+        : undefined;
     const { clusterName } = this.#options;
     const result = await declareObjects(manifests, {
       scope: this.#scope,
