@@ -7,13 +7,7 @@ import {
   type PlanOutline,
   type SyncIdentity,
 } from "@driftless/applier";
-import {
-  Informer,
-  storeKey,
-  type KubeClient,
-  type KubeObject,
-  type ResourceMapping,
-} from "@driftless/kube";
+import { Informer, storeKey, type KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { untilListed } from "./first-list.ts";
 
 export type InformerListener = (
