@@ -11,6 +11,7 @@ import {
   isConditionTrue,
   isSuspended,
   pendingSyncRequest,
+  RootSyncNamespace,
   type DriftlessError,
   type SyncCondition,
 } from "@driftless/api";
@@ -42,6 +43,7 @@ export interface SyncContext {
 
 export async function reconcileSync(ctx: SyncContext, ref: SyncRef): Promise<void> {
   const raw = await ctx.client.get(syncMapping(ref.kind), ref.namespace, ref.name);
+  if (ref.kind === Kind.RootSync && ref.namespace !== RootSyncNamespace) return refuseMisplacedRootSync(ctx, ref, raw);
   // Gone: nothing may be left running for it.
   if (raw === undefined) return tearDown(ctx, ref);
   // No longer selected by this manager: let go entirely, so its deletion never waits for us.
@@ -105,6 +107,23 @@ async function finalizeSync(ctx: SyncContext, ref: SyncRef, raw: KubeObject): Pr
     return;
   }
   await letGo(ctx, ref, "the sync is being deleted");
+}
+
+/**
+ * A RootSync outside config-management-system never gets a reconciler: it is reported Stalled. Its
+ * reconciler's name does not carry its namespace, so it names the real RootSync's of the same name:
+ * its deletion (or a finalizer put on it by hand) must tear nothing down.
+ */
+async function refuseMisplacedRootSync(ctx: SyncContext, ref: SyncRef, raw: KubeObject | undefined): Promise<void> {
+  if (raw === undefined || raw.metadata.deletionTimestamp !== undefined) {
+    if (raw !== undefined) await removeFinalizer(ctx.client, ref, Finalizer.ReconcilerManager);
+    ctx.log.info("a RootSync outside config-management-system is going: it had no reconciler to tear down", {
+      sync: describe(ref),
+    });
+    return;
+  }
+  const validation = validateSync(raw, ctx.validation);
+  if (!validation.ok) await stall(ctx, ref, validation.errors);
 }
 
 /** Tears the reconciler down, and only then removes the manager finalizer. */
