@@ -3,7 +3,7 @@
  * win; `.wh.` whiteouts delete), but refusing anything that could write outside it: absolute paths,
  * `..`, symlinks leading out, writes through a symlink, and more bytes or entries than allowed.
  */
-import { copyFile, lstat, mkdir, readdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { link, lstat, mkdir, readdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { dirname, join, posix, sep } from "node:path";
 import { createGunzip } from "node:zlib";
 import { OciFailureReason, OciFetchError } from "./errors.ts";
@@ -13,8 +13,10 @@ export interface UnpackLimits {
   /** Sum of all files' sizes across layers. */
   readonly maxTotalBytes: number;
   readonly maxFileBytes: number;
-  /** Entries across layers (files, directories, links). */
+  /** Entries across layers: files, links, whiteouts and every directory made, those a path implies included. */
   readonly maxEntries: number;
+  /** Segments in a path: deeper trees only multiply the directories each entry makes. */
+  readonly maxDepth: number;
 }
 
 /** Generous for configuration, small enough that a hostile image cannot fill the reconciler's memory or disk. */
@@ -22,6 +24,7 @@ export const DefaultUnpackLimits: UnpackLimits = {
   maxTotalBytes: 128 * 1024 * 1024,
   maxFileBytes: 32 * 1024 * 1024,
   maxEntries: 100_000,
+  maxDepth: 64,
 };
 
 const whiteoutPrefix = ".wh.";
@@ -42,9 +45,19 @@ export class UnpackBudget {
     return this.limits.maxTotalBytes - this.#bytes + (this.limits.maxEntries - this.#entries) * 1024;
   }
 
-  spend(entry: TarEntry, name: string): void {
+  /** One more entry, or directory made: refused past maxEntries. */
+  count(): void {
     if (++this.#entries > this.limits.maxEntries)
       throw unsafe(`the image has more than ${this.limits.maxEntries} entries`);
+  }
+
+  checkDepth(segments: readonly string[], name: string): void {
+    if (segments.length > this.limits.maxDepth)
+      throw unsafe(`the path ${JSON.stringify(name)} is more than ${this.limits.maxDepth} levels deep`);
+  }
+
+  spend(entry: TarEntry, name: string): void {
+    this.count();
     if (entry.size > this.limits.maxFileBytes) throw unsafe(`${name} is larger than ${this.limits.maxFileBytes} bytes`);
     this.#bytes += entry.size;
     if (this.#bytes > this.limits.maxTotalBytes)
@@ -92,22 +105,37 @@ async function realPathInside(root: string, path: string): Promise<boolean> {
   return real === realRoot || real.startsWith(realRoot + sep);
 }
 
-/** Creates the parent directories; a parent that is a symlink is refused, so every write lands where its path says. */
-async function ensureParents(root: string, segments: readonly string[], name: string): Promise<string> {
+/**
+ * Creates the parent directories; a parent that is a symlink is refused, so every write lands where its path says.
+ * Each directory made is charged as it is made: which exist depends on what the entries before did.
+ */
+async function ensureParents(
+  root: string,
+  segments: readonly string[],
+  name: string,
+  budget: UnpackBudget,
+): Promise<string> {
   let dir = root;
   for (const segment of segments.slice(0, -1)) {
     dir = join(dir, segment);
     const kind = await kindAt(dir);
     if (kind === "symlink") throw unsafe(`${JSON.stringify(name)} would be written through the symlink ${segment}`);
+    if (kind === "dir") continue;
+    budget.count();
     if (kind === "other") await rm(dir, { force: true });
-    if (kind !== "dir") await mkdir(dir);
+    await mkdir(dir);
   }
   return join(dir, segments.at(-1)!);
 }
 
-async function applyWhiteout(root: string, segments: readonly string[], name: string): Promise<void> {
+async function applyWhiteout(
+  root: string,
+  segments: readonly string[],
+  name: string,
+  budget: UnpackBudget,
+): Promise<void> {
   const base = segments.at(-1)!;
-  const parent = dirname(await ensureParents(root, segments, name));
+  const parent = dirname(await ensureParents(root, segments, name, budget));
   if (base === opaqueWhiteout) {
     for (const child of await readdir(parent)) await rm(join(parent, child), { recursive: true, force: true });
     return;
@@ -119,8 +147,13 @@ async function applyWhiteout(root: string, segments: readonly string[], name: st
   await rm(join(parent, hidden), { recursive: true, force: true });
 }
 
-async function writeEntry(root: string, entry: TarStreamEntry, segments: readonly string[]): Promise<void> {
-  const path = await ensureParents(root, segments, entry.name);
+async function writeEntry(
+  root: string,
+  entry: TarStreamEntry,
+  segments: readonly string[],
+  budget: UnpackBudget,
+): Promise<void> {
+  const path = await ensureParents(root, segments, entry.name, budget);
   const existing = await kindAt(path);
   if (entry.type === TarEntryType.Directory) {
     if (existing === "dir") return;
@@ -150,11 +183,25 @@ async function writeEntry(root: string, entry: TarStreamEntry, segments: readonl
         );
       if ((await kindAt(target)) !== "other")
         throw unsafe(`the hard link ${JSON.stringify(entry.name)} names no file of the image (${entry.linkname})`);
-      await copyFile(target, path);
+      await hardLink(target, path, entry);
       return;
     }
     default:
       return;
+  }
+}
+
+/**
+ * A real link, not a copy: a copy would write the target's bytes again for every link, past the byte budget.
+ * Sharing the file is safe since every write replaces its path (rm, then create), never writes into it.
+ */
+async function hardLink(target: string, path: string, entry: TarEntry): Promise<void> {
+  try {
+    await link(target, path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EMLINK")
+      throw unsafe(`the hard link ${JSON.stringify(entry.name)} is one too many to ${entry.linkname}`);
+    throw error;
   }
 }
 
@@ -202,17 +249,20 @@ const isWhiteout = (segments: readonly string[]): boolean => segments.at(-1)?.st
 
 /**
  * Unpacks one layer (tar, or gzip-compressed tar) over `root`, streaming. A first pass checks every path
- * and spends the budget before anything of the layer is written, and applies the whiteouts (OCI applies them
- * to the layers below only); a second pass, over the same bytes, writes the entries.
+ * and spends the budget for every entry before anything of the layer is written, and applies the whiteouts
+ * (OCI applies them to the layers below only); a second pass, over the same bytes, writes the entries. The
+ * directories a path implies are charged in either pass as they are made.
  */
 export async function unpackLayer(blob: Buffer, root: string, budget: UnpackBudget): Promise<void> {
   const maxBytes = Math.max(1024, budget.tarBytesLeft);
   await eachEntry(blob, maxBytes, async (entry, segments) => {
     if (segments.length === 0) return;
-    if (isWhiteout(segments)) await applyWhiteout(root, segments, entry.name);
-    else budget.spend(entry, entry.name);
+    budget.checkDepth(segments, entry.name);
+    if (!isWhiteout(segments)) return budget.spend(entry, entry.name);
+    budget.count(); // deletes nothing new, but each may make the directories above it
+    await applyWhiteout(root, segments, entry.name, budget);
   });
   await eachEntry(blob, maxBytes, async (entry, segments) => {
-    if (segments.length > 0 && !isWhiteout(segments)) await writeEntry(root, entry, segments);
+    if (segments.length > 0 && !isWhiteout(segments)) await writeEntry(root, entry, segments, budget);
   });
 }
