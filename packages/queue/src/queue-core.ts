@@ -342,6 +342,8 @@ export class QueueCore<Data, Name extends string> {
       this.#report(
         outcome({ result: classified.error.errorClass, willRetry: classified.willRetry, error: classified.error }),
       );
+      // The one place a processor's failure reaches BullMQ, for every queue: the thrown error's
+      // message is bounded (BullMQ stores it in the job and the events stream), see classifyFailure.
       throw classified.thrown;
     }
     this.#report(outcome({ result: "success", willRetry: false }));

@@ -20,8 +20,8 @@ export interface RetryPolicy {
 
 /**
  * How many finished jobs Redis keeps per queue, for inspection; older ones are deleted. Failed jobs
- * carry the diagnosis (their error and a stack per attempt); a completed one only says a pass ran,
- * so one is kept (the last), at ~1.2 KiB each per sync.
+ * carry the diagnosis (their error message, at most MAX_STORED_FAILURE_BYTES; no stack); a completed
+ * one only says a pass ran, so one is kept (the last), at ~1.2 KiB each per sync.
  */
 export interface Retention {
   /** Default 1. */
@@ -47,13 +47,41 @@ export function jobOptions(retry: RetryPolicy = {}, keep: Retention = {}): JobsO
     },
     removeOnComplete: { count: keep.completed ?? DEFAULT_RETENTION.completed },
     removeOnFail: { count: keep.failed ?? DEFAULT_RETENTION.failed },
+    // BullMQ would keep the thrown error's stack per attempt, and a stack starts with the whole
+    // message: nothing reads it (the logs have the error), so none is stored.
+    stackTraceLimit: 0,
   };
+}
+
+/**
+ * The most of a failure's message BullMQ stores in Redis (UTF-8 bytes, marker included). The message
+ * lands in the job (failedReason) and in the events stream entry, and the last `Retention.failed`
+ * jobs are kept per queue: an unbounded message (a source error listing thousands of paths was
+ * 6.5 MB) cost ~21 MB of Redis per failed job, and with noeviction a dozen of them stopped every
+ * queue. The whole error still reaches the onJobDone hook (logs, status), which bound it themselves.
+ */
+export const MAX_STORED_FAILURE_BYTES = 4 * 1024;
+
+/** `text` cut to at most `maxBytes` UTF-8 bytes, with a marker saying how much was cut. */
+export function boundFailureMessage(text: string, maxBytes = MAX_STORED_FAILURE_BYTES): string {
+  const bytes = Buffer.from(text, "utf8");
+  if (bytes.length <= maxBytes) return text;
+  const marker = (cut: number) => ` ... [truncated: ${cut} of ${bytes.length} bytes cut]`;
+  // The marker's own length depends on the cut; the widest number it can show is bytes.length.
+  let keep = Math.max(0, maxBytes - Buffer.byteLength(marker(bytes.length)));
+  // Never end inside a multi-byte character (continuation bytes are 10xxxxxx).
+  while (keep > 0 && ((bytes[keep] ?? 0) & 0xc0) === 0x80) keep--;
+  return bytes.subarray(0, keep).toString("utf8") + marker(bytes.length - keep);
 }
 
 /** What a processor's failure means for the job. */
 export interface ClassifiedFailure {
+  /** The failure as thrown (or wrapped), message untouched: for hooks and logs. */
   readonly error: DriftlessError;
-  /** What to throw back to BullMQ. */
+  /**
+   * What to throw back to BullMQ, whose message it stores in Redis: at most
+   * MAX_STORED_FAILURE_BYTES, whatever the processor threw.
+   */
   readonly thrown: Error;
   readonly willRetry: boolean;
 }
@@ -65,8 +93,21 @@ export interface ClassifiedFailure {
 export function classifyFailure(failure: unknown, attempt: number, maxAttempts: number): ClassifiedFailure {
   const error = toDriftlessError(failure);
   if (error.errorClass === ErrorClass.Terminal) {
-    const thrown = new UnrecoverableError(`${error.code}: ${error.message}`);
+    const thrown = new UnrecoverableError(boundFailureMessage(`${error.code}: ${error.message}`));
     return { error, thrown, willRetry: false };
   }
-  return { error, thrown: error, willRetry: attempt < maxAttempts };
+  return { error, thrown: boundedForBullMQ(error), willRetry: attempt < maxAttempts };
+}
+
+/**
+ * A retryable error as BullMQ should see it: itself when its message is small enough, otherwise a
+ * stand-in with the cut message and the same name (BullMQ tells UnrecoverableError by name; a
+ * DriftlessError's never is).
+ */
+function boundedForBullMQ(error: DriftlessError): Error {
+  const message = boundFailureMessage(error.message);
+  if (message === error.message) return error;
+  const thrown = new Error(message);
+  thrown.name = error.name;
+  return thrown;
 }

@@ -1,6 +1,7 @@
 /**
  * Two manifests for one object would make every sync apply whichever came last, and flap. Config Sync
- * refuses the source (KNV1029); so does driftless, naming every file involved.
+ * refuses the source (KNV1029); so does driftless, naming the files involved: the first
+ * MAX_LISTED_PATHS in the message, every one in the error's resources.
  */
 import { DuplicateObjectError } from "./errors.ts";
 import { describeObject, objectKey } from "./object-id.ts";
@@ -39,9 +40,24 @@ export function findDuplicates(objects: readonly Identified[]): DuplicateObjectE
   return errors;
 }
 
-/** "a.yaml, b.yaml (2 times)": each file once, in reading order. */
+/**
+ * How many files the message names. A source can declare one object in thousands of files, and the
+ * message travels whole into logs and the queue (one such message was 6.5 MB); the first few say
+ * what to fix, the resources list them all.
+ */
+export const MAX_LISTED_PATHS = 10;
+
+/**
+ * "a.yaml, b.yaml (2 times)": each file once, in reading order; past MAX_LISTED_PATHS files,
+ * "a.yaml, ..., j.yaml and 5 more files".
+ */
 function listPaths(objects: readonly Identified[]): string {
   const counts = new Map<string, number>();
   for (const { sourcePath } of objects) counts.set(sourcePath, (counts.get(sourcePath) ?? 0) + 1);
-  return [...counts].map(([path, count]) => (count > 1 ? `${path} (${count} times)` : path)).join(", ");
+  const listed = [...counts]
+    .slice(0, MAX_LISTED_PATHS)
+    .map(([path, count]) => (count > 1 ? `${path} (${count} times)` : path))
+    .join(", ");
+  const more = counts.size - MAX_LISTED_PATHS;
+  return more > 0 ? `${listed} and ${more} more ${more === 1 ? "file" : "files"}` : listed;
 }
