@@ -51,6 +51,8 @@ export interface PassResult extends PassReport {
   readonly applied: readonly ApplyOutcome[];
   readonly pruned: readonly PruneOutcome[];
   readonly skipped?: "sync-missing" | "sync-deleting" | "unchanged";
+  /** The pass's status write failed: status does not say what it did, so the pass is not complete. */
+  readonly statusUnwritten?: true;
 }
 
 /** Refusing to delete everything because the source suddenly declares nothing (KNV2006). */
@@ -69,6 +71,18 @@ export class EmptySourceError extends DriftlessError {
  * Nothing is pruned unless the source read completely and every object applied.
  */
 export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?: LoadedSync): Promise<PassResult> {
+  // The status is written last, on every way out of the steps: its outcome comes back beside them.
+  const status = { unwritten: false };
+  const result = await passSteps(ctx, trigger, preloaded, status);
+  return status.unwritten ? { ...result, statusUnwritten: true } : result;
+}
+
+async function passSteps(
+  ctx: PassContext,
+  trigger: PassTrigger,
+  preloaded: LoadedSync | undefined,
+  status: { unwritten: boolean },
+): Promise<PassResult> {
   const started = performance.now();
   const phases: Record<string, number> = {};
   let mark = started;
@@ -246,6 +260,7 @@ export async function runPass(ctx: PassContext, trigger: PassTrigger, preloaded?
       // After the status: whoever waits on the request then reads this pass's outcome.
       if (request !== undefined && reported === true)
         await recordSyncRequestHandled(ctx.client, ctx.identity, request, ctx.log);
+      status.unwritten = reported !== true;
     }
     result = { ...result, phases };
     const report = result;

@@ -406,10 +406,12 @@ export class Reconciler implements PassContext {
       if (result.skipped === "unchanged") return;
       collectAfterPass();
       this.lastPass = result;
-      // A pass still reporting errors (a reconcile timeout) is not complete: polls keep checking it.
-      if (result.synced && result.syncErrors.length === 0 && result.commit !== undefined) {
-        this.lastComplete = { commit: result.commit, generation: this.passGeneration, at: Date.now() };
-      }
+      // A pass still reporting errors (a reconcile timeout), or whose status write failed, is not complete,
+      // and neither is the commit it failed on any more: polls keep checking it in full.
+      this.lastComplete =
+        result.synced && result.syncErrors.length === 0 && result.commit !== undefined && !result.statusUnwritten
+          ? { commit: result.commit, generation: this.passGeneration, at: Date.now() }
+          : undefined;
       // Guard what Git declares now, before another correction can run: an object this pass pruned
       // must not be re-created from the previous commit's declaration.
       if (result.declared !== undefined) {

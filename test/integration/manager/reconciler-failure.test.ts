@@ -3,7 +3,7 @@
  * (Stalled, reason ReconcilerFailed), so `driftless status` and `nomos status` say why, and clears
  * them once it runs.
  */
-import { test, type TestContext } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Finalizer, reconcilerName, SyncLabel } from "@driftless/api";
 import type { KubeObject, ResourceMapping } from "@driftless/kube";
@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { findRepoRoot } from "@driftless/local-cluster";
 import { eventually, suffix, testEnv, TestRepo } from "../../support/index.ts";
+import { denyByPolicy } from "../../support/admission-policy.ts";
 import {
   admin,
   conditionOf,
@@ -24,60 +25,13 @@ import {
   systemNamespace,
 } from "./helpers.ts";
 
-const policies: ResourceMapping = {
-  group: "admissionregistration.k8s.io",
-  version: "v1",
-  kind: "ValidatingAdmissionPolicy",
-  resource: "validatingadmissionpolicies",
-  namespaced: false,
-  verbs: [],
-};
-const policyBindings: ResourceMapping = {
-  ...policies,
-  kind: "ValidatingAdmissionPolicyBinding",
-  resource: "validatingadmissionpolicybindings",
-};
-
-/**
- * A ValidatingAdmissionPolicy (and its binding) that refuses requests matching `rule` and `when`
- * with `message`: a policy engine with a real, per-sync reason to refuse. Removed when the test ends.
- */
-async function denyByPolicy(
-  t: TestContext,
-  name: string,
-  deny: { readonly rule: Record<string, string[]>; readonly when: string; readonly message: string },
-): Promise<void> {
-  const client = await admin();
-  await client.create(policies, {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingAdmissionPolicy",
-    metadata: { name },
-    spec: {
-      failurePolicy: "Fail",
-      matchConstraints: { resourceRules: [deny.rule] },
-      matchConditions: [{ name: "this-case", expression: deny.when }],
-      validations: [{ expression: "false", message: deny.message }],
-    },
-  } as KubeObject);
-  await client.create(policyBindings, {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingAdmissionPolicyBinding",
-    metadata: { name },
-    spec: { policyName: name, validationActions: ["Deny"] },
-  } as KubeObject);
-  t.after(async () => {
-    await client.delete(policyBindings, undefined, name).catch(() => undefined);
-    await client.delete(policies, undefined, name).catch(() => undefined);
-  });
-}
-
 test("a reconciler that keeps exiting puts its reason on the sync's Stalled condition, cleared once it runs", async (t) => {
   const manager = await startManager(t);
   const client = await admin();
   const name = `fails-${suffix()}`;
   const denial = `policy ${name}: this RootSync may not get the reconciler finalizer`;
   // A policy engine that refuses the reconciler's first write: a real, per-sync reason to fail at start.
-  await denyByPolicy(t, name, {
+  const lift = await denyByPolicy(t, name, {
     rule: { apiGroups: ["configsync.gke.io"], apiVersions: ["*"], operations: ["UPDATE"], resources: ["rootsyncs"] },
     when: `object.metadata.name == '${name}' && has(object.metadata.finalizers) && object.metadata.finalizers.exists(f, f == '${Finalizer.Reconciler}')`,
     message: denial,
@@ -143,7 +97,7 @@ test("a reconciler that keeps exiting puts its reason on the sync's Stalled cond
   assert.equal(run.code, 1);
 
   // The policy goes: the next restart runs, and the condition says so.
-  await client.delete(policyBindings, undefined, name);
+  await lift();
   await eventually(
     async () => {
       const condition = conditionOf(await getSync("RootSync", systemNamespace, name), "Stalled");
