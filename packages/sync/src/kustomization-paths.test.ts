@@ -174,11 +174,12 @@ void describe("checkKustomizationPaths", () => {
       await repo({ "config/Kustomization": y({ ConfigMapGenerator: [{ NAME: "x", FILES: [outside] }] }) }),
       /absolute path/,
     );
+    // kustomize's go-yaml merges otherwise than the JS library: a merge key (and the anchor it needs) is refused.
     await refused(
       await repo({
         "config/kustomization.yml": `base: &b\n  name: x\n  files: ["${outside}"]\nconfigMapGenerator:\n  - <<: *b\n`,
       }),
-      /absolute path/,
+      /config\/kustomization\.yml: line 1 uses the YAML anchor &b/,
     );
     await refused(await repo({ "config/kustomization.yaml": "resources: [a\n" }), /is not valid YAML/);
   });
@@ -304,6 +305,134 @@ void describe("checkKustomizationPaths", () => {
       await refused(root, /(configHome|helmHome) "helm" .*needs spec\.override\.enableShellInRendering: true/);
       await check(root, true);
     }
+  });
+
+  void it("refuses an explicit YAML tag, which go-yaml reads otherwise (!!binary becomes the decoded string kustomize reads)", async () => {
+    const b64 = (text: string): string => Buffer.from(text).toString("base64");
+    // The kustomization, the line of its tag, and the tag as named.
+    const cases: [string, number, string][] = [
+      [`configMapGenerator:\n- name: x\n  files: [!!binary ${b64(`leak=${outside}`)}]\n`, 3, "!!binary"],
+      [
+        `configMapGenerator:\n- name: x\n  files:\n  - !!binary |\n    ${b64("k=https://127.0.0.1/x")}\n`,
+        4,
+        "!!binary",
+      ],
+      ["configMapGenerator:\n- name: x\n  files: [!leak ok.txt]\n", 3, "!leak"],
+      ["resources: [!!str ok.yaml]\n", 1, "!!str"],
+      ["resources: [!<tag:yaml.org,2002:str> ok.yaml]\n", 1, "!!str"],
+      ["resources: [! ok.yaml]\n", 1, "!"],
+      ["%TAG !e! tag:example.com,2000:\n---\nresources: [!e!x ok.yaml]\n", 3, "!e!x"],
+      ["!!str resources: [ok.yaml]\n", 1, "!!str"],
+      ["configMapGenerator:\n- !!map {name: x, files: [ok.txt]}\n", 2, "!!map"],
+      ["resources: !!seq\nnamespace: !!null\n", 1, "!!seq"],
+    ];
+    for (const [text, line, tag] of cases)
+      await refused(
+        await repo({ "config/kustomization.yaml": text }),
+        new RegExp(`^config/kustomization\\.yaml: line ${line} uses the YAML tag ${tag}, .*stricter than Config Sync`),
+      );
+  });
+
+  void it("refuses a merge key, quoted or not, which go-yaml lets override the keys beside it", async () => {
+    for (const key of ["<<", '"<<"', "'<<'", '"\\x3c<"'])
+      await refused(
+        await repo({
+          "config/kustomization.yaml": `configMapGenerator:\n- name: x\n  files: [ok.txt]\n  ${key}: {files: ["${outside}"]}\n`,
+          "config/ok.txt": "ok\n",
+        }),
+        /config\/kustomization\.yaml: line 4 uses the YAML merge key <</,
+      );
+  });
+
+  void it("refuses YAML anchors and aliases, whatever they point at", async () => {
+    await refused(
+      await repo({
+        "config/kustomization.yaml": `files: &p ["${outside}"]\nconfigMapGenerator:\n- name: x\n  files: *p\n`,
+      }),
+      /line 1 uses the YAML anchor &p/,
+    );
+    // An alias without its anchor is a parse error, refused too.
+    await refused(
+      await repo({ "config/kustomization.yaml": "configMapGenerator:\n- name: x\n  files: *p\n" }),
+      /alias \*p|not valid YAML/,
+    );
+  });
+
+  void it("refuses tags, merge keys and aliases in plugin configurations, inline or in files", async () => {
+    const b64 = Buffer.from(`leak=${outside}`).toString("base64");
+    const head = "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata:\n  name: x\n";
+    const configs: [string, RegExp][] = [
+      [`${head}files: [!!binary ${b64}]\n`, /tag !!binary/],
+      [`${head}files: [ok.txt]\n<<: {files: ["${outside}"]}\n`, /merge key <</],
+      [`${head}files: [ok.txt]\n<<: {files: ["${outside}"]}\n`.replace("ok.txt", "!x ok.txt"), /tag !x/],
+      [`${head}leak: &l ["${outside}"]\nfiles: *l\n`, /anchor &l/],
+    ];
+    for (const [config, why] of configs) {
+      await refused(
+        await repo({ "config/kustomization.yaml": y({ generators: [config] }) }),
+        new RegExp(`generators entry \\(inline\\): line \\d+ uses the YAML ${why.source}`),
+      );
+      await refused(
+        await repo({ "config/kustomization.yaml": y({ generators: ["gen.yaml"] }), "config/gen.yaml": config }),
+        new RegExp(`config/gen\\.yaml: line \\d+ uses the YAML ${why.source}`),
+        true,
+      );
+    }
+  });
+
+  void it("reads plain scalars as go-yaml does: a name YAML 1.1 takes for a number or a date is still checked as a path", async () => {
+    // go-yaml hands kustomize these as strings (no sexagesimal numbers, dates as strings, `._` no float).
+    for (const name of ["1:20", "2001-12-14", "._", "0o17"])
+      await refused(
+        await repo({
+          "config/kustomization.yaml": `configMapGenerator:\n- name: x\n  files: [${name}]\n`,
+          [`config/${name}`]: { link: outside },
+        }),
+        new RegExp(`"${name.replace(".", "\\.")}" is a symlink to .*secret-token, outside the repository`),
+      );
+  });
+
+  void it("refuses a kustomization or plugin configuration file that is not UTF-8, as go-yaml reads UTF-16", async () => {
+    const utf16 = (text: string): string => `\ufeff${text}`;
+    const k = `configMapGenerator:\n- name: x\n  files: ["${outside}"]\n`;
+    for (const encoding of ["utf16le", "utf16be"] as const) {
+      const root = await repo({});
+      const bytes = Buffer.from(utf16(k), "utf16le");
+      if (encoding === "utf16be") bytes.swap16();
+      await writeFile(join(root, "config", "kustomization.yaml"), bytes);
+      await refused(root, /config\/kustomization\.yaml is not UTF-8 \(UTF-16\)/);
+    }
+    const gen = await repo({ "config/kustomization.yaml": y({ generators: ["gen.yaml"] }) });
+    const config = `apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata:\n  name: x\nfiles: ["${outside}"]\n`;
+    await writeFile(join(gen, "config", "gen.yaml"), Buffer.from(utf16(config), "utf16le"));
+    await refused(gen, /config\/gen\.yaml is not UTF-8 \(UTF-16\)/);
+    const latin1 = await repo({});
+    await writeFile(join(latin1, "config", "kustomization.yaml"), Buffer.from("# caf\xe9\nresources: []\n", "latin1"));
+    await refused(latin1, /config\/kustomization\.yaml is not UTF-8/);
+  });
+
+  void it("accepts a plain kustomization with scalars of every kind, and tag-, anchor- or merge-like text in strings and comments", async () => {
+    const root = await repo({
+      "config/kustomization.yaml": [
+        "\ufeff# a comment with !!binary, &anchor, *alias and <<: merge",
+        "namespace: ~",
+        "commonLabels: {date: 2001-12-14, n: 1:20, on: yes, f: .5, e: 1e3, h: 0x1F, nothing: null, empty: }",
+        'commonAnnotations: {tag: "!!binary x", anchor: "&a", alias: "*a", merge: "<<", plain: a!b&c*d}',
+        "replicas: [{name: web, count: 3}]",
+        "resources:",
+        "  - cm.yaml # !tag",
+        "configMapGenerator:",
+        "  - name: x",
+        `    files: ["k=ok.txt", 'ok.txt']`,
+        "    options: {disableNameSuffixHash: true}",
+        "---",
+        "resources: []",
+        "",
+      ].join("\n"),
+      "config/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
+      "config/ok.txt": "ok\n",
+    });
+    await check(root);
   });
 
   void it("follows nested kustomizations, and accepts files elsewhere in the same repository", async () => {

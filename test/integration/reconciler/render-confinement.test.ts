@@ -276,6 +276,85 @@ test("a kustomization naming a file outside its checkout (absolute, ../, a symli
   assert.deepEqual(cms.get("peek")?.["data"], { secret: "shared with the chart through a symlink\n" });
 });
 
+test("a kustomization kustomize's go-yaml reads otherwise than the walk (a !!binary path or URL, a merge key, a UTF-16 file, a name the JS parse takes for a number) fails rendering with KNV1068 naming the construct; the outside file never reaches the cluster", async (t) => {
+  const name = `confine-yaml-${suffix()}`;
+  const ns = `confine-yaml-${suffix()}`;
+  t.after(() =>
+    coreApi()
+      .deleteNamespace({ name: ns })
+      .then(
+        () => undefined,
+        () => undefined,
+      ),
+  );
+  const secretText = `reconciler-token-${suffix()}`;
+  const outside = await scratch(t);
+  const token = join(outside, "token");
+  await writeFile(token, secretText);
+  const server = await httpServer(t, secretText);
+
+  const repo = await TestRepo.create(t);
+  await repo.write("config/keep.yaml", yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "keep" } }));
+  await repo.write("config/ok.txt", "inside the repository\n");
+  await repo.write("config/kustomization.yaml", yaml({ namespace: ns, resources: ["keep.yaml"] }));
+  await symlink(token, join(repo.work, "config", "._"));
+  const good = await repo.commit("good");
+  await coreApi().createNamespace({ body: { metadata: { name: ns } } });
+  await createRootSync(name, repo);
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name }, { renderToolsDir });
+  await rootSynced(name, good);
+
+  const head = `namespace: ${ns}\nresources: [keep.yaml]\nconfigMapGenerator:\n- name: leak\n`;
+  const b64 = (text: string): string => Buffer.from(text).toString("base64");
+  const cases: [string, string | Buffer, RegExp][] = [
+    // go-yaml decodes !!binary into the string kustomize reads; the JS parse gave the walk a Buffer.
+    ["a !!binary path", `${head}  files: [!!binary ${b64(`leak=${token}`)}]\n`, /line 5 uses the YAML tag !!binary/],
+    [
+      "a !!binary URL",
+      `${head}  files: [!!binary ${b64(`leak=${server.url}/token`)}]\n`,
+      /line 5 uses the YAML tag !!binary/,
+    ],
+    // go-yaml lets the merge overwrite `files`; the JS parse kept the explicit key.
+    [
+      "a merge key",
+      `${head}  files: [leak=ok.txt]\n  <<: {files: ["leak=${token}"]}\n`,
+      /line 6 uses the YAML merge key <</,
+    ],
+    // go-yaml reads a UTF-16 file (by its byte order mark); the JS parse saw one string and checked nothing.
+    [
+      "a UTF-16 kustomization",
+      Buffer.from(`\ufeff${head}  files: ["leak=${token}"]\n`, "utf16le"),
+      /config\/kustomization\.yaml is not UTF-8 \(UTF-16\)/,
+    ],
+    // YAML 1.1 takes `._` for a float (NaN) to the JS parse, which dropped it; go-yaml hands kustomize the name.
+    ["a name the JS parse takes for a number", `${head}  files: [._]\n`, /"\._" is a symlink to .*token, outside/],
+  ];
+  for (const [label, kustomization, why] of cases) {
+    await writeFile(join(repo.work, "config", "kustomization.yaml"), kustomization);
+    const commit = await repo.commit(label);
+    const rendering = await renderingAt(name, commit);
+    assert.equal(rendering["message"], "Rendering failed", `${label}: ${JSON.stringify(rendering)}`);
+    const [error] = rendering["errors"] as JsonObject[];
+    assert.equal(error?.["code"], "1068", label);
+    assert.match(String(error?.["errorMessage"]), why, label);
+    assert.match(String(error?.["errorMessage"]), /config\/kustomization\.yaml/, `${label}: names the kustomization`);
+    assert.ok(!String(error?.["errorMessage"]).includes(secretText), `${label}: the secret is in the error`);
+    const cms = await configMaps(ns);
+    assert.ok(cms.has("keep"), `${label}: nothing pruned`);
+    for (const [cmName, cm] of cms)
+      assert.ok(!JSON.stringify(cm["data"] ?? {}).includes(secretText), `${label}: ${cmName} carries the secret`);
+    assert.equal((await rootSyncStatus(name))["lastSyncedCommit"], good, label);
+  }
+  assert.deepEqual(server.requests, [], "no URL was fetched");
+
+  // The same generator written plainly still renders.
+  await repo.write("config/kustomization.yaml", `${head}  files: [leak=ok.txt]\n`);
+  const fixed = await repo.commit("plain YAML");
+  await rootSynced(name, fixed);
+  const leak = [...(await configMaps(ns)).entries()].find(([n]) => n.startsWith("leak-"));
+  assert.deepEqual(leak?.[1]["data"], { leak: "inside the repository\n" });
+});
+
 test("kustomize is stopped at its deadline when a URL resource (shell enabled) or a chart repository never answers", async (t) => {
   const hung = await hungServer(t);
   const repo = await scratch(t);
