@@ -6,6 +6,7 @@ import {
   isSuspended,
   pollPeriodMs,
   sourcePeriodOf,
+  toDriftlessError,
   type RSync,
 } from "@driftless/api";
 import {
@@ -367,6 +368,26 @@ export class Reconciler implements PassContext {
 
   /** The job processor: deletion first, then a reconcile pass. Throws to let the queue retry. */
   private async process(trigger: PassTrigger): Promise<void> {
+    let failure: DriftlessError | undefined;
+    try {
+      failure = await this.runJob(trigger);
+    } catch (error) {
+      // A pass logs and reports its own errors; what fails around it (reading the RSync, its finalizer,
+      // a deletion) would otherwise reach only the queue's failure counter.
+      const classified = toDriftlessError(error);
+      this.log.warn("job failed outside a pass", {
+        trigger,
+        code: classified.code,
+        errorClass: classified.errorClass,
+        error: classified.message,
+      });
+      throw error;
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  /** One job's work; returns the pass's failure for the queue (retry or terminal), already reported. */
+  private async runJob(trigger: PassTrigger): Promise<DriftlessError | undefined> {
     const loaded = await loadSync(this.client, this.identity, () => this.ownSync.current());
     if (loaded?.raw.metadata.deletionTimestamp !== undefined) {
       this.deleting = true;
@@ -386,7 +407,7 @@ export class Reconciler implements PassContext {
         },
         loaded.raw,
       );
-      return;
+      return undefined;
     }
     if (loaded !== undefined) await alignFinalizer(this.client, this.identity, loaded.raw);
     // The RSync is its ApplySet's parent, as Config Sync labels it; another tool's set is left alone.
@@ -403,7 +424,7 @@ export class Reconciler implements PassContext {
     try {
       result = await runPass(this, trigger, loaded);
       this.passCount++;
-      if (result.skipped === "unchanged") return;
+      if (result.skipped === "unchanged") return undefined;
       collectAfterPass();
       this.lastPass = result;
       // A pass still reporting errors (a reconcile timeout), or whose status write failed, is not complete,
@@ -426,15 +447,15 @@ export class Reconciler implements PassContext {
     const errors = [...(result.rendering?.errors ?? []), ...result.sourceErrors, ...result.syncErrors];
     // Transient failures retry with backoff; configuration errors wait for the next commit or poll.
     const transient = errors.find((e) => e.errorClass === ErrorClass.Retry);
-    if (transient !== undefined) throw transient;
+    if (transient !== undefined) return transient;
     const terminal = errors[0];
-    if (terminal !== undefined)
-      throw new DriftlessError({
-        code: terminal.code,
-        errorClass: ErrorClass.Terminal,
-        message: terminal.message,
-        cause: terminal,
-      });
+    if (terminal === undefined) return undefined;
+    return new DriftlessError({
+      code: terminal.code,
+      errorClass: ErrorClass.Terminal,
+      message: terminal.message,
+      cause: terminal,
+    });
   }
 
   beginCommit(trigger: string, commit: string, generation: number | undefined): boolean {
