@@ -98,6 +98,16 @@ function record(informer: Informer): string[] {
 
 const fast = { initialMs: 1, maxMs: 2 };
 
+/** A watch refused by RBAC (list allowed, watch not). */
+function forbidden(): KubeApiError {
+  return new KubeApiError({
+    status: 403,
+    reason: "Forbidden",
+    operation: "watch configmaps",
+    serverMessage: 'configmaps is forbidden: cannot watch resource "configmaps"',
+  });
+}
+
 void describe("Informer", () => {
   void it("resolves synced() after the first list and serves the listed objects", async () => {
     const source = new ScriptedSource();
@@ -208,6 +218,69 @@ void describe("Informer", () => {
     );
     assert.equal(source.listCalls.length, 1);
     assert.equal(errors[0]?.message, "socket hang up");
+    await informer.stop();
+  });
+
+  void it("relists after watches keep failing, announcing what changed, and reports the watch failing until one is established", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [cm("a", "3"), cm("b", "4")], resourceVersion: "10" });
+    source.watches.push([forbidden()], [forbidden()], [forbidden()]);
+    // Meanwhile: a was deleted, c created; only the relist can tell.
+    source.lists.push({ items: [cm("b", "4"), cm("c", "20")], resourceVersion: "30" });
+    source.watches.push([bookmark("31")]);
+    const errors: Error[] = [];
+    const informer = new Informer(source, mapping, { onError: (e) => errors.push(e), backoff: fast });
+    const log = record(informer);
+    const failingAtRelist: (number | undefined)[] = [];
+    informer.on("delete", () => failingAtRelist.push(informer.watchFailingSince));
+    informer.start();
+    await until(
+      "the watch after the relist",
+      () => source.watchCalls.length === 4 && informer.resourceVersion === "31",
+    );
+    assert.deepEqual(log, ["add a@3", "add b@4", "add c@20", "delete a"]);
+    assert.deepEqual(
+      source.watchCalls.map((c) => c.resourceVersion),
+      ["10", "10", "10", "30"],
+    );
+    assert.equal(errors.length, 3);
+    assert.ok(failingAtRelist[0] !== undefined, "still failing at the relist: only a watch clears it");
+    assert.equal(informer.watchFailingSince, undefined, "cleared by the established watch's first event");
+    assert.equal(informer.watchError, undefined);
+    await informer.stop();
+  });
+
+  void it("while watches keep failing, relists after each further failure; a failed relist is the watch's error", async () => {
+    const source = new ScriptedSource();
+    source.lists.push(
+      { items: [cm("a", "3")], resourceVersion: "10" },
+      { items: [cm("a", "3")], resourceVersion: "20" },
+      new Error("list refused"),
+      { items: [cm("a", "3"), cm("b", "35")], resourceVersion: "40" },
+    );
+    source.watches.push([forbidden()], [forbidden()], [forbidden()], ["hang"]);
+    const sinces: (number | undefined)[] = [];
+    const informer = new Informer(source, mapping, {
+      relistAfterWatchFailures: 2,
+      onError: () => sinces.push(informer.watchFailingSince),
+      backoff: fast,
+    });
+    informer.start();
+    await until("the fourth watch", () => source.watchCalls.length === 4);
+    assert.deepEqual(
+      source.watchCalls.map((c) => c.resourceVersion),
+      ["10", "10", "20", "40"],
+    );
+    assert.equal(source.listCalls.length, 4);
+    assert.ok(informer.get("ns", "b") !== undefined);
+    assert.equal(sinces.length, 4);
+    assert.ok(
+      sinces[0] !== undefined && sinces.every((since) => since === sinces[0]),
+      "failing since the first failure",
+    );
+    assert.equal(informer.lastError, undefined, "the last relist succeeded");
+    assert.equal(informer.watchError?.message, "list refused", "no watch established since");
+    assert.ok(informer.watchFailingSince !== undefined);
     await informer.stop();
   });
 

@@ -1,7 +1,8 @@
 /**
  * A list+watch cache of one resource, like client-go's reflector and informer: list once, then
  * watch from the list's resourceVersion; re-watch from the last seen resourceVersion when the
- * server ends a watch; relist when that resourceVersion is gone (410); back off on failures.
+ * server ends a watch; relist when that resourceVersion is gone (410), or when watches keep failing
+ * (only a list sees what changed meanwhile); back off on failures.
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
@@ -24,6 +25,13 @@ export interface InformerOptions {
   readonly resyncOnGoneMs?: number;
   /** Between failed lists or watches (default 200 ms doubling to 30 s). */
   readonly backoff?: BackoffOptions;
+  /**
+   * Relist once this many watches in a row failed (default 3), and after every further failure until
+   * a watch is established again: a server that refuses watches for good (RBAC allows list, not
+   * watch; a conversion webhook failing on watch) would otherwise leave the cache frozen. Fewer
+   * failures (a dropped connection) re-watch from the last resourceVersion, which costs no list.
+   */
+  readonly relistAfterWatchFailures?: number;
   /** Server-side lifetime of one watch (default: random in [300, 600) s, so informers do not re-watch in lockstep). */
   readonly watchTimeoutSeconds?: number;
   /** Page size of the list (default 500). */
@@ -78,6 +86,11 @@ export class Informer {
   #hasSynced = false;
   #running: Promise<void> | undefined;
   #lastError: Error | undefined;
+  /** When the watch first failed since one was last established (performance.now()). */
+  #watchFailingSince: number | undefined;
+  #watchError: Error | undefined;
+  /** Watches in a row that failed, since one was last established. */
+  #watchFailures = 0;
   #resourceVersion = "";
   /** Set while paused: resolves when resume() is called. */
   #paused: { readonly resumed: Promise<void>; readonly resume: () => void } | undefined;
@@ -160,6 +173,20 @@ export class Informer {
   /** The last failure of a list or watch; cleared once a list or watch succeeds again. */
   get lastError(): Error | undefined {
     return this.#lastError;
+  }
+
+  /**
+   * When (performance.now()) the watch began failing, undefined while it is established: from then
+   * on the cache holds only what the relists after it saw. Cleared by the first event of a watch
+   * (or a watch the server ends normally), not by a relist.
+   */
+  get watchFailingSince(): number | undefined {
+    return this.#watchFailingSince;
+  }
+
+  /** The last failure of the watch, or of a relist while it fails; cleared with watchFailingSince. */
+  get watchError(): Error | undefined {
+    return this.#watchError;
   }
 
   /** The resourceVersion the next watch starts from. */
@@ -252,23 +279,27 @@ export class Informer {
       try {
         for await (const event of this.#source.watch(this.mapping, this.#watchOptions(rv, watchSignal))) {
           if (event.type === "ERROR") throw KubeApiError.fromStatus(event.object, 0, `watch ${this.mapping.resource}`);
-          if (events++ === 0) this.#recovered();
+          if (events++ === 0) this.#watchEstablished();
           rv = this.#apply(event) ?? rv;
           this.#resourceVersion = rv;
         }
         if (watchSignal.aborted) continue; // stopped, or paused
         // The server ended the watch (its timeout): re-watch from where we are. One that ends at
-        // once, with nothing in it, is a server refusing quietly; do not spin on it.
+        // once, with nothing in it, is a server refusing quietly; do not spin on it. One that lasted
+        // was established, quiet or not.
         if (events === 0 && performance.now() - started < shortWatchMs) await this.#sleep(this.#backoff.next(), signal);
+        else if (events === 0) this.#watchEstablished();
       } catch (error) {
         if (watchSignal.aborted) continue;
         if (this.#endedByNotFound(error)) return;
-        this.#failed(error);
         if (isGone(error)) {
           // Our resourceVersion fell out of the server's window: only a fresh list catches up.
+          this.#failed(error);
           rv = undefined;
           await this.#sleep(this.#options.resyncOnGoneMs ?? 0, signal);
         } else {
+          this.#watchFailed(error);
+          if (this.#watchFailures >= (this.#options.relistAfterWatchFailures ?? 3)) rv = undefined;
           await this.#sleep(this.#backoff.next(), signal);
         }
       } finally {
@@ -330,7 +361,7 @@ export class Informer {
       if (old !== undefined) this.#emit("delete", old);
     }
     this.#resourceVersion = resourceVersion;
-    this.#recovered();
+    this.#listed();
     if (!this.#hasSynced) {
       this.#hasSynced = true;
       this.#resolveSynced();
@@ -418,11 +449,28 @@ export class Informer {
 
   #failed(error: unknown): void {
     this.#lastError = asError(error);
+    // A relist failing while the watch does: the newer error says more about why.
+    if (this.#watchFailingSince !== undefined) this.#watchError = this.#lastError;
     this.#report(this.#lastError);
   }
 
-  #recovered(): void {
+  #watchFailed(error: unknown): void {
+    this.#watchFailingSince ??= performance.now();
+    this.#watchFailures++;
+    this.#failed(error);
+  }
+
+  /** A list succeeded: while the watch still fails, the backoff goes on, so relists do not spin. */
+  #listed(): void {
     this.#lastError = undefined;
+    if (this.#watchFailingSince === undefined) this.#backoff.reset();
+  }
+
+  #watchEstablished(): void {
+    this.#lastError = undefined;
+    this.#watchFailingSince = undefined;
+    this.#watchError = undefined;
+    this.#watchFailures = 0;
     this.#backoff.reset();
   }
 

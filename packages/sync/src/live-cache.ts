@@ -35,7 +35,8 @@ interface PlanInProgress {
  * Of those, only objects the last pass declared are kept (`declare`): anyone who can write an
  * object can forge the label, and must not grow this cache beyond what the sync declares. A pass
  * over an unchanged cluster reads memory only; a miss (an object we have not labelled yet) falls
- * through to create, and a 409 to a fresh GET.
+ * through to create, and a 409 to a fresh GET. A type whose watch has kept failing past
+ * `watchDeadlineMs` is read from the server instead (see trusted()).
  */
 export class InformerLiveState implements LiveState {
   private readonly client: KubeClient;
@@ -45,6 +46,7 @@ export class InformerLiveState implements LiveState {
   private readonly transform: (obj: KubeObject) => KubeObject;
   private plan: PlanInProgress | undefined;
   private readonly listDeadlineMs: number;
+  private readonly watchDeadlineMs: number;
   private readonly onInformerError: ((mapping: ResourceMapping, error: Error) => void) | undefined;
   private readonly onTypeGone: ((mapping: ResourceMapping) => void) | undefined;
   private readonly onTypeWatched: ((mapping: ResourceMapping) => void) | undefined;
@@ -67,6 +69,12 @@ export class InformerLiveState implements LiveState {
       readonly recordAnnotation?: string;
       /** How long a type's first list may keep failing before its objects fail (default 30 s). */
       readonly listDeadlineMs?: number;
+      /**
+       * How long a type's watch may keep failing before passes stop trusting its cache and read its
+       * objects from the server (default 30 s). Shorter outages are caught up by the watch's replay
+       * or the informer's relist, whose events the remediator checks.
+       */
+      readonly watchDeadlineMs?: number;
       /** Failed lists and watches (each informer retries with backoff). */
       readonly onInformerError?: (mapping: ResourceMapping, error: Error) => void;
       /** A type's list or watch answered 404 (its CRD is gone): its informer has stopped. */
@@ -81,13 +89,14 @@ export class InformerLiveState implements LiveState {
     this.onTypeWatched = options.onTypeWatched;
     this.client = client;
     this.listDeadlineMs = options.listDeadlineMs ?? 30_000;
+    this.watchDeadlineMs = options.watchDeadlineMs ?? 30_000;
     this.namespace = options.namespace;
     this.transform = cachedForm(options.recordAnnotation);
   }
 
   async get(mapping: ResourceMapping, namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
     const informer = await this.informerFor(mapping);
-    return informer.get(namespace, name);
+    return this.trusted(informer) ? informer.get(namespace, name) : this.client.get(mapping, namespace, name);
   }
 
   prepare(mappings: readonly ResourceMapping[]): void {
@@ -96,7 +105,20 @@ export class InformerLiveState implements LiveState {
 
   cachedResourceVersion(mapping: ResourceMapping, namespace: string | undefined, name: string): string | undefined {
     const entry = this.informers.get(keyOf(mapping));
-    return entry?.informer.hasSynced === true ? entry.informer.resourceVersionOf(namespace, name) : undefined;
+    if (entry === undefined || !entry.informer.hasSynced || !this.trusted(entry.informer)) return undefined;
+    return entry.informer.resourceVersionOf(namespace, name);
+  }
+
+  /**
+   * Whether the cache may answer for its type: not once its watch has been failing for
+   * `watchDeadlineMs`. Such a cache is only as current as its last relist, and an object deleted
+   * since would pass as Unchanged: a pass reads the type from the server instead (as DirectLiveState
+   * does, one GET an object) until a watch is established again, so it re-creates what is missing
+   * and reports what it cannot read.
+   */
+  private trusted(informer: Informer): boolean {
+    const since = informer.watchFailingSince;
+    return since === undefined || performance.now() - since < this.watchDeadlineMs;
   }
 
   remember(mapping: ResourceMapping, object: KubeObject): void {
