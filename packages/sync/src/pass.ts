@@ -250,8 +250,9 @@ async function passSteps(
       : { ...result, syncErrors: [...result.syncErrors, classified] };
     return result;
   } finally {
-    // Whatever happened: status, events on transitions, metrics and one log line.
-    if (result.skipped === undefined) {
+    // Whatever happened: status, events on transitions, metrics and one log line. A pass cut short by
+    // the reconciler's stop writes no status: what it would say (aborted) is not the sync's state.
+    if (result.skipped === undefined && !ctx.signal.aborted) {
       const reported = await reportStatus(ctx, sync, raw, result).then(
         () => true,
         (error: unknown) => void ctx.log.error("status write failed", { error: String(error) }),

@@ -104,6 +104,9 @@ export interface ReconcilerOptions {
   readonly log?: Logger;
 }
 
+/** How long a stop lets the running pass go on before cutting its waits short. */
+const cutWaitsAfterMs = 3_000;
+
 /**
  * One sync's reconciler: a queue worker that runs one pass at a time, a poll timer, the remediator,
  * the deletion finalizer and the metrics endpoint. `apps/reconciler` is the process around it.
@@ -621,7 +624,11 @@ export class Reconciler implements PassContext {
 
   private async shutdown(timeoutMs: number): Promise<void> {
     this.poller?.stop();
+    // A pass that is writing ends within seconds; one that waits (reconcileTimeout, a fetch, a render) is
+    // cut short, so the process exits by itself inside the manager's grace (10 s) and the pod's (40 s).
+    const cut = setTimeout(() => this.abort.abort(), Math.min(timeoutMs, cutWaitsAfterMs));
     await this.queue.close({ timeoutMs });
+    clearTimeout(cut);
     this.abort.abort();
     this.remediator?.stop();
     this.resourceGroupStatus.stop();
