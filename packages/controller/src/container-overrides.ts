@@ -69,6 +69,43 @@ export function containerResources(
   return result;
 }
 
+/** A request above its limit, as the API server would refuse it in the pod template. */
+export interface RequestAboveLimit {
+  readonly resource: string;
+  readonly request: Quantity;
+  readonly limit: Quantity;
+}
+
+/**
+ * The resources of a container whose request exceeds its limit (after the entries landing on it are
+ * added up, over the defaults). The API server refuses such a pod template (422), so the manager
+ * refuses the spec first. A quantity that cannot be read is left to the API server.
+ */
+export function requestsAboveLimits(resources: {
+  readonly requests: Readonly<Amounts>;
+  readonly limits: Readonly<Amounts>;
+}): RequestAboveLimit[] {
+  const found: RequestAboveLimit[] = [];
+  for (const [resource, limit] of Object.entries(resources.limits)) {
+    const request = resources.requests[resource];
+    if (request === undefined) continue;
+    const order = compareQuantities(request, limit);
+    if (order !== undefined && order > 0) found.push({ resource, request, limit });
+  }
+  return found;
+}
+
+/** -1, 0 or 1 as `a` is below, equal to or above `b`; undefined when either cannot be read. */
+export function compareQuantities(a: Quantity, b: Quantity): number | undefined {
+  const x = parseQuantity(a);
+  const y = parseQuantity(b);
+  if (x === undefined || y === undefined) return undefined;
+  const exponent = Math.min(x.exponent, y.exponent);
+  const mx = x.mantissa * 10n ** BigInt(x.exponent - exponent);
+  const my = y.mantissa * 10n ** BigInt(y.exponent - exponent);
+  return mx === my ? 0 : mx < my ? -1 : 1;
+}
+
 /** The sum as the API server would write it; the first value as given when any cannot be read. */
 export function sumQuantities(values: readonly [Quantity, ...Quantity[]] | readonly Quantity[]): Quantity {
   const parsed = values.map((v) => parseQuantity(v));

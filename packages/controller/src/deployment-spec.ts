@@ -65,7 +65,11 @@ const defaultResources = {
   limits: { memory: DefaultReconcilerMemoryLimit },
 } as const;
 
-function resourcesOf(sync: RSync): Record<string, Record<string, Quantity>> {
+/** The reconciler container's requests and limits: its defaults, its entry and the entries it does the work of. */
+export function reconcilerResources(sync: RSync): {
+  requests: Record<string, Quantity>;
+  limits: Record<string, Quantity>;
+} {
   return containerResources(sync, ReconcilerContainer, defaultResources);
 }
 
@@ -79,7 +83,7 @@ export function podTemplateHash(sync: RSync, settings: Pick<DeploymentSettings, 
 
 /** The reconciler's memory limit: the sync's override or the default. Sizes its heap in either mode. */
 export function reconcilerMemoryLimit(sync: RSync): Quantity {
-  return resourcesOf(sync)["limits"]?.["memory"] ?? DefaultReconcilerMemoryLimit;
+  return reconcilerResources(sync)["limits"]?.["memory"] ?? DefaultReconcilerMemoryLimit;
 }
 
 export function reconcilerDeployment(
@@ -170,7 +174,7 @@ export function reconcilerDeployment(
               startupProbe: { ...probe("/healthz", 2), failureThreshold: 60 },
               readinessProbe: probe("/readyz", 10),
               livenessProbe: probe("/healthz", 20),
-              resources: resourcesOf(sync),
+              resources: reconcilerResources(sync),
               securityContext: hardenedContainer,
               volumeMounts: [
                 { name: "cache", mountPath: "/cache" },

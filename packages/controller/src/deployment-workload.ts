@@ -8,7 +8,12 @@
  * pod template's spec hash and a random nonce of its rollout (redis-rollout.ts): it rotates whenever
  * the pod is replaced. The new password is added
  * beside the old one and written to the pod's Secret before the Deployment changes; the old one is
- * dropped once the new pod is available, so the old pod never loses Redis mid-pass.
+ * dropped once the new pod is available, so the old pod never loses Redis mid-pass. A rollout whose
+ * Deployment the API server refuses keeps its nonce (in memory) for the next attempt at the same
+ * template, so retries add no password: before, each attempt drew a new one (the live Deployment still
+ * had the old template) and added it beside the others.
+ *
+ * Objects of a reconciler name another sync holds (reconciler-name.ts) are neither written nor deleted.
  */
 import { reconcilerName, RootSyncNamespace, SyncLabel, type RSync } from "@driftless/api";
 import type { KubeClient, KubeObject } from "@driftless/kube";
@@ -29,6 +34,7 @@ import { podFailure } from "./pod-failure.ts";
 import { planIdentity } from "./rbac-plan.ts";
 import { createRedisSecret, deleteRedisSecret, writeRedisSecret } from "./redis-secret.ts";
 import { redisRollout } from "./redis-rollout.ts";
+import { assertReconcilerNameFree, nameOf, reconcilerNameHolder } from "./reconciler-name.ts";
 import { redisPasswordHash, type RedisCredential, type ReconcilerRedisUsers } from "./redis-users.ts";
 import { Resource } from "./resources.ts";
 import { ReconcilerMode, syncKeyOf, syncRefOf, type ReconcilerWorkload, type WorkloadStatus } from "./workload.ts";
@@ -42,6 +48,11 @@ export class DeploymentWorkload implements ReconcilerWorkload {
   readonly #users: ReconcilerRedisUsers;
   readonly #lock = new KeyedLock();
   readonly #states = new Map<string, ReconcilerState>();
+  /**
+   * By sync: the rollout whose Deployment was not applied yet (refused, or the manager failed between
+   * the Secret and the apply), reused while the template is the same; gone once the apply succeeds.
+   */
+  readonly #pending = new Map<string, { readonly hash: string; readonly nonce: string; secretWritten: boolean }>();
 
   constructor(client: KubeClient, settings: DeploymentSettings, users: ReconcilerRedisUsers) {
     this.#client = client;
@@ -51,17 +62,32 @@ export class DeploymentWorkload implements ReconcilerWorkload {
 
   ensure(sync: RSync): Promise<WorkloadStatus> {
     const ref = syncRefOf(sync);
-    return this.#lock.run(syncKeyOf(ref), async () => {
-      await ensureIdentity(this.#client, ref, planIdentity(sync));
+    const key = syncKeyOf(ref);
+    // By reconciler name: two syncs of one name are never set up at once, so the second sees the first's objects.
+    return this.#lock.run(nameOf(ref), async () => {
       const name = reconcilerName(ref.kind, ref.namespace, ref.name);
       const live = await this.#client.get(Resource.Deployment, RootSyncNamespace, name);
+      assertReconcilerNameFree(ref, [live]);
+      await ensureIdentity(this.#client, ref, planIdentity(sync));
       const hash = podTemplateHash(sync, this.#settings);
-      const rollout = redisRollout(live, podAnnotation(live, SpecHashAnnotation), hash);
+      const pending = this.#pending.get(key);
+      const retry = pending?.hash === hash ? pending : undefined;
+      const rollout = redisRollout(
+        live,
+        podAnnotation(live, SpecHashAnnotation),
+        hash,
+        retry === undefined ? undefined : () => retry.nonce,
+      );
       const credential = await this.#ensureRedisUser(ref, rollout.generation);
       const fingerprint = redisFingerprint(credential.password);
       // A new password (or a first pod) goes into the Secret before the pod that reads it is created.
       const rotating = podAnnotation(live, RedisCredentialAnnotation) !== fingerprint;
-      if (rotating) await writeRedisSecret(this.#client, ref, credential);
+      if (rotating) {
+        const attempt = retry?.nonce === rollout.nonce ? retry : { hash, nonce: rollout.nonce, secretWritten: false };
+        this.#pending.set(key, attempt);
+        if (!attempt.secretWritten) await writeRedisSecret(this.#client, ref, credential);
+        attempt.secretWritten = true;
+      }
       const desired = reconcilerDeployment(sync, this.#settings, fingerprint, rollout.nonce);
       const applied = await this.#client.patch(
         Resource.Deployment,
@@ -71,12 +97,14 @@ export class DeploymentWorkload implements ReconcilerWorkload {
         "apply",
         { fieldManager: FieldManager, force: true },
       );
+      // The Deployment carries the rollout's nonce now: every later attempt reads it from there.
+      this.#pending.delete(key);
       const ready = deploymentAvailable(applied);
       // The pod of this template runs: no one uses an older password any more.
       if (ready) await this.#users.ensure(ref, credential.password, { only: true });
       // A pod that cannot start may lack its Secret (deleted by hand): put it back.
       else if (!rotating) await createRedisSecret(this.#client, ref, credential);
-      this.#states.set(syncKeyOf(ref), ready ? ReconcilerState.Running : ReconcilerState.Starting);
+      this.#states.set(key, ready ? ReconcilerState.Running : ReconcilerState.Starting);
       const failure = ready ? undefined : (deploymentFailure(applied) ?? (await this.#podFailure(name)));
       return {
         ready,
@@ -113,19 +141,26 @@ export class DeploymentWorkload implements ReconcilerWorkload {
 
   teardown(sync: SyncRef): Promise<void> {
     const key = syncKeyOf(sync);
-    return this.#lock.run(key, async () => {
+    return this.#lock.run(nameOf(sync), async () => {
       this.#states.set(key, ReconcilerState.Terminating);
-      // Background: the garbage collector removes the ReplicaSet and pod; the identity goes now,
-      // so a pod still shutting down can no longer act.
-      await this.#client.delete(
-        Resource.Deployment,
-        RootSyncNamespace,
-        reconcilerName(sync.kind, sync.namespace, sync.name),
-        { propagationPolicy: "Background" },
-      );
-      await deleteRedisSecret(this.#client, sync);
+      this.#pending.delete(key);
+      const name = reconcilerName(sync.kind, sync.namespace, sync.name);
+      // Another sync of the same reconciler name holds the Deployment, its Secret and the ServiceAccount: they stay.
+      const [deployment, account] = await Promise.all([
+        this.#client.get(Resource.Deployment, RootSyncNamespace, name),
+        this.#client.get(Resource.ServiceAccount, RootSyncNamespace, name),
+      ]);
+      const heldByAnother =
+        reconcilerNameHolder(sync, [deployment?.metadata.labels, account?.metadata.labels]) !== undefined;
+      if (!heldByAnother) {
+        // Background: the garbage collector removes the ReplicaSet and pod; the identity goes now,
+        // so a pod still shutting down can no longer act.
+        await this.#client.delete(Resource.Deployment, RootSyncNamespace, name, { propagationPolicy: "Background" });
+        await deleteRedisSecret(this.#client, sync);
+      }
+      // The Redis user is the sync's own (named after its queue), whoever holds the reconciler name.
       await this.#users.remove(sync);
-      await removeIdentity(this.#client, sync);
+      await removeIdentity(this.#client, sync, { keepNamed: heldByAnother });
       this.#states.delete(key);
     });
   }

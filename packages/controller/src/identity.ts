@@ -12,6 +12,7 @@ import { mutate } from "./mutate.ts";
 import { sharedBindingsOf, reconcilerSubject, type BindingRef, type IdentityPlan, type Subject } from "./rbac-plan.ts";
 import { Resource } from "./resources.ts";
 import { deleteRole, ensureOwnedRole, listOwnedRoles } from "./owned-roles.ts";
+import { assertReconcilerNameFree, serviceAccountHolder } from "./reconciler-name.ts";
 
 const rbacApiVersion = "rbac.authorization.k8s.io/v1";
 const rbacGroup = "rbac.authorization.k8s.io";
@@ -53,7 +54,10 @@ function roleRefMatches(obj: KubeObject, binding: BindingRef): boolean {
   return roleRef?.["kind"] === binding.roleRef.kind && roleRef["name"] === binding.roleRef.name;
 }
 
-/** Brings the ServiceAccount and every binding of `plan` into place; removes bindings the plan dropped. */
+/**
+ * Brings the ServiceAccount and every binding of `plan` into place; removes bindings the plan dropped.
+ * Throws ReconcilerNameTakenError, having changed nothing, when the ServiceAccount is another sync's.
+ */
 export async function ensureIdentity(client: KubeClient, sync: SyncRef, plan: IdentityPlan): Promise<void> {
   await ensureServiceAccount(client, sync, plan);
   for (const role of plan.roles) await ensureOwnedRole(client, role, syncOwnedLabels(sync));
@@ -72,12 +76,21 @@ export async function ensureIdentity(client: KubeClient, sync: SyncRef, plan: Id
   }
 }
 
-/** Removes everything `ensureIdentity` may have created for `sync`, whatever its spec was. */
-export async function removeIdentity(client: KubeClient, sync: SyncRef): Promise<void> {
+/**
+ * Removes everything `ensureIdentity` may have created for `sync`, whatever its spec was. What goes
+ * by the reconciler's name (the ServiceAccount, its subject in the shared bindings) stays when
+ * another sync holds that name (reconciler-name.ts), or when `keepNamed` says the caller found so.
+ */
+export async function removeIdentity(
+  client: KubeClient,
+  sync: SyncRef,
+  options: { readonly keepNamed?: boolean } = {},
+): Promise<void> {
   const subject = reconcilerSubject(sync);
-  for (const binding of sharedBindingsOf(sync)) await removeSubject(client, binding, subject);
   for (const owned of await listOwnedBindings(client, sync)) await deleteBinding(client, owned);
   for (const role of await listOwnedRoles(client, sync)) await deleteRole(client, role);
+  if (options.keepNamed === true || (await serviceAccountHolder(client, sync)) !== undefined) return;
+  for (const binding of sharedBindingsOf(sync)) await removeSubject(client, binding, subject);
   await client.delete(Resource.ServiceAccount, RootSyncNamespace, subject.name);
 }
 
@@ -85,6 +98,8 @@ async function ensureServiceAccount(client: KubeClient, sync: SyncRef, plan: Ide
   const labels = syncOwnedLabels(sync);
   const { namespace, name } = plan.serviceAccount;
   const live = await client.get(Resource.ServiceAccount, namespace, name);
+  // Another sync of the same reconciler name holds it: touch nothing of its.
+  assertReconcilerNameFree(sync, [live]);
   if (live === undefined) {
     try {
       await client.create(Resource.ServiceAccount, {
@@ -94,6 +109,8 @@ async function ensureServiceAccount(client: KubeClient, sync: SyncRef, plan: Ide
       });
     } catch (error) {
       if (!isAlreadyExists(error)) throw error;
+      // Created meanwhile (another replica, or a sync of the same name): whose is it?
+      assertReconcilerNameFree(sync, [await client.get(Resource.ServiceAccount, namespace, name)]);
     }
     return;
   }

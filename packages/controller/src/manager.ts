@@ -4,7 +4,7 @@
  * watches and receives webhooks; only the leader (a Lease) processes the manager queue and runs
  * reconcilers. `apps/manager` is the process around it.
  */
-import { redactUrl, RootSyncNamespace } from "@driftless/api";
+import { reconcilerName, redactUrl, RootSyncNamespace } from "@driftless/api";
 import { KubeClient } from "@driftless/kube";
 import {
   createManagerMetrics,
@@ -355,13 +355,22 @@ export class Manager {
       requestPass: async (sync, reason) => {
         await this.#syncQueues.get(sync).enqueue("manager", { reason });
       },
-      onTornDown: (sync) =>
-        this.#syncQueues.remove(sync).catch((error: unknown) =>
+      onTornDown: async (sync) => {
+        // A sync refused because this one held its reconciler name (reconciler-name.ts) may have it now.
+        const name = reconcilerName(sync.kind, sync.namespace, sync.name);
+        for (const other of this.#watcher.syncRefs())
+          if (
+            reconcilerName(other.kind, other.namespace, other.name) === name &&
+            (other.kind !== sync.kind || other.namespace !== sync.namespace || other.name !== sync.name)
+          )
+            this.#enqueue(other, "workload");
+        await this.#syncQueues.remove(sync).catch((error: unknown) =>
           this.#log.warn("could not remove the queue of a deleted sync", {
             sync: `${sync.kind}/${sync.namespace}/${sync.name}`,
             error: String(error),
           }),
-        ),
+        );
+      },
     };
     this.#queue.worker(
       async (job) => {
@@ -372,7 +381,7 @@ export class Manager {
         const timer = this.metrics.reconcileDuration.startTimer();
         let status: "success" | "error" = "error";
         try {
-          await reconcileSync(context, job.sync);
+          await reconcileSync(context, job.sync, { attempt: job.attempt, maxAttempts: job.maxAttempts });
           status = "success";
         } finally {
           timer({ status });

@@ -19,6 +19,7 @@ import { KeyedLock } from "./keyed-lock.ts";
 import { reconcilerEnvironment, reconcilerNodeFlags } from "./node-flags.ts";
 import { planIdentity } from "./rbac-plan.ts";
 import { newRedisPassword, type ReconcilerRedisUsers } from "./redis-users.ts";
+import { nameOf, ReconcilerNameTakenError, serviceAccountHolder } from "./reconciler-name.ts";
 import { overrideArgs, reconcilerOverrides, type ReconcilerOverrides } from "./reconciler-overrides.ts";
 import { specHash } from "./spec-hash.ts";
 import { StartGate } from "./start-gate.ts";
@@ -61,6 +62,8 @@ export interface ProcessWorkloadOptions {
 export type ReconcilerLifecycle = "supervised" | "restarting" | "removed";
 
 interface Child {
+  /** The sync it runs for; its state folder is named after its reconciler name. */
+  readonly sync: SyncRef;
   /** specHash of the spec the process was started for. */
   readonly hash: string;
   /** Node's flags: the heap sized from the sync's reconciler memory limit, as in deployment mode. */
@@ -92,7 +95,11 @@ export class ProcessWorkload implements ReconcilerWorkload {
 
   ensure(sync: RSync): Promise<WorkloadStatus> {
     const ref = syncRefOf(sync);
-    return this.#lock.run(syncKeyOf(ref), async () => {
+    // By reconciler name: two syncs of one name are never set up at once, so the second sees the first's.
+    return this.#lock.run(nameOf(ref), async () => {
+      // Another sync of the same reconciler name runs here: its state folder and identity are not ours.
+      const running = this.#holderOf(ref);
+      if (running !== undefined) throw new ReconcilerNameTakenError(ref, nameOf(ref), running);
       await ensureIdentity(this.#options.client, ref, planIdentity(sync));
       const hash = specHash(sync);
       const key = syncKeyOf(ref);
@@ -109,6 +116,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
         this.#children.delete(key);
       }
       const child: Child = {
+        sync: ref,
         hash,
         nodeFlags: reconcilerNodeFlags(reconcilerMemoryLimit(sync)),
         overrides: reconcilerOverrides(sync),
@@ -125,17 +133,28 @@ export class ProcessWorkload implements ReconcilerWorkload {
 
   teardown(sync: SyncRef): Promise<void> {
     const key = syncKeyOf(sync);
-    return this.#lock.run(key, async () => {
+    return this.#lock.run(nameOf(sync), async () => {
       const child = this.#children.get(key);
       if (child !== undefined) {
         await this.#stop(child);
         this.#children.delete(key);
       }
       this.#options.onLifecycle?.(sync, "removed");
-      await rm(this.#dirOf(sync), { recursive: true, force: true });
+      // The state folder and the identity go by the reconciler name: another sync holding it keeps them.
+      const heldByAnother =
+        (this.#holderOf(sync) ?? (await serviceAccountHolder(this.#options.client, sync))) !== undefined;
+      if (!heldByAnother) await rm(this.#dirOf(sync), { recursive: true, force: true });
       await this.#options.redisUsers.remove(sync);
-      await removeIdentity(this.#options.client, sync);
+      await removeIdentity(this.#options.client, sync, { keepNamed: heldByAnother });
     });
+  }
+
+  /** Another sync whose reconciler, of the same name as `sync`'s, this manager runs. */
+  #holderOf(sync: SyncRef): SyncRef | undefined {
+    const key = syncKeyOf(sync);
+    const name = nameOf(sync);
+    for (const [other, child] of this.#children) if (other !== key && nameOf(child.sync) === name) return child.sync;
+    return undefined;
   }
 
   states(): ReadonlyMap<ReconcilerState, number> {

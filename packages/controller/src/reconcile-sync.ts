@@ -12,6 +12,8 @@ import {
   isSuspended,
   pendingSyncRequest,
   RootSyncNamespace,
+  InvalidSyncError,
+  toDriftlessError,
   type DriftlessError,
   type SyncCondition,
 } from "@driftless/api";
@@ -22,9 +24,16 @@ import type { Logger } from "@driftless/sync";
 import { addFinalizer, hasFinalizer, namespaceTerminating, removeFinalizer } from "./finalizers.ts";
 import { syncMapping } from "./resources.ts";
 import { unknownOverrideContainers } from "./container-overrides.ts";
-import { reportIgnoredOverrides, reportReconcilerFailing, reportReconciling, reportStalled } from "./sync-status.ts";
+import { reportsSetupFailure, setupFailureReason, type JobAttempt } from "./setup-failure.ts";
+import {
+  reportIgnoredOverrides,
+  reportReconcilerFailing,
+  reportReconciling,
+  reportSetupFailing,
+  reportStalled,
+} from "./sync-status.ts";
 import { validateSync, type ValidateOptions } from "./validate.ts";
-import type { ReconcilerWorkload } from "./workload.ts";
+import type { ReconcilerWorkload, WorkloadStatus } from "./workload.ts";
 
 export interface SyncContext {
   readonly client: KubeClient;
@@ -41,7 +50,11 @@ export interface SyncContext {
   readonly onTornDown: (sync: SyncRef) => Promise<void>;
 }
 
-export async function reconcileSync(ctx: SyncContext, ref: SyncRef): Promise<void> {
+/**
+ * `attempt`: the manager job's, when a queue runs this (a transient setup failure goes on status only
+ * once it has kept failing); without it every failure does.
+ */
+export async function reconcileSync(ctx: SyncContext, ref: SyncRef, attempt?: JobAttempt): Promise<void> {
   const raw = await ctx.client.get(syncMapping(ref.kind), ref.namespace, ref.name);
   if (ref.kind === Kind.RootSync && ref.namespace !== RootSyncNamespace) return refuseMisplacedRootSync(ctx, ref, raw);
   // Gone: nothing may be left running for it.
@@ -54,7 +67,12 @@ export async function reconcileSync(ctx: SyncContext, ref: SyncRef): Promise<voi
   if (!validation.ok) return stall(ctx, ref, validation.errors);
   // Added before anything is created, so a deletion always waits for the teardown.
   await addFinalizer(ctx.client, ref, Finalizer.ReconcilerManager);
-  const status = await ctx.workload.ensure(validation.sync);
+  let status: WorkloadStatus;
+  try {
+    status = await ctx.workload.ensure(validation.sync);
+  } catch (error) {
+    return setupFailed(ctx, ref, error, attempt);
+  }
   if (status.failure !== undefined) return reportReconcilerFailing(ctx.client, ref, status.failure);
   await reportReconciling(ctx.client, ref, status.ready, status.reason, status.message);
   // Read from the sync in hand first: most syncs never have the warning, and pay no request for it.
@@ -146,6 +164,35 @@ async function stall(ctx: SyncContext, ref: SyncRef, errors: readonly DriftlessE
     errors: errors.map((e) => `${e.code}: ${e.message}`),
   });
   await reportStalled(ctx.client, ref, "Validation", errors);
+}
+
+/**
+ * The reconciler could not be set up. A spec the manager refuses there (its reconciler name is another
+ * sync's) is Stalled like an invalid one, and not retried. Anything else (the API server refused a
+ * step) is Stalled with the error and Reconciling, then thrown again, so the manager queue retries it
+ * as classified: `retry` with backoff, `terminal` at the next change or resync.
+ */
+async function setupFailed(ctx: SyncContext, ref: SyncRef, thrown: unknown, attempt?: JobAttempt): Promise<void> {
+  if (thrown instanceof InvalidSyncError) {
+    ctx.log.warn("the reconciler cannot be set up for this sync", {
+      sync: describe(ref),
+      error: `${thrown.code}: ${thrown.message}`,
+    });
+    return reportStalled(ctx.client, ref, "Validation", [thrown]);
+  }
+  const error = toDriftlessError(thrown);
+  if (reportsSetupFailure(error, attempt)) {
+    try {
+      await reportSetupFailing(ctx.client, ref, setupFailureReason(error), error);
+    } catch (statusError) {
+      // The setup's failure is the one to retry on; this one only hid it.
+      ctx.log.warn("could not report a failed reconciler setup on the sync's status", {
+        sync: describe(ref),
+        error: String(statusError),
+      });
+    }
+  }
+  throw thrown;
 }
 
 function describe(ref: SyncRef): string {

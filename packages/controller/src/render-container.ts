@@ -38,6 +38,11 @@ export interface RenderContainerSettings {
   readonly cacheDir: string;
 }
 
+/** The render container's requests and limits: its defaults and its hydration-controller entry. */
+export function renderResources(sync: RSync): ReturnType<typeof containerResources> {
+  return containerResources(sync, RenderContainer, defaultRenderResources);
+}
+
 /** The render container: the reconciler's image in render-server mode, with nothing secret in reach. */
 export function renderContainer(sync: RSync, s: RenderContainerSettings): Record<string, unknown> {
   return {
@@ -52,7 +57,7 @@ export function renderContainer(sync: RSync, s: RenderContainerSettings): Record
       // Its own entry in override.logLevels (hydration-controller), else the reconciler's level.
       { name: "LOG_LEVEL", value: logLevelOf(containerVerbosity(sync, RenderContainer)) ?? s.logLevel },
     ],
-    resources: containerResources(sync, RenderContainer, defaultRenderResources),
+    resources: renderResources(sync),
     securityContext: hardenedContainer,
     volumeMounts: [
       { name: s.cacheVolume, mountPath: s.cacheDir, readOnly: true },

@@ -95,6 +95,32 @@ export function reportReconcilerFailing(client: KubeClient, sync: SyncRef, failu
   ]);
 }
 
+/**
+ * A step of setting the reconciler up failed (the API server refused its ServiceAccount, a binding, its
+ * Deployment): Stalled=True with the error (its KNV code in `errors`) and Reconciling=True while the
+ * manager keeps at it, as Config Sync's reconciler-manager reports an upsert that failed. `reason` names
+ * the step (ServiceAccount, RBAC, Deployment...), as Config Sync's do.
+ */
+export function reportSetupFailing(
+  client: KubeClient,
+  sync: SyncRef,
+  reason: string,
+  error: DriftlessError,
+): Promise<void> {
+  const { errors, errorSummary } = statusErrors([error]);
+  return reportReconcilerConditions(client, sync, [
+    {
+      type: SyncConditionType.Stalled,
+      status: "True",
+      reason,
+      message: error.message,
+      ...(errors === undefined ? {} : { errors }),
+      errorSummary,
+    },
+    { type: SyncConditionType.Reconciling, status: "True", reason, message: "The reconciler is being set up" },
+  ]);
+}
+
 /** The conditions of a sync whose reconciler is set up, with `status.reconciler` naming it. */
 async function reportReconcilerConditions(
   client: KubeClient,

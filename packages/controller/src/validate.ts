@@ -3,8 +3,11 @@
  * spec (required fields, name lengths, RootSync namespace, source types); the manager adds what
  * depends on how it runs.
  */
-import { InvalidSyncError, Kind, parseSync, redactUrl, type RSync } from "@driftless/api";
+import { InvalidSyncError, Kind, parseSync, redactUrl, type RSync, type SyncIdentity } from "@driftless/api";
 import type { KubeObject } from "@driftless/kube";
+import { ContainerFor, requestsAboveLimits, type DriftlessContainer } from "./container-overrides.ts";
+import { reconcilerResources, ReconcilerContainer } from "./deployment-spec.ts";
+import { RenderContainer, renderResources } from "./render-container.ts";
 
 export type Validation =
   { readonly ok: true; readonly sync: RSync } | { readonly ok: false; readonly errors: readonly InvalidSyncError[] };
@@ -51,5 +54,37 @@ export function validateSync(raw: KubeObject, options: ValidateOptions): Validat
       ],
     };
   }
+  const overLimits = resourcesAboveLimits(sync, identity);
+  if (overLimits.length > 0) return { ok: false, errors: overLimits };
   return { ok: true, sync };
+}
+
+/**
+ * Requests above their limits in either container, once the override entries landing on it are added up
+ * over its defaults (container-overrides.ts): the API server would refuse the pod template (422), and a
+ * process-mode reconciler would run on a spec no cluster accepts. The render container is checked
+ * whether or not the pod has it now: the reconciler adds it when a kustomization appears.
+ */
+function resourcesAboveLimits(sync: RSync, identity: SyncIdentity): InvalidSyncError[] {
+  const containers: [DriftlessContainer, ReturnType<typeof reconcilerResources>][] = [
+    [ReconcilerContainer, reconcilerResources(sync)],
+    [RenderContainer, renderResources(sync)],
+  ];
+  return containers.flatMap(([container, resources]) => {
+    const entries = (sync.spec.override?.resources ?? [])
+      .map((r) => r.containerName ?? "")
+      .filter((n) => Object.hasOwn(ContainerFor, n) && ContainerFor[n] === container);
+    const summed = entries.length > 1 ? ` (the entries for ${joinNames([...new Set(entries)])} add up on it)` : "";
+    return requestsAboveLimits(resources).map(
+      ({ resource, request, limit }) =>
+        new InvalidSyncError(
+          identity,
+          `spec.override.resources: the ${container} container's ${resource} request ${request} exceeds its limit ${limit}${summed}`,
+        ),
+    );
+  });
+}
+
+function joinNames(names: readonly string[]): string {
+  return names.length <= 1 ? (names[0] ?? "") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
 }

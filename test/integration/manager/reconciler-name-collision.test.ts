@@ -1,0 +1,171 @@
+/**
+ * Config Sync's naming gives RepoSync `<x>-db-2/repo-sync` and RepoSync `<x>/db` the same reconciler
+ * name, `ns-reconciler-<x>-db-2`. The first keeps it: the second is Stalled (KNV1061, naming the
+ * first) and gets nothing, and deleting it tears down nothing of the first's.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { access } from "node:fs/promises";
+import { join } from "node:path";
+import { nsReconcilerName, SyncLabel } from "@driftless/api";
+import { RbacName } from "@driftless/controller";
+import type { ResourceMapping } from "@driftless/kube";
+import { eventually, suffix, TestRepo } from "../../support/index.ts";
+import { grantRepoSyncReconciler } from "../../support/rbac.ts";
+import {
+  admin,
+  conditionOf,
+  configMap,
+  createSync,
+  getObject,
+  getSync,
+  Mapping,
+  reconcilerPids,
+  repoSyncObject,
+  startManager,
+  synced,
+  systemNamespace,
+} from "./helpers.ts";
+
+const SecretMapping: ResourceMapping = {
+  group: "",
+  version: "v1",
+  kind: "Secret",
+  resource: "secrets",
+  namespaced: true,
+  verbs: [],
+};
+
+test("two RepoSyncs with the same reconciler name: the second is Stalled (KNV1061) naming the first, which keeps running, also once the second is deleted", async (t) => {
+  const manager = await startManager(t);
+  const client = await admin();
+  const base = `shop-${suffix()}`;
+  const first = { namespace: `${base}-db-2`, name: "repo-sync" };
+  const second = { namespace: base, name: "db" };
+  for (const namespace of [first.namespace, second.namespace]) {
+    await client.create(Mapping.Namespace, {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: namespace, labels: { "driftless.test/run": "true" } },
+    });
+    t.after(async () => {
+      await client.delete(Mapping.Namespace, undefined, namespace).catch(() => undefined);
+    });
+  }
+  const reconciler = nsReconcilerName(first.namespace, first.name);
+  assert.equal(nsReconcilerName(second.namespace, second.name), reconciler);
+  await grantRepoSyncReconciler(first.namespace);
+
+  const repo = await TestRepo.create(t);
+  await repo.write("cm.yaml", configMap("owned", undefined, { v: "1" }));
+  const one = await repo.commit("v1");
+  await createSync(
+    t,
+    repoSyncObject(first.namespace, first.name, manager.scope, { repo: repo.url, branch: repo.branch }),
+  );
+  await synced("RepoSync", first.namespace, first.name, one);
+  const pids = await reconcilerPids(manager.scope, first.name);
+  assert.equal(pids.length, 1);
+
+  await createSync(
+    t,
+    repoSyncObject(second.namespace, second.name, manager.scope, { repo: repo.url, branch: repo.branch }),
+  );
+  const stalled = await eventually(
+    async () => {
+      const condition = conditionOf(await getSync("RepoSync", second.namespace, second.name), "Stalled") as
+        { status: string; reason?: string; message?: string; errors?: { code: string }[] } | undefined;
+      return condition?.status === "True" ? condition : undefined;
+    },
+    { timeoutMs: 30_000, what: "the second RepoSync Stalled" },
+  );
+  assert.equal(stalled.errors?.[0]?.code, "1061");
+  assert.equal(
+    stalled.message,
+    `reconciler name ${reconciler} is already used by RepoSync ${first.namespace}/${first.name}`,
+  );
+  assert.deepEqual(await reconcilerPids(manager.scope, second.name), [], "the second got a reconciler");
+  const serviceAccount = async (): Promise<Record<string, string> | undefined> =>
+    (await getObject(Mapping.ServiceAccount, systemNamespace, reconciler))?.metadata.labels;
+  assert.equal(
+    (await serviceAccount())?.[SyncLabel.SyncNamespace],
+    first.namespace,
+    "the ServiceAccount was relabelled",
+  );
+
+  // The first keeps syncing on the same process.
+  await repo.write("cm.yaml", configMap("owned", undefined, { v: "2" }));
+  await synced("RepoSync", first.namespace, first.name, await repo.commit("v2"));
+  assert.deepEqual(await reconcilerPids(manager.scope, first.name), pids);
+
+  // Deleting the second tears down nothing of the first's.
+  await client.delete(Mapping.RepoSync, second.namespace, second.name);
+  await eventually(async () => (await getSync("RepoSync", second.namespace, second.name)) === undefined, {
+    what: "the second RepoSync deleted",
+  });
+  assert.equal((await serviceAccount())?.[SyncLabel.SyncNamespace], first.namespace, "the ServiceAccount went");
+  await access(join(manager.scope.stateDir, reconciler, "kubeconfig"));
+  await repo.write("cm.yaml", configMap("owned", undefined, { v: "3" }));
+  await synced("RepoSync", first.namespace, first.name, await repo.commit("v3"));
+  assert.deepEqual(await reconcilerPids(manager.scope, first.name), pids, "the first's reconciler was replaced");
+  assert.equal(conditionOf(await getSync("RepoSync", first.namespace, first.name), "Stalled")?.status, "False");
+});
+
+test("deployment mode: the second of two RepoSyncs with the same reconciler name rewrites nothing of the first's, and its deletion removes nothing of it", async (t) => {
+  const manager = await startManager(t, { mode: "deployment" });
+  const client = await admin();
+  const base = `dshop-${suffix()}`;
+  const first = { namespace: `${base}-db-2`, name: "repo-sync" };
+  const second = { namespace: base, name: "db" };
+  for (const namespace of [first.namespace, second.namespace]) {
+    await client.create(Mapping.Namespace, {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: namespace, labels: { "driftless.test/run": "true" } },
+    });
+    t.after(async () => {
+      await client.delete(Mapping.Namespace, undefined, namespace).catch(() => undefined);
+    });
+  }
+  const reconciler = nsReconcilerName(first.namespace, first.name);
+  const git = { repo: "https://example.invalid/config.git", branch: "main" };
+  await createSync(t, repoSyncObject(first.namespace, first.name, manager.scope, git));
+  const owner = async (): Promise<(string | undefined)[]> =>
+    Promise.all(
+      [Mapping.Deployment, Mapping.ServiceAccount, SecretMapping].map(
+        async (m) =>
+          (await getObject(m, systemNamespace, m === SecretMapping ? `${reconciler}-redis` : reconciler))?.metadata
+            .labels?.[SyncLabel.SyncNamespace],
+      ),
+    );
+  await eventually(async () => (await owner()).every((ns) => ns === first.namespace), {
+    what: "the first RepoSync's Deployment, ServiceAccount and Secret",
+  });
+  const deployment = await getObject(Mapping.Deployment, systemNamespace, reconciler);
+
+  await createSync(t, repoSyncObject(second.namespace, second.name, manager.scope, git));
+  const stalled = await eventually(
+    async () => {
+      const condition = conditionOf(await getSync("RepoSync", second.namespace, second.name), "Stalled");
+      return condition?.status === "True" ? condition : undefined;
+    },
+    { timeoutMs: 30_000, what: "the second RepoSync Stalled" },
+  );
+  assert.equal(
+    stalled.message,
+    `reconciler name ${reconciler} is already used by RepoSync ${first.namespace}/${first.name}`,
+  );
+  const after = await getObject(Mapping.Deployment, systemNamespace, reconciler);
+  assert.equal(after?.metadata.generation, deployment?.metadata.generation, "the first's Deployment was rewritten");
+
+  await client.delete(Mapping.RepoSync, second.namespace, second.name);
+  await eventually(async () => (await getSync("RepoSync", second.namespace, second.name)) === undefined, {
+    what: "the second RepoSync deleted",
+  });
+  assert.deepEqual(await owner(), [first.namespace, first.namespace, first.namespace]);
+  const crdReader = await getObject(Mapping.ClusterRoleBinding, undefined, RbacName.NsCrdReaderBinding);
+  assert.ok(
+    ((crdReader?.["subjects"] ?? []) as { name: string }[]).some((s) => s.name === reconciler),
+    "the first's subject left a shared binding",
+  );
+});
