@@ -691,6 +691,41 @@ test("a RepoSync's reconciler cannot repoint its own RepoSync or widen what it m
   );
 });
 
+test("the reconciler write policy holds a reconciler on its own sync only: a root reconciler changes the RepoSync and RootSync it manages from Git", async (t) => {
+  const manager = await startManager(t);
+  const name = `parent-${suffix()}`;
+  const fake = { repo: "https://example.invalid/platform.git", branch: "main" };
+  await createSync(t, rootSyncObject(name, manager.scope, fake));
+  const reconciler = `root-reconciler-${name}`;
+  // Children a root repository declares; outside this manager's scope, so nothing runs for them.
+  const namespace = await createNamespace(t, "child");
+  const childRepoSync = repoSyncObject(namespace, "repo-sync", manager.scope, fake);
+  await createSync(t, { ...childRepoSync, metadata: { ...childRepoSync.metadata, labels: {} } });
+  const childName = `child-${suffix()}`;
+  const childRootSync = rootSyncObject(childName, manager.scope, fake);
+  await createSync(t, { ...childRootSync, metadata: { ...childRootSync.metadata, labels: {} } });
+  await eventually(
+    async () =>
+      allowed(reconciler, {
+        verb: "patch",
+        resource: "reposyncs",
+        group: "configsync.gke.io",
+        namespace,
+        name: "repo-sync",
+      }),
+    { what: "the root reconciler's identity" },
+  );
+  const asReconciler = await clientAs(reconciler);
+  const change = { spec: { git: { dir: "teams/a" } }, metadata: { annotations: { "team.example/owner": "a" } } };
+  assert.equal(await answer(asReconciler.patch(Mapping.RepoSync, namespace, "repo-sync", change, "merge")), "ok");
+  assert.equal(await answer(asReconciler.patch(Mapping.RootSync, systemNamespace, childName, change, "merge")), "ok");
+  // Its own RootSync stays out of its reach.
+  assert.equal(
+    await answer(asReconciler.patch(Mapping.RootSync, systemNamespace, name, { spec: { git: { dir: "x" } } }, "merge")),
+    "forbidden",
+  );
+});
+
 test("the reconciler write policy names the finalizer, label, annotations and ServiceAccounts the code uses", async () => {
   const text = await readFile(join(findRepoRoot(), "manifests", "reconciler-admission-policy.yaml"), "utf8");
   const [policy, binding] = parseAllDocuments(text).map((d) => d.toJS() as KubeObject);
@@ -714,11 +749,12 @@ test("the reconciler write policy names the finalizer, label, annotations and Se
       .map((k) => `'${k}'`)
       .join(", ")}]`,
   );
+  // The match condition builds the writer's expected name as reconcilerName does.
   const who = spec.matchConditions[0]?.expression ?? "";
-  const user = `system:serviceaccount:${systemNamespace}:`;
-  assert.ok(who.includes(`== '${user}${reconcilerName("RootSync", systemNamespace, "root-sync")}'`), who);
-  assert.ok(who.includes(`'${user}${reconcilerName("RootSync", systemNamespace, "x").replace(/x$/, "")}'`), who);
-  assert.ok(who.includes(`'${user}${reconcilerName("RepoSync", "x", "repo-sync").replace(/x$/, "")}'`), who);
+  assert.ok(who.includes(`'system:serviceaccount:${systemNamespace}:'`), who);
+  assert.ok(who.includes(`'${reconcilerName("RootSync", systemNamespace, "root-sync")}'`), who);
+  assert.ok(who.includes(`'${reconcilerName("RootSync", systemNamespace, "x").replace(/x$/, "")}'`), who);
+  assert.ok(who.includes(`'${reconcilerName("RepoSync", "x", "repo-sync").replace(/x$/, "")}'`), who);
 });
 
 test("every file of manifests/kustomization.yaml is accepted by the API server (server-side dry run)", async () => {
