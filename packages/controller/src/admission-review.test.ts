@@ -208,3 +208,24 @@ test("an object adopted from Config Sync without a record is protected by its de
   assert.equal(update(live, (o) => (containers(o)[0]!["env"] = [{ name: "X", value: "1" }])).allowed, true);
   assert.equal(update(live, (o) => ((o.metadata["labels"] as Record<string, string>)["team"] = "a")).allowed, true);
 });
+
+test("once deletion has begun, the finalizers Git declares may be removed (the deletion finishes); nothing else may change", () => {
+  const withFinalizer: Obj = {
+    ...declared,
+    metadata: { ...declared.metadata, finalizers: ["example.com/cleanup", "example.com/other"] },
+  };
+  const deleting = managed(withFinalizer, (o) => (o.metadata["deletionTimestamp"] = "2026-11-27T00:00:00Z"));
+  const removeOne = update(deleting, (o) => (o.metadata["finalizers"] = ["example.com/other"]), "cleanup-controller");
+  assert.equal(removeOne.allowed, true, JSON.stringify(removeOne));
+  const removeAll = update(deleting, (o) => delete o.metadata["finalizers"], "cleanup-controller");
+  assert.equal(removeAll.allowed, true, JSON.stringify(removeAll));
+  // With the finalizer, a declared field changed is refused as before.
+  const alsoReplicas = update(deleting, (o) => {
+    o.metadata["finalizers"] = [];
+    (o["spec"] as Record<string, unknown>)["replicas"] = 3;
+  });
+  assert.equal(alsoReplicas.allowed, false);
+  // Not being deleted: the declared finalizers stay protected.
+  const live = managed(withFinalizer);
+  assert.equal(update(live, (o) => (o.metadata["finalizers"] = ["example.com/other"])).allowed, false);
+});

@@ -135,6 +135,10 @@ export function reviewAdmission(request: AdmissionRequest): AdmissionDecision {
 
 function reviewUpdate(oldObj: JsonMap, newObj: JsonMap, username: string, group: string): AdmissionDecision {
   if (!isManaged(oldObj, group) && !isManaged(newObj, group)) return allow;
+  // Once deletion has begun, whoever holds a finalizer must be able to remove it, declared or not: else the
+  // object, and a namespace being deleted around it, never goes. Any other change is judged as before.
+  if (metadataOf(oldObj)["deletionTimestamp"] != null && onlyFinalizersRemoved(oldObj, newObj))
+    return reviewUpdate(withoutFinalizers(oldObj), withoutFinalizers(newObj), username, group);
   const metadataChanges = changedConfigSyncMetadata(oldObj, newObj);
   if (metadataChanges.length > 0)
     return forbidden(
@@ -148,6 +152,23 @@ function reviewUpdate(oldObj: JsonMap, newObj: JsonMap, username: string, group:
       `${username} cannot modify fields of object "${gknn(oldObj, group)}" managed by Config Sync: ${changed.join("\n")}`,
     );
   return allow;
+}
+
+function finalizersOf(obj: JsonMap): unknown[] {
+  const finalizers = metadataOf(obj)["finalizers"];
+  return Array.isArray(finalizers) ? finalizers : [];
+}
+
+/** Every finalizer of `newObj` was on `oldObj`, and at least one went. */
+function onlyFinalizersRemoved(oldObj: JsonMap, newObj: JsonMap): boolean {
+  const before = finalizersOf(oldObj);
+  const after = finalizersOf(newObj);
+  return after.length < before.length && after.every((f) => before.includes(f));
+}
+
+function withoutFinalizers(obj: JsonMap): JsonMap {
+  const { finalizers: _finalizers, ...metadata } = metadataOf(obj);
+  return { ...obj, metadata };
 }
 
 /**
