@@ -1,26 +1,10 @@
 import assert from "node:assert/strict";
-import { lstat, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { lstat, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { describe, it, type TestContext } from "node:test";
-import { OciFailureReason, OciFetchError } from "./errors.ts";
+import { describe, it } from "node:test";
+import { refused, scratch } from "./testing/unpack-fixtures.ts";
 import { tarGz, type TarInput } from "./testing/tar-writer.ts";
 import { DefaultUnpackLimits, UnpackBudget, unpackLayer } from "./unpack.ts";
-
-async function scratch(t: TestContext): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "driftless-unpack-budget-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-async function refused(promise: Promise<unknown>, fragment: string): Promise<void> {
-  await assert.rejects(promise, (error: unknown) => {
-    assert.ok(error instanceof OciFetchError, String(error));
-    assert.equal(error.reason, OciFailureReason.UnsafeLayer);
-    assert.ok(error.message.includes(fragment), error.message);
-    return true;
-  });
-}
 
 /** What the unpacked tree holds: entries (directories included) and the bytes of its distinct files. */
 async function onDisk(root: string): Promise<{ entries: number; bytes: number }> {

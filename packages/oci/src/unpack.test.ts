@@ -1,27 +1,10 @@
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, readFile, readlink, readdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, readlink, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { describe, it, type TestContext } from "node:test";
-import { OciFailureReason, OciFetchError } from "./errors.ts";
+import { describe, it } from "node:test";
+import { refused, scratch } from "./testing/unpack-fixtures.ts";
 import { tarArchive, tarGz, tarGzBomb } from "./testing/tar-writer.ts";
 import { UnpackBudget, unpackLayer } from "./unpack.ts";
-
-async function scratch(t: TestContext): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "driftless-unpack-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-async function refused(promise: Promise<unknown>, fragment: string): Promise<void> {
-  await assert.rejects(promise, (error: unknown) => {
-    assert.ok(error instanceof OciFetchError, String(error));
-    assert.equal(error.reason, OciFailureReason.UnsafeLayer);
-    assert.equal(error.code, "KNV2004");
-    assert.ok(error.message.includes(fragment), error.message);
-    return true;
-  });
-}
 
 void describe("unpackLayer", () => {
   void it("unpacks gzip and plain layers in order: later layers win, whiteouts delete from the layers below", async (t) => {
