@@ -1,15 +1,17 @@
 /**
- * How much the admission endpoint takes in at once. Memory is spent on bodies, so requests are admitted
- * against a byte budget as well as a count: the API server's usual few-KiB reviews go through by the
- * dozen, while at most `maxBytesInFlight / maxBodyBytes` largest ones are read at a time.
+ * How much the admission endpoint takes in at once. Any pod can reach the port, and a review refused for
+ * want of room fails open (failurePolicy Ignore), so nothing a client merely announces or holds open may
+ * keep the API server out: requests count against a number and a budget of bytes actually received, and
+ * room is made by cutting the request, or closing the connection, that has gone longest without progress.
+ * The API server sends its review at once, so it is never that one for long.
  */
 
 export interface AdmissionLimits {
   /** A larger body is refused (413) before it is read. */
   readonly maxBodyBytes: number;
-  /** Requests handled at once. */
+  /** Requests handled at once; beyond it the oldest still receiving its body is cut (429). */
   readonly maxConcurrent: number;
-  /** Bodies (as announced by Content-Length; a chunked one counts as maxBodyBytes) being read at once. */
+  /** Body bytes received and not yet parsed; beyond it the bodies receiving longest are cut (429). */
   readonly maxBytesInFlight: number;
   /** A body with more JSON tokens than this is refused (413) unparsed (json-tokens.ts). */
   readonly maxJsonTokens: number;
@@ -30,45 +32,137 @@ export const DefaultAdmissionLimits: AdmissionLimits = {
 
 /** What a request holds while admitted; released once, whatever happens. */
 export interface AdmissionTicket {
-  /** The body is parsed and dropped: its bytes go back to the budget, the request keeps its slot. */
+  /** Counts `bytes` more of the body as received, cutting the bodies receiving longest if over budget. */
+  received(bytes: number): void;
+  /** The body is parsed and dropped: its bytes go back to the budget, the request keeps its slot (uncut). */
   releaseBytes(): void;
   release(): void;
+}
+
+interface Held {
+  bytes: number;
+  readonly release: () => void;
+  readonly cut: () => void;
 }
 
 export class AdmissionCapacity {
   readonly #limits: AdmissionLimits;
   #requests = 0;
   #bytes = 0;
+  /** Requests still receiving their body, in order of admission: the first is cut first. */
+  readonly #receiving = new Set<Held>();
 
   constructor(limits: AdmissionLimits) {
     this.#limits = limits;
   }
 
-  /** A ticket for a body of `announced` bytes (undefined: chunked), or undefined when full. */
-  tryAdmit(announced: number | undefined): AdmissionTicket | undefined {
-    const bytes = Math.min(announced ?? this.#limits.maxBodyBytes, this.#limits.maxBodyBytes);
+  /**
+   * A ticket, or undefined when every slot holds a request whose body has arrived (it is being answered).
+   * `cut` is called, after the ticket is released, when this request is cut to make room for another.
+   */
+  tryAdmit(cut: () => void): AdmissionTicket | undefined {
+    if (this.#requests >= this.#limits.maxConcurrent) this.#cutOldest(undefined);
     if (this.#requests >= this.#limits.maxConcurrent) return undefined;
-    if (this.#bytes + bytes > this.#limits.maxBytesInFlight) return undefined;
     this.#requests++;
-    this.#bytes += bytes;
-    let heldBytes = bytes;
-    let held = true;
-    const releaseBytes = (): void => {
-      this.#bytes -= heldBytes;
-      heldBytes = 0;
-    };
-    return {
-      releaseBytes,
+    let admitted = true;
+    const held: Held = {
+      bytes: 0,
+      cut,
       release: () => {
-        if (!held) return;
-        held = false;
+        if (!admitted) return;
+        admitted = false;
         releaseBytes();
         this.#requests--;
       },
     };
+    const releaseBytes = (): void => {
+      this.#receiving.delete(held);
+      this.#bytes -= held.bytes;
+      held.bytes = 0;
+    };
+    this.#receiving.add(held);
+    return { received: (bytes) => this.#received(held, bytes), releaseBytes, release: held.release };
+  }
+
+  #received(held: Held, bytes: number): void {
+    if (!this.#receiving.has(held)) return;
+    // A chunk past maxBodyBytes is refused (413) by the reader; it never counts for more than the limit.
+    const counted = Math.min(bytes, this.#limits.maxBodyBytes - held.bytes);
+    held.bytes += counted;
+    this.#bytes += counted;
+    while (this.#bytes > this.#limits.maxBytesInFlight && this.#cutOldest(held));
+  }
+
+  /** Cuts the request receiving longest other than `spare`; false if there is none. */
+  #cutOldest(spare: Held | undefined): boolean {
+    for (const held of this.#receiving) {
+      if (held === spare) continue;
+      held.release();
+      held.cut();
+      return true;
+    }
+    return false;
   }
 
   get inFlight(): { readonly requests: number; readonly bytes: number } {
     return { requests: this.#requests, bytes: this.#bytes };
+  }
+}
+
+/**
+ * The open connections, for closing one when a new one comes over the cap: the one that has gone longest
+ * without progress (accepted, a request's headers complete, an answer sent), never one whose review is
+ * being answered. Refusing the newcomer instead, as a plain cap does, let idle sockets keep the API server
+ * out; a cap per remote address would not help either, as the API server connects from one address, which
+ * a pod on its node can share.
+ */
+export class ConnectionRoster {
+  readonly #max: number;
+  /** Closers of the connections waiting for or receiving a request, least recent progress first. */
+  readonly #waiting = new Map<string, () => void>();
+  readonly #answering = new Map<string, () => void>();
+
+  constructor(maxConnections: number) {
+    this.#max = maxConnections;
+  }
+
+  /** A new connection (named by its peer's address and port); closes one if over the cap, maybe this one. */
+  add(key: string, close: () => void): void {
+    this.#waiting.set(key, close);
+    if (this.#waiting.size + this.#answering.size <= this.#max) return;
+    const [oldest] = this.#waiting;
+    if (oldest === undefined) return;
+    this.#waiting.delete(oldest[0]);
+    oldest[1]();
+  }
+
+  /** Headers complete, or an answer sent: the connection goes to the back of the line. */
+  progressed(key: string): void {
+    const close = this.#waiting.get(key) ?? this.#answering.get(key);
+    if (close === undefined) return;
+    this.#answering.delete(key);
+    this.#waiting.delete(key);
+    this.#waiting.set(key, close);
+  }
+
+  /** Its body has arrived: it is not closed for others until answered (at most maxConcurrent are). */
+  answering(key: string): void {
+    const close = this.#waiting.get(key);
+    if (close === undefined) return;
+    this.#waiting.delete(key);
+    this.#answering.set(key, close);
+  }
+
+  remove(key: string): void {
+    this.#waiting.delete(key);
+    this.#answering.delete(key);
+  }
+
+  closeAll(): void {
+    for (const close of [...this.#waiting.values(), ...this.#answering.values()]) close();
+  }
+
+  get size(): number {
+    return this.#waiting.size + this.#answering.size;
   }
 }

@@ -1,16 +1,24 @@
 /**
  * The admission webhook's HTTPS endpoint: `POST /admission-webhook` with an `admission.k8s.io/v1`
- * AdmissionReview, answered with the decision of admission-review.ts. Only the API server calls it
- * (it is the one holding the CA), with a 3 s timeout; the certificate can be swapped while serving.
- * Anyone who reaches the port can connect, so bodies are capped in size, in JSON tokens and in bytes read
- * at once (admission-capacity.ts), and connections in number and time (@driftless/metrics' limits).
+ * AdmissionReview, answered with the decision of admission-review.ts. Only the API server holds the CA,
+ * but any pod can reach the port, and a review the endpoint has no room for fails open (failurePolicy
+ * Ignore). The API server sends its review at once and waits 3 s, so deadlines are short and room goes to
+ * whoever makes progress: bodies are capped in size, in JSON tokens, in time and in bytes received at once,
+ * requests in number (admission-capacity.ts), and connections in number and time, the one idle longest
+ * closed for a new one.
  */
 import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { connectionLimits, connectionServerOptions, limitConnections, type ConnectionLimits } from "@driftless/metrics";
 import type { Logger } from "@driftless/sync";
-import { AdmissionCapacity, DefaultAdmissionLimits, type AdmissionLimits } from "./admission-capacity.ts";
+import {
+  AdmissionCapacity,
+  ConnectionRoster,
+  DefaultAdmissionLimits,
+  type AdmissionLimits,
+  type AdmissionTicket,
+} from "./admission-capacity.ts";
 import {
   namespaceToRecheck,
   reviewAdmission,
@@ -23,6 +31,20 @@ import { jsonTokensExceed } from "./json-tokens.ts";
 import { BodyIncomplete, BodyTooLarge, readBody } from "./webhook-body.ts";
 
 export const AdmissionWebhookPath = "/admission-webhook";
+
+/** A body must have arrived this long after its headers; the API server sends it with them (answered 408). */
+export const BodyDeadlineMs = 2_000;
+
+/**
+ * Everything the API server sends comes at once, and it gives up after 3 s: a connection gets 2 s for its
+ * handshake and then its first request's first byte, 2 s for the headers, and stays 3 s idle between requests.
+ */
+export const AdmissionConnectionLimits: Partial<ConnectionLimits> = {
+  idleMs: 2_000,
+  headersTimeoutMs: 2_000,
+  requestTimeoutMs: 5_000,
+  keepAliveTimeoutMs: 3_000,
+};
 
 export interface AdmissionServerOptions {
   readonly port: number;
@@ -92,22 +114,73 @@ function announcedLength(request: IncomingMessage): number | undefined {
   return header === undefined ? undefined : Number(header);
 }
 
+/** Names a connection the same way on its TCP socket and on the TLS socket over it. */
+function peerKey(socket: Socket): string | undefined {
+  const { remoteAddress, remotePort } = socket;
+  return remoteAddress === undefined || remotePort === undefined ? undefined : `${remoteAddress}:${remotePort}`;
+}
+
+/** A request stopped before its body arrived: answered with this and closed. */
+class BodyCut extends Error {
+  readonly status: 408 | 429;
+  constructor(status: 408 | 429, why: string) {
+    super(why);
+    this.status = status;
+  }
+}
+
+/**
+ * The body, or BodyCut once the deadline passes or the request is cut to make room for another; its
+ * bytes are counted as they arrive, so a request holds only what it has sent.
+ */
+async function receive(
+  request: IncomingMessage,
+  ticket: AdmissionTicket,
+  cut: Promise<never>,
+  maxBytes: number,
+): Promise<Buffer> {
+  const onData = (chunk: Buffer): void => ticket.received(chunk.length);
+  request.on("data", onData);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      ticket.release();
+      reject(new BodyCut(408, "body too slow"));
+    }, BodyDeadlineMs);
+  });
+  try {
+    return await Promise.race([readBody(request, maxBytes), cut, late]);
+  } finally {
+    clearTimeout(timer);
+    request.off("data", onData);
+    ticket.releaseBytes();
+  }
+}
+
 async function handle(
   request: IncomingMessage,
   response: ServerResponse,
   options: AdmissionServerOptions,
   limits: AdmissionLimits,
   capacity: AdmissionCapacity,
+  roster: ConnectionRoster,
 ): Promise<void> {
+  const connection = peerKey(request.socket);
+  if (connection !== undefined) {
+    roster.progressed(connection);
+    response.once("close", () => roster.progressed(connection));
+  }
   const path = new URL(request.url ?? "/", "https://localhost").pathname;
   if (path !== AdmissionWebhookPath) return reply(response, 404, { status: "not found" });
   if (request.method !== "POST") return reply(response, 405, { status: "method not allowed" });
   const announced = announcedLength(request);
   if (announced !== undefined && announced > limits.maxBodyBytes)
     return reply(response, 413, { status: "too large" }, true);
-  const ticket = capacity.tryAdmit(announced);
+  const cut = Promise.withResolvers<never>();
+  const ticket = capacity.tryAdmit(() => cut.reject(new BodyCut(429, "busy")));
   if (ticket === undefined) {
-    // The API server applies failurePolicy (Ignore) and records the webhook as failed open.
+    // Every slot holds a review being answered. The API server applies failurePolicy (Ignore) and records
+    // the webhook as failed open.
     response.setHeader("retry-after", "1");
     return reply(response, 429, { status: "busy" }, true);
   }
@@ -115,14 +188,17 @@ async function handle(
   let reviewed: Reviewed;
   try {
     // No local keeps the body: it is garbage once reviewed.
-    reviewed = review(await readBody(request, limits.maxBodyBytes), limits.maxJsonTokens);
+    reviewed = review(await receive(request, ticket, cut.promise, limits.maxBodyBytes), limits.maxJsonTokens);
   } catch (error) {
+    if (error instanceof BodyCut) {
+      if (error.status === 429) response.setHeader("retry-after", "1");
+      return reply(response, error.status, { status: error.message }, true);
+    }
     if (error instanceof BodyTooLarge) return reply(response, 413, { status: "too large" }, true);
     if (error instanceof BodyIncomplete) return;
     throw error;
-  } finally {
-    ticket.releaseBytes();
   }
+  if (connection !== undefined) roster.answering(connection);
   if (reviewed.kind === "invalid") return reply(response, reviewed.status, { status: reviewed.why });
   const decision = await settleInCluster(reviewed.decision, reviewed.recheck, options.lookups);
   if (!decision.allowed) options.log.info("admission refused", { ...reviewed.who, message: decision.message });
@@ -139,11 +215,21 @@ async function handle(
   });
 }
 
+/** Every connection, from its TCP accept, on the roster: over the cap, the one idle longest is closed. */
+function rosterConnections(server: Server, roster: ConnectionRoster): void {
+  server.on("connection", (socket: Socket) => {
+    const key = peerKey(socket);
+    if (key === undefined) return void socket.destroy();
+    socket.once("close", () => roster.remove(key));
+    roster.add(key, () => socket.destroy());
+  });
+}
+
 export async function serveAdmission(options: AdmissionServerOptions): Promise<AdmissionServer> {
   const limits: AdmissionLimits = { ...DefaultAdmissionLimits, ...options.limits };
   const capacity = new AdmissionCapacity(limits);
-  // The API server sends a review at once and waits 3 s (timeoutSeconds) for the answer.
-  const connections = connectionLimits({ requestTimeoutMs: 10_000, ...options.connectionLimits });
+  const connections = connectionLimits({ ...AdmissionConnectionLimits, ...options.connectionLimits });
+  const roster = new ConnectionRoster(connections.maxConnections);
   const server: Server = createServer(
     {
       cert: options.tls.cert,
@@ -152,7 +238,7 @@ export async function serveAdmission(options: AdmissionServerOptions): Promise<A
       ...connectionServerOptions(connections),
     },
     (request, response) => {
-      handle(request, response, options, limits, capacity).catch((error: unknown) => {
+      handle(request, response, options, limits, capacity, roster).catch((error: unknown) => {
         // The API server then applies failurePolicy (Ignore): the write goes through.
         options.log.error("admission handler failed", { error: String(error) });
         if (!response.headersSent) reply(response, 500, { status: "error" });
@@ -161,6 +247,10 @@ export async function serveAdmission(options: AdmissionServerOptions): Promise<A
     },
   );
   limitConnections(server, connections);
+  // The roster keeps the cap by closing the connection idle longest; Node's own cap (refusing the newest)
+  // stays one above it, as a backstop.
+  server.maxConnections = connections.maxConnections + 1;
+  rosterConnections(server, roster);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => {
@@ -176,6 +266,8 @@ export async function serveAdmission(options: AdmissionServerOptions): Promise<A
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error === undefined ? resolve() : reject(error)));
         server.closeAllConnections();
+        // And those still in their handshake, which the HTTP layer does not know of.
+        roster.closeAll();
       }),
   };
 }
