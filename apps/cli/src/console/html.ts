@@ -22,11 +22,13 @@ const entities: Readonly<Record<string, string>> = {
   ">": "&gt;",
   '"': "&quot;",
   "'": "&#39;",
+  // The live view goes out as server-sent events, where a raw carriage return ends a line.
+  "\r": "&#13;",
 };
 
 /** Text for an element's content or a quoted attribute value. */
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => entities[c] ?? c);
+  return text.replace(/[&<>"'\r]/g, (c) => entities[c] ?? c);
 }
 
 function render(value: Value): string {

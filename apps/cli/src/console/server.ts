@@ -220,9 +220,10 @@ export class ConsoleServer {
       const text = view.live().text;
       if (text === last) return;
       last = text;
+      // EventSource ends a line at \r\n, \r or \n: so does this, or text could start a line of its own.
       res.write(
         `event: view\n${text
-          .split("\n")
+          .split(/\r\n|\r|\n/)
           .map((line) => `data: ${line}\n`)
           .join("")}\n`,
       );
