@@ -297,12 +297,8 @@ export function webhookConfiguration(endpoint: AdmissionEndpoint, caBundle: stri
       matchPolicy: "Equivalent",
       sideEffects: "None",
       timeoutSeconds: 3,
+      // Every namespace, as Config Sync's: the label is what selects, and the policy fails open.
       objectSelector: { matchLabels: { [ManagedObjectLabel.key]: ManagedObjectLabel.value } },
-      namespaceSelector: {
-        matchExpressions: [
-          { key: "kubernetes.io/metadata.name", operator: "NotIn", values: ["kube-system", RootSyncNamespace] },
-        ],
-      },
     },
   ];
   return {

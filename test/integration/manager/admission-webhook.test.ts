@@ -99,7 +99,10 @@ test("the admission webhook refuses changes to declared fields and deletion of m
   const manager = await startManager(t, { extraArgs: ["--admission-webhook-port", "0"] });
   const repo = await TestRepo.create(t);
   await repo.write("root/cm.yaml", configMap("protected", namespace, { key: "declared" }, { labels: { tier: "web" } }));
-  const first = await repo.commit("a ConfigMap");
+  // Config Sync's webhook has no namespace selector: the system namespaces' managed objects are protected too.
+  const systemObject = `protected-${suffix()}`;
+  await repo.write("root/system.yaml", configMap(systemObject, systemNamespace, { key: "declared" }));
+  const first = await repo.commit("a ConfigMap, and one in config-management-system");
   const rootName = `root-${suffix()}`;
   await createSync(t, rootSyncObject(rootName, manager.scope, { repo: repo.url, branch: repo.branch, dir: "root" }));
   await synced("RootSync", systemNamespace, rootName, first);
@@ -139,6 +142,12 @@ test("the admission webhook refuses changes to declared fields and deletion of m
     adminEdit?.serverMessage ?? "",
     /cannot modify fields of object .* managed by Config Sync: \.data\.key$/,
   );
+  const systemEdit = await refusal(async () => {
+    const obj = await getObject(Mapping.ConfigMap, systemNamespace, systemObject);
+    assert.ok(obj, "the ConfigMap in config-management-system is there");
+    return adminClient.replace(Mapping.ConfigMap, withData(obj, { key: "by-admin" }));
+  });
+  assert.match(systemEdit?.serverMessage ?? "", /managed by Config Sync: \.data\.key$/);
   const labelEdit = await refusal(async () => {
     const obj = await live();
     return user.replace(Mapping.ConfigMap, {
