@@ -31,13 +31,17 @@ const usage = `usage:
   driftless status [--kubeconfig PATH] [--namespace NS] [--resources] [--watch] [-o text|json|yaml]
                                             every RootSync and RepoSync: source, commits, errors, stall,
                                             and with --resources the managed objects and their kstatus;
-                                            --watch redraws on every change until Ctrl-C (exit 1 if any is not synced)
+                                            --watch redraws on every change until Ctrl-C (exit 1 if any is not synced);
+                                            a kind you may not read is reported on stderr and left out (exit 1
+                                            if you may read none); Ctrl-C before a view: exit 130
   driftless console [--kubeconfig PATH] [--namespace NS] [--port N] [--no-open]
                                             a web console on loopback, as you (your kubeconfig, your RBAC): every
                                             sync, its objects, errors and events, live; sync now, suspend, resume
   driftless sync rootsync|reposync NAME [-n NS] [--wait] [--timeout 5m]
                                             asks for a pass now (driftless.dev/sync-requested-at); with --wait
-                                            returns when a newer pass has finished (exit 1 if it failed)
+                                            returns when a newer pass has finished (exit 1 if it failed, if it
+                                            does not within --timeout, or if you may not watch the sync;
+                                            Ctrl-C: exit 130, the request stands)
   driftless suspend|resume rootsync|reposync NAME [-n NS]
                                             sets / removes driftless.dev/suspend: "true"
                                             (TYPE/NAME works too; -n defaults to config-management-system for a
@@ -131,6 +135,8 @@ async function main(argv: readonly string[]): Promise<number> {
       const output = values.output ?? OutputFormat.Text;
       if (output !== OutputFormat.Text && output !== OutputFormat.Json && output !== OutputFormat.Yaml)
         throw new UsageError("status -o must be text, json or yaml");
+      // Ctrl-C aborts whatever status waits for (a list, a first sync) and it exits 130 at once; a second
+      // Ctrl-C finds no listener and ends the process as Node does by default.
       const interrupted = new AbortController();
       process.once("SIGINT", () => interrupted.abort());
       return status(

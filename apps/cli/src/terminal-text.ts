@@ -18,16 +18,24 @@ export function printableJson(json: string): string {
   return json.replace(/[\x7f-\x9f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+/** How `yaml` lays a document out (hydrate writes YAML 1.1 with sequences unindented, as nomos does). */
+export interface YamlLayout {
+  readonly version?: "1.1" | "1.2";
+  readonly indentSeq?: boolean;
+}
+
 /**
  * YAML as `yaml` writes it, unless a string holds DEL or a C1 character, which it leaves raw: then every string
- * is written double-quoted, where `\xHH` escapes them.
+ * is written double-quoted, where `\xHH` escapes them (the document still reads back to the same values).
  */
-export function printableYaml(value: unknown): string {
-  const plain = stringify(value, { lineWidth: 0 });
+export function printableYaml(value: unknown, layout: YamlLayout = {}): string {
+  const plain = stringify(value, { ...layout, lineWidth: 0 });
   const raw = /[\x7f-\x9f]/g;
   if (plain.search(raw) < 0) return plain;
-  return stringify(value, { lineWidth: 0, defaultStringType: "QUOTE_DOUBLE", defaultKeyType: "PLAIN" }).replace(
-    raw,
-    hex,
-  );
+  return stringify(value, {
+    ...layout,
+    lineWidth: 0,
+    defaultStringType: "QUOTE_DOUBLE",
+    defaultKeyType: "PLAIN",
+  }).replace(raw, hex);
 }

@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { describe, it } from "node:test";
+import { promisify } from "node:util";
+import { parseAllDocuments } from "yaml";
 import { hydrate } from "./hydrate.ts";
 import { vet } from "./vet.ts";
 
@@ -200,5 +203,44 @@ void describe("driftless vet", () => {
     );
     assert.equal(exit, 1);
     assert.match(lines.join("\n"), /KNV1029: .*a\.yaml, b\.yaml/);
+  });
+});
+
+void describe("driftless hydrate to stdout", () => {
+  // A C1 control (CSI, U+009B) in a value from the repository: the terminal would act on it raw.
+  void it("escapes C1 controls and DEL from the repository, as YAML that reads back to the same objects", async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), "driftless-hydrate-c1-"));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const value = "a\u009b2J\u009d0;pwned\u0007b\u007f";
+    const cm = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "c1", namespace: "default" },
+      data: { k: value },
+    };
+    await writeFile(join(dir, "cm.yaml"), JSON.stringify(cm));
+    await writeFile(
+      join(dir, "plain.yaml"),
+      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain, namespace: default}\ndata: {k: v}\n",
+    );
+    const main = join(import.meta.dirname, "..", "main.ts");
+    const { stdout } = await promisify(execFile)(process.execPath, [main, "hydrate", dir]);
+    assert.doesNotMatch(stdout.replaceAll("\n", ""), /[\x00-\x09\x0b-\x1f\x7f-\x9f]/, JSON.stringify(stdout));
+    assert.ok(stdout.includes("\\x9b2J\\x9d0;pwned"), stdout);
+    const docs = parseAllDocuments(stdout).map((d) => d.toJS() as { metadata: { name: string }; data: { k: string } });
+    assert.deepEqual(
+      docs.map((d) => [d.metadata.name, d.data.k]),
+      [
+        ["c1", value],
+        ["plain", "v"],
+      ],
+    );
+    // An object with no control characters is written as before.
+    assert.ok(
+      stdout.endsWith(
+        "---\napiVersion: v1\ndata:\n  k: v\nkind: ConfigMap\nmetadata:\n  name: plain\n  namespace: default\n",
+      ),
+      stdout,
+    );
   });
 });

@@ -14,6 +14,7 @@ import {
   type DeclaredObject,
   type JsonObject,
 } from "@driftless/source";
+import { printableYaml } from "../terminal-text.ts";
 import { formatClusterError } from "./vet.ts";
 
 export interface HydrateOptions {
@@ -106,7 +107,15 @@ export async function hydrate(options: HydrateOptions, out: (line: string) => vo
     await writeFile(options.flat, toYamlStream(all));
     out(`${all.length} object(s) written to ${options.flat}`);
   } else {
-    process.stdout.write(toYamlStream(all));
+    // The repository's text on the reader's terminal, escaped as every command's output is (terminal-text.ts):
+    // `yaml` escapes C0 itself but leaves DEL and C1 raw, so a stream holding one is written again with
+    // every string double-quoted and those as `\xHH` (the same objects when read back, to a pipe too).
+    const stream = toYamlStream(all);
+    process.stdout.write(
+      /[\x7f-\x9f]/.test(stream)
+        ? all.map((o) => `---\n${printableYaml(o, { version: "1.1", indentSeq: false })}`).join("")
+        : stream,
+    );
   }
   return 0;
 }

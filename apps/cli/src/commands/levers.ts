@@ -1,12 +1,16 @@
 /**
  * `driftless sync | suspend | resume TYPE NAME`: ask for a pass now, pause, resume. Each is an
  * annotation patched as the user (sync-actions.ts); `sync --wait` then follows the sync until its
- * reconciler says a pass newer than the request has finished, and exits 1 if that pass failed.
+ * reconciler says a pass newer than the request has finished, and exits 1 if that pass failed, or if
+ * the API server refuses to let the user follow the sync (a user who may patch it but not watch it); Ctrl-C
+ * exits 130, saying the request stands.
  */
 import { Informer, KubeClient, isForbidden, isNotFound, type KubeObject } from "@driftless/kube";
+import { aborted, interruptedExitCode, isRefusal, unlessAborted } from "../interrupt.ts";
 import { act, requestAnswered, SyncAction } from "../sync-actions.ts";
 import { mappingOf, type SyncRef } from "../sync-objects.ts";
 import { syncReport, SyncState } from "../sync-report.ts";
+import { cell } from "./status-render.ts";
 
 export interface LeverOptions {
   readonly kubeconfig: string | undefined;
@@ -25,7 +29,8 @@ export async function lever(
   const client = await KubeClient.fromKubeconfig(options.kubeconfig);
   const what = `${ref.kind} ${ref.namespace}/${ref.name}`;
   try {
-    const result = await act(client, ref, action).catch((error: unknown) => {
+    const result = await unlessAborted(act(client, ref, action), options.signal).catch((error: unknown) => {
+      if (options.signal?.aborted === true) throw error;
       if (isNotFound(error)) throw new Error(`${what} not found`, { cause: error });
       if (isForbidden(error)) throw new Error(`the API server refused: ${(error as Error).message}`, { cause: error });
       throw error;
@@ -35,42 +40,79 @@ export async function lever(
     if (action !== SyncAction.Sync || result.request === undefined) return 0;
     out(`${what}: pass requested (driftless.dev/sync-requested-at=${result.request})`);
     if (!options.wait) return 0;
-    const answered = await waitForAnswer(client, ref, result.request, options);
-    if (answered === undefined) {
-      out(`${what}: no pass answered within the timeout (is its reconciler running?)`);
-      return 1;
+    const answer = await waitForAnswer(client, ref, result.request, options);
+    switch (answer.outcome) {
+      case "refused":
+        out(`${what}: cannot follow the sync, the API server refused: ${answer.error.message}`);
+        out(`${what}: the request stands; its reconciler answers it whether or not this command waits`);
+        return 1;
+      case "interrupted":
+        out(`${what}: interrupted before a pass answered (the request stands; its reconciler still answers it)`);
+        return interruptedExitCode;
+      case "timeout":
+        out(
+          `${what}: no pass answered within the timeout (is its reconciler running?)${
+            answer.error === undefined ? "" : `; the last error following it: ${answer.error.message}`
+          }`,
+        );
+        return 1;
+      case "answered":
+        break;
     }
-    const report = syncReport(answered);
+    const report = syncReport(answer.sync);
     out(`${what}: ${report.state} at commit ${report.commits.sync || report.commits.source || "-"}`);
-    for (const e of report.errors) out(`  ${e.code} ${e.phase}: ${e.message}`);
+    for (const e of report.errors) out(cell(`  ${e.code} ${e.phase}: ${e.message}`));
     const failed = report.state === SyncState.Error || report.state === SyncState.Stalled || report.errors.length > 0;
     return failed ? 1 : 0;
+  } catch (error) {
+    if (options.signal?.aborted !== true) throw error;
+    out(`${what}: interrupted (the API server may or may not have taken the change)`);
+    return interruptedExitCode;
   } finally {
     client.close();
   }
 }
 
-/** The sync once a pass newer than `request` has finished, by a watch on it; undefined at the timeout. */
+/** How a wait for the answering pass ended. */
+type Answer =
+  | { readonly outcome: "answered"; readonly sync: KubeObject }
+  /** The API server refused to let this user follow the sync (403, 401): waiting longer will not help. */
+  | { readonly outcome: "refused"; readonly error: Error }
+  /** With the last failure to list or watch the sync, if any. */
+  | { readonly outcome: "timeout"; readonly error?: Error }
+  | { readonly outcome: "interrupted" };
+
+/** Follows the sync by a watch until a pass newer than `request` has finished, the timeout, a refusal or Ctrl-C. */
 async function waitForAnswer(
   client: KubeClient,
   ref: SyncRef,
   request: string,
   options: LeverOptions,
-): Promise<KubeObject | undefined> {
+): Promise<Answer> {
+  let done: (answer: Answer) => void = () => undefined;
+  let lastError: Error | undefined;
   const informer = new Informer(client, mappingOf(ref.kind), {
     namespace: ref.namespace,
     fieldSelector: `metadata.name=${ref.name}`,
+    onError: (error) => {
+      lastError = error;
+      if (isRefusal(error)) done({ outcome: "refused", error });
+    },
   });
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await new Promise<KubeObject | undefined>((resolve) => {
+    return await new Promise<Answer>((resolve) => {
+      done = resolve;
       const check = (sync: KubeObject): void => {
-        if (requestAnswered(sync, request)) resolve(sync);
+        if (requestAnswered(sync, request)) resolve({ outcome: "answered", sync });
       };
       informer.on("add", check);
       informer.on("update", check);
-      timer = setTimeout(() => resolve(undefined), options.timeoutMs);
-      options.signal?.addEventListener("abort", () => resolve(undefined), { once: true });
+      timer = setTimeout(
+        () => resolve(lastError === undefined ? { outcome: "timeout" } : { outcome: "timeout", error: lastError }),
+        options.timeoutMs,
+      );
+      void aborted(options.signal).then(() => resolve({ outcome: "interrupted" }));
       informer.start();
     });
   } finally {

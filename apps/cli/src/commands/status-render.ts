@@ -8,27 +8,42 @@ const header = `${"KIND".padEnd(8)} ${"NAMESPACE/NAME".padEnd(48)} ${"STATE".pad
 
 const short = (commit: string): string => commit.slice(0, 12) || "-";
 
+/** Where a sync's detail values begin ("  source:    "): the continuation lines of any field start here. */
+export const continuationIndent = " ".repeat(13);
+
+/**
+ * A field from the cluster (a message, an error, a source) that may hold newlines (printable() keeps them;
+ * a carriage return it escapes): its further lines are
+ * indented past every column a row (0), a sync's detail (2) or an object (4) starts at, so tenant text
+ * cannot print a line that reads as another sync or another error.
+ */
+export function cell(text: string): string {
+  return text.replaceAll("\n", `\n${continuationIndent}`);
+}
+
 /** The summary line of one sync (the line `driftless status` has always printed). */
 export function statusLine(r: SyncReport): string {
   const message = r.stalled?.message ?? r.message;
-  return `${r.kind.padEnd(8)} ${`${r.namespace}/${r.name}`.padEnd(48)} ${r.state.padEnd(8)} ${short(r.commits.lastSynced).padEnd(12)} ${r.errorCount} error(s)${message ? `  ${message}` : ""}`;
+  return `${cell(r.kind).padEnd(8)} ${cell(`${r.namespace}/${r.name}`).padEnd(48)} ${r.state.padEnd(8)} ${cell(short(r.commits.lastSynced)).padEnd(12)} ${r.errorCount} error(s)${message ? `  ${cell(message)}` : ""}`;
 }
 
 /** A sync as a person reads it: the summary line, then its source, commits, stall, errors and objects. */
 export function syncLines(r: SyncReport): string[] {
   const lines = [
     statusLine(r),
-    `  source:    ${r.source.display}`,
-    `  commits:   source ${short(r.commits.source)}  rendering ${short(r.commits.rendering)}  sync ${short(r.commits.sync)}`,
+    `  source:    ${cell(r.source.display)}`,
+    cell(
+      `  commits:   source ${short(r.commits.source)}  rendering ${short(r.commits.rendering)}  sync ${short(r.commits.sync)}`,
+    ),
   ];
-  if (r.stalled !== undefined) lines.push(`  stalled:   ${r.stalled.reason}: ${r.stalled.message}`);
-  for (const e of r.errors) lines.push(`  error:     ${e.code} (${e.phase}) ${e.message}`);
+  if (r.stalled !== undefined) lines.push(cell(`  stalled:   ${r.stalled.reason}: ${r.stalled.message}`));
+  for (const e of r.errors) lines.push(cell(`  error:     ${e.code} (${e.phase}) ${e.message}`));
   if (r.errorCount > r.errors.length) lines.push(`  error:     ... ${r.errorCount - r.errors.length} more`);
   if (r.resources !== undefined) {
     lines.push(`  resources: ${r.resources.length}`);
     for (const o of r.resources) {
       const kind = o.group ? `${o.group}/${o.kind}` : o.kind;
-      lines.push(`    ${o.status.padEnd(12)} ${kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name}`);
+      lines.push(cell(`    ${o.status.padEnd(12)} ${kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name}`));
     }
   }
   return lines;

@@ -83,3 +83,44 @@ test("the manager's version is its image tag, or its digest when pinned by one",
   assert.equal(imageVersion("registry:5000/driftless"), "latest");
   assert.equal(imageVersion("driftless@sha256:abc"), "sha256:abc");
 });
+
+test("a multi-line message, error or source cannot print a line that looks like a row or a sync's detail", () => {
+  // What a tenant can write into its own RepoSync (spec.git.dir) or have its repository's errors say.
+  const fake =
+    "\nRootSync config-management-system/root-sync                  SYNCED   abcdef012345 0 error(s)\n  error:     none";
+  const report = syncReport(
+    sync(
+      { git: { repo: "r", branch: "main", dir: `config${fake}` } },
+      {
+        source: {
+          errors: [{ code: "1006", errorMessage: `KNV1006: bad yaml${fake}` }],
+          errorSummary: { totalCount: 1 },
+        },
+        conditions: [
+          { type: "Syncing", status: "False", message: `Source${fake}` },
+          { type: "Stalled", status: "True", reason: "Deployment", message: `stuck${fake}` },
+        ],
+      },
+    ),
+  );
+  const lines = render([report], OutputFormat.Text).trimEnd().split("\n");
+  // Rows start at the margin, a sync's details two spaces in, objects four: text from the sync never does.
+  assert.deepEqual(
+    lines.filter((l) => !l.startsWith("    ")).map((l) => l.split(/\s+/, 2).join(" ")),
+    [
+      "KIND NAMESPACE/NAME",
+      "RootSync config-management-system/root-sync",
+      " source:",
+      " commits:",
+      " stalled:",
+      " error:",
+    ],
+    lines.join("\n"),
+  );
+  const continued = lines.filter((l) => l.trimStart().startsWith("RootSync"));
+  assert.equal(continued.length, 5, "the row, and each field's second line, indented");
+  assert.ok(
+    continued.slice(1).every((l) => l.startsWith(" ".repeat(13))),
+    lines.join("\n"),
+  );
+});

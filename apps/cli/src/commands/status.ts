@@ -1,5 +1,6 @@
 import { resourceGroupMapping } from "@driftless/applier";
-import { Informer, KubeClient } from "@driftless/kube";
+import { Informer, KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { aborted, interruptedExitCode, isRefusal, unlessAborted } from "../interrupt.ts";
 import { emptyGroup, sorted, syncMappings } from "../sync-objects.ts";
 import { printable, printableJson } from "../terminal-text.ts";
 import { OutputFormat, render } from "./status-render.ts";
@@ -22,52 +23,108 @@ export interface StatusOptions {
 /**
  * `driftless status`: every RootSync and RepoSync (or those of one namespace) with its source,
  * commits, errors and stall, and with `resources` the objects it manages. Exit 0 when every sync is
- * synced, 1 otherwise; with `watch`, the code of the last view drawn.
+ * synced, 1 otherwise; with `watch`, the code of the last view drawn. A kind the user may not read
+ * (RBAC's 403) is reported on stderr and left out, so a namespace's tenant sees its RepoSyncs: exit 1
+ * when every kind is refused. Ctrl-C (`signal`) before there is a view to show: 130, at once.
  */
 export async function status(options: StatusOptions, write: (text: string) => void): Promise<number> {
   const client = await KubeClient.fromKubeconfig(options.kubeconfig);
   try {
     return options.watch ? await watchStatus(client, options, write) : await statusOnce(client, options, write);
+  } catch (error) {
+    if (options.signal?.aborted === true) return interruptedExitCode;
+    throw error;
   } finally {
     client.close();
   }
 }
 
+const warn = (text: string): void => void process.stderr.write(`driftless: ${printable(text)}\n`);
+
+/** The plural a refusal names: "RootSyncs", "ResourceGroups". */
+const kinds = (mapping: ResourceMapping): string => `${mapping.kind}s`;
+
 async function statusOnce(client: KubeClient, options: StatusOptions, write: (text: string) => void): Promise<number> {
+  const signal = options.signal;
+  const abortable = signal === undefined ? {} : { signal };
   const reports: SyncReport[] = [];
+  // The API server's refusal per kind, said once each (a ResourceGroup may be refused in every namespace).
+  const refusals = new Map<string, string>();
+  let listed = 0;
   for (const mapping of syncMappings) {
-    const list = await client.list(mapping, options.namespace === undefined ? {} : { namespace: options.namespace });
-    for (const sync of sorted(list.items)) {
-      const group = options.resources
-        ? ((await client.get(resourceGroupMapping, sync.metadata.namespace, sync.metadata.name)) ?? emptyGroup)
-        : undefined;
+    let items: KubeObject[];
+    try {
+      const list = client.list(mapping, {
+        ...abortable,
+        ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
+      });
+      items = (await unlessAborted(list, signal)).items;
+    } catch (error) {
+      if (!isRefusal(error) || signal?.aborted === true) throw error;
+      refusals.set(kinds(mapping), error.message);
+      continue;
+    }
+    listed++;
+    for (const sync of sorted(items)) {
+      let group: KubeObject | undefined;
+      if (options.resources) {
+        try {
+          const got = client.get(resourceGroupMapping, sync.metadata.namespace, sync.metadata.name, abortable);
+          group = (await unlessAborted(got, signal)) ?? emptyGroup;
+        } catch (error) {
+          if (!isRefusal(error) || signal?.aborted === true) throw error;
+          // Shown without objects rather than as managing none.
+          refusals.set(kinds(resourceGroupMapping), error.message);
+        }
+      }
       reports.push(syncReport(sync, group));
     }
   }
+  for (const [what, message] of refusals) warn(`cannot read ${what}: ${message}`);
+  // Refused everything: there is no view, and an empty one would say "no syncs".
+  if (listed === 0) return 1;
   write(render(reports, options.format));
   return exitCode(reports);
 }
 
 /**
  * Informers on RootSyncs and RepoSyncs (and ResourceGroups with --resources): every change redraws
- * the view, and only a view that differs from the last one is written.
+ * the view, and only a view that differs from the last one is written. The first view waits until each
+ * informer has listed, or been refused for good (403, 401: shown on stderr, and the kind left out); a
+ * server that is down or failing is waited for, until Ctrl-C.
  */
 async function watchStatus(client: KubeClient, options: StatusOptions, write: (text: string) => void): Promise<number> {
-  const informerOptions = {
-    ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
-    onError: (error: Error) => process.stderr.write(`driftless: watch: ${printable(error.message)}\n`),
+  let settle = (): void => undefined;
+  const informer = (mapping: ResourceMapping): Informer => {
+    // Retried with backoff for as long as the watch runs: the same failure again is not said again.
+    let said: string | undefined;
+    return new Informer(client, mapping, {
+      ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
+      onError: (error: Error) => {
+        if (error.message !== said) warn(`watch: ${error.message}`);
+        said = error.message;
+        settle();
+      },
+    });
   };
-  const syncs = syncMappings.map((m) => new Informer(client, m, informerOptions));
-  const groups = options.resources ? new Informer(client, resourceGroupMapping, informerOptions) : undefined;
+  const syncs = syncMappings.map(informer);
+  const groups = options.resources ? informer(resourceGroupMapping) : undefined;
   const informers = groups === undefined ? syncs : [...syncs, groups];
   let last = "";
   let code = 0;
   let pending: NodeJS.Immediate | undefined;
+  let drawn = false;
   const draw = (): void => {
     pending = undefined;
+    if (!drawn) return;
     const reports = syncs.flatMap((informer) =>
       sorted(informer.list()).map((sync) =>
-        syncReport(sync, groups && (groups.get(sync.metadata.namespace, sync.metadata.name) ?? emptyGroup)),
+        syncReport(
+          sync,
+          groups?.hasSynced === true
+            ? (groups.get(sync.metadata.namespace, sync.metadata.name) ?? emptyGroup)
+            : undefined,
+        ),
       ),
     );
     code = exitCode(reports);
@@ -82,12 +139,23 @@ async function watchStatus(client: KubeClient, options: StatusOptions, write: (t
   };
   // Changes arrive in bursts (a status write per phase): one redraw per turn of the event loop.
   const schedule = (): void => void (pending ??= setImmediate(draw));
+  const settled = (i: Informer): boolean => i.hasSynced || isRefusal(i.lastError);
+  const ready = new Promise<void>((resolve) => {
+    settle = () => {
+      if (informers.every(settled)) resolve();
+    };
+  });
   for (const informer of informers) {
     for (const event of ["add", "update", "delete"] as const) informer.on(event, schedule);
+    informer.synced().then(settle, () => undefined);
     informer.start();
   }
   try {
-    await Promise.all(informers.map((i) => i.synced()));
+    // Ctrl-C wins over a first list that never comes (the server down, or failing).
+    if (!(await Promise.race([ready.then(() => true), aborted(options.signal).then(() => false)])))
+      return interruptedExitCode;
+    if (!syncs.some((i) => i.hasSynced)) return 1; // every kind refused: said on stderr
+    drawn = true;
     draw();
     await aborted(options.signal);
     return code;
@@ -95,12 +163,4 @@ async function watchStatus(client: KubeClient, options: StatusOptions, write: (t
     if (pending !== undefined) clearImmediate(pending);
     await Promise.all(informers.map((i) => i.stop()));
   }
-}
-
-function aborted(signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal === undefined) return;
-    if (signal.aborted) return resolve();
-    signal.addEventListener("abort", () => resolve(), { once: true });
-  });
 }

@@ -38,7 +38,10 @@ export interface ConsoleOptions {
   readonly secret?: string;
 }
 
-/** How long a page waits for the first list of a watch before rendering what it has. */
+/**
+ * How long a page waits at most for the first list of a watch before rendering what it has; a watch the
+ * API server refuses (or a server that is down) settles at its first failure, which the page shows.
+ */
 const firstListMs = 5_000;
 /** At most one pushed view per connection this often: status writes come in bursts. */
 const pushEveryMs = 250;
@@ -136,7 +139,7 @@ export class ConsoleServer {
     if (url.pathname !== "/" && ref === undefined) return send(res, 404, "text/plain; charset=utf-8", "Not found\n");
     const held = ref === undefined ? undefined : this.#details.acquire(ref);
     try {
-      await Promise.all([this.#syncs.synced(firstListMs), held?.watch.synced(firstListMs)]);
+      await Promise.all([this.#syncs.settled(firstListMs), held?.watch.settled(firstListMs)]);
       const view = this.#view(url, held?.watch);
       const body = page({
         title: view.title,
@@ -242,7 +245,7 @@ export class ConsoleServer {
       held?.release();
       this.#streams.delete(res);
     });
-    await Promise.all([this.#syncs.synced(firstListMs), held?.watch.synced(firstListMs)]);
+    await Promise.all([this.#syncs.settled(firstListMs), held?.watch.settled(firstListMs)]);
     if (!res.writableEnded) push();
   }
 

@@ -50,14 +50,35 @@ function watch(informer: Informer, emitter: EventEmitter): void {
   informer.start();
 }
 
-/** Waits for the first list, at most `ms`: a refused list must not hold a page forever. */
-export async function syncedWithin(informers: readonly Informer[], ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.all(informers.map((i) => i.synced())).catch(() => undefined),
-    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
-  ]);
-  clearTimeout(timer);
+/** Listed, or failed to: either way a page can say what it knows (the refusal shows as the API server's answer). */
+function settled(informer: Informer): boolean {
+  return informer.hasSynced || informer.lastError !== undefined;
+}
+
+/**
+ * Waits, at most `ms`, until each informer has listed or failed to (`changes` is told of every failure:
+ * the informers' onError emits it). A refused or unreachable watch never lists; waiting for it would
+ * hold every page for all of `ms`.
+ */
+export async function settledWithin(
+  informers: readonly Informer[],
+  changes: EventEmitter<{ change: [] }>,
+  ms: number,
+): Promise<void> {
+  if (informers.every(settled)) return;
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      changes.off("change", check);
+      resolve();
+    };
+    const check = (): void => {
+      if (informers.every(settled)) done();
+    };
+    const timer = setTimeout(done, ms);
+    changes.on("change", check);
+    for (const informer of informers) if (!informer.hasSynced) informer.synced().then(check, check);
+  });
 }
 
 export class SyncWatches extends EventEmitter<{ change: [] }> {
@@ -84,8 +105,9 @@ export class SyncWatches extends EventEmitter<{ change: [] }> {
     return this.#informers.map((i) => ({ kind: i.mapping.kind, state: stateOf(i) }));
   }
 
-  synced(ms: number): Promise<void> {
-    return syncedWithin(this.#informers, ms);
+  /** Each watch listed or refused (at most `ms`). */
+  settled(ms: number): Promise<void> {
+    return settledWithin(this.#informers, this, ms);
   }
 
   async stop(): Promise<void> {
@@ -139,8 +161,9 @@ export class DetailWatch extends EventEmitter<{ change: [] }> {
     return stateOf(this.pods);
   }
 
-  synced(ms: number): Promise<void> {
-    return syncedWithin([this.group, this.events, this.pods], ms);
+  /** Each watch listed or refused (at most `ms`). */
+  settled(ms: number): Promise<void> {
+    return settledWithin([this.group, this.events, this.pods], this, ms);
   }
 
   async stop(): Promise<void> {

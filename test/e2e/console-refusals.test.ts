@@ -1,0 +1,104 @@
+/**
+ * `driftless console` for a namespace tenant, whom RBAC refuses most of what the console watches
+ * (RootSyncs, ResourceGroups, Events, the reconciler's pods): a refused watch is shown as refused at once,
+ * and no page waits for it to list (it never will) before answering.
+ */
+import { test, type TestContext } from "node:test";
+import assert from "node:assert/strict";
+import { request } from "node:http";
+import { KubeClient, type KubeObject } from "@driftless/kube";
+import { customApi, testEnv, testNamespace } from "../support/index.ts";
+import { startConsole } from "../support/console.ts";
+
+/** What the console's server allows a page at most for the first list of a watch (server.ts, firstListMs). */
+const firstListMs = 5_000;
+
+function get(
+  port: number,
+  path: string,
+  cookie?: string,
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: "127.0.0.1", port, path, headers: { host: `127.0.0.1:${port}`, ...(cookie ? { cookie } : {}) } },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (body += c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await fn();
+  return { value, ms: performance.now() - started };
+}
+
+/** Lets the ordinary user read RepoSyncs in `namespace`, and nothing else. */
+async function grantRepoSyncReader(t: TestContext, namespace: string): Promise<void> {
+  const admin = await KubeClient.fromKubeconfig(testEnv().kubeconfig);
+  t.after(() => admin.close());
+  const rbac = (kind: string, resource: string) =>
+    ({
+      group: "rbac.authorization.k8s.io",
+      version: "v1",
+      kind,
+      resource,
+      namespaced: true,
+      verbs: ["create"],
+    }) as const;
+  await admin.create(rbac("Role", "roles"), {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "Role",
+    metadata: { name: "reposync-reader", namespace },
+    rules: [{ apiGroups: ["configsync.gke.io"], resources: ["reposyncs"], verbs: ["get", "list", "watch"] }],
+  } as KubeObject);
+  await admin.create(rbac("RoleBinding", "rolebindings"), {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name: "reposync-reader", namespace },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "reposync-reader" },
+    subjects: [{ kind: "User", name: testEnv().userName, apiGroup: "rbac.authorization.k8s.io" }],
+  } as KubeObject);
+}
+
+test("a tenant refused RootSyncs, ResourceGroups, Events and pods gets each page at once, the refusals on it", async (t) => {
+  const namespace = await testNamespace(t, "tenant");
+  await customApi().createNamespacedCustomObject({
+    group: "configsync.gke.io",
+    version: "v1beta1",
+    namespace,
+    plural: "reposyncs",
+    body: {
+      apiVersion: "configsync.gke.io/v1beta1",
+      kind: "RepoSync",
+      metadata: { name: "repo-sync", namespace },
+      spec: { sourceFormat: "unstructured", git: { repo: "https://git.example/x.git", branch: "main", auth: "none" } },
+    },
+  });
+  await grantRepoSyncReader(t, namespace);
+  const console = await startConsole(t, "--kubeconfig", testEnv().userKubeconfig, "-n", namespace);
+  const token = new URL(console.url).searchParams.get("token") ?? "";
+  const signIn = await get(console.port, `/?token=${token}`);
+  const cookie = String(signIn.headers["set-cookie"]).split(";")[0] ?? "";
+
+  // Well before firstListMs: a page that waited for the refused watches would take all of it.
+  const bound = firstListMs / 2;
+  for (let load = 0; load < 2; load++) {
+    const overview = await timed(() => get(console.port, "/", cookie));
+    assert.equal(overview.value.status, 200, overview.value.body);
+    assert.ok(overview.ms < bound, `the overview took ${Math.round(overview.ms)} ms (load ${load + 1})`);
+    assert.match(overview.value.body, new RegExp(`data-sync="RepoSync/${namespace}/repo-sync"`));
+    assert.match(overview.value.body, /Cannot read RootSyncs:<\/strong>[^<]*forbidden/i);
+
+    const detail = await timed(() => get(console.port, `/syncs/reposync/${namespace}/repo-sync`, cookie));
+    assert.equal(detail.value.status, 200, detail.value.body);
+    assert.ok(detail.ms < bound, `the sync's page took ${Math.round(detail.ms)} ms (load ${load + 1})`);
+    assert.match(detail.value.body, /forbidden/i);
+  }
+});
