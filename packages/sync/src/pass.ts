@@ -38,6 +38,7 @@ import { nextStatus, syncingStatus, writeStatus, type PassReport } from "./statu
 import { recordImageToSync } from "./image-to-sync.ts";
 import { RenderingMessage } from "./render.ts";
 import { measureDrift } from "./suspend.ts";
+import { selfReconcileErrors } from "./self-reconcile.ts";
 import { recordSyncRequestHandled } from "./sync-request.ts";
 
 /** What triggered a pass; `drift` re-applies the last source without touching Git. */
@@ -160,6 +161,11 @@ async function passSteps(
     lap("read");
     if (!source.complete) {
       result = { ...result, sourceErrors: source.errors };
+      return result;
+    }
+    const selfDeclared = selfReconcileErrors(ctx.identity, source.objects);
+    if (selfDeclared.length > 0) {
+      result = { ...result, sourceErrors: selfDeclared };
       return result;
     }
     // Namespaces the objects use but the source does not declare (namespaceStrategy: implicit).
