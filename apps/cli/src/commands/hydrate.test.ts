@@ -149,6 +149,22 @@ void describe("driftless hydrate", () => {
     }
   });
 
+  void it("writes a declared special Namespace with deletion: detach, as nomos hydrate does and the reconciler applies it", async (t) => {
+    const repo = await mkdtemp(join(tmpdir(), "driftless-hydrate-special-"));
+    t.after(() => rm(repo, { recursive: true, force: true }));
+    await writeFile(join(repo, "default.yaml"), "apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n");
+    await writeFile(join(repo, "team.yaml"), "apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n");
+    const out = join(repo, "out");
+    const lines: string[] = [];
+    assert.equal(await hydrate({ dir: repo, format: "unstructured", output: out }, (l) => void lines.push(l)), 0);
+    const written = await files(out);
+    assert.equal(
+      written.get("namespace_default.yaml"),
+      "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  annotations:\n    client.lifecycle.config.k8s.io/deletion: detach\n  name: default\n",
+    );
+    assert.equal(written.get("namespace_team.yaml"), "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n");
+  });
+
   void it("prints nothing and exits 1 with the errors of an invalid source", async () => {
     const lines: string[] = [];
     const code = await hydrate(

@@ -11,6 +11,7 @@ import {
   readManifests,
   sourceFormatFor,
   toYamlStream,
+  withSpecialNamespacesDetached,
   type DeclaredObject,
   type JsonObject,
 } from "@driftless/source";
@@ -78,7 +79,8 @@ export async function hydrate(options: HydrateOptions, out: (line: string) => vo
     return 1;
   }
   const hydrated = results.map(({ cluster, result }) => {
-    const objects = result.complete ? result.objects : [];
+    // As nomos prints them, and as they are applied: a declared special Namespace carries deletion: detach.
+    const objects = result.complete ? withSpecialNamespacesDetached(result.objects) : [];
     return {
       folder: cluster ?? DefaultClusterFolder,
       objects: objects.map(hydratedObject),
