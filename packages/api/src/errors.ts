@@ -83,6 +83,10 @@ export const KnvCode = {
   ClusterScopedResourceInHierarchyConfig: "KNV1046",
   /** A CRD would be removed while objects of its kind are still declared. */
   UnsupportedCrdRemoval: "KNV1047",
+  /** A CustomResourceDefinition's metadata.name is not `<spec.names.plural>.<spec.group>`. */
+  InvalidCrdName: "KNV1048",
+  /** An object uses a retired group for its kind (e.g. `extensions` for Deployment or Ingress). */
+  DeprecatedGroupKind: "KNV1050",
   /** A cluster-scoped object declares metadata.namespace. */
   IllegalNamespaceOnClusterScoped: "KNV1052",
   /** A namespaced object has no metadata.namespace (and none can be inferred). */
@@ -91,6 +95,8 @@ export const KnvCode = {
   InvalidNamespaceName: "KNV1055",
   /** An annotation value is not a string, or not a value the annotation accepts (e.g. depends-on). */
   InvalidAnnotationValue: "KNV1054",
+  /** A managed object is declared in a Namespace the source declares with `configmanagement.gke.io/managed: disabled`. */
+  ManagedResourceInUnmanagedNamespace: "KNV1056",
   /** A label ending in `.tree.hnc.x-k8s.io/depth` is declared (Config Sync writes those on hierarchy Namespaces). */
   IllegalDepthLabel: "KNV1057",
   /** An object in a RepoSync's source is cluster-scoped or in another namespace. */

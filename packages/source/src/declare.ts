@@ -27,6 +27,7 @@ import type { Manifest } from "./manifest.ts";
 import type { DeclaredObject, ManifestSet, SourceResult } from "./result.ts";
 import { toSourceResult } from "./result.ts";
 import { placeObject } from "./scope.ts";
+import { checkObjectRules, checkUnmanagedNamespaces } from "./validate-objects.ts";
 
 export type { DeclareOptions };
 
@@ -41,32 +42,44 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
   const counts = { fileCount: set.fileCount, localConfigSkipped: set.localConfigSkipped };
   // Rules that look at every object read, flawed ones too, so one pass reports all of an object's errors.
   const selectorErrors = checkSelectorObjects(set.identified);
-  if (selectorErrors.length > 0) return toSourceResult([], [...set.errors, ...selectorErrors], counts);
+  // Config Sync's first stage stops on these before anything is typed or placed.
+  const ruleErrors = checkObjectRules(set.identified);
+  if (selectorErrors.length > 0) return toSourceResult([], [...set.errors, ...ruleErrors, ...selectorErrors], counts);
   const kindErrors = checkIllegalKinds(set.identified, SourceFormat.Unstructured);
   const selection = selectForCluster(set.manifests, options.clusterName);
-  if (selection.errors.length > 0)
-    return toSourceResult([], [...set.errors, ...kindErrors, ...selection.errors], counts);
+  if (selection.errors.length > 0 || ruleErrors.length > 0)
+    return toSourceResult([], [...set.errors, ...kindErrors, ...ruleErrors, ...selection.errors], counts);
   const rootSync = options.scope.kind === "RootSync";
-  // A RepoSync may not declare NamespaceSelectors (cluster-scoped): they go through placement and fail it.
-  const manifests = rootSync ? selection.manifests.filter((m) => !isNamespaceSelector(m)) : selection.manifests;
+  const manifests = selection.manifests.filter((m) => !isNamespaceSelector(m));
   const namespaceSelectors = rootSync ? readNamespaceSelectors(selection.manifests, false) : undefined;
+  // NamespaceSelectors are Config Sync's own cluster-scoped kind, whatever the cluster serves: a RepoSync
+  // may not declare them (KNV1058), and objects naming one are not reported as well.
+  const refusedSelectors = rootSync ? [] : selection.manifests.filter(isNamespaceSelector);
   const kinds = await resolveKinds(manifests, options.kinds);
   const errors: SourceError[] = [...set.errors, ...kindErrors, ...(namespaceSelectors?.errors ?? [])];
+  for (const manifest of refusedSelectors) {
+    const placement = placeObject(manifest, false, options.scope);
+    if (!placement.ok) errors.push(placement.error);
+  }
   const objects: DeclaredObject[] = [];
   const selected: { manifest: Manifest; info: KindInfo; selector: string }[] = [];
   for (const manifest of manifests) {
     if (illegalKind(manifest, SourceFormat.Unstructured)) continue; // reported in kindErrors
     const info = kinds.get(kindKey(manifest.apiVersion, manifest.kind));
     if (!info) {
-      if (options.allowUnknownKinds === true) objects.push(undeclaredKind(manifest));
-      else errors.push(unknownKind(manifest));
+      if (options.allowUnknownKinds !== true) errors.push(unknownKind(manifest));
+      else {
+        const placement = placeObject(manifest, undefined, options.scope);
+        if (placement.ok) objects.push(undeclaredKind(manifest, placement.namespace));
+        else errors.push(placement.error);
+      }
       continue;
     }
     const selector = namespaceSelectorOf(manifest);
     if (selector !== undefined) {
       const problem = selectorProblem(manifest, info);
       if (problem) errors.push(problem);
-      else selected.push({ manifest, info, selector });
+      else if (!refusedSelectors.some((m) => m.metadata.name === selector)) selected.push({ manifest, info, selector });
       continue;
     }
     const placement = placeObject(manifest, info.namespaced, options.scope);
@@ -87,7 +100,7 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
     }
   }
   const duplicates = findDuplicates(objects);
-  errors.push(...duplicates);
+  errors.push(...duplicates, ...checkUnmanagedNamespaces(objects));
   return toSourceResult(objects, errors, counts);
 }
 
@@ -105,12 +118,11 @@ function selectorProblem(manifest: Manifest, info: KindInfo): SourceError | unde
   return undefined;
 }
 
-/** Offline: an object of a kind nobody defines keeps the namespace it declares. */
-function undeclaredKind(manifest: Manifest): DeclaredObject {
-  const namespace = manifest.metadata.namespace;
+/** Offline: an object of a kind nobody defines, in the namespace placement gave it ("" for none). */
+function undeclaredKind(manifest: Manifest, namespace: string): DeclaredObject {
   return declareObject(
     manifest,
-    { group: manifest.group, version: manifest.version, resource: "", namespaced: namespace !== undefined },
-    namespace ?? "",
+    { group: manifest.group, version: manifest.version, resource: "", namespaced: namespace !== "" },
+    namespace,
   );
 }

@@ -17,11 +17,15 @@ const Code = {
   UnknownObjectKind: "KNV1021",
   MetadataNameCollision: "KNV1029",
   MissingObjectName: "KNV1031",
+  IllegalNamespace: "KNV1034",
   InvalidMetadataName: "KNV1036",
   UnsupportedObject: "KNV1043",
   IllegalField: "KNV1045",
+  InvalidCrdName: "KNV1048",
+  DeprecatedGroupKind: "KNV1050",
   IllegalNamespaceOnClusterScoped: "KNV1052",
   InvalidAnnotationValue: "KNV1054",
+  ManagedResourceInUnmanagedNamespace: "KNV1056",
   BadScope: "KNV1058",
   Filesystem: "KNV2003",
   SourceFetch: "KNV2004",
@@ -210,5 +214,47 @@ export class BadScopeError extends SourceError {
 export class DuplicateObjectError extends SourceError {
   constructor(message: string, details: SourceErrorDetails = {}) {
     super(Code.MetadataNameCollision, ErrorClass.Terminal, message, details);
+  }
+}
+
+/**
+ * A Namespace Config Sync's own controllers run in is declared (KNV1034): config-management-system,
+ * resource-group-system, config-management-monitoring. Managing it (and pruning it later) would take
+ * the reconciler's own home away.
+ */
+export class IllegalNamespaceError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.IllegalNamespace, ErrorClass.Terminal, message, details);
+  }
+}
+
+/**
+ * A CustomResourceDefinition whose metadata.name is not `<spec.names.plural>.<spec.group>` (KNV1048),
+ * the only name the API server accepts for it.
+ */
+export class InvalidCrdNameError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.InvalidCrdName, ErrorClass.Terminal, message, details);
+  }
+}
+
+/**
+ * A kind declared in a group it has left, such as `extensions` Deployments or Ingresses (KNV1050).
+ * Current API servers no longer serve those versions.
+ */
+export class DeprecatedGroupKindError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.DeprecatedGroupKind, ErrorClass.Terminal, message, details);
+  }
+}
+
+/**
+ * Managed objects declared in a Namespace that the source itself declares with
+ * `configmanagement.gke.io/managed: disabled` (KNV1056): the reconciler would have to manage them in a
+ * Namespace it was told to leave alone. One error per such Namespace, listing its managed objects.
+ */
+export class ManagedResourceInUnmanagedNamespaceError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.ManagedResourceInUnmanagedNamespace, ErrorClass.Terminal, message, details);
   }
 }

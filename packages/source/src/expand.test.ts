@@ -83,7 +83,7 @@ metadata: {name: local, annotations: {config.kubernetes.io/local-config: "yes pl
     );
   });
 
-  void it("drops local-config items inside a List, and a whole local-config List", () => {
+  void it("drops a whole local-config List but keeps local-config items of a List, as Config Sync does", () => {
     const text = `apiVersion: v1
 kind: List
 items:
@@ -97,7 +97,26 @@ items:
 - {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}
 `;
     const { objects, localConfigSkipped } = expand(text);
-    assert.equal(localConfigSkipped, 2);
+    // Config Sync filters local-config on the documents of a file only, never on List items.
+    assert.equal(localConfigSkipped, 1);
+    assert.deepEqual(
+      objects.map((o) => (o.value["metadata"] as { name: string }).name),
+      ["a", "b"],
+    );
+  });
+
+  void it("keeps a local-config List nested in a List, and its items", () => {
+    const text = `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: List
+  metadata: {annotations: {config.kubernetes.io/local-config: "true"}}
+  items:
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: a, annotations: {config.kubernetes.io/local-config: "true"}}}
+`;
+    const { objects, localConfigSkipped } = expand(text);
+    assert.equal(localConfigSkipped, 0);
     assert.equal(objects.length, 1);
   });
 });

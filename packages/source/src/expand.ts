@@ -1,7 +1,9 @@
 /**
  * From parsed documents to candidate objects: `List` documents are flattened (as `kubectl get -o yaml`
- * writes them), and local-config objects are dropped before any validation, since they are never
+ * writes them), and local-config documents are dropped before any validation, since they are never
  * applied and need not be valid Kubernetes objects (kpt function configs often have no name).
+ * As in Config Sync (parse_file.go filters the documents of a file, before Lists are flattened),
+ * only a file's own documents are checked: a local-config item of a List is kept and applied.
  */
 import { LocalConfigFalse, UserAnnotation } from "@driftless/api";
 import { ManifestParseError } from "./errors.ts";
@@ -22,10 +24,6 @@ export function expandDocuments(documents: readonly ParsedDocument[], sourcePath
   let localConfigSkipped = 0;
 
   const visit = (value: JsonObject, location: string): void => {
-    if (isLocalConfig(value)) {
-      localConfigSkipped++;
-      return;
-    }
     if (!isList(value)) {
       objects.push({ value, location });
       return;
@@ -47,7 +45,10 @@ export function expandDocuments(documents: readonly ParsedDocument[], sourcePath
     });
   };
 
-  for (const document of documents) visit(document.value, document.location);
+  for (const document of documents) {
+    if (isLocalConfig(document.value)) localConfigSkipped++;
+    else visit(document.value, document.location);
+  }
   return { objects, errors, localConfigSkipped };
 }
 

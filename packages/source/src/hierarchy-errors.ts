@@ -63,12 +63,8 @@ export class IllegalHierarchicalKindError extends SourceError {
   }
 }
 
-/** Config Sync's controller namespaces may not be declared (KNV1034). */
-export class IllegalNamespaceError extends SourceError {
-  constructor(message: string, details: SourceErrorDetails = {}) {
-    super(KnvCode.IllegalNamespace, ErrorClass.Terminal, message, details);
-  }
-}
+/** Both formats refuse Config Sync's controller Namespaces (KNV1034); the class lives with the shared errors. */
+export { IllegalNamespaceError } from "./errors.ts";
 
 /** A NamespaceSelector in a Namespace directory (KNV1038). */
 export class IllegalKindInNamespacesError extends SourceError {

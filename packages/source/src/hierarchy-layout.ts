@@ -64,13 +64,6 @@ export function topDirOf(sourcePath: string): string {
   return slash < 0 ? "" : sourcePath.slice(0, slash);
 }
 
-/** Config Sync's controller namespaces: declaring them is KNV1034. */
-export const ControllerNamespaces: ReadonlySet<string> = new Set([
-  "config-management-system",
-  "resource-group-system",
-  "config-management-monitoring",
-]);
-
 /** Label suffix Config Sync writes on hierarchy Namespaces (one label per ancestor directory, valued with the distance). */
 export const DepthLabelSuffix = ".tree.hnc.x-k8s.io/depth";
 /** Annotation Config Sync writes on hierarchy Namespaces, valued `configmanagement.gke.io`. */

@@ -9,7 +9,6 @@ import type { SourceError } from "./errors.ts";
 import {
   IllegalDepthLabelError,
   IllegalNamespaceDeclarationError,
-  IllegalNamespaceError,
   IllegalTopLevelNamespaceError,
   IncorrectTopLevelDirectoryError,
   MissingRepoError,
@@ -19,7 +18,6 @@ import {
 } from "./hierarchy-errors.ts";
 import {
   baseOf,
-  ControllerNamespaces,
   DepthLabelSuffix,
   dirOf,
   HierarchyKind,
@@ -56,14 +54,6 @@ export function checkHierarchyRaw(manifests: readonly Manifest[]): SourceError[]
   for (const manifest of manifests) {
     const directoryError = checkDirectory(manifest);
     if (directoryError) errors.push(directoryError);
-    if (isNamespace(manifest) && ControllerNamespaces.has(manifest.metadata.name)) {
-      errors.push(
-        new IllegalNamespaceError(
-          `${what(manifest)}: the "${manifest.metadata.name}" Namespace belongs to Config Sync and must not be declared`,
-          { resources: [manifestResource(manifest)] },
-        ),
-      );
-    }
     const depthLabels = Object.keys(manifest.metadata.labels ?? {})
       .filter((key) => key.endsWith(DepthLabelSuffix))
       .sort();

@@ -2,7 +2,8 @@
  * NamespaceSelectors in a hierarchy, after inheritance (Config Sync's order): an annotated object stays
  * in a namespace only if its selector matches the labels of that namespace's Namespace (with the HNC
  * depth labels, which Config Sync has written by then). The selector must sit in the object's
- * directory or one above it (KNV1013), and may not be dynamic (KNV1014).
+ * directory or one above it (KNV1013), and may not be dynamic (KNV1014). Cluster-scoped objects and
+ * Namespaces may not be namespace-selected (KNV1004).
  */
 import type { SourceError } from "./errors.ts";
 import { dirOf, isNamespace } from "./hierarchy-layout.ts";
@@ -20,7 +21,9 @@ export function selectInHierarchy<T extends { readonly manifest: Manifest }>(
 ): { readonly placed: readonly Placed<T>[]; readonly errors: readonly SourceError[] } {
   const { selectors, errors: selectorErrors } = readNamespaceSelectors(selectorManifests, true);
   const errors: SourceError[] = [...selectorErrors];
-  for (const { manifest } of cluster) {
+  // Cluster-scoped objects, Namespaces (placed in their own directory) among them, are never selected (KNV1004).
+  const namespaceObjects = new Set(placed.map(({ entry }) => entry).filter(({ manifest }) => isNamespace(manifest)));
+  for (const { manifest } of [...cluster, ...namespaceObjects]) {
     if (namespaceSelectorOf(manifest) === undefined) continue;
     const message = `${what(manifest)}: cluster-scoped objects may not be namespace-selected; remove the annotation configmanagement.gke.io/namespace-selector`;
     errors.push(new IllegalSelectorAnnotationError(message, { resources: [manifestResource(manifest)] }));
@@ -29,7 +32,10 @@ export function selectInHierarchy<T extends { readonly manifest: Manifest }>(
   const namespaces = new Map<string, Readonly<Record<string, string>>>();
   for (const { entry } of placed) {
     const { manifest } = entry;
-    if (isNamespace(manifest)) namespaces.set(manifest.metadata.name, labelsOf(manifest));
+    if (isNamespace(manifest)) {
+      namespaces.set(manifest.metadata.name, labelsOf(manifest));
+      continue; // refused above if annotated
+    }
     const name = namespaceSelectorOf(manifest);
     if (name === undefined || checked.has(manifest)) continue;
     checked.add(manifest);
@@ -50,7 +56,7 @@ export function selectInHierarchy<T extends { readonly manifest: Manifest }>(
   if (errors.length > 0) return { placed: [], errors };
   const kept = placed.filter(({ entry, namespace }) => {
     const name = namespaceSelectorOf(entry.manifest);
-    if (name === undefined || isNamespace(entry.manifest)) return true;
+    if (name === undefined) return true;
     return selectors.get(name)?.matches(namespaces.get(namespace) ?? {}) === true;
   });
   return { placed: kept, errors };

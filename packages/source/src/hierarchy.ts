@@ -1,12 +1,14 @@
 /**
  * Step two for a hierarchical source (Config Sync's `sourceFormat: hierarchy`), in Config Sync's
  * stages, each stopping on the errors it finds so that later ones do not report their consequences:
- * 1. directory and name rules, the Repo, kinds no source may declare, the selector objects' own rules
- *    (no cluster needed), on every object read, including those that failed a check of their own;
+ * 1. directory and name rules, the Repo, kinds no source may declare (validate-objects.ts too), the
+ *    selector objects' own rules (no cluster needed), on every object read, including those that
+ *    failed a check of their own;
  * 2. kinds, and each object under the top-level directory its scope requires;
  * 3. HierarchyConfigs and the `namespaces/` tree: every object lands in its namespace directory's
  *    namespace, and what abstract directories hold is copied into every namespace below them;
- * 4. duplicates, after inheritance (an inherited object may collide with a namespace's own).
+ * 4. duplicates, after inheritance (an inherited object may collide with a namespace's own), and
+ *    managed objects in Namespaces declared unmanaged.
  * Repo, HierarchyConfig, NamespaceSelector, Cluster and ClusterSelector shape the result and are
  * never applied.
  */
@@ -41,6 +43,7 @@ import type { Manifest } from "./manifest.ts";
 import type { DeclaredObject, ManifestSet, SourceResult } from "./result.ts";
 import { toSourceResult } from "./result.ts";
 import { placeObject } from "./scope.ts";
+import { checkObjectRules, checkUnmanagedNamespaces } from "./validate-objects.ts";
 
 interface Typed {
   readonly manifest: Manifest;
@@ -55,6 +58,7 @@ export async function declareHierarchy(set: ManifestSet, options: DeclareOptions
   const rawErrors = [
     ...set.errors,
     ...checkIllegalKinds(set.identified, SourceFormat.Hierarchy),
+    ...checkObjectRules(set.identified),
     ...checkHierarchyRaw(set.identified),
     ...checkSelectorObjects(set.identified),
   ];
@@ -143,7 +147,7 @@ export async function declareHierarchy(set: ManifestSet, options: DeclareOptions
     const manifest = isNamespace(entry.manifest) ? withHncMetadata(entry.manifest) : entry.manifest;
     objects.push(declareObject(manifest, entry.info, namespace));
   }
-  return toSourceResult(objects, findDuplicates(objects), counts);
+  return toSourceResult(objects, [...findDuplicates(objects), ...checkUnmanagedNamespaces(objects)], counts);
 }
 
 /** Offline (`allowUnknownKinds`), a kind nobody defines takes the scope of its top-level directory. */

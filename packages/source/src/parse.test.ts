@@ -50,10 +50,14 @@ void describe("parseManifestText", () => {
     assert.doesNotMatch(error?.message ?? "", /c2VjcmV0/);
   });
 
-  void it("rejects duplicate keys, as the Go YAML decoder does", () => {
-    const { errors } = parseManifestText("a: 1\na: 2\n", "a.yaml");
-    assert.equal(errors.length, 1);
-    assert.match(errors[0]?.message ?? "", /unique/);
+  void it("accepts duplicate keys, the last value winning whole, as Config Sync's decoder does", () => {
+    const text = "kind: A\nmetadata:\n  name: cm\n  labels: {x: y}\n  name: cm2\nmetadata:\n  name: cm3\n  name: cm4\n";
+    const { documents, errors } = parseManifestText(text, "a.yaml");
+    assert.deepEqual(errors, []);
+    assert.deepEqual(documents[0]?.value, { kind: "A", metadata: { name: "cm4" } });
+    // In flow style and in JSON too.
+    assert.deepEqual(parseManifestText("{a: 1, a: 2}\n", "a.yaml").documents[0]?.value, { a: 2 });
+    assert.deepEqual(parseManifestText('{"a": 1, "a": 2}', "a.json").documents[0]?.value, { a: 2 });
   });
 
   void it("keeps the good documents of a file when another document is broken", () => {

@@ -21,17 +21,58 @@ void describe("listManifestFiles", () => {
     );
   });
 
-  void it("skips hidden files and directories such as .git and .github", async () => {
+  void it("reads hidden files and directories, skipping only .git directories and .github, .gitlab and .gitlab-ci.yml paths, as Config Sync does", async () => {
     await withTree(
-      { ".git/config.yaml": "", ".github/workflows/ci.yml": "", ".hidden.yaml": "", "ok.yaml": "" },
+      {
+        ".git/config.yaml": "",
+        "sub/.git/x.yaml": "",
+        ".github/workflows/ci.yml": "",
+        "a/.gitlab/b.yaml": "",
+        ".gitlab-ci.yml": "",
+        "b/.gitlab-ci.yml/c.yaml": "",
+        ".git.yaml": "",
+        ".githubx/d.yaml": "",
+        ".hidden.yaml": "",
+        ".hdir/b.yaml": "",
+        ".pre-commit-config.yaml": "",
+        "ok.yaml": "",
+      },
       async (dir) => {
-        const { files } = await listManifestFiles(dir);
+        const { files, errors } = await listManifestFiles(dir);
+        assert.deepEqual(errors, []);
         assert.deepEqual(
           files.map((f) => f.sourcePath),
-          ["ok.yaml"],
+          [".git.yaml", ".githubx/d.yaml", ".hdir/b.yaml", ".hidden.yaml", ".pre-commit-config.yaml", "ok.yaml"],
         );
       },
     );
+  });
+
+  void it("judges .github, .gitlab and .gitlab-ci.yml on the resolved absolute path, as Config Sync does", async () => {
+    await withTree({ ".github/target.yaml": "", ".github/configs/a.yaml": "", "plain.yaml": "" }, async (dir) => {
+      await symlink(".github/target.yaml", join(dir, "link.yaml"));
+      await symlink("../plain.yaml", join(dir, ".github", "out.yaml"));
+      const { files, errors } = await listManifestFiles(dir);
+      assert.deepEqual(errors, []);
+      assert.deepEqual(
+        files.map((f) => f.sourcePath),
+        [".github/out.yaml", "plain.yaml"],
+      );
+      // A sync directory inside .github reads nothing.
+      assert.deepEqual((await listManifestFiles(join(dir, ".github", "configs"))).files, []);
+    });
+  });
+
+  void it("does not follow a symlink to a .git directory", async () => {
+    await withTree({ "repo/.git/x.yaml": "", "ok.yaml": "" }, async (dir) => {
+      await symlink("repo/.git", join(dir, "gitdir"));
+      const { files, errors } = await listManifestFiles(dir);
+      assert.deepEqual(errors, []);
+      assert.deepEqual(
+        files.map((f) => f.sourcePath),
+        ["ok.yaml"],
+      );
+    });
   });
 
   void it("follows symlinks that stay inside the root, under the link's own path", async () => {

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
-import { join, sep } from "node:path";
+import { basename, join, sep } from "node:path";
 import { SourceDirectoryError, SourceReadError, UnsafeSymlinkError } from "./errors.ts";
 import type { SourceError } from "./errors.ts";
 import { isManifestFileName } from "./parse.ts";
@@ -23,9 +23,21 @@ export interface FileListing {
   readonly errors: readonly SourceError[];
 }
 
+/** Not walked, wherever it is (Config Sync's reconciler lists files with this directory name ignored). */
+const gitDirectory = ".git";
+/** A file with any of these in its resolved absolute path is ignored, as Config Sync's reader does. */
+const ignoredPathPieces: ReadonlySet<string> = new Set([".github", ".gitlab", ".gitlab-ci.yml"]);
+
+function isIgnoredPath(absolutePath: string): boolean {
+  return absolutePath.split(sep).some((piece) => ignoredPathPieces.has(piece));
+}
+
 /**
- * Every `.yaml`, `.yml` and `.json` file under `root`, skipping hidden files and directories (`.git`,
- * `.github`, ...). Symlinks are followed only while they stay inside `root`.
+ * Every `.yaml`, `.yml` and `.json` file under `root`, hidden ones included, as Config Sync reads a
+ * sync directory: directories named `.git` are not walked (pkg/parse/source.go), and a file whose
+ * resolved absolute path has a piece `.github`, `.gitlab` or `.gitlab-ci.yml` is ignored
+ * (pkg/importer/reader/reader.go), so a sync directory inside `.github/` declares nothing. Symlinks
+ * are followed only while they stay inside `root`.
  */
 export async function listManifestFiles(root: string): Promise<FileListing> {
   let rootReal: string;
@@ -67,13 +79,14 @@ export async function listManifestFiles(root: string): Promise<FileListing> {
     const below = new Set(ancestors).add(absolute);
     await Promise.all(
       entries.map(async (entry) => {
-        if (entry.name.startsWith(".")) return;
         const childAbsolute = join(absolute, entry.name);
         const childRelative = relative ? `${relative}/${entry.name}` : entry.name;
         if (entry.isDirectory()) {
-          await visitDirectory(childAbsolute, childRelative, below);
+          if (entry.name !== gitDirectory) await visitDirectory(childAbsolute, childRelative, below);
         } else if (entry.isFile()) {
-          if (isManifestFileName(entry.name)) files.push({ absolutePath: childAbsolute, sourcePath: childRelative });
+          // `absolute` is a real path (the root and every symlinked directory are resolved), so this is too.
+          if (isManifestFileName(entry.name) && !isIgnoredPath(childAbsolute))
+            files.push({ absolutePath: childAbsolute, sourcePath: childRelative });
         } else if (entry.isSymbolicLink()) {
           await visitSymlink(childAbsolute, childRelative, entry.name, below);
         }
@@ -110,6 +123,7 @@ export async function listManifestFiles(root: string): Promise<FileListing> {
       );
       return;
     }
+    if (isDirectory ? name === gitDirectory || basename(real) === gitDirectory : isIgnoredPath(real)) return;
     if (!inside(real)) {
       // A link to a README outside the tree is harmless and ignored; one that would bring in manifests is not.
       if (isDirectory || isManifestFileName(name)) {

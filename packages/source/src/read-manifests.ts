@@ -32,8 +32,8 @@ interface FileOutcome {
 }
 
 /**
- * Reads every `.yaml`, `.yml` and `.json` file under `dir` (hidden entries skipped, symlinks followed
- * only inside `dir`). Manifests and errors come out in path order, then document order.
+ * Reads every `.yaml`, `.yml` and `.json` file under `dir` (as Config Sync: hidden ones too, but not in `.git`
+ * directories nor below `.github`, `.gitlab` or `.gitlab-ci.yml`; symlinks followed only inside `dir`). Manifests and errors come out in path order, then document order.
  */
 export async function readManifests(dir: string, options: ReadManifestsOptions = {}): Promise<ManifestSet> {
   const listed = await listManifestFiles(dir);

@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { builtinKinds } from "./builtin-kinds.ts";
 import type { Manifest } from "./manifest.ts";
+import { readSource } from "./read-source.ts";
+import type { SourceResult } from "./result.ts";
 import { placeObject } from "./scope.ts";
+import { configMap, fakeDiscovery, withTree } from "./testing.ts";
 
 function manifest(kind: string, namespace?: string): Manifest {
   return {
@@ -52,5 +56,73 @@ void describe("placeObject", () => {
     assert.ok(!placement.ok);
     assert.equal(placement.error.code, "KNV1052");
     assert.deepEqual(placeObject(manifest("ClusterRole"), false, root), { ok: true, namespace: "" });
+  });
+});
+
+void describe("placeObject, for a kind nobody defines (offline)", () => {
+  void it("puts a RepoSync's object in its namespace, and refuses one naming another namespace (KNV1058)", () => {
+    assert.deepEqual(placeObject(manifest("Gadget"), undefined, repo), { ok: true, namespace: "team-a" });
+    assert.deepEqual(placeObject(manifest("Gadget", "team-a"), undefined, repo), { ok: true, namespace: "team-a" });
+    const placement = placeObject(manifest("Gadget", "other"), undefined, repo);
+    assert.ok(!placement.ok);
+    assert.equal(placement.error.code, "KNV1058");
+    assert.match(placement.error.message, /^x\.yaml: Gadget "other\/x": a RepoSync in namespace "team-a" may only/);
+  });
+
+  void it("keeps a RootSync's object where it says it is", () => {
+    assert.deepEqual(placeObject(manifest("Gadget"), undefined, root), { ok: true, namespace: "" });
+    assert.deepEqual(placeObject(manifest("Gadget", "shop"), undefined, root), { ok: true, namespace: "shop" });
+  });
+});
+
+void describe("a RepoSync's source: scope of unknown kinds and NamespaceSelectors", () => {
+  const gadget = (name: string, namespace?: string): string =>
+    `apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: ${name}\n${namespace !== undefined ? `  namespace: ${namespace}\n` : ""}`;
+  const selector = `apiVersion: configmanagement.gke.io/v1\nkind: NamespaceSelector\nmetadata: {name: prod}\nspec: {selector: {matchLabels: {env: prod}}}\n`;
+  const selected = (name: string, selectorName: string): string =>
+    `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  annotations: {configmanagement.gke.io/namespace-selector: ${selectorName}}\ndata: {}\n`;
+  /** As `driftless vet --sync-kind RepoSync` reads it (offline), or the reconciler (discovery). */
+  const read = (files: Record<string, string>, offline = true): Promise<SourceResult> =>
+    withTree(files, (dir) =>
+      readSource(dir, {
+        scope: repo,
+        ...(offline ? { kinds: builtinKinds, allowUnknownKinds: true } : { kinds: fakeDiscovery() }),
+      }),
+    );
+  const errors = (result: SourceResult): string[] => result.errors.map((e) => `${e.code} ${e.resources[0]?.name}`);
+
+  void it("offline, refuses an object of an unknown kind naming another namespace (KNV1058), and places the others in the RepoSync's namespace", async () => {
+    const result = await read({
+      "a.yaml": `${gadget("g")}---\n${gadget("g2", "other")}---\n${gadget("g3", "team-a")}`,
+    });
+    assert.deepEqual(errors(result), ["KNV1058 g2"]);
+    assert.match(result.errors[0]?.message ?? "", /a\.yaml: Gadget "other\/g2": a RepoSync in namespace "team-a"/);
+    assert.ok(!result.complete);
+    assert.deepEqual(
+      result.partialObjects.map((o) => `${o.id.namespace}/${o.id.name} ${o.namespaced}`),
+      ["team-a/g true", "team-a/g3 true"],
+    );
+  });
+
+  void it("refuses a NamespaceSelector (KNV1058), offline and with discovery", async () => {
+    for (const offline of [true, false]) {
+      const result = await read({ "sel.yaml": selector, "cm.yaml": configMap("cm") }, offline);
+      assert.deepEqual(errors(result), ["KNV1058 prod"], `offline: ${offline}`);
+      assert.match(
+        result.errors[0]?.message ?? "",
+        /sel\.yaml: NamespaceSelector "prod": NamespaceSelector is cluster-scoped/,
+      );
+    }
+  });
+
+  void it("reports only the refused NamespaceSelector, not the objects naming it (KNV1013 stays for undeclared ones)", async () => {
+    const result = await read({ "sel.yaml": selector, "cm.yaml": selected("cm", "prod") });
+    assert.deepEqual(errors(result), ["KNV1058 prod"]);
+    assert.deepEqual(errors(await read({ "cm.yaml": selected("cm", "nope") })), ["KNV1013 cm"]);
+  });
+
+  void it("with discovery, keeps reporting an unknown kind as such (KNV1021) whatever its namespace", async () => {
+    const result = await read({ "a.yaml": `${gadget("g2", "other")}---\n${configMap("cm", "other")}` }, false);
+    assert.deepEqual(errors(result), ["KNV1021 g2", "KNV1058 cm"]);
   });
 });

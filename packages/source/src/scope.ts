@@ -4,6 +4,9 @@
  * - RepoSync: only namespaced objects, in the RepoSync's namespace; those naming none are put there.
  * - RootSync: anything; a namespaced object naming no namespace goes to "default".
  * - Cluster-scoped objects never name a namespace.
+ * - A kind nobody defines (read offline): only the namespace is checked. A RepoSync's object naming
+ *   another namespace is refused whatever its scope (if namespaced it is in the wrong namespace, if
+ *   cluster-scoped the RepoSync may not declare it either); otherwise it is placed as it says.
  */
 import type { ErrorResource } from "@driftless/api";
 import { DefaultNamespace } from "./constants.ts";
@@ -18,8 +21,11 @@ export type SyncScope = { readonly kind: "RootSync" } | { readonly kind: "RepoSy
 export type Placement =
   { readonly ok: true; readonly namespace: string } | { readonly ok: false; readonly error: SourceError };
 
-/** The object's namespace ("" when cluster-scoped), or why it may not be declared in this sync. */
-export function placeObject(manifest: Manifest, namespaced: boolean, scope: SyncScope): Placement {
+/**
+ * The object's namespace ("" when cluster-scoped), or why it may not be declared in this sync.
+ * `namespaced` is undefined for a kind nobody defines (offline).
+ */
+export function placeObject(manifest: Manifest, namespaced: boolean | undefined, scope: SyncScope): Placement {
   const declared = manifest.metadata.namespace;
   const resource: ErrorResource = {
     group: manifest.group,
@@ -31,7 +37,8 @@ export function placeObject(manifest: Manifest, namespaced: boolean, scope: Sync
   };
   const what = `${manifest.sourcePath}: ${describeObject(resource)}`;
 
-  if (!namespaced) {
+  if (namespaced === undefined && scope.kind === "RootSync") return { ok: true, namespace: declared ?? "" };
+  if (namespaced === false) {
     if (scope.kind === "RepoSync") {
       const message = `${what}: ${manifest.kind} is cluster-scoped, and a RepoSync may only declare objects in its namespace "${scope.namespace}"; move it to a RootSync's source`;
       return { ok: false, error: new BadScopeError(message, { resources: [resource] }) };
