@@ -102,9 +102,11 @@ export class SyncWatcher {
     this.#namespaces.on("update", (ns) => onNamespace(ns, false));
     this.#namespaces.on("delete", (ns) => onNamespace(ns, true));
     if (this.#deployments !== undefined) {
+      // Only for a sync this manager serves: the Deployments of every manager sharing the cluster come
+      // through here, and one of a sync out of scope would be let go (torn down) as one that left it.
       const onDeployment = (obj: KubeObject): void => {
         const sync = syncOfLabels(obj.metadata.labels);
-        if (sync !== undefined) options.onSync(sync, ManagerTrigger.Workload);
+        if (sync !== undefined && this.serves(sync)) options.onSync(sync, ManagerTrigger.Workload);
       };
       this.#deployments.on("update", onDeployment);
       this.#deployments.on("delete", onDeployment);
@@ -121,6 +123,12 @@ export class SyncWatcher {
 
   get hasSynced(): boolean {
     return this.#informers().every((i) => i.hasSynced);
+  }
+
+  /** Whether `sync` is one this manager serves (in its caches: it exists and its selector takes it). */
+  serves(sync: SyncRef): boolean {
+    const informer = sync.kind === Kind.RootSync ? this.#rootSyncs : this.#repoSyncs;
+    return informer.get(sync.namespace, sync.name) !== undefined;
   }
 
   /** Every sync this manager serves, as last seen. */
