@@ -194,9 +194,20 @@ export async function up(options: ClusterOptions): Promise<ClusterState> {
     await waitFor("kube-apiserver certificate", apiserver, 30_000, () => Promise.resolve(existsSync(caFile)));
     const ca = await readFile(caFile, "utf8");
     const conn = { server, ca, token: identities.admin.token };
+    // Verbose, so a start that never gets ready says which of the server's checks held it back.
+    let failingChecks = "";
     await waitFor("kube-apiserver /readyz", apiserver, 60_000, async () => {
-      const res = await apiRequest({ ...conn, method: "GET", path: "/readyz", timeoutMs: 2_000 });
+      const res = await apiRequest({ ...conn, method: "GET", path: "/readyz?verbose", timeoutMs: 2_000 });
+      if (res.status !== 200)
+        failingChecks = res.body
+          .split("\n")
+          .filter((line) => line.startsWith("[-]"))
+          .join("; ");
       return res.status === 200;
+    }).catch((error: unknown) => {
+      throw new Error(`${(error as Error).message}; failing checks: ${failingChecks || "none answered"}`, {
+        cause: error,
+      });
     });
 
     const kubeconfig = join(options.stateDir, "kubeconfig");
