@@ -1,62 +1,18 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { closedWithin, connectRaw, type RawClient } from "@driftless/metrics/testing";
-import type { ConnectionLimits } from "@driftless/metrics";
-import { createLogger } from "@driftless/sync";
-import { DefaultAdmissionLimits, type AdmissionLimits } from "./admission-capacity.ts";
-import { issueWebhookCertificates } from "./admission-cert.ts";
-import { AdmissionWebhookPath, BodyDeadlineMs, serveAdmission } from "./admission-server.ts";
+import { DefaultAdmissionLimits } from "./admission-capacity.ts";
+import { AdmissionWebhookPath, BodyDeadlineMs } from "./admission-server.ts";
+import { managedConfigMapDeletion, serveTestAdmission as serve, testTls as tls } from "./testing/admission-server.ts";
 
 // Any pod can reach the admission port (the API server's address is not known in general), and a review
 // refused for want of room fails open (failurePolicy Ignore): slow or idle clients must not crowd out the
 // API server, which sends its review at once.
 
-const certs = issueWebhookCertificates({ hosts: ["127.0.0.1"], lifetimeMs: 24 * 60 * 60 * 1000 });
-const tls = { ca: certs.caCert };
 const MiB = 1024 * 1024;
 
-async function serve(
-  t: TestContext,
-  limits: Partial<AdmissionLimits> = {},
-  connections: Partial<ConnectionLimits> = {},
-) {
-  const server = await serveAdmission({
-    port: 0,
-    host: "127.0.0.1",
-    tls: { cert: certs.tlsCert, key: certs.tlsKey },
-    lookups: { namespaceTerminating: () => Promise.resolve(false) },
-    log: createLogger({ component: "test" }, { level: "error" }),
-    limits,
-    connectionLimits: connections,
-  });
-  t.after(() => server.close());
-  return server;
-}
-
 /** A tenant's deletion of a managed ConfigMap: the real decision is a refusal. */
-const deletion = JSON.stringify({
-  apiVersion: "admission.k8s.io/v1",
-  kind: "AdmissionReview",
-  request: {
-    uid: "u-1",
-    kind: { group: "", version: "v1", kind: "ConfigMap" },
-    operation: "DELETE",
-    namespace: "ns",
-    userInfo: { username: "alice" },
-    oldObject: {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: {
-        name: "cm",
-        namespace: "ns",
-        annotations: {
-          "configmanagement.gke.io/managed": "enabled",
-          "configsync.gke.io/resource-id": "_configmap_ns_cm",
-        },
-      },
-    },
-  },
-});
+const deletion = managedConfigMapDeletion("u-1");
 
 /** Sends the deletion as the API server does (at once) on a new connection; fails unless it is refused in time. */
 async function refusedInTime(t: TestContext, port: number): Promise<void> {

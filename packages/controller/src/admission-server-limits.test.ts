@@ -1,37 +1,12 @@
-import { test, type TestContext } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { closedWithin, connectRaw, type RawClient } from "@driftless/metrics/testing";
-import type { ConnectionLimits } from "@driftless/metrics";
-import { createLogger } from "@driftless/sync";
-import { DefaultAdmissionLimits, type AdmissionLimits } from "./admission-capacity.ts";
-import { issueWebhookCertificates } from "./admission-cert.ts";
-import type { AdmissionLookups } from "./admission-review.ts";
-import { AdmissionWebhookPath, serveAdmission } from "./admission-server.ts";
+import { DefaultAdmissionLimits } from "./admission-capacity.ts";
+import { AdmissionWebhookPath } from "./admission-server.ts";
+import { managedConfigMapDeletion, serveTestAdmission as serve, testTls as tls } from "./testing/admission-server.ts";
 
 // The admission port takes connections from anyone who can reach the pod, before any credential is seen.
-
-const certs = issueWebhookCertificates({ hosts: ["127.0.0.1"], lifetimeMs: 24 * 60 * 60 * 1000 });
-const tls = { ca: certs.caCert };
-
-async function serve(
-  t: TestContext,
-  limits: Partial<AdmissionLimits>,
-  connectionLimits: Partial<ConnectionLimits>,
-  lookups: AdmissionLookups = { namespaceTerminating: () => Promise.resolve(false) },
-) {
-  const server = await serveAdmission({
-    port: 0,
-    host: "127.0.0.1",
-    tls: { cert: certs.tlsCert, key: certs.tlsKey },
-    lookups,
-    log: createLogger({ component: "test" }, { level: "error" }),
-    limits,
-    connectionLimits,
-  });
-  t.after(() => server.close());
-  return server;
-}
 
 const review = JSON.stringify({
   apiVersion: "admission.k8s.io/v1",
@@ -157,29 +132,7 @@ test("beyond the concurrency cap of reviews being answered a review gets 429 wit
   const cluster = Promise.withResolvers<boolean>();
   const server = await serve(t, { maxConcurrent: 3 }, {}, { namespaceTerminating: () => cluster.promise });
   t.after(() => cluster.resolve(false));
-  const deletion = JSON.stringify({
-    apiVersion: "admission.k8s.io/v1",
-    kind: "AdmissionReview",
-    request: {
-      uid: "u-2",
-      kind: { group: "", version: "v1", kind: "ConfigMap" },
-      operation: "DELETE",
-      namespace: "ns",
-      userInfo: { username: "alice" },
-      oldObject: {
-        apiVersion: "v1",
-        kind: "ConfigMap",
-        metadata: {
-          name: "cm",
-          namespace: "ns",
-          annotations: {
-            "configmanagement.gke.io/managed": "enabled",
-            "configsync.gke.io/resource-id": "_configmap_ns_cm",
-          },
-        },
-      },
-    },
-  });
+  const deletion = managedConfigMapDeletion("u-2");
   const waiting = await Promise.all([0, 1, 2].map(() => connectRaw(server.port, tls)));
   for (const client of waiting) send(client, deletion);
   await new Promise((resolve) => setTimeout(resolve, 200));
