@@ -3,12 +3,12 @@
  * (RootSyncs, ResourceGroups, Events, the reconciler's pods): a refused watch is shown as refused at once,
  * and no page waits for it to list (it never will) before answering.
  */
-import { test, type TestContext } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { request } from "node:http";
-import { KubeClient, type KubeObject } from "@driftless/kube";
 import { customApi, testEnv, testNamespace } from "../support/index.ts";
 import { startConsole } from "../support/console.ts";
+import { grantUserRepoSyncs } from "../support/rbac.ts";
 
 /** What the console's server allows a page at most for the first list of a watch (server.ts, firstListMs). */
 const firstListMs = 5_000;
@@ -39,34 +39,6 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }>
   return { value, ms: performance.now() - started };
 }
 
-/** Lets the ordinary user read RepoSyncs in `namespace`, and nothing else. */
-async function grantRepoSyncReader(t: TestContext, namespace: string): Promise<void> {
-  const admin = await KubeClient.fromKubeconfig(testEnv().kubeconfig);
-  t.after(() => admin.close());
-  const rbac = (kind: string, resource: string) =>
-    ({
-      group: "rbac.authorization.k8s.io",
-      version: "v1",
-      kind,
-      resource,
-      namespaced: true,
-      verbs: ["create"],
-    }) as const;
-  await admin.create(rbac("Role", "roles"), {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "Role",
-    metadata: { name: "reposync-reader", namespace },
-    rules: [{ apiGroups: ["configsync.gke.io"], resources: ["reposyncs"], verbs: ["get", "list", "watch"] }],
-  } as KubeObject);
-  await admin.create(rbac("RoleBinding", "rolebindings"), {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "RoleBinding",
-    metadata: { name: "reposync-reader", namespace },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "reposync-reader" },
-    subjects: [{ kind: "User", name: testEnv().userName, apiGroup: "rbac.authorization.k8s.io" }],
-  } as KubeObject);
-}
-
 test("a tenant refused RootSyncs, ResourceGroups, Events and pods gets each page at once, the refusals on it", async (t) => {
   const namespace = await testNamespace(t, "tenant");
   await customApi().createNamespacedCustomObject({
@@ -81,7 +53,7 @@ test("a tenant refused RootSyncs, ResourceGroups, Events and pods gets each page
       spec: { sourceFormat: "unstructured", git: { repo: "https://git.example/x.git", branch: "main", auth: "none" } },
     },
   });
-  await grantRepoSyncReader(t, namespace);
+  await grantUserRepoSyncs(namespace, ["get", "list", "watch"]);
   const console = await startConsole(t, "--kubeconfig", testEnv().userKubeconfig, "-n", namespace);
   const token = new URL(console.url).searchParams.get("token") ?? "";
   const signIn = await get(console.port, `/?token=${token}`);

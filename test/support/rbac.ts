@@ -2,6 +2,7 @@
  * What a namespace's admin does for a RepoSync, as Config Sync documents it: a RoleBinding in the
  * namespace granting the reconciler's ServiceAccount (config-management-system/ns-reconciler-…) a
  * role. The manager gives a namespace reconciler its base role only; this is what lets it apply.
+ * Also what a namespace's tenant may do with RepoSyncs, for tests run as the ordinary user.
  */
 import { nsReconcilerName, RootSyncNamespace } from "@driftless/api";
 import { KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
@@ -45,4 +46,24 @@ export async function grantRepoSyncReconciler(
   // Benchmarks give their own client: they have no test environment to read.
   const client = options.client ?? (await (admin ??= KubeClient.fromKubeconfig(testEnv().kubeconfig)));
   await client.create(roleBindings, repoSyncGrant(namespace, options));
+}
+
+const roles: ResourceMapping = { ...roleBindings, kind: "Role", resource: "roles" };
+
+/** Lets the test run's ordinary user do `verbs` on RepoSyncs in `namespace`, and nothing else. */
+export async function grantUserRepoSyncs(namespace: string, verbs: readonly string[]): Promise<void> {
+  const client = await (admin ??= KubeClient.fromKubeconfig(testEnv().kubeconfig));
+  await client.create(roles, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "Role",
+    metadata: { name: "user-reposyncs", namespace },
+    rules: [{ apiGroups: ["configsync.gke.io"], resources: ["reposyncs"], verbs: [...verbs] }],
+  } as KubeObject);
+  await client.create(roleBindings, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name: "user-reposyncs", namespace },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "user-reposyncs" },
+    subjects: [{ kind: "User", name: testEnv().userName, apiGroup: "rbac.authorization.k8s.io" }],
+  } as KubeObject);
 }

@@ -12,8 +12,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
 import { findRepoRoot } from "@driftless/local-cluster";
-import { KubeClient, type KubeObject } from "@driftless/kube";
+import type { KubeObject } from "@driftless/kube";
 import { customApi, eventually, testEnv, testNamespace } from "../../support/index.ts";
+import { grantUserRepoSyncs } from "../../support/rbac.ts";
 
 const cli = join(findRepoRoot(), "apps", "cli", "src", "main.ts");
 
@@ -133,34 +134,6 @@ async function repoSync(namespace: string, state: "synced" | "pending" = "synced
   });
 }
 
-/** Lets the ordinary user do `verbs` on RepoSyncs in `namespace`, and nothing else. */
-async function grantUser(t: TestContext, namespace: string, verbs: readonly string[]): Promise<void> {
-  const admin = await KubeClient.fromKubeconfig(testEnv().kubeconfig);
-  t.after(() => admin.close());
-  const rbac = (kind: string, resource: string) =>
-    ({
-      group: "rbac.authorization.k8s.io",
-      version: "v1",
-      kind,
-      resource,
-      namespaced: true,
-      verbs: ["create"],
-    }) as const;
-  await admin.create(rbac("Role", "roles"), {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "Role",
-    metadata: { name: "reposyncs", namespace },
-    rules: [{ apiGroups: ["configsync.gke.io"], resources: ["reposyncs"], verbs: [...verbs] }],
-  } as KubeObject);
-  await admin.create(rbac("RoleBinding", "rolebindings"), {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "RoleBinding",
-    metadata: { name: "reposyncs", namespace },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "reposyncs" },
-    subjects: [{ kind: "User", name: testEnv().userName, apiGroup: "rbac.authorization.k8s.io" }],
-  } as KubeObject);
-}
-
 test("Ctrl-C stops `status --watch` at once, with 130, while the API server is down", async (t) => {
   const kubeconfig = await kubeconfigAt(t, await closedPort());
   const run = start(t, "status", "--watch", "--kubeconfig", kubeconfig);
@@ -187,7 +160,7 @@ test("Ctrl-C stops `status` at once, with 130, while the API server does not ans
 test("`status -n NS` as a user who may read RepoSyncs there but not RootSyncs shows the RepoSync and the refusal", async (t) => {
   const namespace = await testNamespace(t, "tenant");
   await repoSync(namespace);
-  await grantUser(t, namespace, ["get", "list", "watch"]);
+  await grantUserRepoSyncs(namespace, ["get", "list", "watch"]);
   const user = ["--kubeconfig", testEnv().userKubeconfig, "-n", namespace];
 
   const text = await driftless(t, "status", ...user);
@@ -225,7 +198,7 @@ test("`status -n NS` as a user who may read RepoSyncs there but not RootSyncs sh
 test("`sync --wait` as a user who may patch a sync but not watch it says the API server refused, not a timeout", async (t) => {
   const namespace = await testNamespace(t, "nowatch");
   await repoSync(namespace, "pending");
-  await grantUser(t, namespace, ["get", "patch"]);
+  await grantUserRepoSyncs(namespace, ["get", "patch"]);
   const started = Date.now();
   const run = await driftless(
     t,
