@@ -7,11 +7,12 @@ import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { connect as connectTcp, isIP, type Socket } from "node:net";
 import { connect as connectTls } from "node:tls";
-import { KubeApiError, KubeClient, type ResourceMapping } from "@driftless/kube";
+import { KubeApiError, KubeClient } from "@driftless/kube";
 import { usePrivateControlPlane } from "../../support/private-control-plane.ts";
 import { eventually, suffix, testEnv, TestRepo } from "../../support/index.ts";
 import {
   admin,
+  admissionWebhookName,
   configMap,
   createNamespace,
   createSync,
@@ -23,16 +24,6 @@ import {
 } from "./helpers.ts";
 
 await usePrivateControlPlane();
-
-const webhookName = "admission-webhook.configsync.gke.io";
-const Vwc: ResourceMapping = {
-  group: "admissionregistration.k8s.io",
-  version: "v1",
-  kind: "ValidatingWebhookConfiguration",
-  resource: "validatingwebhookconfigurations",
-  namespaced: false,
-  verbs: [],
-};
 
 interface Endpoint {
   readonly host: string;
@@ -90,7 +81,7 @@ function crowd(t: TestContext, endpoint: Endpoint, counts: Record<Kind, number>)
 }
 
 async function endpointOf(client: KubeClient): Promise<Endpoint> {
-  const vwc = await client.get(Vwc, undefined, webhookName);
+  const vwc = await client.get(Mapping.ValidatingWebhookConfiguration, undefined, admissionWebhookName);
   const hook = (vwc?.["webhooks"] as { clientConfig: { url: string; caBundle: string } }[] | undefined)?.[0];
   assert.ok(hook, "the webhook configuration is written");
   const url = new URL(hook.clientConfig.url);
@@ -119,7 +110,7 @@ test("connections held open by a tenant, up to every limit of the webhook, do no
   await createSync(t, rootSyncObject(rootName, manager.scope, { repo: repo.url, branch: repo.branch, dir: "root" }));
   await synced("RootSync", systemNamespace, rootName, commit);
 
-  const expected = `admission webhook "${webhookName}" denied the request: ${env.userName} is not authorized to delete managed resource "_configmap_${namespace}_protected"`;
+  const expected = `admission webhook "${admissionWebhookName}" denied the request: ${env.userName} is not authorized to delete managed resource "_configmap_${namespace}_protected"`;
   const deletion = async (): Promise<string> => {
     try {
       await user.delete(Mapping.ConfigMap, namespace, "protected", { dryRun: true });

@@ -17,6 +17,7 @@ import { usePrivateControlPlane } from "../../support/private-control-plane.ts";
 import { eventually, suffix, testEnv, TestRepo } from "../../support/index.ts";
 import {
   admin,
+  admissionWebhookName,
   cleanUpScope,
   configMap,
   createNamespace,
@@ -33,16 +34,7 @@ import {
 
 await usePrivateControlPlane();
 
-const webhookName = "admission-webhook.configsync.gke.io";
 const certSecret = "driftless-admission-webhook-cert";
-const Vwc: ResourceMapping = {
-  group: "admissionregistration.k8s.io",
-  version: "v1",
-  kind: "ValidatingWebhookConfiguration",
-  resource: "validatingwebhookconfigurations",
-  namespaced: false,
-  verbs: [],
-};
 const Secret: ResourceMapping = {
   group: "",
   version: "v1",
@@ -121,10 +113,10 @@ test("the admission webhook refuses changes to declared fields and deletion of m
   );
   assert.equal(
     declaredEdit.serverMessage,
-    `admission webhook "${webhookName}" denied the request: ${env.userName} cannot modify fields of object "${id}" managed by Config Sync: .data.key`,
+    `admission webhook "${admissionWebhookName}" denied the request: ${env.userName} cannot modify fields of object "${id}" managed by Config Sync: .data.key`,
   );
 
-  const vwc = await adminClient.get(Vwc, undefined, webhookName);
+  const vwc = await adminClient.get(Mapping.ValidatingWebhookConfiguration, undefined, admissionWebhookName);
   const hook = (vwc?.["webhooks"] as Record<string, unknown>[] | undefined)?.[0];
   assert.equal(hook?.["failurePolicy"], "Ignore");
   assert.equal(hook?.["sideEffects"], "None");
@@ -169,7 +161,7 @@ test("the admission webhook refuses changes to declared fields and deletion of m
   const deletion = await refusal(() => user.delete(Mapping.ConfigMap, namespace, "protected"));
   assert.equal(
     deletion?.serverMessage,
-    `admission webhook "${webhookName}" denied the request: ${env.userName} is not authorized to delete managed resource "${id}"`,
+    `admission webhook "${admissionWebhookName}" denied the request: ${env.userName} is not authorized to delete managed resource "${id}"`,
   );
 
   // Reconcilers are told apart by their ServiceAccount: the owner may write, another reconciler may not.
@@ -197,7 +189,7 @@ test("the admission webhook refuses changes to declared fields and deletion of m
   );
   assert.equal(
     intruderEdit?.serverMessage,
-    `admission webhook "${webhookName}" denied the request: config sync "${intruderName}" can not UPDATE object "ConfigMap, ${namespace}/protected" managed by config sync "root-reconciler-${rootName}"`,
+    `admission webhook "${admissionWebhookName}" denied the request: config sync "${intruderName}" can not UPDATE object "ConfigMap, ${namespace}/protected" managed by config sync "root-reconciler-${rootName}"`,
   );
 
   // What is not declared stays the user's.
@@ -223,13 +215,20 @@ test("the admission webhook refuses changes to declared fields and deletion of m
     user.replace(Mapping.ConfigMap, withData(await live(), { key: "while-down" })),
   );
   assert.equal(whileDown, undefined, "writes succeed while the webhook is unreachable");
-  assert.ok(await adminClient.get(Vwc, undefined, webhookName), "stopping is not turning off: the configuration stays");
+  assert.ok(
+    await adminClient.get(Mapping.ValidatingWebhookConfiguration, undefined, admissionWebhookName),
+    "stopping is not turning off: the configuration stays",
+  );
 
   // Turned off: a manager without the setting deletes the configuration.
   const withoutWebhook = await startManager(t, { scope: manager.scope });
-  await eventually(async () => (await adminClient.get(Vwc, undefined, webhookName)) === undefined, {
-    what: "the webhook configuration deleted",
-  });
+  await eventually(
+    async () =>
+      (await adminClient.get(Mapping.ValidatingWebhookConfiguration, undefined, admissionWebhookName)) === undefined,
+    {
+      what: "the webhook configuration deleted",
+    },
+  );
   // Its reconciler writes into the scope's state folder: done before the folder is removed.
   await cleanUpScope(manager.scope);
   await withoutWebhook.stop();

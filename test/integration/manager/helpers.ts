@@ -448,7 +448,18 @@ export const Mapping = {
     namespaced: false,
     verbs: [],
   },
+  ValidatingWebhookConfiguration: {
+    group: "admissionregistration.k8s.io",
+    version: "v1",
+    kind: "ValidatingWebhookConfiguration",
+    resource: "validatingwebhookconfigurations",
+    namespaced: false,
+    verbs: [],
+  },
 } as const satisfies Record<string, ResourceMapping>;
+
+/** Config Sync's name for its admission webhook, which the manager's keeps (the API server names it in refusals). */
+export const admissionWebhookName = "admission-webhook.configsync.gke.io";
 
 /** Creates a sync as the admin; deletes it (and waits for it to go) when the test ends, unless it is gone. */
 export async function createSync(t: TestContext, obj: KubeObject): Promise<void> {
