@@ -3,7 +3,7 @@
  * name, `ns-reconciler-<x>-db-2`. The first keeps it: the second is Stalled (KNV1061, naming the
  * first) and gets nothing, and deleting it tears down nothing of the first's.
  */
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { access } from "node:fs/promises";
 import { join } from "node:path";
@@ -36,10 +36,17 @@ const SecretMapping: ResourceMapping = {
   verbs: [],
 };
 
-test("two RepoSyncs with the same reconciler name: the second is Stalled (KNV1061) naming the first, which keeps running, also once the second is deleted", async (t) => {
-  const manager = await startManager(t);
+/**
+ * RepoSync `repo-sync` of namespace `<prefix>-<id>-db-2` and RepoSync `db` of namespace `<prefix>-<id>`: both
+ * named `ns-reconciler-<prefix>-<id>-db-2` by Config Sync's rule. Their namespaces are created, and deleted
+ * when the test ends.
+ */
+async function collidingSyncs(
+  t: TestContext,
+  prefix: string,
+): Promise<{ first: { namespace: string; name: string }; second: { namespace: string; name: string } }> {
   const client = await admin();
-  const base = `shop-${suffix()}`;
+  const base = `${prefix}-${suffix()}`;
   const first = { namespace: `${base}-db-2`, name: "repo-sync" };
   const second = { namespace: base, name: "db" };
   for (const namespace of [first.namespace, second.namespace]) {
@@ -52,6 +59,13 @@ test("two RepoSyncs with the same reconciler name: the second is Stalled (KNV106
       await client.delete(Mapping.Namespace, undefined, namespace).catch(() => undefined);
     });
   }
+  return { first, second };
+}
+
+test("two RepoSyncs with the same reconciler name: the second is Stalled (KNV1061) naming the first, which keeps running, also once the second is deleted", async (t) => {
+  const manager = await startManager(t);
+  const client = await admin();
+  const { first, second } = await collidingSyncs(t, "shop");
   const reconciler = nsReconcilerName(first.namespace, first.name);
   assert.equal(nsReconcilerName(second.namespace, second.name), reconciler);
   await grantRepoSyncReconciler(first.namespace);
@@ -114,19 +128,7 @@ test("two RepoSyncs with the same reconciler name: the second is Stalled (KNV106
 test("deployment mode: the second of two RepoSyncs with the same reconciler name rewrites nothing of the first's, and its deletion removes nothing of it", async (t) => {
   const manager = await startManager(t, { mode: "deployment" });
   const client = await admin();
-  const base = `dshop-${suffix()}`;
-  const first = { namespace: `${base}-db-2`, name: "repo-sync" };
-  const second = { namespace: base, name: "db" };
-  for (const namespace of [first.namespace, second.namespace]) {
-    await client.create(Mapping.Namespace, {
-      apiVersion: "v1",
-      kind: "Namespace",
-      metadata: { name: namespace, labels: { "driftless.test/run": "true" } },
-    });
-    t.after(async () => {
-      await client.delete(Mapping.Namespace, undefined, namespace).catch(() => undefined);
-    });
-  }
+  const { first, second } = await collidingSyncs(t, "dshop");
   const reconciler = nsReconcilerName(first.namespace, first.name);
   const git = { repo: "https://example.invalid/config.git", branch: "main" };
   await createSync(t, repoSyncObject(first.namespace, first.name, manager.scope, git));
