@@ -114,6 +114,15 @@ async function renderingAt(name: string, commit: string): Promise<JsonObject> {
   );
 }
 
+/** A secret in a file outside any checkout (`token` in the `outside` folder), as another sync's token would be. */
+async function outsideToken(t: TestContext): Promise<{ secretText: string; outside: string; token: string }> {
+  const secretText = `reconciler-token-${suffix()}`;
+  const outside = await scratch(t);
+  const token = join(outside, "token");
+  await writeFile(token, secretText);
+  return { secretText, outside, token };
+}
+
 test("a kustomization naming a file outside its checkout (absolute, ../, a symlink, chartHome) or a URL fails rendering with KNV1068 naming it; the file never reaches the cluster, nothing is pruned, and a file elsewhere in the repository still renders", async (t) => {
   const name = `confine-${suffix()}`;
   const ns = `confine-${suffix()}`;
@@ -125,10 +134,7 @@ test("a kustomization naming a file outside its checkout (absolute, ../, a symli
         () => undefined,
       ),
   );
-  const secretText = `reconciler-token-${suffix()}`;
-  const outside = await scratch(t);
-  const token = join(outside, "token");
-  await writeFile(token, secretText);
+  const { secretText, outside, token } = await outsideToken(t);
   // A chart outside the checkout, as another sync's cache or a tenant-planted folder would hold one.
   await mkdir(join(outside, "charts", "stray", "templates"), { recursive: true });
   await writeFile(join(outside, "charts", "stray", "Chart.yaml"), "apiVersion: v2\nname: stray\nversion: 0.1.0\n");
@@ -287,10 +293,7 @@ test("a kustomization kustomize's go-yaml reads otherwise than the walk (a !!bin
         () => undefined,
       ),
   );
-  const secretText = `reconciler-token-${suffix()}`;
-  const outside = await scratch(t);
-  const token = join(outside, "token");
-  await writeFile(token, secretText);
+  const { secretText, token } = await outsideToken(t);
   const server = await httpServer(t, secretText);
 
   const repo = await TestRepo.create(t);
@@ -461,10 +464,7 @@ test("a repository's helm plugins never run: helmGlobals.configHome needs enable
 });
 
 test("a chart pulled during the build cannot bring a symlink out of the checkout: helm unpacks every entry as a regular file", async (t) => {
-  const secretText = `reconciler-token-${suffix()}`;
-  const outside = await scratch(t);
-  const token = join(outside, "token");
-  await writeFile(token, secretText);
+  const { secretText, outside, token } = await outsideToken(t);
   // The chart archive holds files/secret as a symlink to the token (tar keeps symlinks).
   const chart = join(outside, "pc");
   await mkdir(join(chart, "templates"), { recursive: true });
