@@ -5,6 +5,7 @@ import { X509Certificate } from "node:crypto";
 import { createLogger } from "@driftless/sync";
 import { issueWebhookCertificates } from "./admission-cert.ts";
 import { AdmissionWebhookPath, serveAdmission } from "./admission-server.ts";
+import { managedConfigMapDeletion } from "./testing/admission-server.ts";
 
 const day = 24 * 60 * 60 * 1000;
 
@@ -39,28 +40,7 @@ test("the endpoint answers AdmissionReviews over TLS, refuses anything else, and
   });
   t.after(() => server.close());
 
-  const review = JSON.stringify({
-    apiVersion: "admission.k8s.io/v1",
-    kind: "AdmissionReview",
-    request: {
-      uid: "u-1",
-      kind: { group: "", version: "v1", kind: "ConfigMap" },
-      operation: "DELETE",
-      userInfo: { username: "alice" },
-      oldObject: {
-        apiVersion: "v1",
-        kind: "ConfigMap",
-        metadata: {
-          name: "cm",
-          namespace: "ns",
-          annotations: {
-            "configmanagement.gke.io/managed": "enabled",
-            "configsync.gke.io/resource-id": "_configmap_ns_cm",
-          },
-        },
-      },
-    },
-  });
+  const review = managedConfigMapDeletion("u-1");
   const refused = await call(server.port, first.caCert, "POST", AdmissionWebhookPath, review);
   assert.equal(refused.status, 200);
   assert.deepEqual(JSON.parse(refused.body), {
