@@ -67,3 +67,15 @@ export async function grantUserRepoSyncs(namespace: string, verbs: readonly stri
     subjects: [{ kind: "User", name: testEnv().userName, apiGroup: "rbac.authorization.k8s.io" }],
   } as KubeObject);
 }
+
+/** Binds the test run's ordinary user to `edit` in `namespace`, as a namespace's tenant is. */
+export async function grantUserEdit(namespace: string): Promise<void> {
+  const client = await (admin ??= KubeClient.fromKubeconfig(testEnv().kubeconfig));
+  await client.create(roleBindings, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name: "user-edit", namespace },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "edit" },
+    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: testEnv().userName }],
+  } as KubeObject);
+}

@@ -9,6 +9,7 @@ import { connect as connectTcp, isIP, type Socket } from "node:net";
 import { connect as connectTls } from "node:tls";
 import { KubeApiError, KubeClient } from "@driftless/kube";
 import { usePrivateControlPlane } from "../../support/private-control-plane.ts";
+import { grantUserEdit } from "../../support/rbac.ts";
 import { eventually, suffix, testEnv, TestRepo } from "../../support/index.ts";
 import {
   admin,
@@ -95,13 +96,7 @@ test("connections held open by a tenant, up to every limit of the webhook, do no
   const user = await KubeClient.fromKubeconfig(env.userKubeconfig);
   t.after(() => user.close());
   const namespace = await createNamespace(t);
-  await adminClient.create(Mapping.RoleBinding, {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "RoleBinding",
-    metadata: { name: "user-edit", namespace },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "edit" },
-    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: env.userName }],
-  });
+  await grantUserEdit(namespace);
   const manager = await startManager(t, { extraArgs: ["--admission-webhook-port", "0"] });
   const repo = await TestRepo.create(t);
   await repo.write("root/cm.yaml", configMap("protected", namespace, { key: "declared" }));

@@ -14,6 +14,7 @@ import { issueWebhookCertificates } from "../../../packages/controller/src/admis
 import { KubeConfig } from "@kubernetes/client-node";
 import { KubeApiError, KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { usePrivateControlPlane } from "../../support/private-control-plane.ts";
+import { grantUserEdit } from "../../support/rbac.ts";
 import { eventually, suffix, testEnv, TestRepo } from "../../support/index.ts";
 import {
   admin,
@@ -80,13 +81,7 @@ test("the admission webhook refuses changes to declared fields and deletion of m
   const user = await KubeClient.fromKubeconfig(env.userKubeconfig);
   t.after(() => user.close());
   const namespace = await createNamespace(t);
-  await adminClient.create(Mapping.RoleBinding, {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "RoleBinding",
-    metadata: { name: "user-edit", namespace },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "edit" },
-    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: env.userName }],
-  });
+  await grantUserEdit(namespace);
 
   const manager = await startManager(t, { extraArgs: ["--admission-webhook-port", "0"] });
   const repo = await TestRepo.create(t);
