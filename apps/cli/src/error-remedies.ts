@@ -1,5 +1,8 @@
 /** What an on-call engineer can do about an error, by its KNV code: a line beside the message. */
 
+const rbacRemedy =
+  "Grant the reconciler's ServiceAccount the permission named (a RoleBinding in the namespace for a RepoSync).";
+
 const remedies: Readonly<Record<string, string>> = {
   KNV1006: "Fix the YAML or JSON of the file named in the message and push a commit.",
   KNV1010:
@@ -26,12 +29,13 @@ const remedies: Readonly<Record<string, string>> = {
   KNV2008: "A write lost a race; the next pass retries it.",
   KNV2009: "Look at the object named: describe it for its events; an object that never becomes Current holds the pass.",
   KNV2010: "Look at the object named in the message.",
-  KNV2013:
-    "Grant the reconciler's ServiceAccount the permission named (a RoleBinding in the namespace for a RepoSync).",
+  KNV2013: rbacRemedy,
   KNV2016: "Transient: the reconciler retries by itself.",
 };
 
-export function remedyFor(code: string): string {
+/** By code, except that an apply refused by RBAC (KNV2009, as Config Sync reports it) asks for the permission. */
+export function remedyFor(code: string, message = ""): string {
+  if (code === "KNV2009" && /\bis forbidden: User\b/.test(message)) return rbacRemedy;
   const known = remedies[code];
   if (known !== undefined) return known;
   if (code.startsWith("KNV1")) return "Fix the source at the file named in the message, then push a commit.";

@@ -10,7 +10,6 @@ import {
 import {
   isAlreadyExists,
   isConflict,
-  KubeApiError,
   type KubeClient,
   type KubeObject,
   type ResourceMapping,
@@ -146,13 +145,11 @@ export class UnknownKindError extends DriftlessError {
   }
 }
 
+/** Every failed write is KNV2009, a refusal by RBAC too: Config Sync's applier reports them all so. */
 export class ApplyError extends DriftlessError {
   constructor(desired: DesiredObject, cause: unknown) {
-    const forbidden =
-      (cause instanceof KubeApiError && cause.status === 403) ||
-      (cause instanceof DriftlessError && cause.code === KnvCode.InsufficientPermission);
     super({
-      code: forbidden ? KnvCode.InsufficientPermission : KnvCode.Apply,
+      code: KnvCode.Apply,
       errorClass: cause instanceof DriftlessError ? cause.errorClass : ErrorClass.Retry,
       message: `failed to apply ${idKey(desired.id)}: ${cause instanceof Error ? cause.message : String(cause)}`,
       resources: [{ ...desired.id, sourcePath: desired.sourcePath }],

@@ -41,13 +41,15 @@ function forbidden(error: Error): boolean {
   return error instanceof KubeApiError && (error.status === 403 || error.status === 401);
 }
 
-/** A type's objects could not be listed: the pass reports it and goes on with the other types. */
+/**
+ * A type's objects could not be listed: the pass reports it and goes on with the other types. KNV2009, as
+ * Config Sync's applier reports a type it cannot poll, whether RBAC refused the list or the server failed it.
+ */
 export class ListFailedError extends DriftlessError {
   constructor(mapping: ResourceMapping, cause: Error) {
-    const forbiddenList = forbidden(cause);
     const gvr = `${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`;
     super({
-      code: forbiddenList ? KnvCode.InsufficientPermission : KnvCode.ApiServer,
+      code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
       message: `cannot list ${gvr}: ${cause.message}`,
       cause,

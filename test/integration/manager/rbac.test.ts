@@ -301,6 +301,7 @@ test("a RepoSync's reconciler without permission for a declared type reports the
   assert.match(message, /configmaps/, `the error names the type: ${message}`);
   assert.match(message, /forbidden/i, `the error carries the server's refusal: ${message}`);
   assert.match(message, new RegExp(`ns-reconciler-${namespace}`), `the error names who was refused: ${message}`);
+  assert.equal(errors?.[0]?.code, "2009", "Config Sync's applier reports a refused type as KNV2009");
   // Granted afterwards, as an admin would: the next poll syncs, with no restart.
   await grantRepoSyncReconciler(namespace);
   await synced("RepoSync", namespace, "repo-sync", commit);

@@ -140,7 +140,7 @@ function errors(r: SyncReport): Html {
                   html`<li class="error">
                     <p><strong class="code">${e.code || "error"}</strong> <span class="phase">${e.phase}</span></p>
                     <pre class="message">${e.message}</pre>
-                    <p class="remedy"><strong>What to do:</strong> ${remedyFor(e.code)}</p>
+                    <p class="remedy"><strong>What to do:</strong> ${remedyFor(e.code, e.message)}</p>
                   </li>`,
               )}
             </ul>`

@@ -1,0 +1,30 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { ErrorClass, KnvCode } from "@driftless/api";
+import { KubeApiError } from "@driftless/kube";
+import { ApplyError } from "./apply.ts";
+import type { DesiredObject } from "./desired.ts";
+
+const deployment: DesiredObject = {
+  id: { group: "apps", kind: "Deployment", namespace: "bookstore", name: "hello-world" },
+  apiVersion: "apps/v1",
+  object: {},
+  sourcePath: "acme/deployment.yaml",
+  sourceHash: "abc1234",
+  dependsOn: [],
+};
+
+test("a write refused by RBAC is KNV2009 naming the object and the refusal, as Config Sync's applier reports it", () => {
+  const refusal = new KubeApiError({
+    status: 403,
+    reason: "Forbidden",
+    operation: "patch",
+    serverMessage:
+      'deployments.apps "hello-world" is forbidden: User "system:serviceaccount:config-management-system:ns-reconciler-bookstore" cannot patch resource "deployments"',
+  });
+  const error = new ApplyError(deployment, refusal);
+  assert.equal(error.code, KnvCode.Apply);
+  assert.equal(error.errorClass, ErrorClass.Terminal, "waits for the next poll, as other refusals do");
+  assert.match(error.message, /^failed to apply .*hello-world: .*is forbidden: User/);
+  assert.deepEqual(error.resources?.[0]?.sourcePath, "acme/deployment.yaml");
+});
