@@ -4,11 +4,11 @@ import { remedyFor } from "./error-remedies.ts";
 
 test("an apply refused by RBAC (KNV2009) is answered with the permission to grant, other KNV2009s with the object", () => {
   const refused =
-    'failed to apply apps/Deployment/bookstore/hello-world: deployments.apps "hello-world" is forbidden: User "system:serviceaccount:config-management-system:ns-reconciler-bookstore" cannot patch resource "deployments"';
+    'failed to apply Deployment.apps, bookstore/hello-world: deployments.apps "hello-world" is forbidden: User "system:serviceaccount:config-management-system:ns-reconciler-bookstore" cannot patch resource "deployments"';
   assert.match(remedyFor("KNV2009", refused), /Grant the reconciler's ServiceAccount/);
   assert.equal(remedyFor("KNV2009", refused), remedyFor("KNV2013"));
   assert.match(
-    remedyFor("KNV2009", "failed to wait for apps/Deployment/bookstore/web: reconcile timeout"),
+    remedyFor("KNV2009", "failed to wait for Deployment.apps, bookstore/web: reconcile timeout"),
     /describe it/,
   );
 });

@@ -4,6 +4,8 @@ import { ErrorClass, KnvCode } from "@driftless/api";
 import { KubeApiError } from "@driftless/kube";
 import { ApplyError } from "./apply.ts";
 import type { DesiredObject } from "./desired.ts";
+import { describeId } from "./object-id.ts";
+import { NamespaceInUseError } from "./prune.ts";
 
 const deployment: DesiredObject = {
   id: { group: "apps", kind: "Deployment", namespace: "bookstore", name: "hello-world" },
@@ -25,6 +27,14 @@ test("a write refused by RBAC is KNV2009 naming the object and the refusal, as C
   const error = new ApplyError(deployment, refusal);
   assert.equal(error.code, KnvCode.Apply);
   assert.equal(error.errorClass, ErrorClass.Terminal, "waits for the next poll, as other refusals do");
-  assert.match(error.message, /^failed to apply .*hello-world: .*is forbidden: User/);
+  assert.match(error.message, /^failed to apply Deployment\.apps, bookstore\/hello-world: .*is forbidden: User/);
   assert.deepEqual(error.resources?.[0]?.sourcePath, "acme/deployment.yaml");
+});
+
+test("objects are named in errors as Config Sync names them: Kind.group, namespace/name", () => {
+  assert.equal(describeId(deployment.id), "Deployment.apps, bookstore/hello-world");
+  assert.equal(describeId({ group: "", kind: "ConfigMap", namespace: "shop", name: "cm" }), "ConfigMap, shop/cm");
+  assert.equal(describeId({ group: "", kind: "Namespace", name: "shipping" }), "Namespace, /shipping");
+  const skipped = new NamespaceInUseError({ group: "", kind: "Namespace", name: "shipping" });
+  assert.equal(skipped.message, "skipped delete of Namespace, /shipping: namespace still in use: shipping");
 });

@@ -24,7 +24,7 @@ import { computeHealth, HealthStatus } from "./kstatus.ts";
 import { annotationsOf, comparisonCandidate, decorate, isManagementDisabled, withToken } from "./decorate.ts";
 import type { DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
 import type { LiveState, PlanOutline } from "./live-state.ts";
-import { idKey } from "./object-id.ts";
+import { describeId, idKey, type ObjectId } from "./object-id.ts";
 import type { Plan } from "./plan.ts";
 import { conflictingManager, ManagementConflictError } from "./precedence.ts";
 import { hasRecordDigest, restoreRecord } from "./record-digest.ts";
@@ -151,7 +151,7 @@ export class ApplyError extends DriftlessError {
     super({
       code: KnvCode.Apply,
       errorClass: cause instanceof DriftlessError ? cause.errorClass : ErrorClass.Retry,
-      message: `failed to apply ${idKey(desired.id)}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      message: `failed to apply ${describeId(desired.id)}: ${cause instanceof Error ? cause.message : String(cause)}`,
       resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
       cause,
     });
@@ -160,22 +160,22 @@ export class ApplyError extends DriftlessError {
 
 /** A dependency was applied but did not become Current in time; its dependents wait for a later pass. */
 export class DependencyNotReconciledError extends DriftlessError {
-  constructor(desired: DesiredObject, dependency: string, health: HealthStatus, timeoutMs: number) {
+  constructor(desired: DesiredObject, dependency: ObjectId, health: HealthStatus, timeoutMs: number) {
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
-      message: `skipped ${idKey(desired.id)}: its dependency ${dependency} is ${health}, not Current, after ${Math.round(timeoutMs / 1000)} s (override.reconcileTimeout)`,
+      message: `skipped apply of ${describeId(desired.id)}: its dependency ${describeId(dependency)} is ${health}, not Current, after ${Math.round(timeoutMs / 1000)} s (override.reconcileTimeout)`,
       resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
     });
   }
 }
 
 export class DependencyNotAppliedError extends DriftlessError {
-  constructor(desired: DesiredObject, dependency: string) {
+  constructor(desired: DesiredObject, dependency: ObjectId) {
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
-      message: `skipped ${idKey(desired.id)}: its dependency ${dependency} was not applied`,
+      message: `skipped apply of ${describeId(desired.id)}: its dependency ${describeId(dependency)} was not applied`,
       resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
     });
   }
@@ -224,16 +224,15 @@ async function applyWaves(plan: Plan, options: ApplyOptions): Promise<ApplyOutco
   for (const wave of plan.waves) {
     await prepareTypes(wave, options);
     const results = await mapLimit(wave, options.concurrency ?? 32, async (desired): Promise<ApplyOutcome> => {
-      const keys = desired.dependsOn.map(idKey);
-      const blocked = keys.find((key) => failed.has(key));
+      const blocked = desired.dependsOn.find((dependency) => failed.has(idKey(dependency)));
       if (blocked !== undefined) {
         return { desired, operation: Operation.Skipped, error: new DependencyNotAppliedError(desired, blocked) };
       }
       // As Config Sync does: a dependent is applied once what it depends on is Current, not just written.
-      for (const key of keys) {
-        const health = await readiness.current(key);
+      for (const dependency of desired.dependsOn) {
+        const health = await readiness.current(idKey(dependency));
         if (health !== HealthStatus.Current) {
-          const error = new DependencyNotReconciledError(desired, key, health, readiness.timeoutMs);
+          const error = new DependencyNotReconciledError(desired, dependency, health, readiness.timeoutMs);
           return { desired, operation: Operation.Skipped, error };
         }
       }

@@ -1,6 +1,6 @@
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
 import type { KubeClient, KubeObject, ResourceMapping } from "@driftless/kube";
-import { idKey, type ObjectId } from "./object-id.ts";
+import { describeId, idKey, type ObjectId } from "./object-id.ts";
 
 /** Custom resources of a CRD that its deletion would take although this prune did not remove them. */
 export interface CustomResourcesLeft {
@@ -96,7 +96,7 @@ export class CrdInUseError extends DriftlessError {
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
-      message: `skipped delete of ${idKey(id)}: CustomResourceDefinition still in use by ${describeLeft(left)}, which deleting it would delete`,
+      message: `skipped delete of ${describeId(id)}: CustomResourceDefinition still in use by ${describeLeft(left)}, which deleting it would delete`,
       resources: [id, ...left.examples],
     });
   }

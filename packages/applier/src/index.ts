@@ -63,7 +63,7 @@ export type { GroupMetadata } from "./resource-group-metadata.ts";
 export { computeHealth, HealthStatus } from "./kstatus.ts";
 export { DirectLiveState } from "./live-state.ts";
 export type { LiveState, PlanOutline } from "./live-state.ts";
-export { compareIds, groupOfApiVersion, idKey } from "./object-id.ts";
+export { compareIds, describeId, groupOfApiVersion, idKey } from "./object-id.ts";
 export type { ObjectId } from "./object-id.ts";
 export { CyclicDependencyError, MissingDependencyError, plan } from "./plan.ts";
 export type { Plan } from "./plan.ts";

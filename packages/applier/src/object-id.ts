@@ -17,6 +17,11 @@ export function idKey(id: ObjectId): string {
   return key;
 }
 
+/** An object as Config Sync's errors name it: `Deployment.apps, shop/web`, `Namespace, /shop`. */
+export function describeId(id: ObjectId): string {
+  return `${id.group === "" ? id.kind : `${id.kind}.${id.group}`}, ${id.namespace ?? ""}/${id.name}`;
+}
+
 export function groupOfApiVersion(apiVersion: string): string {
   const slash = apiVersion.indexOf("/");
   return slash === -1 ? "" : apiVersion.slice(0, slash);

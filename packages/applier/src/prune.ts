@@ -19,7 +19,7 @@ import { mapLimit } from "./concurrency.ts";
 import { CrdInUseError, customResourcesLeft } from "./crd-usage.ts";
 import { stripManagement } from "./decorate.ts";
 import type { SyncIdentity } from "./desired.ts";
-import { idKey, type ObjectId } from "./object-id.ts";
+import { describeId, idKey, type ObjectId } from "./object-id.ts";
 
 export const PruneOperation = {
   Deleted: "deleted",
@@ -77,7 +77,7 @@ export class PruneError extends DriftlessError {
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
-      message: `failed to prune ${idKey(id)}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      message: `failed to prune ${describeId(id)}: ${cause instanceof Error ? cause.message : String(cause)}`,
       resources: [id],
       cause,
     });
@@ -90,7 +90,7 @@ export class UnknownTypeError extends DriftlessError {
     super({
       code: KnvCode.ApiServer,
       errorClass: ErrorClass.Retry,
-      message: `cannot tell whether ${idKey(id)} still exists, so it is kept in the inventory: ${why}`,
+      message: `cannot tell whether ${describeId(id)} still exists, so it is kept in the inventory: ${why}`,
       resources: [id],
     });
   }
@@ -106,7 +106,7 @@ export class NamespaceInUseError extends DriftlessError {
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
-      message: `skipped delete of ${idKey(id)}: namespace still in use: ${id.name}`,
+      message: `skipped delete of ${describeId(id)}: namespace still in use: ${id.name}`,
       resources: [id],
     });
   }

@@ -12,6 +12,7 @@ import {
   type SyncCondition,
 } from "@driftless/api";
 import {
+  describeId,
   idKey,
   Inventory,
   NamespaceInUsePolicy,
@@ -120,7 +121,7 @@ async function deleteAll(ctx: FinalizerContext, managed: readonly ObjectId[]): P
   const failed = outcomes.filter((o) => o.operation === PruneOperation.Failed);
   if (failed.length > 0) {
     throw new FinalizerError(
-      `failed to delete ${failed.length} managed object(s): ${failed.map((f) => idKey(f.id)).join(", ")}`,
+      `failed to delete ${failed.length} managed object(s): ${failed.map((f) => describeId(f.id)).join("; ")}`,
       failed.map((f) => f.id),
       failed[0]?.error,
     );
@@ -142,7 +143,7 @@ async function deleteAll(ctx: FinalizerContext, managed: readonly ObjectId[]): P
     if (remaining.length === 0) return released;
     if (Date.now() > deadline)
       throw new FinalizerError(
-        `waiting for ${remaining.length} managed object(s) to be deleted: ${remaining.slice(0, 5).map(idKey).join(", ")}`,
+        `waiting for ${remaining.length} managed object(s) to be deleted: ${remaining.slice(0, 5).map(describeId).join("; ")}`,
         remaining,
       );
     await delay(200);
@@ -159,7 +160,7 @@ async function reportReleased(
   released: readonly PruneOutcome[],
 ): Promise<void> {
   for (const outcome of released) {
-    const message = `left in place, released: ${outcome.error?.message ?? idKey(outcome.id)}`;
+    const message = `left in place, released: ${outcome.error?.message ?? describeId(outcome.id)}`;
     ctx.log.warn("foreground deletion left an object in use in place", { object: idKey(outcome.id), message });
     await recordEvent(ctx.client, ctx.identity, raw, SyncEventReason.Released, message, ctx.log);
   }

@@ -24,7 +24,7 @@ test("a timed-out object is reported while it stays unreconciled, without being 
   assert.equal(first?.code, "KNV2009");
   assert.match(
     first?.message ?? "",
-    /failed to wait for apps\/Deployment\/web\/api: reconcile timeout: not Current within 300 s/,
+    /failed to wait for Deployment\.apps, web\/api: reconcile timeout: not Current within 300 s/,
   );
   // The next pass leaves it unchanged and does not wait: still reported.
   assert.equal(timeouts.errors([outcome(Operation.Unchanged, HealthStatus.InProgress)], [], 300_000).length, 1);

@@ -76,7 +76,7 @@ test("a pass waits up to override.reconcileTimeout for what it wrote to become C
   assert.equal(errors[0]?.["code"], "2009");
   assert.match(
     String(errors[0]?.["errorMessage"]),
-    new RegExp(`failed to wait for apps/Deployment/${namespace}/web: reconcile timeout.*InProgress`),
+    new RegExp(`failed to wait for Deployment\\.apps, ${namespace}/web: reconcile timeout.*InProgress`),
   );
   assert.ok(await configMapExists(namespace, "plain"), "the rest of the commit was applied");
 

@@ -97,7 +97,13 @@ test("a Namespace that leaves Git while a detached object in it stays is kept an
   const errors = await syncErrorsAt(name, second);
 
   assert.ok(
-    errors.some((e) => /namespace still in use/.test(String(e["errorMessage"])) && e["code"] === "2009"),
+    // Config Sync's code and words.
+    errors.some(
+      (e) =>
+        String(e["errorMessage"]).includes(
+          `skipped delete of Namespace, /${namespace}: namespace still in use: ${namespace}`,
+        ) && e["code"] === "2009",
+    ),
     `no "namespace still in use" error in ${JSON.stringify(errors)}`,
   );
   assert.equal(await configMapExists(namespace, "other"), false, "the other ConfigMap was not pruned");
