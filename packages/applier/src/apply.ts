@@ -8,6 +8,7 @@ import {
   managerAnnotationValue,
 } from "@driftless/api";
 import {
+  failureText,
   isAlreadyExists,
   isConflict,
   type KubeClient,
@@ -151,7 +152,7 @@ export class ApplyError extends DriftlessError {
     super({
       code: KnvCode.Apply,
       errorClass: cause instanceof DriftlessError ? cause.errorClass : ErrorClass.Retry,
-      message: `failed to apply ${describeId(desired.id)}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      message: `failed to apply ${describeId(desired.id)}: ${failureText(cause)}`,
       resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
       cause,
     });

@@ -8,6 +8,7 @@ import {
   inventoryId,
 } from "@driftless/api";
 import {
+  failureText,
   isConflict,
   isNotFound,
   type KubeClient,
@@ -77,7 +78,7 @@ export class PruneError extends DriftlessError {
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
-      message: `failed to prune ${describeId(id)}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      message: `failed to prune ${describeId(id)}: ${failureText(cause)}`,
       resources: [id],
       cause,
     });

@@ -208,6 +208,15 @@ export function isTooManyRequests(error: unknown): error is KubeApiError {
   return hasStatus(error, 429);
 }
 
+/**
+ * A failure in the words a status shows after naming the object: the API server's own message when it
+ * answered (as Config Sync's errors quote it), the whole message otherwise (no answer, or not a request).
+ */
+export function failureText(thrown: unknown): string {
+  if (thrown instanceof KubeApiError && thrown.status > 0) return thrown.serverMessage;
+  return thrown instanceof Error ? thrown.message : String(thrown);
+}
+
 /** What was thrown, as an Error (a thrown string or object is wrapped), for callbacks that take one. */
 export function asError(thrown: unknown): Error {
   return thrown instanceof Error ? thrown : new Error(String(thrown));

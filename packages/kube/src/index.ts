@@ -57,6 +57,7 @@ export { WatchEventType } from "./types.ts";
 export {
   KubeApiError,
   KubeReason,
+  failureText,
   isAlreadyExists,
   isConflict,
   isForbidden,

@@ -6,7 +6,7 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
-import { KubeApiError, type Informer, type ResourceMapping } from "@driftless/kube";
+import { failureText, KubeApiError, type Informer, type ResourceMapping } from "@driftless/kube";
 
 /** How often a wait looks at the informer's last error. */
 const checkEveryMs = 250;
@@ -51,7 +51,7 @@ export class ListFailedError extends DriftlessError {
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
-      message: `cannot list ${gvr}: ${cause.message}`,
+      message: `cannot list ${gvr}: ${failureText(cause)}`,
       cause,
     });
   }
