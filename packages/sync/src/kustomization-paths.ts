@@ -18,6 +18,7 @@ import { lstat, readFile, realpath, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { helmChartNameProblem, helmReleaseNameProblem } from "@driftless/api";
 import { isAlias, isScalar, parseAllDocuments, visit, type DocumentOptions, type SchemaOptions } from "yaml";
+import { checkChartSchemas } from "./chart-schemas.ts";
 import { isRemoteTarget, PathConfinement } from "./confine-path.ts";
 import { pluginConfigs, pluginKind } from "./plugin-configs.ts";
 import { RenderingError } from "./render-error.ts";
@@ -286,8 +287,11 @@ class Walk {
       for (const name of names)
         for (const sub of [name, ...versions.map((v) => join(`${name}-${v}`, name))]) {
           const chartDir = await this.confine.resolve(dir, join(home, sub), `${where} chart directory`);
-          if (chartDir !== undefined && (await stat(chartDir)).isDirectory())
-            await this.confine.checkTreeBelow(chartDir, `${where} chart ${JSON.stringify(name)}`);
+          if (chartDir === undefined || !(await stat(chartDir)).isDirectory()) continue;
+          await this.confine.checkTreeBelow(chartDir, `${where} chart ${JSON.stringify(name)}`);
+          // helm loads a schema's outside references itself (chart-schemas.ts).
+          if (!this.#allowRemote)
+            await checkChartSchemas(chartDir, `${where} chart ${JSON.stringify(name)}`, (p) => this.confine.show(p));
         }
     }
   }

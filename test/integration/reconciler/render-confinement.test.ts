@@ -506,3 +506,67 @@ test("a chart pulled during the build cannot bring a symlink out of the checkout
   const pulled = await lstat(join(root, "charts", "pc-0.1.0", "pc", "files", "secret"));
   assert.ok(pulled.isFile() && pulled.size === 0, "helm wrote the symlink entry as an empty regular file");
 });
+
+test("a chart's values.schema.json referring outside itself (a file of the reconciler, a URL; in a subchart archive too) fails rendering with KNV1068: helm never loads it", async (t) => {
+  const { secretText, outside } = await outsideToken(t);
+  // A JSON file of the reconciler's, shaped so that helm's validation error would print what it holds.
+  const secretJson = join(outside, "token.json");
+  await writeFile(secretJson, JSON.stringify({ type: "string", const: secretText }));
+  const server = await httpServer(t, JSON.stringify({ type: "string", const: secretText }));
+  const refs = [`file://${secretJson}`, `${secretJson.slice(1)}`, `${server.url}/latest/meta-data`];
+  const render = async (root: string): Promise<string> => {
+    const out = await renderKustomization(root, {
+      tools: { dir: renderToolsDir },
+      repositoryRoot: root,
+      enableShell: false,
+      signal: AbortSignal.timeout(120_000),
+    });
+    t.after(() => removeRendered(out));
+    return readFile(join(out, "rendered.yaml"), "utf8");
+  };
+  /** A checkout rendering chart `c` (values a: x) whose schema is `schema`; `subchart` is packaged by the real helm. */
+  const chartRoot = async (schema: JsonObject, subchart?: JsonObject): Promise<string> => {
+    const root = await scratch(t);
+    const chart = join(root, "charts", "c");
+    await mkdir(join(chart, "templates"), { recursive: true });
+    await writeFile(join(root, "kustomization.yaml"), yaml({ helmCharts: [{ name: "c", releaseName: "c" }] }));
+    await writeFile(join(chart, "Chart.yaml"), "apiVersion: v2\nname: c\nversion: 0.1.0\n");
+    await writeFile(join(chart, "values.yaml"), "a: x\nsub:\n  a: x\n");
+    await writeFile(join(chart, "templates", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n");
+    await writeFile(join(chart, "values.schema.json"), JSON.stringify(schema));
+    if (subchart !== undefined) {
+      const sub = join(root, "sub-src", "sub");
+      await mkdir(sub, { recursive: true });
+      await writeFile(join(sub, "Chart.yaml"), "apiVersion: v2\nname: sub\nversion: 0.1.0\n");
+      await writeFile(join(sub, "values.schema.json"), JSON.stringify(subchart));
+      await mkdir(join(chart, "charts"));
+      execFileSync(join(renderToolsDir, "helm"), ["package", "--destination", join(chart, "charts"), sub], {
+        env: { HOME: root, PATH: "" },
+      });
+      await rm(join(root, "sub-src"), { recursive: true });
+    }
+    return root;
+  };
+  const object = (ref: string): JsonObject => ({ type: "object", properties: { a: { $ref: ref } } });
+  for (const [label, schema, subchart] of [
+    ...refs.map((ref) => [`$ref ${ref}`, object(ref), undefined] as const),
+    [`$schema ${server.url}`, { $schema: `${server.url}/schema`, type: "object" }, undefined] as const,
+    [`a subchart archive's $ref ${refs[0]}`, { type: "object" }, object(refs[0] ?? "")] as const,
+  ]) {
+    await assert.rejects(render(await chartRoot(schema, subchart)), (error: unknown) => {
+      assert.ok(error instanceof RenderingError, `${label}: ${String(error)}`);
+      assert.match(error.message, /values\.schema\.json refers to \$(ref|schema) /, label);
+      assert.ok(!error.message.includes(secretText), `${label}: the render error holds the secret`);
+      return true;
+    });
+  }
+  assert.deepEqual(server.requests, [], "helm fetched a schema from the loopback server");
+  // A schema referring inside itself, with a standard draft, renders as before.
+  const good = {
+    $schema: "http://json-schema.org/draft-07/schema#",
+    definitions: { s: { type: "string" } },
+    type: "object",
+    properties: { a: { $ref: "#/definitions/s" } },
+  };
+  assert.match(await render(await chartRoot(good, good)), /name: c/);
+});

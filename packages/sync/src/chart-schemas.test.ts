@@ -1,0 +1,114 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { KnvCode } from "@driftless/api";
+import { externalSchemaReference } from "./chart-schemas.ts";
+import { checkKustomizationPaths } from "./kustomization-paths.ts";
+import { RenderingError } from "./render-error.ts";
+
+let scratch: string;
+before(async () => {
+  scratch = await mkdtemp(join(tmpdir(), "driftless-schemas-"));
+});
+after(() => rm(scratch, { recursive: true, force: true }));
+
+let count = 0;
+/** A checkout whose config/ kustomization renders chart `c` from `files` (paths below charts/c). */
+async function chartRepo(files: Record<string, string | Buffer>): Promise<string> {
+  const root = join(scratch, `repo-${count++}`);
+  const all = {
+    "config/kustomization.yaml": JSON.stringify({ helmCharts: [{ name: "c" }] }),
+    "config/charts/c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    ...Object.fromEntries(Object.entries(files).map(([path, content]) => [`config/charts/c/${path}`, content])),
+  };
+  for (const [path, content] of Object.entries(all)) {
+    await mkdir(dirname(join(root, path)), { recursive: true });
+    await writeFile(join(root, path), content);
+  }
+  return root;
+}
+
+const check = (root: string, allowRemote = false): Promise<void> =>
+  checkKustomizationPaths(join(root, "config"), { repositoryRoot: root, allowRemote });
+
+/** A subchart archive (tar with gzip, as helm package writes one) holding `sub/<path>` for each file. */
+async function archive(files: Record<string, string | Buffer>): Promise<Buffer> {
+  const dir = join(scratch, `archive-${count++}`);
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(dirname(join(dir, "sub", path)), { recursive: true });
+    await writeFile(join(dir, "sub", path), content);
+  }
+  return execFileSync("tar", ["-czf", "-", "-C", dir, "sub"]);
+}
+
+const schema = (obj: unknown): string => JSON.stringify(obj);
+
+void describe("chart schemas", () => {
+  void it("finds a reference helm would load from outside the schema: $ref, $dynamicRef, $recursiveRef, or a $schema that is not a standard draft", () => {
+    for (const ref of ["http://10.0.0.1/x", "file:///proc/1/environ", "etc/passwd", "other.json#/a", "urn:x"])
+      assert.equal(
+        externalSchemaReference({ properties: { a: { items: [{ $ref: ref }] } } }),
+        `$ref ${JSON.stringify(ref)}`,
+      );
+    assert.match(externalSchemaReference({ $defs: { a: { $dynamicRef: "https://x/y" } } }) ?? "", /^\$dynamicRef/);
+    assert.match(externalSchemaReference({ $recursiveRef: "x.json" }) ?? "", /^\$recursiveRef/);
+    assert.match(externalSchemaReference({ $schema: "http://10.0.0.1/meta" }) ?? "", /^\$schema/);
+    // References inside the document, and the drafts helm knows, load nothing.
+    assert.equal(
+      externalSchemaReference({
+        $schema: "http://json-schema.org/draft-07/schema#",
+        $id: "https://example.com/chart",
+        definitions: { n: { type: "integer" } },
+        properties: { a: { $ref: "#/definitions/n" }, b: { $ref: "#" }, $ref: { type: "object" } },
+      }),
+      undefined,
+    );
+    assert.equal(externalSchemaReference({ $schema: "https://json-schema.org/draft/2020-12/schema" }), undefined);
+  });
+
+  void it("refuses a chart whose values.schema.json, or a subchart's (a directory or a .tgz archive, nested too), refers outside itself", async () => {
+    const bad = schema({ type: "object", properties: { a: { $ref: "file:///var/run/secrets/token.json" } } });
+    const refused = async (root: string, why: RegExp): Promise<void> =>
+      assert.rejects(check(root), (error: unknown) => {
+        assert.ok(error instanceof RenderingError, String(error));
+        assert.equal(error.code, KnvCode.Rendering);
+        assert.match(error.message, why);
+        return true;
+      });
+    await refused(
+      await chartRepo({ "values.schema.json": bad }),
+      /config\/charts\/c\/values.schema.json refers to \$ref "file:\/\/\/var\/run\/secrets\/token.json"/,
+    );
+    await refused(
+      await chartRepo({ "charts/sub/values.schema.json": bad }),
+      /charts\/c\/charts\/sub\/values.schema.json refers to \$ref/,
+    );
+    const sub = await archive({ "Chart.yaml": "name: sub\n", "values.schema.json": bad });
+    await refused(
+      await chartRepo({ "charts/sub-0.1.0.tgz": sub }),
+      /charts\/sub-0.1.0.tgz:sub\/values.schema.json refers to \$ref/,
+    );
+    const outer = await archive({ "Chart.yaml": "name: sub\n", "charts/inner-0.1.0.tgz": sub });
+    await refused(
+      await chartRepo({ "charts/sub-0.1.0.tgz": outer }),
+      /sub-0.1.0.tgz:sub\/charts\/inner-0.1.0.tgz:sub\/values.schema.json refers to \$ref/,
+    );
+    await refused(await chartRepo({ "charts/sub-0.1.0.tgz": "not gzip" }), /cannot be read as a chart archive/);
+    await refused(await chartRepo({ "values.schema.json": "{ not json" }), /is not valid JSON/);
+    // With shell access the repository's code runs anyway: its schemas are left to helm.
+    await check(await chartRepo({ "values.schema.json": bad }), true);
+  });
+
+  void it("accepts charts whose schemas refer only inside themselves", async () => {
+    const good = schema({
+      $schema: "http://json-schema.org/draft-07/schema#",
+      definitions: { port: { type: "integer" } },
+      properties: { port: { $ref: "#/definitions/port" } },
+    });
+    const sub = await archive({ "Chart.yaml": "name: sub\n", "values.schema.json": good });
+    await check(await chartRepo({ "values.schema.json": good, "charts/sub-0.1.0.tgz": sub }));
+  });
+});
