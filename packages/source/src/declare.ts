@@ -10,7 +10,7 @@ import type { DeclareOptions } from "./declare-object.ts";
 import type { SourceError } from "./errors.ts";
 import { findDuplicates } from "./duplicates.ts";
 import { checkSelectorObjects, selectForCluster } from "./cluster-selection.ts";
-import { checkIllegalKinds, illegalKind } from "./illegal-kinds.ts";
+import { checkIllegalKinds } from "./illegal-kinds.ts";
 import {
   isNamespaceSelector,
   namespaceSelectorOf,
@@ -40,15 +40,20 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
   if (options.format === SourceFormat.Hierarchy && options.scope.kind === "RootSync")
     return declareHierarchy(set, options);
   const counts = { fileCount: set.fileCount, localConfigSkipped: set.localConfigSkipped };
-  // Rules that look at every object read, flawed ones too, so one pass reports all of an object's errors.
-  const selectorErrors = checkSelectorObjects(set.identified);
-  // Config Sync's first stage stops on these before anything is typed or placed.
-  const ruleErrors = checkObjectRules(set.identified);
-  if (selectorErrors.length > 0) return toSourceResult([], [...set.errors, ...ruleErrors, ...selectorErrors], counts);
-  const kindErrors = checkIllegalKinds(set.identified, SourceFormat.Unstructured);
+  // Config Sync's first stage looks at every object read, flawed ones too, so one pass reports all of an
+  // object's errors; its checks stop the read before selection, placement and duplicates.
+  const stageChecks = [
+    ...checkIllegalKinds(set.identified, SourceFormat.Unstructured),
+    ...checkObjectRules(set.identified),
+    ...checkSelectorObjects(set.identified),
+  ];
+  if (stageChecks.length > 0) return toSourceResult([], [...set.errors, ...stageChecks], counts);
+  // Errors from reading (file syntax, reserved metadata, names) are first-stage errors too: later stages
+  // still run, for the partial objects vet and diff show, but their errors are not reported beside them.
+  const laterErrors = (errors: readonly SourceError[]): readonly SourceError[] =>
+    set.errors.length > 0 ? set.errors : errors;
   const selection = selectForCluster(set.manifests, options.clusterName);
-  if (selection.errors.length > 0 || ruleErrors.length > 0)
-    return toSourceResult([], [...set.errors, ...kindErrors, ...ruleErrors, ...selection.errors], counts);
+  if (selection.errors.length > 0) return toSourceResult([], laterErrors(selection.errors), counts);
   const rootSync = options.scope.kind === "RootSync";
   const manifests = selection.manifests.filter((m) => !isNamespaceSelector(m));
   const namespaceSelectors = rootSync ? readNamespaceSelectors(selection.manifests, false) : undefined;
@@ -56,7 +61,7 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
   // may not declare them (KNV1058), and objects naming one are not reported as well.
   const refusedSelectors = rootSync ? [] : selection.manifests.filter(isNamespaceSelector);
   const kinds = await resolveKinds(manifests, options.kinds);
-  const errors: SourceError[] = [...set.errors, ...kindErrors, ...(namespaceSelectors?.errors ?? [])];
+  const errors: SourceError[] = [...(namespaceSelectors?.errors ?? [])];
   for (const manifest of refusedSelectors) {
     const placement = placeObject(manifest, false, options.scope);
     if (!placement.ok) errors.push(placement.error);
@@ -64,7 +69,6 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
   const objects: DeclaredObject[] = [];
   const selected: { manifest: Manifest; info: KindInfo; selector: string }[] = [];
   for (const manifest of manifests) {
-    if (illegalKind(manifest, SourceFormat.Unstructured)) continue; // reported in kindErrors
     const info = kinds.get(kindKey(manifest.apiVersion, manifest.kind));
     if (!info) {
       if (options.allowUnknownKinds !== true) errors.push(unknownKind(manifest));
@@ -101,7 +105,7 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
   }
   const duplicates = findDuplicates(objects);
   errors.push(...duplicates, ...checkUnmanagedNamespaces(objects));
-  return toSourceResult(objects, errors, counts);
+  return toSourceResult(objects, laterErrors(errors), counts);
 }
 
 /** A namespace selector on a cluster-scoped object (KNV1004), or next to metadata.namespace (KNV1053). */

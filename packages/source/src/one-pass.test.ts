@@ -59,6 +59,32 @@ void describe("the first stage checks every object, flawed ones too (as Config S
     assert.deepEqual(codes(result), ["KNV1011", "KNV1032", "KNV1043", "KNV1043"]);
   });
 
+  void it("stops an unstructured source after its first stage, as nomos: a Sync is reported without the duplicates found later", async () => {
+    const configMap = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm, namespace: foo}\n";
+    const result = await withTree(
+      {
+        "sync.yaml": "apiVersion: configmanagement.gke.io/v1\nkind: Sync\nmetadata: {name: s}\n",
+        "a.yaml": configMap,
+        "b.yaml": configMap,
+      },
+      (dir) => readAs(dir, SourceFormat.Unstructured),
+    );
+    assert.deepEqual(codes(result), ["KNV1043"]);
+  });
+
+  void it("stops an unstructured source on reserved metadata before cluster selection: no KNV1013 beside a KNV1011", async () => {
+    const result = await withTree(
+      {
+        "a.yaml":
+          "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: foo, labels: {configmanagement.gke.io/x: v}}\n",
+        "b.yaml":
+          "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: foo, annotations: {configmanagement.gke.io/cluster-selector: nope}}\n",
+      },
+      (dir) => readAs(dir, SourceFormat.Unstructured),
+    );
+    assert.deepEqual(codes(result), ["KNV1011"]);
+  });
+
   void it("leaves the reconciler's per-cluster reading as it was: only the named cluster sees the collision", async () => {
     const dir = join(fixtures, "errors", "knv1029-cluster-specific-collision");
     assert.equal((await readAs(dir, SourceFormat.Hierarchy)).complete, true);
