@@ -479,7 +479,7 @@ class DependencyReadiness {
 
   async #waitFor(key: string): Promise<HealthStatus> {
     const outcome = this.#applied.get(key);
-    // Skipped on purpose (management disabled): the object is the user's; nothing to wait for.
+    // Nothing was written for it (a dry run): nothing to wait for. A disabled one never gets here (plan).
     if (outcome === undefined || outcome.operation === Operation.Skipped) return HealthStatus.Current;
     let health = outcome.health ?? HealthStatus.Unknown;
     const mapping = outcome.mapping;

@@ -1,8 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { DesiredObject } from "./desired.ts";
-import { idKey, type ObjectId } from "./object-id.ts";
-import { CyclicDependencyError, plan } from "./plan.ts";
+import type { ObjectId } from "./object-id.ts";
+import { CyclicDependencyError, MissingDependencyError, plan } from "./plan.ts";
 
 function desired(
   group: string,
@@ -53,7 +53,10 @@ test("refuses a depends-on cycle, naming the objects in it", () => {
     (error: unknown) => {
       assert.ok(error instanceof CyclicDependencyError);
       assert.equal(error.code, "KNV2009");
-      assert.match(error.message, new RegExp(`${idKey(aId)}.*${idKey(bId)}`));
+      assert.equal(
+        error.message,
+        "cyclic dependency: ConfigMap, ns/a -> ConfigMap, ns/b; ConfigMap, ns/b -> ConfigMap, ns/a (config.kubernetes.io/depends-on)",
+      );
       return true;
     },
   );
@@ -68,4 +71,35 @@ test("leaves out an object whose dependency is not declared, and its dependents,
   assert.deepEqual(names(result.waves), [["c"]]);
   assert.equal(result.errors.length, 1);
   assert.match(result.errors[0]?.message ?? "", /ghost/);
+});
+
+test("an object depending on one the source does not apply is left out with KNV2009 external dependency", () => {
+  const absent = { group: "", kind: "ConfigMap", namespace: "bookstore", name: "cm0" };
+  const dependent = desired("", "ConfigMap", "cm1", "bookstore", [absent]);
+  const other = desired("", "ConfigMap", "cm2", "bookstore");
+  const result = plan([dependent, other]);
+  assert.deepEqual(names(result.waves), [["cm2"]]);
+  assert.equal(result.errors.length, 1);
+  const [error] = result.errors;
+  assert.ok(error instanceof MissingDependencyError);
+  assert.equal(error.code, "KNV2009");
+  assert.match(error.message, /^external dependency: ConfigMap, bookstore\/cm1 -> ConfigMap, bookstore\/cm0: /);
+});
+
+test("depending on a declaration whose management is disabled is an external dependency too", () => {
+  const released = {
+    ...desired("", "ConfigMap", "cm0", "bookstore"),
+    object: { metadata: { annotations: { "configmanagement.gke.io/managed": "disabled" } } },
+  };
+  const dependent = desired("", "ConfigMap", "cm1", "bookstore", [released.id]);
+  const result = plan([released, dependent]);
+  assert.deepEqual(
+    names(result.waves),
+    [["cm0"]],
+    "the released declaration still goes through the apply, to be released",
+  );
+  assert.match(
+    result.errors[0]?.message ?? "",
+    /^external dependency: ConfigMap, bookstore\/cm1 -> ConfigMap, bookstore\/cm0: /,
+  );
 });

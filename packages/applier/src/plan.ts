@@ -1,6 +1,7 @@
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
+import { isManagementDisabled } from "./decorate.ts";
 import type { DesiredObject } from "./desired.ts";
-import { idKey, type ObjectId } from "./object-id.ts";
+import { describeId, idKey, type ObjectId } from "./object-id.ts";
 
 /**
  * Apply order as waves: every object in a wave may be applied concurrently; a wave starts when the
@@ -19,21 +20,34 @@ export class CyclicDependencyError extends DriftlessError {
     super({
       code: KnvCode.CyclicDependency,
       errorClass: ErrorClass.Terminal,
-      message: `config.kubernetes.io/depends-on forms a cycle: ${cycle.map((o) => idKey(o.id)).join(" -> ")}`,
+      // Config Sync's applier words it "cyclic dependency: a -> b; b -> a" (one edge each).
+      message: `cyclic dependency: ${edges(cycle)} (config.kubernetes.io/depends-on)`,
       resources: cycle.map((o) => ({ ...o.id, sourcePath: o.sourcePath })),
     });
   }
 }
 
+/**
+ * A depends-on naming an object this source does not apply (absent, management disabled, or only on the
+ * cluster): KNV2009 "external dependency", as Config Sync's applier reports it. The object is not applied.
+ */
 export class MissingDependencyError extends DriftlessError {
   constructor(object: DesiredObject, missing: ObjectId) {
     super({
-      code: KnvCode.IllegalField,
+      code: KnvCode.Apply,
       errorClass: ErrorClass.Terminal,
-      message: `${idKey(object.id)} depends on ${idKey(missing)}, which is not declared in this source; declare it or remove the depends-on reference`,
+      message: `external dependency: ${describeId(object.id)} -> ${describeId(missing)}: it is not applied from this source; declare it or remove the depends-on reference`,
       resources: [{ ...object.id, sourcePath: object.sourcePath }],
     });
   }
+}
+
+function edges(cycle: readonly DesiredObject[]): string {
+  const names = cycle.map((o) => describeId(o.id));
+  return names
+    .slice(1)
+    .map((to, i) => `${names[i] ?? ""} -> ${to}`)
+    .join("; ");
 }
 
 function baseRank(object: DesiredObject): number {
@@ -44,7 +58,8 @@ function baseRank(object: DesiredObject): number {
 
 /** Throws CyclicDependencyError when depends-on has a cycle: nothing of such a source is applied. */
 export function plan(objects: readonly DesiredObject[]): Plan {
-  const byKey = new Map(objects.map((o) => [idKey(o.id), o]));
+  // A `managed: disabled` declaration is released, not applied: depending on it is an external dependency.
+  const byKey = new Map(objects.filter((o) => !isManagementDisabled(o.object)).map((o) => [idKey(o.id), o]));
   const errors: DriftlessError[] = [];
   const excluded = new Set<string>();
   for (const object of objects) {

@@ -263,15 +263,69 @@ test("a depends-on cycle is reported and nothing of the commit is applied", asyn
     ...(((status["source"] as JsonObject)["errors"] ?? []) as JsonObject[]),
     ...(((status["sync"] as JsonObject | undefined)?.["errors"] ?? []) as JsonObject[]),
   ];
+  // Config Sync's applier: KNV2009 "cyclic dependency: …" among the sync's errors.
+  const syncErrors = ((status["sync"] as JsonObject | undefined)?.["errors"] ?? []) as JsonObject[];
   assert.ok(
-    errors.some((e) => e["code"] === "2009" && /cycle/.test(String(e["errorMessage"]))),
-    `no cycle error in ${JSON.stringify(errors)}`,
+    syncErrors.some((e) => e["code"] === "2009" && /^KNV2009: cyclic dependency: /.test(String(e["errorMessage"]))),
+    `no cycle error among the sync errors in ${JSON.stringify(errors)}`,
   );
   assert.equal(
     await exists(() => coreApi().readNamespace({ name: namespace })),
     false,
     "part of a cyclic commit was applied",
   );
+});
+
+test("depends-on an object the source does not apply (management disabled, or only on the cluster) is KNV2009 external dependency, and the dependent is not applied", async (t) => {
+  const id = suffix();
+  const name = `external-${id}`;
+  const namespace = `external-${id}`;
+  const repo = await TestRepo.create(t);
+  const cm = (cmName: string, annotations: Record<string, string> = {}): unknown => ({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: cmName, namespace, annotations },
+  });
+  t.after(() =>
+    coreApi()
+      .deleteNamespace({ name: namespace })
+      .catch(() => undefined),
+  );
+  await repo.write("config/ns.yaml", yaml({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }));
+  await repo.write("config/cm0.yaml", yaml(cm("cm0", { "configmanagement.gke.io/managed": "disabled" })));
+  await repo.write(
+    "config/cm1.yaml",
+    yaml(cm("cm1", { "config.kubernetes.io/depends-on": `/namespaces/${namespace}/ConfigMap/cm0` })),
+  );
+  const disabled = await repo.commit("cm1 depends on cm0, whose management is disabled");
+  await createRootSync(name, repo);
+  await startReconciler(t, { kind: "RootSync", namespace: rootNamespace, name });
+  const externalError = async (commit: string, dependency: string): Promise<void> => {
+    const errors = await eventually(
+      async () => {
+        const sync = (await rootSyncStatus(name))["sync"] as JsonObject | undefined;
+        const found = (sync?.["errors"] ?? []) as JsonObject[];
+        return sync?.["commit"] === commit && found.length > 0 ? found : undefined;
+      },
+      { timeoutMs: 60_000, what: `the external dependency on ${dependency} to be reported` },
+    );
+    const expected = `external dependency: ConfigMap, ${namespace}/cm1 -> ConfigMap, ${namespace}/${dependency}`;
+    assert.ok(
+      errors.some((e) => e["code"] === "2009" && String(e["errorMessage"]).includes(expected)),
+      `no "${expected}" in ${JSON.stringify(errors)}`,
+    );
+    assert.equal(await exists(() => coreApi().readNamespacedConfigMap({ namespace, name: "cm1" })), false);
+  };
+  await externalError(disabled, "cm0");
+
+  // On the cluster but not in the source: still external.
+  await coreApi().createNamespacedConfigMap({ namespace, body: { metadata: { name: "cm4" } } });
+  await repo.remove("config/cm0.yaml");
+  await repo.write(
+    "config/cm1.yaml",
+    yaml(cm("cm1", { "config.kubernetes.io/depends-on": `/namespaces/${namespace}/ConfigMap/cm4` })),
+  );
+  await externalError(await repo.commit("cm1 depends on cm4, which only the cluster has"), "cm4");
 });
 
 test("an object managed by another RootSync is not taken over (KNV1060)", async (t) => {
