@@ -159,13 +159,17 @@ export class ApplyError extends DriftlessError {
   }
 }
 
-/** A dependency was applied but did not become Current in time; its dependents wait for a later pass. */
+/**
+ * A dependency was applied but did not become Current in time; its dependents wait for a later pass.
+ * Worded as Config Sync's applier skips it: "dependency apply reconcile timeout" (or "failed").
+ */
 export class DependencyNotReconciledError extends DriftlessError {
   constructor(desired: DesiredObject, dependency: ObjectId, health: HealthStatus, timeoutMs: number) {
+    const outcome = health === HealthStatus.Failed ? "failed" : "timeout";
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
-      message: `skipped apply of ${describeId(desired.id)}: its dependency ${describeId(dependency)} is ${health}, not Current, after ${Math.round(timeoutMs / 1000)} s (override.reconcileTimeout)`,
+      message: `skipped apply of ${describeId(desired.id)}: dependency apply reconcile ${outcome}: ${describeId(dependency)} is ${health}, not Current, after ${Math.round(timeoutMs / 1000)} s (override.reconcileTimeout)`,
       resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
     });
   }
@@ -176,7 +180,7 @@ export class DependencyNotAppliedError extends DriftlessError {
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
-      message: `skipped apply of ${describeId(desired.id)}: its dependency ${describeId(dependency)} was not applied`,
+      message: `skipped apply of ${describeId(desired.id)}: dependency apply actuation failed: ${describeId(dependency)}`,
       resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
     });
   }

@@ -202,9 +202,10 @@ test("depends-on waits for its dependency to be Current; until then the dependen
     { timeoutMs: 60_000, what: "the pass to report the dependency" },
   );
   assert.ok(
-    failed.some(
-      (e) =>
-        /after-web/.test(String(e["errorMessage"])) && /web is InProgress, not Current/.test(String(e["errorMessage"])),
+    failed.some((e) =>
+      String(e["errorMessage"]).includes(
+        `skipped apply of ConfigMap, ${namespace}/after-web: dependency apply reconcile timeout: Deployment.apps, ${namespace}/web is InProgress`,
+      ),
     ),
     `no dependency error in ${JSON.stringify(failed)}`,
   );
