@@ -8,7 +8,7 @@ import {
   managerAnnotationValue,
 } from "@driftless/api";
 import type { DesiredObject, SyncIdentity } from "./desired.ts";
-import { idKey } from "./object-id.ts";
+import { describeId } from "./object-id.ts";
 
 /**
  * Another reconciler manages the object and this one may not take it over (Config Sync's KNV1060):
@@ -23,7 +23,8 @@ export class ManagementConflictError extends DriftlessError {
     super({
       code: KnvCode.ManagementConflict,
       errorClass: ErrorClass.Terminal,
-      message: `${idKey(desired.id)} is managed by the "${currentManager}" reconciler, so the "${desiredManager}" reconciler leaves it alone (${ManagedAnnotation.Manager}); declare it in one source only`,
+      // Led as Config Sync's KNV1060 is ("The … reconciler detected a management conflict with the … reconciler").
+      message: `The "${desiredManager}" reconciler detected a management conflict with the "${currentManager}" reconciler over ${describeId(desired.id)} (${ManagedAnnotation.Manager}) and leaves it alone. Declare the object in one source only.`,
       resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
     });
     this.currentManager = currentManager;

@@ -98,7 +98,13 @@ test("a RootSync takes over an object a RepoSync manages; the RepoSync reports K
     },
     { timeoutMs: 60_000, what: "the RepoSync to report KNV1060" },
   );
-  assert.match(String(errors[0]?.["errorMessage"]), /ConfigMap/);
+  const rootManager = managerAnnotationValue("RootSync", rootSyncNamespace, rootName);
+  assert.ok(
+    String(errors[0]?.["errorMessage"]).includes(
+      `The "${namespace}" reconciler detected a management conflict with the "${rootManager}" reconciler over ConfigMap, ${namespace}/shared`,
+    ),
+    String(errors[0]?.["errorMessage"]),
+  );
   // ...and its ResourceGroup says another inventory owns the object.
   await eventually(
     async () => {
