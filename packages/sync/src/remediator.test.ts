@@ -101,6 +101,10 @@ void describe("Remediator", () => {
     remediator.setDeclared([declared("v0")]);
     for (let round = 1; round <= 8; round++) emit(written(declared(`v${round}`), String(round)));
     assert.deepEqual(fights, ["KNV2005"]);
+    assert.match(
+      remediator.activeFights().values().next().value?.message ?? "",
+      /^detected excessive object updates to ConfigMap, .*fighting with another controller over the object/,
+    );
   });
 
   void it("an object equal to its declaration is left alone", () => {

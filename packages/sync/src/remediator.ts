@@ -11,6 +11,7 @@ import {
   conflictingManager,
   type CustomResourceSchemaLoader,
   decorate,
+  describeId,
   idKey,
   restoreRecord,
   type DesiredObject,
@@ -27,7 +28,8 @@ export class FightError extends DriftlessError {
     super({
       code: KnvCode.Fight,
       errorClass: ErrorClass.Stalled,
-      message: `${idKey(desired.id)} was changed by another writer ${corrections} times in ${Math.round(windowMs / 1000)} s; driftless paused correcting it. Find the other controller and stop one of the two`,
+      // Config Sync's KNV2005 says "detected excessive object updates" and "fighting with another controller".
+      message: `detected excessive object updates to ${describeId(desired.id)}: another writer changed it ${corrections} times in ${Math.round(windowMs / 1000)} s, so driftless may be fighting with another controller over the object and has paused correcting it. Find the other controller and stop one of the two.`,
       resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
     });
   }
