@@ -316,6 +316,26 @@ void describe("Informer", () => {
     await informer.stop();
   });
 
+  void it("tells onRecovered once a relist that changes nothing ends a failure, and not when nothing failed", async () => {
+    const source = new ScriptedSource();
+    const unchanged = { items: [cm("a", "1")], resourceVersion: "2" };
+    source.lists.push(unchanged, new Error("connection refused"), unchanged);
+    source.watches.push(...[1, 2, 3].map(() => [new Error("connection refused")]));
+    const told: string[] = [];
+    const informer = new Informer(source, mapping, {
+      onError: () => told.push("error"),
+      onRecovered: () => told.push("recovered"),
+      backoff: fast,
+    });
+    const log = record(informer);
+    informer.start();
+    await until("the recovery", () => told.includes("recovered"));
+    assert.deepEqual(log, ["add a@1"], "the relist announced no object");
+    assert.deepEqual(told, ["error", "error", "error", "error", "recovered"]);
+    assert.equal(informer.lastError, undefined);
+    await informer.stop();
+  });
+
   void it("keeps a written-through copy against older watch events and does not re-announce it", async () => {
     const source = new ScriptedSource();
     source.lists.push({ items: [cm("a", "3")], resourceVersion: "10" });

@@ -41,6 +41,12 @@ export interface InformerOptions {
   /** Told about every list/watch failure (the informer retries by itself) and handler exception. */
   readonly onError?: (error: Error) => void;
   /**
+   * Told when a list or watch succeeds again after a failure onError was told of (`lastError` is
+   * cleared): a relist that finds nothing changed announces no object, and a view showing the failure
+   * would otherwise keep showing it.
+   */
+  readonly onRecovered?: () => void;
+  /**
    * Given: a 404 from a list or watch (the resource type is gone, say its CRD was deleted) ends the
    * informer, as stop() does, and is told here instead of onError. Without it, the informer retries,
    * which for a deleted type is a warning every backoff step for as long as the process lives.
@@ -462,16 +468,22 @@ export class Informer {
 
   /** A list succeeded: while the watch still fails, the backoff goes on, so relists do not spin. */
   #listed(): void {
-    this.#lastError = undefined;
+    this.#recovered();
     if (this.#watchFailingSince === undefined) this.#backoff.reset();
   }
 
   #watchEstablished(): void {
-    this.#lastError = undefined;
+    this.#recovered();
     this.#watchFailingSince = undefined;
     this.#watchError = undefined;
     this.#watchFailures = 0;
     this.#backoff.reset();
+  }
+
+  #recovered(): void {
+    if (this.#lastError === undefined) return;
+    this.#lastError = undefined;
+    this.#options.onRecovered?.();
   }
 
   #report(error: Error): void {

@@ -86,9 +86,16 @@ export class SyncWatches extends EventEmitter<{ change: [] }> {
 
   constructor(client: KubeClient, namespace: string | undefined) {
     super();
+    // A failure, or the end of one, changes what a page says (the refusal shown or not).
     const onError = (): void => void this.emit("change");
     this.#informers = syncMappings.map(
-      (m) => new Informer(client, m, { ...(namespace === undefined ? {} : { namespace }), transform: slim, onError }),
+      (m) =>
+        new Informer(client, m, {
+          ...(namespace === undefined ? {} : { namespace }),
+          transform: slim,
+          onError,
+          onRecovered: onError,
+        }),
     );
     for (const informer of this.#informers) watch(informer, this);
   }
@@ -128,6 +135,7 @@ export class DetailWatch extends EventEmitter<{ change: [] }> {
 
   constructor(client: KubeClient, ref: SyncRef) {
     super();
+    // A failure, or the end of one, changes what a page says (the refusal shown or not).
     const onError = (): void => void this.emit("change");
     const byName = `metadata.name=${ref.name}`;
     this.group = new Informer(client, resourceGroupMapping, {
@@ -135,18 +143,21 @@ export class DetailWatch extends EventEmitter<{ change: [] }> {
       fieldSelector: byName,
       transform: slim,
       onError,
+      onRecovered: onError,
     });
     this.events = new Informer(client, eventMapping, {
       namespace: ref.namespace,
       fieldSelector: `involvedObject.kind=${ref.kind},involvedObject.name=${ref.name}`,
       transform: slim,
       onError,
+      onRecovered: onError,
     });
     this.pods = new Informer(client, podMapping, {
       namespace: RootSyncNamespace,
       labelSelector: `${SyncLabel.DeploymentName}=${reconcilerName(ref)}`,
       transform: slim,
       onError,
+      onRecovered: onError,
     });
     for (const informer of [this.group, this.events, this.pods]) watch(informer, this);
   }
