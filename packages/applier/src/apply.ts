@@ -140,7 +140,7 @@ export class UnknownKindError extends DriftlessError {
     super({
       code: KnvCode.UnknownObjectKind,
       errorClass: ErrorClass.Terminal,
-      message: `the API server does not serve ${desired.apiVersion} ${desired.id.kind}; install its CRD or fix apiVersion/kind`,
+      message: `No CustomResourceDefinition is defined for the type "${desired.id.group === "" ? desired.id.kind : `${desired.id.kind}.${desired.id.group}`}" in the cluster: the API server does not serve ${desired.apiVersion} ${desired.id.kind}; install its CRD or fix apiVersion/kind`,
       resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
     });
   }

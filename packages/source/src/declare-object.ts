@@ -83,8 +83,10 @@ export function unknownKind(manifest: Manifest): UnknownKindError {
   const { group, version, kind, apiVersion, sourcePath } = manifest;
   const { name, namespace } = manifest.metadata;
   const resource = { group, version, kind, ...(namespace !== undefined ? { namespace } : {}), name, sourcePath };
+  // Config Sync's words lead ("No CustomResourceDefinition is defined for the type \"Kind.group\" in the cluster").
   const message =
-    `${sourcePath}: ${describeObject(resource)}: the cluster does not serve kind ${kind} in ${apiVersion}, and no ` +
-    `CustomResourceDefinition in the source defines it; it will be retried once the CRD is installed`;
+    `${sourcePath}: ${describeObject(resource)}: No CustomResourceDefinition is defined for the type ` +
+    `"${group === "" ? kind : `${kind}.${group}`}" in the cluster, nor in the source (${apiVersion}); ` +
+    `it is retried once the CRD is installed`;
   return new UnknownKindError(message, { resources: [resource] });
 }

@@ -85,7 +85,9 @@ export function readNamespaceSelectors(
       continue;
     }
     if (hierarchy && mode === "dynamic") {
-      invalid(`spec.mode dynamic is only supported with sourceFormat: unstructured; remove spec.mode`);
+      invalid(
+        `NamespaceSelector MUST NOT use the dynamic mode with the hierarchy source format (spec.mode dynamic needs sourceFormat: unstructured); remove spec.mode`,
+      );
       continue;
     }
     const parsed = parseLabelSelector(specSelector(manifest));

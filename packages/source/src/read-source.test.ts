@@ -158,7 +158,7 @@ ${configMap("settings")}`,
         );
         assert.match(
           result.errors[0].message,
-          /^a\.yaml: Gizmo "a": the cluster does not serve kind Gizmo in example\.com\/v1/,
+          /^a\.yaml: Gizmo "a": No CustomResourceDefinition is defined for the type "Gizmo\.example\.com" in the cluster, nor in the source \(example\.com\/v1\)/,
         );
       },
     );

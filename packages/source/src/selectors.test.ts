@@ -149,7 +149,13 @@ void describe("NamespaceSelectors, hierarchy", () => {
       ...files,
       "namespaces/eng/sel.yaml": nsSelector("prod", "{mode: dynamic, selector: {matchLabels: {env: prod}}}"),
     };
-    assert.deepEqual(codes(await hierarchy(dynamic)), ["KNV1014"]);
+    const refused = await hierarchy(dynamic);
+    assert.deepEqual(codes(refused), ["KNV1014"]);
+    assert.match(
+      refused.errors[0]?.message ?? "",
+      /NamespaceSelector MUST NOT use the dynamic mode with the hierarchy source format/,
+      "Config Sync's words",
+    );
   });
 });
 

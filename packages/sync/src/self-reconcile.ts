@@ -13,7 +13,7 @@ export class SelfReconcileError extends DriftlessError {
     super({
       code: KnvCode.SelfReconcile,
       errorClass: ErrorClass.Terminal,
-      message: `${object.kind} ${namespace}/${object.metadata.name} is the sync of this source: it must not manage itself (remove it from the source, or manage it from another sync)`,
+      message: `${object.kind} ${namespace}/${object.metadata.name} must not manage itself in its repo: it is the sync of this source (remove it from the source, or manage it from another sync)`,
       resources: [
         {
           group: object.group,
