@@ -84,3 +84,18 @@ test("driftless sync --wait gets a new commit synced at once on a sync that poll
   assert.equal(missing.code, 1);
   assert.match(missing.out, /not found/);
 });
+
+test("driftless sync --wait on a sync the manager stalled (an invalid spec) exits 1 with the stall instead of waiting out its timeout", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t);
+  const repo = await TestRepo.create(t);
+  const sync = repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch });
+  // auth ssh without spec.git.secretRef: KNV1061, and no reconciler is set up to answer a request.
+  const spec = sync["spec"] as { git: Record<string, unknown> };
+  await createSync(t, { ...sync, spec: { ...spec, git: { ...spec.git, auth: "ssh" } } });
+
+  const stalled = await driftless("sync", "reposync", "repo-sync", "-n", namespace, "--wait", "--timeout", "60s");
+  assert.equal(stalled.code, 1, stalled.out);
+  assert.match(stalled.out, /STALLED \(Validation\): .*secretRef/);
+  assert.doesNotMatch(stalled.out, /within the timeout/);
+});

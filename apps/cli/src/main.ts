@@ -39,9 +39,9 @@ const usage = `usage:
                                             sync, its objects, errors and events, live; sync now, suspend, resume
   driftless sync rootsync|reposync NAME [-n NS] [--wait] [--timeout 5m]
                                             asks for a pass now (driftless.dev/sync-requested-at); with --wait
-                                            returns when a newer pass has finished (exit 1 if it failed, if it
-                                            does not within --timeout, or if you may not watch the sync;
-                                            Ctrl-C: exit 130, the request stands)
+                                            returns when a newer pass has finished (exit 1 if it failed, if the
+                                            manager stalled the sync, if it does not within --timeout, or if you
+                                            may not watch the sync; Ctrl-C: exit 130, the request stands)
   driftless suspend|resume rootsync|reposync NAME [-n NS]
                                             sets / removes driftless.dev/suspend: "true"
                                             (TYPE/NAME works too; -n defaults to config-management-system for a

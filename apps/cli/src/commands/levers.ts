@@ -1,10 +1,12 @@
 /**
  * `driftless sync | suspend | resume TYPE NAME`: ask for a pass now, pause, resume. Each is an
  * annotation patched as the user (sync-actions.ts); `sync --wait` then follows the sync until its
- * reconciler says a pass newer than the request has finished, and exits 1 if that pass failed, or if
- * the API server refuses to let the user follow the sync (a user who may patch it but not watch it); Ctrl-C
- * exits 130, saying the request stands.
+ * reconciler says a pass newer than the request has finished, and exits 1 if that pass failed, if the
+ * manager stalled the sync (no reconciler runs to answer until its spec changes), or if the API server
+ * refuses to let the user follow the sync (a user who may patch it but not watch it); Ctrl-C exits 130,
+ * saying the request stands.
  */
+import { getCondition, SyncConditionType, type SyncCondition } from "@driftless/api";
 import { Informer, KubeClient, isForbidden, isNotFound, type KubeObject } from "@driftless/kube";
 import { aborted, interruptedExitCode, isRefusal, unlessAborted } from "../interrupt.ts";
 import { act, requestAnswered, SyncAction } from "../sync-actions.ts";
@@ -46,6 +48,12 @@ export async function lever(
         out(`${what}: cannot follow the sync, the API server refused: ${answer.error.message}`);
         out(`${what}: the request stands; its reconciler answers it whether or not this command waits`);
         return 1;
+      case "stalled": {
+        const stalled = syncReport(answer.sync).stalled;
+        out(cell(`${what}: STALLED (${stalled?.reason ?? ""}): ${stalled?.message ?? ""}`));
+        out(`${what}: no reconciler runs to answer the request until the sync's spec is fixed`);
+        return 1;
+      }
       case "interrupted":
         out(`${what}: interrupted before a pass answered (the request stands; its reconciler still answers it)`);
         return interruptedExitCode;
@@ -76,13 +84,29 @@ export async function lever(
 /** How a wait for the answering pass ended. */
 type Answer =
   | { readonly outcome: "answered"; readonly sync: KubeObject }
+  /** The manager judged this generation of the sync and set no reconciler up: nothing will answer. */
+  | { readonly outcome: "stalled"; readonly sync: KubeObject }
   /** The API server refused to let this user follow the sync (403, 401): waiting longer will not help. */
   | { readonly outcome: "refused"; readonly error: Error }
   /** With the last failure to list or watch the sync, if any. */
   | { readonly outcome: "timeout"; readonly error?: Error }
   | { readonly outcome: "interrupted" };
 
-/** Follows the sync by a watch until a pass newer than `request` has finished, the timeout, a refusal or Ctrl-C. */
+/**
+ * Stalled, with nothing being set up (Reconciling False), for the generation the user sees: the manager's
+ * verdict on the spec (Validation), which only a change of the spec lifts. A reconciler failing or being
+ * set up (Reconciling True) may still come up and answer, so that is waited for.
+ */
+function stalledForGood(sync: KubeObject): boolean {
+  const status = (sync["status"] ?? {}) as { observedGeneration?: number; conditions?: SyncCondition[] };
+  return (
+    getCondition(status.conditions, SyncConditionType.Stalled)?.status === "True" &&
+    getCondition(status.conditions, SyncConditionType.Reconciling)?.status === "False" &&
+    status.observedGeneration === sync.metadata.generation
+  );
+}
+
+/** Follows the sync by a watch until a pass newer than `request` has finished, a stall, the timeout, a refusal or Ctrl-C. */
 async function waitForAnswer(
   client: KubeClient,
   ref: SyncRef,
@@ -105,6 +129,7 @@ async function waitForAnswer(
       done = resolve;
       const check = (sync: KubeObject): void => {
         if (requestAnswered(sync, request)) resolve({ outcome: "answered", sync });
+        else if (stalledForGood(sync)) resolve({ outcome: "stalled", sync });
       };
       informer.on("add", check);
       informer.on("update", check);
