@@ -45,6 +45,16 @@ export interface OciFetcherOptions {
   readonly maxLayerBytes?: number;
 }
 
+/**
+ * A failed resolve or pull, led as Config Sync's is ("failed to pull image <image>: …"); unpacking errors
+ * know the path, not the image, so the image is named here once.
+ */
+function pullFailure(image: string, error: unknown): unknown {
+  if (!(error instanceof OciFetchError)) return error;
+  const why = error.message.startsWith(`${image}: `) ? error.message.slice(image.length + 2) : error.message;
+  return new OciFetchError(error.reason, `failed to pull image ${image}: ${why}`, error);
+}
+
 export class OciFetcher {
   readonly #options: OciFetcherOptions;
 
@@ -60,15 +70,16 @@ export class OciFetcher {
   }
 
   async fetch(options: OciPullOptions): Promise<OciFetchResult> {
-    const { ref, manifest } = await this.resolve(options);
+    const image = options.spec.image;
+    const { ref, manifest } = await this.resolve(options).catch((error: unknown) => {
+      throw pullFailure(image, error);
+    });
     const commit = manifest.digest.slice("sha256:".length);
     const dir = join(this.#options.cacheDir, commit);
     let fetched = false;
     if (!(await isDirectory(dir))) {
       await this.#pull(this.#client(ref, options), manifest, dir).catch((error: unknown) => {
-        // Unpacking errors know the path, not the image: say which image it was.
-        if (!(error instanceof OciFetchError) || error.message.startsWith(options.spec.image)) throw error;
-        throw new OciFetchError(error.reason, `${options.spec.image}: ${error.message}`, error);
+        throw pullFailure(image, error);
       });
       fetched = true;
     }

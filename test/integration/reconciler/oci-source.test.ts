@@ -199,7 +199,10 @@ test("a missing tag, a wrong password, a layer escaping its directory and a miss
   assert.ok(await configMapExists(ns, "keep"));
 
   const cases: [JsonObject, RegExp][] = [
-    [{ image: `${registry.host}/config/app:v404` }, /KNV2004: .*tag "v404" not found/],
+    [
+      { image: `${registry.host}/config/app:v404` },
+      new RegExp(`KNV2004: failed to pull image ${registry.host}/config/app:v404: .*tag "v404" not found`),
+    ],
     [
       { image: `${registry.host}/config/app:v1`, secretRef: { name: wrong.creds } },
       /KNV2004: .*rejected the credentials/,
