@@ -6,9 +6,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parse, stringify } from "yaml";
 import { findRepoRoot } from "@driftless/local-cluster";
-import { eventually, testEnv, TestRepo } from "../support/index.ts";
+import { createRepoSync, eventually, testEnv, testNamespace, TestRepo } from "../support/index.ts";
 import { grantRepoSyncReconciler } from "../support/rbac.ts";
 import {
   configMap,
@@ -23,8 +26,12 @@ import {
 const cli = join(findRepoRoot(), "apps", "cli", "src", "main.ts");
 
 function driftless(...args: string[]): Promise<{ code: number | null; out: string }> {
+  return driftlessWith(testEnv().kubeconfig, ...args);
+}
+
+function driftlessWith(kubeconfig: string, ...args: string[]): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args, "--kubeconfig", testEnv().kubeconfig], {
+    const child = spawn(process.execPath, [cli, ...args, "--kubeconfig", kubeconfig], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
@@ -98,4 +105,33 @@ test("driftless sync --wait on a sync the manager stalled (an invalid spec) exit
   assert.equal(stalled.code, 1, stalled.out);
   assert.match(stalled.out, /STALLED \(Validation\): .*secretRef/);
   assert.doesNotMatch(stalled.out, /within the timeout/);
+});
+
+test("driftless suspend and resume without -n act on the RepoSync in the kubeconfig context's namespace, as kubectl would", async (t) => {
+  const namespace = await testNamespace(t);
+  await createRepoSync(namespace, await TestRepo.create(t));
+  // The admin's kubeconfig, its current context naming the namespace.
+  const config = parse(await readFile(testEnv().kubeconfig, "utf8")) as {
+    "current-context": string;
+    contexts: { name: string; context: Record<string, string> }[];
+  };
+  for (const c of config.contexts) if (c.name === config["current-context"]) c.context["namespace"] = namespace;
+  const dir = await mkdtemp(join(tmpdir(), "levers-kubeconfig-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const kubeconfig = join(dir, "config");
+  await writeFile(kubeconfig, stringify(config), { mode: 0o600 });
+
+  const suspended = await driftlessWith(kubeconfig, "suspend", "reposync", "repo-sync");
+  assert.equal(suspended.code, 0, suspended.out);
+  assert.match(suspended.out, new RegExp(`RepoSync ${namespace}/repo-sync suspended`));
+  assert.equal(
+    (await getSync("RepoSync", namespace, "repo-sync"))?.metadata.annotations?.["driftless.dev/suspend"],
+    "true",
+  );
+  const resumed = await driftlessWith(kubeconfig, "resume", "reposync/repo-sync");
+  assert.equal(resumed.code, 0, resumed.out);
+  assert.equal(
+    (await getSync("RepoSync", namespace, "repo-sync"))?.metadata.annotations?.["driftless.dev/suspend"],
+    undefined,
+  );
 });

@@ -3,6 +3,7 @@
 import { parseArgs } from "node:util";
 import { isSyncKind, SourceFormat } from "@driftless/api";
 import { parseDuration } from "@driftless/api";
+import { kubeconfigNamespace } from "@driftless/kube";
 import { consoleCommand } from "./commands/console.ts";
 import { diff } from "./commands/diff.ts";
 import { hydrate } from "./commands/hydrate.ts";
@@ -45,7 +46,8 @@ const usage = `usage:
   driftless suspend|resume rootsync|reposync NAME [-n NS]
                                             sets / removes driftless.dev/suspend: "true"
                                             (TYPE/NAME works too; -n defaults to config-management-system for a
-                                            RootSync, default for a RepoSync)
+                                            RootSync, and for a RepoSync to the kubeconfig context's namespace,
+                                            else default)
   driftless version [--kubeconfig PATH]     the CLI's version and the manager's (its reconciler-manager image tag)
 --source-format defaults to unstructured; a RootSync that sets none is read as hierarchy, as in Config Sync.
 vet, hydrate and diff render a DIR holding a kustomization with kustomize (and helm) first, as a reconciler
@@ -176,7 +178,7 @@ async function main(argv: readonly string[]): Promise<number> {
       if (timeoutMs === undefined) throw new UsageError("--timeout must be a duration such as 30s or 5m");
       let ref;
       try {
-        ref = parseSyncArgs(positionals.slice(1), values.namespace);
+        ref = parseSyncArgs(positionals.slice(1), values.namespace, kubeconfigNamespace(kubeconfig));
       } catch (error) {
         if (error instanceof SyncArgsError) throw new UsageError(error.message);
         throw error;

@@ -22,6 +22,12 @@ test("a sync is named as kubectl names objects: TYPE NAME or TYPE/NAME, with kub
   assert.throws(() => parseSyncArgs([], undefined), /name a sync/);
 });
 
+test("without -n a RepoSync is looked for in the kubeconfig context's namespace, a RootSync in config-management-system", () => {
+  assert.equal(parseSyncArgs(["reposync", "x"], undefined, "team-a").namespace, "team-a");
+  assert.equal(parseSyncArgs(["reposync", "x"], "team-b", "team-a").namespace, "team-b");
+  assert.equal(parseSyncArgs(["rootsync", "x"], undefined, "team-a").namespace, "config-management-system");
+});
+
 test("a request counts as answered by its own echo or a later request's, never by an unrelated value", () => {
   const sync = (handled?: string): KubeObject =>
     ({

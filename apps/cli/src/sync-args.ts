@@ -16,11 +16,15 @@ const kinds: Readonly<Record<string, SyncKind>> = {
 export class SyncArgsError extends Error {}
 
 /**
- * The sync named by `args` (`["rootsync", "NAME"]` or `["rootsync/NAME"]`). Without a namespace a
- * RootSync is looked for in config-management-system, where Config Sync keeps them, and a RepoSync in
- * `default`, as kubectl would.
+ * The sync named by `args` (`["rootsync", "NAME"]` or `["rootsync/NAME"]`). Without `-n` a RootSync is
+ * looked for in config-management-system, the only namespace Config Sync reads them from, and a RepoSync,
+ * as kubectl would, in the kubeconfig context's namespace (`contextNamespace`), else in `default`.
  */
-export function parseSyncArgs(args: readonly string[], namespace: string | undefined): SyncRef {
+export function parseSyncArgs(
+  args: readonly string[],
+  namespace: string | undefined,
+  contextNamespace?: string,
+): SyncRef {
   const [first, second, ...rest] = args;
   if (first === undefined) throw new SyncArgsError("name a sync: rootsync NAME, reposync NAME or TYPE/NAME");
   const slash = first.indexOf("/");
@@ -30,5 +34,9 @@ export function parseSyncArgs(args: readonly string[], namespace: string | undef
   const kind = kinds[type.toLowerCase()];
   if (kind === undefined) throw new SyncArgsError(`${JSON.stringify(type)} is not rootsync or reposync`);
   if (name === undefined || name === "") throw new SyncArgsError(`${type} needs a NAME`);
-  return { kind, name, namespace: namespace ?? (kind === "RootSync" ? RootSyncNamespace : "default") };
+  return {
+    kind,
+    name,
+    namespace: namespace ?? (kind === "RootSync" ? RootSyncNamespace : (contextNamespace ?? "default")),
+  };
 }

@@ -81,5 +81,5 @@ export { apiVersionOf, groupOf, objectKey, resourcePath, versionOf } from "./pat
 export { apiserverMetrics, apiserverWriteVerbs } from "./apiserver-metrics.ts";
 export type { ApiserverMetricsFilter, ApiserverRequestCounts } from "./apiserver-metrics.ts";
 export { isNewer as isNewerResourceVersion, storeKey } from "./store.ts";
-export { loadNativeConnection, readKubeconfigCluster } from "./kubeconfig.ts";
+export { kubeconfigNamespace, loadNativeConnection, readKubeconfigCluster } from "./kubeconfig.ts";
 export type { CredentialProvider, KubeconfigCluster, NativeConnection } from "./kubeconfig.ts";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { stringify } from "yaml";
-import { loadNativeConnection, StaticCredentials, TokenFileCredentials } from "./kubeconfig.ts";
+import { kubeconfigNamespace, loadNativeConnection, StaticCredentials, TokenFileCredentials } from "./kubeconfig.ts";
 
 async function kubeconfig(
   user: Record<string, unknown>,
@@ -86,6 +86,34 @@ void describe("loadNativeConnection", () => {
     const { file, dir } = await kubeconfig({ token: "t" }, { "proxy-url": "http://proxy:3128" });
     try {
       assert.throws(() => loadNativeConnection(file), /proxy-url/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+void describe("kubeconfigNamespace", () => {
+  void it("reads the current context's namespace, and nothing when it names none or the file is missing", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "kubeconfig-test-"));
+    try {
+      const write = async (name: string, namespace?: string): Promise<string> => {
+        const file = join(dir, name);
+        const context = { cluster: "k", user: "u", ...(namespace === undefined ? {} : { namespace }) };
+        await writeFile(
+          file,
+          stringify({
+            "current-context": "c",
+            contexts: [
+              { name: "other", context: { cluster: "k", user: "u", namespace: "not-this" } },
+              { name: "c", context },
+            ],
+          }),
+        );
+        return file;
+      };
+      assert.equal(kubeconfigNamespace(await write("with", "team-a")), "team-a");
+      assert.equal(kubeconfigNamespace(await write("without")), undefined);
+      assert.equal(kubeconfigNamespace(join(dir, "missing")), undefined);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -99,7 +99,7 @@ interface KubeconfigFile {
   "current-context"?: string;
   clusters?: Named<{ cluster?: ClusterEntry }>[];
   users?: Named<{ user?: UserEntry }>[];
-  contexts?: Named<{ context?: { cluster?: string; user?: string } }>[];
+  contexts?: Named<{ context?: { cluster?: string; user?: string; namespace?: string } }>[];
 }
 
 const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -136,6 +136,24 @@ function readCurrentContext(path: string | undefined): CurrentContext {
       return undefined;
     },
   };
+}
+
+/**
+ * The namespace the current context names, as kubectl reads it for a command without `-n` (in-cluster
+ * without a path: the pod's own); undefined when it names none, or the kubeconfig cannot be read (the
+ * client reports that).
+ */
+export function kubeconfigNamespace(path?: string): string | undefined {
+  try {
+    if (path === undefined && process.env["KUBERNETES_SERVICE_HOST"] !== undefined)
+      return readFileSync(join(serviceAccountDir, "namespace"), "utf8").trim() || undefined;
+    const file = path ?? defaultKubeconfigPath();
+    const config = (parse(readFileSync(file, "utf8")) ?? {}) as KubeconfigFile;
+    const contextName = config["current-context"];
+    return config.contexts?.find((c) => c.name === contextName)?.context?.namespace || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Where the current context's API server is and how to trust it (no user, no credentials). */
