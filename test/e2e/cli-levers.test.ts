@@ -30,10 +30,12 @@ function driftless(...args: string[]): Promise<{ code: number | null; out: strin
 }
 
 function driftlessWith(kubeconfig: string, ...args: string[]): Promise<{ code: number | null; out: string }> {
+  return run([...args, "--kubeconfig", kubeconfig], process.env);
+}
+
+function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args, "--kubeconfig", kubeconfig], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(process.execPath, [cli, ...args], { stdio: ["ignore", "pipe", "pipe"], env });
     let out = "";
     child.stdout.on("data", (c: Buffer) => (out += c.toString()));
     child.stderr.on("data", (c: Buffer) => (out += c.toString()));
@@ -133,5 +135,18 @@ test("driftless suspend and resume without -n act on the RepoSync in the kubecon
   assert.equal(
     (await getSync("RepoSync", namespace, "repo-sync"))?.metadata.annotations?.["driftless.dev/suspend"],
     undefined,
+  );
+});
+
+test("driftless reads the first file of a KUBECONFIG list that exists, as kubectl does", async (t) => {
+  const namespace = await testNamespace(t);
+  await createRepoSync(namespace, await TestRepo.create(t));
+  const missing = join(tmpdir(), "no-such-kubeconfig");
+  const env = { ...process.env, KUBECONFIG: `${missing}:${testEnv().kubeconfig}` };
+  const suspended = await run(["suspend", "reposync", "repo-sync", "-n", namespace], env);
+  assert.equal(suspended.code, 0, suspended.out);
+  assert.equal(
+    (await getSync("RepoSync", namespace, "repo-sync"))?.metadata.annotations?.["driftless.dev/suspend"],
+    "true",
   );
 });

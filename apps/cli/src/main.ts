@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 /** `driftless vet | hydrate | diff | status | console | sync | suspend | resume | version`: driftless for people at a terminal. */
+import { existsSync } from "node:fs";
+import { delimiter } from "node:path";
 import { parseArgs } from "node:util";
 import { isSyncKind, SourceFormat } from "@driftless/api";
 import { parseDuration } from "@driftless/api";
@@ -84,7 +86,7 @@ async function main(argv: readonly string[]): Promise<number> {
     out(usage);
     return command === undefined && values.help !== true ? 2 : 0;
   }
-  const kubeconfig = values.kubeconfig ?? process.env["KUBECONFIG"];
+  const kubeconfig = values.kubeconfig ?? kubeconfigFromEnv(process.env["KUBECONFIG"]);
   const format = values["source-format"];
   const enableShell = values["enable-shell-in-rendering"];
   if (format !== SourceFormat.Unstructured && format !== SourceFormat.Hierarchy)
@@ -195,6 +197,15 @@ async function main(argv: readonly string[]): Promise<number> {
 }
 
 class UsageError extends Error {}
+
+/**
+ * `$KUBECONFIG` as kubectl reads it: a list of files (the first that exists is used; they are not merged);
+ * empty or unset means the default (~/.kube/config, or in-cluster).
+ */
+function kubeconfigFromEnv(value: string | undefined): string | undefined {
+  const files = (value ?? "").split(delimiter).filter((f) => f !== "");
+  return files.find((f) => existsSync(f)) ?? files[0];
+}
 
 /** `--clusters A,B` (as nomos); "" for a cluster without a name. */
 function clusterList(value: string): string[] {
