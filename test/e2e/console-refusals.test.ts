@@ -74,3 +74,25 @@ test("a tenant refused RootSyncs, ResourceGroups, Events and pods gets each page
     assert.match(detail.value.body, /forbidden/i);
   }
 });
+
+test("a tenant's console says what it cannot show: a RootSync's page is 'not visible', not loading forever, and without -n it points to -n", async (t) => {
+  const namespace = await testNamespace(t, "tenant");
+  await grantUserRepoSyncs(namespace, ["get", "list", "watch"]);
+  const scoped = await startConsole(t, "--kubeconfig", testEnv().userKubeconfig, "-n", namespace);
+  const token = new URL(scoped.url).searchParams.get("token") ?? "";
+  const cookie = String((await get(scoped.port, `/?token=${token}`)).headers["set-cookie"]).split(";")[0] ?? "";
+  const rootSync = await get(scoped.port, "/syncs/rootsync/config-management-system/root-sync", cookie);
+  assert.equal(rootSync.status, 200, rootSync.body);
+  assert.match(rootSync.body, /Cannot read RootSyncs:<\/strong>[^<]*forbidden/i);
+  assert.match(rootSync.body, /not visible to you/);
+  assert.doesNotMatch(rootSync.body, /Loading/);
+
+  // Every namespace: refused; the page says how to see the namespace the tenant may read.
+  const wide = await startConsole(t, "--kubeconfig", testEnv().userKubeconfig);
+  const wideToken = new URL(wide.url).searchParams.get("token") ?? "";
+  const wideCookie = String((await get(wide.port, `/?token=${wideToken}`)).headers["set-cookie"]).split(";")[0] ?? "";
+  const overview = await get(wide.port, "/", wideCookie);
+  assert.equal(overview.status, 200, overview.body);
+  assert.match(overview.body, /Cannot read RepoSyncs:<\/strong>[^<]*forbidden/i);
+  assert.match(overview.body, /driftless console -n NAMESPACE/);
+});

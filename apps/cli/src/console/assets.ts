@@ -90,6 +90,7 @@ td.source, .source { font-family: ui-monospace, "DejaVu Sans Mono", monospace; f
 .muted { color: var(--muted); }
 .empty { color: var(--muted); font-style: italic; }
 .warning { border-left: 4px solid var(--bad); background: #fff5f5; padding: 0.5rem 0.8rem; }
+.hint { border-left: 4px solid var(--info); background: #f0f6ff; padding: 0.5rem 0.8rem; }
 #notice:not(:empty) { border-left: 4px solid var(--info); background: #f0f6ff; padding: 0.5rem 0.8rem; margin: 0.5rem 0; }
 #notice .refused { color: var(--bad); }
 .head { display: flex; flex-wrap: wrap; align-items: center; gap: 1rem; }

@@ -64,6 +64,8 @@ export interface OverviewData {
   readonly reports: readonly SyncReport[];
   readonly refusals: readonly { readonly kind: string; readonly error: string | undefined }[];
   readonly loading: boolean;
+  /** Listing RepoSyncs in every namespace was refused: a user whose RBAC covers some namespaces needs `-n`. */
+  readonly suggestNamespace?: boolean;
 }
 
 export function selectReports(reports: readonly SyncReport[], query: OverviewQuery): SyncReport[] {
@@ -87,6 +89,14 @@ export function overviewLive(data: OverviewData, query: OverviewQuery): Html {
   const current = Math.min(query.page, pages);
   const shown = selected.slice((current - 1) * overviewPageSize, current * overviewPageSize);
   return html`${data.refusals.map((r) => refused(`${r.kind}s`, r.error))}
+    ${
+      data.suggestNamespace === true
+        ? html`<p class="hint">
+            You may not list syncs in every namespace: <code>driftless console -n NAMESPACE</code> shows the syncs of a
+            namespace you may read.
+          </p>`
+        : ""
+    }
     <p class="summary">
       ${inNamespace.length}
       sync${inNamespace.length === 1 ? "" : "s"}${

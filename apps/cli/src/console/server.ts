@@ -171,6 +171,9 @@ export class ConsoleServer {
               reports: this.#syncs.syncs().map((s) => syncReport(s)),
               refusals: states.map((s) => ({ kind: s.kind, error: s.state.error })),
               loading: states.some((s) => !s.state.synced && s.state.error === undefined),
+              suggestNamespace:
+                this.#options.namespace === undefined &&
+                states.some((s) => s.kind === "RepoSync" && s.state.refused === true),
             },
             query,
           );

@@ -37,7 +37,12 @@ export function syncLive(d: SyncViewData): Html {
   if (d.sync === undefined || d.report === undefined) {
     return html`${refused(`${d.ref.kind}s`, d.syncState.error)}
       <p class="empty">
-        ${d.syncState.synced ? `No ${d.ref.kind} ${d.ref.namespace}/${d.ref.name} (deleted, or not visible to you).` : "Loading..."}
+        ${
+          // A refused watch never lists: what it would have shown is not visible to this user.
+          d.syncState.synced || d.syncState.error !== undefined
+            ? `No ${d.ref.kind} ${d.ref.namespace}/${d.ref.name} (deleted, or not visible to you).`
+            : "Loading..."
+        }
       </p>`;
   }
   const r = d.report;

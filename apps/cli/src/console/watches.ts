@@ -8,6 +8,7 @@ import { EventEmitter } from "node:events";
 import { nsReconcilerName, rootReconcilerName, RootSyncNamespace, SyncLabel } from "@driftless/api";
 import { resourceGroupMapping } from "@driftless/applier";
 import { Informer, type KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { isRefusal } from "../interrupt.ts";
 import { sorted, syncMappings, type SyncRef } from "../sync-objects.ts";
 
 const eventMapping: ResourceMapping = {
@@ -38,11 +39,14 @@ const slim = (obj: KubeObject): KubeObject => {
 export interface WatchState {
   readonly synced: boolean;
   readonly error?: string;
+  /** The error is the API server's refusal (403, 401): it stays until RBAC changes. */
+  readonly refused?: boolean;
 }
 
 function stateOf(informer: Informer): WatchState {
-  const error = informer.lastError?.message;
-  return { synced: informer.hasSynced, ...(error === undefined ? {} : { error }) };
+  const error = informer.lastError;
+  if (error === undefined) return { synced: informer.hasSynced };
+  return { synced: informer.hasSynced, error: error.message, refused: isRefusal(error) };
 }
 
 function watch(informer: Informer, emitter: EventEmitter): void {
