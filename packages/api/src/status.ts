@@ -25,6 +25,8 @@ export interface StatusErrors {
 export interface StatusErrorOptions {
   readonly maxErrors?: number;
   readonly maxMessageLength?: number;
+  /** An error resource's `sourcePath` as status shows it (Config Sync's: from the repository root). */
+  readonly sourcePathOf?: (resource: ErrorResource) => string;
 }
 
 /** `KNV2009` → `2009`: status carries the bare number in `code`. */
@@ -36,9 +38,12 @@ export function knvNumber(code: string): string {
 export function toConfigSyncError(
   error: DriftlessError,
   maxMessageLength: number = MaxErrorMessageLength,
+  sourcePathOf?: (resource: ErrorResource) => string,
 ): ConfigSyncError {
   const message = truncate(`${error.code}: ${error.message}`, maxMessageLength);
-  const resources = error.resources.slice(0, MaxErrorResources).map(toResourceRef);
+  const resources = error.resources
+    .slice(0, MaxErrorResources)
+    .map((resource) => toResourceRef(resource, sourcePathOf?.(resource) ?? resource.sourcePath));
   return resources.length === 0
     ? { code: knvNumber(error.code), errorMessage: message }
     : { code: knvNumber(error.code), errorMessage: message, errorResources: resources };
@@ -53,7 +58,7 @@ export function statusErrors(errors: readonly DriftlessError[], options: StatusE
   const seen = new Set<string>();
   const unique: ConfigSyncError[] = [];
   for (const error of errors) {
-    const converted = toConfigSyncError(error, options.maxMessageLength);
+    const converted = toConfigSyncError(error, options.maxMessageLength, options.sourcePathOf);
     const key = JSON.stringify(converted);
     if (seen.has(key)) continue;
     seen.add(key);
@@ -81,9 +86,9 @@ export function combineSummaries(summaries: readonly (ErrorSummary | undefined)[
   return { totalCount, truncated, errorCountAfterTruncation };
 }
 
-function toResourceRef(resource: ErrorResource): ResourceRef {
+function toResourceRef(resource: ErrorResource, sourcePath: string | undefined): ResourceRef {
   return {
-    ...(resource.sourcePath === undefined || resource.sourcePath === "" ? {} : { sourcePath: resource.sourcePath }),
+    ...(sourcePath === undefined || sourcePath === "" ? {} : { sourcePath }),
     ...(resource.name === "" ? {} : { name: resource.name }),
     ...(resource.namespace === undefined || resource.namespace === "" ? {} : { namespace: resource.namespace }),
     gvk: { group: resource.group, version: resource.version ?? "", kind: resource.kind },

@@ -182,7 +182,7 @@ async function passSteps(
       ctx.clusterName,
     );
     const desired = objects.map((object) => toDesired(object, declaringSource));
-    result = { ...result, declared: desired };
+    result = { ...result, declared: desired, declaringSource };
     ctx.declaring?.(desired);
     const fights = ctx.activeFights();
     // An object in a fight is still declared (never pruned) but not re-applied until the pause ends.

@@ -11,11 +11,12 @@ import {
   setCondition,
   statusErrors,
   type DriftlessError,
+  type ErrorResource,
   type RSync,
   type SyncCondition,
 } from "@driftless/api";
 import { isConflict, isNotFound, type KubeClient, type KubeObject } from "@driftless/kube";
-import type { SyncIdentity } from "@driftless/applier";
+import { declaringSourceOf, sourcePathFromRoot, type DeclaringSource, type SyncIdentity } from "@driftless/applier";
 import { rsyncMapping } from "./rsync.ts";
 import { describeDrift, type SuspendedDrift } from "./suspend.ts";
 
@@ -33,6 +34,35 @@ export interface PassReport {
   readonly rendering?: { readonly message: string; readonly errors: readonly DriftlessError[] };
   /** Set when the sync is suspended; `drift` once the source was read: what a pass would change (nothing was). */
   readonly suspension?: { readonly drift?: SuspendedDrift };
+  /** Where the declarations came from, once known: errors name their files from the repository root. */
+  readonly declaringSource?: DeclaringSource;
+}
+
+/**
+ * Config Sync fills `errorResources[].sourcePath` from the object's source-path annotation: the file's
+ * path from the repository root (the sync's directory included), as driftless writes that annotation too.
+ */
+function rootedSourcePaths(
+  sync: RSync | undefined,
+  report: PassReport,
+): ((resource: ErrorResource) => string) | undefined {
+  const source = report.declaringSource ?? (sync === undefined ? undefined : declaringSourceOf(sync));
+  if (source === undefined) return undefined;
+  return (resource) => {
+    const sourcePath = resource.sourcePath ?? "";
+    if (sourcePath === "") return "";
+    // A rendered object's file is named from its apiVersion, which an error about an id alone does not carry.
+    const rendered =
+      resource.version === undefined || resource.version === "" ? { ...source, rendered: undefined } : source;
+    const apiVersion = resource.group === "" ? `${resource.version}` : `${resource.group}/${resource.version}`;
+    const id = {
+      group: resource.group,
+      kind: resource.kind,
+      name: resource.name,
+      ...(resource.namespace ? { namespace: resource.namespace } : {}),
+    };
+    return sourcePathFromRoot(rendered, { id, apiVersion, sourcePath });
+  };
 }
 
 type Status = { [key: string]: unknown; conditions?: SyncCondition[] };
@@ -47,13 +77,14 @@ export function nextStatus(
 ): Status {
   const status: Status = { ...current };
   const time = kubeTime(now);
+  const sourcePathOf = rootedSourcePaths(sync, report);
   const source = sync === undefined ? undefined : sourceStatusBlock(sync);
   const phase = (
     errors: readonly DriftlessError[],
     previous: unknown,
     extra: Record<string, unknown> = {},
   ): Record<string, unknown> => {
-    const { errors: list, errorSummary } = statusErrors(errors);
+    const { errors: list, errorSummary } = statusErrors(errors, sourcePathOf === undefined ? {} : { sourcePathOf });
     const next: Record<string, unknown> = {
       ...source,
       commit: report.commit ?? "",

@@ -179,7 +179,8 @@ test("a hierarchy error is reported with its code and file, and nothing of that 
   assert.equal(errors[0]?.["code"], "1020", json(errors));
   assert.match(String(errors[0]?.["errorMessage"]), new RegExp(`namespaces/${web}/namespace\\.yaml`));
   const resources = (errors[0]?.["errorResources"] ?? []) as JsonObject[];
-  assert.equal(resources[0]?.["sourcePath"], `namespaces/${web}/namespace.yaml`);
+  // From the repository root, as Config Sync fills it from the source-path annotation (the sync's dir is "config").
+  assert.equal(resources[0]?.["sourcePath"], `config/namespaces/${web}/namespace.yaml`);
 
   assert.equal((await rootSyncStatus(name))["lastSyncedCommit"], first);
   await coreApi().readNamespacedConfigMap({ namespace: web, name: "kept" });
@@ -239,6 +240,12 @@ test("namespaceStrategy explicit creates no Namespace: an object in an undeclare
       `failed to apply ConfigMap, ${absent}/waits: namespaces "${absent}" not found`,
     ),
     json(errors),
+  );
+  const [resource] = (errors[0]?.["errorResources"] ?? []) as JsonObject[];
+  assert.equal(
+    resource?.["sourcePath"],
+    "config/cm.yaml",
+    "the file from the repository root, as Config Sync names it",
   );
   assert.ok(await missing(() => coreApi().readNamespace({ name: absent })));
 
