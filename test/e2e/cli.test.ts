@@ -88,3 +88,22 @@ test("driftless diff shows what a reconciler would write, nothing once synced, a
   assert.match(drifted.out, /red/);
   assert.match(drifted.out, /blue/);
 });
+
+test("each verb's --help prints that verb's usage and exits 0; a verb used wrongly exits 2 with its own usage", async () => {
+  for (const [verb, line] of [
+    ["sync", /driftless sync rootsync\|reposync NAME .*--wait/],
+    ["suspend", /driftless suspend\|resume rootsync\|reposync NAME/],
+    ["resume", /driftless suspend\|resume rootsync\|reposync NAME/],
+    ["console", /driftless console .*--no-open/],
+  ] as const) {
+    const help = await driftless(verb, "--help");
+    assert.equal(help.code, 0, help.out);
+    assert.match(help.out, line);
+    assert.doesNotMatch(help.out, /driftless (vet|hydrate|diff|status|version) /, `${verb} --help shows only ${verb}`);
+  }
+  const wrong = await driftless("suspend", "deployment/x");
+  assert.equal(wrong.code, 2, wrong.out);
+  assert.match(wrong.out, /"deployment" is not rootsync or reposync/);
+  assert.match(wrong.out, /driftless suspend\|resume rootsync\|reposync NAME/);
+  assert.doesNotMatch(wrong.out, /driftless vet /);
+});

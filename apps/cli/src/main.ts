@@ -83,7 +83,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const out = (line: string): void => void process.stdout.write(`${printable(line)}\n`);
   const [command, dir] = positionals;
   if (values.help === true || command === undefined) {
-    out(usage);
+    out(command === undefined ? usage : usageOf(command));
     return command === undefined && values.help !== true ? 2 : 0;
   }
   const kubeconfig = values.kubeconfig ?? kubeconfigFromEnv(process.env["KUBECONFIG"]);
@@ -198,6 +198,13 @@ async function main(argv: readonly string[]): Promise<number> {
 
 class UsageError extends Error {}
 
+/** The part of the usage about `command` (`driftless sync --help`), or all of it for an unknown one. */
+function usageOf(command: string): string {
+  const blocks = usage.split(/\n(?= {2}driftless )/);
+  const own = blocks.filter((b) => /^ {2}driftless (\S+)/.exec(b)?.[1]?.split("|").includes(command) === true);
+  return own.length === 0 ? usage : `usage:\n${own.map((b) => b.split(/\n(?=\S)/)[0]).join("\n")}`;
+}
+
 /**
  * `$KUBECONFIG` as kubectl reads it: a list of files (the first that exists is used; they are not merged);
  * empty or unset means the default (~/.kube/config, or in-cluster).
@@ -216,7 +223,7 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(`driftless: ${printable(error instanceof Error ? error.message : String(error))}\n`);
-    if (error instanceof UsageError) process.stderr.write(`${usage}\n`);
+    if (error instanceof UsageError) process.stderr.write(`${usageOf(process.argv[2] ?? "")}\n`);
     process.exit(error instanceof UsageError ? 2 : 1);
   },
 );
