@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { parse, stringify } from "yaml";
 import { findRepoRoot } from "@driftless/local-cluster";
 import { createRepoSync, eventually, testEnv, testNamespace, TestRepo } from "../support/index.ts";
-import { grantRepoSyncReconciler } from "../support/rbac.ts";
+import { grantRepoSyncReconciler, grantUserRepoSyncs } from "../support/rbac.ts";
 import {
   configMap,
   createNamespace,
@@ -149,4 +149,17 @@ test("driftless reads the first file of a KUBECONFIG list that exists, as kubect
     (await getSync("RepoSync", namespace, "repo-sync"))?.metadata.annotations?.["driftless.dev/suspend"],
     "true",
   );
+});
+
+test("driftless suspend, resume and sync as a user who may read a sync but not patch it exit 1 with the API server's refusal, and change nothing", async (t) => {
+  const namespace = await testNamespace(t);
+  await createRepoSync(namespace, await TestRepo.create(t));
+  await grantUserRepoSyncs(namespace, ["get", "list", "watch"]);
+  const before = (await getSync("RepoSync", namespace, "repo-sync"))?.metadata.annotations;
+  for (const verb of ["suspend", "resume", "sync"]) {
+    const refused = await driftlessWith(testEnv().userKubeconfig, verb, "reposync", "repo-sync", "-n", namespace);
+    assert.equal(refused.code, 1, refused.out);
+    assert.match(refused.out, /the API server refused: .*cannot patch resource "reposyncs"/);
+  }
+  assert.deepEqual((await getSync("RepoSync", namespace, "repo-sync"))?.metadata.annotations, before);
 });
