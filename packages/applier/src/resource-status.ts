@@ -12,7 +12,8 @@ export interface GroupCondition {
 }
 
 export type Actuation = "Pending" | "Succeeded" | "Skipped" | "Failed";
-export type Reconcile = "Pending" | "Succeeded" | "Skipped" | "Failed";
+/** Timeout: the pass's wait for it to become Current ran out (override.reconcileTimeout), as Config Sync's applier records it. */
+export type Reconcile = "Pending" | "Succeeded" | "Skipped" | "Timeout" | "Failed";
 
 /** One entry of ResourceGroup status.resourceStatuses. */
 export interface ResourceStatusEntry extends ObjectId {

@@ -239,7 +239,7 @@ async function passSteps(
     const notYetPruned = applyErrors.length === 0 ? [] : candidates;
     await inventory.write([...owned, ...kept, ...notYetPruned]);
     lap("prune");
-    await ctx.resourceGroupStatus.afterPass(applied, fetched.commit); // kept live between passes
+    await ctx.resourceGroupStatus.afterPass(applied, fetched.commit, ctx.reconcileTimeouts.stuck); // kept live between passes
     lap("inventory");
 
     const failures = [...applyErrors, ...pruneErrors, ...fights.values()];

@@ -37,6 +37,11 @@ export class ReconcileTimeouts {
     for (const outcome of stuck) this.#stuck.add(idKey(outcome.desired.id));
     return stuck.map((o) => new ReconcileTimeoutError(o, timeoutMs));
   }
+
+  /** Keys (idKey) of the objects the last `errors` reported: their ResourceGroup entries say Timeout. */
+  get stuck(): ReadonlySet<string> {
+    return this.#stuck;
+  }
 }
 
 function reconciled(health: HealthStatus | undefined): boolean {

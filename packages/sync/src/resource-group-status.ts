@@ -78,8 +78,16 @@ export class ResourceGroupStatus {
     this.#unsubscribe = options.live?.onEvent((event, mapping, object) => this.#onEvent(event, mapping, object));
   }
 
-  /** After a pass's apply: the entries of what it applied, written with the group's conditions. */
-  async afterPass(applied: readonly ApplyOutcome[], commit: string): Promise<void> {
+  /**
+   * After a pass's apply: the entries of what it applied, written with the group's conditions. Those in
+   * `timedOut` (idKeys) were not Current within override.reconcileTimeout: reconcile Timeout, as Config
+   * Sync's applier records a wait that ran out, until a watch event changes their kstatus.
+   */
+  async afterPass(
+    applied: readonly ApplyOutcome[],
+    commit: string,
+    timedOut: ReadonlySet<string> = new Set(),
+  ): Promise<void> {
     const tracked = new Map<string, Tracked>();
     const hash = commitHash(commit);
     // Conflicts and failures are rare: only they need the live copy (from the watch cache).
@@ -89,12 +97,13 @@ export class ResourceGroupStatus {
       const actuation: Actuation =
         outcome.operation === Operation.Skipped ? "Skipped" : outcome.error !== undefined ? "Failed" : "Succeeded";
       const health = outcome.health ?? "Unknown";
+      const reconcile = reconcileOf(actuation, health, "Pending");
       const entry: Tracked = {
         id: outcome.desired.id,
         sourceHash: hash,
         actuation,
         health,
-        reconcile: reconcileOf(actuation, health, "Pending"),
+        reconcile: reconcile === "Pending" && timedOut.has(idKey(outcome.desired.id)) ? "Timeout" : reconcile,
         foreignOwner: undefined,
         failure: undefined,
       };

@@ -8,6 +8,7 @@ import { createLogger } from "@driftless/sync";
 import {
   coreApi,
   createRootSync,
+  customApi,
   eventually,
   rootSynced,
   rootSyncNamespace,
@@ -37,7 +38,7 @@ interface LogLine {
   readonly [field: string]: unknown;
 }
 
-test("a pass waits up to override.reconcileTimeout for what it wrote to become Current; a timeout is KNV2009 on status.sync until the object is Current", async (t) => {
+test("a pass waits up to override.reconcileTimeout for what it wrote to become Current; a timeout is KNV2009 on status.sync and reconcile Timeout in the ResourceGroup until the object is Current", async (t) => {
   const id = suffix();
   const name = `rto-${id}`;
   const namespace = `rto-${id}`;
@@ -79,6 +80,13 @@ test("a pass waits up to override.reconcileTimeout for what it wrote to become C
     new RegExp(`failed to wait for Deployment\\.apps, ${namespace}/web: reconcile timeout.*InProgress`),
   );
   assert.ok(await configMapExists(namespace, "plain"), "the rest of the commit was applied");
+  // The ResourceGroup says so too, as Config Sync's applier records a wait that ran out.
+  await eventually(async () => (await groupEntry(name, "web"))?.["reconcile"] === "Timeout", {
+    timeoutMs: 10_000,
+    what: `reconcile Timeout on the Deployment's entry: ${JSON.stringify(await groupEntry(name, "web"))}`,
+  });
+  assert.equal((await groupEntry(name, "web"))?.["actuation"], "Succeeded");
+  assert.equal((await groupEntry(name, "plain"))?.["reconcile"], "Succeeded");
 
   // Later passes leave the Deployment unchanged and do not wait for it again, but keep reporting it.
   const passes = reconciler.passCount;
@@ -104,7 +112,23 @@ test("a pass waits up to override.reconcileTimeout for what it wrote to become C
     timeoutMs: 60_000,
     what: "the timeout error to clear once the Deployment is Current",
   });
+  await eventually(async () => (await groupEntry(name, "web"))?.["reconcile"] === "Succeeded", {
+    timeoutMs: 10_000,
+    what: "reconcile Succeeded once the Deployment is Current",
+  });
 });
+
+async function groupEntry(name: string, objectName: string): Promise<JsonObject | undefined> {
+  const group = (await customApi().getNamespacedCustomObject({
+    group: "kpt.dev",
+    version: "v1alpha1",
+    namespace: rootSyncNamespace,
+    plural: "resourcegroups",
+    name,
+  })) as JsonObject;
+  const statuses = ((group["status"] as JsonObject | undefined)?.["resourceStatuses"] ?? []) as JsonObject[];
+  return statuses.find((s) => s["name"] === objectName);
+}
 
 function deployment(namespace: string, replicas: number): unknown {
   return {
