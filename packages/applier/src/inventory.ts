@@ -193,9 +193,8 @@ export class Inventory {
     const known = await this.current();
     if (known === undefined) return;
     const { apiVersion, kind, metadata, spec } = known;
-    // Disabled: no per-object status and no conditions, as Config Sync leaves it (observedGeneration is required).
-    if (this.statusMode === "disabled")
-      return this.replaceStatus(known, { observedGeneration: metadata.generation ?? 0 });
+    // Disabled: an empty status, as Config Sync's controller writes it (observedGeneration 0: the CRD requires it).
+    if (this.statusMode === "disabled") return this.replaceStatus(known, { observedGeneration: 0 });
     // Rounded down to 16 KiB: the rest of the object (managedFields grows with our own status write)
     // changes by a few hundred bytes between passes, which must not change how many statuses fit,
     // or every other pass would rewrite megabytes of status to say the same thing.
