@@ -110,7 +110,8 @@ function checkRepo(manifests: readonly Manifest[]): SourceError[] {
   if (repo === undefined)
     return [
       new MissingRepoError(
-        `${TopDir.System}/: a hierarchical source must declare a Repo in ${TopDir.System}/ (apiVersion configmanagement.gke.io/v1, kind Repo, spec.version "1.0.0")`,
+        // Config Sync's words, then what to add.
+        `The ${TopDir.System}/ directory must declare a Repo Resource. A hierarchical source needs one: apiVersion configmanagement.gke.io/v1, kind Repo, spec.version "1.0.0"`,
         { sourcePaths: [TopDir.System] },
       ),
     ];

@@ -316,6 +316,11 @@ void describe("hierarchy: errors, with Config Sync's codes and the files they co
     assert.deepEqual(errorsOf(result), [["KNV1020", "namespaces/web/namespace.yaml"]]);
   });
 
+  void it("words a missing Repo as Config Sync does (KNV1017)", async () => {
+    const result = await hierarchy({ "namespaces/web/namespace.yaml": ns("web") }, false);
+    assert.match(result.errors[0]?.message ?? "", /^The system\/ directory must declare a Repo Resource\./);
+  });
+
   void it("names the object and file in each message", async () => {
     const result = await hierarchy({ "namespaces/web/namespace.yaml": ns("api") });
     assert.ok(!result.complete);
