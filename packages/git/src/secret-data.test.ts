@@ -25,19 +25,19 @@ void describe("credentialsFromSecretData", () => {
     assert.deepEqual(credentialsFromSecretData({ auth: "", repo }), { auth: "none", caCert: undefined });
   });
 
-  void it("names the missing key and the Secret, never a value, and redacts the URL", () => {
+  void it("names the missing key and the Secret as Config Sync words it, never a value, and redacts the URL", () => {
     assert.throws(
       () => credentialsFromSecretData({ auth: "token", secretData: { token: "t0ken" }, secretName: "git-creds", repo }),
       (error: unknown) => {
         assert.ok(error instanceof GitFetchError);
         assert.equal(error.errorClass, "terminal");
-        assert.match(error.message, /key "username" is not present in Secret "git-creds"/);
+        assert.equal(error.message, 'git authType was set as "token" but "username" key is not present in "git-creds" Secret');
         assert.ok(!error.message.includes("t0ken") && !error.repo.includes("pw"));
         return true;
       },
     );
-    assert.throws(() => credentialsFromSecretData({ auth: "ssh", secretData: {}, repo }), /key "ssh" is not present/);
-    assert.throws(() => credentialsFromSecretData({ auth: "none", caCertData: {}, repo }), /key "cert" is not present/);
+    assert.throws(() => credentialsFromSecretData({ auth: "ssh", secretData: {}, repo }), /but "ssh" key is not present in/);
+    assert.throws(() => credentialsFromSecretData({ auth: "none", caCertData: {}, repo }), /caCertSecretRef was set, but "cert" key is not present in /);
     assert.throws(() => credentialsFromSecretData({ auth: "cookiefile", repo }), /not supported by driftless/);
   });
 });

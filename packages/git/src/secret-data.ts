@@ -44,7 +44,8 @@ export function credentialsFromSecretData(input: SecretDataInput): GitCredential
   const missing = (key: string): GitFetchError =>
     invalid(
       repo,
-      `spec.git.auth is ${JSON.stringify(auth)} but key ${JSON.stringify(key)} is not present in Secret ${JSON.stringify(secretName)}`,
+      // Config Sync's wording, so its documented message reads the same.
+      `git authType was set as ${JSON.stringify(auth)} but ${JSON.stringify(key)} key is not present in ${JSON.stringify(secretName)} Secret`,
     );
 
   let caCert: string | undefined;
@@ -53,7 +54,7 @@ export function credentialsFromSecretData(input: SecretDataInput): GitCredential
     if (caCert === undefined) {
       throw invalid(
         repo,
-        `key "cert" is not present in Secret ${JSON.stringify(input.caCertSecretName ?? "spec.git.caCertSecretRef")}`,
+        `caCertSecretRef was set, but "cert" key is not present in ${JSON.stringify(input.caCertSecretName ?? "spec.git.caCertSecretRef")} Secret`,
       );
     }
   }
