@@ -31,13 +31,22 @@ void describe("credentialsFromSecretData", () => {
       (error: unknown) => {
         assert.ok(error instanceof GitFetchError);
         assert.equal(error.errorClass, "terminal");
-        assert.equal(error.message, 'git authType was set as "token" but "username" key is not present in "git-creds" Secret');
+        assert.equal(
+          error.message,
+          'git authType was set as "token" but "username" key is not present in "git-creds" Secret',
+        );
         assert.ok(!error.message.includes("t0ken") && !error.repo.includes("pw"));
         return true;
       },
     );
-    assert.throws(() => credentialsFromSecretData({ auth: "ssh", secretData: {}, repo }), /but "ssh" key is not present in/);
-    assert.throws(() => credentialsFromSecretData({ auth: "none", caCertData: {}, repo }), /caCertSecretRef was set, but "cert" key is not present in /);
+    assert.throws(
+      () => credentialsFromSecretData({ auth: "ssh", secretData: {}, repo }),
+      /but "ssh" key is not present in/,
+    );
+    assert.throws(
+      () => credentialsFromSecretData({ auth: "none", caCertData: {}, repo }),
+      /caCertSecretRef was set, but "cert" key is not present in /,
+    );
     assert.throws(() => credentialsFromSecretData({ auth: "cookiefile", repo }), /not supported by driftless/);
   });
 });
