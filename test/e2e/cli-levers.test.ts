@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
 import { findRepoRoot } from "@driftless/local-cluster";
-import { createRepoSync, eventually, testEnv, testNamespace, TestRepo } from "../support/index.ts";
+import { createRepoSync, customApi, eventually, testEnv, testNamespace, TestRepo } from "../support/index.ts";
 import { grantRepoSyncReconciler, grantUserRepoSyncs } from "../support/rbac.ts";
 import {
   configMap,
@@ -107,6 +107,29 @@ test("driftless sync --wait on a sync the manager stalled (an invalid spec) exit
   assert.equal(stalled.code, 1, stalled.out);
   assert.match(stalled.out, /STALLED \(Validation\): .*secretRef/);
   assert.doesNotMatch(stalled.out, /within the timeout/);
+});
+
+test("driftless sync --wait on a sync deleted while it waits exits 1 at once, saying so, instead of waiting out its timeout", async (t) => {
+  const namespace = await testNamespace(t);
+  await createRepoSync(namespace, await TestRepo.create(t)); // no reconciler: nothing answers
+  const waiting = driftless("sync", "reposync", "repo-sync", "-n", namespace, "--wait", "--timeout", "120s");
+  await eventually(
+    async () =>
+      (await getSync("RepoSync", namespace, "repo-sync"))?.metadata.annotations?.["driftless.dev/sync-requested-at"] !==
+      undefined,
+    { what: "the pass request on the RepoSync" },
+  );
+  await customApi().deleteNamespacedCustomObject({
+    group: "configsync.gke.io",
+    version: "v1beta1",
+    namespace,
+    plural: "reposyncs",
+    name: "repo-sync",
+  });
+  const deleted = await waiting;
+  assert.equal(deleted.code, 1, deleted.out);
+  assert.match(deleted.out, new RegExp(`RepoSync ${namespace}/repo-sync: deleted before a pass answered`));
+  assert.doesNotMatch(deleted.out, /within the timeout/);
 });
 
 test("driftless suspend and resume without -n act on the RepoSync in the kubeconfig context's namespace, as kubectl would", async (t) => {

@@ -57,6 +57,9 @@ export async function lever(
       case "interrupted":
         out(`${what}: interrupted before a pass answered (the request stands; its reconciler still answers it)`);
         return interruptedExitCode;
+      case "deleted":
+        out(`${what}: deleted before a pass answered; nothing will answer the request`);
+        return 1;
       case "timeout":
         out(
           `${what}: no pass answered within the timeout (is its reconciler running?)${
@@ -86,6 +89,8 @@ type Answer =
   | { readonly outcome: "answered"; readonly sync: KubeObject }
   /** The manager judged this generation of the sync and set no reconciler up: nothing will answer. */
   | { readonly outcome: "stalled"; readonly sync: KubeObject }
+  /** The sync is gone, or being deleted: its reconciler answers no more requests. */
+  | { readonly outcome: "deleted" }
   /** The API server refused to let this user follow the sync (403, 401): waiting longer will not help. */
   | { readonly outcome: "refused"; readonly error: Error }
   /** With the last failure to list or watch the sync, if any. */
@@ -129,10 +134,19 @@ async function waitForAnswer(
       done = resolve;
       const check = (sync: KubeObject): void => {
         if (requestAnswered(sync, request)) resolve({ outcome: "answered", sync });
+        else if (sync.metadata.deletionTimestamp !== undefined) resolve({ outcome: "deleted" });
         else if (stalledForGood(sync)) resolve({ outcome: "stalled", sync });
       };
       informer.on("add", check);
       informer.on("update", check);
+      informer.on("delete", () => resolve({ outcome: "deleted" }));
+      // Deleted between the patch and the first list: the list finds nothing, and no event will come.
+      void informer.synced().then(
+        () => {
+          if (informer.get(ref.namespace, ref.name) === undefined) resolve({ outcome: "deleted" });
+        },
+        () => undefined,
+      );
       timer = setTimeout(
         () => resolve(lastError === undefined ? { outcome: "timeout" } : { outcome: "timeout", error: lastError }),
         options.timeoutMs,
