@@ -41,7 +41,8 @@ export async function reportStalled(
   errors: readonly DriftlessError[],
 ): Promise<void> {
   const { errors: list, errorSummary } = statusErrors(errors);
-  const message = errors.map((e) => e.message).join("; ");
+  // Led by the code, as Config Sync's condition message (its error's text) is.
+  const message = errors.map((e) => `${e.code}: ${e.message}`).join("; ");
   await writeStatus(client, sync, (raw, current) => {
     const conditions = applyConditions(
       current,

@@ -192,6 +192,15 @@ test("an invalid sync is reported Stalled (KNV1061) and gets no reconciler", asy
     assert.equal(stalled.condition.reason, "Validation");
     const errors = (stalled.condition as { errors?: { code: string }[] }).errors ?? [];
     assert.equal(errors[0]?.code, "1061");
+    // The message leads with the code, as Config Sync's Stalled condition does.
+    assert.match(String(stalled.condition.message), /^KNV1061: /);
+    if (obj.kind === "RootSync")
+      assert.match(
+        String(stalled.condition.message),
+        new RegExp(
+          `^KNV1061: RootSync objects are only allowed in the config-management-system namespace, not in ${namespace}`,
+        ),
+      );
     assert.ok(
       !stalled.sync?.metadata.finalizers?.includes("configsync.gke.io/reconciler-manager"),
       "an invalid sync got the manager finalizer",
