@@ -27,22 +27,27 @@ export interface ArtifactSourcesOptions {
   readonly cacheDir: string;
   /** The folder holding helm; undefined: PATH. */
   readonly toolsDir: string | undefined;
+  /** Whether spec.override.enableShellInRendering is honoured (RenderCacheOptions.shellAllowed). */
+  readonly shellAllowed: boolean;
 }
 
 export class ArtifactSources {
   readonly #oci: OciFetcher;
   readonly #helm: HelmSource;
+  readonly #shellAllowed: boolean;
   #last: { readonly spec: string; readonly result: FetchResult } | undefined;
 
   constructor(options: ArtifactSourcesOptions) {
     this.#oci = new OciFetcher({ cacheDir: join(options.cacheDir, "oci") });
     this.#helm = new HelmSource(join(options.cacheDir, "helm"), options.toolsDir);
+    this.#shellAllowed = options.shellAllowed;
   }
 
   /** A drift pass re-reads the last tree while the spec is unchanged, without asking the registry. */
   async fetch(client: KubeClient, sync: RSync, drift: boolean, signal: AbortSignal): Promise<FetchResult> {
     const type = sync.spec.sourceType ?? Defaults.sourceType;
-    const spec = JSON.stringify([type, sync.spec.oci, sync.spec.helm]);
+    const enableShell = this.#shellAllowed && sync.spec.override?.enableShellInRendering === true;
+    const spec = JSON.stringify([type, sync.spec.oci, sync.spec.helm, enableShell]);
     if (drift && this.#last?.spec === spec) return this.#last.result;
     const namespace = sync.metadata.namespace ?? "";
     let result: FetchResult;
@@ -57,6 +62,7 @@ export class ArtifactSources {
         releaseNamespace: sync.kind === "RepoSync" ? namespace : (helm.namespace ?? Defaults.helmReleaseNamespace),
         credentials: await readArtifactCredentials(client, namespace, helm, "spec.helm"),
         valuesFiles: await valuesFiles(client, namespace, helm),
+        enableShell,
         signal,
       });
     } else {

@@ -31,7 +31,7 @@ async function chartRepo(files: Record<string, string | Buffer>): Promise<string
   return root;
 }
 
-const check = (root: string, allowRemote = false): Promise<void> =>
+const check = (root: string, allowRemote = false): Promise<unknown> =>
   checkKustomizationPaths(join(root, "config"), { repositoryRoot: root, allowRemote });
 
 /** A subchart archive (tar with gzip, as helm package writes one) holding `sub/<path>` for each file. */

@@ -3,6 +3,7 @@ import { test } from "node:test";
 import { parse } from "yaml";
 import {
   chartReference,
+  pullArgs,
   registryLoginArgs,
   repositoriesYaml,
   repoUpdateArgs,
@@ -38,6 +39,7 @@ test("spec values reach helm after -- or as --flag=value, so a releaseName like 
 
   assert.deepEqual(positionals(showChartArgs(reference, "^1")), [reference]);
   assert.deepEqual(positionals(repoUpdateArgs()), ["driftless"]);
+  assert.deepEqual(positionals(pullArgs(reference, "--untar", "/cache/pull")), [reference]);
   const oci = chartReference({ repo: "oci://registry.example/charts/", chart: "web" });
   assert.equal(oci, "oci://registry.example/charts/web");
   assert.deepEqual(positionals(registryLoginArgs("registry.example", "me")), ["registry.example"]);

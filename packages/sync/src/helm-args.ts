@@ -61,6 +61,11 @@ export function showChartArgs(reference: string, version: string | undefined): s
   return ["show", "chart", ...(version === undefined ? [] : [`--version=${version}`]), "--", reference];
 }
 
+/** The chart archive, downloaded into `destination` (not unpacked): its schemas are checked before helm loads them. */
+export function pullArgs(reference: string, version: string, destination: string): string[] {
+  return ["pull", `--version=${version}`, `--destination=${destination}`, "--", reference];
+}
+
 export interface TemplateArgs {
   readonly reference: string;
   readonly releaseName: string | undefined;

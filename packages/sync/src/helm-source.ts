@@ -1,17 +1,20 @@
 /**
  * A sync's source rendered from a Helm chart with the real `helm` (Config Sync's helm-sync): the chart
- * version, resolved from a range by `helm show chart`, is the commit, and `helm template --output-dir`
- * writes the tree the pass reads. A render is redone only when its inputs change.
+ * version, resolved from a range by `helm show chart`, is the commit; `helm pull` downloads the archive,
+ * whose schemas are checked (chart-schemas.ts), and `helm template --output-dir` renders it into the tree
+ * the pass reads. A render is redone only when its inputs change.
  */
 import { createHash } from "node:crypto";
 import { mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { DriftlessError, ErrorClass, KnvCode, redactUrl, type HelmRootSyncSpec } from "@driftless/api";
 import type { FetchResult } from "@driftless/git";
 import type { ArtifactCredentials } from "./artifact-credentials.ts";
+import { checkChartSchemas } from "./chart-schemas.ts";
 import {
   chartReference,
   isOciRepository,
+  pullArgs,
   registryLoginArgs,
   repositoriesYaml,
   repoUpdateArgs,
@@ -19,6 +22,7 @@ import {
   templateArgs,
 } from "./helm-args.ts";
 import { setDeployNamespace } from "./helm-deploy-namespace.ts";
+import { RenderingError } from "./render-error.ts";
 import { runTool, ToolExit, ToolProcessError } from "./run-tool.ts";
 
 export interface HelmFetchOptions {
@@ -28,6 +32,8 @@ export interface HelmFetchOptions {
   readonly credentials: ArtifactCredentials;
   /** Contents of spec.helm.valuesFileRefs, in order (later ones win). */
   readonly valuesFiles: readonly string[];
+  /** spec.override.enableShellInRendering, where honoured: the chart's schemas are left to helm, as a repository's are. */
+  readonly enableShell?: boolean;
   readonly signal: AbortSignal;
 }
 
@@ -123,6 +129,7 @@ export class HelmSource {
           spec.deployNamespace,
           spec.includeCRDs,
           values,
+          options.enableShell === true,
         ]),
       )
       .digest("hex");
@@ -140,19 +147,26 @@ export class HelmSource {
         await writeFile(file, content, { mode: 0o600 });
         valuesFiles.push(file);
       }
+      // helm loads whatever a schema refers to while it validates the values: the archive is checked first.
+      const pulled = join(scratch, "chart");
+      await mkdir(pulled);
+      await run(withCa(pullArgs(reference, version, pulled)));
+      const archive = await this.#checkedArchive(
+        pulled,
+        `chart ${spec.chart} ${version}`,
+        options.enableShell === true,
+      );
       const out = join(scratch, "out");
       await run(
-        withCa(
-          templateArgs({
-            reference,
-            releaseName: spec.releaseName,
-            version,
-            namespace: options.releaseNamespace,
-            includeCRDs: spec.includeCRDs === true,
-            valuesFiles,
-            outputDir: out,
-          }),
-        ),
+        templateArgs({
+          reference: archive,
+          releaseName: spec.releaseName,
+          version,
+          namespace: options.releaseNamespace,
+          includeCRDs: spec.includeCRDs === true,
+          valuesFiles,
+          outputDir: out,
+        }),
       );
       // A chart that renders nothing still gets its directory, as in Config Sync.
       await mkdir(join(out, spec.chart), { recursive: true });
@@ -180,6 +194,18 @@ export class HelmSource {
         ErrorClass.Terminal,
       );
     return found;
+  }
+
+  /** The one archive `helm pull` wrote into `dir`, its schemas checked unless shell is allowed (KNV2004, as helm's own errors). */
+  async #checkedArchive(dir: string, chart: string, enableShell: boolean): Promise<string> {
+    const archives = (await readdir(dir)).filter((name) => name.endsWith(".tgz"));
+    if (archives.length !== 1 || archives[0] === undefined)
+      throw new HelmSourceError(`helm pull wrote ${archives.length} chart archives for ${chart}`, ErrorClass.Terminal);
+    if (!enableShell)
+      await checkChartSchemas(dir, chart, (path) => relative(dir, path)).catch((error: unknown) => {
+        throw error instanceof RenderingError ? new HelmSourceError(error.message, ErrorClass.Terminal, error) : error;
+      });
+    return join(dir, archives[0]);
   }
 
   async #removeOthers(keep: string): Promise<void> {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -457,5 +457,55 @@ void describe("checkKustomizationPaths", () => {
       "base/kustomization.yaml": y({ configMapGenerator: [{ name: "x", files: ["../../secret-token"] }] }),
     });
     await refused(bad, /base\/kustomization\.yaml: configMapGenerator\[\]\.files entry/);
+  });
+
+  void it("returns the charts kustomize would pull, each with the chart home kustomize gives it; none with shell access; a field given twice is refused", async () => {
+    const repoUrl = "https://charts.example";
+    const root = await repo({
+      "config/kustomization.yaml": y({
+        resources: ["../base"],
+        helmGlobals: { chartHome: "pulled" },
+        helmCharts: [{ name: "a", repo: repoUrl, version: "1.0.0", devel: "yes" }, { name: "local" }],
+        generators: ["gen.yaml"],
+      }),
+      "config/gen.yaml": y({
+        apiVersion: "builtin",
+        kind: "HelmChartInflationGenerator",
+        metadata: { name: "g" },
+        name: "b",
+        repo: "oci://registry.example/charts",
+        chartHome: "gen-charts",
+      }),
+      "config/pulled/local/Chart.yaml": "name: local\n",
+      "base/kustomization.yaml": y({
+        helmChartInflationGenerator: [
+          { chartName: "c", chartRepoUrl: repoUrl, chartHome: "old" },
+          { chartName: "d", chartRepoUrl: repoUrl, chartHome: "" },
+        ],
+      }),
+    });
+    const pulls = await checkKustomizationPaths(join(root, "config"), { repositoryRoot: root, allowRemote: false });
+    const config = join(await realpath(root), "config");
+    const base = join(await realpath(root), "base");
+    assert.deepEqual(
+      pulls.map(({ dir, chartHome, name, repo: r, version, devel }) => [dir, chartHome, name, r, version, devel]),
+      [
+        [base, "old", "c", repoUrl, "", false],
+        [base, "old", "d", repoUrl, "", false],
+        [config, "gen-charts", "b", "oci://registry.example/charts", "", false],
+        [config, "pulled", "a", repoUrl, "1.0.0", true],
+      ],
+    );
+    assert.deepEqual(
+      await checkKustomizationPaths(join(root, "config"), { repositoryRoot: root, allowRemote: true }),
+      [],
+    );
+    const twice = await repo({
+      "config/kustomization.yaml": y({ helmCharts: [{ name: "a", repo: repoUrl, Repo: "https://other.example" }] }),
+    });
+    await refused(
+      twice,
+      /helmCharts repo is given more than once \("https:\/\/charts\.example", "https:\/\/other\.example"\)/,
+    );
   });
 });

@@ -5,9 +5,9 @@
  * its repository; this walk is what keeps it from naming /proc/1/environ or a ServiceAccount token.
  *
  * A walk before the build is sound: the checkout is the reconciler's own, written only by its git
- * fetch, so nothing can change between the walk and kustomize's reads (no TOCTOU). The one write
- * during the build is `helm pull` unpacking a remote chart under chartHome, and helm unpacks every
- * archive entry as a regular file (a symlink entry becomes an empty file), so it adds no way out.
+ * fetch, so nothing can change between the walk and kustomize's reads (no TOCTOU). The one other write
+ * is `helm pull` unpacking a remote chart under chartHome (chart-pulls.ts before the build; kustomize with
+ * shell), and helm unpacks every archive entry as a regular file, so it adds no way out.
  *
  * The fields are those of kustomize v5.8's types.Kustomization and of its builtin plugins' configs.
  * kustomize decodes both with Go's encoding/json, which matches keys case-insensitively: so does this.
@@ -18,6 +18,7 @@ import { lstat, readFile, realpath, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { helmChartNameProblem, helmReleaseNameProblem } from "@driftless/api";
 import { isAlias, isScalar, parseAllDocuments, visit, type DocumentOptions, type SchemaOptions } from "yaml";
+import type { ChartPull } from "./chart-pulls.ts";
 import { checkChartSchemas } from "./chart-schemas.ts";
 import { isRemoteTarget, PathConfinement } from "./confine-path.ts";
 import { pluginConfigs, pluginKind } from "./plugin-configs.ts";
@@ -35,14 +36,22 @@ export interface KustomizationPathOptions {
 
 type Json = Readonly<Record<string, unknown>>;
 
-/** Throws a RenderingError (KNV1068) naming the first file that leaves the repository or is a URL. */
-export async function checkKustomizationPaths(dir: string, options: KustomizationPathOptions): Promise<void> {
+/**
+ * Throws a RenderingError (KNV1068) naming the first file that leaves the repository or is a URL; returns
+ * the charts kustomize would pull (none with shell access), for chart-pulls.ts to pull and check first.
+ */
+export async function checkKustomizationPaths(
+  dir: string,
+  options: KustomizationPathOptions,
+): Promise<readonly ChartPull[]> {
   const confine = await PathConfinement.of(options.repositoryRoot);
   const real = await realpath(dir);
   if (!confine.contains(real))
     throw new RenderingError(`the sync directory ${dir} is not inside the repository checkout ${confine.root}`);
   try {
-    await new Walk(confine, options.allowRemote).kustomization(real);
+    const walk = new Walk(confine, options.allowRemote);
+    await walk.kustomization(real);
+    return walk.pulls;
   } catch (error) {
     // A file the walk could not read (EACCES, ENAMETOOLONG...) fails the render too, named.
     if (error instanceof RenderingError) throw error;
@@ -59,6 +68,7 @@ class Walk {
   readonly confine: PathConfinement;
   readonly #allowRemote: boolean;
   readonly #seen = new Set<string>();
+  readonly pulls: ChartPull[] = [];
 
   constructor(confine: PathConfinement, allowRemote: boolean) {
     this.confine = confine;
@@ -199,7 +209,7 @@ class Walk {
       case "SecretGenerator":
         return this.generatorArgs(dir, config, at);
       case "HelmChartInflationGenerator":
-        return this.chart(dir, config, strings(config, "chartHome"), at);
+        return this.chart(dir, config, strings(config, "chartHome"), at, strings(config, "chartHome"));
       case "PatchTransformer":
       case "PatchJson6902Transformer":
         for (const path of strings(config, "path")) await this.file(dir, path, `${at} path`);
@@ -229,17 +239,27 @@ class Walk {
       ...globals.flatMap((g) => strings(g, "configHome")),
       ...legacy.flatMap((g) => strings(g, "helmHome")),
     ];
+    // The one chart home kustomize gives these charts: helmGlobals', else the deprecated generator's last.
+    const pullHomes = (
+      globals.length > 0
+        ? globals.flatMap((g) => strings(g, "chartHome"))
+        : legacy
+            .flatMap((g) => strings(g, "chartHome"))
+            .filter((home) => home !== "")
+            .slice(-1)
+    ).filter((home) => home !== "");
     for (const home of configHomes) await this.configHome(dir, home, `${where}: helmGlobals.configHome`);
-    for (const chart of records(k, "helmCharts")) await this.chart(dir, chart, chartHomes, `${where}: helmCharts`);
+    for (const chart of records(k, "helmCharts"))
+      await this.chart(dir, chart, chartHomes, `${where}: helmCharts`, pullHomes);
     for (const old of legacy) {
       const chart = {
-        name: strings(old, "chartName")[0],
-        version: strings(old, "chartVersion")[0],
-        repo: strings(old, "chartRepoUrl")[0],
-        releaseName: strings(old, "releaseName")[0],
-        valuesFile: strings(old, "values")[0],
+        name: strings(old, "chartName"),
+        version: strings(old, "chartVersion"),
+        repo: strings(old, "chartRepoUrl"),
+        releaseName: strings(old, "releaseName"),
+        valuesFile: strings(old, "values"),
       };
-      await this.chart(dir, chart, chartHomes, `${where}: helmChartInflationGenerator`);
+      await this.chart(dir, chart, chartHomes, `${where}: helmChartInflationGenerator`, pullHomes);
     }
   }
 
@@ -258,9 +278,16 @@ class Walk {
   /**
    * One chart: kustomize passes releaseName and name to helm as positional arguments without `--`,
    * so both are validated here; the chart's directory (chartHome/[name-version/]name), which helm
-   * reads whole, and its values files must be in the repository.
+   * reads whole, and its values files must be in the repository. `pullHomes`: the chart home kustomize
+   * pulls into (none given: `charts`).
    */
-  async chart(dir: string, chart: Json, chartHomes: readonly string[], where: string): Promise<void> {
+  async chart(
+    dir: string,
+    chart: Json,
+    chartHomes: readonly string[],
+    where: string,
+    pullHomes: readonly string[],
+  ): Promise<void> {
     for (const name of strings(chart, "releaseName")) {
       const problem = helmReleaseNameProblem(name);
       if (problem !== undefined) throw new RenderingError(`${where} releaseName ${JSON.stringify(name)} ${problem}`);
@@ -294,7 +321,32 @@ class Walk {
             await checkChartSchemas(chartDir, `${where} chart ${JSON.stringify(name)}`, (p) => this.confine.show(p));
         }
     }
+    // kustomize refuses a chart without a name itself, before any pull.
+    if (!this.#allowRemote && strings(chart, "repo").length > 0 && names.some((name) => name !== ""))
+      this.pulls.push(chartPull(dir, chart, pullHomes, where));
   }
+}
+
+/** A chart kustomize would pull; a field given twice (keys differing in case) is refused: which one kustomize reads is unclear. */
+function chartPull(dir: string, chart: Json, pullHomes: readonly string[], where: string): ChartPull {
+  const one = (values: readonly string[], field: string): string => {
+    const distinct = [...new Set(values)];
+    if (distinct.length > 1)
+      throw new RenderingError(
+        `${where} ${field} is given more than once (${distinct.map((v) => JSON.stringify(v)).join(", ")}): driftless pulls the chart itself to check its schemas, and cannot tell which kustomize would read`,
+      );
+    return distinct[0] ?? "";
+  };
+  return {
+    dir,
+    chartHome: one(pullHomes, "chartHome") || "charts",
+    name: one(strings(chart, "name"), "name"),
+    repo: one(strings(chart, "repo"), "repo"),
+    version: one(strings(chart, "version"), "version"),
+    // go-yaml's YAML 1.1 booleans, as kustomize reads the field.
+    devel: strings(chart, "devel").some((v) => /^(y|Y|yes|Yes|YES|true|True|TRUE|on|On|ON)$/.test(v)),
+    where,
+  };
 }
 
 async function isFile(path: string): Promise<boolean> {

@@ -482,6 +482,7 @@ export class Reconciler implements PassContext {
     this.artifacts ??= new ArtifactSources({
       cacheDir: join(this.options.cacheDir, "artifacts"),
       toolsDir: this.options.renderToolsDir,
+      shellAllowed: this.shellAllowed(),
     });
     return this.artifacts.fetch(this.client, sync, trigger === "drift", this.abort.signal);
   }
@@ -510,9 +511,13 @@ export class Reconciler implements PassContext {
     return new RenderCache({
       tools: { dir: this.options.renderToolsDir },
       ...(renderer === undefined ? {} : { renderer }),
-      // A RootSync is admin-owned; a RepoSync's shell runs a tenant's code, so only when the manager allows it.
-      shellAllowed: this.identity.kind === "RootSync" || this.options.allowRepoSyncShellInRendering === true,
+      shellAllowed: this.shellAllowed(),
     });
+  }
+
+  /** A RootSync is admin-owned; a RepoSync's shell runs a tenant's code, so only when the manager allows it. */
+  private shellAllowed(): boolean {
+    return this.identity.kind === "RootSync" || this.options.allowRepoSyncShellInRendering === true;
   }
 
   async readSource(fetched: FetchResult, sync: RSync): Promise<SourceResult> {

@@ -2,10 +2,11 @@
  * Rendering a sync directory that holds a kustomization with the real `kustomize build` (Helm charts
  * through the real `helm`, `--enable-helm`), as Config Sync's hydration-controller does.
  */
-import { access, constants, mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import { access, constants, mkdir, mkdtemp, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { ErrorClass } from "@driftless/api";
+import { pullCharts } from "./chart-pulls.ts";
 import { checkKustomizationPaths, kustomizationFileNames } from "./kustomization-paths.ts";
 import { originAnnotatedBuildDir, type BuildDirectory } from "./origin-annotations.ts";
 import { RenderingError } from "./render-error.ts";
@@ -71,12 +72,16 @@ const maxOutputBytes = 256 * 1024 * 1024;
  */
 export async function renderKustomization(dir: string, options: RenderOptions): Promise<string> {
   // Our own walk confines every path, so kustomize may follow paths across the repository, as in Config Sync.
-  await checkKustomizationPaths(dir, { repositoryRoot: options.repositoryRoot, allowRemote: options.enableShell });
+  const pulls = await checkKustomizationPaths(dir, {
+    repositoryRoot: options.repositoryRoot,
+    allowRemote: options.enableShell,
+  });
   const kustomize = await locate("kustomize", options.tools);
   const helm = await locate("helm", options.tools);
   const args = ["build", "--enable-helm", `--helm-command=${helm}`, "--load-restrictor=LoadRestrictionsNone"];
   if (options.enableShell) args.push("--enable-alpha-plugins", "--enable-exec");
   const timeoutMs = options.timeoutMs ?? renderTimeoutMs;
+  const deadline = performance.now() + timeoutMs;
   const home = await mkdtemp(join(tmpdir(), "driftless-render-"));
   // helm keeps its caches under HOME/XDG folders; a fresh one per render keeps renders independent.
   const env: NodeJS.ProcessEnv = {
@@ -94,16 +99,29 @@ export async function renderKustomization(dir: string, options: RenderOptions): 
     await mkdir(join(home, "helm-plugins"));
     // Config Sync asks kustomize for origin annotations before every build (origin-annotations.ts).
     const build = await originAnnotatedBuildDir(dir, options.repositoryRoot, home);
-    const output = await runTool(kustomize, [...args, "--", build.dir], {
-      cwd: build.dir,
+    const [walked, built] = [await realpath(dir), await realpath(build.dir)];
+    const remainingMs = (): number => Math.max(1, deadline - performance.now());
+    // Charts kustomize would pull are pulled and checked first, where it reads them (chart-pulls.ts).
+    const output = await pullCharts(pulls, {
+      helm,
       env,
+      scratch: home,
+      rootOf: (walkedDir) => (walkedDir === walked ? built : walkedDir),
       signal: options.signal,
+      remainingMs,
       timeoutMs,
-      maxStdoutBytes: maxOutputBytes,
     })
-      .catch((error: unknown) => {
-        throw renderFailure(error, kustomize, dir, timeoutMs, inCheckout(build));
-      })
+      .then(() =>
+        runTool(kustomize, [...args, "--", build.dir], {
+          cwd: build.dir,
+          env,
+          signal: options.signal,
+          timeoutMs: remainingMs(),
+          maxStdoutBytes: maxOutputBytes,
+        }).catch((error: unknown) => {
+          throw renderFailure(error, kustomize, dir, timeoutMs, inCheckout(build));
+        }),
+      )
       .finally(async () => {
         if (build.mirrorRoot !== undefined) await rm(build.mirrorRoot, { recursive: true, force: true });
       });

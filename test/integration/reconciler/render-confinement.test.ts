@@ -11,7 +11,8 @@ import { createServer, type Server } from "node:http";
 import { createServer as createTcpServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ErrorClass } from "@driftless/api";
+import { ErrorClass, KnvCode } from "@driftless/api";
+import type { FetchResult } from "@driftless/git";
 import { HelmSource, HelmSourceError } from "@driftless/sync";
 import { removeRendered, renderKustomization, RenderingError } from "@driftless/sync/render";
 import {
@@ -26,6 +27,7 @@ import {
   TestRepo,
   type JsonObject,
 } from "../../support/index.ts";
+import { packageChart, startHelmRepo, type ChartFiles } from "../../support/helm-repo.ts";
 
 const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
   .trim()
@@ -569,4 +571,149 @@ test("a chart's values.schema.json referring outside itself (a file of the recon
     properties: { a: { $ref: "#/definitions/s" } },
   };
   assert.match(await render(await chartRoot(good, good)), /name: c/);
+});
+
+/** A chart `name` 0.1.0 rendering ConfigMap `name` from values `a: x`, with `schema` as its values.schema.json. */
+const schemaChart = (name: string, schema: JsonObject): ChartFiles => ({
+  name,
+  version: "0.1.0",
+  files: {
+    "values.yaml": "a: x\n",
+    "values.schema.json": JSON.stringify(schema),
+    "templates/cm.yaml": `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  a: {{ .Values.a | quote }}\n`,
+  },
+});
+
+/** Schemas that load a JSON file of the reconciler (whose const helm's error would print) or fetch a loopback probe. */
+async function outsideSchemas(
+  t: TestContext,
+): Promise<{ secretText: string; probe: { requests: string[] }; refs: string[] }> {
+  const { secretText, outside } = await outsideToken(t);
+  const secretJson = join(outside, "token.json");
+  await writeFile(secretJson, JSON.stringify({ type: "string", const: secretText }));
+  const probe = await httpServer(t, JSON.stringify({ type: "string", const: secretText }));
+  return { secretText, probe, refs: [`file://${secretJson}`, `${probe.url}/probe`] };
+}
+
+/** What `attempt` failed with for each of `refs` (undefined: it did not fail), each shown as a diagnostic. */
+async function failures(
+  t: TestContext,
+  refs: readonly string[],
+  attempt: (i: number) => Promise<unknown>,
+): Promise<[string, unknown][]> {
+  const found: [string, unknown][] = [];
+  for (const [i, ref] of refs.entries()) {
+    const error = await attempt(i).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    t.diagnostic(`${ref}: ${String(error)}`);
+    found.push([ref, error]);
+  }
+  return found;
+}
+
+const externalRef = (ref: string): JsonObject => ({ type: "object", properties: { a: { $ref: ref } } });
+const internalRefs: JsonObject = {
+  $schema: "http://json-schema.org/draft-07/schema#",
+  definitions: { s: { type: "string" } },
+  type: "object",
+  properties: { a: { $ref: "#/definitions/s" } },
+};
+
+test("a Helm source (spec.helm) pulls its chart and checks its values.schema.json before helm loads it: a reference outside the schema (a file of the reconciler, a URL) is refused with KNV2004, unless enableShellInRendering; a chart referring inside itself renders", async (t) => {
+  const { secretText, probe, refs } = await outsideSchemas(t);
+  const repo = await startHelmRepo(t);
+  for (const [i, ref] of refs.entries()) await repo.publish(schemaChart(`bad${i}`, externalRef(ref)));
+  await repo.publish(schemaChart("good", internalRefs));
+  const source = new HelmSource(await scratch(t), renderToolsDir);
+  const fetch = (chart: string, enableShell = false): Promise<FetchResult> =>
+    source.fetch({
+      spec: { repo: repo.url, chart, version: "0.1.0", auth: "token", period: "1h" },
+      releaseNamespace: "default",
+      credentials: { basic: { username: repo.username, password: repo.password }, caCert: repo.caCert },
+      valuesFiles: [],
+      enableShell,
+      signal: AbortSignal.timeout(120_000),
+    });
+  const errors = await failures(t, refs, (i) => fetch(`bad${i}`));
+  assert.deepEqual(probe.requests, [], "helm fetched a schema from the loopback probe");
+  for (const [ref, error] of errors) {
+    assert.ok(error instanceof HelmSourceError, `${ref}: ${String(error)}`);
+    assert.equal(error.code, KnvCode.SourceFetch);
+    assert.equal(error.errorClass, ErrorClass.Terminal);
+    assert.match(error.message, /bad\d-0\.1\.0\.tgz:bad\d\/values\.schema\.json refers to \$ref /, ref);
+    assert.ok(!error.message.includes(secretText), `${ref}: the source error holds the secret`);
+  }
+  // With shell the chart's schemas are left to helm, as in a repository's chart.
+  await assert.rejects(fetch("bad1", true), HelmSourceError);
+  assert.deepEqual(probe.requests, ["/probe"], "with shell, helm loads the schema itself");
+  const good = await fetch("good");
+  assert.equal(good.commit, "0.1.0");
+  assert.match(await readFile(join(good.sourceDir, "templates", "cm.yaml"), "utf8"), /name: good\n.*\n  a: "x"/s);
+});
+
+test("a chart kustomize would pull (helmCharts with repo) is pulled into its chart home and checked first: a values.schema.json referring outside itself (a file of the reconciler, a URL) fails rendering with KNV1068, unless enableShellInRendering; a pulled chart referring inside itself renders and is not pulled twice", async (t) => {
+  const { secretText, probe, refs } = await outsideSchemas(t);
+  const archives = await scratch(t);
+  const charts = [...refs.map((ref, i) => schemaChart(`bad${i}`, externalRef(ref))), schemaChart("good", internalRefs)];
+  const served: Record<string, Buffer> = {};
+  for (const chart of charts)
+    served[`/${chart.name}-0.1.0.tgz`] = await readFile(await packageChart(t, chart, archives));
+  const server = await staticServer(t, (url) => ({
+    ...served,
+    "/index.yaml": yaml({
+      apiVersion: "v1",
+      entries: Object.fromEntries(
+        charts.map((c) => [
+          c.name,
+          [{ apiVersion: "v2", name: c.name, version: "0.1.0", urls: [`${url}/${c.name}-0.1.0.tgz`] }],
+        ]),
+      ),
+      generated: "2026-01-01T00:00:00Z",
+    }),
+  }));
+  const render = async (
+    chart: JsonObject,
+    { enableShell = false, chartsDir = true } = {},
+  ): Promise<{ root: string; rendered: string }> => {
+    const root = await scratch(t);
+    // A charts folder in the checkout: the build's mirror links it, so pulled charts land in the checkout
+    // (without one, kustomize pulls into the mirror).
+    if (chartsDir) await mkdir(join(root, "charts"));
+    await writeFile(join(root, "kustomization.yaml"), yaml({ helmCharts: [{ repo: server.url, ...chart }] }));
+    const out = await renderKustomization(root, {
+      tools: { dir: renderToolsDir },
+      repositoryRoot: root,
+      enableShell,
+      signal: AbortSignal.timeout(120_000),
+    });
+    t.after(() => removeRendered(out));
+    return { root, rendered: await readFile(join(out, "rendered.yaml"), "utf8") };
+  };
+  const errors = await failures(t, refs, (i) => render({ name: `bad${i}`, version: "0.1.0", releaseName: "r" }));
+  assert.deepEqual(probe.requests, [], "helm fetched a schema from the loopback probe");
+  for (const [ref, error] of errors) {
+    assert.ok(error instanceof RenderingError, `${ref}: ${String(error)}`);
+    assert.match(error.message, /charts\/bad\d-0\.1\.0\/bad\d\/values\.schema\.json refers to \$ref /, ref);
+    assert.ok(!error.message.includes(secretText), `${ref}: the render error holds the secret`);
+  }
+  await assert.rejects(
+    render({ name: "bad1", version: "0.1.0", releaseName: "r" }, { enableShell: true }),
+    RenderingError,
+  );
+  assert.deepEqual(probe.requests, ["/probe"], "with shell, kustomize's helm loads the schema itself");
+  // With a version kustomize looks in charts/<name>-<version>/<name>, without one in charts/<name>: were the
+  // chart anywhere else, kustomize would pull it a second time.
+  for (const [chart, dir] of [
+    [{ name: "good", version: "0.1.0", releaseName: "r" }, join("charts", "good-0.1.0", "good")],
+    [{ name: "good" }, join("charts", "good")],
+    [{ name: "good", version: "0.1.0" }, undefined],
+  ] as const) {
+    const pulls = server.requests.filter((r) => r === "/good-0.1.0.tgz").length;
+    const { root, rendered } = await render(chart, { chartsDir: dir !== undefined });
+    assert.match(rendered, /name: good\n/);
+    assert.equal(server.requests.filter((r) => r === "/good-0.1.0.tgz").length, pulls + 1, `${dir}: pulled once`);
+    if (dir !== undefined) assert.ok((await stat(join(root, dir, "Chart.yaml"))).isFile(), `the chart is in ${dir}`);
+  }
 });

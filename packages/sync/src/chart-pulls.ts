@@ -1,0 +1,123 @@
+/**
+ * Without shell access, driftless pulls the charts a kustomization names with `repo` itself, before
+ * `kustomize build`, and checks their schemas (chart-schemas.ts): kustomize would otherwise pull and
+ * template them in one step, and helm would load whatever their values.schema.json refers to. Each chart
+ * goes where kustomize looks for it (chartHome[/name-version]/name, below the kustomization's real
+ * directory), so kustomize finds it and never pulls a chart itself; the pull is kustomize's own command.
+ */
+import { cp, mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { isAbsolute, join, relative } from "node:path";
+import { ErrorClass, redactUrl } from "@driftless/api";
+import { checkChartSchemas } from "./chart-schemas.ts";
+import { RenderingError } from "./render-error.ts";
+import { runTool, ToolExit, ToolProcessError } from "./run-tool.ts";
+
+/** A chart kustomize would pull: one entry of helmCharts, the deprecated generator or a plugin configuration. */
+export interface ChartPull {
+  /** The real directory of the kustomization naming it: kustomize's loader root, chartHome is relative to it. */
+  readonly dir: string;
+  readonly chartHome: string;
+  readonly name: string;
+  readonly repo: string;
+  /** "" for the latest (kustomize then looks in chartHome/name, not chartHome/name-version/name). */
+  readonly version: string;
+  readonly devel: boolean;
+  readonly where: string;
+}
+
+export interface ChartPullOptions {
+  readonly helm: string;
+  readonly env: NodeJS.ProcessEnv;
+  /** A scratch folder of the render; each pull unpacks below it first. */
+  readonly scratch: string;
+  /** kustomize's loader root for a kustomization the walk found at `dir` (the sync directory may be mirrored). */
+  readonly rootOf: (dir: string) => string;
+  readonly signal: AbortSignal;
+  /** What is left of the render's deadline, in ms. */
+  readonly remainingMs: () => number;
+  /** The render's whole deadline, for messages. */
+  readonly timeoutMs: number;
+}
+
+/** Pulls each chart kustomize would pull, unpacked where kustomize reads it once its schemas are checked. */
+export async function pullCharts(pulls: readonly ChartPull[], options: ChartPullOptions): Promise<void> {
+  for (const pull of pulls) {
+    const root = options.rootOf(pull.dir);
+    const home = isAbsolute(pull.chartHome) ? pull.chartHome : join(root, pull.chartHome);
+    const chartHome = pull.version === "" ? home : join(home, `${pull.name}-${pull.version}`);
+    const target = join(chartHome, pull.name);
+    // kustomize pulls only when the chart is not there (a chart of the repository the walk checked, or pulled before).
+    if (
+      await stat(target).then(
+        (s) => s.isDirectory(),
+        () => false,
+      )
+    )
+      continue;
+    const staging = await mkdtemp(join(options.scratch, "chart-pull-"));
+    try {
+      await runTool(options.helm, pullArgs(pull, staging), {
+        cwd: options.scratch,
+        env: options.env,
+        signal: options.signal,
+        timeoutMs: Math.max(1, options.remainingMs()),
+        maxStdoutBytes: 1024 * 1024,
+      }).catch((error: unknown) => {
+        throw pullFailure(error, pull, options);
+      });
+      // helm unpacks into the name its Chart.yaml gives; kustomize would read `name` only, and then fail.
+      const unpacked = await readdir(staging);
+      if (unpacked.length !== 1 || unpacked[0] !== pull.name)
+        throw new RenderingError(
+          `${pull.where}: the chart pulled for ${JSON.stringify(pull.name)} from ${redactUrl(pull.repo)} is named ${JSON.stringify(unpacked.filter((n) => n !== pull.name))} in its Chart.yaml`,
+        );
+      // Named as the file kustomize would read, below the kustomization.
+      await checkChartSchemas(join(staging, pull.name), `${pull.where} chart ${JSON.stringify(pull.name)}`, (path) =>
+        join(relative(root, chartHome), relative(staging, path)),
+      );
+      await mkdir(chartHome, { recursive: true });
+      // helm writes every entry as a regular file, so the copy holds no symlink.
+      await cp(join(staging, pull.name), target, { recursive: true, errorOnExist: true, force: false });
+    } finally {
+      await rm(staging, { recursive: true, force: true });
+    }
+  }
+}
+
+/** kustomize's `helm pull` (pullCommand), with the spec's values as `--flag=value` and the chart after `--`. */
+function pullArgs(pull: ChartPull, untarDir: string): string[] {
+  const oci = pull.repo.startsWith("oci://");
+  return [
+    "pull",
+    "--untar",
+    `--untardir=${untarDir}`,
+    ...(oci ? [] : [`--repo=${pull.repo}`]),
+    ...(pull.version === "" ? [] : [`--version=${pull.version}`]),
+    ...(pull.devel ? ["--devel"] : []),
+    "--",
+    oci ? `${pull.repo.replace(/\/$/, "")}/${pull.name}` : pull.name,
+  ];
+}
+
+function pullFailure(error: unknown, pull: ChartPull, { helm, timeoutMs }: ChartPullOptions): unknown {
+  if (!(error instanceof ToolProcessError)) return error;
+  const what = `helm pull of chart ${JSON.stringify(pull.name)} from ${redactUrl(pull.repo)}`;
+  switch (error.exit) {
+    case ToolExit.Aborted:
+      return error;
+    case ToolExit.TimedOut:
+      return new RenderingError(
+        `${pull.where}: ${what} did not finish within ${Math.round(timeoutMs / 1000)}s and was stopped (a chart repository that does not answer?)`,
+        error,
+        ErrorClass.Retry,
+      );
+    case ToolExit.NotFound:
+      return new RenderingError(
+        `helm was not found at ${helm}: set --render-tools-dir (DRIFTLESS_RENDER_TOOLS_DIR) to the folder holding kustomize and helm`,
+        error,
+      );
+    case ToolExit.TooMuchOutput:
+    case ToolExit.Failed:
+      return new RenderingError(`${pull.where}: ${what} failed: ${error.stderr.trim() || error.message}`, error);
+  }
+}
