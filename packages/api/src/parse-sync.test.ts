@@ -114,8 +114,25 @@ void describe("parseRootSync", () => {
   });
 
   void it("rejects a RootSync name longer than 38 characters (the inventory-id label would overflow)", () => {
-    assertRejectedWith(parseRootSync(rootSync({ git: publicGit }, { name: "r".repeat(39) })), "at most 38 characters");
+    assertRejectedWith(
+      parseRootSync(rootSync({ git: publicGit }, { name: "r".repeat(39) })),
+      "maximum length of RootSync name is 38, but found 39",
+    );
     assert.ok(parseRootSync(rootSync({ git: publicGit }, { name: "r".repeat(38) })).ok);
+  });
+
+  void it("a misplaced or too long sync gets Config Sync's one message, whatever else its spec lacks", () => {
+    assert.deepEqual(messages(parseRootSync(rootSync({ git: { auth: "none" } }, { namespace: "test-ns" }))), [
+      "RootSync objects are only allowed in the config-management-system namespace, not in test-ns",
+    ]);
+    assert.deepEqual(
+      messages(parseRepoSync(repoSync({ git: { auth: "none" } }, { namespace: "config-management-system" }))),
+      ["RepoSync objects are not allowed in the config-management-system namespace"],
+    );
+    assert.deepEqual(
+      messages(parseRepoSync(repoSync({ git: { auth: "none" } }, { namespace: "test-ns", name: "a".repeat(253) }))),
+      ["maximum combined length of RepoSync name and namespace is 45, but found 260"],
+    );
   });
 
   void it("rejects unknown source types, and a source without its spec or repo", () => {
@@ -177,7 +194,7 @@ void describe("parseRootSync", () => {
   });
 
   void it("reports every problem at once", () => {
-    const result = parseRootSync(rootSync({ git: { auth: "token", period: "soon" } }, { namespace: "shop" }));
+    const result = parseRootSync(rootSync({ git: { auth: "token", period: "soon" }, sourceFormat: "flat" }));
     assert.ok(messages(result).length >= 4, JSON.stringify(messages(result)));
   });
 
@@ -210,7 +227,7 @@ void describe("parseRepoSync", () => {
     const ns = "n".repeat(30);
     assertRejectedWith(
       parseRepoSync(repoSync({ git: publicGit }, { namespace: ns, name: "s".repeat(16) })),
-      "at most 45 characters",
+      "maximum combined length of RepoSync name and namespace is 45, but found 46",
     );
     assert.ok(parseRepoSync(repoSync({ git: publicGit }, { namespace: ns, name: "s".repeat(15) })).ok);
   });

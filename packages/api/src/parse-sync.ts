@@ -57,7 +57,11 @@ function parse(input: unknown, expected: SyncKind | undefined): ParseResult<RSyn
     return fail(`apiVersion must be one of ${servedApiVersions.join(", ")} (got ${JSON.stringify(raw["apiVersion"])})`);
   }
 
-  const metadata = parseMetadata(expected, raw, reader);
+  // Where the sync lives and how long its name is come first and alone, in Config Sync's words: such a
+  // sync must be re-created elsewhere or renamed, whatever its spec says (Config Sync stops there too).
+  let misplaced: string | undefined;
+  const metadata = parseMetadata(expected, raw, reader, (message) => (misplaced = message));
+  if (misplaced !== undefined) return fail(misplaced);
   const spec = parseSyncSpec(expected, reader.record(raw, "spec", "") ?? {}, reader);
   const status = parseStatus(raw["status"]);
   if (reader.problems.length > 0) {
@@ -71,14 +75,19 @@ function parse(input: unknown, expected: SyncKind | undefined): ParseResult<RSyn
   return { ok: true, value };
 }
 
-function parseMetadata(kind: SyncKind, raw: JsonRecord, reader: FieldReader): ObjectMeta {
+function parseMetadata(
+  kind: SyncKind,
+  raw: JsonRecord,
+  reader: FieldReader,
+  misplaced: (message: string) => void,
+): ObjectMeta {
   const meta = reader.record(raw, "metadata", "") ?? {};
   const path = "metadata";
   const name = reader.requiredString(meta, "name", path) ?? "";
   const namespace = reader.requiredString(meta, "namespace", path) ?? "";
   const annotations = reader.stringMap(meta, "annotations", path);
 
-  if (name !== "" && namespace !== "") checkNames(kind, namespace, name, reader);
+  if (name !== "" && namespace !== "") checkNames(kind, namespace, name, reader, misplaced);
   const policy = annotations?.[SyncAnnotation.DeletionPropagationPolicy];
   if (policy !== undefined && !Object.values<string>(DeletionPropagationPolicy).includes(policy)) {
     reader.problem(
@@ -103,25 +112,29 @@ function parseMetadata(kind: SyncKind, raw: JsonRecord, reader: FieldReader): Ob
 
 /**
  * Where a sync may live and how long its name may be follow from the names derived from it:
- * the reconciler name, and the inventory-id label `<ns>_<name>` (label values stop at 63).
+ * the reconciler name, and the inventory-id label `<ns>_<name>` (label values stop at 63). As Config
+ * Sync's, the checks stop at the first of namespace and length, in its words, so the message is its own.
  */
-function checkNames(kind: SyncKind, namespace: string, name: string, reader: FieldReader): void {
+function checkNames(
+  kind: SyncKind,
+  namespace: string,
+  name: string,
+  reader: FieldReader,
+  problem: (message: string) => void,
+): void {
   if (kind === Kind.RootSync) {
-    if (namespace !== RootSyncNamespace) {
-      reader.problem(`objects are only allowed in the ${RootSyncNamespace} namespace, not in ${namespace}`);
-    }
-    if (name.length > Limits.maxRootSyncNameLength) {
-      reader.problem(`metadata.name may be at most ${Limits.maxRootSyncNameLength} characters, but has ${name.length}`);
-    }
+    if (namespace !== RootSyncNamespace)
+      return problem(`RootSync objects are only allowed in the ${RootSyncNamespace} namespace, not in ${namespace}`);
+    if (name.length > Limits.maxRootSyncNameLength)
+      return problem(`maximum length of RootSync name is ${Limits.maxRootSyncNameLength}, but found ${name.length}`);
   } else {
     if (namespace === RootSyncNamespace)
-      reader.problem(`objects are not allowed in the ${RootSyncNamespace} namespace`);
+      return problem(`RepoSync objects are not allowed in the ${RootSyncNamespace} namespace`);
     const combined = namespace.length + name.length;
-    if (combined > Limits.maxRepoSyncNamespaceAndNameLength) {
-      reader.problem(
-        `metadata.name and metadata.namespace may have at most ${Limits.maxRepoSyncNamespaceAndNameLength} characters together, but have ${combined}`,
+    if (combined > Limits.maxRepoSyncNamespaceAndNameLength)
+      return problem(
+        `maximum combined length of RepoSync name and namespace is ${Limits.maxRepoSyncNamespaceAndNameLength}, but found ${combined}`,
       );
-    }
   }
   // `<sync>.pending` is the overflow ResourceGroup of the sync named `<sync>`, which its reconciler may
   // write: a sync of that name would have its inventory writable by a sibling's reconciler.
