@@ -42,6 +42,14 @@ const tlsCodes = new Set([
   "CERT_HAS_EXPIRED",
   "ERR_TLS_CERT_ALTNAME_INVALID",
 ]);
+/** Chains no trusted CA signs: Config Sync (Go's TLS) says `unknownAuthority`, which users search for. */
+const unknownAuthority = "tls: failed to verify certificate: x509: certificate signed by unknown authority";
+const unknownAuthorityCodes = new Set([
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+]);
 
 export class RegistryClient {
   readonly #ref: ImageReference;
@@ -112,12 +120,14 @@ export class RegistryClient {
     if (error instanceof BodyTooLargeError)
       return new OciFetchError(OciFailureReason.UnsafeLayer, `${this.#image()}: ${error.message}`);
     const code = (error as NodeJS.ErrnoException).code ?? "";
-    if (tlsCodes.has(code))
+    if (tlsCodes.has(code)) {
+      const goWords = unknownAuthorityCodes.has(code) ? `${unknownAuthority}: ` : "";
       return new OciFetchError(
         OciFailureReason.AuthRejected,
-        `${this.#image()}: the registry's TLS certificate is not trusted (${code}); put its CA in the Secret named by spec.oci.caCertSecretRef (key cert)`,
+        `${this.#image()}: ${goWords}the registry's TLS certificate is not trusted (${code}); put its CA in the Secret named by spec.oci.caCertSecretRef (key cert)`,
         error,
       );
+    }
     return new OciFetchError(
       OciFailureReason.Unavailable,
       `${this.#image()}: ${String((error as Error).message ?? error)}`,

@@ -169,6 +169,26 @@ test("syncs an image from a TLS registry with basic auth like a commit (digest a
   assert.equal(await configMapExists(ns, "a"), false, "a.yaml was whited out and is pruned");
 });
 
+test("a registry whose CA the sync does not name is KNV2004 'x509: certificate signed by unknown authority', as Config Sync words it, and syncs once spec.oci.caCertSecretRef names it", async (t) => {
+  const registry = await startRegistry(t);
+  const name = `oci-ca-${suffix()}`;
+  const ns = `oci-ca-${suffix()}`;
+  cleanUpNamespace(t, ns);
+  const digest = await pushImage(registry, "config/app", "v1", [
+    tarGz([{ name: "ns.yaml", content: yaml({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }) }]),
+  ]);
+  const { creds, ca } = await registrySecrets(t, registry);
+  await createOciRootSync(name, { image: `${registry.host}/config/app:v1`, auth: "token", secretRef: { name: creds } });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  const error = await sourceErrorMatching(name, /KNV2004: failed to pull image /);
+  assert.match(
+    String(error["errorMessage"]),
+    /tls: failed to verify certificate: x509: certificate signed by unknown authority/,
+  );
+  await updateOci(name, { caCertSecretRef: { name: ca } });
+  await rootSynced(name, hex(digest));
+});
+
 test("a missing tag, a wrong password, a layer escaping its directory and a missing dir are KNV2004 source errors, and nothing synced before is deleted", async (t) => {
   const registry = await startRegistry(t);
   const name = `oci-bad-${suffix()}`;
