@@ -107,7 +107,10 @@ function parseGit(kind: SyncKind, raw: JsonRecord, reader: FieldReader): GitSpec
     }
   }
   if (proxy !== undefined && !GitAuthTypesWithProxy.includes(auth)) {
-    reader.problem(`spec.git.proxy has no effect with spec.git.auth "${auth}"; use auth none, cookiefile or token`);
+    // Config Sync's words (it lists the types it honours a proxy for; driftless refuses cookiefile and githubapp).
+    reader.problem(
+      `objects which specify spec.git.proxy must also specify spec.git.auth as one of "none", "cookiefile", "token" or "githubapp" (driftless supports "none" and "token"), not "${auth}"`,
+    );
   }
   const needsSecret = GitAuthTypesWithSecret.includes(auth);
   if (needsSecret && secretRef?.name === undefined) {

@@ -153,7 +153,7 @@ void describe("parseRootSync", () => {
     );
     assertRejectedWith(
       parseRootSync(rootSync({ git: { ...publicGit, auth: "ssh", secretRef: { name: "k" }, proxy: "http://p" } })),
-      "spec.git.proxy has no effect",
+      `RootSync objects which specify spec.git.proxy must also specify spec.git.auth as one of "none", "cookiefile", "token" or "githubapp"`,
     );
   });
 
