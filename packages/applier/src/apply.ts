@@ -1,12 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import {
-  DriftlessError,
-  ErrorClass,
-  KnvCode,
-  UserAnnotation,
-  LifecycleMutationValue,
-  managerAnnotationValue,
-} from "@driftless/api";
+import { DriftlessError, ErrorClass, KnvCode, UserAnnotation, managerAnnotationValue } from "@driftless/api";
 import {
   failureText,
   isAlreadyExists,
@@ -22,7 +15,16 @@ import { holdsDeclared } from "./answered-as-declared.ts";
 import { mapLimit } from "./concurrency.ts";
 import type { CustomResourceSchemaLoader } from "./cr-schemas.ts";
 import { computeHealth, HealthStatus } from "./kstatus.ts";
-import { annotationsOf, comparisonCandidate, decorate, isManagementDisabled, withToken } from "./decorate.ts";
+import {
+  annotationsOf,
+  comparisonCandidate,
+  decorate,
+  isManagementDisabled,
+  mutationIgnored,
+  strayMutationAnnotation,
+  withDeclaredMetadata,
+  withToken,
+} from "./decorate.ts";
 import type { DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
 import type { LiveState, PlanOutline } from "./live-state.ts";
 import { describeId, idKey, type ObjectId } from "./object-id.ts";
@@ -334,12 +336,21 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
             error: new ManagementConflictError(desired, otherManager, self),
           };
         }
-        if (
-          mutationIgnored(decorated) ||
-          liveAnnotations[UserAnnotation.LifecycleMutation] === LifecycleMutationValue.Ignore
-        ) {
-          return { desired, operation: Operation.Unchanged, health: computeHealth(current), mapping };
+        if (mutationIgnored(decorated)) {
+          // Its content stays as it is; only Config Sync's metadata follows the declaration, as there.
+          const update = withDeclaredMetadata(current, decorated, options.commit);
+          if (update === undefined)
+            return { desired, operation: Operation.Unchanged, health: computeHealth(current), mapping };
+          if (options.dryRun === true)
+            return { desired, operation: Operation.Updated, health: computeHealth(current), mapping };
+          const updated = await options.client.replace(mapping, update as KubeObject, {
+            fieldManager: options.fieldManager,
+          });
+          options.live.remember(mapping, updated);
+          return { desired, operation: Operation.Updated, health: computeHealth(updated), mapping };
         }
+        // An ignore annotation the declaration does not carry (put there by hand) goes, as Config Sync's metadata.
+        const stray = strayMutationAnnotation(current, decorated);
         const candidate = comparisonCandidate(decorated, liveAnnotations, options.commit);
         // Only a match needs the schema: a create above never waits for one.
         await options.schemas?.ensure(mapping);
@@ -347,7 +358,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
         // Before a write, a CRD change newer than what was read (its watch event still on the way) is read.
         if (!result.isEmpty() && (await options.schemas?.confirm(mapping, current.metadata.resourceVersion)) === true)
           result = options.matcher.calculate(current, candidate);
-        if (result.isEmpty()) {
+        if (result.isEmpty() && !stray) {
           const health = computeHealth(current);
           options.verified?.record(desired, current, health);
           return { desired, operation: Operation.Unchanged, health, mapping };
@@ -365,6 +376,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
           labels: { ...body.metadata.labels, ...((record["metadata"] as KubeObject["metadata"]).labels ?? {}) },
           annotations: { ...body.metadata.annotations, ...annotationsOf(record) },
         };
+        if (stray) delete body.metadata.annotations?.[UserAnnotation.LifecycleMutation];
         const updated = await options.client.replace(mapping, body, { fieldManager: options.fieldManager });
         options.live.remember(mapping, updated);
         const health = computeHealth(updated);
@@ -497,10 +509,6 @@ class DependencyReadiness {
     }
     return health;
   }
-}
-
-function mutationIgnored(object: JsonObject): boolean {
-  return annotationsOf(object)[UserAnnotation.LifecycleMutation] === LifecycleMutationValue.Ignore;
 }
 
 /** The object to write: declared state, the commit token, and the last-applied record of both. */

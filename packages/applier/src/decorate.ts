@@ -1,5 +1,6 @@
 import {
   ApplySetLabel,
+  LifecycleMutationValue,
   ManagedAnnotation,
   ManagedByValue,
   ManagedLabel,
@@ -8,6 +9,7 @@ import {
   inventoryId,
   managerAnnotationValue,
   resourceId,
+  UserAnnotation,
 } from "@driftless/api";
 import { applySetId } from "./applyset.ts";
 import { sourcePathFromRoot } from "./declaring-source.ts";
@@ -104,6 +106,73 @@ export function setToken(object: JsonObject, commit: string): void {
 
 export function annotationsOf(object: JsonObject): Readonly<Record<string, string>> {
   return metaOf(object).annotations ?? {};
+}
+
+/** What Config Sync writes on a hierarchy's Namespaces (with its own value), and counts as its metadata. */
+const HncManagedByAnnotation = "hnc.x-k8s.io/managed-by";
+
+/** Config Sync's own metadata keys, as its `isConfigSyncAnnotation`: its prefixes, the mutation annotation, the inventory. */
+function isConfigSyncAnnotation(key: string, value: string): boolean {
+  return (
+    hasConfigSyncPrefix(key) ||
+    key.startsWith(UserAnnotation.LifecycleMutation) ||
+    key === ManagedAnnotation.OwningInventory ||
+    (key === HncManagedByAnnotation && value === ManagedByValue)
+  );
+}
+
+function isConfigSyncLabel(key: string, value: string): boolean {
+  return (
+    hasConfigSyncPrefix(key) ||
+    (key === ManagedLabel.ManagedBy && value === ManagedByValue) ||
+    key === ApplySetLabel.PartOf
+  );
+}
+
+function hasConfigSyncPrefix(key: string): boolean {
+  return key.startsWith("configmanagement.gke.io/") || key.startsWith("configsync.gke.io/");
+}
+
+/**
+ * `live` carrying the declaration's Config Sync metadata (labels and annotations, the mutation annotation
+ * among them), or undefined when it carries it already: all Config Sync writes on an object that ignores
+ * mutations, whose content stays as it is (its `UpdateConfigSyncMetadata`). The commit token is not
+ * compared, as elsewhere a new commit alone is no change; a write carries `commit`.
+ */
+export function withDeclaredMetadata(live: JsonObject, decorated: JsonObject, commit: string): JsonObject | undefined {
+  const declared = metaOf(decorated);
+  const current = metaOf(live);
+  const annotations = Object.entries(declared.annotations ?? {}).filter(
+    ([key, value]) => key !== ManagedAnnotation.Token && isConfigSyncAnnotation(key, value),
+  );
+  const labels = Object.entries(declared.labels ?? {}).filter(([key, value]) => isConfigSyncLabel(key, value));
+  const differs = (have: Record<string, string> | undefined, want: [string, string][]): boolean =>
+    want.some(([key, value]) => have?.[key] !== value);
+  if (!differs(current.annotations, annotations) && !differs(current.labels, labels)) return undefined;
+  return {
+    ...live,
+    metadata: {
+      ...current,
+      labels: { ...current.labels, ...Object.fromEntries(labels) },
+      annotations: { ...current.annotations, ...Object.fromEntries(annotations), [ManagedAnnotation.Token]: commit },
+    },
+  };
+}
+
+/** True when `object` carries `client.lifecycle.config.k8s.io/mutation: ignore`. */
+export function mutationIgnored(object: JsonObject): boolean {
+  return annotationsOf(object)[UserAnnotation.LifecycleMutation] === LifecycleMutationValue.Ignore;
+}
+
+/**
+ * A live object carrying the mutation annotation its declaration does not: Config Sync counts it as its
+ * own metadata and removes it, so an object someone marked by hand is corrected again.
+ */
+export function strayMutationAnnotation(live: JsonObject, decorated: JsonObject): boolean {
+  return (
+    UserAnnotation.LifecycleMutation in annotationsOf(live) &&
+    !(UserAnnotation.LifecycleMutation in annotationsOf(decorated))
+  );
 }
 
 /** True when the declaration opts the object out of management (`configmanagement.gke.io/managed: disabled`). */

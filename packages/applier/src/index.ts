@@ -39,8 +39,11 @@ export {
   comparisonCandidate,
   decorate,
   isManagementDisabled,
+  mutationIgnored,
   setToken,
+  strayMutationAnnotation,
   stripManagement,
+  withDeclaredMetadata,
 } from "./decorate.ts";
 export { declaringSourceOf, gitContextValue, sourcePathFromRoot } from "./declaring-source.ts";
 export type { DeclaringSource } from "./declaring-source.ts";

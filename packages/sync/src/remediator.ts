@@ -1,11 +1,4 @@
-import {
-  DriftlessError,
-  ErrorClass,
-  KnvCode,
-  ManagedAnnotation,
-  LifecycleMutationValue,
-  UserAnnotation,
-} from "@driftless/api";
+import { DriftlessError, ErrorClass, KnvCode, ManagedAnnotation } from "@driftless/api";
 import {
   comparisonCandidate,
   conflictingManager,
@@ -13,7 +6,10 @@ import {
   decorate,
   describeId,
   idKey,
+  mutationIgnored,
   restoreRecord,
+  strayMutationAnnotation,
+  withDeclaredMetadata,
   type DesiredObject,
   type SyncIdentity,
 } from "@driftless/applier";
@@ -204,7 +200,6 @@ export class Remediator {
         return;
       }
       this.conflicts.delete(key);
-      if (event !== "delete" && annotations[UserAnnotation.LifecycleMutation] === LifecycleMutationValue.Ignore) return;
       if (event !== "delete" && !this.drifted(desired, object)) return;
     }
     if (this.isFight(key, desired)) return;
@@ -237,7 +232,12 @@ export class Remediator {
   }
 
   private drifted(desired: DesiredObject, live: KubeObject): boolean {
-    const candidate = comparisonCandidate(decorate(desired, this.options.sync), live.metadata.annotations ?? {});
+    const decorated = decorate(desired, this.options.sync);
+    // As Config Sync's remediator: a mutation-ignored object drifts only in Config Sync's metadata, and
+    // an ignore annotation the declaration lacks is a drift of that metadata.
+    if (mutationIgnored(decorated)) return withDeclaredMetadata(live, decorated, "") !== undefined;
+    if (strayMutationAnnotation(live, decorated)) return true;
+    const candidate = comparisonCandidate(decorated, live.metadata.annotations ?? {});
     // A record this declaration would not have written means someone else wrote the object: drift.
     const full = restoreRecord(live, [candidate], this.options.annotator);
     return full === undefined || !this.options.matcher.calculate(full, candidate).isEmpty();
