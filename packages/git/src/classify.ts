@@ -53,8 +53,9 @@ export function classifyGitStderr(stderr: string): GitFailureReason {
   return GitFailureReason.Unknown;
 }
 
+// "host key is known": ssh's line naming the host and key type a known_hosts lacks, which Config Sync's error quotes.
 const interesting =
-  /^(fatal|error|remote|ssh|warning: (?!redirecting))|denied|failed|not found|refused|timed out|certificate/i;
+  /^(fatal|error|remote|ssh|warning: (?!redirecting))|denied|failed|not found|refused|timed out|certificate|host key is known/i;
 
 /**
  * The lines of stderr a user needs, at most `maxLength` characters: git prints progress and

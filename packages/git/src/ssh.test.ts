@@ -99,6 +99,17 @@ void describe("GitFetcher over ssh", { skip }, () => {
     assert.match(error.message, /known_hosts/);
   });
 
+  void it("quotes ssh's 'No ... host key is known' for a known_hosts that lists no key of the host, as Config Sync's error does", async () => {
+    const error = await failure(
+      newFetcher().resolveRemote({
+        spec: { repo: sshd.url(source.bare) },
+        credentials: { auth: "ssh", privateKey: authorized.privateKey, knownHosts: "invalid value" },
+      }),
+    );
+    assert.equal(error.reason, GitFailureReason.HostKeyRejected);
+    assert.match(error.message, /No ED25519 host key is known/);
+  });
+
   void it("reports a key the server does not accept as rejected credentials, terminally, without the key", async () => {
     const error = await failure(
       newFetcher().fetch({
