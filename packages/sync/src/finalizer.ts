@@ -9,6 +9,7 @@ import {
   deletionPropagationPolicyOf,
   isSuspended,
   setCondition,
+  statusErrors,
   type SyncCondition,
 } from "@driftless/api";
 import {
@@ -18,6 +19,7 @@ import {
   NamespaceInUsePolicy,
   ownedBy,
   prune,
+  PruneError,
   PruneOperation,
   unmanage,
   type ObjectId,
@@ -43,8 +45,29 @@ export interface FinalizerContext {
 }
 
 export class FinalizerError extends DriftlessError {
-  constructor(message: string, resources: readonly ObjectId[] = [], cause?: unknown) {
+  /** One error per object the deletion could not finish: the ReconcilerFinalizerFailure condition lists them. */
+  readonly objectErrors: readonly DriftlessError[];
+
+  constructor(
+    message: string,
+    resources: readonly ObjectId[] = [],
+    cause?: unknown,
+    objectErrors: readonly DriftlessError[] = [],
+  ) {
     super({ code: KnvCode.Apply, errorClass: ErrorClass.Retry, message, resources, cause });
+    this.objectErrors = objectErrors;
+  }
+}
+
+/** A deleted object still there when the wait ends, worded as Config Sync's destroyer reports it. */
+class DeletionTimeoutError extends DriftlessError {
+  constructor(id: ObjectId) {
+    super({
+      code: KnvCode.Apply,
+      errorClass: ErrorClass.Retry,
+      message: `failed to wait for ${describeId(id)}: reconcile timeout`,
+      resources: [id],
+    });
   }
 }
 
@@ -87,7 +110,7 @@ export async function finalize(ctx: FinalizerContext, raw: KubeObject): Promise<
     reason: "ResourcesDeleting",
     message: suspended
       ? "Releasing managed objects (Orphan): the sync is suspended (driftless.dev/suspend), so nothing is deleted"
-      : `Deleting managed objects (${policy})`,
+      : "Deleting managed resource objects",
   });
   try {
     const managed = await new Inventory(ctx.client, ctx.identity).read();
@@ -95,11 +118,16 @@ export async function finalize(ctx: FinalizerContext, raw: KubeObject): Promise<
     else await orphanAll(ctx, managed);
   } catch (error) {
     const failure = error instanceof DriftlessError ? error : new FinalizerError(String(error), [], error);
+    // Config Sync's condition: a fixed message, and each object's error in `errors`.
+    const perObject = failure instanceof FinalizerError ? failure.objectErrors : [];
+    const { errors, errorSummary } = statusErrors(perObject.length > 0 ? perObject : [failure]);
     await setFinalizerCondition(ctx, {
       type: SyncConditionType.ReconcilerFinalizerFailure,
       status: "True",
       reason: "DestroyFailure",
-      message: failure.message,
+      message: "Failed to delete managed resource objects",
+      ...(errors === undefined ? {} : { errors }),
+      errorSummary,
     });
     throw failure;
   }
@@ -124,6 +152,7 @@ async function deleteAll(ctx: FinalizerContext, managed: readonly ObjectId[]): P
       `failed to delete ${failed.length} managed object(s): ${failed.map((f) => describeId(f.id)).join("; ")}`,
       failed.map((f) => f.id),
       failed[0]?.error,
+      failed.map((f) => f.error ?? new PruneError(f.id, "not deleted")),
     );
   }
   // Foreground means the sync disappears only after its objects have: wait for their finalizers.
@@ -145,6 +174,8 @@ async function deleteAll(ctx: FinalizerContext, managed: readonly ObjectId[]): P
       throw new FinalizerError(
         `waiting for ${remaining.length} managed object(s) to be deleted: ${remaining.slice(0, 5).map(describeId).join("; ")}`,
         remaining,
+        undefined,
+        remaining.map((id) => new DeletionTimeoutError(id)),
       );
     await delay(200);
   }

@@ -139,7 +139,8 @@ test("an aggregated API that stops answering: its objects are neither pruned nor
     async () => {
       const conditions = ((await rootSyncStatus(name))["conditions"] ?? []) as JsonObject[];
       const failure = conditions.find((c) => c["type"] === "ReconcilerFinalizerFailure" && c["status"] === "True");
-      return failure !== undefined && String(failure["message"]).includes("Thing") ? failure : undefined;
+      // Config Sync's condition: a fixed message, the objects in errors.
+      return failure !== undefined && JSON.stringify(failure["errors"] ?? []).includes("Thing") ? failure : undefined;
     },
     { timeoutMs: 60_000, what: "the finalizer to report the unreadable object" },
   );

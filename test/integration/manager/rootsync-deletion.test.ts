@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { eventually, suffix, TestRepo } from "../../support/index.ts";
 import {
   admin,
+  conditionOf,
   configMap,
   createNamespace,
   createSync,
@@ -67,6 +68,22 @@ test("RootSync deletion with Foreground deletes every managed object before the 
     (await reconcilerPids(manager.scope, rootName)).length,
     1,
     "the reconciler must keep running until it is done",
+  );
+
+  // While b stays, the sync says so as Config Sync's finalizer does: a fixed message, each object in errors.
+  const failure = await eventually(
+    async () => {
+      const condition = conditionOf(await getSync("RootSync", systemNamespace, rootName), "ReconcilerFinalizerFailure");
+      return condition?.status === "True" ? condition : undefined;
+    },
+    { timeoutMs: 90_000, what: "ReconcilerFinalizerFailure while b is held" },
+  );
+  assert.equal(failure.reason, "DestroyFailure");
+  assert.equal(failure.message, "Failed to delete managed resource objects");
+  const errors = (failure as { errors?: { code: string; errorMessage: string }[] }).errors ?? [];
+  assert.deepEqual(
+    errors.map((e) => [e.code, e.errorMessage]),
+    [["2009", `KNV2009: failed to wait for ConfigMap, ${target}/b: reconcile timeout`]],
   );
 
   await client.patch(Mapping.ConfigMap, target, "b", { metadata: { finalizers: null } }, "merge");
