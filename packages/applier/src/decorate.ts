@@ -189,24 +189,31 @@ export function stripManagement(live: JsonObject, lastAppliedAnnotation: string)
   const meta = metaOf(object);
   let changed = false;
   const annotations = { ...meta.annotations };
-  for (const key of [...ManagementAnnotationKeys, lastAppliedAnnotation]) {
-    if (key in annotations) {
+  // Config Sync's RemoveConfigSyncMetadata: every annotation of its own but the mutation annotation,
+  // hnc.x-k8s.io/managed-by on a hierarchy's Namespace too.
+  for (const [key, value] of Object.entries(annotations)) {
+    const ours =
+      ManagementAnnotationKeys.includes(key) ||
+      key === lastAppliedAnnotation ||
+      (isConfigSyncAnnotation(key, value) && !key.startsWith(UserAnnotation.LifecycleMutation));
+    if (ours) {
       delete annotations[key];
       changed = true;
     }
   }
   const labels = { ...meta.labels };
+  for (const key of Object.keys(labels)) {
+    if (hasConfigSyncPrefix(key)) {
+      delete labels[key];
+      changed = true;
+    }
+  }
   if (labels[ManagedLabel.ManagedBy] === ManagedByValue) {
     delete labels[ManagedLabel.ManagedBy];
     // A managed object's ApplySet is its sync's: it leaves the set with the sync's management.
     if (ApplySetLabel.PartOf in labels) delete labels[ApplySetLabel.PartOf];
     changed = true;
   }
-  if (ManagedLabel.DeclaredVersion in labels) {
-    delete labels[ManagedLabel.DeclaredVersion];
-    changed = true;
-  }
-
   if (!changed) return undefined;
   meta.annotations = annotations;
   meta.labels = labels;

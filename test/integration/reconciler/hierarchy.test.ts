@@ -256,3 +256,53 @@ test("namespaceStrategy explicit creates no Namespace: an object in an undeclare
   assert.equal(ns.metadata?.annotations?.["configsync.gke.io/manager"], undefined);
   assert.deepEqual(await inventory(name), [`ConfigMap ${absent}/waits`]);
 });
+
+test("a detached Namespace of a hierarchy leaves management with none of Config Sync's metadata, hnc.x-k8s.io/managed-by included", async (t) => {
+  const id = suffix();
+  const name = `detach-${id}`;
+  const shipping = `shipping-${id}`;
+  const other = `other-${id}`;
+  cleanUpNamespaces(t, [shipping, other]);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/system/repo.yaml", repoObject);
+  await repo.write(
+    `config/namespaces/${shipping}/ns.yaml`,
+    json({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: shipping, annotations: { "client.lifecycle.config.k8s.io/deletion": "detach" } },
+    }),
+  );
+  await repo.write(`config/namespaces/${shipping}/cm.yaml`, configMap("cm"));
+  await repo.write(`config/namespaces/${other}/ns.yaml`, namespace(other));
+  const first = await repo.commit("a namespace marked detach");
+  await createSync(t, name, repo);
+  await rootSynced(name, first);
+  const managed = await coreApi().readNamespace({ name: shipping });
+  assert.equal(managed.metadata?.annotations?.["hnc.x-k8s.io/managed-by"], "configmanagement.gke.io");
+
+  await repo.remove(`config/namespaces/${shipping}`);
+  const second = await repo.commit("remove it");
+  await rootSynced(name, second);
+  // TestPreventDeletionNamespace: kept, its contents pruned, and no Config Sync metadata left on it.
+  const kept = await coreApi().readNamespace({ name: shipping });
+  assert.equal(kept.metadata?.deletionTimestamp, undefined);
+  assert.equal(kept.metadata?.annotations?.["client.lifecycle.config.k8s.io/deletion"], "detach");
+  const left = [
+    ...Object.entries(kept.metadata?.annotations ?? {}).filter(
+      ([k, v]) =>
+        k.startsWith("configmanagement.gke.io/") ||
+        k.startsWith("configsync.gke.io/") ||
+        k === "config.k8s.io/owning-inventory" ||
+        (k === "hnc.x-k8s.io/managed-by" && v === "configmanagement.gke.io"),
+    ),
+    ...Object.entries(kept.metadata?.labels ?? {}).filter(
+      ([k, v]) =>
+        k.startsWith("configsync.gke.io/") ||
+        k === "applyset.kubernetes.io/part-of" ||
+        (k === "app.kubernetes.io/managed-by" && v === "configmanagement.gke.io"),
+    ),
+  ];
+  assert.deepEqual(left, [], "Config Sync metadata left on the detached Namespace");
+  assert.ok(await missing(() => coreApi().readNamespacedConfigMap({ namespace: shipping, name: "cm" })));
+});
