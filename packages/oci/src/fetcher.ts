@@ -1,7 +1,8 @@
 /**
  * Pulls a sync's image into a directory named by its digest and hands it over like a Git checkout:
  * the digest (without `sha256:`) is the commit, as in Config Sync. A digest already unpacked is not
- * pulled again; only the manifest is asked for, so a poll costs one small request.
+ * pulled again; only the manifest is asked for, so a poll costs one small request, and an image pinned
+ * by digest costs none once pulled.
  */
 import { mkdir, readdir, realpath, rename, rm, stat } from "node:fs/promises";
 import { join, relative, resolve, sep } from "node:path";
@@ -57,6 +58,8 @@ function pullFailure(image: string, error: unknown): unknown {
 
 export class OciFetcher {
   readonly #options: OciFetcherOptions;
+  /** The image reference pinned by digest last pulled, and the commit it gave (an index narrows to a manifest). */
+  #pinned: { readonly image: string; readonly commit: string } | undefined;
 
   constructor(options: OciFetcherOptions) {
     this.#options = options;
@@ -71,10 +74,19 @@ export class OciFetcher {
 
   async fetch(options: OciPullOptions): Promise<OciFetchResult> {
     const image = options.spec.image;
+    // A digest names content that cannot change: once pulled, the registry is not asked again (Config
+    // Sync's oci-sync stops polling such an image), so deleting it there breaks nothing.
+    const pinned = this.#pinned;
+    if (pinned?.image === image) {
+      const dir = join(this.#options.cacheDir, pinned.commit);
+      if (await isDirectory(dir))
+        return { commit: pinned.commit, dir, sourceDir: await sourceDirOf(dir, options.spec), fetched: false };
+    }
     const { ref, manifest } = await this.resolve(options).catch((error: unknown) => {
       throw pullFailure(image, error);
     });
     const commit = manifest.digest.slice("sha256:".length);
+    this.#pinned = ref.digest === undefined ? undefined : { image, commit };
     const dir = join(this.#options.cacheDir, commit);
     let fetched = false;
     if (!(await isDirectory(dir))) {

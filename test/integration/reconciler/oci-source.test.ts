@@ -16,7 +16,7 @@ import {
   updateRootSyncSpec,
 } from "../../support/index.ts";
 import { grantRepoSyncReconciler } from "../../support/rbac.ts";
-import { pushImage, pushIndex, startRegistry, type Registry } from "../../support/registry.ts";
+import { call, pushImage, pushIndex, startRegistry, type Registry } from "../../support/registry.ts";
 import {
   configMap as managedConfigMap,
   createNamespace,
@@ -187,6 +187,34 @@ test("a registry whose CA the sync does not name is KNV2004 'x509: certificate s
   );
   await updateOci(name, { caCertSecretRef: { name: ca } });
   await rootSynced(name, hex(digest));
+});
+
+test("an image pinned by digest is pulled once: deleted from the registry afterwards, it raises no source error, as in Config Sync", async (t) => {
+  const registry = await startRegistry(t);
+  const name = `oci-pin-${suffix()}`;
+  const ns = `oci-pin-${suffix()}`;
+  cleanUpNamespace(t, ns);
+  const digest = await pushImage(registry, "config/app", undefined, [
+    tarGz([{ name: "ns.yaml", content: yaml({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }) }]),
+  ]);
+  const { creds, ca } = await registrySecrets(t, registry);
+  await createOciRootSync(name, {
+    image: `${registry.host}/config/app@${digest}`,
+    auth: "token",
+    secretRef: { name: creds },
+    caCertSecretRef: { name: ca },
+    period: "1s",
+  });
+  const reconciler = await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await rootSynced(name, hex(digest));
+
+  const deleted = await call(registry, "DELETE", `/v2/config/app/manifests/${digest}`);
+  assert.equal(deleted.status, 202, deleted.body.toString());
+  const passes = reconciler.passCount;
+  await eventually(() => reconciler.passCount >= passes + 3, { timeoutMs: 30_000, what: "three more polls" });
+  const source = (await rootSyncStatus(name))["source"] as JsonObject;
+  assert.equal(source["errors"], undefined, JSON.stringify(source["errors"]));
+  assert.equal((await rootSyncStatus(name))["lastSyncedCommit"], hex(digest));
 });
 
 test("a missing tag, a wrong password, a layer escaping its directory and a missing dir are KNV2004 source errors, and nothing synced before is deleted", async (t) => {
