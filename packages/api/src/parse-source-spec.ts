@@ -31,12 +31,8 @@ function checkSecretRef(path: string, auth: string, name: string | undefined, re
     reader.problem(`${path}.secretRef must not be set with ${path}.auth "${auth}"`);
 }
 
-export function parseOci(raw: JsonRecord | undefined, reader: FieldReader): OciSpec | undefined {
+export function parseOci(raw: JsonRecord, reader: FieldReader): OciSpec {
   const path = "spec.oci";
-  if (raw === undefined) {
-    reader.problem(`${path} is required when spec.sourceType is "oci"`);
-    return undefined;
-  }
   const image = reader.requiredString(raw, "image", path, `is required when spec.sourceType is "oci"`) ?? "";
   const auth = reader.oneOf(raw, "auth", path, Object.values(OciAuthType)) ?? OciAuthType.None;
   const secretRef = secretReference(raw, "secretRef", path, reader);
@@ -54,16 +50,8 @@ export function parseOci(raw: JsonRecord | undefined, reader: FieldReader): OciS
   };
 }
 
-export function parseHelm(
-  kind: SyncKind,
-  raw: JsonRecord | undefined,
-  reader: FieldReader,
-): HelmRootSyncSpec | undefined {
+export function parseHelm(kind: SyncKind, raw: JsonRecord, reader: FieldReader): HelmRootSyncSpec {
   const path = "spec.helm";
-  if (raw === undefined) {
-    reader.problem(`${path} is required when spec.sourceType is "helm"`);
-    return undefined;
-  }
   const why = `is required when spec.sourceType is "helm"`;
   const repo = reader.requiredString(raw, "repo", path, why) ?? "";
   const chart = reader.requiredString(raw, "chart", path, why) ?? "";

@@ -44,16 +44,16 @@ export function parseSyncSpec(kind: SyncKind, raw: JsonRecord, reader: FieldRead
   let git: GitSpec | undefined;
   let oci: OciSpec | undefined;
   let helm: HelmRootSyncSpec | undefined;
-  const gitRaw = reader.record(raw, "git", path);
   if (sourceTypeInvalid) {
     // Already reported; complaining about a missing spec.git as well would only add noise.
-  } else if (sourceType === SourceType.Git) {
-    if (gitRaw === undefined) reader.problem(`spec.git is required when spec.sourceType is "git"`);
-    else git = parseGit(kind, gitRaw, reader);
-  } else if (sourceType === SourceType.Oci) {
-    oci = parseOci(reader.record(raw, "oci", path), reader);
   } else {
-    helm = parseHelm(kind, reader.record(raw, "helm", path), reader);
+    const block = reader.record(raw, sourceType, path);
+    // Config Sync's words.
+    if (block === undefined)
+      reader.problem(`${kind}s must specify spec.${sourceType} when spec.sourceType is "${sourceType}"`);
+    else if (sourceType === SourceType.Git) git = parseGit(kind, block, reader);
+    else if (sourceType === SourceType.Oci) oci = parseOci(block, reader);
+    else helm = parseHelm(kind, block, reader);
   }
 
   const overrideRaw = reader.record(raw, "override", path);
@@ -109,7 +109,7 @@ function parseGit(kind: SyncKind, raw: JsonRecord, reader: FieldReader): GitSpec
   if (proxy !== undefined && !GitAuthTypesWithProxy.includes(auth)) {
     // Config Sync's words (it lists the types it honours a proxy for; driftless refuses cookiefile and githubapp).
     reader.problem(
-      `objects which specify spec.git.proxy must also specify spec.git.auth as one of "none", "cookiefile", "token" or "githubapp" (driftless supports "none" and "token"), not "${auth}"`,
+      `${kind}s which specify spec.git.proxy must also specify spec.git.auth as one of "none", "cookiefile", "token" or "githubapp" (driftless supports "none" and "token"), not "${auth}"`,
     );
   }
   const needsSecret = GitAuthTypesWithSecret.includes(auth);

@@ -136,9 +136,9 @@ void describe("parseRootSync", () => {
   });
 
   void it("rejects unknown source types, and a source without its spec or repo", () => {
-    assertRejectedWith(parseRootSync(rootSync({ sourceType: "oci" })), "spec.oci is required");
+    assertRejectedWith(parseRootSync(rootSync({ sourceType: "oci" })), "must specify spec.oci");
     assertRejectedWith(parseRootSync(rootSync({ sourceType: "svn" })), "must be one of git, oci, helm");
-    assertRejectedWith(parseRootSync(rootSync({})), "spec.git is required");
+    assertRejectedWith(parseRootSync(rootSync({})), "must specify spec.git");
     assertRejectedWith(parseRootSync(rootSync({ git: { auth: "none" } })), "spec.git.repo is required");
   });
 
@@ -153,7 +153,18 @@ void describe("parseRootSync", () => {
     );
     assertRejectedWith(
       parseRootSync(rootSync({ git: { ...publicGit, auth: "ssh", secretRef: { name: "k" }, proxy: "http://p" } })),
-      `RootSync objects which specify spec.git.proxy must also specify spec.git.auth as one of "none", "cookiefile", "token" or "githubapp"`,
+      "spec.git.proxy must also specify spec.git.auth",
+    );
+  });
+
+  void it("words a missing source block and a proxy with ssh as Config Sync does", () => {
+    const without = (sourceType: string) => parseRootSync(rootSync({ sourceType }));
+    assertRejectedWith(without("oci"), `RootSyncs must specify spec.oci when spec.sourceType is "oci"`);
+    assertRejectedWith(without("helm"), `RootSyncs must specify spec.helm when spec.sourceType is "helm"`);
+    assertRejectedWith(without("git"), `RootSyncs must specify spec.git when spec.sourceType is "git"`);
+    assertRejectedWith(
+      parseRootSync(rootSync({ git: { ...publicGit, auth: "ssh", secretRef: { name: "k" }, proxy: "http://p" } })),
+      `RootSyncs which specify spec.git.proxy must also specify spec.git.auth as one of "none", "cookiefile", "token" or "githubapp"`,
     );
   });
 

@@ -65,7 +65,9 @@ function parse(input: unknown, expected: SyncKind | undefined): ParseResult<RSyn
   const spec = parseSyncSpec(expected, reader.record(raw, "spec", "") ?? {}, reader);
   const status = parseStatus(raw["status"]);
   if (reader.problems.length > 0) {
-    return { ok: false, errors: reader.problems.map((p) => new InvalidSyncError(identity, `${expected} ${p}`)) };
+    // A problem in Config Sync's words already names the kind ("RootSyncs must specify ...").
+    const phrase = (p: string): string => (p.startsWith(`${expected}s `) ? p : `${expected} ${p}`);
+    return { ok: false, errors: reader.problems.map((p) => new InvalidSyncError(identity, phrase(p))) };
   }
   const base = { apiVersion: raw["apiVersion"], metadata, ...(status === undefined ? {} : { status }) };
   const value: RSync =
