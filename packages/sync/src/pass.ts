@@ -32,6 +32,7 @@ import type { PassContext } from "./context.ts";
 import { readGitCredentials } from "./credentials.ts";
 import { withImplicitNamespaces } from "./implicit-namespaces.ts";
 import { memoryMiB } from "./memory.ts";
+import { deletesAllNamespaces } from "./namespace-safeguard.ts";
 import { loadSync, type LoadedSync } from "./rsync.ts";
 import { recordEvent, SyncEventReason } from "./events.ts";
 import { nextStatus, syncingStatus, writeStatus, type PassReport } from "./status.ts";
@@ -198,6 +199,11 @@ async function passSteps(
       const drift = await measureDrift(desired, previous, ctx.applyOptions(fetched.commit));
       lap("compare");
       result = { ...result, suspension: { drift } };
+      return result;
+    }
+    const allNamespaces = deletesAllNamespaces(previous, desired);
+    if (allNamespaces !== undefined) {
+      result = { ...result, syncErrors: [allNamespaces] };
       return result;
     }
     // A CRD leaving the source with custom resources of it still declared (KNV1047): nothing is applied.

@@ -9,11 +9,13 @@ import { NamespaceInUsePolicy, prune, PruneOperation, type PruneOptions, type Sy
 import { Finalizer, ManagedAnnotation, inventoryId } from "@driftless/api";
 import { RestMapper, type KubeObject } from "@driftless/kube";
 import { LAST_APPLIED_ANNOTATION } from "@driftless/objectmatcher";
+import { RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import {
   coreApi,
   createRootSync,
   customApi,
   eventually,
+  kubeConfig,
   rootSynced,
   rootSyncGone,
   rootSyncNamespace,
@@ -316,4 +318,66 @@ test("Orphan deletion of a RootSync leaves the metadata of objects another sync 
     "Orphan stripped the metadata of an object another sync owns",
   );
   assert.equal(taken.metadata?.annotations?.[ManagedAnnotation.Manager], `${namespace}_taker`);
+});
+
+test("a commit that would delete all of two or more managed Namespaces is refused (KNV2006) and deletes nothing; all but one, then the last, go", async (t) => {
+  const id = suffix();
+  const name = `allns-${id}`;
+  const namespaces = [`allns-a-${id}`, `allns-b-${id}`];
+  t.after(() =>
+    Promise.all(
+      namespaces.map((n) =>
+        coreApi()
+          .deleteNamespace({ name: n })
+          .catch(() => undefined),
+      ),
+    ),
+  );
+  const namespaceFile = (n: string): string => json({ apiVersion: "v1", kind: "Namespace", metadata: { name: n } });
+  const role = json({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name: `allns-${id}` },
+    rules: [],
+  });
+  t.after(() =>
+    kubeConfig("admin")
+      .makeApiClient(RbacAuthorizationV1Api)
+      .deleteClusterRole({ name: `allns-${id}` })
+      .catch(() => undefined),
+  );
+  const repo = await TestRepo.create(t);
+  for (const n of namespaces) await repo.write(`config/${n}.yaml`, namespaceFile(n));
+  await repo.write("config/role.yaml", role);
+  const first = await repo.commit("two namespaces and a cluster role");
+  await createRootSync(name, repo);
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await rootSynced(name, first);
+
+  // Both Namespaces leave Git, the ClusterRole stays: the source is not empty, yet every Namespace would go.
+  for (const n of namespaces) await repo.remove(`config/${n}.yaml`);
+  const both = await repo.commit("remove both namespaces");
+  const errors = await syncErrorsAt(name, both);
+  assert.ok(
+    errors.some(
+      (e) =>
+        e["code"] === "2006" &&
+        String(e["errorMessage"]).includes(`New commit would delete all Namespaces [${namespaces.join(" ")}]`),
+    ),
+    json(errors),
+  );
+  for (const n of namespaces) assert.equal(await namespacePhase(n), "Active", `${n} was deleted`);
+
+  // All but one: applied, the first one goes.
+  await repo.write(`config/${namespaces[1]}.yaml`, namespaceFile(namespaces[1] ?? ""));
+  await rootSynced(name, await repo.commit("keep the second namespace"));
+  await eventually(async () => (await namespacePhase(namespaces[0] ?? "")) !== "Active", {
+    what: "the first namespace to go",
+  });
+  // Then the last one: one Namespace managed is not "all of two or more".
+  await repo.remove(`config/${namespaces[1]}.yaml`);
+  await rootSynced(name, await repo.commit("remove the last namespace"));
+  await eventually(async () => (await namespacePhase(namespaces[1] ?? "")) !== "Active", {
+    what: "the last namespace to go",
+  });
 });
