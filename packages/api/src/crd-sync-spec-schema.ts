@@ -6,7 +6,7 @@
  */
 import {
   helmChartNameMaxLength,
-  helmChartNamePattern,
+  helmChartSchemaPattern,
   helmReleaseNameMaxLength,
   helmReleaseNamePattern,
 } from "./helm-names.ts";
@@ -84,7 +84,7 @@ function helm(kind: SyncKind): JsonSchemaProps {
     {
       repo: str("Helm repository URL."),
       // Both reach helm as positional arguments: a value starting with `-` would be a flag.
-      chart: str("Chart name.", { pattern: helmChartNamePattern, maxLength: helmChartNameMaxLength }),
+      chart: str("Chart name.", { pattern: helmChartSchemaPattern, maxLength: helmChartNameMaxLength }),
       version: str("Chart version or version range; latest when empty."),
       releaseName: str("Helm release name.", {
         pattern: optional(helmReleaseNamePattern),

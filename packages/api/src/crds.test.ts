@@ -226,6 +226,24 @@ spec:
     );
   });
 
+  void it("a Helm chart of the form <repo>/<chart> on a RootSync and a RepoSync (Config Sync refuses it on status, not at the API)", () => {
+    for (const [crd, kind, namespace] of [
+      [rootSyncCrd, "RootSync", "config-management-system"],
+      [repoSyncCrd, "RepoSync", "shop"],
+    ] as const)
+      assertAccepted(
+        crd,
+        `
+apiVersion: configsync.gke.io/v1beta1
+kind: ${kind}
+metadata: {name: helm-sync, namespace: ${namespace}}
+spec:
+  sourceType: helm
+  helm: {repo: oci://us-docker.pkg.dev/example, chart: charts/ingress, auth: none}
+`,
+      );
+  });
+
   void it("RepoSync with gcenode auth and roleRefs without namespace", () => {
     assertAccepted(
       repoSyncCrd,
@@ -349,6 +367,14 @@ void describe("the schemas still reject what Config Sync rejects", () => {
     assert.equal(schemaViolations({ ...base, spec: { git: { repo: "r", auth: "password" } } }, schema).length, 1);
     assert.equal(schemaViolations({ ...base, spec: { sourceType: "svn" } }, schema).length, 1);
     assert.equal(schemaViolations({ ...base, spec: { git: { repo: "r" } } }, schema).length, 1);
+  });
+
+  void it("a Helm chart helm would read as a flag, which Config Sync's schema lets through (driftless's own)", () => {
+    const base = { apiVersion: "configsync.gke.io/v1beta1", kind: "RootSync", metadata: {} };
+    for (const chart of ["--post-renderer=/bin/sh", "-web", "/web"]) {
+      const spec = { sourceType: "helm", helm: { repo: "https://charts.example", chart, auth: "none" } };
+      assert.equal(schemaViolations({ ...base, spec }, schemaOf(rootSyncCrd)).length, 1, chart);
+    }
   });
 });
 

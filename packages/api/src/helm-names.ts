@@ -11,6 +11,11 @@ export const helmReleaseNameMaxLength = 53;
 
 /** A chart's name in its repository: no path, no leading `-` or `.`. */
 export const helmChartNamePattern = "^[A-Za-z0-9][A-Za-z0-9._-]*$";
+/**
+ * The CRD's rule for spec.helm.chart: the name's, with `/` let through. Config Sync's API takes
+ * `<repo>/<chart>` and its validation refuses it on status (KNV1061), so the parser does that.
+ */
+export const helmChartSchemaPattern = "^[A-Za-z0-9][A-Za-z0-9._/-]*$";
 export const helmChartNameMaxLength = 250;
 
 const releaseName = new RegExp(helmReleaseNamePattern);

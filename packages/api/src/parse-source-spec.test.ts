@@ -73,11 +73,32 @@ void describe("spec.helm", () => {
         }),
       ),
     );
-    for (const fragment of ["not a path", "https://, http:// or oci://", "only one of namespace and deployNamespace"])
+    for (const fragment of [
+      "must not contain a slash (/)",
+      "https://, http:// or oci://",
+      "only one of namespace and deployNamespace",
+    ])
       assert.ok(
         found.some((m) => m.includes(fragment)),
         `${fragment}: ${found.join("; ")}`,
       );
+  });
+
+  void it("refuses a chart of the form <repo>/<chart> in Config Sync's words (KNV1061), on a RootSync and a RepoSync", () => {
+    const chart = "charts/web";
+    const root = parseRootSync(rootSync({ sourceType: "helm", helm: { ...helm, chart } }));
+    assert.ok(!root.ok);
+    assert.deepEqual(
+      root.errors.map((e) => `${e.code}: ${e.message}`),
+      ["KNV1061: RootSync field spec.helm.chart must not contain a slash (/)"],
+    );
+    const repo = parseRepoSync({
+      apiVersion: "configsync.gke.io/v1beta1",
+      kind: "RepoSync",
+      metadata: { name: "repo-sync", namespace: "shop" },
+      spec: { sourceType: "helm", helm: { ...helm, chart } },
+    });
+    assert.deepEqual(problems(repo), ["RepoSync field spec.helm.chart must not contain a slash (/)"]);
   });
 
   void it("refuses . and .. as chart names (they would name a folder outside the chart's)", () => {

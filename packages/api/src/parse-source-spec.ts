@@ -55,8 +55,10 @@ export function parseHelm(kind: SyncKind, raw: JsonRecord, reader: FieldReader):
   const why = `is required when spec.sourceType is "helm"`;
   const repo = reader.requiredString(raw, "repo", path, why) ?? "";
   const chart = reader.requiredString(raw, "chart", path, why) ?? "";
-  // Config Sync's rule: a chart is a name in its repository, never a path; never a flag for helm either.
-  const chartProblem = chart === "" ? undefined : helmChartNameProblem(chart);
+  // Config Sync's rule, in its words: a chart is a name in its repository, never a path.
+  if (chart.includes("/")) reader.problem(`field ${path}.chart must not contain a slash (/)`);
+  // Nor a flag for helm: each part of a `<repo>/<chart>` too, so `--kubeconfig=/x` is named for what it is.
+  const chartProblem = chart === "" ? undefined : chart.split("/").map(helmChartNameProblem).find(Boolean);
   if (chartProblem !== undefined) reader.problem(`${path}.chart ${chartProblem} (got ${JSON.stringify(chart)})`);
   if (repo !== "" && !/^(https?|oci):\/\//.test(repo))
     reader.problem(`${path}.repo must be an https://, http:// or oci:// URL (got "${repo}")`);

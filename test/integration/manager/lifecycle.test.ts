@@ -209,6 +209,32 @@ test("an invalid sync is reported Stalled (KNV1061) and gets no reconciler", asy
   assert.deepEqual(await reconcilerPids(manager.scope), []);
 });
 
+test("a Helm chart of the form <repo>/<chart> is accepted by the API and reported Stalled in Config Sync's words (KNV1061), with no reconciler", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t);
+  const client = await admin();
+  const helm = { sourceType: "helm", helm: { repo: "oci://registry.invalid", chart: "charts/web", auth: "none" } };
+  const syncs = [
+    { ...rootSyncObject(`root-${suffix()}`, manager.scope, { repo: "x", branch: "main" }), spec: helm },
+    { ...repoSyncObject(namespace, "repo-sync", manager.scope, { repo: "x", branch: "main" }), spec: helm },
+  ];
+  // Config Sync's CRD has no rule for the chart: the API server must take it.
+  for (const obj of syncs) await createSync(t, obj);
+  for (const obj of syncs) {
+    const mapping = obj.kind === "RootSync" ? Mapping.RootSync : Mapping.RepoSync;
+    const stalled = await eventually(
+      async () => {
+        const condition = conditionOf(await client.get(mapping, obj.metadata.namespace, obj.metadata.name), "Stalled");
+        return condition?.status === "True" ? condition : undefined;
+      },
+      { what: `${obj.kind} ${obj.metadata.name} Stalled` },
+    );
+    assert.equal(stalled.reason, "Validation");
+    assert.equal(stalled.message, `KNV1061: ${obj.kind} field spec.helm.chart must not contain a slash (/)`);
+  }
+  assert.deepEqual(await reconcilerPids(manager.scope), []);
+});
+
 test("a container name in spec.override that driftless does not run is reported as the OverridesIgnored warning, removed once the spec drops it", async (t) => {
   const manager = await startManager(t);
   const repo = await TestRepo.create(t);
