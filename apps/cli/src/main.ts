@@ -123,7 +123,7 @@ async function main(argv: readonly string[]): Promise<number> {
       if (dir === undefined) throw new UsageError("diff needs a directory");
       const kind = values["sync-kind"];
       if (!isSyncKind(kind)) throw new UsageError("--sync-kind must be RootSync or RepoSync");
-      return onRendered(dir, { enableShell, failureCode: 2 }, out, (read) =>
+      return onRendered(dir, { enableShell, failureCode: 2, refuseKustomizationBelow: true }, out, (read) =>
         diff(
           {
             dir: read,

@@ -3,7 +3,14 @@
  * that need it without the reconciler (the CLI's hydrate, vet and diff use what a pass uses), and the
  * render server a reconciler pod's render container runs (`driftless-reconciler --render-server`).
  */
-export { needsRendering, removeRendered, renderKustomization, RenderingError } from "./render.ts";
+export {
+  kustomizationBelow,
+  kustomizationMissingError,
+  needsRendering,
+  removeRendered,
+  renderKustomization,
+  RenderingError,
+} from "./render.ts";
 export type { RenderOptions, RenderTools } from "./render.ts";
 export { defaultRenderToolsDir } from "./render-tools.ts";
 export type { Renderer } from "./rendering.ts";

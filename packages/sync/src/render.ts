@@ -2,7 +2,7 @@
  * Rendering a sync directory that holds a kustomization with the real `kustomize build` (Helm charts
  * through the real `helm`, `--enable-helm`), as Config Sync's hydration-controller does.
  */
-import { access, constants, mkdir, mkdtemp, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { access, constants, mkdir, mkdtemp, readdir, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { ErrorClass } from "@driftless/api";
@@ -59,6 +59,43 @@ export async function kustomizationFileIn(dir: string): Promise<string | undefin
     if (found) return name;
   }
   return undefined;
+}
+
+/**
+ * The first kustomization file below `dir` (relative to it; breadth first, names sorted), if any. Like
+ * Config Sync's walk it does not enter symlinked directories or `.git`; a directory it cannot list is
+ * passed over here, and the source read reports it.
+ */
+export async function kustomizationBelow(dir: string): Promise<string | undefined> {
+  let level = [""];
+  while (level.length > 0) {
+    const next: string[] = [];
+    for (const relative of level) {
+      const entries = await readdir(join(dir, relative), { withFileTypes: true }).catch(() => []);
+      for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+        const path = relative === "" ? entry.name : `${relative}/${entry.name}`;
+        if (entry.isDirectory()) {
+          if (entry.name !== ".git") next.push(path);
+        } else if (relative !== "" && isKustomizationFileName(entry.name)) return path;
+      }
+    }
+    level = next;
+  }
+  return undefined;
+}
+
+function isKustomizationFileName(name: string): boolean {
+  return (kustomizationFileNames as readonly string[]).includes(name);
+}
+
+/**
+ * A sync directory without a kustomization but with one below it (KNV1068): Config Sync refuses to read
+ * it as plain manifests rather than apply the kustomizations' files as objects.
+ */
+export function kustomizationMissingError(dir: string, below: string): RenderingError {
+  return new RenderingError(
+    `Kustomization config file is missing from the sync directory ${dir}, but ${below} is below it: add a kustomization.yaml to the sync directory to render it, or remove the kustomizations below it to read the directory as plain manifests`,
+  );
 }
 
 /** Output above this is refused rather than held in memory (a runaway generator). */

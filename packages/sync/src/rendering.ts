@@ -8,6 +8,8 @@ import type { FetchResult } from "@driftless/git";
 import type { KustomizeBuildReport } from "@driftless/metrics";
 import { kustomizeUsage } from "./kustomize-usage.ts";
 import {
+  kustomizationBelow,
+  kustomizationMissingError,
   needsRendering,
   removeRendered,
   renderKustomization,
@@ -50,6 +52,7 @@ export class RenderCache {
   readonly #renderer: Renderer;
   readonly #shellAllowed: boolean;
   #last: Last | undefined;
+  #walked: { readonly key: string; readonly below: string | undefined } | undefined;
 
   constructor(options: RenderCacheOptions) {
     this.#tools = options.tools;
@@ -60,6 +63,15 @@ export class RenderCache {
   async render(fetched: FetchResult, sync: RSync, signal: AbortSignal): Promise<Rendered> {
     if (!(await needsRendering(fetched.sourceDir))) {
       await this.clear();
+      const below = await this.#kustomizationBelow(fetched);
+      if (below !== undefined)
+        return {
+          source: undefined,
+          rendering: {
+            message: RenderingMessage.Failed,
+            errors: [kustomizationMissingError(fetched.sourceDir, below)],
+          },
+        };
       return { source: fetched, rendering: { message: RenderingMessage.Skipped, errors: [] } };
     }
     const enableShell = sync.spec.override?.enableShellInRendering === true;
@@ -101,6 +113,13 @@ export class RenderCache {
         build: { latencyMs, resourceCount: 0, usage: await usage },
       };
     }
+  }
+
+  /** Walks a directory without a kustomization once per commit: every resync of a wet source asks. */
+  async #kustomizationBelow(fetched: FetchResult): Promise<string | undefined> {
+    const key = JSON.stringify([fetched.commit, fetched.sourceDir]);
+    if (this.#walked?.key !== key) this.#walked = { key, below: await kustomizationBelow(fetched.sourceDir) };
+    return this.#walked.below;
   }
 
   /** Removes the last render's output (a new commit, a directory without a kustomization, stop). */

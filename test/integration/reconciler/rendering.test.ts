@@ -230,6 +230,45 @@ test("a broken kustomization is reported in status.rendering with KNV1068 and no
   assert.ok((await configMaps(ns)).has("keep"));
 });
 
+test("a sync directory without a kustomization but with kustomizations below it is a rendering error (KNV1068), not manifests, as in Config Sync", async (t) => {
+  const name = `render-missing-${suffix()}`;
+  const ns = `rm-${suffix()}`;
+  cleanUpNamespace(t, ns);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/base/kustomization.yaml", yaml({ resources: ["cm.yaml"] }));
+  await repo.write("config/base/cm.yaml", yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "keep" } }));
+  await repo.write("config/kustomization.yaml", yaml({ namespace: ns, resources: ["base"] }));
+  const good = await repo.commit("kustomization at the top");
+  await sync(t, name, repo);
+  await rootSynced(name, good);
+  assert.ok((await configMaps(ns)).has("keep"));
+
+  await repo.remove("config/kustomization.yaml");
+  const missing = await repo.commit("no kustomization at the top");
+  const rendering = await renderingAt(name, missing);
+  assert.equal(rendering["message"], "Rendering failed");
+  const errors = rendering["errors"] as JsonObject[];
+  assert.equal(errors.length, 1);
+  assert.equal(errors[0]!["code"], "1068");
+  assert.match(
+    String(errors[0]!["errorMessage"]),
+    /Kustomization config file is missing from the sync directory [\s\S]*base\/kustomization\.yaml/,
+  );
+  const status = await rootSyncStatus(name);
+  assert.deepEqual(
+    (status["source"] as JsonObject)["errors"] ?? [],
+    [],
+    "the kustomization was not read as a manifest",
+  );
+  assert.equal(status["lastSyncedCommit"], good);
+  assert.ok((await configMaps(ns)).has("keep"), "nothing pruned");
+
+  await repo.write("config/kustomization.yaml", yaml({ namespace: ns, resources: ["base"] }));
+  const back = await repo.commit("kustomization back");
+  await rootSynced(name, back);
+  assert.equal((await renderingAt(name, back))["message"], "Rendering succeeded");
+});
+
 test("a remote base renders only with override.enableShellInRendering, as in Config Sync", async (t) => {
   const name = `render-remote-${suffix()}`;
   const ns = `rr-${suffix()}`;

@@ -2,6 +2,8 @@ import { stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import {
   defaultRenderToolsDir,
+  kustomizationBelow,
+  kustomizationMissingError,
   needsRendering,
   removeRendered,
   renderKustomization,
@@ -13,6 +15,11 @@ export interface RenderedOptions {
   readonly enableShell: boolean;
   /** The exit code of a render that fails (the command's "invalid source" code). */
   readonly failureCode: number;
+  /**
+   * Refuse (KNV1068) a DIR without a kustomization but with one below it, as a reconciler does (diff);
+   * vet and hydrate read such a DIR as manifests, as `nomos vet` and `nomos hydrate` do.
+   */
+  readonly refuseKustomizationBelow?: boolean;
 }
 
 /**
@@ -26,7 +33,13 @@ export async function onRendered(
   out: (line: string) => void,
   command: (dir: string) => Promise<number>,
 ): Promise<number> {
-  if (!(await needsRendering(dir))) return command(dir);
+  if (!(await needsRendering(dir))) {
+    const below = options.refuseKustomizationBelow === true ? await kustomizationBelow(dir) : undefined;
+    if (below === undefined) return command(dir);
+    const error = kustomizationMissingError(dir, below);
+    out(`${error.code}: ${error.message}`);
+    return options.failureCode;
+  }
   let rendered: string;
   try {
     // Absolute: kustomize runs in a folder of its own, where a relative DIR means nothing.
