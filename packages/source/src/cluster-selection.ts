@@ -124,7 +124,11 @@ export function selectForCluster(
     const legacy = annotations[SelectorAnnotation.Cluster];
     const inline = annotations[SelectorAnnotation.ClusterName];
     if (legacy !== undefined && inline !== undefined) {
-      const message = `${what(manifest)}: declares both ${SelectorAnnotation.ClusterName} and ${SelectorAnnotation.Cluster}; keep one`;
+      // Config Sync's words lead, then the object and its file.
+      const message =
+        `Config "${manifest.metadata.name}" MUST declare ONLY ONE cluster-selector annotation, but has both inline ` +
+        `annotation "${SelectorAnnotation.ClusterName}" and legacy annotation "${SelectorAnnotation.Cluster}". ` +
+        `To fix, remove one of the annotations from: ${what(manifest)}`;
       return new SelectorAnnotationConflictError(message, { resources: [manifestResource(manifest)] });
     }
     if (inline !== undefined) {

@@ -248,4 +248,15 @@ void describe("ClusterSelectors and cluster-name selectors", () => {
       assert.deepEqual(codes(await read(files, { clusterName: "east" })), expected);
     });
   }
+
+  void it("says of both cluster annotations what Config Sync says (KNV1066), then which object and file", async () => {
+    const both = "configmanagement.gke.io/cluster-selector: prod, configsync.gke.io/cluster-name-selector: east";
+    const result = await read({ ...clusterFiles, "a.yaml": cm("a", both, "default") }, { clusterName: "east" });
+    assert.equal(
+      result.errors[0]?.message,
+      'Config "a" MUST declare ONLY ONE cluster-selector annotation, but has both inline annotation ' +
+        '"configsync.gke.io/cluster-name-selector" and legacy annotation "configmanagement.gke.io/cluster-selector". ' +
+        'To fix, remove one of the annotations from: a.yaml: ConfigMap "default/a"',
+    );
+  });
 });
