@@ -8,13 +8,15 @@ import {
   Defaults,
   DriftlessError,
   ErrorClass,
+  InvalidSyncError,
   KnvCode,
   SourceType,
   type HelmRootSyncSpec,
   type RSync,
+  type ValuesFileRef,
 } from "@driftless/api";
 import type { FetchResult } from "@driftless/git";
-import type { KubeClient } from "@driftless/kube";
+import type { KubeClient, KubeObject } from "@driftless/kube";
 import { OciFetcher } from "@driftless/oci";
 import { readArtifactCredentials } from "./artifact-credentials.ts";
 import { HelmSource } from "./helm-source.ts";
@@ -61,7 +63,7 @@ export class ArtifactSources {
         spec: helm,
         releaseNamespace: sync.kind === "RepoSync" ? namespace : (helm.namespace ?? Defaults.helmReleaseNamespace),
         credentials: await readArtifactCredentials(client, namespace, helm, "spec.helm"),
-        valuesFiles: await valuesFiles(client, namespace, helm),
+        valuesFiles: await valuesFiles(client, sync, helm),
         enableShell,
         signal,
       });
@@ -77,27 +79,34 @@ export class ArtifactSources {
   }
 }
 
-/** spec.helm.valuesFileRefs: immutable ConfigMaps in the sync's namespace, as Config Sync requires. */
-async function valuesFiles(client: KubeClient, namespace: string, helm: HelmRootSyncSpec): Promise<string[]> {
+/**
+ * spec.helm.valuesFileRefs: immutable ConfigMaps in the sync's namespace, as Config Sync requires. Config Sync's
+ * manager checks them (KNV1061 on Stalled); driftless's manager reads no ConfigMaps, so its reconciler does, with
+ * the same code and words, on status.source.
+ */
+async function valuesFiles(client: KubeClient, sync: RSync, helm: HelmRootSyncSpec): Promise<string[]> {
+  const namespace = sync.metadata.namespace ?? "";
   const files: string[] = [];
-  for (const [i, ref] of (helm.valuesFileRefs ?? []).entries()) {
-    const name = ref.name ?? "";
-    const key = ref.dataKey ?? Defaults.helmValuesFileDataKey;
-    const at = `spec.helm.valuesFileRefs[${i}]`;
-    const fail = (why: string): DriftlessError =>
-      new DriftlessError({
-        code: KnvCode.SourceFetch,
-        errorClass: ErrorClass.Terminal,
-        message: `ConfigMap ${namespace}/${name} named by ${at} ${why}`,
-        resources: [{ group: "", kind: "ConfigMap", namespace, name }],
-      });
-    const configMap = await client.get(configMapMapping, namespace, name);
-    if (configMap === undefined) throw fail("does not exist");
-    // Immutable, so values cannot change under an unchanged spec without a new render (Config Sync's rule).
-    if (configMap["immutable"] !== true) throw fail("must be immutable (immutable: true)");
-    const value = (configMap["data"] as Record<string, string> | undefined)?.[key];
-    if (value === undefined) throw fail(`has no key "${key}"`);
-    files.push(value);
-  }
+  for (const ref of helm.valuesFileRefs ?? [])
+    files.push(valuesFile(sync, ref, await client.get(configMapMapping, namespace, ref.name ?? "")));
   return files;
+}
+
+/** The values file `ref` names in `configMap` (undefined: not found), or Config Sync's KNV1061 saying why not. */
+export function valuesFile(sync: RSync, ref: ValuesFileRef, configMap: KubeObject | undefined): string {
+  const identity = { kind: sync.kind, namespace: sync.metadata.namespace ?? "", name: sync.metadata.name };
+  const name = ref.name ?? "";
+  const key = ref.dataKey ?? Defaults.helmValuesFileDataKey;
+  const refused = (why: string): InvalidSyncError =>
+    new InvalidSyncError(
+      identity,
+      `${sync.kind}s must reference valid ConfigMaps in spec.helm.valuesFileRefs: ConfigMap ${JSON.stringify(name)} ${why}`,
+    );
+  if (configMap === undefined) throw refused("not found");
+  const where = `in namespace ${JSON.stringify(identity.namespace)}`;
+  // Immutable, so values cannot change under an unchanged spec without a new render (Config Sync's rule).
+  if (configMap["immutable"] !== true) throw refused(`${where} is not immutable`);
+  const value = (configMap["data"] as Record<string, string> | undefined)?.[key];
+  if (value === undefined) throw refused(`${where} does not have data key ${JSON.stringify(key)}`);
+  return value;
 }

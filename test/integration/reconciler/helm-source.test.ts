@@ -265,25 +265,26 @@ test("a chart version that does not exist and a wrong password are KNV2004 sourc
   }
 });
 
-test("a RepoSync's chart is released into its namespace with values from its own immutable ConfigMap; a mutable one is refused with KNV2004", async (t) => {
+test("a RepoSync's chart is released into its namespace with values from its own immutable ConfigMap; a missing, mutable or keyless one is refused in Config Sync's words (KNV1061) on status.source", async (t) => {
   const repo = await startHelmRepo(t);
   await repo.publish(webChart("1.0.0"));
   const ns = `helm-repo-${suffix()}`;
   await ensureNamespace(t, ns);
-  const valuesConfigMap = async (immutable: boolean): Promise<string> => {
+  const valuesConfigMap = async (immutable: boolean, key = "custom.yaml"): Promise<string> => {
     const name = `values-${suffix()}`;
     await coreApi().createNamespacedConfigMap({
       namespace: ns,
-      body: { metadata: { name }, immutable, data: { "custom.yaml": "greeting: team-values\n" } },
+      body: { metadata: { name }, immutable, data: { [key]: "greeting: team-values\n" } },
     });
     return name;
   };
+  const missing = `values-${suffix()}`;
   const helm = {
     repo: repo.url,
     chart: "web",
     version: "1.0.0",
     releaseName: "team",
-    valuesFileRefs: [{ name: await valuesConfigMap(false), dataKey: "custom.yaml" }],
+    valuesFileRefs: [{ name: missing, dataKey: "custom.yaml" }],
     auth: "token",
     secretRef: { name: await secret(t, { username: repo.username, password: repo.password }, ns) },
     caCertSecretRef: { name: await secret(t, { cert: repo.caCert }, ns) },
@@ -292,6 +293,38 @@ test("a RepoSync's chart is released into its namespace with values from its own
   const status = async (): Promise<JsonObject> =>
     (((await customApi().getNamespacedCustomObject({ ...repoSyncs, name: "repo-sync" })) as JsonObject)["status"] ??
       {}) as JsonObject;
+  const valuesFrom = (name: string): Promise<boolean> =>
+    eventually(
+      async () => {
+        const current = (await customApi().getNamespacedCustomObject({
+          ...repoSyncs,
+          name: "repo-sync",
+        })) as JsonObject;
+        const spec = { sourceType: "helm", helm: { ...helm, valuesFileRefs: [{ name, dataKey: "custom.yaml" }] } };
+        try {
+          await customApi().replaceNamespacedCustomObject({
+            ...repoSyncs,
+            name: "repo-sync",
+            body: { ...current, spec },
+          });
+          return true;
+        } catch (error) {
+          if (statusCode(error) === 409) return false;
+          throw error;
+        }
+      },
+      { what: `the RepoSync to take values from ${name}` },
+    );
+  const refused = async (message: string): Promise<void> => {
+    const error = await eventually(
+      async () => {
+        const errors = (((await status())["source"] as JsonObject | undefined)?.["errors"] ?? []) as JsonObject[];
+        return errors.find((e) => String(e["errorMessage"]).includes(message));
+      },
+      { timeoutMs: 60_000, what: `the RepoSync to report ${message}` },
+    );
+    assert.equal(error["code"], "1061");
+  };
   await customApi().createNamespacedCustomObject({
     ...repoSyncs,
     body: {
@@ -302,38 +335,17 @@ test("a RepoSync's chart is released into its namespace with values from its own
     },
   });
   await startReconciler(t, { kind: "RepoSync", namespace: ns, name: "repo-sync" }, { renderToolsDir });
-  const refused = await eventually(
-    async () => {
-      const errors = (((await status())["source"] as JsonObject | undefined)?.["errors"] ?? []) as JsonObject[];
-      return errors.find((e) => /must be immutable/.test(String(e["errorMessage"])));
-    },
-    { timeoutMs: 60_000, what: "the mutable values ConfigMap to be refused" },
-  );
-  assert.equal(refused["code"], "2004");
-  t.diagnostic(String(refused["errorMessage"]));
+  // Config Sync's TestHelmConfigMapNamespaceRepo, one spec change at a time (it also watches the ConfigMaps).
+  const words = "KNV1061: RepoSyncs must reference valid ConfigMaps in spec.helm.valuesFileRefs: ConfigMap";
+  await refused(`${words} "${missing}" not found`);
+  const mutable = await valuesConfigMap(false);
+  await valuesFrom(mutable);
+  await refused(`${words} "${mutable}" in namespace "${ns}" is not immutable`);
+  const keyless = await valuesConfigMap(true, "values.yaml");
+  await valuesFrom(keyless);
+  await refused(`${words} "${keyless}" in namespace "${ns}" does not have data key "custom.yaml"`);
 
-  const immutable = await valuesConfigMap(true);
-  await eventually(
-    async () => {
-      const current = (await customApi().getNamespacedCustomObject({ ...repoSyncs, name: "repo-sync" })) as JsonObject;
-      const spec = {
-        sourceType: "helm",
-        helm: { ...helm, valuesFileRefs: [{ name: immutable, dataKey: "custom.yaml" }] },
-      };
-      try {
-        await customApi().replaceNamespacedCustomObject({
-          ...repoSyncs,
-          name: "repo-sync",
-          body: { ...current, spec },
-        });
-        return true;
-      } catch (error) {
-        if (statusCode(error) === 409) return false;
-        throw error;
-      }
-    },
-    { what: "the RepoSync to take the immutable ConfigMap" },
-  );
+  await valuesFrom(await valuesConfigMap(true));
   await eventually(async () => (await status())["lastSyncedCommit"] === "1.0.0", {
     timeoutMs: 60_000,
     what: "the RepoSync synced at chart version 1.0.0",
