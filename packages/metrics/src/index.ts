@@ -23,7 +23,7 @@
  * const done = metrics.reconcileDuration.startTimer();
  * // ... one pass ...
  * done({ status: "success" });
- * metrics.applyOperations.inc({ operation: "create", status: "success", controller: "applier" });
+ * metrics.applyOperations.inc({ operation: "update", status: "success", controller: "applier" });
  * metrics.lastSync.record({ status: "success", commit });
  * metrics.declaredResources.set({ commit }, objects.length);
  * metrics.recordKustomizeBuild({ latencyMs: 840, resourceCount: 12, usage }); // after a kustomize build

@@ -51,9 +51,9 @@ export function recordPass(
     });
   }
   for (const outcome of result.applied) {
-    const operation =
-      outcome.operation === "created" ? "create" : outcome.operation === "updated" ? "update" : undefined;
-    if (operation !== undefined) m.applyOperations.inc({ operation, status: "success", controller: "applier" });
+    // "update" for a create too: Config Sync's applier records every apply so (its remediator tells them apart).
+    if (outcome.operation === "created" || outcome.operation === "updated")
+      m.applyOperations.inc({ operation: "update", status: "success", controller: "applier" });
     else if (outcome.operation === "failed")
       m.applyOperations.inc({ operation: "update", status: "error", controller: "applier" });
   }

@@ -1,0 +1,42 @@
+import assert from "node:assert/strict";
+import { it } from "node:test";
+import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
+import { Operation, PruneOperation, type ApplyOutcome, type DesiredObject } from "@driftless/applier";
+import { createMetrics } from "@driftless/metrics";
+import { recordPass } from "./pass-metrics.ts";
+
+function desired(name: string): DesiredObject {
+  const id = { group: "", kind: "ConfigMap", namespace: "web", name };
+  const object = { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "web" } };
+  return { id, apiVersion: "v1", object, sourcePath: `${name}.yaml`, sourceHash: name, dependsOn: [] };
+}
+
+void it('records every apply of a pass as operation="update", a create too, as Config Sync\'s applier does; deletes as "delete"', async () => {
+  const metrics = createMetrics({ processMetrics: false });
+  const failure = new DriftlessError({ code: KnvCode.ApiServer, errorClass: ErrorClass.Retry, message: "refused" });
+  const applied: ApplyOutcome[] = [
+    { desired: desired("new"), operation: Operation.Created },
+    { desired: desired("changed"), operation: Operation.Updated },
+    { desired: desired("same"), operation: Operation.Unchanged },
+    { desired: desired("refused"), operation: Operation.Failed, error: failure },
+  ];
+  const pruned = [
+    { id: { group: "", kind: "ConfigMap", namespace: "web", name: "gone" }, operation: PruneOperation.Deleted },
+  ];
+  const identity = { kind: "RootSync", namespace: "config-management-system", name: "root-sync" } as const;
+  recordPass(
+    metrics,
+    identity,
+    "poll",
+    { commit: "abc", sourceErrors: [], syncErrors: [failure], synced: false, applied, pruned },
+    1,
+  );
+
+  const text = await metrics.registry.getSingleMetricAsString("config_sync_apply_operations_total");
+  const samples = text.split("\n").filter((line) => line !== "" && !line.startsWith("#"));
+  assert.deepEqual(samples.sort(), [
+    'config_sync_apply_operations_total{operation="delete",status="success",controller="applier"} 1',
+    'config_sync_apply_operations_total{operation="update",status="error",controller="applier"} 1',
+    'config_sync_apply_operations_total{operation="update",status="success",controller="applier"} 2',
+  ]);
+});
