@@ -14,13 +14,13 @@
  * It parses them with go-yaml, which reads some YAML otherwise than the JS library: the walk reads
  * every scalar as text and refuses the constructs the two read apart (`goYamlDifference`).
  */
-import { lstat, readFile, realpath, stat } from "node:fs/promises";
+import { lstat, realpath, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { helmChartNameProblem, helmReleaseNameProblem } from "@driftless/api";
-import { isAlias, isScalar, parseAllDocuments, visit, type DocumentOptions, type SchemaOptions } from "yaml";
 import type { ChartPull } from "./chart-pulls.ts";
 import { checkChartSchemas } from "./chart-schemas.ts";
 import { isRemoteTarget, PathConfinement } from "./confine-path.ts";
+import { isRecord, parseYaml, parseYamlText, records, strings, value, type Json } from "./kustomization-yaml.ts";
 import { pluginConfigs, pluginKind } from "./plugin-configs.ts";
 import { RenderingError } from "./render-error.ts";
 
@@ -33,8 +33,6 @@ export interface KustomizationPathOptions {
   /** spec.override.enableShellInRendering: URL resources and values files are allowed (and not walked). */
   readonly allowRemote: boolean;
 }
-
-type Json = Readonly<Record<string, unknown>>;
 
 /**
  * Throws a RenderingError (KNV1068) naming the first file that leaves the repository or is a URL; returns
@@ -152,11 +150,9 @@ class Walk {
       new RenderingError(
         `${where} ${shown} is neither a file of the repository nor YAML driftless can read (${why}); kustomize could read it as inline plugin configuration: fix the YAML, or rename the file`,
       );
-    const docs = parseAllDocuments(entry, yamlOptions);
-    const error = docs.flatMap((doc) => doc.errors)[0];
-    if (error !== undefined) throw unreadable(error.message.split("\n")[0] ?? "parse error");
-    for (const doc of docs) refuseGoYamlDifference(doc, entry, `${where} (inline)`);
-    const objects = docs.map((doc) => toJs(doc, where)).filter(isRecord);
+    const parsed = parseYamlText(entry, `${where} (inline)`);
+    if ("problem" in parsed) throw unreadable(parsed.problem.split("\n")[0] ?? "parse error");
+    const { objects } = parsed;
     if (objects.length > 0) {
       for (const config of pluginConfigs(objects)) await this.pluginConfig(dir, config, `${where} (inline)`);
       // Were kustomize to take the text for a path after all, a file of that name is checked too.
@@ -351,127 +347,4 @@ function chartPull(dir: string, chart: Json, pullHomes: readonly string[], where
 
 async function isFile(path: string): Promise<boolean> {
   return (await stat(path)).isFile();
-}
-
-/**
- * YAML 1.1 as kustomize's go-yaml reads it, every scalar but null as its text: go-yaml has no
- * sexagesimal numbers (`1:20`) and hands a date (`2001-12-14`) over as text, so a name the JS library
- * would take for a number or a date is still checked as the path kustomize may read. Merge keys are
- * refused (`goYamlDifference`), not merged.
- */
-const yamlOptions: DocumentOptions & SchemaOptions = { version: "1.1", schema: "failsafe", customTags: ["null"] };
-
-type YamlDocument = ReturnType<typeof parseAllDocuments>[number];
-
-/** Every document of a YAML file as an object; a file kustomize could read but this cannot is refused. */
-async function parseYaml(file: string, where: string): Promise<Json[]> {
-  const text = await readUtf8(file, where);
-  const objects: Json[] = [];
-  for (const doc of parseAllDocuments(text, yamlOptions)) {
-    if (doc.errors.length > 0)
-      throw new RenderingError(`${where} is not valid YAML: ${doc.errors[0]?.message ?? "parse error"}`);
-    refuseGoYamlDifference(doc, text, where);
-    const js = toJs(doc, where);
-    if (isRecord(js)) objects.push(js);
-  }
-  return objects;
-}
-
-/** go-yaml decodes a file by its byte order mark: a UTF-16 one, which this walk would read as one string, is refused. */
-async function readUtf8(file: string, where: string): Promise<string> {
-  const bytes = await readFile(file);
-  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))
-    throw new RenderingError(
-      `${where} is not UTF-8 (UTF-16): driftless reads kustomizations and plugin configurations only as UTF-8`,
-    );
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch (error) {
-    // go-yaml refuses invalid UTF-8 too.
-    throw new RenderingError(`${where} is not UTF-8: ${(error as Error).message}`, error);
-  }
-}
-
-/**
- * Refuses an explicit tag (go-yaml decodes `!!binary` to the text kustomize reads, where the JS library
- * gives bytes this walk cannot check), a merge key `<<` (go-yaml lets it override the keys beside it,
- * the JS library keeps them), and anchors and aliases (so none is trusted to resolve alike).
- */
-function refuseGoYamlDifference(doc: YamlDocument, text: string, where: string): void {
-  const found = goYamlDifference(doc, text);
-  if (found === undefined) return;
-  const line = text.slice(0, found.offset).split("\n").length;
-  // Stricter than Config Sync, which hands such YAML to kustomize.
-  throw new RenderingError(
-    `${where}: line ${line} uses the YAML ${found.what}, which kustomize's YAML parser reads otherwise than driftless's check of the paths it names; explicit tags, merge keys, anchors and aliases are refused (stricter than Config Sync): write the values out plainly`,
-  );
-}
-
-/** The first tag, merge key, anchor or alias of `doc`, and where it is in `text`. */
-function goYamlDifference(doc: YamlDocument, text: string): { what: string; offset: number } | undefined {
-  let found: { what: string; offset: number } | undefined;
-  visit(doc, {
-    Pair(_, pair) {
-      // Quoted too: go-yaml v2 takes a quoted `<<` for a merge key as well.
-      if (isScalar(pair.key) && pair.key.value === "<<")
-        found = { what: "merge key <<", offset: pair.key.range?.[0] ?? 0 };
-      return found === undefined ? undefined : visit.BREAK;
-    },
-    Node(_, node) {
-      const start = node.range?.[0] ?? 0;
-      // A node's range leaves out its tag and anchor, written before it.
-      const before = (mark: string): number => Math.max(0, text.lastIndexOf(mark, start));
-      // The failsafe schema resolves no tag itself: a node's tag is one written in the source.
-      if (isAlias(node)) found = { what: `alias *${node.source}`, offset: start };
-      else if (node.anchor !== undefined) found = { what: `anchor &${node.anchor}`, offset: before(`&${node.anchor}`) };
-      else if (node.tag !== undefined)
-        found = { what: `tag ${doc.directives?.tagString(node.tag) ?? node.tag}`, offset: before("!") };
-      return found === undefined ? undefined : visit.BREAK;
-    },
-  });
-  return found;
-}
-
-/** A document's value; too many aliases (a YAML bomb) fail the render rather than the walk's memory. */
-function toJs(doc: YamlDocument, where: string): unknown {
-  try {
-    return doc.toJS({ maxAliasCount: 1000 });
-  } catch (error) {
-    throw new RenderingError(`${where} cannot be read as YAML: ${(error as Error).message}`, error);
-  }
-}
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** Go's encoding/json folds case (and K/ſ to k/s) when matching keys: every key that folds to `key`. */
-function valuesOf(obj: Json, key: string): unknown[] {
-  const want = fold(key);
-  return Object.keys(obj)
-    .filter((k) => fold(k) === want)
-    .map((k) => obj[k]);
-}
-
-function fold(key: string): string {
-  return key
-    .replace(/\u212a/g, "k")
-    .replace(/\u017f/g, "s")
-    .toLowerCase();
-}
-
-function value(obj: Json, key: string): unknown {
-  return valuesOf(obj, key)[0];
-}
-
-/** The strings of a field holding a string or a list of strings; other shapes kustomize refuses itself. */
-function strings(obj: Json, key: string): string[] {
-  return valuesOf(obj, key).flatMap((v) =>
-    typeof v === "string" ? [v] : Array.isArray(v) ? v.filter((s): s is string => typeof s === "string") : [],
-  );
-}
-
-/** The objects of a field holding an object or a list of objects. */
-function records(obj: Json, key: string): Json[] {
-  return valuesOf(obj, key).flatMap((v) => (isRecord(v) ? [v] : Array.isArray(v) ? v.filter(isRecord) : []));
 }
