@@ -11,13 +11,15 @@
 export const Status = { Success: "success", Error: "error" } as const;
 export type Status = (typeof Status)[keyof typeof Status];
 
-/** `operation` of apply_operations_total. */
-export const Operation = { Create: "create", Update: "update", Patch: "patch", Delete: "delete" } as const;
+const writeVerbs = { Create: "create", Update: "update", Patch: "patch", Delete: "delete" } as const;
+
+/** `operation` of apply_operations_total; `unmanage`: an object left in place, released (detach), as Config Sync's applier records it. */
+export const Operation = { ...writeVerbs, Unmanage: "unmanage" } as const;
 export type Operation = (typeof Operation)[keyof typeof Operation];
 
 /** `operation` of api_duration_seconds: any API server verb driftless uses. */
 export const ApiOperation = {
-  ...Operation,
+  ...writeVerbs,
   Get: "get",
   List: "list",
   Watch: "watch",

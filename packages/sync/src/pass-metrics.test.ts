@@ -11,7 +11,7 @@ function desired(name: string): DesiredObject {
   return { id, apiVersion: "v1", object, sourcePath: `${name}.yaml`, sourceHash: name, dependsOn: [] };
 }
 
-void it('records every apply of a pass as operation="update", a create too, as Config Sync\'s applier does; deletes as "delete"', async () => {
+void it('records every apply of a pass as operation="update", a create too, as Config Sync\'s applier does; deletes as "delete", a detach as "unmanage"', async () => {
   const metrics = createMetrics({ processMetrics: false });
   const failure = new DriftlessError({ code: KnvCode.ApiServer, errorClass: ErrorClass.Retry, message: "refused" });
   const applied: ApplyOutcome[] = [
@@ -22,6 +22,7 @@ void it('records every apply of a pass as operation="update", a create too, as C
   ];
   const pruned = [
     { id: { group: "", kind: "ConfigMap", namespace: "web", name: "gone" }, operation: PruneOperation.Deleted },
+    { id: { group: "", kind: "ConfigMap", namespace: "web", name: "kept" }, operation: PruneOperation.Detached },
   ];
   const identity = { kind: "RootSync", namespace: "config-management-system", name: "root-sync" } as const;
   recordPass(
@@ -36,6 +37,7 @@ void it('records every apply of a pass as operation="update", a create too, as C
   const samples = text.split("\n").filter((line) => line !== "" && !line.startsWith("#"));
   assert.deepEqual(samples.sort(), [
     'config_sync_apply_operations_total{operation="delete",status="success",controller="applier"} 1',
+    'config_sync_apply_operations_total{operation="unmanage",status="success",controller="applier"} 1',
     'config_sync_apply_operations_total{operation="update",status="error",controller="applier"} 1',
     'config_sync_apply_operations_total{operation="update",status="success",controller="applier"} 2',
   ]);

@@ -60,6 +60,9 @@ export function recordPass(
   // Added every pass, 0 included, so the commit's series exists from its first pass (as the unlabelled counter did).
   m.resourceConflicts.inc({ commit }, result.applied.filter((o) => o.error?.code === "KNV1060").length);
   for (const pruned of result.pruned) {
+    // Left in place and released (detach): Config Sync's applier counts it as "unmanage".
+    if (pruned.operation === "detached")
+      m.applyOperations.inc({ operation: "unmanage", status: "success", controller: "applier" });
     if (pruned.operation === "deleted" || pruned.operation === "failed") {
       m.applyOperations.inc({
         operation: "delete",
