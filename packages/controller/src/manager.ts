@@ -247,6 +247,8 @@ export class Manager {
           await this.#watcher.synced();
           const { syncs, unreadable } = syncsForPush(this.#watcher.syncs(), push);
           this.#warnUnreadableRepos(unreadable);
+          // The leader closes a handle when it tears its sync down; a standby, when a push finds the sync gone.
+          if (!this.#elector.isLeader) await this.#syncQueues.keepOnly(this.#watcher.syncRefs());
           await Promise.all(
             syncs.map((sync) =>
               this.#syncQueues.get(sync).enqueue("webhook", {

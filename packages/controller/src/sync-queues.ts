@@ -41,6 +41,22 @@ export class SyncQueues {
     }
   }
 
+  /** How many handles are open. */
+  get size(): number {
+    return this.#queues.size;
+  }
+
+  /**
+   * Closes the handles of syncs not in `current` (their queues stay in Redis). A standby opens one per sync a
+   * push reaches and tears none down, so without this it kept a handle for every sync that ever existed.
+   */
+  async keepOnly(current: readonly SyncRef[]): Promise<void> {
+    const keep = new Set(current.map(syncKeyOf));
+    const gone = [...this.#queues].filter(([key]) => !keep.has(key));
+    for (const [key] of gone) this.#queues.delete(key);
+    await Promise.all(gone.map(([, queue]) => queue.close({ timeoutMs: 1_000 })));
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.#queues.values()].map((q) => q.close({ timeoutMs: 1_000 })));
     this.#queues.clear();
