@@ -48,3 +48,12 @@ test("driftless vet of a valid kustomization checks the rendered objects", async
   assert.equal(result.code, 0, result.all);
   assert.match(result.all, /2 object\(s\)/);
 });
+
+test("driftless vet and hydrate refuse a kustomization read as a hierarchy, in nomos's words", async () => {
+  for (const verb of ["vet", "hydrate"]) {
+    const result = await driftless(verb, join(fixtures, "overlay"), "--source-format", "hierarchy");
+    assert.equal(result.code, 1, result.all);
+    assert.equal(result.stdout, "");
+    assert.match(result.all, /source-format must be unstructured when Kustomization is needed/);
+  }
+});

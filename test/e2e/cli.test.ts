@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findRepoRoot } from "@driftless/local-cluster";
@@ -18,13 +18,29 @@ import {
 
 const cli = join(findRepoRoot(), "apps", "cli", "src", "main.ts");
 
-function driftless(...args: string[]): Promise<{ code: number | null; out: string }> {
+interface Run {
+  readonly code: number | null;
+  /** stdout and stderr as they came. */
+  readonly out: string;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function driftless(...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [cli, ...args], { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
-    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (out += c.toString()));
-    child.once("exit", (code) => resolve({ code, out }));
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => {
+      out += c.toString();
+      stdout += c.toString();
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      out += c.toString();
+      stderr += c.toString();
+    });
+    child.once("exit", (code) => resolve({ code, out, stdout, stderr }));
   });
 }
 
@@ -73,6 +89,13 @@ test("driftless diff shows what a reconciler would write, nothing once synced, a
 
   const statusOut = await driftless("status", "--kubeconfig", testEnv().kubeconfig);
   assert.match(statusOut.out, new RegExp(`RepoSync +${namespace}/repo-sync +SYNCED +${commit.slice(0, 12)}`));
+  // nomos status --name: only the syncs of that name.
+  const byName = await driftless("status", "--kubeconfig", testEnv().kubeconfig, "--name", "repo-sync");
+  assert.equal(byName.code, 0, byName.out);
+  assert.match(byName.stdout, new RegExp(`RepoSync +${namespace}/repo-sync +SYNCED`));
+  const otherName = await driftless("status", "--kubeconfig", testEnv().kubeconfig, "-n", namespace, "--name", "x");
+  assert.equal(otherName.code, 0, otherName.out);
+  assert.doesNotMatch(otherName.stdout, /repo-sync/);
 
   // Edit by hand and stop the reconciler first, so the diff sees the drift before it is reverted.
   await reconciler.stop(5_000);
@@ -106,4 +129,108 @@ test("each verb's --help prints that verb's usage and exits 0; a verb used wrong
   assert.match(wrong.out, /"deployment" is not rootsync or reposync/);
   assert.match(wrong.out, /driftless suspend\|resume rootsync\|reposync NAME/);
   assert.doesNotMatch(wrong.out, /driftless vet /);
+});
+
+/** A source directory of `files` (path → text), removed after the test. */
+async function source(t: { after: (fn: () => Promise<void>) => void }, files: Record<string, string>): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "driftless-cli-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(join(dir, path, ".."), { recursive: true });
+    await writeFile(join(dir, path), text);
+  }
+  return dir;
+}
+
+// Config Sync's e2e tests drive nomos with these flags (cli_test.go); its scripts must run against driftless.
+test("vet and hydrate take nomos's --path, --no-api-server-check and --api-server-timeout, and print errors on stderr only", async (t) => {
+  const dir = await source(t, {
+    "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: shop\n",
+  });
+  const vet = await driftless("vet", "--no-api-server-check", "--api-server-timeout", "5s", "--path", dir);
+  assert.equal(vet.code, 0, vet.out);
+  assert.match(vet.stdout, /1 object\(s\)/);
+  const hydrated = await driftless("hydrate", "--no-api-server-check", "--path", dir);
+  assert.equal(hydrated.code, 0, hydrated.out);
+  assert.match(hydrated.stdout, /^---\napiVersion: v1\nkind: ConfigMap\n/);
+
+  await writeFile(join(dir, "bad.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [oops\n");
+  // `hydrate > all.yaml` must not write the errors into all.yaml.
+  const bad = await driftless("hydrate", "--path", dir);
+  assert.equal(bad.code, 1, bad.out);
+  assert.equal(bad.stdout, "");
+  assert.match(bad.stderr, /KNV1006: .*bad\.yaml/);
+  const badVet = await driftless("vet", "--path", dir);
+  assert.equal(badVet.code, 1, badVet.out);
+  assert.doesNotMatch(badVet.stdout, /KNV1006/);
+  assert.match(badVet.stderr, /KNV1006: .*bad\.yaml/);
+});
+
+test("vet --namespace NS checks the source as NS's RepoSync, as nomos vet does, and refuses --source-format hierarchy", async (t) => {
+  const dir = await source(t, {
+    "role.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: reader\nrules: []\n",
+  });
+  assert.equal((await driftless("vet", "--no-api-server-check", "--path", dir)).code, 0);
+  const repo = await driftless("vet", "--no-api-server-check", "--namespace", "team", "--path", dir);
+  assert.equal(repo.code, 1, repo.out);
+  assert.match(repo.stderr, /KNV1058: .*ClusterRole "reader"/);
+  const hierarchy = await driftless("vet", "--namespace", "team", "--source-format", "hierarchy", "--path", dir);
+  assert.notEqual(hierarchy.code, 0, hierarchy.out);
+  assert.match(hierarchy.stderr, /if --namespace is provided, --source-format must be omitted or set to unstructured/);
+});
+
+test("hydrate --flat --output FILE writes one file, --format json writes nomos's List files named .json, and vet --keep-output writes them too", async (t) => {
+  const dir = await source(t, {
+    "ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n",
+    "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: shop\ndata:\n  html: <b>&</b>\n",
+  });
+  const out = await mkdtemp(join(tmpdir(), "driftless-cli-out-"));
+  t.after(() => rm(out, { recursive: true, force: true }));
+
+  const flat = await driftless(
+    "hydrate",
+    "--no-api-server-check",
+    "--flat",
+    "--path",
+    dir,
+    "--output",
+    join(out, "all.yaml"),
+  );
+  assert.equal(flat.code, 0, flat.out);
+  assert.equal((await readFile(join(out, "all.yaml"), "utf8")).match(/^---$/gm)?.length, 2);
+  // driftless's own form, --flat FILE, still works.
+  const ownFlat = await driftless("hydrate", dir, "--flat", join(out, "own.yaml"));
+  assert.equal(ownFlat.code, 0, ownFlat.out);
+  assert.equal(await readFile(join(out, "own.yaml"), "utf8"), await readFile(join(out, "all.yaml"), "utf8"));
+
+  // As nomos hydrate --format json writes it (checked against nomos v1.22 by hand): a v1 List, tabs, keys
+  // sorted, Go's HTML escapes, no final newline.
+  const cmJson =
+    '{\n\t"apiVersion": "v1",\n\t"items": [\n\t\t{\n\t\t\t"apiVersion": "v1",\n\t\t\t"data": {\n\t\t\t\t"html": "\\u003cb\\u003e\\u0026\\u003c/b\\u003e"\n\t\t\t},\n' +
+    '\t\t\t"kind": "ConfigMap",\n\t\t\t"metadata": {\n\t\t\t\t"name": "cm",\n\t\t\t\t"namespace": "shop"\n\t\t\t}\n\t\t}\n\t],\n\t"kind": "List"\n}';
+  const json = await driftless("hydrate", "--format=json", "--path", dir, "--output", join(out, "json"));
+  assert.equal(json.code, 0, json.out);
+  assert.deepEqual((await readdir(join(out, "json"), { recursive: true })).sort(), [
+    "namespace_shop.json",
+    "shop",
+    "shop/configmap_cm.json",
+  ]);
+  assert.equal(await readFile(join(out, "json", "shop", "configmap_cm.json"), "utf8"), cmJson);
+
+  const kept = await driftless(
+    "vet",
+    "--path",
+    dir,
+    "--keep-output",
+    "--format",
+    "json",
+    "--output",
+    join(out, "kept"),
+  );
+  assert.equal(kept.code, 0, kept.out);
+  assert.equal(await readFile(join(out, "kept", "shop", "configmap_cm.json"), "utf8"), cmJson);
+
+  const wrong = await driftless("hydrate", "--format", "xml", "--path", dir);
+  assert.notEqual(wrong.code, 0);
+  assert.match(wrong.stderr, /format argument must be "yaml" or "json"/);
 });

@@ -6,9 +6,10 @@ import { parseArgs } from "node:util";
 import { isSyncKind, SourceFormat } from "@driftless/api";
 import { parseDuration } from "@driftless/api";
 import { kubeconfigNamespace } from "@driftless/kube";
+import { sourceFormatFor } from "@driftless/source";
 import { consoleCommand } from "./commands/console.ts";
 import { diff } from "./commands/diff.ts";
-import { hydrate } from "./commands/hydrate.ts";
+import { hydrate, OutputFormat as HydrateFormat } from "./commands/hydrate.ts";
 import { lever } from "./commands/levers.ts";
 import { onRendered } from "./commands/rendered.ts";
 import { status } from "./commands/status.ts";
@@ -20,18 +21,20 @@ import { SyncAction } from "./sync-actions.ts";
 import { printable } from "./terminal-text.ts";
 
 const usage = `usage:
-  driftless vet DIR [--source-format unstructured|hierarchy] [--sync-kind RepoSync --sync-namespace NS] [--clusters A,B]
+  driftless vet DIR [--source-format unstructured|hierarchy] [--namespace NS] [--clusters A,B] [--keep-output [--output DIR] [--format yaml|json]]
                                             every check the reconciler runs that needs no cluster, for each
                                             cluster the source names and one without a name, or for the
-                                            --clusters given (exit 1 on errors)
-  driftless hydrate DIR [--source-format unstructured|hierarchy] [--output DIR | --flat FILE] [--clusters A,B]
-                                            the objects a RootSync would apply, as YAML (stdout by default), for
-                                            each cluster the source names and defaultcluster (a folder each
-                                            with --output), or for the --clusters given ("" for none)
+                                            --clusters given; --namespace NS: as NS's RepoSync (or --sync-kind
+                                            RepoSync --sync-namespace NS); errors on stderr (exit 1 on errors);
+                                            --keep-output writes what hydrate writes to --output (compiled)
+  driftless hydrate DIR [--source-format unstructured|hierarchy] [--output DIR | --flat [--output] FILE] [--format yaml|json] [--clusters A,B]
+                                            the objects a RootSync would apply, as YAML or JSON (stdout by
+                                            default), for each cluster the source names and defaultcluster (a
+                                            folder each with --output), or for the --clusters given ("" for none)
   driftless diff DIR [--source-format unstructured|hierarchy] [--kubeconfig PATH] [--sync-kind RootSync|RepoSync] [--sync-namespace NS] [--sync-name NAME]
                                             what a reconciler would change (exit 1 if anything)
                                             and what it would prune (inventory objects no longer declared)
-  driftless status [--kubeconfig PATH] [--namespace NS] [--resources] [--watch] [-o text|json|yaml]
+  driftless status [--kubeconfig PATH] [--namespace NS] [--name NAME] [--resources] [--watch] [-o text|json|yaml]
                                             every RootSync and RepoSync: source, commits, errors, stall,
                                             and with --resources the managed objects and their kstatus;
                                             --watch redraws on every change until Ctrl-C (exit 1 if any is not synced);
@@ -52,6 +55,8 @@ const usage = `usage:
                                             else default)
   driftless version [--kubeconfig PATH]     the CLI's version and the manager's (its reconciler-manager image tag)
 --source-format defaults to unstructured; a RootSync that sets none is read as hierarchy, as in Config Sync.
+vet and hydrate take nomos's --path DIR too (DIR defaults to the current directory); they never ask an API
+server, so --no-api-server-check and --api-server-timeout are accepted and change nothing.
 vet, hydrate and diff render a DIR holding a kustomization with kustomize (and helm) first, as a reconciler
 does; remote bases and exec plugins only with --enable-shell-in-rendering (override.enableShellInRendering).`;
 
@@ -64,12 +69,20 @@ async function main(argv: readonly string[]): Promise<number> {
       "sync-kind": { type: "string", default: "RootSync" },
       "sync-namespace": { type: "string", default: "config-management-system" },
       "sync-name": { type: "string", default: "root-sync" },
-      "source-format": { type: "string", default: SourceFormat.Unstructured },
+      "source-format": { type: "string" },
       output: { type: "string", short: "o" },
       namespace: { type: "string", short: "n" },
+      name: { type: "string" },
       resources: { type: "boolean", default: false },
       watch: { type: "boolean", short: "w", default: false },
-      flat: { type: "string" },
+      // nomos's flags for vet and hydrate, so its scripts run: --path for DIR, --flat with --output FILE,
+      // --format; vet and hydrate never ask an API server, so its check and timeout flags change nothing.
+      path: { type: "string" },
+      flat: { type: "boolean", default: false },
+      format: { type: "string", default: HydrateFormat.Yaml },
+      "keep-output": { type: "boolean", default: false },
+      "no-api-server-check": { type: "boolean", default: false },
+      "api-server-timeout": { type: "string" },
       wait: { type: "boolean", default: false },
       timeout: { type: "string", default: "5m" },
       port: { type: "string", default: "0" },
@@ -81,45 +94,76 @@ async function main(argv: readonly string[]): Promise<number> {
   });
   // File names, object names and messages come from repositories and clusters: no terminal controls.
   const out = (line: string): void => void process.stdout.write(`${printable(line)}\n`);
-  const [command, dir] = positionals;
+  const err = (line: string): void => void process.stderr.write(`${printable(line)}\n`);
+  const [command, ...operands] = positionals;
   if (values.help === true || command === undefined) {
     out(command === undefined ? usage : usageOf(command));
     return command === undefined && values.help !== true ? 2 : 0;
   }
   const kubeconfig = values.kubeconfig ?? kubeconfigFromEnv(process.env["KUBECONFIG"]);
-  const format = values["source-format"];
+  const format = values["source-format"] ?? SourceFormat.Unstructured;
   const enableShell = values["enable-shell-in-rendering"];
   if (format !== SourceFormat.Unstructured && format !== SourceFormat.Hierarchy)
     throw new UsageError("--source-format must be unstructured or hierarchy");
+  const outputFormat = values.format;
+  if (outputFormat !== HydrateFormat.Yaml && outputFormat !== HydrateFormat.Json)
+    throw new UsageError('format argument must be "yaml" or "json"');
+  if (values["api-server-timeout"] !== undefined && parseDuration(values["api-server-timeout"]) === undefined)
+    throw new UsageError("--api-server-timeout must be a duration such as 15s");
+  // DIR, or nomos's --path; neither: the current directory, as nomos.
+  const dirOf = (): string => {
+    if (values.path !== undefined && operands[0] !== undefined && !(command === "hydrate" && values.flat))
+      throw new UsageError(`give DIR or --path, not both (${operands[0]} and ${values.path})`);
+    return values.path ?? operands.shift() ?? ".";
+  };
   switch (command) {
     case "vet": {
-      if (dir === undefined) throw new UsageError("vet needs a directory");
-      const kind = values["sync-kind"];
+      const dir = dirOf();
+      if (operands.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(operands[0])}`);
+      const kind = values.namespace === undefined ? values["sync-kind"] : "RepoSync";
       if (!isSyncKind(kind)) throw new UsageError("--sync-kind must be RootSync or RepoSync");
+      // nomos vet --namespace NS: the source of a RepoSync in NS, which is always unstructured.
+      if (values.namespace !== undefined && format !== SourceFormat.Unstructured)
+        throw new UsageError("if --namespace is provided, --source-format must be omitted or set to unstructured");
       const scope =
-        kind === "RootSync" ? ({ kind } as const) : ({ kind, namespace: values["sync-namespace"] } as const);
+        kind === "RootSync"
+          ? ({ kind } as const)
+          : ({ kind, namespace: values.namespace ?? values["sync-namespace"] } as const);
       const clusters = values.clusters === undefined ? undefined : clusterList(values.clusters);
-      return onRendered(dir, { enableShell, failureCode: 1 }, out, (read) =>
-        vet(read, { format, scope, ...(clusters === undefined ? {} : { clusters }) }, out),
-      );
+      const cluster = clusters === undefined ? {} : { clusters };
+      const hierarchy = sourceFormatFor(scope, format) === SourceFormat.Hierarchy;
+      return onRendered(dir, { enableShell, failureCode: 1, hierarchy }, err, async (read) => {
+        const code = await vet(read, { format, scope, ...cluster }, out, err);
+        // --keep-output: what was checked, written as hydrate writes it (nomos's default folder: compiled).
+        if (code !== 0 || !values["keep-output"]) return code;
+        const output = values.output ?? "compiled";
+        return hydrate({ dir: read, format, scope, output, outputFormat, ...cluster }, () => undefined, err);
+      });
     }
-    case "hydrate":
-      if (dir === undefined) throw new UsageError("hydrate needs a directory");
-      if (values.output !== undefined && values.flat !== undefined)
-        throw new UsageError("--output and --flat exclude each other");
-      return onRendered(dir, { enableShell, failureCode: 1 }, out, (read) =>
+    case "hydrate": {
+      const dir = dirOf();
+      // --flat FILE, or nomos's --flat --output FILE; without a file, stdout.
+      const flat = values.flat ? (values.output ?? operands.shift()) : undefined;
+      if (operands.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(operands[0])}`);
+      const output = values.flat ? undefined : values.output;
+      const hierarchy = format === SourceFormat.Hierarchy;
+      return onRendered(dir, { enableShell, failureCode: 1, hierarchy }, err, (read) =>
         hydrate(
           {
             dir: read,
             format,
-            ...(values.output === undefined ? {} : { output: values.output }),
-            ...(values.flat === undefined ? {} : { flat: values.flat }),
+            outputFormat,
+            ...(output === undefined ? {} : { output }),
+            ...(flat === undefined ? {} : { flat }),
             ...(values.clusters === undefined ? {} : { clusters: clusterList(values.clusters) }),
           },
           out,
+          err,
         ),
       );
+    }
     case "diff": {
+      const dir = operands[0];
       if (dir === undefined) throw new UsageError("diff needs a directory");
       const kind = values["sync-kind"];
       if (!isSyncKind(kind)) throw new UsageError("--sync-kind must be RootSync or RepoSync");
@@ -147,6 +191,7 @@ async function main(argv: readonly string[]): Promise<number> {
         {
           kubeconfig,
           ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+          ...(values.name === undefined ? {} : { name: values.name }),
           resources: values.resources,
           watch: values.watch,
           format: output,

@@ -14,23 +14,31 @@ import {
   withSpecialNamespacesDetached,
   type DeclaredObject,
   type JsonObject,
+  type SyncScope,
 } from "@driftless/source";
-import { printableYaml } from "../terminal-text.ts";
+import { printableJson, printableYaml } from "../terminal-text.ts";
 import { formatClusterError } from "./vet.ts";
 
 export interface HydrateOptions {
   readonly dir: string;
   readonly format: SourceFormat;
+  /** Whose objects (vet --namespace keeps a RepoSync's); default a RootSync's. */
+  readonly scope?: SyncScope;
   /** One file per object, as `nomos hydrate --output DIR` lays them out. */
   readonly output?: string;
   /** Every object in one file. */
   readonly flat?: string;
+  /** How objects are written (`--format`, as nomos): a YAML stream, or a JSON `List` per file. Default yaml. */
+  readonly outputFormat?: OutputFormat;
   /**
    * The clusters to hydrate for (`--clusters`, as nomos): their cluster selectors are evaluated against
    * each name. Undefined: every cluster the source names, and `defaultcluster` (a cluster with no name).
    */
   readonly clusters?: readonly string[];
 }
+
+export const OutputFormat = { Yaml: "yaml", Json: "json" } as const;
+export type OutputFormat = (typeof OutputFormat)[keyof typeof OutputFormat];
 
 /** The folder of the cluster without a name, as nomos names it. */
 export const DefaultClusterFolder = "defaultcluster";
@@ -41,10 +49,15 @@ export const DefaultClusterFolder = "defaultcluster";
  * as `nomos hydrate --no-api-server-check` does). Implicit Namespaces are decided against the cluster
  * by the reconciler and are not printed. Cluster selectors are evaluated for each cluster the source
  * names and for a cluster without a name (`defaultcluster`), or for `--clusters`: with --output, several
- * clusters get a folder each, as `nomos hydrate` lays them out. Exit 1 with the errors when the source is invalid.
+ * clusters get a folder each, as `nomos hydrate` lays them out. Exit 1 with the errors (on `err`, so
+ * they never mix with objects written to stdout) when the source is invalid.
  */
-export async function hydrate(options: HydrateOptions, out: (line: string) => void): Promise<number> {
-  const scope = { kind: "RootSync" } as const;
+export async function hydrate(
+  options: HydrateOptions,
+  out: (line: string) => void,
+  err: (line: string) => void = out,
+): Promise<number> {
+  const scope = options.scope ?? ({ kind: "RootSync" } as const);
   const readOptions = {
     scope,
     kinds: builtinKinds,
@@ -57,12 +70,12 @@ export async function hydrate(options: HydrateOptions, out: (line: string) => vo
   // A cluster name becomes a folder: one from the source (a selector annotation) must not lead out of --output.
   const unsafe = clusters.find((name) => name !== undefined && !isSafeFolderName(name));
   if (unsafe !== undefined) {
-    out(`cluster name ${JSON.stringify(unsafe)} cannot be a folder name (it holds a path separator or is . or ..)`);
+    err(`cluster name ${JSON.stringify(unsafe)} cannot be a folder name (it holds a path separator or is . or ..)`);
     return 1;
   }
   const results = await declareForClusters(set, readOptions, clusters);
   if (results.some(({ result }) => !result.complete)) {
-    for (const error of mergeClusterErrors(results)) out(formatClusterError(error));
+    for (const error of mergeClusterErrors(results)) err(formatClusterError(error));
     return 1;
   }
   // Kind, group, namespace and name become file and folder names: none may lead out of --output.
@@ -73,7 +86,7 @@ export async function hydrate(options: HydrateOptions, out: (line: string) => vo
           .flatMap(({ result }) => (result.complete ? result.objects : []))
           .find((o) => unsafePart(o) !== undefined);
   if (unnamable !== undefined) {
-    out(
+    err(
       `${unnamable.sourcePath}: ${unsafePart(unnamable)} cannot be part of a file name in --output (it holds a path separator or is . or ..)`,
     );
     return 1;
@@ -88,26 +101,32 @@ export async function hydrate(options: HydrateOptions, out: (line: string) => vo
     };
   });
   const all = hydrated.flatMap((h) => h.objects);
+  const json = options.outputFormat === OutputFormat.Json;
+  const encode = json ? toJsonList : toYamlStream;
   if (options.output !== undefined) {
     // One cluster: its files at the top; several: a folder each, as nomos lays them out.
     const perCluster = hydrated.length > 1;
     const files = new Map<string, JsonObject[]>();
     for (const { folder, objects, paths } of hydrated)
       paths.forEach((path, i) => {
-        const file = perCluster ? join(folder, path) : path;
+        // nomos names a file by the format it holds: kind_name.json with --format json.
+        const named = json ? path.replace(/\.yaml$/, ".json") : path;
+        const file = perCluster ? join(folder, named) : named;
         const object = objects[i];
         if (object !== undefined) files.set(file, [...(files.get(file) ?? []), object]);
       });
     for (const [path, content] of files) {
       const file = join(options.output, path);
       await mkdir(dirname(file), { recursive: true });
-      await writeFile(file, toYamlStream(content));
+      await writeFile(file, encode(content));
     }
     out(`${all.length} object(s) written to ${options.output}${perCluster ? ` for ${hydrated.length} clusters` : ""}`);
   } else if (options.flat !== undefined) {
     await mkdir(dirname(options.flat), { recursive: true });
-    await writeFile(options.flat, toYamlStream(all));
+    await writeFile(options.flat, encode(all));
     out(`${all.length} object(s) written to ${options.flat}`);
+  } else if (json) {
+    process.stdout.write(`${printableJson(toJsonList(all))}\n`);
   } else {
     // The repository's text on the reader's terminal, escaped as every command's output is (terminal-text.ts):
     // `yaml` escapes C0 itself but leaves DEL and C1 raw, so a stream holding one is written again with
@@ -120,6 +139,17 @@ export async function hydrate(options: HydrateOptions, out: (line: string) => vo
     );
   }
   return 0;
+}
+
+/**
+ * Objects as `nomos hydrate --format json` writes them: a `v1 List`, keys sorted, indented by tabs, with
+ * `<`, `>`, `&`, U+2028 and U+2029 escaped as Go's encoding/json escapes them, and no final newline.
+ */
+export function toJsonList(objects: readonly JsonObject[]): string {
+  return JSON.stringify({ apiVersion: "v1", items: objects, kind: "List" }, null, "\t").replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 function isSafeFolderName(name: string): boolean {

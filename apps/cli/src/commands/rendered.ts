@@ -20,6 +20,8 @@ export interface RenderedOptions {
    * vet and hydrate read such a DIR as manifests, as `nomos vet` and `nomos hydrate` do.
    */
   readonly refuseKustomizationBelow?: boolean;
+  /** The source is read as a hierarchy, which a kustomization's output cannot be: refused, as nomos does. */
+  readonly hierarchy?: boolean;
 }
 
 /**
@@ -38,6 +40,10 @@ export async function onRendered(
     if (below === undefined) return command(dir);
     const error = kustomizationMissingError(dir, below);
     out(`${error.code}: ${error.message}`);
+    return options.failureCode;
+  }
+  if (options.hierarchy === true) {
+    out("source-format must be unstructured when Kustomization is needed");
     return options.failureCode;
   }
   let rendered: string;

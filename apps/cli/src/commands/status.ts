@@ -10,6 +10,8 @@ export interface StatusOptions {
   readonly kubeconfig: string | undefined;
   /** Only the syncs in this namespace (default: all). */
   readonly namespace?: string;
+  /** Only the syncs of this name, RootSyncs and RepoSyncs alike (`--name`, as nomos). */
+  readonly name?: string;
   /** Also the managed objects and their kstatus, from each sync's ResourceGroup. */
   readonly resources: boolean;
   readonly format: OutputFormat;
@@ -41,6 +43,9 @@ export async function status(options: StatusOptions, write: (text: string) => vo
 
 const warn = (text: string): void => void process.stderr.write(`driftless: ${printable(text)}\n`);
 
+const named = (syncs: KubeObject[], name: string | undefined): KubeObject[] =>
+  name === undefined ? syncs : syncs.filter((s) => s.metadata.name === name);
+
 /** The plural a refusal names: "RootSyncs", "ResourceGroups". */
 const kinds = (mapping: ResourceMapping): string => `${mapping.kind}s`;
 
@@ -65,7 +70,7 @@ async function statusOnce(client: KubeClient, options: StatusOptions, write: (te
       continue;
     }
     listed++;
-    for (const sync of sorted(items)) {
+    for (const sync of named(sorted(items), options.name)) {
       let group: KubeObject | undefined;
       if (options.resources) {
         try {
@@ -118,7 +123,7 @@ async function watchStatus(client: KubeClient, options: StatusOptions, write: (t
     pending = undefined;
     if (!drawn) return;
     const reports = syncs.flatMap((informer) =>
-      sorted(informer.list()).map((sync) =>
+      named(sorted(informer.list()), options.name).map((sync) =>
         syncReport(
           sync,
           groups?.hasSynced === true

@@ -25,16 +25,22 @@ export interface VetOptions {
  * names, namespaces, depends-on syntax, scope, the hierarchy rules, duplicates after inheritance),
  * with Config Sync's codes and file paths, for every cluster the source names and for a cluster
  * without a name, as `nomos vet` checks it; an error found for some clusters only names them. Kinds
- * beyond the built-in ones are not checked against a cluster. Exit 1 when anything is wrong.
+ * beyond the built-in ones are not checked against a cluster. Errors go to `err` (stderr, as nomos
+ * prints them), the summary to `out`. Exit 1 when anything is wrong.
  */
-export async function vet(dir: string, options: VetOptions, out: (line: string) => void): Promise<number> {
+export async function vet(
+  dir: string,
+  options: VetOptions,
+  out: (line: string) => void,
+  err: (line: string) => void = out,
+): Promise<number> {
   const format = sourceFormatFor(options.scope, options.format);
   const declareOptions = { scope: options.scope, kinds: builtinKinds, format, allowUnknownKinds: true };
   const set = await readManifests(dir, { format });
   const clusters = clustersToCheck(set, options.clusters);
   const results = await declareForClusters(set, declareOptions, clusters);
   const errors = mergeClusterErrors(results);
-  for (const error of errors) out(formatClusterError(error));
+  for (const error of errors) err(formatClusterError(error));
   const objects = new Set(
     results.flatMap(({ result }) =>
       (result.complete ? result.objects : result.partialObjects).map((o) => objectKey(o.id)),
