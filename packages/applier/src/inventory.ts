@@ -132,6 +132,14 @@ export class Inventory {
     await this.overflow.clear();
   }
 
+  /** Deletes the group and the overflow group: once the sync is going, nothing is managed to record. */
+  async delete(): Promise<void> {
+    await this.client.delete(resourceGroupMapping, this.sync.namespace, this.sync.name);
+    this.known = undefined;
+    this.lastWrite = undefined;
+    await this.overflow.clear();
+  }
+
   /** The part of `resources` the sync's group lacks goes to the overflow group; it alone must fit. */
   private async writeOverflow(resources: readonly ObjectId[]): Promise<void> {
     const known = await this.current();

@@ -8,6 +8,7 @@ import {
   SyncConditionType,
   deletionPropagationPolicyOf,
   isSuspended,
+  removeCondition,
   setCondition,
   statusErrors,
   type SyncCondition,
@@ -27,7 +28,15 @@ import {
   type PruneOutcome,
   type SyncIdentity,
 } from "@driftless/applier";
-import { isConflict, isNotFound, type KubeClient, type KubeObject, type RestMapper } from "@driftless/kube";
+import {
+  failureText,
+  isConflict,
+  isForbidden,
+  isNotFound,
+  type KubeClient,
+  type KubeObject,
+  type RestMapper,
+} from "@driftless/kube";
 import { recordEvent, SyncEventReason } from "./events.ts";
 import type { Logger } from "./log.ts";
 import { rsyncMapping } from "./rsync.ts";
@@ -71,31 +80,45 @@ class DeletionTimeoutError extends DriftlessError {
   }
 }
 
-/**
- * Holds the reconciler finalizer on a live, not-deleting RSync only while its deletion must wait for
- * us: with Foreground propagation, as Config Sync does. Otherwise it is removed, so an RSync deleted
- * after driftless is uninstalled does not hang on a finalizer nobody will remove. `known` is a copy
- * just read: when it already agrees, nothing is requested.
- */
-export async function alignFinalizer(client: KubeClient, identity: SyncIdentity, known?: KubeObject): Promise<void> {
-  if (known !== undefined && finalizerChange(known) === undefined) return;
-  await mutateRSync(client, identity, finalizerChange);
+/** An object Orphan could not release, in Config Sync's words (KNV2002, or KNV2013 when refused). */
+class UnmanageError extends DriftlessError {
+  readonly id: ObjectId;
+
+  constructor(id: ObjectId, what: string, cause: unknown) {
+    super({
+      code: isForbidden(cause) ? KnvCode.InsufficientPermission : KnvCode.ApiServer,
+      errorClass: ErrorClass.Retry,
+      message: `${what}: ${failureText(cause)}`,
+      resources: [id],
+      cause,
+    });
+    this.id = id;
+  }
 }
 
-/** The RSync with its reconciler finalizer added or removed to match its policy; undefined when it matches. */
-function finalizerChange(raw: KubeObject): KubeObject | undefined {
+/**
+ * Adds the reconciler finalizer to a live, not-deleting RSync, whatever its deletion propagation
+ * policy: as Config Sync does, Orphan needs the reconciler at deletion too (to release the objects).
+ * `known` is a copy just read: when it already carries the finalizer, nothing is requested.
+ */
+export async function ensureFinalizer(client: KubeClient, identity: SyncIdentity, known?: KubeObject): Promise<void> {
+  if (known !== undefined && finalizerAdded(known) === undefined) return;
+  await mutateRSync(client, identity, finalizerAdded);
+}
+
+/** The RSync with its reconciler finalizer added; undefined when it has it or is being deleted. */
+function finalizerAdded(raw: KubeObject): KubeObject | undefined {
   if (raw.metadata.deletionTimestamp !== undefined) return undefined;
   const finalizers = raw.metadata.finalizers ?? [];
-  const wanted = deletionPropagationPolicyOf(raw.metadata.annotations) === DeletionPropagationPolicy.Foreground;
-  if (finalizers.includes(Finalizer.Reconciler) === wanted) return undefined;
-  const next = wanted ? [...finalizers, Finalizer.Reconciler] : finalizers.filter((f) => f !== Finalizer.Reconciler);
-  return { ...raw, metadata: { ...raw.metadata, finalizers: next } };
+  if (finalizers.includes(Finalizer.Reconciler)) return undefined;
+  return { ...raw, metadata: { ...raw.metadata, finalizers: [...finalizers, Finalizer.Reconciler] } };
 }
 
 /**
  * Runs when the RSync is being deleted and still carries our finalizer. Foreground deletes every
- * managed object (reverse apply order) and waits until they are gone; Orphan (the default) strips
- * driftless metadata and leaves them. Then the finalizer goes. Returns false when there was nothing to do.
+ * managed object (reverse apply order) and waits until they are gone; Orphan (the default) leaves them
+ * and strips Config Sync's metadata, so they are no longer managed. Then the ResourceGroup and the
+ * finalizer go. Returns false when there was nothing to do.
  */
 export async function finalize(ctx: FinalizerContext, raw: KubeObject): Promise<boolean> {
   if (raw.metadata.deletionTimestamp === undefined || !(raw.metadata.finalizers ?? []).includes(Finalizer.Reconciler))
@@ -113,9 +136,12 @@ export async function finalize(ctx: FinalizerContext, raw: KubeObject): Promise<
       : "Deleting managed resource objects",
   });
   try {
-    const managed = await new Inventory(ctx.client, ctx.identity).read();
+    const inventory = new Inventory(ctx.client, ctx.identity);
+    const managed = await inventory.read();
     if (policy === DeletionPropagationPolicy.Foreground) await reportReleased(ctx, raw, await deleteAll(ctx, managed));
     else await orphanAll(ctx, managed);
+    // Nothing is managed any more: the inventory goes with the sync, as Config Sync's manager deletes it.
+    await inventory.delete();
   } catch (error) {
     const failure = error instanceof DriftlessError ? error : new FinalizerError(String(error), [], error);
     // Config Sync's condition: a fixed message, and each object's error in `errors`.
@@ -131,6 +157,17 @@ export async function finalize(ctx: FinalizerContext, raw: KubeObject): Promise<
     });
     throw failure;
   }
+  // As Config Sync's finalizer: both conditions go before the finalizer (the manager's may hold the RSync a while).
+  await writeStatus(ctx.client, ctx.identity, (_raw, current) => {
+    let conditions = current.conditions as SyncCondition[] | undefined;
+    let changed = false;
+    for (const type of [SyncConditionType.ReconcilerFinalizerFailure, SyncConditionType.ReconcilerFinalizing]) {
+      const removed = removeCondition(conditions, type);
+      conditions = [...removed.conditions];
+      changed ||= removed.changed;
+    }
+    return changed ? { ...current, conditions } : undefined;
+  });
   await mutateRSync(ctx.client, ctx.identity, (current) => {
     const finalizers = current.metadata.finalizers ?? [];
     if (!finalizers.includes(Finalizer.Reconciler)) return undefined;
@@ -197,22 +234,44 @@ async function reportReleased(
   }
 }
 
-/** Releases every object still ours; one another sync owns now keeps its metadata (it is theirs). */
+/**
+ * Releases every object still ours; one another sync owns now keeps its metadata (it is theirs). One
+ * that cannot be released does not stop the others: each failure is listed, and the deletion retried.
+ */
 async function orphanAll(ctx: FinalizerContext, managed: readonly ObjectId[]): Promise<void> {
+  const failed: UnmanageError[] = [];
   for (const id of managed) {
-    const mapping = await ctx.mapper.mappingForGroupKind(id.group, id.kind);
-    if (mapping === undefined) continue;
-    const namespace = mapping.namespaced ? id.namespace : undefined;
-    for (let attempt = 1; ; attempt++) {
-      const live = await ctx.client.get(mapping, namespace, id.name);
-      if (live === undefined || !ownedBy(live, ctx.identity)) break;
-      try {
-        await unmanage(ctx.client, mapping, live, ctx.lastAppliedAnnotation);
-        break;
-      } catch (error) {
-        // Changed since the read (perhaps taken over): read again and decide again.
-        if (!isConflict(error) || attempt >= 4) throw error;
-      }
+    const failure = await orphan(ctx, id);
+    if (failure !== undefined) failed.push(failure);
+  }
+  if (failed.length > 0)
+    throw new FinalizerError(
+      `failed to release ${failed.length} managed object(s): ${failed.map((f) => f.message).join("; ")}`,
+      failed.map((f) => f.id),
+      failed[0]?.cause,
+      failed,
+    );
+}
+
+async function orphan(ctx: FinalizerContext, id: ObjectId): Promise<UnmanageError | undefined> {
+  const mapping = await ctx.mapper.mappingForGroupKind(id.group, id.kind);
+  if (mapping === undefined) return undefined;
+  const namespace = mapping.namespaced ? id.namespace : undefined;
+  for (let attempt = 1; ; attempt++) {
+    let live: KubeObject | undefined;
+    try {
+      live = await ctx.client.get(mapping, namespace, id.name);
+    } catch (error) {
+      return new UnmanageError(id, "failed to get object", error);
+    }
+    if (live === undefined || !ownedBy(live, ctx.identity)) return undefined;
+    try {
+      await unmanage(ctx.client, mapping, live, ctx.lastAppliedAnnotation);
+      return undefined;
+    } catch (error) {
+      // Changed since the read (perhaps taken over): read again and decide again.
+      if (!isConflict(error) || attempt >= 4)
+        return new UnmanageError(id, "failed to patch object to remove metadata", error);
     }
   }
 }

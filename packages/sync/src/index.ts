@@ -21,7 +21,7 @@ export { Reconciler } from "./reconciler.ts";
 export type { ReconcilerOptions } from "./reconciler.ts";
 export { runPass, EmptySourceError } from "./pass.ts";
 export type { PassResult, PassTrigger } from "./pass.ts";
-export { alignFinalizer, finalize, FinalizerError } from "./finalizer.ts";
+export { ensureFinalizer, finalize, FinalizerError } from "./finalizer.ts";
 export { HelmSource, HelmSourceError, helmTimeoutMs } from "./helm-source.ts";
 export { FightError, Remediator } from "./remediator.ts";
 export { createLogger, logCrashes } from "./log.ts";

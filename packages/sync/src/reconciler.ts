@@ -38,7 +38,7 @@ import {
 import type { SourceResult } from "@driftless/source";
 import { ArtifactSources } from "./artifact-sources.ts";
 import type { PassContext } from "./context.ts";
-import { alignFinalizer, finalize } from "./finalizer.ts";
+import { ensureFinalizer, finalize } from "./finalizer.ts";
 import { CrdWatch } from "./crd-watch.ts";
 import { InformerLiveState } from "./live-cache.ts";
 import { createLogger, type Logger } from "./log.ts";
@@ -306,7 +306,7 @@ export class Reconciler implements PassContext {
       this.server = server;
       this.metricsUrl = `http://127.0.0.1:${server.port}`;
     }
-    await alignFinalizer(this.client, this.identity);
+    await ensureFinalizer(this.client, this.identity);
     this.ownSync.start();
     this.queue.worker((job) => this.process(job.data.trigger as PassTrigger));
     const loaded = await loadSync(this.client, this.identity);
@@ -412,7 +412,7 @@ export class Reconciler implements PassContext {
       );
       return undefined;
     }
-    if (loaded !== undefined) await alignFinalizer(this.client, this.identity, loaded.raw);
+    if (loaded !== undefined) await ensureFinalizer(this.client, this.identity, loaded.raw);
     // The RSync is its ApplySet's parent, as Config Sync labels it; another tool's set is left alone.
     if (loaded !== undefined)
       await alignApplySetParent(this.client, rsyncMapping(this.identity.kind), this.identity, loaded.raw).catch(

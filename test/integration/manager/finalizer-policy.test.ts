@@ -1,7 +1,8 @@
 /**
- * The reconciler finalizer (`configsync.gke.io/reconciler`) is held only while a deletion must wait
- * for the reconciler: with Foreground propagation, as Config Sync does. Without it, an RSync deleted
- * after driftless is gone is held by nothing the documented uninstall steps do not remove.
+ * The reconciler finalizer (`configsync.gke.io/reconciler`) is on every sync whose reconciler runs,
+ * whatever its deletion propagation policy, as Config Sync's reconciler adds it: Orphan needs the
+ * reconciler at deletion too, to release the objects. An RSync deleted after driftless is gone waits on
+ * both finalizers until they are removed by hand, as the uninstall notes say.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -21,12 +22,10 @@ import {
   systemNamespace,
 } from "./helpers.ts";
 
-const policyAnnotation = "configsync.gke.io/deletion-propagation-policy";
-
 const finalizersOf = async (name: string): Promise<readonly string[]> =>
   (await getSync("RootSync", systemNamespace, name))?.metadata.finalizers ?? [];
 
-test("the reconciler finalizer is held only with Foreground propagation: added when the annotation is set, removed when it is unset", async (t) => {
+test("the reconciler finalizer is added without a deletion propagation policy (Orphan), and added again when removed by hand", async (t) => {
   const manager = await startManager(t);
   const target = await createNamespace(t, "fpol");
   const repo = await TestRepo.create(t);
@@ -34,39 +33,27 @@ test("the reconciler finalizer is held only with Foreground propagation: added w
   const commit = await repo.commit("one config map");
   const name = `root-${suffix()}`;
   await createSync(t, rootSyncObject(name, manager.scope, { repo: repo.url, branch: repo.branch }));
-  // The reconciler aligns the finalizer before its first pass: synced means it has decided.
+  // The reconciler adds the finalizer before its first pass: synced means it is there.
   await synced("RootSync", systemNamespace, name, commit);
-  let finalizers = await finalizersOf(name);
+  const finalizers = await finalizersOf(name);
   assert.ok(finalizers.includes(Finalizer.ReconcilerManager), "no manager finalizer");
-  assert.ok(!finalizers.includes(Finalizer.Reconciler), "a reconciler finalizer without Foreground");
+  assert.ok(finalizers.includes(Finalizer.Reconciler), "no reconciler finalizer with Orphan");
 
-  const client = await admin();
-  await client.patch(
+  await (
+    await admin()
+  ).patch(
     Mapping.RootSync,
     systemNamespace,
     name,
-    { metadata: { annotations: { [policyAnnotation]: "Foreground" } } },
+    { metadata: { finalizers: [Finalizer.ReconcilerManager] } },
     "merge",
   );
   await eventually(async () => (await finalizersOf(name)).includes(Finalizer.Reconciler), {
-    what: "the reconciler finalizer added for Foreground",
+    what: "the reconciler finalizer added again by a later pass",
   });
-
-  await client.patch(
-    Mapping.RootSync,
-    systemNamespace,
-    name,
-    { metadata: { annotations: { [policyAnnotation]: null } } },
-    "merge",
-  );
-  await eventually(async () => !(await finalizersOf(name)).includes(Finalizer.Reconciler), {
-    what: "the reconciler finalizer removed once the annotation is gone",
-  });
-  finalizers = await finalizersOf(name);
-  assert.ok(finalizers.includes(Finalizer.ReconcilerManager), "the manager finalizer went with it");
 });
 
-test("a RootSync deleted after driftless is stopped goes once the manager finalizer is removed by hand, as the uninstall notes say", async (t) => {
+test("a RootSync deleted after driftless is stopped goes once its finalizers are removed by hand, as the uninstall notes say", async (t) => {
   const manager = await startManager(t);
   const target = await createNamespace(t, "funi");
   const repo = await TestRepo.create(t);
@@ -79,22 +66,17 @@ test("a RootSync deleted after driftless is stopped goes once the manager finali
 
   const client = await admin();
   await client.delete(Mapping.RootSync, systemNamespace, name);
-  await client.patch(
-    Mapping.RootSync,
-    systemNamespace,
-    name,
-    {
-      metadata: {
-        finalizers: ((await getSync("RootSync", systemNamespace, name))?.metadata.finalizers ?? []).filter(
-          (f) => f !== Finalizer.ReconcilerManager,
-        ),
-      },
-    },
-    "merge",
+  assert.deepEqual(
+    [...(await finalizersOf(name))].sort(),
+    [Finalizer.Reconciler, Finalizer.ReconcilerManager].sort(),
+    "the RootSync is not held by both finalizers",
   );
+  await client.patch(Mapping.RootSync, systemNamespace, name, { metadata: { finalizers: null } }, "merge");
   await eventually(async () => (await getSync("RootSync", systemNamespace, name)) === undefined, {
     timeoutMs: 15_000,
-    what: "the RootSync gone with only the manager finalizer removed",
+    what: "the RootSync gone with its finalizers removed by hand",
   });
-  assert.ok(await getObject(Mapping.ConfigMap, target, "kept"), "a managed object was deleted without Foreground");
+  const kept = await getObject(Mapping.ConfigMap, target, "kept");
+  assert.ok(kept, "a managed object was deleted");
+  assert.equal(kept.metadata.annotations?.["configmanagement.gke.io/managed"], "enabled", "nothing releases it then");
 });

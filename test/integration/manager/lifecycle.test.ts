@@ -65,10 +65,10 @@ test("a RootSync and a RepoSync each get their own reconciler, and deleting them
       sync.metadata.finalizers?.includes("configsync.gke.io/reconciler-manager"),
       `${reconciler}: no manager finalizer`,
     );
-    // Orphan (the default): nothing for the reconciler to do at deletion, so no finalizer of its own.
+    // Orphan (the default) too: at deletion the reconciler releases the objects, as Config Sync's does.
     assert.ok(
-      !sync.metadata.finalizers?.includes("configsync.gke.io/reconciler"),
-      `${reconciler}: a reconciler finalizer without Foreground`,
+      sync.metadata.finalizers?.includes("configsync.gke.io/reconciler"),
+      `${reconciler}: no reconciler finalizer`,
     );
     assert.equal(conditionOf(sync, "Stalled")?.status, "False");
     assert.ok(await getObject(Mapping.ServiceAccount, systemNamespace, reconciler), `no ServiceAccount ${reconciler}`);
@@ -112,9 +112,14 @@ test("a RootSync and a RepoSync each get their own reconciler, and deleting them
       rootReconciler,
     ),
   );
-  // Orphan (the default): the managed objects stay.
-  assert.ok(await getObject(Mapping.ConfigMap, namespace, "from-repo-sync"));
-  assert.ok(await getObject(Mapping.ConfigMap, target, "from-root-sync"));
+  // Orphan (the default): the managed objects stay, no longer managed.
+  for (const left of [
+    await getObject(Mapping.ConfigMap, namespace, "from-repo-sync"),
+    await getObject(Mapping.ConfigMap, target, "from-root-sync"),
+  ]) {
+    assert.ok(left !== undefined, "an orphaned object was deleted");
+    assert.equal(left.metadata.annotations?.["configsync.gke.io/manager"], undefined, "an orphan is still managed");
+  }
 });
 
 test("changing a sync's spec restarts its reconciler on the new spec", async (t) => {
@@ -201,12 +206,17 @@ test("an invalid sync is reported Stalled (KNV1061) and gets no reconciler", asy
           `^KNV1061: RootSync objects are only allowed in the config-management-system namespace, not in ${namespace}`,
         ),
       );
-    assert.ok(
-      !stalled.sync?.metadata.finalizers?.includes("configsync.gke.io/reconciler-manager"),
-      "an invalid sync got the manager finalizer",
-    );
+    assert.deepEqual(stalled.sync?.metadata.finalizers ?? [], [], "an invalid sync got a finalizer");
   }
   assert.deepEqual(await reconcilerPids(manager.scope), []);
+  // No reconciler ever ran, so none added its finalizer (as in Config Sync): nothing holds the deletion.
+  for (const obj of bad) {
+    const m = obj.kind === "RootSync" ? Mapping.RootSync : Mapping.RepoSync;
+    await client.delete(m, obj.metadata.namespace, obj.metadata.name);
+    await eventually(async () => (await client.get(m, obj.metadata.namespace, obj.metadata.name)) === undefined, {
+      what: `${obj.kind} ${obj.metadata.name} deleted`,
+    });
+  }
 });
 
 test("a Helm chart of the form <repo>/<chart> is accepted by the API and reported Stalled in Config Sync's words (KNV1061), with no reconciler", async (t) => {

@@ -27,8 +27,12 @@ import {
 const foreground = { "configsync.gke.io/deletion-propagation-policy": "Foreground" };
 const deadlineMs = 30_000;
 
-/** A synced RepoSync with Foreground deletion and a few managed objects in a fresh namespace. */
-async function syncedRepoSync(t: TestContext, manager: RunningManager): Promise<string> {
+/** A synced RepoSync (Foreground deletion unless told) and a few managed objects in a fresh namespace. */
+async function syncedRepoSync(
+  t: TestContext,
+  manager: RunningManager,
+  annotations: Record<string, string> = foreground,
+): Promise<string> {
   const namespace = await createNamespace(t, "doomed");
   await grantRepoSyncReconciler(namespace);
   const repo = await TestRepo.create(t);
@@ -36,7 +40,7 @@ async function syncedRepoSync(t: TestContext, manager: RunningManager): Promise<
   const commit = await repo.commit("three config maps");
   await createSync(
     t,
-    repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch }, foreground),
+    repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch }, annotations),
   );
   await synced("RepoSync", namespace, "repo-sync", commit);
   return namespace;
@@ -104,6 +108,16 @@ test("the namespace deletion completes when the reconciler has lost its RoleBind
   const client = await admin();
   // What the namespace controller does first, in the race: the reconciler can no longer update its RepoSync.
   await client.delete(Mapping.RoleBinding, namespace, "configsync.gke.io:ns-reconciler");
+  const elapsed = await deleteNamespaceAndWait(namespace, manager);
+  t.diagnostic(`namespace gone after ${elapsed} ms without the reconciler's permissions`);
+});
+
+test("the namespace deletion completes when the reconciler of an Orphan RepoSync (the default, which holds the finalizer too) has lost its RoleBinding first", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await syncedRepoSync(t, manager, {});
+  const sync = await getSync("RepoSync", namespace, "repo-sync");
+  assert.ok(sync?.metadata.finalizers?.includes("configsync.gke.io/reconciler"), "no reconciler finalizer with Orphan");
+  await (await admin()).delete(Mapping.RoleBinding, namespace, "configsync.gke.io:ns-reconciler");
   const elapsed = await deleteNamespaceAndWait(namespace, manager);
   t.diagnostic(`namespace gone after ${elapsed} ms without the reconciler's permissions`);
 });

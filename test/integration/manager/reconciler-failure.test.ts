@@ -41,13 +41,7 @@ test("a reconciler that keeps exiting puts its reason on the sync's Stalled cond
   await repo.write("root/cm.yaml", configMap(`cm-${name}`, systemNamespace, { k: "v" }));
   await repo.commit("one config map");
   // Created outside the manager's scope until the policy is known to be in force.
-  // Foreground: the reconciler holds its finalizer only then, so its first write at start adds it.
-  const sync = rootSyncObject(
-    name,
-    manager.scope,
-    { repo: repo.url, branch: repo.branch, dir: "root" },
-    { "configsync.gke.io/deletion-propagation-policy": "Foreground" },
-  );
+  const sync = rootSyncObject(name, manager.scope, { repo: repo.url, branch: repo.branch, dir: "root" });
   await createSync(t, { ...sync, metadata: { ...sync.metadata, labels: {} } });
   await eventually(
     async () => {

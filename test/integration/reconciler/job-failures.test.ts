@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Finalizer, SyncAnnotation } from "@driftless/api";
+import { Finalizer } from "@driftless/api";
 import { createLogger } from "@driftless/sync";
 import {
   createRootSync,
@@ -45,18 +45,16 @@ test("a job that fails before its pass (the reconciler finalizer refused) is log
     when: `object.metadata.name == '${name}' && has(object.metadata.finalizers) && object.metadata.finalizers.exists(f, f == '${Finalizer.Reconciler}')`,
     message: denial,
   });
-  // Foreground deletion asks for the reconciler's finalizer, which the policy refuses.
+  // The reconciler added its finalizer at start; removed by hand, its next job adds it again, which the policy refuses.
   await eventually(
     async () => {
       const live = (await customApi().getNamespacedCustomObject({ ...rootSyncs, name })) as JsonObject;
       const metadata = live["metadata"] as JsonObject;
-      const annotations = { ...(metadata["annotations"] as Record<string, string>) };
-      annotations[SyncAnnotation.DeletionPropagationPolicy] = "Foreground";
       try {
         await customApi().replaceNamespacedCustomObject({
           ...rootSyncs,
           name,
-          body: { ...live, metadata: { ...metadata, annotations, finalizers: [Finalizer.Reconciler] } },
+          body: { ...live, metadata: { ...metadata, finalizers: [Finalizer.Reconciler] } },
           dryRun: "All",
         });
         return false; // the policy is not in force yet
@@ -65,15 +63,15 @@ test("a job that fails before its pass (the reconciler finalizer refused) is log
         await customApi().replaceNamespacedCustomObject({
           ...rootSyncs,
           name,
-          body: { ...live, metadata: { ...metadata, annotations } },
+          body: { ...live, metadata: { ...metadata, finalizers: [] } },
         });
         return true;
       }
     },
-    { what: "the policy in force and the RootSync set to Foreground" },
+    { what: "the policy in force and the reconciler finalizer removed" },
   );
 
-  await reconciler.trigger("drift", "test: a pass after the annotation");
+  await reconciler.trigger("drift", "test: a pass after the finalizer was removed");
   const logged = await eventually(
     () => lines.find((line) => line.includes("job failed outside a pass") && line.includes(denial)),
     { what: "the failure logged" },

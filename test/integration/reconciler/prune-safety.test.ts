@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { NamespaceInUsePolicy, prune, PruneOperation, type PruneOptions, type SyncIdentity } from "@driftless/applier";
-import { Finalizer, ManagedAnnotation, inventoryId } from "@driftless/api";
+import { ManagedAnnotation, inventoryId } from "@driftless/api";
 import { RestMapper, type KubeObject } from "@driftless/kube";
 import { LAST_APPLIED_ANNOTATION } from "@driftless/objectmatcher";
 import { RbacAuthorizationV1Api } from "@kubernetes/client-node";
@@ -290,22 +290,7 @@ test("Orphan deletion of a RootSync leaves the metadata of objects another sync 
     },
   });
 
-  // Held by the reconciler finalizer as an RSync is whose policy changed from Foreground since its last pass.
-  const rootSyncMapping = {
-    group: rootSyncs.group,
-    version: rootSyncs.version,
-    kind: "RootSync",
-    resource: rootSyncs.plural,
-    namespaced: true,
-    verbs: ["get", "patch"],
-  };
-  await client.patch(
-    rootSyncMapping,
-    rootSyncNamespace,
-    name,
-    { metadata: { finalizers: [Finalizer.Reconciler] } },
-    "merge",
-  );
+  // The first reconciler added its finalizer, whatever the policy, as Config Sync does: the next one finalizes.
   await customApi().deleteNamespacedCustomObject({ ...rootSyncs, name });
   await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
   await rootSyncGone(name);

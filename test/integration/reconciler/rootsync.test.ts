@@ -376,7 +376,7 @@ test("an object managed by another RootSync is not taken over (KNV1060)", async 
 });
 
 for (const policy of ["Foreground", "Orphan"] as const) {
-  test(`deleting a RootSync with ${policy} propagation ${policy === "Foreground" ? "deletes its objects before it disappears" : "leaves its objects as they are"}`, async (t) => {
+  test(`deleting a RootSync with ${policy} propagation ${policy === "Foreground" ? "deletes its objects before it disappears" : "leaves its objects, stripped of Config Sync's metadata"}`, async (t) => {
     const id = suffix();
     const name = `del-${id}`;
     const namespace = `del-${id}`;
@@ -408,8 +408,9 @@ for (const policy of ["Foreground", "Orphan"] as const) {
       assert.equal(left, true, "Orphan deleted a managed object");
       const cm = await coreApi().readNamespacedConfigMap({ namespace, name: "a" });
       const annotations = cm.metadata?.annotations ?? {};
-      // No reconciler finalizer without Foreground, as in Config Sync: nothing rewrites the orphan.
-      assert.equal(annotations["configsync.gke.io/manager"], ":root_" + name, "an orphaned object was rewritten");
+      assert.equal(annotations["configsync.gke.io/manager"], undefined, "Config Sync metadata left on an orphan");
+      assert.equal(annotations["config.k8s.io/owning-inventory"], undefined);
+      assert.equal(cm.metadata?.labels?.["app.kubernetes.io/managed-by"], undefined);
       assert.deepEqual(cm.data, { k: "v" });
     }
   });
