@@ -89,8 +89,16 @@ test("driftless diff shows what a reconciler would write, nothing once synced, a
 
   const statusOut = await driftless("status", "--kubeconfig", testEnv().kubeconfig);
   assert.match(statusOut.out, new RegExp(`RepoSync +${namespace}/repo-sync +SYNCED +${commit.slice(0, 12)}`));
-  // nomos status --name: only the syncs of that name.
-  const byName = await driftless("status", "--kubeconfig", testEnv().kubeconfig, "--name", "repo-sync");
+  // nomos status --name: only the syncs of that name (in this test's namespace: other tests' syncs may be failing).
+  const byName = await driftless(
+    "status",
+    "--kubeconfig",
+    testEnv().kubeconfig,
+    "-n",
+    namespace,
+    "--name",
+    "repo-sync",
+  );
   assert.equal(byName.code, 0, byName.out);
   assert.match(byName.stdout, new RegExp(`RepoSync +${namespace}/repo-sync +SYNCED`));
   const otherName = await driftless("status", "--kubeconfig", testEnv().kubeconfig, "-n", namespace, "--name", "x");
