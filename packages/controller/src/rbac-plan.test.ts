@@ -126,7 +126,7 @@ test("a RootSync with roleRefs gets the base binding, one binding per roleRef, i
   assert.deepEqual(roleNamed(plan, "root-reconciler-sync")?.rules[1]?.resources, ["rootsyncs/status"]);
 });
 
-test("a Helm RootSync restricted by roleRefs may get exactly the ConfigMaps its valuesFileRefs name, in its namespace", () => {
+test("a Helm RootSync restricted by roleRefs may get and watch exactly the ConfigMaps its valuesFileRefs name, in its namespace", () => {
   const parsed = parseSync({
     apiVersion: "configsync.gke.io/v1beta1",
     kind: "RootSync",
@@ -148,7 +148,12 @@ test("a Helm RootSync restricted by roleRefs may get exactly the ConfigMaps its 
     namespace: "config-management-system",
     name: "root-reconciler-helm-values",
     rules: [
-      { apiGroups: [""], resources: ["configmaps"], verbs: ["get"], resourceNames: ["base-values", "web-values"] },
+      {
+        apiGroups: [""],
+        resources: ["configmaps"],
+        verbs: ["get", "list", "watch"],
+        resourceNames: ["base-values", "web-values"],
+      },
     ],
   });
   assert.ok(

@@ -9,8 +9,8 @@
  *   (its RepoSync, inventory and Events); what it may apply, the namespace's admin grants.
  * - Both: a Role `<reconciler>-sync` in the sync's namespace on exactly its own RSync (and status;
  *   the admission policy in manifests/ keeps its spec out of reach) and its own ResourceGroups, by name; and, when the spec names Secrets, a Role
- *   `<reconciler>-secrets` with `get` on exactly those names; likewise `<reconciler>-helm-values` on the
- *   ConfigMaps of spec.helm.valuesFileRefs. Each has a RoleBinding of its name.
+ *   `<reconciler>-secrets` with `get` on exactly those names; likewise `<reconciler>-helm-values` (`get`,
+ *   and `list` and `watch` by name) on the ConfigMaps of spec.helm.valuesFileRefs. Each has a RoleBinding of its name.
  * Shared bindings list one subject per reconciler; a reconciler's teardown removes its subject.
  */
 import { createHash } from "node:crypto";
@@ -243,9 +243,10 @@ function secretAccess(sync: RSync, reconciler: string): { roles: OwnedRole[]; bi
 }
 
 /**
- * `get` on exactly the ConfigMaps spec.helm.valuesFileRefs names, in the sync's namespace: a RootSync
- * restricted by roleRefs (or a RepoSync whose namespace grant lacks ConfigMaps) reads them too. Config
- * Sync's manager mounts them into helm-sync instead; driftless's reconciler reads them.
+ * `get`, `list` and `watch` on exactly the ConfigMaps spec.helm.valuesFileRefs names, in the sync's namespace:
+ * a RootSync restricted by roleRefs (or a RepoSync whose namespace grant lacks ConfigMaps) reads them too, and
+ * watches each by name (a list or watch passes resourceNames only with that name's field selector). Config
+ * Sync's manager mounts them into helm-sync instead; driftless's reconciler reads them (values-file-watch.ts).
  */
 function valuesAccess(sync: RSync, reconciler: string): { roles: OwnedRole[]; bindings: BindingRef[] } {
   const names = valuesConfigMapNamesOf(sync);
@@ -253,7 +254,7 @@ function valuesAccess(sync: RSync, reconciler: string): { roles: OwnedRole[]; bi
   return ownedAccess({
     namespace: sync.metadata.namespace ?? "",
     name: valuesRoleName(reconciler),
-    rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"], resourceNames: names }],
+    rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch"], resourceNames: names }],
   });
 }
 

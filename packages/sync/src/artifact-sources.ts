@@ -16,13 +16,17 @@ import {
   type ValuesFileRef,
 } from "@driftless/api";
 import type { FetchResult } from "@driftless/git";
-import type { KubeClient, KubeObject } from "@driftless/kube";
+import { configMapMapping, type KubeClient, type KubeObject } from "@driftless/kube";
 import { OciFetcher } from "@driftless/oci";
 import { readArtifactCredentials } from "./artifact-credentials.ts";
 import { HelmSource } from "./helm-source.ts";
-import { secretMapping } from "./rsync.ts";
 
-const configMapMapping = { ...secretMapping, kind: "ConfigMap", resource: "configmaps" };
+/** What the reconciler's watch of the valuesFileRefs ConfigMaps (values-file-watch.ts) learns from a fetch. */
+export interface ValuesFileReads {
+  /** Changes the watch has seen: a new count makes even a drift pass read the source again. */
+  readonly changes: number;
+  read(name: string, configMap: KubeObject | undefined): void;
+}
 
 export interface ArtifactSourcesOptions {
   /** This sync's own cache folder. */
@@ -31,25 +35,32 @@ export interface ArtifactSourcesOptions {
   readonly toolsDir: string | undefined;
   /** Whether spec.override.enableShellInRendering is honoured (RenderCacheOptions.shellAllowed). */
   readonly shellAllowed: boolean;
+  /** Told each valuesFileRefs ConfigMap a fetch reads. */
+  readonly valuesFiles?: ValuesFileReads;
 }
 
 export class ArtifactSources {
   readonly #oci: OciFetcher;
   readonly #helm: HelmSource;
   readonly #shellAllowed: boolean;
+  readonly #values: ValuesFileReads | undefined;
   #last: { readonly spec: string; readonly result: FetchResult } | undefined;
 
   constructor(options: ArtifactSourcesOptions) {
     this.#oci = new OciFetcher({ cacheDir: join(options.cacheDir, "oci") });
     this.#helm = new HelmSource(join(options.cacheDir, "helm"), options.toolsDir);
     this.#shellAllowed = options.shellAllowed;
+    this.#values = options.valuesFiles;
   }
 
-  /** A drift pass re-reads the last tree while the spec is unchanged, without asking the registry. */
+  /**
+   * A drift pass re-reads the last tree while the spec (and, as far as the watch saw, its values ConfigMaps)
+   * is unchanged, without asking the registry.
+   */
   async fetch(client: KubeClient, sync: RSync, drift: boolean, signal: AbortSignal): Promise<FetchResult> {
     const type = sync.spec.sourceType ?? Defaults.sourceType;
     const enableShell = this.#shellAllowed && sync.spec.override?.enableShellInRendering === true;
-    const spec = JSON.stringify([type, sync.spec.oci, sync.spec.helm, enableShell]);
+    const spec = JSON.stringify([type, sync.spec.oci, sync.spec.helm, enableShell, this.#values?.changes ?? 0]);
     if (drift && this.#last?.spec === spec) return this.#last.result;
     const namespace = sync.metadata.namespace ?? "";
     let result: FetchResult;
@@ -63,7 +74,7 @@ export class ArtifactSources {
         spec: helm,
         releaseNamespace: sync.kind === "RepoSync" ? namespace : (helm.namespace ?? Defaults.helmReleaseNamespace),
         credentials: await readArtifactCredentials(client, namespace, helm, "spec.helm"),
-        valuesFiles: await valuesFiles(client, sync, helm),
+        valuesFiles: await valuesFiles(client, sync, helm, this.#values),
         enableShell,
         signal,
       });
@@ -84,11 +95,19 @@ export class ArtifactSources {
  * manager checks them (KNV1061 on Stalled); driftless's manager reads no ConfigMaps, so its reconciler does, with
  * the same code and words, on status.source.
  */
-async function valuesFiles(client: KubeClient, sync: RSync, helm: HelmRootSyncSpec): Promise<string[]> {
+async function valuesFiles(
+  client: KubeClient,
+  sync: RSync,
+  helm: HelmRootSyncSpec,
+  reads: ValuesFileReads | undefined,
+): Promise<string[]> {
   const namespace = sync.metadata.namespace ?? "";
   const files: string[] = [];
-  for (const ref of helm.valuesFileRefs ?? [])
-    files.push(valuesFile(sync, ref, await client.get(configMapMapping, namespace, ref.name ?? "")));
+  for (const ref of helm.valuesFileRefs ?? []) {
+    const configMap = await client.get(configMapMapping, namespace, ref.name ?? "");
+    reads?.read(ref.name ?? "", configMap);
+    files.push(valuesFile(sync, ref, configMap));
+  }
   return files;
 }
 

@@ -50,6 +50,7 @@ import { collectAfterPass, memoryMiB } from "./memory.ts";
 import { OwnSyncWatch } from "./own-sync-watch.ts";
 import { loadSync, rsyncMapping } from "./rsync.ts";
 import { NamespaceWatch } from "./namespace-watch.ts";
+import { ValuesFileWatch, valuesFileNamesOf } from "./values-file-watch.ts";
 import { SourceCache } from "./source-cache.ts";
 import { RenderCache, type Rendered, type Renderer } from "./rendering.ts";
 import { renderThroughServer } from "./render-client.ts";
@@ -131,6 +132,8 @@ export class Reconciler implements PassContext {
   private artifacts: ArtifactSources | undefined;
   /** The cluster's Namespaces, watched once a source has a dynamic NamespaceSelector: a change asks for a pass. */
   private readonly namespaceWatch: NamespaceWatch;
+  /** The ConfigMaps of spec.helm.valuesFileRefs: a change asks for a pass that renders their values again. */
+  private readonly valuesWatch: ValuesFileWatch;
   /** Objects found equal to their declaration, so a resync skips matching them again (applier). */
   private readonly verified = new VerifiedMatches();
   lastPass: PassReport | undefined;
@@ -261,6 +264,12 @@ export class Reconciler implements PassContext {
       passing: () => this.passing,
     });
     this.namespaceWatch = new NamespaceWatch(client, (reason) => void this.trigger("drift", reason));
+    this.valuesWatch = new ValuesFileWatch(
+      client,
+      options.identity.namespace,
+      (reason) => void this.trigger("drift", reason),
+      this.log,
+    );
     this.ownSync = new OwnSyncWatch(client, this.identity, this.log);
     // Worker role: the queue runs its worker on this connection too (one connection and BullMQ's
     // blocking one per reconciler); enqueue still fails fast during an outage (packages/queue).
@@ -395,6 +404,7 @@ export class Reconciler implements PassContext {
     if (loaded?.raw.metadata.deletionTimestamp !== undefined) {
       this.deleting = true;
       this.remediator?.setDeclared([]);
+      await this.valuesWatch.follow([]);
       // The finalizer deletes or releases the group; once it is done the manager withdraws this
       // reconciler's rights, and a status write still scheduled would only meet a 403.
       this.resourceGroupStatus.stop();
@@ -413,6 +423,7 @@ export class Reconciler implements PassContext {
       return undefined;
     }
     if (loaded !== undefined) await ensureFinalizer(this.client, this.identity, loaded.raw);
+    await this.valuesWatch.follow(valuesFileNamesOf(loaded?.sync));
     // The RSync is its ApplySet's parent, as Config Sync labels it; another tool's set is left alone.
     if (loaded !== undefined)
       await alignApplySetParent(this.client, rsyncMapping(this.identity.kind), this.identity, loaded.raw).catch(
@@ -483,6 +494,7 @@ export class Reconciler implements PassContext {
       cacheDir: join(this.options.cacheDir, "artifacts"),
       toolsDir: this.options.renderToolsDir,
       shellAllowed: this.shellAllowed(),
+      valuesFiles: this.valuesWatch,
     });
     return this.artifacts.fetch(this.client, sync, trigger === "drift", this.abort.signal);
   }
@@ -641,6 +653,7 @@ export class Reconciler implements PassContext {
     await this.crdWatch?.stop();
     if (this.live instanceof InformerLiveState) await this.live.stop();
     await this.namespaceWatch.stop();
+    await this.valuesWatch.stop();
     await this.ownSync.stop();
     // Not quit(): with Redis away, QUIT would wait behind the worker's queued commands for ever.
     await closeRedisConnection(this.redis);
