@@ -343,7 +343,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
             return { desired, operation: Operation.Unchanged, health: computeHealth(current), mapping };
           if (options.dryRun === true)
             return { desired, operation: Operation.Updated, health: computeHealth(current), mapping };
-          const updated = await options.client.replace(mapping, update as KubeObject, {
+          const updated = await options.client.update(mapping, current, update as KubeObject, {
             fieldManager: options.fieldManager,
           });
           options.live.remember(mapping, updated);
@@ -377,7 +377,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
           annotations: { ...body.metadata.annotations, ...annotationsOf(record) },
         };
         if (stray) delete body.metadata.annotations?.[UserAnnotation.LifecycleMutation];
-        const updated = await options.client.replace(mapping, body, { fieldManager: options.fieldManager });
+        const updated = await options.client.update(mapping, current, body, { fieldManager: options.fieldManager });
         options.live.remember(mapping, updated);
         const health = computeHealth(updated);
         verifyWritten(desired, decorated, record, updated, health, options);

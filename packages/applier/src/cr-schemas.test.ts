@@ -225,7 +225,7 @@ describe("applyObject and custom resource schemas", () => {
     const options: ApplyOptions = {
       client: {
         create: (_m: ResourceMapping, obj: KubeObject) => Promise.resolve(store(obj)),
-        replace: (_m: ResourceMapping, obj: KubeObject) => Promise.resolve(store(obj)),
+        update: (_m: ResourceMapping, _current: KubeObject, obj: KubeObject) => Promise.resolve(store(obj)),
       } as unknown as KubeClient,
       mapper: { mappingFor: () => Promise.resolve(gadgets) } as unknown as RestMapper,
       live,

@@ -248,5 +248,5 @@ export async function unmanage(
 ): Promise<void> {
   const stripped = stripManagement(live, lastAppliedAnnotation);
   if (stripped === undefined) return;
-  await client.replace(mapping, stripped as KubeObject);
+  await client.update(mapping, live, stripped as KubeObject);
 }

@@ -42,7 +42,7 @@ export async function releaseDeclared(
     const stripped = stripManagement(live, options.lastAppliedAnnotation);
     if (stripped === undefined) return false;
     try {
-      await options.client.replace(mapping, stripped as KubeObject);
+      await options.client.update(mapping, live, stripped as KubeObject);
       options.live.forget(mapping, namespace, name);
       return true;
     } catch (error) {

@@ -10,6 +10,7 @@ import { agentTls, createAgent } from "./agent.ts";
 import { connect, loadKubeConfig, type Endpoint, type TlsMaterial } from "./connection.ts";
 import { loadNativeConnection, type CredentialProvider } from "./kubeconfig.ts";
 import { KubeApiError, KubeReason, isGone } from "./errors.ts";
+import { jsonPatch } from "./json-patch.ts";
 import { asApiStatus, asKubeObject, asListPage, type TypeFill } from "./parse.ts";
 import { apiVersionOf, encodeQuery, resourcePath, type QueryValue } from "./paths.ts";
 import { VerbCounter, verbForMethod, type RequestCounter, type RequestVerb } from "./request-counter.ts";
@@ -311,6 +312,25 @@ export class KubeClient {
     const subject = describe("create", m, namespace, obj.metadata.name);
     const path = resourcePath(m, namespace) + writeQuery(opts);
     return this.#write("create", "POST", path, JSON.stringify(obj), "application/json", m, opts, subject);
+  }
+
+  /**
+   * Writes `next` over `current` as a JSON patch, which RBAC's `patch` verb allows (as Config Sync writes,
+   * so a Role granting its verbs suffices), not `update`. current's resourceVersion goes in the patch as a
+   * precondition: 409 Conflict when the object changed since it was read, as a conditional PUT.
+   */
+  async update(
+    m: ResourceMapping,
+    current: KubeObject,
+    next: KubeObject,
+    opts: WriteOptions = {},
+  ): Promise<KubeObject> {
+    const resourceVersion = current.metadata.resourceVersion;
+    const { resourceVersion: _ignored, ...nextMetadata } = next.metadata;
+    const ops = jsonPatch(current, { ...next, metadata: { ...nextMetadata, resourceVersion } });
+    if (resourceVersion !== undefined)
+      ops.unshift({ op: "replace", path: "/metadata/resourceVersion", value: resourceVersion });
+    return this.patch(m, current.metadata.namespace, current.metadata.name, ops, "json", opts);
   }
 
   /** PUT; `metadata.resourceVersion`, when set, makes it conditional (409 Conflict if stale). */

@@ -308,6 +308,48 @@ test("a RepoSync's reconciler without permission for a declared type reports the
   assert.ok(await getObject(Mapping.ConfigMap, namespace, "a"));
 });
 
+test("a RepoSync's reconciler granted Config Sync's verbs (get, list, watch, create, patch, delete; no update) creates, changes, releases and prunes", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t, "csverbs");
+  const client = await admin();
+  await client.create(Mapping.Role, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "Role",
+    metadata: { name: "configmap-admin", namespace },
+    rules: [
+      { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch", "create", "patch", "delete"] },
+    ],
+  } as KubeObject);
+  await client.create(Mapping.RoleBinding, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name: "syncs-repo", namespace },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "configmap-admin" },
+    subjects: [
+      { kind: "ServiceAccount", name: reconcilerName("RepoSync", namespace, "repo-sync"), namespace: systemNamespace },
+    ],
+  } as KubeObject);
+  const repo = await TestRepo.create(t);
+  await repo.write("a.yaml", configMap("a", undefined, { v: "1" }));
+  await repo.write("b.yaml", configMap("b", undefined, { v: "1" }));
+  await repo.write(
+    "c.yaml",
+    configMap("c", undefined, { v: "1" }, { annotations: { "client.lifecycle.config.k8s.io/deletion": "detach" } }),
+  );
+  await createSync(t, repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch }));
+  await synced("RepoSync", namespace, "repo-sync", await repo.commit("three config maps"));
+
+  // A change is a write over the live object: Config Sync patches, so a Role without update must do.
+  await repo.write("a.yaml", configMap("a", undefined, { v: "2" }));
+  await repo.remove("b.yaml");
+  await repo.remove("c.yaml");
+  await synced("RepoSync", namespace, "repo-sync", await repo.commit("change a, prune b, release c"));
+  assert.deepEqual((await getObject(Mapping.ConfigMap, namespace, "a"))?.["data"], { v: "2" });
+  assert.equal(await getObject(Mapping.ConfigMap, namespace, "b"), undefined);
+  const released = await getObject(Mapping.ConfigMap, namespace, "c");
+  assert.equal(released?.metadata.annotations?.["configmanagement.gke.io/managed"], undefined, "c kept our metadata");
+});
+
 test("a RepoSync's roleRefs are refused (KNV1061) and bind nothing", async (t) => {
   const manager = await startManager(t);
   const namespace = await createNamespace(t, "refs");
