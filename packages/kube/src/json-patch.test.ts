@@ -45,3 +45,23 @@ test("a patch from one object to another, applied to the first, gives the second
   assert.ok(!ops.some((op) => op.path.startsWith("/data/nested/same")), "an equal value is not sent");
   assert.deepEqual(jsonPatch(to, structuredClone(to)), []);
 });
+
+test("keys named as Object.prototype's members (constructor, toString, __proto__) are added and removed like any other", () => {
+  const from = JSON.parse('{"data":{"toString":"a","valueOf":"b","__proto__":"c","keep":"d"}}') as unknown;
+  const to = JSON.parse('{"data":{"constructor":"x","hasOwnProperty":"y","keep":"d"}}') as unknown;
+  const ops = jsonPatch(from, to);
+  assert.deepEqual(ops.map((op) => `${op.op} ${op.path}`).sort(), [
+    "add /data/constructor",
+    "add /data/hasOwnProperty",
+    "remove /data/__proto__",
+    "remove /data/toString",
+    "remove /data/valueOf",
+  ]);
+});
+
+test("a patch of more changes than a call's arguments can hold is made whole", () => {
+  const keys = Array.from({ length: 200_000 }, (_, i) => `k${i}`);
+  const to = { spec: { map: Object.fromEntries(keys.map((k) => [k, 1])) } };
+  const ops = jsonPatch({ spec: { map: {} } }, to);
+  assert.equal(ops.length, keys.length);
+});

@@ -10,14 +10,16 @@ export type JsonPatchOp =
 export function jsonPatch(from: unknown, to: unknown, path = ""): JsonPatchOp[] {
   if (isObject(from) && isObject(to)) {
     const ops: JsonPatchOp[] = [];
+    // Own keys only: `in` would find "constructor" or "toString" on the prototype of any object.
     for (const key of Object.keys(from)) {
-      if (!(key in to) || to[key] === undefined) ops.push({ op: "remove", path: `${path}/${pointer(key)}` });
+      if (!Object.hasOwn(to, key) || to[key] === undefined) ops.push({ op: "remove", path: `${path}/${pointer(key)}` });
     }
     for (const [key, value] of Object.entries(to)) {
       if (value === undefined) continue;
       const at = `${path}/${pointer(key)}`;
-      if (!(key in from) || from[key] === undefined) ops.push({ op: "add", path: at, value });
-      else ops.push(...jsonPatch(from[key], value, at));
+      if (!Object.hasOwn(from, key) || from[key] === undefined) ops.push({ op: "add", path: at, value });
+      // One by one: spread into push's arguments, ~120,000 changes overflow the stack.
+      else for (const op of jsonPatch(from[key], value, at)) ops.push(op);
     }
     return ops;
   }

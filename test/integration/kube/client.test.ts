@@ -230,3 +230,21 @@ void test("a KubeApiError thrown by the client is the package's class", async (t
   assert.equal(error.status, 404);
   assert.equal(client.requests.count("get"), 1);
 });
+
+void test("update adds and removes keys named as Object.prototype's members (constructor, toString, __proto__)", async (t) => {
+  const client = await adminClient(t);
+  const ns = await testNamespace(t, "kube-proto-keys");
+  const created = await client.create(
+    configMaps,
+    JSON.parse(
+      JSON.stringify(configMap(ns, "settings", { plain: "1" })).replace(
+        '"data":{',
+        '"data":{"toString":"a","valueOf":"b","__proto__":"c",',
+      ),
+    ) as KubeObject,
+  );
+  assert.deepEqual(Object.keys(created["data"] as object).sort(), ["__proto__", "plain", "toString", "valueOf"]);
+  const next = JSON.parse(JSON.stringify(configMap(ns, "settings", { constructor: "x", plain: "1" }))) as KubeObject;
+  const updated = await client.update(configMaps, created, next);
+  assert.deepEqual(updated["data"], { constructor: "x", plain: "1" });
+});
