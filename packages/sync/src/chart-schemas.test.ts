@@ -67,6 +67,10 @@ void describe("chart schemas", () => {
       undefined,
     );
     assert.equal(externalSchemaReference({ $schema: "https://json-schema.org/draft/2020-12/schema" }), undefined);
+    // A schema within helm's 5 MiB per file: an enum of 300,000 values before the reference.
+    const wide = { enum: new Array<number>(300_000).fill(0), items: { $ref: "file:///etc/hostname" } };
+    assert.equal(externalSchemaReference(wide), '$ref "file:///etc/hostname"');
+    assert.equal(externalSchemaReference({ anyOf: [{ enum: wide.enum }] }), undefined);
   });
 
   void it("refuses a chart whose values.schema.json, or a subchart's (a directory or a .tgz archive, nested too), refers outside itself", async () => {

@@ -29,8 +29,9 @@ export function externalSchemaReference(schema: unknown): string | undefined {
   const pending: unknown[] = [schema];
   for (let node = pending.pop(); node !== undefined || pending.length > 0; node = pending.pop()) {
     if (typeof node !== "object" || node === null) continue;
+    // Pushed one by one: spread into push's arguments, an array of ~120,000 items overflows the stack.
     if (Array.isArray(node)) {
-      pending.push(...(node as unknown[]));
+      for (const item of node as unknown[]) pending.push(item);
       continue;
     }
     const record = node as Record<string, unknown>;
@@ -40,7 +41,7 @@ export function externalSchemaReference(schema: unknown): string | undefined {
     }
     const draft = record["$schema"];
     if (typeof draft === "string" && !standardDraft.test(draft)) return `$schema ${JSON.stringify(draft)}`;
-    pending.push(...Object.values(record));
+    for (const item of Object.values(record)) pending.push(item);
   }
   return undefined;
 }

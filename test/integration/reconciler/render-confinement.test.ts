@@ -571,6 +571,9 @@ test("a chart's values.schema.json referring outside itself (a file of the recon
     properties: { a: { $ref: "#/definitions/s" } },
   };
   assert.match(await render(await chartRoot(good, good)), /name: c/);
+  // So does a large one: an enum of 200,000 values (1.3 MB, within helm's 5 MiB per file).
+  const many = { enum: Array.from({ length: 200_000 }, (_, i) => i) };
+  assert.match(await render(await chartRoot({ ...good, definitions: { ...good.definitions, many } })), /name: c/);
 });
 
 /** A chart `name` 0.1.0 rendering ConfigMap `name` from values `a: x`, with `schema` as its values.schema.json. */
