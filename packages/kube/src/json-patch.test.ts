@@ -65,3 +65,9 @@ test("a patch of more changes than a call's arguments can hold is made whole", (
   const ops = jsonPatch({ spec: { map: {} } }, to);
   assert.equal(ops.length, keys.length);
 });
+
+test("a key set to undefined in the copy written over (a watch cache's managedFields) is absent: nothing removes it", () => {
+  const from = { metadata: { name: "a", managedFields: undefined }, data: { k: "1" } };
+  const to = { metadata: { name: "a", managedFields: undefined }, data: { k: "2" } };
+  assert.deepEqual(jsonPatch(from, to), [{ op: "replace", path: "/data/k", value: "2" }]);
+});

@@ -10,8 +10,10 @@ export type JsonPatchOp =
 export function jsonPatch(from: unknown, to: unknown, path = ""): JsonPatchOp[] {
   if (isObject(from) && isObject(to)) {
     const ops: JsonPatchOp[] = [];
-    // Own keys only: `in` would find "constructor" or "toString" on the prototype of any object.
+    // Own keys only: `in` would find "constructor" or "toString" on the prototype of any object. A key set
+    // to undefined is absent in JSON (a watch cache's copy drops managedFields so): removing it is a 422.
     for (const key of Object.keys(from)) {
+      if (from[key] === undefined) continue;
       if (!Object.hasOwn(to, key) || to[key] === undefined) ops.push({ op: "remove", path: `${path}/${pointer(key)}` });
     }
     for (const [key, value] of Object.entries(to)) {

@@ -248,3 +248,22 @@ void test("update adds and removes keys named as Object.prototype's members (con
   const updated = await client.update(configMaps, created, next);
   assert.deepEqual(updated["data"], { constructor: "x", plain: "1" });
 });
+
+void test("update over a watch cache's copy (managedFields set to undefined) of an object without managedFields changes only what differs", async (t) => {
+  const client = await adminClient(t);
+  const ns = await testNamespace(t, "kube-update-cached");
+  await client.create(configMaps, configMap(ns, "settings", { a: "1" }));
+  // `[{}]` strips an object's managedFields (the API server's documented way); nothing writes them again until the next write.
+  const stripped = await client.patch(
+    configMaps,
+    ns,
+    "settings",
+    [{ op: "replace", path: "/metadata/managedFields", value: [{}] }],
+    "json",
+  );
+  assert.equal(stripped.metadata.managedFields, undefined, "the managedFields were not stripped");
+  // The form the reconciler's watch cache keeps an object in (live-cache.ts cachedForm).
+  const cached = { ...stripped, metadata: { ...stripped.metadata, managedFields: undefined } };
+  const updated = await client.update(configMaps, cached, { ...cached, data: { a: "2" } });
+  assert.deepEqual(updated["data"], { a: "2" });
+});
