@@ -33,9 +33,17 @@ const remedies: Readonly<Record<string, string>> = {
   KNV2016: "Transient: the reconciler retries by itself.",
 };
 
-/** By code, except that an apply refused by RBAC (KNV2009, as Config Sync reports it) asks for the permission. */
+/** Config Sync's failsafe shares KNV2006 with the empty source, but allow-empty-source does not lift it. */
+const allNamespacesRemedy =
+  "Restore a Namespace, or delete the Namespaces in two commits: all but one, then the last (allow-empty-source does not lift this).";
+
+/**
+ * By code, except that an apply refused by RBAC (KNV2009, as Config Sync reports it) asks for the permission,
+ * and a commit deleting every Namespace (KNV2006) is answered with how to do that.
+ */
 export function remedyFor(code: string, message = ""): string {
   if (code === "KNV2009" && /\bis forbidden: User\b/.test(message)) return rbacRemedy;
+  if (code === "KNV2006" && message.includes("would delete all Namespaces")) return allNamespacesRemedy;
   const known = remedies[code];
   if (known !== undefined) return known;
   if (code.startsWith("KNV1")) return "Fix the source at the file named in the message, then push a commit.";
