@@ -330,7 +330,24 @@ export class KubeClient {
     const ops = jsonPatch(current, { ...next, metadata: { ...nextMetadata, resourceVersion } });
     if (resourceVersion !== undefined)
       ops.unshift({ op: "replace", path: "/metadata/resourceVersion", value: resourceVersion });
-    return this.patch(m, current.metadata.namespace, current.metadata.name, ops, "json", opts);
+    const { namespace, name } = current.metadata;
+    try {
+      return await this.patch(m, namespace, name, ops, "json", opts);
+    } catch (error) {
+      // The server applies the patch before it checks the resourceVersion: over a stale copy, an op on a
+      // key someone removed since fails first (422), where a stale PUT was a 409. Said as the Conflict it is.
+      if (resourceVersion === undefined || !(error instanceof KubeApiError) || error.status !== 422) throw error;
+      if ((await this.get(m, namespace, name))?.metadata.resourceVersion === resourceVersion) throw error;
+      const subject = describe("patch", m, namespace, name);
+      throw new KubeApiError({
+        status: 409,
+        reason: KubeReason.Conflict,
+        serverMessage: `the object has been modified since resourceVersion ${resourceVersion}, and the patch made over that copy no longer applies (${error.serverMessage})`,
+        operation: subject.operation,
+        ...(subject.resource === undefined ? {} : { resource: subject.resource }),
+        cause: error,
+      });
+    }
   }
 
   /** PUT; `metadata.resourceVersion`, when set, makes it conditional (409 Conflict if stale). */

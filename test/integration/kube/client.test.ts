@@ -267,3 +267,27 @@ void test("update over a watch cache's copy (managedFields set to undefined) of 
   const updated = await client.update(configMaps, cached, { ...cached, data: { a: "2" } });
   assert.deepEqual(updated["data"], { a: "2" });
 });
+
+void test("update over a stale copy whose patch no longer applies (a key it removes is gone) is a retryable Conflict, as a stale PUT was", async (t) => {
+  const client = await adminClient(t);
+  const ns = await testNamespace(t, "kube-update-stale");
+  const read = await client.create(configMaps, {
+    ...configMap(ns, "settings", { a: "1" }),
+    metadata: { name: "settings", namespace: ns, labels: { stray: "x" } },
+  });
+  // Someone removes the label after our read; our patch removes it too.
+  await client.patch(configMaps, ns, "settings", [{ op: "remove", path: "/metadata/labels/stray" }], "json");
+  const error = await client
+    .update(configMaps, read, { ...read, metadata: { ...read.metadata, labels: {} }, data: { a: "2" } })
+    .catch((e: unknown) => e);
+  assert.ok(isConflict(error), `expected a Conflict, got ${String(error)}`);
+  assert.equal(error.errorClass, ErrorClass.Retry);
+  assert.deepEqual((await client.get(configMaps, ns, "settings"))?.["data"], { a: "1" }, "the stale write landed");
+
+  // An object the patch cannot make valid, unchanged since the read, stays the API server's 422.
+  const fresh = (await client.get(configMaps, ns, "settings")) as KubeObject;
+  const invalid = await client
+    .update(configMaps, fresh, { ...fresh, data: { "not a key!": "v" } })
+    .catch((e: unknown) => e);
+  assert.ok(isInvalid(invalid), `expected Invalid, got ${String(invalid)}`);
+});
