@@ -21,6 +21,12 @@ export function valuesFileNamesOf(sync: RSync | undefined): string[] {
   return [...new Set((sync.spec.helm?.valuesFileRefs ?? []).flatMap((ref) => (ref.name ? [ref.name] : [])))];
 }
 
+/**
+ * Watches per sync at most: each is a connection to the API server, and the spec may name any number of
+ * ConfigMaps. Those past the first are read at every poll (spec.helm.period) instead.
+ */
+export const maxWatchedValuesFiles = 16;
+
 export class ValuesFileWatch {
   readonly #client: KubeClient;
   readonly #namespace: string;
@@ -31,6 +37,8 @@ export class ValuesFileWatch {
   readonly #read = new Map<string, string | undefined>();
   #changes = 0;
   #stopped = false;
+  /** How many names the last over-long spec had, so that it is logged once, not at every job. */
+  #unwatchedLogged = 0;
 
   constructor(client: KubeClient, namespace: string, onChange: (reason: string) => void, log: Logger) {
     this.#client = client;
@@ -46,7 +54,15 @@ export class ValuesFileWatch {
 
   /** Watches exactly `names` from now on (the spec's valuesFileRefs; none once it names none). */
   async follow(names: readonly string[]): Promise<void> {
-    const wanted = new Set(names);
+    const wanted = new Set(names.slice(0, maxWatchedValuesFiles));
+    if (names.length > maxWatchedValuesFiles && this.#unwatchedLogged !== names.length) {
+      this.#unwatchedLogged = names.length;
+      this.#log.warn("too many values ConfigMaps to watch: the rest are read at each poll (spec.helm.period)", {
+        named: names.length,
+        watched: maxWatchedValuesFiles,
+        unwatched: names.slice(maxWatchedValuesFiles, maxWatchedValuesFiles + 5),
+      });
+    }
     for (const [name, informer] of [...this.#informers]) {
       if (wanted.has(name)) continue;
       this.#informers.delete(name);
