@@ -161,3 +161,24 @@ test("with the derived record the three-way match removes a field Config Sync ap
   // Without the derived record the removal is invisible: the reason adoption exists.
   assert.ok(matcher.calculate(deployment(), declared([])).isEmpty());
 });
+
+test("what Config Sync applied keeps keys named like Object.prototype members, and skips them once gone", () => {
+  // JSON as the API server sends it: `__proto__` is then a key of its own.
+  const live = JSON.parse(`{
+    "apiVersion": "v1", "kind": "ConfigMap",
+    "metadata": { "name": "c", "namespace": "shop", "managedFields": [{
+      "manager": "configsync.gke.io", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1",
+      "fieldsV1": { "f:data": { "f:__proto__": {}, "f:toString": {}, "f:constructor": {}, "f:plain": {} } } }] },
+    "data": { "__proto__": "p", "toString": "t", "plain": "x" }
+  }`) as KubeObject;
+  const record = configSyncAppliedRecord(live);
+  assert.ok(record !== undefined);
+  const data = record["data"] as Record<string, unknown>;
+  // constructor is owned but gone from the live object (someone removed it): nothing of it to record.
+  assert.deepEqual(Object.entries(data), [
+    ["__proto__", "p"],
+    ["toString", "t"],
+    ["plain", "x"],
+  ]);
+  assert.equal(Object.getPrototypeOf(data), Object.prototype);
+});

@@ -49,7 +49,8 @@ function configSyncFields(live: KubeObject): FieldSet | undefined {
 
 function unionFields(a: FieldSet, b: FieldSet): FieldSet {
   const out: { [key: string]: FieldSet } = { ...a };
-  for (const [key, child] of Object.entries(b)) out[key] = key in out ? unionFields(out[key] ?? {}, child) : child;
+  for (const [key, child] of Object.entries(b))
+    out[key] = Object.hasOwn(out, key) ? unionFields(out[key] ?? {}, child) : child;
   return out;
 }
 
@@ -79,8 +80,7 @@ export function configSyncAppliedRecord(live: KubeObject): JsonObject | undefine
 
 /** A field set that owns only the field itself (`{}` or `{".": {}}`): its whole value is owned. */
 function isWhole(fields: FieldSet): boolean {
-  for (const key in fields) if (key !== ".") return false;
-  return true;
+  return Object.keys(fields).every((key) => key === ".");
 }
 
 function project(fields: FieldSet, live: unknown): unknown {
@@ -95,9 +95,15 @@ function projectMap(fields: FieldSet, live: JsonObject): JsonObject {
   for (const [key, child] of Object.entries(fields)) {
     if (!key.startsWith("f:")) continue;
     const name = key.slice(2);
-    // Gone from the live object since (removed by someone else): nothing of it to remove.
-    if (!(name in live) || live[name] === undefined) continue;
-    out[name] = project(child, live[name]);
+    // Gone from the live object since (removed by someone else): nothing of it to remove. A key is data,
+    // whatever its name (`toString`, `__proto__`): own properties only, defined rather than assigned.
+    if (!Object.hasOwn(live, name) || live[name] === undefined) continue;
+    Object.defineProperty(out, name, {
+      value: project(child, live[name]),
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
   }
   return out;
 }
@@ -116,7 +122,9 @@ function projectList(fields: FieldSet, live: readonly unknown[]): unknown[] {
   }
   const out: unknown[] = [];
   live.forEach((item, index) => {
-    const byKey = keyed.find((k) => isObject(item) && Object.entries(k.key).every(([f, v]) => deepEqual(item[f], v)));
+    const byKey = keyed.find(
+      (k) => isObject(item) && Object.entries(k.key).every(([f, v]) => Object.hasOwn(item, f) && deepEqual(item[f], v)),
+    );
     if (byKey !== undefined) {
       // The key fields identify the item: they belong in the record whatever the entry lists.
       const rest = project(byKey.fields, item);

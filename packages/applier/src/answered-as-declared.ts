@@ -23,7 +23,7 @@ export function holdsDeclared(declared: unknown, answer: unknown): boolean {
   if (!isPlainObject(declared) || !isPlainObject(answer)) {
     return Array.isArray(declared) && Array.isArray(answer) && listsEqual(declared, answer);
   }
-  for (const key in declared) {
+  for (const key of Object.keys(declared)) {
     if (!Object.hasOwn(answer, key) || !holdsDeclared(declared[key], answer[key])) return false;
   }
   return true;
@@ -40,21 +40,16 @@ function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (Array.isArray(a)) return Array.isArray(b) && listsEqual(a, b);
   if (!isPlainObject(a) || !isPlainObject(b)) return false;
-  let keys = 0;
-  for (const key in a) {
-    if (!Object.hasOwn(b, key) || !jsonEqual(a[key], b[key])) return false;
-    keys++;
-  }
-  for (const key in b) if (Object.hasOwn(b, key)) keys--;
-  return keys === 0;
+  const keys = Object.keys(a);
+  for (const key of keys) if (!Object.hasOwn(b, key) || !jsonEqual(a[key], b[key])) return false;
+  return keys.length === Object.keys(b).length;
 }
 
 /** What the matcher may treat as absent rather than compare: left to it. */
 function isEmptyValue(value: unknown): boolean {
   if (value === null || value === "") return true;
   if (typeof value !== "object") return false;
-  for (const _ in value) return false;
-  return true;
+  return Array.isArray(value) ? value.length === 0 : Object.keys(value).length === 0;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

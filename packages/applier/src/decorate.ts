@@ -170,8 +170,8 @@ export function mutationIgnored(object: JsonObject): boolean {
  */
 export function strayMutationAnnotation(live: JsonObject, decorated: JsonObject): boolean {
   return (
-    UserAnnotation.LifecycleMutation in annotationsOf(live) &&
-    !(UserAnnotation.LifecycleMutation in annotationsOf(decorated))
+    Object.hasOwn(annotationsOf(live), UserAnnotation.LifecycleMutation) &&
+    !Object.hasOwn(annotationsOf(decorated), UserAnnotation.LifecycleMutation)
   );
 }
 
@@ -211,7 +211,7 @@ export function stripManagement(live: JsonObject, lastAppliedAnnotation: string)
   if (labels[ManagedLabel.ManagedBy] === ManagedByValue) {
     delete labels[ManagedLabel.ManagedBy];
     // A managed object's ApplySet is its sync's: it leaves the set with the sync's management.
-    if (ApplySetLabel.PartOf in labels) delete labels[ApplySetLabel.PartOf];
+    delete labels[ApplySetLabel.PartOf];
     changed = true;
   }
   if (!changed) return undefined;

@@ -3,11 +3,11 @@
  * through Go structs on the server, which re-spell values without changing them; custom resources
  * are stored as sent, so they compare exactly.
  */
-import { isObject } from "./json.ts";
+import { isObject, own } from "./json.ts";
 import type { JsonArray, JsonScalar, JsonValue } from "./json.ts";
 import { canonicalBase64, isAbsent } from "./normalize.ts";
 import { quantitiesEqual } from "./quantity.ts";
-import { childSchema, serverFilledTree } from "./schema.ts";
+import { childSchema, filledAt, namedField, serverFilledTree } from "./schema.ts";
 import type { FieldSchema, ServerFilledTree } from "./schema.ts";
 
 /**
@@ -41,7 +41,7 @@ export function satisfiedByAbsence(declared: JsonValue, schema: FieldSchema | un
   if (declared === null || Array.isArray(declared)) return isAbsent(declared, schema);
   if (typeof declared === "object") {
     if (schema?.presence) return false;
-    for (const key in declared) {
+    for (const key of Object.keys(declared)) {
       if (!satisfiedByAbsence(declared[key] ?? null, childSchema(schema, key), builtIn)) return false;
     }
     return true;
@@ -77,16 +77,16 @@ export function atomicEqual(
     if (!isObject(live)) return false;
     for (const key of Object.keys(declared)) {
       const d = declared[key];
-      if (d === undefined || (schema?.prunesUnknown && schema.fields?.[key] === undefined)) continue;
-      const l = live[key];
-      const sub = filled?.[key];
+      if (d === undefined || (schema?.prunesUnknown && namedField(schema, key) === undefined)) continue;
+      const l = own(live, key);
+      const sub = filledAt(filled, key);
       const child = childSchema(schema, key);
       if (isAbsent(l, child)) {
         if (!satisfiedByAbsence(d, child, builtIn)) return false;
       } else if (!atomicEqual(d, l, child, builtIn, sub === true ? undefined : sub)) return false;
     }
     for (const key of Object.keys(live)) {
-      if (declared[key] !== undefined || filled?.[key] === true) continue;
+      if (own(declared, key) !== undefined || filledAt(filled, key) === true) continue;
       if (!isAbsent(live[key], childSchema(schema, key))) return false;
     }
     return true;

@@ -15,6 +15,24 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/*
+ * Every key is data: ConfigMap keys, labels and CRD fields may be named `constructor`, `toString` or
+ * `__proto__`. Reading `obj[key]` would find Object.prototype's members, and assigning `obj["__proto__"]`
+ * would set the prototype instead of a key; these two helpers are how the package reads and writes keys.
+ */
+
+/** `obj[key]` if it is obj's own property, else undefined. */
+export function own(obj: object, key: string): JsonValue | undefined {
+  return Object.hasOwn(obj, key) ? (obj as JsonObject)[key] : undefined;
+}
+
+/** `obj[key] = value`, defining `__proto__` as a key of its own rather than setting the prototype. */
+export function setOwn<T>(obj: Record<string, T>, key: string, value: T): void {
+  if (key === "__proto__")
+    Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+  else obj[key] = value;
+}
+
 /** Own enumerable keys in code-unit order, so every traversal (and every rendering) is stable. */
 export function sortedKeys(value: object): string[] {
   // The default sort of strings is code-unit order, as compareStrings, without a call per comparison.
@@ -45,7 +63,7 @@ export function cloneJson(value: unknown): JsonValue | undefined {
   const out: JsonObject = {};
   for (const key of Object.keys(value)) {
     const child = cloneJson((value as Record<string, unknown>)[key]);
-    if (child !== undefined) out[key] = child;
+    if (child !== undefined) setOwn(out, key, child);
   }
   return out;
 }
@@ -64,7 +82,7 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
   if (ka.length !== kb.length) return false;
   for (const key of ka) {
-    if (!deepEqual((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false;
+    if (!deepEqual((a as Record<string, unknown>)[key], own(b, key))) return false;
   }
   return true;
 }
@@ -89,7 +107,7 @@ export function canonicalClone(value: unknown): JsonValue | undefined {
   const out: JsonObject = {};
   for (const key of sortedKeys(value)) {
     const child = canonicalClone((value as Record<string, unknown>)[key]);
-    if (child !== undefined) out[key] = child;
+    if (child !== undefined) setOwn(out, key, child);
   }
   return out;
 }

@@ -13,7 +13,7 @@
  *   and, by default, `status` are never ours to compare.
  */
 import { Buffer } from "node:buffer";
-import { isObject } from "./json.ts";
+import { isObject, own, setOwn } from "./json.ts";
 import type { JsonArray, JsonObject, JsonValue } from "./json.ts";
 import type { KindInfo } from "./kinds.ts";
 import { childSchema } from "./schema.ts";
@@ -52,12 +52,12 @@ export function normalizeObject(input: JsonObject, ctx: NormalizeContext): JsonO
     ctx.kind.builtIn && ctx.kind.group === "" && ctx.kind.kind === "Secret" ? mergeStringData(input) : input;
   const schema = ctx.kind.schema;
   const root: JsonObject = {};
-  for (const key in source) {
+  for (const key of Object.keys(source)) {
     if (key === "status" && ctx.ignoreStatus) continue;
     const child = childSchema(schema, key);
     const value =
       key === "metadata" ? pruneMetadata(source[key], child, ctx.annotationKey) : pruneValue(source[key], child);
-    if (value !== undefined) root[key] = value;
+    if (value !== undefined) setOwn(root, key, value);
   }
   for (const path of ctx.ignoreFields) removePath(root, path, 0);
   return root;
@@ -69,7 +69,7 @@ const SERVER_METADATA = new Set<string>(SERVER_METADATA_FIELDS);
 function pruneMetadata(value: unknown, schema: FieldSchema | undefined, annotationKey: string): JsonValue | undefined {
   if (!isObject(value)) return pruneValue(value, schema);
   const out: JsonObject = {};
-  for (const key in value) {
+  for (const key of Object.keys(value)) {
     if (SERVER_METADATA.has(key)) continue;
     let child = value[key];
     if (key === "annotations" && isObject(child) && Object.hasOwn(child, annotationKey)) {
@@ -77,7 +77,7 @@ function pruneMetadata(value: unknown, schema: FieldSchema | undefined, annotati
       delete child[annotationKey];
     }
     const pruned = pruneValue(child, childSchema(schema, key));
-    if (pruned !== undefined) out[key] = pruned;
+    if (pruned !== undefined) setOwn(out, key, pruned);
   }
   return out;
 }
@@ -111,13 +111,13 @@ export function pruneValue(value: unknown, schema: FieldSchema | undefined, inLi
   if (value instanceof Date) return value.toISOString();
   const out: JsonObject = {};
   let empty = true;
-  for (const key in value) {
+  for (const key of Object.keys(value)) {
     const pruned = pruneValue(
       (value as Record<string, unknown>)[key],
       schema === undefined ? undefined : childSchema(schema, key),
     );
     if (pruned !== undefined) {
-      out[key] = pruned;
+      setOwn(out, key, pruned);
       empty = false;
     }
   }
@@ -125,7 +125,7 @@ export function pruneValue(value: unknown, schema: FieldSchema | undefined, inLi
   if (empty && schema?.values) return undefined;
   const defaults = schema?.defaults;
   if (defaults && !empty)
-    for (const key of Object.keys(defaults)) if (out[key] === undefined) out[key] = defaults[key] ?? null;
+    for (const key of Object.keys(defaults)) if (own(out, key) === undefined) setOwn(out, key, defaults[key] ?? null);
   return out;
 }
 
@@ -143,7 +143,7 @@ export function isAbsent(value: unknown, schema: FieldSchema | undefined): boole
     for (const item of value) if (item !== null && item !== undefined) return false;
     return true;
   }
-  for (const key in value) {
+  for (const key of Object.keys(value)) {
     if (!isAbsent((value as Record<string, unknown>)[key], childSchema(schema, key))) return false;
   }
   return true;
@@ -164,7 +164,7 @@ function mergeStringData(secret: JsonObject): JsonObject {
   if (!isObject(stringData)) return secret;
   const data: JsonObject = isObject(secret["data"]) ? { ...secret["data"] } : {};
   for (const [key, value] of Object.entries(stringData)) {
-    if (typeof value === "string") data[key] = Buffer.from(value, "utf8").toString("base64");
+    if (typeof value === "string") setOwn(data, key, Buffer.from(value, "utf8").toString("base64"));
   }
   const out: JsonObject = { ...secret, data };
   delete out["stringData"];

@@ -13,7 +13,7 @@
  *
  * A schema the matcher cannot read leaves the custom resource as it was without one: lists atomic.
  */
-import { isObject } from "./json.ts";
+import { isObject, setOwn } from "./json.ts";
 import type { JsonObject } from "./json.ts";
 import type { CustomResourceSchemas } from "./kinds.ts";
 import { objectMetaSchema } from "./kinds.ts";
@@ -119,7 +119,7 @@ class Converter {
       const fields: Record<string, FieldSchema> = {};
       for (const [key, child] of Object.entries(properties)) {
         const converted = isObject(child) ? this.convert(child) : undefined;
-        fields[key] = converted ?? {};
+        setOwn(fields, key, converted ?? {});
       }
       out.fields = fields;
       const open =

@@ -5,7 +5,7 @@
  * Used to check that a patch really brings the live object to the declared state, and by callers
  * that want to preview the result; it never modifies its inputs.
  */
-import { cloneJson, deepEqual, isObject } from "./json.ts";
+import { cloneJson, deepEqual, isObject, own, setOwn } from "./json.ts";
 import type { JsonArray, JsonObject, JsonValue } from "./json.ts";
 import { childSchema, itemKey } from "./schema.ts";
 import type { FieldSchema } from "./schema.ts";
@@ -15,12 +15,13 @@ const SET_ELEMENT_ORDER = "$setElementOrder/";
 
 export function applyMergePatch(target: unknown, patch: JsonValue): JsonValue {
   if (!isObject(patch)) return cloneJson(patch) ?? null;
+  // Spread copies own keys as keys, `__proto__` included; reads and writes go through own/setOwn.
   const out: JsonObject = isObject(target) ? { ...target } : {};
   for (const key of Object.keys(patch)) {
     const value = patch[key];
     if (value === undefined) continue;
     if (value === null) delete out[key];
-    else out[key] = applyMergePatch(out[key], value);
+    else setOwn(out, key, applyMergePatch(own(out, key), value));
   }
   return out;
 }
@@ -51,19 +52,24 @@ function applyMap(target: unknown, patch: JsonObject, schema: FieldSchema | unde
       continue;
     }
     const fieldSchema = childSchema(schema, key);
-    if (Array.isArray(value)) out[key] = applyList(out[key], value, fieldSchema);
+    if (Array.isArray(value)) setOwn(out, key, applyList(own(out, key), value, fieldSchema));
     else if (isObject(value)) {
-      const merged = applyMap(out[key], value, fieldSchema);
+      const merged = applyMap(own(out, key), value, fieldSchema);
       if (merged === undefined) delete out[key];
-      else out[key] = merged;
-    } else out[key] = value;
+      else setOwn(out, key, merged);
+    } else setOwn(out, key, value);
   }
   for (const key of Object.keys(patch)) {
     const members = patch[key];
     if (!key.startsWith(DELETE_FROM_PRIMITIVE_LIST) || !Array.isArray(members)) continue;
     const field = key.slice(DELETE_FROM_PRIMITIVE_LIST.length);
-    const list = out[field];
-    if (Array.isArray(list)) out[field] = list.filter((item) => !members.some((m) => deepEqual(m, item)));
+    const list = own(out, field);
+    if (Array.isArray(list))
+      setOwn(
+        out,
+        field,
+        list.filter((item) => !members.some((m) => deepEqual(m, item))),
+      );
   }
   const retain = patch["$retainKeys"];
   if (Array.isArray(retain)) {

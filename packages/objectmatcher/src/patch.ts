@@ -9,7 +9,7 @@
 import { ChangeOp } from "./changes.ts";
 import type { Change } from "./changes.ts";
 import { atomicEqual } from "./equality.ts";
-import { isObject, sortedKeys } from "./json.ts";
+import { isObject, own, setOwn, sortedKeys } from "./json.ts";
 import type { JsonArray, JsonObject, JsonScalar, JsonValue } from "./json.ts";
 import type { KindInfo } from "./kinds.ts";
 import { applyStrategicMergePatch } from "./patch-apply.ts";
@@ -49,14 +49,17 @@ function addChange(
     const field = path[i];
     if (typeof field !== "string") return; // list segments are consumed with the field that holds the list
     const fieldSchema = childSchema(schema, field);
-    const fieldLive = isObject(live) ? live[field] : undefined;
-    const fieldDeclared = isObject(declared) ? declared[field] : undefined;
+    const fieldLive = isObject(live) ? own(live, field) : undefined;
+    const fieldDeclared = isObject(declared) ? own(declared, field) : undefined;
     const next = path[i + 1];
     if (next === undefined) {
       // A one-of map drops what we no longer declare through `$retainKeys`; a null beside it is redundant.
       if (change.op === ChangeOp.Remove && schema?.retainKeys && isObject(declared)) return;
-      container[field] =
-        change.op === ChangeOp.Remove ? null : withAdmissionItems(change.after ?? null, fieldSchema, fieldLive);
+      setOwn(
+        container,
+        field,
+        change.op === ChangeOp.Remove ? null : withAdmissionItems(change.after ?? null, fieldSchema, fieldLive),
+      );
       return;
     }
     if (typeof next !== "string" && "member" in next) {
@@ -68,7 +71,7 @@ function addChange(
       const entry = itemEntry(listAt(container, field), next.key);
       if (i + 1 === path.length - 1) {
         if (change.op === ChangeOp.Remove) entry["$patch"] = "delete";
-        else if (isObject(change.after)) Object.assign(entry, change.after);
+        else if (isObject(change.after)) for (const [k, v] of Object.entries(change.after)) setOwn(entry, k, v);
         return;
       }
       container = entry;
@@ -79,9 +82,9 @@ function addChange(
       i++;
       continue;
     }
-    const existing = container[field];
+    const existing = own(container, field);
     const child: JsonObject = isObject(existing) ? existing : {};
-    container[field] = child;
+    setOwn(container, field, child);
     container = child;
     schema = fieldSchema;
     live = fieldLive;
@@ -90,16 +93,16 @@ function addChange(
 }
 
 function listAt(container: JsonObject, field: string): JsonArray {
-  const existing = container[field];
+  const existing = own(container, field);
   if (Array.isArray(existing)) return existing;
   const list: JsonArray = [];
-  container[field] = list;
+  setOwn(container, field, list);
   return list;
 }
 
 function itemEntry(list: JsonArray, key: Readonly<Record<string, JsonScalar>>): JsonObject {
   for (const entry of list) {
-    if (isObject(entry) && Object.entries(key).every(([k, v]) => entry[k] === v)) return entry;
+    if (isObject(entry) && Object.entries(key).every(([k, v]) => own(entry, k) === v)) return entry;
   }
   const entry: JsonObject = { ...key };
   list.push(entry);
@@ -141,7 +144,7 @@ function addRetainKeys(patch: JsonValue, schema: FieldSchema | undefined, declar
   }
   for (const key of Object.keys(patch)) {
     if (key.startsWith("$")) continue;
-    addRetainKeys(patch[key] ?? null, childSchema(schema, key), isObject(declared) ? declared[key] : undefined);
+    addRetainKeys(patch[key] ?? null, childSchema(schema, key), isObject(declared) ? own(declared, key) : undefined);
   }
 }
 
@@ -159,22 +162,23 @@ function toMergePatch(patch: JsonObject, current: unknown, schema: FieldSchema |
     const field = isDeletion ? key.slice(DELETE_FROM_PRIMITIVE_LIST.length) : key;
     const fieldSchema = childSchema(schema, field);
     if (isDeletion || (Array.isArray(value) && fieldSchema?.list)) {
-      if (out[field] !== undefined) continue;
+      if (own(out, field) !== undefined) continue;
       const partial: JsonObject = {};
       for (const k of [field, `${DELETE_FROM_PRIMITIVE_LIST}${field}`]) {
-        const v = patch[k];
-        if (v !== undefined) partial[k] = v;
+        const v = own(patch, k);
+        if (v !== undefined) setOwn(partial, k, v);
       }
-      const merged = applyStrategicMergePatch({ [field]: live[field] ?? null }, partial, {
+      // Computed keys define own properties, `__proto__` included.
+      const merged = applyStrategicMergePatch({ [field]: own(live, field) ?? null }, partial, {
         fields: { [field]: fieldSchema ?? {} },
       });
-      out[field] = merged[field] ?? null;
+      setOwn(out, field, own(merged, field) ?? null);
     } else if (isObject(value) && fieldSchema?.atomicMap) {
-      out[key] = replacing(live[key], value);
+      setOwn(out, key, replacing(own(live, key), value));
     } else if (isObject(value)) {
-      out[key] = toMergePatch(value, live[key], fieldSchema);
+      setOwn(out, key, toMergePatch(value, own(live, key), fieldSchema));
     } else {
-      out[key] = value;
+      setOwn(out, key, value);
     }
   }
   return out;
@@ -183,11 +187,11 @@ function toMergePatch(patch: JsonObject, current: unknown, schema: FieldSchema |
 /** A merge patch that turns `live` into exactly `declared` (an atomic map: keys others added go). */
 function replacing(live: unknown, declared: JsonObject): JsonObject {
   const out: JsonObject = {};
-  if (isObject(live)) for (const key of Object.keys(live)) if (declared[key] === undefined) out[key] = null;
+  if (isObject(live)) for (const key of Object.keys(live)) if (own(declared, key) === undefined) setOwn(out, key, null);
   for (const key of Object.keys(declared)) {
     const value = declared[key];
     if (value === undefined) continue;
-    out[key] = isObject(value) ? replacing(isObject(live) ? live[key] : undefined, value) : value;
+    setOwn(out, key, isObject(value) ? replacing(isObject(live) ? own(live, key) : undefined, value) : value);
   }
   return out;
 }

@@ -5,7 +5,7 @@
  */
 import { ChangeOp, formatPath } from "./changes.ts";
 import type { Change } from "./changes.ts";
-import { canonicalJson, isObject } from "./json.ts";
+import { canonicalJson, isObject, setOwn } from "./json.ts";
 import type { JsonValue } from "./json.ts";
 
 export interface RenderOptions {
@@ -75,6 +75,6 @@ export function redactSecretValues(value: JsonValue): JsonValue {
 function redactValue(value: JsonValue): JsonValue {
   if (!isObject(value)) return REDACTED;
   const out: Record<string, JsonValue> = {};
-  for (const key of Object.keys(value)) out[key] = REDACTED;
+  for (const key of Object.keys(value)) setOwn(out, key, REDACTED);
   return out;
 }

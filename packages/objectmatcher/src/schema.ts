@@ -5,6 +5,7 @@
  * (`facts.ts`), custom resources from their CRD's OpenAPI schema (`openapi.ts`). Anything not described
  * is a plain map or an atomic list, which is what strategic merge patch does with untagged fields.
  */
+import { own, setOwn } from "./json.ts";
 import type { JsonObject, JsonScalar } from "./json.ts";
 
 export const ListType = {
@@ -86,9 +87,25 @@ export function serverFilledTree(schema: FieldSchema | undefined): ServerFilledT
   return tree;
 }
 
+/** The schema of a field the map's schema names (own entries only: a field may be called `constructor`). */
+export function namedField(schema: FieldSchema | undefined, key: string): FieldSchema | undefined {
+  const fields = schema?.fields;
+  return fields !== undefined && Object.hasOwn(fields, key) ? fields[key] : undefined;
+}
+
 export function childSchema(schema: FieldSchema | undefined, key: string): FieldSchema | undefined {
   if (!schema) return undefined;
-  return schema.fields?.[key] ?? schema.values;
+  return namedField(schema, key) ?? schema.values;
+}
+
+/** A server-filled subtree by key (own entries only). */
+export function filledAt(tree: ServerFilledTree | undefined, key: string): ServerFilledTree | true | undefined {
+  return tree !== undefined && Object.hasOwn(tree, key) ? tree[key] : undefined;
+}
+
+/** A merge key's value in an item, else its server default (own properties only, as everywhere). */
+function keyValue(item: object, name: string, defaults: Readonly<Record<string, JsonScalar>> | undefined): unknown {
+  return own(item, name) ?? (defaults === undefined ? undefined : own(defaults, name));
 }
 
 /**
@@ -102,7 +119,7 @@ export function itemKey(item: unknown, schema: FieldSchema): string | undefined 
   let out = "";
   for (let i = 0; i < keys.length; i++) {
     const name = keys[i] ?? "";
-    const value = (item as Record<string, unknown>)[name] ?? defaults?.[name];
+    const value = keyValue(item, name, defaults);
     if (i === 0 && (value === undefined || value === null)) return undefined;
     out += `${i === 0 ? "" : "\u0000"}${typeof value}:${String(value)}`;
   }
@@ -114,8 +131,8 @@ export function itemKeyFields(item: JsonObject, schema: FieldSchema): Record<str
   const out: Record<string, JsonScalar> = {};
   const defaults = schema.items?.defaults;
   for (const name of schema.keys ?? []) {
-    const value = item[name] ?? defaults?.[name];
-    if (value !== undefined && value !== null && typeof value !== "object") out[name] = value;
+    const value = keyValue(item, name, defaults);
+    if (value !== undefined && value !== null && typeof value !== "object") setOwn(out, name, value as JsonScalar);
   }
   return out;
 }
@@ -123,7 +140,7 @@ export function itemKeyFields(item: JsonObject, schema: FieldSchema): Record<str
 export function hasPrimaryKey(item: unknown, schema: FieldSchema): boolean {
   const primary = schema.keys?.[0];
   if (primary === undefined || typeof item !== "object" || item === null || Array.isArray(item)) return false;
-  const value = (item as Record<string, unknown>)[primary] ?? schema.items?.defaults?.[primary];
+  const value = keyValue(item, primary, schema.items?.defaults);
   return value !== undefined && value !== null;
 }
 
@@ -132,8 +149,8 @@ export function sameKey(a: unknown, b: unknown, schema: FieldSchema): boolean {
   if (typeof a !== "object" || a === null || typeof b !== "object" || b === null) return false;
   const defaults = schema.items?.defaults;
   for (const name of schema.keys ?? []) {
-    const va = (a as Record<string, unknown>)[name] ?? defaults?.[name];
-    const vb = (b as Record<string, unknown>)[name] ?? defaults?.[name];
+    const va = keyValue(a, name, defaults);
+    const vb = keyValue(b, name, defaults);
     if (va !== vb || va === undefined || va === null) {
       if (!((va === undefined || va === null) && (vb === undefined || vb === null) && name !== schema.keys?.[0]))
         return false;

@@ -44,11 +44,11 @@
 import { ChangeOp, formatPath } from "./changes.ts";
 import type { Change, PathSegment } from "./changes.ts";
 import { atomicEqual, satisfiedByAbsence, scalarEqual } from "./equality.ts";
-import { cloneJson, compareStrings, isObject } from "./json.ts";
+import { cloneJson, compareStrings, isObject, own } from "./json.ts";
 import type { JsonArray, JsonObject, JsonValue } from "./json.ts";
 import type { KindInfo } from "./kinds.ts";
 import { isAbsent } from "./normalize.ts";
-import { childSchema, hasPrimaryKey, itemKey, itemKeyFields, sameKey } from "./schema.ts";
+import { childSchema, hasPrimaryKey, itemKey, itemKeyFields, namedField, sameKey } from "./schema.ts";
 import type { FieldSchema } from "./schema.ts";
 
 export interface ThreeWayInput {
@@ -131,27 +131,29 @@ function compareMap(
   root: boolean,
 ): void {
   const prunes = schema?.prunesUnknown === true;
-  for (const key in m) {
+  // Own keys only, on every side: a key may be named `toString` or `__proto__` (json.ts, own).
+  for (const key of Object.keys(m)) {
     if (root && IDENTITY_FIELDS.has(key)) continue;
     const value = m[key];
     if (value === undefined) continue;
     // A field the schema does not know is dropped by the API server: it can never be live.
-    if (prunes && schema.fields?.[key] === undefined) continue;
+    if (prunes && namedField(schema, key) === undefined) continue;
     walk.path.push(key);
-    compareValue(o?.[key], value, c[key], childSchema(schema, key), walk);
+    compareValue(o && own(o, key), value, own(c, key), childSchema(schema, key), walk);
     walk.path.pop();
   }
   if (!o) return;
-  for (const key in o) {
-    if (m[key] !== undefined || (root && IDENTITY_FIELDS.has(key))) continue;
+  for (const key of Object.keys(o)) {
+    if ((root && IDENTITY_FIELDS.has(key)) || own(m, key) !== undefined) continue;
     const was = o[key];
     if (was === undefined) continue;
     walk.path.push(key);
     const fieldSchema = childSchema(schema, key);
+    const live = own(c, key);
     // In a one-of map (a volume's source) a member we no longer declare goes whole, not key by key.
     if (schema?.retainKeys) {
-      if (!isAbsent(c[key], fieldSchema)) record(walk, ChangeOp.Remove, c[key], undefined);
-    } else compareRemoved(was, c[key], fieldSchema, walk);
+      if (!isAbsent(live, fieldSchema)) record(walk, ChangeOp.Remove, live, undefined);
+    } else compareRemoved(was, live, fieldSchema, walk);
     walk.path.pop();
   }
 }
