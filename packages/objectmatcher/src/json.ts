@@ -23,7 +23,19 @@ export function isObject(value: unknown): value is JsonObject {
 
 /** `obj[key]` if it is obj's own property, else undefined. */
 export function own(obj: object, key: string): JsonValue | undefined {
-  return Object.hasOwn(obj, key) ? (obj as JsonObject)[key] : undefined;
+  return ownEntry<JsonValue>(obj, key);
+}
+
+/**
+ * `record[key]` if it is record's own entry, for maps whose values are never functions (JSON, schemas).
+ * Only an inherited member reads as a function, or `__proto__` as the prototype: the own-property check,
+ * which cost the matcher a fifth of its speed when made on every read, is left to those.
+ */
+export function ownEntry<T>(record: object, key: string): T | undefined {
+  const value = (record as Record<string, unknown>)[key];
+  if (value === undefined) return undefined;
+  if (typeof value === "function" || key === "__proto__") return Object.hasOwn(record, key) ? (value as T) : undefined;
+  return value as T;
 }
 
 /** `obj[key] = value`, defining `__proto__` as a key of its own rather than setting the prototype. */

@@ -5,7 +5,7 @@
  * (`facts.ts`), custom resources from their CRD's OpenAPI schema (`openapi.ts`). Anything not described
  * is a plain map or an atomic list, which is what strategic merge patch does with untagged fields.
  */
-import { own, setOwn } from "./json.ts";
+import { own, ownEntry, setOwn } from "./json.ts";
 import type { JsonObject, JsonScalar } from "./json.ts";
 
 export const ListType = {
@@ -90,7 +90,7 @@ export function serverFilledTree(schema: FieldSchema | undefined): ServerFilledT
 /** The schema of a field the map's schema names (own entries only: a field may be called `constructor`). */
 export function namedField(schema: FieldSchema | undefined, key: string): FieldSchema | undefined {
   const fields = schema?.fields;
-  return fields !== undefined && Object.hasOwn(fields, key) ? fields[key] : undefined;
+  return fields === undefined ? undefined : ownEntry<FieldSchema>(fields, key);
 }
 
 export function childSchema(schema: FieldSchema | undefined, key: string): FieldSchema | undefined {
@@ -100,7 +100,7 @@ export function childSchema(schema: FieldSchema | undefined, key: string): Field
 
 /** A server-filled subtree by key (own entries only). */
 export function filledAt(tree: ServerFilledTree | undefined, key: string): ServerFilledTree | true | undefined {
-  return tree !== undefined && Object.hasOwn(tree, key) ? tree[key] : undefined;
+  return tree === undefined ? undefined : ownEntry<ServerFilledTree | true>(tree, key);
 }
 
 /** A merge key's value in an item, else its server default (own properties only, as everywhere). */
