@@ -77,7 +77,14 @@ function sortKeys(value: JsonValue): JsonValue {
   const sorted: Record<string, JsonValue> = {};
   for (const key of Object.keys(value).sort()) {
     const child = value[key];
-    if (child !== undefined) sorted[key] = sortKeys(child);
+    // A data key may be named `__proto__`: defined as a key, not set as the prototype.
+    if (child !== undefined)
+      Object.defineProperty(sorted, key, {
+        value: sortKeys(child),
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
   }
   return sorted;
 }
