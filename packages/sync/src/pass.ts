@@ -183,8 +183,13 @@ async function passSteps(
       ctx.clusterName,
     );
     const desired = objects.map((object) => toDesired(object, declaringSource));
-    result = { ...result, declared: desired, declaringSource };
-    ctx.declaring?.(desired);
+    result = { ...result, declaringSource };
+    // What the remediator guards and the watch caches keep: the new declaration, once no failsafe refuses
+    // it. A refused commit leaves them on the previous one, as Config Sync keeps its last declared set.
+    const declare = (): void => {
+      result = { ...result, declared: desired };
+      ctx.declaring?.(desired);
+    };
     const fights = ctx.activeFights();
     // An object in a fight is still declared (never pruned) but not re-applied until the pause ends.
     const toApply = fights.size === 0 ? desired : desired.filter((d) => !fights.has(idKey(d.id)));
@@ -195,6 +200,7 @@ async function passSteps(
       return result;
     }
     if (suspended) {
+      declare();
       // Suspended: what a pass would write and delete, found by the same match, and nothing done.
       const drift = await measureDrift(desired, previous, ctx.applyOptions(fetched.commit));
       lap("compare");
@@ -212,6 +218,7 @@ async function passSteps(
       result = { ...result, sourceErrors: crdRemoval };
       return result;
     }
+    declare();
 
     // `managed: disabled` declarations are released, not owned: they leave the inventory, so
     // removing their files later deletes nothing.

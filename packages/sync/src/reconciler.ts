@@ -137,6 +137,7 @@ export class Reconciler implements PassContext {
   /** Objects found equal to their declaration, so a resync skips matching them again (applier). */
   private readonly verified = new VerifiedMatches();
   lastPass: PassReport | undefined;
+  private guardedCommit: string | undefined;
   /** Passes finished since start (tests and /readyz use it). */
   passCount = 0;
   /** Set once the RSync is being deleted: drift is no longer corrected. */
@@ -329,8 +330,13 @@ export class Reconciler implements PassContext {
     });
   }
 
+  /**
+   * The commit whose declaration the remediator guards: the last pass that declared one, if it synced. A
+   * pass that stopped before declaring (a source it could not fetch or read, a failsafe refusing the commit)
+   * leaves it as it was, so drift is still corrected, as Config Sync's remediator keeps its last declared set.
+   */
   private syncedCommit(): string | undefined {
-    return this.lastPass?.synced === true ? this.lastPass.commit : undefined;
+    return this.guardedCommit;
   }
 
   /** A pass is running and not (known to be) on the commit the remediator guards. */
@@ -452,6 +458,7 @@ export class Reconciler implements PassContext {
       if (result.declared !== undefined) {
         this.remediator?.setDeclared(result.declared);
         this.verified.retain(result.declared);
+        this.guardedCommit = result.synced ? result.commit : undefined;
       }
     } finally {
       this.passing = false;

@@ -318,7 +318,8 @@ test("a commit that would delete all of two or more managed Namespaces is refuse
       ),
     ),
   );
-  const namespaceFile = (n: string): string => json({ apiVersion: "v1", kind: "Namespace", metadata: { name: n } });
+  const namespaceFile = (n: string): string =>
+    json({ apiVersion: "v1", kind: "Namespace", metadata: { name: n, labels: { team: "a" } } });
   const role = json({
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRole",
@@ -352,6 +353,22 @@ test("a commit that would delete all of two or more managed Namespaces is refuse
     json(errors),
   );
   for (const n of namespaces) assert.equal(await namespacePhase(n), "Active", `${n} was deleted`);
+  // The refused commit is not what the remediator guards: the last synced one still is, as in Config Sync.
+  const namespaceMapping = {
+    group: "",
+    version: "v1",
+    kind: "Namespace",
+    resource: "namespaces",
+    namespaced: false,
+    verbs: [],
+  };
+  await (
+    await adminClient(t)
+  ).patch(namespaceMapping, undefined, namespaces[0] ?? "", { metadata: { labels: { team: "by-hand" } } }, "merge");
+  await eventually(
+    async () => (await coreApi().readNamespace({ name: namespaces[0] ?? "" })).metadata?.labels?.["team"] === "a",
+    { what: "the drift on a Namespace of the last synced commit to be corrected" },
+  );
 
   // All but one: applied, the first one goes.
   await repo.write(`config/${namespaces[1]}.yaml`, namespaceFile(namespaces[1] ?? ""));
