@@ -33,6 +33,18 @@ import {
 const hold = "driftless.test/hold";
 const mutation = UserAnnotation.LifecycleMutation;
 
+/** The RootSync's ReconcilerFinalizerFailure once True, and the errors it lists (as Config Sync's condition does). */
+async function finalizerFailure(rootName: string, during: string, timeoutMs: number) {
+  const failure = await eventually(
+    async () => {
+      const condition = conditionOf(await getSync("RootSync", systemNamespace, rootName), "ReconcilerFinalizerFailure");
+      return condition?.status === "True" ? condition : undefined;
+    },
+    { timeoutMs, what: `ReconcilerFinalizerFailure ${during}` },
+  );
+  const errors = (failure as { errors?: { code: string; errorMessage: string }[] }).errors ?? [];
+  return { failure, errors };
+}
 test("RootSync deletion with Foreground deletes every managed object before the RootSync disappears", async (t) => {
   const manager = await startManager(t);
   const target = await createNamespace(t, "fg");
@@ -85,16 +97,9 @@ test("RootSync deletion with Foreground deletes every managed object before the 
   );
 
   // While b stays, the sync says so as Config Sync's finalizer does: a fixed message, each object in errors.
-  const failure = await eventually(
-    async () => {
-      const condition = conditionOf(await getSync("RootSync", systemNamespace, rootName), "ReconcilerFinalizerFailure");
-      return condition?.status === "True" ? condition : undefined;
-    },
-    { timeoutMs: 90_000, what: "ReconcilerFinalizerFailure while b is held" },
-  );
+  const { failure, errors } = await finalizerFailure(rootName, "while b is held", 90_000);
   assert.equal(failure.reason, "DestroyFailure");
   assert.equal(failure.message, "Failed to delete managed resource objects");
-  const errors = (failure as { errors?: { code: string; errorMessage: string }[] }).errors ?? [];
   assert.deepEqual(
     errors.map((e) => [e.code, e.errorMessage]),
     [["2009", `KNV2009: failed to wait for ConfigMap, ${target}/b: reconcile timeout`]],
@@ -214,16 +219,9 @@ test("Orphan deletion goes on past an object it cannot release, and holds the Ro
   );
 
   await client.delete(Mapping.RootSync, systemNamespace, rootName);
-  const failure = await eventually(
-    async () => {
-      const condition = conditionOf(await getSync("RootSync", systemNamespace, rootName), "ReconcilerFinalizerFailure");
-      return condition?.status === "True" ? condition : undefined;
-    },
-    { timeoutMs: 60_000, what: "ReconcilerFinalizerFailure while a cannot be released" },
-  );
+  const { failure, errors } = await finalizerFailure(rootName, "while a cannot be released", 60_000);
   assert.equal(failure.reason, "DestroyFailure");
   assert.equal(failure.message, "Failed to delete managed resource objects");
-  const errors = (failure as { errors?: { code: string; errorMessage: string }[] }).errors ?? [];
   assert.deepEqual(
     errors.map((e) => e.code),
     ["2002"],
