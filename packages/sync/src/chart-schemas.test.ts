@@ -106,6 +106,25 @@ void describe("chart schemas", () => {
     await check(await chartRepo({ "values.schema.json": bad }), true);
   });
 
+  void it("bounds the bytes all of a chart's archives decompress to together, not only each archive's", async () => {
+    // Each inner archive stays within helm's per-archive bound (90 MiB of zeros, ~90 KiB compressed); three of
+    // them nested in one archive would make the work grow with every level of nesting.
+    const inner = await archive({ "Chart.yaml": "name: sub\n", "zeros.bin": Buffer.alloc(90 * 1024 * 1024) });
+    const outer = await archive({
+      "Chart.yaml": "name: sub\n",
+      "charts/a-0.1.0.tgz": inner,
+      "charts/b-0.1.0.tgz": inner,
+      "charts/c-0.1.0.tgz": inner,
+    });
+    await assert.rejects(check(await chartRepo({ "charts/sub-0.1.0.tgz": outer })), (error: unknown) => {
+      assert.ok(error instanceof RenderingError, String(error));
+      assert.match(error.message, /archives together decompress to more than 268435456 bytes/);
+      return true;
+    });
+    // One of them alone is checked.
+    await check(await chartRepo({ "charts/sub-0.1.0.tgz": inner }));
+  });
+
   void it("accepts charts whose schemas refer only inside themselves", async () => {
     const good = schema({
       $schema: "http://json-schema.org/draft-07/schema#",

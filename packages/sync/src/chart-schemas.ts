@@ -17,6 +17,11 @@ const maxChartBytes = 100 * 1024 * 1024;
 const maxFileBytes = 5 * 1024 * 1024;
 /** Subchart archives inside subchart archives, at most this deep. */
 const maxArchiveDepth = 8;
+/**
+ * All archives of one check together: each is bounded alone, but an archive may hold many archives that
+ * each decompress to the bound, so without a total the work would grow with every level of nesting.
+ */
+const maxCheckBytes = 256 * 1024 * 1024;
 
 const schemaFile = "values.schema.json";
 const referenceKeys = ["$ref", "$dynamicRef", "$recursiveRef"];
@@ -52,6 +57,7 @@ export function externalSchemaReference(schema: unknown): string | undefined {
  */
 export async function checkChartSchemas(dir: string, where: string, show: (path: string) => string): Promise<void> {
   const seen = new Set<string>();
+  const decompressed = { bytes: 0 };
   const walk = async (path: string): Promise<void> => {
     const real = await realpath(path);
     if (seen.has(real)) return;
@@ -83,7 +89,7 @@ export async function checkChartSchemas(dir: string, where: string, show: (path:
     if (depth > maxArchiveDepth)
       throw new RenderingError(`${where}: ${file} nests subchart archives more than ${maxArchiveDepth} deep`);
     try {
-      for await (const entry of readTar(gunzipped(archive))) {
+      for await (const entry of readTar(gunzipped(archive, decompressed))) {
         if (entry.type !== TarEntryType.File || entry.size > maxFileBytes) continue;
         const name = entry.name.split("/").at(-1) ?? "";
         if (name !== schemaFile && !name.endsWith(".tgz")) continue;
@@ -105,15 +111,21 @@ export async function checkChartSchemas(dir: string, where: string, show: (path:
   await walk(dir);
 }
 
-/** The archive's bytes as they decompress, refused past helm's own bound on a chart. */
-async function* gunzipped(archive: Buffer): AsyncGenerator<Buffer> {
+/**
+ * The archive's bytes as they decompress, refused past helm's own bound on a chart, or once the check's
+ * archives together (`decompressed`, shared by every archive of one check) pass theirs.
+ */
+async function* gunzipped(archive: Buffer, decompressed: { bytes: number }): AsyncGenerator<Buffer> {
   const gunzip = createGunzip();
   gunzip.end(archive);
   let total = 0;
   try {
     for await (const chunk of gunzip as AsyncIterable<Buffer>) {
       total += chunk.length;
+      decompressed.bytes += chunk.length;
       if (total > maxChartBytes) throw new Error(`it decompresses to more than ${maxChartBytes} bytes`);
+      if (decompressed.bytes > maxCheckBytes)
+        throw new Error(`the chart's archives together decompress to more than ${maxCheckBytes} bytes`);
       yield chunk;
     }
   } finally {
