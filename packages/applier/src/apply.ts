@@ -85,6 +85,8 @@ export interface ApplyOptions {
   readonly reconcileTimeoutMs?: number;
   /** How often a dependency's health is read from the live state while waiting (default 250 ms). */
   readonly dependencyPollMs?: number;
+  /** Ends waits for dependencies early (the reconciler stopping): their dependents are skipped, not waited for. */
+  readonly signal?: AbortSignal;
   /** Matches already found equal, kept across passes by the caller (see {@link VerifiedMatches}). */
   readonly verified?: VerifiedMatches;
   /**
@@ -500,7 +502,8 @@ class DependencyReadiness {
     let health = outcome.health ?? HealthStatus.Unknown;
     const mapping = outcome.mapping;
     const deadline = Date.now() + this.timeoutMs;
-    while (health !== HealthStatus.Current && mapping !== undefined && Date.now() < deadline) {
+    const signal = this.#options.signal;
+    while (health !== HealthStatus.Current && mapping !== undefined && Date.now() < deadline && !signal?.aborted) {
       await delay(Math.min(this.#options.dependencyPollMs ?? 250, Math.max(0, deadline - Date.now())));
       const { id } = outcome.desired;
       health = computeHealth(

@@ -595,6 +595,8 @@ export class Reconciler implements PassContext {
       fieldManager: "driftless",
       verified: this.verified,
       previousDeclaration: (id) => this.remediator?.declaredFor(id),
+      // A stop cuts depends-on waits (up to reconcileTimeout) short, so the process exits inside its grace.
+      signal: this.abort.signal,
     };
   }
 
