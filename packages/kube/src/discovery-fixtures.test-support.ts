@@ -1,5 +1,5 @@
 /** Discovery documents shaped like kube-apiserver 1.34's (trimmed), and a fake client serving them. */
-import type { KubeRequest } from "./client.ts";
+import type { KubeRequest } from "./client-options.ts";
 import type { DiscoveryClient } from "./discovery.ts";
 import { KubeApiError } from "./errors.ts";
 import type { RawResponse } from "./transport.ts";

@@ -39,7 +39,7 @@ export type {
   PatchType,
   WatchOptions,
   WriteOptions,
-} from "./client.ts";
+} from "./client-options.ts";
 export type { RawResponse } from "./transport.ts";
 export type {
   ApiStatus,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { setImmediate as tick } from "node:timers/promises";
 import { describe, it } from "node:test";
-import type { ListOptions, WatchOptions } from "./client.ts";
+import type { ListOptions, WatchOptions } from "./client-options.ts";
 import { KubeApiError, isGone } from "./errors.ts";
 import { Informer, type ListWatchSource } from "./informer.ts";
 import type { KubeObject, ListPage, ObjectList, ResourceMapping, WatchEvent } from "./types.ts";

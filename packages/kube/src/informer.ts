@@ -6,7 +6,7 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
-import type { ListOptions, WatchOptions } from "./client.ts";
+import type { ListOptions, WatchOptions } from "./client-options.ts";
 import { asError, KubeApiError, isGone, isNotFound } from "./errors.ts";
 import { ObjectStore, isOlder, keyOf, storeKey } from "./store.ts";
 import type { KubeObject, ListPage, ResourceMapping, WatchEvent } from "./types.ts";
