@@ -82,6 +82,7 @@ export {
   UnknownTypeError,
 } from "./prune.ts";
 export type { PruneOptions, PruneOutcome } from "./prune.ts";
+export { DependentNotDeletedError } from "./prune-order.ts";
 export { crdMapping, waitForEstablished } from "./wait.ts";
 export { settleApplied } from "./settle.ts";
 export type { Settled, SettleOptions } from "./settle.ts";

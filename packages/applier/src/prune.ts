@@ -16,11 +16,19 @@ import {
   type ResourceMapping,
   type RestMapper,
 } from "@driftless/kube";
+import { setTimeout as delay } from "node:timers/promises";
 import { mapLimit } from "./concurrency.ts";
 import { CrdInUseError, customResourcesLeft } from "./crd-usage.ts";
 import { stripManagement } from "./decorate.ts";
 import type { SyncIdentity } from "./desired.ts";
 import { describeId, idKey, type ObjectId } from "./object-id.ts";
+import {
+  DependentHold,
+  DependentNotDeletedError,
+  dependentsFirst,
+  dependentsOf,
+  type PruneNode,
+} from "./prune-order.ts";
 
 export const PruneOperation = {
   Deleted: "deleted",
@@ -71,6 +79,12 @@ export interface PruneOptions {
   readonly namespaceInUse: (namespace: string, removed: ReadonlySet<string>) => Promise<boolean>;
   /** For a Namespace or a CRD still in use (the name predates CRDs). Default `keep`. */
   readonly namespaceInUsePolicy?: NamespaceInUsePolicy;
+  /** A live object's `config.kubernetes.io/depends-on` references; without it depends-on orders nothing. */
+  readonly dependsOn?: (live: KubeObject) => readonly ObjectId[];
+  /** How long a dependency waits for its deleted dependents to be gone before it is skipped. Default 5 min. */
+  readonly dependentsTimeoutMs?: number;
+  /** Ends that wait early (the reconciler stopping): the dependency is skipped. */
+  readonly signal?: AbortSignal;
 }
 
 export class PruneError extends DriftlessError {
@@ -139,14 +153,97 @@ export async function prune(candidates: readonly ObjectId[], options: PruneOptio
   // Namespace is decided after everything in it, and a CRD after its custom resources.
   const removed = new Set<string>();
   for (const batch of ranks) {
-    const results = await mapLimit(batch, options.concurrency ?? 16, (id) => pruneOne(id, removed, options));
-    for (const outcome of results) {
+    for (const outcome of await pruneBatch(batch, removed, options)) {
       if (outcome.operation === PruneOperation.Deleted || outcome.operation === PruneOperation.Gone)
         removed.add(idKey(outcome.id));
       outcomes.push(outcome);
     }
   }
   return outcomes;
+}
+
+/** A candidate read and still ours, with what acting on it needs (not the object: a batch may hold 10,000). */
+interface Candidate extends PruneNode {
+  readonly mapping: ResourceMapping;
+  readonly namespace: string | undefined;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  readonly detach: boolean;
+}
+
+/**
+ * One rank. Every candidate is read first, since depends-on is on the live objects; then dependents go
+ * before their dependencies, and a dependency only once its deleted dependents are gone (Config Sync's order).
+ */
+async function pruneBatch(
+  batch: readonly ObjectId[],
+  removed: ReadonlySet<string>,
+  options: PruneOptions,
+): Promise<PruneOutcome[]> {
+  const concurrency = options.concurrency ?? 16;
+  const outcomes: PruneOutcome[] = [];
+  const read: Candidate[] = [];
+  for (const result of await mapLimit(batch, concurrency, (id) => readCandidate(id, options))) {
+    if ("operation" in result) outcomes.push(result);
+    else read.push(result);
+  }
+  const dependents = dependentsOf(read);
+  const waves = dependentsFirst(read, dependents);
+  const holds = new Map<string, DependentHold>();
+  for (const [index, wave] of waves.entries()) {
+    const results = await mapLimit(wave, concurrency, (candidate): Promise<PruneOutcome> => {
+      for (const dependent of dependents.get(idKey(candidate.id)) ?? []) {
+        const hold = holds.get(idKey(dependent.id));
+        if (hold !== undefined) {
+          const error = new DependentNotDeletedError(candidate.id, dependent.id, hold);
+          return Promise.resolve({ id: candidate.id, operation: PruneOperation.Kept, error });
+        }
+      }
+      return act(candidate, removed, options);
+    });
+    outcomes.push(...results);
+    if (index < waves.length - 1) await holdBack(wave, results, holds, options);
+  }
+  return outcomes;
+}
+
+/** Records which of a wave's dependents hold their dependencies back: not deleted, or not gone in time. */
+async function holdBack(
+  wave: readonly Candidate[],
+  results: readonly PruneOutcome[],
+  holds: Map<string, DependentHold>,
+  options: PruneOptions,
+): Promise<void> {
+  const deleted: Candidate[] = [];
+  for (const [i, outcome] of results.entries()) {
+    const candidate = wave[i];
+    if (candidate === undefined || candidate.dependsOn.length === 0) continue;
+    if (outcome.operation === PruneOperation.Failed) holds.set(idKey(candidate.id), DependentHold.Failed);
+    else if (outcome.operation === PruneOperation.Kept) holds.set(idKey(candidate.id), DependentHold.Skipped);
+    else if (outcome.operation === PruneOperation.Deleted) deleted.push(candidate);
+  }
+  for (const candidate of await stillThere(deleted, options)) holds.set(idKey(candidate.id), DependentHold.Timeout);
+}
+
+/** Waits for deleted objects (their finalizers) to be gone; answers those still there at the deadline. */
+async function stillThere(deleted: readonly Candidate[], options: PruneOptions): Promise<Candidate[]> {
+  const deadline = performance.now() + (options.dependentsTimeoutMs ?? 300_000);
+  let waiting = [...deleted];
+  for (let pauseMs = 100; waiting.length > 0; pauseMs = Math.min(pauseMs * 2, 1_000)) {
+    const still: Candidate[] = [];
+    for (const candidate of waiting) {
+      const live = await options.client.get(candidate.mapping, candidate.namespace, candidate.id.name).catch(() => ({
+        metadata: { uid: candidate.uid },
+      }));
+      // Another object of the name (re-created since) is not the one deleted.
+      if (live !== undefined && live.metadata.uid === candidate.uid) still.push(candidate);
+    }
+    waiting = still;
+    const left = deadline - performance.now();
+    if (waiting.length === 0 || left <= 0 || options.signal?.aborted === true) break;
+    await delay(Math.min(pauseMs, left), undefined, { signal: options.signal }).catch(() => undefined);
+  }
+  return waiting;
 }
 
 function unknownType(id: ObjectId, why: string): PruneOutcome {
@@ -156,7 +253,7 @@ function unknownType(id: ObjectId, why: string): PruneOutcome {
 /** Attempts at one object when its resourceVersion keeps changing between our read and our write. */
 const maxAttempts = 4;
 
-async function pruneOne(id: ObjectId, removed: ReadonlySet<string>, options: PruneOptions): Promise<PruneOutcome> {
+async function readCandidate(id: ObjectId, options: PruneOptions): Promise<Candidate | PruneOutcome> {
   try {
     let mapping = await options.mapper.mappingForGroupKind(id.group, id.kind);
     if (mapping === undefined) {
@@ -168,9 +265,35 @@ async function pruneOne(id: ObjectId, removed: ReadonlySet<string>, options: Pru
       if (mapping === undefined) return unknownType(id, "discovery lists it, but not yet in the mapper");
     }
     const namespace = mapping.namespaced ? id.namespace : undefined;
+    // Read fresh, not from a cache: a delete decision must rest on the live annotation.
+    const live = await options.client.get(mapping, namespace, id.name);
+    if (live === undefined) return { id, operation: PruneOperation.Gone };
+    if (!ownedBy(live, options.sync)) return { id, operation: PruneOperation.Abandoned };
+    return {
+      id,
+      mapping,
+      namespace,
+      uid: live.metadata.uid ?? "",
+      resourceVersion: live.metadata.resourceVersion ?? "",
+      detach: live.metadata.annotations?.[UserAnnotation.LifecycleDeletion] === LifecycleDeletionValue.Detach,
+      dependsOn: options.dependsOn?.(live) ?? [],
+    };
+  } catch (error) {
+    if (isNotFound(error)) return { id, operation: PruneOperation.Gone };
+    return { id, operation: PruneOperation.Failed, error: new PruneError(id, error) };
+  }
+}
+
+async function act(candidate: Candidate, removed: ReadonlySet<string>, options: PruneOptions): Promise<PruneOutcome> {
+  const { id, mapping, namespace } = candidate;
+  // What was read decides a plain delete; a release or an in-use check reads the whole object again.
+  const plainDelete = !candidate.detach && pruneRank(id) === 0;
+  try {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await decideAndAct(id, mapping, namespace, removed, options);
+        if (attempt > 1 || !plainDelete) return await decideAndAct(id, mapping, namespace, removed, options);
+        await deleteExactly(options.client, mapping, namespace, id.name, candidate);
+        return { id, operation: PruneOperation.Deleted };
       } catch (error) {
         // The object changed between the read and the write (maybe a new owner): read it and decide again.
         if (!isConflict(error) || attempt >= maxAttempts) throw error;
@@ -180,6 +303,20 @@ async function pruneOne(id: ObjectId, removed: ReadonlySet<string>, options: Pru
     if (isNotFound(error)) return { id, operation: PruneOperation.Gone };
     return { id, operation: PruneOperation.Failed, error: new PruneError(id, error) };
   }
+}
+
+/** Both preconditions: the object we read, unchanged since (a new owner's write changes the version). */
+function deleteExactly(
+  client: KubeClient,
+  mapping: ResourceMapping,
+  namespace: string | undefined,
+  name: string,
+  read: { readonly uid: string; readonly resourceVersion: string },
+): Promise<unknown> {
+  return client.delete(mapping, namespace, name, {
+    propagationPolicy: "Background",
+    preconditions: { uid: read.uid, resourceVersion: read.resourceVersion },
+  });
 }
 
 async function decideAndAct(
@@ -206,10 +343,9 @@ async function decideAndAct(
     }
     return { id, operation: PruneOperation.Kept, error: inUse };
   }
-  // Both preconditions: the object we read, unchanged since (a new owner's write changes the version).
-  await options.client.delete(mapping, namespace, id.name, {
-    propagationPolicy: "Background",
-    preconditions: { uid: live.metadata.uid ?? "", resourceVersion: live.metadata.resourceVersion ?? "" },
+  await deleteExactly(options.client, mapping, namespace, id.name, {
+    uid: live.metadata.uid ?? "",
+    resourceVersion: live.metadata.resourceVersion ?? "",
   });
   return { id, operation: PruneOperation.Deleted };
 }

@@ -182,8 +182,13 @@ export async function finalize(ctx: FinalizerContext, raw: KubeObject): Promise<
 /** Deletes every managed object and waits until they are gone; answers those left in place because still in use. */
 async function deleteAll(ctx: FinalizerContext, managed: readonly ObjectId[]): Promise<PruneOutcome[]> {
   // The sync is going: a Namespace or CRD that objects that stay still use is left in place, released.
-  const outcomes = await prune(managed, { ...ctx.pruneOptions(), namespaceInUsePolicy: NamespaceInUsePolicy.Detach });
-  const failed = outcomes.filter((o) => o.operation === PruneOperation.Failed);
+  const outcomes = await prune(managed, {
+    ...ctx.pruneOptions(),
+    namespaceInUsePolicy: NamespaceInUsePolicy.Detach,
+    // A dependency held by a dependent still going (depends-on) is Kept: this attempt fails and is retried.
+    dependentsTimeoutMs: ctx.waitMs ?? 30_000,
+  });
+  const failed = outcomes.filter((o) => o.operation === PruneOperation.Failed || o.operation === PruneOperation.Kept);
   if (failed.length > 0) {
     throw new FinalizerError(
       `failed to delete ${failed.length} managed object(s): ${failed.map((f) => describeId(f.id)).join("; ")}`,

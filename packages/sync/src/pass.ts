@@ -246,7 +246,9 @@ async function passSteps(
     const declared = new Set(desired.map((d) => idKey(d.id)));
     const candidates = previous.filter((id) => !declared.has(idKey(id)));
     // Prune only after a clean apply: a half-applied commit must not also delete what it replaced.
-    const pruned = applyErrors.length === 0 ? await prune(candidates, ctx.pruneOptions()) : [];
+    // A dependency waits for its deleted dependents as long as an applied object may take to be Current.
+    const pruneOptions = { ...ctx.pruneOptions(), dependentsTimeoutMs: reconcileTimeoutMs, signal: ctx.signal };
+    const pruned = applyErrors.length === 0 ? await prune(candidates, pruneOptions) : [];
     const pruneErrors = pruned.flatMap((o) => (o.error ? [o.error] : []));
     const kept = pruned.filter((o) => o.error !== undefined).map((o) => o.id);
     const notYetPruned = applyErrors.length === 0 ? [] : candidates;

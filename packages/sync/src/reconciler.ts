@@ -7,6 +7,7 @@ import {
   pollPeriodMs,
   sourcePeriodOf,
   toDriftlessError,
+  UserAnnotation,
   type RSync,
 } from "@driftless/api";
 import {
@@ -18,11 +19,12 @@ import {
   VerifiedMatches,
   type ApplyOptions,
   type DesiredObject,
+  type ObjectId,
   type PruneOptions,
   type SyncIdentity,
 } from "@driftless/applier";
 import { GitFetcher, type FetchResult } from "@driftless/git";
-import { apiVersionOf, KubeClient, RestMapper } from "@driftless/kube";
+import { apiVersionOf, KubeClient, RestMapper, type KubeObject } from "@driftless/kube";
 import { createMetrics, serveMetrics, syncLabels, type Metrics } from "@driftless/metrics";
 import { Annotator, CustomResourceSchemaRegistry, PatchMaker, resolveKind } from "@driftless/objectmatcher";
 import {
@@ -35,7 +37,7 @@ import {
   type Poller,
   type RedisConnection,
 } from "@driftless/queue";
-import type { SourceResult } from "@driftless/source";
+import { parseDependsOn, type SourceResult } from "@driftless/source";
 import { ArtifactSources } from "./artifact-sources.ts";
 import type { PassContext } from "./context.ts";
 import { ensureFinalizer, finalize } from "./finalizer.ts";
@@ -608,6 +610,7 @@ export class Reconciler implements PassContext {
       lastAppliedAnnotation: this.annotator.annotationKey,
       concurrency: Math.min(this.options.concurrency ?? 16, 16),
       namespaceInUse: (namespace, pruning) => namespaceInUse(this.client, namespace, pruning),
+      dependsOn: liveDependsOn,
     };
   }
 
@@ -670,4 +673,12 @@ export class Reconciler implements PassContext {
     await this.renderCache?.clear();
     this.client.close();
   }
+}
+
+/** A live object's depends-on, which orders its deletion; a malformed value orders nothing (no source with it applied). */
+function liveDependsOn(live: KubeObject): readonly ObjectId[] {
+  const value = live.metadata.annotations?.[UserAnnotation.DependsOn];
+  if (value === undefined) return [];
+  const parsed = parseDependsOn(value);
+  return parsed.ok ? parsed.refs : [];
 }

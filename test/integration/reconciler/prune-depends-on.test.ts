@@ -1,0 +1,173 @@
+/**
+ * depends-on when objects go, as Config Sync's applier and destroyer honour it: the dependent is deleted
+ * first, and its dependency only once the dependent is gone. Config Sync documents this as the way to keep
+ * a RepoSync's RoleBinding until the RepoSync (and its reconciler's deletion work) is done.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  coreApi,
+  createRootSync,
+  customApi,
+  eventually,
+  type JsonObject,
+  rootSynced,
+  rootSyncGone,
+  rootSyncNamespace,
+  rootSyncs,
+  rootSyncStatus,
+  startReconciler,
+  statusCode,
+  suffix,
+  TestRepo,
+} from "../../support/index.ts";
+import { admin, Mapping } from "../manager/helpers.ts";
+
+const hold = "driftless.test/hold";
+const json = (obj: unknown): string => JSON.stringify(obj);
+
+function configMap(namespace: string, name: string, dependsOn?: string): unknown {
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      name,
+      namespace,
+      ...(dependsOn === undefined ? {} : { annotations: { "config.kubernetes.io/depends-on": dependsOn } }),
+    },
+    data: { name },
+  };
+}
+
+async function readConfigMap(namespace: string, name: string): Promise<JsonObject | undefined> {
+  try {
+    return (await coreApi().readNamespacedConfigMap({ namespace, name })) as unknown as JsonObject;
+  } catch (error) {
+    if (statusCode(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+/** A namespace holding `dependency` and `dependent` (depends-on `dependency`), declared in `config/`. */
+async function declareBoth(repo: TestRepo, namespace: string): Promise<string> {
+  await repo.write("config/ns.yaml", json({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }));
+  await repo.write("config/dependency.yaml", json(configMap(namespace, "dependency")));
+  await repo.write(
+    "config/dependent.yaml",
+    json(configMap(namespace, "dependent", `/namespaces/${namespace}/ConfigMap/dependency`)),
+  );
+  return repo.commit("a dependency and its dependent");
+}
+
+/** Our own finalizer holds the dependent in Terminating, so the order is observable, not a race. */
+async function holdDependent(namespace: string): Promise<void> {
+  await (await admin()).patch(Mapping.ConfigMap, namespace, "dependent", { metadata: { finalizers: [hold] } }, "merge");
+}
+
+async function releaseDependent(namespace: string): Promise<void> {
+  await (await admin()).patch(Mapping.ConfigMap, namespace, "dependent", { metadata: { finalizers: null } }, "merge");
+}
+
+test("a pass prunes a dependent before its dependency, and deletes the dependency only once the dependent is gone", async (t) => {
+  const id = suffix();
+  const name = `prune-dep-${id}`;
+  const namespace = `prune-dep-${id}`;
+  t.after(() =>
+    coreApi()
+      .deleteNamespace({ name: namespace })
+      .catch(() => undefined),
+  );
+  const repo = await TestRepo.create(t);
+  const first = await declareBoth(repo, namespace);
+  await createRootSync(name, repo, { spec: { override: { reconcileTimeout: "3s" } } });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await rootSynced(name, first);
+  await holdDependent(namespace);
+  t.after(() => releaseDependent(namespace).catch(() => undefined));
+
+  await repo.remove("config/dependency.yaml");
+  await repo.remove("config/dependent.yaml");
+  const second = await repo.commit("both leave Git");
+  const errors = await eventually(
+    async () => {
+      const sync = (await rootSyncStatus(name))["sync"] as JsonObject | undefined;
+      return sync?.["commit"] === second ? ((sync["errors"] ?? []) as JsonObject[]) : undefined;
+    },
+    { timeoutMs: 60_000, what: "the pass over the removal to report" },
+  );
+  const dependent = await readConfigMap(namespace, "dependent");
+  assert.ok(
+    (dependent?.["metadata"] as JsonObject | undefined)?.["deletionTimestamp"] !== undefined,
+    "the dependent was not deleted",
+  );
+  assert.ok(
+    (await readConfigMap(namespace, "dependency")) !== undefined,
+    "the dependency was deleted while its dependent was still there",
+  );
+  assert.ok(
+    errors.some(
+      (e) =>
+        e["code"] === "2009" &&
+        e["errorMessage"] ===
+          `KNV2009: skipped delete of ConfigMap, ${namespace}/dependency: dependent delete reconcile timeout: ConfigMap, ${namespace}/dependent`,
+    ),
+    `no skipped delete in ${JSON.stringify(errors)}`,
+  );
+
+  // Once the dependent is gone, a later pass deletes the dependency and the errors clear.
+  await releaseDependent(namespace);
+  await eventually(async () => (await readConfigMap(namespace, "dependency")) === undefined, {
+    timeoutMs: 60_000,
+    what: "the dependency deleted after its dependent",
+  });
+  await eventually(
+    async () => {
+      const sync = (await rootSyncStatus(name))["sync"] as JsonObject | undefined;
+      return sync?.["commit"] === second && ((sync["errors"] ?? []) as JsonObject[]).length === 0;
+    },
+    { timeoutMs: 60_000, what: "the errors to clear" },
+  );
+});
+
+test("Foreground deletion of a sync deletes a dependent before its dependency, and the dependency only once the dependent is gone", async (t) => {
+  const id = suffix();
+  const name = `fg-dep-${id}`;
+  const namespace = `fg-dep-${id}`;
+  t.after(() =>
+    coreApi()
+      .deleteNamespace({ name: namespace })
+      .catch(() => undefined),
+  );
+  const repo = await TestRepo.create(t);
+  const first = await declareBoth(repo, namespace);
+  await createRootSync(name, repo, { annotations: { "configsync.gke.io/deletion-propagation-policy": "Foreground" } });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await rootSynced(name, first);
+  await holdDependent(namespace);
+  t.after(() => releaseDependent(namespace).catch(() => undefined));
+
+  await customApi().deleteNamespacedCustomObject({ ...rootSyncs, name });
+  const failure = await eventually(
+    async () => {
+      const conditions = ((await rootSyncStatus(name))["conditions"] ?? []) as JsonObject[];
+      return conditions.find((c) => c["type"] === "ReconcilerFinalizerFailure" && c["status"] === "True");
+    },
+    { timeoutMs: 90_000, what: "ReconcilerFinalizerFailure while the dependent is held" },
+  );
+  assert.ok(
+    (await readConfigMap(namespace, "dependency")) !== undefined,
+    "the dependency was deleted while its dependent was still there",
+  );
+  const errors = ((failure["errors"] ?? []) as JsonObject[]).map((e) => e["errorMessage"]);
+  assert.ok(
+    errors.includes(
+      `KNV2009: skipped delete of ConfigMap, ${namespace}/dependency: dependent delete reconcile timeout: ConfigMap, ${namespace}/dependent`,
+    ),
+    `no skipped delete in ${JSON.stringify(errors)}`,
+  );
+
+  await releaseDependent(namespace);
+  await rootSyncGone(name, 90_000);
+  assert.equal(await readConfigMap(namespace, "dependency"), undefined, "the dependency outlived the RootSync");
+  assert.equal(await readConfigMap(namespace, "dependent"), undefined, "the dependent outlived the RootSync");
+});
