@@ -6,16 +6,22 @@
  * the run's. Call once, at the top level, before anything reads the test environment.
  */
 import { readFileSync, writeFileSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after } from "node:test";
 import {
+  apiRequest,
   defaultAdmissionPolicyFiles,
   defaultCrdDir,
   down,
   findRepoRoot,
+  readState,
+  startProcess,
+  stopProcess,
   up,
   type ClusterState,
 } from "@driftless/local-cluster";
+import { eventually } from "./eventually.ts";
 import { controlPlaneOf, type TestEnvironment } from "./env.ts";
 
 export interface PrivateControlPlane {
@@ -55,4 +61,44 @@ export async function usePrivateControlPlane(
   writeFileSync(file, JSON.stringify(env, null, 2));
   process.env["DRIFTLESS_TEST_ENV"] = file;
   return { stateDir, cluster };
+}
+
+/**
+ * Stops one process of the plane (SIGTERM, as a node's shutdown would), runs `whileDown`, then starts it
+ * again with the same command line (same ports, data and certificates) and resolves once it serves:
+ * etcd's /health, or the API server's /readyz. The new pid goes to the state file, so teardown stops it.
+ */
+export async function restartProcess(
+  plane: PrivateControlPlane,
+  name: "kube-apiserver" | "etcd",
+  whileDown: () => Promise<void>,
+): Promise<void> {
+  const state = await readState(plane.stateDir);
+  const record = state?.processes.find((p) => p.name === name);
+  if (state === undefined || record === undefined) throw new Error(`no ${name} in ${plane.stateDir}`);
+  await stopProcess(record.pid);
+  await whileDown();
+  const [binary = "", ...args] = record.command;
+  const started = await startProcess({ name, binary, args, logFile: record.logFile, detached: false });
+  const processes = state.processes.map((p) => (p === record ? started : p));
+  await writeFile(join(plane.stateDir, "state.json"), JSON.stringify({ ...state, processes }, null, 2) + "\n", {
+    mode: 0o600,
+  });
+  const ca = await readFile(state.caFile, "utf8");
+  await eventually(
+    async () =>
+      name === "etcd"
+        ? (await fetch(`${state.etcdUrl}/health`)).ok
+        : (
+            await apiRequest({
+              server: state.server,
+              ca,
+              token: state.identities.admin.token,
+              method: "GET",
+              path: "/readyz",
+              timeoutMs: 2_000,
+            })
+          ).status === 200,
+    { timeoutMs: 60_000, what: `${name} serving again` },
+  );
 }

@@ -1,0 +1,103 @@
+/**
+ * A plain-HTTP proxy in front of the test's API server, for a fault at a known point: it records every
+ * request, and `hold` may keep one waiting (say, while the test stops the API server). When the API
+ * server cannot be reached, or its answer is cut, the client's connection is cut too, with no answer of
+ * the proxy's own: to the client it looks like the API server itself going away.
+ */
+import http from "node:http";
+import https from "node:https";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TestContext } from "node:test";
+import { testEnv } from "../../support/index.ts";
+
+export interface ProxiedRequest {
+  readonly method: string;
+  /** The path without its query. */
+  readonly path: string;
+  /** The query string without its `?`. */
+  readonly query: string;
+  /** The API server's answer; undefined while waiting, 0 when the API server could not be reached. */
+  status?: number;
+}
+
+export interface ApiProxy {
+  readonly requests: readonly ProxiedRequest[];
+  /** The admin's kubeconfig, pointing at the proxy. */
+  readonly kubeconfig: string;
+  /** Called as each request arrives; a returned promise holds the request until it settles. */
+  hold: ((request: ProxiedRequest) => Promise<void> | undefined) | undefined;
+}
+
+const hopByHop = ["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection"];
+
+function without(headers: http.IncomingHttpHeaders, drop: readonly string[]): http.OutgoingHttpHeaders {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !drop.includes(name.toLowerCase())));
+}
+
+export async function startApiProxy(t: TestContext): Promise<ApiProxy> {
+  const env = testEnv();
+  const upstream = new URL(env.server);
+  const agent = new https.Agent({ ca: await readFile(env.caFile), keepAlive: true });
+  const requests: ProxiedRequest[] = [];
+  const forward = (req: http.IncomingMessage, res: http.ServerResponse, record: ProxiedRequest): void => {
+    const out = https.request(
+      {
+        hostname: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...without(req.headers, [...hopByHop, "host"]), host: upstream.host },
+        agent,
+      },
+      (answer) => {
+        record.status = answer.statusCode;
+        res.writeHead(answer.statusCode ?? 502, without(answer.headers, hopByHop));
+        res.flushHeaders(); // a watch's head goes at once, before any event
+        answer.on("aborted", () => res.destroy());
+        answer.on("error", () => res.destroy());
+        answer.pipe(res);
+      },
+    );
+    out.on("error", () => {
+      record.status ??= 0;
+      res.destroy();
+    });
+    res.on("close", () => out.destroy());
+    req.pipe(out);
+  };
+  const server = http.createServer((req, res) => {
+    const [path = "", query = ""] = (req.url ?? "").split("?");
+    const record: ProxiedRequest = { method: req.method ?? "", path, query };
+    requests.push(record);
+    const held = proxy.hold?.(record);
+    if (held === undefined) forward(req, res, record);
+    else void held.then(() => forward(req, res, record));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const dir = await mkdtemp(join(tmpdir(), "driftless-api-proxy-"));
+  const kubeconfig = join(dir, "kubeconfig");
+  await writeFile(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "proxy", cluster: { server: url } }],
+      users: [{ name: "admin", user: { token: env.adminToken } }],
+      contexts: [{ name: "proxy", context: { cluster: "proxy", user: "admin" } }],
+      "current-context": "proxy",
+    }),
+    { mode: 0o600 },
+  );
+  const proxy: ApiProxy = { requests, kubeconfig, hold: undefined };
+  t.after(async () => {
+    server.closeAllConnections();
+    server.close();
+    agent.destroy();
+    await rm(dir, { recursive: true, force: true });
+  });
+  return proxy;
+}
