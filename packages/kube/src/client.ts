@@ -5,7 +5,6 @@
  */
 import type http from "node:http";
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { ErrorResource } from "@driftless/api";
 import { agentTls, createAgent } from "./agent.ts";
 import {
   clientDefaults,
@@ -18,16 +17,27 @@ import {
   type WriteOptions,
 } from "./client-options.ts";
 import { connect, loadKubeConfig, type Endpoint, type TlsMaterial } from "./connection.ts";
+import {
+  errorFrom,
+  holdsMetadata,
+  invalid,
+  metadataFrom,
+  networkError,
+  objectFrom,
+  parseJson,
+  retryAfterMs,
+  typeFill,
+  type Subject,
+} from "./decode-response.ts";
 import { loadNativeConnection, type CredentialProvider } from "./kubeconfig.ts";
 import { KubeApiError, KubeReason, isGone } from "./errors.ts";
 import { jsonPatch } from "./json-patch.ts";
-import { asApiStatus, asKubeObject, asListPage, type TypeFill } from "./parse.ts";
-import { apiVersionOf, encodeQuery, resourcePath } from "./paths.ts";
+import { asKubeObject, asListPage } from "./parse.ts";
+import { encodeQuery, resourcePath } from "./paths.ts";
 import { VerbCounter, verbForMethod, type RequestCounter, type RequestVerb } from "./request-counter.ts";
 import { openStreamSocket, type OpenedStream } from "./stream-socket.ts";
-import { exchange, prefixScanBytes, RequestTimeoutError, type RawResponse, type Transport } from "./transport.ts";
+import { exchange, type RawResponse, type Transport } from "./transport.ts";
 import type { KubeObject, ListPage, ObjectList, ResourceMapping, WatchEvent } from "./types.ts";
-import { peekMemberRange } from "./json-peek.ts";
 import { readWatchEvents } from "./watch.ts";
 
 const patchContentTypes: Readonly<Record<PatchType, string>> = {
@@ -42,12 +52,6 @@ const partialMetadata = "application/json;as=PartialObjectMetadata;g=meta.k8s.io
 const partialMetadataList = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 
 const maxRetryAfterMs = 30_000;
-
-/** What a request is about, for error messages and errorResources. */
-interface Subject {
-  readonly operation: string;
-  readonly resource?: ErrorResource;
-}
 
 export class KubeClient {
   /** The API server URL. */
@@ -496,10 +500,6 @@ export class KubeClient {
   }
 }
 
-function typeFill(m: ResourceMapping): TypeFill {
-  return { apiVersion: apiVersionOf(m.group, m.version), kind: m.kind };
-}
-
 function describe(
   action: string,
   m: ResourceMapping,
@@ -544,21 +544,6 @@ function encodeBody(body: unknown): string | Buffer | undefined {
   return JSON.stringify(body);
 }
 
-function parseJson(raw: RawResponse, subject: Subject): unknown {
-  try {
-    return JSON.parse(raw.body.toString("utf8"));
-  } catch (error) {
-    throw invalid(raw, subject, `not JSON (${error instanceof Error ? error.message : String(error)})`);
-  }
-}
-
-function objectFrom(raw: RawResponse, m: ResourceMapping, subject: Subject): KubeObject {
-  if (raw.status >= 300) throw errorFrom(raw, subject);
-  const obj = asKubeObject(parseJson(raw, subject), typeFill(m));
-  if (obj === undefined) throw invalid(raw, subject, "not a Kubernetes object");
-  return obj;
-}
-
 /** An error answer's body, whole (it is a small Status). */
 function wholeBody(stream: OpenedStream): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -569,77 +554,6 @@ function wholeBody(stream: OpenedStream): Promise<Buffer> {
       error: reject,
     });
   });
-}
-
-/** Whether a body's start holds the whole metadata member (the transport may drop the rest). */
-function holdsMetadata(prefix: Buffer): boolean {
-  return peekMemberRange(prefix.toString("latin1"), "metadata") !== undefined;
-}
-
-/** The stored object's apiVersion, kind and metadata; the rest of the response is never parsed or kept. */
-function metadataFrom(raw: RawResponse, m: ResourceMapping, subject: Subject): KubeObject {
-  // metadata comes before spec and status in what the server writes: the scan stops there, and
-  // only its bytes are decoded, not the megabytes after it.
-  const range =
-    peekMemberRange(raw.body.toString("latin1", 0, Math.min(raw.body.length, prefixScanBytes)), "metadata") ??
-    peekMemberRange(raw.body.toString("latin1"), "metadata");
-  if (range === undefined) throw invalid(raw, subject, "not a Kubernetes object");
-  const metadata = raw.body.toString("utf8", range.start, range.end);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(metadata);
-  } catch (error) {
-    throw invalid(raw, subject, `not JSON (${error instanceof Error ? error.message : String(error)})`);
-  }
-  const obj = asKubeObject({ metadata: parsed }, typeFill(m));
-  if (obj === undefined) throw invalid(raw, subject, "not a Kubernetes object");
-  return obj;
-}
-
-function invalid(raw: RawResponse, subject: Subject, why: string): KubeApiError {
-  return new KubeApiError({
-    status: raw.status,
-    reason: KubeReason.InvalidResponse,
-    serverMessage: `the response is ${why}: ${raw.body.toString("utf8", 0, 200)}`,
-    operation: subject.operation,
-    ...(subject.resource === undefined ? {} : { resource: subject.resource }),
-  });
-}
-
-/** The classified error for a non-2xx response. */
-function errorFrom(raw: RawResponse, subject: Subject): KubeApiError {
-  const extra = {
-    ...(subject.resource === undefined ? {} : { resource: subject.resource }),
-    ...(retryAfterMs(raw) === undefined ? {} : { retryAfterMs: retryAfterMs(raw) }),
-  };
-  const contentType = raw.headers["content-type"] ?? "";
-  if (contentType.startsWith("application/json")) {
-    let body: unknown;
-    try {
-      body = JSON.parse(raw.body.toString("utf8"));
-    } catch {
-      body = undefined;
-    }
-    const status = asApiStatus(body);
-    if (status !== undefined) return KubeApiError.fromStatus(status, raw.status, subject.operation, extra);
-  }
-  return KubeApiError.fromHttp(raw.status, raw.body.toString("utf8"), subject.operation, extra);
-}
-
-function networkError(error: unknown, subject: Subject): KubeApiError {
-  if (error instanceof KubeApiError) return error;
-  return KubeApiError.network(
-    subject.operation,
-    error,
-    error instanceof RequestTimeoutError ? KubeReason.Timeout : KubeReason.NetworkError,
-  );
-}
-
-function retryAfterMs(raw: RawResponse): number | undefined {
-  const header = raw.headers["retry-after"];
-  if (header === undefined) return undefined;
-  const seconds = Number(header);
-  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
