@@ -22,6 +22,8 @@ export interface GitHttpServerOptions {
   readonly tls?: { readonly key: string; readonly cert: string };
   /** The address to listen on (default 127.0.0.1), e.g. a node bridge's, for pods to fetch from. */
   readonly host?: string;
+  /** The port (default a free one): a server started again on the old one serves the same URLs. */
+  readonly port?: number;
 }
 
 export interface RecordedRequest {
@@ -38,8 +40,8 @@ export interface GitHttpServer {
   readonly requests: RecordedRequest[];
   /** Answer the next `count` requests with `status` instead of serving them. */
   failNext(status: number, count: number): void;
-  /** Accept requests from now on but never answer them, like a wedged server. */
-  stall(): void;
+  /** Accept requests from now on (those `which` picks, default all) but never answer them, like a wedged server. */
+  stall(which?: (request: { readonly method: string; readonly path: string }) => boolean): void;
   close(): Promise<void>;
 }
 
@@ -48,7 +50,7 @@ const httpBackend = join(execFileSync("git", ["--exec-path"], { encoding: "utf8"
 export async function startGitHttpServer(options: GitHttpServerOptions): Promise<GitHttpServer> {
   const requests: RecordedRequest[] = [];
   let failures: { status: number; count: number } = { status: 0, count: 0 };
-  let stalled = false;
+  let stalled: ((request: { readonly method: string; readonly path: string }) => boolean) | undefined;
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const url = new URL(req.url ?? "/", "http://localhost");
@@ -56,7 +58,7 @@ export async function startGitHttpServer(options: GitHttpServerOptions): Promise
     const record = (status: number): void => {
       requests.push({ method: req.method ?? "", path: url.pathname + url.search, status, authorized });
     };
-    if (stalled) {
+    if (stalled?.({ method: req.method ?? "", path: url.pathname }) === true) {
       record(0);
       return;
     }
@@ -124,7 +126,7 @@ export async function startGitHttpServer(options: GitHttpServerOptions): Promise
   const server: Server = options.tls === undefined ? createHttpServer(handle) : createHttpsServer(options.tls, handle);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, options.host ?? "127.0.0.1", () => resolve());
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   const scheme = options.tls === undefined ? "http" : "https";
@@ -135,8 +137,8 @@ export async function startGitHttpServer(options: GitHttpServerOptions): Promise
     failNext: (status, count) => {
       failures = { status, count };
     },
-    stall: () => {
-      stalled = true;
+    stall: (which = () => true) => {
+      stalled = which;
     },
     close: () =>
       new Promise<void>((resolve) => {
