@@ -3,7 +3,6 @@
  * classified. Objects go to the server exactly as given (no generated models that drop unknown
  * fields or `$patch` directives), which is what a reconciler needs.
  */
-import type http from "node:http";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { agentTls, createAgent } from "./agent.ts";
 import {
@@ -25,7 +24,6 @@ import {
   networkError,
   objectFrom,
   parseJson,
-  retryAfterMs,
   typeFill,
   type Subject,
 } from "./decode-response.ts";
@@ -34,9 +32,10 @@ import { KubeApiError, KubeReason, isGone } from "./errors.ts";
 import { jsonPatch } from "./json-patch.ts";
 import { asKubeObject, asListPage } from "./parse.ts";
 import { encodeQuery, resourcePath } from "./paths.ts";
-import { VerbCounter, verbForMethod, type RequestCounter, type RequestVerb } from "./request-counter.ts";
+import { verbForMethod, type RequestCounter, type RequestVerb } from "./request-counter.ts";
+import { Sender } from "./send.ts";
 import { openStreamSocket, type OpenedStream } from "./stream-socket.ts";
-import { exchange, type RawResponse, type Transport } from "./transport.ts";
+import type { RawResponse, Transport } from "./transport.ts";
 import type { KubeObject, ListPage, ObjectList, ResourceMapping, WatchEvent } from "./types.ts";
 import { readWatchEvents } from "./watch.ts";
 
@@ -51,32 +50,16 @@ const patchContentTypes: Readonly<Record<PatchType, string>> = {
 const partialMetadata = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 const partialMetadataList = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 
-const maxRetryAfterMs = 30_000;
-
 export class KubeClient {
   /** The API server URL. */
   readonly server: string;
   readonly requests: RequestCounter;
-  readonly #counter: VerbCounter;
-  readonly #transport: Transport;
-  readonly #credentials: CredentialProvider;
-  readonly #baseHeaders: Readonly<Record<string, string>>;
-  readonly #timeoutMs: number;
-  readonly #retryAfterAttempts: number;
-  readonly #onWarning: ((warning: string, operation: string) => void) | undefined;
-  readonly #fence: ((operation: string) => void) | undefined;
+  readonly #sender: Sender;
 
   private constructor(transport: Transport, credentials: CredentialProvider, options: KubeClientOptions) {
     this.server = transport.endpoint.server;
-    this.#transport = transport;
-    this.#credentials = credentials;
-    this.#counter = new VerbCounter();
-    this.requests = this.#counter;
-    this.#baseHeaders = { "User-Agent": options.userAgent ?? clientDefaults.userAgent };
-    this.#timeoutMs = options.timeoutMs ?? clientDefaults.timeoutMs;
-    this.#retryAfterAttempts = options.retryAfterAttempts ?? clientDefaults.retryAfterAttempts;
-    this.#onWarning = options.onWarning;
-    this.#fence = options.fence;
+    this.#sender = new Sender(transport, credentials, options);
+    this.requests = this.#sender.counter;
   }
 
   /**
@@ -125,7 +108,7 @@ export class KubeClient {
     const verb = verbForMethod(req.method, watch);
     const path = req.path + encodeQuery(req.query);
     const subject = { operation: `${req.method.toUpperCase()} ${req.path}` };
-    const raw = await this.#send(
+    const raw = await this.#sender.send(
       verb,
       req.method.toUpperCase(),
       path,
@@ -202,7 +185,7 @@ export class KubeClient {
         resourceVersion: continueToken === undefined ? opts.resourceVersion : undefined,
       };
       const req = opts.metadataOnly === true ? { ...opts, accept: partialMetadataList } : opts;
-      const raw = await this.#send("list", "GET", path + encodeQuery(query), undefined, undefined, req, subject);
+      const raw = await this.#sender.send("list", "GET", path + encodeQuery(query), undefined, undefined, req, subject);
       if (raw.status >= 300) {
         const error = errorFrom(raw, subject);
         // The continue token outlived etcd's compaction window: read the whole list again in one
@@ -314,7 +297,7 @@ export class KubeClient {
     if (opts.preconditions !== undefined) body["preconditions"] = opts.preconditions;
     if (opts.gracePeriodSeconds !== undefined) body["gracePeriodSeconds"] = opts.gracePeriodSeconds;
     if (opts.dryRun === true) body["dryRun"] = ["All"];
-    const raw = await this.#send(
+    const raw = await this.#sender.send(
       "delete",
       "DELETE",
       resourcePath(m, namespace, name),
@@ -346,28 +329,28 @@ export class KubeClient {
     };
     const path = resourcePath(m, opts.namespace) + encodeQuery(query);
     if (opts.signal.aborted) return;
-    this.#counter.started("watch");
+    this.#sender.counter.started("watch");
     const started = performance.now();
     let stream: OpenedStream;
     try {
       const headers = {
-        ...this.#baseHeaders,
-        ...(await this.#credentials.headers()),
+        ...this.#sender.baseHeaders,
+        ...(await this.#sender.credentials.headers()),
         Accept: opts.metadataOnly === true ? partialMetadata : "application/json",
       };
-      stream = await openStreamSocket(this.#transport.stream, {
+      stream = await openStreamSocket(this.#sender.transport.stream, {
         path,
         headers,
         signal: opts.signal,
-        timeoutMs: this.#timeoutMs,
+        timeoutMs: this.#sender.timeoutMs,
       });
     } catch (error) {
-      this.#counter.finished("watch", 0, performance.now() - started);
+      this.#sender.counter.finished("watch", 0, performance.now() - started);
       if (opts.signal.aborted) return;
       throw networkError(error, subject);
     }
     const { status, headers } = stream.head;
-    this.#counter.finished("watch", status, performance.now() - started);
+    this.#sender.counter.finished("watch", status, performance.now() - started);
     try {
       if (status !== 200) throw errorFrom({ status, headers, body: await wholeBody(stream) }, subject);
       // With no idle deadline a half-open connection would hang forever; bookmarks and the
@@ -390,8 +373,8 @@ export class KubeClient {
 
   /** Closes every connection; in-flight requests fail. */
   close(): void {
-    this.#transport.agent.destroy();
-    for (const socket of this.#transport.stream.open) socket.destroy();
+    this.#sender.transport.agent.destroy();
+    for (const socket of this.#sender.transport.stream.open) socket.destroy();
   }
 
   /** One object's GET (`accept` chooses its form): the raw answer, or undefined on 404. */
@@ -402,7 +385,15 @@ export class KubeClient {
     req: { signal?: AbortSignal; accept?: string },
   ): Promise<{ raw: RawResponse; subject: Subject } | undefined> {
     const subject = describe("get", m, namespace, name);
-    const raw = await this.#send("get", "GET", resourcePath(m, namespace, name), undefined, undefined, req, subject);
+    const raw = await this.#sender.send(
+      "get",
+      "GET",
+      resourcePath(m, namespace, name),
+      undefined,
+      undefined,
+      req,
+      subject,
+    );
     return raw.status === 404 ? undefined : { raw, subject };
   }
 
@@ -418,85 +409,9 @@ export class KubeClient {
   ): Promise<KubeObject> {
     const metadataOnly = opts.response === "metadata";
     const req = metadataOnly ? { ...opts, prefixSuffices: holdsMetadata } : opts;
-    const raw = await this.#send(verb, method, path, body, contentType, req, subject);
+    const raw = await this.#sender.send(verb, method, path, body, contentType, req, subject);
     if (raw.status >= 300) throw errorFrom(raw, subject);
     return metadataOnly ? metadataFrom(raw, m, subject) : objectFrom(raw, m, subject);
-  }
-
-  /**
-   * Sends one request, with the two retries that are always safe: again after a 401 once
-   * refreshable credentials were re-read, and again when the server says when (Retry-After on
-   * 429/5xx means it did not process the request).
-   */
-  async #send(
-    verb: RequestVerb,
-    method: string,
-    path: string,
-    body: string | Buffer | undefined,
-    contentType: string | undefined,
-    req: {
-      signal?: AbortSignal;
-      timeoutMs?: number;
-      accept?: string;
-      prefixSuffices?: (prefix: Buffer) => boolean;
-    },
-    subject: Subject,
-  ): Promise<RawResponse> {
-    let refreshed = false;
-    for (let attempt = 0; ; attempt++) {
-      const headers: http.OutgoingHttpHeaders = {
-        ...this.#baseHeaders,
-        ...(await this.#credentials.headers()),
-        Accept: req.accept ?? "application/json",
-      };
-      if (body !== undefined) {
-        headers["Content-Type"] = contentType ?? "application/json";
-        headers["Content-Length"] = typeof body === "string" ? Buffer.byteLength(body) : body.length;
-      }
-      // After the awaits above, so that nothing stands between the check and the send.
-      if (this.#fence !== undefined && method !== "GET" && method !== "HEAD") this.#fence(subject.operation);
-      this.#counter.started(verb);
-      const started = performance.now();
-      let raw: RawResponse;
-      try {
-        raw = await exchange(this.#transport, {
-          method,
-          path,
-          headers,
-          ...(body === undefined ? {} : { body }),
-          ...(req.signal === undefined ? {} : { signal: req.signal }),
-          timeoutMs: req.timeoutMs ?? this.#timeoutMs,
-          ...(req.prefixSuffices === undefined ? {} : { prefixSuffices: req.prefixSuffices }),
-        });
-      } catch (error) {
-        this.#counter.finished(verb, 0, performance.now() - started);
-        if (req.signal?.aborted === true) throw req.signal.reason;
-        throw networkError(error, subject);
-      }
-      this.#counter.finished(verb, raw.status, performance.now() - started);
-      this.#reportWarnings(raw.headers, subject.operation);
-      if (raw.status === 401 && !refreshed && this.#credentials.refreshable) {
-        refreshed = true;
-        await this.#credentials.refresh();
-        continue;
-      }
-      const retryAfter = retryAfterMs(raw);
-      if (retryAfter !== undefined && (raw.status === 429 || raw.status >= 500) && attempt < this.#retryAfterAttempts) {
-        await sleep(Math.min(retryAfter, maxRetryAfterMs), req.signal);
-        continue;
-      }
-      return raw;
-    }
-  }
-
-  #reportWarnings(headers: http.IncomingHttpHeaders, operation: string): void {
-    const warning = headers["warning"];
-    if (warning === undefined || this.#onWarning === undefined) return;
-    // RFC 7234 warnings: `299 - "message"`; the server sends one header per warning.
-    for (const value of Array.isArray(warning) ? warning : [warning]) {
-      const match = /^\d{3} \S+ "((?:[^"\\]|\\.)*)"/.exec(value);
-      this.#onWarning(match?.[1] !== undefined ? match[1].replace(/\\(.)/g, "$1") : value, operation);
-    }
   }
 }
 
@@ -553,23 +468,5 @@ function wholeBody(stream: OpenedStream): Promise<Buffer> {
       end: () => resolve(Buffer.concat(chunks)),
       error: reject,
     });
-  });
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted === true) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
   });
 }

@@ -1,0 +1,129 @@
+/**
+ * Sending one request over the client's connections: its headers and credentials, the fence before
+ * a write, the count by verb, the server's warnings, and the retries that are always safe.
+ */
+import type http from "node:http";
+import { clientDefaults, type KubeClientOptions } from "./client-options.ts";
+import { networkError, retryAfterMs, type Subject } from "./decode-response.ts";
+import type { CredentialProvider } from "./kubeconfig.ts";
+import { VerbCounter, type RequestVerb } from "./request-counter.ts";
+import { exchange, type RawResponse, type Transport } from "./transport.ts";
+
+const maxRetryAfterMs = 30_000;
+
+/** The connections, credentials and settings every request of one KubeClient goes out with. */
+export class Sender {
+  readonly transport: Transport;
+  readonly credentials: CredentialProvider;
+  readonly counter: VerbCounter;
+  readonly baseHeaders: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+  readonly #retryAfterAttempts: number;
+  readonly #onWarning: ((warning: string, operation: string) => void) | undefined;
+  readonly #fence: ((operation: string) => void) | undefined;
+
+  constructor(transport: Transport, credentials: CredentialProvider, options: KubeClientOptions) {
+    this.transport = transport;
+    this.credentials = credentials;
+    this.counter = new VerbCounter();
+    this.baseHeaders = { "User-Agent": options.userAgent ?? clientDefaults.userAgent };
+    this.timeoutMs = options.timeoutMs ?? clientDefaults.timeoutMs;
+    this.#retryAfterAttempts = options.retryAfterAttempts ?? clientDefaults.retryAfterAttempts;
+    this.#onWarning = options.onWarning;
+    this.#fence = options.fence;
+  }
+
+  /**
+   * Sends one request, with the two retries that are always safe: again after a 401 once
+   * refreshable credentials were re-read, and again when the server says when (Retry-After on
+   * 429/5xx means it did not process the request).
+   */
+  async send(
+    verb: RequestVerb,
+    method: string,
+    path: string,
+    body: string | Buffer | undefined,
+    contentType: string | undefined,
+    req: {
+      signal?: AbortSignal;
+      timeoutMs?: number;
+      accept?: string;
+      prefixSuffices?: (prefix: Buffer) => boolean;
+    },
+    subject: Subject,
+  ): Promise<RawResponse> {
+    let refreshed = false;
+    for (let attempt = 0; ; attempt++) {
+      const headers: http.OutgoingHttpHeaders = {
+        ...this.baseHeaders,
+        ...(await this.credentials.headers()),
+        Accept: req.accept ?? "application/json",
+      };
+      if (body !== undefined) {
+        headers["Content-Type"] = contentType ?? "application/json";
+        headers["Content-Length"] = typeof body === "string" ? Buffer.byteLength(body) : body.length;
+      }
+      // After the awaits above, so that nothing stands between the check and the send.
+      if (this.#fence !== undefined && method !== "GET" && method !== "HEAD") this.#fence(subject.operation);
+      this.counter.started(verb);
+      const started = performance.now();
+      let raw: RawResponse;
+      try {
+        raw = await exchange(this.transport, {
+          method,
+          path,
+          headers,
+          ...(body === undefined ? {} : { body }),
+          ...(req.signal === undefined ? {} : { signal: req.signal }),
+          timeoutMs: req.timeoutMs ?? this.timeoutMs,
+          ...(req.prefixSuffices === undefined ? {} : { prefixSuffices: req.prefixSuffices }),
+        });
+      } catch (error) {
+        this.counter.finished(verb, 0, performance.now() - started);
+        if (req.signal?.aborted === true) throw req.signal.reason;
+        throw networkError(error, subject);
+      }
+      this.counter.finished(verb, raw.status, performance.now() - started);
+      this.#reportWarnings(raw.headers, subject.operation);
+      if (raw.status === 401 && !refreshed && this.credentials.refreshable) {
+        refreshed = true;
+        await this.credentials.refresh();
+        continue;
+      }
+      const retryAfter = retryAfterMs(raw);
+      if (retryAfter !== undefined && (raw.status === 429 || raw.status >= 500) && attempt < this.#retryAfterAttempts) {
+        await sleep(Math.min(retryAfter, maxRetryAfterMs), req.signal);
+        continue;
+      }
+      return raw;
+    }
+  }
+
+  #reportWarnings(headers: http.IncomingHttpHeaders, operation: string): void {
+    const warning = headers["warning"];
+    if (warning === undefined || this.#onWarning === undefined) return;
+    // RFC 7234 warnings: `299 - "message"`; the server sends one header per warning.
+    for (const value of Array.isArray(warning) ? warning : [warning]) {
+      const match = /^\d{3} \S+ "((?:[^"\\]|\\.)*)"/.exec(value);
+      this.#onWarning(match?.[1] !== undefined ? match[1].replace(/\\(.)/g, "$1") : value, operation);
+    }
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted === true) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
