@@ -85,7 +85,7 @@ export interface ApplyOptions {
   readonly reconcileTimeoutMs?: number;
   /** How often a dependency's health is read from the live state while waiting (default 250 ms). */
   readonly dependencyPollMs?: number;
-  /** Ends waits for dependencies early (the reconciler stopping): their dependents are skipped, not waited for. */
+  /** Ends waits early (the reconciler stopping): for dependencies (their dependents are skipped) and new CRDs. */
   readonly signal?: AbortSignal;
   /** Matches already found equal, kept across passes by the caller (see {@link VerifiedMatches}). */
   readonly verified?: VerifiedMatches;
@@ -259,6 +259,7 @@ async function applyWaves(plan: Plan, options: ApplyOptions): Promise<ApplyOutco
         options.client,
         crds.map((r) => r.desired.id.name),
         options.crdEstablishTimeoutMs ?? 60_000,
+        options.signal,
       );
       // Their custom resources are matched with the schema just applied, not one read before it.
       for (const crd of established) options.schemas?.observe(crd);

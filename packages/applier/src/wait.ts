@@ -13,12 +13,14 @@ export const crdMapping: ResourceMapping = {
 
 /**
  * Waits until every named CRD reports Established=True; a CRD that never does stalls the pass.
- * Returns each as read then (its schema is the one its custom resources are now validated with).
+ * Returns each as read then (its schema is the one its custom resources are now validated with); a
+ * `signal` (the reconciler stopping) ends the wait early with those Established so far.
  */
 export async function waitForEstablished(
   client: KubeClient,
   names: readonly string[],
   timeoutMs: number,
+  signal?: AbortSignal,
 ): Promise<KubeObject[]> {
   const deadline = Date.now() + timeoutMs;
   const established: KubeObject[] = [];
@@ -39,6 +41,7 @@ export async function waitForEstablished(
           resources: [{ group: "apiextensions.k8s.io", kind: "CustomResourceDefinition", name }],
         });
       }
+      if (signal?.aborted === true) return established;
       await delay(100);
     }
   }
