@@ -3,7 +3,8 @@ import { setImmediate as tick } from "node:timers/promises";
 import { describe, it } from "node:test";
 import type { ListOptions, WatchOptions } from "./client-options.ts";
 import { KubeApiError, isGone } from "./errors.ts";
-import { Informer, type ListWatchSource } from "./informer.ts";
+import type { ListWatchSource } from "./informer-options.ts";
+import { Informer } from "./informer.ts";
 import type { KubeObject, ListPage, ObjectList, ResourceMapping, WatchEvent } from "./types.ts";
 
 const mapping: ResourceMapping = {
