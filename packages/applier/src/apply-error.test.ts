@@ -29,6 +29,7 @@ test("a write refused by RBAC is KNV2009 naming the object and the refusal, as C
   assert.equal(error.errorClass, ErrorClass.Terminal, "waits for the next poll, as other refusals do");
   assert.match(error.message, /^failed to apply Deployment\.apps, bookstore\/hello-world: .*is forbidden: User/);
   assert.deepEqual(error.resources?.[0]?.sourcePath, "acme/deployment.yaml");
+  assert.equal(error.resources?.[0]?.version, "v1", "the version declared, as Config Sync's errorResources");
 });
 
 test("objects are named in errors as Config Sync names them: Kind.group, namespace/name", () => {

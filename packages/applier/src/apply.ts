@@ -25,7 +25,7 @@ import {
   withDeclaredMetadata,
   withToken,
 } from "./decorate.ts";
-import type { DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
+import { declaredResource, type DesiredObject, type JsonObject, type SyncIdentity } from "./desired.ts";
 import type { LiveState, PlanOutline } from "./live-state.ts";
 import { describeId, idKey, type ObjectId } from "./object-id.ts";
 import type { Plan } from "./plan.ts";
@@ -145,7 +145,7 @@ export class UnknownKindError extends DriftlessError {
       code: KnvCode.UnknownObjectKind,
       errorClass: ErrorClass.Terminal,
       message: `No CustomResourceDefinition is defined for the type "${desired.id.group === "" ? desired.id.kind : `${desired.id.kind}.${desired.id.group}`}" in the cluster: the API server does not serve ${desired.apiVersion} ${desired.id.kind}; install its CRD or fix apiVersion/kind`,
-      resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
+      resources: [declaredResource(desired)],
     });
   }
 }
@@ -157,7 +157,7 @@ export class ApplyError extends DriftlessError {
       code: KnvCode.Apply,
       errorClass: cause instanceof DriftlessError ? cause.errorClass : ErrorClass.Retry,
       message: `failed to apply ${describeId(desired.id)}: ${failureText(cause)}`,
-      resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
+      resources: [declaredResource(desired)],
       cause,
     });
   }
@@ -174,7 +174,7 @@ export class DependencyNotReconciledError extends DriftlessError {
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
       message: `skipped apply of ${describeId(desired.id)}: dependency apply reconcile ${outcome}: ${describeId(dependency)} is ${health}, not Current, after ${Math.round(timeoutMs / 1000)} s (override.reconcileTimeout)`,
-      resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
+      resources: [declaredResource(desired)],
     });
   }
 }
@@ -185,7 +185,7 @@ export class DependencyNotAppliedError extends DriftlessError {
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
       message: `skipped apply of ${describeId(desired.id)}: dependency apply actuation failed: ${describeId(dependency)}`,
-      resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
+      resources: [declaredResource(desired)],
     });
   }
 }

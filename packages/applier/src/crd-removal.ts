@@ -1,6 +1,6 @@
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
 import type { KubeClient } from "@driftless/kube";
-import type { DesiredObject } from "./desired.ts";
+import { declaredResource, type DesiredObject } from "./desired.ts";
 import { idKey, type ObjectId } from "./object-id.ts";
 import { crdMapping } from "./wait.ts";
 
@@ -14,7 +14,7 @@ export class UnsupportedCrdRemovalError extends DriftlessError {
       code: KnvCode.UnsupportedCrdRemoval,
       errorClass: ErrorClass.Terminal,
       message: `${object.sourcePath} declares ${object.id.kind} ${named(object.id)}, a custom resource of CustomResourceDefinition ${crd.name}, which this commit removes; remove the custom resources in the same commit as their CRD, or declare the CRD again`,
-      resources: [{ ...object.id, sourcePath: object.sourcePath }],
+      resources: [declaredResource(object)],
     });
   }
 }

@@ -1,3 +1,4 @@
+import type { ErrorResource } from "@driftless/api";
 import { sameDeclaringSource, type DeclaringSource } from "./declaring-source.ts";
 import type { ObjectId } from "./object-id.ts";
 
@@ -18,6 +19,12 @@ export interface DesiredObject {
   readonly dependsOn: readonly ObjectId[];
   /** The sync's source (directory, git context), for the metadata Config Sync writes from it. */
   readonly source?: DeclaringSource;
+}
+
+/** What an error about `desired` names in `errorResources[]`: its id, declared version and file, as Config Sync does. */
+export function declaredResource(desired: DesiredObject): ErrorResource {
+  const slash = desired.apiVersion.indexOf("/");
+  return { ...desired.id, version: desired.apiVersion.slice(slash + 1), sourcePath: desired.sourcePath };
 }
 
 /** The fields of a parsed source object (@driftless/source's DeclaredObject) that applying needs. */

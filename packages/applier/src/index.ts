@@ -47,7 +47,7 @@ export {
 } from "./decorate.ts";
 export { declaringSourceOf, gitContextValue, sourcePathFromRoot } from "./declaring-source.ts";
 export type { DeclaringSource } from "./declaring-source.ts";
-export { toDesired } from "./desired.ts";
+export { declaredResource, toDesired } from "./desired.ts";
 export type { DeclaredInput, DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
 export { Inventory, resourceGroupMapping, StatusesOmittedCondition } from "./inventory.ts";
 export { fitStatuses, InventoryTooLargeError, ResourceGroupByteBudget } from "./inventory-budget.ts";

@@ -1,6 +1,6 @@
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
 import { isManagementDisabled } from "./decorate.ts";
-import type { DesiredObject } from "./desired.ts";
+import { declaredResource, type DesiredObject } from "./desired.ts";
 import { describeId, idKey, type ObjectId } from "./object-id.ts";
 
 /**
@@ -37,7 +37,7 @@ export class MissingDependencyError extends DriftlessError {
       code: KnvCode.Apply,
       errorClass: ErrorClass.Terminal,
       message: `external dependency: ${describeId(object.id)} -> ${describeId(missing)}: it is not applied from this source; declare it or remove the depends-on reference`,
-      resources: [{ ...object.id, sourcePath: object.sourcePath }],
+      resources: [declaredResource(object)],
     });
   }
 }

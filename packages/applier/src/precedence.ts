@@ -7,7 +7,7 @@ import {
   RootManagerScope,
   managerAnnotationValue,
 } from "@driftless/api";
-import type { DesiredObject, SyncIdentity } from "./desired.ts";
+import { declaredResource, type DesiredObject, type SyncIdentity } from "./desired.ts";
 import { describeId } from "./object-id.ts";
 
 /**
@@ -25,7 +25,7 @@ export class ManagementConflictError extends DriftlessError {
       errorClass: ErrorClass.Terminal,
       // Led as Config Sync's KNV1060 is ("The … reconciler detected a management conflict with the … reconciler").
       message: `The "${desiredManager}" reconciler detected a management conflict with the "${currentManager}" reconciler over ${describeId(desired.id)} (${ManagedAnnotation.Manager}) and leaves it alone. Declare the object in one source only.`,
-      resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
+      resources: [declaredResource(desired)],
     });
     this.currentManager = currentManager;
     this.desiredManager = desiredManager;

@@ -3,6 +3,7 @@ import {
   comparisonCandidate,
   conflictingManager,
   type CustomResourceSchemaLoader,
+  declaredResource,
   decorate,
   describeId,
   idKey,
@@ -26,7 +27,7 @@ export class FightError extends DriftlessError {
       errorClass: ErrorClass.Stalled,
       // Config Sync's KNV2005 says "detected excessive object updates" and "fighting with another controller".
       message: `detected excessive object updates to ${describeId(desired.id)}: another writer changed it ${corrections} times in ${Math.round(windowMs / 1000)} s, so driftless may be fighting with another controller over the object and has paused correcting it. Find the other controller and stop one of the two.`,
-      resources: [{ ...desired.id, sourcePath: desired.sourcePath }],
+      resources: [declaredResource(desired)],
     });
   }
 }

@@ -302,6 +302,10 @@ test("a RepoSync's reconciler without permission for a declared type reports the
   assert.match(message, /forbidden/i, `the error carries the server's refusal: ${message}`);
   assert.match(message, new RegExp(`ns-reconciler-${namespace}`), `the error names who was refused: ${message}`);
   assert.equal(errors?.[0]?.code, "2009", "Config Sync's applier reports a refused type as KNV2009");
+  // The object as declared, its version too, as Config Sync's errorResources name it.
+  assert.deepEqual((errors?.[0] as { errorResources?: unknown } | undefined)?.errorResources, [
+    { sourcePath: "cm.yaml", name: "a", namespace, gvk: { group: "", version: "v1", kind: "ConfigMap" } },
+  ]);
   // Granted afterwards, as an admin would: the next poll syncs, with no restart.
   await grantRepoSyncReconciler(namespace);
   await synced("RepoSync", namespace, "repo-sync", commit);
