@@ -86,3 +86,5 @@ export { DependentNotDeletedError } from "./prune-order.ts";
 export { crdMapping, waitForEstablished } from "./wait.ts";
 export { settleApplied } from "./settle.ts";
 export type { Settled, SettleOptions } from "./settle.ts";
+export { settlePruned } from "./settle-pruned.ts";
+export type { SettlePrunedOptions } from "./settle-pruned.ts";

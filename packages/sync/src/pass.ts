@@ -19,10 +19,12 @@ import {
   crdRemovalErrors,
   prune,
   settleApplied,
+  settlePruned,
   toDesired,
   declaringSourceOf,
   type ApplyOutcome,
   type DesiredObject,
+  type ObjectId,
   type PruneOutcome,
 } from "@driftless/applier";
 import type { FetchResult } from "@driftless/git";
@@ -249,6 +251,13 @@ async function passSteps(
     // A dependency waits for its deleted dependents as long as an applied object may take to be Current.
     const pruneOptions = { ...ctx.pruneOptions(), dependentsTimeoutMs: reconcileTimeoutMs, signal: ctx.signal };
     const pruned = applyErrors.length === 0 ? await prune(candidates, pruneOptions) : [];
+    // As Config Sync's applier: the pass ends once what it deleted is gone (finalizers), or at reconcileTimeout.
+    const lingering = await settlePruned(pruned, {
+      ...pruneOptions,
+      timeoutMs: reconcileTimeoutMs,
+      onWait: (ids) => logPruneWait(ctx, "waiting for pruned objects to be deleted", ids),
+    });
+    if (lingering.length > 0) logPruneWait(ctx, "prune reconcile timeout: deleted objects still there", lingering);
     const pruneErrors = pruned.flatMap((o) => (o.error ? [o.error] : []));
     const kept = pruned.filter((o) => o.error !== undefined).map((o) => o.id);
     const notYetPruned = applyErrors.length === 0 ? [] : candidates;
@@ -362,6 +371,11 @@ function logReconcileTimeout(ctx: PassContext, timedOut: readonly ApplyOutcome[]
     objects: timedOut.slice(0, 10).map((o) => `${idKey(o.desired.id)} (${o.health ?? "Unknown"})`),
     count: timedOut.length,
   });
+}
+
+/** The log line for pruned objects still being deleted: before waiting for them, and at the timeout (not an error, as in Config Sync). */
+function logPruneWait(ctx: PassContext, message: string, ids: readonly ObjectId[]): void {
+  ctx.log.info(message, { objects: ids.slice(0, 10).map(idKey), count: ids.length });
 }
 
 /** How long depends-on waits for a dependency to become Current: override.reconcileTimeout or 5 min. */

@@ -1,0 +1,54 @@
+import { setTimeout as delay } from "node:timers/promises";
+import type { KubeClient, RestMapper } from "@driftless/kube";
+import { mapLimit } from "./concurrency.ts";
+import type { ObjectId } from "./object-id.ts";
+import { PruneOperation, type PruneOutcome } from "./prune.ts";
+
+export interface SettlePrunedOptions {
+  readonly client: KubeClient;
+  readonly mapper: RestMapper;
+  /** override.reconcileTimeout (Config Sync's default 5 min). */
+  readonly timeoutMs: number;
+  readonly concurrency?: number;
+  /** Called once, with what is still there after the first look, before waiting for it. */
+  readonly onWait?: (lingering: readonly ObjectId[]) => void;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/**
+ * Config Sync's wait after prune (cli-utils' wait task for NotFound): the pass ends only once what it
+ * deleted is gone (its finalizers done, a Namespace emptied), or override.reconcileTimeout has passed.
+ * So a sync reported synced has no pruned object left Terminating, and a commit that declares it again
+ * creates it anew. Returns what was still there at the timeout, which Config Sync does not count as an error.
+ */
+export async function settlePruned(
+  outcomes: readonly PruneOutcome[],
+  options: SettlePrunedOptions,
+): Promise<ObjectId[]> {
+  let waiting = outcomes.filter((o) => o.operation === PruneOperation.Deleted).map((o) => o.id);
+  const deadline = performance.now() + options.timeoutMs;
+  for (let pauseMs = 100, first = true; waiting.length > 0; pauseMs = Math.min(pauseMs * 2, 1_000), first = false) {
+    const still = await mapLimit(waiting, options.concurrency ?? 16, (id) => lingers(id, options));
+    waiting = waiting.filter((_, i) => still[i]);
+    const left = deadline - performance.now();
+    if (waiting.length === 0 || left <= 0 || options.signal?.aborted === true) break;
+    if (first) options.onWait?.(waiting);
+    await delay(Math.min(pauseMs, left), undefined, { signal: options.signal }).catch(() => undefined);
+  }
+  // Stopped (shutdown) before the timeout: nothing timed out; the next pass decides again.
+  return options.signal?.aborted === true ? [] : waiting;
+}
+
+/** Still being deleted: an object of the name that carries a deletionTimestamp (one without is a new one). */
+async function lingers(id: ObjectId, options: SettlePrunedOptions): Promise<boolean> {
+  try {
+    const mapping = await options.mapper.mappingForGroupKind(id.group, id.kind);
+    // Its type is gone with it (a CRD pruned in the same pass): so are its objects.
+    if (mapping === undefined) return false;
+    const live = await options.client.get(mapping, mapping.namespaced ? id.namespace : undefined, id.name);
+    return live?.metadata.deletionTimestamp !== undefined;
+  } catch {
+    // Unreadable for now (a timeout, a 5xx): asked again next round, up to the deadline.
+    return true;
+  }
+}
