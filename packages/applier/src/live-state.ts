@@ -1,3 +1,4 @@
+import type { DriftlessError } from "@driftless/api";
 import type { KubeClient, KubeObject, ResourceMapping } from "@driftless/kube";
 
 /**
@@ -28,6 +29,11 @@ export interface LiveState {
    * first lists overlap instead of running one after another as the applier reaches each type.
    */
   prepare?(mappings: readonly ResourceMapping[]): void;
+  /**
+   * One error for each type whose watch the API server refuses (RBAC): drift on its objects is not seen
+   * until a full pass, so the pass reports it, as Config Sync's applier fails without `watch`.
+   */
+  watchRefusals?(): readonly DriftlessError[];
 }
 
 /** What a live state learns about a plan before it is applied. */

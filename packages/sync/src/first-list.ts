@@ -20,7 +20,7 @@ export async function untilListed(informer: Informer, mapping: ResourceMapping, 
     if (error === undefined) return undefined;
     const since = failingSince.get(informer) ?? performance.now();
     failingSince.set(informer, since);
-    return forbidden(error) || performance.now() - since >= deadlineMs ? error : undefined;
+    return refused(error) || performance.now() - since >= deadlineMs ? error : undefined;
   };
   for (;;) {
     const error = failing();
@@ -37,22 +37,42 @@ export async function untilListed(informer: Informer, mapping: ResourceMapping, 
   }
 }
 
-function forbidden(error: Error): boolean {
-  return error instanceof KubeApiError && (error.status === 403 || error.status === 401);
-}
-
 /**
  * A type's objects could not be listed: the pass reports it and goes on with the other types. KNV2009, as
  * Config Sync's applier reports a type it cannot poll, whether RBAC refused the list or the server failed it.
  */
 export class ListFailedError extends DriftlessError {
   constructor(mapping: ResourceMapping, cause: Error) {
-    const gvr = `${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`;
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
-      message: `cannot list ${gvr}: ${failureText(cause)}`,
+      message: `cannot list ${groupVersionResource(mapping)}: ${failureText(cause)}`,
       cause,
     });
   }
+}
+
+/**
+ * The API server refuses to watch a type (403): its objects are read from the server instead (see
+ * InformerLiveState.trusted), but drift on them is not seen until a full pass. KNV2009, as Config Sync's
+ * applier fails a sync whose reconciler may not watch a type it manages.
+ */
+export class WatchRefusedError extends DriftlessError {
+  constructor(mapping: ResourceMapping, cause: Error) {
+    super({
+      code: KnvCode.Apply,
+      errorClass: ErrorClass.Retry,
+      message: `cannot watch ${groupVersionResource(mapping)}: ${failureText(cause)}`,
+      cause,
+    });
+  }
+}
+
+/** Whether an informer's last failure is a refusal (401, 403): retrying does not help until someone grants it. */
+export function refused(error: Error | undefined): error is KubeApiError {
+  return error instanceof KubeApiError && (error.status === 403 || error.status === 401);
+}
+
+function groupVersionResource(mapping: ResourceMapping): string {
+  return `${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`;
 }

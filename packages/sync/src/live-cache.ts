@@ -1,4 +1,4 @@
-import { ApplySetLabel } from "@driftless/api";
+import { ApplySetLabel, type DriftlessError } from "@driftless/api";
 import {
   applySetId,
   cachedRecordValue,
@@ -8,7 +8,7 @@ import {
   type SyncIdentity,
 } from "@driftless/applier";
 import { Informer, storeKey, type KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
-import { untilListed } from "./first-list.ts";
+import { refused, untilListed, WatchRefusedError } from "./first-list.ts";
 
 export type InformerListener = (
   event: "add" | "update" | "delete",
@@ -119,6 +119,15 @@ export class InformerLiveState implements LiveState {
   private trusted(informer: Informer): boolean {
     const since = informer.watchFailingSince;
     return since === undefined || performance.now() - since < this.watchDeadlineMs;
+  }
+
+  watchRefusals(): readonly DriftlessError[] {
+    const refusals: DriftlessError[] = [];
+    for (const { informer, mapping } of this.informers.values()) {
+      const error = informer.watchError;
+      if (refused(error)) refusals.push(new WatchRefusedError(mapping, error));
+    }
+    return refusals;
   }
 
   remember(mapping: ResourceMapping, object: KubeObject): void {

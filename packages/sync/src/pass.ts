@@ -266,7 +266,9 @@ async function passSteps(
     await ctx.resourceGroupStatus.afterPass(applied, fetched.commit, ctx.reconcileTimeouts.stuck); // kept live between passes
     lap("inventory");
 
-    const failures = [...applyErrors, ...pruneErrors, ...fights.values()];
+    // A type the reconciler may read but not watch (RBAC): its drift goes unseen until a full pass.
+    const watchRefusals = applyOptions.live.watchRefusals?.() ?? [];
+    const failures = [...applyErrors, ...pruneErrors, ...fights.values(), ...watchRefusals];
     // The commit counts as synced despite a wait timeout (it is applied: lastSyncedCommit moves and the
     // remediator guards it); the timeout is still on status.sync.errors until the object is Current.
     const syncErrors = [...failures, ...waitErrors];

@@ -354,6 +354,49 @@ test("a RepoSync's reconciler granted Config Sync's verbs (get, list, watch, cre
   assert.equal(released?.metadata.annotations?.["configmanagement.gke.io/managed"], undefined, "c kept our metadata");
 });
 
+test("a RepoSync's reconciler that may read a declared type but not watch it reports the refused watch (KNV2009), and syncs once granted", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t, "nowatch");
+  const client = await admin();
+  const role = (verbs: string[]): KubeObject =>
+    ({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: "configmap-admin", namespace },
+      rules: [{ apiGroups: [""], resources: ["configmaps"], verbs }],
+    }) as KubeObject;
+  const reconciler = reconcilerName("RepoSync", namespace, "repo-sync");
+  await client.create(Mapping.Role, role(["get", "list", "create", "patch", "delete"]));
+  await client.create(Mapping.RoleBinding, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name: "syncs-repo", namespace },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "configmap-admin" },
+    subjects: [{ kind: "ServiceAccount", name: reconciler, namespace: systemNamespace }],
+  } as KubeObject);
+  const repo = await TestRepo.create(t);
+  await repo.write("cm.yaml", configMap("a", undefined, { v: "1" }));
+  const commit = await repo.commit("v1");
+  await createSync(t, repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch }));
+  // Config Sync's applier fails without watch; the refusal is the server's, with who was refused.
+  const refusal = `KNV2009: cannot watch v1/configmaps: configmaps is forbidden: User "system:serviceaccount:${systemNamespace}:${reconciler}" cannot watch resource "configmaps" in API group "" in the namespace "${namespace}"`;
+  await eventually(
+    async () => {
+      const status = ((await getSync("RepoSync", namespace, "repo-sync"))?.["status"] ?? {}) as {
+        sync?: { commit?: string; errors?: { code: string; errorMessage: string }[] };
+      };
+      return status.sync?.commit === commit && (status.sync.errors ?? []).some((e) => e.errorMessage === refusal);
+    },
+    { timeoutMs: 60_000, what: "the RepoSync to report the refused watch" },
+  );
+  assert.deepEqual((await getObject(Mapping.ConfigMap, namespace, "a"))?.["data"], { v: "1" }, "a was not applied");
+  await client.replace(Mapping.Role, {
+    ...role(["get", "list", "watch", "create", "patch", "delete"]),
+    metadata: { ...(await client.get(Mapping.Role, namespace, "configmap-admin"))!.metadata },
+  });
+  await synced("RepoSync", namespace, "repo-sync", commit, 120_000);
+});
+
 test("a RepoSync's roleRefs are refused (KNV1061) and bind nothing", async (t) => {
   const manager = await startManager(t);
   const namespace = await createNamespace(t, "refs");
