@@ -189,6 +189,8 @@ async function pruneBatch(
   }
   const dependents = dependentsOf(read);
   const waves = dependentsFirst(read, dependents);
+  // Only a dependent of another candidate holds anything back (and is waited for).
+  const holding = new Set([...dependents.values()].flat().map((c) => idKey(c.id)));
   const holds = new Map<string, DependentHold>();
   for (const [index, wave] of waves.entries()) {
     const results = await mapLimit(wave, concurrency, (candidate): Promise<PruneOutcome> => {
@@ -202,7 +204,7 @@ async function pruneBatch(
       return act(candidate, removed, options);
     });
     outcomes.push(...results);
-    if (index < waves.length - 1) await holdBack(wave, results, holds, options);
+    if (index < waves.length - 1) await holdBack(wave, results, holding, holds, options);
   }
   return outcomes;
 }
@@ -211,13 +213,14 @@ async function pruneBatch(
 async function holdBack(
   wave: readonly Candidate[],
   results: readonly PruneOutcome[],
+  holding: ReadonlySet<string>,
   holds: Map<string, DependentHold>,
   options: PruneOptions,
 ): Promise<void> {
   const deleted: Candidate[] = [];
   for (const [i, outcome] of results.entries()) {
     const candidate = wave[i];
-    if (candidate === undefined || candidate.dependsOn.length === 0) continue;
+    if (candidate === undefined || !holding.has(idKey(candidate.id))) continue;
     if (outcome.operation === PruneOperation.Failed) holds.set(idKey(candidate.id), DependentHold.Failed);
     else if (outcome.operation === PruneOperation.Kept) holds.set(idKey(candidate.id), DependentHold.Skipped);
     else if (outcome.operation === PruneOperation.Deleted) deleted.push(candidate);
