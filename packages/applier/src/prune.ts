@@ -51,6 +51,8 @@ export interface PruneOutcome {
   readonly id: ObjectId;
   readonly operation: PruneOperation;
   readonly error?: DriftlessError;
+  /** Deleted by an earlier pass and still there (finalizers): not deleted or waited for again, kept in the inventory. */
+  readonly terminating?: boolean;
 }
 
 /**
@@ -169,6 +171,8 @@ interface Candidate extends PruneNode {
   readonly uid: string;
   readonly resourceVersion: string;
   readonly detach: boolean;
+  /** Already being deleted (a deletionTimestamp), by an earlier pass or by someone else. */
+  readonly terminating: boolean;
 }
 
 /**
@@ -231,7 +235,9 @@ async function holdBack(
 /** Waits for deleted objects (their finalizers) to be gone; answers those still there at the deadline. */
 async function stillThere(deleted: readonly Candidate[], options: PruneOptions): Promise<Candidate[]> {
   const deadline = performance.now() + (options.dependentsTimeoutMs ?? 300_000);
-  let waiting = [...deleted];
+  // Still Terminating from an earlier delete, waited for then: it holds its dependencies, with no new wait.
+  const lingering = deleted.filter((c) => c.terminating);
+  let waiting = deleted.filter((c) => !c.terminating);
   for (let pauseMs = 100; waiting.length > 0; pauseMs = Math.min(pauseMs * 2, 1_000)) {
     const still: Candidate[] = [];
     for (const candidate of waiting) {
@@ -246,7 +252,7 @@ async function stillThere(deleted: readonly Candidate[], options: PruneOptions):
     if (waiting.length === 0 || left <= 0 || options.signal?.aborted === true) break;
     await delay(Math.min(pauseMs, left), undefined, { signal: options.signal }).catch(() => undefined);
   }
-  return waiting;
+  return [...lingering, ...waiting];
 }
 
 function unknownType(id: ObjectId, why: string): PruneOutcome {
@@ -280,6 +286,7 @@ async function readCandidate(id: ObjectId, options: PruneOptions): Promise<Candi
       resourceVersion: live.metadata.resourceVersion ?? "",
       detach: live.metadata.annotations?.[UserAnnotation.LifecycleDeletion] === LifecycleDeletionValue.Detach,
       dependsOn: options.dependsOn?.(live) ?? [],
+      terminating: live.metadata.deletionTimestamp !== undefined,
     };
   } catch (error) {
     if (isNotFound(error)) return { id, operation: PruneOperation.Gone };
@@ -291,6 +298,8 @@ async function act(candidate: Candidate, removed: ReadonlySet<string>, options: 
   const { id, mapping, namespace } = candidate;
   // What was read decides a plain delete; a release or an in-use check reads the whole object again.
   const plainDelete = !candidate.detach && pruneRank(id) === 0;
+  // Deleted already, its finalizers still running: another DELETE would change nothing.
+  if (candidate.terminating && !candidate.detach) return { id, operation: PruneOperation.Deleted, terminating: true };
   try {
     for (let attempt = 1; ; attempt++) {
       try {

@@ -19,13 +19,17 @@ export interface SettlePrunedOptions {
  * Config Sync's wait after prune (cli-utils' wait task for NotFound): the pass ends only once what it
  * deleted is gone (its finalizers done, a Namespace emptied), or override.reconcileTimeout has passed.
  * So a sync reported synced has no pruned object left Terminating, and a commit that declares it again
- * creates it anew. Returns what was still there at the timeout, which Config Sync does not count as an error.
+ * creates it anew. Returns what was still there at the timeout, which Config Sync does not count as an error
+ * but keeps in its inventory; objects still Terminating from an earlier pass are checked, not waited for.
  */
 export async function settlePruned(
   outcomes: readonly PruneOutcome[],
   options: SettlePrunedOptions,
 ): Promise<ObjectId[]> {
-  let waiting = outcomes.filter((o) => o.operation === PruneOperation.Deleted).map((o) => o.id);
+  const deleted = outcomes.filter((o) => o.operation === PruneOperation.Deleted);
+  // One an earlier pass deleted and waited for, still Terminating: not waited for in every pass again.
+  const lingering = deleted.filter((o) => o.terminating === true).map((o) => o.id);
+  let waiting = deleted.filter((o) => o.terminating !== true).map((o) => o.id);
   const deadline = performance.now() + options.timeoutMs;
   for (let pauseMs = 100, first = true; waiting.length > 0; pauseMs = Math.min(pauseMs * 2, 1_000), first = false) {
     const still = await mapLimit(waiting, options.concurrency ?? 16, (id) => lingers(id, options));
@@ -35,8 +39,8 @@ export async function settlePruned(
     if (first) options.onWait?.(waiting);
     await delay(Math.min(pauseMs, left), undefined, { signal: options.signal }).catch(() => undefined);
   }
-  // Stopped (shutdown) before the timeout: nothing timed out; the next pass decides again.
-  return options.signal?.aborted === true ? [] : waiting;
+  // Also when stopped (shutdown): what is still there stays in the inventory, for the next pass to decide.
+  return [...lingering, ...waiting];
 }
 
 /** Still being deleted: an object of the name that carries a deletionTimestamp (one without is a new one). */

@@ -63,7 +63,8 @@ export function recordPass(
     // Left in place and released (detach): Config Sync's applier counts it as "unmanage".
     if (pruned.operation === "detached")
       m.applyOperations.inc({ operation: "unmanage", status: "success", controller: "applier" });
-    if (pruned.operation === "deleted" || pruned.operation === "failed") {
+    // One still Terminating from an earlier pass's delete was not deleted again.
+    if ((pruned.operation === "deleted" && pruned.terminating !== true) || pruned.operation === "failed") {
       m.applyOperations.inc({
         operation: "delete",
         status: pruned.operation === "deleted" ? "success" : "error",

@@ -250,16 +250,20 @@ async function passSteps(
     // Prune only after a clean apply: a half-applied commit must not also delete what it replaced.
     // A dependency waits for its deleted dependents as long as an applied object may take to be Current.
     const pruneOptions = { ...ctx.pruneOptions(), dependentsTimeoutMs: reconcileTimeoutMs, signal: ctx.signal };
+    const pruneStarted = performance.now();
     const pruned = applyErrors.length === 0 ? await prune(candidates, pruneOptions) : [];
-    // As Config Sync's applier: the pass ends once what it deleted is gone (finalizers), or at reconcileTimeout.
+    // As Config Sync's applier: the pass ends once what it deleted is gone (finalizers), or at reconcileTimeout,
+    // counted from the prune's start: a dependent already waited for (depends-on) is not waited for twice.
     const lingering = await settlePruned(pruned, {
       ...pruneOptions,
-      timeoutMs: reconcileTimeoutMs,
+      timeoutMs: reconcileTimeoutMs - (performance.now() - pruneStarted),
       onWait: (ids) => logPruneWait(ctx, "waiting for pruned objects to be deleted", ids),
     });
-    if (lingering.length > 0) logPruneWait(ctx, "prune reconcile timeout: deleted objects still there", lingering);
+    if (lingering.length > 0 && !ctx.signal.aborted)
+      logPruneWait(ctx, "prune reconcile timeout: deleted objects still there", lingering);
     const pruneErrors = pruned.flatMap((o) => (o.error ? [o.error] : []));
-    const kept = pruned.filter((o) => o.error !== undefined).map((o) => o.id);
+    // As Config Sync's inventory keeps a timed-out prune: still tracked, and holding its depends-on dependencies.
+    const kept = [...pruned.filter((o) => o.error !== undefined).map((o) => o.id), ...lingering];
     const notYetPruned = applyErrors.length === 0 ? [] : candidates;
     await inventory.write([...owned, ...kept, ...notYetPruned]);
     lap("prune");

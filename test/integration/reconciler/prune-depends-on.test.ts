@@ -5,6 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { createLogger } from "@driftless/sync";
 import {
   coreApi,
   createRootSync,
@@ -124,6 +125,85 @@ test("a pass prunes a dependent before its dependency, and deletes the dependenc
     async () => {
       const sync = (await rootSyncStatus(name))["sync"] as JsonObject | undefined;
       return sync?.["commit"] === second && ((sync["errors"] ?? []) as JsonObject[]).length === 0;
+    },
+    { timeoutMs: 60_000, what: "the errors to clear" },
+  );
+});
+
+test("a dependent still Terminating after the pass's wait keeps holding its dependency in later passes, as Config Sync keeps a timed-out prune in its inventory", async (t) => {
+  const id = suffix();
+  const name = `prune-hold-${id}`;
+  const namespace = `prune-hold-${id}`;
+  t.after(() =>
+    coreApi()
+      .deleteNamespace({ name: namespace })
+      .catch(() => undefined),
+  );
+  const repo = await TestRepo.create(t);
+  const first = await declareBoth(repo, namespace);
+  await createRootSync(name, repo, { spec: { override: { reconcileTimeout: "2s" } } });
+  const lines: string[] = [];
+  await startReconciler(
+    t,
+    { kind: "RootSync", namespace: rootSyncNamespace, name },
+    { log: createLogger({ test: t.name }, { write: (line) => void lines.push(line) }) },
+  );
+  await rootSynced(name, first);
+  await holdDependent(namespace);
+  t.after(() => releaseDependent(namespace).catch(() => undefined));
+
+  await repo.remove("config/dependency.yaml");
+  await repo.remove("config/dependent.yaml");
+  const second = await repo.commit("both leave Git");
+  await eventually(
+    async () => ((await rootSyncStatus(name))["sync"] as JsonObject | undefined)?.["commit"] === second,
+    {
+      timeoutMs: 60_000,
+      what: "the pass over the removal to report",
+    },
+  );
+  // The wait for the dependent took the whole reconcileTimeout: the wait after prune does not start another.
+  assert.ok(
+    lines.some((line) => line.includes("prune reconcile timeout: deleted objects still there")),
+    "the dependent was not reported still there",
+  );
+  assert.ok(
+    !lines.some((line) => line.includes("waiting for pruned objects to be deleted")),
+    "the dependent was waited for again after its depends-on wait had timed out",
+  );
+  // A later pass (a new commit), while the dependent is still held in Terminating.
+  await repo.write("config/other.yaml", json(configMap(namespace, "other")));
+  const third = await repo.commit("an unrelated ConfigMap");
+  const skipped = `KNV2009: skipped delete of ConfigMap, ${namespace}/dependency: dependent delete reconcile timeout: ConfigMap, ${namespace}/dependent`;
+  const errors = await eventually(
+    async () => {
+      const sync = (await rootSyncStatus(name))["sync"] as JsonObject | undefined;
+      return sync?.["commit"] === third ? ((sync["errors"] ?? []) as JsonObject[]) : undefined;
+    },
+    { timeoutMs: 60_000, what: "the pass over the third commit to report" },
+  );
+  assert.ok(
+    (await readConfigMap(namespace, "dependent"))?.["metadata"] !== undefined,
+    "the dependent is not held in Terminating",
+  );
+  assert.ok(
+    (await readConfigMap(namespace, "dependency")) !== undefined,
+    "a later pass deleted the dependency while its dependent was still Terminating",
+  );
+  assert.ok(
+    errors.some((e) => e["errorMessage"] === skipped),
+    `no skipped delete in ${JSON.stringify(errors)}`,
+  );
+
+  await releaseDependent(namespace);
+  await eventually(async () => (await readConfigMap(namespace, "dependency")) === undefined, {
+    timeoutMs: 60_000,
+    what: "the dependency deleted once its dependent is gone",
+  });
+  await eventually(
+    async () => {
+      const sync = (await rootSyncStatus(name))["sync"] as JsonObject | undefined;
+      return sync?.["commit"] === third && ((sync["errors"] ?? []) as JsonObject[]).length === 0;
     },
     { timeoutMs: 60_000, what: "the errors to clear" },
   );
