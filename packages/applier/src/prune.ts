@@ -11,6 +11,7 @@ import {
   failureText,
   isConflict,
   isNotFound,
+  type DeleteResult,
   type KubeClient,
   type KubeObject,
   type ResourceMapping,
@@ -53,6 +54,8 @@ export interface PruneOutcome {
   readonly error?: DriftlessError;
   /** Deleted by an earlier pass and still there (finalizers): not deleted or waited for again, kept in the inventory. */
   readonly terminating?: boolean;
+  /** Deleted, and gone at once by the server's answer (no finalizer or grace period held it): nothing to wait for. */
+  readonly gone?: boolean;
 }
 
 /**
@@ -227,7 +230,7 @@ async function holdBack(
     if (candidate === undefined || !holding.has(idKey(candidate.id))) continue;
     if (outcome.operation === PruneOperation.Failed) holds.set(idKey(candidate.id), DependentHold.Failed);
     else if (outcome.operation === PruneOperation.Kept) holds.set(idKey(candidate.id), DependentHold.Skipped);
-    else if (outcome.operation === PruneOperation.Deleted) deleted.push(candidate);
+    else if (outcome.operation === PruneOperation.Deleted && outcome.gone !== true) deleted.push(candidate);
   }
   for (const candidate of await stillThere(deleted, options)) holds.set(idKey(candidate.id), DependentHold.Timeout);
 }
@@ -304,8 +307,7 @@ async function act(candidate: Candidate, removed: ReadonlySet<string>, options: 
     for (let attempt = 1; ; attempt++) {
       try {
         if (attempt > 1 || !plainDelete) return await decideAndAct(id, mapping, namespace, removed, options);
-        await deleteExactly(options.client, mapping, namespace, id.name, candidate);
-        return { id, operation: PruneOperation.Deleted };
+        return deletedOutcome(id, await deleteExactly(options.client, mapping, namespace, id.name, candidate));
       } catch (error) {
         // The object changed between the read and the write (maybe a new owner): read it and decide again.
         if (!isConflict(error) || attempt >= maxAttempts) throw error;
@@ -324,8 +326,8 @@ function deleteExactly(
   namespace: string | undefined,
   name: string,
   read: { readonly uid: string; readonly resourceVersion: string },
-): Promise<unknown> {
-  return client.delete(mapping, namespace, name, {
+): Promise<DeleteResult> {
+  return client.deleteWithResult(mapping, namespace, name, {
     propagationPolicy: "Background",
     preconditions: { uid: read.uid, resourceVersion: read.resourceVersion },
   });
@@ -355,11 +357,18 @@ async function decideAndAct(
     }
     return { id, operation: PruneOperation.Kept, error: inUse };
   }
-  await deleteExactly(options.client, mapping, namespace, id.name, {
+  const result = await deleteExactly(options.client, mapping, namespace, id.name, {
     uid: live.metadata.uid ?? "",
     resourceVersion: live.metadata.resourceVersion ?? "",
   });
-  return { id, operation: PruneOperation.Deleted };
+  return deletedOutcome(id, result);
+}
+
+/** Deleted; gone already unless the server answered that finalizers or a grace period hold it. */
+function deletedOutcome(id: ObjectId, result: DeleteResult): PruneOutcome {
+  return result === "deleting"
+    ? { id, operation: PruneOperation.Deleted }
+    : { id, operation: PruneOperation.Deleted, gone: true };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import type { KubeClient, RestMapper } from "@driftless/kube";
+import type { KubeClient, ResourceMapping, RestMapper } from "@driftless/kube";
 import { mapLimit } from "./concurrency.ts";
 import type { ObjectId } from "./object-id.ts";
 import { PruneOperation, type PruneOutcome } from "./prune.ts";
@@ -26,14 +26,15 @@ export async function settlePruned(
   outcomes: readonly PruneOutcome[],
   options: SettlePrunedOptions,
 ): Promise<ObjectId[]> {
-  const deleted = outcomes.filter((o) => o.operation === PruneOperation.Deleted);
+  // Gone at the server's answer (most objects: no finalizer holds them) cost no read.
+  const deleted = outcomes.filter((o) => o.operation === PruneOperation.Deleted && o.gone !== true);
   // One an earlier pass deleted and waited for, still Terminating: not waited for in every pass again.
   const lingering = deleted.filter((o) => o.terminating === true).map((o) => o.id);
   let waiting = deleted.filter((o) => o.terminating !== true).map((o) => o.id);
   const deadline = performance.now() + options.timeoutMs;
   for (let pauseMs = 100, first = true; waiting.length > 0; pauseMs = Math.min(pauseMs * 2, 1_000), first = false) {
-    const still = await mapLimit(waiting, options.concurrency ?? 16, (id) => lingers(id, options));
-    waiting = waiting.filter((_, i) => still[i]);
+    const still = await stillDeleting(waiting, options);
+    waiting = waiting.filter((id) => still.has(id));
     const left = deadline - performance.now();
     if (waiting.length === 0 || left <= 0 || options.signal?.aborted === true) break;
     if (first) options.onWait?.(waiting);
@@ -43,12 +44,34 @@ export async function settlePruned(
   return [...lingering, ...waiting];
 }
 
-/** Still being deleted: an object of the name that carries a deletionTimestamp (one without is a new one). */
-async function lingers(id: ObjectId, options: SettlePrunedOptions): Promise<boolean> {
-  try {
-    const mapping = await options.mapper.mappingForGroupKind(id.group, id.kind);
+/**
+ * Those of `ids` still being deleted: an object of the name that carries a deletionTimestamp (one without is
+ * a new one). Only what the server answered as held gets here: a Namespace, a CRD, an object with finalizers.
+ */
+async function stillDeleting(ids: readonly ObjectId[], options: SettlePrunedOptions): Promise<Set<ObjectId>> {
+  // Every kind at once: the kinds of CRDs pruned in this pass miss discovery, and misses at once share one
+  // refresh (one by one, each would wait for the next refresh: minutes for thousands of custom resources).
+  const kinds = new Map<string, Promise<ResourceMapping | undefined | "unreadable">>();
+  for (const id of ids) {
+    const key = `${id.group}/${id.kind}`;
+    if (!kinds.has(key))
+      kinds.set(
+        key,
+        options.mapper.mappingForGroupKind(id.group, id.kind).catch(() => "unreadable" as const),
+      );
+  }
+  const still = new Set<ObjectId>();
+  await mapLimit(ids, options.concurrency ?? 16, async (id) => {
+    const mapping = await kinds.get(`${id.group}/${id.kind}`);
     // Its type is gone with it (a CRD pruned in the same pass): so are its objects.
-    if (mapping === undefined) return false;
+    if (mapping === undefined) return;
+    if (mapping === "unreadable" || (await deleting(mapping, id, options))) still.add(id);
+  });
+  return still;
+}
+
+async function deleting(mapping: ResourceMapping, id: ObjectId, options: SettlePrunedOptions): Promise<boolean> {
+  try {
     const live = await options.client.get(mapping, mapping.namespaced ? id.namespace : undefined, id.name);
     return live?.metadata.deletionTimestamp !== undefined;
   } catch {

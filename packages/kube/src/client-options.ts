@@ -91,6 +91,12 @@ export interface DeleteOptions {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * What a DELETE did, from the server's answer: found nothing, removed the object, or marked it for deletion
+ * (finalizers or a grace period hold it: it has a deletionTimestamp until they are done).
+ */
+export type DeleteResult = "absent" | "removed" | "deleting";
+
 export const clientDefaults = {
   maxSockets: 32,
   timeoutMs: 30_000,

@@ -8,6 +8,7 @@ import { agentTls, createAgent } from "./agent.ts";
 import {
   clientDefaults,
   type DeleteOptions,
+  type DeleteResult,
   type KubeClientOptions,
   type KubeRequest,
   type ListOptions,
@@ -291,6 +292,16 @@ export class KubeClient {
     name: string,
     opts: DeleteOptions = {},
   ): Promise<boolean> {
+    return (await this.deleteWithResult(m, namespace, name, opts)) !== "absent";
+  }
+
+  /** As {@link delete}, and says whether the object is gone at once or still being deleted. */
+  async deleteWithResult(
+    m: ResourceMapping,
+    namespace: string | undefined,
+    name: string,
+    opts: DeleteOptions = {},
+  ): Promise<DeleteResult> {
     const subject = describe("delete", m, namespace, name);
     const body: Record<string, unknown> = { kind: "DeleteOptions", apiVersion: "v1" };
     if (opts.propagationPolicy !== undefined) body["propagationPolicy"] = opts.propagationPolicy;
@@ -306,9 +317,9 @@ export class KubeClient {
       opts,
       subject,
     );
-    if (raw.status === 404) return false;
+    if (raw.status === 404) return "absent";
     if (raw.status >= 300) throw errorFrom(raw, subject);
-    return true;
+    return deletionAnswered(raw.body);
   }
 
   /**
@@ -469,4 +480,18 @@ function wholeBody(stream: OpenedStream): Promise<Buffer> {
       error: reject,
     });
   });
+}
+
+/**
+ * The object answered with a deletionTimestamp is held (finalizers, a grace period); a Status, or the object
+ * without one, is gone. An answer this cannot read is taken as held: a caller waiting for the object asks.
+ */
+function deletionAnswered(body: Buffer): DeleteResult {
+  try {
+    const answered = JSON.parse(body.toString("utf8")) as { metadata?: { deletionTimestamp?: unknown } } | null;
+    const timestamp = answered?.metadata?.deletionTimestamp;
+    return timestamp === undefined || timestamp === null ? "removed" : "deleting";
+  } catch {
+    return "deleting";
+  }
 }

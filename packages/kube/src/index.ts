@@ -32,6 +32,7 @@ export { KubeClient } from "./client.ts";
 export { configMapMapping, namespaceMapping } from "./core-mappings.ts";
 export type {
   DeleteOptions,
+  DeleteResult,
   FieldValidation,
   KubeClientOptions,
   KubeRequest,

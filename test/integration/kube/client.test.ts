@@ -12,7 +12,7 @@ import {
   type ResourceMapping,
 } from "@driftless/kube";
 import { eventually, testNamespace } from "../../support/index.ts";
-import { adminClient, configMap, configMaps, throwawayCrd, userClient, widget } from "./support.ts";
+import { adminClient, configMap, configMaps, namespaces, throwawayCrd, userClient, widget } from "./support.ts";
 
 const deployments: ResourceMapping = {
   group: "apps",
@@ -61,6 +61,24 @@ void test("creates, reads, replaces, patches and deletes a ConfigMap", async (t)
   assert.equal(await client.delete(configMaps, ns, "settings"), true);
   assert.equal(await client.get(configMaps, ns, "settings"), undefined);
   assert.equal(await client.delete(configMaps, ns, "settings"), false, "a second delete finds nothing");
+});
+
+void test("a delete says from the server's answer whether the object is gone at once or held by a finalizer", async (t) => {
+  const client = await adminClient(t);
+  const ns = await testNamespace(t, "kube-delete-result");
+  await client.create(configMaps, configMap(ns, "plain"));
+  assert.equal(await client.deleteWithResult(configMaps, ns, "plain"), "removed");
+  assert.equal(await client.deleteWithResult(configMaps, ns, "plain"), "absent");
+
+  const held = configMap(ns, "held");
+  await client.create(configMaps, { ...held, metadata: { ...held.metadata, finalizers: ["driftless.test/hold"] } });
+  assert.equal(await client.deleteWithResult(configMaps, ns, "held"), "deleting");
+  await client.patch(configMaps, ns, "held", { metadata: { finalizers: null } }, "merge");
+  assert.equal(await client.get(configMaps, ns, "held"), undefined);
+
+  // A Namespace is always held: its contents go first.
+  await client.create(namespaces, { apiVersion: "v1", kind: "Namespace", metadata: { name: `${ns}-x` } });
+  assert.equal(await client.deleteWithResult(namespaces, undefined, `${ns}-x`), "deleting");
 });
 
 void test("a replace with a stale resourceVersion fails with a retryable Conflict", async (t) => {

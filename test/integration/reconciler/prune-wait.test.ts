@@ -81,3 +81,27 @@ test("a pass that prunes an object a finalizer holds reports its commit synced o
   assert.equal(await readConfigMap(namespace, "held"), undefined);
   assert.deepEqual(((synced["sync"] as JsonObject | undefined)?.["errors"] ?? []) as unknown[], []);
 });
+
+test("objects the server removes at once are not read again after their delete: the wait after prune reads only what is held", async (t) => {
+  const namespace = await testNamespace(t, "prune-read");
+  const name = `prune-read-${suffix()}`;
+  const count = 60;
+  const repo = await TestRepo.create(t);
+  for (let i = 0; i < count; i++) await repo.write(`config/cm-${i}.yaml`, configMap(namespace, `cm-${i}`));
+  await repo.write("config/kept.yaml", configMap(namespace, "kept"));
+  const first = await repo.commit("60 ConfigMaps and one kept");
+  await createRootSync(name, repo);
+  const reconciler = await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await rootSynced(name, first);
+
+  for (let i = 0; i < count; i++) await repo.remove(`config/cm-${i}.yaml`);
+  const before = reconciler.client.requests.snapshot();
+  const second = await repo.commit("the 60 leave Git");
+  await rootSynced(name, second);
+  const after = reconciler.client.requests.snapshot();
+  assert.equal(after.delete - before.delete, count);
+  // Each is read once before its delete (the decision rests on its live annotation); none after, as the
+  // server's answer said it was gone. Reading each again would be another 60.
+  const gets = after.get - before.get;
+  assert.ok(gets < count + count / 2, `${gets} GETs for ${count} pruned objects`);
+});
