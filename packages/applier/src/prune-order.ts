@@ -12,11 +12,6 @@ export interface PruneNode {
   readonly dependsOn: readonly ObjectId[];
 }
 
-/**
- * The candidates in waves: every dependent in an earlier wave than each of its dependencies. References
- * to objects outside `nodes` add nothing (those stay, or go in another rank); a cycle (possible only in
- * live annotations, since a source with one is never applied) is cut where it is found.
- */
 /** For each candidate (by idKey), the candidates that depend on it; references outside `nodes` add nothing. */
 export function dependentsOf<T extends PruneNode>(nodes: readonly T[]): Map<string, T[]> {
   const keys = new Set(nodes.map((n) => idKey(n.id)));
