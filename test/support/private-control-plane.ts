@@ -77,7 +77,12 @@ export async function restartProcess(
   const record = state?.processes.find((p) => p.name === name);
   if (state === undefined || record === undefined) throw new Error(`no ${name} in ${plane.stateDir}`);
   await stopProcess(record.pid);
-  await whileDown();
+  // Started again even when `whileDown` fails, so the test's clean-up and the file's other tests still
+  // have their plane; that failure is the one reported.
+  const failed = await whileDown().then(
+    () => undefined,
+    (error: unknown) => ({ error }),
+  );
   const [binary = "", ...args] = record.command;
   const started = await startProcess({ name, binary, args, logFile: record.logFile, detached: false });
   const processes = state.processes.map((p) => (p === record ? started : p));
@@ -101,4 +106,5 @@ export async function restartProcess(
           ).status === 200,
     { timeoutMs: 60_000, what: `${name} serving again` },
   );
+  if (failed !== undefined) throw failed.error;
 }
