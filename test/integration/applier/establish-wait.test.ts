@@ -30,11 +30,12 @@ test("a stop ends the wait for CRDs to be Established, with those Established so
   const accepted = `widgets.${group}`;
   // Same kind as the first: the API server refuses its names (KindConflict), so it is never Established.
   const conflicting = `gizmos.${group}`;
-  await client.create(crds, crd(group, "widgets", "Widget"));
-  await client.create(crds, crd(group, "gizmos", "Widget"));
+  // Registered first: a create that fails after the other succeeded leaves no CRD behind.
   t.after(async () => {
     for (const name of [accepted, conflicting]) await client.delete(crds, undefined, name).catch(() => undefined);
   });
+  await client.create(crds, crd(group, "widgets", "Widget"));
+  await client.create(crds, crd(group, "gizmos", "Widget"));
   // The first is Established once its names are accepted.
   const [first] = await waitForEstablished(client, [accepted], 30_000);
   assert.equal(first?.metadata?.name, accepted);
