@@ -183,7 +183,8 @@ test("a dependent still Terminating after the pass's wait keeps holding its depe
     { timeoutMs: 60_000, what: "the pass over the third commit to report" },
   );
   assert.ok(
-    (await readConfigMap(namespace, "dependent"))?.["metadata"] !== undefined,
+    ((await readConfigMap(namespace, "dependent"))?.["metadata"] as JsonObject | undefined)?.["deletionTimestamp"] !==
+      undefined,
     "the dependent is not held in Terminating",
   );
   assert.ok(
