@@ -33,6 +33,7 @@ import { conflictingManager, ManagementConflictError } from "./precedence.ts";
 import { hasRecordDigest, restoreRecord } from "./record-digest.ts";
 import { releaseDeclared } from "./release.ts";
 import { waitForEstablished } from "./wait.ts";
+import type { VerifiedMatches } from "./verified-matches.ts";
 
 export { ManagementConflictError };
 
@@ -100,43 +101,6 @@ export interface ApplyOptions {
    * sent. A suspended sync reports its drift this way.
    */
   readonly dryRun?: boolean;
-}
-
-/**
- * Objects last found equal to their declaration, by object key: which declaration (the same
- * DesiredObject, which the reconciler keeps per commit) against which live resourceVersion. The
- * three-way match is a function of exactly those two (the last-applied record is part of the live
- * object), so while neither changed the answer is still "unchanged" and a resync skips the match,
- * the copy out of the cache and the garbage of both. Any write to the object changes its
- * resourceVersion, and any new declaration is a new object, so neither can be missed.
- */
-export class VerifiedMatches {
-  readonly #entries = new Map<
-    string,
-    { readonly desired: DesiredObject; readonly resourceVersion: string; readonly health: HealthStatus }
-  >();
-
-  lookup(desired: DesiredObject, resourceVersion: string | undefined): HealthStatus | undefined {
-    if (resourceVersion === undefined) return undefined;
-    const entry = this.#entries.get(idKey(desired.id));
-    return entry?.desired === desired && entry.resourceVersion === resourceVersion ? entry.health : undefined;
-  }
-
-  record(desired: DesiredObject, live: KubeObject, health: HealthStatus): void {
-    const resourceVersion = live.metadata.resourceVersion;
-    if (resourceVersion === undefined) return;
-    this.#entries.set(idKey(desired.id), { desired, resourceVersion, health });
-  }
-
-  /** Keeps only the objects still declared (after a pass), so the memo never outgrows the source. */
-  retain(declared: readonly DesiredObject[]): void {
-    const keep = new Set(declared.map((d) => idKey(d.id)));
-    for (const key of this.#entries.keys()) if (!keep.has(key)) this.#entries.delete(key);
-  }
-
-  get size(): number {
-    return this.#entries.size;
-  }
 }
 
 export class UnknownKindError extends DriftlessError {

@@ -20,7 +20,6 @@ export {
   ManagementConflictError,
   Operation,
   UnknownKindError,
-  VerifiedMatches,
 } from "./apply.ts";
 export type { ApplyOptions, ApplyOutcome } from "./apply.ts";
 export { awaitsAdoption, configSyncAppliedRecord, withAdoptedRecord } from "./adoption.ts";
@@ -88,3 +87,4 @@ export { settleApplied } from "./settle.ts";
 export type { Settled, SettleOptions } from "./settle.ts";
 export { settlePruned } from "./settle-pruned.ts";
 export type { SettlePrunedOptions } from "./settle-pruned.ts";
+export { VerifiedMatches } from "./verified-matches.ts";

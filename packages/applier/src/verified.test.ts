@@ -8,9 +8,10 @@ import {
   type RestMapper,
 } from "@driftless/kube";
 import { Annotator, PatchMaker } from "@driftless/objectmatcher";
-import { applyObject, Operation, VerifiedMatches, type ApplyOptions } from "./apply.ts";
+import { applyObject, Operation, type ApplyOptions } from "./apply.ts";
 import type { DesiredObject } from "./desired.ts";
 import type { LiveState } from "./live-state.ts";
+import { VerifiedMatches } from "./verified-matches.ts";
 
 const desired = (name: string, value: string): DesiredObject => ({
   id: { group: "", kind: "ConfigMap", namespace: "ns", name },
