@@ -18,7 +18,7 @@
  * ```
  */
 export { Reconciler } from "./reconciler.ts";
-export type { ReconcilerOptions } from "./reconciler.ts";
+export type { ReconcilerOptions } from "./reconciler-options.ts";
 export { runPass, EmptySourceError } from "./pass.ts";
 export type { PassResult, PassTrigger } from "./pass.ts";
 export { ensureFinalizer, finalize, FinalizerError } from "./finalizer.ts";
