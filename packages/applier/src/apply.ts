@@ -1,19 +1,12 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { DriftlessError, ErrorClass, KnvCode, UserAnnotation, managerAnnotationValue } from "@driftless/api";
-import {
-  failureText,
-  isAlreadyExists,
-  isConflict,
-  type KubeClient,
-  type KubeObject,
-  type ResourceMapping,
-  type RestMapper,
-} from "@driftless/kube";
-import { applyPatch, type Annotator, type PatchMaker } from "@driftless/objectmatcher";
+import { failureText, isAlreadyExists, isConflict, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { applyPatch, type Annotator } from "@driftless/objectmatcher";
 import { awaitsAdoption, withAdoptedRecord } from "./adoption.ts";
 import { holdsDeclared } from "./answered-as-declared.ts";
+import type { ApplyOptions } from "./apply-options.ts";
+import { Operation, type ApplyOutcome } from "./apply-outcome.ts";
 import { mapLimit } from "./concurrency.ts";
-import type { CustomResourceSchemaLoader } from "./cr-schemas.ts";
 import { computeHealth, HealthStatus } from "./kstatus.ts";
 import {
   annotationsOf,
@@ -25,83 +18,16 @@ import {
   withDeclaredMetadata,
   withToken,
 } from "./decorate.ts";
-import { declaredResource, type DesiredObject, type JsonObject, type SyncIdentity } from "./desired.ts";
-import type { LiveState, PlanOutline } from "./live-state.ts";
+import { declaredResource, type DesiredObject, type JsonObject } from "./desired.ts";
+import type { PlanOutline } from "./live-state.ts";
 import { describeId, idKey, type ObjectId } from "./object-id.ts";
 import type { Plan } from "./plan.ts";
 import { conflictingManager, ManagementConflictError } from "./precedence.ts";
 import { hasRecordDigest, restoreRecord } from "./record-digest.ts";
 import { releaseDeclared } from "./release.ts";
 import { waitForEstablished } from "./wait.ts";
-import type { VerifiedMatches } from "./verified-matches.ts";
 
 export { ManagementConflictError };
-
-export const Operation = {
-  Created: "created",
-  Updated: "updated",
-  Unchanged: "unchanged",
-  /** Not applied: management disabled, or a dependency failed. */
-  Skipped: "skipped",
-  Failed: "failed",
-} as const;
-export type Operation = (typeof Operation)[keyof typeof Operation];
-
-export interface ApplyOutcome {
-  readonly desired: DesiredObject;
-  readonly operation: Operation;
-  /**
-   * kstatus of the live object after the step. Only the verdict is kept, not the object: at 10,000
-   * objects, holding every server response until the next pass would cost tens of MiB.
-   */
-  readonly health?: HealthStatus;
-  readonly mapping?: ResourceMapping;
-  readonly error?: DriftlessError;
-}
-
-export interface ApplyOptions {
-  readonly client: KubeClient;
-  readonly mapper: RestMapper;
-  readonly live: LiveState;
-  readonly sync: SyncIdentity;
-  /** The commit being applied, recorded in the token annotation of every object written. */
-  readonly commit: string;
-  readonly annotator: Annotator;
-  readonly matcher: PatchMaker;
-  /**
-   * Keeps custom resources' schemas current in the matcher's registry (cr-schemas.ts): read before a
-   * live object is matched (never for a create), confirmed before one is written, and handed each CRD
-   * this plan applies once it is Established.
-   */
-  readonly schemas?: Pick<CustomResourceSchemaLoader, "ensure" | "confirm" | "observe">;
-  /** Requests in flight within a wave. */
-  readonly concurrency?: number;
-  readonly fieldManager?: string;
-  /** How long to wait for a CRD to become Established before applying its custom resources. */
-  readonly crdEstablishTimeoutMs?: number;
-  /**
-   * How long an object named in another's `depends-on` may take to become Current before its
-   * dependents are skipped for this pass (Config Sync's override.reconcileTimeout; default 5 min).
-   */
-  readonly reconcileTimeoutMs?: number;
-  /** How often a dependency's health is read from the live state while waiting (default 250 ms). */
-  readonly dependencyPollMs?: number;
-  /** Ends waits early (the reconciler stopping): for dependencies (their dependents are skipped) and new CRDs. */
-  readonly signal?: AbortSignal;
-  /** Matches already found equal, kept across passes by the caller (see {@link VerifiedMatches}). */
-  readonly verified?: VerifiedMatches;
-  /**
-   * The declaration the previous pass applied for an object, if the caller knows it: when the live
-   * state keeps record digests (record-digest.ts), it restores the record of an object whose
-   * declaration this commit changed without a GET.
-   */
-  readonly previousDeclaration?: (id: DesiredObject["id"]) => DesiredObject | undefined;
-  /**
-   * Decide, do not write: the outcome says what a write would do (created, updated) and nothing is
-   * sent. A suspended sync reports its drift this way.
-   */
-  readonly dryRun?: boolean;
-}
 
 export class UnknownKindError extends DriftlessError {
   constructor(desired: DesiredObject) {

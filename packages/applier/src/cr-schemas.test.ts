@@ -9,7 +9,9 @@ import {
   type RestMapper,
 } from "@driftless/kube";
 import { Annotator, CustomResourceSchemaRegistry, PatchMaker } from "@driftless/objectmatcher";
-import { applyObject, Operation, type ApplyOptions } from "./apply.ts";
+import { applyObject } from "./apply.ts";
+import type { ApplyOptions } from "./apply-options.ts";
+import { Operation } from "./apply-outcome.ts";
 import { CustomResourceSchemaLoader } from "./cr-schemas.ts";
 import type { DesiredObject } from "./desired.ts";
 import type { LiveState } from "./live-state.ts";

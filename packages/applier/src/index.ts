@@ -18,10 +18,11 @@ export {
   DependencyNotAppliedError,
   DependencyNotReconciledError,
   ManagementConflictError,
-  Operation,
   UnknownKindError,
 } from "./apply.ts";
-export type { ApplyOptions, ApplyOutcome } from "./apply.ts";
+export type { ApplyOptions } from "./apply-options.ts";
+export { Operation } from "./apply-outcome.ts";
+export type { ApplyOutcome } from "./apply-outcome.ts";
 export { awaitsAdoption, configSyncAppliedRecord, withAdoptedRecord } from "./adoption.ts";
 export { alignApplySetParent, applySetId, applySetParentPatch, ApplySetToolingConflictError } from "./applyset.ts";
 export { mapLimit } from "./concurrency.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { KubeObject, ResourceMapping } from "@driftless/kube";
-import { Operation, type ApplyOutcome } from "./apply.ts";
+import { Operation, type ApplyOutcome } from "./apply-outcome.ts";
 import { toDesired } from "./desired.ts";
 import { settleApplied } from "./settle.ts";
 

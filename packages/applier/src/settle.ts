@@ -1,5 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { Operation, type ApplyOutcome } from "./apply.ts";
+import { Operation, type ApplyOutcome } from "./apply-outcome.ts";
 import { computeHealth, HealthStatus } from "./kstatus.ts";
 import type { LiveState } from "./live-state.ts";
 
