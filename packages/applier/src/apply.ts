@@ -1,4 +1,3 @@
-import { setTimeout as delay } from "node:timers/promises";
 import { DriftlessError, ErrorClass, KnvCode, UserAnnotation, managerAnnotationValue } from "@driftless/api";
 import { failureText, isAlreadyExists, isConflict, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { applyPatch, type Annotator } from "@driftless/objectmatcher";
@@ -18,9 +17,14 @@ import {
   withDeclaredMetadata,
   withToken,
 } from "./decorate.ts";
+import {
+  DependencyNotAppliedError,
+  DependencyNotReconciledError,
+  DependencyReadiness,
+} from "./dependency-readiness.ts";
 import { declaredResource, type DesiredObject, type JsonObject } from "./desired.ts";
 import type { PlanOutline } from "./live-state.ts";
-import { describeId, idKey, type ObjectId } from "./object-id.ts";
+import { describeId, idKey } from "./object-id.ts";
 import type { Plan } from "./plan.ts";
 import { conflictingManager, ManagementConflictError } from "./precedence.ts";
 import { hasRecordDigest, restoreRecord } from "./record-digest.ts";
@@ -49,33 +53,6 @@ export class ApplyError extends DriftlessError {
       message: `failed to apply ${describeId(desired.id)}: ${failureText(cause)}`,
       resources: [declaredResource(desired)],
       cause,
-    });
-  }
-}
-
-/**
- * A dependency was applied but did not become Current in time; its dependents wait for a later pass.
- * Worded as Config Sync's applier skips it: "dependency apply reconcile timeout" (or "failed").
- */
-export class DependencyNotReconciledError extends DriftlessError {
-  constructor(desired: DesiredObject, dependency: ObjectId, health: HealthStatus, timeoutMs: number) {
-    const outcome = health === HealthStatus.Failed ? "failed" : "timeout";
-    super({
-      code: KnvCode.Apply,
-      errorClass: ErrorClass.Retry,
-      message: `skipped apply of ${describeId(desired.id)}: dependency apply reconcile ${outcome}: ${describeId(dependency)} is ${health}, not Current, after ${Math.round(timeoutMs / 1000)} s (override.reconcileTimeout)`,
-      resources: [declaredResource(desired)],
-    });
-  }
-}
-
-export class DependencyNotAppliedError extends DriftlessError {
-  constructor(desired: DesiredObject, dependency: ObjectId) {
-    super({
-      code: KnvCode.Apply,
-      errorClass: ErrorClass.Retry,
-      message: `skipped apply of ${describeId(desired.id)}: dependency apply actuation failed: ${describeId(dependency)}`,
-      resources: [declaredResource(desired)],
     });
   }
 }
@@ -354,55 +331,6 @@ async function liveWithRecord(
     restoreRecord(current, bodies, options.annotator) ??
     (await options.live.refresh(mapping, namespace, desired.id.name))
   );
-}
-
-/**
- * Waits, once per dependency however many objects name it, until the live copy of an applied object
- * is Current or the reconcile timeout passes. Reads the live state (a watch cache in the reconciler),
- * so waiting costs no API requests.
- */
-class DependencyReadiness {
-  readonly timeoutMs: number;
-  readonly #options: ApplyOptions;
-  readonly #applied = new Map<string, ApplyOutcome>();
-  readonly #waits = new Map<string, Promise<HealthStatus>>();
-
-  constructor(options: ApplyOptions) {
-    this.#options = options;
-    this.timeoutMs = options.reconcileTimeoutMs ?? 300_000;
-  }
-
-  applied(outcome: ApplyOutcome): void {
-    this.#applied.set(idKey(outcome.desired.id), outcome);
-  }
-
-  /** The dependency's health once Current, or its last health when the timeout passed. */
-  current(key: string): Promise<HealthStatus> {
-    let wait = this.#waits.get(key);
-    if (wait === undefined) {
-      wait = this.#waitFor(key);
-      this.#waits.set(key, wait);
-    }
-    return wait;
-  }
-
-  async #waitFor(key: string): Promise<HealthStatus> {
-    const outcome = this.#applied.get(key);
-    // Nothing was written for it (a dry run): nothing to wait for. A disabled one never gets here (plan).
-    if (outcome === undefined || outcome.operation === Operation.Skipped) return HealthStatus.Current;
-    let health = outcome.health ?? HealthStatus.Unknown;
-    const mapping = outcome.mapping;
-    const deadline = Date.now() + this.timeoutMs;
-    const signal = this.#options.signal;
-    while (health !== HealthStatus.Current && mapping !== undefined && Date.now() < deadline && !signal?.aborted) {
-      await delay(Math.min(this.#options.dependencyPollMs ?? 250, Math.max(0, deadline - Date.now())));
-      const { id } = outcome.desired;
-      health = computeHealth(
-        await this.#options.live.get(mapping, mapping.namespaced ? id.namespace : undefined, id.name),
-      );
-    }
-    return health;
-  }
 }
 
 /** The object to write: declared state, the commit token, and the last-applied record of both. */

@@ -11,21 +11,14 @@
  * await prune(leftGit, { client, mapper, sync, lastAppliedAnnotation, namespaceInUse });
  * ```
  */
-export {
-  applyObject,
-  applyPlan,
-  ApplyError,
-  DependencyNotAppliedError,
-  DependencyNotReconciledError,
-  ManagementConflictError,
-  UnknownKindError,
-} from "./apply.ts";
+export { applyObject, applyPlan, ApplyError, ManagementConflictError, UnknownKindError } from "./apply.ts";
 export type { ApplyOptions } from "./apply-options.ts";
 export { Operation } from "./apply-outcome.ts";
 export type { ApplyOutcome } from "./apply-outcome.ts";
 export { awaitsAdoption, configSyncAppliedRecord, withAdoptedRecord } from "./adoption.ts";
 export { alignApplySetParent, applySetId, applySetParentPatch, ApplySetToolingConflictError } from "./applyset.ts";
 export { mapLimit } from "./concurrency.ts";
+export { DependencyNotAppliedError, DependencyNotReconciledError } from "./dependency-readiness.ts";
 export { crdRemovalErrors, UnsupportedCrdRemovalError } from "./crd-removal.ts";
 export { CrdInUseError, customResourcesLeft } from "./crd-usage.ts";
 export type { CustomResourcesLeft } from "./crd-usage.ts";
