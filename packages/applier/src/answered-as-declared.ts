@@ -1,5 +1,5 @@
 /**
- * The cheap half of verifying a write (apply.ts, verifyWritten): does the server's answer hold every
+ * The cheap half of verifying a write (apply-object.ts, verifyWritten): does the server's answer hold every
  * declared field exactly as declared?
  *
  * Right after our own write the three-way match has nothing to find when it does: the answer's record

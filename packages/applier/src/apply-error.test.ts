@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ErrorClass, KnvCode } from "@driftless/api";
 import { KubeApiError } from "@driftless/kube";
-import { ApplyError } from "./apply.ts";
+import { ApplyError } from "./apply-object.ts";
 import type { DesiredObject } from "./desired.ts";
 import { describeId } from "./object-id.ts";
 import { NamespaceInUseError } from "./prune.ts";

@@ -11,7 +11,8 @@
  * await prune(leftGit, { client, mapper, sync, lastAppliedAnnotation, namespaceInUse });
  * ```
  */
-export { applyObject, applyPlan, ApplyError, ManagementConflictError, UnknownKindError } from "./apply.ts";
+export { applyPlan } from "./apply.ts";
+export { applyObject, ApplyError, UnknownKindError } from "./apply-object.ts";
 export type { ApplyOptions } from "./apply-options.ts";
 export { Operation } from "./apply-outcome.ts";
 export type { ApplyOutcome } from "./apply-outcome.ts";
@@ -63,7 +64,7 @@ export { compareIds, describeId, groupOfApiVersion, idKey } from "./object-id.ts
 export type { ObjectId } from "./object-id.ts";
 export { CyclicDependencyError, MissingDependencyError, plan } from "./plan.ts";
 export type { Plan } from "./plan.ts";
-export { conflictingManager, isRootManager } from "./precedence.ts";
+export { conflictingManager, isRootManager, ManagementConflictError } from "./precedence.ts";
 export {
   NamespaceInUseError,
   NamespaceInUsePolicy,

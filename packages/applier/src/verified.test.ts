@@ -8,7 +8,7 @@ import {
   type RestMapper,
 } from "@driftless/kube";
 import { Annotator, PatchMaker } from "@driftless/objectmatcher";
-import { applyObject } from "./apply.ts";
+import { applyObject } from "./apply-object.ts";
 import type { ApplyOptions } from "./apply-options.ts";
 import { Operation } from "./apply-outcome.ts";
 import type { DesiredObject } from "./desired.ts";

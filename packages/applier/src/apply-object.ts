@@ -1,0 +1,233 @@
+import { DriftlessError, ErrorClass, KnvCode, UserAnnotation, managerAnnotationValue } from "@driftless/api";
+import { failureText, isAlreadyExists, isConflict, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { applyPatch, type Annotator } from "@driftless/objectmatcher";
+import { awaitsAdoption, withAdoptedRecord } from "./adoption.ts";
+import { holdsDeclared } from "./answered-as-declared.ts";
+import type { ApplyOptions } from "./apply-options.ts";
+import { Operation, type ApplyOutcome } from "./apply-outcome.ts";
+import { computeHealth, type HealthStatus } from "./kstatus.ts";
+import {
+  annotationsOf,
+  comparisonCandidate,
+  decorate,
+  isManagementDisabled,
+  mutationIgnored,
+  strayMutationAnnotation,
+  withDeclaredMetadata,
+  withToken,
+} from "./decorate.ts";
+import { declaredResource, type DesiredObject, type JsonObject } from "./desired.ts";
+import { describeId } from "./object-id.ts";
+import { conflictingManager, ManagementConflictError } from "./precedence.ts";
+import { hasRecordDigest, restoreRecord } from "./record-digest.ts";
+import { releaseDeclared } from "./release.ts";
+
+export class UnknownKindError extends DriftlessError {
+  constructor(desired: DesiredObject) {
+    super({
+      code: KnvCode.UnknownObjectKind,
+      errorClass: ErrorClass.Terminal,
+      message: `No CustomResourceDefinition is defined for the type "${desired.id.group === "" ? desired.id.kind : `${desired.id.kind}.${desired.id.group}`}" in the cluster: the API server does not serve ${desired.apiVersion} ${desired.id.kind}; install its CRD or fix apiVersion/kind`,
+      resources: [declaredResource(desired)],
+    });
+  }
+}
+
+/** Every failed write is KNV2009, a refusal by RBAC too: Config Sync's applier reports them all so. */
+export class ApplyError extends DriftlessError {
+  constructor(desired: DesiredObject, cause: unknown) {
+    super({
+      code: KnvCode.Apply,
+      errorClass: cause instanceof DriftlessError ? cause.errorClass : ErrorClass.Retry,
+      message: `failed to apply ${describeId(desired.id)}: ${failureText(cause)}`,
+      resources: [declaredResource(desired)],
+      cause,
+    });
+  }
+}
+
+const maxConflictRetries = 5;
+
+/** Applies one object with the three-way match: writes only when something we declare differs. */
+export async function applyObject(desired: DesiredObject, options: ApplyOptions): Promise<ApplyOutcome> {
+  let mapping: ResourceMapping | undefined;
+  try {
+    mapping = await options.mapper.mappingFor(desired.apiVersion, desired.id.kind);
+    if (mapping === undefined) {
+      if (isManagementDisabled(desired.object)) return { desired, operation: Operation.Skipped };
+      return { desired, operation: Operation.Failed, error: new UnknownKindError(desired) };
+    }
+    const namespace = mapping.namespaced ? desired.id.namespace : undefined;
+    if (isManagementDisabled(desired.object)) {
+      if (options.dryRun === true) return { desired, operation: Operation.Skipped, mapping };
+      await releaseDeclared(mapping, namespace, desired.id.name, {
+        ...options,
+        lastAppliedAnnotation: options.annotator.annotationKey,
+      });
+      return { desired, operation: Operation.Skipped, mapping };
+    }
+    const cachedVersion = options.live.cachedResourceVersion?.(mapping, namespace, desired.id.name);
+    const verified = options.verified?.lookup(desired, cachedVersion);
+    if (verified !== undefined) return { desired, operation: Operation.Unchanged, health: verified, mapping };
+    const decorated = decorate(desired, options.sync);
+
+    for (let attempt = 0; ; attempt++) {
+      const current = await liveWithRecord(desired, decorated, mapping, namespace, options);
+      try {
+        if (current === undefined) {
+          if (options.dryRun === true) return { desired, operation: Operation.Created, mapping };
+          const body = withRecord(decorated, options.commit, options.annotator);
+          const created = await options.client.create(mapping, body as KubeObject, {
+            fieldManager: options.fieldManager,
+          });
+          options.live.remember(mapping, created);
+          const health = computeHealth(created);
+          verifyWritten(desired, decorated, body, created, health, options);
+          return { desired, operation: Operation.Created, health, mapping };
+        }
+        const liveAnnotations = current.metadata.annotations ?? {};
+        // Config Sync's precedence: a RootSync takes over what a RepoSync manages, never the reverse.
+        const otherManager = conflictingManager(options.sync, liveAnnotations);
+        if (otherManager !== undefined) {
+          const self = managerAnnotationValue(options.sync.kind, options.sync.namespace, options.sync.name);
+          return {
+            desired,
+            operation: Operation.Failed,
+            health: computeHealth(current),
+            mapping,
+            error: new ManagementConflictError(desired, otherManager, self),
+          };
+        }
+        if (mutationIgnored(decorated)) {
+          // Its content stays as it is; only Config Sync's metadata follows the declaration, as there.
+          const update = withDeclaredMetadata(current, decorated, options.commit);
+          if (update === undefined)
+            return { desired, operation: Operation.Unchanged, health: computeHealth(current), mapping };
+          if (options.dryRun === true)
+            return { desired, operation: Operation.Updated, health: computeHealth(current), mapping };
+          const updated = await options.client.update(mapping, current, update as KubeObject, {
+            fieldManager: options.fieldManager,
+          });
+          options.live.remember(mapping, updated);
+          return { desired, operation: Operation.Updated, health: computeHealth(updated), mapping };
+        }
+        // An ignore annotation the declaration does not carry (put there by hand) goes, as Config Sync's metadata.
+        const stray = strayMutationAnnotation(current, decorated);
+        const candidate = comparisonCandidate(decorated, liveAnnotations, options.commit);
+        // Only a match needs the schema: a create above never waits for one.
+        await options.schemas?.ensure(mapping);
+        let result = options.matcher.calculate(current, candidate);
+        // Before a write, a CRD change newer than what was read (its watch event still on the way) is read.
+        if (!result.isEmpty() && (await options.schemas?.confirm(mapping, current.metadata.resourceVersion)) === true)
+          result = options.matcher.calculate(current, candidate);
+        if (result.isEmpty() && !stray) {
+          const health = computeHealth(current);
+          options.verified?.record(desired, current, health);
+          return { desired, operation: Operation.Unchanged, health, mapping };
+        }
+
+        if (options.dryRun === true)
+          return { desired, operation: Operation.Updated, health: computeHealth(current), mapping };
+        // A full update of current with the patch applied keeps what others own (fields, list
+        // items, labels) and sends exact strategic-merge semantics, which a generic patch client would lose.
+        const record = withRecord(decorated, options.commit, options.annotator);
+        const body = applyPatch(current, result) as KubeObject;
+        body.metadata = {
+          ...body.metadata,
+          resourceVersion: current.metadata.resourceVersion,
+          labels: { ...body.metadata.labels, ...((record["metadata"] as KubeObject["metadata"]).labels ?? {}) },
+          annotations: { ...body.metadata.annotations, ...annotationsOf(record) },
+        };
+        if (stray) delete body.metadata.annotations?.[UserAnnotation.LifecycleMutation];
+        const updated = await options.client.update(mapping, current, body, { fieldManager: options.fieldManager });
+        options.live.remember(mapping, updated);
+        const health = computeHealth(updated);
+        verifyWritten(desired, decorated, record, updated, health, options);
+        return { desired, operation: Operation.Updated, health, mapping };
+      } catch (error) {
+        // Optimistic concurrency: someone wrote between our read and write; re-read and re-decide.
+        if ((isConflict(error) || isAlreadyExists(error)) && attempt < maxConflictRetries) {
+          // The fresh copy goes into the live state, so the next attempt decides on it (not on a
+          // stale cached copy, nor on an empty slot that would try to create it again).
+          options.live.forget(mapping, namespace, desired.id.name);
+          const fresh = await options.live.refresh(mapping, namespace, desired.id.name);
+          if (fresh !== undefined) options.live.remember(mapping, fresh);
+          continue;
+        }
+        throw error;
+      }
+    }
+  } catch (error) {
+    return { desired, operation: Operation.Failed, mapping, error: new ApplyError(desired, error) };
+  }
+}
+
+/**
+ * Records a write's answer as verified when it matches the declaration, so the resync after a bulk
+ * apply does not match every object again. An answer that carries the record we sent and holds every
+ * declared field as sent needs no three-way match (answered-as-declared.ts); any other goes through
+ * the matcher, which costs microseconds here, where in the resync it would cost a cache read, a record
+ * restore and the match. An answer that does not match (a webhook or the server changed a declared
+ * field) is not recorded: the next pass compares it as usual.
+ *
+ * `declared` is the declaration as written (withRecord): decorated, with the commit token and the
+ * record. An answer that holds it holds the comparison candidate too (the same less the record, whose
+ * value is compared first, with the answer's token, which is then ours); one that does not, say
+ * because a webhook rewrote the token, goes to the matcher with that candidate.
+ */
+function verifyWritten(
+  desired: DesiredObject,
+  decorated: JsonObject,
+  declared: JsonObject,
+  written: KubeObject,
+  health: HealthStatus,
+  options: ApplyOptions,
+): void {
+  if (options.verified === undefined) return;
+  const writtenAnnotations = written.metadata.annotations ?? {};
+  const recordKey = options.annotator.annotationKey;
+  const asSent =
+    writtenAnnotations[recordKey] === annotationsOf(declared)[recordKey] && holdsDeclared(declared, written);
+  if (
+    asSent ||
+    options.matcher.calculate(written, comparisonCandidate(decorated, writtenAnnotations, options.commit)).isEmpty()
+  )
+    options.verified.record(desired, written, health);
+}
+
+/**
+ * The live object, with its last-applied record when the live state keeps only a digest of it: put
+ * back from the current or the previous declaration, or else read fresh from the API server. An
+ * object of this sync without a record (Config Sync applied it) is read fresh, and what Config Sync
+ * applied stands in for the record (adoption.ts).
+ */
+async function liveWithRecord(
+  desired: DesiredObject,
+  decorated: JsonObject,
+  mapping: ResourceMapping,
+  namespace: string | undefined,
+  options: ApplyOptions,
+): Promise<KubeObject | undefined> {
+  const current = await options.live.get(mapping, namespace, desired.id.name);
+  if (current === undefined) return current;
+  const manager = managerAnnotationValue(options.sync.kind, options.sync.namespace, options.sync.name);
+  if (awaitsAdoption(current, options.annotator.annotationKey, manager))
+    return withAdoptedRecord(await options.live.refresh(mapping, namespace, desired.id.name), options.annotator);
+  if (!hasRecordDigest(current, options.annotator.annotationKey)) return current;
+  const annotations = current.metadata.annotations ?? {};
+  const bodies = [comparisonCandidate(decorated, annotations, options.commit)];
+  const previous = options.previousDeclaration?.(desired.id);
+  if (previous !== undefined && previous !== desired)
+    bodies.push(comparisonCandidate(decorate(previous, options.sync), annotations, options.commit));
+  return (
+    restoreRecord(current, bodies, options.annotator) ??
+    (await options.live.refresh(mapping, namespace, desired.id.name))
+  );
+}
+
+/** The object to write: declared state, the commit token, and the last-applied record of both. */
+function withRecord(decorated: JsonObject, commit: string, annotator: Annotator): JsonObject {
+  const body = withToken(decorated, commit);
+  annotator.setLastAppliedAnnotation(body);
+  return body;
+}
