@@ -38,7 +38,6 @@ import {
   type RedisConnection,
 } from "@driftless/queue";
 import { parseDependsOn, type SourceResult } from "@driftless/source";
-import { ArtifactSources } from "./artifact-sources.ts";
 import type { PassContext } from "./context.ts";
 import { ensureFinalizer, finalize } from "./finalizer.ts";
 import { CrdWatch } from "./crd-watch.ts";
@@ -53,14 +52,10 @@ import { OwnSyncWatch } from "./own-sync-watch.ts";
 import { loadSync, rsyncMapping } from "./rsync.ts";
 import { NamespaceWatch } from "./namespace-watch.ts";
 import { ValuesFileWatch, valuesFileNamesOf } from "./values-file-watch.ts";
-import { SourceCache } from "./source-cache.ts";
-import { RenderCache, type Rendered } from "./rendering.ts";
-import { renderThroughServer } from "./render-client.ts";
-import { awaitRenderContainer } from "./render-container-gate.ts";
+import type { Rendered } from "./rendering.ts";
+import { SourceSteps } from "./source-steps.ts";
 import { ReconcileTimeouts } from "./reconcile-timeouts.ts";
 import { ResourceGroupStatus } from "./resource-group-status.ts";
-import { sourceFormatOf } from "./source-options.ts";
-import { withSourceFormatHint } from "./source-format-hint.ts";
 import { KnownStatus, type PassReport } from "./status.ts";
 import type { ReconcilerOptions } from "./reconciler-options.ts";
 
@@ -84,11 +79,6 @@ export class Reconciler implements PassContext {
   readonly metrics: Metrics;
   lastFetch: FetchResult | undefined;
   lastFetchSpec: string | undefined;
-  /** The last checkout's declaration, reused while nothing it depends on changed. */
-  private sourceCache: SourceCache | undefined;
-  private renderCache: RenderCache | undefined;
-  /** OCI and Helm sources, made on the first pass that reads one. */
-  private artifacts: ArtifactSources | undefined;
   /** The cluster's Namespaces, watched once a source has a dynamic NamespaceSelector: a change asks for a pass. */
   private readonly namespaceWatch: NamespaceWatch;
   /** The ConfigMaps of spec.helm.valuesFileRefs: a change asks for a pass that renders their values again. */
@@ -137,6 +127,7 @@ export class Reconciler implements PassContext {
   private readonly redis: RedisConnection;
   private readonly queue: SyncQueue;
   private readonly abort = new AbortController();
+  private readonly sources: SourceSteps;
   private poller: Poller | undefined;
   private server: { close(): Promise<void> } | undefined;
 
@@ -244,6 +235,15 @@ export class Reconciler implements PassContext {
       hooks: { onJobDone: this.metrics.recordJob },
     });
     this.metrics.watchQueueDepth("sync", this.queue);
+    this.sources = new SourceSteps(options, {
+      client,
+      mapper: this.mapper,
+      namespaceWatch: this.namespaceWatch,
+      valuesWatch: this.valuesWatch,
+      metrics: this.metrics,
+      log: this.log,
+      signal: this.abort.signal,
+    });
   }
 
   get clusterName(): string | undefined {
@@ -301,7 +301,7 @@ export class Reconciler implements PassContext {
   /** A pass is running and not (known to be) on the commit the remediator guards. */
   private declarationsChanging(): boolean {
     // A dynamic NamespaceSelector changes what is declared without a new commit.
-    return this.passing && (this.passCommit !== this.syncedCommit() || this.sourceCache?.dynamicNamespaces === true);
+    return this.passing && (this.passCommit !== this.syncedCommit() || this.sources.dynamicNamespaces);
   }
 
   /** Asks for a pass; de-duplicated by the queue (one waiting, one running). */
@@ -456,13 +456,7 @@ export class Reconciler implements PassContext {
   }
 
   fetchArtifact(sync: RSync, trigger: PassTrigger): Promise<FetchResult> {
-    this.artifacts ??= new ArtifactSources({
-      cacheDir: join(this.options.cacheDir, "artifacts"),
-      toolsDir: this.options.renderToolsDir,
-      shellAllowed: this.shellAllowed(),
-      valuesFiles: this.valuesWatch,
-    });
-    return this.artifacts.fetch(this.client, sync, trigger === "drift", this.abort.signal);
+    return this.sources.fetchArtifact(sync, trigger);
   }
 
   rememberFetch(fetched: FetchResult, spec: string): void {
@@ -470,59 +464,12 @@ export class Reconciler implements PassContext {
     this.lastFetchSpec = spec;
   }
 
-  async render(fetched: FetchResult, sync: RSync): Promise<Rendered> {
-    const socketPath = this.options.renderSocket;
-    if (socketPath !== undefined) {
-      const gate = { socketPath, client: this.client, identity: this.identity, log: this.log };
-      const waiting = await awaitRenderContainer(gate, fetched, sync);
-      if (waiting !== undefined) return waiting;
-    }
-    this.renderCache ??= this.newRenderCache();
-    const rendered = await this.renderCache.render(fetched, sync, this.abort.signal);
-    if (rendered.build !== undefined) this.metrics.recordKustomizeBuild(rendered.build);
-    return rendered;
+  render(fetched: FetchResult, sync: RSync): Promise<Rendered> {
+    return this.sources.render(fetched, sync);
   }
 
-  private newRenderCache(): RenderCache {
-    const socketPath = this.options.renderSocket;
-    const renderer = this.options.renderer ?? (socketPath === undefined ? undefined : renderThroughServer(socketPath));
-    return new RenderCache({
-      tools: { dir: this.options.renderToolsDir },
-      ...(renderer === undefined ? {} : { renderer }),
-      shellAllowed: this.shellAllowed(),
-    });
-  }
-
-  /** A RootSync is admin-owned; a RepoSync's shell runs a tenant's code, so only when the manager allows it. */
-  private shellAllowed(): boolean {
-    return this.identity.kind === "RootSync" || this.options.allowRepoSyncShellInRendering === true;
-  }
-
-  async readSource(fetched: FetchResult, sync: RSync): Promise<SourceResult> {
-    this.sourceCache ??= new SourceCache(
-      this.identity.kind === "RootSync"
-        ? { kind: "RootSync" }
-        : { kind: "RepoSync", namespace: this.identity.namespace },
-      {
-        resolveKind: async (apiVersion, kind) => {
-          const mapping = await this.mapper.mappingFor(apiVersion, kind);
-          return mapping === undefined
-            ? undefined
-            : {
-                group: mapping.group,
-                version: mapping.version,
-                resource: mapping.resource,
-                namespaced: mapping.namespaced,
-              };
-        },
-      },
-      {
-        ...(this.options.clusterName === undefined ? {} : { clusterName: this.options.clusterName }),
-        listNamespaces: () => this.namespaceWatch.list(),
-      },
-    );
-    const result = await this.sourceCache.read(fetched, sourceFormatOf(sync), this.abort.signal);
-    return withSourceFormatHint(sync, result);
+  readSource(fetched: FetchResult, sync: RSync): Promise<SourceResult> {
+    return this.sources.readSource(fetched, sync);
   }
 
   /** What the watch caches hold, and the labelled objects they left out (undefined without caches). */
@@ -627,7 +574,7 @@ export class Reconciler implements PassContext {
     // Not quit(): with Redis away, QUIT would wait behind the worker's queued commands for ever.
     await closeRedisConnection(this.redis);
     await this.server?.close();
-    await this.renderCache?.clear();
+    await this.sources.clear();
     this.client.close();
   }
 }
