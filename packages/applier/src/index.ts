@@ -11,7 +11,7 @@
  * await prune(leftGit, { client, mapper, sync, lastAppliedAnnotation, namespaceInUse });
  * ```
  */
-export { applyPlan } from "./apply.ts";
+export { applyPlan } from "./apply-plan.ts";
 export { applyObject, ApplyError, UnknownKindError } from "./apply-object.ts";
 export type { ApplyOptions } from "./apply-options.ts";
 export { Operation } from "./apply-outcome.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { KubeClient, KubeObject, ResourceMapping, RestMapper } from "@driftless/kube";
 import { Annotator, PatchMaker } from "@driftless/objectmatcher";
-import { applyPlan } from "./apply.ts";
+import { applyPlan } from "./apply-plan.ts";
 import type { ApplyOptions } from "./apply-options.ts";
 import { Operation } from "./apply-outcome.ts";
 import { toDesired, type DesiredObject } from "./desired.ts";
