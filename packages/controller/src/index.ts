@@ -32,7 +32,7 @@
  * ```
  */
 export { Manager } from "./manager.ts";
-export type { ManagerEnd, ManagerOptions } from "./manager.ts";
+export type { ManagerEnd, ManagerOptions } from "./manager-options.ts";
 export { ReconcilerMode } from "./workload.ts";
 export type { ReconcilerWorkload, WorkloadStatus } from "./workload.ts";
 export { reconcileSync } from "./reconcile-sync.ts";
