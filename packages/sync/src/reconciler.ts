@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import {
   Defaults,
   DriftlessError,
@@ -13,49 +12,32 @@ import {
 import {
   alignApplySetParent,
   applyObject,
-  CustomResourceSchemaLoader,
-  DirectLiveState,
-  Inventory,
-  VerifiedMatches,
   type ApplyOptions,
   type DesiredObject,
+  type Inventory,
   type ObjectId,
   type PruneOptions,
   type SyncIdentity,
 } from "@driftless/applier";
-import { GitFetcher, type FetchResult } from "@driftless/git";
-import { apiVersionOf, KubeClient, RestMapper, type KubeObject } from "@driftless/kube";
-import { createMetrics, serveMetrics, syncLabels, type Metrics } from "@driftless/metrics";
-import { Annotator, CustomResourceSchemaRegistry, PatchMaker, resolveKind } from "@driftless/objectmatcher";
-import {
-  closeRedisConnection,
-  createRedisConnection,
-  DEFAULT_PREFIX,
-  RedisRole,
-  SyncQueue,
-  syncQueueName,
-  type Poller,
-  type RedisConnection,
-} from "@driftless/queue";
+import type { FetchResult, GitFetcher } from "@driftless/git";
+import { KubeClient, type KubeObject } from "@driftless/kube";
+import { serveMetrics, type Metrics } from "@driftless/metrics";
+import { closeRedisConnection, type Poller } from "@driftless/queue";
 import { parseDependsOn, type SourceResult } from "@driftless/source";
 import type { PassContext } from "./context.ts";
 import { ensureFinalizer, finalize } from "./finalizer.ts";
-import { CrdWatch } from "./crd-watch.ts";
 import { InformerLiveState } from "./live-cache.ts";
-import { createLogger, type Logger } from "./log.ts";
+import type { Logger } from "./log.ts";
 import { namespaceInUse } from "./namespace-usage.ts";
 import { runPass, type PassResult, type PassTrigger } from "./pass.ts";
-import { initPassMetrics, observeApiCalls, recordPass } from "./pass-metrics.ts";
-import { Remediator } from "./remediator.ts";
+import { recordPass } from "./pass-metrics.ts";
 import { collectAfterPass, memoryMiB } from "./memory.ts";
-import { OwnSyncWatch } from "./own-sync-watch.ts";
 import { loadSync, rsyncMapping } from "./rsync.ts";
-import { NamespaceWatch } from "./namespace-watch.ts";
-import { ValuesFileWatch, valuesFileNamesOf } from "./values-file-watch.ts";
+import { valuesFileNamesOf } from "./values-file-watch.ts";
 import type { Rendered } from "./rendering.ts";
-import { SourceSteps } from "./source-steps.ts";
 import { ReconcileTimeouts } from "./reconcile-timeouts.ts";
-import { ResourceGroupStatus } from "./resource-group-status.ts";
+import { wireReconciler, type ReconcilerParts } from "./wiring.ts";
+import type { ResourceGroupStatus } from "./resource-group-status.ts";
 import { KnownStatus, type PassReport } from "./status.ts";
 import type { ReconcilerOptions } from "./reconciler-options.ts";
 
@@ -79,12 +61,6 @@ export class Reconciler implements PassContext {
   readonly metrics: Metrics;
   lastFetch: FetchResult | undefined;
   lastFetchSpec: string | undefined;
-  /** The cluster's Namespaces, watched once a source has a dynamic NamespaceSelector: a change asks for a pass. */
-  private readonly namespaceWatch: NamespaceWatch;
-  /** The ConfigMaps of spec.helm.valuesFileRefs: a change asks for a pass that renders their values again. */
-  private readonly valuesWatch: ValuesFileWatch;
-  /** Objects found equal to their declaration, so a resync skips matching them again (applier). */
-  private readonly verified = new VerifiedMatches();
   lastPass: PassReport | undefined;
   private guardedCommit: string | undefined;
   /** Passes finished since start (tests and /readyz use it). */
@@ -113,21 +89,8 @@ export class Reconciler implements PassContext {
   metricsUrl: string | undefined;
 
   private readonly options: ReconcilerOptions;
-  private readonly mapper: RestMapper;
-  private readonly annotator = new Annotator();
-  private readonly matcher: PatchMaker;
-  /** Custom resources' schemas, read from their CRDs into the matcher's registry before they are matched. */
-  private readonly schemas: CustomResourceSchemaLoader;
-  /** CRDs' metadata: a changed one makes its schema stale, a deleted one ends the watch of its kinds. */
-  private readonly crdWatch: CrdWatch | undefined;
-  /** Its own RSync: each pass reads it from here, not with a GET per poll. */
-  private readonly ownSync: OwnSyncWatch;
-  private readonly live: InformerLiveState | DirectLiveState;
-  private readonly remediator: Remediator | undefined;
-  private readonly redis: RedisConnection;
-  private readonly queue: SyncQueue;
-  private readonly abort = new AbortController();
-  private readonly sources: SourceSteps;
+  /** Its collaborators, built from the options (wiring.ts). */
+  private readonly parts: ReconcilerParts;
   private poller: Poller | undefined;
   private server: { close(): Promise<void> } | undefined;
 
@@ -135,115 +98,18 @@ export class Reconciler implements PassContext {
     this.options = options;
     this.client = client;
     this.identity = options.identity;
-    // The queue's name doubles as the git cache key: one naming of a sync, no `:` or `/`.
-    this.syncKey = syncQueueName(options.identity);
-    this.log =
-      options.log ??
-      createLogger({
-        component: "reconciler",
-        sync: `${options.identity.kind}/${options.identity.namespace}/${options.identity.name}`,
-      });
-    this.mapper = new RestMapper(client);
-    this.inventory = new Inventory(client, options.identity);
-    const schemas = new CustomResourceSchemaRegistry();
-    this.matcher = new PatchMaker(this.annotator, { schemas });
-    this.schemas = new CustomResourceSchemaLoader({ client, registry: schemas, mapper: this.mapper, log: this.log });
-    this.git = new GitFetcher({
-      cacheDir: join(options.cacheDir, "git"),
-      logger: this.log,
-      allowFileTransport: options.allowFileTransport ?? false,
-    });
-    this.metrics = createMetrics({ defaultLabels: syncLabels(options.identity) });
-    initPassMetrics(this.metrics);
-    observeApiCalls(client, this.metrics);
-    const namespace = options.identity.kind === "RepoSync" ? options.identity.namespace : undefined;
-    if (options.useWatchCache === false) {
-      this.live = new DirectLiveState(client);
-    } else {
-      const live = new InformerLiveState(client, {
-        sync: options.identity,
-        ...(namespace === undefined ? {} : { namespace }),
-        recordAnnotation: this.annotator.annotationKey,
-        onInformerError: (mapping, error) =>
-          this.log.warn("watch cache: list or watch failed; retrying", {
-            resource: `${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`,
-            error: error.message,
-          }),
-        onTypeGone: (mapping) => {
-          this.log.debug("watch cache: type no longer served; its watch ended", {
-            resource: `${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`,
-          });
-          this.mapper.invalidate();
-        },
-        // CRDs matter to a sync only through the custom resources it manages: one that manages none
-        // (most tenants' RepoSyncs) opens no CRD watch.
-        onTypeWatched: (mapping) => {
-          if (!resolveKind(apiVersionOf(mapping.group, mapping.version), mapping.kind).builtIn) this.crdWatch?.start();
-        },
-      });
-      this.live = live;
-      this.crdWatch = new CrdWatch(
-        client,
-        {
-          changed: (name, meta) => this.schemas.changed(name, meta),
-          deleted: (group, resource) => {
-            this.mapper.invalidate();
-            void live.stopWatching(group, resource);
-          },
-        },
-        this.log,
-      );
-      this.remediator = new Remediator({
-        live,
-        sync: options.identity,
-        matcher: this.matcher,
-        schemas: this.schemas,
-        annotator: this.annotator,
-        log: this.log,
-        requestPass: (reason) => void this.trigger("drift", reason),
-        correct: (desired) => this.correct(desired),
-        onFight: () => this.metrics.resourceFights.inc(),
-        declarationsChanging: () => this.declarationsChanging(),
-      });
-    }
-    this.resourceGroupStatus = new ResourceGroupStatus({
-      inventory: this.inventory,
-      identity: options.identity,
-      ...(this.live instanceof InformerLiveState ? { live: this.live } : {}),
-      metrics: this.metrics,
-      log: this.log,
+    this.parts = wireReconciler(options, client, {
+      requestPass: (reason) => void this.trigger("drift", reason),
+      correct: (desired) => this.correct(desired),
+      declarationsChanging: () => this.declarationsChanging(),
       passing: () => this.passing,
     });
-    this.namespaceWatch = new NamespaceWatch(client, (reason) => void this.trigger("drift", reason));
-    this.valuesWatch = new ValuesFileWatch(
-      client,
-      options.identity.namespace,
-      (reason) => void this.trigger("drift", reason),
-      this.log,
-    );
-    this.ownSync = new OwnSyncWatch(client, this.identity, this.log);
-    // Worker role: the queue runs its worker on this connection too (one connection and BullMQ's
-    // blocking one per reconciler); enqueue still fails fast during an outage (packages/queue).
-    this.redis = createRedisConnection(options.redisUrl, {
-      role: RedisRole.Worker,
-      connectionName: `${options.queuePrefix ?? DEFAULT_PREFIX}:${this.syncKey}:reconciler`,
-    });
-    this.queue = new SyncQueue({
-      sync: options.identity,
-      connection: this.redis,
-      ...(options.queuePrefix === undefined ? {} : { prefix: options.queuePrefix }),
-      hooks: { onJobDone: this.metrics.recordJob },
-    });
-    this.metrics.watchQueueDepth("sync", this.queue);
-    this.sources = new SourceSteps(options, {
-      client,
-      mapper: this.mapper,
-      namespaceWatch: this.namespaceWatch,
-      valuesWatch: this.valuesWatch,
-      metrics: this.metrics,
-      log: this.log,
-      signal: this.abort.signal,
-    });
+    this.syncKey = this.parts.syncKey;
+    this.log = this.parts.log;
+    this.inventory = this.parts.inventory;
+    this.git = this.parts.git;
+    this.metrics = this.parts.metrics;
+    this.resourceGroupStatus = this.parts.resourceGroupStatus;
   }
 
   get clusterName(): string | undefined {
@@ -251,7 +117,7 @@ export class Reconciler implements PassContext {
   }
 
   get signal(): AbortSignal {
-    return this.abort.signal;
+    return this.parts.abort.signal;
   }
 
   /** Connects, adds the finalizer, starts the worker, the poll timer and (optionally) /metrics. */
@@ -270,18 +136,19 @@ export class Reconciler implements PassContext {
       const server = await serveMetrics({
         port: this.options.metricsPort,
         registry: this.metrics.registry,
-        health: () => Promise.resolve({ healthy: !this.abort.signal.aborted, ready: this.lastPass !== undefined }),
+        health: () =>
+          Promise.resolve({ healthy: !this.parts.abort.signal.aborted, ready: this.lastPass !== undefined }),
       });
       this.server = server;
       this.metricsUrl = `http://127.0.0.1:${server.port}`;
     }
     await ensureFinalizer(this.client, this.identity);
-    this.ownSync.start();
-    this.queue.worker((job) => this.process(job.data.trigger as PassTrigger));
+    this.parts.ownSync.start();
+    this.parts.queue.worker((job) => this.process(job.data.trigger as PassTrigger));
     const loaded = await loadSync(this.client, this.identity);
     const specPeriod = loaded?.sync === undefined ? undefined : sourcePeriodOf(loaded.sync.spec);
     const period = this.options.pollPeriodMs ?? pollPeriodMs(specPeriod);
-    this.poller = this.queue.startPolling(period, { immediate: true });
+    this.poller = this.parts.queue.startPolling(period, { immediate: true });
     this.log.info("reconciler started", {
       pollPeriodMs: period,
       specPeriod,
@@ -301,14 +168,14 @@ export class Reconciler implements PassContext {
   /** A pass is running and not (known to be) on the commit the remediator guards. */
   private declarationsChanging(): boolean {
     // A dynamic NamespaceSelector changes what is declared without a new commit.
-    return this.passing && (this.passCommit !== this.syncedCommit() || this.sources.dynamicNamespaces);
+    return this.passing && (this.passCommit !== this.syncedCommit() || this.parts.sources.dynamicNamespaces);
   }
 
   /** Asks for a pass; de-duplicated by the queue (one waiting, one running). */
   async trigger(trigger: PassTrigger, reason?: string): Promise<void> {
     if (trigger !== "poll") this.passAsked = true;
     try {
-      await this.queue.enqueue(trigger, reason === undefined ? {} : { reason });
+      await this.parts.queue.enqueue(trigger, reason === undefined ? {} : { reason });
     } catch (error) {
       this.log.warn("could not enqueue a pass; the next poll will", { trigger, error: String(error) });
     }
@@ -365,11 +232,11 @@ export class Reconciler implements PassContext {
 
   /** One job's work; returns the pass's failure for the queue (retry or terminal), already reported. */
   private async runJob(trigger: PassTrigger): Promise<DriftlessError | undefined> {
-    const loaded = await loadSync(this.client, this.identity, () => this.ownSync.current());
+    const loaded = await loadSync(this.client, this.identity, () => this.parts.ownSync.current());
     if (loaded?.raw.metadata.deletionTimestamp !== undefined) {
       this.deleting = true;
-      this.remediator?.setDeclared([]);
-      await this.valuesWatch.follow([]);
+      this.parts.remediator?.setDeclared([]);
+      await this.parts.valuesWatch.follow([]);
       // The finalizer deletes or releases the group; once it is done the manager withdraws this
       // reconciler's rights, and a status write still scheduled would only meet a 403.
       this.resourceGroupStatus.stop();
@@ -377,10 +244,10 @@ export class Reconciler implements PassContext {
       await finalize(
         {
           client: this.client,
-          mapper: this.mapper,
+          mapper: this.parts.mapper,
           identity: this.identity,
           pruneOptions: () => this.pruneOptions(),
-          lastAppliedAnnotation: this.annotator.annotationKey,
+          lastAppliedAnnotation: this.parts.annotator.annotationKey,
           log: this.log,
         },
         loaded.raw,
@@ -388,7 +255,7 @@ export class Reconciler implements PassContext {
       return undefined;
     }
     if (loaded !== undefined) await ensureFinalizer(this.client, this.identity, loaded.raw);
-    await this.valuesWatch.follow(valuesFileNamesOf(loaded?.sync));
+    await this.parts.valuesWatch.follow(valuesFileNamesOf(loaded?.sync));
     // The RSync is its ApplySet's parent, as Config Sync labels it; another tool's set is left alone.
     if (loaded !== undefined)
       await alignApplySetParent(this.client, rsyncMapping(this.identity.kind), this.identity, loaded.raw).catch(
@@ -415,14 +282,14 @@ export class Reconciler implements PassContext {
       // Guard what Git declares now, before another correction can run: an object this pass pruned
       // must not be re-created from the previous commit's declaration.
       if (result.declared !== undefined) {
-        this.remediator?.setDeclared(result.declared);
-        this.verified.retain(result.declared);
+        this.parts.remediator?.setDeclared(result.declared);
+        this.parts.verified.retain(result.declared);
         this.guardedCommit = result.synced ? result.commit : undefined;
       }
     } finally {
       this.passing = false;
       this.passCommit = undefined;
-      this.remediator?.recheckChangesDuringPass();
+      this.parts.remediator?.recheckChangesDuringPass();
     }
     const errors = [...(result.rendering?.errors ?? []), ...result.sourceErrors, ...result.syncErrors];
     // Transient failures retry with backoff; configuration errors wait for the next commit or poll.
@@ -456,7 +323,7 @@ export class Reconciler implements PassContext {
   }
 
   fetchArtifact(sync: RSync, trigger: PassTrigger): Promise<FetchResult> {
-    return this.sources.fetchArtifact(sync, trigger);
+    return this.parts.sources.fetchArtifact(sync, trigger);
   }
 
   rememberFetch(fetched: FetchResult, spec: string): void {
@@ -465,53 +332,55 @@ export class Reconciler implements PassContext {
   }
 
   render(fetched: FetchResult, sync: RSync): Promise<Rendered> {
-    return this.sources.render(fetched, sync);
+    return this.parts.sources.render(fetched, sync);
   }
 
   readSource(fetched: FetchResult, sync: RSync): Promise<SourceResult> {
-    return this.sources.readSource(fetched, sync);
+    return this.parts.sources.readSource(fetched, sync);
   }
 
   /** What the watch caches hold, and the labelled objects they left out (undefined without caches). */
   watchCache(): { readonly objects: number; readonly ignored: number } | undefined {
-    return this.live instanceof InformerLiveState ? { objects: this.live.size, ignored: this.live.ignored } : undefined;
+    return this.parts.live instanceof InformerLiveState
+      ? { objects: this.parts.live.size, ignored: this.parts.live.ignored }
+      : undefined;
   }
 
   declaring(desired: readonly DesiredObject[]): void {
-    if (!(this.live instanceof InformerLiveState)) return;
-    const before = this.live.ignored;
-    this.live.declare(desired.map((d) => d.id));
-    if (this.live.ignored > before)
+    if (!(this.parts.live instanceof InformerLiveState)) return;
+    const before = this.parts.live.ignored;
+    this.parts.live.declare(desired.map((d) => d.id));
+    if (this.parts.live.ignored > before)
       this.log.info("watch cache: objects carry this sync's ApplySet label but are not declared by it; not cached", {
-        events: this.live.ignored,
+        events: this.parts.live.ignored,
       });
   }
 
   applyOptions(commit: string): ApplyOptions {
     return {
       client: this.client,
-      mapper: this.mapper,
-      live: this.live,
+      mapper: this.parts.mapper,
+      live: this.parts.live,
       sync: this.identity,
       commit,
-      annotator: this.annotator,
-      matcher: this.matcher,
-      schemas: this.schemas,
+      annotator: this.parts.annotator,
+      matcher: this.parts.matcher,
+      schemas: this.parts.schemas,
       concurrency: this.options.concurrency ?? 32,
       fieldManager: "driftless",
-      verified: this.verified,
-      previousDeclaration: (id) => this.remediator?.declaredFor(id),
+      verified: this.parts.verified,
+      previousDeclaration: (id) => this.parts.remediator?.declaredFor(id),
       // A stop cuts depends-on waits (up to reconcileTimeout) short, so the process exits inside its grace.
-      signal: this.abort.signal,
+      signal: this.parts.abort.signal,
     };
   }
 
   pruneOptions(): PruneOptions {
     return {
       client: this.client,
-      mapper: this.mapper,
+      mapper: this.parts.mapper,
       sync: this.identity,
-      lastAppliedAnnotation: this.annotator.annotationKey,
+      lastAppliedAnnotation: this.parts.annotator.annotationKey,
       concurrency: Math.min(this.options.concurrency ?? 16, 16),
       namespaceInUse: (namespace, pruning) => namespaceInUse(this.client, namespace, pruning),
       dependsOn: liveDependsOn,
@@ -519,7 +388,7 @@ export class Reconciler implements PassContext {
   }
 
   activeFights(): ReadonlyMap<string, DriftlessError> {
-    return this.remediator?.activeFights() ?? new Map<string, DriftlessError>();
+    return this.parts.remediator?.activeFights() ?? new Map<string, DriftlessError>();
   }
 
   /** Metrics with Config Sync's names, and the one log line of the pass. */
@@ -559,22 +428,22 @@ export class Reconciler implements PassContext {
     this.poller?.stop();
     // A pass that is writing ends within seconds; one that waits (reconcileTimeout, a fetch, a render) is
     // cut short, so the process exits by itself inside the manager's grace (10 s) and the pod's (40 s).
-    const cut = setTimeout(() => this.abort.abort(), Math.min(timeoutMs, cutWaitsAfterMs));
-    await this.queue.close({ timeoutMs });
+    const cut = setTimeout(() => this.parts.abort.abort(), Math.min(timeoutMs, cutWaitsAfterMs));
+    await this.parts.queue.close({ timeoutMs });
     clearTimeout(cut);
-    this.abort.abort();
-    this.remediator?.stop();
+    this.parts.abort.abort();
+    this.parts.remediator?.stop();
     this.resourceGroupStatus.stop();
     await this.resourceGroupStatus.settled();
-    await this.crdWatch?.stop();
-    if (this.live instanceof InformerLiveState) await this.live.stop();
-    await this.namespaceWatch.stop();
-    await this.valuesWatch.stop();
-    await this.ownSync.stop();
+    await this.parts.crdWatch?.stop();
+    if (this.parts.live instanceof InformerLiveState) await this.parts.live.stop();
+    await this.parts.namespaceWatch.stop();
+    await this.parts.valuesWatch.stop();
+    await this.parts.ownSync.stop();
     // Not quit(): with Redis away, QUIT would wait behind the worker's queued commands for ever.
-    await closeRedisConnection(this.redis);
+    await closeRedisConnection(this.parts.redis);
     await this.server?.close();
-    await this.sources.clear();
+    await this.parts.sources.clear();
     this.client.close();
   }
 }
