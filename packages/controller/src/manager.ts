@@ -12,7 +12,6 @@ import {
   serveMetrics,
   type ManagerMetrics,
   type MetricsServer,
-  type SyncLabelSet,
 } from "@driftless/metrics";
 import {
   closeRedisConnection,
@@ -20,19 +19,17 @@ import {
   DEFAULT_PREFIX,
   ManagerQueue,
   redisPasswordOf,
-  withoutRedisCredentials,
   type ManagerTrigger,
   type RedisConnection,
   type SyncRef,
 } from "@driftless/queue";
 import type { Logger } from "@driftless/sync";
 import { readClusterAccess, type ClusterAccess } from "./credentials.ts";
-import { DeploymentWorkload } from "./deployment-workload.ts";
+import { createWorkload } from "./create-workload.ts";
 import { parseLabelSelector, type LabelSelector } from "./label-selector.ts";
 import { leaderElectionTimings, LeaderElector } from "./leader-election.ts";
 import type { ManagerEnd, ManagerOptions } from "./manager-options.ts";
 import { missingReconcilerWritePolicy } from "./reconciler-write-policy.ts";
-import { ProcessWorkload } from "./process-workload.ts";
 import { syncsForPush, type PushMatch } from "./push-match.ts";
 import { reconcileSync, type SyncContext } from "./reconcile-sync.ts";
 import { ReconcilerRedisUsers } from "./redis-users.ts";
@@ -119,7 +116,16 @@ export class Manager {
       options.queuePrefix ?? DEFAULT_PREFIX,
       redisPasswordOf(options.redisUrl),
     );
-    this.workload = this.#createWorkload(access);
+    this.workload = createWorkload(options, {
+      client: this.client,
+      redisUsers: this.#redisUsers,
+      access,
+      metrics: this.metrics,
+      onStateChange: (sync) => {
+        this.#refreshReconcilerGauge();
+        this.#enqueue(sync, "workload");
+      },
+    });
     this.#watcher = new SyncWatcher({
       client: clients.main,
       syncSelector: options.syncSelector,
@@ -251,50 +257,6 @@ export class Manager {
         repo: redactUrl(repo),
       });
     }
-  }
-
-  #createWorkload(access: ClusterAccess | undefined): ReconcilerWorkload {
-    const o = this.#o;
-    if (o.mode === ReconcilerMode.Deployment) {
-      if (o.deployment === undefined) throw new Error("deployment mode needs the reconciler image");
-      return new DeploymentWorkload(
-        this.client,
-        {
-          ...o.deployment,
-          allowRepoSyncShellInRendering: o.allowRepoSyncShellInRendering === true,
-          queuePrefix: o.queuePrefix,
-          logLevel: o.logLevel,
-          ...(o.clusterName === undefined ? {} : { clusterName: o.clusterName }),
-        },
-        this.#redisUsers,
-      );
-    }
-    if (access === undefined) throw new Error("process mode needs the cluster's address");
-    return new ProcessWorkload({
-      client: this.client,
-      access,
-      stateDir: o.stateDir,
-      reconcilerEntry: o.reconcilerEntry,
-      redisUrl: withoutRedisCredentials(o.redisUrl),
-      redisUsers: this.#redisUsers,
-      queuePrefix: o.queuePrefix,
-      allowFileRepos: o.allowFileRepos,
-      allowRepoSyncShellInRendering: o.allowRepoSyncShellInRendering === true,
-      logLevel: o.logLevel,
-      ...(o.clusterName === undefined ? {} : { clusterName: o.clusterName }),
-      log: this.#log,
-      ...(o.stopGraceMs === undefined ? {} : { stopGraceMs: o.stopGraceMs }),
-      ...(o.maxConcurrentStarts === undefined ? {} : { maxConcurrentStarts: o.maxConcurrentStarts }),
-      onStateChange: (sync) => {
-        this.#refreshReconcilerGauge();
-        this.#enqueue(sync, "workload");
-      },
-      onLifecycle: (sync, event) => {
-        const labels = restartLabelsOf(sync);
-        if (event === "removed") this.metrics.reconcilerRestarts?.remove(labels);
-        else this.metrics.reconcilerRestarts?.inc(labels, event === "restarting" ? 1 : 0);
-      },
-    });
   }
 
   /** Became the leader: start working through the queue, and look at every sync once. */
@@ -443,12 +405,4 @@ export class Manager {
     this.#leaseClient.close();
     this.#log.info("manager stopped");
   }
-}
-
-function restartLabelsOf(sync: SyncRef): SyncLabelSet {
-  return {
-    configsync_sync_kind: sync.kind,
-    configsync_sync_name: sync.name,
-    configsync_sync_namespace: sync.namespace,
-  };
 }
