@@ -4,7 +4,7 @@
  * watches and receives webhooks; only the leader (a Lease) processes the manager queue and runs
  * reconcilers. `apps/manager` is the process around it.
  */
-import { reconcilerName, redactUrl, RootSyncNamespace } from "@driftless/api";
+import { reconcilerName, RootSyncNamespace } from "@driftless/api";
 import { KubeClient } from "@driftless/kube";
 import {
   createManagerMetrics,
@@ -30,7 +30,7 @@ import { parseLabelSelector, type LabelSelector } from "./label-selector.ts";
 import { leaderElectionTimings, LeaderElector } from "./leader-election.ts";
 import type { ManagerEnd, ManagerOptions } from "./manager-options.ts";
 import { missingReconcilerWritePolicy } from "./reconciler-write-policy.ts";
-import { syncsForPush, type PushMatch } from "./push-match.ts";
+import { PushRouter } from "./push-router.ts";
 import { reconcileSync, type SyncContext } from "./reconcile-sync.ts";
 import { ReconcilerRedisUsers } from "./redis-users.ts";
 import { SyncQueues } from "./sync-queues.ts";
@@ -61,7 +61,7 @@ export class Manager {
   readonly #inScope: LabelSelector;
   #metricsServer: MetricsServer | undefined;
   #webhookServer: WebhookServer | undefined;
-  readonly #unreadableRepos = new Set<string>();
+  readonly #pushes: PushRouter;
   #resync: NodeJS.Timeout | undefined;
   #userCheck: NodeJS.Timeout | undefined;
   #stopping: Promise<void> | undefined;
@@ -133,6 +133,12 @@ export class Manager {
       log: this.#log,
       onSync: (sync, trigger) => this.#enqueue(sync, trigger),
     });
+    this.#pushes = new PushRouter({
+      watcher: this.#watcher,
+      syncQueues: this.#syncQueues,
+      isLeader: () => this.#elector.isLeader,
+      log: this.#log,
+    });
   }
 
   static async start(options: ManagerOptions): Promise<Manager> {
@@ -203,23 +209,7 @@ export class Manager {
         log: this.#log,
         onResult: (provider, result, syncs) =>
           this.metrics.webhookRequests.inc({ provider, result: webhookRequestResult(result, syncs) }),
-        onPush: async (push) => {
-          // Every replica answers webhooks: the fetch runs on the sync's own queue, wherever its reconciler is.
-          await this.#watcher.synced();
-          const { syncs, unreadable } = syncsForPush(this.#watcher.syncs(), push);
-          this.#warnUnreadableRepos(unreadable);
-          // The leader closes a handle when it tears its sync down; a standby, when a push finds the sync gone.
-          if (!this.#elector.isLeader) await this.#syncQueues.keepOnly(this.#watcher.syncRefs());
-          await Promise.all(
-            syncs.map((sync) =>
-              this.#syncQueues.get(sync).enqueue("webhook", {
-                reason: `push to ${push.branch}`,
-                ...(push.commit === undefined ? {} : { commit: push.commit }),
-              }),
-            ),
-          );
-          return syncs.length;
-        },
+        onPush: (push) => this.#pushes.route(push),
       });
     }
     this.#elector.start({ onStartedLeading: () => this.#lead(), onStoppedLeading: () => this.#stepDown() });
@@ -232,7 +222,6 @@ export class Manager {
     });
   }
 
-  /** Once per sync and URL: every push would otherwise repeat it. */
   /** Without the admission policy a reconciler restricted by roleRefs can rewrite its own spec: say so once per leadership. */
   #checkReconcilerWritePolicy(): void {
     missingReconcilerWritePolicy(this.client).then(
@@ -245,18 +234,6 @@ export class Manager {
       },
       (error: unknown) => this.#log.warn("could not check the reconciler write policy", { error: String(error) }),
     );
-  }
-
-  #warnUnreadableRepos(unreadable: PushMatch["unreadable"]): void {
-    for (const { sync, repo } of unreadable) {
-      const key = `${sync.kind}/${sync.namespace}/${sync.name} ${repo}`;
-      if (this.#unreadableRepos.has(key)) continue;
-      this.#unreadableRepos.add(key);
-      this.#log.warn("a sync's spec.git.repo cannot be read as a URL; webhooks skip it", {
-        sync: `${sync.kind}/${sync.namespace}/${sync.name}`,
-        repo: redactUrl(repo),
-      });
-    }
   }
 
   /** Became the leader: start working through the queue, and look at every sync once. */
