@@ -6,7 +6,6 @@ import {
   pollPeriodMs,
   sourcePeriodOf,
   toDriftlessError,
-  UserAnnotation,
   type RSync,
 } from "@driftless/api";
 import {
@@ -15,21 +14,20 @@ import {
   type ApplyOptions,
   type DesiredObject,
   type Inventory,
-  type ObjectId,
   type PruneOptions,
   type SyncIdentity,
 } from "@driftless/applier";
 import type { FetchResult, GitFetcher } from "@driftless/git";
-import { KubeClient, type KubeObject } from "@driftless/kube";
+import { KubeClient } from "@driftless/kube";
 import { serveMetrics, type Metrics } from "@driftless/metrics";
 import { closeRedisConnection, type Poller } from "@driftless/queue";
-import { parseDependsOn, type SourceResult } from "@driftless/source";
+import type { SourceResult } from "@driftless/source";
 import type { PassContext } from "./context.ts";
 import { ensureFinalizer, finalize } from "./finalizer.ts";
 import { InformerLiveState } from "./live-cache.ts";
 import type { Logger } from "./log.ts";
-import { namespaceInUse } from "./namespace-usage.ts";
 import { runPass, type PassResult, type PassTrigger } from "./pass.ts";
+import { applyOptionsFor, pruneOptionsFor } from "./pass-options.ts";
 import { recordPass } from "./pass-metrics.ts";
 import { collectAfterPass, memoryMiB } from "./memory.ts";
 import { loadSync, rsyncMapping } from "./rsync.ts";
@@ -357,34 +355,11 @@ export class Reconciler implements PassContext {
   }
 
   applyOptions(commit: string): ApplyOptions {
-    return {
-      client: this.client,
-      mapper: this.parts.mapper,
-      live: this.parts.live,
-      sync: this.identity,
-      commit,
-      annotator: this.parts.annotator,
-      matcher: this.parts.matcher,
-      schemas: this.parts.schemas,
-      concurrency: this.options.concurrency ?? 32,
-      fieldManager: "driftless",
-      verified: this.parts.verified,
-      previousDeclaration: (id) => this.parts.remediator?.declaredFor(id),
-      // A stop cuts depends-on waits (up to reconcileTimeout) short, so the process exits inside its grace.
-      signal: this.parts.abort.signal,
-    };
+    return applyOptionsFor(this.parts, this.options, commit);
   }
 
   pruneOptions(): PruneOptions {
-    return {
-      client: this.client,
-      mapper: this.parts.mapper,
-      sync: this.identity,
-      lastAppliedAnnotation: this.parts.annotator.annotationKey,
-      concurrency: Math.min(this.options.concurrency ?? 16, 16),
-      namespaceInUse: (namespace, pruning) => namespaceInUse(this.client, namespace, pruning),
-      dependsOn: liveDependsOn,
-    };
+    return pruneOptionsFor(this.parts, this.options);
   }
 
   activeFights(): ReadonlyMap<string, DriftlessError> {
@@ -446,12 +421,4 @@ export class Reconciler implements PassContext {
     await this.parts.sources.clear();
     this.client.close();
   }
-}
-
-/** A live object's depends-on, which orders its deletion; a malformed value orders nothing (no source with it applied). */
-function liveDependsOn(live: KubeObject): readonly ObjectId[] {
-  const value = live.metadata.annotations?.[UserAnnotation.DependsOn];
-  if (value === undefined) return [];
-  const parsed = parseDependsOn(value);
-  return parsed.ok ? parsed.refs : [];
 }
