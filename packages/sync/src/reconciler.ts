@@ -20,7 +20,7 @@ import {
 import type { FetchResult, GitFetcher } from "@driftless/git";
 import { KubeClient } from "@driftless/kube";
 import { serveMetrics, type Metrics } from "@driftless/metrics";
-import { closeRedisConnection, type Poller } from "@driftless/queue";
+import type { Poller } from "@driftless/queue";
 import type { SourceResult } from "@driftless/source";
 import type { PassContext } from "./context.ts";
 import { ensureFinalizer, finalize } from "./finalizer.ts";
@@ -29,6 +29,7 @@ import type { Logger } from "./log.ts";
 import { runPass, type PassResult, type PassTrigger } from "./pass.ts";
 import { applyOptionsFor, pruneOptionsFor } from "./pass-options.ts";
 import { recordPass } from "./pass-metrics.ts";
+import { shutdown } from "./shutdown.ts";
 import { collectAfterPass, memoryMiB } from "./memory.ts";
 import { loadSync, rsyncMapping } from "./rsync.ts";
 import { valuesFileNamesOf } from "./values-file-watch.ts";
@@ -38,9 +39,6 @@ import { wireReconciler, type ReconcilerParts } from "./wiring.ts";
 import type { ResourceGroupStatus } from "./resource-group-status.ts";
 import { KnownStatus, type PassReport } from "./status.ts";
 import type { ReconcilerOptions } from "./reconciler-options.ts";
-
-/** How long a stop lets the running pass go on before cutting its waits short. */
-const cutWaitsAfterMs = 3_000;
 
 /**
  * One sync's reconciler: a queue worker that runs one pass at a time, a poll timer, the remediator,
@@ -393,32 +391,9 @@ export class Reconciler implements PassContext {
    * /metrics. Idempotent: a second call (a signal during shutdown) waits for the first.
    */
   stop(timeoutMs = 30_000): Promise<void> {
-    this.stopping ??= this.shutdown(timeoutMs);
+    this.stopping ??= shutdown(this.parts, { poller: this.poller, server: this.server }, timeoutMs);
     return this.stopping;
   }
 
   private stopping: Promise<void> | undefined;
-
-  private async shutdown(timeoutMs: number): Promise<void> {
-    this.poller?.stop();
-    // A pass that is writing ends within seconds; one that waits (reconcileTimeout, a fetch, a render) is
-    // cut short, so the process exits by itself inside the manager's grace (10 s) and the pod's (40 s).
-    const cut = setTimeout(() => this.parts.abort.abort(), Math.min(timeoutMs, cutWaitsAfterMs));
-    await this.parts.queue.close({ timeoutMs });
-    clearTimeout(cut);
-    this.parts.abort.abort();
-    this.parts.remediator?.stop();
-    this.resourceGroupStatus.stop();
-    await this.resourceGroupStatus.settled();
-    await this.parts.crdWatch?.stop();
-    if (this.parts.live instanceof InformerLiveState) await this.parts.live.stop();
-    await this.parts.namespaceWatch.stop();
-    await this.parts.valuesWatch.stop();
-    await this.parts.ownSync.stop();
-    // Not quit(): with Redis away, QUIT would wait behind the worker's queued commands for ever.
-    await closeRedisConnection(this.parts.redis);
-    await this.server?.close();
-    await this.parts.sources.clear();
-    this.client.close();
-  }
 }
