@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestContext } from "node:test";
 import { testEnv } from "../../support/index.ts";
+import { forwardToApiServer } from "../../support/forward-to-api-server.ts";
 
 export interface ProxiedRequest {
   readonly method: string;
@@ -31,43 +32,22 @@ export interface ApiProxy {
   hold: ((request: ProxiedRequest) => Promise<void> | undefined) | undefined;
 }
 
-const hopByHop = ["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection"];
-
-function without(headers: http.IncomingHttpHeaders, drop: readonly string[]): http.OutgoingHttpHeaders {
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => !drop.includes(name.toLowerCase())));
-}
-
 export async function startApiProxy(t: TestContext): Promise<ApiProxy> {
   const env = testEnv();
   const upstream = new URL(env.server);
   const agent = new https.Agent({ ca: await readFile(env.caFile), keepAlive: true });
   const requests: ProxiedRequest[] = [];
-  const forward = (req: http.IncomingMessage, res: http.ServerResponse, record: ProxiedRequest): void => {
-    const out = https.request(
-      {
-        hostname: upstream.hostname,
-        port: upstream.port,
-        method: req.method,
-        path: req.url,
-        headers: { ...without(req.headers, [...hopByHop, "host"]), host: upstream.host },
-        agent,
+  // No answer of the proxy's own when the API server is gone: the client's connection is cut, as by the server.
+  const forward = (req: http.IncomingMessage, res: http.ServerResponse, record: ProxiedRequest): void =>
+    forwardToApiServer(req, res, {
+      upstream,
+      agent,
+      answered: (status) => (record.status = status),
+      failed: (answer) => {
+        record.status ??= 0;
+        answer.destroy();
       },
-      (answer) => {
-        record.status = answer.statusCode;
-        res.writeHead(answer.statusCode ?? 502, without(answer.headers, hopByHop));
-        res.flushHeaders(); // a watch's head goes at once, before any event
-        answer.on("aborted", () => res.destroy());
-        answer.on("error", () => res.destroy());
-        answer.pipe(res);
-      },
-    );
-    out.on("error", () => {
-      record.status ??= 0;
-      res.destroy();
     });
-    res.on("close", () => out.destroy());
-    req.pipe(out);
-  };
   const server = http.createServer((req, res) => {
     const [path = "", query = ""] = (req.url ?? "").split("?");
     const record: ProxiedRequest = { method: req.method ?? "", path, query };

@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { TestContext } from "node:test";
 import { testEnv } from "../../support/index.ts";
+import { forwardToApiServer } from "../../support/forward-to-api-server.ts";
 import { managerKubeconfig } from "./helpers.ts";
 
 export interface ProxiedRequest {
@@ -37,12 +38,6 @@ export interface RecordingProxy {
   close(): void;
 }
 
-const hopByHop = ["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection"];
-
-function without(headers: http.IncomingHttpHeaders, drop: readonly string[]): http.OutgoingHttpHeaders {
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => !drop.includes(name.toLowerCase())));
-}
-
 /** Starts a proxy; `dir` holds its kubeconfig. Close it after the managers using it have stopped. */
 export async function startRecordingProxy(t: TestContext, dir: string, name: string): Promise<RecordingProxy> {
   const env = testEnv();
@@ -60,25 +55,12 @@ export async function startRecordingProxy(t: TestContext, dir: string, name: str
     };
     requests.push(record);
     proxy.onRequest?.(record);
-    const out = https.request(
-      {
-        hostname: upstream.hostname,
-        port: upstream.port,
-        method: req.method,
-        path: req.url,
-        headers: { ...without(req.headers, [...hopByHop, "host"]), host: upstream.host },
-        agent,
-      },
-      (answer) => {
-        record.status = answer.statusCode;
-        res.writeHead(answer.statusCode ?? 502, without(answer.headers, hopByHop));
-        res.flushHeaders(); // a watch's head goes at once, before any event
-        answer.pipe(res);
-      },
-    );
-    out.on("error", () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
-    res.on("close", () => out.destroy());
-    req.pipe(out);
+    forwardToApiServer(req, res, {
+      upstream,
+      agent,
+      answered: (status) => (record.status = status),
+      failed: (answer) => (answer.headersSent ? answer.destroy() : answer.writeHead(502).end()),
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   server.unref();
