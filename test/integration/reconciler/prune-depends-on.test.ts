@@ -69,6 +69,22 @@ async function releaseDependent(namespace: string): Promise<void> {
   await (await admin()).patch(Mapping.ConfigMap, namespace, "dependent", { metadata: { finalizers: null } }, "merge");
 }
 
+/** Lets the dependent go; then a later pass deletes the dependency and the sync's errors clear at `commit`. */
+async function releaseAndSettle(namespace: string, name: string, commit: string): Promise<void> {
+  await releaseDependent(namespace);
+  await eventually(async () => (await readConfigMap(namespace, "dependency")) === undefined, {
+    timeoutMs: 60_000,
+    what: "the dependency deleted once its dependent is gone",
+  });
+  await eventually(
+    async () => {
+      const sync = (await rootSyncStatus(name))["sync"] as JsonObject | undefined;
+      return sync?.["commit"] === commit && ((sync["errors"] ?? []) as JsonObject[]).length === 0;
+    },
+    { timeoutMs: 60_000, what: "the errors to clear" },
+  );
+}
+
 test("a pass prunes a dependent before its dependency, and deletes the dependency only once the dependent is gone", async (t) => {
   const id = suffix();
   const name = `prune-dep-${id}`;
@@ -116,18 +132,7 @@ test("a pass prunes a dependent before its dependency, and deletes the dependenc
   );
 
   // Once the dependent is gone, a later pass deletes the dependency and the errors clear.
-  await releaseDependent(namespace);
-  await eventually(async () => (await readConfigMap(namespace, "dependency")) === undefined, {
-    timeoutMs: 60_000,
-    what: "the dependency deleted after its dependent",
-  });
-  await eventually(
-    async () => {
-      const sync = (await rootSyncStatus(name))["sync"] as JsonObject | undefined;
-      return sync?.["commit"] === second && ((sync["errors"] ?? []) as JsonObject[]).length === 0;
-    },
-    { timeoutMs: 60_000, what: "the errors to clear" },
-  );
+  await releaseAndSettle(namespace, name, second);
 });
 
 test("a dependent still Terminating after the pass's wait keeps holding its dependency in later passes, as Config Sync keeps a timed-out prune in its inventory", async (t) => {
@@ -196,18 +201,7 @@ test("a dependent still Terminating after the pass's wait keeps holding its depe
     `no skipped delete in ${JSON.stringify(errors)}`,
   );
 
-  await releaseDependent(namespace);
-  await eventually(async () => (await readConfigMap(namespace, "dependency")) === undefined, {
-    timeoutMs: 60_000,
-    what: "the dependency deleted once its dependent is gone",
-  });
-  await eventually(
-    async () => {
-      const sync = (await rootSyncStatus(name))["sync"] as JsonObject | undefined;
-      return sync?.["commit"] === third && ((sync["errors"] ?? []) as JsonObject[]).length === 0;
-    },
-    { timeoutMs: 60_000, what: "the errors to clear" },
-  );
+  await releaseAndSettle(namespace, name, third);
 });
 
 test("Foreground deletion of a sync deletes a dependent before its dependency, and the dependency only once the dependent is gone", async (t) => {
