@@ -382,7 +382,7 @@ test("a reconciler stops promptly while Redis is away, with commands waiting on 
   await eventually(() => reconciler.passCount > 0, { what: "a first pass" });
   await stop(redis);
   // The worker's periodic commands (stalled-job checks) wait on the shared connection while Redis is away.
-  const connection = (reconciler as unknown as { redis: { offlineQueue: { length: number } } }).redis;
+  const connection = (reconciler as unknown as { parts: { redis: { offlineQueue: { length: number } } } }).parts.redis;
   await eventually(() => connection.offlineQueue.length > 0, {
     what: "a command waiting for Redis",
     timeoutMs: 30_000,
