@@ -56,6 +56,7 @@ export class KubeClient {
   readonly server: string;
   readonly requests: RequestCounter;
   readonly #sender: Sender;
+  readonly #closed = new AbortController();
 
   private constructor(transport: Transport, credentials: CredentialProvider, options: KubeClientOptions) {
     this.server = transport.endpoint.server;
@@ -98,6 +99,11 @@ export class KubeClient {
   }
 
   /** Any API request; the JSON response is returned unchecked as T (parse it before trusting it). */
+  /** Aborted by close(): the informers on this client stop with it. */
+  get closedSignal(): AbortSignal {
+    return this.#closed.signal;
+  }
+
   async request<T = unknown>(req: KubeRequest): Promise<T> {
     const raw = await this.requestRaw(req);
     return (raw.body.length === 0 ? undefined : JSON.parse(raw.body.toString("utf8"))) as T;
@@ -339,7 +345,8 @@ export class KubeClient {
       fieldSelector: opts.fieldSelector,
     };
     const path = resourcePath(m, opts.namespace) + encodeQuery(query);
-    if (opts.signal.aborted) return;
+    // After close() no watch opens a connection: nothing would close it.
+    if (opts.signal.aborted || this.#closed.signal.aborted) return;
     this.#sender.counter.started("watch");
     const started = performance.now();
     let stream: OpenedStream;
@@ -384,6 +391,7 @@ export class KubeClient {
 
   /** Closes every connection; in-flight requests fail. */
   close(): void {
+    this.#closed.abort(new Error("the Kubernetes client is closed"));
     this.#sender.transport.agent.destroy();
     for (const socket of this.#sender.transport.stream.open) socket.destroy();
   }

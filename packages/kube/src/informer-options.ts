@@ -11,6 +11,8 @@ import type { KubeObject, ListPage, ResourceMapping, WatchEvent } from "./types.
 export interface ListWatchSource {
   listPages(m: ResourceMapping, opts: ListOptions): AsyncIterable<ListPage>;
   watch(m: ResourceMapping, opts: WatchOptions): AsyncIterable<WatchEvent>;
+  /** Aborted when the source closes (KubeClient.close()): its informers stop with it. */
+  readonly closedSignal?: AbortSignal;
 }
 
 export interface InformerOptions {

@@ -41,6 +41,7 @@ class ScriptedSource implements ListWatchSource {
   readonly watches: Step[][] = [];
   readonly listCalls: ListOptions[] = [];
   readonly watchCalls: WatchOptions[] = [];
+  closedSignal?: AbortSignal;
 
   async *listPages(_m: ResourceMapping, opts: ListOptions): AsyncGenerator<ListPage> {
     this.listCalls.push(opts);
@@ -415,6 +416,30 @@ void describe("Informer", () => {
     assert.equal(errors[0]?.message, "handler bug");
     off();
     await informer.stop();
+  });
+
+  void it("ends with its source: started on a closed client it lists and watches nothing, and one running ends its watch", async () => {
+    const closedSource = new ScriptedSource();
+    const closed = new AbortController();
+    closed.abort();
+    closedSource.closedSignal = closed.signal;
+    closedSource.lists.push({ items: [cm("a", "1")], resourceVersion: "1" });
+    const late = new Informer(closedSource, mapping, { backoff: fast });
+    late.start();
+    await assert.rejects(late.synced(), /its client is closed/);
+    assert.deepEqual([closedSource.listCalls.length, closedSource.watchCalls.length], [0, 0]);
+
+    const source = new ScriptedSource();
+    const closing = new AbortController();
+    source.closedSignal = closing.signal;
+    source.lists.push({ items: [cm("a", "1")], resourceVersion: "1" });
+    source.watches.push(["hang"]);
+    const running = new Informer(source, mapping, { backoff: fast });
+    running.start();
+    await running.synced();
+    await until("a watch", () => source.watchCalls.length === 1);
+    closing.abort();
+    await until("the watch to end", () => source.watchCalls[0]?.signal.aborted === true);
   });
 
   void it("rejects synced() when stopped before the first list, and stops a hanging watch", async () => {

@@ -73,7 +73,16 @@ export class Informer {
   /** Starts listing and watching in the background (once). */
   start(): void {
     if (this.#abort.signal.aborted) throw new Error("an informer cannot be restarted after stop()");
-    this.#running ??= this.#run(this.#abort.signal);
+    // A closed client ends its informers too: one started while its owner was shutting down (after the
+    // owner stopped the others) would otherwise retry its watch for ever and keep the process alive.
+    const closed = this.#source.closedSignal;
+    const signal = closed === undefined ? this.#abort.signal : AbortSignal.any([this.#abort.signal, closed]);
+    this.#running ??= this.#run(signal).finally(() => {
+      if (!this.#hasSynced && closed?.aborted === true)
+        this.#rejectSynced(
+          new Error(`informer for ${this.mapping.resource} ended before its first list: its client is closed`),
+        );
+    });
   }
 
   /** Ends the watch and waits until the informer is idle. */

@@ -183,3 +183,27 @@ void test("a watch outlives the agent's idle-socket timeout", async (t) => {
   assert.equal(client.requests.count("watch"), 1, "the same watch delivered it");
   assert.deepEqual(errors, []);
 });
+
+void test("a closed client opens no watch: an informer started on it ends without a list, and one running stops watching", async (t) => {
+  const ns = await testNamespace(t, "kube-closed");
+  const client = await adminClient(t);
+  const running = new Informer(client, configMaps, { namespace: ns });
+  running.start();
+  await running.synced();
+  await eventually(() => client.requests.count("watch") === 1, { what: "the running informer's watch" });
+  client.close();
+  const late = new Informer(client, configMaps, { namespace: ns });
+  late.start();
+  await assert.rejects(late.synced(), /its client is closed/);
+  // A watch on the closed client ends at once, with no connection opened.
+  for await (const event of client.watch(configMaps, {
+    namespace: ns,
+    resourceVersion: "0",
+    signal: new AbortController().signal,
+  }))
+    assert.fail(`an event on a closed client: ${event.type}`);
+  assert.equal(client.requests.count("watch"), 1, "a watch was opened after close()");
+  assert.equal(client.requests.count("list"), 1, "a list was made after close()");
+  await running.stop();
+  await late.stop();
+});
