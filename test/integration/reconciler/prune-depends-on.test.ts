@@ -3,7 +3,7 @@
  * first, and its dependency only once the dependent is gone. Config Sync documents this as the way to keep
  * a RepoSync's RoleBinding until the RepoSync (and its reconciler's deletion work) is done.
  */
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { createLogger } from "@driftless/sync";
 import {
@@ -69,6 +69,23 @@ async function releaseDependent(namespace: string): Promise<void> {
   await (await admin()).patch(Mapping.ConfigMap, namespace, "dependent", { metadata: { finalizers: null } }, "merge");
 }
 
+/** A repository declaring the dependent and its dependency in a namespace of its own, deleted after the test. */
+async function bothDeclared(
+  t: TestContext,
+  prefix: string,
+): Promise<{ name: string; namespace: string; repo: TestRepo; first: string }> {
+  const id = suffix();
+  const name = `${prefix}-${id}`;
+  const namespace = `${prefix}-${id}`;
+  t.after(() =>
+    coreApi()
+      .deleteNamespace({ name: namespace })
+      .catch(() => undefined),
+  );
+  const repo = await TestRepo.create(t);
+  return { name, namespace, repo, first: await declareBoth(repo, namespace) };
+}
+
 /** Lets the dependent go; then a later pass deletes the dependency and the sync's errors clear at `commit`. */
 async function releaseAndSettle(namespace: string, name: string, commit: string): Promise<void> {
   await releaseDependent(namespace);
@@ -86,16 +103,7 @@ async function releaseAndSettle(namespace: string, name: string, commit: string)
 }
 
 test("a pass prunes a dependent before its dependency, and deletes the dependency only once the dependent is gone", async (t) => {
-  const id = suffix();
-  const name = `prune-dep-${id}`;
-  const namespace = `prune-dep-${id}`;
-  t.after(() =>
-    coreApi()
-      .deleteNamespace({ name: namespace })
-      .catch(() => undefined),
-  );
-  const repo = await TestRepo.create(t);
-  const first = await declareBoth(repo, namespace);
+  const { name, namespace, repo, first } = await bothDeclared(t, "prune-dep");
   await createRootSync(name, repo, { spec: { override: { reconcileTimeout: "3s" } } });
   await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
   await rootSynced(name, first);
@@ -136,16 +144,7 @@ test("a pass prunes a dependent before its dependency, and deletes the dependenc
 });
 
 test("a dependent still Terminating after the pass's wait keeps holding its dependency in later passes, as Config Sync keeps a timed-out prune in its inventory", async (t) => {
-  const id = suffix();
-  const name = `prune-hold-${id}`;
-  const namespace = `prune-hold-${id}`;
-  t.after(() =>
-    coreApi()
-      .deleteNamespace({ name: namespace })
-      .catch(() => undefined),
-  );
-  const repo = await TestRepo.create(t);
-  const first = await declareBoth(repo, namespace);
+  const { name, namespace, repo, first } = await bothDeclared(t, "prune-hold");
   await createRootSync(name, repo, { spec: { override: { reconcileTimeout: "2s" } } });
   const lines: string[] = [];
   await startReconciler(
@@ -205,16 +204,7 @@ test("a dependent still Terminating after the pass's wait keeps holding its depe
 });
 
 test("Foreground deletion of a sync deletes a dependent before its dependency, and the dependency only once the dependent is gone", async (t) => {
-  const id = suffix();
-  const name = `fg-dep-${id}`;
-  const namespace = `fg-dep-${id}`;
-  t.after(() =>
-    coreApi()
-      .deleteNamespace({ name: namespace })
-      .catch(() => undefined),
-  );
-  const repo = await TestRepo.create(t);
-  const first = await declareBoth(repo, namespace);
+  const { name, namespace, repo, first } = await bothDeclared(t, "fg-dep");
   await createRootSync(name, repo, { annotations: { "configsync.gke.io/deletion-propagation-policy": "Foreground" } });
   await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
   await rootSynced(name, first);
