@@ -17,12 +17,12 @@ import {
   type ResourceMapping,
   type RestMapper,
 } from "@driftless/kube";
-import { setTimeout as delay } from "node:timers/promises";
 import { mapLimit } from "./concurrency.ts";
 import { CrdInUseError, customResourcesLeft } from "./crd-usage.ts";
 import { stripManagement } from "./decorate.ts";
 import type { SyncIdentity } from "./desired.ts";
 import { describeId, idKey, type ObjectId } from "./object-id.ts";
+import { dependentsStillThere } from "./dependents-still-there.ts";
 import {
   DependentHold,
   DependentNotDeletedError,
@@ -232,30 +232,8 @@ async function holdBack(
     else if (outcome.operation === PruneOperation.Kept) holds.set(idKey(candidate.id), DependentHold.Skipped);
     else if (outcome.operation === PruneOperation.Deleted && outcome.gone !== true) deleted.push(candidate);
   }
-  for (const candidate of await stillThere(deleted, options)) holds.set(idKey(candidate.id), DependentHold.Timeout);
-}
-
-/** Waits for deleted objects (their finalizers) to be gone; answers those still there at the deadline. */
-async function stillThere(deleted: readonly Candidate[], options: PruneOptions): Promise<Candidate[]> {
-  const deadline = performance.now() + (options.dependentsTimeoutMs ?? 300_000);
-  // Still Terminating from an earlier delete, waited for then: it holds its dependencies, with no new wait.
-  const lingering = deleted.filter((c) => c.terminating);
-  let waiting = deleted.filter((c) => !c.terminating);
-  for (let pauseMs = 100; waiting.length > 0; pauseMs = Math.min(pauseMs * 2, 1_000)) {
-    const still: Candidate[] = [];
-    for (const candidate of waiting) {
-      const live = await options.client.get(candidate.mapping, candidate.namespace, candidate.id.name).catch(() => ({
-        metadata: { uid: candidate.uid },
-      }));
-      // Another object of the name (re-created since) is not the one deleted.
-      if (live !== undefined && live.metadata.uid === candidate.uid) still.push(candidate);
-    }
-    waiting = still;
-    const left = deadline - performance.now();
-    if (waiting.length === 0 || left <= 0 || options.signal?.aborted === true) break;
-    await delay(Math.min(pauseMs, left), undefined, { signal: options.signal }).catch(() => undefined);
-  }
-  return [...lingering, ...waiting];
+  for (const candidate of await dependentsStillThere(deleted, options))
+    holds.set(idKey(candidate.id), DependentHold.Timeout);
 }
 
 function unknownType(id: ObjectId, why: string): PruneOutcome {

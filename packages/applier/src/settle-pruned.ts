@@ -1,7 +1,7 @@
-import { setTimeout as delay } from "node:timers/promises";
 import type { KubeClient, ResourceMapping, RestMapper } from "@driftless/kube";
 import { mapLimit } from "./concurrency.ts";
 import type { ObjectId } from "./object-id.ts";
+import { pollUntilGone } from "./poll-until-gone.ts";
 import { PruneOperation, type PruneOutcome } from "./prune.ts";
 
 export interface SettlePrunedOptions {
@@ -30,16 +30,15 @@ export async function settlePruned(
   const deleted = outcomes.filter((o) => o.operation === PruneOperation.Deleted && o.gone !== true);
   // One an earlier pass deleted and waited for, still Terminating: not waited for in every pass again.
   const lingering = deleted.filter((o) => o.terminating === true).map((o) => o.id);
-  let waiting = deleted.filter((o) => o.terminating !== true).map((o) => o.id);
-  const deadline = performance.now() + options.timeoutMs;
-  for (let pauseMs = 100, first = true; waiting.length > 0; pauseMs = Math.min(pauseMs * 2, 1_000), first = false) {
-    const still = await stillDeleting(waiting, options);
-    waiting = waiting.filter((id) => still.has(id));
-    const left = deadline - performance.now();
-    if (waiting.length === 0 || left <= 0 || options.signal?.aborted === true) break;
-    if (first) options.onWait?.(waiting);
-    await delay(Math.min(pauseMs, left), undefined, { signal: options.signal }).catch(() => undefined);
-  }
+  const waiting = await pollUntilGone(
+    deleted.filter((o) => o.terminating !== true).map((o) => o.id),
+    {
+      stillThere: (ids) => stillDeleting(ids, options),
+      deadline: performance.now() + options.timeoutMs,
+      signal: options.signal,
+      onWait: options.onWait,
+    },
+  );
   // Also when stopped (shutdown): what is still there stays in the inventory, for the next pass to decide.
   return [...lingering, ...waiting];
 }
