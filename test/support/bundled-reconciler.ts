@@ -35,7 +35,7 @@ export interface BundledReconciler {
   readonly child: ChildProcessByStdio<null, Readable, Readable>;
   /** Its stdout and stderr so far, interleaved. */
   readonly output: () => string;
-  /** The exit code, once it exits. */
+  /** The exit code, once it has exited and its stdout and stderr are read to the end. */
   readonly exited: Promise<number | null>;
   /** A scratch directory removed when the test ends (its cache lives in `cache/` there). */
   readonly dir: string;
@@ -73,7 +73,8 @@ export async function spawnBundledReconciler(
   const chunks: string[] = [];
   child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => chunks.push(chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  // On 'close', not 'exit': 'exit' may come before the pipes are drained, and tests read the output once it has exited.
+  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   });
