@@ -33,7 +33,8 @@ function start(t: TestContext, ...args: string[]): Run {
   let stdout = "";
   child.stdout?.on("data", (c: Buffer) => ((out += c.toString()), (stdout += c.toString())));
   child.stderr?.on("data", (c: Buffer) => (out += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  // On 'close', not 'exit': 'exit' may come before the pipes are drained, and callers read the output after it.
+  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
   return { child, out: () => out, stdout: () => stdout, exited };
 }
 
