@@ -23,7 +23,8 @@ function clusterUp(
     let stderr = "";
     child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
     child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    child.once("exit", (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
+    // On 'close', not 'exit': 'exit' may come before the pipes are drained.
+    child.once("close", (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
   });
 }
 
