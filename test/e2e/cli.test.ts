@@ -40,7 +40,8 @@ function driftless(...args: string[]): Promise<Run> {
       out += c.toString();
       stderr += c.toString();
     });
-    child.once("exit", (code) => resolve({ code, out, stdout, stderr }));
+    // On 'close', not 'exit': 'exit' may come before the pipes are drained.
+    child.once("close", (code) => resolve({ code, out, stdout, stderr }));
   });
 }
 
