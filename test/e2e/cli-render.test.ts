@@ -23,7 +23,8 @@ function driftless(...args: string[]): Promise<{ code: number | null; stdout: st
       all += c.toString();
     });
     child.stderr.on("data", (c: Buffer) => (all += c.toString()));
-    child.once("exit", (code) => resolve({ code, stdout, all }));
+    // On 'close', not 'exit': 'exit' may come before the pipes are drained.
+    child.once("close", (code) => resolve({ code, stdout, all }));
   });
 }
 
