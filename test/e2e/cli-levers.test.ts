@@ -39,7 +39,8 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | n
     let out = "";
     child.stdout.on("data", (c: Buffer) => (out += c.toString()));
     child.stderr.on("data", (c: Buffer) => (out += c.toString()));
-    child.once("exit", (code) => resolve({ code, out }));
+    // On 'close', not 'exit': 'exit' may come before the pipes are drained.
+    child.once("close", (code) => resolve({ code, out }));
   });
 }
 
