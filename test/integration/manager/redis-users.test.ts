@@ -322,7 +322,8 @@ function runApp(app: string, args: readonly string[], env: Record<string, string
     child.kill("SIGKILL");
   }, 20_000);
   return new Promise((resolve) =>
-    child.once("exit", (code) => {
+    // On 'close', not 'exit': 'exit' may come before the pipes are drained.
+    child.once("close", (code) => {
       clearTimeout(started);
       resolve([code ?? -1, output]);
     }),
