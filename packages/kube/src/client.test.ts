@@ -245,6 +245,25 @@ void describe("KubeClient over HTTP", () => {
     server.closeAllConnections();
   });
 
+  void it("close() fails a request in flight at once, and every later one without sending it, as a retryable network error", async () => {
+    seen.length = 0;
+    let arrived: () => void = () => undefined;
+    const arrival = new Promise<void>((resolve) => (arrived = resolve));
+    // The server never answers: a hung API server.
+    handler = () => arrived();
+    const c = await client({ timeoutMs: 60_000 });
+    const closedError = (e: unknown): boolean =>
+      e instanceof KubeApiError && e.status === 0 && e.retryable && /client is closed/.test(e.message);
+    const pending = c.create(cm, obj);
+    await arrival;
+    c.close();
+    await assert.rejects(pending, closedError);
+    await assert.rejects(c.get(cm, "ns", "a"), closedError);
+    await assert.rejects(c.create(cm, obj), closedError);
+    assert.equal(seen.length, 1, "a request after close() reached the server");
+    server.closeAllConnections();
+  });
+
   void it("re-sends once on a fresh socket when a kept-alive socket was closed by the server", async () => {
     seen.length = 0;
     const sockets = new Set<unknown>();

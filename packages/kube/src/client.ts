@@ -60,7 +60,7 @@ export class KubeClient {
 
   private constructor(transport: Transport, credentials: CredentialProvider, options: KubeClientOptions) {
     this.server = transport.endpoint.server;
-    this.#sender = new Sender(transport, credentials, options);
+    this.#sender = new Sender(transport, credentials, options, this.#closed.signal);
     this.requests = this.#sender.counter;
   }
 
@@ -389,7 +389,7 @@ export class KubeClient {
     }
   }
 
-  /** Closes every connection; in-flight requests fail. */
+  /** Closes every connection: requests in flight fail at once, and so does every later one. */
   close(): void {
     this.#closed.abort(new Error("the Kubernetes client is closed"));
     this.#sender.transport.agent.destroy();

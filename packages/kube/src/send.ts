@@ -21,9 +21,12 @@ export class Sender {
   readonly #retryAfterAttempts: number;
   readonly #onWarning: ((warning: string, operation: string) => void) | undefined;
   readonly #fence: ((operation: string) => void) | undefined;
+  readonly #closed: AbortSignal;
 
-  constructor(transport: Transport, credentials: CredentialProvider, options: KubeClientOptions) {
+  /** `closed` cuts every request in flight and fails every later one (the client closed: a stop). */
+  constructor(transport: Transport, credentials: CredentialProvider, options: KubeClientOptions, closed: AbortSignal) {
     this.transport = transport;
+    this.#closed = closed;
     this.credentials = credentials;
     this.counter = new VerbCounter();
     this.baseHeaders = { "User-Agent": options.userAgent ?? clientDefaults.userAgent };
@@ -53,6 +56,7 @@ export class Sender {
     subject: Subject,
   ): Promise<RawResponse> {
     let refreshed = false;
+    const signal = req.signal === undefined ? this.#closed : AbortSignal.any([req.signal, this.#closed]);
     for (let attempt = 0; ; attempt++) {
       const headers: http.OutgoingHttpHeaders = {
         ...this.baseHeaders,
@@ -63,6 +67,7 @@ export class Sender {
         headers["Content-Type"] = contentType ?? "application/json";
         headers["Content-Length"] = typeof body === "string" ? Buffer.byteLength(body) : body.length;
       }
+      if (this.#closed.aborted) throw networkError(this.#closed.reason, subject);
       // After the awaits above, so that nothing stands between the check and the send.
       if (this.#fence !== undefined && method !== "GET" && method !== "HEAD") this.#fence(subject.operation);
       this.counter.started(verb);
@@ -74,14 +79,14 @@ export class Sender {
           path,
           headers,
           ...(body === undefined ? {} : { body }),
-          ...(req.signal === undefined ? {} : { signal: req.signal }),
+          signal,
           timeoutMs: req.timeoutMs ?? this.timeoutMs,
           ...(req.prefixSuffices === undefined ? {} : { prefixSuffices: req.prefixSuffices }),
         });
       } catch (error) {
         this.counter.finished(verb, 0, performance.now() - started);
         if (req.signal?.aborted === true) throw req.signal.reason;
-        throw networkError(error, subject);
+        throw networkError(this.#closed.aborted ? this.#closed.reason : error, subject);
       }
       this.counter.finished(verb, raw.status, performance.now() - started);
       this.#reportWarnings(raw.headers, subject.operation);
@@ -92,7 +97,9 @@ export class Sender {
       }
       const retryAfter = retryAfterMs(raw);
       if (retryAfter !== undefined && (raw.status === 429 || raw.status >= 500) && attempt < this.#retryAfterAttempts) {
-        await sleep(Math.min(retryAfter, maxRetryAfterMs), req.signal);
+        await sleep(Math.min(retryAfter, maxRetryAfterMs), signal).catch((error: unknown) => {
+          throw req.signal?.aborted === true ? req.signal.reason : networkError(error, subject);
+        });
         continue;
       }
       return raw;

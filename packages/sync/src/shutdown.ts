@@ -4,6 +4,8 @@ import type { ReconcilerParts } from "./wiring.ts";
 
 /** How long a stop lets the running pass go on before cutting its waits short. */
 const cutWaitsAfterMs = 3_000;
+/** ... and before failing its API requests: one a hung API server never answers would outlast the grace. */
+const cutRequestsAfterMs = 7_000;
 
 /** What a start left running beside the parts. */
 export interface Serving {
@@ -17,8 +19,10 @@ export async function shutdown(parts: ReconcilerParts, serving: Serving, timeout
   // A pass that is writing ends within seconds; one that waits (reconcileTimeout, a fetch, a render) is
   // cut short, so the process exits by itself inside the manager's grace (10 s) and the pod's (40 s).
   const cut = setTimeout(() => parts.abort.abort(), Math.min(timeoutMs, cutWaitsAfterMs));
+  const cutRequests = setTimeout(() => parts.client.close(), Math.min(timeoutMs, cutRequestsAfterMs));
   await parts.queue.close({ timeoutMs });
   clearTimeout(cut);
+  clearTimeout(cutRequests);
   parts.abort.abort();
   parts.remediator?.stop();
   parts.resourceGroupStatus.stop();
