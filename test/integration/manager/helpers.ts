@@ -147,7 +147,7 @@ export interface RunningManager {
   readonly metricsPort: number;
   readonly webhookPort: number | undefined;
   readonly logs: string[];
-  /** Resolves with the exit code (or signal) once the process has exited. */
+  /** Resolves with the exit code (or signal) once the process has exited and its output is read to the end. */
   readonly exited: Promise<number | string>;
   /** SIGTERM, and waits for the exit. */
   stop(): Promise<number | string>;
@@ -226,8 +226,9 @@ export async function startManager(t: TestContext, options: ManagerOptions = {})
   });
   child.stderr.setEncoding("utf8");
   child.stderr.on("data", (chunk: string) => logs.push(`stderr: ${chunk}`));
+  // On 'close', not 'exit': 'exit' may come before the pipes are drained, and tests read `logs` once it has exited.
   const exited = new Promise<number | string>((resolve) =>
-    child.once("exit", (code, signal) => resolve(code ?? signal ?? "?")),
+    child.once("close", (code, signal) => resolve(code ?? signal ?? "?")),
   );
   const line = await Promise.race([
     ready,
