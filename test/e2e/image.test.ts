@@ -48,7 +48,8 @@ function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv = 
     });
     child.stderr.on("data", (c: Buffer) => (all += c.toString()));
     child.once("error", reject);
-    child.once("exit", (code) => resolve({ code, stdout, all }));
+    // On 'close', not 'exit': 'exit' may come before the pipes are drained.
+    child.once("close", (code) => resolve({ code, stdout, all }));
   });
 }
 
@@ -254,7 +255,8 @@ test(
     const output: string[] = [];
     child.stdout.on("data", (chunk: Buffer) => output.push(chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => output.push(chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    // On 'close', not 'exit': the output is checked once it has exited, and 'exit' may come before it is all read.
+    const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
     t.after(() => run("podman", ["rm", "--force", "--time=0", name]));
 
     await repoSyncSyncedTo(namespace, commit, { timeoutMs: 60_000, output: () => output.join("") });
