@@ -327,9 +327,13 @@ test("serves /metrics, /healthz and /readyz, and SIGTERM stops every reconciler 
   const metrics = await eventually(
     async () => {
       const text = await manager.metrics();
-      return /driftless_reconcilers\{state="running"\} 1/.test(text) ? text : undefined;
+      // The manager's job ends after its reconciler starts, and may end after the sync: its duration comes then.
+      return /driftless_reconcilers\{state="running"\} 1/.test(text) &&
+        text.includes('driftless_job_duration_seconds_count{queue="manager",result="success"}')
+        ? text
+        : undefined;
     },
-    { what: "one running reconciler in /metrics" },
+    { what: "one running reconciler and a finished manager job in /metrics" },
   );
   for (const series of [
     'driftless_queue_jobs{queue="manager",state="waiting"}',
