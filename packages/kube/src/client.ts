@@ -60,7 +60,7 @@ export class KubeClient {
 
   private constructor(transport: Transport, credentials: CredentialProvider, options: KubeClientOptions) {
     this.server = transport.endpoint.server;
-    this.#sender = new Sender(transport, credentials, options, this.#closed.signal);
+    this.#sender = new Sender(transport, credentials, options);
     this.requests = this.#sender.counter;
   }
 
@@ -389,7 +389,15 @@ export class KubeClient {
     }
   }
 
-  /** Closes every connection: requests in flight fail at once, and so does every later one. */
+  /**
+   * Fails every request in flight at once and every later one before it is sent: a stopping process's
+   * answer to an API server that holds a request unanswered (each would run to its timeout).
+   */
+  refuseRequests(): void {
+    this.#sender.refuse(new Error("the Kubernetes client refuses requests: its process is stopping"));
+  }
+
+  /** Closes every connection; in-flight requests fail. */
   close(): void {
     this.#closed.abort(new Error("the Kubernetes client is closed"));
     this.#sender.transport.agent.destroy();

@@ -11,6 +11,13 @@ import { exchange, type RawResponse, type Transport } from "./transport.ts";
 
 const maxRetryAfterMs = 30_000;
 
+export interface SendOptions {
+  readonly signal?: AbortSignal;
+  readonly timeoutMs?: number;
+  readonly accept?: string;
+  readonly prefixSuffices?: (prefix: Buffer) => boolean;
+}
+
 /** The connections, credentials and settings every request of one KubeClient goes out with. */
 export class Sender {
   readonly transport: Transport;
@@ -21,12 +28,12 @@ export class Sender {
   readonly #retryAfterAttempts: number;
   readonly #onWarning: ((warning: string, operation: string) => void) | undefined;
   readonly #fence: ((operation: string) => void) | undefined;
-  readonly #closed: AbortSignal;
+  /** One controller per request in flight, for refuse() to cut (none on a long-lived signal: they would pile up). */
+  readonly #inFlight = new Set<AbortController>();
+  #refusedBy: Error | undefined;
 
-  /** `closed` cuts every request in flight and fails every later one (the client closed: a stop). */
-  constructor(transport: Transport, credentials: CredentialProvider, options: KubeClientOptions, closed: AbortSignal) {
+  constructor(transport: Transport, credentials: CredentialProvider, options: KubeClientOptions) {
     this.transport = transport;
-    this.#closed = closed;
     this.credentials = credentials;
     this.counter = new VerbCounter();
     this.baseHeaders = { "User-Agent": options.userAgent ?? clientDefaults.userAgent };
@@ -47,16 +54,40 @@ export class Sender {
     path: string,
     body: string | Buffer | undefined,
     contentType: string | undefined,
-    req: {
-      signal?: AbortSignal;
-      timeoutMs?: number;
-      accept?: string;
-      prefixSuffices?: (prefix: Buffer) => boolean;
-    },
+    req: SendOptions,
     subject: Subject,
   ): Promise<RawResponse> {
+    // Its own controller, aborted by the caller's signal or by refuse().
+    const cut = new AbortController();
+    const onCallerAbort = (): void => cut.abort(req.signal?.reason);
+    if (req.signal?.aborted === true) cut.abort(req.signal.reason);
+    else req.signal?.addEventListener("abort", onCallerAbort, { once: true });
+    this.#inFlight.add(cut);
+    try {
+      return await this.#send(verb, method, path, body, contentType, req, subject, cut.signal);
+    } finally {
+      this.#inFlight.delete(cut);
+      req.signal?.removeEventListener("abort", onCallerAbort);
+    }
+  }
+
+  /** Fails every request in flight at once, and every later one before it is sent. */
+  refuse(reason: Error): void {
+    this.#refusedBy ??= reason;
+    for (const cut of this.#inFlight) cut.abort(reason);
+  }
+
+  async #send(
+    verb: RequestVerb,
+    method: string,
+    path: string,
+    body: string | Buffer | undefined,
+    contentType: string | undefined,
+    req: SendOptions,
+    subject: Subject,
+    signal: AbortSignal,
+  ): Promise<RawResponse> {
     let refreshed = false;
-    const signal = req.signal === undefined ? this.#closed : AbortSignal.any([req.signal, this.#closed]);
     for (let attempt = 0; ; attempt++) {
       const headers: http.OutgoingHttpHeaders = {
         ...this.baseHeaders,
@@ -67,7 +98,7 @@ export class Sender {
         headers["Content-Type"] = contentType ?? "application/json";
         headers["Content-Length"] = typeof body === "string" ? Buffer.byteLength(body) : body.length;
       }
-      if (this.#closed.aborted) throw networkError(this.#closed.reason, subject);
+      if (this.#refusedBy !== undefined) throw networkError(this.#refusedBy, subject);
       // After the awaits above, so that nothing stands between the check and the send.
       if (this.#fence !== undefined && method !== "GET" && method !== "HEAD") this.#fence(subject.operation);
       this.counter.started(verb);
@@ -86,7 +117,7 @@ export class Sender {
       } catch (error) {
         this.counter.finished(verb, 0, performance.now() - started);
         if (req.signal?.aborted === true) throw req.signal.reason;
-        throw networkError(this.#closed.aborted ? this.#closed.reason : error, subject);
+        throw networkError(this.#refusedBy ?? error, subject);
       }
       this.counter.finished(verb, raw.status, performance.now() - started);
       this.#reportWarnings(raw.headers, subject.operation);

@@ -19,7 +19,7 @@ export async function shutdown(parts: ReconcilerParts, serving: Serving, timeout
   // A pass that is writing ends within seconds; one that waits (reconcileTimeout, a fetch, a render) is
   // cut short, so the process exits by itself inside the manager's grace (10 s) and the pod's (40 s).
   const cut = setTimeout(() => parts.abort.abort(), Math.min(timeoutMs, cutWaitsAfterMs));
-  const cutRequests = setTimeout(() => parts.client.close(), Math.min(timeoutMs, cutRequestsAfterMs));
+  const cutRequests = setTimeout(() => parts.client.refuseRequests(), Math.min(timeoutMs, cutRequestsAfterMs));
   await parts.queue.close({ timeoutMs });
   clearTimeout(cut);
   clearTimeout(cutRequests);
