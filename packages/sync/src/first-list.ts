@@ -46,7 +46,8 @@ export class ListFailedError extends DriftlessError {
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
-      message: `cannot list ${groupVersionResource(mapping)}: ${failureText(cause)}`,
+      // Config Sync's wording: its status poller lists each type the sync applies.
+      message: `polling for status failed: failed to list ${groupVersionKind(mapping)}: ${failureText(cause)}`,
       cause,
     });
   }
@@ -62,7 +63,8 @@ export class WatchRefusedError extends DriftlessError {
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
-      message: `cannot watch ${groupVersionResource(mapping)}: ${failureText(cause)}`,
+      // Config Sync's wording; the server's text names the verb and the resource.
+      message: `polling for status failed: ${failureText(cause)}`,
       cause,
     });
   }
@@ -73,6 +75,7 @@ export function refused(error: Error | undefined): error is KubeApiError {
   return error instanceof KubeApiError && (error.status === 403 || error.status === 401);
 }
 
-function groupVersionResource(mapping: ResourceMapping): string {
-  return `${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`;
+/** As Go prints a GroupVersionKind: `apps/v1, Kind=Deployment`, `/v1, Kind=ConfigMap`. */
+function groupVersionKind(mapping: ResourceMapping): string {
+  return `${mapping.group}/${mapping.version}, Kind=${mapping.kind}`;
 }

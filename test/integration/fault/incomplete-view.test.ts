@@ -233,7 +233,11 @@ test("a type the reconciler may not list is reported with the server's message, 
   await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name }, { kubeconfig });
 
   const errors = await syncErrorsAt(name, commit);
-  const listError = errors.find((e) => /cannot list v1\/secrets/.test(String(e["errorMessage"])));
+  const listError = errors.find((e) =>
+    /polling for status failed: failed to list \/v1, Kind=Secret: secrets is forbidden: /.test(
+      String(e["errorMessage"]),
+    ),
+  );
   assert.ok(listError !== undefined, `no list error for secrets in ${JSON.stringify(errors)}`);
   assert.match(String(listError["errorMessage"]), /forbidden/i, "the server's message is not in the error");
   // Config Sync's applier reports a type it cannot poll as KNV2009.

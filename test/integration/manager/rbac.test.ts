@@ -379,7 +379,7 @@ test("a RepoSync's reconciler that may read a declared type but not watch it rep
   const commit = await repo.commit("v1");
   await createSync(t, repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch }));
   // Config Sync's applier fails without watch; the refusal is the server's, with who was refused.
-  const refusal = `KNV2009: cannot watch v1/configmaps: configmaps is forbidden: User "system:serviceaccount:${systemNamespace}:${reconciler}" cannot watch resource "configmaps" in API group "" in the namespace "${namespace}"`;
+  const refusal = `KNV2009: polling for status failed: configmaps is forbidden: User "system:serviceaccount:${systemNamespace}:${reconciler}" cannot watch resource "configmaps" in API group "" in the namespace "${namespace}"`;
   await eventually(
     async () => {
       const status = ((await getSync("RepoSync", namespace, "repo-sync"))?.["status"] ?? {}) as {
