@@ -81,6 +81,8 @@ export interface WatchOptions {
   readonly isEcho?: (resourceVersion: string) => boolean;
   /** Only each object's metadata (PartialObjectMetadata), as ListOptions.metadataOnly. */
   readonly metadataOnly?: boolean;
+  /** Told once the server has accepted the watch (200), before any event: a quiet watch is a working one. */
+  readonly onOpen?: () => void;
 }
 
 export interface DeleteOptions {

@@ -371,6 +371,7 @@ export class KubeClient {
     this.#sender.counter.finished("watch", status, performance.now() - started);
     try {
       if (status !== 200) throw errorFrom({ status, headers, body: await wholeBody(stream) }, subject);
+      opts.onOpen?.();
       // With no idle deadline a half-open connection would hang forever; bookmarks and the
       // server's own timeout keep a healthy watch well inside this.
       const idleMs = ((opts.timeoutSeconds ?? 1800) + 60) * 1000;

@@ -80,11 +80,13 @@ export function watchOptionsFor(
   resourceVersion: string,
   signal: AbortSignal,
   isEcho: (version: string) => boolean,
+  onOpen: () => void,
 ): WatchOptions {
   return {
     resourceVersion,
     allowWatchBookmarks: true,
     isEcho,
+    onOpen,
     timeoutSeconds: o.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300),
     signal,
     ...(o.namespace === undefined ? {} : { namespace: o.namespace }),

@@ -58,6 +58,8 @@ class ScriptedSource implements ListWatchSource {
   watch(_m: ResourceMapping, opts: WatchOptions): AsyncIterable<WatchEvent> {
     this.watchCalls.push(opts);
     const script = this.watches.shift() ?? ["hang"];
+    // A script that starts with an error is a watch the server never accepted.
+    if (!(script[0] instanceof Error)) opts.onOpen?.();
     return play(script, opts.signal);
   }
 }
@@ -335,6 +337,24 @@ void describe("Informer", () => {
     assert.deepEqual(log, ["add a@1"], "the relist announced no object");
     assert.deepEqual(told, ["error", "error", "error", "error", "recovered"]);
     assert.equal(informer.lastError, undefined);
+    await informer.stop();
+  });
+
+  void it("a watch the server accepts ends the failure before it, though no event comes (a quiet watch)", async () => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [cm("a", "1")], resourceVersion: "2" });
+    source.watches.push([new Error("connection refused")], ["hang"]);
+    const told: string[] = [];
+    const informer = new Informer(source, mapping, {
+      onError: () => told.push("error"),
+      onRecovered: () => told.push("recovered"),
+      backoff: fast,
+    });
+    informer.start();
+    await until("the second watch", () => source.watchCalls.length === 2);
+    assert.deepEqual(told, ["error", "recovered"]);
+    assert.equal(informer.lastError, undefined, "a quiet, working watch still reported the failed one");
+    assert.equal(source.listCalls.length, 1, "one failed watch does not relist");
     await informer.stop();
   });
 

@@ -239,7 +239,15 @@ export class Informer {
       const started = performance.now();
       let events = 0;
       try {
-        const watchOptions = watchOptionsFor(this.#options, rv, watchSignal, (version) => this.#echoes.delete(version));
+        // Accepted: whatever failed before is over, though a quiet watch may bring no event for minutes (the
+        // backoff resets only once the watch proves itself, so one that the server ends at once does not spin).
+        const watchOptions = watchOptionsFor(
+          this.#options,
+          rv,
+          watchSignal,
+          (version) => this.#echoes.delete(version),
+          () => this.#recovered(),
+        );
         for await (const event of this.#source.watch(this.mapping, watchOptions)) {
           if (event.type === "ERROR") throw KubeApiError.fromStatus(event.object, 0, `watch ${this.mapping.resource}`);
           if (events++ === 0) this.#watchEstablished();
