@@ -32,8 +32,11 @@ const gone: WatchEvent = {
   object: { status: "Failure", message: "too old resource version: 5 (90)", reason: "Expired", code: 410 },
 };
 
-/** A watch script: events to send, then the stream ends ("end"), fails (an Error) or stays open ("hang"). */
-type Step = WatchEvent | Error | "end" | "hang";
+/**
+ * A watch script: events to send, then the stream ends ("end"), fails (an Error) or stays open ("hang").
+ * One that starts with an Error or "unanswered" (open, the server's answer still to come) was never accepted.
+ */
+type Step = WatchEvent | Error | "end" | "hang" | "unanswered";
 
 /** A list+watch source that plays scripts and records what it was asked. */
 class ScriptedSource implements ListWatchSource {
@@ -58,8 +61,7 @@ class ScriptedSource implements ListWatchSource {
   watch(_m: ResourceMapping, opts: WatchOptions): AsyncIterable<WatchEvent> {
     this.watchCalls.push(opts);
     const script = this.watches.shift() ?? ["hang"];
-    // A script that starts with an error is a watch the server never accepted.
-    if (!(script[0] instanceof Error)) opts.onOpen?.();
+    if (!(script[0] instanceof Error) && script[0] !== "unanswered") opts.onOpen?.();
     return play(script, opts.signal);
   }
 }
@@ -68,7 +70,7 @@ async function* play(script: Step[], signal: AbortSignal): AsyncGenerator<WatchE
   for (const step of script) {
     await tick();
     if (step === "end") return;
-    if (step === "hang") {
+    if (step === "hang" || step === "unanswered") {
       await new Promise<void>((resolve) => {
         if (signal.aborted) resolve();
         else signal.addEventListener("abort", () => resolve(), { once: true });
@@ -262,7 +264,7 @@ void describe("Informer", () => {
       new Error("list refused"),
       { items: [cm("a", "3"), cm("b", "35")], resourceVersion: "40" },
     );
-    source.watches.push([forbidden()], [forbidden()], [forbidden()], ["hang"]);
+    source.watches.push([forbidden()], [forbidden()], [forbidden()], ["unanswered"]);
     const sinces: (number | undefined)[] = [];
     const informer = new Informer(source, mapping, {
       relistAfterWatchFailures: 2,
@@ -354,6 +356,8 @@ void describe("Informer", () => {
     await until("the second watch", () => source.watchCalls.length === 2);
     assert.deepEqual(told, ["error", "recovered"]);
     assert.equal(informer.lastError, undefined, "a quiet, working watch still reported the failed one");
+    assert.equal(informer.watchError, undefined);
+    assert.equal(informer.watchFailingSince, undefined, "a quiet, working watch still counted as failing");
     assert.equal(source.listCalls.length, 1, "one failed watch does not relist");
     await informer.stop();
   });

@@ -239,14 +239,13 @@ export class Informer {
       const started = performance.now();
       let events = 0;
       try {
-        // Accepted: whatever failed before is over, though a quiet watch may bring no event for minutes (the
-        // backoff resets only once the watch proves itself, so one that the server ends at once does not spin).
+        // Accepted: whatever failed before is over, though a quiet watch may bring no event for a minute.
         const watchOptions = watchOptionsFor(
           this.#options,
           rv,
           watchSignal,
           (version) => this.#echoes.delete(version),
-          () => this.#recovered(),
+          () => this.#watchOpened(),
         );
         for await (const event of this.#source.watch(this.mapping, watchOptions)) {
           if (event.type === "ERROR") throw KubeApiError.fromStatus(event.object, 0, `watch ${this.mapping.resource}`);
@@ -414,10 +413,21 @@ export class Informer {
     if (this.#watchFailingSince === undefined) this.#backoff.reset();
   }
 
-  #watchEstablished(): void {
-    this.#recovered();
+  /**
+   * The server accepted a watch: the failure is over and the cache current again. The backoff and the
+   * failure count reset only once the watch proves itself (an event, or a watch that lasted), so a server
+   * that accepts and ends each watch at once is not asked again at once.
+   */
+  #watchOpened(): void {
     this.#watchFailingSince = undefined;
     this.#watchError = undefined;
+    this.#recovered(); // last: onRecovered sees the watch working
+  }
+
+  #watchEstablished(): void {
+    this.#watchFailingSince = undefined;
+    this.#watchError = undefined;
+    this.#recovered();
     this.#watchFailures = 0;
     this.#backoff.reset();
   }
