@@ -50,6 +50,7 @@ export class InformerLiveState implements LiveState {
   private readonly onInformerError: ((mapping: ResourceMapping, error: Error) => void) | undefined;
   private readonly onTypeGone: ((mapping: ResourceMapping) => void) | undefined;
   private readonly onTypeWatched: ((mapping: ResourceMapping) => void) | undefined;
+  private readonly onWatchRefused: ((mapping: ResourceMapping) => void) | undefined;
   private readonly labelSelector: string;
   /**
    * Store keys (`namespace/name`) of declared objects by `group/kind`; undefined until the first
@@ -81,12 +82,18 @@ export class InformerLiveState implements LiveState {
       readonly onTypeGone?: (mapping: ResourceMapping) => void;
       /** A type is watched for the first time (its informer starts). */
       readonly onTypeWatched?: (mapping: ResourceMapping) => void;
+      /**
+       * The API server began refusing a type's watch (RBAC), maybe after the pass that started it ended:
+       * told once, until a watch of the type is accepted again.
+       */
+      readonly onWatchRefused?: (mapping: ResourceMapping) => void;
     },
   ) {
     this.labelSelector = `${ApplySetLabel.PartOf}=${applySetId(options.sync)}`;
     this.onInformerError = options.onInformerError;
     this.onTypeGone = options.onTypeGone;
     this.onTypeWatched = options.onTypeWatched;
+    this.onWatchRefused = options.onWatchRefused;
     this.client = client;
     this.listDeadlineMs = options.listDeadlineMs ?? 30_000;
     this.watchDeadlineMs = options.watchDeadlineMs ?? 30_000;
@@ -250,15 +257,20 @@ export class InformerLiveState implements LiveState {
     const key = keyOf(mapping);
     let entry = this.informers.get(key);
     if (entry === undefined) {
-      const informer = new Informer(this.client, mapping, {
+      let refusedSpell: number | undefined;
+      const informer: Informer = new Informer(this.client, mapping, {
         ...(mapping.namespaced && this.namespace !== undefined ? { namespace: this.namespace } : {}),
         labelSelector: this.labelSelector,
         accept: (key) => this.accepts(mapping, key),
         // managedFields is often half an object and never read here; at 10,000 objects that is tens of MiB.
         transform: this.transform,
-        ...(this.onInformerError === undefined
-          ? {}
-          : { onError: (error: Error) => this.onInformerError?.(mapping, error) }),
+        onError: (error: Error) => {
+          this.onInformerError?.(mapping, error);
+          // Once a failing spell (they end when a watch is accepted), not at every refused retry.
+          if (!refused(informer.watchError) || informer.watchFailingSince === refusedSpell) return;
+          refusedSpell = informer.watchFailingSince;
+          this.onWatchRefused?.(mapping);
+        },
         // The type is gone (its CRD deleted): the informer ends instead of retrying a 404 for ever.
         onNotFound: () => {
           if (this.informers.get(key)?.informer === informer) this.informers.delete(key);

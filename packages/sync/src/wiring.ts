@@ -118,6 +118,11 @@ export function wireReconciler(
           resource: `${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`,
           error: error.message,
         }),
+      // The pass that started the watch may have ended before the refusal came: the next one reports it.
+      onWatchRefused: (mapping) =>
+        hooks.requestPass(
+          `the API server refuses to watch ${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`,
+        ),
       onTypeGone: (mapping) => {
         log.debug("watch cache: type no longer served; its watch ended", {
           resource: `${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`,

@@ -26,6 +26,8 @@ export interface ProxiedRequest {
 
 export interface ApiProxy {
   readonly requests: readonly ProxiedRequest[];
+  /** Its plain-HTTP address, for a kubeconfig of another identity. */
+  readonly url: string;
   /** The admin's kubeconfig, pointing at the proxy. */
   readonly kubeconfig: string;
   /** Called as each request arrives; a returned promise holds the request until it settles. */
@@ -72,7 +74,7 @@ export async function startApiProxy(t: TestContext): Promise<ApiProxy> {
     }),
     { mode: 0o600 },
   );
-  const proxy: ApiProxy = { requests, kubeconfig, hold: undefined };
+  const proxy: ApiProxy = { requests, url, kubeconfig, hold: undefined };
   t.after(async () => {
     server.closeAllConnections();
     server.close();

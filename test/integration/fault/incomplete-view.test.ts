@@ -3,9 +3,6 @@
  * stops answering, and a type its identity may not list. Neither may prune, forget or hang. They run
  * on a control plane of their own (see usePrivateControlPlane).
  */
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeClient, KubeObject, ResourceMapping } from "@driftless/kube";
@@ -22,13 +19,13 @@ import {
   startReconciler,
   suffix,
   syncErrorsAt,
-  testEnv,
   testNamespace,
   TestRepo,
   type JsonObject,
 } from "../../support/index.ts";
 import { usePrivateControlPlane } from "../../support/private-control-plane.ts";
 import { adminClient } from "../kube/support.ts";
+import { limitedKubeconfig } from "../../support/limited-identity.ts";
 
 // The dead aggregated API below stalls every namespace deletion cluster-wide while it is registered.
 await usePrivateControlPlane();
@@ -148,60 +145,6 @@ test("an aggregated API that stops answering: its objects are neither pruned nor
   await client.delete(apiServices, undefined, `v1.${group}`);
   await rootSyncGone(name, 90_000);
 });
-
-/** A kubeconfig for a ServiceAccount bound to `rules` cluster-wide. */
-async function limitedKubeconfig(t: TestContext, client: KubeClient, rules: JsonObject[]): Promise<string> {
-  const name = `limited-${suffix()}`;
-  const namespace = await testNamespace(t, "limited");
-  await coreApi().createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
-  const rbac = (kind: string, resource: string): ResourceMapping => ({
-    group: "rbac.authorization.k8s.io",
-    version: "v1",
-    kind,
-    resource,
-    namespaced: false,
-    verbs: [],
-  });
-  await client.create(rbac("ClusterRole", "clusterroles"), {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "ClusterRole",
-    metadata: { name },
-    rules,
-  } as KubeObject);
-  await client.create(rbac("ClusterRoleBinding", "clusterrolebindings"), {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "ClusterRoleBinding",
-    metadata: { name },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
-    subjects: [{ kind: "ServiceAccount", name, namespace }],
-  } as KubeObject);
-  t.after(async () => {
-    await client.delete(rbac("ClusterRoleBinding", "clusterrolebindings"), undefined, name).catch(() => undefined);
-    await client.delete(rbac("ClusterRole", "clusterroles"), undefined, name).catch(() => undefined);
-  });
-  const token = await client.request<{ status: { token: string } }>({
-    method: "POST",
-    path: `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
-    body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 3600 } },
-  });
-  const env = testEnv();
-  const dir = await mkdtemp(join(tmpdir(), "driftless-limited-"));
-  const path = join(dir, "kubeconfig");
-  const ca = (await readFile(env.caFile)).toString("base64");
-  await writeFile(
-    path,
-    JSON.stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{ name: "local", cluster: { server: env.server, "certificate-authority-data": ca } }],
-      users: [{ name, user: { token: token.status.token } }],
-      contexts: [{ name, context: { cluster: "local", user: name } }],
-      "current-context": name,
-    }),
-    { mode: 0o600 },
-  );
-  return path;
-}
 
 test("a type the reconciler may not list is reported with the server's message, and the other types still sync", async (t) => {
   const id = suffix();
