@@ -251,7 +251,8 @@ void describe("KubeClient over HTTP", () => {
     const arrival = new Promise<void>((resolve) => (arrived = resolve));
     // The server never answers: a hung API server.
     handler = () => arrived();
-    const c = await client({ timeoutMs: 60_000 });
+    // A cut that failed would end the request at this timeout, with its own message.
+    const c = await client({ timeoutMs: 5_000 });
     const refusal = (e: unknown): boolean =>
       e instanceof KubeApiError && e.status === 0 && e.retryable && /refuses requests/.test(e.message);
     const pending = c.create(cm, obj);
@@ -260,6 +261,8 @@ void describe("KubeClient over HTTP", () => {
     await assert.rejects(pending, refusal);
     await assert.rejects(c.get(cm, "ns", "a"), refusal);
     await assert.rejects(c.create(cm, obj), refusal);
+    const watching = c.watch(cm, { resourceVersion: "1", signal: new AbortController().signal });
+    await assert.rejects(watching.next(), refusal);
     assert.equal(seen.length, 1, "a request after refuseRequests() reached the server");
     c.close();
     server.closeAllConnections();

@@ -347,6 +347,8 @@ export class KubeClient {
     const path = resourcePath(m, opts.namespace) + encodeQuery(query);
     // After close() no watch opens a connection: nothing would close it.
     if (opts.signal.aborted || this.#closed.signal.aborted) return;
+    const refusal = this.#sender.refusal;
+    if (refusal !== undefined) throw networkError(refusal, subject);
     this.#sender.counter.started("watch");
     const started = performance.now();
     let stream: OpenedStream;
@@ -371,7 +373,7 @@ export class KubeClient {
     this.#sender.counter.finished("watch", status, performance.now() - started);
     try {
       if (status !== 200) throw errorFrom({ status, headers, body: await wholeBody(stream) }, subject);
-      opts.onOpen?.();
+      if (!opts.signal.aborted) opts.onOpen?.();
       // With no idle deadline a half-open connection would hang forever; bookmarks and the
       // server's own timeout keep a healthy watch well inside this.
       const idleMs = ((opts.timeoutSeconds ?? 1800) + 60) * 1000;

@@ -356,10 +356,24 @@ void describe("Informer", () => {
     await until("the second watch", () => source.watchCalls.length === 2);
     assert.deepEqual(told, ["error", "recovered"]);
     assert.equal(informer.lastError, undefined, "a quiet, working watch still reported the failed one");
-    assert.equal(informer.watchError, undefined);
-    assert.equal(informer.watchFailingSince, undefined, "a quiet, working watch still counted as failing");
+    assert.equal(informer.watchError, undefined, "an accepted watch still reported the refused one");
     assert.equal(source.listCalls.length, 1, "one failed watch does not relist");
     await informer.stop();
+  });
+
+  void it("a watch accepted, then answered 410 or cut before any event, does not end the watch's failing spell", async (t) => {
+    const source = new ScriptedSource();
+    source.lists.push({ items: [cm("a", "1")], resourceVersion: "2" }, new Error("list timed out"));
+    source.watches.push([new Error("connection refused")], [new Error("stream reset")], [gone]);
+    const informer = new Informer(source, mapping, { onError: () => undefined, backoff: fast });
+    t.after(() => informer.stop());
+    informer.start();
+    await until("the second watch", () => source.watchCalls.length === 2);
+    const since = informer.watchFailingSince;
+    assert.ok(since !== undefined);
+    // The third watch is accepted, then 410; the relist after it fails: the cache is still not current.
+    await until("the relist after the 410", () => source.listCalls.length === 2 && informer.lastError !== undefined);
+    assert.equal(informer.watchFailingSince, since, "a watch that brought only a 410 ended the failing spell");
   });
 
   void it("keeps a written-through copy against older watch events and does not re-announce it", async () => {

@@ -414,12 +414,12 @@ export class Informer {
   }
 
   /**
-   * The server accepted a watch: the failure is over and the cache current again. The backoff and the
-   * failure count reset only once the watch proves itself (an event, or a watch that lasted), so a server
-   * that accepts and ends each watch at once is not asked again at once.
+   * The server accepted a watch: its refusal is over, and so is the failure a view shows. The spell of
+   * failure (watchFailingSince: a cache not to trust), the backoff and the failure count end only once the
+   * watch proves itself (an event, or a watch that lasted): one accepted, then answered 410 or cut before any
+   * event, is no working watch, and a server that accepts and ends each watch at once is not asked again at once.
    */
   #watchOpened(): void {
-    this.#watchFailingSince = undefined;
     this.#watchError = undefined;
     this.#recovered(); // last: onRecovered sees the watch working
   }

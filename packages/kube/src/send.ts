@@ -71,6 +71,11 @@ export class Sender {
     }
   }
 
+  /** Why requests are refused (refuse()), or undefined. */
+  get refusal(): Error | undefined {
+    return this.#refusedBy;
+  }
+
   /** Fails every request in flight at once, and every later one before it is sent. */
   refuse(reason: Error): void {
     this.#refusedBy ??= reason;
@@ -117,7 +122,8 @@ export class Sender {
       } catch (error) {
         this.counter.finished(verb, 0, performance.now() - started);
         if (req.signal?.aborted === true) throw req.signal.reason;
-        throw networkError(this.#refusedBy ?? error, subject);
+        // Cut by refuse(): its reason, not the socket error the cut caused.
+        throw networkError(signal.aborted && this.#refusedBy !== undefined ? this.#refusedBy : error, subject);
       }
       this.counter.finished(verb, raw.status, performance.now() - started);
       this.#reportWarnings(raw.headers, subject.operation);
