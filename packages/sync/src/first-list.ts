@@ -14,7 +14,13 @@ const checkEveryMs = 250;
 /** When each informer that has not listed yet was first seen failing, across waits. */
 const failingSince = new WeakMap<Informer, number>();
 
-export async function untilListed(informer: Informer, mapping: ResourceMapping, deadlineMs: number): Promise<void> {
+/** `signal`: the reconciler stopping ends the wait at once (the pass is cut short). */
+export async function untilListed(
+  informer: Informer,
+  mapping: ResourceMapping,
+  deadlineMs: number,
+  signal?: AbortSignal,
+): Promise<void> {
   const failing = (): Error | undefined => {
     const error = informer.lastError;
     if (error === undefined) return undefined;
@@ -23,11 +29,16 @@ export async function untilListed(informer: Informer, mapping: ResourceMapping, 
     return refused(error) || performance.now() - since >= deadlineMs ? error : undefined;
   };
   for (;;) {
+    if (signal?.aborted === true) throw new ListFailedError(mapping, new Error("the reconciler is stopping"));
     const error = failing();
     if (error !== undefined) throw new ListFailedError(mapping, error);
     // A rejection is an informer that ended before its first list (the type is gone: a 404).
     const ended = (): true => true;
-    const listed = await Promise.race([informer.synced().then(ended, ended), delay(checkEveryMs).then(() => false)]);
+    const pause = delay(checkEveryMs, undefined, signal === undefined ? {} : { signal }).then(
+      () => false,
+      () => false,
+    );
+    const listed = await Promise.race([informer.synced().then(ended, ended), pause]);
     if (listed && !informer.hasSynced) throw new ListFailedError(mapping, informer.lastError ?? new Error("stopped"));
     if (listed) {
       failingSince.delete(informer);
@@ -63,7 +74,7 @@ export class WatchRefusedError extends DriftlessError {
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
-      // Config Sync's wording; the server's text names the verb and the resource.
+      // Config Sync's wording; a 403's text names the verb and the resource (a 401's is "Unauthorized").
       message: `polling for status failed: ${failureText(cause)}`,
       cause,
     });

@@ -51,6 +51,7 @@ export class InformerLiveState implements LiveState {
   private readonly onTypeGone: ((mapping: ResourceMapping) => void) | undefined;
   private readonly onTypeWatched: ((mapping: ResourceMapping) => void) | undefined;
   private readonly onWatchRefused: ((mapping: ResourceMapping) => void) | undefined;
+  private readonly stopping: AbortSignal | undefined;
   private readonly labelSelector: string;
   /**
    * Store keys (`namespace/name`) of declared objects by `group/kind`; undefined until the first
@@ -87,6 +88,8 @@ export class InformerLiveState implements LiveState {
        * told once, until a watch of the type is accepted again.
        */
       readonly onWatchRefused?: (mapping: ResourceMapping) => void;
+      /** The reconciler stopping: a pass waiting for a type's first list stops waiting. */
+      readonly stopping?: AbortSignal;
     },
   ) {
     this.labelSelector = `${ApplySetLabel.PartOf}=${applySetId(options.sync)}`;
@@ -94,6 +97,7 @@ export class InformerLiveState implements LiveState {
     this.onTypeGone = options.onTypeGone;
     this.onTypeWatched = options.onTypeWatched;
     this.onWatchRefused = options.onWatchRefused;
+    this.stopping = options.stopping;
     this.client = client;
     this.listDeadlineMs = options.listDeadlineMs ?? 30_000;
     this.watchDeadlineMs = options.watchDeadlineMs ?? 30_000;
@@ -248,7 +252,7 @@ export class InformerLiveState implements LiveState {
 
   private async informerFor(mapping: ResourceMapping): Promise<Informer> {
     const informer = this.startedInformer(mapping);
-    if (!informer.hasSynced) await untilListed(informer, mapping, this.listDeadlineMs);
+    if (!informer.hasSynced) await untilListed(informer, mapping, this.listDeadlineMs, this.stopping);
     return informer;
   }
 

@@ -13,11 +13,14 @@ const listDeadlineMs = 30_000;
 export class NamespaceWatch {
   readonly #client: KubeClient;
   readonly #onChange: (reason: string) => void;
+  readonly #stopping: AbortSignal | undefined;
   #informer: Informer | undefined;
 
-  constructor(client: KubeClient, onChange: (reason: string) => void) {
+  /** `stopping`: the reconciler stopping, which ends a wait for the first list. */
+  constructor(client: KubeClient, onChange: (reason: string) => void, stopping?: AbortSignal) {
     this.#client = client;
     this.#onChange = onChange;
+    this.#stopping = stopping;
   }
 
   /**
@@ -26,7 +29,7 @@ export class NamespaceWatch {
    */
   async list(): Promise<LiveNamespace[]> {
     const informer = this.#informer ?? this.#start();
-    await untilListed(informer, namespaceMapping, listDeadlineMs);
+    await untilListed(informer, namespaceMapping, listDeadlineMs, this.#stopping);
     return informer.list().map(liveNamespace);
   }
 

@@ -22,7 +22,6 @@ export async function shutdown(parts: ReconcilerParts, serving: Serving, timeout
   const cutRequests = setTimeout(() => parts.client.refuseRequests(), Math.min(timeoutMs, cutRequestsAfterMs));
   await parts.queue.close({ timeoutMs });
   clearTimeout(cut);
-  clearTimeout(cutRequests);
   parts.abort.abort();
   parts.remediator?.stop();
   parts.resourceGroupStatus.stop();
@@ -36,5 +35,7 @@ export async function shutdown(parts: ReconcilerParts, serving: Serving, timeout
   await closeRedisConnection(parts.redis);
   await serving.server?.close();
   await parts.sources.clear();
+  // Armed to the end: a ResourceGroup status write in flight (settled() above) may meet a hung API server too.
+  clearTimeout(cutRequests);
   parts.client.close();
 }

@@ -111,6 +111,7 @@ export function wireReconciler(
   } else {
     const informers = new InformerLiveState(client, {
       sync: options.identity,
+      stopping: abort.signal,
       ...(namespace === undefined ? {} : { namespace }),
       recordAnnotation: annotator.annotationKey,
       onInformerError: (mapping, error) =>
@@ -168,7 +169,7 @@ export function wireReconciler(
     log,
     passing: () => hooks.passing(),
   });
-  const namespaceWatch = new NamespaceWatch(client, (reason) => hooks.requestPass(reason));
+  const namespaceWatch = new NamespaceWatch(client, (reason) => hooks.requestPass(reason), abort.signal);
   const valuesWatch = new ValuesFileWatch(
     client,
     options.identity.namespace,

@@ -1,0 +1,36 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { Informer, type ListWatchSource, type ResourceMapping } from "@driftless/kube";
+import { ListFailedError, untilListed } from "./first-list.ts";
+
+const mapping: ResourceMapping = {
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  resource: "configmaps",
+  namespaced: true,
+  verbs: ["list", "watch"],
+};
+
+/** A hung API server: its lists are never answered (until the informer stops). */
+const hung: ListWatchSource = {
+  async *listPages(_m, opts) {
+    await new Promise<void>((resolve) => opts.signal?.addEventListener("abort", () => resolve(), { once: true }));
+    throw new Error("stopped");
+  },
+  watch: () => {
+    throw new Error("no watch before a list");
+  },
+};
+
+void describe("untilListed", () => {
+  void it("a stop ends the wait for a first list the API server never answers", { timeout: 10_000 }, async (t) => {
+    const informer = new Informer(hung, mapping, {});
+    t.after(() => informer.stop());
+    informer.start();
+    const stopping = new AbortController();
+    const waiting = untilListed(informer, mapping, 60_000, stopping.signal);
+    stopping.abort();
+    await assert.rejects(waiting, (e: unknown) => e instanceof ListFailedError && /stopping/.test(e.message));
+  });
+});
