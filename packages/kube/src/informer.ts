@@ -239,7 +239,7 @@ export class Informer {
       const started = performance.now();
       let events = 0;
       try {
-        // Accepted: whatever failed before is over, though a quiet watch may bring no event for a minute.
+        // Accepted: a refusal and the failure a view shows are over (a quiet watch may bring no event for a minute).
         const watchOptions = watchOptionsFor(
           this.#options,
           rv,

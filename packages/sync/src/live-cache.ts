@@ -85,7 +85,7 @@ export class InformerLiveState implements LiveState {
       readonly onTypeWatched?: (mapping: ResourceMapping) => void;
       /**
        * The API server began refusing a type's watch (RBAC), maybe after the pass that started it ended:
-       * told once, until a watch of the type is accepted again.
+       * told once a spell of watch failures (Informer.watchFailingSince), not at every refused retry.
        */
       readonly onWatchRefused?: (mapping: ResourceMapping) => void;
       /** The reconciler stopping: a pass waiting for a type's first list stops waiting. */
@@ -270,7 +270,6 @@ export class InformerLiveState implements LiveState {
         transform: this.transform,
         onError: (error: Error) => {
           this.onInformerError?.(mapping, error);
-          // Once a failing spell (they end when a watch is accepted), not at every refused retry.
           if (!refused(informer.watchError) || informer.watchFailingSince === refusedSpell) return;
           refusedSpell = informer.watchFailingSince;
           this.onWatchRefused?.(mapping);

@@ -7,7 +7,7 @@ import {
   type DesiredObject,
 } from "@driftless/applier";
 import { GitFetcher } from "@driftless/git";
-import { apiVersionOf, RestMapper, type KubeClient } from "@driftless/kube";
+import { apiVersionOf, RestMapper, type KubeClient, type ResourceMapping } from "@driftless/kube";
 import { createMetrics, syncLabels, type Metrics } from "@driftless/metrics";
 import { Annotator, CustomResourceSchemaRegistry, PatchMaker, resolveKind } from "@driftless/objectmatcher";
 import {
@@ -116,17 +116,14 @@ export function wireReconciler(
       recordAnnotation: annotator.annotationKey,
       onInformerError: (mapping, error) =>
         log.warn("watch cache: list or watch failed; retrying", {
-          resource: `${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`,
+          resource: resourceName(mapping),
           error: error.message,
         }),
       // The pass that started the watch may have ended before the refusal came: the next one reports it.
-      onWatchRefused: (mapping) =>
-        hooks.requestPass(
-          `the API server refuses to watch ${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`,
-        ),
+      onWatchRefused: (mapping) => hooks.requestPass(`the API server refuses to watch ${resourceName(mapping)}`),
       onTypeGone: (mapping) => {
         log.debug("watch cache: type no longer served; its watch ended", {
-          resource: `${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`,
+          resource: resourceName(mapping),
         });
         mapper.invalidate();
       },
@@ -223,4 +220,9 @@ export function wireReconciler(
     abort,
     sources,
   };
+}
+
+/** `apps/v1/deployments`, `v1/configmaps`: a type as the log names it. */
+function resourceName(mapping: ResourceMapping): string {
+  return `${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`;
 }
