@@ -98,12 +98,12 @@ export class KubeClient {
     );
   }
 
-  /** Any API request; the JSON response is returned unchecked as T (parse it before trusting it). */
   /** Aborted by close(): the informers on this client stop with it. */
   get closedSignal(): AbortSignal {
     return this.#closed.signal;
   }
 
+  /** Any API request; the JSON response is returned unchecked as T (parse it before trusting it). */
   async request<T = unknown>(req: KubeRequest): Promise<T> {
     const raw = await this.requestRaw(req);
     return (raw.body.length === 0 ? undefined : JSON.parse(raw.body.toString("utf8"))) as T;

@@ -426,8 +426,7 @@ export class Informer {
 
   #watchEstablished(): void {
     this.#watchFailingSince = undefined;
-    this.#watchError = undefined;
-    this.#recovered();
+    this.#watchOpened();
     this.#watchFailures = 0;
     this.#backoff.reset();
   }

@@ -1,16 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Informer, type ListWatchSource, type ResourceMapping } from "@driftless/kube";
+import { configMapMapping as mapping, Informer, type ListWatchSource } from "@driftless/kube";
 import { ListFailedError, untilListed } from "./first-list.ts";
-
-const mapping: ResourceMapping = {
-  group: "",
-  version: "v1",
-  kind: "ConfigMap",
-  resource: "configmaps",
-  namespaced: true,
-  verbs: ["list", "watch"],
-};
 
 /** A hung API server: its lists are never answered (until the informer stops). */
 const hung: ListWatchSource = {

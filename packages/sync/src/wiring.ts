@@ -224,5 +224,5 @@ export function wireReconciler(
 
 /** `apps/v1/deployments`, `v1/configmaps`: a type as the log names it. */
 function resourceName(mapping: ResourceMapping): string {
-  return `${mapping.group === "" ? "" : `${mapping.group}/`}${mapping.version}/${mapping.resource}`;
+  return `${apiVersionOf(mapping.group, mapping.version)}/${mapping.resource}`;
 }
