@@ -301,6 +301,7 @@ export class QueueCore<Data, Name extends string> {
           if (!(error instanceof DeadlineExceeded)) throw error;
           graceful = false;
           worker.cancelAllJobs(`queue ${this.name} closed after waiting ${timeoutMs} ms for the running job`);
+          await stopLockRenewal(worker);
         }
       });
     }
@@ -373,4 +374,16 @@ export class QueueCore<Data, Name extends string> {
       redact: (text) => redactFor(this.#connection, text),
     });
   }
+}
+
+/**
+ * BullMQ's close stops renewing job locks only once the running jobs end. A job abandoned at the
+ * deadline may never end (or its end cannot be recorded while Redis is away): its lock would be renewed
+ * for ever, so never taken up as stalled, and the renewal timer would keep the process alive. BullMQ has
+ * no public way to stop it, hence its lock manager reached by name.
+ */
+async function stopLockRenewal(worker: object): Promise<void> {
+  const lockManager = (worker as unknown as { lockManager?: { close?: () => Promise<void> } }).lockManager;
+  if (typeof lockManager?.close !== "function") throw new Error("BullMQ's Worker has no lockManager.close()");
+  await lockManager.close();
 }

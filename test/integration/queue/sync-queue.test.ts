@@ -288,6 +288,35 @@ test("close() abandons a pass that outlives its timeout and aborts the pass's si
   assert.equal(signal?.aborted, true);
 });
 
+test("close() stops renewing the lock of a pass that ignores its abort, so the job can be taken up as stalled", async (t) => {
+  // The reconciler's layout: one worker-role connection the worker shares, left open by close().
+  const connection = createRedisConnection(testEnv().redisUrl, { role: RedisRole.Worker });
+  t.after(() => closeRedisConnection(connection));
+  const prefix = testPrefix();
+  const queue = new SyncQueue({ sync: testSync(), connection, prefix });
+  const pass = gate();
+  // Ends the stuck pass after the test, so nothing of it outlives the file.
+  t.after(() => pass.open());
+  let jobId: string | undefined;
+  queue.worker(
+    async (job) => {
+      jobId = job.id;
+      await pass.promise;
+    },
+    { lockDurationMs: 1_000 },
+  );
+  await queue.enqueue("startup");
+  const lockKey = `${prefix}:${queue.name}:${await eventually(() => jobId, { what: "the pass to start" })}:lock`;
+  assert.equal(await connection.exists(lockKey), 1);
+
+  assert.deepEqual(await queue.close({ timeoutMs: 300 }), { graceful: false });
+  // Renewed every 500 ms while the worker holds it; left alone, it expires after 1 s.
+  await eventually(async () => (await connection.exists(lockKey)) === 0, {
+    what: "the abandoned job's lock to expire",
+    timeoutMs: 5_000,
+  });
+});
+
 test("keeps only the configured number of finished jobs in Redis", async (t) => {
   const connection = testConnection(t);
   const prefix = testPrefix();
