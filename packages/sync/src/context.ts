@@ -36,12 +36,12 @@ export interface PassContext {
   /** An OCI image or Helm chart fetched like a Git commit (the digest or chart version is the commit). */
   fetchArtifact(sync: RSync, trigger: PassTrigger): Promise<FetchResult>;
   /**
-   * Called once the pass knows its commit. Returns true when the pass may stop here: a poll found
-   * the commit and the RSync's generation unchanged since the last complete pass, within the resync
-   * period, and no pass was asked for since the last began (the remediator handles drift in between,
-   * as Config Sync's does).
+   * Called once the pass knows its revision (see revisionOf). Returns true when the pass may stop here:
+   * a poll found the revision and the RSync's generation unchanged since the last complete pass, within
+   * the resync period, and no pass was asked for since the last began (the remediator handles drift in
+   * between, as Config Sync's does).
    */
-  beginCommit(trigger: string, commit: string, generation: number | undefined): boolean;
+  beginCommit(trigger: string, revision: string, generation: number | undefined): boolean;
   /**
    * The checkout as the source reads it: rendered by kustomize when its directory holds a
    * kustomization (`source` undefined when that failed), the checkout itself otherwise.

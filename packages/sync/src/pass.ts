@@ -43,11 +43,14 @@ import { RenderingMessage } from "./render.ts";
 import { measureDrift } from "./suspend.ts";
 import { selfReconcileErrors } from "./self-reconcile.ts";
 import { recordSyncRequestHandled } from "./sync-request.ts";
+import { revisionOf } from "./revision.ts";
 
 /** What triggered a pass; `drift` re-applies the last source without touching Git. */
 export type PassTrigger = "poll" | "webhook" | "drift" | "manager" | "startup" | "retry";
 
 export interface PassResult extends PassReport {
+  /** What the pass declared from (revisionOf), once fetched. */
+  readonly revision?: string;
   /** What the source declared, when it read completely (the remediator guards exactly this). */
   readonly declared?: readonly DesiredObject[];
   /** Seconds spent in each step, for the pass log line and benchmarks. */
@@ -126,12 +129,13 @@ async function passSteps(
 
     // git ls-remote; fetch and check out only on a new commit. A requested pass asks the source even after drift.
     const fetched = await fetchSource(ctx, sync, request !== undefined && trigger === "drift" ? "manager" : trigger);
-    result = { ...result, commit: fetched.commit };
+    const revision = revisionOf(fetched);
+    result = { ...result, commit: fetched.commit, revision };
     // The artifact about to be synced, for signature-verification webhooks; a refusal stops the pass here.
     await recordImageToSync(ctx.client, ctx.identity, raw, sync, fetched.commit);
     lap("fetch");
     // An unchanged poll skips the apply, unless someone asked for a pass: then it runs in full.
-    if (ctx.beginCommit(trigger, fetched.commit, raw.metadata.generation) && request === undefined) {
+    if (ctx.beginCommit(trigger, revision, raw.metadata.generation) && request === undefined) {
       result = { ...result, skipped: "unchanged" };
       return result;
     }

@@ -58,7 +58,8 @@ export class Reconciler implements PassContext {
   lastFetch: FetchResult | undefined;
   lastFetchSpec: string | undefined;
   lastPass: PassReport | undefined;
-  private guardedCommit: string | undefined;
+  /** The commit and revision (revisionOf) of what the remediator guards: the last synced pass's. */
+  private guarded: { readonly commit: string; readonly revision: string } | undefined;
   /** Passes finished since start (tests and /readyz use it). */
   passCount = 0;
   /** Set once the RSync is being deleted: drift is no longer corrected. */
@@ -70,11 +71,11 @@ export class Reconciler implements PassContext {
    * and checks them when the pass ends (Remediator.recheckChangesDuringPass) instead of correcting.
    */
   private passing = false;
-  /** The commit the running pass works on, once known. */
-  private passCommit: string | undefined;
-  /** The last pass that applied everything: its commit, the RSync generation, and when. */
+  /** The revision (revisionOf) the running pass works on, once known. */
+  private passRevision: string | undefined;
+  /** The last pass that applied everything: its revision (revisionOf), the RSync generation, and when. */
   private lastComplete:
-    { readonly commit: string; readonly generation: number | undefined; readonly at: number } | undefined;
+    { readonly revision: string; readonly generation: number | undefined; readonly at: number } | undefined;
   private passGeneration: number | undefined;
   /**
    * A pass other than a poll was asked for and none has begun since. The queue keeps one waiting job
@@ -158,13 +159,13 @@ export class Reconciler implements PassContext {
    * leaves it as it was, so drift is still corrected, as Config Sync's remediator keeps its last declared set.
    */
   private syncedCommit(): string | undefined {
-    return this.guardedCommit;
+    return this.guarded?.commit;
   }
 
-  /** A pass is running and not (known to be) on the commit the remediator guards. */
+  /** A pass is running and not (known to be) on the revision the remediator guards. */
   private declarationsChanging(): boolean {
-    // A dynamic NamespaceSelector changes what is declared without a new commit.
-    return this.passing && (this.passCommit !== this.syncedCommit() || this.parts.sources.dynamicNamespaces);
+    // A dynamic NamespaceSelector changes what is declared without a new revision.
+    return this.passing && (this.passRevision !== this.guarded?.revision || this.parts.sources.dynamicNamespaces);
   }
 
   /** Asks for a pass; de-duplicated by the queue (one waiting, one running). */
@@ -261,7 +262,7 @@ export class Reconciler implements PassContext {
     // Resuming must apply at once, not wait out the resync period behind the last complete pass.
     if (this.suspended) this.lastComplete = undefined;
     this.passing = true;
-    this.passCommit = undefined;
+    this.passRevision = undefined;
     let result;
     try {
       result = await runPass(this, trigger, loaded);
@@ -272,19 +273,22 @@ export class Reconciler implements PassContext {
       // A pass still reporting errors (a reconcile timeout), or whose status write failed, is not complete,
       // and neither is the commit it failed on any more: polls keep checking it in full.
       this.lastComplete =
-        result.synced && result.syncErrors.length === 0 && result.commit !== undefined && !result.statusUnwritten
-          ? { commit: result.commit, generation: this.passGeneration, at: Date.now() }
+        result.synced && result.syncErrors.length === 0 && result.revision !== undefined && !result.statusUnwritten
+          ? { revision: result.revision, generation: this.passGeneration, at: Date.now() }
           : undefined;
       // Guard what Git declares now, before another correction can run: an object this pass pruned
       // must not be re-created from the previous commit's declaration.
       if (result.declared !== undefined) {
         this.parts.remediator?.setDeclared(result.declared);
         this.parts.verified.retain(result.declared);
-        this.guardedCommit = result.synced ? result.commit : undefined;
+        this.guarded =
+          result.synced && result.commit !== undefined && result.revision !== undefined
+            ? { commit: result.commit, revision: result.revision }
+            : undefined;
       }
     } finally {
       this.passing = false;
-      this.passCommit = undefined;
+      this.passRevision = undefined;
       this.parts.remediator?.recheckChangesDuringPass();
     }
     const errors = [...(result.rendering?.errors ?? []), ...result.sourceErrors, ...result.syncErrors];
@@ -301,8 +305,8 @@ export class Reconciler implements PassContext {
     });
   }
 
-  beginCommit(trigger: string, commit: string, generation: number | undefined): boolean {
-    this.passCommit = commit;
+  beginCommit(trigger: string, revision: string, generation: number | undefined): boolean {
+    this.passRevision = revision;
     this.passGeneration = generation;
     const asked = this.passAsked;
     this.passAsked = false;
@@ -312,7 +316,7 @@ export class Reconciler implements PassContext {
       trigger === "poll" &&
       !asked &&
       last !== undefined &&
-      last.commit === commit &&
+      last.revision === revision &&
       last.generation === generation &&
       Date.now() - last.at < resyncMs
     );

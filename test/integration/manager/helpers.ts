@@ -136,7 +136,11 @@ export async function newScope(t: TestContext): Promise<ManagerScope> {
   // After-hooks run in registration order, so this one runs before a manager of the scope is stopped
   // (whose reconcilers may still be writing here: ENOTEMPTY). It must not throw, or the hooks after it,
   // the manager's stop among them, would not run; that hook removes the folder again once stopped.
-  t.after(() => rm(stateDir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined));
+  t.after(async () => {
+    // The only copy of the reconcilers' logs (process mode), kept for the manager's hook to show if the test failed.
+    keptReconcilerLogs.set(stateDir, await reconcilerLogs(stateDir));
+    await rm(stateDir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
+  });
   return { id, queuePrefix: `t${id}`, leaseName: `driftless-manager-${id}`, stateDir, labels: { [managerLabel]: id } };
 }
 
@@ -259,11 +263,28 @@ export async function startManager(t: TestContext, options: ManagerOptions = {})
     await manager.stop();
     await rm(scope.stateDir, { recursive: true, force: true, maxRetries: 3 });
     // A deletion the manager did not finish is its failure: its log says why.
-    if (process.env["DRIFTLESS_TEST_LOGS"] === "1" || t.signal.aborted || cleanupFailure !== undefined)
+    if (process.env["DRIFTLESS_TEST_LOGS"] === "1" || t.signal.aborted || cleanupFailure !== undefined) {
       process.stderr.write(`--- manager ${scope.id} (${manager.pid}) ---\n${logs.join("\n")}\n`);
+      for (const [file, text] of keptReconcilerLogs.get(scope.stateDir) ?? [])
+        process.stderr.write(`--- ${file} ---\n${text}\n`);
+    }
+    keptReconcilerLogs.delete(scope.stateDir);
     if (cleanupFailure !== undefined) throw cleanupFailure;
   });
   return manager;
+}
+
+/** Reconciler logs by state folder, read before the folder is removed. */
+const keptReconcilerLogs = new Map<string, Array<[string, string]>>();
+
+/** The logs of the reconcilers a process-mode manager ran under `stateDir`, by path. */
+async function reconcilerLogs(stateDir: string): Promise<Array<[string, string]>> {
+  const files = await readdir(stateDir, { recursive: true }).catch(() => []);
+  const logs: Array<[string, string]> = [];
+  for (const file of files.filter((f) => f.endsWith("reconciler.log")).sort()) {
+    logs.push([file, await readFile(join(stateDir, file), "utf8").catch((error: unknown) => String(error))]);
+  }
+  return logs;
 }
 
 /**

@@ -12,9 +12,12 @@ import {
   startReconciler,
   statusCode,
   suffix,
+  testEnv,
   type JsonObject,
   updateRootSyncSpec,
 } from "../../support/index.ts";
+import { configMapMapping, Informer, KubeClient, type KubeObject } from "@driftless/kube";
+import type { Reconciler } from "@driftless/sync";
 import { pushChart, startHelmRepo, type ChartFiles } from "../../support/helm-repo.ts";
 import { startRegistry } from "../../support/registry.ts";
 
@@ -98,7 +101,7 @@ async function createHelmRootSync(
   name: string,
   helm: JsonObject,
   spec: JsonObject = { sourceFormat: "unstructured" },
-): Promise<void> {
+): Promise<Reconciler> {
   await ensureNamespace(t, rootSyncNamespace);
   await customApi().createNamespacedCustomObject({
     ...rootSyncs,
@@ -109,7 +112,7 @@ async function createHelmRootSync(
       spec: { ...spec, sourceType: "helm", helm },
     },
   });
-  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name }, { renderToolsDir });
+  return startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name }, { renderToolsDir });
 }
 
 async function updateHelm(name: string, change: JsonObject): Promise<void> {
@@ -224,6 +227,73 @@ test("renders a chart pushed to an OCI registry with helm push, deploying its ob
     color: "chart-default",
     version: "0.3.0",
   });
+});
+
+test("new values for the same chart version are applied and not reverted by drift correction, even while the pass that applies them still runs", async (t) => {
+  const repo = await startHelmRepo(t);
+  // A Deployment never becomes available here (no kubelet): each pass waits reconcileTimeout after its
+  // writes, so the watch event of its own write reaches drift correction while the pass still runs.
+  await repo.publish(
+    webChart("1.0.0", {
+      "templates/deployment.yaml": [
+        "apiVersion: apps/v1",
+        "kind: Deployment",
+        "metadata:",
+        "  name: {{ .Release.Name }}-slow",
+        "  namespace: {{ .Release.Namespace }}",
+        "spec:",
+        "  selector: { matchLabels: { app: slow } }",
+        "  template:",
+        "    metadata: { labels: { app: slow } }",
+        "    spec: { containers: [{ name: c, image: registry.invalid/never:1 }] }",
+      ].join("\n"),
+    }),
+  );
+  const name = `helm-${suffix()}`;
+  const ns = `helm-${suffix()}`;
+  await ensureNamespace(t, ns);
+  const reconciler = await createHelmRootSync(
+    t,
+    name,
+    {
+      repo: repo.url,
+      chart: "web",
+      version: "1.0.0",
+      releaseName: "shop",
+      namespace: ns,
+      values: { greeting: "first" },
+      auth: "token",
+      secretRef: { name: await secret(t, { username: repo.username, password: repo.password }) },
+      caCertSecretRef: { name: await secret(t, { cert: repo.caCert }) },
+    },
+    { sourceFormat: "unstructured", override: { reconcileTimeout: "3s" } },
+  );
+  await eventually(async () => (await configMapData(ns, "shop-web"))?.["greeting"] === "first", {
+    timeoutMs: 60_000,
+    what: "the chart rendered with the first values",
+  });
+
+  // Every value the ConfigMap takes from here on, in order.
+  const client = await KubeClient.fromKubeconfig(testEnv().kubeconfig);
+  t.after(() => client.close());
+  const seen: string[] = [];
+  const watch = new Informer(client, configMapMapping, { namespace: ns, fieldSelector: "metadata.name=shop-web" });
+  const record = (object: KubeObject): void => {
+    const greeting = (object["data"] as Record<string, string> | undefined)?.["greeting"];
+    if (greeting !== undefined && seen.at(-1) !== greeting) seen.push(greeting);
+  };
+  watch.on("add", record);
+  watch.on("update", record);
+  watch.start();
+  t.after(() => watch.stop());
+
+  await updateHelm(name, { values: { greeting: "second" } });
+  await eventually(() => seen.includes("second"), { timeoutMs: 60_000, what: "the second values applied" });
+  // The pass that wrote them, and the one after it, have ended: whatever drift correction did meanwhile is done.
+  const passes = reconciler.passCount;
+  await eventually(() => reconciler.passCount >= passes + 2, { timeoutMs: 60_000, what: "two more passes" });
+  assert.deepEqual(seen.slice(seen.indexOf("second")), ["second"], "the new values were reverted");
+  assert.equal((await configMapData(ns, "shop-web"))?.["greeting"], "second");
 });
 
 test("a chart version that does not exist and a wrong password are KNV2004 source errors, and nothing synced before is deleted", async (t) => {
