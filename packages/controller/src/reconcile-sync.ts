@@ -60,7 +60,7 @@ export async function reconcileSync(ctx: SyncContext, ref: SyncRef, attempt?: Jo
   // Gone: nothing may be left running for it.
   if (raw === undefined) return tearDown(ctx, ref);
   // No longer selected by this manager: let go entirely, so its deletion never waits for us.
-  if (!ctx.inScope(raw)) return letGo(ctx, ref, "the sync left this manager's selector");
+  if (!ctx.inScope(raw)) return release(ctx, ref);
   if (raw.metadata.deletionTimestamp !== undefined) return finalizeSync(ctx, ref, raw);
 
   const validation = validateSync(raw, ctx.validation);
@@ -151,6 +151,21 @@ async function letGo(ctx: SyncContext, ref: SyncRef, why: string): Promise<void>
     ctx.onFinalizerRemoved(FinalizerRemovalReason.Teardown);
     ctx.log.info("reconciler torn down; removed the manager finalizer", { sync: describe(ref), why });
   }
+}
+
+/**
+ * A sync out of this manager's selector: its reconciler stops, and so its finalizer goes too, or a later
+ * deletion would wait for ever on a reconciler nobody runs (this manager no longer watches the sync). The
+ * managed objects stay as they are, as after an Orphan deletion without the release; a manager whose
+ * selector takes the sync adds both finalizers again.
+ */
+async function release(ctx: SyncContext, ref: SyncRef): Promise<void> {
+  await tearDown(ctx, ref);
+  if (await removeFinalizer(ctx.client, ref, Finalizer.Reconciler)) {
+    ctx.onFinalizerRemoved(FinalizerRemovalReason.LeftScope);
+    ctx.log.info("removed the reconciler finalizer: the sync left this manager's selector", { sync: describe(ref) });
+  }
+  await letGo(ctx, ref, "the sync left this manager's selector");
 }
 
 async function tearDown(ctx: SyncContext, ref: SyncRef): Promise<void> {

@@ -102,6 +102,8 @@ export const FinalizerRemovalReason = {
   Teardown: "teardown",
   /** The manager stripped the reconciler finalizer because the namespace is terminating. */
   NamespaceTerminating: "namespace-terminating",
+  /** The sync left the manager's --sync-selector: no reconciler of this manager runs for it any more. */
+  LeftScope: "left-scope",
 } as const;
 export type FinalizerRemovalReason = (typeof FinalizerRemovalReason)[keyof typeof FinalizerRemovalReason];
 

@@ -34,6 +34,7 @@ test("reconciler states and finalizer removal reasons start at 0, so every state
   assert.deepEqual(await samples(m, "driftless_finalizer_removals_total"), [
     'driftless_finalizer_removals_total{reason="teardown"} 1',
     'driftless_finalizer_removals_total{reason="namespace-terminating"} 0',
+    'driftless_finalizer_removals_total{reason="left-scope"} 0',
   ]);
 });
 

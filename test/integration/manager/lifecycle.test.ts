@@ -122,6 +122,42 @@ test("a RootSync and a RepoSync each get their own reconciler, and deleting them
   }
 });
 
+test("a RepoSync that leaves the manager's selector is let go (reconciler stopped, both finalizers removed, objects left), so its later deletion waits for no one", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t);
+  await grantRepoSyncReconciler(namespace);
+  const repo = await TestRepo.create(t);
+  await repo.write("cm.yaml", configMap("kept", undefined, { team: "a" }));
+  const commit = await repo.commit("one object");
+  await createSync(
+    t,
+    repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch, period: "10m" }),
+  );
+  const before = await synced("RepoSync", namespace, "repo-sync", commit);
+  assert.ok(before.metadata.finalizers?.includes("configsync.gke.io/reconciler"), "no reconciler finalizer");
+
+  const client = await admin();
+  const labels = Object.fromEntries(Object.keys(manager.scope.labels).map((key) => [key, "another-manager"]));
+  await client.patch(Mapping.RepoSync, namespace, "repo-sync", { metadata: { labels } }, "merge");
+  const released = await eventually(
+    async () => {
+      const sync = await getSync("RepoSync", namespace, "repo-sync");
+      return (sync?.metadata.finalizers ?? []).length === 0 ? sync : undefined;
+    },
+    { timeoutMs: 30_000, what: "the RepoSync's finalizers removed" },
+  );
+  assert.ok(released);
+  assert.deepEqual(await reconcilerPids(manager.scope, "repo-sync"), [], "its reconciler still runs");
+  assert.ok(await getObject(Mapping.ConfigMap, namespace, "kept"), "a managed object was deleted");
+
+  await client.delete(Mapping.RepoSync, namespace, "repo-sync");
+  await eventually(async () => (await getSync("RepoSync", namespace, "repo-sync")) === undefined, {
+    timeoutMs: 10_000,
+    what: "the RepoSync deleted",
+  });
+  assert.ok(await getObject(Mapping.ConfigMap, namespace, "kept"), "a managed object was deleted");
+});
+
 test("changing a sync's spec restarts its reconciler on the new spec", async (t) => {
   const manager = await startManager(t);
   const namespace = await createNamespace(t);
