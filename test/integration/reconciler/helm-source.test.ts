@@ -296,6 +296,50 @@ test("new values for the same chart version are applied and not reverted by drif
   assert.equal((await configMapData(ns, "shop-web"))?.["greeting"], "second");
 });
 
+test("values from a ConfigMap past the 16 watched ones are read at each poll, and new ones are applied under the same chart version", async (t) => {
+  const repo = await startHelmRepo(t);
+  await repo.publish(webChart("1.0.0"));
+  const name = `helm-${suffix()}`;
+  const ns = `helm-${suffix()}`;
+  await ensureNamespace(t, ns);
+  await ensureNamespace(t, rootSyncNamespace);
+  const createValues = async (configMap: string, values: string): Promise<void> => {
+    await coreApi().createNamespacedConfigMap({
+      namespace: rootSyncNamespace,
+      body: { metadata: { name: configMap }, immutable: true, data: { "values.yaml": values } },
+    });
+  };
+  const names = Array.from({ length: 17 }, (_, i) => `helm-values-${i}-${suffix()}`);
+  const last = names.at(-1)!;
+  for (const configMap of names) {
+    await createValues(configMap, configMap === last ? "greeting: first\n" : "color: from-file\n");
+    cleanUp(t, () => coreApi().deleteNamespacedConfigMap({ name: configMap, namespace: rootSyncNamespace }));
+  }
+  await createHelmRootSync(t, name, {
+    repo: repo.url,
+    chart: "web",
+    version: "1.0.0",
+    releaseName: "shop",
+    namespace: ns,
+    valuesFileRefs: names.map((configMap) => ({ name: configMap })),
+    auth: "token",
+    secretRef: { name: await secret(t, { username: repo.username, password: repo.password }) },
+    caCertSecretRef: { name: await secret(t, { cert: repo.caCert }) },
+  });
+  await eventually(async () => (await configMapData(ns, "shop-web"))?.["greeting"] === "first", {
+    timeoutMs: 60_000,
+    what: "the chart rendered with the first values",
+  });
+
+  // Immutable: new values are a new ConfigMap under the same name. Unwatched, it is read at the next poll.
+  await coreApi().deleteNamespacedConfigMap({ name: last, namespace: rootSyncNamespace });
+  await createValues(last, "greeting: second\n");
+  await eventually(async () => (await configMapData(ns, "shop-web"))?.["greeting"] === "second", {
+    timeoutMs: 30_000,
+    what: "the chart rendered again with the new values at a poll",
+  });
+});
+
 test("a chart version that does not exist and a wrong password are KNV2004 source errors, and nothing synced before is deleted", async (t) => {
   const repo = await startHelmRepo(t);
   await repo.publish(webChart("1.0.0"));
