@@ -60,7 +60,7 @@ export async function reconcileSync(ctx: SyncContext, ref: SyncRef, attempt?: Jo
   // Gone: nothing may be left running for it.
   if (raw === undefined) return tearDown(ctx, ref);
   // No longer selected by this manager: let go entirely, so its deletion never waits for us.
-  if (!ctx.inScope(raw)) return release(ctx, ref);
+  if (!ctx.inScope(raw)) return release(ctx, ref, raw);
   if (raw.metadata.deletionTimestamp !== undefined) return finalizeSync(ctx, ref, raw);
 
   const validation = validateSync(raw, ctx.validation);
@@ -86,6 +86,15 @@ export async function reconcileSync(ctx: SyncContext, ref: SyncRef, attempt?: Jo
   // `driftless sync`: a request no pass has answered yet (the reconciler echoes it once its pass is done).
   else if (status.ready && pendingSyncRequest(raw.metadata.annotations) !== undefined)
     await ctx.requestPass(ref, "driftless.dev/sync-requested-at");
+  // A reconciler adds its finalizer at each job. One that synced before and lost it (the manager whose selector
+  // the sync left strips it) gets a job now, so a deletion meanwhile does not go without its finalization.
+  else if (status.ready && !hasFinalizer(raw, Finalizer.Reconciler) && syncedBefore(raw))
+    await ctx.requestPass(ref, "the reconciler finalizer is missing");
+}
+
+function syncedBefore(raw: KubeObject): boolean {
+  const status = raw["status"] as { lastSyncedCommit?: string } | undefined;
+  return (status?.lastSyncedCommit ?? "") !== "";
 }
 
 function statusSaysSuspended(raw: KubeObject): boolean {
@@ -147,6 +156,10 @@ async function refuseMisplacedRootSync(ctx: SyncContext, ref: SyncRef, raw: Kube
 /** Tears the reconciler down, and only then removes the manager finalizer. */
 async function letGo(ctx: SyncContext, ref: SyncRef, why: string): Promise<void> {
   await tearDown(ctx, ref);
+  await removeManagerFinalizer(ctx, ref, why);
+}
+
+async function removeManagerFinalizer(ctx: SyncContext, ref: SyncRef, why: string): Promise<void> {
   if (await removeFinalizer(ctx.client, ref, Finalizer.ReconcilerManager)) {
     ctx.onFinalizerRemoved(FinalizerRemovalReason.Teardown);
     ctx.log.info("reconciler torn down; removed the manager finalizer", { sync: describe(ref), why });
@@ -156,16 +169,18 @@ async function letGo(ctx: SyncContext, ref: SyncRef, why: string): Promise<void>
 /**
  * A sync out of this manager's selector: its reconciler stops, and so its finalizer goes too, or a later
  * deletion would wait for ever on a reconciler nobody runs (this manager no longer watches the sync). The
- * managed objects stay as they are, as after an Orphan deletion without the release; a manager whose
- * selector takes the sync adds both finalizers again.
+ * managed objects stay as they are. A manager whose selector takes the sync adds its finalizer again and asks
+ * its reconciler for a job, which adds the reconciler's. A deletion already under way keeps the reconciler
+ * finalizer: the finalization it stands for is for whichever manager serves the sync now to finish.
  */
-async function release(ctx: SyncContext, ref: SyncRef): Promise<void> {
+async function release(ctx: SyncContext, ref: SyncRef, raw: KubeObject): Promise<void> {
+  const why = "the sync left this manager's selector";
   await tearDown(ctx, ref);
-  if (await removeFinalizer(ctx.client, ref, Finalizer.Reconciler)) {
+  if (raw.metadata.deletionTimestamp === undefined && (await removeFinalizer(ctx.client, ref, Finalizer.Reconciler))) {
     ctx.onFinalizerRemoved(FinalizerRemovalReason.LeftScope);
-    ctx.log.info("removed the reconciler finalizer: the sync left this manager's selector", { sync: describe(ref) });
+    ctx.log.info("removed the reconciler finalizer", { sync: describe(ref), why });
   }
-  await letGo(ctx, ref, "the sync left this manager's selector");
+  await removeManagerFinalizer(ctx, ref, why);
 }
 
 async function tearDown(ctx: SyncContext, ref: SyncRef): Promise<void> {

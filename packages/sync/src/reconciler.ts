@@ -58,8 +58,9 @@ export class Reconciler implements PassContext {
   lastFetch: FetchResult | undefined;
   lastFetchSpec: string | undefined;
   lastPass: PassReport | undefined;
-  /** The commit and revision (revisionOf) of what the remediator guards: the last synced pass's. */
-  private guarded: { readonly commit: string; readonly revision: string } | undefined;
+  /** What the remediator guards, the last synced pass's: its commit, revision (revisionOf) and RSync generation. */
+  private guarded:
+    { readonly commit: string; readonly revision: string; readonly generation: number | undefined } | undefined;
   /** Passes finished since start (tests and /readyz use it). */
   passCount = 0;
   /** Set once the RSync is being deleted: drift is no longer corrected. */
@@ -162,10 +163,17 @@ export class Reconciler implements PassContext {
     return this.guarded?.commit;
   }
 
-  /** A pass is running and not (known to be) on the revision the remediator guards. */
+  /** A pass is running and not (known to be) on the revision and spec the remediator guards. */
   private declarationsChanging(): boolean {
-    // A dynamic NamespaceSelector changes what is declared without a new revision.
-    return this.passing && (this.passRevision !== this.guarded?.revision || this.parts.sources.dynamicNamespaces);
+    const guarded = this.guarded;
+    // A new spec may render the same revision differently (spec.override.enableShellInRendering); a dynamic
+    // NamespaceSelector changes what is declared without either.
+    return (
+      this.passing &&
+      (this.passRevision !== guarded?.revision ||
+        this.passGeneration !== guarded?.generation ||
+        this.parts.sources.dynamicNamespaces)
+    );
   }
 
   /** Asks for a pass; de-duplicated by the queue (one waiting, one running). */
@@ -283,7 +291,7 @@ export class Reconciler implements PassContext {
         this.parts.verified.retain(result.declared);
         this.guarded =
           result.synced && result.commit !== undefined && result.revision !== undefined
-            ? { commit: result.commit, revision: result.revision }
+            ? { commit: result.commit, revision: result.revision, generation: this.passGeneration }
             : undefined;
       }
     } finally {

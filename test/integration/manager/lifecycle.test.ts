@@ -158,6 +158,87 @@ test("a RepoSync that leaves the manager's selector is let go (reconciler stoppe
   assert.ok(await getObject(Mapping.ConfigMap, namespace, "kept"), "a managed object was deleted");
 });
 
+test("a RepoSync whose Foreground deletion is under way keeps its reconciler finalizer when it leaves the manager's selector: the deletion is not cut short", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t);
+  await grantRepoSyncReconciler(namespace);
+  const repo = await TestRepo.create(t);
+  // A finalizer of another controller's holds the managed object, and so the deletion, until the test lifts it.
+  const hold = "driftless.test/hold";
+  await repo.write("cm.yaml", configMap("held", undefined, { team: "a" }, { finalizers: [hold] }));
+  const commit = await repo.commit("one held object");
+  await createSync(
+    t,
+    repoSyncObject(
+      namespace,
+      "repo-sync",
+      manager.scope,
+      { repo: repo.url, branch: repo.branch, period: "10m" },
+      { "configsync.gke.io/deletion-propagation-policy": "Foreground" },
+    ),
+  );
+  await synced("RepoSync", namespace, "repo-sync", commit);
+  const client = await admin();
+  const lift = (): Promise<unknown> =>
+    client
+      .patch(Mapping.ConfigMap, namespace, "held", { metadata: { finalizers: null } }, "merge")
+      .catch(() => undefined);
+  t.after(lift);
+
+  await client.delete(Mapping.RepoSync, namespace, "repo-sync");
+  await eventually(
+    async () => (await getObject(Mapping.ConfigMap, namespace, "held"))?.metadata.deletionTimestamp !== undefined,
+    { what: "the reconciler deleting the managed object" },
+  );
+  const labels = Object.fromEntries(Object.keys(manager.scope.labels).map((key) => [key, "another-manager"]));
+  await client.patch(Mapping.RepoSync, namespace, "repo-sync", { metadata: { labels } }, "merge");
+  const left = await eventually(
+    async () => {
+      const sync = await getSync("RepoSync", namespace, "repo-sync");
+      return sync?.metadata.finalizers?.includes("configsync.gke.io/reconciler-manager") === false ? sync : undefined;
+    },
+    { timeoutMs: 30_000, what: "the manager to let the RepoSync go" },
+  );
+  assert.deepEqual(left.metadata.finalizers, ["configsync.gke.io/reconciler"]);
+  // For whichever manager serves it now to finish; here none does, so the test ends it by hand.
+  await lift();
+  await client
+    .patch(Mapping.RepoSync, namespace, "repo-sync", { metadata: { finalizers: null } }, "merge")
+    .catch(() => undefined);
+});
+
+test("a synced RepoSync that lost its reconciler finalizer (as a manager it left strips it) gets it back at once, not at the next poll", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t);
+  await grantRepoSyncReconciler(namespace);
+  const repo = await TestRepo.create(t);
+  await repo.write("cm.yaml", configMap("kept", undefined, { team: "a" }));
+  const commit = await repo.commit("one object");
+  await createSync(
+    t,
+    repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch, period: "10m" }),
+  );
+  const before = await synced("RepoSync", namespace, "repo-sync", commit);
+  const finalizers = before.metadata.finalizers ?? [];
+  assert.ok(finalizers.includes("configsync.gke.io/reconciler"), "no reconciler finalizer");
+
+  const client = await admin();
+  await client.patch(
+    Mapping.RepoSync,
+    namespace,
+    "repo-sync",
+    { metadata: { finalizers: finalizers.filter((f) => f !== "configsync.gke.io/reconciler") } },
+    "merge",
+  );
+  await eventually(
+    async () =>
+      (await getSync("RepoSync", namespace, "repo-sync"))?.metadata.finalizers?.includes(
+        "configsync.gke.io/reconciler",
+      ) === true,
+    { timeoutMs: 20_000, what: "the reconciler finalizer back" },
+  );
+});
+
 test("changing a sync's spec restarts its reconciler on the new spec", async (t) => {
   const manager = await startManager(t);
   const namespace = await createNamespace(t);
