@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeObject } from "@driftless/kube";
 import { eventually, suffix, TestRepo } from "../../support/index.ts";
@@ -19,6 +19,7 @@ import {
   startManager,
   synced,
   systemNamespace,
+  type RunningManager,
 } from "./helpers.ts";
 
 const subjectsOf = (binding: KubeObject | undefined): string[] =>
@@ -122,35 +123,45 @@ test("a RootSync and a RepoSync each get their own reconciler, and deleting them
   }
 });
 
-test("a RepoSync that leaves the manager's selector is let go (reconciler stopped, both finalizers removed, objects left), so its later deletion waits for no one", async (t) => {
+const reconcilerFinalizer = "configsync.gke.io/reconciler";
+
+/** A RepoSync synced by a manager of its own from one ConfigMap (`object`), polling rarely: only events move it. */
+async function syncedRepoSync(
+  t: TestContext,
+  object: string,
+  annotations: Record<string, string> = {},
+): Promise<{ manager: RunningManager; namespace: string; synced: KubeObject }> {
   const manager = await startManager(t);
   const namespace = await createNamespace(t);
   await grantRepoSyncReconciler(namespace);
   const repo = await TestRepo.create(t);
-  await repo.write("cm.yaml", configMap("kept", undefined, { team: "a" }));
+  await repo.write("cm.yaml", object);
   const commit = await repo.commit("one object");
-  await createSync(
-    t,
-    repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch, period: "10m" }),
-  );
-  const before = await synced("RepoSync", namespace, "repo-sync", commit);
-  assert.ok(before.metadata.finalizers?.includes("configsync.gke.io/reconciler"), "no reconciler finalizer");
+  const git = { repo: repo.url, branch: repo.branch, period: "10m" };
+  await createSync(t, repoSyncObject(namespace, "repo-sync", manager.scope, git, annotations));
+  const sync = await synced("RepoSync", namespace, "repo-sync", commit);
+  assert.ok(sync.metadata.finalizers?.includes(reconcilerFinalizer), "no reconciler finalizer");
+  return { manager, namespace, synced: sync };
+}
 
-  const client = await admin();
+/** Moves the RepoSync out of `manager`'s selector. */
+async function leaveSelector(manager: RunningManager, namespace: string): Promise<void> {
   const labels = Object.fromEntries(Object.keys(manager.scope.labels).map((key) => [key, "another-manager"]));
-  await client.patch(Mapping.RepoSync, namespace, "repo-sync", { metadata: { labels } }, "merge");
-  const released = await eventually(
-    async () => {
-      const sync = await getSync("RepoSync", namespace, "repo-sync");
-      return (sync?.metadata.finalizers ?? []).length === 0 ? sync : undefined;
-    },
+  await (await admin()).patch(Mapping.RepoSync, namespace, "repo-sync", { metadata: { labels } }, "merge");
+}
+
+test("a RepoSync that leaves the manager's selector is let go (reconciler stopped, both finalizers removed, objects left), so its later deletion waits for no one", async (t) => {
+  const { manager, namespace } = await syncedRepoSync(t, configMap("kept", undefined, { team: "a" }));
+
+  await leaveSelector(manager, namespace);
+  await eventually(
+    async () => ((await getSync("RepoSync", namespace, "repo-sync"))?.metadata.finalizers ?? []).length === 0,
     { timeoutMs: 30_000, what: "the RepoSync's finalizers removed" },
   );
-  assert.ok(released);
   assert.deepEqual(await reconcilerPids(manager.scope, "repo-sync"), [], "its reconciler still runs");
   assert.ok(await getObject(Mapping.ConfigMap, namespace, "kept"), "a managed object was deleted");
 
-  await client.delete(Mapping.RepoSync, namespace, "repo-sync");
+  await (await admin()).delete(Mapping.RepoSync, namespace, "repo-sync");
   await eventually(async () => (await getSync("RepoSync", namespace, "repo-sync")) === undefined, {
     timeoutMs: 10_000,
     what: "the RepoSync deleted",
@@ -159,25 +170,10 @@ test("a RepoSync that leaves the manager's selector is let go (reconciler stoppe
 });
 
 test("a RepoSync whose Foreground deletion is under way keeps its reconciler finalizer when it leaves the manager's selector: the deletion is not cut short", async (t) => {
-  const manager = await startManager(t);
-  const namespace = await createNamespace(t);
-  await grantRepoSyncReconciler(namespace);
-  const repo = await TestRepo.create(t);
   // A finalizer of another controller's holds the managed object, and so the deletion, until the test lifts it.
-  const hold = "driftless.test/hold";
-  await repo.write("cm.yaml", configMap("held", undefined, { team: "a" }, { finalizers: [hold] }));
-  const commit = await repo.commit("one held object");
-  await createSync(
-    t,
-    repoSyncObject(
-      namespace,
-      "repo-sync",
-      manager.scope,
-      { repo: repo.url, branch: repo.branch, period: "10m" },
-      { "configsync.gke.io/deletion-propagation-policy": "Foreground" },
-    ),
-  );
-  await synced("RepoSync", namespace, "repo-sync", commit);
+  const held = configMap("held", undefined, { team: "a" }, { finalizers: ["driftless.test/hold"] });
+  const foreground = { "configsync.gke.io/deletion-propagation-policy": "Foreground" };
+  const { manager, namespace } = await syncedRepoSync(t, held, foreground);
   const client = await admin();
   const lift = (): Promise<unknown> =>
     client
@@ -190,8 +186,7 @@ test("a RepoSync whose Foreground deletion is under way keeps its reconciler fin
     async () => (await getObject(Mapping.ConfigMap, namespace, "held"))?.metadata.deletionTimestamp !== undefined,
     { what: "the reconciler deleting the managed object" },
   );
-  const labels = Object.fromEntries(Object.keys(manager.scope.labels).map((key) => [key, "another-manager"]));
-  await client.patch(Mapping.RepoSync, namespace, "repo-sync", { metadata: { labels } }, "merge");
+  await leaveSelector(manager, namespace);
   const left = await eventually(
     async () => {
       const sync = await getSync("RepoSync", namespace, "repo-sync");
@@ -199,7 +194,7 @@ test("a RepoSync whose Foreground deletion is under way keeps its reconciler fin
     },
     { timeoutMs: 30_000, what: "the manager to let the RepoSync go" },
   );
-  assert.deepEqual(left.metadata.finalizers, ["configsync.gke.io/reconciler"]);
+  assert.deepEqual(left.metadata.finalizers, [reconcilerFinalizer]);
   // For whichever manager serves it now to finish; here none does, so the test ends it by hand.
   await lift();
   await client
@@ -208,33 +203,13 @@ test("a RepoSync whose Foreground deletion is under way keeps its reconciler fin
 });
 
 test("a synced RepoSync that lost its reconciler finalizer (as a manager it left strips it) gets it back at once, not at the next poll", async (t) => {
-  const manager = await startManager(t);
-  const namespace = await createNamespace(t);
-  await grantRepoSyncReconciler(namespace);
-  const repo = await TestRepo.create(t);
-  await repo.write("cm.yaml", configMap("kept", undefined, { team: "a" }));
-  const commit = await repo.commit("one object");
-  await createSync(
-    t,
-    repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch, period: "10m" }),
-  );
-  const before = await synced("RepoSync", namespace, "repo-sync", commit);
-  const finalizers = before.metadata.finalizers ?? [];
-  assert.ok(finalizers.includes("configsync.gke.io/reconciler"), "no reconciler finalizer");
+  const { namespace, synced: before } = await syncedRepoSync(t, configMap("kept", undefined, { team: "a" }));
 
-  const client = await admin();
-  await client.patch(
-    Mapping.RepoSync,
-    namespace,
-    "repo-sync",
-    { metadata: { finalizers: finalizers.filter((f) => f !== "configsync.gke.io/reconciler") } },
-    "merge",
-  );
+  const finalizers = (before.metadata.finalizers ?? []).filter((f) => f !== reconcilerFinalizer);
+  await (await admin()).patch(Mapping.RepoSync, namespace, "repo-sync", { metadata: { finalizers } }, "merge");
   await eventually(
     async () =>
-      (await getSync("RepoSync", namespace, "repo-sync"))?.metadata.finalizers?.includes(
-        "configsync.gke.io/reconciler",
-      ) === true,
+      (await getSync("RepoSync", namespace, "repo-sync"))?.metadata.finalizers?.includes(reconcilerFinalizer) === true,
     { timeoutMs: 20_000, what: "the reconciler finalizer back" },
   );
 });
