@@ -4,6 +4,9 @@
  * kube-apiserver is in test/integration/kube.)
  */
 import assert from "node:assert/strict";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
@@ -266,6 +269,67 @@ void describe("KubeClient over HTTP", () => {
     assert.equal(seen.length, 1, "a request after refuseRequests() reached the server");
     c.close();
     server.closeAllConnections();
+  });
+
+  void it("a credential plugin that stops answering fails the request at its timeout, or at once on refuseRequests(), instead of holding it for ever", async () => {
+    seen.length = 0;
+    // Every token is refused, so each request reads the credentials again.
+    handler = (_req, res) => status(res, 401, "Unauthorized", "Unauthorized");
+    const dir = await mkdtemp(join(tmpdir(), "driftless-exec-"));
+    const plugin = join(dir, "plugin.sh");
+    const credential = JSON.stringify({
+      apiVersion: "client.authentication.k8s.io/v1",
+      kind: "ExecCredential",
+      // Already expired, so client-node runs the plugin again at every read.
+      status: { token: "plugin-token", expirationTimestamp: "2000-01-01T00:00:00Z" },
+    });
+    // Answers its first two calls (one per client below), then hangs (long past every deadline of this test).
+    await writeFile(
+      plugin,
+      [
+        "#!/bin/sh",
+        `n=$(ls "${dir}" | grep -c '^call-')`,
+        `touch "${dir}/call-$n"`,
+        'if [ "$n" -ge 2 ]; then exec sleep 3; fi',
+        `echo '${credential}'`,
+      ].join("\n"),
+      { mode: 0o755 },
+    );
+    const calls = async (n: number): Promise<void> => {
+      while (!(await readdir(dir)).includes(`call-${n - 1}`)) await new Promise((resolve) => setTimeout(resolve, 10));
+    };
+    const kc = new KubeConfig();
+    const { port } = server.address() as AddressInfo;
+    kc.loadFromOptions({
+      clusters: [{ name: "c", server: `http://127.0.0.1:${port}`, skipTLSVerify: false }],
+      users: [
+        {
+          name: "u",
+          exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin, interactiveMode: "Never" },
+        },
+      ],
+      contexts: [{ name: "x", cluster: "c", user: "u" }],
+      currentContext: "x",
+    });
+    const timed = await KubeClient.fromConfig(kc, { timeoutMs: 300 });
+    const cut = await KubeClient.fromConfig(kc, { timeoutMs: 60_000 });
+    try {
+      const started = performance.now();
+      await assert.rejects(
+        timed.get(cm, "ns", "a"),
+        (e: unknown) => e instanceof KubeApiError && e.retryable && /credential/.test(e.message),
+      );
+      assert.ok(performance.now() - started < 2_000, "the request waited past its timeout for credentials");
+
+      const pending = cut.get(cm, "ns", "a");
+      await calls(4); // its read of the credentials after the 401 hangs in the plugin
+      cut.refuseRequests();
+      await assert.rejects(pending, (e: unknown) => e instanceof KubeApiError && /refuses requests/.test(e.message));
+    } finally {
+      timed.close();
+      cut.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   void it("re-sends once on a fresh socket when a kept-alive socket was closed by the server", async () => {

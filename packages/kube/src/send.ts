@@ -5,7 +5,7 @@
 import type http from "node:http";
 import { clientDefaults, type KubeClientOptions } from "./client-options.ts";
 import { networkError, retryAfterMs, type Subject } from "./decode-response.ts";
-import type { CredentialProvider } from "./kubeconfig.ts";
+import type { CredentialProvider, Headers } from "./kubeconfig.ts";
 import { VerbCounter, type RequestVerb } from "./request-counter.ts";
 import { exchange, type RawResponse, type Transport } from "./transport.ts";
 
@@ -96,7 +96,7 @@ export class Sender {
     for (let attempt = 0; ; attempt++) {
       const headers: http.OutgoingHttpHeaders = {
         ...this.baseHeaders,
-        ...(await this.credentials.headers()),
+        ...(await this.#credentialHeaders(this.credentials.headers(), req, subject, signal)),
         Accept: req.accept ?? "application/json",
       };
       if (body !== undefined) {
@@ -129,7 +129,7 @@ export class Sender {
       this.#reportWarnings(raw.headers, subject.operation);
       if (raw.status === 401 && !refreshed && this.credentials.refreshable) {
         refreshed = true;
-        await this.credentials.refresh();
+        await this.#credentialHeaders(this.credentials.refresh(), req, subject, signal);
         continue;
       }
       const retryAfter = retryAfterMs(raw);
@@ -140,6 +140,44 @@ export class Sender {
         continue;
       }
       return raw;
+    }
+  }
+
+  /**
+   * The credentials' headers as a request waits for them. Reading them may run the kubeconfig's plugin (exec,
+   * auth provider), which has no deadline of its own: the wait ends with the request's timeout, its caller's
+   * abort or a refusal, and a plugin that fails is a retryable network error naming the credentials.
+   */
+  async #credentialHeaders(
+    pending: Headers | Promise<Headers>,
+    req: SendOptions,
+    subject: Subject,
+    signal: AbortSignal,
+  ): Promise<Headers> {
+    if (!(pending instanceof Promise)) return pending;
+    const timeoutMs = req.timeoutMs ?? this.timeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const cut = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(new Error(`the kubeconfig's credentials were not read within ${timeoutMs} ms (credential plugin)`)),
+        timeoutMs,
+      );
+      onAbort = () => reject(signal.reason);
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([pending, cut]);
+    } catch (error) {
+      if (req.signal?.aborted === true) throw req.signal.reason;
+      if (signal.aborted && this.#refusedBy !== undefined) throw networkError(this.#refusedBy, subject);
+      const why = error instanceof Error ? error.message : String(error);
+      throw networkError(new Error(`reading the kubeconfig's credentials failed: ${why}`), subject);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort !== undefined) signal.removeEventListener("abort", onAbort);
     }
   }
 
