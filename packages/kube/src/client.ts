@@ -355,7 +355,11 @@ export class KubeClient {
     try {
       const headers = {
         ...this.#sender.baseHeaders,
-        ...(await this.#sender.credentials.headers()),
+        ...(await this.#sender.credentialHeaders(
+          this.#sender.credentials.headers(),
+          { timeoutMs: this.#sender.timeoutMs, signal: opts.signal, callerSignal: opts.signal },
+          subject,
+        )),
         Accept: opts.metadataOnly === true ? partialMetadata : "application/json",
       };
       stream = await openStreamSocket(this.#sender.transport.stream, {

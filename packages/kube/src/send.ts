@@ -11,6 +11,15 @@ import { exchange, type RawResponse, type Transport } from "./transport.ts";
 
 const maxRetryAfterMs = 30_000;
 
+/** How long, and until what, a request waits for its credentials. */
+export interface CredentialWait {
+  readonly timeoutMs: number;
+  /** Ends the wait: the request's own signal. */
+  readonly signal: AbortSignal;
+  /** The caller's signal: its abort reason is the request's outcome. */
+  readonly callerSignal?: AbortSignal;
+}
+
 export interface SendOptions {
   readonly signal?: AbortSignal;
   readonly timeoutMs?: number;
@@ -96,7 +105,7 @@ export class Sender {
     for (let attempt = 0; ; attempt++) {
       const headers: http.OutgoingHttpHeaders = {
         ...this.baseHeaders,
-        ...(await this.#credentialHeaders(this.credentials.headers(), req, subject, signal)),
+        ...(await this.credentialHeaders(this.credentials.headers(), this.#waitOptions(req, signal), subject)),
         Accept: req.accept ?? "application/json",
       };
       if (body !== undefined) {
@@ -129,7 +138,7 @@ export class Sender {
       this.#reportWarnings(raw.headers, subject.operation);
       if (raw.status === 401 && !refreshed && this.credentials.refreshable) {
         refreshed = true;
-        await this.#credentialHeaders(this.credentials.refresh(), req, subject, signal);
+        await this.credentialHeaders(this.credentials.refresh(), this.#waitOptions(req, signal), subject);
         continue;
       }
       const retryAfter = retryAfterMs(raw);
@@ -143,19 +152,26 @@ export class Sender {
     }
   }
 
+  #waitOptions(req: SendOptions, signal: AbortSignal): CredentialWait {
+    return {
+      timeoutMs: req.timeoutMs ?? this.timeoutMs,
+      signal,
+      ...(req.signal === undefined ? {} : { callerSignal: req.signal }),
+    };
+  }
+
   /**
    * The credentials' headers as a request waits for them. Reading them may run the kubeconfig's plugin (exec,
-   * auth provider), which has no deadline of its own: the wait ends with the request's timeout, its caller's
-   * abort or a refusal, and a plugin that fails is a retryable network error naming the credentials.
+   * auth provider), which has no deadline of its own: the wait ends with the request's timeout, its signal
+   * (its caller's abort or a refusal), and a plugin that fails is a retryable network error naming them.
    */
-  async #credentialHeaders(
+  async credentialHeaders(
     pending: Headers | Promise<Headers>,
-    req: SendOptions,
+    wait: CredentialWait,
     subject: Subject,
-    signal: AbortSignal,
   ): Promise<Headers> {
     if (!(pending instanceof Promise)) return pending;
-    const timeoutMs = req.timeoutMs ?? this.timeoutMs;
+    const { timeoutMs, signal } = wait;
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     const cut = new Promise<never>((_resolve, reject) => {
@@ -171,7 +187,7 @@ export class Sender {
     try {
       return await Promise.race([pending, cut]);
     } catch (error) {
-      if (req.signal?.aborted === true) throw req.signal.reason;
+      if (wait.callerSignal?.aborted === true) throw wait.callerSignal.reason;
       if (signal.aborted && this.#refusedBy !== undefined) throw networkError(this.#refusedBy, subject);
       const why = error instanceof Error ? error.message : String(error);
       throw networkError(new Error(`reading the kubeconfig's credentials failed: ${why}`), subject);
