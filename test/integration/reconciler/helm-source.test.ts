@@ -96,6 +96,19 @@ async function secret(t: TestContext, data: Record<string, string>, namespace = 
   return name;
 }
 
+/** spec.helm's token auth for `server` (a chart repository or registry): Secrets holding its user and its CA. */
+async function tokenAuth(
+  t: TestContext,
+  server: { readonly username: string; readonly password: string; readonly caCert: string },
+  namespace = rootSyncNamespace,
+): Promise<JsonObject> {
+  return {
+    auth: "token",
+    secretRef: { name: await secret(t, { username: server.username, password: server.password }, namespace) },
+    caCertSecretRef: { name: await secret(t, { cert: server.caCert }, namespace) },
+  };
+}
+
 async function createHelmRootSync(
   t: TestContext,
   name: string,
@@ -177,9 +190,7 @@ test("renders a chart from an HTTPS repository with basic auth: a version range 
     values: { color: "inline" },
     valuesFileRefs: [{ name: values }],
     includeCRDs: true,
-    auth: "token",
-    secretRef: { name: await secret(t, { username: repo.username, password: repo.password }) },
-    caCertSecretRef: { name: await secret(t, { cert: repo.caCert }) },
+    ...(await tokenAuth(t, repo)),
   });
   const status = await rootSynced(name, "1.1.0");
   assert.deepEqual(await configMapData(ns, "shop-web"), { greeting: "from-file", color: "inline", version: "1.1.0" });
@@ -216,9 +227,7 @@ test("renders a chart pushed to an OCI registry with helm push, deploying its ob
     chart: "web",
     version: "0.3.0",
     deployNamespace: ns,
-    auth: "token",
-    secretRef: { name: await secret(t, { username: registry.username, password: registry.password }) },
-    caCertSecretRef: { name: await secret(t, { cert: registry.caCert }) },
+    ...(await tokenAuth(t, registry)),
   });
   await rootSynced(name, "0.3.0");
   // Released into "default" (no spec.helm.namespace), deployed into deployNamespace.
@@ -262,9 +271,7 @@ test("new values for the same chart version are applied and not reverted by drif
       releaseName: "shop",
       namespace: ns,
       values: { greeting: "first" },
-      auth: "token",
-      secretRef: { name: await secret(t, { username: repo.username, password: repo.password }) },
-      caCertSecretRef: { name: await secret(t, { cert: repo.caCert }) },
+      ...(await tokenAuth(t, repo)),
     },
     { sourceFormat: "unstructured", override: { reconcileTimeout: "3s" } },
   );
@@ -322,9 +329,7 @@ test("values from a ConfigMap past the 16 watched ones are read at each poll, an
     releaseName: "shop",
     namespace: ns,
     valuesFileRefs: names.map((configMap) => ({ name: configMap })),
-    auth: "token",
-    secretRef: { name: await secret(t, { username: repo.username, password: repo.password }) },
-    caCertSecretRef: { name: await secret(t, { cert: repo.caCert }) },
+    ...(await tokenAuth(t, repo)),
   });
   await eventually(async () => (await configMapData(ns, "shop-web"))?.["greeting"] === "first", {
     timeoutMs: 60_000,
@@ -399,9 +404,7 @@ test("a RepoSync's chart is released into its namespace with values from its own
     version: "1.0.0",
     releaseName: "team",
     valuesFileRefs: [{ name: missing, dataKey: "custom.yaml" }],
-    auth: "token",
-    secretRef: { name: await secret(t, { username: repo.username, password: repo.password }, ns) },
-    caCertSecretRef: { name: await secret(t, { cert: repo.caCert }, ns) },
+    ...(await tokenAuth(t, repo, ns)),
   };
   const repoSyncs = { group: "configsync.gke.io", version: "v1beta1", namespace: ns, plural: "reposyncs" };
   const status = async (): Promise<JsonObject> =>
@@ -516,9 +519,7 @@ test("a Helm RootSync without spec.sourceFormat fails with KNV1017 (read as a hi
       chart: "web",
       version: "1.0.0",
       namespace: ns,
-      auth: "token",
-      secretRef: { name: await secret(t, { username: repo.username, password: repo.password }) },
-      caCertSecretRef: { name: await secret(t, { cert: repo.caCert }) },
+      ...(await tokenAuth(t, repo)),
     },
     {},
   );
