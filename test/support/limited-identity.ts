@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestContext } from "node:test";
@@ -52,6 +52,7 @@ export async function limitedKubeconfig(
   });
   const env = testEnv();
   const dir = await mkdtemp(join(tmpdir(), "driftless-limited-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
   const path = join(dir, "kubeconfig");
   const ca = (await readFile(env.caFile)).toString("base64");
   await writeFile(
