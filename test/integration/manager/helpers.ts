@@ -277,12 +277,16 @@ export async function startManager(t: TestContext, options: ManagerOptions = {})
 /** Reconciler logs by state folder, read before the folder is removed. */
 const keptReconcilerLogs = new Map<string, Array<[string, string]>>();
 
-/** The logs of the reconcilers a process-mode manager ran under `stateDir`, by path. */
+/**
+ * The logs of the reconcilers a process-mode manager ran under `stateDir` (`<reconciler>/reconciler.log`), by
+ * path. Only the top level is listed: a reconciler's folder also holds its checkouts.
+ */
 async function reconcilerLogs(stateDir: string): Promise<Array<[string, string]>> {
-  const files = await readdir(stateDir, { recursive: true }).catch(() => []);
   const logs: Array<[string, string]> = [];
-  for (const file of files.filter((f) => f.endsWith("reconciler.log")).sort()) {
-    logs.push([file, await readFile(join(stateDir, file), "utf8").catch((error: unknown) => String(error))]);
+  for (const entry of (await readdir(stateDir).catch(() => [])).sort()) {
+    const file = join(entry, "reconciler.log");
+    const text = await readFile(join(stateDir, file), "utf8").catch(() => undefined);
+    if (text !== undefined) logs.push([file, text]);
   }
   return logs;
 }
