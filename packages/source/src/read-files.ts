@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
-import { basename, join, sep } from "node:path";
+import { join, sep } from "node:path";
 import { SourceDirectoryError, SourceReadError, UnsafeSymlinkError } from "./errors.ts";
 import type { SourceError } from "./errors.ts";
 import { isManifestFileName } from "./parse.ts";
@@ -36,8 +36,9 @@ function isIgnoredPath(absolutePath: string): boolean {
  * Every `.yaml`, `.yml` and `.json` file under `root`, hidden ones included, as Config Sync reads a
  * sync directory: directories named `.git` are not walked (pkg/parse/source.go), and a file whose
  * resolved absolute path has a piece `.github`, `.gitlab` or `.gitlab-ci.yml` is ignored
- * (pkg/importer/reader/reader.go), so a sync directory inside `.github/` declares nothing. Symlinks
- * are followed only while they stay inside `root`.
+ * (pkg/importer/reader/reader.go), so a sync directory inside `.github/` declares nothing. A symlink
+ * to a file is followed only while it stays inside `root`; a symlink to a directory is not walked, as
+ * Config Sync's file walk does not (so a link to a shared folder neither duplicates nor adds objects).
  */
 export async function listManifestFiles(root: string): Promise<FileListing> {
   let rootReal: string;
@@ -60,10 +61,7 @@ export async function listManifestFiles(root: string): Promise<FileListing> {
 
   const inside = (real: string): boolean => real === rootReal || real.startsWith(rootReal + sep);
 
-  // `ancestors`: real paths of the directories above, so a symlink back up the tree is not walked
-  // forever. Any other symlinked directory is walked under the link's name, every time, so the listing
-  // does not depend on which directory happened to be read first.
-  const visitDirectory = async (absolute: string, relative: string, ancestors: ReadonlySet<string>): Promise<void> => {
+  const visitDirectory = async (absolute: string, relative: string): Promise<void> => {
     let entries;
     try {
       entries = await readdir(absolute, { withFileTypes: true });
@@ -76,36 +74,30 @@ export async function listManifestFiles(root: string): Promise<FileListing> {
       );
       return;
     }
-    const below = new Set(ancestors).add(absolute);
     await Promise.all(
       entries.map(async (entry) => {
         const childAbsolute = join(absolute, entry.name);
         const childRelative = relative ? `${relative}/${entry.name}` : entry.name;
         if (entry.isDirectory()) {
-          if (entry.name !== gitDirectory) await visitDirectory(childAbsolute, childRelative, below);
+          if (entry.name !== gitDirectory) await visitDirectory(childAbsolute, childRelative);
         } else if (entry.isFile()) {
-          // `absolute` is a real path (the root and every symlinked directory are resolved), so this is too.
+          // `absolute` is below the resolved root and no symlinked directory is walked, so this is a real path.
           if (isManifestFileName(entry.name) && !isIgnoredPath(childAbsolute))
             files.push({ absolutePath: childAbsolute, sourcePath: childRelative });
         } else if (entry.isSymbolicLink()) {
-          await visitSymlink(childAbsolute, childRelative, entry.name, below);
+          await visitSymlink(childAbsolute, childRelative, entry.name);
         }
         // Sockets, FIFOs and devices are not manifests.
       }),
     );
   };
 
-  const visitSymlink = async (
-    absolute: string,
-    relative: string,
-    name: string,
-    ancestors: ReadonlySet<string>,
-  ): Promise<void> => {
+  const visitSymlink = async (absolute: string, relative: string, name: string): Promise<void> => {
     let real: string;
     try {
       real = await realpath(absolute);
     } catch (error) {
-      // A dangling link may have pointed at a directory of manifests; skipping it could prune them.
+      // A dangling link may have pointed at a file of manifests; skipping it could prune them.
       errors.push(
         new UnsafeSymlinkError(`symlink ${relative} points to nothing (${errorCode(error)})`, {
           sourcePaths: [relative],
@@ -123,26 +115,20 @@ export async function listManifestFiles(root: string): Promise<FileListing> {
       );
       return;
     }
-    if (isDirectory ? name === gitDirectory || basename(real) === gitDirectory : isIgnoredPath(real)) return;
+    // Config Sync lists a sync directory with a walk that never enters a linked directory: neither do we.
+    if (isDirectory || !isManifestFileName(name) || isIgnoredPath(real)) return;
     if (!inside(real)) {
-      // A link to a README outside the tree is harmless and ignored; one that would bring in manifests is not.
-      if (isDirectory || isManifestFileName(name)) {
-        errors.push(
-          new UnsafeSymlinkError(`symlink ${relative} points outside the source directory and is not followed`, {
-            sourcePaths: [relative],
-          }),
-        );
-      }
+      errors.push(
+        new UnsafeSymlinkError(`symlink ${relative} points outside the source directory and is not followed`, {
+          sourcePaths: [relative],
+        }),
+      );
       return;
     }
-    if (isDirectory) {
-      if (!ancestors.has(real)) await visitDirectory(real, relative, ancestors);
-    } else if (isManifestFileName(name)) {
-      files.push({ absolutePath: real, sourcePath: relative });
-    }
+    files.push({ absolutePath: real, sourcePath: relative });
   };
 
-  await visitDirectory(rootReal, "", new Set());
+  await visitDirectory(rootReal, "");
   files.sort((a, b) => compare(a.sourcePath, b.sourcePath));
   errors.sort((a, b) => compare(a.sourcePaths[0] ?? "", b.sourcePaths[0] ?? ""));
   return { files, errors };
