@@ -56,6 +56,44 @@ test("driftless vet reports parse errors with code and file, and passes a clean 
   assert.match(bad.out, /KNV1006: .*bad\.yaml/);
 });
 
+test("driftless vet and hydrate take nomos's flag forms: --flag=true|false, repeated --clusters, --threshold", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), "driftless-nomos-flags-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const configMap = (name: string, cluster?: string): string =>
+    `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: apps\n` +
+    (cluster === undefined ? "" : `  annotations:\n    configsync.gke.io/cluster-name-selector: ${cluster}\n`);
+  await writeFile(join(dir, "a.yaml"), configMap("everywhere"));
+  await writeFile(join(dir, "b.yaml"), configMap("prod-only", "prod"));
+  await writeFile(join(dir, "c.yaml"), configMap("dev-only", "dev"));
+
+  const checked = await driftless("vet", `--path=${dir}`, "--no-api-server-check=true", "--keep-output=false");
+  assert.equal(checked.code, 0, checked.out);
+  // Each cluster gets two objects: within a limit of 2, over a limit of 1; a bare --threshold is 1,000.
+  assert.equal((await driftless("vet", "--path", dir, "--threshold=2")).code, 0);
+  assert.equal((await driftless("vet", "--path", dir, "--threshold")).code, 0);
+  const over = await driftless("vet", "--path", dir, "--threshold=1");
+  assert.equal(over.code, 1, over.out);
+  assert.match(
+    over.stderr,
+    /^KNV1070: for clusters "prod", "dev": the source declares 2 objects, more than the 1 allowed/m,
+  );
+
+  const output = join(dir, "out");
+  const hydrated = await driftless(
+    "hydrate",
+    "--path",
+    dir,
+    "--flat=false",
+    "--clusters",
+    "prod",
+    "--clusters=dev",
+    "--output",
+    output,
+  );
+  assert.equal(hydrated.code, 0, hydrated.out);
+  assert.deepEqual((await readdir(output)).sort(), ["dev", "prod"]);
+});
+
 test("driftless diff shows what a reconciler would write, nothing once synced, and a drift; status lists the sync", async (t) => {
   const namespace = await testNamespace(t);
   const repo = await TestRepo.create(t);

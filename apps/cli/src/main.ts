@@ -2,7 +2,7 @@
 /** `driftless vet | hydrate | diff | status | console | sync | suspend | resume | version`: driftless for people at a terminal. */
 import { existsSync } from "node:fs";
 import { delimiter } from "node:path";
-import { parseArgs } from "node:util";
+import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { isSyncKind, SourceFormat } from "@driftless/api";
 import { parseDuration } from "@driftless/api";
 import { kubeconfigNamespace } from "@driftless/kube";
@@ -18,15 +18,17 @@ import { version } from "./commands/version.ts";
 import { vet } from "./commands/vet.ts";
 import { parseSyncArgs, SyncArgsError } from "./sync-args.ts";
 import { SyncAction } from "./sync-actions.ts";
+import { nomosFlagForms } from "./nomos-flags.ts";
 import { printable } from "./terminal-text.ts";
 
 const usage = `usage:
-  driftless vet DIR [--source-format unstructured|hierarchy] [--namespace NS] [--clusters A,B] [--keep-output [--output DIR] [--format yaml|json]]
+  driftless vet DIR [--source-format unstructured|hierarchy] [--namespace NS] [--clusters A,B] [--threshold[=N]] [--keep-output [--output DIR] [--format yaml|json]]
                                             every check the reconciler runs that needs no cluster, for each
                                             cluster the source names and one without a name, or for the
                                             --clusters given; --namespace NS: as NS's RepoSync (or --sync-kind
                                             RepoSync --sync-namespace NS); errors on stderr (exit 1 on errors);
-                                            --keep-output writes what hydrate writes to --output (compiled)
+                                            --keep-output writes what hydrate writes to --output (compiled);
+                                            --threshold=N: more than N objects for a cluster is KNV1070 (bare: 1000)
   driftless hydrate DIR [--source-format unstructured|hierarchy] [--output DIR | --flat [--output] FILE] [--format yaml|json] [--clusters A,B]
                                             the objects a RootSync would apply, as YAML or JSON (stdout by
                                             default), for each cluster the source names and defaultcluster (a
@@ -56,41 +58,50 @@ const usage = `usage:
   driftless version [--kubeconfig PATH]     the CLI's version and the manager's (its reconciler-manager image tag)
 --source-format defaults to unstructured; a RootSync that sets none is read as hierarchy, as in Config Sync.
 vet and hydrate take nomos's --path DIR too (DIR defaults to the current directory); they never ask an API
-server, so --no-api-server-check and --api-server-timeout are accepted and change nothing.
+server, so --no-api-server-check and --api-server-timeout are accepted and change nothing. As with nomos,
+--clusters may be repeated and boolean flags take =true or =false.
 vet, hydrate and diff render a DIR holding a kustomization with kustomize (and helm) first, as a reconciler
 does; remote bases and exec plugins only with --enable-shell-in-rendering (override.enableShellInRendering).`;
 
+const options = {
+  kubeconfig: { type: "string" },
+  "sync-kind": { type: "string", default: "RootSync" },
+  "sync-namespace": { type: "string", default: "config-management-system" },
+  "sync-name": { type: "string", default: "root-sync" },
+  "source-format": { type: "string" },
+  output: { type: "string", short: "o" },
+  namespace: { type: "string", short: "n" },
+  name: { type: "string" },
+  resources: { type: "boolean", default: false },
+  watch: { type: "boolean", short: "w", default: false },
+  // nomos's flags for vet and hydrate, so its scripts run: --path for DIR, --flat with --output FILE,
+  // --format; vet and hydrate never ask an API server, so its check and timeout flags change nothing.
+  path: { type: "string" },
+  flat: { type: "boolean", default: false },
+  format: { type: "string", default: HydrateFormat.Yaml },
+  "keep-output": { type: "boolean", default: false },
+  "no-api-server-check": { type: "boolean", default: false },
+  "api-server-timeout": { type: "string" },
+  wait: { type: "boolean", default: false },
+  timeout: { type: "string", default: "5m" },
+  port: { type: "string", default: "0" },
+  "no-open": { type: "boolean", default: false },
+  // Repeatable, each a comma-separated list, as nomos's string-slice flag.
+  clusters: { type: "string", multiple: true },
+  // nomos: bare `--threshold` is 1000 objects, `--threshold=N` N; absent or 0, no limit.
+  threshold: { type: "string" },
+  "enable-shell-in-rendering": { type: "boolean", default: false },
+  help: { type: "boolean", short: "h" },
+} as const satisfies ParseArgsOptionsConfig;
+const booleanFlags: ReadonlySet<string> = new Set(
+  Object.entries(options).flatMap(([name, option]) => (option.type === "boolean" ? [name] : [])),
+);
+
 async function main(argv: readonly string[]): Promise<number> {
   const { values, positionals } = parseArgs({
-    args: [...argv],
+    args: nomosFlagForms(argv, booleanFlags),
     allowPositionals: true,
-    options: {
-      kubeconfig: { type: "string" },
-      "sync-kind": { type: "string", default: "RootSync" },
-      "sync-namespace": { type: "string", default: "config-management-system" },
-      "sync-name": { type: "string", default: "root-sync" },
-      "source-format": { type: "string" },
-      output: { type: "string", short: "o" },
-      namespace: { type: "string", short: "n" },
-      name: { type: "string" },
-      resources: { type: "boolean", default: false },
-      watch: { type: "boolean", short: "w", default: false },
-      // nomos's flags for vet and hydrate, so its scripts run: --path for DIR, --flat with --output FILE,
-      // --format; vet and hydrate never ask an API server, so its check and timeout flags change nothing.
-      path: { type: "string" },
-      flat: { type: "boolean", default: false },
-      format: { type: "string", default: HydrateFormat.Yaml },
-      "keep-output": { type: "boolean", default: false },
-      "no-api-server-check": { type: "boolean", default: false },
-      "api-server-timeout": { type: "string" },
-      wait: { type: "boolean", default: false },
-      timeout: { type: "string", default: "5m" },
-      port: { type: "string", default: "0" },
-      "no-open": { type: "boolean", default: false },
-      clusters: { type: "string" },
-      "enable-shell-in-rendering": { type: "boolean", default: false },
-      help: { type: "boolean", short: "h" },
-    },
+    options,
   });
   // File names, object names and messages come from repositories and clusters: no terminal controls.
   const out = (line: string): void => void process.stdout.write(`${printable(line)}\n`);
@@ -131,9 +142,11 @@ async function main(argv: readonly string[]): Promise<number> {
           : ({ kind, namespace: values.namespace ?? values["sync-namespace"] } as const);
       const clusters = values.clusters === undefined ? undefined : clusterList(values.clusters);
       const cluster = clusters === undefined ? {} : { clusters };
+      const maxObjects = values.threshold === undefined ? undefined : objectThreshold(values.threshold);
+      const threshold = maxObjects === undefined ? {} : { maxObjects };
       const hierarchy = sourceFormatFor(scope, format) === SourceFormat.Hierarchy;
       return onRendered(dir, { enableShell, failureCode: 1, hierarchy }, err, async (read) => {
-        const code = await vet(read, { format, scope, ...cluster }, out, err);
+        const code = await vet(read, { format, scope, ...cluster, ...threshold }, out, err);
         // --keep-output: what was checked, written as hydrate writes it (nomos's default folder: compiled).
         if (code !== 0 || !values["keep-output"]) return code;
         const output = values.output ?? "compiled";
@@ -259,9 +272,16 @@ function kubeconfigFromEnv(value: string | undefined): string | undefined {
   return files.find((f) => existsSync(f)) ?? files[0];
 }
 
-/** `--clusters A,B` (as nomos); "" for a cluster without a name. */
-function clusterList(value: string): string[] {
-  return value.split(",").map((c) => c.trim());
+/** `--clusters A,B --clusters C` (as nomos); "" for a cluster without a name. */
+function clusterList(values: readonly string[]): string[] {
+  return values.flatMap((value) => value.split(",").map((c) => c.trim()));
+}
+
+/** `--threshold`'s value: the most objects a cluster may get; undefined (no limit) for 0, as nomos. */
+function objectThreshold(value: string): number | undefined {
+  if (!/^\d+$/.test(value)) throw new UsageError("--threshold must be a whole number of objects");
+  const limit = Number(value);
+  return limit === 0 ? undefined : limit;
 }
 
 main(process.argv.slice(2)).then(

@@ -27,6 +27,7 @@ const Code = {
   InvalidAnnotationValue: "KNV1054",
   ManagedResourceInUnmanagedNamespace: "KNV1056",
   BadScope: "KNV1058",
+  MaxObjectCount: "KNV1070",
   Filesystem: "KNV2003",
   SourceFetch: "KNV2004",
 } as const satisfies Record<string, KnvCode>;
@@ -256,5 +257,20 @@ export class DeprecatedGroupKindError extends SourceError {
 export class ManagedResourceInUnmanagedNamespaceError extends SourceError {
   constructor(message: string, details: SourceErrorDetails = {}) {
     super(Code.ManagedResourceInUnmanagedNamespace, ErrorClass.Terminal, message, details);
+  }
+}
+
+/**
+ * More objects for one cluster than `vet --threshold` allows (KNV1070, nomos's check; the reconciler
+ * has no such limit). Large inventories are where a ResourceGroup nears etcd's object size limit.
+ */
+export class ObjectCountError extends SourceError {
+  constructor(found: number, max: number) {
+    super(
+      Code.MaxObjectCount,
+      ErrorClass.Terminal,
+      `the source declares ${found} objects, more than the ${max} allowed (--threshold): a ResourceGroup that ` +
+        `lists this many objects nears etcd's object size limit, so split the objects across several syncs`,
+    );
   }
 }

@@ -60,6 +60,7 @@ export {
   ManifestParseError,
   MissingNameError,
   NamespaceOnClusterScopedError,
+  ObjectCountError,
   SourceDirectoryError,
   SourceError,
   SourceReadError,

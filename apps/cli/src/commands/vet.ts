@@ -4,11 +4,13 @@ import {
   clustersToCheck,
   declareForClusters,
   mergeClusterErrors,
+  ObjectCountError,
   objectKey,
   readManifests,
   sourceFormatFor,
   type ClusterError,
   type ClusterName,
+  type ClusterResult,
   type SourceError,
   type SyncScope,
 } from "@driftless/source";
@@ -18,6 +20,8 @@ export interface VetOptions {
   readonly scope: SyncScope;
   /** The clusters to check (`--clusters`, as nomos); undefined: every cluster the source names, and one without a name. */
   readonly clusters?: readonly string[];
+  /** `--threshold`: the most objects a cluster may get (KNV1070 beyond); undefined: no limit. */
+  readonly maxObjects?: number;
 }
 
 /**
@@ -38,7 +42,8 @@ export async function vet(
   const declareOptions = { scope: options.scope, kinds: builtinKinds, format, allowUnknownKinds: true };
   const set = await readManifests(dir, { format });
   const clusters = clustersToCheck(set, options.clusters);
-  const results = await declareForClusters(set, declareOptions, clusters);
+  const declared = await declareForClusters(set, declareOptions, clusters);
+  const results = declared.map((cluster) => withinCount(cluster, options.maxObjects));
   const errors = mergeClusterErrors(results);
   for (const error of errors) err(formatClusterError(error));
   const objects = new Set(
@@ -51,6 +56,25 @@ export async function vet(
     `${set.fileCount} file(s), ${objects.size} object(s), ${set.localConfigSkipped} local-config skipped, ${errors.length} error(s)${checked}`,
   );
   return results.every(({ result }) => result.complete) ? 0 : 1;
+}
+
+/** A cluster that gets more than `max` objects fails with KNV1070, as nomos's final check. */
+function withinCount(cluster: ClusterResult, max: number | undefined): ClusterResult {
+  const { result } = cluster;
+  if (max === undefined || !result.complete || result.objects.length <= max) return cluster;
+  const { objects, fileCount, localConfigSkipped } = result;
+  const error = new ObjectCountError(objects.length, max);
+  return {
+    ...cluster,
+    result: {
+      complete: false,
+      isEmpty: false,
+      errors: [error],
+      partialObjects: objects,
+      fileCount,
+      localConfigSkipped,
+    },
+  };
 }
 
 export function formatError(error: SourceError): string {

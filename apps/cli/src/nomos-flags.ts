@@ -1,0 +1,21 @@
+/**
+ * nomos's flags are cobra's, so its scripts write `--flat=true`, `--keep-output=false` and a bare
+ * `--threshold`: rewritten here into the forms node:util's parseArgs reads.
+ */
+
+/** Objects per cluster that a bare `--threshold` allows, nomos's default. */
+export const defaultObjectThreshold = 1000;
+
+/** `argv` with cobra's boolean `--flag=true|false` and bare `--threshold` rewritten; nothing after `--`. */
+export function nomosFlagForms(argv: readonly string[], booleanFlags: ReadonlySet<string>): string[] {
+  const end = argv.indexOf("--");
+  const flags = end === -1 ? argv : argv.slice(0, end);
+  const rewritten = flags.flatMap((arg) => {
+    if (arg === "--threshold") return [`--threshold=${defaultObjectThreshold}`];
+    const match = /^--([^=]+)=(true|false)$/i.exec(arg);
+    const name = match?.[1];
+    if (name === undefined || !booleanFlags.has(name)) return [arg];
+    return match?.[2]?.toLowerCase() === "true" ? [`--${name}`] : [];
+  });
+  return end === -1 ? rewritten : [...rewritten, ...argv.slice(end)];
+}
