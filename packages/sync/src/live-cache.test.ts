@@ -121,6 +121,29 @@ void describe("InformerLiveState during a plan", () => {
   });
 });
 
+void describe("InformerLiveState declarations", () => {
+  void it("stops watching a type at a version it is no longer declared at, and keeps the declared one", async (t) => {
+    const source = new QuietSource();
+    const live = liveState(source);
+    t.after(() => live.stop());
+    const v1 = { ...configMapMapping, group: "autoscaling", kind: "HorizontalPodAutoscaler", version: "v1" };
+    const v2 = { ...v1, version: "v2" };
+    const hpa = { id: { group: "autoscaling", kind: "HorizontalPodAutoscaler", namespace: "team", name: "web" } };
+    live.declare([{ ...hpa, apiVersion: "autoscaling/v1" }]);
+    await live.get(v1, "team", "web");
+    await until("the v1 watch", () => source.open === 1);
+    // The object moves to autoscaling/v2: its v2 watch starts, the v1 watch ends.
+    live.declare([{ ...hpa, apiVersion: "autoscaling/v2" }]);
+    await live.get(v2, "team", "web");
+    await until("only the v2 watch", () => source.open === 1 && source.watches.length === 2);
+    assert.equal(source.watches[0]?.aborted, true, "the watch of the version the object left still runs");
+    // A type no longer declared at all is not stopped here: pruning its objects still reads it.
+    live.declare([]);
+    await tick();
+    assert.equal(source.open, 1);
+  });
+});
+
 void describe("InformerLiveState cache form", () => {
   void it("keeps an object without managedFields and with its record as a digest, leaving the written object alone", async (t) => {
     const source = new QuietSource();

@@ -192,18 +192,29 @@ export class InformerLiveState implements LiveState {
   /**
    * The objects the pass is about to apply: from now on only they are cached. Labelled objects the
    * server sends later that are not among them are counted in `ignored` (a forged label, or the
-   * last events of an object being pruned).
+   * last events of an object being pruned). A type declared now at other versions only (its objects
+   * moved from autoscaling/v1 to v2) stops being watched at the version it left.
    */
-  declare(ids: Iterable<ObjectId>): void {
+  declare(objects: Iterable<{ readonly id: ObjectId; readonly apiVersion: string }>): void {
     const wanted = new Map<string, Set<string>>();
-    for (const id of ids) {
+    const versions = new Map<string, Set<string>>();
+    for (const { id, apiVersion } of objects) {
       const type = `${id.group}/${id.kind}`;
       let keys = wanted.get(type);
       if (keys === undefined) wanted.set(type, (keys = new Set()));
       keys.add(storeKey(id.namespace, id.name));
+      let declaredVersions = versions.get(type);
+      if (declaredVersions === undefined) versions.set(type, (declaredVersions = new Set()));
+      declaredVersions.add(apiVersion.slice(apiVersion.lastIndexOf("/") + 1));
     }
     this.wanted = wanted;
-    for (const { informer, mapping } of this.informers.values()) {
+    for (const [key, { informer, mapping }] of this.informers) {
+      const declaredVersions = versions.get(typeOf(mapping));
+      if (declaredVersions !== undefined && !declaredVersions.has(mapping.version)) {
+        this.informers.delete(key);
+        void informer.stop().catch(() => undefined);
+        continue;
+      }
       const keys = wanted.get(typeOf(mapping));
       informer.retain((key) => keys?.has(key) === true);
     }

@@ -27,6 +27,7 @@ import { ensureFinalizer, finalize } from "./finalizer.ts";
 import { InformerLiveState } from "./live-cache.ts";
 import type { Logger } from "./log.ts";
 import { runPass, type PassResult, type PassTrigger } from "./pass.ts";
+import { Correction } from "./remediator.ts";
 import { applyOptionsFor, pruneOptionsFor } from "./pass-options.ts";
 import { recordPass } from "./pass-metrics.ts";
 import { shutdown } from "./shutdown.ts";
@@ -191,11 +192,12 @@ export class Reconciler implements PassContext {
    * write with optimistic concurrency is safe beside a running pass. Not while the sync is being
    * deleted, when re-creating objects would fight the finalizer.
    */
-  private async correct(desired: DesiredObject): Promise<boolean> {
+  private async correct(desired: DesiredObject): Promise<Correction> {
     const commit = this.syncedCommit();
     // A pass on another commit may be changing the declarations under us: leave it to the pass queued
     // behind it. A pass on the synced commit changes nothing we would re-apply.
-    if (commit === undefined || this.deleting || this.suspended || this.declarationsChanging()) return false;
+    if (commit === undefined || this.deleting || this.suspended || this.declarationsChanging())
+      return Correction.Deferred;
     const started = performance.now();
     const outcome = await applyObject(desired, this.applyOptions(commit));
     this.resourceGroupStatus.observe(outcome); // its echo is silent: a re-created object is no longer NotFound
@@ -212,7 +214,11 @@ export class Reconciler implements PassContext {
         operation: outcome.operation,
       });
     }
-    return ok;
+    if (outcome.error !== undefined)
+      return outcome.error.errorClass === ErrorClass.Retry ? Correction.Deferred : Correction.Refused;
+    return outcome.operation === "created" || outcome.operation === "updated"
+      ? Correction.Written
+      : Correction.Unchanged;
   }
 
   /** The job processor: deletion first, then a reconcile pass. Throws to let the queue retry. */
@@ -357,7 +363,7 @@ export class Reconciler implements PassContext {
   declaring(desired: readonly DesiredObject[]): void {
     if (!(this.parts.live instanceof InformerLiveState)) return;
     const before = this.parts.live.ignored;
-    this.parts.live.declare(desired.map((d) => d.id));
+    this.parts.live.declare(desired);
     if (this.parts.live.ignored > before)
       this.log.info("watch cache: objects carry this sync's ApplySet label but are not declared by it; not cached", {
         events: this.parts.live.ignored,

@@ -6,7 +6,7 @@ import { configMapMapping, type KubeObject } from "@driftless/kube";
 import { Annotator, PatchMaker } from "@driftless/objectmatcher";
 import type { InformerListener, InformerLiveState } from "./live-cache.ts";
 import { createLogger } from "./log.ts";
-import { Remediator } from "./remediator.ts";
+import { Correction, Remediator } from "./remediator.ts";
 
 const sync = { kind: "RepoSync", namespace: "ns", name: "repo-sync" } as const;
 function declared(image: string): DesiredObject {
@@ -27,7 +27,7 @@ function written(desired: DesiredObject, resourceVersion: string): KubeObject {
   return { ...object, metadata: { ...object.metadata, resourceVersion } };
 }
 
-function harness(declarationsChanging: () => boolean) {
+function harness(declarationsChanging: () => boolean, correction: Correction = Correction.Deferred) {
   let listener: InformerListener | undefined;
   const cache: { current: KubeObject | undefined } = { current: undefined };
   const live = {
@@ -49,14 +49,14 @@ function harness(declarationsChanging: () => boolean) {
     requestPass: (reason) => passes.push(reason),
     correct: (desired) => {
       corrected.push(desired.sourceHash);
-      return Promise.resolve(false);
+      return Promise.resolve(correction);
     },
     onFight: (error) => fights.push(error.code),
     declarationsChanging,
   });
-  const emit = (object: KubeObject): void => {
+  const emit = (object: KubeObject, mapping = configMapMapping): void => {
     cache.current = object;
-    listener?.("update", configMapMapping, object);
+    listener?.("update", mapping, object);
   };
   return { remediator, emit, passes, fights, corrected, cache };
 }
@@ -96,15 +96,52 @@ void describe("Remediator", () => {
     assert.deepEqual(corrected, ["v9", "v9"]);
   });
 
-  void it("between passes, the same changes are corrections and, past the threshold, a fight", () => {
-    const { remediator, emit, fights } = harness(() => false);
+  void it("between passes, the same changes are corrections and, past the threshold of writes, a fight", async () => {
+    const { remediator, emit, fights, corrected } = harness(() => false, Correction.Written);
     remediator.setDeclared([declared("v0")]);
-    for (let round = 1; round <= 8; round++) emit(written(declared(`v${round}`), String(round)));
+    for (let round = 1; round <= 8; round++) {
+      emit(written(declared(`v${round}`), String(round)));
+      await setImmediate(); // each correction written before the next change
+    }
     assert.deepEqual(fights, ["KNV2005"]);
+    assert.equal(corrected.length, 6, "corrections go on while paused by the fight");
     assert.match(
       remediator.activeFights().values().next().value?.message ?? "",
       /^detected excessive object updates to ConfigMap, .*fighting with another controller over the object/,
     );
+  });
+
+  void it("a correction the API server refuses, or one that writes nothing, is no fight", async () => {
+    for (const correction of [Correction.Refused, Correction.Unchanged]) {
+      const { remediator, emit, fights, corrected, passes } = harness(() => false, correction);
+      remediator.setDeclared([declared("v0")]);
+      for (let round = 1; round <= 8; round++) {
+        emit(written(declared(`other ${round}`), String(round)));
+        await setImmediate();
+      }
+      assert.deepEqual(fights, [], correction);
+      assert.deepEqual(remediator.activeFights(), new Map(), correction);
+      if (correction === Correction.Refused) {
+        // Refused once: the pass it asks for reports it; the same declaration is not tried at every change.
+        assert.deepEqual([corrected.length, passes.length], [1, 1]);
+        // A new declaration is tried again.
+        remediator.setDeclared([declared("v1")]);
+        emit(written(declared("other 9"), "9"));
+        await setImmediate();
+        assert.deepEqual(corrected, ["v0", "v1"]);
+      } else assert.deepEqual([corrected.length, passes.length], [8, 0]);
+    }
+  });
+
+  void it("ignores events of another version of the declared kind (a watch of the apiVersion the object left)", async () => {
+    const { remediator, emit, corrected, passes } = harness(() => false, Correction.Written);
+    remediator.setDeclared([declared("v0")]);
+    emit(written(declared("old shape"), "1"), { ...configMapMapping, version: "v1beta1" });
+    await setImmediate();
+    assert.deepEqual([corrected, passes], [[], []]);
+    emit(written(declared("changed"), "2"));
+    await setImmediate();
+    assert.deepEqual(corrected, ["v0"]);
   });
 
   void it("an object equal to its declaration is left alone", () => {

@@ -32,6 +32,19 @@ export class FightError extends DriftlessError {
   }
 }
 
+/** What re-applying one drifted object did. */
+export const Correction = {
+  /** Written: the object is its declaration again. Only these count toward a fight (as Config Sync's). */
+  Written: "written",
+  /** Already equal to its declaration: nothing was written. */
+  Unchanged: "unchanged",
+  /** The API server refuses the declaration (a terminal error): the same write would fail again. */
+  Refused: "refused",
+  /** Not done now (a retryable failure, or a pass under way): a full pass will see to it. */
+  Deferred: "deferred",
+} as const;
+export type Correction = (typeof Correction)[keyof typeof Correction];
+
 export interface RemediatorOptions {
   readonly live: InformerLiveState;
   readonly sync: SyncIdentity;
@@ -44,10 +57,10 @@ export interface RemediatorOptions {
   /** Asks for a drift pass (de-duplicated by the queue): the fallback when a correction fails. */
   readonly requestPass: (reason: string) => void;
   /**
-   * Re-applies one drifted object at once (the last synced commit's declaration). Resolves true when
-   * the object is equal to its declaration again; false asks for a full pass, which reports errors.
+   * Re-applies one drifted object at once (the last synced commit's declaration). Refused and Deferred
+   * ask for a full pass, which reports the error.
    */
-  readonly correct?: (desired: DesiredObject) => Promise<boolean>;
+  readonly correct?: (desired: DesiredObject) => Promise<Correction>;
   readonly onFight?: (error: FightError) => void;
   /**
    * True while a pass may be changing the declarations (applying another commit): a change seen
@@ -76,6 +89,12 @@ export class Remediator {
   private readonly fights = new Map<string, FightError>();
   /** Objects a reconciler with precedence holds (KNV1060): reported by a pass, never corrected. */
   private readonly conflicts = new Set<string>();
+  /**
+   * Declarations the API server refused at a correction: until the declaration changes, further
+   * changes to the object (its status, someone's label) are not tried again, each a certain refusal
+   * and a full pass; the pass that reported the refusal keeps it on status. A deletion still is.
+   */
+  private readonly refused = new Map<string, DesiredObject>();
   /** Objects being corrected now, and whether another change arrived meanwhile. */
   private readonly inFlight = new Map<string, boolean>();
   /** Objects that changed while a pass applied another commit, to check when it ends. */
@@ -104,6 +123,7 @@ export class Remediator {
       if (same) return;
     }
     this.declared = new Map(objects.map((o) => [idKey(o.id), o]));
+    this.refused.clear();
   }
 
   /**
@@ -138,7 +158,7 @@ export class Remediator {
     const changed = [...this.changedDuringPass];
     this.changedDuringPass.clear();
     for (const [key, { mapping, namespace, name }] of changed) {
-      if (!this.declared.has(key)) continue;
+      if (this.guarded(key, mapping) === undefined) continue;
       void this.options.live
         .get(mapping, namespace, name)
         .then((live) => this.check(key, live === undefined ? "delete" : "update", live, mapping))
@@ -175,7 +195,7 @@ export class Remediator {
     object: KubeObject | undefined,
     mapping: ResourceMapping,
   ): void {
-    if (!this.declared.has(key)) return;
+    if (this.guarded(key, mapping) === undefined) return;
     const schemas = this.options.schemas;
     if (object === undefined || event === "delete" || schemas === undefined || schemas.ready(mapping)) {
       this.decide(key, event, object);
@@ -186,6 +206,16 @@ export class Remediator {
       .ensure(mapping)
       .catch(() => undefined)
       .then(() => this.decide(key, event, object));
+  }
+
+  /**
+   * The declaration guarded for `key`, if it is declared at `mapping`'s version: after a commit moves
+   * an object to another apiVersion, a watch of the old one (still running, or its last events) shows
+   * the object in a shape the declaration does not have, and every status change would read as drift.
+   */
+  private guarded(key: string, mapping: ResourceMapping): DesiredObject | undefined {
+    const desired = this.declared.get(key);
+    return desired !== undefined && versionOf(desired.apiVersion) === mapping.version ? desired : undefined;
   }
 
   private decide(key: string, event: "add" | "update" | "delete", object: KubeObject | undefined): void {
@@ -201,9 +231,9 @@ export class Remediator {
         return;
       }
       this.conflicts.delete(key);
-      if (event !== "delete" && !this.drifted(desired, object)) return;
+      if (event !== "delete" && (this.refused.get(key) === desired || !this.drifted(desired, object))) return;
     }
-    if (this.isFight(key, desired)) return;
+    if (this.pausedByFight(key)) return;
     this.remediate(key, desired, `${event === "delete" ? "deleted" : "changed"}: ${key}`);
   }
 
@@ -220,15 +250,25 @@ export class Remediator {
     }
     this.inFlight.set(key, false);
     void correct(desired)
-      .catch((error: unknown) => {
+      .catch((error: unknown): Correction => {
         this.options.log.warn("drift correction failed; asking for a pass", { object: key, error: String(error) });
-        return false;
+        return Correction.Deferred;
       })
-      .then((ok) => {
+      .then((correction) => {
         const again = this.inFlight.get(key) === true;
         this.inFlight.delete(key);
-        if (!ok) this.options.requestPass(reason);
-        else if (again && this.declared.get(key) === desired) this.remediate(key, desired, reason);
+        if (correction === Correction.Refused) {
+          if (this.declared.get(key) === desired) this.refused.set(key, desired);
+          this.options.requestPass(reason);
+          return;
+        }
+        if (correction === Correction.Deferred) {
+          this.options.requestPass(reason);
+          return;
+        }
+        if (correction === Correction.Written) this.countCorrection(key, desired);
+        if (again && this.declared.get(key) === desired && !this.pausedByFight(key))
+          this.remediate(key, desired, reason);
       });
   }
 
@@ -249,16 +289,20 @@ export class Remediator {
     return this.declared.get(idKey(id));
   }
 
-  private isFight(key: string, desired: DesiredObject): boolean {
+  private pausedByFight(key: string): boolean {
+    const pausedUntil = this.paused.get(key);
+    return pausedUntil !== undefined && pausedUntil > Date.now();
+  }
+
+  /** A correction that wrote: past the threshold within the window, a fight pauses the object's corrections. */
+  private countCorrection(key: string, desired: DesiredObject): void {
     const now = Date.now();
     const windowMs = this.options.fightWindowMs ?? 60_000;
     const threshold = this.options.fightThreshold ?? 5;
-    const pausedUntil = this.paused.get(key);
-    if (pausedUntil !== undefined && pausedUntil > now) return true;
     const recent = (this.corrections.get(key) ?? []).filter((t) => now - t < windowMs);
     recent.push(now);
     this.corrections.set(key, recent);
-    if (recent.length <= threshold) return false;
+    if (recent.length <= threshold) return;
     const fight = new FightError(desired, recent.length, windowMs);
     this.paused.set(key, now + windowMs);
     this.corrections.delete(key);
@@ -267,6 +311,10 @@ export class Remediator {
     this.options.onFight?.(fight);
     // Polls skip when nothing changed in Git: ask for a pass so the fight reaches status now.
     this.options.requestPass(`fight: ${key}`);
-    return true;
   }
+}
+
+/** `apps/v1` → `v1`, `v1` → `v1`. */
+function versionOf(apiVersion: string): string {
+  return apiVersion.slice(apiVersion.lastIndexOf("/") + 1);
 }

@@ -25,7 +25,7 @@ import { NamespaceWatch } from "./namespace-watch.ts";
 import { OwnSyncWatch } from "./own-sync-watch.ts";
 import { initPassMetrics, observeApiCalls } from "./pass-metrics.ts";
 import type { ReconcilerOptions } from "./reconciler-options.ts";
-import { Remediator } from "./remediator.ts";
+import { Remediator, type Correction } from "./remediator.ts";
 import { ResourceGroupStatus } from "./resource-group-status.ts";
 import { SourceSteps } from "./source-steps.ts";
 import { ValuesFileWatch } from "./values-file-watch.ts";
@@ -67,7 +67,7 @@ export interface ReconcilerParts {
 export interface ReconcilerHooks {
   /** Asks for a drift pass. */
   requestPass(reason: string): void;
-  correct(desired: DesiredObject): Promise<boolean>;
+  correct(desired: DesiredObject): Promise<Correction>;
   declarationsChanging(): boolean;
   passing(): boolean;
 }
