@@ -202,7 +202,12 @@ async function passSteps(
     const inventory = ctx.inventory;
     const previous = await inventory.read();
     if (source.isEmpty && previous.length > 0 && !allowsEmptySource(sync.metadata.annotations)) {
-      result = { ...result, sourceErrors: [new EmptySourceError(previous.length)] };
+      // Config Sync's own failsafe, where it applies, is reported as Config Sync reports it (status.sync).
+      const allNamespaces = deletesAllNamespaces(previous, desired);
+      result =
+        allNamespaces === undefined
+          ? { ...result, sourceErrors: [new EmptySourceError(previous.length)] }
+          : { ...result, syncErrors: [allNamespaces] };
       return result;
     }
     if (suspended) {

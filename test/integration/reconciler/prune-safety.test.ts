@@ -353,6 +353,18 @@ test("a commit that would delete all of two or more managed Namespaces is refuse
     json(errors),
   );
   for (const n of namespaces) assert.equal(await namespacePhase(n), "Active", `${n} was deleted`);
+  // Everything leaves Git: the same failsafe on status.sync, as Config Sync reports it (not the empty-source guard).
+  await repo.remove("config/role.yaml");
+  await repo.write("config/README.md", "nothing declared\n");
+  const emptied = await syncErrorsAt(name, await repo.commit("remove everything"));
+  assert.ok(
+    emptied.some(
+      (e) => e["code"] === "2006" && String(e["errorMessage"]).includes("New commit would delete all Namespaces"),
+    ),
+    json(emptied),
+  );
+  for (const n of namespaces) assert.equal(await namespacePhase(n), "Active", `${n} was deleted`);
+  await repo.write("config/role.yaml", role);
   // The refused commit is not what the remediator guards: the last synced one still is, as in Config Sync.
   const namespaceMapping = {
     group: "",
