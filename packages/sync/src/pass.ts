@@ -62,6 +62,16 @@ export interface PassResult extends PassReport {
   readonly statusUnwritten?: true;
 }
 
+/**
+ * Whether an object's failed apply holds back this pass's prune: a failure the next pass may not repeat
+ * (retryable), or a kind the cluster does not serve (Config Sync refuses such a source as a whole). An
+ * object the API server refuses for good (invalid, forbidden, immutable) or another sync holds (KNV1060)
+ * does not: as in Config Sync, what else left Git is still pruned, or it would never be while the error stays.
+ */
+function holdsPrune(error: DriftlessError): boolean {
+  return error.errorClass === ErrorClass.Retry || error.code === KnvCode.UnknownObjectKind;
+}
+
 /** Refusing to delete everything because the source suddenly declares nothing (KNV2006). */
 export class EmptySourceError extends DriftlessError {
   constructor(managed: number) {
@@ -256,11 +266,12 @@ async function passSteps(
 
     const declared = new Set(desired.map((d) => idKey(d.id)));
     const candidates = previous.filter((id) => !declared.has(idKey(id)));
-    // Prune only after a clean apply: a half-applied commit must not also delete what it replaced.
+    // A half-applied commit must not also delete what it replaced, while the apply may yet succeed.
+    const pruneHeld = ordered.errors.length > 0 || applied.some((o) => o.error !== undefined && holdsPrune(o.error));
     // A dependency waits for its deleted dependents as long as an applied object may take to be Current.
     const pruneOptions = { ...ctx.pruneOptions(), dependentsTimeoutMs: reconcileTimeoutMs, signal: ctx.signal };
     const pruneStarted = performance.now();
-    const pruned = applyErrors.length === 0 ? await prune(candidates, pruneOptions) : [];
+    const pruned = pruneHeld ? [] : await prune(candidates, pruneOptions);
     // As Config Sync's applier: the pass ends once what it deleted is gone (finalizers), or at reconcileTimeout,
     // counted from the prune's start: a dependent already waited for (depends-on) is not waited for twice.
     const lingering = await settlePruned(pruned, {
@@ -273,7 +284,7 @@ async function passSteps(
     const pruneErrors = pruned.flatMap((o) => (o.error ? [o.error] : []));
     // As Config Sync's inventory keeps a timed-out prune: still tracked, and holding its depends-on dependencies.
     const kept = [...pruned.filter((o) => o.error !== undefined).map((o) => o.id), ...lingering];
-    const notYetPruned = applyErrors.length === 0 ? [] : candidates;
+    const notYetPruned = pruneHeld ? candidates : [];
     await inventory.write([...owned, ...kept, ...notYetPruned]);
     lap("prune");
     await ctx.resourceGroupStatus.afterPass(applied, fetched.commit, ctx.reconcileTimeouts.stuck); // kept live between passes

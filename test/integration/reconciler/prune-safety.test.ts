@@ -395,3 +395,28 @@ test("a commit that would delete all of two or more managed Namespaces is refuse
     what: "the last namespace to go",
   });
 });
+
+test("an object the API server refuses for good does not hold back the prune of what left Git, as in Config Sync", async (t) => {
+  const namespace = await testNamespace(t, "refused");
+  const name = `refused-prune-${suffix()}`;
+  const frozen = (value: string): string =>
+    json({ ...(configMap(namespace, "frozen") as object), immutable: true, data: { k: value } });
+  const repo = await TestRepo.create(t);
+  await repo.write("config/frozen.yaml", frozen("1"));
+  await repo.write("config/leaving.yaml", json(configMap(namespace, "leaving")));
+  await createRootSync(name, repo);
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await rootSynced(name, await repo.commit("an immutable ConfigMap and another"));
+
+  // One commit changes the immutable data (refused with 422, at every pass) and removes the other object.
+  await repo.write("config/frozen.yaml", frozen("2"));
+  await repo.remove("config/leaving.yaml");
+  const errors = await syncErrorsAt(name, await repo.commit("refused change, removed object"));
+  assert.deepEqual(
+    errors.map((e) => e["code"]),
+    ["2009"],
+  );
+  await eventually(async () => !(await configMapExists(namespace, "leaving")), {
+    what: "the removed ConfigMap to be pruned despite the refused one",
+  });
+});
