@@ -17,13 +17,13 @@ interface ArtifactAuthSpec {
   readonly caCertSecretRef?: SecretReference | null;
 }
 
-/** A Secret that exists but lacks a key the auth type reads. */
+/** A Secret that exists but lacks a key the auth type reads: an invalid sync (KNV1061), as for Git. */
 export class MissingSecretKeyError extends DriftlessError {
   constructor(namespace: string, name: string, key: string, field: string) {
     super({
-      code: KnvCode.SourceFetch,
+      code: KnvCode.InvalidSync,
       errorClass: ErrorClass.Terminal,
-      message: `Secret ${namespace}/${name} named by ${field} has no key "${key}"`,
+      message: `${JSON.stringify(key)} key is not present in ${JSON.stringify(`${namespace}/${name}`)} Secret (named by ${field})`,
       resources: [{ group: "", kind: "Secret", namespace, name }],
     });
   }

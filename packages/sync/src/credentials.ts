@@ -3,13 +3,16 @@ import { credentialsFromSecretData, type GitCredentials } from "@driftless/git";
 import type { KubeClient } from "@driftless/kube";
 import { secretMapping } from "./rsync.ts";
 
-/** A Secret the spec names but the sync's namespace does not hold: the user must create it. */
+/**
+ * A Secret the spec names but the sync's namespace does not hold: the user must create it. KNV1061, an
+ * invalid sync, as Config Sync's reconciler-manager reports it (its words lead the message).
+ */
 export class MissingSecretError extends DriftlessError {
   constructor(namespace: string, name: string, field: string) {
     super({
-      code: KnvCode.SourceFetch,
+      code: KnvCode.InvalidSync,
       errorClass: ErrorClass.Stalled,
-      message: `Secret ${namespace}/${name} named by ${field} does not exist; create it in the sync's namespace`,
+      message: `Secret ${namespace}/${name} not found: create one to allow client authentication (named by ${field}, in the sync's namespace)`,
       resources: [{ group: "", kind: "Secret", namespace, name }],
     });
   }

@@ -377,6 +377,46 @@ test("wrong credentials are reported on status (KNV2004) and nothing is deleted"
   assert.equal(await readConfigMap(namespace, "b"), undefined);
 });
 
+test("a Secret the spec names that does not exist is KNV1061 'Secret … not found', as Config Sync says, and the sync goes on once it exists", async (t) => {
+  const namespace = await testNamespace(t);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/a.yaml", configMap("a", namespace, { color: "blue" }));
+  const commit = await repo.commit("a");
+  const server = await startGitHttpServer({ projectRoot: dirname(repo.remote), username: "deploy", token: "t0ken" });
+  t.after(() => server.close());
+  await customApi().createNamespacedCustomObject({
+    ...repoSyncs(namespace),
+    body: {
+      apiVersion: "configsync.gke.io/v1beta1",
+      kind: "RepoSync",
+      metadata: { name: "repo-sync", namespace },
+      spec: {
+        sourceFormat: "unstructured",
+        git: {
+          repo: server.url(basename(repo.remote)),
+          branch: "main",
+          dir: "config",
+          auth: "token",
+          secretRef: { name: "git-creds" },
+        },
+      },
+    },
+  });
+  await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  const [missing] = await sourceErrors(namespace);
+  assert.equal(missing?.["code"], "1061");
+  assert.match(String(missing?.["errorMessage"]), new RegExp(`Secret ${namespace}/git-creds not found`));
+
+  await coreApi().createNamespacedSecret({
+    namespace,
+    body: {
+      metadata: { name: "git-creds", namespace },
+      data: { username: Buffer.from("deploy").toString("base64"), token: Buffer.from("t0ken").toString("base64") },
+    },
+  });
+  await synced(namespace, commit);
+});
+
 test("an object another writer keeps changing raises a fight (KNV2005) instead of a correction loop", async (t) => {
   const namespace = await testNamespace(t);
   const repo = await TestRepo.create(t);
