@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeObject } from "@driftless/kube";
-import { cachedDeployment, cachedNamespace, cachedSync } from "./cached-forms.ts";
+import { cachedLabelled, cachedNamespace, cachedSync } from "./cached-forms.ts";
 import { syncOfLabels, syncOwnedLabels } from "./labels.ts";
 import { syncsForPush } from "./push-match.ts";
 import { needsManager, refOf } from "./sync-watcher.ts";
@@ -111,7 +111,7 @@ test("a cached namespace keeps what tells that it is terminating, and a cached D
       managedFields,
     },
   };
-  const cached = JSON.parse(JSON.stringify(cachedDeployment(deployment))) as KubeObject;
+  const cached = JSON.parse(JSON.stringify(cachedLabelled(deployment))) as KubeObject;
   assert.deepEqual(syncOfLabels(cached.metadata.labels), sync);
   assert.deepEqual(Object.keys(cached.metadata).sort(), ["labels", "name", "namespace", "resourceVersion"]);
 });

@@ -31,8 +31,11 @@ export function cachedNamespace(obj: KubeObject): KubeObject {
   };
 }
 
-/** A reconciler Deployment (watched metadata-only) as the repair trigger reads it: which sync it serves. */
-export function cachedDeployment(obj: KubeObject): KubeObject {
+/**
+ * A reconciler Deployment, ServiceAccount or binding (watched metadata-only) as the repair trigger reads
+ * it: which sync it serves.
+ */
+export function cachedLabelled(obj: KubeObject): KubeObject {
   const { name, namespace, uid, resourceVersion, labels } = obj.metadata;
   return { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name, namespace, uid, resourceVersion, labels } };
 }

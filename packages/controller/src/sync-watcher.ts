@@ -1,6 +1,7 @@
 /**
- * Watches what the manager acts on (RootSyncs, RepoSyncs, Namespaces and, in deployment mode, the
- * reconciler Deployments) and turns every meaningful event into "look at this sync again". The
+ * Watches what the manager acts on (RootSyncs, RepoSyncs, Namespaces, the reconcilers' ServiceAccounts
+ * and role bindings and, in deployment mode, their Deployments) and turns every meaningful event into
+ * "look at this sync again". The
  * informers relist on 410 and back off on errors; their caches also answer "which syncs exist"
  * for the webhook receiver and the periodic resync.
  */
@@ -8,7 +9,7 @@ import { Kind, RootSyncNamespace, isSyncKind } from "@driftless/api";
 import { Informer, type KubeClient, type KubeObject } from "@driftless/kube";
 import { ManagerTrigger, type SyncRef } from "@driftless/queue";
 import type { Logger } from "@driftless/sync";
-import { cachedDeployment, cachedNamespace, cachedSync } from "./cached-forms.ts";
+import { cachedLabelled, cachedNamespace, cachedSync } from "./cached-forms.ts";
 import { managedByManagerSelector, syncOfLabels } from "./labels.ts";
 import { Resource } from "./resources.ts";
 
@@ -59,6 +60,8 @@ export class SyncWatcher {
   readonly #repoSyncs: Informer;
   readonly #namespaces: Informer;
   readonly #deployments: Informer | undefined;
+  /** The reconcilers' ServiceAccounts, RoleBindings and ClusterRoleBindings: one deleted is set up again at once. */
+  readonly #identities: readonly Informer[];
 
   constructor(options: SyncWatcherOptions) {
     this.#options = options;
@@ -81,10 +84,25 @@ export class SyncWatcher {
           namespace: RootSyncNamespace,
           labelSelector: managedByManagerSelector,
           metadataOnly: true,
-          transform: cachedDeployment,
+          transform: cachedLabelled,
           onError: onError("deployments"),
         })
       : undefined;
+    // As Config Sync's reconciler-manager watches them: without these, a binding removed by hand cut a
+    // reconciler's rights until the next periodic resync (5 minutes).
+    const identity = { labelSelector: managedByManagerSelector, metadataOnly: true, transform: cachedLabelled };
+    this.#identities = [
+      new Informer(options.client, Resource.ServiceAccount, {
+        ...identity,
+        namespace: RootSyncNamespace,
+        onError: onError("serviceaccounts"),
+      }),
+      new Informer(options.client, Resource.RoleBinding, { ...identity, onError: onError("rolebindings") }),
+      new Informer(options.client, Resource.ClusterRoleBinding, {
+        ...identity,
+        onError: onError("clusterrolebindings"),
+      }),
+    ];
 
     for (const informer of [this.#rootSyncs, this.#repoSyncs]) {
       informer.on("add", (obj) => this.#emit(obj, ManagerTrigger.Watch));
@@ -110,6 +128,19 @@ export class SyncWatcher {
       };
       this.#deployments.on("update", onDeployment);
       this.#deployments.on("delete", onDeployment);
+    }
+    for (const informer of this.#identities) {
+      // A sync's own piece, changed or deleted: that sync. A shared binding (one subject per sync), only
+      // deleted: every sync it may have served; its updates are each sync's own setup adding itself.
+      informer.on("update", (obj) => {
+        const sync = syncOfLabels(obj.metadata.labels);
+        if (sync !== undefined && this.serves(sync)) options.onSync(sync, ManagerTrigger.Workload);
+      });
+      informer.on("delete", (obj) => {
+        const sync = syncOfLabels(obj.metadata.labels);
+        if (sync === undefined) for (const served of this.syncRefs()) options.onSync(served, ManagerTrigger.Workload);
+        else if (this.serves(sync)) options.onSync(sync, ManagerTrigger.Workload);
+      });
     }
   }
 
@@ -158,6 +189,7 @@ export class SyncWatcher {
       this.#repoSyncs,
       this.#namespaces,
       ...(this.#deployments === undefined ? [] : [this.#deployments]),
+      ...this.#identities,
     ];
   }
 

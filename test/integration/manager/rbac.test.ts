@@ -256,6 +256,42 @@ test("a RepoSync's reconciler has Config Sync's base role, and reads only the Se
   );
 });
 
+test("a reconciler's ServiceAccount or role binding deleted by hand is set up again at once, not at the next resync", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t, "repair");
+  const sync = repoSyncObject(namespace, "repo-sync", manager.scope, {
+    repo: "https://example.invalid/team.git",
+    branch: "main",
+  });
+  await createSync(t, withSpec(sync, {}, { auth: "token", secretRef: { name: "git-creds" } }));
+  const reconciler = `ns-reconciler-${namespace}`;
+  const pieces = [
+    // Its own: the binding of the Role that reads its Secret, and its ServiceAccount.
+    [Mapping.RoleBinding, namespace, secretRoleName(reconciler)],
+    [Mapping.ServiceAccount, systemNamespace, reconciler],
+    // Shared by the RepoSyncs of the namespace: Config Sync's base role.
+    [Mapping.RoleBinding, namespace, "configsync.gke.io:ns-reconciler"],
+  ] as const;
+  const uid = async (mapping: (typeof pieces)[number][0], ns: string, name: string): Promise<string | undefined> =>
+    (await getObject(mapping, ns, name))?.metadata.uid;
+  for (const [mapping, ns, name] of pieces)
+    await eventually(async () => (await uid(mapping, ns, name)) !== undefined, {
+      what: `${mapping.kind} ${ns}/${name}`,
+    });
+  const client = await admin();
+  for (const [mapping, ns, name] of pieces) {
+    const before = await uid(mapping, ns, name);
+    await client.delete(mapping, ns, name);
+    await eventually(
+      async () => {
+        const now = await uid(mapping, ns, name);
+        return now !== undefined && now !== before;
+      },
+      { timeoutMs: 30_000, what: `${mapping.kind} ${ns}/${name} set up again (the resync is 5 minutes away)` },
+    );
+  }
+});
+
 test("with the namespace admin's RoleBinding to edit, a RepoSync's reconciler applies there and nowhere else", async (t) => {
   const manager = await startManager(t);
   const namespace = await createNamespace(t, "scoped");
