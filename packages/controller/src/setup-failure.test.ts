@@ -14,8 +14,8 @@ const refused = (status: number, kind: string): KubeApiError =>
   });
 
 test("a failed setup step is reported under Config Sync's reason for it", () => {
-  assert.equal(setupFailureReason(refused(404, "RoleBinding")), "RBAC");
-  assert.equal(setupFailureReason(refused(404, "ClusterRoleBinding")), "RBAC");
+  assert.equal(setupFailureReason(refused(404, "RoleBinding")), "RoleBinding");
+  assert.equal(setupFailureReason(refused(404, "ClusterRoleBinding")), "ClusterRoleBinding");
   assert.equal(setupFailureReason(refused(422, "Deployment")), "Deployment");
   assert.equal(setupFailureReason(refused(403, "ServiceAccount")), "ServiceAccount");
   assert.equal(setupFailureReason(toDriftlessError(new Error("redis down"))), "Error");

@@ -1,7 +1,7 @@
 /**
  * A reconciler setup that failed, as the sync's status says it (reconcile-sync.ts). Config Sync's
- * reconciler-manager reports a failed upsert as Stalled=True, with the step as the reason
- * (ServiceAccount, RBAC, Deployment) and the error as the message, and retries; so does driftless,
+ * reconciler-manager reports a failed upsert as Stalled=True, with the refused object's kind as the reason
+ * (ServiceAccount, RoleBinding, Deployment) and the error as the message, and retries; so does driftless,
  * with the error's KNV code in the condition's `errors`.
  */
 import { ErrorClass, type DriftlessError } from "@driftless/api";
@@ -13,12 +13,11 @@ export function setupFailureReason(error: DriftlessError): string {
     case "ServiceAccount":
     case "Deployment":
     case "Secret":
-      return kind;
     case "Role":
     case "RoleBinding":
     case "ClusterRole":
     case "ClusterRoleBinding":
-      return "RBAC";
+      return kind;
     default:
       return "Error";
   }

@@ -99,8 +99,8 @@ export function reportReconcilerFailing(client: KubeClient, sync: SyncRef, failu
 /**
  * A step of setting the reconciler up failed (the API server refused its ServiceAccount, a binding, its
  * Deployment): Stalled=True with the error (its KNV code in `errors`) and Reconciling=True while the
- * manager keeps at it, as Config Sync's reconciler-manager reports an upsert that failed. `reason` names
- * the step (ServiceAccount, RBAC, Deployment...), as Config Sync's do.
+ * manager keeps at it, as Config Sync's reconciler-manager reports an upsert that failed. `reason` is the
+ * refused object's kind (ServiceAccount, RoleBinding, Deployment...), as Config Sync's is.
  */
 export function reportSetupFailing(
   client: KubeClient,
@@ -118,7 +118,8 @@ export function reportSetupFailing(
       ...(errors === undefined ? {} : { errors }),
       errorSummary,
     },
-    { type: SyncConditionType.Reconciling, status: "True", reason, message: "The reconciler is being set up" },
+    // Config Sync's words: the stage as the reason.
+    { type: SyncConditionType.Reconciling, status: "True", reason: "Setup", message: "Setup stalled" },
   ]);
 }
 

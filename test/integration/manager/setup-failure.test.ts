@@ -130,10 +130,15 @@ test("a RootSync whose roleRefs name a namespace that does not exist is Stalled 
     ),
   );
   const { sync, stalled } = await stalledOf(name);
-  assert.equal(stalled.reason, "RBAC");
+  // Config Sync's reasons: the refused object's kind, and the stage for Reconciling.
+  assert.equal(stalled.reason, "RoleBinding");
   assert.match(stalled.message ?? "", new RegExp(`namespaces "${missing}" not found`));
   assert.match(stalled.errors?.[0]?.code ?? "", /^2\d{3}$/, JSON.stringify(stalled));
   assert.equal(conditionOf(sync, "Reconciling")?.status, "True", "Reconciling while the manager keeps at it");
+  assert.deepEqual(
+    [conditionOf(sync, "Reconciling")?.reason, conditionOf(sync, "Reconciling")?.message],
+    ["Setup", "Setup stalled"],
+  );
   assert.deepEqual(await reconcilerPids(manager.scope, name), []);
 
   // Fixed: no roleRefs, so the reconciler is cluster-admin as Config Sync's.
