@@ -2,6 +2,7 @@
  * The block naming the source in status.source, status.rendering and status.sync, as Config Sync
  * writes it: gitStatus, ociStatus or helmStatus, whichever the sync's sourceType reads.
  */
+import { posix } from "node:path";
 import { Defaults, SourceType } from "./defaults.ts";
 import { redactUrl } from "./redact.ts";
 import type { GitStatus, HelmStatus, OciStatus } from "./sync-status-types.ts";
@@ -18,7 +19,7 @@ export function sourceStatusBlock(sync: RSync): SourceStatusBlock | undefined {
   const { git, oci, helm } = sync.spec;
   switch (sync.spec.sourceType ?? Defaults.sourceType) {
     case SourceType.Oci:
-      return oci === undefined ? undefined : { ociStatus: { image: redactUrl(oci.image), dir: oci.dir ?? "." } };
+      return oci === undefined ? undefined : { ociStatus: { image: redactUrl(oci.image), dir: statusDir(oci.dir) } };
     case SourceType.Helm:
       return helm === undefined
         ? undefined
@@ -31,8 +32,17 @@ export function sourceStatusBlock(sync: RSync): SourceStatusBlock | undefined {
               repo: redactUrl(git.repo),
               revision: git.revision ?? Defaults.gitRevision,
               branch: git.branch ?? Defaults.gitBranch,
-              dir: git.dir ?? Defaults.gitDir,
+              dir: statusDir(git.dir),
             },
           };
   }
+}
+
+/**
+ * The directory as Config Sync writes it on status: relative to the repository root and cleaned
+ * (`/acme/` and `./acme//` are `acme`; the root is `.`), whatever form the spec gives it in.
+ */
+export function statusDir(dir: string | undefined): string {
+  const cleaned = posix.normalize((dir ?? Defaults.gitDir).replace(/^\/+/, "") || ".");
+  return cleaned.length > 1 ? cleaned.replace(/\/+$/, "") : cleaned;
 }

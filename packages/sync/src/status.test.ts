@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { getCondition, SyncConditionType, type SyncCondition } from "@driftless/api";
-import { syncingStatus } from "./status.ts";
+import {
+  DriftlessError,
+  ErrorClass,
+  getCondition,
+  KnvCode,
+  SyncConditionType,
+  type RSync,
+  type SyncCondition,
+} from "@driftless/api";
+import { nextStatus, syncingStatus } from "./status.ts";
 
 const now = new Date("2026-11-27T09:00:00Z");
 const failed = (commit: string, generation: number) => ({
@@ -12,7 +20,7 @@ const failed = (commit: string, generation: number) => ({
       type: SyncConditionType.Syncing,
       status: "False",
       reason: "Source",
-      message: "Source Error",
+      message: "Source",
       commit,
       lastUpdateTime: "2026-11-27T08:00:00Z",
       lastTransitionTime: "2026-11-27T08:00:00Z",
@@ -39,5 +47,87 @@ void describe("syncingStatus", () => {
       assert.equal(syncing?.status, "True", `${commit} at generation ${generation}`);
       assert.equal(syncing.commit, commit);
     }
+  });
+});
+
+void describe("nextStatus, as Config Sync writes status", () => {
+  const identity = { kind: "RootSync", namespace: "config-management-system", name: "root-sync" } as const;
+  const sync = (dir: string): RSync =>
+    ({
+      apiVersion: "configsync.gke.io/v1beta1",
+      kind: "RootSync",
+      metadata: { name: "root-sync", namespace: "config-management-system", generation: 2 },
+      spec: { sourceFormat: "unstructured", git: { repo: "https://git.example.com/r.git", auth: "none", dir } },
+    }) as RSync;
+  const refused = new DriftlessError({ code: KnvCode.Apply, errorClass: ErrorClass.Terminal, message: "refused" });
+  const syncing = (status: Record<string, unknown>): SyncCondition | undefined =>
+    getCondition(status["conditions"] as SyncCondition[], SyncConditionType.Syncing);
+
+  void it("writes the directory relative to the repository root and cleaned", () => {
+    for (const [dir, written] of [
+      ["/acme/", "acme"],
+      ["./acme//team/", "acme/team"],
+      ["/", "."],
+      [".", "."],
+    ] as const) {
+      const status = nextStatus(
+        identity,
+        sync(dir),
+        {},
+        { commit: "c1", sourceErrors: [], syncErrors: [], synced: true },
+        now,
+      );
+      assert.equal((status["source"] as { gitStatus: { dir: string } }).gitStatus.dir, written, dir);
+    }
+  });
+
+  void it("says Sync Completed, with an error summary, whether or not the sync had errors; Source for source errors", () => {
+    const done = nextStatus(
+      identity,
+      sync("."),
+      {},
+      { commit: "c1", sourceErrors: [], syncErrors: [], synced: true },
+      now,
+    );
+    assert.deepEqual(
+      [syncing(done)?.reason, syncing(done)?.message, syncing(done)?.errorSummary?.totalCount],
+      ["Sync", "Sync Completed", 0],
+    );
+    const failed = nextStatus(
+      identity,
+      sync("."),
+      {},
+      { commit: "c1", sourceErrors: [], syncErrors: [refused], synced: false },
+      now,
+    );
+    assert.deepEqual([syncing(failed)?.reason, syncing(failed)?.message], ["Sync", "Sync Completed"]);
+    const source = nextStatus(
+      identity,
+      sync("."),
+      {},
+      { commit: "c1", sourceErrors: [refused], syncErrors: [], synced: false },
+      now,
+    );
+    assert.deepEqual([syncing(source)?.reason, syncing(source)?.message], ["Source", "Source"]);
+  });
+
+  void it("after a failed render, status.source names the commit fetched, without the previous commit's errors", () => {
+    const before = nextStatus(
+      identity,
+      sync("."),
+      {},
+      { commit: "old", sourceErrors: [refused], syncErrors: [], synced: false },
+      now,
+    );
+    const rendering = { message: "Rendering failed", errors: [refused] };
+    const after = nextStatus(
+      identity,
+      sync("."),
+      before,
+      { commit: "new", sourceErrors: [], syncErrors: [], synced: false, rendering },
+      now,
+    );
+    const source = after["source"] as { commit: string; errors?: unknown };
+    assert.deepEqual([source.commit, source.errors], ["new", undefined]);
   });
 });

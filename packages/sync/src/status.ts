@@ -104,9 +104,10 @@ export function nextStatus(
   const rendering = report.rendering;
   if (rendering !== undefined)
     status["rendering"] = phase(rendering.errors, current["rendering"], { message: rendering.message });
-  // A failed render stops the pass before the source is read: source and sync keep what they said.
+  // A failed render stops the pass before the source is read: status.source names the commit fetched,
+  // with no errors (as Config Sync writes it after the fetch), and status.sync keeps what it said.
   const renderFailed = rendering !== undefined && rendering.errors.length > 0;
-  if (!renderFailed) status["source"] = phase(report.sourceErrors, current["source"]);
+  status["source"] = phase(renderFailed ? [] : report.sourceErrors, current["source"]);
   // A suspended pass applied nothing: status.sync keeps saying what the last real sync did.
   const suspended = report.suspension;
   if (!renderFailed && report.sourceErrors.length === 0 && suspended === undefined)
@@ -147,12 +148,14 @@ export function nextStatus(
               reason: "Sync",
               message: "Sync Completed",
               commit: report.commit ?? "",
+              errorSummary: summary.errorSummary,
             }
           : {
               type: SyncConditionType.Syncing,
               status: "False",
               reason: report.sourceErrors.length > 0 ? "Source" : "Sync",
-              message: report.sourceErrors.length > 0 ? "Source Error" : "Sync Error",
+              // Config Sync's messages: "Source", and "Sync Completed" whether or not the sync had errors.
+              message: report.sourceErrors.length > 0 ? "Source" : "Sync Completed",
               commit: report.commit ?? "",
               errorSourceRefs: [report.sourceErrors.length > 0 ? ErrorSourceRef.Source : ErrorSourceRef.Sync],
               errorSummary: summary.errorSummary,
