@@ -15,6 +15,9 @@ test("spec.oci.dir must stay inside the image, also through a chain of symlinks 
   await symlink("here/..", join(image, "up")); // resolves to the image's parent folder
   const spec = (dir: string) => ({ image: "registry.example/app:v1", dir });
   assert.equal(await sourceDirOf(image, spec("config")), join(image, "config"));
+  // From the image's root, as Config Sync reads it, with or without a leading slash.
+  assert.equal(await sourceDirOf(image, spec("/config/")), join(image, "config"));
+  assert.equal(await sourceDirOf(image, spec("/")), image);
   for (const dir of ["..", "up", "up/image/up"])
     await assert.rejects(sourceDirOf(image, spec(dir)), (error: unknown) => {
       assert.ok(error instanceof OciFetchError, String(error));

@@ -150,7 +150,8 @@ async function isDirectory(path: string): Promise<boolean> {
 /** spec.oci.dir inside the unpacked image; exported for its unit test. */
 export async function sourceDirOf(dir: string, spec: OciSourceSpec): Promise<string> {
   const wanted = spec.dir ?? ".";
-  const sourceDir = resolve(dir, wanted);
+  // Config Sync reads "/config" and "config" alike: both from the image's root.
+  const sourceDir = resolve(dir, wanted.replace(/^\/+/, "") || ".");
   if (!isInside(dir, sourceDir) || !(await realPathInside(dir, sourceDir)))
     throw new OciFetchError(OciFailureReason.DirNotFound, `spec.oci.dir "${wanted}" leads out of the image`);
   if (!(await isDirectory(sourceDir)))
