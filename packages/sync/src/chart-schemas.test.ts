@@ -67,6 +67,9 @@ void describe("chart schemas", () => {
       undefined,
     );
     assert.equal(externalSchemaReference({ $schema: "https://json-schema.org/draft/2020-12/schema" }), undefined);
+    // helm's name for its latest draft, as Bitnami's charts write it.
+    assert.equal(externalSchemaReference({ $schema: "http://json-schema.org/schema#" }), undefined);
+    assert.match(externalSchemaReference({ $schema: "http://json-schema.org/schema/other" }) ?? "", /^\$schema/);
     // A schema within helm's 5 MiB per file: an enum of 300,000 values before the reference.
     const wide = { enum: new Array<number>(300_000).fill(0), items: { $ref: "file:///etc/hostname" } };
     assert.equal(externalSchemaReference(wide), '$ref "file:///etc/hostname"');

@@ -25,9 +25,9 @@ const maxCheckBytes = 256 * 1024 * 1024;
 
 const schemaFile = "values.schema.json";
 const referenceKeys = ["$ref", "$dynamicRef", "$recursiveRef"];
-/** The drafts helm's compiler knows without loading anything. */
+/** The drafts helm's compiler knows without loading anything (`…/schema` is its latest: Bitnami's charts name it). */
 const standardDraft =
-  /^https?:\/\/json-schema\.org\/(draft-0[4-7]\/schema|draft\/2019-09\/schema|draft\/2020-12\/schema)#?$/;
+  /^https?:\/\/json-schema\.org\/(schema|draft-0[4-7]\/schema|draft\/2019-09\/schema|draft\/2020-12\/schema)#?$/;
 
 /** The first reference of `schema` that helm would load from outside the document, described; undefined when none. */
 export function externalSchemaReference(schema: unknown): string | undefined {
