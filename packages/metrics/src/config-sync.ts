@@ -24,6 +24,8 @@ import {
 
 /** Config Sync's distribution bounds, in seconds. */
 export const CONFIG_SYNC_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+/** Config Sync's bounds for long durations (a pass's stages, an apply), in seconds. */
+export const CONFIG_SYNC_LONG_BUCKETS = [1, 5, 10, 30, 60, 300, 600, 1200, 1800, 3600, 5400] as const;
 
 /** A "last time X happened" gauge labelled by status and commit, holding only the latest series. */
 export interface TimestampHandle {
@@ -73,13 +75,17 @@ export interface ConfigSyncMetrics {
 
 function timestamp(registry: Registry, name: string, help: string): TimestampHandle {
   const handle = gauge<{ status: Status; commit: string }>(registry, { name, help, labelNames: ["status", "commit"] });
+  // A commit label would otherwise leave one series per commit ever synced: only the latest series of
+  // each status is kept (as Config Sync's LastValue per status), so `{status="success"}` still says when
+  // the last success was once errors follow it.
+  const latest = new Map<Status, string>();
   return {
     name,
     record: (labels, at = new Date()) => {
-      // A commit label would otherwise leave one series per commit ever synced; Config Sync's
-      // LastValue keeps only the latest, and so does this.
-      handle.reset();
       const commit = labels.commit === undefined || labels.commit === "" ? COMMIT_NONE : labels.commit;
+      const previous = latest.get(labels.status);
+      if (previous !== undefined && previous !== commit) handle.remove({ status: labels.status, commit: previous });
+      latest.set(labels.status, commit);
       handle.set({ status: labels.status, commit }, Math.floor(at.getTime() / 1_000));
     },
   };
@@ -157,7 +163,7 @@ export function configSyncMetrics(registry: Registry, prefix: string): ConfigSyn
         help: "Seconds taken by each stage (read, parse, update) of a reconcile pass",
         labelNames: ["status", "trigger", "source"],
       },
-      buckets,
+      CONFIG_SYNC_LONG_BUCKETS,
     ),
     applyDuration: latestCommitHistogram(
       histogram<{ status: Status; commit: string }>(
@@ -167,7 +173,7 @@ export function configSyncMetrics(registry: Registry, prefix: string): ConfigSyn
           help: "Seconds taken to apply the declared objects to the cluster",
           labelNames: ["status", "commit"],
         },
-        buckets,
+        CONFIG_SYNC_LONG_BUCKETS,
       ),
     ),
     remediateDuration: histogram(

@@ -112,22 +112,32 @@ test("records series with Config Sync's label names", async () => {
   ]);
 });
 
-test("uses Config Sync's histogram buckets", async () => {
+test("uses Config Sync's histogram buckets: short ones for calls and reconciles, long ones for a pass's stages and the apply", async () => {
   const m = createMetrics({ processMetrics: false });
+  m.apiDuration.observe({ operation: "create", status: "success" }, 0.001);
   m.applyDuration.observe({ status: "success", commit: "abc" }, 0.001);
-  const bounds = (await samples(m.registry, "config_sync_apply_duration_seconds"))
-    .filter((line) => line.includes("_bucket"))
-    .map((line) => /le="([^"]+)"/.exec(line)?.[1]);
-  assert.deepEqual(bounds, ["0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "+Inf"]);
+  m.parserDuration.observe({ status: "success", trigger: "poll", source: "read" }, 0.001);
+  const bounds = async (name: string): Promise<(string | undefined)[]> =>
+    (await samples(m.registry, name))
+      .filter((line) => line.includes("_bucket"))
+      .map((line) => /le="([^"]+)"/.exec(line)?.[1]);
+  const short = ["0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "+Inf"];
+  const long = ["1", "5", "10", "30", "60", "300", "600", "1200", "1800", "3600", "5400", "+Inf"];
+  assert.deepEqual(await bounds("config_sync_api_duration_seconds"), short);
+  assert.deepEqual(await bounds("config_sync_apply_duration_seconds"), long);
+  assert.deepEqual(await bounds("config_sync_parser_duration_seconds"), long);
 });
 
-test("last sync and last apply keep one series: the latest status and commit, in Unix seconds", async () => {
+test("last sync and last apply keep one series per status: the latest commit, in Unix seconds", async () => {
   const m = createMetrics({ processMetrics: false });
   m.lastSync.record({ status: "success", commit: "aaa" }, new Date("2025-01-01T00:00:00Z"));
-  m.lastSync.record({ status: "error", commit: "bbb" }, new Date("2025-01-01T00:01:00.900Z"));
+  m.lastSync.record({ status: "success", commit: "bbb" }, new Date("2025-01-01T00:00:30Z"));
+  m.lastSync.record({ status: "error", commit: "ccc" }, new Date("2025-01-01T00:01:00.900Z"));
   m.lastApply.record({ status: "success" }, new Date("2025-01-01T00:00:00Z"));
+  // The last success stays readable after an error: an alert on its age still fires.
   assert.deepEqual(await samples(m.registry, "config_sync_last_sync_timestamp"), [
-    'config_sync_last_sync_timestamp{status="error",commit="bbb"} 1735689660',
+    'config_sync_last_sync_timestamp{status="success",commit="bbb"} 1735689630',
+    'config_sync_last_sync_timestamp{status="error",commit="ccc"} 1735689660',
   ]);
   assert.deepEqual(await samples(m.registry, "config_sync_last_apply_timestamp"), [
     'config_sync_last_apply_timestamp{status="success",commit="NONE"} 1735689600',

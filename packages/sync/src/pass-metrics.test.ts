@@ -42,3 +42,41 @@ void it('records every apply of a pass as operation="update", a create too, as C
     'config_sync_apply_operations_total{operation="update",status="success",controller="applier"} 2',
   ]);
 });
+
+void it("records, as Config Sync: a failed sync attempt in last_sync_timestamp, rendering errors in reconciler_errors, the reconciler's name in pipeline_error_observed", async () => {
+  const metrics = createMetrics({ processMetrics: false });
+  const failure = new DriftlessError({ code: KnvCode.Apply, errorClass: ErrorClass.Terminal, message: "refused" });
+  const identity = { kind: "RepoSync", namespace: "web", name: "repo-sync" } as const;
+  const lines = async (name: string): Promise<string[]> =>
+    (await metrics.registry.getSingleMetricAsString(name))
+      .split("\n")
+      .filter((line) => line !== "" && !line.startsWith("#"));
+
+  recordPass(
+    metrics,
+    identity,
+    "poll",
+    { commit: "abc", sourceErrors: [], syncErrors: [failure], synced: false, applied: [], pruned: [] },
+    1,
+  );
+  assert.match((await lines("config_sync_last_sync_timestamp")).join("\n"), /\{status="error",commit="abc"\} \d+/);
+
+  const rendering = { message: "Rendering failed", errors: [failure] };
+  recordPass(
+    metrics,
+    identity,
+    "poll",
+    { commit: "def", sourceErrors: [], syncErrors: [], synced: false, applied: [], pruned: [], rendering },
+    1,
+  );
+  assert.ok(
+    (await lines("config_sync_reconciler_errors")).includes(
+      'config_sync_reconciler_errors{component="rendering",errorclass="2xxx"} 1',
+    ),
+  );
+  assert.ok(
+    (await lines("config_sync_pipeline_error_observed")).includes(
+      'config_sync_pipeline_error_observed{name="ns-reconciler-web",reconciler="repo-sync",component="rendering"} 1',
+    ),
+  );
+});

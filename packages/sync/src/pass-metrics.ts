@@ -1,5 +1,5 @@
 /** What one pass and each API call record in Config Sync's metrics. */
-import { KnvCode, type DriftlessError } from "@driftless/api";
+import { KnvCode, reconcilerName, type DriftlessError } from "@driftless/api";
 import type { SyncIdentity } from "@driftless/applier";
 import type { KubeClient } from "@driftless/kube";
 import { DriftKind, errorCodeClass, type Metrics, type Status } from "@driftless/metrics";
@@ -38,7 +38,9 @@ export function recordPass(
   const renderingErrors = result.rendering?.errors ?? [];
   const status = statusOf([...renderingErrors, ...result.sourceErrors, ...result.syncErrors]);
   m.reconcileDuration.observe({ status }, seconds);
-  if (result.synced && result.commit !== undefined) m.lastSync.record({ status, commit: result.commit });
+  // After every sync attempt, as Config Sync: a pass that reached the apply, successful or not.
+  if (reachedSync(result) && result.commit !== undefined)
+    m.lastSync.record({ status: statusOf(result.syncErrors), commit: result.commit });
   const commit = result.commit ?? "";
   if (result.declared !== undefined) m.declaredResources.set({ commit }, result.declared.length);
   recordStages(m, trigger, result, seconds);
@@ -75,6 +77,7 @@ export function recordPass(
   const byClass = (list: readonly DriftlessError[], errorclass: "1xxx" | "2xxx" | "9xxx"): number =>
     list.filter((e) => errorCodeClass(e.code) === errorclass).length;
   for (const errorclass of ["1xxx", "2xxx", "9xxx"] as const) {
+    m.reconcilerErrors.set({ component: "rendering", errorclass }, byClass(renderingErrors, errorclass));
     m.reconcilerErrors.set({ component: "source", errorclass }, byClass(result.sourceErrors, errorclass));
     m.reconcilerErrors.set({ component: "sync", errorclass }, byClass(result.syncErrors, errorclass));
   }
@@ -82,8 +85,9 @@ export function recordPass(
     list.filter((e) => e.code === KnvCode.Internal || e.code === KnvCode.Undocumented).length;
   m.internalErrors.inc({ source: "parser" }, internal(result.sourceErrors));
   m.internalErrors.inc({ source: "applier" }, internal(result.syncErrors));
+  // Config Sync's labels: the reconciler's name, and its type as the name of a default sync.
   const pipeline = {
-    name: identity.name,
+    name: reconcilerName(identity.kind, identity.namespace, identity.name),
     reconciler: identity.kind === "RootSync" ? "root-sync" : "repo-sync",
   } as const;
   m.pipelineErrorObserved.set({ ...pipeline, component: "source" }, result.sourceErrors.length > 0 ? 1 : 0);
@@ -92,6 +96,13 @@ export function recordPass(
   recordSuspension(m, result);
   // resource_count, ready_resource_count and the other ResourceGroup metrics follow the group's live
   // status (resource-group-status.ts), not the pass.
+}
+
+/** Whether the pass got to the apply (status.sync is written): not stopped by rendering, the source or a suspension. */
+function reachedSync(result: PassResult): boolean {
+  return (
+    (result.rendering?.errors.length ?? 0) === 0 && result.sourceErrors.length === 0 && result.suspension === undefined
+  );
 }
 
 /** driftless_sync_suspended, and what the last suspended pass found (0 once resumed). */

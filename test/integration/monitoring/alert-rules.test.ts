@@ -62,7 +62,7 @@ test("the unit tests catch a broken alert: a threshold moved makes promtool test
   const scratch = await mkdtemp(join(tmpdir(), "driftless-rules-"));
   t.after(() => rm(scratch, { recursive: true, force: true }));
   const rules = await readFile(join(dir, rulesFile), "utf8");
-  const broken = rules.replace("config_sync_last_sync_timestamp) > 1800", "config_sync_last_sync_timestamp) > 3600");
+  const broken = rules.replace('{status="success"}) > 1800', '{status="success"}) > 3600');
   assert.notEqual(broken, rules, "the stale-sync threshold to break was not found");
   await writeFile(join(scratch, rulesFile), broken);
   await copyFile(join(dir, rulesTestFile), join(scratch, rulesTestFile));
