@@ -213,6 +213,30 @@ void describe("GitFetcher over file://", () => {
     }
   });
 
+  void it("resolves short names in git's order, as git-sync's fetch does, and a branch naming an annotated tag to the same commit at every poll", async () => {
+    const { source, fetcher } = await setup();
+    const tagged = await source.commit({ "a.yaml": "tagged\n" });
+    await source.tag("release", { annotated: true });
+    const review = await source.commit({ "a.yaml": "review\n" });
+    // A code review's ref, as a forge keeps one outside refs/heads and refs/tags.
+    await git(source.work, "push", "--quiet", source.bare, "HEAD:refs/pull/7/head");
+    await source.commit({ "a.yaml": "master\n" });
+    await source.push("master");
+
+    for (const [spec, commit] of [
+      [{ revision: "pull/7/head" }, review],
+      [{ revision: "tags/release" }, tagged],
+      [{ branch: "refs/tags/release" }, tagged],
+      [{ branch: "release" }, tagged],
+    ] as const) {
+      const full = { repo: source.fileUrl, ...spec };
+      for (const poll of [1, 2]) {
+        const result = await fetcher.fetch({ syncKey: "s", spec: full });
+        assert.equal(result.commit, commit, `${JSON.stringify(spec)}, poll ${String(poll)}`);
+      }
+    }
+  });
+
   void it("fetches a commit SHA that is not at any branch tip, directly", async () => {
     const { source, fetcher, recorder } = await setup();
     const old = await source.commit({ "a.yaml": "old\n" });

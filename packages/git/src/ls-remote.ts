@@ -8,14 +8,8 @@ import type { FetchTarget } from "./spec.ts";
 
 /** The patterns to ask for; annotated tags are answered by their peeled `^{}` line. */
 export function lsRemotePatterns(target: FetchTarget): readonly string[] {
-  switch (target.kind) {
-    case "branch":
-      return [target.ref];
-    case "ref":
-      return target.candidates.flatMap((ref) => [ref, `${ref}^{}`]);
-    case "commit":
-      return [];
-  }
+  // A branch may name a tag too (`refs/tags/v1`), whose commit is its peeled line.
+  return target.kind === "commit" ? [] : target.candidates.flatMap((ref) => [ref, `${ref}^{}`]);
 }
 
 /** `<sha>\t<ref>` lines into a map from ref to object id. */
@@ -36,7 +30,7 @@ export function pickRemoteCommit(
   refs: ReadonlyMap<string, string>,
   target: FetchTarget,
 ): { readonly commit: string; readonly ref: string } | undefined {
-  const candidates = target.kind === "branch" ? [target.ref] : target.kind === "ref" ? target.candidates : [];
+  const candidates = target.kind === "commit" ? [] : target.candidates;
   for (const ref of candidates) {
     // The peeled entry is the commit an annotated tag points at; a lightweight tag has none.
     const commit = refs.get(`${ref}^{}`) ?? refs.get(ref);

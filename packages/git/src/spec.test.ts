@@ -25,7 +25,10 @@ function invalid(spec: GitSourceSpec, credentials: GitCredentials = none): GitFe
 void describe("planFetch", () => {
   void it("follows master when neither branch nor revision is set, from the repository root", () => {
     const plan = planFetch({ repo }, none, all);
-    assert.deepEqual(plan.target, { kind: "branch", ref: "refs/heads/master" });
+    assert.deepEqual(plan.target, {
+      kind: "branch",
+      candidates: ["refs/heads/master", "refs/master", "refs/tags/master"],
+    });
     assert.equal(plan.dir, ".");
     assert.equal(plan.description, 'branch "master"');
   });
@@ -34,12 +37,12 @@ void describe("planFetch", () => {
     for (const revision of ["HEAD", "", undefined]) {
       assert.deepEqual(planFetch({ repo, branch: "main", revision }, none, all).target, {
         kind: "branch",
-        ref: "refs/heads/main",
+        candidates: ["refs/heads/main", "refs/main", "refs/tags/main"],
       });
     }
   });
 
-  void it("lets a revision override the branch: full SHAs directly, names as tag then branch", () => {
+  void it("lets a revision override the branch: full SHAs directly, names in git's order (refs/, tag, branch)", () => {
     const sha = "A".repeat(40);
     assert.deepEqual(planFetch({ repo, branch: "main", revision: sha }, none, all).target, {
       kind: "commit",
@@ -48,7 +51,16 @@ void describe("planFetch", () => {
     assert.deepEqual(planFetch({ repo, revision: "v1.2.3" }, none, all).target, {
       kind: "ref",
       name: "v1.2.3",
-      candidates: ["refs/tags/v1.2.3", "refs/heads/v1.2.3"],
+      candidates: ["refs/v1.2.3", "refs/tags/v1.2.3", "refs/heads/v1.2.3"],
+    });
+    assert.deepEqual(planFetch({ repo, revision: "pull/7/head" }, none, all).target, {
+      kind: "ref",
+      name: "pull/7/head",
+      candidates: ["refs/pull/7/head", "refs/tags/pull/7/head", "refs/heads/pull/7/head"],
+    });
+    assert.deepEqual(planFetch({ repo, branch: "refs/tags/v1" }, none, all).target, {
+      kind: "branch",
+      candidates: ["refs/tags/v1"],
     });
     assert.deepEqual(planFetch({ repo, revision: "refs/changes/1/2" }, none, all).target, {
       kind: "ref",

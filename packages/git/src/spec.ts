@@ -16,7 +16,8 @@ export const defaultBranch = "master";
 
 /** What the spec points at. */
 export type FetchTarget =
-  | { readonly kind: "branch"; readonly ref: string }
+  /** The tip of `spec.git.branch`: its refs, in the order they are tried. */
+  | { readonly kind: "branch"; readonly candidates: readonly string[] }
   /** A full commit SHA: no ref to resolve. */
   | { readonly kind: "commit"; readonly sha: string }
   /** A tag, branch or full ref named by `revision`; `candidates` in the order they are tried. */
@@ -87,13 +88,20 @@ export function planFetch(
   let target: FetchTarget;
   let description: string;
   if (revision === "HEAD") {
-    target = { kind: "branch", ref: branch.startsWith("refs/") ? branch : `refs/heads/${branch}` };
+    // The branch first; then, as git-sync fetches any name git resolves, `refs/<name>` and a tag.
+    const candidates = branch.startsWith("refs/")
+      ? [branch]
+      : [`refs/heads/${branch}`, `refs/${branch}`, `refs/tags/${branch}`];
+    target = { kind: "branch", candidates };
     description = `branch ${JSON.stringify(branch)}`;
   } else if (fullSha.test(revision)) {
     target = { kind: "commit", sha: revision.toLowerCase() };
     description = `revision ${revision.toLowerCase()}`;
   } else if (refName.test(revision)) {
-    const candidates = revision.startsWith("refs/") ? [revision] : [`refs/tags/${revision}`, `refs/heads/${revision}`];
+    // git's order for a short name, as git-sync's fetch resolves it: `pull/7/head`, `tags/v1`, `heads/x` work too.
+    const candidates = revision.startsWith("refs/")
+      ? [revision]
+      : [`refs/${revision}`, `refs/tags/${revision}`, `refs/heads/${revision}`];
     target = { kind: "ref", name: revision, candidates };
     description = `revision ${JSON.stringify(revision)}`;
   } else {
