@@ -41,7 +41,7 @@ export interface RepoUrl {
 
 const schemePattern = /^([a-z][a-z0-9+.-]*):\/\//i;
 // scp-like syntax: [user@]host:path, where host has no slash before the first colon.
-const scpLikePattern = /^(?:[^@/\s]+@)?[^/:\s]+:(?!\/\/)/;
+export const scpLikePattern = /^(?:[^@/\s]+@)?[^/:\s]+:(?!\/\/)/;
 
 export function parseRepoUrl(repo: string): RepoUrl {
   const scheme = schemePattern.exec(repo)?.[1]?.toLowerCase();

@@ -4,6 +4,7 @@ import { join, relative } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { GitFailureReason, GitFetchError } from "./errors.ts";
 import { GitFetcher } from "./fetcher.ts";
+import { relativeToScpLike } from "./submodules.ts";
 import { git, SourceRepo, tempDir } from "./testing/git-fixture.ts";
 import { startGitHttpServer } from "./testing/git-http-server.ts";
 
@@ -115,5 +116,16 @@ void describe("submodules", () => {
       fetcher().fetch({ syncKey: "missing", spec: { repo: top.source.fileUrl } }),
       (error: unknown) => error instanceof GitFetchError && /submodule lib .* 0123456789abcdef/.test(error.message),
     );
+  });
+});
+
+void describe("relativeToScpLike", () => {
+  void it("resolves a relative submodule url against a user@host:path repository as git does", () => {
+    assert.equal(relativeToScpLike("git@host:org/repo.git", "../lib.git"), "git@host:org/lib.git");
+    assert.equal(relativeToScpLike("git@host:org/repo.git/", "./../lib.git"), "git@host:org/lib.git");
+    assert.equal(relativeToScpLike("git@host:/srv/git/super.git", "../lib.git"), "git@host:/srv/git/lib.git");
+    // Above the path: down to the host's colon, then no further.
+    assert.equal(relativeToScpLike("git@host:repo.git", "../lib.git"), "git@host:lib.git");
+    assert.throws(() => relativeToScpLike("git@host:repo.git", "../../lib.git"));
   });
 });

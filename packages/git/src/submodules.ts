@@ -6,7 +6,7 @@ import { GitFailureReason } from "./errors.ts";
 import type { GitSession } from "./git-session.ts";
 import { isSafeTreePath } from "./link-tree.ts";
 import type { CacheRepo } from "./mirror.ts";
-import { parseRepoUrl } from "./repo-url.ts";
+import { parseRepoUrl, scpLikePattern } from "./repo-url.ts";
 import type { RepoUrl, Transport } from "./repo-url.ts";
 import { GitExit, GitProcessError } from "./run-git.ts";
 
@@ -142,7 +142,9 @@ function resolveUrl(ctx: SubmoduleContext, url: string | undefined, path: string
   let resolved = url;
   if (url.startsWith("./") || url.startsWith("../")) {
     try {
-      resolved = new URL(url, ctx.url.endsWith("/") ? ctx.url : `${ctx.url}/`).toString();
+      resolved = scpLikePattern.test(ctx.url)
+        ? relativeToScpLike(ctx.url, url)
+        : new URL(url, ctx.url.endsWith("/") ? ctx.url : `${ctx.url}/`).toString();
     } catch {
       throw invalid(
         ctx,
@@ -164,6 +166,30 @@ function resolveUrl(ctx: SubmoduleContext, url: string | undefined, path: string
     );
   }
   return parsed.url;
+}
+
+/**
+ * `../lib.git` against `git@host:org/repo.git` (no URL parser reads that form), as git does: each `../`
+ * drops the last path component, down to the host's colon; `./` is skipped.
+ */
+export function relativeToScpLike(parent: string, url: string): string {
+  let base = parent.replace(/\/+$/, "");
+  let rest = url;
+  let colon = false;
+  for (;;) {
+    if (rest.startsWith("./")) rest = rest.slice(2);
+    else if (rest.startsWith("../")) {
+      rest = rest.slice(3);
+      const slash = base.lastIndexOf("/");
+      const hostColon = base.indexOf(":");
+      if (slash > hostColon) base = base.slice(0, slash);
+      else if (hostColon >= 0 && !colon) {
+        base = base.slice(0, hostColon);
+        colon = true;
+      } else throw new Error(`cannot go above ${parent}`);
+    } else break;
+  }
+  return `${base}${colon ? ":" : "/"}${rest}`;
 }
 
 function invalid(ctx: SubmoduleContext, message: string): ReturnType<GitSession["error"]> {
