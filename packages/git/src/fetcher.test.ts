@@ -93,18 +93,26 @@ void describe("GitFetcher over file://", () => {
     assert.match(error.message, /base, config/);
   });
 
-  void it("rejects a spec.git.dir that is a file, or a symlink to a directory", async () => {
+  void it("rejects a spec.git.dir that is a file, or a symlink leading out of the checkout; follows one inside it, as Config Sync", async () => {
     const { source, fetcher } = await setup();
-    await source.commit({ "config/a.yaml": "a\n", "file.txt": "f\n" });
+    await source.commit({ "config/a.yaml": "a\n", "file.txt": "f\n", "envs/README.md": "x\n" });
     await symlink("config", join(source.work, "link"));
+    await symlink("../config", join(source.work, "envs", "prod"));
+    await symlink("/etc", join(source.work, "out"));
     await source.commit({});
     await source.push("master");
 
     const asFile = await rejection(fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, dir: "file.txt" } }));
     assert.equal(asFile.reason, GitFailureReason.DirNotFound);
     assert.match(asFile.message, /is not a directory/);
-    const asLink = await rejection(fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, dir: "link" } }));
-    assert.equal(asLink.reason, GitFailureReason.DirNotFound);
+    for (const dir of ["link", "envs/prod", "/link/"]) {
+      const result = await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, dir } });
+      assert.equal(await readFile(join(result.sourceDir, "a.yaml"), "utf8"), "a\n", dir);
+    }
+    for (const dir of ["out", "out/ssh", "link/missing"]) {
+      const refused = await rejection(fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, dir } }));
+      assert.equal(refused.reason, GitFailureReason.DirNotFound, dir);
+    }
   });
 
   void it("refuses a spec.git.dir that climbs out of the repository, as an invalid spec (KNV1061)", async () => {

@@ -8,9 +8,10 @@ import { GitExit, GitProcessError } from "./run-git.ts";
 
 /**
  * `spec.git.dir` must name a directory of the commit. Checked in git's object database first
- * (cheap, no checkout needed, and git's tree lookup never follows symlinks, so a path through a
- * symlinked directory is reported as missing), then on disk with symlinks resolved, so the
- * returned path can never lead a reader outside the checkout.
+ * (cheap, no checkout needed), then on disk with symlinks resolved, so the returned path can never
+ * lead a reader outside the checkout. git's tree lookup does not follow symlinks: a dir that is, or
+ * passes through, a symlink of the commit is left to the check on disk, which follows it as Config
+ * Sync does (`envs/prod -> ../config` syncs `config`) as long as it stays inside the checkout.
  */
 export async function checkDirInCommit(session: GitSession, gitDir: string, sha: string, dir: string): Promise<void> {
   if (dir === ".") return;
@@ -26,7 +27,7 @@ export async function checkDirInCommit(session: GitSession, gitDir: string, sha:
     if (!(error instanceof GitProcessError) || error.exit !== GitExit.Failed) throw session.toFetchError(error, "read");
     type = "missing";
   }
-  if (type === "tree") return;
+  if (type === "tree" || (await throughSymlink(session, gitDir, sha, dir))) return;
   const roots = await topLevelDirectories(session, gitDir, sha);
   const found = type === "missing" ? "does not exist" : "is not a directory";
   throw dirError(
@@ -53,6 +54,23 @@ export async function resolveSourceDir(session: GitSession, checkout: string, di
     );
   }
   return joined;
+}
+
+/** Whether `dir` or a directory above it is a symlink in the commit (git's mode 120000). */
+async function throughSymlink(session: GitSession, gitDir: string, sha: string, dir: string): Promise<boolean> {
+  const parts = dir.split("/");
+  for (let depth = 1; depth <= parts.length; depth++) {
+    const prefix = parts.slice(0, depth).join("/");
+    const output = await session.run(["ls-tree", "--end-of-options", sha, "--", prefix], {
+      gitDir,
+      cwd: gitDir,
+      action: "read",
+    });
+    const mode = output.stdout.split(" ")[0];
+    if (mode === "120000") return true;
+    if (mode !== "040000") return false;
+  }
+  return false;
 }
 
 async function topLevelDirectories(session: GitSession, gitDir: string, sha: string): Promise<string[]> {
