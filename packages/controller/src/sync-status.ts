@@ -59,11 +59,19 @@ export async function reportStalled(
       ],
       new Date(),
     );
-    if (conditions === undefined && current["observedGeneration"] === raw.metadata.generation) return undefined;
-    // No reconciler runs for a stalled sync, so the manager is the one to say which generation it judged.
+    const name = reconcilerName(sync.kind, sync.namespace, sync.name);
+    if (
+      conditions === undefined &&
+      current["observedGeneration"] === raw.metadata.generation &&
+      current["reconciler"] === name
+    )
+      return undefined;
+    // No reconciler runs for a stalled sync, so the manager is the one to say which generation it judged;
+    // status.reconciler names the one it would run, as Config Sync's reconciler-manager writes it.
     return {
       ...current,
       observedGeneration: raw.metadata.generation ?? 0,
+      reconciler: name,
       ...(conditions === undefined ? {} : { conditions }),
     };
   });

@@ -74,9 +74,11 @@ test("a RootSync whose resource overrides add up to requests above limits is Sta
       },
     ),
   );
-  const { stalled } = await stalledOf(name);
+  const { sync, stalled } = await stalledOf(name);
   assert.equal(stalled.reason, "Validation");
   assert.equal(stalled.errors?.[0]?.code, "1061");
+  // The reconciler it would run, as Config Sync names it on status even while refused.
+  assert.equal((sync["status"] as { reconciler?: string } | undefined)?.reconciler, `root-reconciler-${name}`);
   assert.match(stalled.message ?? "", /reconciler container's cpu request 250m exceeds its limit 200m/);
   assert.match(stalled.message ?? "", /reconciler container's memory request 556Mi exceeds its limit 512Mi/);
   assert.deepEqual(await reconcilerPids(manager.scope, name), [], "a reconciler runs for a refused spec");
