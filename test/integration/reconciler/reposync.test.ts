@@ -324,6 +324,33 @@ test("an unreachable repository is reported on status as KNV2004", async (t) => 
   assert.equal(syncing?.["reason"], "Source");
 });
 
+/** The Secret `git-creds` a token-auth RepoSync names: user `deploy` and `token`. */
+function tokenSecret(
+  namespace: string,
+  token: string,
+): { metadata: { name: string; namespace: string }; data: Record<string, string> } {
+  return {
+    metadata: { name: "git-creds", namespace },
+    data: { username: Buffer.from("deploy").toString("base64"), token: Buffer.from(token).toString("base64") },
+  };
+}
+
+/** A RepoSync `repo-sync` following `url`'s main branch, config/, with token auth from the Secret `git-creds`. */
+async function createTokenRepoSync(namespace: string, url: string): Promise<void> {
+  await customApi().createNamespacedCustomObject({
+    ...repoSyncs(namespace),
+    body: {
+      apiVersion: "configsync.gke.io/v1beta1",
+      kind: "RepoSync",
+      metadata: { name: "repo-sync", namespace },
+      spec: {
+        sourceFormat: "unstructured",
+        git: { repo: url, branch: "main", dir: "config", auth: "token", secretRef: { name: "git-creds" } },
+      },
+    },
+  });
+}
+
 test("wrong credentials are reported on status (KNV2004) and nothing is deleted", async (t) => {
   const namespace = await testNamespace(t);
   const repo = await TestRepo.create(t);
@@ -335,29 +362,9 @@ test("wrong credentials are reported on status (KNV2004) and nothing is deleted"
     token: "right-token",
   });
   t.after(() => server.close());
-  const secret = (token: string) => ({
-    metadata: { name: "git-creds", namespace },
-    data: { username: Buffer.from("deploy").toString("base64"), token: Buffer.from(token).toString("base64") },
-  });
+  const secret = (token: string) => tokenSecret(namespace, token);
   await coreApi().createNamespacedSecret({ namespace, body: secret("right-token") });
-  await customApi().createNamespacedCustomObject({
-    ...repoSyncs(namespace),
-    body: {
-      apiVersion: "configsync.gke.io/v1beta1",
-      kind: "RepoSync",
-      metadata: { name: "repo-sync", namespace },
-      spec: {
-        sourceFormat: "unstructured",
-        git: {
-          repo: server.url(basename(repo.remote)),
-          branch: "main",
-          dir: "config",
-          auth: "token",
-          secretRef: { name: "git-creds" },
-        },
-      },
-    },
-  });
+  await createTokenRepoSync(namespace, server.url(basename(repo.remote)));
   const reconciler = await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
   await synced(namespace, commit);
 
@@ -384,36 +391,13 @@ test("a Secret the spec names that does not exist is KNV1061 'Secret … not fou
   const commit = await repo.commit("a");
   const server = await startGitHttpServer({ projectRoot: dirname(repo.remote), username: "deploy", token: "t0ken" });
   t.after(() => server.close());
-  await customApi().createNamespacedCustomObject({
-    ...repoSyncs(namespace),
-    body: {
-      apiVersion: "configsync.gke.io/v1beta1",
-      kind: "RepoSync",
-      metadata: { name: "repo-sync", namespace },
-      spec: {
-        sourceFormat: "unstructured",
-        git: {
-          repo: server.url(basename(repo.remote)),
-          branch: "main",
-          dir: "config",
-          auth: "token",
-          secretRef: { name: "git-creds" },
-        },
-      },
-    },
-  });
+  await createTokenRepoSync(namespace, server.url(basename(repo.remote)));
   await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
   const [missing] = await sourceErrors(namespace);
   assert.equal(missing?.["code"], "1061");
   assert.match(String(missing?.["errorMessage"]), new RegExp(`Secret ${namespace}/git-creds not found`));
 
-  await coreApi().createNamespacedSecret({
-    namespace,
-    body: {
-      metadata: { name: "git-creds", namespace },
-      data: { username: Buffer.from("deploy").toString("base64"), token: Buffer.from("t0ken").toString("base64") },
-    },
-  });
+  await coreApi().createNamespacedSecret({ namespace, body: tokenSecret(namespace, "t0ken") });
   await synced(namespace, commit);
 });
 
