@@ -115,7 +115,7 @@ test("creating or deleting a managed object is refused; a copy of the annotation
   });
   assert.deepEqual(del, {
     allowed: false,
-    reason: "Unauthorized",
+    reason: "Forbidden",
     message: 'alice is not authorized to delete managed resource "apps_deployment_shop_web"',
   });
   // The namespace controller empties a namespace being deleted.
@@ -152,7 +152,7 @@ test("the owning reconciler may write; another may not; a RootSync's may take ov
   const other = update(live, bump, ...sa("root-reconciler-other"));
   assert.deepEqual(other, {
     allowed: false,
-    reason: "Unauthorized",
+    reason: "Forbidden",
     message:
       'config sync "root-reconciler-other" can not UPDATE object "Deployment.apps, shop/web" managed by config sync "root-reconciler-apps"',
   });

@@ -38,7 +38,8 @@ export interface AdmissionRequest {
 
 export type AdmissionDecision =
   | { readonly allowed: true }
-  | { readonly allowed: false; readonly reason: "Forbidden" | "Unauthorized"; readonly message: string };
+  /** Always `Forbidden` on the wire, as Config Sync's webhook answers (controller-runtime's Denied). */
+  | { readonly allowed: false; readonly reason: "Forbidden"; readonly message: string };
 
 const annotator = new Annotator();
 const allow: AdmissionDecision = { allowed: true };
@@ -111,19 +112,19 @@ export function reviewAdmission(request: AdmissionRequest): AdmissionDecision {
   if (reconciler !== undefined) {
     const manager = annotation(oldObj, ManagedAnnotation.Manager) ?? annotation(newObj, ManagedAnnotation.Manager);
     const refusal = refuseReconciler(reconciler, manager ?? "", idOf(subject, group), operation);
-    return refusal === undefined ? allow : { allowed: false, reason: "Unauthorized", message: refusal };
+    return refusal === undefined ? allow : forbidden(refusal);
   }
 
   switch (operation) {
     case "CREATE":
       if (newObj !== undefined && isManaged(newObj, group))
-        return unauthorized(`${username} is not authorized to create managed resource "${gknn(newObj, group)}"`);
+        return forbidden(`${username} is not authorized to create managed resource "${gknn(newObj, group)}"`);
       return allow;
     case "DELETE":
       if (oldObj === undefined || metadataOf(oldObj)["deletionTimestamp"] != null) return allow;
       if (clusterDeleters.has(username)) return allow;
       if (isManaged(oldObj, group))
-        return unauthorized(`${username} is not authorized to delete managed resource "${gknn(oldObj, group)}"`);
+        return forbidden(`${username} is not authorized to delete managed resource "${gknn(oldObj, group)}"`);
       return allow;
     case "UPDATE":
       if (oldObj === undefined || newObj === undefined) return allow;
@@ -327,10 +328,6 @@ function gknn(obj: JsonMap, group: string): string {
 
 function forbidden(message: string): AdmissionDecision {
   return { allowed: false, reason: "Forbidden", message };
-}
-
-function unauthorized(message: string): AdmissionDecision {
-  return { allowed: false, reason: "Unauthorized", message };
 }
 
 /** Label and value the webhook's objectSelector matches: every object driftless manages carries it. */

@@ -51,7 +51,7 @@ test("the endpoint answers AdmissionReviews over TLS, refuses anything else, and
       allowed: false,
       status: {
         code: 403,
-        reason: "Unauthorized",
+        reason: "Forbidden",
         message: 'alice is not authorized to delete managed resource "_configmap_ns_cm"',
       },
     },

@@ -4,8 +4,8 @@
  * whichever replica sees it first: writes carry a resourceVersion, so replicas converge on one), the
  * HTTPS endpoint, and the ValidatingWebhookConfiguration pointing the API server at it. Every
  * replica serves, as with push webhooks. The configuration can never block the cluster:
- * `failurePolicy: Ignore`, a 3 s timeout, only objects carrying the managed-by label, and never in
- * kube-system or config-management-system. Turned off, the manager deletes the configuration.
+ * `failurePolicy: Ignore`, a 3 s timeout, and only objects carrying the managed-by label (in any
+ * namespace, as Config Sync's). Turned off, the manager deletes the configuration.
  */
 import { createHash } from "node:crypto";
 import { RootSyncNamespace } from "@driftless/api";

@@ -158,6 +158,8 @@ test("the admission webhook refuses changes to declared fields and deletion of m
     deletion?.serverMessage,
     `admission webhook "${admissionWebhookName}" denied the request: ${env.userName} is not authorized to delete managed resource "${id}"`,
   );
+  // Forbidden, as Config Sync's webhook answers: kubectl reads Unauthorized as "You must be logged in".
+  assert.equal(deletion?.reason, "Forbidden");
 
   // Reconcilers are told apart by their ServiceAccount: the owner may write, another reconciler may not.
   const owner = await clientOfServiceAccount(t, `root-reconciler-${rootName}`);
