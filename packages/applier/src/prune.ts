@@ -90,6 +90,11 @@ export interface PruneOptions {
   readonly dependentsTimeoutMs?: number;
   /** Ends that wait early (the reconciler stopping): the dependency is skipped. */
   readonly signal?: AbortSignal;
+  /**
+   * How the API server deletes what an object owns. Default `Background`, as Config Sync's prune; its
+   * Foreground deletion of a sync uses `Foreground`, so a Deployment is gone only once its Pods are.
+   */
+  readonly propagationPolicy?: "Background" | "Foreground";
 }
 
 export class PruneError extends DriftlessError {
@@ -285,7 +290,7 @@ async function act(candidate: Candidate, removed: ReadonlySet<string>, options: 
     for (let attempt = 1; ; attempt++) {
       try {
         if (attempt > 1 || !plainDelete) return await decideAndAct(id, mapping, namespace, removed, options);
-        return deletedOutcome(id, await deleteExactly(options.client, mapping, namespace, id.name, candidate));
+        return deletedOutcome(id, await deleteExactly(options, mapping, namespace, id.name, candidate));
       } catch (error) {
         // The object changed between the read and the write (maybe a new owner): read it and decide again.
         if (!isConflict(error) || attempt >= maxAttempts) throw error;
@@ -299,14 +304,14 @@ async function act(candidate: Candidate, removed: ReadonlySet<string>, options: 
 
 /** Both preconditions: the object we read, unchanged since (a new owner's write changes the version). */
 function deleteExactly(
-  client: KubeClient,
+  options: Pick<PruneOptions, "client" | "propagationPolicy">,
   mapping: ResourceMapping,
   namespace: string | undefined,
   name: string,
   read: { readonly uid: string; readonly resourceVersion: string },
 ): Promise<DeleteResult> {
-  return client.deleteWithResult(mapping, namespace, name, {
-    propagationPolicy: "Background",
+  return options.client.deleteWithResult(mapping, namespace, name, {
+    propagationPolicy: options.propagationPolicy ?? "Background",
     preconditions: { uid: read.uid, resourceVersion: read.resourceVersion },
   });
 }
@@ -335,7 +340,7 @@ async function decideAndAct(
     }
     return { id, operation: PruneOperation.Kept, error: inUse };
   }
-  const result = await deleteExactly(options.client, mapping, namespace, id.name, {
+  const result = await deleteExactly(options, mapping, namespace, id.name, {
     uid: live.metadata.uid ?? "",
     resourceVersion: live.metadata.resourceVersion ?? "",
   });

@@ -185,6 +185,8 @@ async function deleteAll(ctx: FinalizerContext, managed: readonly ObjectId[]): P
   const outcomes = await prune(managed, {
     ...ctx.pruneOptions(),
     namespaceInUsePolicy: NamespaceInUsePolicy.Detach,
+    // As Config Sync's destroyer: what an object owns goes first (a Deployment's ReplicaSets and Pods).
+    propagationPolicy: "Foreground",
     // A dependency held by a dependent still going (depends-on) is Kept: this attempt fails and is retried.
     dependentsTimeoutMs: ctx.waitMs ?? 30_000,
   });

@@ -236,3 +236,67 @@ test("Foreground deletion of a sync deletes a dependent before its dependency, a
   assert.equal(await readConfigMap(namespace, "dependency"), undefined, "the dependency outlived the RootSync");
   assert.equal(await readConfigMap(namespace, "dependent"), undefined, "the dependent outlived the RootSync");
 });
+
+test("Foreground deletion of a sync deletes what its objects own first: the RootSync stays until a Deployment's Pods are gone", async (t) => {
+  const namespace = `fg-pods-${suffix()}`;
+  const name = `fg-pods-${suffix()}`;
+  await coreApi().createNamespace({ body: { metadata: { name: namespace } } });
+  t.after(() =>
+    coreApi()
+      .deleteNamespace({ name: namespace })
+      .catch(() => undefined),
+  );
+  const labels = { app: "held" };
+  const deployment = {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "held", namespace },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: labels },
+      // Its Pod carries a finalizer, as a Pod a kubelet is still stopping would be held.
+      template: { metadata: { labels, finalizers: [hold] }, spec: { containers: [{ name: "c", image: "busybox" }] } },
+    },
+  };
+  const repo = await TestRepo.create(t);
+  await repo.write("config/deployment.yaml", json(deployment));
+  const commit = await repo.commit("a Deployment");
+  // No kubelet runs the Pod, so the Deployment never becomes available: a short wait lets the commit count as synced.
+  await createRootSync(name, repo, {
+    annotations: { "configsync.gke.io/deletion-propagation-policy": "Foreground" },
+    spec: { override: { reconcileTimeout: "2s" } },
+  });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await rootSynced(name, commit);
+  const pods = async (): Promise<string[]> =>
+    (await coreApi().listNamespacedPod({ namespace, labelSelector: "app=held" })).items.map(
+      (p) => p.metadata?.name ?? "",
+    );
+  const [pod] = await eventually(async () => ((await pods()).length > 0 ? await pods() : undefined), {
+    what: "the Deployment's Pod",
+  });
+  const release = (): Promise<unknown> =>
+    coreApi().patchNamespacedPod({
+      namespace,
+      name: pod ?? "",
+      body: [{ op: "remove", path: "/metadata/finalizers" }],
+    });
+  t.after(() => release().catch(() => undefined));
+
+  await customApi().deleteNamespacedCustomObject({ ...rootSyncs, name });
+  // The Pod is being deleted (the Deployment's Foreground deletion reached it) and the RootSync waits for it.
+  await eventually(
+    async () =>
+      (await coreApi().readNamespacedPod({ namespace, name: pod ?? "" })).metadata?.deletionTimestamp !== undefined,
+    { what: "the Pod to be deleted" },
+  );
+  const waiting = await customApi()
+    .getNamespacedCustomObject({ ...rootSyncs, name })
+    .then(
+      () => true,
+      (error: unknown) => (statusCode(error) === 404 ? false : Promise.reject(error)),
+    );
+  assert.equal(waiting, true, "the RootSync went away while its Deployment's Pod was still there");
+  await release();
+  await rootSyncGone(name);
+});
