@@ -131,15 +131,22 @@ export class SyncWatcher {
     }
     for (const informer of this.#identities) {
       // A sync's own piece, changed or deleted: that sync. A shared binding (one subject per sync), only
-      // deleted: every sync it may have served; its updates are each sync's own setup adding itself.
+      // deleted, and only the syncs it may have served: a namespace's base RoleBinding its RepoSyncs (the
+      // last one's teardown deletes it, which must not set up a thousand others), a ClusterRoleBinding all.
+      // Its updates are each sync's own setup adding itself.
       informer.on("update", (obj) => {
         const sync = syncOfLabels(obj.metadata.labels);
         if (sync !== undefined && this.serves(sync)) options.onSync(sync, ManagerTrigger.Workload);
       });
       informer.on("delete", (obj) => {
         const sync = syncOfLabels(obj.metadata.labels);
-        if (sync === undefined) for (const served of this.syncRefs()) options.onSync(served, ManagerTrigger.Workload);
-        else if (this.serves(sync)) options.onSync(sync, ManagerTrigger.Workload);
+        if (sync !== undefined) {
+          if (this.serves(sync)) options.onSync(sync, ManagerTrigger.Workload);
+          return;
+        }
+        const namespace = obj.metadata.namespace;
+        const served = namespace === undefined ? this.syncRefs() : this.syncsIn(namespace);
+        for (const ref of served) options.onSync(ref, ManagerTrigger.Workload);
       });
     }
   }
