@@ -26,6 +26,13 @@ export interface PassContext {
   /** Key of this sync's git cache folder. */
   readonly syncKey: string;
   readonly signal: AbortSignal;
+  /**
+   * Ends the pass's waits (for what it applied to become Current, for what it deleted to go) early: the
+   * reconciler stopping, or its sync being deleted, whose finalizer should not wait up to a
+   * reconcileTimeout behind a pass over a source that no longer matters (Config Sync stops its
+   * controllers first).
+   */
+  readonly waitSignal: AbortSignal;
   readonly log: Logger;
   /** This cluster's name (the manager's `--cluster-name`), written on managed objects; undefined: none. */
   readonly clusterName: string | undefined;

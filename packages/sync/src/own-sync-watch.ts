@@ -38,6 +38,15 @@ export class OwnSyncWatch {
     this.#informer.start();
   }
 
+  /** Calls `listener` when the sync is seen being deleted (its deletionTimestamp set). */
+  onDeletion(listener: () => void): void {
+    const check = (object: { readonly metadata: { readonly deletionTimestamp?: string } }): void => {
+      if (object.metadata.deletionTimestamp !== undefined) listener();
+    };
+    this.#informer.on("add", check);
+    this.#informer.on("update", check);
+  }
+
   current(): WatchedSync {
     if (!this.#informer.hasSynced) return { known: false };
     return { known: true, object: this.#informer.get(this.#identity.namespace, this.#identity.name) };

@@ -256,7 +256,7 @@ async function passSteps(
     const { outcomes: applied, timedOut } = await settleApplied(written, {
       live: applyOptions.live,
       timeoutMs: reconcileTimeoutMs,
-      signal: ctx.signal,
+      signal: ctx.waitSignal,
     });
     if (timedOut.length > 0) logReconcileTimeout(ctx, timedOut, reconcileTimeoutMs);
     // Reported (KNV2009) but not holding back the prune: the objects were applied, only not yet Current.
@@ -269,7 +269,7 @@ async function passSteps(
     // A half-applied commit must not also delete what it replaced, while the apply may yet succeed.
     const pruneHeld = ordered.errors.length > 0 || applied.some((o) => o.error !== undefined && holdsPrune(o.error));
     // A dependency waits for its deleted dependents as long as an applied object may take to be Current.
-    const pruneOptions = { ...ctx.pruneOptions(), dependentsTimeoutMs: reconcileTimeoutMs, signal: ctx.signal };
+    const pruneOptions = { ...ctx.pruneOptions(), dependentsTimeoutMs: reconcileTimeoutMs, signal: ctx.waitSignal };
     const pruneStarted = performance.now();
     const pruned = pruneHeld ? [] : await prune(candidates, pruneOptions);
     // As Config Sync's applier: the pass ends once what it deleted is gone (finalizers), or at reconcileTimeout,

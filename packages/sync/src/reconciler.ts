@@ -119,6 +119,14 @@ export class Reconciler implements PassContext {
     return this.parts.abort.signal;
   }
 
+  readonly #deletionSeen = new AbortController();
+  #waitSignal: AbortSignal | undefined;
+
+  get waitSignal(): AbortSignal {
+    this.#waitSignal ??= AbortSignal.any([this.parts.abort.signal, this.#deletionSeen.signal]);
+    return this.#waitSignal;
+  }
+
   /** Connects, adds the finalizer, starts the worker, the poll timer and (optionally) /metrics. */
   static async start(options: ReconcilerOptions): Promise<Reconciler> {
     // Config Sync's default (15 s, the CRD says so), not the client's own.
@@ -142,6 +150,8 @@ export class Reconciler implements PassContext {
       this.metricsUrl = `http://127.0.0.1:${server.port}`;
     }
     await ensureFinalizer(this.client, this.identity);
+    // A pass waiting for objects to become Current stops waiting, and the deletion's job follows it.
+    this.parts.ownSync.onDeletion(() => this.#deletionSeen.abort());
     this.parts.ownSync.start();
     this.parts.queue.worker((job) => this.process(job.data.trigger as PassTrigger));
     const loaded = await loadSync(this.client, this.identity);

@@ -300,3 +300,43 @@ test("Foreground deletion of a sync deletes what its objects own first: the Root
   await release();
   await rootSyncGone(name);
 });
+
+test("deleting a sync whose pass is waiting for an object to become Current ends that wait: the sync goes in seconds, not after reconcileTimeout", async (t) => {
+  const namespace = `wait-del-${suffix()}`;
+  const name = `wait-del-${suffix()}`;
+  await coreApi().createNamespace({ body: { metadata: { name: namespace } } });
+  t.after(() =>
+    coreApi()
+      .deleteNamespace({ name: namespace })
+      .catch(() => undefined),
+  );
+  const labels = { app: "never-ready" };
+  const repo = await TestRepo.create(t);
+  await repo.write(
+    "config/deployment.yaml",
+    json({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "never-ready", namespace },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [{ name: "c", image: "busybox" }] } },
+      },
+    }),
+  );
+  await repo.commit("a Deployment no kubelet will run");
+  // reconcileTimeout left at its default, 5 minutes: the first pass waits that long for the Deployment.
+  await createRootSync(name, repo);
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await eventually(
+    () =>
+      coreApi()
+        .listNamespacedPod({ namespace })
+        .then((pods) => pods.items.length > 0),
+    { what: "the Deployment applied (its Pod created)" },
+  );
+
+  await customApi().deleteNamespacedCustomObject({ ...rootSyncs, name });
+  await rootSyncGone(name, 60_000);
+});
