@@ -34,6 +34,7 @@ export type { ClusterError, ClusterName, ClusterResult } from "./each-cluster.ts
 export { implicitNamespace, implicitNamespaces, withSpecialNamespacesDetached } from "./implicit-namespaces.ts";
 export type { DeclareOptions } from "./declare.ts";
 export type { CompleteSource, DeclaredObject, FailedSource, ManifestSet, SourceResult } from "./result.ts";
+export { splitApiVersion } from "./manifest.ts";
 export type { Manifest, ManifestMetadata } from "./manifest.ts";
 export type { KindInfo, KindResolver } from "./kinds.ts";
 export { builtinKinds } from "./builtin-kinds.ts";

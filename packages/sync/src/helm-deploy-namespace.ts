@@ -10,7 +10,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isSeq, parseAllDocuments, type Document } from "yaml";
 import { UserAnnotation } from "@driftless/api";
-import { builtinKinds } from "@driftless/source";
+import { builtinKinds, objectKey, parseDependsOn, splitApiVersion, type ObjectId } from "@driftless/source";
 
 async function yamlFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
@@ -19,12 +19,8 @@ async function yamlFiles(dir: string): Promise<string[]> {
 
 interface Rendered {
   readonly doc: Document;
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly group: string;
-  readonly name: string;
-  /** The namespace before the move, for a namespaced object (the chart's, else `default`). */
-  readonly namespace: string | undefined;
+  /** As before the move; a namespaced object's namespace is the chart's, else `default`; "" for cluster-scoped. */
+  readonly id: ObjectId;
 }
 
 function read(doc: Document): Rendered | undefined {
@@ -38,18 +34,10 @@ function read(doc: Document): Rendered | undefined {
   const given = object.metadata?.namespace;
   const info = builtinKinds.resolveKind(apiVersion, kind) as { namespaced: boolean } | undefined;
   const namespaced = info === undefined ? given !== undefined : info.namespaced;
-  return {
-    doc,
-    apiVersion,
-    kind,
-    group: apiVersion.includes("/") ? apiVersion.slice(0, apiVersion.indexOf("/")) : "",
-    name: typeof object.metadata?.name === "string" ? object.metadata.name : "",
-    namespace: namespaced ? (typeof given === "string" && given !== "" ? given : "default") : undefined,
-  };
+  const namespace = namespaced ? (typeof given === "string" && given !== "" ? given : "default") : "";
+  const name = typeof object.metadata?.name === "string" ? object.metadata.name : "";
+  return { doc, id: { group: splitApiVersion(apiVersion)?.group ?? "", kind, namespace, name } };
 }
-
-/** A depends-on reference to a namespaced object: `group/namespaces/namespace/kind/name`. */
-const namespacedReference = /^([^/]*)\/namespaces\/([^/]+)\/([^/]+)\/([^/]+)$/;
 
 export async function setDeployNamespace(dir: string, namespace: string): Promise<void> {
   const files = await Promise.all(
@@ -57,43 +45,33 @@ export async function setDeployNamespace(dir: string, namespace: string): Promis
   );
   const objects = files.flatMap(({ docs }) => docs.flatMap((doc) => read(doc) ?? []));
   // What the chart renders, named as before the move: a depends-on on one of them follows it.
-  const moved = new Set(
-    objects.flatMap((o) =>
-      o.namespace === undefined ? [] : [`${o.group}/namespaces/${o.namespace}/${o.kind}/${o.name}`],
-    ),
-  );
+  const moved = new Set(objects.flatMap(({ id }) => (id.namespace === "" ? [] : [objectKey(id)])));
   const changed = new Set<Document>();
   const set = (doc: Document, path: readonly (string | number)[], value: string): void => {
     if (doc.getIn(path) === value) return;
     doc.setIn(path, value);
     changed.add(doc);
   };
-  for (const object of objects) {
-    const { doc } = object;
-    if (object.namespace !== undefined) set(doc, ["metadata", "namespace"], namespace);
-    else if (object.group === "" && object.kind === "Namespace") set(doc, ["metadata", "name"], namespace);
-    else if (object.group === "rbac.authorization.k8s.io" && object.kind === "ClusterRoleBinding") {
+  for (const { doc, id } of objects) {
+    if (id.namespace !== "") set(doc, ["metadata", "namespace"], namespace);
+    else if (id.group === "" && id.kind === "Namespace") set(doc, ["metadata", "name"], namespace);
+    else if (id.group === "rbac.authorization.k8s.io" && id.kind === "ClusterRoleBinding") {
       const subjects = doc.getIn(["subjects"]);
       const count = isSeq(subjects) ? subjects.items.length : 0;
       for (let i = 0; i < count; i++)
         if (doc.hasIn(["subjects", i, "namespace"])) set(doc, ["subjects", i, "namespace"], namespace);
-    } else if (object.group === "apiextensions.k8s.io" && object.kind === "CustomResourceDefinition") {
+    } else if (id.group === "apiextensions.k8s.io" && id.kind === "CustomResourceDefinition") {
       const path = ["spec", "conversion", "webhook", "clientConfig", "service", "namespace"];
       if (doc.hasIn(path)) set(doc, path, namespace);
-    } else if (object.group === "apiregistration.k8s.io" && object.kind === "APIService") {
+    } else if (id.group === "apiregistration.k8s.io" && id.kind === "APIService") {
       if (doc.hasIn(["spec", "service", "namespace"])) set(doc, ["spec", "service", "namespace"], namespace);
     }
+    // A malformed value is left as it is: reading the rendered objects reports it.
     const dependsOn = doc.getIn(["metadata", "annotations", UserAnnotation.DependsOn]);
-    if (typeof dependsOn === "string") {
-      const rewritten = dependsOn
-        .split(",")
-        .map((reference) => {
-          const trimmed = reference.trim();
-          const match = namespacedReference.exec(trimmed);
-          return match !== null && moved.has(trimmed)
-            ? `${match[1]}/namespaces/${namespace}/${match[3]}/${match[4]}`
-            : trimmed;
-        })
+    const parsed = typeof dependsOn === "string" ? parseDependsOn(dependsOn) : undefined;
+    if (parsed?.ok === true) {
+      const rewritten = parsed.refs
+        .map((ref) => objectKey(moved.has(objectKey(ref)) ? { ...ref, namespace } : ref))
         .join(",");
       if (rewritten !== dependsOn) set(doc, ["metadata", "annotations", UserAnnotation.DependsOn], rewritten);
     }
