@@ -20,6 +20,7 @@ import {
   startReconciler,
   statusCode,
   suffix,
+  testNamespace,
   TestRepo,
 } from "../../support/index.ts";
 import { admin, Mapping } from "../manager/helpers.ts";
@@ -237,29 +238,30 @@ test("Foreground deletion of a sync deletes a dependent before its dependency, a
   assert.equal(await readConfigMap(namespace, "dependent"), undefined, "the dependent outlived the RootSync");
 });
 
-test("Foreground deletion of a sync deletes what its objects own first: the RootSync stays until a Deployment's Pods are gone", async (t) => {
-  const namespace = `fg-pods-${suffix()}`;
-  const name = `fg-pods-${suffix()}`;
-  await coreApi().createNamespace({ body: { metadata: { name: namespace } } });
-  t.after(() =>
-    coreApi()
-      .deleteNamespace({ name: namespace })
-      .catch(() => undefined),
-  );
-  const labels = { app: "held" };
-  const deployment = {
+/** A Deployment of one Pod (labelled `app: <name>`), which no kubelet here ever runs. */
+function deployment(namespace: string, name: string, podFinalizers: readonly string[] = []): unknown {
+  const labels = { app: name };
+  return {
     apiVersion: "apps/v1",
     kind: "Deployment",
-    metadata: { name: "held", namespace },
+    metadata: { name, namespace },
     spec: {
       replicas: 1,
       selector: { matchLabels: labels },
-      // Its Pod carries a finalizer, as a Pod a kubelet is still stopping would be held.
-      template: { metadata: { labels, finalizers: [hold] }, spec: { containers: [{ name: "c", image: "busybox" }] } },
+      template: {
+        metadata: { labels, ...(podFinalizers.length === 0 ? {} : { finalizers: podFinalizers }) },
+        spec: { containers: [{ name: "c", image: "busybox" }] },
+      },
     },
   };
+}
+
+test("Foreground deletion of a sync deletes what its objects own first: the RootSync stays until a Deployment's Pods are gone", async (t) => {
+  const namespace = await testNamespace(t, "fg-pods");
+  const name = `fg-pods-${suffix()}`;
   const repo = await TestRepo.create(t);
-  await repo.write("config/deployment.yaml", json(deployment));
+  // Its Pod carries a finalizer, as a Pod a kubelet is still stopping would be held.
+  await repo.write("config/deployment.yaml", json(deployment(namespace, "held", [hold])));
   const commit = await repo.commit("a Deployment");
   // No kubelet runs the Pod, so the Deployment never becomes available: a short wait lets the commit count as synced.
   await createRootSync(name, repo, {
@@ -302,29 +304,10 @@ test("Foreground deletion of a sync deletes what its objects own first: the Root
 });
 
 test("deleting a sync whose pass is waiting for an object to become Current ends that wait: the sync goes in seconds, not after reconcileTimeout", async (t) => {
-  const namespace = `wait-del-${suffix()}`;
+  const namespace = await testNamespace(t, "wait-del");
   const name = `wait-del-${suffix()}`;
-  await coreApi().createNamespace({ body: { metadata: { name: namespace } } });
-  t.after(() =>
-    coreApi()
-      .deleteNamespace({ name: namespace })
-      .catch(() => undefined),
-  );
-  const labels = { app: "never-ready" };
   const repo = await TestRepo.create(t);
-  await repo.write(
-    "config/deployment.yaml",
-    json({
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      metadata: { name: "never-ready", namespace },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { containers: [{ name: "c", image: "busybox" }] } },
-      },
-    }),
-  );
+  await repo.write("config/deployment.yaml", json(deployment(namespace, "never-ready")));
   await repo.commit("a Deployment no kubelet will run");
   // reconcileTimeout left at its default, 5 minutes: the first pass waits that long for the Deployment.
   await createRootSync(name, repo);
