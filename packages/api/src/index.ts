@@ -192,7 +192,7 @@ export { ErrorClass, KnvCode, DriftlessError, toDriftlessError } from "./errors.
 export type { ErrorResource, DriftlessErrorOptions } from "./errors.ts";
 export { InvalidSyncError } from "./invalid-sync-error.ts";
 export { redactUrl, redactCredentials, redactCredentialsIn } from "./redact.ts";
-export { sourceStatusBlock } from "./source-status.ts";
+export { relativeSourceDir, sourceStatusBlock } from "./source-status.ts";
 export type { SourceStatusBlock } from "./source-status.ts";
 export { sourcePeriodOf } from "./source-period.ts";
 export type { SyncIdentity } from "./invalid-sync-error.ts";

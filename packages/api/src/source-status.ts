@@ -19,7 +19,9 @@ export function sourceStatusBlock(sync: RSync): SourceStatusBlock | undefined {
   const { git, oci, helm } = sync.spec;
   switch (sync.spec.sourceType ?? Defaults.sourceType) {
     case SourceType.Oci:
-      return oci === undefined ? undefined : { ociStatus: { image: redactUrl(oci.image), dir: statusDir(oci.dir) } };
+      return oci === undefined
+        ? undefined
+        : { ociStatus: { image: redactUrl(oci.image), dir: relativeSourceDir(oci.dir) } };
     case SourceType.Helm:
       return helm === undefined
         ? undefined
@@ -32,17 +34,18 @@ export function sourceStatusBlock(sync: RSync): SourceStatusBlock | undefined {
               repo: redactUrl(git.repo),
               revision: git.revision ?? Defaults.gitRevision,
               branch: git.branch ?? Defaults.gitBranch,
-              dir: statusDir(git.dir),
+              dir: relativeSourceDir(git.dir),
             },
           };
   }
 }
 
 /**
- * The directory as Config Sync writes it on status: relative to the repository root and cleaned
- * (`/acme/` and `./acme//` are `acme`; the root is `.`), whatever form the spec gives it in.
+ * spec.git.dir or spec.oci.dir as Config Sync reads it and writes it on status: relative to the root
+ * and cleaned (`/acme/` and `./acme//` are `acme`; the root is `.`), whatever form the spec gives it in.
+ * A `..` that climbs out stays, for the caller to refuse.
  */
-export function statusDir(dir: string | undefined): string {
+export function relativeSourceDir(dir: string | undefined): string {
   const cleaned = posix.normalize((dir ?? Defaults.gitDir).replace(/^\/+/, "") || ".");
   return cleaned.length > 1 ? cleaned.replace(/\/+$/, "") : cleaned;
 }

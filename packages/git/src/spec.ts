@@ -1,5 +1,4 @@
-import { posix } from "node:path";
-import { ErrorClass, redactUrl } from "@driftless/api";
+import { ErrorClass, redactUrl, relativeSourceDir } from "@driftless/api";
 import { GitFailureReason, GitFetchError } from "./errors.ts";
 import { parseRepoUrl, Transport } from "./repo-url.ts";
 import { unsupportedAuthMessage } from "./secret-data.ts";
@@ -196,7 +195,7 @@ function normalizeDir(dir: string | undefined, invalid: (message: string) => Git
   if (raw.includes("\0") || raw.includes("\\"))
     throw invalid(`spec.git.dir ${JSON.stringify(raw)} is not a valid path`);
   // Config Sync accepts "/config" and "config" alike: both are relative to the repository root.
-  const normalized = posix.normalize(raw.replace(/^\/+/, "") || ".").replace(/\/+$/, "") || ".";
+  const normalized = relativeSourceDir(raw);
   if (normalized === ".." || normalized.startsWith("../")) {
     throw invalid(`spec.git.dir ${JSON.stringify(raw)} points outside the repository`);
   }

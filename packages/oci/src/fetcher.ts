@@ -6,6 +6,7 @@
  */
 import { mkdir, readdir, realpath, rename, rm, stat } from "node:fs/promises";
 import { join, relative, resolve, sep } from "node:path";
+import { relativeSourceDir } from "@driftless/api";
 import { OciFailureReason, OciFetchError } from "./errors.ts";
 import { resolveImage, type ImageManifest } from "./manifest.ts";
 import { parseImageReference, type ImageReference } from "./reference.ts";
@@ -151,7 +152,7 @@ async function isDirectory(path: string): Promise<boolean> {
 export async function sourceDirOf(dir: string, spec: OciSourceSpec): Promise<string> {
   const wanted = spec.dir ?? ".";
   // Config Sync reads "/config" and "config" alike: both from the image's root.
-  const sourceDir = resolve(dir, wanted.replace(/^\/+/, "") || ".");
+  const sourceDir = resolve(dir, relativeSourceDir(wanted));
   if (!isInside(dir, sourceDir) || !(await realPathInside(dir, sourceDir)))
     throw new OciFetchError(OciFailureReason.DirNotFound, `spec.oci.dir "${wanted}" leads out of the image`);
   if (!(await isDirectory(sourceDir)))
