@@ -8,6 +8,7 @@ import {
   type SyncIdentity,
 } from "@driftless/applier";
 import { Informer, storeKey, type KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { splitApiVersion } from "@driftless/source";
 import { refused, untilListed, WatchRefusedError } from "./first-list.ts";
 
 export type InformerListener = (
@@ -205,7 +206,7 @@ export class InformerLiveState implements LiveState {
       keys.add(storeKey(id.namespace, id.name));
       let declaredVersions = versions.get(type);
       if (declaredVersions === undefined) versions.set(type, (declaredVersions = new Set()));
-      declaredVersions.add(apiVersion.slice(apiVersion.lastIndexOf("/") + 1));
+      declaredVersions.add(splitApiVersion(apiVersion)?.version ?? apiVersion);
     }
     this.wanted = wanted;
     for (const [key, { informer, mapping }] of this.informers) {

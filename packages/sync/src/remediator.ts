@@ -15,6 +15,7 @@ import {
   type SyncIdentity,
 } from "@driftless/applier";
 import type { KubeObject, ResourceMapping } from "@driftless/kube";
+import { splitApiVersion } from "@driftless/source";
 import type { Annotator, PatchMaker } from "@driftless/objectmatcher";
 import type { InformerLiveState } from "./live-cache.ts";
 import type { Logger } from "./log.ts";
@@ -215,7 +216,9 @@ export class Remediator {
    */
   private guarded(key: string, mapping: ResourceMapping): DesiredObject | undefined {
     const desired = this.declared.get(key);
-    return desired !== undefined && versionOf(desired.apiVersion) === mapping.version ? desired : undefined;
+    return desired !== undefined && splitApiVersion(desired.apiVersion)?.version === mapping.version
+      ? desired
+      : undefined;
   }
 
   private decide(key: string, event: "add" | "update" | "delete", object: KubeObject | undefined): void {
@@ -312,9 +315,4 @@ export class Remediator {
     // Polls skip when nothing changed in Git: ask for a pass so the fight reaches status now.
     this.options.requestPass(`fight: ${key}`);
   }
-}
-
-/** `apps/v1` → `v1`, `v1` → `v1`. */
-function versionOf(apiVersion: string): string {
-  return apiVersion.slice(apiVersion.lastIndexOf("/") + 1);
 }
