@@ -119,31 +119,25 @@ export class SyncWatcher {
     this.#namespaces.on("add", (ns) => onNamespace(ns, false));
     this.#namespaces.on("update", (ns) => onNamespace(ns, false));
     this.#namespaces.on("delete", (ns) => onNamespace(ns, true));
+    // A piece of one sync's reconciler changed or deleted: that sync, only if this manager serves it (the
+    // pieces of every manager sharing the cluster come through here, and one of a sync out of scope would
+    // be let go, torn down, as one that left it). Whether the object names a sync at all is the answer.
+    const repairOwner = (obj: KubeObject): boolean => {
+      const sync = syncOfLabels(obj.metadata.labels);
+      if (sync !== undefined && this.serves(sync)) options.onSync(sync, ManagerTrigger.Workload);
+      return sync !== undefined;
+    };
     if (this.#deployments !== undefined) {
-      // Only for a sync this manager serves: the Deployments of every manager sharing the cluster come
-      // through here, and one of a sync out of scope would be let go (torn down) as one that left it.
-      const onDeployment = (obj: KubeObject): void => {
-        const sync = syncOfLabels(obj.metadata.labels);
-        if (sync !== undefined && this.serves(sync)) options.onSync(sync, ManagerTrigger.Workload);
-      };
-      this.#deployments.on("update", onDeployment);
-      this.#deployments.on("delete", onDeployment);
+      this.#deployments.on("update", repairOwner);
+      this.#deployments.on("delete", repairOwner);
     }
     for (const informer of this.#identities) {
-      // A sync's own piece, changed or deleted: that sync. A shared binding (one subject per sync), only
-      // deleted, and only the syncs it may have served: a namespace's base RoleBinding its RepoSyncs (the
-      // last one's teardown deletes it, which must not set up a thousand others), a ClusterRoleBinding all.
-      // Its updates are each sync's own setup adding itself.
-      informer.on("update", (obj) => {
-        const sync = syncOfLabels(obj.metadata.labels);
-        if (sync !== undefined && this.serves(sync)) options.onSync(sync, ManagerTrigger.Workload);
-      });
+      // A shared binding (one subject per sync) only deleted, and only the syncs it may have served: a
+      // namespace's base RoleBinding its RepoSyncs (the last one's teardown deletes it, which must not set
+      // up a thousand others), a ClusterRoleBinding all. Its updates are each sync's own setup adding itself.
+      informer.on("update", repairOwner);
       informer.on("delete", (obj) => {
-        const sync = syncOfLabels(obj.metadata.labels);
-        if (sync !== undefined) {
-          if (this.serves(sync)) options.onSync(sync, ManagerTrigger.Workload);
-          return;
-        }
+        if (repairOwner(obj)) return;
         const namespace = obj.metadata.namespace;
         const served = namespace === undefined ? this.syncRefs() : this.syncsIn(namespace);
         for (const ref of served) options.onSync(ref, ManagerTrigger.Workload);
