@@ -15,7 +15,7 @@ function messages(input: unknown): string {
   return result.ok ? "" : result.errors.map((e) => e.message).join("\n");
 }
 
-void describe("Git auth types driftless refuses", () => {
+void describe("Git auth types driftless refuses, and cookiefile, which it implements", () => {
   void it("names the alternative for the Google-only types", () => {
     for (const auth of ["gcenode", "gcpserviceaccount"]) {
       const message = messages(sync({ auth, gcpServiceAccountEmail: "syncer@project.iam.gserviceaccount.com" }));
@@ -24,8 +24,16 @@ void describe("Git auth types driftless refuses", () => {
     }
   });
 
-  void it("names the alternative for githubapp and cookiefile", () => {
+  void it("names the alternative for githubapp", () => {
     assert.match(messages(sync({ auth: "githubapp", secretRef: { name: "app" } })), /use auth "token".*deploy key/);
-    assert.match(messages(sync({ auth: "cookiefile", secretRef: { name: "c" } })), /use auth "token"/);
+  });
+
+  void it("accepts cookiefile with a secretRef, with or without a proxy, and requires the secretRef", () => {
+    assert.equal(parseRootSync(sync({ auth: "cookiefile", secretRef: { name: "jar" } })).ok, true);
+    assert.equal(
+      parseRootSync(sync({ auth: "cookiefile", secretRef: { name: "jar" }, proxy: "http://p:3128" })).ok,
+      true,
+    );
+    assert.match(messages(sync({ auth: "cookiefile" })), /spec.git.auth "cookiefile" requires spec.git.secretRef.name/);
   });
 });

@@ -107,9 +107,9 @@ function parseGit(kind: SyncKind, raw: JsonRecord, reader: FieldReader): GitSpec
     }
   }
   if (proxy !== undefined && !GitAuthTypesWithProxy.includes(auth)) {
-    // Config Sync's words (it lists the types it honours a proxy for; driftless refuses cookiefile and githubapp).
+    // Config Sync's words (it lists the types it honours a proxy for; driftless refuses githubapp).
     reader.problem(
-      `${kind}s which specify spec.git.proxy must also specify spec.git.auth as one of "none", "cookiefile", "token" or "githubapp" (driftless supports "none" and "token"), not "${auth}"`,
+      `${kind}s which specify spec.git.proxy must also specify spec.git.auth as one of "none", "cookiefile", "token" or "githubapp" (driftless supports "none", "cookiefile" and "token"), not "${auth}"`,
     );
   }
   const needsSecret = GitAuthTypesWithSecret.includes(auth);

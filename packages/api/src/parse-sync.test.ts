@@ -170,8 +170,8 @@ void describe("parseRootSync", () => {
 
   void it("refuses valid Config Sync auth types driftless does not implement, saying which it does", () => {
     assertRejectedWith(
-      parseRootSync(rootSync({ git: { ...publicGit, auth: "cookiefile", secretRef: { name: "c" } } })),
-      "not supported by driftless (supported: none, token, ssh)",
+      parseRootSync(rootSync({ git: { ...publicGit, auth: "githubapp", secretRef: { name: "c" } } })),
+      "not supported by driftless (supported: none, token, ssh, cookiefile)",
     );
     assertRejectedWith(
       parseRootSync(rootSync({ git: { ...publicGit, auth: "gcpserviceaccount" } })),

@@ -22,7 +22,12 @@ export const GitAuthType = {
 export type GitAuthType = (typeof GitAuthType)[keyof typeof GitAuthType];
 
 /** Git auth types driftless implements; the rest are valid Config Sync but refused with a clear error. */
-export const SupportedGitAuthTypes: readonly GitAuthType[] = [GitAuthType.None, GitAuthType.Token, GitAuthType.Ssh];
+export const SupportedGitAuthTypes: readonly GitAuthType[] = [
+  GitAuthType.None,
+  GitAuthType.Token,
+  GitAuthType.Ssh,
+  GitAuthType.CookieFile,
+];
 
 /** Auth types that read credentials from spec.git.secretRef (and so require it). */
 export const GitAuthTypesWithSecret: readonly GitAuthType[] = [

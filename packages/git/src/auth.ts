@@ -11,7 +11,7 @@ import type { GitCredentials, GitLogger } from "./types.ts";
 
 /**
  * Turns credentials into what one git invocation needs: environment variables, plus private
- * files for what ssh and libcurl can only read from a file (key, known_hosts, CA bundle). The
+ * files for what ssh and libcurl can only read from a file (key, known_hosts, CA bundle, cookie jar). The
  * files live in a fresh 0700 directory and are deleted by `dispose`, so a key is on disk only
  * while a git process that needs it runs.
  */
@@ -80,6 +80,12 @@ export async function openAuthSession(options: OpenAuthOptions): Promise<AuthSes
       env.GIT_SSH_COMMAND = sshCommand({ keyPath, knownHostsPath });
       env.GIT_SSH_VARIANT = "ssh";
     }
+    if (credentials.auth === GitAuthType.CookieFile) {
+      // git sends the jar's cookies for matching hosts on every HTTP request; it never writes the file back
+      // (http.saveCookies stays off), so the Secret's jar is read as given.
+      config.push(["http.cookieFile", await privateFile("cookie_file", credentials.cookieFile)]);
+      secrets.push(...cookieValues(credentials.cookieFile));
+    }
     if (credentials.caCert !== undefined) env.GIT_SSL_CAINFO = await privateFile("ca.crt", credentials.caCert);
     if (options.noSSLVerify) env.GIT_SSL_NO_VERIFY = "true";
     if (options.proxy !== undefined) {
@@ -130,6 +136,15 @@ function httpCredentials(options: OpenAuthOptions): { origin: string; username: 
     });
   }
   return { origin: repo.origin, username, password };
+}
+
+/** The values in a Netscape cookie jar (the seventh tab-separated field), to scrub from messages. */
+function cookieValues(jar: string): string[] {
+  return jar
+    .split(/\r?\n/)
+    .filter((line) => !line.startsWith("#") || line.startsWith("#HttpOnly_"))
+    .map((line) => line.split("\t")[6]?.trim() ?? "")
+    .filter((value) => value !== "");
 }
 
 /** A password in a proxy URL (`http://user:pass@proxy:3128`), to scrub from messages. */

@@ -39,13 +39,14 @@ interface Setup {
   readonly logs: string[];
 }
 
-async function fixture(options: { auth?: boolean; protocolV2?: boolean } = {}): Promise<Setup> {
+async function fixture(options: { auth?: boolean; protocolV2?: boolean; cookie?: string } = {}): Promise<Setup> {
   counter += 1;
   const base = join(root.path, `case-${String(counter)}`);
   const source = await SourceRepo.create(base);
   const server = await startGitHttpServer({
     projectRoot: base,
-    ...(options.auth === false ? {} : { username, token }),
+    ...(options.auth === false || options.cookie !== undefined ? {} : { username, token }),
+    ...(options.cookie === undefined ? {} : { cookie: options.cookie }),
     protocolV2: options.protocolV2 ?? true,
   });
   servers.push(server);
@@ -257,5 +258,54 @@ void describe("GitFetcher over HTTP with token auth", () => {
 
     assert.equal(again.fetched, false);
     assert.deepEqual(await fx.recorder.subcommands(), ["ls-remote"]);
+  });
+});
+
+void describe("GitFetcher over HTTP with cookiefile auth", () => {
+  const cookieValue = "o=git-bot.example=1//0c9f-SECRET-cookie";
+  // A Netscape cookie jar as `git` and git-sync read it: domain, subdomains, path, secure, expiry, name, value.
+  const jar = (domain: string): string =>
+    `# Netscape HTTP Cookie File\n${domain}\tFALSE\t/\tFALSE\t0\tsession\t${cookieValue}\n`;
+
+  void it("fetches with the Secret's cookie jar, whose cookie appears in no argv, file, log or message", async () => {
+    const fx = await fixture({ cookie: `session=${cookieValue}` });
+    const sha = await fx.source.commit({ "a.yaml": "a\n" });
+    await fx.source.push("master");
+    const spec = { repo: fx.server.url("remote.git"), auth: "cookiefile" };
+    const credentials = { auth: "cookiefile", cookieFile: jar("127.0.0.1") } as const;
+
+    const remote = await fx.fetcher.resolveRemote({ spec, credentials });
+    const result = await fx.fetcher.fetch({ syncKey: "s", spec, credentials });
+
+    assert.equal(remote.commit, sha);
+    assert.equal(result.commit, sha);
+    assert.equal(await readFile(join(result.dir, "a.yaml"), "utf8"), "a\n");
+    assert.ok(fx.server.requests.every((request) => request.authorized));
+    await assertSecretNowhere(fx, cookieValue);
+  });
+
+  void it("reports a jar for another host as terminal: the server asked for credentials", async () => {
+    const fx = await fixture({ cookie: `session=${cookieValue}` });
+    await fx.source.commit({ "a.yaml": "a\n" });
+    await fx.source.push("master");
+    const spec = { repo: fx.server.url("remote.git"), auth: "cookiefile" };
+    const credentials = { auth: "cookiefile", cookieFile: jar("git.example.com") } as const;
+
+    const error = await rejection(fx.fetcher.fetch({ syncKey: "s", spec, credentials }));
+
+    assert.equal(error.errorClass, ErrorClass.Terminal);
+    assert.ok(fx.server.requests.some((request) => !request.authorized));
+    await assertSecretNowhere(fx, cookieValue, error);
+  });
+
+  void it("refuses a cookie jar for an ssh:// repository, which would never send it", async () => {
+    const fx = await fixture({ cookie: `session=${cookieValue}` });
+    const spec = { repo: "ssh://git@127.0.0.1:1/remote.git", auth: "cookiefile" };
+    const credentials = { auth: "cookiefile", cookieFile: jar("127.0.0.1") } as const;
+
+    const error = await rejection(fx.fetcher.fetch({ syncKey: "s", spec, credentials }));
+
+    assert.equal(error.reason, GitFailureReason.InvalidSpec);
+    assert.match(error.message, /spec.git.auth is cookiefile, which needs an http\(s\) spec.git.repo URL/);
   });
 });

@@ -47,7 +47,11 @@ void describe("credentialsFromSecretData", () => {
       () => credentialsFromSecretData({ auth: "none", caCertData: {}, repo }),
       /caCertSecretRef was set, but "cert" key is not present in /,
     );
-    assert.throws(() => credentialsFromSecretData({ auth: "cookiefile", repo }), /not supported by driftless/);
+    assert.throws(
+      () => credentialsFromSecretData({ auth: "cookiefile", secretData: {}, secretName: "jar", repo }),
+      /git authType was set as "cookiefile" but "cookie_file" key is not present in "jar" Secret/,
+    );
+    assert.throws(() => credentialsFromSecretData({ auth: "githubapp", repo }), /not supported by driftless/);
   });
 });
 

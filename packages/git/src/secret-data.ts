@@ -8,15 +8,17 @@ import type { GitCredentials } from "./types.ts";
  * Kubernetes and decodes them (this package never talks to the API server):
  * - `secretRef` with `auth: token`: keys `username` and `token`;
  * - `secretRef` with `auth: ssh`: key `ssh` (private key) and optional `known_hosts`;
+ * - `secretRef` with `auth: cookiefile`: key `cookie_file` (a Netscape cookie jar);
  * - `caCertSecretRef`: key `cert`;
- * - `secretRef` with `auth: token`: optional `https_proxy` and `http_proxy`, the proxy for an https:// or
- *   http:// repository (spec.git.proxy, when set, wins).
+ * - `secretRef` with `auth: token` or `cookiefile`: optional `https_proxy` and `http_proxy`, the proxy for an
+ *   https:// or http:// repository (spec.git.proxy, when set, wins).
  */
 export const SecretKey = {
   Username: "username",
   Token: "token",
   Ssh: "ssh",
   KnownHosts: "known_hosts",
+  CookieFile: "cookie_file",
   CaCert: "cert",
   HttpsProxy: "https_proxy",
   HttpProxy: "http_proxy",
@@ -67,16 +69,12 @@ export function credentialsFromSecretData(input: SecretDataInput): GitCredential
       const token = data[SecretKey.Token];
       if (token === undefined) throw missing(SecretKey.Token);
       if (username === undefined) throw missing(SecretKey.Username);
-      const httpsProxy = nonEmpty(data[SecretKey.HttpsProxy]);
-      const httpProxy = nonEmpty(data[SecretKey.HttpProxy]);
-      return {
-        auth,
-        username,
-        token,
-        caCert,
-        ...(httpsProxy === undefined ? {} : { httpsProxy }),
-        ...(httpProxy === undefined ? {} : { httpProxy }),
-      };
+      return { auth, username, token, caCert, ...proxiesOf(data) };
+    }
+    case GitAuthType.CookieFile: {
+      const cookieFile = data[SecretKey.CookieFile];
+      if (cookieFile === undefined) throw missing(SecretKey.CookieFile);
+      return { auth, cookieFile, caCert, ...proxiesOf(data) };
     }
     case GitAuthType.Ssh: {
       const privateKey = data[SecretKey.Ssh];
@@ -91,8 +89,17 @@ export function credentialsFromSecretData(input: SecretDataInput): GitCredential
 /** The refusal of an auth type driftless does not implement, with what to use instead. */
 export function unsupportedAuthMessage(auth: string): string {
   const alternative = gitAuthAlternative(auth);
-  const base = `spec.git.auth ${JSON.stringify(auth)} is not supported by driftless (supported: none, token, ssh)`;
+  const base = `spec.git.auth ${JSON.stringify(auth)} is not supported by driftless (supported: none, token, ssh, cookiefile)`;
   return alternative === undefined ? base : `${base}: ${alternative}`;
+}
+
+function proxiesOf(data: Readonly<Record<string, string>>): { httpsProxy?: string; httpProxy?: string } {
+  const httpsProxy = nonEmpty(data[SecretKey.HttpsProxy]);
+  const httpProxy = nonEmpty(data[SecretKey.HttpProxy]);
+  return {
+    ...(httpsProxy === undefined ? {} : { httpsProxy }),
+    ...(httpProxy === undefined ? {} : { httpProxy }),
+  };
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

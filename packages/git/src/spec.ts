@@ -179,11 +179,11 @@ function checkAuth(
     throw invalid(`spec.git.auth is ${JSON.stringify(declared)} but ${credentials.auth} credentials were supplied`);
   }
   if (
-    credentials.auth === GitAuthType.Token &&
+    (credentials.auth === GitAuthType.Token || credentials.auth === GitAuthType.CookieFile) &&
     repo.transport !== Transport.Https &&
     repo.transport !== Transport.Http
   ) {
-    throw invalid("spec.git.auth is token, which needs an http(s) spec.git.repo URL");
+    throw invalid(`spec.git.auth is ${credentials.auth}, which needs an http(s) spec.git.repo URL`);
   }
   if (credentials.auth === GitAuthType.Ssh && repo.transport !== Transport.Ssh) {
     throw invalid("spec.git.auth is ssh, which needs an ssh:// or user@host:path spec.git.repo URL");

@@ -8,6 +8,7 @@ export const GitAuthType = {
   None: "none",
   Token: "token",
   Ssh: "ssh",
+  CookieFile: "cookiefile",
 } as const;
 export type GitAuthType = (typeof GitAuthType)[keyof typeof GitAuthType];
 
@@ -52,12 +53,21 @@ export interface SshCredentials {
   readonly knownHosts?: string | undefined;
 }
 
+/**
+ * Decoded Secret data for `auth: cookiefile` (Secret key `cookie_file`): a Netscape cookie jar that git
+ * sends with every HTTP request (its `http.cookieFile`), as git-sync's cookie file option does.
+ */
+export interface CookieFileCredentials {
+  readonly auth: typeof GitAuthType.CookieFile;
+  readonly cookieFile: string;
+}
+
 export interface NoCredentials {
   readonly auth: typeof GitAuthType.None;
 }
 
 /** Everything secret a fetch may need, already read from Kubernetes Secrets by the caller. */
-export type GitCredentials = (NoCredentials | TokenCredentials | SshCredentials) & {
+export type GitCredentials = (NoCredentials | TokenCredentials | SshCredentials | CookieFileCredentials) & {
   /** PEM CA bundle from the Secret named by `caCertSecretRef` (key `cert`). */
   readonly caCert?: string | undefined;
   /** Proxies from the Secret named by `secretRef` (keys `https_proxy`, `http_proxy`), by the repository's scheme. */

@@ -162,6 +162,69 @@ test("the token Secret's http_proxy key: an http:// repository is fetched throug
   );
 });
 
+test("auth cookiefile: the Secret's cookie_file jar authenticates the fetch, through the Secret's http_proxy; a Secret without the key is KNV1061", async (t) => {
+  const namespace = await testNamespace(t, "cookie");
+  const repo = await TestRepo.create(t);
+  await repo.write("config/cm.yaml", configMap(namespace, "from-cookie", { via: "cookie" }));
+  const commit = await repo.commit("one config map");
+  // As in a .gitcookies file: cookie "o", whose value itself holds an "=".
+  const cookieValue = `git-bot=${suffix()}`;
+  const server = await startGitHttpServer({ projectRoot: dirname(repo.remote), cookie: `o=${cookieValue}` });
+  t.after(() => server.close());
+  const tinyproxy = await proxy(t);
+  const name = `cookie-${suffix()}`;
+  const secretName = `git-cookie-${suffix()}`;
+  await createRootSync(name, repo, {
+    spec: {
+      git: {
+        repo: server.url("remote.git"),
+        branch: repo.branch,
+        dir: "config",
+        auth: "cookiefile",
+        secretRef: { name: secretName },
+      },
+    },
+  });
+  // First without the key: Config Sync's words, and nothing fetched.
+  await coreApi().createNamespacedSecret({
+    namespace: rootSyncNamespace,
+    body: { metadata: { name: secretName }, stringData: { token: "not-a-jar" } },
+  });
+  t.after(() =>
+    coreApi()
+      .deleteNamespacedSecret({ namespace: rootSyncNamespace, name: secretName })
+      .catch(() => undefined),
+  );
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  const errors = await eventually(
+    async () => {
+      const source = ((await rootSyncStatus(name))["source"] ?? {}) as JsonObject;
+      const found = (source["errors"] ?? []) as JsonObject[];
+      return found.length > 0 ? found : undefined;
+    },
+    { timeoutMs: 60_000, what: "the missing cookie_file key on status.source.errors" },
+  );
+  assert.equal(errors[0]?.["code"], "1061", JSON.stringify(errors));
+  assert.match(String(errors[0]?.["errorMessage"]), /"cookie_file" key is not present in "git-cookie-/);
+
+  const jar = `# Netscape HTTP Cookie File\n127.0.0.1\tFALSE\t/\tFALSE\t0\to\t${cookieValue}\n`;
+  await coreApi().replaceNamespacedSecret({
+    namespace: rootSyncNamespace,
+    name: secretName,
+    body: { metadata: { name: secretName }, stringData: { cookie_file: jar, http_proxy: tinyproxy.url } },
+  });
+  await rootSynced(name, commit);
+  assert.deepEqual((await readConfigMap(namespace, "from-cookie"))?.["data"], { via: "cookie" });
+  assert.ok(
+    server.requests.some((r) => r.authorized && r.status === 200),
+    "the server saw no request with the cookie",
+  );
+  assert.ok(
+    tinyproxy.requests().some((line) => line.includes(`127.0.0.1:${String(server.port)}/remote.git/`)),
+    `the proxy saw no fetch: ${JSON.stringify(tinyproxy.requests())}`,
+  );
+});
+
 test("the token Secret's https_proxy key: an https:// repository is reached through the proxy's CONNECT tunnel, its CA from caCertSecretRef", async (t) => {
   const namespace = await testNamespace(t, "tproxy");
   const repo = await TestRepo.create(t);

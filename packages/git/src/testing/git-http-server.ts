@@ -17,6 +17,8 @@ export interface GitHttpServerOptions {
   /** When set, every request needs Basic auth with exactly these. */
   readonly username?: string;
   readonly token?: string;
+  /** When set, every request needs a Cookie header carrying exactly this `name=value` pair (a cookie-guarded host). */
+  readonly cookie?: string;
   /** Default true. */
   readonly protocolV2?: boolean;
   readonly tls?: { readonly key: string; readonly cert: string };
@@ -149,6 +151,10 @@ export async function startGitHttpServer(options: GitHttpServerOptions): Promise
 }
 
 function checkAuth(req: IncomingMessage, options: GitHttpServerOptions): boolean {
+  if (options.cookie !== undefined) {
+    const cookies = (req.headers.cookie ?? "").split(";").map((pair) => pair.trim());
+    if (!cookies.includes(options.cookie)) return false;
+  }
   if (options.token === undefined) return true;
   const header = req.headers.authorization ?? "";
   const match = /^Basic (.+)$/.exec(header);
