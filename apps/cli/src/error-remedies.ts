@@ -11,6 +11,7 @@ const remedies: Readonly<Record<string, string>> = {
   KNV1021: "Install the CRD that serves this kind first, or declare it in the same source; then push.",
   KNV1029: "Two files declare the same object: keep one of them.",
   KNV1036: "Rename the object: metadata.name must be a valid Kubernetes name.",
+  KNV1055: "Rename the namespace: a Namespace name is at most 63 lowercase letters, digits and '-'.",
   KNV1045: "Remove the field the source may not set (status, ownerReferences, resourceVersion, ...).",
   KNV1047: "Remove the custom resources of the CRD before (or with) the CRD itself.",
   KNV1053: "Set metadata.namespace on the namespaced object.",

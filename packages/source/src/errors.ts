@@ -25,6 +25,7 @@ const Code = {
   DeprecatedGroupKind: "KNV1050",
   IllegalNamespaceOnClusterScoped: "KNV1052",
   InvalidAnnotationValue: "KNV1054",
+  InvalidNamespaceName: "KNV1055",
   ManagedResourceInUnmanagedNamespace: "KNV1056",
   BadScope: "KNV1058",
   MaxObjectCount: "KNV1070",
@@ -118,13 +119,17 @@ export class MissingNameError extends SourceError {
   }
 }
 
-/**
- * metadata.name (KNV1036) or metadata.namespace is not a valid Kubernetes name. (Config Sync reports a
- * bad namespace as KNV1055, a code @driftless/api does not list.)
- */
+/** metadata.name is not a valid Kubernetes name for its kind (KNV1036). */
 export class InvalidNameError extends SourceError {
   constructor(message: string, details: SourceErrorDetails = {}) {
     super(Code.InvalidMetadataName, ErrorClass.Terminal, message, details);
+  }
+}
+
+/** metadata.namespace, or a Namespace's own name, is not a valid Namespace name: a DNS-1123 label (KNV1055). */
+export class InvalidNamespaceNameError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.InvalidNamespaceName, ErrorClass.Terminal, message, details);
   }
 }
 

@@ -287,6 +287,13 @@ void describe("hierarchy: errors, with Config Sync's codes and the files they co
       [["KNV1052", "cluster/reader.yaml"]],
     ],
     [
+      "a Namespace declaring a namespace, even its own (KNV1052)",
+      {
+        "namespaces/web/namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: web, namespace: web}\n",
+      },
+      [["KNV1052", "namespaces/web/namespace.yaml"]],
+    ],
+    [
       "a declared HNC depth label (KNV1057)",
       { "namespaces/web/namespace.yaml": ns("web", "eng.tree.hnc.x-k8s.io/depth: '1'") },
       [["KNV1057", "namespaces/web/namespace.yaml"]],

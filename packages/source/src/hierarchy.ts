@@ -112,6 +112,10 @@ export async function declareHierarchy(set: ManifestSet, options: DeclareOptions
     const info = kinds.get(kindKey(manifest.apiVersion, manifest.kind)) ?? guessedKind(manifest, top, options);
     if (info === undefined) {
       errors.push(unknownKind(manifest));
+    } else if (isNamespace(manifest) && manifest.metadata.namespace !== undefined) {
+      // A Namespace is cluster-scoped wherever it sits, so it may not declare one (as nomos: KNV1052).
+      const message = `${what(manifest)}: Namespace is cluster-scoped and must not declare metadata.namespace`;
+      errors.push(new NamespaceOnClusterScopedError(message, { resources: [manifestResource(manifest)] }));
     } else if (isNamespace(manifest) || info.namespaced) {
       if (top === TopDir.Namespaces) inTree.push({ manifest, info });
       else errors.push(misplaced(manifest, TopDir.Namespaces));

@@ -56,6 +56,7 @@ export {
   InvalidAnnotationValueError,
   InvalidDependsOnError,
   InvalidNameError,
+  InvalidNamespaceNameError,
   InvalidTypeError,
   ManifestLimitError,
   ManifestParseError,

@@ -110,11 +110,16 @@ spec: {replicas: 2}
     );
   });
 
-  void it("requires Namespace names and metadata.namespace to be DNS-1123 labels", () => {
-    assert.deepEqual(codes(problems("apiVersion: v1\nkind: Namespace\nmetadata: {name: a.b}\n")), ["KNV1036"]);
+  void it("requires Namespace names and metadata.namespace to be DNS-1123 labels (KNV1055, as nomos)", () => {
+    assert.deepEqual(codes(problems("apiVersion: v1\nkind: Namespace\nmetadata: {name: a.b}\n")), ["KNV1055"]);
+    // Not even a subdomain: both errors, as nomos reports them.
+    assert.deepEqual(codes(problems("apiVersion: v1\nkind: Namespace\nmetadata: {name: Foo_bar}\n")), [
+      "KNV1036",
+      "KNV1055",
+    ]);
     const [error] = problems("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: Team_A}\n");
-    assert.equal(error?.code, "KNV1036");
-    assert.match(error?.message ?? "", /metadata\.namespace "Team_A" is invalid/);
+    assert.equal(error?.code, "KNV1055");
+    assert.match(error?.message ?? "", /metadata\.namespace "Team_A" is not a valid Namespace name/);
   });
 
   void it("asks for quotes around non-string label and annotation values (KNV1054)", () => {

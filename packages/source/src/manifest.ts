@@ -12,6 +12,7 @@ import {
   InvalidAnnotationValueError,
   InvalidDependsOnError,
   InvalidNameError,
+  InvalidNamespaceNameError,
   InvalidTypeError,
   ManifestParseError,
   MissingNameError,
@@ -195,18 +196,14 @@ function checkName(
     );
     return undefined;
   }
-  // RBAC allows names like "system:controller:foo"; a Namespace's name must also be a valid label.
-  const problem =
-    group === RbacGroup
-      ? pathSegmentProblem(value)
-      : group === "" && kind === "Namespace"
-        ? dns1123LabelErrors(value)[0]
-        : dns1123SubdomainErrors(value)[0];
-  if (problem) {
-    errors.push(new InvalidNameError(where(`metadata.name "${value}" is invalid: it ${problem}`), details));
-    return undefined;
-  }
-  return value;
+  // RBAC allows names like "system:controller:foo".
+  const problem = group === RbacGroup ? pathSegmentProblem(value) : dns1123SubdomainErrors(value)[0];
+  if (problem) errors.push(new InvalidNameError(where(`metadata.name "${value}" is invalid: it ${problem}`), details));
+  // A Namespace's name must also be a valid label: a second, separate error, as Config Sync reports it.
+  const namespaceProblem = group === "" && kind === "Namespace" ? dns1123LabelErrors(value)[0] : undefined;
+  if (namespaceProblem)
+    errors.push(invalidNamespaceName("the Namespace's name", value, namespaceProblem, where, details));
+  return problem || namespaceProblem ? undefined : value;
 }
 
 function checkNamespace(
@@ -224,10 +221,23 @@ function checkNamespace(
   }
   const problem = dns1123LabelErrors(value)[0];
   if (problem) {
-    errors.push(new InvalidNameError(where(`metadata.namespace "${value}" is invalid: it ${problem}`), details));
+    errors.push(invalidNamespaceName("metadata.namespace", value, problem, where, details));
     return undefined;
   }
   return value;
+}
+
+function invalidNamespaceName(
+  field: string,
+  value: string,
+  problem: string,
+  where: Where,
+  details: Details,
+): InvalidNamespaceNameError {
+  return new InvalidNamespaceNameError(
+    where(`${field} "${value}" is not a valid Namespace name (a DNS-1123 label): it ${problem}`),
+    details,
+  );
 }
 
 /**
