@@ -39,7 +39,11 @@ function octal(buf: Buffer, start: number, length: number): number {
     for (let i = 1; i < field.length; i++) value = value * 256 + field[i]!;
     return value;
   }
-  const digits = text(buf, start, length).trim();
+  // As Go's archive/tar (containerd's and helm's reader) parses it: spaces and NULs trimmed from both ends, then
+  // up to the first NUL. Read any other way, a crafted size would put the two readers at different entries.
+  const trimmed = field.toString("latin1").replace(/^[ \0]+|[ \0]+$/g, "");
+  const nul = trimmed.indexOf("\0");
+  const digits = nul < 0 ? trimmed : trimmed.slice(0, nul);
   if (digits === "") return 0;
   if (!/^[0-7]+$/.test(digits)) throw new TarFormatError(`not a tar archive (bad number "${digits}")`);
   return parseInt(digits, 8);
@@ -68,6 +72,9 @@ function paxRecords(data: Buffer): Map<string, string> {
   return records;
 }
 
+/** Types whose header's size Go's archive/tar ignores: they carry no content, whatever the header says. */
+const headerOnlyFlags = new Set(["1", "2", "3", "4", "5", "6"]);
+
 function typeOf(flag: string): TarEntryType {
   switch (flag) {
     case "0":
@@ -83,6 +90,21 @@ function typeOf(flag: string): TarEntryType {
     default:
       return TarEntryType.Other;
   }
+}
+
+function paxSize(value: string): number {
+  if (!/^[0-9]+$/.test(value)) throw new TarFormatError(`not a tar archive (bad pax size "${value}")`);
+  return Number(value);
+}
+
+/**
+ * The name prefix, read only where Go's archive/tar reads one: a POSIX ustar header (magic "ustar\0"; star's
+ * shorter prefix when its trailer is there). A GNU header ("ustar ") keeps times in those bytes, not a name.
+ */
+function ustarPrefix(header: Buffer): string {
+  if (header.toString("latin1", 257, 263) !== "ustar\0") return "";
+  const star = header.toString("latin1", 508, 512) === "tar\0";
+  return text(header, 345, star ? 131 : 155);
 }
 
 /** Reads exact byte counts from a stream of chunks without gathering more than asked. */
@@ -158,10 +180,15 @@ export async function* readTar(source: AsyncIterable<Buffer>): AsyncGenerator<Ta
       if (header.length < block) return;
       if (header.every((b) => b === 0)) return; // end-of-archive marker
       if (!checksumMatches(header)) throw new TarFormatError("not a tar archive (header checksum mismatch)");
-      const size = octal(header, 124, 12);
       const flag = text(header, 156, 1);
+      const meta = flag === "x" || flag === "g" || flag === "L" || flag === "K";
+      // The pax size wins over the ustar field for the entry it precedes, as in Go; a link, device or
+      // directory has no content.
+      const paxDeclared = meta ? undefined : pax.get("size");
+      const declaredSize = paxDeclared !== undefined ? paxSize(paxDeclared) : octal(header, 124, 12);
+      const size = headerOnlyFlags.has(flag) ? 0 : declaredSize;
       const padding = Math.ceil(size / block) * block - size;
-      if (flag === "x" || flag === "g" || flag === "L" || flag === "K") {
+      if (meta) {
         if (size > maxHeaderDataBytes)
           throw new TarFormatError(`a tar extended header of ${size} bytes is larger than ${maxHeaderDataBytes}`);
         const data = await reader.read(size);
@@ -172,7 +199,7 @@ export async function* readTar(source: AsyncIterable<Buffer>): AsyncGenerator<Ta
         else if (flag === "K") longLink = text(data, 0, data.length);
         continue; // a global pax header ("g") holds nothing driftless reads
       }
-      const prefix = text(header, 257, 6).startsWith("ustar") ? text(header, 345, 155) : "";
+      const prefix = ustarPrefix(header);
       const short = text(header, 0, 100);
       const name = pax.get("path") ?? longName ?? (prefix === "" ? short : `${prefix}/${short}`);
       const linkname = pax.get("linkpath") ?? longLink ?? text(header, 157, 100);

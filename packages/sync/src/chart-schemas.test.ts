@@ -1,13 +1,15 @@
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { KnvCode } from "@driftless/api";
+import { paxHeaderBlocks, rawTarBlocks, rawTarGz } from "@driftless/oci/testing";
 import { externalSchemaReference } from "./chart-schemas.ts";
 import { checkKustomizationPaths } from "./kustomization-paths.ts";
 import { RenderingError } from "./render-error.ts";
+import { defaultRenderToolsDir } from "./render-tools.ts";
 
 let scratch: string;
 before(async () => {
@@ -107,6 +109,51 @@ void describe("chart schemas", () => {
     await refused(await chartRepo({ "values.schema.json": "{ not json" }), /is not valid JSON/);
     // With shell access the repository's code runs anyway: its schemas are left to helm.
     await check(await chartRepo({ "values.schema.json": bad }), true);
+  });
+
+  void it("reads a subchart archive's entries as helm does: a schema hidden by its name, its type or a misleading size is found", async () => {
+    // The real helm is the judge: each archive makes it load a file outside the chart into its error, so the
+    // trick is real; the check must refuse every one of them.
+    const outside = join(scratch, "outside.json");
+    await writeFile(outside, schema({ const: "FROM-OUTSIDE-THE-CHART" }));
+    const hostile = schema({ type: "object", properties: { a: { $ref: `file://${outside}` } } });
+    const schemaEntry = (name: string, flag = "0"): Buffer => rawTarBlocks({ name, flag, content: hostile });
+    const tricks: [string, Buffer[]][] = [
+      ["a name written with backslashes", [schemaEntry("sub\\values.schema.json")]],
+      ["a trailing slash", [schemaEntry("sub/values.schema.json/")]],
+      ["a '.' segment", [schemaEntry("sub/values.schema.json/.")]],
+      ["a type flag tar does not define", [schemaEntry("sub/values.schema.json", "Z")]],
+      [
+        "a pax size that says the entry before it is empty",
+        [
+          paxHeaderBlocks({ size: "0" }),
+          rawTarBlocks({ name: "sub/README", flag: "0", content: schemaEntry("sub/values.schema.json") }),
+        ],
+      ],
+      [
+        "a directory whose header claims content",
+        [rawTarBlocks({ name: "sub/d/", flag: "5", content: schemaEntry("sub/values.schema.json") })],
+      ],
+    ];
+    const helm = join(defaultRenderToolsDir() ?? assert.fail("no render tools: run npm test's setup"), "helm");
+    for (const [trick, blocks] of tricks) {
+      const sub = rawTarGz([
+        rawTarBlocks({ name: "sub/Chart.yaml", flag: "0", content: "apiVersion: v2\nname: sub\nversion: 0.1.0\n" }),
+        rawTarBlocks({ name: "sub/values.yaml", flag: "0", content: "a: x\n" }),
+        ...blocks,
+      ]);
+      const root = await chartRepo({ "charts/sub-0.1.0.tgz": sub });
+      const helmRun = spawnSync(helm, ["template", "r", join(root, "config", "charts", "c")], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH, HOME: scratch },
+      });
+      assert.match(helmRun.stderr, /FROM-OUTSIDE-THE-CHART/, `${trick}: helm did not load the hidden schema`);
+      await assert.rejects(
+        check(root),
+        (error: unknown) => error instanceof RenderingError && /refers to \$ref "file:/.test(error.message),
+        `${trick}: the check let the schema through`,
+      );
+    }
   });
 
   void it("bounds the bytes all of a chart's archives decompress to together, not only each archive's", async () => {

@@ -8,7 +8,7 @@
  */
 import { createGunzip } from "node:zlib";
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { join, posix } from "node:path";
 import { readTar, TarEntryType } from "@driftless/oci";
 import { RenderingError } from "./render-error.ts";
 
@@ -90,8 +90,10 @@ export async function checkChartSchemas(dir: string, where: string, show: (path:
       throw new RenderingError(`${where}: ${file} nests subchart archives more than ${maxArchiveDepth} deep`);
     try {
       for await (const entry of readTar(gunzipped(archive, decompressed))) {
-        if (entry.type !== TarEntryType.File || entry.size > maxFileBytes) continue;
-        const name = entry.name.split("/").at(-1) ?? "";
+        // Every entry with content, whatever its type: Go's tar reader gives helm the content of unknown types too.
+        const withContent = entry.type === TarEntryType.File || entry.type === TarEntryType.Other;
+        if (!withContent || entry.size > maxFileBytes) continue;
+        const name = helmFileName(entry.name).split("/").at(-1) ?? "";
         if (name !== schemaFile && !name.endsWith(".tgz")) continue;
         const chunks: Buffer[] = [];
         for await (const chunk of entry.content) chunks.push(chunk);
@@ -109,6 +111,17 @@ export async function checkChartSchemas(dir: string, where: string, show: (path:
     }
   };
   await walk(dir);
+}
+
+/**
+ * The name helm's archive loader gives an entry: split on "\\" where the name holds one (an archive made on
+ * Windows), else on "/", the first part (the chart's folder) dropped, then cleaned, so `c\\values.schema.json`,
+ * `c/values.schema.json/` and `c/values.schema.json/.` are all the chart's schema to helm.
+ */
+function helmFileName(entryName: string): string {
+  const delimiter = entryName.includes("\\") ? "\\" : "/";
+  const cleaned = posix.normalize(entryName.split(delimiter).slice(1).join("/"));
+  return cleaned === "/" ? cleaned : cleaned.replace(/\/+$/, "");
 }
 
 /**

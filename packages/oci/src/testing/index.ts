@@ -1,3 +1,3 @@
 /** Test helpers of @driftless/oci: building layers, honest or hostile. */
-export { tarArchive, tarGz, tarGzBomb } from "./tar-writer.ts";
-export type { TarInput } from "./tar-writer.ts";
+export { paxHeaderBlocks, rawTarBlocks, rawTarGz, tarArchive, tarGz, tarGzBomb } from "./tar-writer.ts";
+export type { RawTarEntry, TarInput } from "./tar-writer.ts";

@@ -92,3 +92,43 @@ export async function tarGzBomb(files: number, fileBytes: number): Promise<Buffe
   await pipeline(Readable.from(tar()), gzip);
   return Buffer.concat(parts);
 }
+
+/**
+ * One entry exactly as given, for archives that read differently to a careless reader: any type flag, and a size
+ * field that need not match the content that follows (`sizeField`, the 12 bytes' text; default the content's).
+ */
+export interface RawTarEntry {
+  readonly name: string;
+  readonly flag: string;
+  readonly content: Buffer | string;
+  readonly sizeField?: string;
+}
+
+export function rawTarBlocks(entry: RawTarEntry): Buffer {
+  const data = Buffer.from(entry.content);
+  const header = headerBlock({ name: entry.name }, data.length);
+  header.fill(0, 156, 157);
+  field(header, entry.flag, 156, 1);
+  if (entry.sizeField !== undefined) {
+    header.fill(0, 124, 136);
+    header.write(entry.sizeField, 124, 12, "latin1");
+  }
+  seal(header);
+  return Buffer.concat([header, data, Buffer.alloc((512 - (data.length % 512)) % 512)]);
+}
+
+/** A pax extended header ("x") holding `records`, for the entry after it. */
+export function paxHeaderBlocks(records: Readonly<Record<string, string>>): Buffer {
+  const lines = Object.entries(records).map(([key, value]) => {
+    const record = (len: number): string => `${len} ${key}=${value}\n`;
+    let length = record(0).length;
+    while (record(length).length !== length) length = record(length).length;
+    return record(length);
+  });
+  return rawTarBlocks({ name: "PaxHeader", flag: "x", content: lines.join("") });
+}
+
+/** Blocks from rawTarBlocks and paxHeaderBlocks as a gzipped archive, with its end marker. */
+export function rawTarGz(blocks: readonly Buffer[]): Buffer {
+  return gzipSync(Buffer.concat([...blocks, Buffer.alloc(1024)]));
+}
