@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -6,6 +7,7 @@ import { after, before, describe, it } from "node:test";
 import { KnvCode } from "@driftless/api";
 import { checkKustomizationPaths } from "./kustomization-paths.ts";
 import { RenderingError } from "./render-error.ts";
+import { defaultRenderToolsDir } from "./render-tools.ts";
 
 /** A scratch folder holding a repository checkout `repo/` and, beside it, a file the tenant must not read. */
 let scratch: string;
@@ -75,6 +77,28 @@ void describe("checkKustomizationPaths", () => {
       const root = await repo({ "config/kustomization.yaml": y(k) });
       await refused(root, /leaves the repository/);
     }
+  });
+
+  void it("checks openapi.path under every key kustomize folds to it: given twice, kustomize reads the later one", async () => {
+    // A path outside whose file is absent: the real kustomize, run as the render runs it, fails opening it,
+    // which shows the build reads the later key's path (present, it would read the file's content).
+    const absent = join(scratch, "absent-schema.json");
+    const kustomization = `OpenAPI: {path: schema.json}\nopenapi: {path: ${JSON.stringify(absent)}}\nresources: [cm.yaml]\n`;
+    const kustomize = join(
+      defaultRenderToolsDir() ?? assert.fail("no render tools: run npm test's setup"),
+      "kustomize",
+    );
+    const root = await repo({
+      "config/kustomization.yaml": kustomization,
+      "config/schema.json": "{}",
+      "config/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n",
+    });
+    const run = spawnSync(kustomize, ["build", "--load-restrictor=LoadRestrictionsNone", join(root, "config")], {
+      encoding: "utf8",
+      env: { HOME: scratch },
+    });
+    assert.ok(run.stderr.includes(`open ${absent}`), `kustomize did not open ${absent}: ${run.stderr}`);
+    await refused(root, /openapi\.path .*is an absolute path/);
   });
 
   void it("refuses a symlink that leads out of the checkout, wherever the kustomization names it", async () => {

@@ -20,7 +20,7 @@ import { helmChartNameProblem, helmReleaseNameProblem } from "@driftless/api";
 import type { ChartPull } from "./chart-pulls.ts";
 import { checkChartSchemas } from "./chart-schemas.ts";
 import { isRemoteTarget, PathConfinement } from "./confine-path.ts";
-import { isRecord, parseYaml, parseYamlText, records, strings, value, type Json } from "./kustomization-yaml.ts";
+import { parseYaml, parseYamlText, records, strings, type Json } from "./kustomization-yaml.ts";
 import { pluginConfigs, pluginKind } from "./plugin-configs.ts";
 import { RenderingError } from "./render-error.ts";
 
@@ -102,9 +102,9 @@ class Walk {
       await this.file(dir, entry, `${where}: patchesStrategicMerge entry`);
     for (const field of ["configMapGenerator", "secretGenerator"])
       for (const args of records(k, field)) await this.generatorArgs(dir, args, `${where}: ${field}`);
-    const openapi = value(k, "openapi");
-    if (isRecord(openapi) && typeof openapi["path"] === "string")
-      await this.file(dir, openapi["path"], `${where}: openapi.path`);
+    // Every key kustomize folds to openapi or path: given twice, the later one wins in kustomize, not the first.
+    for (const openapi of records(k, "openapi"))
+      for (const path of strings(openapi, "path")) await this.file(dir, path, `${where}: openapi.path`);
     await this.helm(dir, k, where);
   }
 
