@@ -56,7 +56,8 @@ export class ListFailedError extends DriftlessError {
   constructor(mapping: ResourceMapping, cause: Error) {
     super({
       code: KnvCode.Apply,
-      errorClass: ErrorClass.Retry,
+      // A refusal (401/403) lasts until someone grants the list, so it is not a retry that holds back prune.
+      errorClass: cause instanceof DriftlessError ? cause.errorClass : ErrorClass.Retry,
       // Config Sync's wording: its status poller lists each type the sync applies.
       message: `polling for status failed: failed to list ${groupVersionKind(mapping)}: ${failureText(cause)}`,
       cause,

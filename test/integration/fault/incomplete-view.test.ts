@@ -187,4 +187,21 @@ test("a type the reconciler may not list is reported with the server's message, 
   assert.equal(listError["code"], "2009");
   const a = await coreApi().readNamespacedConfigMap({ namespace, name: "a" });
   assert.deepEqual(a.data, { k: "a" }, "the ConfigMap was not applied beside the unlistable Secret");
+
+  // A refusal that lasts (403) does not hold back the prune of what left Git, as Config Sync goes on pruning.
+  await repo.remove("config/a.yaml");
+  await repo.write("config/b.yaml", json(configMap(namespace, "b")));
+  const second = await repo.commit("a replaced by b");
+  await syncErrorsAt(name, second);
+  await eventually(
+    async () => {
+      try {
+        await coreApi().readNamespacedConfigMap({ namespace, name: "a" });
+        return undefined;
+      } catch {
+        return true;
+      }
+    },
+    { timeoutMs: 30_000, what: "ConfigMap a pruned while Secrets still cannot be listed" },
+  );
 });
