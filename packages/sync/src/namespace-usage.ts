@@ -32,12 +32,9 @@ export async function namespaceInUse(
     for (const resource of resources) {
       if (ignoredResources.has(resource.name) || !resource.verbs.includes("list")) continue;
       const base = group === "" ? `/api/${groupVersion}` : `/apis/${groupVersion}`;
-      const list = await client.request<{ items?: { metadata?: { name?: string; deletionTimestamp?: string } }[] }>({
-        method: "GET",
-        path: `${base}/namespaces/${encodeURIComponent(namespace)}/${resource.name}`,
-        query: { limit: 100 },
-      });
-      for (const item of list.items ?? []) {
+      const path = `${base}/namespaces/${encodeURIComponent(namespace)}/${resource.name}`;
+      // Every page: a hundred objects being deleted ahead of one that stays must not read as "empty".
+      for await (const item of pagedItems(client, path)) {
         const name = item.metadata?.name ?? "";
         if (isDefaultObject(resource.name, name) || item.metadata?.deletionTimestamp !== undefined) continue;
         if (removed.has(idKey({ group, kind: resource.kind, namespace, name }))) continue;
@@ -46,6 +43,23 @@ export async function namespaceInUse(
     }
   }
   return false;
+}
+
+interface ListedItem {
+  readonly metadata?: { readonly name?: string; readonly deletionTimestamp?: string };
+}
+
+async function* pagedItems(client: KubeClient, path: string): AsyncGenerator<ListedItem> {
+  let next: string | undefined;
+  do {
+    const list = await client.request<{ items?: ListedItem[]; metadata?: { continue?: string } }>({
+      method: "GET",
+      path,
+      query: next === undefined ? { limit: 100 } : { limit: 100, continue: next },
+    });
+    yield* list.items ?? [];
+    next = list.metadata?.continue === "" ? undefined : list.metadata?.continue;
+  } while (next !== undefined);
 }
 
 async function discoverNamespaced(
