@@ -250,11 +250,51 @@ async function main(argv: readonly string[]): Promise<number> {
     case "version":
       return version(kubeconfig, out);
     default:
-      throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+      throw new UnknownCommandError(`unknown command ${JSON.stringify(command)} for "driftless"`);
   }
 }
 
+/** A verb used wrongly: a flag's value, an operand. */
 class UsageError extends Error {}
+/** No such verb: exit 1, as nomos (cobra) exits for one. */
+class UnknownCommandError extends Error {}
+
+/** nomos's verbs: they fail as nomos does, so its scripts and Config Sync's e2e checks read them alike. */
+const nomosVerbs: ReadonlySet<string> = new Set(["vet", "hydrate"]);
+
+/** The verb of `argv` as parseArgs reads it (an option's value is not taken for it), without refusing anything. */
+function verbOf(argv: readonly string[]): string | undefined {
+  try {
+    return parseArgs({ args: nomosFlagForms(argv, booleanFlags), options, strict: false, allowPositionals: true })
+      .positionals[0];
+  } catch {
+    return undefined;
+  }
+}
+
+/** node:util's parseArgs refusing an option it does not know, or one without its value. */
+function isParseArgsError(error: unknown): error is Error & { code: string } {
+  return error instanceof Error && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS_");
+}
+
+/**
+ * Prints why `verb` failed and returns the exit code. vet and hydrate as cobra prints for nomos:
+ * `Error: <why>` on stderr, exit 1, the usage only after a flag it does not know. driftless's own
+ * verbs: `driftless: <why>`, and a verb used wrongly exits 2 with its usage.
+ */
+function reportFailure(verb: string | undefined, error: unknown): number {
+  const message = printable(error instanceof Error ? error.message : String(error));
+  if (verb !== undefined && nomosVerbs.has(verb)) {
+    const unknownFlag = isParseArgsError(error) ? /^Unknown option '(--?[^']+)'/.exec(error.message)?.[1] : undefined;
+    process.stderr.write(`Error: ${unknownFlag === undefined ? message : `unknown flag: ${printable(unknownFlag)}`}\n`);
+    if (isParseArgsError(error)) process.stderr.write(`${usageOf(verb)}\n`);
+    return 1;
+  }
+  process.stderr.write(`driftless: ${message}\n`);
+  if (error instanceof UsageError || error instanceof UnknownCommandError)
+    process.stderr.write(`${usageOf(verb ?? "")}\n`);
+  return error instanceof UsageError ? 2 : 1;
+}
 
 /** The part of the usage about `command` (`driftless sync --help`), or all of it for an unknown one. */
 function usageOf(command: string): string {
@@ -284,11 +324,8 @@ function objectThreshold(value: string): number | undefined {
   return limit === 0 ? undefined : limit;
 }
 
-main(process.argv.slice(2)).then(
+const argv = process.argv.slice(2);
+main(argv).then(
   (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`driftless: ${printable(error instanceof Error ? error.message : String(error))}\n`);
-    if (error instanceof UsageError) process.stderr.write(`${usageOf(process.argv[2] ?? "")}\n`);
-    process.exit(error instanceof UsageError ? 2 : 1);
-  },
+  (error: unknown) => process.exit(reportFailure(verbOf(argv), error)),
 );

@@ -1,0 +1,70 @@
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+
+const main = join(import.meta.dirname, "main.ts");
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** The CLI as a user runs it, in `cwd`, with no kubeconfig to read. */
+function driftless(cwd: string, ...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [main, ...args],
+      { cwd, env: { ...process.env, KUBECONFIG: join(cwd, "no-kubeconfig") } },
+      (error, stdout, stderr) => resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr }),
+    );
+  });
+}
+
+async function source(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "driftless-main-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(join(dir, "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: shop}\n");
+  return dir;
+}
+
+// Checked against nomos v1.22 (`--no-api-server-check`) and Config Sync's e2e/testcases/cli_test.go.
+void describe("vet and hydrate fail as nomos fails: `Error: ...` on stderr, exit 1", () => {
+  void it("vet --namespace with --source-format hierarchy", async (t) => {
+    const dir = await source(t);
+    const run = await driftless(dir, "vet", "--namespace", "tenant-a", "--source-format", "hierarchy");
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(
+      run.stderr,
+      "Error: if --namespace is provided, --source-format must be omitted or set to unstructured\n",
+    );
+  });
+
+  void it("hydrate --format xml", async (t) => {
+    const dir = await source(t);
+    const run = await driftless(dir, "hydrate", "--no-api-server-check", "--format", "xml");
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(run.stderr, 'Error: format argument must be "yaml" or "json"\n');
+  });
+
+  void it("a flag it does not know, with the verb's usage", async (t) => {
+    const dir = await source(t);
+    const run = await driftless(dir, "vet", "--bogus");
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /^Error: unknown flag: --bogus\nusage:\n {2}driftless vet /);
+  });
+
+  void it("an unknown command exits 1 too; a driftless verb used wrongly keeps exit 2 with its usage", async (t) => {
+    const dir = await source(t);
+    const unknown = await driftless(dir, "bogus");
+    assert.equal(unknown.code, 1, unknown.stderr);
+    assert.match(unknown.stderr, /^driftless: unknown command "bogus" for "driftless"\n/);
+    const wrong = await driftless(dir, "suspend", "deployment/x");
+    assert.equal(wrong.code, 2, wrong.stderr);
+    assert.match(wrong.stderr, /^driftless: .*"deployment" is not rootsync or reposync[^]*driftless suspend\|resume/);
+  });
+});
