@@ -11,7 +11,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
 import { findRepoRoot } from "@driftless/local-cluster";
-import { createRepoSync, customApi, eventually, testEnv, testNamespace, TestRepo } from "../support/index.ts";
+import {
+  createRepoSync,
+  customApi,
+  eventually,
+  startReconciler,
+  testEnv,
+  testNamespace,
+  TestRepo,
+} from "../support/index.ts";
 import { grantRepoSyncReconciler, grantUserRepoSyncs } from "../support/rbac.ts";
 import {
   configMap,
@@ -108,6 +116,31 @@ test("driftless sync --wait on a sync the manager stalled (an invalid spec) exit
   assert.equal(stalled.code, 1, stalled.out);
   assert.match(stalled.out, /STALLED \(Validation\): .*secretRef/);
   assert.doesNotMatch(stalled.out, /within the timeout/);
+});
+
+test("driftless sync --wait on a suspended sync exits 1 at once, saying nothing is applied, instead of reporting its empty pass as synced", async (t) => {
+  const namespace = await testNamespace(t);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/cm.yaml", configMap("a", namespace, { v: "1" }));
+  const first = await repo.commit("v1");
+  await createRepoSync(namespace, repo);
+  const reconciler = await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
+  await eventually(async () => reconciler.lastPass?.commit === first && reconciler.lastPass.synced, {
+    what: "v1 synced",
+  });
+  const suspend = await driftless("suspend", "reposync", "repo-sync", "-n", namespace);
+  assert.equal(suspend.code, 0, suspend.out);
+
+  await repo.write("config/cm.yaml", configMap("a", namespace, { v: "2" }));
+  await repo.commit("v2");
+  const waited = await driftless("sync", "reposync", "repo-sync", "-n", namespace, "--wait", "--timeout", "60s");
+  assert.equal(waited.code, 1, waited.out);
+  assert.match(waited.out, /suspended: its pass applies, prunes and corrects nothing until `driftless resume`/);
+  assert.doesNotMatch(waited.out, /SUSPENDED at commit|within the timeout/);
+  // Without --wait the request is all the command promises: it stands, with the same warning.
+  const asked = await driftless("sync", "reposync", "repo-sync", "-n", namespace);
+  assert.equal(asked.code, 0, asked.out);
+  assert.match(asked.out, /suspended: its pass applies/);
 });
 
 test("driftless sync --wait on a sync deleted while it waits exits 1 at once, saying so, instead of waiting out its timeout", async (t) => {

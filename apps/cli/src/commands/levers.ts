@@ -2,11 +2,12 @@
  * `driftless sync | suspend | resume TYPE NAME`: ask for a pass now, pause, resume. Each is an
  * annotation patched as the user (sync-actions.ts); `sync --wait` then follows the sync until its
  * reconciler says a pass newer than the request has finished, and exits 1 if that pass failed, if the
- * manager stalled the sync (no reconciler runs to answer until its spec changes), or if the API server
- * refuses to let the user follow the sync (a user who may patch it but not watch it); Ctrl-C exits 130,
- * saying the request stands.
+ * manager stalled the sync (no reconciler runs to answer until its spec changes), if the sync is
+ * suspended (its pass applies nothing, so there is nothing to wait for: Flux's `reconcile` refuses a
+ * suspended object too), or if the API server refuses to let the user follow the sync (a user who may
+ * patch it but not watch it); Ctrl-C exits 130, saying the request stands.
  */
-import { getCondition, SyncConditionType, type SyncCondition } from "@driftless/api";
+import { getCondition, isSuspended, SyncConditionType, type SyncCondition } from "@driftless/api";
 import { Informer, KubeClient, isForbidden, isNotFound, type KubeObject } from "@driftless/kube";
 import { aborted, interruptedExitCode, isRefusal, unlessAborted } from "../interrupt.ts";
 import { act, requestAnswered, SyncAction } from "../sync-actions.ts";
@@ -41,6 +42,11 @@ export async function lever(
     if (action === SyncAction.Resume) out(`${what} resumed`);
     if (action !== SyncAction.Sync || result.request === undefined) return 0;
     out(`${what}: pass requested (driftless.dev/sync-requested-at=${result.request})`);
+    // The patch's answer is the sync as it is now: suspended, the pass it asks for applies nothing.
+    if (isSuspended(result.object.metadata.annotations)) {
+      out(`${what}: suspended: its pass applies, prunes and corrects nothing until \`driftless resume\``);
+      return options.wait ? 1 : 0;
+    }
     if (!options.wait) return 0;
     const answer = await waitForAnswer(client, ref, result.request, options);
     switch (answer.outcome) {
@@ -71,6 +77,10 @@ export async function lever(
         break;
     }
     const report = syncReport(answer.sync);
+    if (report.state === SyncState.Suspended) {
+      out(`${what}: suspended before its pass: nothing was applied (\`driftless resume\` first)`);
+      return 1;
+    }
     out(`${what}: ${report.state} at commit ${report.commits.sync || report.commits.source || "-"}`);
     for (const e of report.errors) out(cell(`  ${e.code} ${e.phase}: ${e.message}`));
     const failed = report.state === SyncState.Error || report.state === SyncState.Stalled || report.errors.length > 0;
