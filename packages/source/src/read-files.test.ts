@@ -207,6 +207,33 @@ void describe("readFiles", () => {
   });
 });
 
+void describe("readFiles and UTF-8", () => {
+  void it("refuses a YAML file that is not valid UTF-8 (KNV1006) instead of applying U+FFFD; JSON decodes as Go's does", async () => {
+    const invalid = Buffer.concat([
+      Buffer.from("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {k: "),
+      Buffer.from([0xff, 0xfe, 0x41]),
+      Buffer.from("}\n"),
+    ]);
+    await withTree({}, async (dir) => {
+      await writeFile(join(dir, "bad.yaml"), invalid);
+      await writeFile(join(dir, "bad.json"), Buffer.from([0x7b, 0x22, 0x6b, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]));
+      const texts = new Map<number, string>();
+      const failures = new Map<number, string>();
+      await readFiles(
+        [
+          { absolutePath: join(dir, "bad.yaml"), sourcePath: "bad.yaml" },
+          { absolutePath: join(dir, "bad.json"), sourcePath: "bad.json" },
+        ],
+        (i, text) => texts.set(i, text),
+        (i, error) => failures.set(i, `${error.code} ${error.errorClass} ${error.message}`),
+        { sliceMs: 0 },
+      );
+      assert.deepEqual([...failures], [[0, "KNV1006 terminal bad.yaml: the file is not valid UTF-8"]]);
+      assert.deepEqual([...texts], [[1, '{"k":"\ufffd"}']]);
+    });
+  });
+});
+
 void describe("readFiles aborting", () => {
   void it("stops between slices when the signal aborts", async () => {
     await withTree({ "a.yaml": "A", "b.yaml": "B" }, async (dir) => {

@@ -3,10 +3,11 @@
  * read one after another in short time slices, each handed to the caller as soon as it is read, so a
  * 10,000-file repository never holds 10,000 file contents at once nor blocks the event loop for long.
  */
+import { isUtf8 } from "node:buffer";
 import { readFileSync } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import { join, sep } from "node:path";
-import { SourceDirectoryError, SourceReadError, UnsafeSymlinkError } from "./errors.ts";
+import { ManifestParseError, SourceDirectoryError, SourceReadError, UnsafeSymlinkError } from "./errors.ts";
 import type { SourceError } from "./errors.ts";
 import { isManifestFileName } from "./parse.ts";
 
@@ -168,7 +169,19 @@ export async function readFiles(
     }
     let text: string;
     try {
-      text = readFileSync(file.absolutePath, "utf8");
+      const bytes = readFileSync(file.absolutePath);
+      // Decoding would put U+FFFD in place of bad bytes and apply that; Config Sync's YAML parser refuses the
+      // file. JSON is decoded as Go's encoding/json does, with the replacement.
+      if (!file.sourcePath.endsWith(".json") && !isUtf8(bytes)) {
+        onError(
+          index,
+          new ManifestParseError(`${file.sourcePath}: the file is not valid UTF-8`, {
+            sourcePaths: [file.sourcePath],
+          }),
+        );
+        continue;
+      }
+      text = bytes.toString("utf8");
     } catch (error) {
       onError(
         index,
