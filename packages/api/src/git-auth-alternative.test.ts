@@ -34,6 +34,9 @@ void describe("Git auth types driftless refuses, and cookiefile, which it implem
       parseRootSync(sync({ auth: "cookiefile", secretRef: { name: "jar" }, proxy: "http://p:3128" })).ok,
       true,
     );
-    assert.match(messages(sync({ auth: "cookiefile" })), /spec.git.auth "cookiefile" requires spec.git.secretRef.name/);
+    assert.match(
+      messages(sync({ auth: "cookiefile" })),
+      /RootSyncs which specify spec.git.auth as one of "ssh", "cookiefile", "githubapp", or "token" must also specify spec.git.secretRef \(auth is "cookiefile"\)/,
+    );
   });
 });

@@ -32,7 +32,9 @@ void describe("spec.oci", () => {
     assert.deepEqual(ok.value.spec.oci?.secretRef, { name: "creds" });
     const missing = problems(parseRootSync(rootSync({ sourceType: "oci", oci: { image: "r/x:1", auth: "token" } })));
     assert.ok(
-      missing.some((m) => m.includes(`auth "token" requires spec.oci.secretRef.name`)),
+      missing.some((m) =>
+        m.startsWith(`RootSyncs which specify spec.oci.auth as "token" must also specify spec.oci.secretRef`),
+      ),
       missing.join("; "),
     );
   });
@@ -76,7 +78,7 @@ void describe("spec.helm", () => {
     for (const fragment of [
       "must not contain a slash (/)",
       "https://, http:// or oci://",
-      "only one of namespace and deployNamespace",
+      "RootSyncs must specify only one of 'spec.helm.namespace' or 'spec.helm.deployNamespace'",
     ])
       assert.ok(
         found.some((m) => m.includes(fragment)),

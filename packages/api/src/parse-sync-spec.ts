@@ -7,7 +7,14 @@ import { Defaults, SourceFormat, SourceType } from "./defaults.ts";
 import { Kind, type SyncKind } from "./groups.ts";
 import { FieldReader, type JsonRecord } from "./read-fields.ts";
 import { gitAuthAlternative } from "./git-auth-alternative.ts";
-import { parseHelm, parseOci } from "./parse-source-spec.ts";
+import {
+  authField,
+  illegalSecretRef,
+  missingSecretRef,
+  parseHelm,
+  parseOci,
+  requiredSourceField,
+} from "./parse-source-spec.ts";
 import { durationField, secretReference } from "./parse-spec-fields.ts";
 import {
   GitAuthType,
@@ -32,12 +39,22 @@ import {
 } from "./sync-types.ts";
 
 const gcpServiceAccountSuffix = ".iam.gserviceaccount.com";
+/** Config Sync's Git auth types, in the order its message lists them. */
+const gitAuthTypes = [
+  GitAuthType.Ssh,
+  GitAuthType.CookieFile,
+  GitAuthType.GceNode,
+  GitAuthType.Token,
+  GitAuthType.None,
+  GitAuthType.GcpServiceAccount,
+  GitAuthType.GithubApp,
+] as const;
 
 /** Parses `spec`; problems go to `reader`. The result is only meaningful when there are none. */
 export function parseSyncSpec(kind: SyncKind, raw: JsonRecord, reader: FieldReader): RootSyncSpec | RepoSyncSpec {
   const path = "spec";
   const problemsBefore = reader.problems.length;
-  const sourceType = reader.oneOf(raw, "sourceType", path, Object.values(SourceType)) ?? Defaults.sourceType;
+  const sourceType = parseSourceType(kind, raw, reader) ?? Defaults.sourceType;
   const sourceTypeInvalid = reader.problems.length > problemsBefore;
   const sourceFormat = parseSourceFormat(kind, raw, reader);
 
@@ -52,7 +69,7 @@ export function parseSyncSpec(kind: SyncKind, raw: JsonRecord, reader: FieldRead
     if (block === undefined)
       reader.problem(`${kind}s must specify spec.${sourceType} when spec.sourceType is "${sourceType}"`);
     else if (sourceType === SourceType.Git) git = parseGit(kind, block, reader);
-    else if (sourceType === SourceType.Oci) oci = parseOci(block, reader);
+    else if (sourceType === SourceType.Oci) oci = parseOci(kind, block, reader);
     else helm = parseHelm(kind, block, reader);
   }
 
@@ -67,6 +84,13 @@ export function parseSyncSpec(kind: SyncKind, raw: JsonRecord, reader: FieldRead
     ...(helm === undefined ? {} : { helm }),
     ...(override === undefined ? {} : { override }),
   };
+}
+
+function parseSourceType(kind: SyncKind, raw: JsonRecord, reader: FieldReader): SourceType | undefined {
+  const value = reader.string(raw, "sourceType", "spec");
+  if (value === undefined || Object.values<string>(SourceType).includes(value)) return value as SourceType | undefined;
+  reader.problem(`${kind}s must specify spec.sourceType to be one of "git", "oci", "helm" (got "${value}")`);
+  return undefined;
 }
 
 function parseSourceFormat(kind: SyncKind, raw: JsonRecord, reader: FieldReader): SourceFormat {
@@ -85,8 +109,14 @@ function parseSourceFormat(kind: SyncKind, raw: JsonRecord, reader: FieldReader)
 
 function parseGit(kind: SyncKind, raw: JsonRecord, reader: FieldReader): GitSpec {
   const path = "spec.git";
-  const repo = reader.requiredString(raw, "repo", path, `is required when spec.sourceType is "git"`) ?? "";
-  const auth = reader.oneOf(raw, "auth", path, Object.values(GitAuthType)) ?? GitAuthType.None;
+  const repo = requiredSourceField(kind, raw, "repo", "git", reader) ?? "";
+  const problemsBefore = reader.problems.length;
+  // The CRD's enum has k8sserviceaccount (OCI and Helm read it); Config Sync's Git check does not.
+  const auth =
+    authField(kind, raw, "git", gitAuthTypes, reader, (value) =>
+      value === GitAuthType.K8sServiceAccount ? "it applies to OCI and Helm sources only" : undefined,
+    ) ?? GitAuthType.None;
+  const authInvalid = reader.problems.length > problemsBefore;
   const period = durationField(raw, "period", path, reader);
   const email = reader.string(raw, "gcpServiceAccountEmail", path);
   const proxy = reader.string(raw, "proxy", path);
@@ -94,32 +124,18 @@ function parseGit(kind: SyncKind, raw: JsonRecord, reader: FieldReader): GitSpec
   const caCertSecretRef = secretReference(raw, "caCertSecretRef", path, reader);
   const noSSLVerify = reader.boolean(raw, "noSSLVerify", path);
 
-  if (auth === GitAuthType.K8sServiceAccount) {
-    reader.problem(`spec.git.auth "k8sserviceaccount" applies to OCI and Helm sources only`);
-  }
   if (auth === GitAuthType.GcpServiceAccount) {
-    if (email === undefined)
-      reader.problem(`spec.git.auth "gcpserviceaccount" requires spec.git.gcpServiceAccountEmail`);
+    const which = `${kind}s which specify spec.git.auth as "gcpserviceaccount"`;
+    if (email === undefined) reader.problem(`${which} must also specify spec.git.gcpServiceAccountEmail`);
     else if (!isGcpServiceAccountEmail(email)) {
       reader.problem(
-        `spec.git.gcpServiceAccountEmail must look like <6-30 characters>@<project>${gcpServiceAccountSuffix}`,
+        `${which} must use suffix <gcp_serviceaccount_name>.[${gcpServiceAccountSuffix}] (6 to 30 characters before the @)`,
       );
     }
   }
-  if (proxy !== undefined && !GitAuthTypesWithProxy.includes(auth)) {
-    // Config Sync's words (it lists the types it honours a proxy for; driftless refuses githubapp).
-    reader.problem(
-      `${kind}s which specify spec.git.proxy must also specify spec.git.auth as one of "none", "cookiefile", "token" or "githubapp" (driftless supports "none", "cookiefile" and "token"), not "${auth}"`,
-    );
-  }
-  const needsSecret = GitAuthTypesWithSecret.includes(auth);
-  if (needsSecret && secretRef?.name === undefined) {
-    reader.problem(`spec.git.auth "${auth}" requires spec.git.secretRef.name`);
-  }
-  if (!needsSecret && secretRef?.name !== undefined && auth !== GitAuthType.K8sServiceAccount) {
-    reader.problem(`spec.git.secretRef must not be set with spec.git.auth "${auth}"`);
-  }
-  if (!SupportedGitAuthTypes.includes(auth) && auth !== GitAuthType.K8sServiceAccount) {
+  // An auth type that is not one says nothing about the proxy or the Secret.
+  if (!authInvalid) checkGitAuthFields(kind, auth, proxy, secretRef?.name, reader);
+  if (!SupportedGitAuthTypes.includes(auth)) {
     const alternative = gitAuthAlternative(auth);
     reader.problem(
       `spec.git.auth "${auth}" is not supported by driftless (supported: ${SupportedGitAuthTypes.join(", ")})${alternative === undefined ? "" : `: ${alternative}`}`,
@@ -141,6 +157,25 @@ function parseGit(kind: SyncKind, raw: JsonRecord, reader: FieldReader): GitSpec
   };
 }
 
+/** Config Sync's rules, in its words: a proxy only with the auth types that use it, a secretRef iff auth reads one. */
+function checkGitAuthFields(
+  kind: SyncKind,
+  auth: GitAuthType,
+  proxy: string | undefined,
+  secretName: string | undefined,
+  reader: FieldReader,
+): void {
+  if (proxy !== undefined && !GitAuthTypesWithProxy.includes(auth)) {
+    // Config Sync lists the types it honours a proxy for; driftless refuses githubapp.
+    reader.problem(
+      `${kind}s which specify spec.git.proxy must also specify spec.git.auth as one of "none", "cookiefile", "token" or "githubapp" (driftless supports "none", "cookiefile" and "token"), not "${auth}"`,
+    );
+  }
+  const needsSecret = GitAuthTypesWithSecret.includes(auth);
+  if (needsSecret && secretName === undefined) reader.problem(`${missingSecretRef(kind, "git")} (auth is "${auth}")`);
+  if (!needsSecret && secretName !== undefined) reader.problem(illegalSecretRef(kind, "git", auth));
+}
+
 function parseOverride(
   kind: SyncKind,
   raw: JsonRecord,
@@ -150,7 +185,7 @@ function parseOverride(
   const common: OverrideSpec = compact({
     resources: reader
       .records(raw, "resources", path)
-      ?.map((r, i) => parseResources(r, `${path}.resources[${i}]`, reader)),
+      ?.map((r, i) => parseResources(kind, r, `${path}.resources[${i}]`, reader)),
     gitSyncDepth: reader.integer(raw, "gitSyncDepth", path, 0),
     statusMode: reader.oneOf(raw, "statusMode", path, ["enabled", "disabled"]),
     reconcileTimeout: durationField(raw, "reconcileTimeout", path, reader),
@@ -176,20 +211,23 @@ function parseOverride(
     const namespace = reader.string(r, "namespace", at);
     // A Role only exists inside a namespace, so binding one needs to say which.
     if (ref.kind === RoleRefKind.Role && namespace === undefined)
-      reader.problem(`${at}.namespace is required for kind Role`);
+      reader.problem(
+        `${kind}s must specify 'spec.override.roleRefs.namespace' for role references with kind Role (${at})`,
+      );
     return namespace === undefined ? ref : { ...ref, namespace };
   });
   const namespaceStrategy = reader.oneOf(raw, "namespaceStrategy", path, Object.values(NamespaceStrategy));
   return compact({ ...common, roleRefs, namespaceStrategy });
 }
 
-function parseResources(raw: JsonRecord, path: string, reader: FieldReader): ContainerResourcesSpec {
+function parseResources(kind: SyncKind, raw: JsonRecord, path: string, reader: FieldReader): ContainerResourcesSpec {
+  const read = (key: string): Quantity | undefined => quantity(kind, raw, key, path, reader);
   return compact({
     containerName: reader.string(raw, "containerName", path),
-    cpuRequest: quantity(raw, "cpuRequest", path, reader),
-    memoryRequest: quantity(raw, "memoryRequest", path, reader),
-    cpuLimit: quantity(raw, "cpuLimit", path, reader),
-    memoryLimit: quantity(raw, "memoryLimit", path, reader),
+    cpuRequest: read("cpuRequest"),
+    memoryRequest: read("memoryRequest"),
+    cpuLimit: read("cpuLimit"),
+    memoryLimit: read("memoryLimit"),
   });
 }
 
@@ -209,15 +247,24 @@ function parseRoleRef(raw: JsonRecord, path: string, reader: FieldReader): RoleR
 
 const quantityPattern = /^[+-]?(\d+(\.\d*)?|\.\d+)(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?(\d+(\.\d*)?|\.\d+)))?$/;
 
-function quantity(raw: JsonRecord, key: string, path: string, reader: FieldReader): Quantity | undefined {
+function quantity(
+  kind: SyncKind,
+  raw: JsonRecord,
+  key: string,
+  path: string,
+  reader: FieldReader,
+): Quantity | undefined {
   const value = raw[key];
   if (value === undefined || value === null || value === "") return undefined;
+  // Config Sync's words; the entry's index follows.
+  const negative = () =>
+    reader.problem(`${kind} field 'spec.override.resources.${key}' must not be negative (${path}.${key})`);
   if (typeof value === "number" && Number.isFinite(value)) {
-    if (value < 0) reader.problem(`${path}.${key} must not be negative`);
+    if (value < 0) negative();
     return value;
   }
   if (typeof value === "string" && quantityPattern.test(value)) {
-    if (value.startsWith("-")) reader.problem(`${path}.${key} must not be negative`);
+    if (value.startsWith("-")) negative();
     return value;
   }
   reader.problem(`${path}.${key} must be a resource quantity such as "500m" or "1Gi"`);

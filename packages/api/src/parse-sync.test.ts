@@ -137,19 +137,25 @@ void describe("parseRootSync", () => {
 
   void it("rejects unknown source types, and a source without its spec or repo", () => {
     assertRejectedWith(parseRootSync(rootSync({ sourceType: "oci" })), "must specify spec.oci");
-    assertRejectedWith(parseRootSync(rootSync({ sourceType: "svn" })), "must be one of git, oci, helm");
+    assertRejectedWith(
+      parseRootSync(rootSync({ sourceType: "svn" })),
+      `RootSyncs must specify spec.sourceType to be one of "git", "oci", "helm"`,
+    );
     assertRejectedWith(parseRootSync(rootSync({})), "must specify spec.git");
-    assertRejectedWith(parseRootSync(rootSync({ git: { auth: "none" } })), "spec.git.repo is required");
+    assertRejectedWith(
+      parseRootSync(rootSync({ git: { auth: "none" } })),
+      `RootSyncs must specify spec.git.repo when spec.sourceType is "git"`,
+    );
   });
 
   void it("enforces Config Sync's secretRef rules per auth type", () => {
     assertRejectedWith(
       parseRootSync(rootSync({ git: { ...publicGit, auth: "token" } })),
-      `auth "token" requires spec.git.secretRef.name`,
+      `RootSyncs which specify spec.git.auth as one of "ssh", "cookiefile", "githubapp", or "token" must also specify spec.git.secretRef`,
     );
     assertRejectedWith(
       parseRootSync(rootSync({ git: { ...publicGit, secretRef: { name: "x" } } })),
-      `secretRef must not be set with spec.git.auth "none"`,
+      `RootSyncs which specify spec.git.auth as one of "none", "gcenode", or "gcpserviceaccount" must not specify spec.git.secretRef`,
     );
     assertRejectedWith(
       parseRootSync(rootSync({ git: { ...publicGit, auth: "ssh", secretRef: { name: "k" }, proxy: "http://p" } })),
@@ -187,11 +193,11 @@ void describe("parseRootSync", () => {
     assertRejectedWith(parseRootSync(rootSync({ git: publicGit, override: { gitSyncDepth: -1 } })), "gitSyncDepth");
     assertRejectedWith(
       parseRootSync(rootSync({ git: publicGit, override: { roleRefs: [{ kind: "Role", name: "x" }] } })),
-      "namespace is required for kind Role",
+      "RootSyncs must specify 'spec.override.roleRefs.namespace' for role references with kind Role",
     );
     assertRejectedWith(
       parseRootSync(rootSync({ git: publicGit, override: { resources: [{ cpuLimit: "-1" }] } })),
-      "must not be negative",
+      "RootSync field 'spec.override.resources.cpuLimit' must not be negative",
     );
   });
 
@@ -200,7 +206,7 @@ void describe("parseRootSync", () => {
       parseRootSync(
         rootSync({ git: publicGit }, { annotations: { "configsync.gke.io/deletion-propagation-policy": "Delete" } }),
       ),
-      "must be Foreground or Orphan",
+      `RootSyncs which specify the annotation "configsync.gke.io/deletion-propagation-policy" must use one of the values "Foreground" or "Orphan"`,
     );
   });
 
@@ -287,6 +293,126 @@ void describe("parseSync", () => {
     assertRejectedWith(
       parseSync({ ...repoSync({ git: publicGit }), kind: "ConfigMap" }),
       "kind must be RootSync or RepoSync",
+    );
+  });
+});
+
+void describe("KNV1061 messages in Config Sync's words", () => {
+  const sync = (kind: "RootSync" | "RepoSync", spec: Record<string, unknown>, metadata = {}): unknown =>
+    kind === "RootSync" ? rootSync(spec, metadata) : repoSync(spec, metadata);
+  const helm = { repo: "https://charts.example", chart: "web", auth: "none" };
+  // Config Sync's sentence leads each message (its e2e tests and users match on it); driftless's detail may follow.
+  const cases: [string, Record<string, unknown>, Record<string, unknown>, string][] = [
+    [
+      "a missing git repo",
+      { git: { auth: "none" } },
+      {},
+      `{kind}s must specify spec.git.repo when spec.sourceType is "git"`,
+    ],
+    [
+      "a missing OCI image",
+      { sourceType: "oci", oci: { auth: "none" } },
+      {},
+      `{kind}s must specify spec.oci.image when spec.sourceType is "oci"`,
+    ],
+    [
+      "a missing helm repo",
+      { sourceType: "helm", helm: { ...helm, repo: "" } },
+      {},
+      `{kind}s must specify spec.helm.repo when spec.sourceType is "helm"`,
+    ],
+    [
+      "a missing helm chart",
+      { sourceType: "helm", helm: { ...helm, chart: "" } },
+      {},
+      `{kind}s must specify spec.helm.chart when spec.sourceType is "helm"`,
+    ],
+    [
+      "git auth needing a secretRef",
+      { git: { ...publicGit, auth: "ssh" } },
+      {},
+      `{kind}s which specify spec.git.auth as one of "ssh", "cookiefile", "githubapp", or "token" must also specify spec.git.secretRef`,
+    ],
+    [
+      "git auth none with a secretRef",
+      { git: { ...publicGit, secretRef: { name: "creds" } } },
+      {},
+      `{kind}s which specify spec.git.auth as one of "none", "gcenode", or "gcpserviceaccount" must not specify spec.git.secretRef`,
+    ],
+    [
+      "helm auth token without a secretRef",
+      { sourceType: "helm", helm: { ...helm, auth: "token" } },
+      {},
+      `{kind}s which specify spec.helm.auth as one of "ssh", "cookiefile", "githubapp", or "token" must also specify spec.helm.secretRef`,
+    ],
+    [
+      "helm auth none with a secretRef",
+      { sourceType: "helm", helm: { ...helm, secretRef: { name: "creds" } } },
+      {},
+      `{kind}s which specify spec.helm.auth as one of "none", "gcenode", or "gcpserviceaccount" must not specify spec.helm.secretRef`,
+    ],
+    [
+      "git auth k8sserviceaccount",
+      { git: { ...publicGit, auth: "k8sserviceaccount" } },
+      {},
+      `{kind}s must specify spec.git.auth to be one of ssh,cookiefile,gcenode,token,none,gcpserviceaccount,githubapp`,
+    ],
+    [
+      "gcpserviceaccount without an email",
+      { git: { ...publicGit, auth: "gcpserviceaccount" } },
+      {},
+      `{kind}s which specify spec.git.auth as "gcpserviceaccount" must also specify spec.git.gcpServiceAccountEmail`,
+    ],
+    [
+      "a valuesFileRef without a name",
+      { sourceType: "helm", helm: { ...helm, valuesFileRefs: [{ dataKey: "v.yaml" }] } },
+      {},
+      `{kind}s must specify spec.helm.valuesFileRefs.name`,
+    ],
+    [
+      "a negative quantity",
+      { git: publicGit, override: { resources: [{ containerName: "reconciler", memoryRequest: "-1Mi" }] } },
+      {},
+      `{kind} field 'spec.override.resources.memoryRequest' must not be negative`,
+    ],
+    [
+      "an unknown deletion propagation policy",
+      { git: publicGit },
+      { annotations: { "configsync.gke.io/deletion-propagation-policy": "Background" } },
+      `{kind}s which specify the annotation "configsync.gke.io/deletion-propagation-policy" must use one of the values "Foreground" or "Orphan"`,
+    ],
+  ];
+  for (const kind of ["RootSync", "RepoSync"] as const) {
+    for (const [what, spec, metadata, words] of cases) {
+      void it(`${kind}: ${what}`, () => {
+        const expected = words.replaceAll("{kind}", kind);
+        const found = messages(parseSync(sync(kind, spec, metadata)));
+        assert.ok(
+          found.some((m) => m.startsWith(expected)),
+          `no message starts with ${JSON.stringify(expected)}: ${JSON.stringify(found)}`,
+        );
+      });
+    }
+  }
+
+  void it("RootSync only: a Role roleRef without a namespace, and helm namespace with deployNamespace", () => {
+    assert.ok(
+      messages(
+        parseRootSync(rootSync({ git: publicGit, override: { roleRefs: [{ kind: "Role", name: "edit" }] } })),
+      ).some((m) =>
+        m.startsWith("RootSyncs must specify 'spec.override.roleRefs.namespace' for role references with kind Role"),
+      ),
+    );
+    assert.deepEqual(
+      messages(
+        parseRootSync(
+          rootSync({
+            sourceType: "helm",
+            helm: { repo: "https://c", chart: "web", namespace: "a", deployNamespace: "b" },
+          }),
+        ),
+      ),
+      ["RootSyncs must specify only one of 'spec.helm.namespace' or 'spec.helm.deployNamespace'"],
     );
   });
 });

@@ -65,8 +65,9 @@ function parse(input: unknown, expected: SyncKind | undefined): ParseResult<RSyn
   const spec = parseSyncSpec(expected, reader.record(raw, "spec", "") ?? {}, reader);
   const status = parseStatus(raw["status"]);
   if (reader.problems.length > 0) {
-    // A problem in Config Sync's words already names the kind ("RootSyncs must specify ...").
-    const phrase = (p: string): string => (p.startsWith(`${expected}s `) ? p : `${expected} ${p}`);
+    // A problem in Config Sync's words leads with its own subject ("RootSyncs must specify ...").
+    const own = [`${expected}s `, `${expected} field `, "Invalid reconciler name "];
+    const phrase = (p: string): string => (own.some((lead) => p.startsWith(lead)) ? p : `${expected} ${p}`);
     return { ok: false, errors: reader.problems.map((p) => new InvalidSyncError(identity, phrase(p))) };
   }
   const base = { apiVersion: raw["apiVersion"], metadata, ...(status === undefined ? {} : { status }) };
@@ -93,7 +94,7 @@ function parseMetadata(
   const policy = annotations?.[SyncAnnotation.DeletionPropagationPolicy];
   if (policy !== undefined && !Object.values<string>(DeletionPropagationPolicy).includes(policy)) {
     reader.problem(
-      `annotation ${SyncAnnotation.DeletionPropagationPolicy} must be Foreground or Orphan (got "${policy}")`,
+      `${kind}s which specify the annotation "${SyncAnnotation.DeletionPropagationPolicy}" must use one of the values "Foreground" or "Orphan" (got "${policy}")`,
     );
   }
 
@@ -151,8 +152,7 @@ function checkNames(
     ...dns1123SubdomainErrors(reconciler),
     ...dns1123LabelErrors(reconciler).filter((e) => e.includes("63")),
   ];
-  if (problems.length > 0)
-    reader.problem(`name gives the invalid reconciler name "${reconciler}": ${problems.join("; ")}`);
+  if (problems.length > 0) reader.problem(`Invalid reconciler name "${reconciler}": ${problems.join(", ")}`);
 }
 
 /**
