@@ -79,14 +79,24 @@ export function readNamespaceSelectors(
         new InvalidSelectorError(`${what(manifest)}: ${problem}`, { resources: [manifestResource(manifest)] }),
       );
     };
+    // Config Sync's sentence first, then the object: its users and its CLI tests match on `KNV1014: <sentence>`.
+    const invalidMode = (sentence: string, fix: string): void => {
+      errors.push(
+        new InvalidSelectorError(`${sentence}: ${what(manifest)}; ${fix}`, { resources: [manifestResource(manifest)] }),
+      );
+    };
     const mode = modeOf(manifest);
     if (mode !== undefined && mode !== "" && mode !== "static" && mode !== "dynamic") {
-      invalid(`unknown spec.mode ${JSON.stringify(mode)}; use "static" or "dynamic"`);
+      invalidMode(
+        "Unknown mode defined in NamespaceSelector",
+        `spec.mode is ${JSON.stringify(mode)}; use "static" or "dynamic"`,
+      );
       continue;
     }
     if (hierarchy && mode === "dynamic") {
-      invalid(
-        `NamespaceSelector MUST NOT use the dynamic mode with the hierarchy source format (spec.mode dynamic needs sourceFormat: unstructured); remove spec.mode`,
+      invalidMode(
+        "NamespaceSelector MUST NOT use the dynamic mode with the hierarchy source format",
+        "switch to the unstructured source format, or remove spec.mode",
       );
       continue;
     }

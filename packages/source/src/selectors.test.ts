@@ -133,7 +133,7 @@ void describe("NamespaceSelectors, hierarchy", () => {
     assert.deepEqual(declared(await hierarchy(byDepth)), ["Namespace a", "ConfigMap a/settings", "Namespace b"]);
   });
 
-  void it("refuses a selector outside the object's directory and its parents (KNV1013), and dynamic mode (KNV1014)", async () => {
+  void it("refuses a selector outside the object's directory and its parents (KNV1013), and dynamic or unknown modes (KNV1014) in Config Sync's words", async () => {
     const elsewhere = {
       ...files,
       "namespaces/eng/sel.yaml": undefined,
@@ -151,10 +151,20 @@ void describe("NamespaceSelectors, hierarchy", () => {
     };
     const refused = await hierarchy(dynamic);
     assert.deepEqual(codes(refused), ["KNV1014"]);
+    // Config Sync's sentence first: its CLI e2e test (cli_test.go) matches `KNV1014: <sentence>`.
     assert.match(
       refused.errors[0]?.message ?? "",
-      /NamespaceSelector MUST NOT use the dynamic mode with the hierarchy source format/,
-      "Config Sync's words",
+      /^NamespaceSelector MUST NOT use the dynamic mode with the hierarchy source format: namespaces\/eng\/sel\.yaml: /,
+    );
+    const unknown = {
+      ...files,
+      "namespaces/eng/sel.yaml": nsSelector("prod", "{mode: sometimes, selector: {matchLabels: {env: prod}}}"),
+    };
+    const refusedMode = await hierarchy(unknown);
+    assert.deepEqual(codes(refusedMode), ["KNV1014"]);
+    assert.match(
+      refusedMode.errors[0]?.message ?? "",
+      /^Unknown mode defined in NamespaceSelector: namespaces\/eng\/sel\.yaml: .*"sometimes"/,
     );
   });
 });

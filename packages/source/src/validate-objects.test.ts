@@ -101,10 +101,12 @@ void describe("KNV1050: kinds declared in the deprecated extensions group", () =
     ["PodSecurityPolicy", "policy"],
   ];
   for (const [kind, group] of moved) {
-    void it(`refuses an extensions ${kind} in an unstructured source and names the group "${group}", alone (nothing later is reported)`, async () => {
+    void it(`refuses an extensions ${kind} in an unstructured source and names "${kind}.${group}" in Config Sync's words, alone (nothing later is reported)`, async () => {
       const result = await unstructured({ "obj.yaml": extensionsObject(kind, "x", "shop") });
       assert.deepEqual(errorsOf(result), [["KNV1050", "obj.yaml"]]);
-      assert.match(result.errors[0]?.message ?? "", new RegExp(`"${group.replaceAll(".", "\\.")}" group`));
+      // Config Sync's CLI e2e test (cli_test.go) matches this sentence.
+      const sentence = `The config is using a deprecated Group and Kind. To fix, set the Group and Kind to "${kind}.${group}"`;
+      assert.ok(result.errors[0]?.message.startsWith(sentence), result.errors[0]?.message);
     });
   }
 

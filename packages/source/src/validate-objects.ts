@@ -69,8 +69,9 @@ function deprecatedGroupKind(manifest: Manifest): SourceError | undefined {
   if (manifest.group !== "extensions") return undefined;
   const moved = movedFromExtensions.get(manifest.kind);
   if (moved === undefined) return undefined;
+  // Config Sync's sentence first: its users and its CLI tests match on it.
   return new DeprecatedGroupKindError(
-    `${what(manifest)}: ${manifest.kind} no longer belongs to the deprecated "extensions" group; declare it in the "${moved.group}" group (apiVersion: ${moved.apiVersion})`,
+    `The config is using a deprecated Group and Kind. To fix, set the Group and Kind to "${manifest.kind}.${moved.group}" (apiVersion: ${moved.apiVersion}): ${what(manifest)}`,
     { resources: [manifestResource(manifest)] },
   );
 }
