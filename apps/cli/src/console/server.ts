@@ -282,14 +282,27 @@ export class ConsoleServer {
             : html`${what} resumed.`;
       return { status: 200, html: html`<p class="done">${done}</p>` };
     } catch (error) {
-      const status = error instanceof KubeApiError ? error.status : 500;
-      const message = error instanceof Error ? error.message : String(error);
-      return {
-        status,
-        html: html`<p class="refused" role="alert"><strong>The API server refused (${status}):</strong> ${message}</p>`,
-      };
+      return refusalNotice(error);
     }
   }
+}
+
+/**
+ * The notice for a failed action, with the API server's status; with no answer at all (KubeApiError's
+ * status 0: refused connection, timeout) the console is a gateway that got nothing: 502.
+ */
+export function refusalNotice(error: unknown): { status: number; html: Html } {
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof KubeApiError && error.status === 0)
+    return {
+      status: 502,
+      html: html`<p class="refused" role="alert"><strong>The API server did not answer:</strong> ${message}</p>`,
+    };
+  const status = error instanceof KubeApiError ? error.status : 500;
+  return {
+    status,
+    html: html`<p class="refused" role="alert"><strong>The API server refused (${status}):</strong> ${message}</p>`,
+  };
 }
 
 /** `/syncs/rootsync/NS/NAME` and `/syncs/reposync/NS/NAME`. */
