@@ -12,7 +12,8 @@ export class MissingSecretError extends DriftlessError {
     super({
       code: KnvCode.InvalidSync,
       errorClass: ErrorClass.Stalled,
-      message: `Secret ${namespace}/${name} not found: create one to allow client authentication (named by ${field}, in the sync's namespace)`,
+      // Config Sync's sentence, to the letter (its e2e and users match on it); where to create it follows.
+      message: `Secret ${name} not found: create one to allow client authentication (named by ${field}, in namespace ${namespace})`,
       resources: [{ group: "", kind: "Secret", namespace, name }],
     });
   }

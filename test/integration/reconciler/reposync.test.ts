@@ -395,7 +395,13 @@ test("a Secret the spec names that does not exist is KNV1061 'Secret … not fou
   await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
   const [missing] = await sourceErrors(namespace);
   assert.equal(missing?.["code"], "1061");
-  assert.match(String(missing?.["errorMessage"]), new RegExp(`Secret ${namespace}/git-creds not found`));
+  // Config Sync's e2e waits for "KNV1061: Secret git-creds not found: create one to allow client authentication".
+  assert.ok(
+    String(missing?.["errorMessage"]).startsWith(
+      `KNV1061: Secret git-creds not found: create one to allow client authentication (named by spec.git.secretRef, in namespace ${namespace})`,
+    ),
+    String(missing?.["errorMessage"]),
+  );
 
   await coreApi().createNamespacedSecret({ namespace, body: tokenSecret(namespace, "t0ken") });
   await synced(namespace, commit);
