@@ -202,7 +202,10 @@ void describe("driftless vet", () => {
       lines.push(line);
     });
     assert.equal(exit, 0, lines.join("\n"));
-    assert.match(lines.at(-1) ?? "", /22 object\(s\), 0 local-config skipped, 0 error\(s\)/);
+    assert.match(
+      lines.join("\n"),
+      /22 object\(s\), 0 local-config skipped, 0 error\(s\)[^\n]*\n✅ No validation issues found\.$/,
+    );
   });
 
   void it("runs the duplicate check the reconciler runs (KNV1029), in an unstructured source too", async (t) => {

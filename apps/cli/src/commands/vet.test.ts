@@ -40,6 +40,22 @@ void describe("driftless vet checks what nomos vet checks", () => {
     );
   });
 
+  void it("prints nomos's `✅ No validation issues found.` on stderr for a valid source, and driftless's summary on stdout", async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await vet(
+      join(fixtures, "repo"),
+      { format: "hierarchy", scope: { kind: "RootSync" } },
+      (line) => void out.push(line),
+      (line) => void err.push(line),
+    );
+    assert.equal(code, 0, err.join("\n"));
+    assert.deepEqual(err, ["✅ No validation issues found."]);
+    assert.match(out.join("\n"), /^\d+ file\(s\), \d+ object\(s\), .* 0 error\(s\)/);
+    const failed = await vetLines(join(fixtures, "many-errors"));
+    assert.ok(!failed.lines.some((l) => l.includes("No validation issues")), failed.lines.join("\n"));
+  });
+
   void it("reports a kind: Sync as KNV1043, not as a kind to retry once its CRD is installed", async () => {
     const { lines } = await vetLines(join(fixtures, "errors", "knv1043-sync-kind"));
     assert.deepEqual(errorCodes(lines), ["KNV1043"]);

@@ -30,7 +30,8 @@ export interface VetOptions {
  * with Config Sync's codes and file paths, for every cluster the source names and for a cluster
  * without a name, as `nomos vet` checks it; an error found for some clusters only names them. Kinds
  * beyond the built-in ones are not checked against a cluster. Errors go to `err` (stderr, as nomos
- * prints them), the summary to `out`. Exit 1 when anything is wrong.
+ * prints them), and so does nomos's `✅ No validation issues found.` when there are none; driftless's
+ * summary goes to `out`. Exit 1 when anything is wrong.
  */
 export async function vet(
   dir: string,
@@ -55,8 +56,14 @@ export async function vet(
   out(
     `${set.fileCount} file(s), ${objects.size} object(s), ${set.localConfigSkipped} local-config skipped, ${errors.length} error(s)${checked}`,
   );
-  return results.every(({ result }) => result.complete) ? 0 : 1;
+  const valid = results.every(({ result }) => result.complete);
+  // nomos's line, on the stream nomos prints it to: scripts and Config Sync's e2e checks read it.
+  if (valid) err(NoIssuesFound);
+  return valid ? 0 : 1;
 }
+
+/** What `nomos vet` prints (on stderr) for a source without errors. */
+export const NoIssuesFound = "✅ No validation issues found.";
 
 /** A cluster that gets more than `max` objects fails with KNV1070, as nomos's final check. */
 function withinCount(cluster: ClusterResult, max: number | undefined): ClusterResult {
