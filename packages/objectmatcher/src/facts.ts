@@ -11,7 +11,7 @@
  * - a pointer string keeps `""` (`storageClassName: ""` disables dynamic provisioning): `keepEmpty`;
  * - an empty struct is "nothing declared inside" (`securityContext: {}`), except where `{}` is itself the
  *   choice: a pointer `LabelSelector` (`{}` selects everything, none selects nothing) and a member of a
- *   volume source one-of (`emptyDir: {}`): `presence`;
+ *   one-of (`emptyDir: {}`): `presence`; a one-of member no longer declared goes whole (`oneOfMember`);
  * - lists follow the strategic-merge tags, because strategic merge is how the update is computed:
  *   `patchStrategy: merge` with a `patchMergeKey` is a keyed list whose identity is the
  *   `listMapKeys` (the merge key first: ports are `containerPort` + `protocol`), without a merge key
@@ -59,9 +59,9 @@ export function structSchema(name: string): FieldSchema {
   if (known) return known;
   const fields: Record<string, FieldSchema> = {};
   // Registered before its fields are built, so recursive types (JSONSchemaProps) refer to themselves.
-  const schema: FieldSchema = { fields, ...structOverlay(name) };
-  structs.set(name, schema);
   const oneOf = ONE_OF_STRUCTS.has(packageAndType(name));
+  const schema: FieldSchema = { fields, ...structOverlay(name), ...(oneOf ? { oneOf: true } : {}) };
+  structs.set(name, schema);
   for (const [key, field] of Object.entries(goStruct(name)?.fields ?? {})) {
     const child = fieldSchema(field, oneOf);
     if (child) fields[key] = child;
@@ -85,8 +85,34 @@ export function generatedKinds(): readonly string[] {
   return Object.keys(KINDS);
 }
 
-/** Structs whose pointer members are a one-of, where the member present (even `{}`) is the choice. */
-const ONE_OF_STRUCTS = new Set(["core.Volume", "core.VolumeSource", "core.PersistentVolumeSource"]);
+/**
+ * One-of structs (`+union`, `+oneOf`, "one and only one of", or a validation refusing a second member),
+ * by package and type; an inline struct by the one embedding it (a PersistentVolume's source is
+ * immutable: not listed). Their pointer-struct members are the choice even when `{}` (`emptyDir: {}`),
+ * and one no longer declared goes whole: defaulting fills members (`httpGet.scheme`, `service.port`),
+ * and what a key-by-key removal leaves is a second choice the API server refuses.
+ */
+export const ONE_OF_STRUCTS: ReadonlySet<string> = new Set([
+  "core.Volume", // VolumeSource inline: "may not specify more than 1 volume type"
+  "core.VolumeProjection",
+  "core.Probe", // ProbeHandler inline: "may not specify more than 1 handler type"
+  "core.LifecycleHandler",
+  "core.EnvVarSource", // "may not have more than one field specified at a time"
+  "core.EnvFromSource",
+  "admissionregistration.WebhookClientConfig", // "exactly one of `url` or `service`"
+  "apiextensions.WebhookClientConfig",
+  "flowcontrol.Subject", // +union
+  "flowcontrol.PriorityLevelConfigurationSpec",
+  "flowcontrol.LimitResponse",
+  "resource.ResourceSliceSpec", // +oneOf=NodeSelection
+  "resource.Device", // +oneOf=DeviceNodeSelection
+  "resource.BasicDevice",
+  "resource.CapacityRequestPolicy",
+  "resource.DeviceRequest",
+  "resource.DeviceSelector",
+  "resource.DeviceClaimConfiguration", // DeviceConfiguration inline
+  "resource.DeviceClassConfiguration",
+]);
 const LABEL_SELECTOR = "meta/v1.LabelSelector";
 
 function fieldSchema(field: GoField, oneOf: boolean): FieldSchema | undefined {
@@ -103,10 +129,15 @@ function fieldSchema(field: GoField, oneOf: boolean): FieldSchema | undefined {
     return { list: "map", keys, ...(items ? { items } : {}) };
   }
   const schema = typeSchema(field.type, field.pointer === true);
-  const presence =
-    field.pointer === true && (field.type === LABEL_SELECTOR || (oneOf && STRUCTS[field.type] !== undefined));
+  const member = oneOf && field.pointer === true && STRUCTS[field.type] !== undefined;
+  const presence = member || (field.pointer === true && field.type === LABEL_SELECTOR);
   if (!schema || (!retainKeys && !presence)) return schema;
-  return { ...schema, ...(retainKeys ? { retainKeys: true } : {}), ...(presence ? { presence: true } : {}) };
+  return {
+    ...schema,
+    ...(retainKeys ? { retainKeys: true } : {}),
+    ...(presence ? { presence: true } : {}),
+    ...(member ? { oneOfMember: true } : {}),
+  };
 }
 
 function typeSchema(type: string, pointer: boolean): FieldSchema | undefined {

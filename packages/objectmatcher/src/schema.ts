@@ -53,6 +53,13 @@ export interface FieldSchema {
   readonly base64?: boolean;
   /** Strategic merge `retainKeys`: a one-of map where keys not sent are cleared. */
   readonly retainKeys?: boolean;
+  /** A one-of struct (a probe's handler, a volume's source): declaring one member removes any other. */
+  readonly oneOf?: boolean;
+  /**
+   * A member of a one-of: no longer declared, it is removed whole, not key by key, since what defaulting
+   * filled in (`httpGet.scheme`) would stay and the API server refuses two members.
+   */
+  readonly oneOfMember?: boolean;
   /** For items of atomic lists: paths the API server fills in, ignored when not declared. */
   readonly serverFilled?: readonly (readonly string[])[];
   /** For atomic lists: items admission appends to what was declared (ignored when not declared). */

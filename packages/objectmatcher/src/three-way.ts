@@ -142,6 +142,7 @@ function compareMap(
     compareValue(o && own(o, key), value, own(c, key), childSchema(schema, key), walk);
     walk.path.pop();
   }
+  if (schema?.oneOf) removeOtherMembers(o, m, c, schema, walk);
   if (!o) return;
   for (const key of Object.keys(o)) {
     if ((root && IDENTITY_FIELDS.has(key)) || own(m, key) !== undefined) continue;
@@ -150,10 +151,34 @@ function compareMap(
     walk.path.push(key);
     const fieldSchema = childSchema(schema, key);
     const live = own(c, key);
-    // In a one-of map (a volume's source) a member we no longer declare goes whole, not key by key.
-    if (schema?.retainKeys) {
+    // A one-of member (a volume's source, a probe's handler) we no longer declare goes whole, not key by key.
+    if (schema?.retainKeys || fieldSchema?.oneOfMember) {
       if (!isAbsent(live, fieldSchema)) record(walk, ChangeOp.Remove, live, undefined);
     } else compareRemoved(was, live, fieldSchema, walk);
+    walk.path.pop();
+  }
+}
+
+/**
+ * A one-of holds one member: once we declare one, a live member we never declared (an adopted object's
+ * `httpGet` where Git says `tcpSocket`) must go, or the API server refuses the update. Members `o`
+ * recorded are removed by the caller.
+ */
+function removeOtherMembers(
+  o: JsonObject | undefined,
+  m: JsonObject,
+  c: JsonObject,
+  schema: FieldSchema,
+  walk: Walk,
+): void {
+  if (!Object.keys(m).some((key) => namedField(schema, key)?.oneOfMember)) return;
+  for (const key of Object.keys(c)) {
+    const fieldSchema = namedField(schema, key);
+    if (!fieldSchema?.oneOfMember || own(m, key) !== undefined || (o && own(o, key) !== undefined)) continue;
+    const live = own(c, key);
+    if (isAbsent(live, fieldSchema)) continue;
+    walk.path.push(key);
+    record(walk, ChangeOp.Remove, live, undefined);
     walk.path.pop();
   }
 }
