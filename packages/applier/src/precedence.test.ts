@@ -1,6 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { conflictingManager, isRootManager } from "./precedence.ts";
+import type { DesiredObject } from "./desired.ts";
+import { conflictingManager, isRootManager, ManagementConflictError } from "./precedence.ts";
 
 const managed = (manager: string): Record<string, string> => ({
   "configmanagement.gke.io/managed": "enabled",
@@ -33,5 +34,23 @@ void describe("conflictingManager (Config Sync's precedence)", () => {
     assert.equal(isRootManager(":root_x"), true);
     assert.equal(isRootManager(":rooted"), false);
     assert.equal(isRootManager("root"), false);
+  });
+  test("KNV1060 says what Config Sync's says, word for word, then names the object", () => {
+    const desired: DesiredObject = {
+      id: { group: "", kind: "ConfigMap", namespace: "team-a", name: "shared" },
+      apiVersion: "v1",
+      object: {},
+      sourcePath: "cm.yaml",
+      sourceHash: "abc",
+      dependsOn: [],
+    };
+    const error = new ManagementConflictError(desired, ":root", "team-a");
+    assert.equal(error.code, "KNV1060");
+    assert.equal(
+      error.message,
+      'The "team-a" reconciler detected a management conflict with the ":root" reconciler. ' +
+        "Remove the object from one of the sources of truth so that the object is only managed by one reconciler." +
+        "\n\nConfigMap, team-a/shared",
+    );
   });
 });

@@ -23,8 +23,11 @@ export class ManagementConflictError extends DriftlessError {
     super({
       code: KnvCode.ManagementConflict,
       errorClass: ErrorClass.Terminal,
-      // Led as Config Sync's KNV1060 is ("The … reconciler detected a management conflict with the … reconciler").
-      message: `The "${desiredManager}" reconciler detected a management conflict with the "${currentManager}" reconciler over ${describeId(desired.id)} (${ManagedAnnotation.Manager}) and leaves it alone. Declare the object in one source only.`,
+      // Config Sync's KNV1060 sentence, word for word (users match on it); the object follows, as its body does.
+      message:
+        `The "${desiredManager}" reconciler detected a management conflict with the "${currentManager}" reconciler. ` +
+        "Remove the object from one of the sources of truth so that the object is only managed by one reconciler." +
+        `\n\n${describeId(desired.id)}`,
       resources: [declaredResource(desired)],
     });
     this.currentManager = currentManager;

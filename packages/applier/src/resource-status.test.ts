@@ -39,11 +39,32 @@ void describe("resource statuses as Config Sync's ResourceGroup controller repor
     assert.equal(ownershipCondition("ns_repo-sync", "config-management-system_root-sync")?.status, "True");
     assert.equal(ownershipCondition("ns_repo-sync", "")?.status, "Unknown");
   });
+  test("OwnershipOverlap's messages are Config Sync's, word for word", () => {
+    assert.deepEqual(ownershipCondition("ns_repo-sync", "config-management-system_root-sync"), {
+      type: "OwnershipOverlap",
+      status: "True",
+      reason: "Overlap",
+      message:
+        "This resource is owned by another ResourceGroup config-management-system_root-sync. " +
+        "The status only reflects the specification for the current object in ResourceGroup config-management-system_root-sync.",
+    });
+    assert.deepEqual(ownershipCondition("ns_repo-sync", undefined), {
+      type: "OwnershipOverlap",
+      status: "Unknown",
+      reason: "Unknown",
+      message:
+        "This object is not owned by any inventory object. " +
+        "The status for the current object may not reflect the specification for it in current ResourceGroup.",
+    });
+  });
   test("Stalled names the Failed objects", () => {
     const [reconciling, stalled] = groupConditions([entry("a", "Current"), entry("b", "Failed")]);
     assert.equal(reconciling?.status, "False");
     assert.equal(stalled?.status, "True");
-    assert.equal(stalled?.message, "The following components failed: apps/Deployment/ns/b");
+    // Config Sync's wording: the list follows the colon without a space.
+    assert.equal(stalled?.message, "The following components failed:apps/Deployment/ns/b");
+    const [, two] = groupConditions([entry("b", "Failed"), entry("c", "Failed")]);
+    assert.equal(two?.message, "The following components failed:apps/Deployment/ns/b, apps/Deployment/ns/c");
     assert.equal(groupConditions([entry("a", "Current")])[1]?.status, "False");
   });
   test("merging keeps an unchanged condition's transition time and puts Reconciling, Stalled first", () => {

@@ -25,6 +25,8 @@ export interface ResourceStatusEntry extends ObjectId {
   readonly conditions?: readonly GroupCondition[];
 }
 
+const componentFailedPrefix = "The following components failed:";
+
 /** Condition types and reasons Config Sync's ResourceGroup controller writes. */
 export const GroupConditionType = {
   Reconciling: "Reconciling",
@@ -62,6 +64,7 @@ export function reconcileOf(actuation: Actuation, health: HealthStatus, previous
 /**
  * OwnershipOverlap when the live object's `config.k8s.io/owning-inventory` is not this group's
  * inventory id: True (reason Overlap) when another inventory owns it, Unknown when none does.
+ * The messages are Config Sync's, word for word: its users and tests match on them.
  */
 export function ownershipCondition(inventoryId: string, owner: string | undefined): GroupCondition | undefined {
   if (owner === inventoryId) return undefined;
@@ -70,14 +73,18 @@ export function ownershipCondition(inventoryId: string, owner: string | undefine
       type: GroupConditionType.OwnershipOverlap,
       status: "True",
       reason: "Overlap",
-      message: `owned by the inventory ${owner}; this entry reports the object as this ResourceGroup declares it`,
+      message:
+        `This resource is owned by another ResourceGroup ${owner}. ` +
+        `The status only reflects the specification for the current object in ResourceGroup ${owner}.`,
     };
   }
   return {
     type: GroupConditionType.OwnershipOverlap,
     status: "Unknown",
     reason: "Unknown",
-    message: "no inventory owns this object; its status may not reflect this ResourceGroup's declaration",
+    message:
+      "This object is not owned by any inventory object. " +
+      "The status for the current object may not reflect the specification for it in current ResourceGroup.",
   };
 }
 
@@ -109,6 +116,7 @@ export function failureConditions(live: JsonObject | undefined): GroupCondition[
 /**
  * The group's conditions from its entries: Reconciling False (status is computed continuously, as
  * Config Sync's controller always reports it), Stalled True naming every Failed object, else False.
+ * The Stalled message is Config Sync's, its list joined to the prefix without a space.
  */
 export function groupConditions(statuses: readonly ResourceStatusEntry[]): GroupCondition[] {
   const failed = statuses
@@ -122,7 +130,7 @@ export function groupConditions(statuses: readonly ResourceStatusEntry[]): Group
           type: GroupConditionType.Stalled,
           status: "True",
           reason: "ComponentFailed",
-          message: `The following components failed: ${failed.join(", ")}`,
+          message: `${componentFailedPrefix}${failed.join(", ")}`,
         }
       : { type: GroupConditionType.Stalled, status: "False", ...finish },
   ];

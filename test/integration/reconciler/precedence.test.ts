@@ -101,7 +101,9 @@ test("a RootSync takes over an object a RepoSync manages; the RepoSync reports K
   const rootManager = managerAnnotationValue("RootSync", rootSyncNamespace, rootName);
   assert.ok(
     String(errors[0]?.["errorMessage"]).includes(
-      `The "${namespace}" reconciler detected a management conflict with the "${rootManager}" reconciler over ConfigMap, ${namespace}/shared`,
+      `The "${namespace}" reconciler detected a management conflict with the "${rootManager}" reconciler. ` +
+        "Remove the object from one of the sources of truth so that the object is only managed by one reconciler." +
+        `\n\nConfigMap, ${namespace}/shared`,
     ),
     String(errors[0]?.["errorMessage"]),
   );
