@@ -246,6 +246,16 @@ test("default labels go on every series; prefixes are configurable", async () =>
   );
 });
 
+test("a zeroed histogram series is served with no observations", async () => {
+  const m = createMetrics({ processMetrics: false });
+  m.remediateDuration.zero({ status: "error" });
+  assert.ok(
+    (await samples(m.registry, "config_sync_remediate_duration_seconds")).includes(
+      'config_sync_remediate_duration_seconds_count{status="error"} 0',
+    ),
+  );
+});
+
 test("exports process metrics into a registry of its own, and registers into a given registry", async () => {
   const own = createMetrics();
   assert.ok((await types(own.registry)).has("process_resident_memory_bytes"));

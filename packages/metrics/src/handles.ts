@@ -38,6 +38,8 @@ export interface HistogramHandle<L extends Labels = NoLabels> {
   observe(...args: WithLabels<L, [seconds: number]>): void;
   /** Starts timing; the returned function observes the elapsed seconds (labels known at the end) and returns them. */
   startTimer(): (...args: WithLabels<L, []>) => number;
+  /** Creates a labelled series at 0 observations, so a scrape shows it before the first one. */
+  zero(...args: WithLabels<L, []>): void;
   /** Drops every series. */
   reset(): void;
 }
@@ -147,6 +149,11 @@ export function histogram<L extends Labels = NoLabels>(
         observe([...args, seconds]);
         return seconds;
       };
+    },
+    zero: (...args) => {
+      const { labels } = split(args);
+      // An unlabelled histogram's series exists from registration: nothing to create.
+      if (labels !== undefined) metric.zero(labels);
     },
     reset: () => metric.reset(),
   };

@@ -20,11 +20,14 @@ export function observeApiCalls(client: KubeClient, metrics: Metrics): () => voi
 
 /**
  * Series a scrape should show from the first pass on, at 0: Config Sync's internal_errors_total
- * appears only once one fired, which leaves an alert on it nothing to tell "none" from "no data".
+ * appears only once one fired, which leaves an alert on it nothing to tell "none" from "no data";
+ * remediate_duration_seconds only once drift was corrected, which a healthy sync may never see.
  */
 export function initPassMetrics(metrics: Metrics): void {
   metrics.internalErrors.inc({ source: "parser" }, 0);
   metrics.internalErrors.inc({ source: "applier" }, 0);
+  metrics.remediateDuration.zero({ status: "success" });
+  metrics.remediateDuration.zero({ status: "error" });
 }
 
 /** Records a finished (not skipped) pass in Config Sync's metrics. */
