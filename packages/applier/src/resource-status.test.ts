@@ -93,4 +93,53 @@ void describe("resource statuses as Config Sync's ResourceGroup controller repor
     ]);
     assert.deepEqual(failureConditions(undefined), []);
   });
+  test("a Failed object's entry carries the condition kstatus gives for it, its own or read from its kind", () => {
+    const deployment = {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { generation: 1 },
+      spec: { replicas: 1, progressDeadlineSeconds: 2 },
+      status: {
+        observedGeneration: 1,
+        conditions: [
+          {
+            type: "Progressing",
+            status: "False",
+            reason: "ProgressDeadlineExceeded",
+            message: 'ReplicaSet "web-1" has timed out progressing.',
+            lastTransitionTime: "2026-01-01T00:00:00Z",
+          },
+        ],
+      },
+    };
+    assert.deepEqual(failureConditions(deployment), [
+      {
+        type: "Stalled",
+        status: "True",
+        reason: "ProgressDeadlineExceeded",
+        message: 'ReplicaSet "web-1" has timed out progressing.',
+        lastTransitionTime: "2026-01-01T00:00:00Z",
+      },
+    ]);
+    const job = {
+      apiVersion: "batch/v1",
+      kind: "Job",
+      spec: { completions: 1 },
+      status: { failed: 2, conditions: [{ type: "Failed", status: "True", lastTransitionTime: "t" }] },
+    };
+    assert.deepEqual(failureConditions(job), [
+      {
+        type: "Stalled",
+        status: "True",
+        reason: "JobFailed",
+        message: "Job Failed. failed: 2/1",
+        lastTransitionTime: "t",
+      },
+    ]);
+    // Not Failed: nothing to copy, whatever Stalled=False conditions it has.
+    assert.deepEqual(
+      failureConditions({ kind: "Widget", status: { conditions: [{ type: "Stalled", status: "False" }] } }),
+      [],
+    );
+  });
 });

@@ -1,5 +1,5 @@
 import type { JsonObject } from "./desired.ts";
-import type { HealthStatus } from "./kstatus.ts";
+import { computeStatus, HealthStatus } from "./kstatus.ts";
 import type { ObjectId } from "./object-id.ts";
 
 /** A condition of the ResourceGroup or of one of its resourceStatuses. */
@@ -89,28 +89,22 @@ export function ownershipCondition(inventoryId: string, owner: string | undefine
 }
 
 /**
- * The conditions a Failed object gives for failing (its own Stalled ones, as kstatus reads them),
- * copied onto its entry as Config Sync's controller does; the object's transition time is kept, so an
- * unchanged failure is an unchanged status.
+ * The condition kstatus gives a Failed object for failing (its own Stalled condition, or the one
+ * kstatus reads from its kind: a Deployment past its progress deadline, a failed Job), copied onto its
+ * entry as Config Sync's controller does. The object's transition time is kept where it has one, so
+ * an unchanged failure is an unchanged status; [] when the object is not Failed.
  */
 export function failureConditions(live: JsonObject | undefined): GroupCondition[] {
-  const status = (live?.["status"] ?? {}) as { conditions?: unknown };
-  const conditions = Array.isArray(status.conditions) ? (status.conditions as Record<string, unknown>[]) : [];
-  const text = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
-  return conditions
-    .filter((c) => c["type"] === "Stalled" && c["status"] === "True")
-    .map((c) => {
-      const reason = text(c["reason"]);
-      const message = text(c["message"]);
-      const lastTransitionTime = text(c["lastTransitionTime"]);
-      return {
-        type: "Stalled",
-        status: "True" as const,
-        ...(reason === undefined ? {} : { reason }),
-        ...(message === undefined ? {} : { message }),
-        ...(lastTransitionTime === undefined ? {} : { lastTransitionTime }),
-      };
-    });
+  const health = computeStatus(live);
+  if (health.status !== HealthStatus.Failed) return [];
+  // Empty strings are left out, as Config Sync's omitempty fields are.
+  return health.conditions.map((c) => ({
+    type: c.type,
+    status: c.status,
+    ...(c.reason === "" ? {} : { reason: c.reason }),
+    ...(c.message === "" ? {} : { message: c.message }),
+    ...(c.lastTransitionTime === undefined ? {} : { lastTransitionTime: c.lastTransitionTime }),
+  }));
 }
 
 /**

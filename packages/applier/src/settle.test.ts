@@ -14,15 +14,30 @@ const deployments: ResourceMapping = {
   verbs: ["get"],
 };
 
-function deployment(name: string, ready: boolean): KubeObject {
+function deployment(name: string, state: boolean | "deadline exceeded"): KubeObject {
+  const available = [{ type: "Available", status: "True", reason: "MinimumReplicasAvailable" }];
+  const exceeded = [{ type: "Progressing", status: "False", reason: "ProgressDeadlineExceeded" }];
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
     metadata: { name, namespace: "ns", generation: 1 },
     spec: { replicas: 1 },
-    status: ready
-      ? { observedGeneration: 1, replicas: 1, readyReplicas: 1, availableReplicas: 1, updatedReplicas: 1 }
-      : { observedGeneration: 1, replicas: 1, updatedReplicas: 0 },
+    status:
+      state === true
+        ? {
+            observedGeneration: 1,
+            replicas: 1,
+            readyReplicas: 1,
+            availableReplicas: 1,
+            updatedReplicas: 1,
+            conditions: available,
+          }
+        : {
+            observedGeneration: 1,
+            replicas: 1,
+            updatedReplicas: 0,
+            ...(state === false ? {} : { conditions: exceeded }),
+          },
   } as KubeObject;
 }
 
@@ -53,6 +68,19 @@ void describe("settleApplied", () => {
     assert.equal(settled.timedOut.length, 0);
     assert.equal(settled.outcomes[0]?.health, "Current");
     assert.ok(reads >= 3);
+  });
+
+  void it("stops waiting for an object once it is Failed (a Deployment past its progress deadline): no timeout", async () => {
+    let reads = 0;
+    const live = {
+      get: (_m: ResourceMapping, _ns: string | undefined, name: string) =>
+        Promise.resolve(deployment(name, ++reads >= 2 ? "deadline exceeded" : false)),
+    };
+    const started = Date.now();
+    const settled = await settleApplied([outcome("web", Operation.Created)], { live, timeoutMs: 2_000, pollMs: 1 });
+    assert.ok(Date.now() - started < 1_000, "waited for a Failed object as if it could still become Current");
+    assert.deepEqual(settled.timedOut, []);
+    assert.equal(settled.outcomes[0]?.health, "Failed");
   });
 
   void it("gives up at the timeout and names what never became Current; unchanged objects are not waited for", async () => {
