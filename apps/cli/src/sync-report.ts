@@ -82,7 +82,7 @@ export interface ResourceReport {
   readonly kind: string;
   readonly namespace: string;
   readonly name: string;
-  /** kstatus: Current, InProgress, Failed, Terminating, NotFound or Unknown. */
+  /** kstatus (Current, InProgress, Failed, Terminating, NotFound, Unknown), or Conflict when another inventory owns it. */
   readonly status: string;
   readonly actuation?: string;
   readonly reconcile?: string;
@@ -231,6 +231,7 @@ interface RawResourceStatus {
   status?: string;
   actuation?: string;
   reconcile?: string;
+  conditions?: { type?: string; status?: string }[];
 }
 
 function resourceReports(group: KubeObject): ResourceReport[] {
@@ -241,10 +242,15 @@ function resourceReports(group: KubeObject): ResourceReport[] {
     kind: s.kind ?? "",
     namespace: s.namespace ?? "",
     name: s.name ?? "",
-    status: s.status ?? "Unknown",
+    status: overlapped(s) ? "Conflict" : (s.status ?? "Unknown"),
     ...(s.actuation === undefined ? {} : { actuation: s.actuation }),
     ...(s.reconcile === undefined ? {} : { reconcile: s.reconcile }),
   }));
+}
+
+/** Another ResourceGroup owns the object (OwnershipOverlap=True): nomos status shows it as Conflict. */
+function overlapped(s: RawResourceStatus): boolean {
+  return (s.conditions ?? []).some((c) => c.type === "OwnershipOverlap" && c.status === "True");
 }
 
 /** 0 when every sync is synced, 1 otherwise (pending, syncing, errors, stalled). */
