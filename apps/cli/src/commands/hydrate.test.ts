@@ -97,6 +97,32 @@ void describe("driftless hydrate", () => {
     assert.deepEqual([...(await files(one)).keys()].sort(), ["namespace_web.yaml", "web/configmap_named.yaml"]);
   });
 
+  // What nomos v1.22 `hydrate --no-api-server-check --source-format unstructured` writes for this source.
+  void it("lower-cases cluster folders as nomos does; clusters whose names differ only in case share one, where a shared file name takes the group", async (t) => {
+    const repo = await mkdtemp(join(tmpdir(), "driftless-hydrate-case-"));
+    t.after(() => rm(repo, { recursive: true, force: true }));
+    await writeFile(
+      join(repo, "cm.yaml"),
+      [
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: shop, annotations: {configsync.gke.io/cluster-name-selector: 'East,east,Dev'}}",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other, namespace: shop}",
+      ].join("\n---\n"),
+    );
+    const out = await mkdtemp(join(tmpdir(), "driftless-hydrate-case-out-"));
+    t.after(() => rm(out, { recursive: true, force: true }));
+    assert.equal(await hydrate({ dir: repo, format: "unstructured", output: out }, () => undefined), 0);
+    const written = await files(out);
+    assert.deepEqual([...written.keys()].sort(), [
+      "defaultcluster/shop/configmap_other.yaml",
+      "dev/shop/configmap_other.yaml",
+      "dev/shop/configmap_x.yaml",
+      "east/shop/configmap._other.yaml",
+      "east/shop/configmap._x.yaml",
+    ]);
+    // Both clusters' ConfigMap x, one after the other, as nomos writes them.
+    assert.equal(parseAllDocuments(written.get("east/shop/configmap._x.yaml") ?? "").length, 2);
+  });
+
   void it("refuses a cluster name from the source that would lead out of --output", async (t) => {
     const base = await mkdtemp(join(tmpdir(), "driftless-hydrate-escape-"));
     t.after(() => rm(base, { recursive: true, force: true }));

@@ -91,30 +91,18 @@ export async function hydrate(
     );
     return 1;
   }
-  const hydrated = results.map(({ cluster, result }) => {
+  const hydrated = results.map(({ cluster, result }) => ({
+    folder: cluster ?? DefaultClusterFolder,
     // As nomos prints them, and as they are applied: a declared special Namespace carries deletion: detach.
-    const objects = result.complete ? withSpecialNamespacesDetached(result.objects) : [];
-    return {
-      folder: cluster ?? DefaultClusterFolder,
-      objects: objects.map(hydratedObject),
-      paths: hydratedPaths(objects),
-    };
-  });
-  const all = hydrated.flatMap((h) => h.objects);
+    objects: result.complete ? withSpecialNamespacesDetached(result.objects) : [],
+  }));
+  const all = hydrated.flatMap((h) => h.objects.map(hydratedObject));
   const json = options.outputFormat === OutputFormat.Json;
   const encode = json ? toJsonList : toYamlStream;
   if (options.output !== undefined) {
     // One cluster: its files at the top; several: a folder each, as nomos lays them out.
     const perCluster = hydrated.length > 1;
-    const files = new Map<string, JsonObject[]>();
-    for (const { folder, objects, paths } of hydrated)
-      paths.forEach((path, i) => {
-        // nomos names a file by the format it holds: kind_name.json with --format json.
-        const named = json ? path.replace(/\.yaml$/, ".json") : path;
-        const file = perCluster ? join(folder, named) : named;
-        const object = objects[i];
-        if (object !== undefined) files.set(file, [...(files.get(file) ?? []), object]);
-      });
+    const files = outputFiles(hydrated, perCluster, json ? ".json" : ".yaml");
     for (const [path, content] of files) {
       const file = join(options.output, path);
       await mkdir(dirname(file), { recursive: true });
@@ -139,6 +127,32 @@ export async function hydrate(
     );
   }
   return 0;
+}
+
+/**
+ * Each file of --output and the objects it holds, as nomos names them: with several clusters, each
+ * path starts with its cluster's folder, lower-cased as the whole path is, so clusters whose names
+ * differ only in case share a folder, and a path two objects share there takes the group in both.
+ */
+function outputFiles(
+  clusters: readonly { readonly folder: string; readonly objects: readonly DeclaredObject[] }[],
+  perCluster: boolean,
+  extension: ".yaml" | ".json",
+): Map<string, JsonObject[]> {
+  const byFolder = new Map<string, DeclaredObject[]>();
+  for (const { folder, objects } of clusters) {
+    const key = perCluster ? folder.toLowerCase() : "";
+    byFolder.set(key, [...(byFolder.get(key) ?? []), ...objects]);
+  }
+  const files = new Map<string, JsonObject[]>();
+  for (const [folder, objects] of byFolder)
+    hydratedPaths(objects).forEach((path, i) => {
+      // nomos names a file by the format it holds: kind_name.json with --format json.
+      const file = join(folder, path.replace(/\.yaml$/, extension));
+      const object = objects[i];
+      if (object !== undefined) files.set(file, [...(files.get(file) ?? []), hydratedObject(object)]);
+    });
+  return files;
 }
 
 /**
