@@ -246,6 +246,19 @@ test("default labels go on every series; prefixes are configurable", async () =>
   );
 });
 
+test("setSyncGeneration labels every series with configsync_sync_generation, moving existing series to the new value", async () => {
+  const m = createMetrics({
+    processMetrics: false,
+    defaultLabels: syncLabels({ kind: "RootSync", namespace: "config-management-system", name: "root-sync" }),
+  });
+  m.resourceFights.inc();
+  m.setSyncGeneration(1);
+  m.setSyncGeneration(2);
+  assert.deepEqual(await samples(m.registry, "config_sync_resource_fights_total"), [
+    'config_sync_resource_fights_total{configsync_sync_kind="RootSync",configsync_sync_name="root-sync",configsync_sync_namespace="config-management-system",configsync_sync_generation="2"} 1',
+  ]);
+});
+
 test("a zeroed histogram series is served with no observations", async () => {
   const m = createMetrics({ processMetrics: false });
   m.remediateDuration.zero({ status: "error" });

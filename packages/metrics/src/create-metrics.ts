@@ -7,6 +7,9 @@ import { queueMetrics, type QueueMetrics } from "./queue.ts";
 import { resourceGroupMetrics, type ResourceGroupMetrics } from "./resource-group.ts";
 import { suspendMetrics, type SuspendMetrics } from "./suspend.ts";
 
+/** Config Sync's resource attribute for the sync's metadata.generation, as its Prometheus exporter names it. */
+export const SYNC_GENERATION_LABEL = "configsync_sync_generation";
+
 export interface MetricsOptions {
   /** Prefix of Config Sync's metrics. Default `config_sync_` (what Config Sync's collector exports). */
   readonly prefix?: string;
@@ -29,14 +32,23 @@ export interface MetricsOptions {
 export interface Metrics
   extends ConfigSyncMetrics, KustomizeMetrics, QueueMetrics, SuspendMetrics, ResourceGroupMetrics {
   readonly registry: Registry;
+  /**
+   * Labels every series with the sync's metadata.generation (`configsync_sync_generation`), beside the
+   * default labels: Config Sync's reconciler carries it, so a series says which spec it was recorded under.
+   */
+  setSyncGeneration(generation: number): void;
 }
 
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = options.registry ?? new Registry();
-  if (options.defaultLabels !== undefined) registry.setDefaultLabels({ ...options.defaultLabels });
+  const defaultLabels = options.defaultLabels ?? {};
+  if (options.defaultLabels !== undefined) registry.setDefaultLabels({ ...defaultLabels });
   if (options.processMetrics ?? options.registry === undefined) collectProcessMetrics(registry);
   return {
     registry,
+    // Default labels are applied at scrape time: existing series move to the new value, none is left behind.
+    setSyncGeneration: (generation) =>
+      registry.setDefaultLabels({ ...defaultLabels, [SYNC_GENERATION_LABEL]: String(generation) }),
     ...configSyncMetrics(registry, options.prefix ?? "config_sync_"),
     ...kustomizeMetrics(registry, options.prefix ?? "config_sync_"),
     ...resourceGroupMetrics(registry, options.prefix ?? "config_sync_", options.ownPrefix ?? "driftless_"),
@@ -47,7 +59,8 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
 
 /**
  * The labels Config Sync's collector adds to a reconciler's metrics (its resource attributes),
- * for `defaultLabels` in the process that reconciles one sync.
+ * for `defaultLabels` in the process that reconciles one sync. The fourth, the sync's generation,
+ * changes with its spec: `setSyncGeneration`.
  */
 export function syncLabels(sync: {
   readonly kind: "RootSync" | "RepoSync";

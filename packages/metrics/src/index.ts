@@ -37,7 +37,7 @@
  */
 export { CONFIG_SYNC_BUCKETS, errorCodeClass } from "./config-sync.ts";
 export type { ConfigSyncMetrics, TimestampHandle } from "./config-sync.ts";
-export { createMetrics, syncLabels } from "./create-metrics.ts";
+export { createMetrics, SYNC_GENERATION_LABEL, syncLabels } from "./create-metrics.ts";
 export type { Metrics, MetricsOptions } from "./create-metrics.ts";
 export {
   connectionLimits,

@@ -155,6 +155,7 @@ export class Reconciler implements PassContext {
     this.parts.ownSync.start();
     this.parts.queue.worker((job) => this.process(job.data.trigger as PassTrigger));
     const loaded = await loadSync(this.client, this.identity);
+    this.labelGeneration(loaded?.raw.metadata.generation);
     const specPeriod = loaded?.sync === undefined ? undefined : sourcePeriodOf(loaded.sync.spec);
     const period = this.options.pollPeriodMs ?? pollPeriodMs(specPeriod);
     this.poller = this.parts.queue.startPolling(period, { immediate: true });
@@ -254,6 +255,7 @@ export class Reconciler implements PassContext {
   /** One job's work; returns the pass's failure for the queue (retry or terminal), already reported. */
   private async runJob(trigger: PassTrigger): Promise<DriftlessError | undefined> {
     const loaded = await loadSync(this.client, this.identity, () => this.parts.ownSync.current());
+    this.labelGeneration(loaded?.raw.metadata.generation);
     if (loaded?.raw.metadata.deletionTimestamp !== undefined) {
       this.deleting = true;
       this.parts.remediator?.setDeclared([]);
@@ -390,6 +392,11 @@ export class Reconciler implements PassContext {
 
   activeFights(): ReadonlyMap<string, DriftlessError> {
     return this.parts.remediator?.activeFights() ?? new Map<string, DriftlessError>();
+  }
+
+  /** Every series carries the spec's generation, as Config Sync's reconciler does (from its pod's labels). */
+  private labelGeneration(generation: number | undefined): void {
+    if (generation !== undefined) this.metrics.setSyncGeneration(generation);
   }
 
   /** Metrics with Config Sync's names, and the one log line of the pass. */

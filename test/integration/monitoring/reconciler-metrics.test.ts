@@ -1,12 +1,40 @@
 /**
  * What a reconciler's /metrics carries as Config Sync's does, on the real control plane, Redis and git:
- * a sample for every metric after a sync and an error alone (no drift corrected).
+ * a sample for every metric after a sync and an error alone (no drift corrected), and the sync's
+ * metadata.generation on every series.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createRepoSync, eventually, startReconciler, testNamespace, TestRepo } from "../../support/index.ts";
+import {
+  createRepoSync,
+  createRootSync,
+  customApi,
+  eventually,
+  rootSynced,
+  rootSyncNamespace,
+  rootSyncs,
+  startReconciler,
+  suffix,
+  testNamespace,
+  TestRepo,
+  updateRootSyncSpec,
+  type JsonObject,
+} from "../../support/index.ts";
 import { configMap } from "../manager/helpers.ts";
 import { fullScrape, scrape, valueOf } from "./scrape.ts";
+
+function deleteRootSyncAfter(t: { after(fn: () => Promise<unknown>): void }, name: string): void {
+  t.after(() =>
+    customApi()
+      .deleteNamespacedCustomObject({ ...rootSyncs, name })
+      .catch(() => undefined),
+  );
+}
+
+async function rootSyncGeneration(name: string): Promise<number> {
+  const sync = (await customApi().getNamespacedCustomObject({ ...rootSyncs, name })) as JsonObject;
+  return (sync["metadata"] as { generation: number }).generation;
+}
 
 test("every metric a reconciler registers has a sample after a sync and an error, with no drift ever corrected", async (t) => {
   const namespace = await testNamespace(t);
@@ -29,4 +57,40 @@ test("every metric a reconciler registers has a sample after a sync and an error
   );
   const scraped = await fullScrape(url, "the reconciler");
   assert.equal(valueOf(scraped, "config_sync_remediate_duration_seconds_count", { status: "success" }), 0);
+});
+
+test("a reconciler's series carry configsync_sync_generation, the sync's metadata.generation, and follow a spec change", async (t) => {
+  const name = `gen-${suffix()}`;
+  deleteRootSyncAfter(t, name);
+  const namespace = await testNamespace(t, "gen");
+  const repo = await TestRepo.create(t);
+  await repo.write("config/a.yaml", configMap("a", namespace, { color: "blue" }));
+  const commit = await repo.commit("one config map");
+  await createRootSync(name, repo);
+  const reconciler = await startReconciler(
+    t,
+    { kind: "RootSync", namespace: rootSyncNamespace, name },
+    { metricsPort: 0 },
+  );
+  const url = `${reconciler.metricsUrl}/metrics`;
+  await rootSynced(name, commit);
+  /** The generations the scrape's samples carry: one, and on every sample, once it has settled. */
+  const generations = async (): Promise<string[]> => {
+    const { samples } = await scrape(url);
+    return [...new Set(samples.map((line) => /configsync_sync_generation="([^"]*)"/.exec(line)?.[1] ?? "none"))];
+  };
+  const first = String(await rootSyncGeneration(name));
+  assert.deepEqual(await generations(), [first]);
+
+  await updateRootSyncSpec(name, (spec) => ({ ...spec, git: { ...(spec["git"] as JsonObject), period: "17s" } }));
+  const second = String(await rootSyncGeneration(name));
+  assert.notEqual(second, first);
+  await eventually(async () => (await generations()).join() === second, {
+    timeoutMs: 30_000,
+    what: `every series labelled configsync_sync_generation="${second}"`,
+  });
+  const after = await scrape(url);
+  assert.ok(
+    (valueOf(after, "config_sync_reconcile_duration_seconds_count", { configsync_sync_generation: second }) ?? 0) >= 1,
+  );
 });
