@@ -2,7 +2,7 @@
 import { KnvCode, reconcilerName, type DriftlessError } from "@driftless/api";
 import type { SyncIdentity } from "@driftless/applier";
 import type { KubeClient } from "@driftless/kube";
-import { DriftKind, errorCodeClass, type Metrics, type Status } from "@driftless/metrics";
+import { DriftKind, errorCodeClass, type Metrics, type ReconcilerType, type Status } from "@driftless/metrics";
 import type { PassResult, PassTrigger } from "./pass.ts";
 
 const statusOf = (errors: readonly DriftlessError[]): Status => (errors.length === 0 ? "success" : "error");
@@ -28,6 +28,14 @@ export function initPassMetrics(metrics: Metrics): void {
   metrics.internalErrors.inc({ source: "applier" }, 0);
   metrics.remediateDuration.zero({ status: "success" });
   metrics.remediateDuration.zero({ status: "error" });
+}
+
+/** pipeline_error_observed's labels, as Config Sync's: the reconciler's name, and its type as the name of a default sync. */
+export function pipelineLabels(identity: SyncIdentity): { readonly name: string; readonly reconciler: ReconcilerType } {
+  return {
+    name: reconcilerName(identity.kind, identity.namespace, identity.name),
+    reconciler: identity.kind === "RootSync" ? "root-sync" : "repo-sync",
+  };
 }
 
 /** Records a finished (not skipped) pass in Config Sync's metrics. */
@@ -88,11 +96,7 @@ export function recordPass(
     list.filter((e) => e.code === KnvCode.Internal || e.code === KnvCode.Undocumented).length;
   m.internalErrors.inc({ source: "parser" }, internal(result.sourceErrors));
   m.internalErrors.inc({ source: "applier" }, internal(result.syncErrors));
-  // Config Sync's labels: the reconciler's name, and its type as the name of a default sync.
-  const pipeline = {
-    name: reconcilerName(identity.kind, identity.namespace, identity.name),
-    reconciler: identity.kind === "RootSync" ? "root-sync" : "repo-sync",
-  } as const;
+  const pipeline = pipelineLabels(identity);
   m.pipelineErrorObserved.set({ ...pipeline, component: "source" }, result.sourceErrors.length > 0 ? 1 : 0);
   m.pipelineErrorObserved.set({ ...pipeline, component: "rendering" }, renderingErrors.length > 0 ? 1 : 0);
   m.pipelineErrorObserved.set({ ...pipeline, component: "sync" }, result.syncErrors.length > 0 ? 1 : 0);

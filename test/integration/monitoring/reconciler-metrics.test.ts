@@ -1,7 +1,7 @@
 /**
  * What a reconciler's /metrics carries as Config Sync's does, on the real control plane, Redis and git:
- * a sample for every metric after a sync and an error alone (no drift corrected), and the sync's
- * metadata.generation on every series.
+ * a sample for every metric after a sync and an error alone (no drift corrected), the sync's
+ * metadata.generation on every series, and the ResourceGroup's readiness in pipeline_error_observed.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -14,6 +14,7 @@ import {
   rootSyncNamespace,
   rootSyncs,
   startReconciler,
+  statusCode,
   suffix,
   testNamespace,
   TestRepo,
@@ -93,4 +94,102 @@ test("a reconciler's series carry configsync_sync_generation, the sync's metadat
   assert.ok(
     (valueOf(after, "config_sync_reconcile_duration_seconds_count", { configsync_sync_generation: second }) ?? 0) >= 1,
   );
+});
+
+/** A namespaced Widget kind of the test's own, with a status subresource the test writes as its controller would. */
+async function createWidgetCrd(t: { after(fn: () => Promise<unknown>): void }): Promise<string> {
+  const group = `ready${suffix()}.driftless.test`;
+  const crds = { group: "apiextensions.k8s.io", version: "v1", plural: "customresourcedefinitions" } as const;
+  const name = `widgets.${group}`;
+  const open = { type: "object", "x-kubernetes-preserve-unknown-fields": true };
+  await customApi().createClusterCustomObject({
+    ...crds,
+    body: {
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      metadata: { name },
+      spec: {
+        group,
+        scope: "Namespaced",
+        names: { plural: "widgets", singular: "widget", kind: "Widget", listKind: "WidgetList" },
+        versions: [
+          {
+            name: "v1",
+            served: true,
+            storage: true,
+            subresources: { status: {} },
+            schema: { openAPIV3Schema: { type: "object", properties: { spec: open, status: open } } },
+          },
+        ],
+      },
+    },
+  });
+  t.after(() =>
+    customApi()
+      .deleteClusterCustomObject({ ...crds, name })
+      .catch(() => undefined),
+  );
+  await eventually(
+    async () => {
+      const crd = (await customApi().getClusterCustomObject({ ...crds, name })) as JsonObject;
+      const conditions = ((crd["status"] as JsonObject | undefined)?.["conditions"] ?? []) as JsonObject[];
+      return conditions.some((c) => c["type"] === "Established" && c["status"] === "True");
+    },
+    { what: "the Widget CRD to be Established" },
+  );
+  return group;
+}
+
+async function setWidgetConditions(group: string, namespace: string, conditions: JsonObject[]): Promise<void> {
+  const widget = { group, version: "v1", namespace, plural: "widgets", name: "w1" } as const;
+  await eventually(
+    async () => {
+      const current = (await customApi().getNamespacedCustomObject(widget)) as JsonObject;
+      try {
+        await customApi().replaceNamespacedCustomObjectStatus({
+          ...widget,
+          body: { ...current, status: { conditions } },
+        });
+        return true;
+      } catch (error) {
+        if (statusCode(error) === 409) return false;
+        throw error;
+      }
+    },
+    { what: "the Widget's status written" },
+  );
+}
+
+test('pipeline_error_observed{component="readiness"} is 1 while an object of the ResourceGroup is Failed and 0 once it is not, named by the reconciler as Config Sync\'s ResourceGroup controller names it', async (t) => {
+  const group = await createWidgetCrd(t);
+  const namespace = await testNamespace(t, "ready");
+  const name = `ready-${suffix()}`;
+  deleteRootSyncAfter(t, name);
+  const repo = await TestRepo.create(t);
+  await repo.write(
+    "config/widget.yaml",
+    JSON.stringify({ apiVersion: `${group}/v1`, kind: "Widget", metadata: { name: "w1", namespace }, spec: {} }),
+  );
+  const commit = await repo.commit("a widget");
+  await createRootSync(name, repo);
+  const reconciler = await startReconciler(
+    t,
+    { kind: "RootSync", namespace: rootSyncNamespace, name },
+    { metricsPort: 0 },
+  );
+  const url = `${reconciler.metricsUrl}/metrics`;
+  await rootSynced(name, commit);
+  const readiness = { name: `root-reconciler-${name}`, reconciler: "root-sync", component: "readiness" };
+  const readinessIs = (value: number, what: string): Promise<true> =>
+    eventually(async () => valueOf(await scrape(url), "config_sync_pipeline_error_observed", readiness) === value, {
+      timeoutMs: 30_000,
+      what,
+    });
+
+  await readinessIs(0, "readiness 0 while the Widget is Current");
+  // kstatus: a Stalled condition is Failed.
+  await setWidgetConditions(group, namespace, [{ type: "Stalled", status: "True", reason: "Broken" }]);
+  await readinessIs(1, "readiness 1 once the Widget is Failed");
+  await setWidgetConditions(group, namespace, [{ type: "Ready", status: "True", reason: "Ready" }]);
+  await readinessIs(0, "readiness 0 once the Widget is Current again");
 });
