@@ -25,7 +25,7 @@ import { declareHierarchy } from "./hierarchy.ts";
 import { kindKey } from "./kinds.ts";
 import type { Manifest } from "./manifest.ts";
 import type { DeclaredObject, ManifestSet, SourceResult } from "./result.ts";
-import { toSourceResult } from "./result.ts";
+import { shapeOf, toSourceResult } from "./result.ts";
 import { placeObject } from "./scope.ts";
 import { checkObjectRules, checkUnmanagedNamespaces } from "./validate-objects.ts";
 
@@ -39,7 +39,7 @@ export type { DeclareOptions };
 export async function declareObjects(set: ManifestSet, options: DeclareOptions): Promise<SourceResult> {
   if (options.format === SourceFormat.Hierarchy && options.scope.kind === "RootSync")
     return declareHierarchy(set, options);
-  const counts = { fileCount: set.fileCount, localConfigSkipped: set.localConfigSkipped };
+  const counts = shapeOf(set);
   // Config Sync's first stage looks at every object read, flawed ones too, so one pass reports all of an
   // object's errors; its checks stop the read before selection, placement and duplicates.
   const stageChecks = [

@@ -41,7 +41,7 @@ import { kindKey } from "./kinds.ts";
 import type { KindInfo } from "./kinds.ts";
 import type { Manifest } from "./manifest.ts";
 import type { DeclaredObject, ManifestSet, SourceResult } from "./result.ts";
-import { toSourceResult } from "./result.ts";
+import { shapeOf, toSourceResult } from "./result.ts";
 import { placeObject } from "./scope.ts";
 import { checkObjectRules, checkUnmanagedNamespaces } from "./validate-objects.ts";
 
@@ -51,7 +51,7 @@ interface Typed {
 }
 
 export async function declareHierarchy(set: ManifestSet, options: DeclareOptions): Promise<SourceResult> {
-  const counts = { fileCount: set.fileCount, localConfigSkipped: set.localConfigSkipped };
+  const counts = shapeOf(set);
   const fail = (errors: readonly SourceError[]): SourceResult => toSourceResult([], errors, counts);
 
   // Stage 1 looks at every object read, flawed ones too, so one pass reports all of an object's errors.

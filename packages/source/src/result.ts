@@ -5,6 +5,7 @@
  */
 import type { SourceError } from "./errors.ts";
 import type { JsonObject } from "./json.ts";
+import { hierarchyKindOf } from "./hierarchy-layout.ts";
 import type { Manifest, ManifestMetadata } from "./manifest.ts";
 import type { ObjectId } from "./object-id.ts";
 
@@ -48,13 +49,22 @@ interface SourceCounts {
   readonly localConfigSkipped: number;
 }
 
+/**
+ * What toSourceResult needs beside the objects: the counts, and whether the files held any object to declare
+ * before selection. A source whose selectors select nothing is not empty: the user chose that deletion.
+ */
+export interface SourceShape extends SourceCounts {
+  readonly declaresSomething: boolean;
+}
+
 /** Every manifest read and validated: safe to apply and to prune against. */
 export interface CompleteSource extends SourceCounts {
   readonly complete: true;
   readonly objects: readonly DeclaredObject[];
   /**
-   * The source declares nothing (no files, or only local-config objects). Still complete; whether
-   * pruning everything is acceptable is the applier's call (Config Sync refuses: KNV2006).
+   * The files declare nothing (none, or only local-config objects and Config Sync's own configuration kinds);
+   * objects that selectors leave out still count. Still complete; whether pruning everything is acceptable is
+   * the applier's call (driftless refuses: KNV2006).
    */
   readonly isEmpty: boolean;
   readonly errors: readonly [];
@@ -77,9 +87,9 @@ export type SourceResult = CompleteSource | FailedSource;
 export function toSourceResult(
   objects: readonly DeclaredObject[],
   errors: readonly SourceError[],
-  counts: SourceCounts,
+  shape: SourceShape,
 ): SourceResult {
-  const { fileCount, localConfigSkipped } = counts;
+  const { fileCount, localConfigSkipped } = shape;
   const [first, ...rest] = errors;
   if (first)
     return {
@@ -90,5 +100,15 @@ export function toSourceResult(
       fileCount,
       localConfigSkipped,
     };
-  return { complete: true, objects, isEmpty: objects.length === 0, errors: [], fileCount, localConfigSkipped };
+  const isEmpty = objects.length === 0 && !shape.declaresSomething;
+  return { complete: true, objects, isEmpty, errors: [], fileCount, localConfigSkipped };
+}
+
+/** The shape of a read: its counts, and whether any manifest is more than Config Sync's own configuration kinds. */
+export function shapeOf(set: ManifestSet): SourceShape {
+  return {
+    fileCount: set.fileCount,
+    localConfigSkipped: set.localConfigSkipped,
+    declaresSomething: set.manifests.some((manifest) => hierarchyKindOf(manifest) === undefined),
+  };
 }

@@ -49,6 +49,19 @@ void describe("NamespaceSelectors, unstructured", () => {
     assert.deepEqual(declared(await read(base)), ["Namespace a", "Namespace b", "ConfigMap a/settings"]);
   });
 
+  void it("a source whose selectors select nothing is not empty: what they selected before is pruned, not guarded (KNV2006)", async () => {
+    const onlySelected = {
+      "sel.yaml": nsSelector("prod", "{mode: dynamic, selector: {matchLabels: {env: prod}}}"),
+      "cm.yaml": cm("settings", selects("prod")),
+    };
+    const result = await read(onlySelected, { liveNamespaces: [{ name: "c", labels: { env: "dev" } }] });
+    assert.deepEqual(declared(result), []);
+    assert.equal(result.complete && result.isEmpty, false);
+    // A source of Config Sync's own configuration kinds only declares nothing.
+    const selectorsOnly = await read({ "sel.yaml": onlySelected["sel.yaml"] });
+    assert.equal(selectorsOnly.complete && selectorsOnly.isEmpty, true);
+  });
+
   void it("static mode ignores the cluster's namespaces; dynamic mode selects them too (not terminating ones)", async () => {
     const liveNamespaces = [
       { name: "c", labels: { env: "prod" } },
