@@ -52,8 +52,9 @@ export function satisfiedByAbsence(declared: JsonValue, schema: FieldSchema | un
 
 /**
  * Whole-value comparison, used for atomic lists (and everything inside them): every declared value
- * must be live and nothing else may be live, except what the API server fills in (`serverFilled`)
- * and items admission appended (`admissionItems`), when those were not declared.
+ * must be live and nothing else may be live, except what the API server fills in (`serverFilled`, a
+ * custom resource's schema `default`) and items admission appended (`admissionItems`), when those
+ * were not declared.
  */
 export function atomicEqual(
   declared: JsonValue,
@@ -87,11 +88,21 @@ export function atomicEqual(
     }
     for (const key of Object.keys(live)) {
       if (own(declared, key) !== undefined || filledAt(filled, key) === true) continue;
-      if (!isAbsent(live[key], childSchema(schema, key))) return false;
+      const child = childSchema(schema, key);
+      if (!isAbsent(live[key], child) && !isSchemaDefault(live[key], child, builtIn)) return false;
     }
     return true;
   }
   return !isObject(live) && !Array.isArray(live) && scalarEqual(declared, live, schema, builtIn);
+}
+
+/**
+ * Is a live value what a custom resource's schema default fills in (nested defaults applied, as the
+ * server applies them inside a defaulted object)? Then it is the server's, not a value someone set.
+ */
+export function isSchemaDefault(live: unknown, schema: FieldSchema | undefined, builtIn: boolean): boolean {
+  const value = schema?.default;
+  return value !== undefined && atomicEqual(value, live, schema, builtIn);
 }
 
 /** Live items minus admission-appended ones that were not declared (e.g. a Pod's default tolerations). */

@@ -7,6 +7,9 @@
  * - `x-kubernetes-map-type: atomic`: a map compared and replaced whole (keys others add are removed);
  *   granular (the default) merges key by key.
  * - `x-kubernetes-int-or-string`: stored as sent, so `80` and `"80"` stay different (no re-spelling).
+ * - `default`: the server fills it in where the field is absent (structural defaulting), so a live
+ *   value equal to it is the server's where we declared nothing, and a keyed list's key default is part
+ *   of each item's identity (`protocol: TCP`).
  * - An object with `properties` and without `x-kubernetes-preserve-unknown-fields` (or
  *   `additionalProperties`, or `x-kubernetes-embedded-resource`) has its unknown fields pruned by the
  *   server: a declared field it does not know can never be live, so it is not a change.
@@ -14,9 +17,10 @@
  * A schema the matcher cannot read leaves the custom resource as it was without one: lists atomic.
  */
 import { isObject, setOwn } from "./json.ts";
-import type { JsonObject } from "./json.ts";
+import type { JsonObject, JsonScalar } from "./json.ts";
 import type { CustomResourceSchemas } from "./kinds.ts";
 import { objectMetaSchema } from "./kinds.ts";
+import { namedField } from "./schema.ts";
 import type { FieldSchema } from "./schema.ts";
 
 const OBJECT_META_REF = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
@@ -98,6 +102,8 @@ class Converter {
     if (ref !== undefined) return this.named(ref);
     const out: Mutable<FieldSchema> = {};
     if (node["x-kubernetes-int-or-string"] === true) out.intOrString = true;
+    const value = node["default"];
+    if (value !== undefined) out.default = value;
     if (node["type"] === "array") {
       const items = isObject(node["items"]) ? this.convert(node["items"]) : undefined;
       if (items) out.items = items;
@@ -112,6 +118,9 @@ class Converter {
       ) {
         out.list = "map";
         out.keys = keys as string[];
+        // A key with a default is part of the item's identity as the server fills it in (protocol: TCP).
+        const defaults = keyDefaults(items, out.keys);
+        if (items && defaults) out.items = { ...items, defaults };
       }
     }
     const properties = node["properties"];
@@ -136,6 +145,18 @@ class Converter {
     if (node["x-kubernetes-map-type"] === "atomic") out.atomicMap = true;
     return Object.keys(out).length > 0 ? out : undefined;
   }
+}
+
+/** The scalar schema defaults of a keyed list's item keys, if any has one. */
+function keyDefaults(items: FieldSchema | undefined, keys: readonly string[]): Record<string, JsonScalar> | undefined {
+  let out: Record<string, JsonScalar> | undefined;
+  for (const key of keys) {
+    const value = namedField(items, key)?.default;
+    if (value === undefined || (value !== null && typeof value === "object")) continue;
+    out ??= {};
+    setOwn(out, key, value);
+  }
+  return out;
 }
 
 /** `$ref`, or `allOf: [{$ref}]` (how OpenAPI v3 documents attach a description to a reference). */

@@ -6,7 +6,7 @@
  * is a plain map or an atomic list, which is what strategic merge patch does with untagged fields.
  */
 import { own, ownEntry, setOwn } from "./json.ts";
-import type { JsonObject, JsonScalar } from "./json.ts";
+import type { JsonObject, JsonScalar, JsonValue } from "./json.ts";
 
 export const ListType = {
   /** Items merge by key (`patchStrategy: merge` + `patchMergeKey`); order is not meaningful. */
@@ -27,6 +27,11 @@ export interface FieldSchema {
   readonly list?: ListType;
   /** Merge keys of a `map` list; the first is the strategic-merge `patchMergeKey`. */
   readonly keys?: readonly string[];
+  /**
+   * A custom resource's schema `default`: the API server fills it in when the field is absent (structural
+   * defaulting, on every write and read), so a live value equal to it that was not declared is the server's.
+   */
+  readonly default?: JsonValue;
   /** Defaults the API server fills into a map when absent; filled into declarations before comparing. */
   readonly defaults?: Readonly<Record<string, JsonScalar>>;
   /** An empty string here is a real value (label values, ConfigMap data), not an omitted field. */

@@ -43,7 +43,7 @@
  */
 import { ChangeOp, formatPath } from "./changes.ts";
 import type { Change, PathSegment } from "./changes.ts";
-import { atomicEqual, satisfiedByAbsence, scalarEqual } from "./equality.ts";
+import { atomicEqual, isSchemaDefault, satisfiedByAbsence, scalarEqual } from "./equality.ts";
 import { cloneJson, compareStrings, isObject, own } from "./json.ts";
 import type { JsonArray, JsonObject, JsonValue } from "./json.ts";
 import type { KindInfo } from "./kinds.ts";
@@ -185,7 +185,8 @@ function removeOtherMembers(
 
 /** `o` was declared and no longer is. Only what we declared goes: a map or keyed list is emptied of our entries. */
 function compareRemoved(o: JsonValue, c: unknown, schema: FieldSchema | undefined, walk: Walk): void {
-  if (isAbsent(c, schema)) return;
+  // A schema default is what the server would fill in again: removing it changes nothing.
+  if (isAbsent(c, schema) || isSchemaDefault(c, schema, walk.builtIn)) return;
   if (isObject(o) && isObject(c)) compareMap(o, {}, c, schema, walk, false);
   else if (Array.isArray(o) && Array.isArray(c) && schema?.list) compareList(o, [], c, schema, walk);
   else record(walk, ChangeOp.Remove, c, undefined);

@@ -9,6 +9,7 @@ import {
   coreApi,
   createRootSync,
   customApi,
+  eventually,
   rootSynced,
   rootSyncNamespace,
   startReconciler,
@@ -78,4 +79,119 @@ test("a liveness probe switched in Git from httpGet to tcpSocket, then to exec, 
   const third = await repo.commit("an exec liveness probe");
   await rootSynced(name, third);
   assert.deepEqual(handlers(await liveProbe()), ["exec"]);
+});
+
+/** `gizmos.<group>`: a custom resource whose schema defaults fields in an atomic list, an atomic map and a list-map key. */
+function gizmoCrd(group: string): JsonObject {
+  const spec = {
+    type: "object",
+    properties: {
+      steps: {
+        type: "array",
+        items: {
+          type: "object",
+          properties: { name: { type: "string" }, weight: { type: "integer", default: 1 } },
+        },
+      },
+      selector: {
+        type: "object",
+        "x-kubernetes-map-type": "atomic",
+        properties: { app: { type: "string" }, mode: { type: "string", default: "fast" } },
+      },
+      ports: {
+        type: "array",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["port", "protocol"],
+        items: {
+          type: "object",
+          required: ["port"],
+          properties: {
+            port: { type: "integer" },
+            protocol: { type: "string", default: "TCP" },
+            name: { type: "string" },
+          },
+        },
+      },
+    },
+  };
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `gizmos.${group}` },
+    spec: {
+      group,
+      names: { kind: "Gizmo", plural: "gizmos", singular: "gizmo", listKind: "GizmoList" },
+      scope: "Namespaced",
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: "object", properties: { spec } } },
+        },
+      ],
+    },
+  };
+}
+
+test("a custom resource whose schema defaults fields of an atomic list, an atomic map and a list-map key syncs, and an idle resync writes nothing", async (t) => {
+  const id = suffix();
+  const group = `d${id}.example.com`;
+  const namespace = `defaults-${id}`;
+  const name = `defaults-${id}`;
+  const gizmo = (portName?: string): JsonObject => ({
+    apiVersion: `${group}/v1`,
+    kind: "Gizmo",
+    metadata: { name: "g", namespace },
+    spec: {
+      steps: [{ name: "a" }],
+      selector: { app: "web" },
+      ports: [{ port: 80, ...(portName === undefined ? {} : { name: portName }) }],
+    },
+  });
+  const liveSpec = async (): Promise<JsonObject> => {
+    const live = (await customApi().getNamespacedCustomObject({
+      group,
+      version: "v1",
+      namespace,
+      plural: "gizmos",
+      name: "g",
+    })) as JsonObject;
+    return live["spec"] as JsonObject;
+  };
+  const repo = await TestRepo.create(t);
+  await repo.write("config/crd.yaml", yaml(gizmoCrd(group)));
+  await repo.write("config/ns.yaml", yaml(namespaceObject(namespace)));
+  await repo.write("config/gizmo.yaml", yaml(gizmo()));
+  const first = await repo.commit("a CRD with schema defaults, and a Gizmo relying on them");
+  await createRootSync(name, repo);
+  t.after(async () => {
+    await coreApi()
+      .deleteNamespace({ name: namespace })
+      .catch(() => undefined);
+  });
+  // resyncPeriodMs 0: every poll is a full pass, so every poll matches the Gizmo again.
+  const reconciler = await startReconciler(
+    t,
+    { kind: "RootSync", namespace: rootSyncNamespace, name },
+    { resyncPeriodMs: 0 },
+  );
+  await rootSynced(name, first);
+  // The API server filled in every default the declaration left out.
+  assert.deepEqual(await liveSpec(), {
+    steps: [{ name: "a", weight: 1 }],
+    selector: { app: "web", mode: "fast" },
+    ports: [{ port: 80, protocol: "TCP" }],
+  });
+  const passes = reconciler.passCount;
+  await eventually(() => reconciler.passCount >= passes + 1, { what: "one more pass" });
+  const writesBefore = reconciler.client.requests.writes();
+  const base = reconciler.passCount;
+  await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes", timeoutMs: 20_000 });
+  assert.equal(reconciler.client.requests.writes() - writesBefore, 0, "an idle resync wrote the Gizmo");
+
+  await repo.write("config/gizmo.yaml", yaml(gizmo("http")));
+  const second = await repo.commit("the port gets a name");
+  await rootSynced(name, second);
+  assert.deepEqual((await liveSpec())["ports"], [{ port: 80, protocol: "TCP", name: "http" }]);
 });
