@@ -2,7 +2,6 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { SourceFormat } from "@driftless/api";
 import {
-  builtinKinds,
   clustersToCheck,
   declareForClusters,
   hydratedObject,
@@ -17,6 +16,7 @@ import {
   type SyncScope,
 } from "@driftless/source";
 import { printableJson, printableYaml } from "../terminal-text.ts";
+import { kindsOrReport } from "./api-resources.ts";
 import { formatClusterError } from "./vet.ts";
 
 export interface HydrateOptions {
@@ -45,7 +45,7 @@ export const DefaultClusterFolder = "defaultcluster";
 
 /**
  * `driftless hydrate DIR`: the objects a RootSync would apply from this source, after hierarchy
- * inheritance, without a cluster (built-in kinds are known, other kinds are placed by where they are,
+ * inheritance, without a cluster (built-in kinds and those api-resources.txt lists are known, other kinds are placed by where they are,
  * as `nomos hydrate --no-api-server-check` does). Implicit Namespaces are decided against the cluster
  * by the reconciler and are not printed. Cluster selectors are evaluated for each cluster the source
  * names and for a cluster without a name (`defaultcluster`), or for `--clusters`: with --output, several
@@ -58,9 +58,11 @@ export async function hydrate(
   err: (line: string) => void = out,
 ): Promise<number> {
   const scope = options.scope ?? ({ kind: "RootSync" } as const);
+  const kinds = await kindsOrReport(options.dir, err);
+  if (kinds === undefined) return 1;
   const readOptions = {
     scope,
-    kinds: builtinKinds,
+    kinds,
     format: sourceFormatFor(scope, options.format),
     allowUnknownKinds: true,
   };

@@ -1,6 +1,5 @@
 import type { SourceFormat } from "@driftless/api";
 import {
-  builtinKinds,
   clustersToCheck,
   declareForClusters,
   mergeClusterErrors,
@@ -14,6 +13,7 @@ import {
   type SourceError,
   type SyncScope,
 } from "@driftless/source";
+import { kindsOrReport } from "./api-resources.ts";
 
 export interface VetOptions {
   readonly format: SourceFormat;
@@ -29,7 +29,7 @@ export interface VetOptions {
  * names, namespaces, depends-on syntax, scope, the hierarchy rules, duplicates after inheritance),
  * with Config Sync's codes and file paths, for every cluster the source names and for a cluster
  * without a name, as `nomos vet` checks it; an error found for some clusters only names them. Kinds
- * beyond the built-in ones are not checked against a cluster. Errors go to `err` (stderr, as nomos
+ * beyond the built-in ones and those api-resources.txt lists are not checked against a cluster. Errors go to `err` (stderr, as nomos
  * prints them), and so does nomos's `✅ No validation issues found.` when there are none; driftless's
  * summary goes to `out`. Exit 1 when anything is wrong.
  */
@@ -40,7 +40,9 @@ export async function vet(
   err: (line: string) => void = out,
 ): Promise<number> {
   const format = sourceFormatFor(options.scope, options.format);
-  const declareOptions = { scope: options.scope, kinds: builtinKinds, format, allowUnknownKinds: true };
+  const kinds = await kindsOrReport(dir, err);
+  if (kinds === undefined) return 1;
+  const declareOptions = { scope: options.scope, kinds, format, allowUnknownKinds: true };
   const set = await readManifests(dir, { format });
   const clusters = clustersToCheck(set, options.clusters);
   const declared = await declareForClusters(set, declareOptions, clusters);
