@@ -294,6 +294,16 @@ void describe("hierarchy: errors, with Config Sync's codes and the files they co
       [["KNV1052", "namespaces/web/namespace.yaml"]],
     ],
     [
+      "a namespace-selected object in a Namespace directory, which gives it a namespace (KNV1053, as nomos)",
+      {
+        "namespaces/sandboxes.yaml": namespaceSelector,
+        "namespaces/web/namespace.yaml": ns("web"),
+        "namespaces/web/cm.yaml":
+          "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  annotations: {configmanagement.gke.io/namespace-selector: sandboxes}\n",
+      },
+      [["KNV1053", "namespaces/web/cm.yaml"]],
+    ],
+    [
       "a declared HNC depth label (KNV1057)",
       { "namespaces/web/namespace.yaml": ns("web", "eng.tree.hnc.x-k8s.io/depth: '1'") },
       [["KNV1057", "namespaces/web/namespace.yaml"]],

@@ -19,6 +19,8 @@ import { checkSelectorObjects, selectForCluster } from "./cluster-selection.ts";
 import { checkIllegalKinds } from "./illegal-kinds.ts";
 import { findDuplicates } from "./duplicates.ts";
 import { NamespaceOnClusterScopedError } from "./errors.ts";
+import { namespaceSelectorOf } from "./namespace-selection.ts";
+import { NamespaceAndSelectorError } from "./selector-errors.ts";
 import type { SourceError } from "./errors.ts";
 import { groupKindKey, readHierarchyConfigs } from "./hierarchy-config.ts";
 import {
@@ -105,6 +107,10 @@ export async function declareHierarchy(set: ManifestSet, options: DeclareOptions
       .filter((m) => isNamespace(m) && topDirOf(m.sourcePath) === TopDir.Namespaces)
       .map((m) => dirOf(m.sourcePath)),
   );
+  // Config Sync gives an object the namespace of its directory where a Namespace of that name is declared.
+  const namespaceNames = new Set(
+    others.filter((m) => isNamespace(m) && topDirOf(m.sourcePath) === TopDir.Namespaces).map((m) => m.metadata.name),
+  );
   const cluster: Typed[] = [];
   const inTree: Typed[] = [];
   for (const manifest of others) {
@@ -116,6 +122,9 @@ export async function declareHierarchy(set: ManifestSet, options: DeclareOptions
       // A Namespace is cluster-scoped wherever it sits, so it may not declare one (as nomos: KNV1052).
       const message = `${what(manifest)}: Namespace is cluster-scoped and must not declare metadata.namespace`;
       errors.push(new NamespaceOnClusterScopedError(message, { resources: [manifestResource(manifest)] }));
+    } else if (!isNamespace(manifest) && info.namespaced && selectedWithNamespace(manifest, namespaceNames)) {
+      const message = `${what(manifest)}: declares both metadata.namespace (its own, or its Namespace directory's) and the annotation configmanagement.gke.io/namespace-selector; remove one`;
+      errors.push(new NamespaceAndSelectorError(message, { resources: [manifestResource(manifest)] }));
     } else if (isNamespace(manifest) || info.namespaced) {
       if (top === TopDir.Namespaces) inTree.push({ manifest, info });
       else errors.push(misplaced(manifest, TopDir.Namespaces));
@@ -183,4 +192,11 @@ function withHncMetadata(manifest: Manifest): Manifest {
     metadata: { ...manifest.metadata, labels, annotations },
     raw: { ...manifest.raw, metadata: { ...(isJsonObject(metadata) ? metadata : {}), labels, annotations } },
   };
+}
+
+/** A namespace-selected object that has a namespace already, as Config Sync sees it (KNV1053). */
+function selectedWithNamespace(manifest: Manifest, namespaceNames: ReadonlySet<string>): boolean {
+  if (namespaceSelectorOf(manifest) === undefined) return false;
+  if (manifest.metadata.namespace !== undefined) return true;
+  return topDirOf(manifest.sourcePath) === TopDir.Namespaces && namespaceNames.has(baseOf(dirOf(manifest.sourcePath)));
 }
