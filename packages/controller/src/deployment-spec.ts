@@ -22,13 +22,13 @@ import { reconcilerRedisEnv } from "./redis-env.ts";
 import { RedisNonceAnnotation } from "./redis-rollout.ts";
 import { overrideEnv, ReconcilerContainer, reconcilerOverrides } from "./reconciler-overrides.ts";
 import {
-  containerResources,
   hardenedContainer,
   reconcilerRenderEnv,
   reconcilerSocketMount,
   reconcilerTokenMount,
   renderContainer,
   renderVolumes,
+  resourcesWithDefaults,
   tokenVolume,
 } from "./render-container.ts";
 import { specHash } from "./spec-hash.ts";
@@ -70,7 +70,7 @@ export function reconcilerResources(sync: RSync): {
   requests: Record<string, Quantity>;
   limits: Record<string, Quantity>;
 } {
-  return containerResources(sync, ReconcilerContainer, defaultResources);
+  return resourcesWithDefaults(sync, ReconcilerContainer, defaultResources);
 }
 
 /**

@@ -5,8 +5,15 @@
  * password; and the token itself, mounted into the reconciler container only. The pod has the render
  * container only while its sync is annotated `configsync.gke.io/requires-rendering: "true"`.
  */
-import type { RSync } from "@driftless/api";
-import { containerResources, containerVerbosity, RenderContainer } from "./container-overrides.ts";
+import type { Quantity, RSync } from "@driftless/api";
+import {
+  compareQuantities,
+  ContainerFor,
+  containerResources,
+  containerVerbosity,
+  RenderContainer,
+  type DriftlessContainer,
+} from "./container-overrides.ts";
 import { logLevelOf } from "./reconciler-overrides.ts";
 
 export { containerResources, RenderContainer };
@@ -38,9 +45,41 @@ export interface RenderContainerSettings {
   readonly cacheDir: string;
 }
 
+type Amounts = Record<string, Quantity>;
+type Resources = ReturnType<typeof containerResources>;
+const limitField = { cpu: "cpuLimit", memory: "memoryLimit" } as const;
+
+/**
+ * A container's requests and limits (container-overrides.ts), with a default limit no override entry sets
+ * raised to at least its request: that limit is driftless's own (Config Sync's containers have requests
+ * only), so a larger request is no contradiction. A limit an entry sets stays (validate.ts refuses a request above it).
+ */
+export function resourcesWithDefaults(
+  sync: RSync,
+  container: DriftlessContainer,
+  defaults: { readonly requests: Readonly<Amounts>; readonly limits: Readonly<Amounts> },
+): Resources {
+  const resources = containerResources(sync, container, defaults);
+  const entries = (sync.spec.override?.resources ?? []).filter(
+    (r) =>
+      r.containerName !== undefined &&
+      Object.hasOwn(ContainerFor, r.containerName) &&
+      ContainerFor[r.containerName] === container,
+  );
+  for (const resource of Object.keys(defaults.limits)) {
+    const field = limitField[resource as keyof typeof limitField];
+    if (field === undefined || entries.some((r) => r[field] !== undefined)) continue;
+    const request = resources.requests[resource];
+    const limit = resources.limits[resource];
+    if (request !== undefined && limit !== undefined && (compareQuantities(request, limit) ?? 0) > 0)
+      resources.limits[resource] = request;
+  }
+  return resources;
+}
+
 /** The render container's requests and limits: its defaults and its hydration-controller entry. */
-export function renderResources(sync: RSync): ReturnType<typeof containerResources> {
-  return containerResources(sync, RenderContainer, defaultRenderResources);
+export function renderResources(sync: RSync): Resources {
+  return resourcesWithDefaults(sync, RenderContainer, defaultRenderResources);
 }
 
 /** The render container: the reconciler's image in render-server mode, with nothing secret in reach. */

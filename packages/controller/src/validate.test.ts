@@ -89,6 +89,17 @@ void describe("validateSync: requests above limits once the entries of one conta
       [],
     );
     assert.deepEqual(messagesOf({ resources: [{ containerName: "reconciler", cpuRequest: "4" }] }), []);
+  });
+
+  void it("accepts a request above driftless's own default limit, as Config Sync (whose containers have no limit) does", () => {
+    assert.deepEqual(messagesOf({ resources: [{ containerName: "reconciler", memoryRequest: "1Gi" }] }), []);
+    assert.deepEqual(messagesOf({ resources: [{ containerName: "git-sync", memoryRequest: "600Mi" }] }), []);
+    assert.deepEqual(messagesOf({ resources: [{ containerName: "hydration-controller", memoryRequest: "1Gi" }] }), []);
+    // A limit the user wrote is theirs: a request above it is still refused.
+    assert.deepEqual(
+      messagesOf({ resources: [{ containerName: "reconciler", memoryRequest: "1Gi", memoryLimit: "512Mi" }] }),
+      ["spec.override.resources: the reconciler container's memory request 1Gi exceeds its limit 512Mi"],
+    );
     assert.deepEqual(messagesOf({}), []);
   });
 });

@@ -60,10 +60,11 @@ export function validateSync(raw: KubeObject, options: ValidateOptions): Validat
 }
 
 /**
- * Requests above their limits in either container, once the override entries landing on it are added up
- * over its defaults (container-overrides.ts): the API server would refuse the pod template (422), and a
- * process-mode reconciler would run on a spec no cluster accepts. The render container is checked
- * whether or not the pod has it now: the reconciler adds it when a kustomization appears.
+ * Requests above limits the override entries set, in either container, once the entries landing on it are
+ * added up over its defaults (container-overrides.ts; a default limit no entry sets rises to the request):
+ * the API server would refuse the pod template (422), and a process-mode reconciler would run on a spec no
+ * cluster accepts. The render container is checked whether or not the pod has it now: the reconciler adds
+ * it when a kustomization appears.
  */
 function resourcesAboveLimits(sync: RSync, identity: SyncIdentity): InvalidSyncError[] {
   const containers: [DriftlessContainer, ReturnType<typeof reconcilerResources>][] = [
