@@ -87,7 +87,7 @@ test("console screenshots for the README", async (t) => {
   await page.screenshot({ path: join(images, "console-overview.png") });
 
   await page.setViewportSize({ width: 1280, height: 900 });
-  await page.goto(`${console.origin}/syncs/reposync/checkout/repo-sync`);
+  await page.goto(`${console.url}syncs/reposync/checkout/repo-sync`);
   await page.locator("li.error").first().waitFor();
   await page.locator(".state-error").waitFor();
   await page.locator("#live-status[data-state=live]").waitFor();

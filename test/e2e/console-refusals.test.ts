@@ -13,21 +13,14 @@ import { grantUserRepoSyncs } from "../support/rbac.ts";
 /** What the console's server allows a page at most for the first list of a watch (server.ts, firstListMs). */
 const firstListMs = 5_000;
 
-function get(
-  port: number,
-  path: string,
-  cookie?: string,
-): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function get(port: number, path: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(
-      { host: "127.0.0.1", port, path, headers: { host: `127.0.0.1:${port}`, ...(cookie ? { cookie } : {}) } },
-      (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (c: string) => (body += c));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      },
-    );
+    const req = request({ host: "127.0.0.1", port, path, headers: { host: `127.0.0.1:${port}` } }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (body += c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
     req.on("error", reject);
     req.end();
   });
@@ -55,20 +48,18 @@ test("a tenant refused RootSyncs, ResourceGroups, Events and pods gets each page
   });
   await grantUserRepoSyncs(namespace, ["get", "list", "watch"]);
   const console = await startConsole(t, "--kubeconfig", testEnv().userKubeconfig, "-n", namespace);
-  const token = new URL(console.url).searchParams.get("token") ?? "";
-  const signIn = await get(console.port, `/?token=${token}`);
-  const cookie = String(signIn.headers["set-cookie"]).split(";")[0] ?? "";
+  const base = new URL(console.url).pathname;
 
   // Well before firstListMs: a page that waited for the refused watches would take all of it.
   const bound = firstListMs / 2;
   for (let load = 0; load < 2; load++) {
-    const overview = await timed(() => get(console.port, "/", cookie));
+    const overview = await timed(() => get(console.port, base));
     assert.equal(overview.value.status, 200, overview.value.body);
     assert.ok(overview.ms < bound, `the overview took ${Math.round(overview.ms)} ms (load ${load + 1})`);
     assert.match(overview.value.body, new RegExp(`data-sync="RepoSync/${namespace}/repo-sync"`));
     assert.match(overview.value.body, /Cannot read RootSyncs:<\/strong>[^<]*forbidden/i);
 
-    const detail = await timed(() => get(console.port, `/syncs/reposync/${namespace}/repo-sync`, cookie));
+    const detail = await timed(() => get(console.port, `${base}syncs/reposync/${namespace}/repo-sync`));
     assert.equal(detail.value.status, 200, detail.value.body);
     assert.ok(detail.ms < bound, `the sync's page took ${Math.round(detail.ms)} ms (load ${load + 1})`);
     assert.match(detail.value.body, /forbidden/i);
@@ -79,9 +70,8 @@ test("a tenant's console says what it cannot show: a RootSync's page is 'not vis
   const namespace = await testNamespace(t, "tenant");
   await grantUserRepoSyncs(namespace, ["get", "list", "watch"]);
   const scoped = await startConsole(t, "--kubeconfig", testEnv().userKubeconfig, "-n", namespace);
-  const token = new URL(scoped.url).searchParams.get("token") ?? "";
-  const cookie = String((await get(scoped.port, `/?token=${token}`)).headers["set-cookie"]).split(";")[0] ?? "";
-  const rootSync = await get(scoped.port, "/syncs/rootsync/config-management-system/root-sync", cookie);
+  const base = new URL(scoped.url).pathname;
+  const rootSync = await get(scoped.port, `${base}syncs/rootsync/config-management-system/root-sync`);
   assert.equal(rootSync.status, 200, rootSync.body);
   assert.match(rootSync.body, /Cannot read RootSyncs:<\/strong>[^<]*forbidden/i);
   assert.match(rootSync.body, /not visible to you/);
@@ -89,9 +79,7 @@ test("a tenant's console says what it cannot show: a RootSync's page is 'not vis
 
   // Every namespace: refused; the page says how to see the namespace the tenant may read.
   const wide = await startConsole(t, "--kubeconfig", testEnv().userKubeconfig);
-  const wideToken = new URL(wide.url).searchParams.get("token") ?? "";
-  const wideCookie = String((await get(wide.port, `/?token=${wideToken}`)).headers["set-cookie"]).split(";")[0] ?? "";
-  const overview = await get(wide.port, "/", wideCookie);
+  const overview = await get(wide.port, new URL(wide.url).pathname);
   assert.equal(overview.status, 200, overview.body);
   assert.match(overview.body, /Cannot read RepoSyncs:<\/strong>[^<]*forbidden/i);
   assert.match(overview.body, /driftless console -n NAMESPACE/);

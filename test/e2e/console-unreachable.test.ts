@@ -52,15 +52,12 @@ test("an action while the API server does not answer gets 502 and the console's 
   t.after(() => rm(dir, { recursive: true, force: true }));
   const kubeconfig = await kubeconfigFor(dir, `https://127.0.0.1:${await closedPort()}`);
   const console = await startConsole(t, "--kubeconfig", kubeconfig);
-  const token = new URL(console.url).searchParams.get("token") ?? "";
-  const signIn = await call(console.port, `/?token=${token}`, "GET", {});
-  const cookie = String(signIn.headers["set-cookie"]).split(";")[0] ?? "";
-  const home = await call(console.port, "/", "GET", { cookie });
+  const base = new URL(console.url).pathname;
+  const home = await call(console.port, base, "GET", {});
   const csrf = /data-csrf="([^"]+)"/.exec(home.body)?.[1] ?? "";
   assert.notEqual(csrf, "");
 
-  const answer = await call(console.port, "/syncs/rootsync/config-management-system/root-sync/suspend", "POST", {
-    cookie,
+  const answer = await call(console.port, `${base}syncs/rootsync/config-management-system/root-sync/suspend`, "POST", {
     origin: console.origin,
     "x-driftless-csrf": csrf,
   });

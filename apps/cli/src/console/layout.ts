@@ -4,6 +4,8 @@ import type { SyncRef } from "../sync-objects.ts";
 import { html, type Html } from "./html.ts";
 
 export interface PageOptions {
+  /** The secret path prefix every link is relative to (`/s/<secret>/`). */
+  readonly base: string;
   readonly title: string;
   /** The view's address; the script follows its changes at /live?view=... */
   readonly view: string;
@@ -21,14 +23,15 @@ export function page(options: PageOptions): Html {
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <base href="${options.base}" />
         <title>${options.title} - driftless console</title>
-        <link rel="stylesheet" href="/static/console.css" />
-        <script src="/static/console.js" defer></script>
+        <link rel="stylesheet" href="${link("/static/console.css")}" />
+        <script src="${link("/static/console.js")}" defer></script>
       </head>
-      <body data-live="/live?view=${encodeURIComponent(options.view)}" data-csrf="${options.csrf}">
+      <body data-live="${link(`/live?view=${encodeURIComponent(options.view)}`)}" data-csrf="${options.csrf}">
         <a class="skip" href="#main">Skip to content</a>
         <header class="bar">
-          <a class="brand" href="/">driftless console</a>
+          <a class="brand" href="${link("/")}">driftless console</a>
           <span id="live-status" class="live-status" role="status">Not live: reload to refresh</span>
         </header>
         <main id="main">
@@ -56,6 +59,15 @@ export function stateBadge(state: SyncState): Html {
   >`;
 }
 
+/**
+ * A console path (`/syncs/...`) as a link relative to the page's <base>, the secret prefix: a path from
+ * the root would leave the prefix, and with it the secret.
+ */
+export function link(path: string): string {
+  return `.${path}`;
+}
+
+/** A sync's page, as the console routes it (`link` makes it an href). */
 export function syncPath(ref: SyncRef): string {
   return `/syncs/${ref.kind.toLowerCase()}/${encodeURIComponent(ref.namespace)}/${encodeURIComponent(ref.name)}`;
 }

@@ -1,7 +1,7 @@
 /** The overview: every sync the user may list, filtered by namespace, state and name, a page at a time. */
 import { SyncState, type SyncReport } from "../sync-report.ts";
 import { html, type Html } from "./html.ts";
-import { commit, pager, refused, stateBadge, syncPath, time } from "./layout.ts";
+import { commit, link, pager, refused, stateBadge, syncPath, time } from "./layout.ts";
 
 export const overviewPageSize = 100;
 
@@ -31,7 +31,7 @@ export function overviewHref(query: OverviewQuery, change: Partial<OverviewQuery
   if (q.q !== "") params.set("q", q.q);
   if (q.page > 1) params.set("page", String(q.page));
   const text = params.toString();
-  return text === "" ? "/" : `/?${text}`;
+  return link(text === "" ? "/" : `/?${text}`);
 }
 
 const states = Object.values(SyncState);
@@ -39,7 +39,7 @@ const states = Object.values(SyncState);
 /** The filter form: outside the live region, so typing is never interrupted by an update. */
 export function overviewFilters(query: OverviewQuery, namespaces: readonly string[]): Html {
   return html`<h1>Syncs</h1>
-    <form class="filters" method="get" action="/" role="search" aria-label="Filter syncs">
+    <form class="filters" method="get" action="${link("/")}" role="search" aria-label="Filter syncs">
       <label
         >Namespace
         <select name="namespace">
@@ -56,7 +56,7 @@ export function overviewFilters(query: OverviewQuery, namespaces: readonly strin
       >
       <label>Name <input type="search" name="q" value="${query.q}" placeholder="name or namespace/name" /></label>
       <button type="submit">Filter</button>
-      <a href="/">Clear</a>
+      <a href="${link("/")}">Clear</a>
     </form>`;
 }
 
@@ -140,7 +140,7 @@ function row(r: SyncReport): Html {
   return html`<tr data-sync="${r.kind}/${r.namespace}/${r.name}" data-state="${r.state}">
     <td>${stateBadge(r.state)}</td>
     <td>
-      <a href="${syncPath({ kind: r.kind as "RootSync" | "RepoSync", namespace: r.namespace, name: r.name })}"
+      <a href="${link(syncPath({ kind: r.kind as "RootSync" | "RepoSync", namespace: r.namespace, name: r.name }))}"
         >${r.namespace}/${r.name}</a
       >
       <span class="kind">${r.kind}</span>

@@ -1,6 +1,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cookieValue, csrfToken, hostAllowed, newSecret, sameOrigin, sameSecret } from "./security.ts";
+import {
+  csrfToken,
+  hostAllowed,
+  newSecret,
+  sameOrigin,
+  sameSecret,
+  secretPrefix,
+  splitSecretPath,
+} from "./security.ts";
 
 test("the secret is compared whole: a prefix, another length or nothing is refused", () => {
   const secret = newSecret();
@@ -30,10 +38,23 @@ test("writes from another origin or site are refused", () => {
   assert.equal(sameOrigin({ host: "127.0.0.1:1", origin: "http://evil.example" }), false);
   assert.equal(sameOrigin({ host: "127.0.0.1:1", origin: "http://127.0.0.1:2" }), false);
   assert.equal(sameOrigin({ host: "127.0.0.1:1", "sec-fetch-site": "cross-site" }), false);
+  assert.equal(sameOrigin({ host: "127.0.0.1:1", "sec-fetch-site": "same-site" }), false);
 });
 
-test("cookies are read by exact name", () => {
-  assert.equal(cookieValue("a=1; driftless-console-5=s3; b=2", "driftless-console-5"), "s3");
-  assert.equal(cookieValue("xdriftless-console-5=s3", "driftless-console-5"), undefined);
-  assert.equal(cookieValue(undefined, "x"), undefined);
+test("a write that says neither where it comes from nor its site is refused; Fetch Metadata or Origin alone suffices", () => {
+  assert.equal(sameOrigin({ host: "127.0.0.1:1" }), false);
+  assert.equal(sameOrigin({ host: "127.0.0.1:1", origin: "null" }), false);
+  assert.equal(sameOrigin({ host: "127.0.0.1:1", "sec-fetch-site": "same-origin" }), true);
+  assert.equal(sameOrigin({ host: "127.0.0.1:1", origin: "http://127.0.0.1:1" }), true);
+});
+
+test("the secret is the first segment of every path; the console's own path follows it", () => {
+  const secret = newSecret();
+  assert.equal(secretPrefix(secret), `/s/${secret}/`);
+  assert.deepEqual(splitSecretPath(`/s/${secret}/`), { given: secret, path: "/" });
+  assert.deepEqual(splitSecretPath(`/s/${secret}/syncs/rootsync/a/b`), { given: secret, path: "/syncs/rootsync/a/b" });
+  assert.deepEqual(splitSecretPath(`/s/${secret}`), { given: secret, path: "" });
+  assert.equal(splitSecretPath("/"), undefined);
+  assert.equal(splitSecretPath("/s/"), undefined);
+  assert.equal(splitSecretPath(`/syncs/rootsync/a/b`), undefined);
 });

@@ -14,15 +14,14 @@ import { html, type Html } from "./html.ts";
 import { page, syncPath, time } from "./layout.ts";
 import { overviewFilters, overviewLive, overviewQuery } from "./overview-view.ts";
 import {
-  cookieName,
-  cookieValue,
   csrfToken,
   hostAllowed,
   newSecret,
   sameOrigin,
   sameSecret,
+  secretPrefix,
   securityHeaders,
-  sessionCookie,
+  splitSecretPath,
 } from "./security.ts";
 import { syncLive, syncTop } from "./sync-view.ts";
 import { DetailWatches, reconcilerName, SyncWatches, type DetailWatch } from "./watches.ts";
@@ -91,9 +90,9 @@ export class ConsoleServer {
     return console;
   }
 
-  /** The address to open: it carries the secret, which the first visit trades for a cookie. */
+  /** The address to open: every path of the console starts with the secret. */
   get url(): string {
-    return `http://127.0.0.1:${this.port}/?token=${this.#secret}`;
+    return `http://127.0.0.1:${this.port}${secretPrefix(this.#secret)}`;
   }
 
   async close(): Promise<void> {
@@ -109,16 +108,8 @@ export class ConsoleServer {
     if (!hostAllowed(req.headers.host, this.port))
       return send(res, 403, "text/plain; charset=utf-8", "Host not allowed\n");
     const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "127.0.0.1"}`);
-    const token = url.searchParams.get("token");
-    if (token !== null) {
-      if (!sameSecret(token, this.#secret)) return send(res, 403, "text/plain; charset=utf-8", "Wrong token\n");
-      // Traded for a cookie once, and dropped from the address so it stays out of history.
-      url.searchParams.delete("token");
-      res.setHeader("Set-Cookie", sessionCookie(this.port, this.#secret));
-      res.setHeader("Location", `${url.pathname}${url.search}`);
-      return send(res, 303, "text/plain; charset=utf-8", "");
-    }
-    if (!sameSecret(cookieValue(req.headers.cookie, cookieName(this.port)), this.#secret)) {
+    const scoped = splitSecretPath(url.pathname);
+    if (scoped === undefined) {
       return send(
         res,
         401,
@@ -126,6 +117,10 @@ export class ConsoleServer {
         "Not signed in: open the address `driftless console` printed (it carries a secret).\n",
       );
     }
+    if (!sameSecret(scoped.given, this.#secret)) return send(res, 403, "text/plain; charset=utf-8", "Wrong secret\n");
+    // The pages' links are relative to the prefix with its slash.
+    if (scoped.path === "") return redirect(res, `${url.pathname}/${url.search}`);
+    url.pathname = scoped.path;
     if (req.method === "POST") return this.#post(req, res, url);
     if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, "text/plain; charset=utf-8", "");
     if (url.pathname === "/static/console.js") return send(res, 200, "text/javascript; charset=utf-8", consoleScript);
@@ -142,6 +137,7 @@ export class ConsoleServer {
       await Promise.all([this.#syncs.settled(firstListMs), held?.watch.settled(firstListMs)]);
       const view = this.#view(url, held?.watch);
       const body = page({
+        base: secretPrefix(this.#secret),
         title: view.title,
         view: `${url.pathname}${url.search}`,
         csrf: this.#csrf,
@@ -337,6 +333,11 @@ function emptyGroupOf(ref: SyncRef): {
 function send(res: ServerResponse, status: number, type: string, body: string): void {
   res.writeHead(status, { ...securityHeaders, "Content-Type": type, "Content-Length": Buffer.byteLength(body) });
   res.end(body);
+}
+
+function redirect(res: ServerResponse, location: string): void {
+  res.writeHead(308, { ...securityHeaders, Location: location, "Content-Length": 0 });
+  res.end();
 }
 
 function readBody(req: IncomingMessage, limit: number): Promise<string> {

@@ -5,7 +5,7 @@ import { remedyFor } from "../error-remedies.ts";
 import type { SyncRef } from "../sync-objects.ts";
 import type { ResourceReport, SyncReport } from "../sync-report.ts";
 import { html, type Html } from "./html.ts";
-import { commit, pager, refused, stateBadge, syncPath, time } from "./layout.ts";
+import { commit, link, pager, refused, stateBadge, syncPath, time } from "./layout.ts";
 import type { WatchState } from "./watches.ts";
 
 export const objectsPageSize = 200;
@@ -29,7 +29,9 @@ export interface SyncViewData {
 }
 
 export function syncTop(ref: SyncRef): Html {
-  return html`<nav class="crumbs" aria-label="Breadcrumb"><a href="/">Syncs</a> / <span>${ref.namespace}</span></nav>
+  return html`<nav class="crumbs" aria-label="Breadcrumb">
+      <a href="${link("/")}">Syncs</a> / <span>${ref.namespace}</span>
+    </nav>
     <h1><span class="kind">${ref.kind}</span> ${ref.namespace}/${ref.name}</h1>`;
 }
 
@@ -69,7 +71,7 @@ function actions(d: SyncViewData): Html {
   const suspended = isSuspended(d.sync?.metadata.annotations);
   const pending = pendingSyncRequest(d.sync?.metadata.annotations);
   const form = (action: string, label: string, hint: string): Html =>
-    html`<form method="post" action="${syncPath(d.ref)}/${action}" data-action="${action}">
+    html`<form method="post" action="${link(`${syncPath(d.ref)}/${action}`)}" data-action="${action}">
       <input type="hidden" name="csrf" value="${d.csrf}" />
       <button type="submit" title="${hint}">${label}</button>
     </form>`;
@@ -190,7 +192,7 @@ function objects(d: SyncViewData): Html {
             </tbody>
           </table>`
     }
-    ${pager(list.length, current, objectsPageSize, (p) => `${syncPath(d.ref)}?objects=${p}`, "Pages of managed objects")}
+    ${pager(list.length, current, objectsPageSize, (p) => link(`${syncPath(d.ref)}?objects=${p}`), "Pages of managed objects")}
   </section>`;
 }
 
