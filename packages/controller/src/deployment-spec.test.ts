@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseSync, type RSync } from "@driftless/api";
-import { reconcilerDeployment } from "./deployment-spec.ts";
+import { podTemplateHash, reconcilerDeployment } from "./deployment-spec.ts";
 import { RenderContainer, renderResources } from "./render-container.ts";
 
 function rootSync(override: Record<string, unknown> = {}, generation = 1): RSync {
@@ -68,5 +68,24 @@ void describe("reconcilerDeployment: resources", () => {
   void it("raises the render container's default limit too", () => {
     const sync = rootSync({ resources: [{ containerName: RenderContainer, memoryRequest: "512Mi" }] });
     assert.deepEqual(renderResources(sync), { requests: { cpu: "10m", memory: "512Mi" }, limits: { memory: "512Mi" } });
+  });
+});
+
+void describe("reconcilerDeployment: Config Sync's labels", () => {
+  void it("labels the Deployment and its pods app: reconciler and the sync's generation, outside the selector", () => {
+    const deployment = deploymentOf(rootSync({}, 7));
+    for (const labels of [deployment.metadata.labels, deployment.spec.template.metadata.labels]) {
+      assert.equal(labels["app"], "reconciler");
+      assert.equal(labels["configsync.gke.io/sync-generation"], "7");
+    }
+    // The selector of an existing Deployment cannot change.
+    assert.deepEqual(deployment.spec.selector.matchLabels, { "configsync.gke.io/reconciler": "root-reconciler" });
+  });
+
+  void it("rolls the pod on a new generation, as Config Sync's pods do", () => {
+    const [first, next] = [rootSync({}, 1), rootSync({}, 2)].map((s) => deploymentOf(s).spec.template.metadata);
+    assert.equal(first?.labels["configsync.gke.io/sync-generation"], "1");
+    assert.equal(next?.labels["configsync.gke.io/sync-generation"], "2");
+    assert.notEqual(podTemplateHash(rootSync({}, 1), settings), podTemplateHash(rootSync({}, 2), settings));
   });
 });

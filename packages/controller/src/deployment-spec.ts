@@ -52,6 +52,13 @@ export interface DeploymentSettings {
 export const ReconcilerMetricsPort = 8675;
 export { ReconcilerContainer };
 export const SpecHashAnnotation = "driftless.dev/sync-spec-hash";
+/**
+ * Config Sync's labels on the reconciler Deployment and its pods: `app: reconciler`, and the sync's
+ * generation, so its pods roll on every generation as Config Sync's do. Neither is in the selector, which
+ * an existing Deployment cannot change.
+ */
+export const SyncGenerationLabel = "configsync.gke.io/sync-generation";
+const appLabel = { app: "reconciler" } as const;
 /** A fingerprint of the pod's Redis password: a new password (rotation) replaces the pod, which reads it at start. */
 export const RedisCredentialAnnotation = "driftless.dev/redis-credential";
 
@@ -74,11 +81,20 @@ export function reconcilerResources(sync: RSync): {
 }
 
 /**
- * The pod template's fingerprint: the spec, the image and whether it has a render container. A new one
+ * The pod template's fingerprint: the spec, its generation, the image and whether it has a render container. A new one
  * replaces the pod and draws a new Redis rollout (redis-rollout.ts).
  */
 export function podTemplateHash(sync: RSync, settings: Pick<DeploymentSettings, "image">): string {
-  return specHash(sync, { image: settings.image, rendering: requiresRendering(sync.metadata.annotations) });
+  return specHash(sync, {
+    image: settings.image,
+    rendering: requiresRendering(sync.metadata.annotations),
+    // The template carries the generation (SyncGenerationLabel): a new one replaces the pod, so a new rollout.
+    generation: generationOf(sync),
+  });
+}
+
+function generationOf(sync: RSync): string {
+  return String(sync.metadata.generation ?? 0);
 }
 
 /** The reconciler's memory limit: the sync's override or the default. Sizes its heap in either mode. */
@@ -95,7 +111,7 @@ export function reconcilerDeployment(
   const ref = syncRefOf(sync);
   const name = reconcilerName(ref.kind, ref.namespace, ref.name);
   const selector = { [SyncLabel.Reconciler]: name };
-  const labels = { ...syncOwnedLabels(ref), ...selector };
+  const labels = { ...syncOwnedLabels(ref), ...selector, ...appLabel, [SyncGenerationLabel]: generationOf(sync) };
   const overrides = reconcilerOverrides(sync);
   // Config Sync's footprint rule: a source without a kustomization runs one container, not two.
   const rendering = requiresRendering(sync.metadata.annotations);

@@ -50,6 +50,13 @@ function templateAnnotations(deployment: KubeObject | undefined): Record<string,
   );
 }
 
+function templateLabels(deployment: KubeObject | undefined): Record<string, string> {
+  return (
+    ((deployment?.["spec"] as Record<string, unknown>)["template"] as { metadata: { labels?: Record<string, string> } })
+      .metadata.labels ?? {}
+  );
+}
+
 test("a RepoSync gets a Deployment, ServiceAccount and a RoleBinding in its namespace only, all removed with it", async (t) => {
   const manager = await startManager(t, { mode: "deployment" });
   const namespace = await createNamespace(t, "dep");
@@ -210,4 +217,44 @@ test("a RootSync is bound to cluster-admin, or to its roleRefs instead; bindings
   assert.ok(!subjects(await getObject(Mapping.ClusterRoleBinding, undefined, base)).includes(reconciler));
   assert.equal(await getObject(Mapping.Deployment, systemNamespace, reconciler), undefined);
   assert.equal(await getObject(Mapping.ServiceAccount, systemNamespace, reconciler), undefined);
+});
+
+test("a RootSync's reconciler Deployment carries Config Sync's labels, its generation's follows a spec change, and a memory request above the default limit raises that limit", async (t) => {
+  const manager = await startManager(t, { mode: "deployment" });
+  const name = `labels-${suffix()}`;
+  const reconciler = `root-reconciler-${name}`;
+  // Config Sync's reconciler has requests only; driftless's default 512Mi limit rises to the request.
+  const resources = [{ containerName: "reconciler", memoryRequest: "1Gi" }];
+  await createSync(t, rootSyncObject(name, manager.scope, git, {}, { resources }));
+  const deployment = await eventually(() => getObject(Mapping.Deployment, systemNamespace, reconciler), {
+    what: `Deployment ${reconciler}`,
+  });
+  const reconcilerContainer = podSpec(deployment).containers.find((c) => c.name === "reconciler");
+  assert.deepEqual(reconcilerContainer?.resources["limits"], { memory: "1Gi" });
+  assert.equal(conditionOf(await getSync("RootSync", systemNamespace, name), "Stalled")?.status ?? "False", "False");
+
+  const generationLabels = (d: KubeObject | undefined): (string | undefined)[] => [
+    d?.metadata.labels?.["configsync.gke.io/sync-generation"],
+    templateLabels(d)["configsync.gke.io/sync-generation"],
+  ];
+  assert.equal(deployment.metadata.labels?.["app"], "reconciler");
+  assert.equal(templateLabels(deployment)["app"], "reconciler");
+  assert.deepEqual(generationLabels(deployment), ["1", "1"]);
+
+  const client = await admin();
+  await client.patch(Mapping.RootSync, systemNamespace, name, { spec: { git: { dir: "elsewhere" } } }, "merge");
+  const generation = String((await getSync("RootSync", systemNamespace, name))?.metadata.generation);
+  assert.equal(generation, "2");
+  await eventually(
+    async () =>
+      JSON.stringify(generationLabels(await getObject(Mapping.Deployment, systemNamespace, reconciler))) ===
+      JSON.stringify([generation, generation]),
+    { what: "the Deployment and its pod template labelled with the new generation" },
+  );
+  const selector = (
+    (await getObject(Mapping.Deployment, systemNamespace, reconciler))?.["spec"] as {
+      selector: unknown;
+    }
+  ).selector;
+  assert.deepEqual(selector, { matchLabels: { "configsync.gke.io/reconciler": reconciler } });
 });
