@@ -38,7 +38,7 @@ export function scalarEqual(
  * else (an unset `allowPrivilegeEscalation` allows escalation), so there the zero must be written.
  */
 export function satisfiedByAbsence(declared: JsonValue, schema: FieldSchema | undefined, builtIn: boolean): boolean {
-  if (declared === null || Array.isArray(declared)) return isAbsent(declared, schema);
+  if (declared === null || Array.isArray(declared)) return isAbsent(declared, schema, !builtIn);
   if (typeof declared === "object") {
     if (schema?.presence) return false;
     for (const key of Object.keys(declared)) {
@@ -46,7 +46,7 @@ export function satisfiedByAbsence(declared: JsonValue, schema: FieldSchema | un
     }
     return true;
   }
-  if (declared === "") return !schema?.keepEmpty;
+  if (declared === "") return builtIn && !schema?.keepEmpty;
   return builtIn && schema?.omitsZero === true && (declared === false || declared === 0);
 }
 
@@ -82,14 +82,14 @@ export function atomicEqual(
       const l = own(live, key);
       const sub = filledAt(filled, key);
       const child = childSchema(schema, key);
-      if (isAbsent(l, child)) {
+      if (isAbsent(l, child, !builtIn)) {
         if (!satisfiedByAbsence(d, child, builtIn)) return false;
       } else if (!atomicEqual(d, l, child, builtIn, sub === true ? undefined : sub)) return false;
     }
     for (const key of Object.keys(live)) {
       if (own(declared, key) !== undefined || filledAt(filled, key) === true) continue;
       const child = childSchema(schema, key);
-      if (!isAbsent(live[key], child) && !isSchemaDefault(live[key], child, builtIn)) return false;
+      if (!isAbsent(live[key], child, !builtIn) && !isSchemaDefault(live[key], child, builtIn)) return false;
     }
     return true;
   }

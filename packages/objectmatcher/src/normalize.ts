@@ -6,6 +6,8 @@
  *   (`creationTimestamp: null`, `args: []`); so does a map with nothing set inside (`resources: {}`),
  *   though it is kept for patches (see pruneValue). The exception is a string map (labels,
  *   annotations, ConfigMap/Secret data) or a list element, where an empty string is a value.
+ * - A custom resource is stored as sent (no Go struct): outside its typed `metadata` only `null` means
+ *   "not declared", and `""` and `[]` are values (`storedAsSent`).
  * - Secret `stringData` is write-only: the server merges it into `data` as base64 and never returns it.
  * - Base64 bytes come back canonically encoded (no line breaks, padded).
  * - Defaults that are part of an item's identity are filled in (`protocol: TCP` on ports).
@@ -56,7 +58,9 @@ export function normalizeObject(input: JsonObject, ctx: NormalizeContext): JsonO
     if (key === "status" && ctx.ignoreStatus) continue;
     const child = childSchema(schema, key);
     const value =
-      key === "metadata" ? pruneMetadata(source[key], child, ctx.annotationKey) : pruneValue(source[key], child);
+      key === "metadata"
+        ? pruneMetadata(source[key], child, ctx.annotationKey)
+        : pruneValue(source[key], child, false, !ctx.kind.builtIn);
     if (value !== undefined) setOwn(root, key, value);
   }
   for (const path of ctx.ignoreFields) removePath(root, path, 0);
@@ -91,10 +95,15 @@ function pruneMetadata(value: unknown, schema: FieldSchema | undefined, annotati
  * instead (see {@link isAbsent}). List elements are kept as they are: `apiGroups: [""]` is the core
  * group and `ingress: [{}]` allows everything.
  */
-export function pruneValue(value: unknown, schema: FieldSchema | undefined, inList = false): JsonValue | undefined {
+export function pruneValue(
+  value: unknown,
+  schema: FieldSchema | undefined,
+  inList = false,
+  storedAsSent = false,
+): JsonValue | undefined {
   if (value === null || value === undefined) return undefined;
   if (typeof value === "string") {
-    if (value === "") return inList || schema?.keepEmpty ? "" : undefined;
+    if (value === "") return inList || storedAsSent || schema?.keepEmpty ? "" : undefined;
     return schema?.base64 ? canonicalBase64(value) : value;
   }
   if (typeof value === "number" || typeof value === "boolean") return value;
@@ -102,10 +111,10 @@ export function pruneValue(value: unknown, schema: FieldSchema | undefined, inLi
     const items: JsonArray = [];
     const itemSchema = schema?.items;
     for (const item of value) {
-      const pruned = pruneValue(item, itemSchema, true);
+      const pruned = pruneValue(item, itemSchema, true, storedAsSent);
       if (pruned !== undefined) items.push(pruned);
     }
-    return items.length === 0 ? undefined : items;
+    return items.length === 0 && !storedAsSent ? undefined : items;
   }
   if (typeof value !== "object") return undefined;
   if (value instanceof Date) return value.toISOString();
@@ -115,6 +124,8 @@ export function pruneValue(value: unknown, schema: FieldSchema | undefined, inLi
     const pruned = pruneValue(
       (value as Record<string, unknown>)[key],
       schema === undefined ? undefined : childSchema(schema, key),
+      false,
+      storedAsSent,
     );
     if (pruned !== undefined) {
       setOwn(out, key, pruned);
@@ -122,7 +133,7 @@ export function pruneValue(value: unknown, schema: FieldSchema | undefined, inLi
     }
   }
   // A Go map (labels, data, resource lists) is omitted when empty; only structs keep `{}`.
-  if (empty && schema?.values) return undefined;
+  if (empty && schema?.values && !storedAsSent) return undefined;
   const defaults = schema?.defaults;
   if (defaults && !empty)
     for (const key of Object.keys(defaults)) if (own(out, key) === undefined) setOwn(out, key, defaults[key] ?? null);
@@ -131,20 +142,21 @@ export function pruneValue(value: unknown, schema: FieldSchema | undefined, inLi
 
 /**
  * Is this value "not set" for comparison? `null`, `""` (outside string maps), empty lists and maps
- * with nothing set inside: what Go's `omitempty` drops, or what declares nothing. Reads the live
- * object in place instead of copying it.
+ * with nothing set inside: what Go's `omitempty` drops, or what declares nothing. In a custom
+ * resource (`storedAsSent`) `""` and `[]` are stored values. Reads the live object in place.
  */
-export function isAbsent(value: unknown, schema: FieldSchema | undefined): boolean {
+export function isAbsent(value: unknown, schema: FieldSchema | undefined, storedAsSent = false): boolean {
   if (value === undefined || value === null) return true;
-  if (value === "") return !schema?.keepEmpty;
+  if (value === "") return !(storedAsSent || schema?.keepEmpty);
   if (typeof value !== "object") return false;
   if (schema?.presence) return false;
   if (Array.isArray(value)) {
+    if (storedAsSent) return false;
     for (const item of value) if (item !== null && item !== undefined) return false;
     return true;
   }
   for (const key of Object.keys(value)) {
-    if (!isAbsent((value as Record<string, unknown>)[key], childSchema(schema, key))) return false;
+    if (!isAbsent((value as Record<string, unknown>)[key], childSchema(schema, key), storedAsSent)) return false;
   }
   return true;
 }

@@ -70,6 +70,34 @@ const certificate: Scenario[] = [
     paths: ["spec.revisionHistoryLimit"],
   },
   {
+    name: "a declared empty string drifted live is restored (a custom resource stores it as sent)",
+    live: () => edit(liveCertificate(), (o) => (at(o, "spec")["commonName"] = "x")),
+    declared: () => edit(declaredCertificate(), (o) => (at(o, "spec")["commonName"] = "")),
+    expect: "update",
+    paths: ["spec.commonName"],
+  },
+  {
+    name: "a declared empty list drifted live is restored",
+    live: liveCertificate,
+    declared: () => edit(declaredCertificate(), (o) => (at(o, "spec")["dnsNames"] = [])),
+    expect: "update",
+    paths: ["spec.dnsNames"],
+  },
+  {
+    name: "a declared empty string and empty list that are live as declared need no write",
+    live: () =>
+      edit(liveCertificate(), (o) => {
+        at(o, "spec")["commonName"] = "";
+        at(o, "spec")["dnsNames"] = [];
+      }),
+    declared: () =>
+      edit(declaredCertificate(), (o) => {
+        at(o, "spec")["commonName"] = "";
+        at(o, "spec")["dnsNames"] = [];
+      }),
+    expect: "match",
+  },
+  {
     name: "a declared false is not satisfied by its absence in a custom resource",
     live: liveCertificate,
     declared: () => edit(declaredCertificate(), (o) => (at(o, "spec")["encodeUsagesInRequest"] = false)),
@@ -92,6 +120,21 @@ describe("custom resource patches", () => {
   it("deletes a dropped field with null", () => {
     const result = runScenario(certificate[5] ?? assert.fail());
     assert.deepEqual(result.patch, { spec: { usages: null } });
+  });
+
+  it("sends a declared empty string and empty list as they are", () => {
+    const live = withRecord(
+      edit(liveCertificate(), (o) => {
+        at(o, "spec")["commonName"] = "x";
+        list(o, "spec.dnsNames").push("evil.example.com");
+      }),
+      undefined,
+    );
+    const declared = edit(declaredCertificate(), (o) => {
+      at(o, "spec")["commonName"] = "";
+      at(o, "spec")["dnsNames"] = [];
+    });
+    assert.deepEqual(maker.calculate(live, declared).patch, { spec: { commonName: "", dnsNames: [] } });
   });
 
   it("sends the whole merged finalizer list, keeping other controllers' finalizers", () => {

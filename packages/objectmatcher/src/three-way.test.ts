@@ -137,11 +137,30 @@ describe("three-way rules", () => {
     ]);
   });
 
-  it("an empty declared list or map declares nothing", () => {
+  it("a built-in kind's empty declared string, list or map declares nothing (Go's omitempty drops them)", () => {
+    const container = (fields: JsonObject): JsonObject => ({ spec: { containers: [{ name: "c", ...fields }] } });
     assert.deepEqual(
-      diff(CR, undefined, { spec: { l: [], m: {}, s: "" } }, { spec: { l: [1], m: { a: 1 }, s: "x" } }),
+      diff(
+        POD,
+        undefined,
+        container({ args: [], workingDir: "", resources: {} }),
+        container({ args: ["-v"], workingDir: "/x", resources: { limits: { cpu: "1" } } }),
+      ),
       [],
     );
+  });
+
+  it("a custom resource's empty declared string and list are values, stored as sent; an empty map declares nothing", () => {
+    assert.deepEqual(
+      diff(CR, undefined, { spec: { l: [], m: {}, s: "" } }, { spec: { l: [1], m: { a: 1 }, s: "x" } }),
+      ["change spec.l", "change spec.s"],
+    );
+    assert.deepEqual(diff(CR, undefined, { spec: { l: [], s: "" } }, { spec: {} }), ["add spec.l", "add spec.s"]);
+    assert.deepEqual(diff(CR, undefined, { spec: { l: [], s: "" } }, { spec: { l: [], s: "" } }), []);
+    assert.deepEqual(diff(CR, { spec: { l: [], s: "" } }, { spec: {} }, { spec: { l: [], s: "" } }), [
+      "remove spec.l",
+      "remove spec.s",
+    ]);
   });
 
   it("a map declared empty is satisfied whether or not the server kept it", () => {

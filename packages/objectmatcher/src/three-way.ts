@@ -24,7 +24,8 @@
  *   semantics otherwise with every list atomic; their `metadata`, typed ObjectMeta on every kind,
  *   keeps keyed owner references and set-like finalizers either way.
  * - **What the server re-spells is not a change.** Normalisation (`normalize.ts`) removes what the
- *   server omits or owns (null/empty values, server metadata, status, Secret `stringData` → `data`).
+ *   server omits or owns (null, a built-in kind's empty values, server metadata, status, Secret
+ *   `stringData` → `data`; a custom resource keeps `""` and `[]`, stored as sent).
  *   For built-in kinds comparison then allows: quantities by value (`quantity.ts`), int-or-string
  *   `80` = `"80"`, canonical base64, a declared `false`/`0` satisfied by its omission only in a
  *   non-pointer Go field (a pointer field such as `allowPrivilegeEscalation` keeps an explicit `false`),
@@ -85,6 +86,11 @@ function sortChanges(changes: Change[]): Change[] {
     .map(({ change }) => change);
 }
 
+/** Is a live value "not set"? A custom resource's `""` and `[]` are set: it is stored as sent. */
+function absent(value: unknown, schema: FieldSchema | undefined, walk: Walk): boolean {
+  return isAbsent(value, schema, !walk.builtIn);
+}
+
 function record(walk: Walk, op: ChangeOp, before: unknown, after: JsonValue | undefined): void {
   const change: { op: ChangeOp; path: PathSegment[]; before?: JsonValue; after?: JsonValue } = {
     op,
@@ -107,7 +113,7 @@ function compareValue(
     if (isObject(c) && schema?.atomicMap) {
       if (!atomicEqual(m, c, schema, walk.builtIn)) record(walk, ChangeOp.Change, c, m);
     } else if (isObject(c)) compareMap(isObject(o) ? o : undefined, m, c, schema, walk, false);
-    else if (!isAbsent(c, schema)) record(walk, ChangeOp.Change, c, m);
+    else if (!absent(c, schema, walk)) record(walk, ChangeOp.Change, c, m);
     else if (!satisfiedByAbsence(m, schema, walk.builtIn)) record(walk, ChangeOp.Add, undefined, m);
     return;
   }
@@ -115,7 +121,7 @@ function compareValue(
     compareList(Array.isArray(o) ? o : undefined, m, c, schema, walk);
     return;
   }
-  if (isAbsent(c, schema)) {
+  if (absent(c, schema, walk)) {
     if (!satisfiedByAbsence(m, schema, walk.builtIn)) record(walk, ChangeOp.Add, undefined, m);
   } else if (!scalarEqual(m, c, schema, walk.builtIn)) {
     record(walk, ChangeOp.Change, c, m);
@@ -153,7 +159,7 @@ function compareMap(
     const live = own(c, key);
     // A one-of member (a volume's source, a probe's handler) we no longer declare goes whole, not key by key.
     if (schema?.retainKeys || fieldSchema?.oneOfMember) {
-      if (!isAbsent(live, fieldSchema)) record(walk, ChangeOp.Remove, live, undefined);
+      if (!absent(live, fieldSchema, walk)) record(walk, ChangeOp.Remove, live, undefined);
     } else compareRemoved(was, live, fieldSchema, walk);
     walk.path.pop();
   }
@@ -176,7 +182,7 @@ function removeOtherMembers(
     const fieldSchema = namedField(schema, key);
     if (!fieldSchema?.oneOfMember || own(m, key) !== undefined || (o && own(o, key) !== undefined)) continue;
     const live = own(c, key);
-    if (isAbsent(live, fieldSchema)) continue;
+    if (absent(live, fieldSchema, walk)) continue;
     walk.path.push(key);
     record(walk, ChangeOp.Remove, live, undefined);
     walk.path.pop();
@@ -186,7 +192,7 @@ function removeOtherMembers(
 /** `o` was declared and no longer is. Only what we declared goes: a map or keyed list is emptied of our entries. */
 function compareRemoved(o: JsonValue, c: unknown, schema: FieldSchema | undefined, walk: Walk): void {
   // A schema default is what the server would fill in again: removing it changes nothing.
-  if (isAbsent(c, schema) || isSchemaDefault(c, schema, walk.builtIn)) return;
+  if (absent(c, schema, walk) || isSchemaDefault(c, schema, walk.builtIn)) return;
   if (isObject(o) && isObject(c)) compareMap(o, {}, c, schema, walk, false);
   else if (Array.isArray(o) && Array.isArray(c) && schema?.list) compareList(o, [], c, schema, walk);
   else record(walk, ChangeOp.Remove, c, undefined);
@@ -207,8 +213,9 @@ function compareList(
       return;
     }
   }
-  if (m.length === 0) return;
-  if (isAbsent(c, schema)) record(walk, ChangeOp.Add, undefined, m);
+  // A built-in kind drops an empty list (omitempty); a custom resource stores `[]` as sent.
+  if (m.length === 0 && walk.builtIn) return;
+  if (absent(c, schema, walk)) record(walk, ChangeOp.Add, undefined, m);
   else if (!atomicEqual(m, c, schema, walk.builtIn)) record(walk, ChangeOp.Change, c, m);
 }
 

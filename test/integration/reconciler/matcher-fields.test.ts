@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { KubeClient, RestMapper } from "@driftless/kube";
 import {
   coreApi,
   createRootSync,
@@ -14,6 +15,7 @@ import {
   rootSyncNamespace,
   startReconciler,
   suffix,
+  testEnv,
   TestRepo,
   type JsonObject,
 } from "../../support/index.ts";
@@ -194,4 +196,92 @@ test("a custom resource whose schema defaults fields of an atomic list, an atomi
   const second = await repo.commit("the port gets a name");
   await rootSynced(name, second);
   assert.deepEqual((await liveSpec())["ports"], [{ port: 80, protocol: "TCP", name: "http" }]);
+});
+
+test("a custom resource's declared empty string and empty list are restored when changed live, and cost no write while live", async (t) => {
+  const id = suffix();
+  const group = `e${id}.example.com`;
+  const namespace = `empty-${id}`;
+  const name = `empty-${id}`;
+  const crd: JsonObject = {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `notes.${group}` },
+    spec: {
+      group,
+      names: { kind: "Note", plural: "notes", singular: "note", listKind: "NoteList" },
+      scope: "Namespaced",
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              properties: {
+                spec: {
+                  type: "object",
+                  properties: { mem: { type: "string" }, list: { type: "array", items: { type: "string" } } },
+                },
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+  const note: JsonObject = {
+    apiVersion: `${group}/v1`,
+    kind: "Note",
+    metadata: { name: "n", namespace },
+    spec: { mem: "", list: [] },
+  };
+  const liveSpec = async (): Promise<JsonObject> => {
+    const live = (await customApi().getNamespacedCustomObject({
+      group,
+      version: "v1",
+      namespace,
+      plural: "notes",
+      name: "n",
+    })) as JsonObject;
+    return live["spec"] as JsonObject;
+  };
+  const repo = await TestRepo.create(t);
+  await repo.write("config/crd.yaml", yaml(crd));
+  await repo.write("config/ns.yaml", yaml(namespaceObject(namespace)));
+  await repo.write("config/note.yaml", yaml(note));
+  const first = await repo.commit("a Note declaring an empty string and an empty list");
+  await createRootSync(name, repo);
+  t.after(async () => {
+    await coreApi()
+      .deleteNamespace({ name: namespace })
+      .catch(() => undefined);
+  });
+  const reconciler = await startReconciler(
+    t,
+    { kind: "RootSync", namespace: rootSyncNamespace, name },
+    { resyncPeriodMs: 0 },
+  );
+  await rootSynced(name, first);
+  assert.deepEqual(await liveSpec(), { mem: "", list: [] });
+  const passes = reconciler.passCount;
+  await eventually(() => reconciler.passCount >= passes + 1, { what: "one more pass" });
+  const writesBefore = reconciler.client.requests.writes();
+  const base = reconciler.passCount;
+  await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes", timeoutMs: 20_000 });
+  assert.equal(reconciler.client.requests.writes() - writesBefore, 0, "an idle resync wrote the Note");
+
+  const other = await KubeClient.fromKubeconfig(testEnv().kubeconfig);
+  t.after(() => other.close());
+  const mapping = await new RestMapper(other).mappingFor(`${group}/v1`, "Note");
+  assert.ok(mapping);
+  await other.patch(mapping, namespace, "n", { spec: { mem: "x", list: ["x"] } }, "merge");
+  await eventually(
+    async () => {
+      const spec = await liveSpec();
+      return spec["mem"] === "" && Array.isArray(spec["list"]) && spec["list"].length === 0;
+    },
+    { what: "the declared empty string and list restored", timeoutMs: 20_000 },
+  );
 });
