@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -66,5 +66,22 @@ void describe("vet and hydrate fail as nomos fails: `Error: ...` on stderr, exit
     const wrong = await driftless(dir, "suspend", "deployment/x");
     assert.equal(wrong.code, 2, wrong.stderr);
     assert.match(wrong.stderr, /^driftless: .*"deployment" is not rootsync or reposync[^]*driftless suspend\|resume/);
+  });
+});
+
+void describe("vet --keep-output", () => {
+  // nomos v1.22 writes defaultcluster/clusterrole_viewer.yaml for this fixture and exits 1.
+  void it("writes the clusters that passed when one fails, exits 1, and prints each error once", async (t) => {
+    const out = await mkdtemp(join(tmpdir(), "driftless-main-kept-"));
+    t.after(() => rm(out, { recursive: true, force: true }));
+    const fixture = join(import.meta.dirname, "..", "..", "..", "test", "fixtures", "hierarchy", "errors");
+    const dir = join(fixture, "knv1029-cluster-specific-collision");
+    const run = await driftless(dir, "vet", "--source-format", "hierarchy", "--keep-output", "--output", out);
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(run.stderr.match(/KNV1029/g)?.length, 1, run.stderr);
+    assert.deepEqual(await readdir(out, { recursive: true }), [
+      "defaultcluster",
+      "defaultcluster/clusterrole_viewer.yaml",
+    ]);
   });
 });

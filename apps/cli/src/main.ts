@@ -147,10 +147,14 @@ async function main(argv: readonly string[]): Promise<number> {
       const hierarchy = sourceFormatFor(scope, format) === SourceFormat.Hierarchy;
       return onRendered(dir, { enableShell, failureCode: 1, hierarchy }, err, async (read) => {
         const code = await vet(read, { format, scope, ...cluster, ...threshold }, out, err);
-        // --keep-output: what was checked, written as hydrate writes it (nomos's default folder: compiled).
-        if (code !== 0 || !values["keep-output"]) return code;
+        // --keep-output: what was checked, written as hydrate writes it (nomos's default folder: compiled),
+        // the clusters that passed even when others failed, as nomos.
+        if (!values["keep-output"]) return code;
         const output = values.output ?? "compiled";
-        return hydrate({ dir: read, format, scope, output, outputFormat, ...cluster }, () => undefined, err);
+        const errorsReported = code !== 0;
+        const options = { dir: read, format, scope, output, outputFormat, errorsReported, ...cluster };
+        const kept = await hydrate(options, () => undefined, err);
+        return code !== 0 ? code : kept;
       });
     }
     case "hydrate": {

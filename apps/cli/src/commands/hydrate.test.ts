@@ -123,6 +123,18 @@ void describe("driftless hydrate", () => {
     assert.equal(parseAllDocuments(written.get("east/shop/configmap._x.yaml") ?? "").length, 2);
   });
 
+  // As nomos v1.22 `hydrate --no-api-server-check` does for this fixture: exit 1, defaultcluster/ written.
+  void it("still writes the clusters that passed when one fails, with its errors, and exits 1", async (t) => {
+    const out = await mkdtemp(join(tmpdir(), "driftless-hydrate-partial-"));
+    t.after(() => rm(out, { recursive: true, force: true }));
+    const lines: string[] = [];
+    const dir = join(fixtures, "errors", "knv1029-cluster-specific-collision");
+    const code = await hydrate({ dir, format: "hierarchy", output: out }, (line) => void lines.push(line));
+    assert.equal(code, 1, lines.join("\n"));
+    assert.match(lines[0] ?? "", /^KNV1029: for cluster "staging": /);
+    assert.deepEqual([...(await files(out)).keys()], ["defaultcluster/clusterrole_viewer.yaml"]);
+  });
+
   void it("refuses a cluster name from the source that would lead out of --output", async (t) => {
     const base = await mkdtemp(join(tmpdir(), "driftless-hydrate-escape-"));
     t.after(() => rm(base, { recursive: true, force: true }));

@@ -35,6 +35,8 @@ export interface HydrateOptions {
    * each name. Undefined: every cluster the source names, and `defaultcluster` (a cluster with no name).
    */
   readonly clusters?: readonly string[];
+  /** The source's errors were printed already (by vet, for --keep-output): print them no more. */
+  readonly errorsReported?: boolean;
 }
 
 export const OutputFormat = { Yaml: "yaml", Json: "json" } as const;
@@ -58,7 +60,9 @@ export async function hydrate(
   err: (line: string) => void = out,
 ): Promise<number> {
   const scope = options.scope ?? ({ kind: "RootSync" } as const);
-  const kinds = await kindsOrReport(options.dir, err);
+  // vet --keep-output: vet has printed the source's errors; they are not printed twice.
+  const reportSource = options.errorsReported === true ? () => undefined : err;
+  const kinds = await kindsOrReport(options.dir, reportSource);
   if (kinds === undefined) return 1;
   const readOptions = {
     scope,
@@ -76,10 +80,12 @@ export async function hydrate(
     return 1;
   }
   const results = await declareForClusters(set, readOptions, clusters);
-  if (results.some(({ result }) => !result.complete)) {
-    for (const error of mergeClusterErrors(results)) err(formatClusterError(error));
-    return 1;
-  }
+  const failed = results.some(({ result }) => !result.complete);
+  if (failed) for (const error of mergeClusterErrors(results)) reportSource(formatClusterError(error));
+  // As nomos, the clusters that passed are still written to --output or --flat (exit 1); stdout gets nothing,
+  // so a pipe never takes part of the objects for all of them.
+  const passed = results.filter(({ result }) => result.complete);
+  if (failed && ((options.output === undefined && options.flat === undefined) || passed.length === 0)) return 1;
   // Kind, group, namespace and name become file and folder names: none may lead out of --output.
   const unnamable =
     options.output === undefined
@@ -93,7 +99,7 @@ export async function hydrate(
     );
     return 1;
   }
-  const hydrated = results.map(({ cluster, result }) => ({
+  const hydrated = passed.map(({ cluster, result }) => ({
     folder: cluster ?? DefaultClusterFolder,
     // As nomos prints them, and as they are applied: a declared special Namespace carries deletion: detach.
     objects: result.complete ? withSpecialNamespacesDetached(result.objects) : [],
@@ -102,8 +108,8 @@ export async function hydrate(
   const json = options.outputFormat === OutputFormat.Json;
   const encode = json ? toJsonList : toYamlStream;
   if (options.output !== undefined) {
-    // One cluster: its files at the top; several: a folder each, as nomos lays them out.
-    const perCluster = hydrated.length > 1;
+    // One cluster: its files at the top; several (failed ones count, as in nomos): a folder each.
+    const perCluster = results.length > 1;
     const files = outputFiles(hydrated, perCluster, json ? ".json" : ".yaml");
     for (const [path, content] of files) {
       const file = join(options.output, path);
@@ -128,7 +134,7 @@ export async function hydrate(
         : stream,
     );
   }
-  return 0;
+  return failed ? 1 : 0;
 }
 
 /**

@@ -29,9 +29,9 @@ export interface VetOptions {
  * names, namespaces, depends-on syntax, scope, the hierarchy rules, duplicates after inheritance),
  * with Config Sync's codes and file paths, for every cluster the source names and for a cluster
  * without a name, as `nomos vet` checks it; an error found for some clusters only names them. Kinds
- * beyond the built-in ones and those api-resources.txt lists are not checked against a cluster. Errors go to `err` (stderr, as nomos
- * prints them), and so does nomos's `✅ No validation issues found.` when there are none; driftless's
- * summary goes to `out`. Exit 1 when anything is wrong.
+ * beyond the built-in ones and those api-resources.txt lists are not checked against a cluster. Errors
+ * go to `err` (stderr, as nomos prints them), and so does nomos's `✅ No validation issues found.` when
+ * there are none; driftless's summary goes to `out`. Exit 1 when anything is wrong.
  */
 export async function vet(
   dir: string,
