@@ -29,6 +29,11 @@ export interface DeclareOptions {
    * cluster (`driftless hydrate`), as `nomos hydrate --no-api-server-check` does.
    */
   readonly allowUnknownKinds?: boolean;
+  /**
+   * Leave objects of kinds nobody defines out of the declaration, each reported (KNV1021) in the result's
+   * `setAside`, and declare the rest, as Config Sync's reconciler applies what it can while a CRD is missing.
+   */
+  readonly setAsideUnknownKinds?: boolean;
   /** This cluster's name, for ClusterSelectors and `configsync.gke.io/cluster-name-selector` (Config Sync's `--cluster-name`). */
   readonly clusterName?: string;
   /** The cluster's Namespaces, for `mode: dynamic` NamespaceSelectors (unstructured only). */

@@ -62,6 +62,7 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
   const refusedSelectors = rootSync ? [] : selection.manifests.filter(isNamespaceSelector);
   const kinds = await resolveKinds(manifests, options.kinds);
   const errors: SourceError[] = [...(namespaceSelectors?.errors ?? [])];
+  const setAside: SourceError[] = [];
   for (const manifest of refusedSelectors) {
     const placement = placeObject(manifest, false, options.scope);
     if (!placement.ok) errors.push(placement.error);
@@ -71,7 +72,8 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
   for (const manifest of manifests) {
     const info = kinds.get(kindKey(manifest.apiVersion, manifest.kind));
     if (!info) {
-      if (options.allowUnknownKinds !== true) errors.push(unknownKind(manifest));
+      if (options.setAsideUnknownKinds === true) setAside.push(unknownKind(manifest));
+      else if (options.allowUnknownKinds !== true) errors.push(unknownKind(manifest));
       else {
         const placement = placeObject(manifest, undefined, options.scope);
         if (placement.ok) objects.push(undeclaredKind(manifest, placement.namespace));
@@ -105,7 +107,7 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
   }
   const duplicates = findDuplicates(objects);
   errors.push(...duplicates, ...checkUnmanagedNamespaces(objects));
-  return toSourceResult(objects, laterErrors(errors), counts);
+  return toSourceResult(objects, laterErrors(errors), counts, setAside);
 }
 
 /** A namespace selector on a cluster-scoped object (KNV1004), or next to metadata.namespace (KNV1053). */

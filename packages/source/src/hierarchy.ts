@@ -113,11 +113,13 @@ export async function declareHierarchy(set: ManifestSet, options: DeclareOptions
   );
   const cluster: Typed[] = [];
   const inTree: Typed[] = [];
+  const setAside: SourceError[] = [];
   for (const manifest of others) {
     const top = topDirOf(manifest.sourcePath);
     const info = kinds.get(kindKey(manifest.apiVersion, manifest.kind)) ?? guessedKind(manifest, top, options);
     if (info === undefined) {
-      errors.push(unknownKind(manifest));
+      if (options.setAsideUnknownKinds === true) setAside.push(unknownKind(manifest));
+      else errors.push(unknownKind(manifest));
     } else if (isNamespace(manifest) && manifest.metadata.namespace !== undefined) {
       // A Namespace is cluster-scoped wherever it sits, so it may not declare one (as nomos: KNV1052).
       const message = `${what(manifest)}: Namespace is cluster-scoped and must not declare metadata.namespace`;
@@ -139,7 +141,7 @@ export async function declareHierarchy(set: ManifestSet, options: DeclareOptions
       else cluster.push({ manifest, info });
     }
   }
-  if (errors.length > 0) return fail(errors);
+  if (errors.length > 0) return fail([...errors, ...setAside]);
 
   // Stage 3.
   const clusterKinds = new Set(cluster.map(({ manifest }) => groupKindKey(manifest.group, manifest.kind)));
@@ -160,7 +162,8 @@ export async function declareHierarchy(set: ManifestSet, options: DeclareOptions
     const manifest = isNamespace(entry.manifest) ? withHncMetadata(entry.manifest) : entry.manifest;
     objects.push(declareObject(manifest, entry.info, namespace));
   }
-  return toSourceResult(objects, [...findDuplicates(objects), ...checkUnmanagedNamespaces(objects)], counts);
+  const lastErrors = [...findDuplicates(objects), ...checkUnmanagedNamespaces(objects)];
+  return toSourceResult(objects, lastErrors, counts, setAside);
 }
 
 /** Offline (`allowUnknownKinds`), a kind nobody defines takes the scope of its top-level directory. */

@@ -68,6 +68,11 @@ export interface CompleteSource extends SourceCounts {
    */
   readonly isEmpty: boolean;
   readonly errors: readonly [];
+  /**
+   * Objects left out because no one defines their kind (KNV1021, with `setAsideUnknownKinds`): the rest is
+   * declared; these are reported, and nothing is pruned while any is set aside.
+   */
+  readonly setAside: readonly SourceError[];
 }
 
 /** At least one problem: nothing may be applied or pruned from this read. */
@@ -88,9 +93,10 @@ export function toSourceResult(
   objects: readonly DeclaredObject[],
   errors: readonly SourceError[],
   shape: SourceShape,
+  setAside: readonly SourceError[] = [],
 ): SourceResult {
   const { fileCount, localConfigSkipped } = shape;
-  const [first, ...rest] = errors;
+  const [first, ...rest] = errors.length > 0 ? [...errors, ...setAside] : errors;
   if (first)
     return {
       complete: false,
@@ -101,7 +107,7 @@ export function toSourceResult(
       localConfigSkipped,
     };
   const isEmpty = objects.length === 0 && !shape.declaresSomething;
-  return { complete: true, objects, isEmpty, errors: [], fileCount, localConfigSkipped };
+  return { complete: true, objects, isEmpty, errors: [], setAside, fileCount, localConfigSkipped };
 }
 
 /** The shape of a read: its counts, and whether any manifest is more than Config Sync's own configuration kinds. */

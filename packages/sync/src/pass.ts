@@ -267,7 +267,11 @@ async function passSteps(
     const declared = new Set(desired.map((d) => idKey(d.id)));
     const candidates = previous.filter((id) => !declared.has(idKey(id)));
     // A half-applied commit must not also delete what it replaced, while the apply may yet succeed.
-    const pruneHeld = ordered.errors.length > 0 || applied.some((o) => o.error !== undefined && holdsPrune(o.error));
+    // An object set aside for its unknown kind may be one whose type discovery only failed to show: keep all.
+    const pruneHeld =
+      source.setAside.length > 0 ||
+      ordered.errors.length > 0 ||
+      applied.some((o) => o.error !== undefined && holdsPrune(o.error));
     // A dependency waits for its deleted dependents as long as an applied object may take to be Current.
     const pruneOptions = { ...ctx.pruneOptions(), dependentsTimeoutMs: reconcileTimeoutMs, signal: ctx.waitSignal };
     const pruneStarted = performance.now();
@@ -296,7 +300,17 @@ async function passSteps(
     // The commit counts as synced despite a wait timeout (it is applied: lastSyncedCommit moves and the
     // remediator guards it); the timeout is still on status.sync.errors until the object is Current.
     const syncErrors = [...failures, ...waitErrors];
-    result = { ...result, syncErrors, synced: failures.length === 0, applied, pruned };
+    // Objects set aside for their kind are reported as Config Sync reports them (status.source), and the commit
+    // is not synced until they are applied.
+    const setAside = source.setAside;
+    result = {
+      ...result,
+      sourceErrors: setAside,
+      syncErrors,
+      synced: failures.length === 0 && setAside.length === 0,
+      applied,
+      pruned,
+    };
     return result;
   } catch (error) {
     const classified = toDriftlessError(error);

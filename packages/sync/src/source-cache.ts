@@ -84,6 +84,8 @@ export class SourceCache {
     const result = await declareObjects(manifests, {
       scope: this.#scope,
       format,
+      // A kind not served yet (its CRD elsewhere, or coming) holds back only its own objects, as in Config Sync.
+      setAsideUnknownKinds: true,
       ...(clusterName === undefined ? {} : { clusterName }),
       ...(live === undefined ? {} : { liveNamespaces: live }),
       kinds: {
