@@ -1,12 +1,14 @@
 /**
  * The read side of the OCI distribution API for one repository: manifests and blobs, behind the two
  * ways a registry asks for credentials (a Basic challenge, or a Bearer challenge answered by its
- * token endpoint with the same basic credentials).
+ * token endpoint with the same basic credentials). HTTPS, and plain HTTP only for the local and private
+ * registry names go-containerregistry allows it for (registry-scheme.ts).
  */
 import { createHash } from "node:crypto";
 import { BodyTooLargeError, send, type HttpResponse } from "./http.ts";
 import { OciFailureReason, OciFetchError } from "./errors.ts";
 import { registryHost, type ImageReference } from "./reference.ts";
+import { allowsPlainHttp, firstAnsweringScheme, type RegistryScheme } from "./registry-scheme.ts";
 
 export interface RegistryCredentials {
   readonly username: string;
@@ -54,19 +56,18 @@ const unknownAuthorityCodes = new Set([
 export class RegistryClient {
   readonly #ref: ImageReference;
   readonly #options: RegistryClientOptions;
-  readonly #base: string;
+  #scheme: Promise<RegistryScheme> | undefined;
   #authorization: string | undefined;
 
   constructor(ref: ImageReference, options: RegistryClientOptions) {
     this.#ref = ref;
     this.#options = options;
-    // Always HTTPS: credentials and manifests never cross the network in clear text.
-    this.#base = `https://${registryHost(ref)}/v2/${ref.repository}`;
   }
 
   /** GET `/v2/<repository>/<path>`, answering an auth challenge once; `what` names it in errors ("tag v1"). */
   async get(path: string, what: string, accept: readonly string[], maxBytes: number): Promise<HttpResponse> {
-    const url = `${this.#base}/${path}`;
+    this.#scheme ??= this.#pickScheme();
+    const url = `${await this.#scheme}://${registryHost(this.#ref)}/v2/${this.#ref.repository}/${path}`;
     let response = await this.#send(url, accept, maxBytes);
     if (response.status === 401) {
       await this.#answer(response);
@@ -90,6 +91,34 @@ export class RegistryClient {
         `${this.#image()}: the registry answered ${response.status} (${registryError(response)})`,
       );
     return response;
+  }
+
+  /**
+   * HTTPS, asked nothing first, for every registry but those go-containerregistry's name rule allows plain
+   * HTTP for; those are pinged at /v2/ (no credentials) over https and http, and the first to answer wins.
+   */
+  async #pickScheme(): Promise<RegistryScheme> {
+    if (!allowsPlainHttp(this.#ref.registry)) return "https";
+    try {
+      return await firstAnsweringScheme((scheme, signal) => this.#ping(scheme, signal), this.#options.signal);
+    } catch (error) {
+      throw this.#pingError(error);
+    }
+  }
+
+  /** Answers when `/v2/` does as a registry does: 200, or 401 with a challenge (transport.Ping's rule). */
+  async #ping(scheme: RegistryScheme, signal: AbortSignal): Promise<void> {
+    const url = `${scheme}://${registryHost(this.#ref)}/v2/`;
+    const response = await send(url, { ca: this.#options.ca, maxBytes: 64 * 1024, signal });
+    if (response.status !== 200 && response.status !== 401) throw new Error(`GET ${url} answered ${response.status}`);
+  }
+
+  /** Both pings failed: the https failure leads (a TLS hint stays first), the http one follows. */
+  #pingError(error: unknown): unknown {
+    if (!(error instanceof AggregateError)) return error;
+    const [overHttps, overHttp] = error.errors as [unknown, unknown];
+    const first = this.#networkError(overHttps);
+    return new OciFetchError(first.reason, `${first.message}; over http: ${messageOf(overHttp)}`, error);
   }
 
   #image(): string {
@@ -128,11 +157,7 @@ export class RegistryClient {
         error,
       );
     }
-    return new OciFetchError(
-      OciFailureReason.Unavailable,
-      `${this.#image()}: ${String((error as Error).message ?? error)}`,
-      error,
-    );
+    return new OciFetchError(OciFailureReason.Unavailable, `${this.#image()}: ${messageOf(error)}`, error);
   }
 
   /** Sets the Authorization header a challenge asks for. */
@@ -178,8 +203,9 @@ export class RegistryClient {
 }
 
 /**
- * The token service a Bearer challenge names. Credentials go only to one over HTTPS: a registry (or a
- * redirect) naming an http:// realm would otherwise receive the password in clear text.
+ * The token service a Bearer challenge names. Credentials go only to one over HTTPS, or over http to a host
+ * the plain-HTTP name rule allows: a registry naming any other http:// realm would receive the password in
+ * clear text (go-containerregistry would send it; driftless does not).
  */
 export function tokenEndpoint(realm: string, withCredentials: boolean, image: string): URL {
   let url: URL;
@@ -191,10 +217,10 @@ export function tokenEndpoint(realm: string, withCredentials: boolean, image: st
       `${image}: the registry's token realm ${realm} is not a URL`,
     );
   }
-  if (withCredentials && url.protocol !== "https:")
+  if (withCredentials && url.protocol !== "https:" && !(url.protocol === "http:" && allowsPlainHttp(url.host)))
     throw new OciFetchError(
       OciFailureReason.AuthRejected,
-      `${image}: refusing to send credentials to the token service ${url.origin}, which is not HTTPS`,
+      `${image}: refusing to send credentials to the token service ${url.origin}, which is not HTTPS nor a local or private registry`,
     );
   return url;
 }
@@ -220,6 +246,10 @@ function registryError(response: HttpResponse): string {
     // Not JSON: the status says enough.
   }
   return `HTTP ${response.status}`;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 export function sha256(data: Buffer): string {
