@@ -52,7 +52,11 @@ export {
 export type { DeploymentSettings } from "./deployment-spec.ts";
 export { planIdentity, RbacName, ownedBindingName, secretRoleName, syncRoleName } from "./rbac-plan.ts";
 export type { IdentityPlan, BindingRef } from "./rbac-plan.ts";
-export { missingReconcilerWritePolicy, ReconcilerWritePolicyName } from "./reconciler-write-policy.ts";
+export {
+  missingReconcilerWritePolicy,
+  ReconcilerResourceGroupPolicyName,
+  ReconcilerWritePolicyName,
+} from "./reconciler-write-policy.ts";
 export { ManagedByManager, syncOwnedLabels } from "./labels.ts";
 export { LeaderElector } from "./leader-election.ts";
 export type { LeaderElectionOptions } from "./leader-election.ts";

@@ -198,8 +198,8 @@ function ownedAccess(role: OwnedRole): { roles: OwnedRole[]; bindings: BindingRe
  * parent patch, own-sync-watch.ts; packages/applier: inventory.ts, inventory-overflow.ts). It lists and
  * watches only its own RSync (a list or watch passes resourceNames only with that name's field selector)
  * and deletes none; what it may change on its own is manifests/reconciler-admission-policy.yaml's to say. `create` cannot be limited to a
- * name (the authorizer sees none), so it stays open in the sync's namespace: a group created under
- * another name is one this reconciler can then no longer read or change.
+ * name (the authorizer sees none), so RBAC leaves it open in the sync's namespace and the admission policy
+ * reconciler-resourcegroup-creates.driftless.dev refuses a RepoSync's reconciler any group but its own two.
  */
 function syncAccess(ref: SyncRef, reconciler: string): { roles: OwnedRole[]; bindings: BindingRef[] } {
   const plural = ref.kind === Kind.RootSync ? Plural.RootSync : Plural.RepoSync;

@@ -617,6 +617,21 @@ test("a RepoSync's reconciler writes its own RepoSync and ResourceGroups, by nam
     "a reconciler emptied its sibling's inventory",
   );
   assert.equal(await answer(asReconciler.delete(resourceGroupMapping, namespace, "sibling")), "forbidden");
+  // RBAC lets it create ResourceGroups (no name to check); the admission policy allows only its own names.
+  const group = (name: string): KubeObject => ({
+    apiVersion: "kpt.dev/v1alpha1",
+    kind: "ResourceGroup",
+    metadata: { name, namespace },
+    spec: { resources: [] },
+  });
+  for (const name of ["third", "sibling.pending"])
+    assert.equal(
+      await answer(asReconciler.create(resourceGroupMapping, group(name))),
+      "forbidden",
+      `a reconciler created the ResourceGroup ${name}`,
+    );
+  assert.equal(await answer(asReconciler.create(resourceGroupMapping, group("repo-sync.pending"))), "ok");
+  await (await admin()).delete(resourceGroupMapping, namespace, "repo-sync.pending");
   const sibling = await getSync("RepoSync", namespace, "sibling");
   assert.notEqual((sibling?.["spec"] as { git?: { repo?: string } }).git?.repo, repoint.spec.git.repo);
   assert.ok(await getObject(resourceGroupMapping, namespace, "sibling"), "the sibling's ResourceGroup is gone");
