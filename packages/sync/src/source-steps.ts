@@ -1,9 +1,9 @@
 import { join } from "node:path";
-import type { RSync } from "@driftless/api";
+import { DriftlessError, ErrorClass, KnvCode, type RSync } from "@driftless/api";
 import type { FetchResult } from "@driftless/git";
 import type { KubeClient, RestMapper } from "@driftless/kube";
 import type { Metrics } from "@driftless/metrics";
-import type { SourceResult } from "@driftless/source";
+import { splitApiVersion, type SourceResult } from "@driftless/source";
 import { ArtifactSources } from "./artifact-sources.ts";
 import type { Logger } from "./log.ts";
 import type { NamespaceWatch } from "./namespace-watch.ts";
@@ -93,14 +93,17 @@ export class SourceSteps {
       {
         resolveKind: async (apiVersion, kind) => {
           const mapping = await this.deps.mapper.mappingFor(apiVersion, kind);
-          return mapping === undefined
-            ? undefined
-            : {
-                group: mapping.group,
-                version: mapping.version,
-                resource: mapping.resource,
-                namespaced: mapping.namespaced,
-              };
+          if (mapping === undefined) {
+            // Unknown only if discovery said so: a group whose discovery failed is the API server's error.
+            await this.#refuseUnreadableKind(apiVersion, kind);
+            return undefined;
+          }
+          return {
+            group: mapping.group,
+            version: mapping.version,
+            resource: mapping.resource,
+            namespaced: mapping.namespaced,
+          };
         },
       },
       {
@@ -110,6 +113,19 @@ export class SourceSteps {
     );
     const result = await this.sourceCache.read(fetched, sourceFormatOf(sync), this.deps.signal);
     return withSourceFormatHint(sync, result);
+  }
+
+  /** KNV2002 (retried) for a kind whose group's discovery failed: Config Sync reports "API discovery failed". */
+  async #refuseUnreadableKind(apiVersion: string, kind: string): Promise<void> {
+    const parsed = splitApiVersion(apiVersion);
+    if (parsed === undefined) return;
+    const absence = await this.deps.mapper.kindAbsence(parsed.group, kind);
+    if (absence.served !== "unknown") return;
+    throw new DriftlessError({
+      code: KnvCode.ApiServer,
+      errorClass: ErrorClass.Retry,
+      message: `API discovery failed for ${apiVersion}, Kind=${kind}, so whether the cluster serves it is unknown: ${absence.why}`,
+    });
   }
 
   async clear(): Promise<void> {

@@ -205,3 +205,39 @@ test("a type the reconciler may not list is reported with the server's message, 
     { timeoutMs: 30_000, what: "ConfigMap a pruned while Secrets still cannot be listed" },
   );
 });
+
+test("a declared kind whose API group's discovery fails is the API server's error (KNV2002), not an unknown kind set aside", async (t) => {
+  const id = suffix();
+  const name = `undiscovered-${id}`;
+  const namespace = await testNamespace(t, "undisc");
+  const client = await adminClient(t);
+  const group = `undisc-${id}.example.com`;
+  await deadAggregatedApi(t, client, group, namespace);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/a.yaml", json(configMap(namespace, "a")));
+  await repo.write(
+    "config/thing.yaml",
+    json({ apiVersion: `${group}/v1`, kind: "Thing", metadata: { name: "t", namespace } }),
+  );
+  const commit = await repo.commit("a config map and a thing of an unanswering API");
+  await createRootSync(name, repo);
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+
+  const errors = await eventually(
+    async () => {
+      const status = await rootSyncStatus(name);
+      const all = ["source", "sync"].flatMap(
+        (block) => ((status[block] as JsonObject | undefined)?.["errors"] ?? []) as JsonObject[],
+      );
+      return all.length > 0 ? all : undefined;
+    },
+    { timeoutMs: 60_000, what: "an error for the undiscoverable kind" },
+  );
+  assert.deepEqual(
+    errors.map((e) => e["code"]),
+    ["2002"],
+    JSON.stringify(errors),
+  );
+  assert.match(String(errors[0]?.["errorMessage"]), /API discovery failed for .*Kind=Thing/);
+  assert.notEqual((await rootSyncStatus(name))["lastSyncedCommit"], commit);
+});
