@@ -133,19 +133,20 @@ export class SupervisedProcess {
         if (!this.#wanted) throw new StoppedBeforeStart();
         return this.#options.prepare();
       })
+      .then((spec) => {
+        if (this.#wanted) this.#spawn(spec);
+        else this.#releaseStart();
+      })
       .then(
-        (spec) => {
-          if (this.#wanted) this.#spawn(spec);
-          else this.#releaseStart();
-        },
+        () => undefined,
         (error: unknown) => {
           this.#releaseStart();
           if (error instanceof StoppedBeforeStart) return;
-          this.#options.log.warn("could not prepare the reconciler process", {
+          this.#options.log.warn("could not prepare or start the reconciler process", {
             reconciler: this.name,
             error: String(error),
           });
-          this.#noteFailure(`could not prepare the process: ${error instanceof Error ? error.message : String(error)}`);
+          this.#noteFailure(`could not start the process: ${error instanceof Error ? error.message : String(error)}`);
           this.#scheduleRestart();
         },
       );
