@@ -294,16 +294,13 @@ function singleQuoted(text: string): { value: string; rest: string } | undefined
   }
 }
 
-const intTag = "tag:yaml.org,2002:int";
-
 /** A plain scalar's value, resolved by the same tags, in the same order, as the general parser. */
 function resolvePlain(text: string): unknown {
   for (const tag of plainTags) {
     if (!tag.test?.test(text)) continue;
     let failed = false;
     const resolved = tag.resolve(text, () => (failed = true), {});
-    // An integer a number cannot hold exactly: the general parser reports it with its line.
-    if (failed || (tag.tag === intTag && typeof resolved === "number" && !Number.isSafeInteger(resolved))) giveUp();
+    if (failed) giveUp();
     return isScalar(resolved) ? resolved.value : resolved;
   }
   return detached(text);

@@ -89,23 +89,6 @@ void describe("parseManifestText", () => {
     assert.match(binary.errors[0]?.message ?? "", /\$\.data is a (Buffer|Uint8Array)/);
   });
 
-  void it("refuses an integer a number cannot hold exactly, with its line; keeps floats and safe integers", () => {
-    for (const text of ["9007199254740993", "-9007199254740993", "0x20000000000001"]) {
-      const { errors } = parseManifestText(`kind: X\nspec:\n  n: ${text}\n`, "a.yaml");
-      assert.equal(errors.length, 1, text);
-      assert.match(
-        errors[0]?.message ?? "",
-        new RegExp(`a\\.yaml: invalid YAML at line 3, column 6: the integer ${text} is beyond 2\\^53`),
-      );
-    }
-    const { documents, errors } = parseManifestText(
-      "kind: X\nspec: {safe: 9007199254740991, float: 1e20, text: '9007199254740993'}\n",
-      "b.yaml",
-    );
-    assert.deepEqual(errors, []);
-    assert.deepEqual(documents[0]?.value["spec"], { safe: 9007199254740991, float: 1e20, text: "9007199254740993" });
-  });
-
   void it("reads a JSON object and tolerates a byte-order mark", () => {
     const { documents, errors } = parseManifestText('\ufeff{"apiVersion":"v1","kind":"ConfigMap"}', "a.json");
     assert.deepEqual(errors, []);

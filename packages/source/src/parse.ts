@@ -2,7 +2,7 @@
  * Manifest text to plain JSON documents. YAML is read the way kubectl and Config Sync read it (see
  * yaml-options.ts), so an object means the same thing here as it would to `kubectl apply`.
  */
-import { isScalar, LineCounter, parseAllDocuments, visit } from "yaml";
+import { LineCounter, parseAllDocuments } from "yaml";
 import type { ToJSOptions } from "yaml";
 import { ManifestLimitError, ManifestParseError } from "./errors.ts";
 import { fastParseYaml } from "./fast-yaml.ts";
@@ -87,15 +87,7 @@ function parseYaml(text: string, sourcePath: string): ParsedFile {
       errors.push(new ManifestParseError(message, { sourcePaths: [sourcePath] }));
     } else {
       const measure = measureYamlDocument(doc, SourceLimits.maxDepth);
-      const inexact = inexactInteger(doc);
-      if (inexact !== undefined) {
-        const message = at(
-          sourcePath,
-          location,
-          `invalid YAML at ${position(inexact.offset)}: the integer ${inexact.text} is beyond 2^53 and would be applied as ${String(inexact.value)}; quote it if it is text`,
-        );
-        errors.push(new ManifestParseError(message, { sourcePaths: [sourcePath] }));
-      } else if (measure.ok) {
+      if (measure.ok) {
         aliasChars += measure.aliasChars;
         composed.push({ doc, location });
       } else if (measure.problem === "too-deep") {
@@ -169,31 +161,6 @@ function toDocuments(values: readonly { value: unknown; location: string }[], so
 /** `path (document 2): message`, the prefix every message about a place in a file gets. */
 export function at(sourcePath: string, location: string, message: string): string {
   return `${sourcePath}${location ? ` (${location})` : ""}: ${message}`;
-}
-
-/**
- * The first integer literal a JavaScript number cannot hold exactly (beyond ±(2^53 − 1)): Config Sync keeps
- * an int64 as written, here it would be rounded and a different value applied, silently.
- */
-function inexactInteger(doc: Parameters<typeof visit>[0]): { text: string; value: number; offset: number } | undefined {
-  let found: { text: string; value: number; offset: number } | undefined;
-  visit(doc, {
-    Scalar(_key, node) {
-      const text = node.source ?? "";
-      if (
-        isScalar(node) &&
-        typeof node.value === "number" &&
-        Number.isInteger(node.value) &&
-        !Number.isSafeInteger(node.value) &&
-        /^[-+]?(0x[0-9a-fA-F_]+|0o[0-7_]+|0b[01_]+|[0-9][0-9_]*)$/.test(text)
-      ) {
-        found = { text, value: node.value, offset: node.range?.[0] ?? 0 };
-        return visit.BREAK;
-      }
-      return undefined;
-    },
-  });
-  return found;
 }
 
 /**
