@@ -157,6 +157,12 @@ export const SyncAnnotation = {
    * `"true"` (absent means `"false"`, as in Config Sync). It toggles that container and nothing else.
    */
   RequiresRendering: "configsync.gke.io/requires-rendering",
+  /**
+   * `"true"` or `"false"`, written by a RootSync's reconciler after each read of its source: whether it holds a
+   * NamespaceSelector in `mode: dynamic` (Config Sync's; its manager reads it to give the reconciler a watch of
+   * Namespaces, which driftless's reconciler opens by itself).
+   */
+  DynamicNsSelectorEnabled: "configsync.gke.io/dynamic-ns-selector-enabled",
 } as const;
 export type SyncAnnotation = (typeof SyncAnnotation)[keyof typeof SyncAnnotation];
 

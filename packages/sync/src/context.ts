@@ -56,6 +56,8 @@ export interface PassContext {
   render(fetched: FetchResult, sync: RSync): Promise<Rendered>;
   /** The checkout read in the sync's spec.sourceFormat. */
   readSource(fetched: FetchResult, sync: RSync): Promise<SourceResult>;
+  /** Whether the source last read holds a NamespaceSelector in `mode: dynamic`. */
+  readonly sourceSelectsDynamically?: boolean;
   applyOptions(commit: string): ApplyOptions;
   /** The objects this pass declares, before it applies them (the watch caches keep only these). */
   declaring?(desired: readonly DesiredObject[]): void;

@@ -1,5 +1,6 @@
 /**
- * Config Sync's `configsync.gke.io/image-to-sync` on the RootSync/RepoSync: after each fetch of an
+ * The annotations a reconciler writes on its own RootSync/RepoSync as Config Sync's does. Config Sync's
+ * `configsync.gke.io/image-to-sync`: after each fetch of an
  * OCI image or an oci:// Helm chart, `<spec image or repo>@sha256:<commit>` (the commit is the digest
  * for an image, the chart version for a chart, as Config Sync writes both); removed for other sources.
  * Admission webhooks that verify signatures read it: one that refuses the write stops the pass before
@@ -20,28 +21,51 @@ export function imageToSync(sync: RSync, commit: string): string | undefined {
 }
 
 /** Sets (or removes) the annotation on the live RSync `raw` when it does not say so already. */
-export async function recordImageToSync(
+export function recordImageToSync(
   client: KubeClient,
   identity: SyncIdentity,
   raw: KubeObject,
   sync: RSync,
   commit: string,
 ): Promise<void> {
-  const wanted = imageToSync(sync, commit);
-  if (raw.metadata.annotations?.[SyncAnnotation.ImageToSync] === wanted) return;
+  return recordOwnAnnotation(client, identity, raw, SyncAnnotation.ImageToSync, imageToSync(sync, commit));
+}
+
+/** Config Sync's `configsync.gke.io/dynamic-ns-selector-enabled` on a RootSync: whether its source selects dynamically. */
+export function recordDynamicNsSelector(
+  client: KubeClient,
+  identity: SyncIdentity,
+  raw: KubeObject,
+  enabled: boolean,
+): Promise<void> {
+  return recordOwnAnnotation(client, identity, raw, SyncAnnotation.DynamicNsSelectorEnabled, String(enabled));
+}
+
+/**
+ * Merge-patches one annotation of the reconciler's own RSync (undefined removes it), only when the live `raw`
+ * says otherwise. The admission policy lets a reconciler write exactly these annotations of its own sync.
+ */
+async function recordOwnAnnotation(
+  client: KubeClient,
+  identity: SyncIdentity,
+  raw: KubeObject,
+  key: string,
+  wanted: string | undefined,
+): Promise<void> {
+  if (raw.metadata.annotations?.[key] === wanted) return;
   try {
     await client.patch(
       rsyncMapping(identity.kind),
       identity.namespace,
       identity.name,
-      { metadata: { annotations: { [SyncAnnotation.ImageToSync]: wanted ?? null } } },
+      { metadata: { annotations: { [key]: wanted ?? null } } },
       "merge",
     );
   } catch (error) {
     throw new DriftlessError({
       code: KnvCode.ApiServer,
       errorClass: ErrorClass.Retry,
-      message: `failed to patch ${identity.kind} annotation ${SyncAnnotation.ImageToSync}${wanted === undefined ? "" : ` to ${wanted}`}: ${error instanceof Error ? error.message : String(error)}`,
+      message: `failed to patch ${identity.kind} annotation ${key}${wanted === undefined ? "" : ` to ${wanted}`}: ${error instanceof Error ? error.message : String(error)}`,
       cause: error,
     });
   }

@@ -38,7 +38,7 @@ import { deletesAllNamespaces } from "./namespace-safeguard.ts";
 import { loadSync, type LoadedSync } from "./rsync.ts";
 import { recordEvent, SyncEventReason } from "./events.ts";
 import { nextStatus, syncingStatus, writeStatus, type PassReport } from "./status.ts";
-import { recordImageToSync } from "./image-to-sync.ts";
+import { recordDynamicNsSelector, recordImageToSync } from "./image-to-sync.ts";
 import { RenderingMessage } from "./render.ts";
 import { measureDrift } from "./suspend.ts";
 import { selfReconcileErrors } from "./self-reconcile.ts";
@@ -180,6 +180,8 @@ async function passSteps(
       result = { ...result, sourceErrors: source.errors };
       return result;
     }
+    if (ctx.identity.kind === "RootSync" && ctx.sourceSelectsDynamically !== undefined)
+      await recordDynamicNsSelector(ctx.client, ctx.identity, raw, ctx.sourceSelectsDynamically);
     const selfDeclared = selfReconcileErrors(ctx.identity, source.objects);
     if (selfDeclared.length > 0) {
       result = { ...result, sourceErrors: selfDeclared };

@@ -365,6 +365,10 @@ export class Reconciler implements PassContext {
     return this.parts.sources.readSource(fetched, sync);
   }
 
+  get sourceSelectsDynamically(): boolean {
+    return this.parts.sources.dynamicNamespaces;
+  }
+
   /** What the watch caches hold, and the labelled objects they left out (undefined without caches). */
   watchCache(): { readonly objects: number; readonly ignored: number } | undefined {
     return this.parts.live instanceof InformerLiveState

@@ -886,6 +886,7 @@ test("the reconciler write policy names the finalizer, label, annotations and Se
       SyncAnnotation.ImageToSync,
       SyncAnnotation.SyncRequestHandled,
       SyncAnnotation.RequiresRendering,
+      SyncAnnotation.DynamicNsSelectorEnabled,
     ]
       .map((k) => `'${k}'`)
       .join(", ")}]`,

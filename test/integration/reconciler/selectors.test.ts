@@ -3,9 +3,11 @@ import assert from "node:assert/strict";
 import {
   coreApi,
   createRootSync,
+  customApi,
   eventually,
   rootSynced,
   rootSyncNamespace,
+  rootSyncs,
   startReconciler,
   statusCode,
   suffix,
@@ -68,7 +70,16 @@ test("an unstructured NamespaceSelector copies an object into the one of two dec
 
   assert.ok(await exists(prod, "settings"));
   assert.ok(!(await exists(dev, "settings")));
+  assert.equal(await dynamicAnnotation(name), "false", "Config Sync's dynamic-ns-selector-enabled on a static source");
 });
+
+/** Config Sync's `configsync.gke.io/dynamic-ns-selector-enabled` on the RootSync, as its reconciler writes it. */
+async function dynamicAnnotation(name: string): Promise<string | undefined> {
+  const sync = (await customApi().getNamespacedCustomObject({ ...rootSyncs, name })) as {
+    metadata?: { annotations?: Record<string, string> };
+  };
+  return sync.metadata?.annotations?.["configsync.gke.io/dynamic-ns-selector-enabled"];
+}
 
 test("a dynamic NamespaceSelector follows the cluster's namespace labels: relabelling moves the object to the newly selected namespace and prunes it from the other", async (t) => {
   const id = suffix();
@@ -90,6 +101,7 @@ test("a dynamic NamespaceSelector follows the cluster's namespace labels: relabe
   await rootSynced(name, commit);
   assert.ok(await exists(first, "follows"));
   assert.ok(!(await exists(second, "follows")));
+  assert.equal(await dynamicAnnotation(name), "true");
 
   const relabel = async (ns: string, value: string): Promise<void> => {
     const live = await coreApi().readNamespace({ name: ns });
@@ -105,6 +117,12 @@ test("a dynamic NamespaceSelector follows the cluster's namespace labels: relabe
       what: "the ConfigMap to move from the deselected namespace to the selected one",
     },
   );
+  // No namespace selected at all: the object goes (the user's choice), not refused as an emptied source.
+  await relabel(second, "off");
+  await eventually(async () => ((await exists(second, "follows")) ? undefined : true), {
+    timeoutMs: 60_000,
+    what: "the ConfigMap removed once its last namespace is deselected",
+  });
 });
 
 test("a hierarchy applies an object by ClusterSelector and cluster-name-selector only on the cluster the reconciler is named after, and a NamespaceSelector picks one of two namespaces", async (t) => {
