@@ -17,7 +17,6 @@ import {
   closeRedisConnection,
   createRedisConnection,
   DEFAULT_PREFIX,
-  loadQueueScripts,
   ManagerQueue,
   redisPasswordOf,
   type ManagerTrigger,
@@ -202,10 +201,6 @@ export class Manager {
       });
     }
     this.#watcher.start();
-    // Reconcilers may run only cached scripts (EVALSHA): the cache is filled before any starts, and again each
-    // time Redis is back (it keeps none across a restart).
-    this.#redis.on("ready", () => void this.#loadQueueScripts());
-    if (this.#redis.status === "ready") await this.#loadQueueScripts();
     if (this.#o.webhook !== undefined) {
       const secret = this.#o.webhook.secret;
       this.#webhookServer = await serveWebhooks({
@@ -225,16 +220,6 @@ export class Manager {
       webhookPort: this.webhookPort,
       syncSelector: this.#o.syncSelector,
     });
-  }
-
-  async #loadQueueScripts(): Promise<void> {
-    try {
-      const count = await loadQueueScripts(this.#redis);
-      this.#log.debug("queue scripts loaded into Redis", { count });
-    } catch (error) {
-      // The next `ready` loads them again; meanwhile reconcilers' jobs fail (NOPERM on EVAL) and are retried.
-      this.#log.warn("could not load the queue scripts into Redis", { error: String(error) });
-    }
   }
 
   /** Without the admission policy a reconciler restricted by roleRefs can rewrite its own spec: say so once per leadership. */

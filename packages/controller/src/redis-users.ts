@@ -9,10 +9,8 @@
  * (FLUSHALL, CONFIG, ACL, SHUTDOWN, CLIENT KILL, KEYS, DEBUG...), plus INFO, which ioredis's ready
  * check and BullMQ's version check run. SCAN and RANDOMKEY are taken away too: they are not
  * key-checked, and would list other syncs' job keys. Script-cache and function commands that reach
- * beyond the caller (SCRIPT FLUSH/KILL/DEBUG, FUNCTION) go, and so do EVAL and SCRIPT LOAD: a reconciler
- * runs only the BullMQ scripts the manager loaded (EVALSHA; @driftless/queue's loadQueueScripts), so a
- * leaked credential cannot run a script that holds Redis for every sync. Redis checks every key a script
- * touches against the same pattern. CLIENT TRACKING, DBSIZE, MEMORY
+ * beyond the caller (SCRIPT FLUSH/KILL/DEBUG, FUNCTION) go; EVAL/EVALSHA stay (BullMQ is Lua), and
+ * Redis checks every key a script touches against the same pattern. CLIENT TRACKING, DBSIZE, MEMORY
  * STATS and SELECT go too (below). INFO cannot be narrowed to a section (ACL rules name subcommands,
  * and INFO's sections are arguments): its keyspace section still tells how many keys Redis holds, never
  * their names.
@@ -29,9 +27,6 @@ const commandRules = [
   "-scan",
   "-randomkey",
   "-function",
-  "-eval",
-  "-eval_ro",
-  "-script|load",
   "-script|flush",
   "-script|kill",
   "-script|debug",

@@ -66,7 +66,6 @@ export {
 } from "./redis-url.ts";
 export { DEFAULT_RETENTION, DEFAULT_RETRY } from "./retry-policy.ts";
 export type { Retention, RetryPolicy } from "./retry-policy.ts";
-export { loadQueueScripts, queueScripts } from "./scripts.ts";
 export { SyncQueue } from "./sync-queue.ts";
 export type {
   EnqueueDetails,
