@@ -26,6 +26,7 @@ import {
   reconcilerDeployment,
   RedisCredentialAnnotation,
   SpecHashAnnotation,
+  SyncGenerationLabel,
   type DeploymentSettings,
 } from "./deployment-spec.ts";
 import { ensureIdentity, removeIdentity } from "./identity.ts";
@@ -60,14 +61,15 @@ export class DeploymentWorkload implements ReconcilerWorkload {
     this.#users = users;
   }
 
-  ensure(sync: RSync): Promise<WorkloadStatus> {
-    const ref = syncRefOf(sync);
+  ensure(given: RSync): Promise<WorkloadStatus> {
+    const ref = syncRefOf(given);
     const key = syncKeyOf(ref);
     // By reconciler name: two syncs of one name are never set up at once, so the second sees the first's objects.
     return this.#lock.run(nameOf(ref), async () => {
       const name = reconcilerName(ref.kind, ref.namespace, ref.name);
       const live = await this.#client.get(Resource.Deployment, RootSyncNamespace, name);
       assertReconcilerNameFree(ref, [live]);
+      const sync = withTemplateGeneration(given, live);
       await ensureIdentity(this.#client, ref, planIdentity(sync));
       const hash = podTemplateHash(sync, this.#settings);
       const pending = this.#pending.get(key);
@@ -178,6 +180,19 @@ export class DeploymentWorkload implements ReconcilerWorkload {
 /** A short fingerprint of a password for the pod template: enough to tell two apart, useless to guess one. */
 function redisFingerprint(password: string): string {
   return redisPasswordHash(password).slice(0, 16);
+}
+
+/**
+ * The sync as its pod template should see it. Marking a sync with finalizers deleted bumps its generation without
+ * any spec change; the template's generation label would roll the pod that is running the finalizer, so a sync
+ * being deleted keeps the generation its running template has.
+ */
+function withTemplateGeneration(sync: RSync, live: KubeObject | undefined): RSync {
+  if (sync.metadata.deletionTimestamp === undefined) return sync;
+  const labels = (live?.["spec"] as { template?: { metadata?: { labels?: Record<string, string> } } } | undefined)
+    ?.template?.metadata?.labels;
+  const running = Number(labels?.[SyncGenerationLabel]);
+  return Number.isInteger(running) ? { ...sync, metadata: { ...sync.metadata, generation: running } } : sync;
 }
 
 function podAnnotation(deployment: KubeObject | undefined, key: string): string | undefined {

@@ -258,3 +258,57 @@ test("a RootSync's reconciler Deployment carries Config Sync's labels, its gener
   ).selector;
   assert.deepEqual(selector, { matchLabels: { "configsync.gke.io/reconciler": reconciler } });
 });
+
+test("a RootSync being deleted keeps its reconciler's pod template: the generation deletion bumps rolls no pod mid-finalizer", async (t) => {
+  const manager = await startManager(t, { mode: "deployment" });
+  const name = `deleting-${suffix()}`;
+  const reconciler = `root-reconciler-${name}`;
+  await createSync(t, rootSyncObject(name, manager.scope, git));
+  const before = await eventually(() => getObject(Mapping.Deployment, systemNamespace, reconciler), {
+    what: `Deployment ${reconciler}`,
+  });
+  const client = await admin();
+  // The finalizer the running reconciler would hold (no kubelet here, so none runs): deletion waits on it.
+  const finalizer = "configsync.gke.io/reconciler";
+  const live = await getSync("RootSync", systemNamespace, name);
+  await client.patch(
+    Mapping.RootSync,
+    systemNamespace,
+    name,
+    { metadata: { finalizers: [...(live?.metadata.finalizers ?? []), finalizer] } },
+    "merge",
+  );
+  const logsBefore = manager.logs.length;
+  await client.delete(Mapping.RootSync, systemNamespace, name);
+  const deleting = await eventually(
+    async () => {
+      const sync = await getSync("RootSync", systemNamespace, name);
+      return sync?.metadata.deletionTimestamp !== undefined ? sync : undefined;
+    },
+    { what: "the RootSync marked deleted" },
+  );
+  assert.ok(
+    Number(deleting.metadata.generation) > Number(before.metadata.labels?.["configsync.gke.io/sync-generation"]),
+    "marking it deleted bumped the generation",
+  );
+  // The manager's job for the deletion ran (it keeps the reconciler and asks it for a pass): nothing may have moved.
+  await eventually(
+    () =>
+      Promise.resolve(
+        manager.logs
+          .slice(logsBefore)
+          .some(
+            (line) => line.includes('"manager job finished"') && line.includes(`RootSync/${systemNamespace}/${name}`),
+          ),
+      ),
+    { what: "the manager's job for the deletion" },
+  );
+  const after = await getObject(Mapping.Deployment, systemNamespace, reconciler);
+  assert.deepEqual(templateLabels(after), templateLabels(before));
+  assert.equal(
+    templateAnnotations(after)["driftless.dev/sync-spec-hash"],
+    templateAnnotations(before)["driftless.dev/sync-spec-hash"],
+  );
+  // As the reconciler would once done: the sync goes.
+  await client.patch(Mapping.RootSync, systemNamespace, name, { metadata: { finalizers: null } }, "merge");
+});
