@@ -175,7 +175,7 @@ export class RegistryClient {
       return;
     }
     if (challenge.scheme !== "bearer" || challenge.params["realm"] === undefined) throw this.#rejected();
-    const token = tokenEndpoint(challenge.params["realm"], basic !== undefined, this.#image());
+    const token = tokenEndpoint(challenge.params["realm"], basic !== undefined, this.#image(), this.#ref.registry);
     if (challenge.params["service"] !== undefined) token.searchParams.set("service", challenge.params["service"]);
     token.searchParams.set("scope", challenge.params["scope"] ?? `repository:${this.#ref.repository}:pull`);
     let answer: HttpResponse;
@@ -203,11 +203,12 @@ export class RegistryClient {
 }
 
 /**
- * The token service a Bearer challenge names. Credentials go only to one over HTTPS, or over http to a host
- * the plain-HTTP name rule allows: a registry naming any other http:// realm would receive the password in
- * clear text (go-containerregistry would send it; driftless does not).
+ * The token service a Bearer challenge names. Credentials go only to one over HTTPS, or over http to the
+ * registry's own host (any port) when the plain-HTTP name rule allows that registry: any other http:// realm,
+ * one named to look local (`127.0.0.1.evil.example`) included, would receive the password in clear text
+ * (go-containerregistry would send it; driftless does not).
  */
-export function tokenEndpoint(realm: string, withCredentials: boolean, image: string): URL {
+export function tokenEndpoint(realm: string, withCredentials: boolean, image: string, registry: string): URL {
   let url: URL;
   try {
     url = new URL(realm);
@@ -217,12 +218,21 @@ export function tokenEndpoint(realm: string, withCredentials: boolean, image: st
       `${image}: the registry's token realm ${realm} is not a URL`,
     );
   }
-  if (withCredentials && url.protocol !== "https:" && !(url.protocol === "http:" && allowsPlainHttp(url.host)))
+  const ownPlainHost = url.protocol === "http:" && allowsPlainHttp(registry) && url.hostname === hostnameOf(registry);
+  if (withCredentials && url.protocol !== "https:" && !ownPlainHost)
     throw new OciFetchError(
       OciFailureReason.AuthRejected,
       `${image}: refusing to send credentials to the token service ${url.origin}, which is not HTTPS nor a local or private registry`,
     );
   return url;
+}
+
+function hostnameOf(registry: string): string | undefined {
+  try {
+    return new URL(`http://${registry}`).hostname;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The token service's answer: `{"token": ...}` or `{"access_token": ...}`; anything else is the registry's fault. */
