@@ -180,29 +180,32 @@ export async function* readTar(source: AsyncIterable<Buffer>): AsyncGenerator<Ta
       if (header.length < block) return;
       if (header.every((b) => b === 0)) return; // end-of-archive marker
       if (!checksumMatches(header)) throw new TarFormatError("not a tar archive (header checksum mismatch)");
-      const flag = text(header, 156, 1);
-      const meta = flag === "x" || flag === "g" || flag === "L" || flag === "K";
-      // The pax size wins over the ustar field for the entry it precedes, as in Go; a link, device or
-      // directory has no content.
-      const paxDeclared = meta ? undefined : pax.get("size");
-      const declaredSize = paxDeclared !== undefined ? paxSize(paxDeclared) : octal(header, 124, 12);
-      const size = headerOnlyFlags.has(flag) ? 0 : declaredSize;
-      const padding = Math.ceil(size / block) * block - size;
+      const rawFlag = text(header, 156, 1);
+      const meta = rawFlag === "x" || rawFlag === "g" || rawFlag === "L" || rawFlag === "K";
       if (meta) {
+        const size = octal(header, 124, 12);
         if (size > maxHeaderDataBytes)
           throw new TarFormatError(`a tar extended header of ${size} bytes is larger than ${maxHeaderDataBytes}`);
         const data = await reader.read(size);
         if (data.length < size) throw new TarFormatError("the tar archive is truncated");
-        await reader.skip(padding);
-        if (flag === "x") pax = paxRecords(data);
-        else if (flag === "L") longName = text(data, 0, data.length);
-        else if (flag === "K") longLink = text(data, 0, data.length);
+        await reader.skip(Math.ceil(size / block) * block - size);
+        if (rawFlag === "x") pax = paxRecords(data);
+        else if (rawFlag === "L") longName = text(data, 0, data.length);
+        else if (rawFlag === "K") longLink = text(data, 0, data.length);
         continue; // a global pax header ("g") holds nothing driftless reads
       }
+      // Names as Go's archive/tar gives them (containerd's and helm's reader): a GNU long name or link wins over
+      // the pax one, and an old-style entry (type NUL) named with a trailing slash is a directory.
       const prefix = ustarPrefix(header);
       const short = text(header, 0, 100);
-      const name = pax.get("path") ?? longName ?? (prefix === "" ? short : `${prefix}/${short}`);
-      const linkname = pax.get("linkpath") ?? longLink ?? text(header, 157, 100);
+      const name = longName ?? pax.get("path") ?? (prefix === "" ? short : `${prefix}/${short}`);
+      const linkname = longLink ?? pax.get("linkpath") ?? text(header, 157, 100);
+      const flag = rawFlag === "" && name.endsWith("/") ? "5" : rawFlag;
+      // The pax size wins over the ustar field, as in Go; a link, device or directory has no content.
+      const paxDeclared = pax.get("size");
+      const declaredSize = paxDeclared !== undefined ? paxSize(paxDeclared) : octal(header, 124, 12);
+      const size = headerOnlyFlags.has(flag) ? 0 : declaredSize;
+      const padding = Math.ceil(size / block) * block - size;
       let left = size;
       const content = async function* (): AsyncGenerator<Buffer> {
         while (left > 0) {

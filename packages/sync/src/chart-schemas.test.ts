@@ -131,6 +131,18 @@ void describe("chart schemas", () => {
         ],
       ],
       [
+        "a GNU long name that wins over the pax path",
+        [
+          rawTarBlocks({ name: "././@LongLink", flag: "L", content: "sub/values.schema.json\0" }),
+          paxHeaderBlocks({ path: "sub/values.yaml" }),
+          rawTarBlocks({ name: "sub/x", flag: "0", content: hostile }),
+        ],
+      ],
+      [
+        "an old-style (type NUL) entry named as a directory, whose header claims content",
+        [rawTarBlocks({ name: "sub/d/", flag: "", content: schemaEntry("sub/values.schema.json") })],
+      ],
+      [
         "a directory whose header claims content",
         [rawTarBlocks({ name: "sub/d/", flag: "5", content: schemaEntry("sub/values.schema.json") })],
       ],
