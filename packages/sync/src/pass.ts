@@ -267,13 +267,13 @@ async function passSteps(
     const applyErrors = [...ordered.errors, ...applied.flatMap((o) => (o.error ? [o.error] : []))];
 
     const declared = new Set(desired.map((d) => idKey(d.id)));
-    const candidates = previous.filter((id) => !declared.has(idKey(id)));
+    // Objects of a kind set aside stay declared, as Config Sync keeps them: none of that kind is a candidate.
+    const setAsideKinds = new Set(source.setAside.flatMap((e) => e.resources.map((r) => `${r.group}/${r.kind}`)));
+    const candidates = previous.filter(
+      (id) => !declared.has(idKey(id)) && !setAsideKinds.has(`${id.group}/${id.kind}`),
+    );
     // A half-applied commit must not also delete what it replaced, while the apply may yet succeed.
-    // An object set aside for its unknown kind may be one whose type discovery only failed to show: keep all.
-    const pruneHeld =
-      source.setAside.length > 0 ||
-      ordered.errors.length > 0 ||
-      applied.some((o) => o.error !== undefined && holdsPrune(o.error));
+    const pruneHeld = ordered.errors.length > 0 || applied.some((o) => o.error !== undefined && holdsPrune(o.error));
     // A dependency waits for its deleted dependents as long as an applied object may take to be Current.
     const pruneOptions = { ...ctx.pruneOptions(), dependentsTimeoutMs: reconcileTimeoutMs, signal: ctx.waitSignal };
     const pruneStarted = performance.now();
