@@ -10,9 +10,10 @@
  * });
  * ```
  *
- * Decisions: HTTPS, except plain HTTP for the loopback, private and .local names go-containerregistry allows it for; an index resolves to linux/amd64, else its first manifest; layers are held in
- * memory one at a time (64 MiB compressed at most), decompressed as a stream and unpacked within limits
- * (128 MiB of files, 32 MiB per file, 100,000 entries), refusing any path, link or write that leaves the directory.
+ * Decisions: HTTPS, except plain HTTP for the loopback, private and .local names go-containerregistry allows
+ * it for; an index resolves to linux/amd64, else its first manifest; layers are held in memory one at a time
+ * (64 MiB compressed at most), decompressed as a stream and unpacked within limits (128 MiB of files, 32 MiB
+ * per file, 100,000 entries), refusing any path, link or write that leaves the directory.
  */
 export { OciFetcher } from "./fetcher.ts";
 export type { OciFetchResult, OciFetcherOptions, OciPullOptions, OciSourceSpec } from "./fetcher.ts";
