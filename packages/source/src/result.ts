@@ -70,7 +70,7 @@ export interface CompleteSource extends SourceCounts {
   readonly errors: readonly [];
   /**
    * Objects left out because no one defines their kind (KNV1021, with `setAsideUnknownKinds`): the rest is
-   * declared; these are reported, and nothing is pruned while any is set aside.
+   * declared; these are reported, and nothing of their kinds is pruned while they are set aside.
    */
   readonly setAside: readonly SourceError[];
 }
