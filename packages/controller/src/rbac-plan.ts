@@ -194,7 +194,7 @@ function ownedAccess(role: OwnedRole): { roles: OwnedRole[]; bindings: BindingRe
 
 /**
  * Its own RSync and ResourceGroups, by name: what the reconciler reads and writes of those kinds
- * (packages/sync: rsync.ts, status.ts, finalizer.ts, image-to-sync.ts, sync-request.ts, applyset's
+ * (packages/sync: rsync.ts, status.ts, finalizer.ts, own-annotations.ts, sync-request.ts, applyset's
  * parent patch, own-sync-watch.ts; packages/applier: inventory.ts, inventory-overflow.ts). It lists and
  * watches only its own RSync (a list or watch passes resourceNames only with that name's field selector)
  * and deletes none; what it may change on its own is manifests/reconciler-admission-policy.yaml's to say. `create` cannot be limited to a

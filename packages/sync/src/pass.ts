@@ -38,7 +38,7 @@ import { deletesAllNamespaces } from "./namespace-safeguard.ts";
 import { loadSync, type LoadedSync } from "./rsync.ts";
 import { recordEvent, SyncEventReason } from "./events.ts";
 import { nextStatus, syncingStatus, writeStatus, type PassReport } from "./status.ts";
-import { recordDynamicNsSelector, recordImageToSync } from "./image-to-sync.ts";
+import { recordDynamicNsSelector, recordImageToSync } from "./own-annotations.ts";
 import { RenderingMessage } from "./render.ts";
 import { measureDrift } from "./suspend.ts";
 import { selfReconcileErrors } from "./self-reconcile.ts";
