@@ -14,7 +14,6 @@ import {
   rootSyncNamespace,
   rootSyncs,
   startReconciler,
-  statusCode,
   suffix,
   testNamespace,
   TestRepo,
@@ -22,15 +21,8 @@ import {
   type JsonObject,
 } from "../../support/index.ts";
 import { configMap } from "../manager/helpers.ts";
+import { createStatusWidgetCrd, deleteRootSyncAfter, setWidgetConditions } from "../../support/status-widgets.ts";
 import { fullScrape, scrape, valueOf } from "./scrape.ts";
-
-function deleteRootSyncAfter(t: { after(fn: () => Promise<unknown>): void }, name: string): void {
-  t.after(() =>
-    customApi()
-      .deleteNamespacedCustomObject({ ...rootSyncs, name })
-      .catch(() => undefined),
-  );
-}
 
 async function rootSyncGeneration(name: string): Promise<number> {
   const sync = (await customApi().getNamespacedCustomObject({ ...rootSyncs, name })) as JsonObject;
@@ -96,72 +88,8 @@ test("a reconciler's series carry configsync_sync_generation, the sync's metadat
   );
 });
 
-/** A namespaced Widget kind of the test's own, with a status subresource the test writes as its controller would. */
-async function createWidgetCrd(t: { after(fn: () => Promise<unknown>): void }): Promise<string> {
-  const group = `ready${suffix()}.driftless.test`;
-  const crds = { group: "apiextensions.k8s.io", version: "v1", plural: "customresourcedefinitions" } as const;
-  const name = `widgets.${group}`;
-  const open = { type: "object", "x-kubernetes-preserve-unknown-fields": true };
-  await customApi().createClusterCustomObject({
-    ...crds,
-    body: {
-      apiVersion: "apiextensions.k8s.io/v1",
-      kind: "CustomResourceDefinition",
-      metadata: { name },
-      spec: {
-        group,
-        scope: "Namespaced",
-        names: { plural: "widgets", singular: "widget", kind: "Widget", listKind: "WidgetList" },
-        versions: [
-          {
-            name: "v1",
-            served: true,
-            storage: true,
-            subresources: { status: {} },
-            schema: { openAPIV3Schema: { type: "object", properties: { spec: open, status: open } } },
-          },
-        ],
-      },
-    },
-  });
-  t.after(() =>
-    customApi()
-      .deleteClusterCustomObject({ ...crds, name })
-      .catch(() => undefined),
-  );
-  await eventually(
-    async () => {
-      const crd = (await customApi().getClusterCustomObject({ ...crds, name })) as JsonObject;
-      const conditions = ((crd["status"] as JsonObject | undefined)?.["conditions"] ?? []) as JsonObject[];
-      return conditions.some((c) => c["type"] === "Established" && c["status"] === "True");
-    },
-    { what: "the Widget CRD to be Established" },
-  );
-  return group;
-}
-
-async function setWidgetConditions(group: string, namespace: string, conditions: JsonObject[]): Promise<void> {
-  const widget = { group, version: "v1", namespace, plural: "widgets", name: "w1" } as const;
-  await eventually(
-    async () => {
-      const current = (await customApi().getNamespacedCustomObject(widget)) as JsonObject;
-      try {
-        await customApi().replaceNamespacedCustomObjectStatus({
-          ...widget,
-          body: { ...current, status: { conditions } },
-        });
-        return true;
-      } catch (error) {
-        if (statusCode(error) === 409) return false;
-        throw error;
-      }
-    },
-    { what: "the Widget's status written" },
-  );
-}
-
 test('pipeline_error_observed{component="readiness"} is 1 while an object of the ResourceGroup is Failed and 0 once it is not, named by the reconciler as Config Sync\'s ResourceGroup controller names it', async (t) => {
-  const group = await createWidgetCrd(t);
+  const group = await createStatusWidgetCrd(t, "ready");
   const namespace = await testNamespace(t, "ready");
   const name = `ready-${suffix()}`;
   deleteRootSyncAfter(t, name);

@@ -12,28 +12,13 @@ import {
   rootSynced,
   rootSyncNamespace,
   startReconciler,
-  statusCode,
   suffix,
   testNamespace,
   TestRepo,
   type JsonObject,
   updateRootSyncSpec,
 } from "../../support/index.ts";
-
-const rootSyncsApi = {
-  group: "configsync.gke.io",
-  version: "v1beta1",
-  namespace: rootSyncNamespace,
-  plural: "rootsyncs",
-} as const;
-
-function deleteRootSyncAfter(t: { after(fn: () => Promise<unknown>): void }, name: string): void {
-  t.after(() =>
-    customApi()
-      .deleteNamespacedCustomObject({ ...rootSyncsApi, name })
-      .catch(() => undefined),
-  );
-}
+import { createStatusWidgetCrd, deleteRootSyncAfter, setWidgetConditions } from "../../support/status-widgets.ts";
 
 async function resourceGroup(name: string): Promise<JsonObject> {
   return (await customApi().getNamespacedCustomObject({
@@ -50,80 +35,8 @@ const entries = (group: JsonObject): JsonObject[] => (statusOf(group)["resourceS
 const condition = (group: JsonObject, type: string): JsonObject | undefined =>
   ((statusOf(group)["conditions"] ?? []) as JsonObject[]).find((c) => c["type"] === type);
 
-/** A namespaced CRD of the test's own, with a status subresource the test writes to drive kstatus. */
-async function createWidgetCrd(t: { after(fn: () => Promise<unknown>): void }): Promise<string> {
-  const group = `rgs${suffix()}.driftless.test`;
-  const name = `widgets.${group}`;
-  const crds = {
-    group: "apiextensions.k8s.io",
-    version: "v1",
-    plural: "customresourcedefinitions",
-  } as const;
-  await customApi().createClusterCustomObject({
-    ...crds,
-    body: {
-      apiVersion: "apiextensions.k8s.io/v1",
-      kind: "CustomResourceDefinition",
-      metadata: { name },
-      spec: {
-        group,
-        scope: "Namespaced",
-        names: { plural: "widgets", singular: "widget", kind: "Widget", listKind: "WidgetList" },
-        versions: [
-          {
-            name: "v1",
-            served: true,
-            storage: true,
-            subresources: { status: {} },
-            schema: {
-              openAPIV3Schema: {
-                type: "object",
-                properties: {
-                  spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-                  status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-                },
-              },
-            },
-          },
-        ],
-      },
-    },
-  });
-  t.after(() =>
-    customApi()
-      .deleteClusterCustomObject({ ...crds, name })
-      .catch(() => undefined),
-  );
-  await eventually(
-    async () => {
-      const crd = (await customApi().getClusterCustomObject({ ...crds, name })) as JsonObject;
-      const conditions = ((crd["status"] as JsonObject | undefined)?.["conditions"] ?? []) as JsonObject[];
-      return conditions.some((c) => c["type"] === "Established" && c["status"] === "True");
-    },
-    { what: "the Widget CRD to be Established" },
-  );
-  return group;
-}
-
-/** Writes the Widget's status subresource: what its controller would report. */
-async function setWidgetConditions(group: string, namespace: string, conditions: JsonObject[]): Promise<void> {
-  const widget = { group, version: "v1", namespace, plural: "widgets", name: "w1" } as const;
-  for (let attempt = 0; ; attempt++) {
-    const current = (await customApi().getNamespacedCustomObject(widget)) as JsonObject;
-    try {
-      await customApi().replaceNamespacedCustomObjectStatus({
-        ...widget,
-        body: { ...current, status: { conditions } },
-      });
-      return;
-    } catch (error) {
-      if (statusCode(error) !== 409 || attempt > 5) throw error;
-    }
-  }
-}
-
 test("per-object status and Stalled follow the objects between passes, without a new commit", async (t) => {
-  const group = await createWidgetCrd(t);
+  const group = await createStatusWidgetCrd(t, "rgs");
   const namespace = await testNamespace(t, "rgs");
   const name = `rgs-${suffix()}`;
   deleteRootSyncAfter(t, name);
