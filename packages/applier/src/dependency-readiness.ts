@@ -12,11 +12,14 @@ import { describeId, idKey, type ObjectId } from "./object-id.ts";
  */
 export class DependencyNotReconciledError extends DriftlessError {
   constructor(desired: DesiredObject, dependency: ObjectId, health: HealthStatus, timeoutMs: number) {
-    const outcome = health === HealthStatus.Failed ? "failed" : "timeout";
+    const outcome =
+      health === HealthStatus.Failed
+        ? `failed: ${describeId(dependency)} is Failed`
+        : `timeout: ${describeId(dependency)} is ${health}, not Current, after ${Math.round(timeoutMs / 1000)} s (override.reconcileTimeout)`;
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
-      message: `skipped apply of ${describeId(desired.id)}: dependency apply reconcile ${outcome}: ${describeId(dependency)} is ${health}, not Current, after ${Math.round(timeoutMs / 1000)} s (override.reconcileTimeout)`,
+      message: `skipped apply of ${describeId(desired.id)}: dependency apply reconcile ${outcome}`,
       resources: [declaredResource(desired)],
     });
   }
@@ -35,8 +38,9 @@ export class DependencyNotAppliedError extends DriftlessError {
 
 /**
  * Waits, once per dependency however many objects name it, until the live copy of an applied object
- * is Current or the reconcile timeout passes. Reads the live state (a watch cache in the reconciler),
- * so waiting costs no API requests.
+ * is Current or Failed, or the reconcile timeout passes. Failed ends the wait as cli-utils' wait task
+ * ends it (reconcile failed): its dependents are skipped at once, not after the timeout. Reads the live
+ * state (a watch cache in the reconciler), so waiting costs no API requests.
  */
 export class DependencyReadiness {
   readonly timeoutMs: number;
@@ -53,7 +57,7 @@ export class DependencyReadiness {
     this.#applied.set(idKey(outcome.desired.id), outcome);
   }
 
-  /** The dependency's health once Current, or its last health when the timeout passed. */
+  /** The dependency's health once Current or Failed, or its last health when the timeout passed. */
   current(key: string): Promise<HealthStatus> {
     let wait = this.#waits.get(key);
     if (wait === undefined) {
@@ -71,7 +75,8 @@ export class DependencyReadiness {
     const mapping = outcome.mapping;
     const deadline = Date.now() + this.timeoutMs;
     const signal = this.#options.signal;
-    while (health !== HealthStatus.Current && mapping !== undefined && Date.now() < deadline && !signal?.aborted) {
+    const settled = (h: HealthStatus): boolean => h === HealthStatus.Current || h === HealthStatus.Failed;
+    while (!settled(health) && mapping !== undefined && Date.now() < deadline && !signal?.aborted) {
       await delay(Math.min(this.#options.dependencyPollMs ?? 250, Math.max(0, deadline - Date.now())));
       const { id } = outcome.desired;
       health = computeHealth(

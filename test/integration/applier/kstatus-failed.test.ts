@@ -84,6 +84,59 @@ test("a Deployment past its progressDeadlineSeconds is Failed in its ResourceGro
   assert.equal(groupStalled?.["message"], `The following components failed:apps/Deployment/${namespace}/web`);
 });
 
+test("a dependent of a Deployment that turns Failed is skipped at once, not after reconcileTimeout", async (t) => {
+  const id = suffix();
+  const name = `kstd-${id}`;
+  const namespace = `kstd-${id}`;
+  const repo = await TestRepo.create(t);
+  await repo.write(
+    "config/ns.yaml",
+    JSON.stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }),
+  );
+  await repo.write("config/web.yaml", JSON.stringify(deployment(namespace)));
+  await repo.write(
+    "config/after-web.yaml",
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: "after-web",
+        namespace,
+        annotations: { "config.kubernetes.io/depends-on": `apps/namespaces/${namespace}/Deployment/web` },
+      },
+    }),
+  );
+  const commit = await repo.commit("a config map depending on a deployment that misses its progress deadline");
+  t.after(() =>
+    coreApi()
+      .deleteNamespace({ name: namespace })
+      .catch(() => undefined),
+  );
+  // Ten minutes: a wait that ran to the timeout would outlast this test's own deadline.
+  await createRootSync(name, repo, { spec: { override: { reconcileTimeout: "10m" } } });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+
+  const errors = await eventually(
+    async () => {
+      const sync = (await rootSyncStatus(name))["sync"] as JsonObject | undefined;
+      const found = (sync?.["errors"] ?? []) as JsonObject[];
+      return sync?.["commit"] === commit && found.length > 0 ? found : undefined;
+    },
+    { timeoutMs: 120_000, what: "the dependent to be reported skipped" },
+  );
+  assert.deepEqual(
+    errors.map((e) => e["errorMessage"]),
+    [
+      `KNV2009: skipped apply of ConfigMap, ${namespace}/after-web: dependency apply reconcile failed: Deployment.apps, ${namespace}/web is Failed`,
+    ],
+  );
+  const exists = await coreApi()
+    .readNamespacedConfigMap({ namespace, name: "after-web" })
+    .then(() => true)
+    .catch(() => false);
+  assert.equal(exists, false, "the dependent was applied");
+});
+
 function deployment(namespace: string): unknown {
   return {
     apiVersion: "apps/v1",
