@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { createServer } from "node:http";
 import { join } from "node:path";
 import { test } from "node:test";
 import { OciFailureReason, OciFetchError } from "./errors.ts";
-import { sourceDirOf } from "./fetcher.ts";
+import { OciFetcher, sourceDirOf } from "./fetcher.ts";
 
 test("spec.oci.dir must stay inside the image, also through a chain of symlinks each inside lexically", async (t) => {
   const base = await mkdtemp(join(tmpdir(), "driftless-oci-dir-"));
@@ -25,4 +26,37 @@ test("spec.oci.dir must stay inside the image, also through a chain of symlinks 
       assert.match(error.message, /leads out of the image/);
       return true;
     });
+});
+
+test("a registry that sends its manifest a byte at a time fails the pull at the deadline, retryable", async (t) => {
+  // Each byte comes well inside the per-request idle timeout: only the pull's own deadline ends it.
+  const server = createServer((req, res) => {
+    if (req.url === "/v2/") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end("{}");
+      return;
+    }
+    res.writeHead(200, { "content-type": "application/vnd.oci.image.manifest.v1+json", "content-length": "100000" });
+    const drip = setInterval(() => res.write(" "), 100);
+    res.on("close", () => clearInterval(drip));
+  });
+  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const base = await mkdtemp(join(tmpdir(), "driftless-oci-deadline-"));
+  t.after(() => rm(base, { recursive: true, force: true }));
+  const { port } = server.address() as { port: number };
+  const fetcher = new OciFetcher({ cacheDir: base, timeoutMs: 1_000 });
+  await assert.rejects(fetcher.fetch({ spec: { image: `127.0.0.1:${port}/tenant/config:v1` } }), (error: unknown) => {
+    assert.ok(error instanceof OciFetchError, String(error));
+    assert.equal(error.reason, OciFailureReason.Unavailable);
+    assert.equal(error.errorClass, "retry");
+    assert.match(
+      error.message,
+      /^failed to pull image 127\.0\.0\.1:\d+\/tenant\/config:v1: did not finish within 1 s$/,
+    );
+    return true;
+  });
 });

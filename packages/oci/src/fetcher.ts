@@ -45,7 +45,11 @@ export interface OciFetcherOptions {
   readonly limits?: UnpackLimits;
   /** Largest compressed layer accepted. */
   readonly maxLayerBytes?: number;
+  /** Longest a resolve and pull may take together; default Config Sync's oci-sync `--timeout` (120 s). */
+  readonly timeoutMs?: number;
 }
+
+const DefaultPullTimeoutMs = 120_000;
 
 /**
  * A failed resolve or pull, led as Config Sync's is ("failed to pull image <image>: …"); unpacking errors
@@ -73,7 +77,28 @@ export class OciFetcher {
     return { ref, manifest };
   }
 
+  /**
+   * Resolves and, for a digest not yet here, pulls the image, within the pull deadline: a registry that
+   * answers a byte at a time would otherwise hold the pass, since each request only has an idle timeout.
+   */
   async fetch(options: OciPullOptions): Promise<OciFetchResult> {
+    const timeoutMs = this.#options.timeoutMs ?? DefaultPullTimeoutMs;
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const signal = options.signal === undefined ? deadline : AbortSignal.any([options.signal, deadline]);
+    try {
+      return await this.#fetch({ ...options, signal });
+    } catch (error) {
+      // The caller's own abort (shutdown) stays what it was; only the deadline is this fetch's failure.
+      if (!deadline.aborted || options.signal?.aborted === true) throw error;
+      throw new OciFetchError(
+        OciFailureReason.Unavailable,
+        `failed to pull image ${options.spec.image}: did not finish within ${Math.round(timeoutMs / 1000)} s`,
+        error,
+      );
+    }
+  }
+
+  async #fetch(options: OciPullOptions): Promise<OciFetchResult> {
     const image = options.spec.image;
     // A digest names content that cannot change: once pulled, the registry is not asked again (Config
     // Sync's oci-sync stops polling such an image), so deleting it there breaks nothing.
