@@ -42,6 +42,9 @@ async function main(): Promise<number> {
   }
   const log = createLogger({ component: "manager" }, { level: config.logLevel });
   logCrashes(log);
+  // Before anything starts: a SIGTERM during the start (a rollout replacing a replica just started) would
+  // otherwise end the process by the signal; now the manager stops as soon as its start is done.
+  const stopAsked = stopSignal(log);
   // Before the manager: a webhook that cannot start (its RBAC missing) stops the process before any reconciler runs.
   const admission = await startAdmission(config, log);
   const manager = await Manager.start({
@@ -74,22 +77,29 @@ async function main(): Promise<number> {
     ...(config.maxConcurrentStarts === undefined ? {} : { maxConcurrentStarts: config.maxConcurrentStarts }),
     log,
   });
-  const outcome = await new Promise<number>((resolve) => {
-    const stop = (signal: string): void => {
-      log.info("stopping", { signal });
-      resolve(0);
-    };
-    process.once("SIGTERM", () => stop("SIGTERM"));
-    process.once("SIGINT", () => stop("SIGINT"));
-    void manager.ended.then((end) => {
+  const outcome = await Promise.race([
+    stopAsked.then(() => 0),
+    manager.ended.then((end) => {
       // Another replica may already lead: stop everything and let the supervisor restart us as a standby.
       log.error("manager ending", { reason: end.reason });
-      resolve(1);
-    });
-  });
+      return 1;
+    }),
+  ]);
   await admission?.close();
   await manager.stop();
   return outcome;
+}
+
+/** Resolves at the first SIGTERM or SIGINT, which it logs. */
+function stopSignal(log: ReturnType<typeof createLogger>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = (signal: string): void => {
+      log.info("stopping", { signal });
+      resolve();
+    };
+    process.once("SIGTERM", () => stop("SIGTERM"));
+    process.once("SIGINT", () => stop("SIGINT"));
+  });
 }
 
 /**

@@ -27,6 +27,9 @@ async function main(): Promise<number> {
     { level: config.logLevel },
   );
   logCrashes(log);
+  // Before start: a SIGTERM while it runs (the manager replacing a reconciler just started) would
+  // otherwise end the process by the signal; now it stops as soon as the start is done.
+  const stopAsked = stopSignal(log);
   const reconciler = await Reconciler.start({
     identity: { kind: config.syncKind, namespace: config.syncNamespace, name: config.syncName },
     kubeconfig: config.kubeconfig,
@@ -47,7 +50,14 @@ async function main(): Promise<number> {
   if (reconciler.metricsUrl !== undefined) log.info("serving metrics", { url: `${reconciler.metricsUrl}/metrics` });
   // Frees this start's slot in the manager (process mode), so the next reconciler may start.
   process.send?.({ type: "ready" });
-  await new Promise<void>((resolve) => {
+  await stopAsked;
+  await reconciler.stop();
+  return 0;
+}
+
+/** Resolves at the first SIGTERM or SIGINT, which it logs. */
+function stopSignal(log: ReturnType<typeof createLogger>): Promise<void> {
+  return new Promise<void>((resolve) => {
     const stop = (signal: string): void => {
       log.info("stopping", { signal });
       resolve();
@@ -55,8 +65,6 @@ async function main(): Promise<number> {
     process.once("SIGTERM", () => stop("SIGTERM"));
     process.once("SIGINT", () => stop("SIGINT"));
   });
-  await reconciler.stop();
-  return 0;
 }
 
 main().then(
