@@ -414,7 +414,8 @@ export class Reconciler implements PassContext {
     }
     const errors = [...(result.rendering?.errors ?? []), ...result.sourceErrors, ...result.syncErrors];
     recordPass(this.metrics, this.identity, trigger, result, seconds);
-    this.log.info("pass finished", {
+    // Every failed attempt at error, as Config Sync logs "Reconcile attempt failed".
+    this.log[errors.length > 0 ? "error" : "info"]("pass finished", {
       trigger,
       commit: result.commit,
       synced: result.synced,
