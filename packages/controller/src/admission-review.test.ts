@@ -229,3 +229,31 @@ test("once deletion has begun, the finalizers Git declares may be removed (the d
   const live = managed(withFinalizer);
   assert.equal(update(live, (o) => (o.metadata["finalizers"] = ["example.com/other"])).allowed, false);
 });
+
+test("the garbage collector may not delete a managed object through an owner Git does not declare", () => {
+  const gcDelete = (obj: Obj) =>
+    reviewAdmission({
+      uid: "1",
+      kind: { group: "apps", version: "v1", kind: "Deployment" },
+      namespace: "shop",
+      operation: "DELETE",
+      userInfo: { username: "system:serviceaccount:kube-system:generic-garbage-collector" },
+      oldObject: obj as never,
+    });
+  const owner = { apiVersion: "v1", kind: "ConfigMap", name: "tenant-owned", uid: "11111111-2222" };
+  // A user added the owner by hand (no declared field changes), then deleted it.
+  const adopted = managed(declared, (obj) => {
+    obj.metadata["ownerReferences"] = [owner];
+  });
+  assert.deepEqual(gcDelete(adopted), {
+    allowed: false,
+    reason: "Forbidden",
+    message:
+      'system:serviceaccount:kube-system:generic-garbage-collector is not authorized to delete managed resource "apps_deployment_shop_web"',
+  });
+  // An owner Git declares is the user's own choice: its collection goes through, as does an object with none.
+  const withDeclaredOwner = structuredClone(declared);
+  withDeclaredOwner.metadata["ownerReferences"] = [owner];
+  assert.equal(gcDelete(managed(withDeclaredOwner)).allowed, true);
+  assert.equal(gcDelete(managed(declared)).allowed, true);
+});

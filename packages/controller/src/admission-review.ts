@@ -54,13 +54,37 @@ const systemNamespaceUserPrefix = `system:serviceaccount:${RootSyncNamespace}:`;
 /**
  * kube-controller-manager's deleters (with and without per-controller credentials): a namespace being
  * deleted, or an owner deleted with its dependents, must not hang on a managed object inside. Config
- * Sync refuses them too; driftless lets them through, so that protection never wedges a deletion.
+ * Sync refuses them too; driftless lets them through, so that protection never wedges a deletion, unless
+ * the object has an owner Git does not declare (`ownedOutsideDeclaration`).
  */
 const clusterDeleters = new Set([
   "system:serviceaccount:kube-system:namespace-controller",
   "system:serviceaccount:kube-system:generic-garbage-collector",
   "system:kube-controller-manager",
 ]);
+
+/**
+ * Whether the object has an owner its declaration does not name. Adding an ownerReference touches no
+ * declared field, so a user may add one; the garbage collector's delete that follows once that owner is
+ * gone is then refused like the user's own (a namespace being deleted is let through by its recheck).
+ */
+function ownedOutsideDeclaration(obj: JsonMap): boolean {
+  const live = ownerUids(metadataOf(obj)["ownerReferences"]);
+  if (live.length === 0) return false;
+  const record = declaration(obj);
+  // Nothing is known to be declared (no readable record): as for fields, the webhook does not guess.
+  if (record === undefined) return false;
+  const declared = new Set(ownerUids(metadataOf(record)["ownerReferences"]));
+  return live.some((uid) => !declared.has(uid));
+}
+
+function ownerUids(references: JsonValue | undefined): string[] {
+  if (!Array.isArray(references)) return [];
+  return references.flatMap((ref) => {
+    const uid = typeof ref === "object" && ref !== null && !Array.isArray(ref) ? ref["uid"] : undefined;
+    return typeof uid === "string" ? [uid] : [];
+  });
+}
 
 /** What the decision may look up on the cluster. */
 export interface AdmissionLookups {
@@ -122,7 +146,7 @@ export function reviewAdmission(request: AdmissionRequest): AdmissionDecision {
       return allow;
     case "DELETE":
       if (oldObj === undefined || metadataOf(oldObj)["deletionTimestamp"] != null) return allow;
-      if (clusterDeleters.has(username)) return allow;
+      if (clusterDeleters.has(username) && !ownedOutsideDeclaration(oldObj)) return allow;
       if (isManaged(oldObj, group))
         return forbidden(`${username} is not authorized to delete managed resource "${gknn(oldObj, group)}"`);
       return allow;

@@ -10,6 +10,8 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { request as httpsRequest } from "node:https";
 import { issueWebhookCertificates } from "../../../packages/controller/src/admission-cert.ts";
 import { KubeConfig } from "@kubernetes/client-node";
 import { KubeApiError, KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
@@ -69,6 +71,25 @@ async function clientOfServiceAccount(t: TestContext, name: string): Promise<Kub
   const client = await KubeClient.fromConfig(kc);
   t.after(() => client.close());
   return client;
+}
+
+/** A DELETE sent as `user` (the admin impersonating it), e.g. as kube-controller-manager's garbage collector. */
+function deleteAs(user: string, groups: string[], path: string): Promise<{ status: number; body: string }> {
+  const env = testEnv();
+  const headers = { authorization: `Bearer ${env.adminToken}`, "impersonate-user": user, "impersonate-group": groups };
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      new URL(path, env.server),
+      { method: "DELETE", ca: readFileSync(env.caFile), headers },
+      (res) => {
+        let body = "";
+        res.on("data", (chunk: Buffer) => (body += chunk.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
 }
 
 function withData(obj: KubeObject, data: Record<string, string>): KubeObject {
@@ -199,6 +220,29 @@ test("the admission webhook refuses changes to declared fields and deletion of m
   });
   assert.equal(undeclared, undefined, "an undeclared label and data key are allowed");
   assert.equal((await live()).metadata.labels?.["owner"], "me");
+
+  // An owner the tenant adds by hand touches no declared field, but the garbage collector's delete that would
+  // follow once the tenant deletes that owner is refused (real clusters run it under its own ServiceAccount).
+  const tenantOwner = await user.create(Mapping.ConfigMap, {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "tenant-owner", namespace },
+  });
+  const ownerAdded = await refusal(async () => {
+    const obj = await live();
+    const ownerReferences = [
+      { apiVersion: "v1", kind: "ConfigMap", name: "tenant-owner", uid: tenantOwner.metadata.uid ?? "" },
+    ];
+    return user.replace(Mapping.ConfigMap, { ...obj, metadata: { ...obj.metadata, ownerReferences } });
+  });
+  assert.equal(ownerAdded, undefined, "an undeclared ownerReference may be added");
+  const collected = await deleteAs(
+    "system:serviceaccount:kube-system:generic-garbage-collector",
+    ["system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"],
+    `/api/v1/namespaces/${namespace}/configmaps/protected?dryRun=All`,
+  );
+  assert.equal(collected.status, 403, collected.body);
+  assert.match(collected.body, /generic-garbage-collector is not authorized to delete managed resource/);
 
   // The owning reconciler applies a new commit through the webhook.
   await repo.write("root/cm.yaml", configMap("protected", namespace, { key: "second" }, { labels: { tier: "web" } }));
