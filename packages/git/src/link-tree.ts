@@ -1,4 +1,4 @@
-import { link, mkdir, readdir, rm, rmdir } from "node:fs/promises";
+import { link, lstat, mkdir, readdir, rm, rmdir } from "node:fs/promises";
 import { join, posix } from "node:path";
 
 /**
@@ -32,21 +32,23 @@ export function isSafeTreePath(path: string): boolean {
   return path.split("/").every((part) => part !== ".." && part !== "." && part.toLowerCase() !== ".git");
 }
 
-/** Removes each path, then any directory the removals left empty (deepest first). */
+/**
+ * Removes each path, then any directory the removals left empty (deepest first). Shallower paths go first and
+ * the paths of one depth (never inside each other) together, so a symlink the change removes is gone before
+ * anything below its name is removed; callers make sure no other ancestor is a symlink (symlinkOnTheWay).
+ */
 export async function removePaths(root: string, paths: readonly string[]): Promise<void> {
-  await Promise.all(
-    paths.map((path) =>
-      rm(join(root, path), { recursive: true, force: true }).catch((error: unknown) => {
-        // "a/b" when "a" is (still) a file: a type change, and nothing to remove at that path.
-        if ((error as NodeJS.ErrnoException).code !== "ENOTDIR") throw error;
-      }),
-    ),
-  );
-  const parents = new Set<string>();
-  for (const path of paths) {
-    for (let dir = posix.dirname(path); dir !== "." && !parents.has(dir); dir = posix.dirname(dir)) parents.add(dir);
+  for (const level of byDepth(paths)) {
+    await Promise.all(
+      level.map((path) =>
+        rm(join(root, path), { recursive: true, force: true }).catch((error: unknown) => {
+          // "a/b" when "a" is (still) a file: a type change, and nothing to remove at that path.
+          if ((error as NodeJS.ErrnoException).code !== "ENOTDIR") throw error;
+        }),
+      ),
+    );
   }
-  const deepestFirst = [...parents].sort((a, b) => b.split("/").length - a.split("/").length);
+  const deepestFirst = [...ancestorsOf(paths)].sort((a, b) => b.split("/").length - a.split("/").length);
   for (const dir of deepestFirst) {
     try {
       await rmdir(join(root, dir));
@@ -54,4 +56,42 @@ export async function removePaths(root: string, paths: readonly string[]): Promi
       // Not empty (other files remain) or already gone: both fine.
     }
   }
+}
+
+/**
+ * Whether a directory on the way to any of `paths` below `root` is a symlink: removing or writing such a path
+ * would follow it. lstat never follows one; each directory is checked once.
+ */
+export async function symlinkOnTheWay(root: string, paths: readonly string[]): Promise<boolean> {
+  const found = await Promise.all(
+    [...ancestorsOf(paths)].map((dir) =>
+      lstat(join(root, dir)).then(
+        (info) => info.isSymbolicLink(),
+        () => false, // absent (an added directory) or below a file (a type change): nothing to follow
+      ),
+    ),
+  );
+  return found.includes(true);
+}
+
+/** Every proper ancestor directory of the paths (`a` and `a/b` for `a/b/c`). */
+function ancestorsOf(paths: readonly string[]): Set<string> {
+  const ancestors = new Set<string>();
+  for (const path of paths) {
+    for (let dir = posix.dirname(path); dir !== "." && !ancestors.has(dir); dir = posix.dirname(dir))
+      ancestors.add(dir);
+  }
+  return ancestors;
+}
+
+/** Paths grouped by their number of components, shallowest group first. */
+function byDepth(paths: readonly string[]): string[][] {
+  const levels = new Map<number, string[]>();
+  for (const path of paths) {
+    const depth = path.split("/").length;
+    const level = levels.get(depth) ?? [];
+    level.push(path);
+    levels.set(depth, level);
+  }
+  return [...levels.entries()].sort(([a], [b]) => a - b).map(([, level]) => level);
 }

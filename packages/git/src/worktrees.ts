@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdir, readdir, rename, rm, stat, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import type { GitSession, RunOptions } from "./git-session.ts";
-import { isSafeTreePath, linkTree, removePaths } from "./link-tree.ts";
+import { isSafeTreePath, linkTree, removePaths, symlinkOnTheWay } from "./link-tree.ts";
 import { GitExit, GitProcessError } from "./run-git.ts";
 
 export interface Materialized {
@@ -102,11 +102,12 @@ export class Worktrees {
     }
     const changes = parseNameStatus(diff);
     if (changes === undefined) return false;
+    const paths = changes.map((change) => change.path);
+    // `a -> /elsewhere` before and `a/b.yaml` now: removing `a/b.yaml` from the copy would follow the link out
+    // of the checkout. A full checkout starts empty, and git writes no path through a symlink.
+    if (await symlinkOnTheWay(this.pathFor(base), paths)) return false;
     await linkTree(this.pathFor(base), temp);
-    await removePaths(
-      temp,
-      changes.map((change) => change.path),
-    );
+    await removePaths(temp, paths);
     const written = changes.filter((change) => change.status !== "D").map((change) => `${change.path}\0`);
     if (written.length > 0) {
       const options = this.#checkoutOptions(temp, index);
