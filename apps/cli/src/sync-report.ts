@@ -74,6 +74,7 @@ export interface ErrorReport {
   readonly phase: string;
   /** `KNVxxxx`. */
   readonly code: string;
+  /** The status's errorMessage after its `KNVxxxx: `, Config Sync's link to the code's page included. */
   readonly message: string;
 }
 
@@ -182,7 +183,7 @@ export function syncReport(sync: KubeObject, group?: KubeObject): SyncReport {
 function errorReport(phase: string, e: RawError): ErrorReport {
   const code = e.code === undefined ? "" : `KNV${e.code}`;
   const text = e.errorMessage ?? "";
-  // errorMessage already starts with "KNVxxxx: "; the code is its own field here.
+  // errorMessage starts with "KNVxxxx: ", the code is its own field here; the rest is kept whole, as nomos status prints it.
   const message = code !== "" && text.startsWith(`${code}: `) ? text.slice(code.length + 2) : text;
   return { phase, code, message: redactCredentials(message) };
 }

@@ -182,6 +182,7 @@ export {
   MaxErrorMessageLength,
   MaxErrorResources,
   knvNumber,
+  knvErrorText,
   toConfigSyncError,
   statusErrors,
   combineSummaries,

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DriftlessError, ErrorClass, KnvCode } from "./errors.ts";
-import { combineSummaries, knvNumber, statusErrors, toConfigSyncError } from "./status.ts";
+import { combineSummaries, knvErrorText, knvNumber, statusErrors, toConfigSyncError } from "./status.ts";
+
+const link = (n: string): string => `\n\nFor more information, see https://g.co/cloud/acm-errors#knv${n}`;
 
 function applyError(name: string, message = `apply of ${name} failed`): DriftlessError {
   return new DriftlessError({
@@ -15,10 +17,10 @@ function applyError(name: string, message = `apply of ${name} failed`): Driftles
 }
 
 void describe("toConfigSyncError", () => {
-  void it("writes the bare number as code and prefixes the message with KNVxxxx", () => {
+  void it("writes the bare number as code, prefixes the message with KNVxxxx and ends it with Config Sync's link", () => {
     assert.deepEqual(toConfigSyncError(applyError("web")), {
       code: "2009",
-      errorMessage: "KNV2009: apply of web failed",
+      errorMessage: `KNV2009: apply of web failed${link("2009")}`,
       errorResources: [
         {
           sourcePath: "web.yaml",
@@ -36,7 +38,10 @@ void describe("toConfigSyncError", () => {
       errorClass: ErrorClass.Retry,
       message: "unreachable",
     });
-    assert.deepEqual(toConfigSyncError(plain), { code: "2004", errorMessage: "KNV2004: unreachable" });
+    assert.deepEqual(toConfigSyncError(plain), {
+      code: "2004",
+      errorMessage: `KNV2004: unreachable${link("2004")}`,
+    });
     const core = new DriftlessError({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
@@ -48,10 +53,18 @@ void describe("toConfigSyncError", () => {
     ]);
   });
 
-  void it("cuts very long messages and says so", () => {
+  void it("cuts the body of very long messages and says so, and keeps the link whole", () => {
     const long = toConfigSyncError(applyError("web", "x".repeat(10_000)), 100);
     assert.equal(long.errorMessage.length, 100);
-    assert.ok(long.errorMessage.endsWith("(truncated)"));
+    assert.ok(long.errorMessage.startsWith("KNV2009: xxx"), long.errorMessage);
+    assert.ok(long.errorMessage.endsWith(`xxx ... (truncated)${link("2009")}`), long.errorMessage);
+    const whole = toConfigSyncError(applyError("web", "x".repeat(10_000)));
+    assert.ok(whole.errorMessage.endsWith(`(truncated)${link("2009")}`));
+  });
+
+  void it("links a KNV code only: another code keeps its bare message", () => {
+    assert.equal(knvErrorText("KNV1009", "wrong namespace"), `KNV1009: wrong namespace${link("1009")}`);
+    assert.equal(knvErrorText("E42", "other"), "E42: other");
   });
 });
 

@@ -9,12 +9,14 @@ import type { ConfigSyncError, ErrorSummary, ResourceRef } from "./sync-status-t
 
 /** Most errors written to one status field; the summary still counts all of them. */
 export const MaxStatusErrors = 50;
-/** Longest errorMessage written; longer messages are cut and marked. */
+/** Longest errorMessage written; longer messages have their body cut and marked, never the link. */
 export const MaxErrorMessageLength = 4_096;
 /** Most errorResources written for one error. */
 export const MaxErrorResources = 20;
 
 const truncationMark = " ... (truncated)";
+/** Config Sync ends every KNV error with this and the code's number, lower-cased (its runbooks link there). */
+const moreInformation = "For more information, see https://g.co/cloud/acm-errors#knv";
 
 export interface StatusErrors {
   /** Absent (not []) when there are none, as Config Sync omits the field. */
@@ -34,13 +36,23 @@ export function knvNumber(code: string): string {
   return code.startsWith("KNV") ? code.slice(3) : code;
 }
 
-/** One error as Config Sync writes it: code number, `KNVxxxx: message`, and the objects concerned. */
+/**
+ * An error as Config Sync prints it, in status and in `nomos vet`: `KNVxxxx: body`, a blank line, and
+ * the link to the code's documentation. A code that is not KNV gets no link.
+ */
+export function knvErrorText(code: string, body: string): string {
+  return `${code}: ${body}${linkOf(code)}`;
+}
+
+/** One error as Config Sync writes it: code number, `KNVxxxx: message` with its link, and the objects concerned. */
 export function toConfigSyncError(
   error: DriftlessError,
   maxMessageLength: number = MaxErrorMessageLength,
   sourcePathOf?: (resource: ErrorResource) => string,
 ): ConfigSyncError {
-  const message = truncate(`${error.code}: ${error.message}`, maxMessageLength);
+  // Only the body is cut: the code and the link stay whole (a bound too small for them is exceeded).
+  const frame = knvErrorText(error.code, "").length;
+  const message = knvErrorText(error.code, truncate(error.message, maxMessageLength - frame));
   const resources = error.resources
     .slice(0, MaxErrorResources)
     .map((resource) => toResourceRef(resource, sourcePathOf?.(resource) ?? resource.sourcePath));
@@ -93,6 +105,10 @@ function toResourceRef(resource: ErrorResource, sourcePath: string | undefined):
     ...(resource.namespace === undefined || resource.namespace === "" ? {} : { namespace: resource.namespace }),
     gvk: { group: resource.group, version: resource.version ?? "", kind: resource.kind },
   };
+}
+
+function linkOf(code: string): string {
+  return /^KNV\d+$/.test(code) ? `\n\n${moreInformation}${knvNumber(code)}` : "";
 }
 
 function truncate(text: string, max: number): string {

@@ -102,7 +102,12 @@ test("RootSync deletion with Foreground deletes every managed object before the 
   assert.equal(failure.message, "Failed to delete managed resource objects");
   assert.deepEqual(
     errors.map((e) => [e.code, e.errorMessage]),
-    [["2009", `KNV2009: failed to wait for ConfigMap, ${target}/b: reconcile timeout`]],
+    [
+      [
+        "2009",
+        `KNV2009: failed to wait for ConfigMap, ${target}/b: reconcile timeout\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009`,
+      ],
+    ],
   );
 
   await client.patch(Mapping.ConfigMap, target, "b", { metadata: { finalizers: null } }, "merge");

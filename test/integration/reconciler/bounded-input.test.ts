@@ -89,7 +89,7 @@ test("an alias bomb and a too-deep file are reported as KNV1006 with their paths
   );
   assert.match(
     String(errors[1]?.["errorMessage"]),
-    /^KNV1006: deep\.json: nested deeper than the limit of 100 levels$/,
+    /^KNV1006: deep\.json: nested deeper than the limit of 100 levels\n\nFor more information, see https:\/\/g\.co\/cloud\/acm-errors#knv1006$/,
   );
   // A source that failed to read stops the pass before apply and prune.
   assert.equal(await configMapExists(namespace, "removed"), true, "an object was pruned from a source that failed");

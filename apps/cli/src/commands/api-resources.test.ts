@@ -81,7 +81,10 @@ void describe("vet and hydrate read api-resources.txt for the scope of kinds the
     const noHeader = await source(t, { "api-resources.txt": "NAME KIND\nfoos Foo\n", "all.yaml": foo });
     const missing = await vetLines(noHeader, "unstructured");
     assert.equal(missing.exit, 1);
-    assert.match(missing.text, /^KNV1064: unable to find APIVERSION column\. .*\(api-resources\.txt\)$/);
+    assert.match(
+      missing.text,
+      /^KNV1064: unable to find APIVERSION column\. .*\(api-resources\.txt\)\n\nFor more information, see https:\/\/g\.co\/cloud\/acm-errors#knv1064$/,
+    );
 
     const badScope = await source(t, {
       "api-resources.txt":

@@ -5,6 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { knvErrorText } from "@driftless/api";
 import { builtinKinds, splitApiVersion, type KindInfo, type KindResolver } from "@driftless/source";
 
 /** The file's name, relative to the source directory (nomos's APIResourcesPath). */
@@ -70,7 +71,7 @@ export async function kindsOrReport(dir: string, err: (line: string) => void): P
     return await kindsFor(dir);
   } catch (error) {
     if (!(error instanceof InvalidApiResourcesError)) throw error;
-    err(`${error.code}: ${error.message} (${error.sourcePath})`);
+    err(knvErrorText(error.code, `${error.message} (${error.sourcePath})`));
     return undefined;
   }
 }

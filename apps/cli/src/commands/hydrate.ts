@@ -17,7 +17,7 @@ import {
 } from "@driftless/source";
 import { printableJson, printableYaml } from "../terminal-text.ts";
 import { kindsOrReport } from "./api-resources.ts";
-import { formatClusterError } from "./vet.ts";
+import { printClusterErrors } from "./vet.ts";
 
 export interface HydrateOptions {
   readonly dir: string;
@@ -81,7 +81,7 @@ export async function hydrate(
   }
   const results = await declareForClusters(set, readOptions, clusters);
   const failed = results.some(({ result }) => !result.complete);
-  if (failed) for (const error of mergeClusterErrors(results)) reportSource(formatClusterError(error));
+  if (failed) printClusterErrors(mergeClusterErrors(results), reportSource);
   // As nomos, the clusters that passed are still written to --output or --flat (exit 1); stdout gets nothing,
   // so a pipe never takes part of the objects for all of them.
   const passed = results.filter(({ result }) => result.complete);

@@ -1,5 +1,6 @@
 import { stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
+import { knvErrorText } from "@driftless/api";
 import {
   defaultRenderToolsDir,
   kustomizationBelow,
@@ -39,7 +40,7 @@ export async function onRendered(
     const below = options.refuseKustomizationBelow === true ? await kustomizationBelow(dir) : undefined;
     if (below === undefined) return command(dir);
     const error = kustomizationMissingError(dir, below);
-    out(`${error.code}: ${error.message}`);
+    out(knvErrorText(error.code, error.message));
     return options.failureCode;
   }
   if (options.hierarchy === true) {
@@ -57,7 +58,7 @@ export async function onRendered(
     });
   } catch (error) {
     if (!(error instanceof RenderingError)) throw error;
-    out(`${error.code}: ${error.message}`);
+    out(knvErrorText(error.code, error.message));
     return options.failureCode;
   }
   try {

@@ -47,6 +47,24 @@ test("errors carry their KNV code and phase, and make the sync ERROR and the exi
   assert.match(render([report], OutputFormat.Text), /error: +KNV1006 \(source\) bad yaml/);
 });
 
+test("an error keeps Config Sync's link to its code's page, as nomos status prints the errorMessage whole", () => {
+  const link = "For more information, see https://g.co/cloud/acm-errors#knv1006";
+  const report = syncReport(
+    sync(
+      { git: { repo: "r", branch: "main" } },
+      {
+        source: { errors: [{ code: "1006", errorMessage: `KNV1006: bad yaml\n\n${link}` }] },
+        conditions: [{ type: "Syncing", status: "False", message: "Source" }],
+      },
+    ),
+  );
+  assert.deepEqual(report.errors, [{ phase: "source", code: "KNV1006", message: `bad yaml\n\n${link}` }]);
+  assert.match(
+    render([report], OutputFormat.Text),
+    new RegExp(`error: +KNV1006 \\(source\\) bad yaml\\n.*\\n +${link}\\n`),
+  );
+});
+
 test("the Stalled reason is shown when the manager sets it", () => {
   const report = syncReport(
     sync({}, { conditions: [{ type: "Stalled", status: "True", reason: "Deployment", message: "image pull failed" }] }),

@@ -56,6 +56,25 @@ void describe("driftless vet checks what nomos vet checks", () => {
     assert.ok(!failed.lines.some((l) => l.includes("No validation issues")), failed.lines.join("\n"));
   });
 
+  void it("ends each error with Config Sync's link to its code's page, a blank line between two, as nomos vet prints them", async () => {
+    const { lines } = await vetLines(join(fixtures, "many-errors"));
+    const errors = lines.filter((l) => l.startsWith("KNV"));
+    assert.ok(errors.length > 1);
+    for (const error of errors) {
+      const number = /^KNV(\d{4}): /.exec(error)?.[1] ?? "";
+      assert.match(
+        error,
+        /^KNV\d{4}: [^\n]+\n\nFor more information, see https:\/\/g\.co\/cloud\/acm-errors#knv\d{4}$/,
+      );
+      assert.ok(error.endsWith(`#knv${number}`), error);
+    }
+    // Error, blank, error, ..., then the summary.
+    assert.deepEqual(
+      lines.slice(0, -1).map((l) => (l === "" ? "" : "error")),
+      errors.flatMap((_, i) => (i === 0 ? ["error"] : ["", "error"])),
+    );
+  });
+
   void it("reports a kind: Sync as KNV1043, not as a kind to retry once its CRD is installed", async () => {
     const { lines } = await vetLines(join(fixtures, "errors", "knv1043-sync-kind"));
     assert.deepEqual(errorCodes(lines), ["KNV1043"]);

@@ -1,4 +1,4 @@
-import type { SourceFormat } from "@driftless/api";
+import { knvErrorText, type SourceFormat } from "@driftless/api";
 import {
   clustersToCheck,
   declareForClusters,
@@ -48,7 +48,7 @@ export async function vet(
   const declared = await declareForClusters(set, declareOptions, clusters);
   const results = declared.map((cluster) => withinCount(cluster, options.maxObjects));
   const errors = mergeClusterErrors(results);
-  for (const error of errors) err(formatClusterError(error));
+  printClusterErrors(errors, err);
   const objects = new Set(
     results.flatMap(({ result }) =>
       (result.complete ? result.objects : result.partialObjects).map((o) => objectKey(o.id)),
@@ -86,16 +86,25 @@ function withinCount(cluster: ClusterResult, max: number | undefined): ClusterRe
   };
 }
 
+/** `KNVxxxx: message (files)`, then Config Sync's link to the code's page, as nomos prints an error. */
 export function formatError(error: SourceError): string {
   const where = error.sourcePaths.length > 0 ? ` (${error.sourcePaths.join(", ")})` : "";
-  return `${error.code}: ${error.message}${where}`;
+  return knvErrorText(error.code, `${error.message}${where}`);
 }
 
 /** An error with the clusters it concerns, when not all (nomos says `errors for cluster "prod"`). */
 export function formatClusterError({ error, clusters }: ClusterError): string {
   if (clusters === undefined) return formatError(error);
   const where = error.sourcePaths.length > 0 ? ` (${error.sourcePaths.join(", ")})` : "";
-  return `${error.code}: for ${describeClusters(clusters)}: ${error.message}${where}`;
+  return knvErrorText(error.code, `for ${describeClusters(clusters)}: ${error.message}${where}`);
+}
+
+/** Each error, a blank line between two (each ends with its link, as in nomos's list). */
+export function printClusterErrors(errors: readonly ClusterError[], err: (line: string) => void): void {
+  errors.forEach((error, i) => {
+    if (i > 0) err("");
+    err(formatClusterError(error));
+  });
 }
 
 /** `cluster "a"`, `clusters "a", "b" and a cluster without a name`. */
