@@ -1,8 +1,9 @@
 /**
  * OpenAPI schema of RootSync/RepoSync `spec`. It must accept every field Config Sync's CRD
  * accepts, with the same types and enums: `kubectl apply` validates strictly by default, so a
- * field missing here would turn a valid Config Sync manifest into an error. The oci and helm
- * sources keep unknown fields, so nothing is lost.
+ * field missing here would turn a valid Config Sync manifest into an error. No other field is kept:
+ * a misspelt or RootSync-only field is refused at apply, as Config Sync's CRD refuses it, not
+ * stored and then ignored (only helm `values` holds arbitrary content).
  */
 import {
   helmChartNameMaxLength,
@@ -58,7 +59,7 @@ const oci = obj(
     secretRef: secretRef("driftless only: Secret with keys `username` and `password` for auth `token`."),
     caCertSecretRef,
   },
-  { required: ["auth", "image"], "x-kubernetes-preserve-unknown-fields": true },
+  { required: ["auth", "image"] },
 );
 
 const namespacePattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
@@ -108,40 +109,32 @@ function helm(kind: SyncKind): JsonSchemaProps {
       caCertSecretRef,
       ...rootOnly,
     },
-    { required: ["auth", "chart", "repo"], "x-kubernetes-preserve-unknown-fields": true },
+    { required: ["auth", "chart", "repo"] },
   );
 }
 
-const roleRef = (withNamespace: boolean): JsonSchemaProps =>
-  obj(
-    "A Role or ClusterRole to bind the reconciler to.",
-    {
-      kind: str("Role or ClusterRole.", { enum: ["Role", "ClusterRole"] }),
-      name: str("Name of the role."),
-      ...(withNamespace
-        ? { namespace: str("Namespace of the RoleBinding; required for kind Role. Empty binds cluster-wide.") }
-        : {}),
-    },
-    { required: ["kind", "name"] },
-  );
+const roleRef = obj(
+  "A Role or ClusterRole to bind the reconciler to.",
+  {
+    kind: str("Role or ClusterRole.", { enum: ["Role", "ClusterRole"] }),
+    name: str("Name of the role."),
+    namespace: str("Namespace of the RoleBinding; required for kind Role. Empty binds cluster-wide."),
+  },
+  { required: ["kind", "name"] },
+);
 
 function override(kind: SyncKind): JsonSchemaProps {
   const rootOnly: Record<string, JsonSchemaProps> =
     kind === Kind.RootSync
       ? {
-          roleRefs: arr("Roles the root reconciler is bound to instead of cluster-admin.", roleRef(true)),
+          roleRefs: arr("Roles the root reconciler is bound to instead of cluster-admin.", roleRef),
           namespaceStrategy: str("Whether Namespaces used but not declared are created (implicit) or not (explicit).", {
             enum: ["implicit", "explicit"],
           }),
         }
-      : {
-          // Kept in the schema so that a RepoSync setting it is refused with a reason on its status,
-          // not silently pruned by the API server.
-          roleRefs: arr(
-            "Not supported on a RepoSync (as in Config Sync): a RepoSync that sets it is refused (KNV1061). The namespace's admin grants the reconciler its permissions with a RoleBinding.",
-            roleRef(false),
-          ),
-        };
+      : // RootSync-only, as in Config Sync's RepoSync CRD: strict field validation refuses roleRefs on a
+        // RepoSync (its namespace's admin grants the reconciler its permissions with a RoleBinding).
+        {};
   return obj(
     "Settings of the reconciler serving this sync.",
     {
@@ -178,7 +171,7 @@ function override(kind: SyncKind): JsonSchemaProps {
       ),
       ...rootOnly,
     },
-    { nullable: true, "x-kubernetes-preserve-unknown-fields": true },
+    { nullable: true },
   );
 }
 

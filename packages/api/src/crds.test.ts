@@ -28,6 +28,18 @@ function assertAccepted(crd: CustomResourceDefinition, manifest: string): void {
   }
 }
 
+/** Every version of `crd` refuses `object` (apiVersion and metadata added) for exactly these reasons. */
+function assertRefused(crd: CustomResourceDefinition, object: Record<string, unknown>, reasons: string[]): void {
+  for (const version of crd.spec.versions) {
+    const full = { apiVersion: `configsync.gke.io/${version.name}`, metadata: {}, ...object };
+    assert.deepEqual(
+      schemaViolations(full, schemaOf(crd, version.name)),
+      reasons,
+      `${crd.spec.names.kind} ${version.name}`,
+    );
+  }
+}
+
 void describe("manifests/crds", () => {
   void it("holds exactly the generated CRD files, one document each, identical to crds.ts", async () => {
     const files = (await readdir(crdDirectory)).sort();
@@ -244,7 +256,7 @@ spec:
       );
   });
 
-  void it("RepoSync with gcenode auth and roleRefs without namespace", () => {
+  void it("RepoSync with gcenode auth and overrides", () => {
     assertAccepted(
       repoSyncCrd,
       `
@@ -260,9 +272,10 @@ spec:
     branch: main
     auth: gcenode
   override:
-    roleRefs:
-    - kind: ClusterRole
-      name: view
+    reconcileTimeout: 10m
+    logLevels:
+    - containerName: reconciler
+      logLevel: 3
 `,
     );
   });
@@ -367,6 +380,36 @@ void describe("the schemas still reject what Config Sync rejects", () => {
     assert.equal(schemaViolations({ ...base, spec: { git: { repo: "r", auth: "password" } } }, schema).length, 1);
     assert.equal(schemaViolations({ ...base, spec: { sourceType: "svn" } }, schema).length, 1);
     assert.equal(schemaViolations({ ...base, spec: { git: { repo: "r" } } }, schema).length, 1);
+  });
+
+  void it("RootSync-only fields on a RepoSync: helm.namespace, helm.deployNamespace, override.roleRefs and override.namespaceStrategy", () => {
+    const spec = {
+      sourceType: "helm",
+      helm: { repo: "https://charts.example", chart: "web", auth: "none", namespace: "web", deployNamespace: "web" },
+      override: { roleRefs: [{ kind: "ClusterRole", name: "view" }], namespaceStrategy: "explicit" },
+    };
+    assertRefused(repoSyncCrd, { kind: "RepoSync", spec }, [
+      ".spec.helm.namespace: unknown field",
+      ".spec.helm.deployNamespace: unknown field",
+      ".spec.override.roleRefs: unknown field",
+      ".spec.override.namespaceStrategy: unknown field",
+    ]);
+    assertAccepted(rootSyncCrd, JSON.stringify({ kind: "RootSync", spec }));
+  });
+
+  void it("a misspelt field under spec.oci, spec.helm or spec.override, on both kinds", () => {
+    const spec = {
+      oci: { image: "registry.example/config:v1", auth: "none", perod: "1m" },
+      helm: { repo: "https://charts.example", chart: "web", auth: "none", valueFiles: [{ name: "v" }] },
+      override: { reconcileTimout: "10m" },
+    };
+    const expected = [
+      ".spec.oci.perod: unknown field",
+      ".spec.helm.valueFiles: unknown field",
+      ".spec.override.reconcileTimout: unknown field",
+    ];
+    assertRefused(rootSyncCrd, { kind: "RootSync", spec }, expected);
+    assertRefused(repoSyncCrd, { kind: "RepoSync", spec }, expected);
   });
 
   void it("a Helm chart helm would read as a flag, which Config Sync's schema lets through (driftless's own)", () => {
