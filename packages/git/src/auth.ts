@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { ErrorClass } from "@driftless/api";
 import { credentialHelperEnv, isValidCredentialValue } from "./credential-helper.ts";
 import { GitFailureReason, GitFetchError } from "./errors.ts";
-import { configEnv } from "./git-env.ts";
+import { configEnv, safetyConfig } from "./git-env.ts";
 import type { RepoUrl } from "./repo-url.ts";
 import { sshCommand } from "./ssh-command.ts";
 import { GitAuthType } from "./types.ts";
@@ -38,6 +38,7 @@ export async function openAuthSession(options: OpenAuthOptions): Promise<AuthSes
   const { credentials } = options;
   const env: Record<string, string> = {};
   const config: (readonly [string, string])[] = [
+    ...safetyConfig,
     // Run `git gc --auto` in the foreground, inside our timeout and process group, instead of
     // detached where it could race the next fetch for the repository's locks.
     ["gc.autoDetach", "false"],

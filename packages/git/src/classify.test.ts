@@ -53,6 +53,10 @@ const samples: [string, GitFailureReason][] = [
   ["fatal: unable to access 'https://h/r/': The requested URL returned error: 502", GitFailureReason.Unavailable],
   ["error: RPC failed; curl 56 GnuTLS recv error (-9)\nfatal: early EOF", GitFailureReason.Unavailable],
   ["fatal: transport 'file' not allowed", GitFailureReason.InvalidSpec],
+  [
+    "error: object baa49241426dc08a84dfbe21ae45b867a23555b4: duplicateEntries: contains duplicate file entries\nfatal: fsck error in packed object\nfatal: index-pack failed",
+    GitFailureReason.UnsafeContent,
+  ],
   ["fatal: something nobody has seen before", GitFailureReason.Unknown],
 ];
 
@@ -67,6 +71,7 @@ void describe("classifyGitStderr", () => {
     assert.equal(defaultErrorClass(GitFailureReason.AuthRejected), "terminal");
     assert.equal(defaultErrorClass(GitFailureReason.RefNotFound), "terminal");
     assert.equal(defaultErrorClass(GitFailureReason.TlsRejected), "terminal");
+    assert.equal(defaultErrorClass(GitFailureReason.UnsafeContent), "terminal");
     assert.equal(defaultErrorClass(GitFailureReason.Unavailable), "retry");
     assert.equal(defaultErrorClass(GitFailureReason.Timeout), "retry");
   });

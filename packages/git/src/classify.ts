@@ -31,6 +31,8 @@ const rules: readonly Rule[] = [
     pattern:
       /transport '[^']*' not allowed|Unable to find remote helper|unsupported URL protocol|Protocol "?[^"]*"? not supported/i,
   },
+  // Before Unavailable, which "index-pack failed" would otherwise match: a refused object is not transient.
+  { reason: GitFailureReason.UnsafeContent, pattern: /fsck error|error: object [0-9a-f]{7,}: [A-Za-z]+: / },
   { reason: GitFailureReason.RefNotFound, pattern: /couldn't find remote ref|Remote branch .* not found/i },
   {
     reason: GitFailureReason.RevisionNotFound,
@@ -88,6 +90,8 @@ export function adviceFor(reason: GitFailureReason): string {
       return "check spec.git.revision: the commit is not in the repository";
     case GitFailureReason.InvalidSpec:
       return "check spec.git.repo: this kind of URL is not allowed";
+    case GitFailureReason.UnsafeContent:
+      return "git's fsck refused objects the server sent (a tree listing a name twice, a path with .. or .git, a malicious .gitmodules): the repository is broken or hostile and is not checked out; fix the commit, or point spec.git at another";
     case GitFailureReason.Unavailable:
     case GitFailureReason.Timeout:
       return "the remote could not be reached or did not answer in time; will retry";

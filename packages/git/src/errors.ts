@@ -21,6 +21,11 @@ export const GitFailureReason = {
   DirNotFound: "DirNotFound",
   /** The spec cannot be acted on: malformed URL, disallowed transport, `dir` escaping the repo. */
   InvalidSpec: "InvalidSpec",
+  /**
+   * The repository's content is refused: git's fsck rejected fetched objects (duplicate tree entries, `..` or
+   * `.git` paths, a malicious .gitmodules), or a submodule's path runs through a symlink. Broken or hostile.
+   */
+  UnsafeContent: "UnsafeContent",
   /** Network trouble, 5xx, a broken transfer: expected to pass. */
   Unavailable: "Unavailable",
   /** A git process ran longer than its timeout and was killed. */

@@ -7,7 +7,7 @@ import type { Transport } from "./repo-url.ts";
  * system or user config (a credential.helper=store there would write tokens to disk), no GIT_DIR
  * or GIT_INDEX_FILE inherited from whoever started the reconciler, no ssh-agent, no prompts (a
  * prompt with no terminal hangs until the timeout). Messages are forced to English because
- * classify.ts reads them.
+ * classify.ts reads them. The reconciler's own credentials stay out too (reconcilerSecret).
  */
 export function baseGitEnv(
   inherited: NodeJS.ProcessEnv,
@@ -31,9 +31,14 @@ export function baseGitEnv(
   };
 }
 
+// The reconciler's own credentials and capabilities (its Redis user, kubeconfig, render socket, tokens):
+// git, ssh and credential helpers need none of them, and anything a hostile repository gets to run must find none.
+const reconcilerSecret = /^(REDIS_|RECONCILER_REDIS_|DRIFTLESS_|KUBECONFIG$)|PASSWORD|PASSWD|TOKEN|SECRET/i;
+
 function dropped(key: string): boolean {
   return (
     key.startsWith("GIT_") ||
+    reconcilerSecret.test(key) ||
     key === "SSH_ASKPASS" ||
     key === "SSH_AUTH_SOCK" ||
     key === "LANG" ||
@@ -41,6 +46,34 @@ function dropped(key: string): boolean {
     key.startsWith("LC_")
   );
 }
+
+// Commit and tag header flaws (a malformed date or email) that old or imported history carries: harmless to a
+// checkout, so a repository that has them is still fetched. The tree and .gitmodules checks stay errors.
+const cosmeticFsckIds = [
+  "badDate",
+  "badDateOverflow",
+  "badEmail",
+  "badName",
+  "badTimezone",
+  "missingEmail",
+  "missingNameBeforeEmail",
+  "missingSpaceBeforeDate",
+  "missingSpaceBeforeEmail",
+  "multipleAuthors",
+  "zeroPaddedDate",
+] as const;
+
+/**
+ * Config every git process gets, against a hostile server or repository: fetched objects are fsck'd (a tree
+ * listing a name twice, `..` or `.git` paths, a malicious .gitmodules are refused before they reach the cache),
+ * and hooks never run, so a file that ever lands in a hooks directory is not executed with our environment.
+ */
+export const safetyConfig: readonly (readonly [string, string])[] = [
+  ["transfer.fsckObjects", "true"],
+  ["fetch.fsckObjects", "true"],
+  ...cosmeticFsckIds.map((id) => [`fetch.fsck.${id}`, "ignore"] as const),
+  ["core.hooksPath", "/dev/null"],
+];
 
 /** Turns config pairs into GIT_CONFIG_COUNT/KEY/VALUE variables: in the environment, not in argv. */
 export function configEnv(pairs: readonly (readonly [key: string, value: string])[]): Record<string, string> {

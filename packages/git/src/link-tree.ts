@@ -33,6 +33,30 @@ export function isSafeTreePath(path: string): boolean {
 }
 
 /**
+ * The first directory on the way to `path` below `root` that is a symlink or not a directory, or undefined when
+ * each one is a real directory or absent (mkdir makes real ones). lstat never follows a link, so a write or rm
+ * at `path` that passed this check stays inside `root`.
+ */
+export async function blockedAncestor(
+  root: string,
+  path: string,
+): Promise<{ readonly path: string; readonly symlink: boolean } | undefined> {
+  const parts = path.split("/");
+  for (let depth = 1; depth < parts.length; depth++) {
+    const ancestor = parts.slice(0, depth).join("/");
+    let info;
+    try {
+      info = await lstat(join(root, ancestor));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw error;
+    }
+    if (!info.isDirectory()) return { path: ancestor, symlink: info.isSymbolicLink() };
+  }
+  return undefined;
+}
+
+/**
  * Removes each path, then any directory the removals left empty (deepest first). Shallower paths go first and
  * the paths of one depth (never inside each other) together, so a symlink the change removes is gone before
  * anything below its name is removed; callers make sure no other ancestor is a symlink (symlinkOnTheWay).

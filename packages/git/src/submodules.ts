@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { ErrorClass, redactUrl } from "@driftless/api";
 import { GitFailureReason } from "./errors.ts";
 import type { GitSession } from "./git-session.ts";
-import { isSafeTreePath } from "./link-tree.ts";
+import { blockedAncestor, isSafeTreePath } from "./link-tree.ts";
 import type { CacheRepo } from "./mirror.ts";
 import { parseRepoUrl, scpLikePattern } from "./repo-url.ts";
 import type { RepoUrl, Transport } from "./repo-url.ts";
@@ -78,6 +78,7 @@ export async function checkOutSubmodules(
     if (!isSafeTreePath(link.path)) {
       throw invalid(ctx, `submodule path ${JSON.stringify(link.path)} in commit ${commit} is not a safe path`);
     }
+    await refuseLinkOnTheWay(ctx, dir, link.path, commit);
     const url = resolveUrl(ctx, urls.get(link.path), link.path, commit);
     const ref = `refs/driftless/submodules/${createHash("sha256").update(url).update("\0").update(link.sha).digest("hex").slice(0, 24)}`;
     if (!(await repo.hasCommit(link.sha)) && !(await repo.fetchCommit(url, link.sha, ref))) {
@@ -101,6 +102,21 @@ export async function checkOutSubmodules(
       nesting + 1,
     );
   }
+}
+
+/**
+ * A submodule whose path runs through a symlink (one an earlier submodule wrote: `m` is a submodule holding
+ * `n -> ../../..`, and another submodule sits at `m/n/x`) would be removed and written outside the checkout.
+ */
+async function refuseLinkOnTheWay(ctx: SubmoduleContext, dir: string, path: string, commit: string): Promise<void> {
+  const blocked = await blockedAncestor(dir, path);
+  if (blocked === undefined) return;
+  throw ctx.session.error(
+    GitFailureReason.UnsafeContent,
+    `submodule ${path} in commit ${commit} of ${ctx.session.displayRepo} is not checked out: ${blocked.path} is ${blocked.symlink ? "a symlink" : "a file"} in the checkout, and writing through it could leave the checkout; fix the repository's submodules`,
+    undefined,
+    ErrorClass.Terminal,
+  );
 }
 
 /** path → url from the commit's `.gitmodules`. */
