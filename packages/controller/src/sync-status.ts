@@ -9,6 +9,7 @@ import {
   reconcilerName,
   removeCondition,
   setCondition,
+  knvErrorText,
   statusErrors,
   type ConditionInput,
   type DriftlessError,
@@ -41,8 +42,8 @@ export async function reportStalled(
   errors: readonly DriftlessError[],
 ): Promise<void> {
   const { errors: list, errorSummary } = statusErrors(errors);
-  // Led by the code, as Config Sync's condition message (its error's text) is.
-  const message = errors.map((e) => `${e.code}: ${e.message}`).join("; ");
+  // Config Sync's condition message is its error's text: led by the code, ended by the error's link.
+  const message = errors.map((e) => knvErrorText(e.code, e.message)).join("\n\n");
   await writeStatus(client, sync, (raw, current) => {
     const conditions = applyConditions(
       current,

@@ -332,7 +332,10 @@ test("a Helm chart of the form <repo>/<chart> is accepted by the API and reporte
       { what: `${obj.kind} ${obj.metadata.name} Stalled` },
     );
     assert.equal(stalled.reason, "Validation");
-    assert.equal(stalled.message, `KNV1061: ${obj.kind} field spec.helm.chart must not contain a slash (/)`);
+    assert.equal(
+      stalled.message,
+      `KNV1061: ${obj.kind} field spec.helm.chart must not contain a slash (/)\n\nFor more information, see https://g.co/cloud/acm-errors#knv1061`,
+    );
   }
   assert.deepEqual(await reconcilerPids(manager.scope), []);
 });

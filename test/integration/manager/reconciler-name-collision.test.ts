@@ -96,7 +96,7 @@ test("two RepoSyncs with the same reconciler name: the second is Stalled (KNV106
   assert.equal(stalled.errors?.[0]?.code, "1061");
   assert.equal(
     stalled.message,
-    `KNV1061: reconciler name ${reconciler} is already used by RepoSync ${first.namespace}/${first.name}`,
+    `KNV1061: reconciler name ${reconciler} is already used by RepoSync ${first.namespace}/${first.name}\n\nFor more information, see https://g.co/cloud/acm-errors#knv1061`,
   );
   assert.deepEqual(await reconcilerPids(manager.scope, second.name), [], "the second got a reconciler");
   const serviceAccount = async (): Promise<Record<string, string> | undefined> =>
@@ -155,7 +155,7 @@ test("deployment mode: the second of two RepoSyncs with the same reconciler name
   );
   assert.equal(
     stalled.message,
-    `KNV1061: reconciler name ${reconciler} is already used by RepoSync ${first.namespace}/${first.name}`,
+    `KNV1061: reconciler name ${reconciler} is already used by RepoSync ${first.namespace}/${first.name}\n\nFor more information, see https://g.co/cloud/acm-errors#knv1061`,
   );
   const after = await getObject(Mapping.Deployment, systemNamespace, reconciler);
   assert.equal(after?.metadata.generation, deployment?.metadata.generation, "the first's Deployment was rewritten");
