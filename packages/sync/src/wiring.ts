@@ -176,15 +176,21 @@ export function wireReconciler(
   const ownSync = new OwnSyncWatch(client, options.identity, log);
   // Worker role: the queue runs its worker on this connection too (one connection and BullMQ's
   // blocking one per reconciler); enqueue still fails fast during an outage (packages/queue).
+  // Outages (one line as each begins and ends, the URL masked) and the queue's own errors go to the
+  // sync's JSON log at warn, as the manager's do, not as bare lines on stderr.
   const redis = createRedisConnection(options.redisUrl, {
     role: RedisRole.Worker,
     connectionName: `${options.queuePrefix ?? DEFAULT_PREFIX}:${syncKey}:reconciler`,
+    log: (message) => log.warn(message),
   });
   const queue = new SyncQueue({
     sync: options.identity,
     connection: redis,
     ...(options.queuePrefix === undefined ? {} : { prefix: options.queuePrefix }),
-    hooks: { onJobDone: metrics.recordJob },
+    hooks: {
+      onJobDone: metrics.recordJob,
+      onError: (error) => log.warn("queue error", { error: error.message }),
+    },
   });
   metrics.watchQueueDepth("sync", queue);
   const sources = new SourceSteps(options, {
