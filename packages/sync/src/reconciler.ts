@@ -20,12 +20,13 @@ import {
 import type { FetchResult, GitFetcher } from "@driftless/git";
 import { KubeClient } from "@driftless/kube";
 import { serveMetrics, type Metrics } from "@driftless/metrics";
-import type { Poller } from "@driftless/queue";
+import { startPoller, type Poller } from "@driftless/queue";
 import type { SourceResult } from "@driftless/source";
 import type { PassContext } from "./context.ts";
 import { ensureFinalizer, finalize } from "./finalizer.ts";
 import { InformerLiveState } from "./live-cache.ts";
 import type { Logger } from "./log.ts";
+import { PassLane } from "./pass-lane.ts";
 import { runPass, type PassResult, type PassTrigger } from "./pass.ts";
 import { Correction } from "./remediator.ts";
 import { applyOptionsFor, pruneOptionsFor } from "./pass-options.ts";
@@ -43,7 +44,8 @@ import type { ReconcilerOptions } from "./reconciler-options.ts";
 
 /**
  * One sync's reconciler: a queue worker that runs one pass at a time, a poll timer, the remediator,
- * the deletion finalizer and the metrics endpoint. `apps/reconciler` is the process around it.
+ * the deletion finalizer and the metrics endpoint. `apps/reconciler` is the process around it. While
+ * Redis is unavailable it runs the passes the queue cannot take itself, in the same lane as the jobs.
  */
 export class Reconciler implements PassContext {
   readonly client: KubeClient;
@@ -91,6 +93,8 @@ export class Reconciler implements PassContext {
   /** Its collaborators, built from the options (wiring.ts). */
   private readonly parts: ReconcilerParts;
   private poller: Poller | undefined;
+  /** Jobs and the passes run here while the queue cannot take them, one at a time. */
+  private readonly lane: PassLane;
   private server: { close(): Promise<void> } | undefined;
 
   private constructor(options: ReconcilerOptions, client: KubeClient) {
@@ -109,6 +113,12 @@ export class Reconciler implements PassContext {
     this.git = this.parts.git;
     this.metrics = this.parts.metrics;
     this.resourceGroupStatus = this.parts.resourceGroupStatus;
+    this.lane = new PassLane((trigger) => this.process(trigger), this.log);
+  }
+
+  /** True while passes run in this process because the queue cannot take them (Redis unavailable). */
+  get bypassingQueue(): boolean {
+    return this.lane.bypassingQueue;
   }
 
   get clusterName(): string | undefined {
@@ -153,12 +163,21 @@ export class Reconciler implements PassContext {
     // A pass waiting for objects to become Current stops waiting, and the deletion's job follows it.
     this.parts.ownSync.onDeletion(() => this.#deletionSeen.abort());
     this.parts.ownSync.start();
-    this.parts.queue.worker((job) => this.process(job.data.trigger as PassTrigger));
+    // A job whose turn comes once the reconciler is stopping is left to the next start's first poll.
+    this.parts.queue.worker((job) =>
+      this.lane.serial(() => (this.lane.closed ? Promise.resolve() : this.process(job.data.trigger as PassTrigger))),
+    );
     const loaded = await loadSync(this.client, this.identity);
     this.labelGeneration(loaded?.raw.metadata.generation);
     const specPeriod = loaded?.sync === undefined ? undefined : sourcePeriodOf(loaded.sync.spec);
     const period = this.options.pollPeriodMs ?? pollPeriodMs(specPeriod);
-    this.poller = this.parts.queue.startPolling(period, { immediate: true });
+    // trigger() never rejects: a poll the queue cannot take runs here.
+    this.poller = startPoller({
+      periodMs: period,
+      immediate: true,
+      tick: () => this.trigger("poll"),
+      onError: (error) => this.log.warn("poll failed", { error: String(error) }),
+    });
     this.log.info("reconciler started", {
       pollPeriodMs: period,
       specPeriod,
@@ -188,14 +207,19 @@ export class Reconciler implements PassContext {
     );
   }
 
-  /** Asks for a pass; de-duplicated by the queue (one waiting, one running). */
+  /**
+   * Asks for a pass; de-duplicated by the queue (one waiting, one running). When the queue cannot take
+   * it (Redis unavailable), the pass runs here: a sync must not stop while Redis is away.
+   */
   async trigger(trigger: PassTrigger, reason?: string): Promise<void> {
     if (trigger !== "poll") this.passAsked = true;
     try {
       await this.parts.queue.enqueue(trigger, reason === undefined ? {} : { reason });
     } catch (error) {
-      this.log.warn("could not enqueue a pass; the next poll will", { trigger, error: String(error) });
+      this.lane.runHere(trigger, error);
+      return;
     }
+    this.lane.queueTook();
   }
 
   /**
@@ -431,7 +455,7 @@ export class Reconciler implements PassContext {
    * /metrics. Idempotent: a second call (a signal during shutdown) waits for the first.
    */
   stop(timeoutMs = 30_000): Promise<void> {
-    this.stopping ??= shutdown(this.parts, { poller: this.poller, server: this.server }, timeoutMs);
+    this.stopping ??= shutdown(this.parts, { poller: this.poller, lane: this.lane, server: this.server }, timeoutMs);
     return this.stopping;
   }
 
