@@ -4,11 +4,13 @@
  * template them in one step, and helm would load whatever their values.schema.json refers to. Each chart
  * goes where kustomize looks for it (chartHome[/name-version]/name, below the kustomization's real
  * directory), so kustomize finds it and never pulls a chart itself; the pull is kustomize's own command.
+ * That directory is the render's mirror of it (origin-annotations.ts): the checkout is never written.
  */
-import { cp, mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
-import { isAbsolute, join, relative } from "node:path";
+import { cp, mkdir, mkdtemp, readdir, realpath, rm, stat } from "node:fs/promises";
+import { join, relative, resolve } from "node:path";
 import { ErrorClass, redactUrl } from "@driftless/api";
 import { checkChartSchemas } from "./chart-schemas.ts";
+import { isInside, nearestRealPath } from "./origin-annotations.ts";
 import { RenderingError } from "./render-error.ts";
 import { runTool, ToolExit, ToolProcessError } from "./run-tool.ts";
 
@@ -28,9 +30,9 @@ export interface ChartPull {
 export interface ChartPullOptions {
   readonly helm: string;
   readonly env: NodeJS.ProcessEnv;
-  /** A scratch folder of the render; each pull unpacks below it first. */
+  /** A scratch folder of the render; each pull unpacks below it first, and every chart lands below it. */
   readonly scratch: string;
-  /** kustomize's loader root for a kustomization the walk found at `dir` (the sync directory may be mirrored). */
+  /** kustomize's loader root for a kustomization the walk found at `dir`: its counterpart in the render's mirror. */
   readonly rootOf: (dir: string) => string;
   readonly signal: AbortSignal;
   /** What is left of the render's deadline, in ms. */
@@ -39,12 +41,20 @@ export interface ChartPullOptions {
   readonly timeoutMs: number;
 }
 
+/**
+ * The directory kustomize reads a pulled chart's folder from: chartHome, or chartHome/name-version with a
+ * version, joined to the kustomization's directory `root` as kustomize joins it.
+ */
+export function chartPullHome(pull: ChartPull, root: string = pull.dir): string {
+  const home = resolve(root, pull.chartHome);
+  return pull.version === "" ? home : join(home, `${pull.name}-${pull.version}`);
+}
+
 /** Pulls each chart kustomize would pull, unpacked where kustomize reads it once its schemas are checked. */
 export async function pullCharts(pulls: readonly ChartPull[], options: ChartPullOptions): Promise<void> {
   for (const pull of pulls) {
     const root = options.rootOf(pull.dir);
-    const home = isAbsolute(pull.chartHome) ? pull.chartHome : join(root, pull.chartHome);
-    const chartHome = pull.version === "" ? home : join(home, `${pull.name}-${pull.version}`);
+    const chartHome = chartPullHome(pull, root);
     const target = join(chartHome, pull.name);
     // kustomize pulls only when the chart is not there (a chart of the repository the walk checked, or pulled before).
     if (
@@ -75,12 +85,34 @@ export async function pullCharts(pulls: readonly ChartPull[], options: ChartPull
       await checkChartSchemas(join(staging, pull.name), `${pull.where} chart ${JSON.stringify(pull.name)}`, (path) =>
         join(relative(root, chartHome), relative(staging, path)),
       );
-      await mkdir(chartHome, { recursive: true });
-      // helm writes every entry as a regular file, so the copy holds no symlink.
-      await cp(join(staging, pull.name), target, { recursive: true, errorOnExist: true, force: false });
+      await placeChart(join(staging, pull.name), chartHome, pull, { root, scratch: options.scratch });
     } finally {
       await rm(staging, { recursive: true, force: true });
     }
+  }
+}
+
+/** Copies a checked chart into `chartHome`, which must lead into the render's scratch folder, not the checkout. */
+async function placeChart(
+  from: string,
+  chartHome: string,
+  pull: ChartPull,
+  { root, scratch }: { root: string; scratch: string },
+): Promise<void> {
+  const shown = relative(root, chartHome);
+  const what = `${pull.where}: the chart pulled for ${JSON.stringify(pull.name)}`;
+  // The mirror makes chartHome a real directory of its own; only a chartHome that is a file of the checkout is not.
+  if (!isInside(await realpath(scratch), await nearestRealPath(chartHome)))
+    throw new RenderingError(
+      `${what} cannot be unpacked into ${shown}: it is not a directory of the repository (a render never writes into the checkout)`,
+    );
+  try {
+    await mkdir(chartHome, { recursive: true });
+    // helm writes every entry as a regular file, so the copy holds no symlink.
+    await cp(from, join(chartHome, pull.name), { recursive: true, errorOnExist: true, force: false });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new RenderingError(`${what} could not be unpacked into ${shown}: ${code}`, error);
   }
 }
 

@@ -2,13 +2,13 @@
  * Rendering a sync directory that holds a kustomization with the real `kustomize build` (Helm charts
  * through the real `helm`, `--enable-helm`), as Config Sync's hydration-controller does.
  */
-import { access, constants, mkdir, mkdtemp, readdir, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { access, constants, mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { ErrorClass } from "@driftless/api";
-import { pullCharts } from "./chart-pulls.ts";
+import { chartPullHome, pullCharts } from "./chart-pulls.ts";
 import { checkKustomizationPaths, kustomizationFileNames } from "./kustomization-paths.ts";
-import { originAnnotatedBuildDir, type BuildDirectory } from "./origin-annotations.ts";
+import { buildDirectory, type BuildDirectory } from "./origin-annotations.ts";
 import { RenderingError } from "./render-error.ts";
 import { runTool, ToolExit, ToolProcessError } from "./run-tool.ts";
 
@@ -134,16 +134,23 @@ export async function renderKustomization(dir: string, options: RenderOptions): 
   };
   try {
     await mkdir(join(home, "helm-plugins"));
-    // Config Sync asks kustomize for origin annotations before every build (origin-annotations.ts).
-    const build = await originAnnotatedBuildDir(dir, options.repositoryRoot, home);
-    const [walked, built] = [await realpath(dir), await realpath(build.dir)];
+    // Config Sync asks kustomize for origin annotations before every build, and pulls charts in place; both
+    // go into a mirror of the checkout, which nothing but the fetch writes (origin-annotations.ts).
+    const build = await buildDirectory(
+      dir,
+      options.repositoryRoot,
+      home,
+      pulls.map((pull) => chartPullHome(pull)),
+    ).catch((error: unknown) => {
+      throw mirrorFailure(error);
+    });
     const remainingMs = (): number => Math.max(1, deadline - performance.now());
     // Charts kustomize would pull are pulled and checked first, where it reads them (chart-pulls.ts).
     const output = await pullCharts(pulls, {
       helm,
       env,
       scratch: home,
-      rootOf: (walkedDir) => (walkedDir === walked ? built : walkedDir),
+      rootOf: build.rootOf,
       signal: options.signal,
       remainingMs,
       timeoutMs,
@@ -171,6 +178,17 @@ export async function renderKustomization(dir: string, options: RenderOptions): 
     await rm(home, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** A file the mirror could not read or write (EACCES, ENOSPC...) fails the render, named. */
+function mirrorFailure(error: unknown): unknown {
+  if (error instanceof RenderingError) return error;
+  const { code, path } = error as NodeJS.ErrnoException;
+  const at = path === undefined ? "" : ` at ${path}`;
+  return new RenderingError(
+    `preparing the build's mirror of the checkout failed${at}: ${code ?? String(error)}`,
+    error,
+  );
 }
 
 /** kustomize's messages name the checkout's paths, not the mirror's the build ran in. */
