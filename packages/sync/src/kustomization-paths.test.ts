@@ -34,6 +34,8 @@ async function repo(files: Record<string, string | { link: string }>): Promise<s
 }
 
 const y = (obj: unknown): string => JSON.stringify(obj);
+/** A character as a JSON (and YAML double-quoted) escape. */
+const escape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
 
 async function check(root: string, allowRemote = false): Promise<void> {
   await checkKustomizationPaths(join(root, "config"), { repositoryRoot: root, allowRemote });
@@ -414,6 +416,99 @@ void describe("checkKustomizationPaths", () => {
         }),
         new RegExp(`"${name.replace(".", "\\.")}" is a symlink to .*secret-token, outside the repository`),
       );
+  });
+
+  void it("refuses a line break only go-yaml sees (a lone CR, NEL, LS, PS) in a kustomization or a plugin configuration, inline or in a file", async () => {
+    const breaks: [string, RegExp][] = [
+      ["\r", /a carriage return \(U\+000D\) without a line feed/],
+      ["\u0085", /a next-line character \(U\+0085\)/],
+      ["\u2028", /a line separator \(U\+2028\)/],
+      ["\u2029", /a paragraph separator \(U\+2029\)/],
+    ];
+    const line = (why: RegExp, n: number): RegExp =>
+      new RegExp(
+        `: line ${n} holds ${why.source}.*, which kustomize's YAML parser \\(go-yaml\\) reads as a line break`,
+      );
+    for (const [lf, why] of breaks) {
+      // To the JS library one entry `ok.txt<break>  - /secret`; to kustomize two.
+      const k = `configMapGenerator:\n- name: x\n  files:\n  - ok.txt${lf}  - ${outside}\n`;
+      await refused(await repo({ "config/kustomization.yaml": k, "config/ok.txt": "ok" }), line(why, 4));
+      // A comment to the JS library, a key to kustomize.
+      const hidden = `namePrefix: x-\n# note${lf}configMapGenerator:${lf}- name: x${lf}  files: ["${outside}"]\n`;
+      await refused(await repo({ "config/kustomization.yaml": hidden }), line(why, 2));
+      const gen = `apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata:\n  name: x\nfiles:\n- ok.txt${lf}- ${outside}\n`;
+      await refused(
+        await repo({ "config/kustomization.yaml": y({ generators: ["gen.yaml"] }), "config/gen.yaml": gen }),
+        new RegExp(`config/gen\\.yaml${line(why, 6).source}`),
+      );
+      await refused(
+        // JSON.stringify leaves NEL, LS and PS raw: escaped, they reach only the inline entry.
+        await repo({ "config/kustomization.yaml": y({ generators: [gen] }).replace(/[\u0085\u2028\u2029]/g, escape) }),
+        new RegExp(`generators entry \\(inline\\)${line(why, 6).source}`),
+      );
+    }
+    // CRLF line ends are line ends to both.
+    await check(
+      await repo({
+        "config/kustomization.yaml": "configMapGenerator:\r\n- name: x\r\n  files:\r\n  - ok.txt\r\n",
+        "config/ok.txt": "ok",
+      }),
+    );
+  });
+
+  void it("refuses a plain scalar of a plugin configuration that kustomize reads as a number, a bool or a time where the walk reads a path or name; quoted, it is the name", async () => {
+    // kyaml's go-yaml v3 resolves these; kustomize then reads "10", "true" or "2001-12-14T00:00:00Z".
+    const forms = ["012", "0x0A", "1_0", "+10", "0b1010", "1e1", "0o12", "10.0", ".5", "true", "2001-12-14", "-.inf"];
+    const patch = (path: string): string =>
+      `apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: p\npath: ${path}\n`;
+    for (const form of forms) {
+      const kind = form === "true" ? "bool" : form === "2001-12-14" ? "timestamp" : "number";
+      const why = `path ${form.replace(/[.+]/g, "\\$&")} is a plain YAML ${kind} to kustomize`;
+      await refused(
+        await repo({ "config/kustomization.yaml": y({ transformers: ["t.yaml"] }), "config/t.yaml": patch(form) }),
+        new RegExp(`transformers entry \\(PatchTransformer\\) in config/t\\.yaml: ${why}`),
+      );
+      await refused(
+        await repo({ "config/kustomization.yaml": y({ transformers: [patch(form)] }) }),
+        new RegExp(`transformers entry \\(inline\\) \\(PatchTransformer\\): ${why}`),
+      );
+    }
+    const gen = (fields: string): string =>
+      `apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata:\n  name: x\n${fields}`;
+    const chart = (fields: string): string =>
+      `apiVersion: builtin\nkind: HelmChartInflationGenerator\nmetadata:\n  name: x\nname: c\nreleaseName: c\n${fields}`;
+    for (const [config, why] of [
+      [gen("files: [ok.txt, 012]\n"), /files 012 is a plain YAML number/],
+      [gen("envs: [2001-12-14]\n"), /envs 2001-12-14 is a plain YAML timestamp/],
+      [chart("version: 1.10\nrepo: https://charts.example.com\n"), /version 1\.10 is a plain YAML number/],
+      [chart("valuesFile: 0x10\n"), /valuesFile 0x10 is a plain YAML number/],
+    ] as const)
+      await refused(await repo({ "config/kustomization.yaml": y({ generators: [config] }), "config/ok.txt": "" }), why);
+    // Quoted, or text to go-yaml (a name with letters, 1:20, ._), the scalar is the name kustomize reads.
+    for (const path of ['"012"', "'1e1'", "1:20", "._", "10-patch.yaml", "0x1g"])
+      await refused(
+        await repo({
+          "config/kustomization.yaml": y({ transformers: ["t.yaml"] }),
+          "config/t.yaml": patch(path),
+          [`config/${path.replace(/["']/g, "")}`]: { link: outside },
+        }),
+        /is a symlink to .*secret-token, outside the repository/,
+      );
+    // Fields the walk does not read as text keep their types: a chart's devel, includeCRDs, inline values.
+    const root = await repo({
+      "config/kustomization.yaml": y({
+        generators: [
+          chart(
+            "repo: https://charts.example.com\nversion: 1.2.3\ndevel: true\nincludeCRDs: true\nvaluesInline: {n: 012, f: 1e1, d: 2001-12-14}\n",
+          ),
+        ],
+      }),
+    });
+    const pulls = await checkKustomizationPaths(join(root, "config"), { repositoryRoot: root, allowRemote: false });
+    assert.deepEqual(
+      pulls.map((p) => [p.name, p.version, p.devel]),
+      [["c", "1.2.3", true]],
+    );
   });
 
   void it("refuses a kustomization or plugin configuration file that is not UTF-8, as go-yaml reads UTF-16", async () => {

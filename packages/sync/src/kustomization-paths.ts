@@ -12,7 +12,9 @@
  * The fields are those of kustomize v5.8's types.Kustomization and of its builtin plugins' configs.
  * kustomize decodes both with Go's encoding/json, which matches keys case-insensitively: so does this.
  * It parses them with go-yaml, which reads some YAML otherwise than the JS library: the walk reads
- * every scalar as text and refuses the constructs the two read apart (`goYamlDifference`).
+ * every scalar as text and refuses the constructs the two read apart (`goYamlDifference`, line breaks
+ * only go-yaml sees), and a plugin configuration's plain scalar kustomize reads as a number, a bool or
+ * a time where the walk reads a path or name (`TypedScalar`).
  */
 import { lstat, realpath, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -20,7 +22,15 @@ import { helmChartNameProblem, helmReleaseNameProblem } from "@driftless/api";
 import type { ChartPull } from "./chart-pulls.ts";
 import { checkChartSchemas } from "./chart-schemas.ts";
 import { isRemoteTarget, PathConfinement } from "./confine-path.ts";
-import { parseYaml, parseYamlText, records, strings, type Json } from "./kustomization-yaml.ts";
+import {
+  isTrue,
+  parseYaml,
+  parseYamlText,
+  records,
+  strings,
+  TypedScalarRead,
+  type Json,
+} from "./kustomization-yaml.ts";
 import { pluginConfigs, pluginKind } from "./plugin-configs.ts";
 import { RenderingError } from "./render-error.ts";
 
@@ -150,11 +160,12 @@ class Walk {
       new RenderingError(
         `${where} ${shown} is neither a file of the repository nor YAML driftless can read (${why}); kustomize could read it as inline plugin configuration: fix the YAML, or rename the file`,
       );
-    const parsed = parseYamlText(entry, `${where} (inline)`);
+    const parsed = parseYamlText(entry, `${where} (inline)`, "plugin");
     if ("problem" in parsed) throw unreadable(parsed.problem.split("\n")[0] ?? "parse error");
     const { objects } = parsed;
     if (objects.length > 0) {
-      for (const config of pluginConfigs(objects)) await this.pluginConfig(dir, config, `${where} (inline)`);
+      for (const config of pluginConfigs(objects))
+        await this.pluginConfigFrom(dir, config, `${where} (inline)`, undefined);
       // Were kustomize to take the text for a path after all, a file of that name is checked too.
       if (await lstat(resolve(dir, entry)).then(Boolean, () => false)) await this.pluginFile(dir, entry, where);
       return;
@@ -170,8 +181,9 @@ class Walk {
     const real = await this.confine.resolve(dir, entry, where);
     if (real === undefined) return undefined;
     if (await isFile(real)) {
-      for (const config of pluginConfigs(await parseYaml(real, this.confine.show(real))))
-        await this.pluginConfig(dir, config, where);
+      const source = this.confine.show(real);
+      for (const config of pluginConfigs(await parseYaml(real, source, "plugin")))
+        await this.pluginConfigFrom(dir, config, where, source);
       return real;
     }
     // A kustomization that builds plugin configurations (patches, replacements...) could write any
@@ -182,6 +194,20 @@ class Walk {
       );
     await this.kustomization(real);
     return real;
+  }
+
+  /** A plugin configuration read from the file `source` (undefined: inline); a typed scalar it reads is refused naming it. */
+  async pluginConfigFrom(dir: string, config: Json, where: string, source: string | undefined): Promise<void> {
+    try {
+      await this.pluginConfig(dir, config, where);
+    } catch (error) {
+      if (!(error instanceof TypedScalarRead)) throw error;
+      const kind = typeof config["kind"] === "string" ? ` (${config["kind"]})` : "";
+      throw new RenderingError(
+        `${where}${kind}${source === undefined ? "" : ` in ${source}`}: ${error.message}`,
+        error,
+      );
+    }
   }
 
   /**
@@ -339,8 +365,7 @@ function chartPull(dir: string, chart: Json, pullHomes: readonly string[], where
     name: one(strings(chart, "name"), "name"),
     repo: one(strings(chart, "repo"), "repo"),
     version: one(strings(chart, "version"), "version"),
-    // go-yaml's YAML 1.1 booleans, as kustomize reads the field.
-    devel: strings(chart, "devel").some((v) => /^(y|Y|yes|Yes|YES|true|True|TRUE|on|On|ON)$/.test(v)),
+    devel: isTrue(chart, "devel"),
     where,
   };
 }

@@ -1,7 +1,7 @@
 /**
  * A kustomization or plugin configuration read as kustomize reads it: go-yaml's YAML 1.1, every scalar as
  * text, and Go's encoding/json matching keys case-insensitively. Constructs the two YAML readers take apart
- * are refused (`goYamlDifference`), so what the path walk checks is what kustomize reads.
+ * are refused (`goYamlDifference`, `goYamlLineBreak`), so what the path walk checks is what kustomize reads.
  */
 import { readFile } from "node:fs/promises";
 import { isAlias, isScalar, parseAllDocuments, visit, type DocumentOptions, type SchemaOptions } from "yaml";
@@ -19,9 +19,17 @@ const yamlOptions: DocumentOptions & SchemaOptions = { version: "1.1", schema: "
 
 type YamlDocument = ReturnType<typeof parseAllDocuments>[number];
 
+/**
+ * Who reads the file in kustomize. A kustomization goes through sigs.k8s.io/yaml into Go structs, where a
+ * number in a string field fails the build. A plugin configuration is read by kyaml first, whose go-yaml
+ * v3 turns a plain `012` into 10 and a plain `2001-12-14` into a time; kustomize then hands the plugin's
+ * string field their Go text ("10", "2001-12-14T00:00:00Z"), not the text written (`TypedScalar`).
+ */
+export type YamlReader = "kustomization" | "plugin";
+
 /** Every document of a YAML file as an object; a file kustomize could read but this cannot is refused. */
-export async function parseYaml(file: string, where: string): Promise<Json[]> {
-  const parsed = parseYamlText(await readUtf8(file, where), where);
+export async function parseYaml(file: string, where: string, reader: YamlReader = "kustomization"): Promise<Json[]> {
+  const parsed = parseYamlText(await readUtf8(file, where), where, reader);
   if ("problem" in parsed) throw new RenderingError(`${where} is not valid YAML: ${parsed.problem}`);
   return parsed.objects;
 }
@@ -33,12 +41,102 @@ export async function parseYaml(file: string, where: string): Promise<Json[]> {
 export function parseYamlText(
   text: string,
   where: string,
+  reader: YamlReader = "kustomization",
 ): { readonly problem: string } | { readonly objects: Json[] } {
+  refuseGoYamlLineBreak(text, where);
   const docs = parseAllDocuments(text, yamlOptions);
   const error = docs.flatMap((doc) => doc.errors)[0];
   if (error !== undefined) return { problem: error.message };
   for (const doc of docs) refuseGoYamlDifference(doc, text, where);
+  if (reader === "plugin") for (const doc of docs) markTypedScalars(doc);
   return { objects: docs.map((doc) => toJs(doc, where)).filter(isRecord) };
+}
+
+/** go-yaml ends a line at these too (its is_break); the JS library only at \n and \r\n. */
+const goYamlLineBreak = /\r(?!\n)|[\u0085\u2028\u2029]/;
+
+const lineBreakNames: Readonly<Record<string, string>> = {
+  "\r": "a carriage return (U+000D) without a line feed after it",
+  "\u0085": "a next-line character (U+0085)",
+  "\u2028": "a line separator (U+2028)",
+  "\u2029": "a paragraph separator (U+2029)",
+};
+
+/**
+ * Refuses a line break only go-yaml sees: `files: [ok.txt]` then `\r- /etc/x` is one harmless entry to the
+ * JS library and two to kustomize, and `# note\rhelmCharts:` a comment to one and a key to the other.
+ */
+function refuseGoYamlLineBreak(text: string, where: string): void {
+  const found = goYamlLineBreak.exec(text);
+  if (found === null) return;
+  const line = text.slice(0, found.index).split("\n").length;
+  // Stricter than Config Sync, which hands such YAML to kustomize.
+  throw new RenderingError(
+    `${where}: line ${line} holds ${lineBreakNames[found[0]] ?? "a line break"}, which kustomize's YAML parser (go-yaml) reads as a line break and driftless's check of the paths it names does not; such line breaks are refused (stricter than Config Sync): end lines with \\n or \\r\\n only`,
+  );
+}
+
+/** What kyaml's go-yaml v3 makes of a plain scalar other than text (null aside). */
+export type TypedKind = "bool" | "number" | "timestamp";
+
+/**
+ * A plain scalar of a plugin configuration that go-yaml v3 resolves to a bool, a number or a timestamp:
+ * kustomize reads Go's text of the value, which may name another file than `text` (`012` reads `10`).
+ */
+export class TypedScalar {
+  readonly text: string;
+  readonly kind: TypedKind;
+  constructor(text: string, kind: TypedKind) {
+    this.text = text;
+    this.kind = kind;
+  }
+}
+
+/** Thrown when the walk reads a `TypedScalar` as a string: kustomize would read other text than it checks. */
+export class TypedScalarRead extends RenderingError {
+  constructor(key: string, scalar: TypedScalar) {
+    super(
+      `${key} ${scalar.text} is a plain YAML ${scalar.kind} to kustomize, which reads Go's text of the value (012 becomes 10, 2001-12-14 becomes 2001-12-14T00:00:00Z), not the name written; quote it ("${scalar.text}") to name a file`,
+    );
+  }
+}
+
+/** Replaces each plain value scalar go-yaml v3 would not read as text by a `TypedScalar` (keys stay text). */
+function markTypedScalars(doc: YamlDocument): void {
+  visit(doc, {
+    Scalar(key, node) {
+      if (key === "key" || node.type !== "PLAIN" || typeof node.value !== "string") return;
+      const kind = goYamlPlainKind(node.value);
+      if (kind !== undefined) node.value = new TypedScalar(node.value, kind);
+    },
+  });
+}
+
+// go-yaml v3's resolve (go.yaml.in/yaml/v3 resolve.go, kyaml v0.21), as a superset: ranges are not
+// checked, so a plain scalar Go would still read as text (0x1_0000_0000_0000_0000) may be refused too.
+const goYamlBools = new Set(["true", "True", "TRUE", "false", "False", "FALSE"]);
+const goYamlSpecialFloats = new Set(
+  [".nan", ".NaN", ".NAN"].concat(...[".inf", ".Inf", ".INF"].map((inf) => [inf, `+${inf}`, `-${inf}`])),
+);
+/** Go's strconv.ParseInt/ParseUint with base 0, after go-yaml drops every `_`. */
+const goInt = /^[-+]?(0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|[0-9]+)$/;
+/** go-yaml's yamlStyleFloat; a scalar starting with `.` goes to ParseFloat, which reads the same. */
+const goYamlFloat = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
+/** go-yaml's own 0b/0o branches parse the digits with a sign of their own: `0b-101` is -5. */
+const goYamlSignedBase = /^-?0(b[-+]?[01]+|o[-+]?[0-7]+)$/;
+/** Go's time.Parse of go-yaml's four timestamp layouts (date; T, t or space; time; fraction; zone). */
+const goYamlTimestamp =
+  /^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(([Tt]| +)[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}([.,][0-9]*)? *(Z|[-+][0-9]{1,2}(:?[0-9]{2})?)?)?$/;
+
+/** The kind go-yaml v3 resolves a plain scalar to, undefined for text (and null, which stays null). */
+export function goYamlPlainKind(text: string): TypedKind | undefined {
+  if (goYamlBools.has(text)) return "bool";
+  if (goYamlSpecialFloats.has(text)) return "number";
+  // go-yaml tries numbers and timestamps only for a scalar starting with a sign, a digit or a dot.
+  if (!/^[-+0-9.]/.test(text)) return undefined;
+  if (goYamlTimestamp.test(text)) return "timestamp";
+  const plain = text.replace(/_/g, "");
+  return goInt.test(plain) || goYamlFloat.test(plain) || goYamlSignedBase.test(plain) ? "number" : undefined;
 }
 
 /** go-yaml decodes a file by its byte order mark: a UTF-16 one, which this walk would read as one string, is refused. */
@@ -128,10 +226,27 @@ export function value(obj: Json, key: string): unknown {
   return valuesOf(obj, key)[0];
 }
 
-/** The strings of a field holding a string or a list of strings; other shapes kustomize refuses itself. */
+/**
+ * The strings of a field holding a string or a list of strings; other shapes kustomize refuses itself.
+ * A `TypedScalar` among them throws `TypedScalarRead`: kustomize would read other text than this returns.
+ */
 export function strings(obj: Json, key: string): string[] {
-  return valuesOf(obj, key).flatMap((v) =>
-    typeof v === "string" ? [v] : Array.isArray(v) ? v.filter((s): s is string => typeof s === "string") : [],
+  const text = (v: unknown): string[] => {
+    if (v instanceof TypedScalar) throw new TypedScalarRead(key, v);
+    return typeof v === "string" ? [v] : [];
+  };
+  return valuesOf(obj, key).flatMap((v) => (Array.isArray(v) ? v.flatMap(text) : text(v)));
+}
+
+/**
+ * A bool field as kustomize reads it: from a kustomization, go-yaml v2's YAML 1.1 `true` (yes, on...);
+ * from a plugin configuration, go-yaml v3's.
+ */
+export function isTrue(obj: Json, key: string): boolean {
+  return valuesOf(obj, key).some((v) =>
+    v instanceof TypedScalar
+      ? v.kind === "bool" && /^(true|True|TRUE)$/.test(v.text)
+      : typeof v === "string" && /^(y|Y|yes|Yes|YES|true|True|TRUE|on|On|ON)$/.test(v),
   );
 }
 

@@ -10,7 +10,7 @@ import { lstat, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "n
 import { createServer, type Server } from "node:http";
 import { createServer as createTcpServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { ErrorClass, KnvCode } from "@driftless/api";
 import type { FetchResult } from "@driftless/git";
 import { HelmSource, HelmSourceError } from "@driftless/sync";
@@ -358,6 +358,125 @@ test("a kustomization kustomize's go-yaml reads otherwise than the walk (a !!bin
   await rootSynced(name, fixed);
   const leak = [...(await configMaps(ns)).entries()].find(([n]) => n.startsWith("leak-"));
   assert.deepEqual(leak?.[1]["data"], { leak: "inside the repository\n" });
+});
+
+test("a line break only go-yaml sees (CR, NEL, LS, PS) or a plugin configuration's plain scalar kustomize reads as a number or a time (a symlink of that name leads out) fails rendering with KNV1068 naming the file; nothing outside reaches the output and no URL is fetched", async (t) => {
+  const { secretText, outside, token } = await outsideToken(t);
+  // A patch of the reconciler's, as a symlink named `10` would hand it to a PatchTransformer.
+  const outsidePatch = join(outside, "patch.yaml");
+  const leakPatch = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm" }, data: { leak: secretText } };
+  await writeFile(outsidePatch, yaml(leakPatch));
+  const server = await httpServer(t, yaml({ ...leakPatch, metadata: { name: "fetched" } }));
+  const cm = yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm" } });
+  /** Renders a checkout of `files` (path → text, or a symlink's target) without shell; the rendered YAML. */
+  const render = async (files: Record<string, string | { link: string }>): Promise<string> => {
+    const root = await scratch(t);
+    for (const [path, content] of Object.entries(files))
+      if (typeof content === "string") {
+        await mkdir(dirname(join(root, path)), { recursive: true });
+        await writeFile(join(root, path), content);
+      } else await symlink(content.link, join(root, path));
+    const out = await renderKustomization(root, {
+      tools: { dir: renderToolsDir },
+      repositoryRoot: root,
+      enableShell: false,
+      signal: AbortSignal.timeout(120_000),
+    });
+    t.after(() => removeRendered(out));
+    return readFile(join(out, "rendered.yaml"), "utf8");
+  };
+  // One entry `ok.txt<break>  - token` to the JS library, two to kustomize. In a kustomization below the
+  // sync directory's: Config Sync's `kustomize edit` (origin annotations) rewrites that one.
+  const generator = (lf: string): string =>
+    `configMapGenerator:\n- name: leak\n  files:\n  - ok.txt${lf}  - ${token}\n`;
+  const transform = "resources:\n- cm.yaml\ntransformers:\n- t.yaml\n";
+  const patchTransformer = (path: string): string =>
+    `apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: p\npath: ${path}\n`;
+  const lineBreaks: [string, string, string][] = [
+    ["CR", "\r", "000D"],
+    ["NEL", "\u0085", "0085"],
+    ["LS", "\u2028", "2028"],
+    ["PS", "\u2029", "2029"],
+  ];
+  const cases: [string, Record<string, string | { link: string }>, RegExp][] = [
+    ...lineBreaks.map(([label, lf, code]): [string, Record<string, string>, RegExp] => [
+      `a ${label} in a kustomization`,
+      { "kustomization.yaml": "resources:\n- sub\n", "sub/kustomization.yaml": generator(lf), "sub/ok.txt": "ok\n" },
+      new RegExp(`sub/kustomization\\.yaml: line 4 holds .*\\(U\\+${code}\\).*reads as a line break`),
+    ]),
+    [
+      "a CR making a comment a key",
+      {
+        "kustomization.yaml": "resources:\n- sub\n",
+        "sub/kustomization.yaml": `namePrefix: x-\n# note\rconfigMapGenerator:\r- name: leak\r  files: ["${token}"]\n`,
+      },
+      /sub\/kustomization\.yaml: line 2 holds a carriage return/,
+    ],
+    [
+      "a CR in a plugin configuration file",
+      {
+        "kustomization.yaml": "generators:\n- gen.yaml\n",
+        "gen.yaml": `apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata:\n  name: leak\nfiles:\n- ok.txt\r- ${token}\n`,
+        "ok.txt": "ok\n",
+      },
+      /gen\.yaml: line 6 holds a carriage return/,
+    ],
+    [
+      "an LS before a URL",
+      {
+        "kustomization.yaml": "resources:\n- sub\n",
+        "sub/kustomization.yaml": `resources:\n  - cm.yaml\u2028  - ${server.url}/cm.yaml\n`,
+        "sub/cm.yaml": cm,
+      },
+      /sub\/kustomization\.yaml: line 2 holds a line separator \(U\+2028\)/,
+    ],
+    // kyaml's go-yaml resolves each to 10, and kustomize reads the file `10`.
+    ...["012", "0x0A", "1_0", "+10", "0b1010", "1e1"].map(
+      (form): [string, Record<string, string | { link: string }>, RegExp] => [
+        `a PatchTransformer path ${form}`,
+        {
+          "kustomization.yaml": transform,
+          "cm.yaml": cm,
+          "t.yaml": patchTransformer(form),
+          "10": { link: outsidePatch },
+        },
+        new RegExp(`\\(PatchTransformer\\) in .*t\\.yaml: path ${form.replace("+", "\\+")} is a plain YAML number`),
+      ],
+    ),
+    [
+      "a PatchTransformer path 2001-12-14",
+      {
+        "kustomization.yaml": transform,
+        "cm.yaml": cm,
+        "t.yaml": patchTransformer("2001-12-14"),
+        "2001-12-14T00:00:00Z": { link: outsidePatch },
+      },
+      /path 2001-12-14 is a plain YAML timestamp/,
+    ],
+  ];
+  for (const [label, files, why] of cases)
+    await t.test(label, async () => {
+      await assert.rejects(render(files), (error: unknown) => {
+        assert.ok(error instanceof RenderingError, String(error));
+        assert.equal(error.code, KnvCode.Rendering);
+        assert.match(error.message, why);
+        assert.ok(!error.message.includes(secretText), "the secret is in the error");
+        return true;
+      });
+    });
+  assert.deepEqual(server.requests, [], "no URL was fetched");
+
+  // Quoted, the name is the one kustomize reads; CRLF line ends are line ends to both parsers.
+  const inside = yaml({ ...leakPatch, data: { patched: "from the repository" } });
+  const rendered = await render({
+    "kustomization.yaml": transform.replace(/\n/g, "\r\n"),
+    "cm.yaml": cm,
+    "t.yaml": patchTransformer('"012"'),
+    "012": inside,
+    "10": { link: outsidePatch },
+  });
+  assert.match(rendered, /patched: from the repository/);
+  assert.ok(!rendered.includes(secretText));
 });
 
 test("kustomize is stopped at its deadline when a URL resource (shell enabled) or a chart repository never answers", async (t) => {
