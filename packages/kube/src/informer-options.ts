@@ -57,9 +57,10 @@ export interface InformerOptions {
   readonly transform?: (obj: KubeObject) => KubeObject;
   /**
    * Objects from the server this returns false for (by store key `namespace/name`) are neither
-   * cached nor announced: a label selector narrows what the server sends, this what is kept.
+   * cached nor announced: a label selector narrows what the server sends, this what is kept. It sees
+   * the copy as received, so a caller may still look at what it leaves out.
    */
-  readonly accept?: (key: string) => boolean;
+  readonly accept?: (key: string, received: KubeObject) => boolean;
 }
 
 /** The list a relist makes, from the informer's options. */

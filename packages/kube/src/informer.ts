@@ -346,7 +346,7 @@ export class Informer {
     // a resourceVersion we stored already (upsert), and transforming them would be wasted work.
     const key = keyOf(received);
     const known = this.#store.has(key);
-    if (this.#options.accept !== undefined && !this.#options.accept(key)) {
+    if (this.#options.accept !== undefined && !this.#options.accept(key, received)) {
       // No longer wanted (or never): dropped silently, as retain() does.
       if (known) this.#store.delete(key);
       return;

@@ -17,6 +17,9 @@ export type InformerListener = (
   object: KubeObject,
 ) => void;
 
+/** An object carrying this sync's ApplySet label that the last pass did not declare (left out of the cache). */
+export type UndeclaredListener = (mapping: ResourceMapping, object: KubeObject) => void;
+
 /**
  * A plan holding at least this many objects of one type does not watch that type while it writes it.
  * Below this, the echoes cost less than closing and re-opening the watch.
@@ -40,10 +43,12 @@ interface PlanInProgress {
  * `watchDeadlineMs` is read from the server instead (see trusted()).
  */
 export class InformerLiveState implements LiveState {
-  private readonly client: KubeClient;
+  /** The client the watches use; the remediator deletes through it what claims this sync undeclared. */
+  readonly client: KubeClient;
   private readonly namespace: string | undefined;
   private readonly informers = new Map<string, { informer: Informer; mapping: ResourceMapping }>();
   private readonly listeners = new Set<InformerListener>();
+  private readonly undeclaredListeners = new Set<UndeclaredListener>();
   private readonly transform: (obj: KubeObject) => KubeObject;
   private plan: PlanInProgress | undefined;
   private readonly listDeadlineMs: number;
@@ -228,10 +233,11 @@ export class InformerLiveState implements LiveState {
     return objects;
   }
 
-  private accepts(mapping: ResourceMapping, key: string): boolean {
+  private accepts(mapping: ResourceMapping, key: string, received: KubeObject): boolean {
     if (this.wanted === undefined) return true;
     if (this.wanted.get(typeOf(mapping))?.has(key) === true) return true;
     this.ignored++;
+    for (const listener of this.undeclaredListeners) listener(mapping, received);
     return false;
   }
 
@@ -243,6 +249,12 @@ export class InformerLiveState implements LiveState {
   onEvent(listener: InformerListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Called for each labelled object left out of the cache because it is not declared (not for its deletion). */
+  onUndeclared(listener: UndeclaredListener): () => void {
+    this.undeclaredListeners.add(listener);
+    return () => this.undeclaredListeners.delete(listener);
   }
 
   async stop(): Promise<void> {
@@ -277,7 +289,7 @@ export class InformerLiveState implements LiveState {
       const informer: Informer = new Informer(this.client, mapping, {
         ...(mapping.namespaced && this.namespace !== undefined ? { namespace: this.namespace } : {}),
         labelSelector: this.labelSelector,
-        accept: (key) => this.accepts(mapping, key),
+        accept: (key, received) => this.accepts(mapping, key, received),
         // managedFields is often half an object and never read here; at 10,000 objects that is tens of MiB.
         transform: this.transform,
         onError: (error: Error) => {

@@ -9,11 +9,12 @@ import { createLogger } from "./log.ts";
 import { Correction, Remediator } from "./remediator.ts";
 
 const sync = { kind: "RepoSync", namespace: "ns", name: "repo-sync" } as const;
-function declared(image: string): DesiredObject {
+function declared(image: string, annotations?: Record<string, string>): DesiredObject {
+  const metadata = { name: "tag", namespace: "ns", ...(annotations === undefined ? {} : { annotations }) };
   return {
     id: { group: "", kind: "ConfigMap", namespace: "ns", name: "tag" },
     apiVersion: "v1",
-    object: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "tag", namespace: "ns" }, data: { image } },
+    object: { apiVersion: "v1", kind: "ConfigMap", metadata, data: { image } },
     sourcePath: "tag.yaml",
     sourceHash: image,
     dependsOn: [],
@@ -35,6 +36,7 @@ function harness(declarationsChanging: () => boolean, correction: Correction = C
       listener = l;
       return () => undefined;
     },
+    onUndeclared: () => () => undefined,
     get: () => Promise.resolve(cache.current),
   } as unknown as InformerLiveState;
   const passes: string[] = [];
@@ -54,9 +56,9 @@ function harness(declarationsChanging: () => boolean, correction: Correction = C
     onFight: (error) => fights.push(error.code),
     declarationsChanging,
   });
-  const emit = (object: KubeObject, mapping = configMapMapping): void => {
-    cache.current = object;
-    listener?.("update", mapping, object);
+  const emit = (object: KubeObject, mapping = configMapMapping, event: "update" | "delete" = "update"): void => {
+    cache.current = event === "delete" ? undefined : object;
+    listener?.(event, mapping, object);
   };
   return { remediator, emit, passes, fights, corrected, cache };
 }
@@ -166,5 +168,30 @@ void describe("Remediator", () => {
     await setImmediate(); // the failed correction asks for the pass once it settles
     assert.equal(passes.length, 1);
     assert.deepEqual(fights, []);
+  });
+
+  void it("corrects an object Git declares enabled that someone marked managed: disabled by hand", async () => {
+    const { remediator, emit, corrected } = harness(() => false, Correction.Written);
+    remediator.setDeclared([declared("v0")]);
+    const live = written(declared("v0"), "1");
+    const annotations = { ...live.metadata.annotations, "configmanagement.gke.io/managed": "disabled" };
+    emit({ ...live, metadata: { ...live.metadata, annotations, resourceVersion: "2" }, data: { image: "drifted" } });
+    await setImmediate();
+    assert.deepEqual(corrected, ["v0"]);
+  });
+
+  void it("never writes an object Git declares managed: disabled, changed or deleted", async () => {
+    const { remediator, emit, corrected, passes } = harness(() => false, Correction.Written);
+    const off = declared("v0", { "configmanagement.gke.io/managed": "disabled" });
+    remediator.setDeclared([off]);
+    emit({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "tag", namespace: "ns", resourceVersion: "1" },
+      data: { image: "mine" },
+    });
+    emit(written(off, "2"), configMapMapping, "delete");
+    await setImmediate();
+    assert.deepEqual([corrected, passes], [[], []]);
   });
 });

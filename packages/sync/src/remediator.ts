@@ -1,4 +1,4 @@
-import { DriftlessError, ErrorClass, KnvCode, ManagedAnnotation } from "@driftless/api";
+import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
 import {
   comparisonCandidate,
   conflictingManager,
@@ -7,6 +7,7 @@ import {
   decorate,
   describeId,
   idKey,
+  isManagementDisabled,
   mutationIgnored,
   restoreRecord,
   strayMutationAnnotation,
@@ -19,6 +20,7 @@ import { splitApiVersion } from "@driftless/source";
 import type { Annotator, PatchMaker } from "@driftless/objectmatcher";
 import type { InformerLiveState } from "./live-cache.ts";
 import type { Logger } from "./log.ts";
+import { idOf, UndeclaredClaims, type Seen } from "./undeclared-claims.ts";
 
 /** Another writer keeps changing an object we manage (KNV2005): reported instead of fought forever. */
 export class FightError extends DriftlessError {
@@ -79,7 +81,8 @@ export interface RemediatorOptions {
  * Watches the objects the last pass declared. A change that makes a live object differ from its
  * declaration, or a deletion, is corrected at once by re-applying that object alone (a full pass
  * over 10,000 objects takes seconds; one object takes milliseconds); our own writes match and are
- * ignored. A correction that fails falls back to a drift pass.
+ * ignored. A correction that fails falls back to a drift pass. A labelled object that claims this
+ * sync but is not declared is deleted or released, as Config Sync's remediator (undeclared-claims.ts).
  */
 export class Remediator {
   private readonly options: RemediatorOptions;
@@ -99,14 +102,31 @@ export class Remediator {
   /** Objects being corrected now, and whether another change arrived meanwhile. */
   private readonly inFlight = new Map<string, boolean>();
   /** Objects that changed while a pass applied another commit, to check when it ends. */
-  private readonly changedDuringPass = new Map<
-    string,
-    { readonly mapping: ResourceMapping; readonly namespace: string | undefined; readonly name: string }
-  >();
+  private readonly changedDuringPass = new Map<string, Seen & { readonly claims: boolean }>();
+  /** Set by the first declaration: until then no object is known to be undeclared. */
+  private declarationKnown = false;
+  /** Undeclared objects that claim this sync. */
+  private readonly undeclared: UndeclaredClaims;
 
   constructor(options: RemediatorOptions) {
     this.options = options;
-    this.unsubscribe = options.live.onEvent((event, mapping, object) => this.onEvent(event, mapping, object));
+    this.undeclared = new UndeclaredClaims({
+      client: () => options.live.client,
+      sync: options.sync,
+      lastAppliedAnnotation: options.annotator.annotationKey,
+      log: options.log,
+      declared: (key) => (this.declarationKnown ? this.declared.has(key) : undefined),
+      declarationsChanging: () => options.declarationsChanging?.() === true,
+    });
+    const unsubscribeEvents = options.live.onEvent((event, mapping, object) => this.onEvent(event, mapping, object));
+    // Objects left out of the watch cache as undeclared: only a claim of this sync concerns us.
+    const unsubscribeUndeclared = options.live.onUndeclared((mapping, object) =>
+      this.onEvent("update", mapping, object),
+    );
+    this.unsubscribe = () => {
+      unsubscribeEvents();
+      unsubscribeUndeclared();
+    };
   }
 
   /** The set of objects to guard, after each pass. */
@@ -125,6 +145,7 @@ export class Remediator {
     }
     this.declared = new Map(objects.map((o) => [idKey(o.id), o]));
     this.refused.clear();
+    this.declarationKnown = true;
   }
 
   /**
@@ -158,8 +179,13 @@ export class Remediator {
   recheckChangesDuringPass(): void {
     const changed = [...this.changedDuringPass];
     this.changedDuringPass.clear();
-    for (const [key, { mapping, namespace, name }] of changed) {
-      if (this.guarded(key, mapping) === undefined) continue;
+    // Claims still waiting (a suspended sync, a Namespace in use): the pass may have changed that.
+    this.undeclared.retryWaiting(new Set(changed.map(([key]) => key)));
+    for (const [key, { mapping, namespace, name, claims }] of changed) {
+      if (this.guarded(key, mapping) === undefined) {
+        if (claims) this.undeclared.claim(key, { mapping, namespace, name });
+        continue;
+      }
       void this.options.live
         .get(mapping, namespace, name)
         .then((live) => this.check(key, live === undefined ? "delete" : "update", live, mapping))
@@ -174,15 +200,16 @@ export class Remediator {
   }
 
   private onEvent(event: "add" | "update" | "delete", mapping: ResourceMapping, object: KubeObject): void {
-    const namespace = mapping.namespaced ? (object.metadata.namespace ?? "") : "";
-    const key = idKey({ group: mapping.group, kind: mapping.kind, namespace, name: object.metadata.name });
+    const id = idOf(mapping, object);
+    const key = idKey(id);
     if (this.options.declarationsChanging?.() === true) {
       // Possibly the pass's own write, whose watch event can arrive before its response; or an
       // object only the new commit declares. Decided when the pass ends, on the live copy then.
       this.changedDuringPass.set(key, {
         mapping,
-        namespace: mapping.namespaced ? namespace : undefined,
-        name: object.metadata.name,
+        namespace: mapping.namespaced ? id.namespace : undefined,
+        name: id.name,
+        claims: event !== "delete" && this.undeclared.mayClaim(object, mapping),
       });
       return;
     }
@@ -196,7 +223,15 @@ export class Remediator {
     object: KubeObject | undefined,
     mapping: ResourceMapping,
   ): void {
-    if (this.guarded(key, mapping) === undefined) return;
+    if (this.guarded(key, mapping) === undefined) {
+      if (object !== undefined && event !== "delete" && this.undeclared.mayClaim(object, mapping))
+        this.undeclared.claim(key, {
+          mapping,
+          namespace: mapping.namespaced ? object.metadata.namespace : undefined,
+          name: object.metadata.name,
+        });
+      return;
+    }
     const schemas = this.options.schemas;
     if (object === undefined || event === "delete" || schemas === undefined || schemas.ready(mapping)) {
       this.decide(key, event, object);
@@ -223,10 +258,11 @@ export class Remediator {
 
   private decide(key: string, event: "add" | "update" | "delete", object: KubeObject | undefined): void {
     const desired = this.declared.get(key);
-    if (desired === undefined) return;
+    // Declared `managed: disabled`: released by a pass, never written here. A live `disabled` on an object
+    // Git declares enabled is drift like any other (Config Sync overwrites hand-applied annotations).
+    if (desired === undefined || isManagementDisabled(desired.object)) return;
     if (object !== undefined) {
       const annotations = object.metadata.annotations ?? {};
-      if (annotations[ManagedAnnotation.Managed] === "disabled") return;
       if (conflictingManager(this.options.sync, annotations) !== undefined) {
         // As Config Sync's remediator: not a drift to correct but a conflict, which one pass reports.
         if (!this.conflicts.has(key)) this.options.requestPass(`management conflict: ${key}`);

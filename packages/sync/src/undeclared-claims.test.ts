@@ -1,0 +1,68 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { managerAnnotationValue, resourceId } from "@driftless/api";
+import { configMapMapping, namespaceMapping, type KubeObject } from "@driftless/kube";
+import { ClaimAction, claimAction, claimsSync } from "./undeclared-claims.ts";
+
+const sync = { kind: "RootSync", namespace: "config-management-system", name: "root-sync" } as const;
+const ours = managerAnnotationValue(sync.kind, sync.namespace, sync.name);
+
+/** A ConfigMap made by hand with Config Sync's metadata, as Config Sync's TestDriftKubectlApply* e2e tests make it. */
+function handMade(
+  overrides: { annotations?: Record<string, string>; metadata?: Partial<KubeObject["metadata"]> } = {},
+): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      name: "test-cm1",
+      namespace: "ns",
+      annotations: {
+        "configmanagement.gke.io/managed": "enabled",
+        "configsync.gke.io/resource-id": resourceId({
+          group: "",
+          kind: "ConfigMap",
+          namespace: "ns",
+          name: "test-cm1",
+        }),
+        "configsync.gke.io/manager": ours,
+        ...overrides.annotations,
+      },
+      ...overrides.metadata,
+    },
+  };
+}
+
+void describe("undeclared objects claiming a sync", () => {
+  void it("claim it only with management enabled, their own resource-id and this sync as manager", () => {
+    assert.equal(claimsSync(handMade(), configMapMapping, sync), true);
+    assert.equal(
+      claimsSync(handMade({ annotations: { "configmanagement.gke.io/managed": "disabled" } }), configMapMapping, sync),
+      false,
+    );
+    // Copied from another object: its resource-id is not this object's.
+    const copied = resourceId({ group: "", kind: "ConfigMap", namespace: "ns", name: "other" });
+    assert.equal(
+      claimsSync(handMade({ annotations: { "configsync.gke.io/resource-id": copied } }), configMapMapping, sync),
+      false,
+    );
+    assert.equal(
+      claimsSync(handMade({ annotations: { "configsync.gke.io/manager": "ns_repo-sync" } }), configMapMapping, sync),
+      false,
+    );
+  });
+
+  void it("are deleted, released (detach, special Namespaces) or left (ownerReferences, being deleted) as Config Sync's deleteType", () => {
+    assert.equal(claimAction(handMade(), configMapMapping, sync).action, ClaimAction.Delete);
+    const owned = handMade({ metadata: { ownerReferences: [{ apiVersion: "v1", kind: "Pod", name: "p", uid: "u" }] } });
+    assert.equal(claimAction(owned, configMapMapping, sync).action, ClaimAction.Leave);
+    const deleting = handMade({ metadata: { deletionTimestamp: "2026-01-01T00:00:00Z" } });
+    assert.equal(claimAction(deleting, configMapMapping, sync).action, ClaimAction.Leave);
+    const detached = handMade({ annotations: { "client.lifecycle.config.k8s.io/deletion": "detach" } });
+    assert.equal(claimAction(detached, configMapMapping, sync).action, ClaimAction.Release);
+    const special: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: "kube-system" } };
+    assert.equal(claimAction(special, namespaceMapping, sync).action, ClaimAction.Release);
+    const plain: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: "team-a" } };
+    assert.equal(claimAction(plain, namespaceMapping, sync).action, ClaimAction.Delete);
+  });
+});
