@@ -7,9 +7,10 @@
  * That directory is the render's mirror of it (origin-annotations.ts): the checkout is never written.
  */
 import { cp, mkdir, mkdtemp, readdir, realpath, rm, stat } from "node:fs/promises";
-import { join, relative, resolve } from "node:path";
+import { join, relative } from "node:path";
 import { ErrorClass, redactUrl } from "@driftless/api";
 import { checkChartSchemas } from "./chart-schemas.ts";
+import { chartPullHome } from "./kustomization-paths.ts";
 import { isInside, nearestRealPath } from "./origin-annotations.ts";
 import { RenderingError } from "./render-error.ts";
 import { runTool, ToolExit, ToolProcessError } from "./run-tool.ts";
@@ -39,15 +40,6 @@ export interface ChartPullOptions {
   readonly remainingMs: () => number;
   /** The render's whole deadline, for messages. */
   readonly timeoutMs: number;
-}
-
-/**
- * The directory kustomize reads a pulled chart's folder from: chartHome, or chartHome/name-version with a
- * version, joined to the kustomization's directory `root` as kustomize joins it.
- */
-export function chartPullHome(pull: ChartPull, root: string = pull.dir): string {
-  const home = resolve(root, pull.chartHome);
-  return pull.version === "" ? home : join(home, `${pull.name}-${pull.version}`);
 }
 
 /** Pulls each chart kustomize would pull, unpacked where kustomize reads it once its schemas are checked. */

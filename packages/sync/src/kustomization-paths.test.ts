@@ -504,7 +504,7 @@ void describe("checkKustomizationPaths", () => {
         ],
       }),
     });
-    const pulls = await checkKustomizationPaths(join(root, "config"), { repositoryRoot: root, allowRemote: false });
+    const { pulls } = await checkKustomizationPaths(join(root, "config"), { repositoryRoot: root, allowRemote: false });
     assert.deepEqual(
       pulls.map((p) => [p.name, p.version, p.devel]),
       [["c", "1.2.3", true]],
@@ -578,7 +578,7 @@ void describe("checkKustomizationPaths", () => {
     await refused(bad, /base\/kustomization\.yaml: configMapGenerator\[\]\.files entry/);
   });
 
-  void it("returns the charts kustomize would pull, each with the chart home kustomize gives it; none with shell access; a field given twice is refused", async () => {
+  void it("returns the charts kustomize would pull, each with the chart home kustomize gives it; none with shell access, where kustomize pulls into the same chart homes itself; a field given twice is refused", async () => {
     const repoUrl = "https://charts.example";
     const root = await repo({
       "config/kustomization.yaml": y({
@@ -603,11 +603,18 @@ void describe("checkKustomizationPaths", () => {
         ],
       }),
     });
-    const pulls = await checkKustomizationPaths(join(root, "config"), { repositoryRoot: root, allowRemote: false });
+    const walked = await checkKustomizationPaths(join(root, "config"), { repositoryRoot: root, allowRemote: false });
     const config = join(await realpath(root), "config");
     const base = join(await realpath(root), "base");
     assert.deepEqual(
-      pulls.map(({ dir, chartHome, name, repo: r, version, devel }) => [dir, chartHome, name, r, version, devel]),
+      walked.pulls.map(({ dir, chartHome, name, repo: r, version, devel }) => [
+        dir,
+        chartHome,
+        name,
+        r,
+        version,
+        devel,
+      ]),
       [
         [base, "old", "c", repoUrl, "", false],
         [base, "old", "d", repoUrl, "", false],
@@ -615,16 +622,33 @@ void describe("checkKustomizationPaths", () => {
         [config, "pulled", "a", repoUrl, "1.0.0", true],
       ],
     );
-    assert.deepEqual(
-      await checkKustomizationPaths(join(root, "config"), { repositoryRoot: root, allowRemote: true }),
-      [],
-    );
+    const homes = [join(base, "old"), join(config, "gen-charts"), join(config, "pulled", "a-1.0.0")];
+    assert.deepEqual(walked.chartHomes, homes);
+    // With shell access kustomize pulls them itself, into the same homes (the mirror's, not the checkout's).
+    assert.deepEqual(await checkKustomizationPaths(join(root, "config"), { repositoryRoot: root, allowRemote: true }), {
+      pulls: [],
+      chartHomes: homes,
+    });
     const twice = await repo({
       "config/kustomization.yaml": y({ helmCharts: [{ name: "a", repo: repoUrl, Repo: "https://other.example" }] }),
     });
     await refused(
       twice,
       /helmCharts repo is given more than once \("https:\/\/charts\.example", "https:\/\/other\.example"\)/,
+    );
+    // Shell access refuses no more than before: every home kustomize could pick for either reading is reported.
+    const shell = await repo({
+      "config/kustomization.yaml": y({
+        helmCharts: [
+          { name: "a", repo: repoUrl, Repo: "https://other.example", version: "1.0.0", Version: "2.0.0" },
+          { name: "local" },
+        ],
+      }),
+    });
+    const shellConfig = join(await realpath(shell), "config");
+    assert.deepEqual(
+      await checkKustomizationPaths(join(shell, "config"), { repositoryRoot: shell, allowRemote: true }),
+      { pulls: [], chartHomes: [join(shellConfig, "charts", "a-1.0.0"), join(shellConfig, "charts", "a-2.0.0")] },
     );
   });
 });

@@ -5,9 +5,10 @@
  * its repository; this walk is what keeps it from naming /proc/1/environ or a ServiceAccount token.
  *
  * A walk before the build is sound: the checkout is the reconciler's own, written only by its git
- * fetch, so nothing can change between the walk and kustomize's reads (no TOCTOU). The one other write
- * is `helm pull` unpacking a remote chart under chartHome (chart-pulls.ts before the build; kustomize with
- * shell), and helm unpacks every archive entry as a regular file, so it adds no way out.
+ * fetch, so nothing can change between the walk and kustomize's reads (no TOCTOU). `helm pull` unpacks
+ * remote charts under a chart home of the render's mirror of the checkout (origin-annotations.ts), never
+ * the checkout: chart-pulls.ts before the build, or kustomize itself with shell, into the chart homes this
+ * walk reports; helm unpacks every archive entry as a regular file, so a pull adds no way out.
  *
  * The fields are those of kustomize v5.8's types.Kustomization and of its builtin plugins' configs.
  * kustomize decodes both with Go's encoding/json, which matches keys case-insensitively: so does this.
@@ -44,14 +45,37 @@ export interface KustomizationPathOptions {
   readonly allowRemote: boolean;
 }
 
+/** What a build of the walked tree pulls, and where. */
+export interface KustomizationWalk {
+  /** The charts kustomize would pull, for chart-pulls.ts to pull and check first (none with shell access). */
+  readonly pulls: readonly ChartPull[];
+  /**
+   * Every directory a chart pull may unpack into (chartPullHome, below the real directory of the naming
+   * kustomization), driftless's own or, with shell access, kustomize's: the mirror makes them its own.
+   */
+  readonly chartHomes: readonly string[];
+}
+
+/**
+ * The directory kustomize unpacks a pulled chart's folder into and reads it from: chartHome, or
+ * chartHome/name-version with a version, joined to the kustomization's directory `root` as kustomize joins it.
+ */
+export function chartPullHome(
+  pull: Pick<ChartPull, "dir" | "chartHome" | "name" | "version">,
+  root: string = pull.dir,
+): string {
+  const home = resolve(root, pull.chartHome);
+  return pull.version === "" ? home : join(home, `${pull.name}-${pull.version}`);
+}
+
 /**
  * Throws a RenderingError (KNV1068) naming the first file that leaves the repository or is a URL; returns
- * the charts kustomize would pull (none with shell access), for chart-pulls.ts to pull and check first.
+ * the charts a build pulls and the directories they go into.
  */
 export async function checkKustomizationPaths(
   dir: string,
   options: KustomizationPathOptions,
-): Promise<readonly ChartPull[]> {
+): Promise<KustomizationWalk> {
   const confine = await PathConfinement.of(options.repositoryRoot);
   const real = await realpath(dir);
   if (!confine.contains(real))
@@ -59,7 +83,7 @@ export async function checkKustomizationPaths(
   try {
     const walk = new Walk(confine, options.allowRemote);
     await walk.kustomization(real);
-    return walk.pulls;
+    return { pulls: walk.pulls, chartHomes: [...walk.chartHomes] };
   } catch (error) {
     // A file the walk could not read (EACCES, ENAMETOOLONG...) fails the render too, named.
     if (error instanceof RenderingError) throw error;
@@ -77,6 +101,7 @@ class Walk {
   readonly #allowRemote: boolean;
   readonly #seen = new Set<string>();
   readonly pulls: ChartPull[] = [];
+  readonly chartHomes = new Set<string>();
 
   constructor(confine: PathConfinement, allowRemote: boolean) {
     this.confine = confine;
@@ -344,8 +369,15 @@ class Walk {
         }
     }
     // kustomize refuses a chart without a name itself, before any pull.
-    if (!this.#allowRemote && strings(chart, "repo").length > 0 && names.some((name) => name !== ""))
-      this.pulls.push(chartPull(dir, chart, pullHomes, where));
+    if (strings(chart, "repo").length === 0 || !names.some((name) => name !== "")) return;
+    if (this.#allowRemote) {
+      // kustomize pulls it itself: every home it could pick is the mirror's, nothing more is refused.
+      for (const home of possiblePullHomes(dir, chart, pullHomes)) this.chartHomes.add(home);
+      return;
+    }
+    const pull = chartPull(dir, chart, pullHomes, where);
+    this.pulls.push(pull);
+    this.chartHomes.add(chartPullHome(pull));
   }
 }
 
@@ -368,6 +400,19 @@ function chartPull(dir: string, chart: Json, pullHomes: readonly string[], where
     devel: isTrue(chart, "devel"),
     where,
   };
+}
+
+/** Every chart home kustomize may pull `chart` into, for each reading of a field given twice (keys differing in case). */
+function possiblePullHomes(dir: string, chart: Json, pullHomes: readonly string[]): string[] {
+  const homes = pullHomes.length === 0 ? ["charts"] : pullHomes.map((home) => home || "charts");
+  const versions = strings(chart, "version");
+  return homes.flatMap((chartHome) =>
+    strings(chart, "name")
+      .filter((name) => name !== "")
+      .flatMap((name) =>
+        (versions.length === 0 ? [""] : versions).map((version) => chartPullHome({ dir, chartHome, name, version })),
+      ),
+  );
 }
 
 async function isFile(path: string): Promise<boolean> {

@@ -6,7 +6,7 @@ import { access, constants, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { ErrorClass } from "@driftless/api";
-import { chartPullHome, pullCharts } from "./chart-pulls.ts";
+import { pullCharts } from "./chart-pulls.ts";
 import { checkKustomizationPaths, kustomizationFileNames } from "./kustomization-paths.ts";
 import { buildDirectory, type BuildDirectory } from "./origin-annotations.ts";
 import { RenderingError } from "./render-error.ts";
@@ -109,7 +109,7 @@ const maxOutputBytes = 256 * 1024 * 1024;
  */
 export async function renderKustomization(dir: string, options: RenderOptions): Promise<string> {
   // Our own walk confines every path, so kustomize may follow paths across the repository, as in Config Sync.
-  const pulls = await checkKustomizationPaths(dir, {
+  const walk = await checkKustomizationPaths(dir, {
     repositoryRoot: options.repositoryRoot,
     allowRemote: options.enableShell,
   });
@@ -134,19 +134,14 @@ export async function renderKustomization(dir: string, options: RenderOptions): 
   };
   try {
     await mkdir(join(home, "helm-plugins"));
-    // Config Sync asks kustomize for origin annotations before every build, and pulls charts in place; both
-    // go into a mirror of the checkout, which nothing but the fetch writes (origin-annotations.ts).
-    const build = await buildDirectory(
-      dir,
-      options.repositoryRoot,
-      home,
-      pulls.map((pull) => chartPullHome(pull)),
-    ).catch((error: unknown) => {
+    // Config Sync asks kustomize for origin annotations before every build, and pulls charts in place (ours
+    // or, with shell, kustomize's); all go into a mirror of the checkout, which only the fetch writes.
+    const build = await buildDirectory(dir, options.repositoryRoot, home, walk.chartHomes).catch((error: unknown) => {
       throw mirrorFailure(error);
     });
     const remainingMs = (): number => Math.max(1, deadline - performance.now());
     // Charts kustomize would pull are pulled and checked first, where it reads them (chart-pulls.ts).
-    const output = await pullCharts(pulls, {
+    const output = await pullCharts(walk.pulls, {
       helm,
       env,
       scratch: home,

@@ -1,7 +1,8 @@
 /**
  * A render never writes into the checkout (the reconciler's own, read-only to the render container):
  * remote charts a kustomization pulls go into the render's mirror of it, whichever kustomization of the
- * tree names them, while kustomize reads them where Config Sync's in-place pull would have put them.
+ * tree names them, while kustomize reads them where Config Sync's in-place pull would have put them;
+ * with shell access kustomize pulls them itself, into the same chart homes of the mirror.
  */
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
@@ -78,11 +79,11 @@ async function tree(root: string): Promise<string[]> {
   return lines.sort();
 }
 
-async function render(t: TestContext, root: string, dir: string): Promise<string> {
+async function render(t: TestContext, root: string, dir: string, enableShell = false): Promise<string> {
   const out = await renderKustomization(join(root, dir), {
     tools: { dir: renderToolsDir },
     repositoryRoot: root,
-    enableShell: false,
+    enableShell,
     signal: AbortSignal.timeout(120_000),
   });
   t.after(() => removeRendered(out));
@@ -128,6 +129,35 @@ test("remote helmCharts of a base, beside a chart home the checkout has, or with
     assert.match(rendered, /from: remote/, `${dir}: the remote chart's object`);
     assert.ok(rendered.includes(origin(configuredIn)), `${dir}: origin as Config Sync writes it:\n${rendered}`);
     // The chart is where kustomize reads it: kustomize pulled nothing itself.
+    assert.equal(repo.pulls(), pulls + 1, `${dir}: pulled once`);
+  }
+});
+
+test("with enableShellInRendering, kustomize's own pulls of a base's remote chart, or beside a chart home the checkout has, land in the render's mirror: the read-only checkout is not written", async (t) => {
+  const repo = await chartRepository(t);
+  const root = await scratch(t);
+  const hello = { name: "hello", repo: repo.url, version: "0.1.0", releaseName: "hello" };
+  const write = async (path: string, content: string): Promise<void> => {
+    await mkdir(join(root, path, ".."), { recursive: true });
+    await writeFile(join(root, path), content);
+  };
+  await write("base/kustomization.yaml", yaml({ helmCharts: [hello] }));
+  await write("overlay/kustomization.yaml", yaml({ resources: ["../base"], namePrefix: "o-" }));
+  await write("app/charts/README.md", "charts pulled here\n");
+  await write("app/kustomization.yaml", yaml({ helmCharts: [hello] }));
+  execFileSync("chmod", ["-R", "a-w", root]);
+  const before = await tree(root);
+
+  for (const [dir, name] of [
+    ["overlay", "o-hello-hello"],
+    ["app", "hello-hello"],
+  ] as const) {
+    const pulls = repo.pulls();
+    const rendered = await render(t, root, dir, true);
+    assert.deepEqual(await tree(root), before, `${dir}: the render wrote into the checkout`);
+    assert.match(rendered, new RegExp(`\n  name: ${name}\n`), `${dir}: ${name}`);
+    assert.match(rendered, /from: remote/, `${dir}: the remote chart's object`);
+    // kustomize pulled the chart itself, once.
     assert.equal(repo.pulls(), pulls + 1, `${dir}: pulled once`);
   }
 });
