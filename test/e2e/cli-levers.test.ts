@@ -22,10 +22,12 @@ import {
 } from "../support/index.ts";
 import { grantRepoSyncReconciler, grantUserRepoSyncs } from "../support/rbac.ts";
 import {
+  admin,
   configMap,
   createNamespace,
   createSync,
   getSync,
+  Mapping,
   repoSyncObject,
   startManager,
   synced,
@@ -141,6 +143,19 @@ test("driftless sync --wait on a suspended sync exits 1 at once, saying nothing 
   const asked = await driftless("sync", "reposync", "repo-sync", "-n", namespace);
   assert.equal(asked.code, 0, asked.out);
   assert.match(asked.out, /suspended: its pass applies/);
+});
+
+test("driftless sync --wait is answered only by the echo of its own request, not by a handled value dated later", async (t) => {
+  const namespace = await testNamespace(t);
+  await createRepoSync(namespace, await TestRepo.create(t)); // no reconciler: nothing answers
+  // A faster clock, or anyone who may patch the sync, can leave a handled value later than any request.
+  const client = await admin();
+  t.after(() => client.close());
+  const handled = { metadata: { annotations: { "driftless.dev/sync-request-handled": "2099-01-01T00:00:00Z" } } };
+  await client.patch(Mapping.RepoSync, namespace, "repo-sync", handled, "merge");
+  const waited = await driftless("sync", "reposync", "repo-sync", "-n", namespace, "--wait", "--timeout", "3s");
+  assert.equal(waited.code, 1, waited.out);
+  assert.match(waited.out, /within the timeout/);
 });
 
 test("driftless sync --wait on a sync deleted while it waits exits 1 at once, saying so, instead of waiting out its timeout", async (t) => {

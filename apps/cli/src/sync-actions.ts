@@ -51,14 +51,16 @@ function patchAnnotation(client: KubeClient, ref: SyncRef, key: string, value: s
 }
 
 /**
- * True once a pass that began after `request` has finished: the reconciler echoes the request it
- * answered in `driftless.dev/sync-request-handled`. A later request answered counts too (its pass is
- * newer still), when both are times; a value someone wrote by hand ("now") only answers itself.
+ * True once the reconciler has answered one of `requests`: it echoes the request it answered in
+ * `driftless.dev/sync-request-handled`. The value is a token, compared whole, never as a time: a handled
+ * value later than the request may come from another clock, or from anyone who may patch the sync.
  */
-export function requestAnswered(sync: KubeObject, request: string): boolean {
+export function requestAnswered(sync: KubeObject, requests: ReadonlySet<string>): boolean {
   const handled = sync.metadata.annotations?.[SyncAnnotation.SyncRequestHandled];
-  if (handled === undefined) return false;
-  if (handled === request) return true;
-  const [at, asked] = [Date.parse(handled), Date.parse(request)];
-  return Number.isFinite(at) && Number.isFinite(asked) && at > asked;
+  return handled !== undefined && requests.has(handled);
+}
+
+/** The request on the sync now: a later one may have replaced the caller's, and its pass is newer still. */
+export function currentRequest(sync: KubeObject): string | undefined {
+  return sync.metadata.annotations?.[SyncAnnotation.SyncRequestedAt];
 }

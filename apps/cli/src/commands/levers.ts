@@ -10,7 +10,7 @@
 import { getCondition, isSuspended, SyncConditionType, type SyncCondition } from "@driftless/api";
 import { Informer, KubeClient, isForbidden, isNotFound, type KubeObject } from "@driftless/kube";
 import { aborted, interruptedExitCode, isRefusal, unlessAborted } from "../interrupt.ts";
-import { act, requestAnswered, SyncAction } from "../sync-actions.ts";
+import { act, currentRequest, requestAnswered, SyncAction } from "../sync-actions.ts";
 import { mappingOf, type SyncRef } from "../sync-objects.ts";
 import { syncReport, SyncState } from "../sync-report.ts";
 import { cell } from "./status-render.ts";
@@ -121,7 +121,7 @@ function stalledForGood(sync: KubeObject): boolean {
   );
 }
 
-/** Follows the sync by a watch until a pass newer than `request` has finished, a stall, the timeout, a refusal or Ctrl-C. */
+/** Follows the sync by a watch until the pass answering `request` (or a request replacing it) has finished, a stall, the timeout, a refusal or Ctrl-C. */
 async function waitForAnswer(
   client: KubeClient,
   ref: SyncRef,
@@ -142,8 +142,12 @@ async function waitForAnswer(
   try {
     return await new Promise<Answer>((resolve) => {
       done = resolve;
+      // Ours, and any request that replaced it while we wait: the reconciler answers the latest only.
+      const requests = new Set([request]);
       const check = (sync: KubeObject): void => {
-        if (requestAnswered(sync, request)) resolve({ outcome: "answered", sync });
+        const current = currentRequest(sync);
+        if (current !== undefined) requests.add(current);
+        if (requestAnswered(sync, requests)) resolve({ outcome: "answered", sync });
         else if (sync.metadata.deletionTimestamp !== undefined) resolve({ outcome: "deleted" });
         else if (stalledForGood(sync)) resolve({ outcome: "stalled", sync });
       };
