@@ -199,7 +199,8 @@ function ownedAccess(role: OwnedRole): { roles: OwnedRole[]; bindings: BindingRe
  * watches only its own RSync (a list or watch passes resourceNames only with that name's field selector)
  * and deletes none; what it may change on its own is manifests/reconciler-admission-policy.yaml's to say. `create` cannot be limited to a
  * name (the authorizer sees none), so RBAC leaves it open in the sync's namespace and the admission policy
- * reconciler-resourcegroup-creates.driftless.dev refuses a RepoSync's reconciler any group but its own two.
+ * reconciler-resourcegroup-creates.driftless.dev refuses a reconciler (a RepoSync's, or a RootSync's in
+ * config-management-system) any group but its own two.
  */
 function syncAccess(ref: SyncRef, reconciler: string): { roles: OwnedRole[]; bindings: BindingRef[] } {
   const plural = ref.kind === Kind.RootSync ? Plural.RootSync : Plural.RepoSync;

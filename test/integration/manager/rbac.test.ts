@@ -699,6 +699,26 @@ test("a RootSync's reconciler with roleRefs writes its own RootSync and Resource
     "a restricted root reconciler repointed another RootSync",
   );
   assert.equal(await answer(asReconciler.patch(Mapping.RootSync, systemNamespace, restricted, handled, "merge")), "ok");
+  // RBAC lets it create ResourceGroups (no name to check); the admission policy allows only its own two, so it
+  // cannot take the name of another RootSync's group, a future RootSync's, or the cluster-admin root-sync's.
+  const group = (name: string): KubeObject => ({
+    apiVersion: "kpt.dev/v1alpha1",
+    kind: "ResourceGroup",
+    metadata: { name, namespace: systemNamespace },
+    spec: { resources: [] },
+  });
+  const created: string[] = [];
+  t.after(async () => {
+    for (const name of created) await (await admin()).delete(resourceGroupMapping, systemNamespace, name);
+  });
+  const createAs = async (name: string): Promise<"ok" | "forbidden"> => {
+    const result = await answer(asReconciler.create(resourceGroupMapping, group(name)));
+    if (result === "ok") created.push(name);
+    return result;
+  };
+  for (const name of [`${other}.pending`, `later-${suffix()}`, "root-sync", "root-sync.pending"])
+    assert.equal(await createAs(name), "forbidden", `a restricted root reconciler created the ResourceGroup ${name}`);
+  assert.equal(await createAs(`${restricted}.pending`), "ok");
 });
 
 test("a root reconciler restricted by roleRefs cannot drop them (nor change its spec or others' metadata on its RootSync); it writes its finalizer, its annotations and status", async (t) => {
