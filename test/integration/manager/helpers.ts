@@ -60,11 +60,13 @@ let managerKubeconfigFile: Promise<string> | undefined;
 
 /**
  * A kubeconfig holding a token of manifests/'s `reconciler-manager` ServiceAccount (TokenRequest
- * API), with the control plane's server and CA: the manager runs with exactly that RBAC.
+ * API), with the control plane's server and CA: the manager runs with exactly that RBAC, and process
+ * mode's addition (manager-process-rbac.yaml: tokens for its reconciler children).
  */
 export function managerKubeconfig(): Promise<string> {
   managerKubeconfigFile ??= (async () => {
-    for (const file of ["namespace.yaml", "manager-rbac.yaml", "reconciler-rbac.yaml"]) await applyManifest(file);
+    for (const file of ["namespace.yaml", "manager-rbac.yaml", "manager-process-rbac.yaml", "reconciler-rbac.yaml"])
+      await applyManifest(file);
     return serviceAccountKubeconfig("reconciler-manager");
   })();
   return managerKubeconfigFile;

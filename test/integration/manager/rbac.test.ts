@@ -66,7 +66,7 @@ async function allowed(serviceAccount: string, attributes: Attributes): Promise<
   return review.status?.allowed === true;
 }
 
-test("the manager's ServiceAccount may manage reconcilers but read no Secrets (but its webhook certificate) and touch no synced objects", async () => {
+test("the manager's ServiceAccount is granted what managing reconcilers takes, no direct read of Secrets (but its webhook certificate) or write of synced objects, and bind on cluster-admin (cluster-admin-equivalent)", async () => {
   await managerKubeconfig(); // applies manifests/
   const manager = "reconciler-manager";
   const may: Attributes[] = [
@@ -74,12 +74,16 @@ test("the manager's ServiceAccount may manage reconcilers but read no Secrets (b
     { verb: "update", resource: "rootsyncs", group: "configsync.gke.io", namespace: systemNamespace },
     { verb: "update", resource: "reposyncs", subresource: "status", group: "configsync.gke.io", namespace: "any" },
     { verb: "create", resource: "deployments", group: "apps", namespace: systemNamespace },
+    // Process mode (manager-process-rbac.yaml, which the tests apply): tokens for its reconciler children.
     { verb: "create", resource: "serviceaccounts", subresource: "token", namespace: systemNamespace },
     { verb: "create", resource: "rolebindings", group: "rbac.authorization.k8s.io", namespace: "team-a" },
     { verb: "update", resource: "leases", group: "coordination.k8s.io", namespace: systemNamespace },
     // Per-sync Roles reading only the Secrets a spec names (a Role with what the manager lacks needs escalate).
     { verb: "create", resource: "roles", group: "rbac.authorization.k8s.io", namespace: "team-a" },
     { verb: "escalate", resource: "roles", group: "rbac.authorization.k8s.io", namespace: "team-a" },
+    // Binding RootSync reconcilers to cluster-admin or any roleRef: with it the manager could bind itself to
+    // cluster-admin, so its token is as strong as cluster-admin's (manifests/manager-rbac.yaml says so).
+    { verb: "bind", resource: "clusterroles", group: "rbac.authorization.k8s.io", name: "cluster-admin" },
     // Admission protection: its own webhook configuration and certificate Secret, by name.
     {
       verb: "update",
@@ -919,6 +923,28 @@ test("the reconciler write policy names the finalizer, label, annotations and Se
   assert.ok(who.includes(`'${reconcilerName("RootSync", systemNamespace, "root-sync")}'`), who);
   assert.ok(who.includes(`'${reconcilerName("RootSync", systemNamespace, "x").replace(/x$/, "")}'`), who);
   assert.ok(who.includes(`'${reconcilerName("RepoSync", "x", "repo-sync").replace(/x$/, "")}'`), who);
+});
+
+/** The rules of every Role and ClusterRole in `files` (under manifests/). */
+async function roleRules(files: readonly string[]): Promise<{ resources?: string[]; verbs?: string[] }[]> {
+  const dir = join(findRepoRoot(), "manifests");
+  const rules: { resources?: string[]; verbs?: string[] }[] = [];
+  for (const file of files)
+    for (const doc of parseAllDocuments(await readFile(join(dir, file), "utf8"))) {
+      const obj = doc.toJS() as KubeObject;
+      if (obj.kind === "Role" || obj.kind === "ClusterRole") rules.push(...((obj["rules"] ?? []) as typeof rules));
+    }
+  return rules;
+}
+
+test("the shipped manifests (deployment mode: pods get their tokens from the kubelet) grant no ServiceAccount token requests; process mode's manager-process-rbac.yaml grants the manager them", async () => {
+  const dir = join(findRepoRoot(), "manifests");
+  const kustomization = parse(await readFile(join(dir, "kustomization.yaml"), "utf8")) as { resources: string[] };
+  const mintsTokens = (rules: { resources?: string[]; verbs?: string[] }[]): boolean =>
+    rules.some((r) => (r.resources ?? []).includes("serviceaccounts/token") && (r.verbs ?? []).includes("create"));
+  assert.equal(mintsTokens(await roleRules(kustomization.resources)), false);
+  assert.ok(!kustomization.resources.includes("manager-process-rbac.yaml"));
+  assert.equal(mintsTokens(await roleRules(["manager-process-rbac.yaml"])), true);
 });
 
 test("every file of manifests/kustomization.yaml is accepted by the API server (server-side dry run)", async () => {
