@@ -139,23 +139,43 @@ spec: {replicas: 2}
     ]);
   });
 
-  void it("rejects status and server-set metadata copied from a live object (KNV1045)", () => {
-    const [error] = problems(`apiVersion: v1
+  void it("rejects status and server-set metadata copied from a live object, one KNV1045 per field as nomos", () => {
+    const errors = problems(`apiVersion: v1
 kind: ConfigMap
 metadata:
   name: c
+  selfLink: /x
   uid: 1234
   resourceVersion: "99"
   generation: 3
   creationTimestamp: "2024-01-01T00:00:00Z"
+  deletionTimestamp: "2024-01-02T00:00:00Z"
+  deletionGracePeriodSeconds: 30
   ownerReferences: [{kind: X}]
 status: {phase: Active}
 `);
-    assert.equal(error?.code, "KNV1045");
-    assert.match(
-      error?.message ?? "",
-      /remove: metadata\.uid, metadata\.resourceVersion, metadata\.creationTimestamp, metadata\.generation, metadata\.ownerReferences, status$/,
+    const fields = [
+      "metadata.ownerReference",
+      "metadata.selfLink",
+      "metadata.uid",
+      "metadata.resourceVersion",
+      "metadata.generation",
+      "metadata.creationTimestamp",
+      "metadata.deletionTimestamp",
+      "metadata.deletionGracePeriodSeconds",
+      "status",
+    ];
+    assert.deepEqual(
+      codes(errors),
+      fields.map(() => "KNV1045"),
     );
+    errors.forEach((error, i) => {
+      const field = fields[i] ?? "";
+      assert.equal(
+        error.message,
+        `app/object.yaml: ConfigMap "c": Configs with "${field}" specified are not allowed. To fix, either remove the config or remove the "${field}" field in the config`,
+      );
+    });
   });
 
   void it("accepts what kubectl --dry-run writes: creationTimestamp null and an empty status", () => {

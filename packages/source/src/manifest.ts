@@ -62,9 +62,6 @@ export type ManifestCheck =
       readonly flawed?: Manifest;
     };
 
-/** Metadata only the API server sets; declaring them in Git is an error in Config Sync (KNV1045). */
-const serverSetMetadata = ["uid", "resourceVersion", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"];
-
 export function toManifest(raw: JsonObject, sourcePath: string, location: string): ManifestCheck {
   const errors: SourceError[] = [];
   const apiVersion = raw["apiVersion"];
@@ -273,6 +270,10 @@ function stringMap(
   return value as Readonly<Record<string, string>>;
 }
 
+/**
+ * Fields only the API server sets, or a controller (status), each its own KNV1045 as Config Sync reports
+ * them, named and worded as nomos prints them (`metadata.ownerReference` included), in its order.
+ */
 function checkServerSetFields(
   raw: JsonObject,
   metadata: JsonObject,
@@ -281,31 +282,39 @@ function checkServerSetFields(
   details: Details,
   errors: SourceError[],
 ): void {
-  const illegal: string[] = [];
-  for (const field of serverSetMetadata) {
-    const value = metadata[field];
-    if (value !== undefined && value !== null && value !== "") illegal.push(`metadata.${field}`);
-  }
-  // `creationTimestamp: null` is what `kubectl create --dry-run -o yaml` writes; only a set value is wrong.
-  if (metadata["creationTimestamp"] !== undefined && metadata["creationTimestamp"] !== null)
-    illegal.push("metadata.creationTimestamp");
-  const generation = metadata["generation"];
-  if (generation !== undefined && generation !== null && generation !== 0) illegal.push("metadata.generation");
-  const owners = metadata["ownerReferences"];
-  if (isJsonArray(owners) ? owners.length > 0 : owners !== undefined && owners !== null)
-    illegal.push("metadata.ownerReferences");
-  // A status copied from `kubectl get -o yaml` would fight the controller that owns it.
-  const status = raw["status"];
-  const hasStatus = isJsonObject(status) ? Object.keys(status).length > 0 : status !== undefined && status !== null;
-  if (hasStatus && group !== ConfigManagementGroup) illegal.push("status");
-  if (illegal.length > 0) {
+  for (const field of serverSetFields(raw, metadata, group))
     errors.push(
       new IllegalFieldError(
-        where(`fields set by the API server must not be declared; remove: ${illegal.join(", ")}`),
+        where(
+          `Configs with "${field}" specified are not allowed. To fix, either remove the config or remove the "${field}" field in the config`,
+        ),
         details,
       ),
     );
-  }
+}
+
+function serverSetFields(raw: JsonObject, metadata: JsonObject, group: string): string[] {
+  const isPresent = (value: JsonValue | undefined): boolean => value !== undefined && value !== null;
+  const isSet = (value: JsonValue | undefined): boolean => isPresent(value) && value !== "";
+  const owners = metadata["ownerReferences"];
+  // A status copied from `kubectl get -o yaml` would fight the controller that owns it (driftless's own rule).
+  const status = raw["status"];
+  const checks: readonly (readonly [string, boolean])[] = [
+    ["metadata.ownerReference", isJsonArray(owners) ? owners.length > 0 : isPresent(owners)],
+    ["metadata.selfLink", isSet(metadata["selfLink"])],
+    ["metadata.uid", isSet(metadata["uid"])],
+    ["metadata.resourceVersion", isSet(metadata["resourceVersion"])],
+    ["metadata.generation", isPresent(metadata["generation"]) && metadata["generation"] !== 0],
+    // `creationTimestamp: null` is what `kubectl create --dry-run -o yaml` writes; only a set value is wrong.
+    ["metadata.creationTimestamp", isPresent(metadata["creationTimestamp"])],
+    ["metadata.deletionTimestamp", isSet(metadata["deletionTimestamp"])],
+    ["metadata.deletionGracePeriodSeconds", isSet(metadata["deletionGracePeriodSeconds"])],
+    [
+      "status",
+      group !== ConfigManagementGroup && (isJsonObject(status) ? Object.keys(status).length > 0 : isPresent(status)),
+    ],
+  ];
+  return checks.filter(([, illegal]) => illegal).map(([field]) => field);
 }
 
 function checkDependsOn(
