@@ -13,6 +13,16 @@ export function printable(text: string): string {
   return text.replace(control, hex);
 }
 
+const anyControl = /[\x00-\x1f\x7f-\x9f]/g;
+
+/**
+ * A name or path from a repository or a cluster (or a message driftless builds as one line around them), set
+ * into a line of output: line breaks are escaped too, so the name cannot start a line that reads as the CLI's own.
+ */
+export function printableLine(text: string): string {
+  return text.replace(anyControl, hex);
+}
+
 /** JSON.stringify escapes C0 but leaves C1 (U+0080–U+009F) raw; this escapes those too, still valid JSON. */
 export function printableJson(json: string): string {
   return json.replace(/[\x7f-\x9f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);

@@ -13,6 +13,7 @@ import {
 import { KubeClient, RestMapper } from "@driftless/kube";
 import { Annotator, CustomResourceSchemaRegistry, PatchMaker, renderResult } from "@driftless/objectmatcher";
 import { implicitNamespaces, readSource } from "@driftless/source";
+import { printableLine } from "../terminal-text.ts";
 
 export interface DiffOptions {
   readonly dir: string;
@@ -49,7 +50,8 @@ export async function diff(options: DiffOptions, out: (line: string) => void): P
       },
     });
     if (!source.complete) {
-      for (const error of source.errors) out(`${error.code}: ${error.message}`);
+      // One line each, as driftless builds it: a line break in it came from a file or object name.
+      for (const error of source.errors) out(`${error.code}: ${printableLine(error.message)}`);
       return 2;
     }
     // The reconciler's matcher: custom resources merge by their CRD's schema here too.
@@ -67,7 +69,9 @@ export async function diff(options: DiffOptions, out: (line: string) => void): P
     for (const object of source.objects) {
       const desired = toDesired(object, declaringSource);
       const mapping = await mapper.mappingFor(object.apiVersion, object.kind);
-      const title = `${object.apiVersion} ${object.kind} ${object.id.namespace ? `${object.id.namespace}/` : ""}${object.id.name}`;
+      const title = printableLine(
+        `${object.apiVersion} ${object.kind} ${object.id.namespace ? `${object.id.namespace}/` : ""}${object.id.name}`,
+      );
       if (mapping === undefined) {
         out(`? ${title}: kind not served by the cluster`);
         changes++;
@@ -75,7 +79,7 @@ export async function diff(options: DiffOptions, out: (line: string) => void): P
       }
       const live = await client.get(mapping, mapping.namespaced ? object.id.namespace : undefined, object.id.name);
       if (live === undefined) {
-        out(`+ ${title}: would be created (${object.sourcePath})`);
+        out(`+ ${title}: would be created (${printableLine(object.sourcePath)})`);
         changes++;
         continue;
       }
@@ -109,6 +113,9 @@ export async function diff(options: DiffOptions, out: (line: string) => void): P
   }
 }
 
+/** An inventory entry, as the ResourceGroup records it (its fields are not validated as names): kept on one line. */
 function pruneTitle(id: ObjectId): string {
-  return `${id.group ? `${id.group}/` : ""}${id.kind} ${id.namespace ? `${id.namespace}/` : ""}${id.name}`;
+  return printableLine(
+    `${id.group ? `${id.group}/` : ""}${id.kind} ${id.namespace ? `${id.namespace}/` : ""}${id.name}`,
+  );
 }

@@ -1,4 +1,4 @@
-import { printable, printableJson, printableYaml } from "../terminal-text.ts";
+import { printable, printableJson, printableLine, printableYaml } from "../terminal-text.ts";
 import type { SyncReport } from "../sync-report.ts";
 
 export const OutputFormat = { Text: "text", Json: "json", Yaml: "yaml" } as const;
@@ -12,7 +12,7 @@ const short = (commit: string): string => commit.slice(0, 12) || "-";
 export const continuationIndent = " ".repeat(13);
 
 /**
- * A field from the cluster (a message, an error, a source) that may hold newlines (printable() keeps them;
+ * A message from the cluster (a condition's, an error's) that may hold newlines (printable() keeps them;
  * a carriage return it escapes): its further lines are
  * indented past every column a row (0), a sync's detail (2) or an object (4) starts at, so tenant text
  * cannot print a line that reads as another sync or another error.
@@ -21,18 +21,18 @@ export function cell(text: string): string {
   return text.replaceAll("\n", `\n${continuationIndent}`);
 }
 
-/** The summary line of one sync (the line `driftless status` has always printed). */
+/** The summary line of one sync (the line `driftless status` has always printed); names and commits keep to it. */
 export function statusLine(r: SyncReport): string {
   const message = r.stalled?.message ?? r.message;
-  return `${cell(r.kind).padEnd(8)} ${cell(`${r.namespace}/${r.name}`).padEnd(48)} ${r.state.padEnd(8)} ${cell(short(r.commits.lastSynced)).padEnd(12)} ${r.errorCount} error(s)${message ? `  ${cell(message)}` : ""}`;
+  return `${printableLine(r.kind).padEnd(8)} ${printableLine(`${r.namespace}/${r.name}`).padEnd(48)} ${r.state.padEnd(8)} ${printableLine(short(r.commits.lastSynced)).padEnd(12)} ${r.errorCount} error(s)${message ? `  ${cell(message)}` : ""}`;
 }
 
 /** A sync as a person reads it: the summary line, then its source, commits, stall, errors and objects. */
 export function syncLines(r: SyncReport): string[] {
   const lines = [
     statusLine(r),
-    `  source:    ${cell(r.source.display)}`,
-    cell(
+    `  source:    ${printableLine(r.source.display)}`,
+    printableLine(
       `  commits:   source ${short(r.commits.source)}  rendering ${short(r.commits.rendering)}  sync ${short(r.commits.sync)}`,
     ),
   ];
@@ -43,7 +43,7 @@ export function syncLines(r: SyncReport): string[] {
     lines.push(`  resources: ${r.resources.length}`);
     for (const o of r.resources) {
       const kind = o.group ? `${o.group}/${o.kind}` : o.kind;
-      lines.push(cell(`    ${o.status.padEnd(12)} ${kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name}`));
+      lines.push(printableLine(`    ${o.status.padEnd(12)} ${kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name}`));
     }
   }
   return lines;

@@ -136,9 +136,29 @@ test("a multi-line message, error or source cannot print a line that looks like 
     lines.join("\n"),
   );
   const continued = lines.filter((l) => l.trimStart().startsWith("RootSync"));
-  assert.equal(continued.length, 5, "the row, and each field's second line, indented");
+  assert.equal(continued.length, 4, "the row, and each message's second line, indented");
   assert.ok(
     continued.slice(1).every((l) => l.startsWith(" ".repeat(13))),
     lines.join("\n"),
   );
+  // The source is a path, not a message: it keeps to its line.
+  assert.ok(lines.includes(`  source:    r@main/config${fake.replaceAll("\n", "\\x0a")}`), lines.join("\n"));
+});
+
+test("an object's or a sync's name holding a line break keeps to its line in the text view", () => {
+  const forged = "RootSync config-management-system/other                      SYNCED   abcdef012345 0 error(s)";
+  const named = { ...sync({}, {}), kind: `RootSync\n${forged}` } as KubeObject;
+  const group = {
+    apiVersion: "kpt.dev/v1alpha1",
+    kind: "ResourceGroup",
+    metadata: { name: "root-sync", namespace: "config-management-system" },
+    status: { resourceStatuses: [{ kind: "ConfigMap", namespace: "a", name: `b\n${forged}`, status: "Current" }] },
+  } as KubeObject;
+  const text = render([syncReport(named, group)], OutputFormat.Text);
+  assert.deepEqual(
+    text.split("\n").filter((l) => l.trimStart().startsWith(forged)),
+    [],
+    text,
+  );
+  assert.ok(text.includes(`ConfigMap a/b\\x0a${forged}`), text);
 });

@@ -13,6 +13,7 @@ import {
   type SourceError,
   type SyncScope,
 } from "@driftless/source";
+import { printableLine } from "../terminal-text.ts";
 import { kindsOrReport } from "./api-resources.ts";
 
 export interface VetOptions {
@@ -86,17 +87,27 @@ function withinCount(cluster: ClusterResult, max: number | undefined): ClusterRe
   };
 }
 
-/** `KNVxxxx: message (files)`, then Config Sync's link to the code's page, as nomos prints an error. */
+/**
+ * `KNVxxxx: message (files)`, then Config Sync's link to the code's page, as nomos prints an error. The message
+ * is one line as driftless builds it: a line break in it, or in a path, came from a file or object name and is
+ * escaped, so a repository cannot print lines that read as vet's own.
+ */
 export function formatError(error: SourceError): string {
-  const where = error.sourcePaths.length > 0 ? ` (${error.sourcePaths.join(", ")})` : "";
-  return knvErrorText(error.code, `${error.message}${where}`);
+  return knvErrorText(error.code, `${printableLine(error.message)}${filesOf(error)}`);
+}
+
+/** ` (a.yaml, b.yaml)`: the files an error concerns. */
+function filesOf(error: SourceError): string {
+  return error.sourcePaths.length > 0 ? ` (${error.sourcePaths.map(printableLine).join(", ")})` : "";
 }
 
 /** An error with the clusters it concerns, when not all (nomos says `errors for cluster "prod"`). */
 export function formatClusterError({ error, clusters }: ClusterError): string {
   if (clusters === undefined) return formatError(error);
-  const where = error.sourcePaths.length > 0 ? ` (${error.sourcePaths.join(", ")})` : "";
-  return knvErrorText(error.code, `for ${describeClusters(clusters)}: ${error.message}${where}`);
+  return knvErrorText(
+    error.code,
+    `for ${describeClusters(clusters)}: ${printableLine(error.message)}${filesOf(error)}`,
+  );
 }
 
 /** Each error, a blank line between two (each ends with its link, as in nomos's list). */
