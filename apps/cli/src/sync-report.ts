@@ -13,17 +13,25 @@ export interface SyncReport {
   readonly state: SyncState;
   /** Where the sync reads from, credentials masked. */
   readonly source: SourceReport;
-  /** The commit each phase last worked on ("" when it has not yet); `lastSynced` is the last one synced without errors. */
+  /**
+   * The commit each phase last worked on ("" when it has not yet); `lastSynced` is the last one synced without
+   * errors; `syncing` the Syncing condition's, the commit `nomos status` shows and the COMMIT column.
+   */
   readonly commits: {
     readonly source: string;
     readonly rendering: string;
     readonly sync: string;
     readonly lastSynced: string;
+    readonly syncing: string;
   };
   /** When the sync phase last reported (RFC 3339; "" before the first pass). */
   readonly lastSyncTime: string;
+  /** As `nomos status` counts them: a stalled sync's are its stall's (its summary, or the stall as one error). */
   readonly errorCount: number;
-  /** The errors the status lists (it may list fewer than errorCount), with Config Sync's KNV codes. */
+  /**
+   * The errors the status lists (it may list fewer than errorCount), with Config Sync's KNV codes; while stalled,
+   * those of the Stalled condition only, or its message (code "") when it lists none.
+   */
   readonly errors: readonly ErrorReport[];
   /** The manager's Stalled condition, when True: the reconciler cannot be set up or keeps failing. */
   readonly stalled?: { readonly reason: string; readonly message: string };
@@ -72,7 +80,7 @@ export interface ConditionReport {
 export interface ErrorReport {
   /** Which phase reported it: source, rendering, sync, or the condition type (Stalled, Reconciling). */
   readonly phase: string;
-  /** `KNVxxxx`. */
+  /** `KNVxxxx`; "" when the status gives none. */
   readonly code: string;
   /** The status's errorMessage after its `KNVxxxx: `, Config Sync's link to the code's page included. */
   readonly message: string;
@@ -96,7 +104,9 @@ interface RawCondition {
   message?: string;
   lastUpdateTime?: string;
   lastTransitionTime?: string;
+  commit?: string;
   errors?: RawError[];
+  errorSummary?: { totalCount?: number };
 }
 interface RawError {
   code?: string;
@@ -130,12 +140,7 @@ export function syncReport(sync: KubeObject, group?: KubeObject): SyncReport {
   const syncing = status.conditions?.find((c) => c.type === "Syncing");
   const stalled = status.conditions?.find((c) => c.type === "Stalled" && c.status === "True");
   const suspended = status.conditions?.find((c) => c.type === "Suspended" && c.status === "True");
-  const errorCount = phases.reduce((n, phase) => n + (status[phase]?.errorSummary?.totalCount ?? 0), 0);
-  const errors: ErrorReport[] = [];
-  for (const phase of phases) for (const e of status[phase]?.errors ?? []) errors.push(errorReport(phase, e));
-  for (const c of status.conditions ?? [])
-    if (c.type !== "Syncing" && c.status === "True")
-      for (const e of c.errors ?? []) errors.push(errorReport(c.type ?? "", e));
+  const { errorCount, errors } = stalled === undefined ? reportedErrors(status) : stallErrors(stalled);
   const state: SyncState =
     stalled !== undefined
       ? SyncState.Stalled
@@ -161,9 +166,10 @@ export function syncReport(sync: KubeObject, group?: KubeObject): SyncReport {
       rendering: status.rendering?.commit ?? "",
       sync: status.sync?.commit ?? "",
       lastSynced: status.lastSyncedCommit ?? "",
+      syncing: syncing?.commit ?? "",
     },
     lastSyncTime: status.sync?.lastUpdate ?? "",
-    errorCount: Math.max(errorCount, errors.length),
+    errorCount,
     errors,
     conditions: (status.conditions ?? []).map((c) => ({
       type: c.type ?? "",
@@ -178,6 +184,34 @@ export function syncReport(sync: KubeObject, group?: KubeObject): SyncReport {
     ...(message ? { message: redactCredentials(message) } : {}),
     ...(group === undefined ? {} : { resources: resourceReports(group) }),
   };
+}
+
+interface ErrorsOf {
+  readonly errorCount: number;
+  readonly errors: ErrorReport[];
+}
+
+/** The phases' errors and those of any other condition that is True. */
+function reportedErrors(status: RawStatus): ErrorsOf {
+  const counted = phases.reduce((n, phase) => n + (status[phase]?.errorSummary?.totalCount ?? 0), 0);
+  const errors: ErrorReport[] = [];
+  for (const phase of phases) for (const e of status[phase]?.errors ?? []) errors.push(errorReport(phase, e));
+  for (const c of status.conditions ?? [])
+    if (c.type !== "Syncing" && c.status === "True")
+      for (const e of c.errors ?? []) errors.push(errorReport(c.type ?? "", e));
+  return { errorCount: Math.max(counted, errors.length), errors };
+}
+
+/**
+ * A stalled sync's errors, as `nomos status` reports them: the Stalled condition's alone (the phases' are left
+ * out), counted by its summary; one that lists none (a reconciler that keeps exiting) is one error, its message.
+ */
+function stallErrors(stalled: RawCondition): ErrorsOf {
+  const phase = stalled.type ?? "";
+  const listed = (stalled.errors ?? []).map((e) => errorReport(phase, e));
+  const errors = listed.length > 0 ? listed : [{ phase, code: "", message: redactCredentials(stalled.message ?? "") }];
+  const counted = stalled.errorSummary === undefined ? 1 : (stalled.errorSummary.totalCount ?? 0);
+  return { errorCount: Math.max(counted, errors.length), errors };
 }
 
 function errorReport(phase: string, e: RawError): ErrorReport {

@@ -1,5 +1,5 @@
 import { printable, printableJson, printableLine, printableYaml } from "../terminal-text.ts";
-import type { SyncReport } from "../sync-report.ts";
+import { SyncState, type SyncReport } from "../sync-report.ts";
 
 export const OutputFormat = { Text: "text", Json: "json", Yaml: "yaml" } as const;
 export type OutputFormat = (typeof OutputFormat)[keyof typeof OutputFormat];
@@ -24,7 +24,12 @@ export function cell(text: string): string {
 /** The summary line of one sync (the line `driftless status` has always printed); names and commits keep to it. */
 export function statusLine(r: SyncReport): string {
   const message = r.stalled?.message ?? r.message;
-  return `${printableLine(r.kind).padEnd(8)} ${printableLine(`${r.namespace}/${r.name}`).padEnd(48)} ${r.state.padEnd(8)} ${printableLine(short(r.commits.lastSynced)).padEnd(12)} ${r.errorCount} error(s)${message ? `  ${cell(message)}` : ""}`;
+  return `${printableLine(r.kind).padEnd(8)} ${printableLine(`${r.namespace}/${r.name}`).padEnd(48)} ${r.state.padEnd(8)} ${printableLine(short(shownCommit(r))).padEnd(12)} ${r.errorCount} error(s)${message ? `  ${cell(message)}` : ""}`;
+}
+
+/** The commit `nomos status` shows: the Syncing condition's (a failed one's too), none while stalled. */
+function shownCommit(r: SyncReport): string {
+  return r.state === SyncState.Stalled ? "" : r.commits.syncing;
 }
 
 /** A sync as a person reads it: the summary line, then its source, commits, stall, errors and objects. */
@@ -37,7 +42,7 @@ export function syncLines(r: SyncReport): string[] {
     ),
   ];
   if (r.stalled !== undefined) lines.push(cell(`  stalled:   ${r.stalled.reason}: ${r.stalled.message}`));
-  for (const e of r.errors) lines.push(cell(`  error:     ${e.code} (${e.phase}) ${e.message}`));
+  for (const e of r.errors) lines.push(cell(`  error:     ${e.code ? `${e.code} ` : ""}(${e.phase}) ${e.message}`));
   if (r.errorCount > r.errors.length) lines.push(`  error:     ... ${r.errorCount - r.errors.length} more`);
   if (r.resources !== undefined) {
     lines.push(`  resources: ${r.resources.length}`);

@@ -73,6 +73,80 @@ test("the Stalled reason is shown when the manager sets it", () => {
   assert.deepEqual(report.stalled, { reason: "Deployment", message: "image pull failed" });
 });
 
+test("a stalled sync counts its stall as its error, as nomos status does (TotalErrorCount 1), and only its stall", () => {
+  // The manager's Stalled condition for a reconciler that keeps exiting lists no errors.
+  const stall = { type: "Stalled", status: "True", reason: "ReconcilerFailed", message: "forbidden" };
+  const report = syncReport(sync({}, { conditions: [stall] }));
+  assert.equal(report.errorCount, 1);
+  assert.deepEqual(report.errors, [{ phase: "Stalled", code: "", message: "forbidden" }]);
+  // The phases' errors from an earlier pass: nomos shows the stall alone.
+  const earlier = {
+    source: { errors: [{ code: "1006", errorMessage: "KNV1006: x" }], errorSummary: { totalCount: 2 } },
+  };
+  assert.deepEqual(syncReport(sync({}, { ...earlier, conditions: [stall] })), report);
+  const text = render([report], OutputFormat.Text);
+  assert.match(text, /STALLED +- +1 error\(s\) +forbidden/);
+  assert.match(text, /\n {2}error: +\(Stalled\) forbidden\n/);
+  assert.doesNotMatch(text, /more/);
+  assert.equal(
+    (JSON.parse(render([report], OutputFormat.Json)) as { syncs: { errorCount: number }[] }).syncs[0]?.errorCount,
+    1,
+  );
+
+  // A stall that lists its errors is counted by its summary, as nomos does.
+  const listed = syncReport(
+    sync(
+      {},
+      {
+        ...earlier,
+        conditions: [
+          {
+            ...stall,
+            reason: "Validation",
+            errors: [{ code: "1061", errorMessage: "KNV1061: a" }],
+            errorSummary: { totalCount: 2 },
+          },
+        ],
+      },
+    ),
+  );
+  assert.equal(listed.errorCount, 2);
+  assert.deepEqual(listed.errors, [{ phase: "Stalled", code: "KNV1061", message: "a" }]);
+  assert.match(render([listed], OutputFormat.Text), /error: +\.\.\. 1 more/);
+});
+
+test("the COMMIT column is the Syncing condition's commit, as nomos status shows it, before any commit synced", () => {
+  const commit = "0123456789abcdef0123456789abcdef01234567";
+  const failed = syncReport(
+    sync(
+      { git: { repo: "r", branch: "main" } },
+      {
+        source: { commit, errors: [{ code: "1006", errorMessage: "KNV1006: bad" }], errorSummary: { totalCount: 1 } },
+        conditions: [{ type: "Syncing", status: "False", reason: "Source", message: "Source", commit }],
+      },
+    ),
+  );
+  assert.equal(failed.commits.syncing, commit);
+  assert.equal(failed.commits.lastSynced, "");
+  assert.match(render([failed], OutputFormat.Text), /ERROR +0123456789ab 1 error\(s\)/);
+  const json = JSON.parse(render([failed], OutputFormat.Json)) as { syncs: { commits: { syncing: string } }[] };
+  assert.equal(json.syncs[0]?.commits.syncing, commit);
+  // A stalled sync shows none, as nomos's N/A: its Syncing condition is from before the stall.
+  const stalled = syncReport(
+    sync(
+      {},
+      {
+        lastSyncedCommit: commit,
+        conditions: [
+          { type: "Syncing", status: "False", reason: "Sync", message: "Sync Completed", commit },
+          { type: "Stalled", status: "True", reason: "ReconcilerFailed", message: "forbidden" },
+        ],
+      },
+    ),
+  );
+  assert.match(render([stalled], OutputFormat.Text), /STALLED +- +1 error\(s\)/);
+});
+
 test("a suspended sync is SUSPENDED, with what its last comparison found, and exits 1", () => {
   const drift =
     "Suspended by driftless.dev/suspend: nothing is applied, pruned or corrected. Compared with the source at commit abc: 1 missing (ConfigMap a/b)";
@@ -116,7 +190,13 @@ test("a multi-line message, error or source cannot print a line that looks like 
         },
         conditions: [
           { type: "Syncing", status: "False", message: `Source${fake}` },
-          { type: "Stalled", status: "True", reason: "Deployment", message: `stuck${fake}` },
+          {
+            type: "Stalled",
+            status: "True",
+            reason: "Deployment",
+            message: `stuck${fake}`,
+            errors: [{ code: "1006", errorMessage: `KNV1006: bad yaml${fake}` }],
+          },
         ],
       },
     ),
