@@ -13,12 +13,13 @@ import { checkSelectorObjects, selectForCluster } from "./cluster-selection.ts";
 import { checkIllegalKinds } from "./illegal-kinds.ts";
 import {
   isNamespaceSelector,
+  namespaceSelectedClusterScoped,
   namespaceSelectorOf,
   readNamespaceSelectors,
   selectedNamespaces,
   unknownNamespaceSelector,
 } from "./namespace-selection.ts";
-import { IllegalSelectorAnnotationError, NamespaceAndSelectorError } from "./selector-errors.ts";
+import { NamespaceAndSelectorError } from "./selector-errors.ts";
 import type { KindInfo } from "./kinds.ts";
 import { manifestResource, what } from "./hierarchy-raw.ts";
 import { declareHierarchy } from "./hierarchy.ts";
@@ -27,6 +28,7 @@ import type { Manifest } from "./manifest.ts";
 import type { DeclaredObject, ManifestSet, SourceResult } from "./result.ts";
 import { shapeOf, toSourceResult } from "./result.ts";
 import { placeObject } from "./scope.ts";
+import type { SyncScope } from "./scope.ts";
 import { checkObjectRules, checkUnmanagedNamespaces } from "./validate-objects.ts";
 
 export type { DeclareOptions };
@@ -57,15 +59,17 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
   const rootSync = options.scope.kind === "RootSync";
   const manifests = selection.manifests.filter((m) => !isNamespaceSelector(m));
   const namespaceSelectors = rootSync ? readNamespaceSelectors(selection.manifests, false) : undefined;
-  // NamespaceSelectors are Config Sync's own cluster-scoped kind, whatever the cluster serves: a RepoSync
-  // may not declare them (KNV1058), and objects naming one are not reported as well.
-  const refusedSelectors = rootSync ? [] : selection.manifests.filter(isNamespaceSelector);
+  // NamespaceSelectors are Config Sync's own cluster-scoped kind, whatever the cluster serves, checked as
+  // any cluster-scoped object: a RepoSync may not declare them (KNV1058; objects naming one are not
+  // reported as well), a RootSync's may not declare a namespace (KNV1052) or be namespace-selected (KNV1004).
+  const selectorObjects = selection.manifests.filter(isNamespaceSelector);
+  const refusedSelectors = rootSync ? [] : selectorObjects;
   const kinds = await resolveKinds(manifests, options.kinds);
   const errors: SourceError[] = [...(namespaceSelectors?.errors ?? [])];
   const setAside: SourceError[] = [];
-  for (const manifest of refusedSelectors) {
-    const placement = placeObject(manifest, false, options.scope);
-    if (!placement.ok) errors.push(placement.error);
+  for (const manifest of selectorObjects) {
+    const problem = clusterScopedProblem(manifest, options.scope);
+    if (problem) errors.push(problem);
   }
   const objects: DeclaredObject[] = [];
   const selected: { manifest: Manifest; info: KindInfo; selector: string }[] = [];
@@ -112,16 +116,19 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
 
 /** A namespace selector on a cluster-scoped object (KNV1004), or next to metadata.namespace (KNV1053). */
 function selectorProblem(manifest: Manifest, info: KindInfo): SourceError | undefined {
-  const resources = [manifestResource(manifest)];
-  if (!info.namespaced) {
-    const message = `${what(manifest)}: cluster-scoped objects may not be namespace-selected; remove the annotation configmanagement.gke.io/namespace-selector`;
-    return new IllegalSelectorAnnotationError(message, { resources });
-  }
+  if (!info.namespaced) return namespaceSelectedClusterScoped(manifest);
   if (manifest.metadata.namespace !== undefined) {
     const message = `${what(manifest)}: declares both metadata.namespace and the annotation configmanagement.gke.io/namespace-selector; remove one`;
-    return new NamespaceAndSelectorError(message, { resources });
+    return new NamespaceAndSelectorError(message, { resources: [manifestResource(manifest)] });
   }
   return undefined;
+}
+
+/** Config Sync's checks of a cluster-scoped object, in its order: scope and namespace, then no namespace selector. */
+function clusterScopedProblem(manifest: Manifest, scope: SyncScope): SourceError | undefined {
+  const placement = placeObject(manifest, false, scope);
+  if (!placement.ok) return placement.error;
+  return namespaceSelectorOf(manifest) === undefined ? undefined : namespaceSelectedClusterScoped(manifest);
 }
 
 /** Offline: an object of a kind nobody defines, in the namespace placement gave it ("" for none). */

@@ -17,7 +17,7 @@ import { isJsonObject } from "./json.ts";
 import { parseLabelSelector } from "./label-selector.ts";
 import type { LabelMatcher, Labels } from "./label-selector.ts";
 import type { Manifest } from "./manifest.ts";
-import { InvalidSelectorError, UnknownSelectorError } from "./selector-errors.ts";
+import { IllegalSelectorAnnotationError, InvalidSelectorError, UnknownSelectorError } from "./selector-errors.ts";
 
 /** A Namespace on the cluster, as dynamic NamespaceSelectors see it. */
 export interface LiveNamespace {
@@ -105,6 +105,12 @@ export function readNamespaceSelectors(
     else selectors.set(name, { manifest, matches: parsed.matcher, dynamic: mode === "dynamic" });
   }
   return { selectors, errors };
+}
+
+/** A namespace selector on a cluster-scoped object, Config Sync's own kinds included (KNV1004). */
+export function namespaceSelectedClusterScoped(manifest: Manifest): IllegalSelectorAnnotationError {
+  const message = `${what(manifest)}: cluster-scoped objects may not be namespace-selected; remove the annotation ${SelectorAnnotation.Namespace}`;
+  return new IllegalSelectorAnnotationError(message, { resources: [manifestResource(manifest)] });
 }
 
 export function unknownNamespaceSelector(manifest: Manifest, name: string): UnknownSelectorError {

@@ -118,6 +118,28 @@ void describe("NamespaceSelectors, unstructured", () => {
       { ...base, "sel2.yaml": nsSelector("prod", "{selector: {matchLabels: {a: b}}}") },
       ["KNV1029"],
     ],
+    [
+      "a NamespaceSelector declaring metadata.namespace: it is cluster-scoped (KNV1052, as nomos)",
+      {
+        ...base,
+        "sel.yaml": nsSelector("prod", "{selector: {matchLabels: {env: prod}}}").replace(
+          "metadata: {name: prod}",
+          "metadata: {name: prod, namespace: a}",
+        ),
+      },
+      ["KNV1052"],
+    ],
+    [
+      "a namespace-selected NamespaceSelector: it is cluster-scoped (KNV1004, as nomos)",
+      {
+        ...base,
+        "sel.yaml": nsSelector("prod", "{selector: {matchLabels: {env: prod}}}").replace(
+          "metadata: {name: prod}",
+          `metadata: {name: prod, annotations: {${selects("prod")}}}`,
+        ),
+      },
+      ["KNV1004"],
+    ],
   ];
   for (const [what, files, expected] of errorCases) {
     void it(`reports ${what}`, async () => {
