@@ -304,6 +304,73 @@ void describe("hierarchy: errors, with Config Sync's codes and the files they co
       [["KNV1053", "namespaces/web/cm.yaml"]],
     ],
     [
+      "a NamespaceSelector declaring metadata.namespace: it is cluster-scoped (KNV1052, as nomos)",
+      {
+        "namespaces/eng/selector.yaml": namespaceSelector.replace(
+          "{name: sandboxes}",
+          "{name: sandboxes, namespace: eng}",
+        ),
+        "namespaces/eng/web/namespace.yaml": ns("web"),
+      },
+      [["KNV1052", "namespaces/eng/selector.yaml"]],
+    ],
+    [
+      "a namespace-selected NamespaceSelector: it is cluster-scoped (KNV1004, as nomos)",
+      {
+        "namespaces/selector.yaml": namespaceSelector.replace(
+          "{name: sandboxes}",
+          "{name: sandboxes, annotations: {configmanagement.gke.io/namespace-selector: sandboxes}}",
+        ),
+        "namespaces/web/namespace.yaml": ns("web"),
+      },
+      [["KNV1004", "namespaces/selector.yaml"]],
+    ],
+    [
+      "a HierarchyConfig in a Namespace directory, which gives it a namespace (KNV1052, as nomos)",
+      {
+        "namespaces/web/namespace.yaml": ns("web"),
+        "namespaces/web/hc.yaml": hierarchyConfig("  - {group: apps, kinds: [Deployment]}\n"),
+      },
+      [["KNV1052", "namespaces/web/hc.yaml"]],
+    ],
+    [
+      "the Repo in a Namespace directory (KNV1052, as nomos)",
+      { "namespaces/web/namespace.yaml": ns("web"), "namespaces/web/repo.yaml": repo },
+      [["KNV1052", "namespaces/web/repo.yaml"]],
+      false,
+    ],
+    [
+      "a HierarchyConfig declaring a namespace, even that of its directory (KNV1052, as nomos)",
+      {
+        "system/hc.yaml": hierarchyConfig("  - {group: apps, kinds: [Deployment]}\n").replace(
+          "{name: config}",
+          "{name: config, namespace: system}",
+        ),
+      },
+      [["KNV1052", "system/hc.yaml"]],
+    ],
+    [
+      "a HierarchyConfig in an abstract directory, which gives it no namespace (KNV1039)",
+      {
+        "namespaces/eng/hc.yaml": hierarchyConfig("  - {group: apps, kinds: [Deployment]}\n"),
+        "namespaces/eng/web/namespace.yaml": ns("web"),
+      },
+      [["KNV1039", "namespaces/eng/hc.yaml"]],
+    ],
+    [
+      "only the scope errors when objects are misplaced too: Config Sync builds the tree only when scopes hold",
+      {
+        "namespaces/web/namespace.yaml": ns("web"),
+        "namespaces/web/hc.yaml": hierarchyConfig("  - {group: apps, kinds: [Deployment]}\n"),
+        "namespaces/web/reader.yaml": clusterRole("reader", "web"),
+        "cluster/cm.yaml": configMap("cm"),
+      },
+      [
+        ["KNV1052", "namespaces/web/hc.yaml"],
+        ["KNV1052", "namespaces/web/reader.yaml"],
+      ],
+    ],
+    [
       "a declared HNC depth label (KNV1057)",
       { "namespaces/web/namespace.yaml": ns("web", "eng.tree.hnc.x-k8s.io/depth: '1'") },
       [["KNV1057", "namespaces/web/namespace.yaml"]],

@@ -4,7 +4,8 @@
  * 1. directory and name rules, the Repo, kinds no source may declare (validate-objects.ts too), the
  *    selector objects' own rules (no cluster needed), on every object read, including those that
  *    failed a check of their own;
- * 2. kinds, and each object under the top-level directory its scope requires;
+ * 2. kinds and scopes (Config Sync's own kinds are cluster-scoped: no namespace, their directory's
+ *    included), then, once those hold, each object under the top-level directory its kind requires;
  * 3. HierarchyConfigs and the `namespaces/` tree: every object lands in its namespace directory's
  *    namespace, and what abstract directories hold is copied into every namespace below them;
  * 4. duplicates, after inheritance (an inherited object may collide with a namespace's own), and
@@ -19,7 +20,7 @@ import { checkSelectorObjects, selectForCluster } from "./cluster-selection.ts";
 import { checkIllegalKinds } from "./illegal-kinds.ts";
 import { findDuplicates } from "./duplicates.ts";
 import { NamespaceOnClusterScopedError } from "./errors.ts";
-import { namespaceSelectorOf } from "./namespace-selection.ts";
+import { namespaceSelectedClusterScoped, namespaceSelectorOf } from "./namespace-selection.ts";
 import { NamespaceAndSelectorError } from "./selector-errors.ts";
 import type { SourceError } from "./errors.ts";
 import { groupKindKey, readHierarchyConfigs } from "./hierarchy-config.ts";
@@ -30,6 +31,7 @@ import {
   HierarchyKind,
   hierarchyKindOf,
   HncManagedByAnnotation,
+  isKind,
   isNamespace,
   OriginalHncManagedByAnnotation,
   TopDir,
@@ -79,69 +81,63 @@ export async function declareHierarchy(set: ManifestSet, options: DeclareOptions
   );
   if (selection.errors.length > 0) return fail(selection.errors);
 
-  // Stage 2: Config Sync's own kinds are set aside; everything else is typed and must sit under the
-  // top-level directory its scope calls for.
-  const errors: SourceError[] = [];
+  // Stage 2, in Config Sync's order: scopes first (a cluster-scoped object declares no namespace, nor
+  // takes its directory's; a namespaced one is not namespace-selected besides), and only when all hold,
+  // each object under the top-level directory its kind calls for. Config Sync's own kinds (Repo,
+  // HierarchyConfig, NamespaceSelector) are cluster-scoped whatever the cluster serves, and never applied.
+  const namespaceNames = new Set(
+    selection.manifests
+      .filter((m) => isNamespace(m) && topDirOf(m.sourcePath) === TopDir.Namespaces)
+      .map((m) => m.metadata.name),
+  );
+  const others = selection.manifests.filter((m) => hierarchyKindOf(m) === undefined);
+  const kinds = await resolveKinds(others, options.kinds);
+  const unknown: SourceError[] = [];
+  const scopeErrors: SourceError[] = [];
+  const placementErrors: SourceError[] = [];
   const hierarchyConfigs: Manifest[] = [];
   const selectors: Manifest[] = [];
-  const others: Manifest[] = [];
-  for (const manifest of selection.manifests) {
-    const special = hierarchyKindOf(manifest);
-    const top = topDirOf(manifest.sourcePath);
-    if (special === HierarchyKind.Repo || special === HierarchyKind.HierarchyConfig) {
-      if (top !== TopDir.System) errors.push(misplaced(manifest, TopDir.System));
-      else if (special === HierarchyKind.HierarchyConfig) hierarchyConfigs.push(manifest);
-    } else if (special === HierarchyKind.NamespaceSelector) {
-      if (top !== TopDir.Namespaces) errors.push(misplaced(manifest, TopDir.Namespaces));
-      else selectors.push(manifest);
-    } else if (special === undefined) {
-      others.push(manifest);
-    }
-    // Cluster and ClusterSelector: checked to be in clusterregistry/ in stage 1.
-  }
-  const kinds = await resolveKinds(others, options.kinds);
-  // Config Sync gives everything in a namespace directory that directory's namespace before it checks
-  // scopes, so a cluster-scoped object there is one that declares a namespace (KNV1052).
-  const namespaceDirs = new Set(
-    others
-      .filter((m) => isNamespace(m) && topDirOf(m.sourcePath) === TopDir.Namespaces)
-      .map((m) => dirOf(m.sourcePath)),
-  );
-  // Config Sync gives an object the namespace of its directory where a Namespace of that name is declared.
-  const namespaceNames = new Set(
-    others.filter((m) => isNamespace(m) && topDirOf(m.sourcePath) === TopDir.Namespaces).map((m) => m.metadata.name),
-  );
   const cluster: Typed[] = [];
   const inTree: Typed[] = [];
   const setAside: SourceError[] = [];
-  for (const manifest of others) {
+  for (const manifest of selection.manifests) {
+    const special = hierarchyKindOf(manifest);
+    // Cluster and ClusterSelector: checked to be in clusterregistry/ in stage 1, and used by selection.
+    if (special === HierarchyKind.Cluster || special === HierarchyKind.ClusterSelector) continue;
     const top = topDirOf(manifest.sourcePath);
+    if (special !== undefined) {
+      const home = special === HierarchyKind.NamespaceSelector ? TopDir.Namespaces : TopDir.System;
+      const problem = ownKindScopeProblem(manifest, home, namespaceNames);
+      if (problem) scopeErrors.push(problem);
+      else if (top !== home) placementErrors.push(misplaced(manifest, home));
+      else if (special === HierarchyKind.HierarchyConfig) hierarchyConfigs.push(manifest);
+      else if (special === HierarchyKind.NamespaceSelector) selectors.push(manifest);
+      continue;
+    }
     const info = kinds.get(kindKey(manifest.apiVersion, manifest.kind)) ?? guessedKind(manifest, top, options);
     if (info === undefined) {
       if (options.setAsideUnknownKinds === true) setAside.push(unknownKind(manifest));
-      else errors.push(unknownKind(manifest));
+      else unknown.push(unknownKind(manifest));
     } else if (isNamespace(manifest) && manifest.metadata.namespace !== undefined) {
       // A Namespace is cluster-scoped wherever it sits, so it may not declare one (as nomos: KNV1052).
       const message = `${what(manifest)}: Namespace is cluster-scoped and must not declare metadata.namespace`;
-      errors.push(new NamespaceOnClusterScopedError(message, { resources: [manifestResource(manifest)] }));
+      scopeErrors.push(new NamespaceOnClusterScopedError(message, { resources: [manifestResource(manifest)] }));
     } else if (!isNamespace(manifest) && info.namespaced && selectedWithNamespace(manifest, namespaceNames)) {
       const message = `${what(manifest)}: declares both metadata.namespace (its own, or its Namespace directory's) and the annotation configmanagement.gke.io/namespace-selector; remove one`;
-      errors.push(new NamespaceAndSelectorError(message, { resources: [manifestResource(manifest)] }));
+      scopeErrors.push(new NamespaceAndSelectorError(message, { resources: [manifestResource(manifest)] }));
     } else if (isNamespace(manifest) || info.namespaced) {
       if (top === TopDir.Namespaces) inTree.push({ manifest, info });
-      else errors.push(misplaced(manifest, TopDir.Namespaces));
+      else placementErrors.push(misplaced(manifest, TopDir.Namespaces));
     } else {
-      const dir = dirOf(manifest.sourcePath);
-      const placement = placeObject(manifest, false, { kind: "RootSync" });
-      if (manifest.metadata.namespace === undefined && namespaceDirs.has(dir)) {
-        const message = `${what(manifest)}: ${manifest.kind} is cluster-scoped, but everything in ${dir}/ belongs to namespace "${baseOf(dir)}"; move it to ${TopDir.Cluster}/`;
-        errors.push(new NamespaceOnClusterScopedError(message, { resources: [manifestResource(manifest)] }));
-      } else if (!placement.ok) errors.push(placement.error);
-      else if (top !== TopDir.Cluster) errors.push(misplaced(manifest, TopDir.Cluster));
+      const problem = namespaceOnClusterScoped(manifest, namespaceNames, TopDir.Cluster);
+      if (problem) scopeErrors.push(problem);
+      else if (top !== TopDir.Cluster) placementErrors.push(misplaced(manifest, TopDir.Cluster));
       else cluster.push({ manifest, info });
     }
   }
-  if (errors.length > 0) return fail([...errors, ...setAside]);
+  // Config Sync builds the tree, where objects are found misplaced, only from objects whose scopes hold.
+  const stageErrors = [...unknown, ...(scopeErrors.length > 0 ? scopeErrors : placementErrors)];
+  if (stageErrors.length > 0) return fail([...stageErrors, ...setAside]);
 
   // Stage 3.
   const clusterKinds = new Set(cluster.map(({ manifest }) => groupKindKey(manifest.group, manifest.kind)));
@@ -197,9 +193,48 @@ function withHncMetadata(manifest: Manifest): Manifest {
   };
 }
 
+/**
+ * The namespace Config Sync gives an object of a namespace directory that declares none: the
+ * directory's, where a Namespace of that name is declared. Namespaces and NamespaceSelectors take none.
+ */
+function directoryNamespace(manifest: Manifest, namespaceNames: ReadonlySet<string>): string | undefined {
+  if (isNamespace(manifest) || isKind(manifest, HierarchyKind.NamespaceSelector)) return undefined;
+  if (topDirOf(manifest.sourcePath) !== TopDir.Namespaces) return undefined;
+  const base = baseOf(dirOf(manifest.sourcePath));
+  return namespaceNames.has(base) ? base : undefined;
+}
+
+/** A cluster-scoped object with a namespace, declared or its directory's (KNV1052); `home` is where it belongs. */
+function namespaceOnClusterScoped(
+  manifest: Manifest,
+  namespaceNames: ReadonlySet<string>,
+  home: TopDir,
+): SourceError | undefined {
+  const placement = placeObject(manifest, false, { kind: "RootSync" });
+  if (!placement.ok) return placement.error;
+  const namespace = directoryNamespace(manifest, namespaceNames);
+  if (namespace === undefined) return undefined;
+  const dir = dirOf(manifest.sourcePath);
+  const message = `${what(manifest)}: ${manifest.kind} is cluster-scoped, but everything in ${dir}/ belongs to namespace "${namespace}"; move it to ${home}/`;
+  return new NamespaceOnClusterScopedError(message, { resources: [manifestResource(manifest)] });
+}
+
+/**
+ * Repo, HierarchyConfig and NamespaceSelector, checked as Config Sync checks any cluster-scoped object
+ * before it looks at directories: no namespace (KNV1052), then no namespace selector (KNV1004).
+ */
+function ownKindScopeProblem(
+  manifest: Manifest,
+  home: TopDir,
+  namespaceNames: ReadonlySet<string>,
+): SourceError | undefined {
+  const problem = namespaceOnClusterScoped(manifest, namespaceNames, home);
+  if (problem) return problem;
+  return namespaceSelectorOf(manifest) === undefined ? undefined : namespaceSelectedClusterScoped(manifest);
+}
+
 /** A namespace-selected object that has a namespace already, as Config Sync sees it (KNV1053). */
 function selectedWithNamespace(manifest: Manifest, namespaceNames: ReadonlySet<string>): boolean {
   if (namespaceSelectorOf(manifest) === undefined) return false;
-  if (manifest.metadata.namespace !== undefined) return true;
-  return topDirOf(manifest.sourcePath) === TopDir.Namespaces && namespaceNames.has(baseOf(dirOf(manifest.sourcePath)));
+  return manifest.metadata.namespace !== undefined || directoryNamespace(manifest, namespaceNames) !== undefined;
 }
