@@ -37,6 +37,7 @@ test("registers Config Sync's metrics under config_sync_ with Config Sync's type
     driftless_queue_jobs: "gauge",
     driftless_job_duration_seconds: "histogram",
     driftless_job_failures_total: "counter",
+    driftless_watch_undeclared_objects: "gauge",
   };
   const registered = Object.fromEntries(await types(registry));
   assert.deepEqual(Object.fromEntries(Object.keys(expected).map((name) => [name, registered[name]])), expected);

@@ -6,6 +6,7 @@ import { collectProcessMetrics } from "./process-metrics.ts";
 import { queueMetrics, type QueueMetrics } from "./queue.ts";
 import { resourceGroupMetrics, type ResourceGroupMetrics } from "./resource-group.ts";
 import { suspendMetrics, type SuspendMetrics } from "./suspend.ts";
+import { watchCacheMetrics, type WatchCacheMetrics } from "./watch-cache.ts";
 
 /** Config Sync's resource attribute for the sync's metadata.generation, as its Prometheus exporter names it. */
 export const SYNC_GENERATION_LABEL = "configsync_sync_generation";
@@ -30,7 +31,7 @@ export interface MetricsOptions {
 }
 
 export interface Metrics
-  extends ConfigSyncMetrics, KustomizeMetrics, QueueMetrics, SuspendMetrics, ResourceGroupMetrics {
+  extends ConfigSyncMetrics, KustomizeMetrics, QueueMetrics, SuspendMetrics, ResourceGroupMetrics, WatchCacheMetrics {
   readonly registry: Registry;
   /**
    * Labels every series with the sync's metadata.generation (`configsync_sync_generation`), beside the
@@ -54,6 +55,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     ...resourceGroupMetrics(registry, options.prefix ?? "config_sync_", options.ownPrefix ?? "driftless_"),
     ...queueMetrics(registry, options.ownPrefix ?? "driftless_"),
     ...suspendMetrics(registry, options.ownPrefix ?? "driftless_"),
+    ...watchCacheMetrics(registry, options.ownPrefix ?? "driftless_"),
   };
 }
 

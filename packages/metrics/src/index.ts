@@ -91,4 +91,5 @@ export type { ResourceGroupMetrics } from "./resource-group.ts";
 export { serveMetrics } from "./server.ts";
 export { DriftKind } from "./suspend.ts";
 export type { SuspendMetrics } from "./suspend.ts";
+export type { WatchCacheMetrics } from "./watch-cache.ts";
 export type { Health, MetricsServer, ServeMetricsOptions } from "./server.ts";

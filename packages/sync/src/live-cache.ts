@@ -10,6 +10,7 @@ import {
 import { Informer, storeKey, type KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { splitApiVersion } from "@driftless/source";
 import { refused, untilListed, WatchRefusedError } from "./first-list.ts";
+import { UndeclaredObjects } from "./undeclared-objects.ts";
 
 export type InformerListener = (
   event: "add" | "update" | "delete",
@@ -64,8 +65,8 @@ export class InformerLiveState implements LiveState {
    * pass declares (everything labelled is kept until then, so a restart lists only once).
    */
   private wanted: Map<string, Set<string>> | undefined;
-  /** Objects (events) labelled for this sync but not declared by it, left out of the cache so far. */
-  ignored = 0;
+  /** Labelled for this sync, not declared by it: left out of the cache, only their keys kept. */
+  private readonly undeclared = new UndeclaredObjects();
 
   constructor(
     client: KubeClient,
@@ -148,11 +149,16 @@ export class InformerLiveState implements LiveState {
   }
 
   remember(mapping: ResourceMapping, object: KubeObject): void {
+    this.undeclared.settled(
+      keyOf(mapping),
+      storeKey(mapping.namespaced ? object.metadata.namespace : undefined, object.metadata.name),
+    );
     this.informers.get(keyOf(mapping))?.informer.upsert(object);
     this.noteWrite(mapping);
   }
 
   forget(mapping: ResourceMapping, namespace: string | undefined, name: string): void {
+    this.undeclared.settled(keyOf(mapping), storeKey(mapping.namespaced ? namespace : undefined, name));
     this.informers.get(keyOf(mapping))?.informer.forget(namespace, name);
     this.noteWrite(mapping);
   }
@@ -196,10 +202,10 @@ export class InformerLiveState implements LiveState {
   }
 
   /**
-   * The objects the pass is about to apply: from now on only they are cached. Labelled objects the
-   * server sends later that are not among them are counted in `ignored` (a forged label, or the
-   * last events of an object being pruned). A type declared now at other versions only (its objects
-   * moved from autoscaling/v1 to v2) stops being watched at the version it left.
+   * The objects the pass is about to apply: from now on only they are cached. Labelled objects that
+   * are not among them are counted (`undeclaredByType`), but not those the last pass declared: this
+   * sync prunes or releases them. A type declared now at other versions only (its objects moved from
+   * autoscaling/v1 to v2) stops being watched at the version it left.
    */
   declare(objects: Iterable<{ readonly id: ObjectId; readonly apiVersion: string }>): void {
     const wanted = new Map<string, Set<string>>();
@@ -213,17 +219,35 @@ export class InformerLiveState implements LiveState {
       if (declaredVersions === undefined) versions.set(type, (declaredVersions = new Set()));
       declaredVersions.add(splitApiVersion(apiVersion)?.version ?? apiVersion);
     }
+    // Before the first declaration everything labelled was cached: what it leaves out was never ours to prune.
+    const firstDeclaration = this.wanted === undefined;
     this.wanted = wanted;
-    for (const [key, { informer, mapping }] of this.informers) {
+    this.undeclared.declared((informer, key) => {
+      const entry = this.informers.get(informer);
+      return entry !== undefined && wanted.get(typeOf(entry.mapping))?.has(key) === true;
+    });
+    for (const [informerKey, { informer, mapping }] of this.informers) {
       const declaredVersions = versions.get(typeOf(mapping));
       if (declaredVersions !== undefined && !declaredVersions.has(mapping.version)) {
-        this.informers.delete(key);
-        void informer.stop().catch(() => undefined);
+        this.stopInformer(informerKey, informer);
         continue;
       }
       const keys = wanted.get(typeOf(mapping));
-      informer.retain((key) => keys?.has(key) === true);
+      informer.retain((key) => {
+        if (keys?.has(key) === true) return true;
+        if (firstDeclaration) this.undeclared.leftOut(informerKey, key);
+        else this.undeclared.released(informerKey, key);
+        return false;
+      });
     }
+  }
+
+  /**
+   * Objects carrying this sync's label that it does not declare, by watched type (`Kind` or `Kind.group`,
+   * 0 included): left out of the cache, counted from the watches as they come and go.
+   */
+  undeclaredByType(): Map<string, number> {
+    return this.undeclared.byType();
   }
 
   /** How many objects the watch caches hold, over all types. */
@@ -233,10 +257,13 @@ export class InformerLiveState implements LiveState {
     return objects;
   }
 
-  private accepts(mapping: ResourceMapping, key: string, received: KubeObject): boolean {
+  private accepts(mapping: ResourceMapping, informer: string, key: string, received: KubeObject): boolean {
     if (this.wanted === undefined) return true;
-    if (this.wanted.get(typeOf(mapping))?.has(key) === true) return true;
-    this.ignored++;
+    if (this.wanted.get(typeOf(mapping))?.has(key) === true) {
+      this.undeclared.settled(informer, key);
+      return true;
+    }
+    this.undeclared.leftOut(informer, key);
     for (const listener of this.undeclaredListeners) listener(mapping, received);
     return false;
   }
@@ -259,7 +286,14 @@ export class InformerLiveState implements LiveState {
 
   async stop(): Promise<void> {
     await Promise.all([...this.informers.values()].map(({ informer }) => informer.stop()));
+    for (const key of this.informers.keys()) this.undeclared.untrack(key);
     this.informers.clear();
+  }
+
+  private stopInformer(key: string, informer: Informer): void {
+    this.informers.delete(key);
+    this.undeclared.untrack(key);
+    void informer.stop().catch(() => undefined);
   }
 
   /**
@@ -270,7 +304,10 @@ export class InformerLiveState implements LiveState {
     const gone = [...this.informers].filter(
       ([, { mapping }]) => mapping.group === group && mapping.resource === resource,
     );
-    for (const [key] of gone) this.informers.delete(key);
+    for (const [key] of gone) {
+      this.informers.delete(key);
+      this.undeclared.untrack(key);
+    }
     await Promise.all(gone.map(([, { informer }]) => informer.stop()));
   }
 
@@ -286,10 +323,11 @@ export class InformerLiveState implements LiveState {
     let entry = this.informers.get(key);
     if (entry === undefined) {
       let refusedSpell: number | undefined;
-      const informer: Informer = new Informer(this.client, mapping, {
+      this.undeclared.track(key, groupKindOf(mapping));
+      const informer: Informer = new Informer(this.undeclared.observed(key, this.client), mapping, {
         ...(mapping.namespaced && this.namespace !== undefined ? { namespace: this.namespace } : {}),
         labelSelector: this.labelSelector,
-        accept: (key, received) => this.accepts(mapping, key, received),
+        accept: (objectKey, received) => this.accepts(mapping, key, objectKey, received),
         // managedFields is often half an object and never read here; at 10,000 objects that is tens of MiB.
         transform: this.transform,
         onError: (error: Error) => {
@@ -300,7 +338,10 @@ export class InformerLiveState implements LiveState {
         },
         // The type is gone (its CRD deleted): the informer ends instead of retrying a 404 for ever.
         onNotFound: () => {
-          if (this.informers.get(key)?.informer === informer) this.informers.delete(key);
+          if (this.informers.get(key)?.informer === informer) {
+            this.informers.delete(key);
+            this.undeclared.untrack(key);
+          }
           this.onTypeGone?.(mapping);
         },
       });
@@ -342,6 +383,11 @@ function cachedForm(recordAnnotation: string | undefined): (obj: KubeObject) => 
 
 function typeOf(mapping: ResourceMapping): string {
   return `${mapping.group}/${mapping.kind}`;
+}
+
+/** A type as Kubernetes' GroupKind prints it: `ConfigMap`, `Deployment.apps`. */
+function groupKindOf(mapping: ResourceMapping): string {
+  return mapping.group === "" ? mapping.kind : `${mapping.kind}.${mapping.group}`;
 }
 
 function keyOf(mapping: ResourceMapping): string {

@@ -105,6 +105,12 @@ export function recordPass(
   // status (resource-group-status.ts), not the pass.
 }
 
+/** driftless_watch_undeclared_objects: this pass's counts by watched type; a type no longer watched leaves. */
+export function recordUndeclared(m: Metrics, counts: ReadonlyMap<string, number>): void {
+  m.watchUndeclaredObjects.reset();
+  for (const [type, count] of counts) m.watchUndeclaredObjects.set({ type }, count);
+}
+
 /** Whether the pass got to the apply (status.sync is written): not stopped by rendering, the source or a suspension. */
 function reachedSync(result: PassResult): boolean {
   return (

@@ -14,6 +14,7 @@ function passLine(result: PassResult): Record<string, unknown> {
     log: createLogger({}, { level: "debug", write: (line) => void lines.push(line) }),
     metrics: createMetrics({ processMetrics: false }),
   });
+  Object.assign(reconciler, { parts: {} }); // no watch caches: nothing left out to report
   reconciler.observePass("poll", result, 0.25);
   const finished = lines
     .map((line) => JSON.parse(line) as Record<string, unknown>)

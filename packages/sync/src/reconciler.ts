@@ -30,13 +30,14 @@ import { PassLane } from "./pass-lane.ts";
 import { runPass, type PassResult, type PassTrigger } from "./pass.ts";
 import { Correction } from "./remediator.ts";
 import { applyOptionsFor, pruneOptionsFor } from "./pass-options.ts";
-import { recordPass } from "./pass-metrics.ts";
+import { recordPass, recordUndeclared } from "./pass-metrics.ts";
 import { shutdown } from "./shutdown.ts";
 import { collectAfterPass, memoryMiB } from "./memory.ts";
 import { loadSync, rsyncMapping } from "./rsync.ts";
 import { valuesFileNamesOf } from "./values-file-watch.ts";
 import type { Rendered } from "./rendering.ts";
 import { ReconcileTimeouts } from "./reconcile-timeouts.ts";
+import { UndeclaredReport } from "./undeclared-report.ts";
 import { wireReconciler, type ReconcilerParts } from "./wiring.ts";
 import type { ResourceGroupStatus } from "./resource-group-status.ts";
 import { KnownStatus, type PassReport } from "./status.ts";
@@ -88,6 +89,7 @@ export class Reconciler implements PassContext {
    */
   private passAsked = false;
   metricsUrl: string | undefined;
+  private readonly undeclaredReport = new UndeclaredReport();
 
   private readonly options: ReconcilerOptions;
   /** Its collaborators, built from the options (wiring.ts). */
@@ -393,21 +395,16 @@ export class Reconciler implements PassContext {
     return this.parts.sources.dynamicNamespaces;
   }
 
-  /** What the watch caches hold, and the labelled objects they left out (undefined without caches). */
-  watchCache(): { readonly objects: number; readonly ignored: number } | undefined {
-    return this.parts.live instanceof InformerLiveState
-      ? { objects: this.parts.live.size, ignored: this.parts.live.ignored }
-      : undefined;
+  /** What the watch caches hold, and how many labelled objects they leave out now (undefined without caches). */
+  watchCache(): { readonly objects: number; readonly undeclared: number } | undefined {
+    if (!(this.parts.live instanceof InformerLiveState)) return undefined;
+    let undeclared = 0;
+    for (const count of this.parts.live.undeclaredByType().values()) undeclared += count;
+    return { objects: this.parts.live.size, undeclared };
   }
 
   declaring(desired: readonly DesiredObject[]): void {
-    if (!(this.parts.live instanceof InformerLiveState)) return;
-    const before = this.parts.live.ignored;
-    this.parts.live.declare(desired);
-    if (this.parts.live.ignored > before)
-      this.log.info("watch cache: objects carry this sync's ApplySet label but are not declared by it; not cached", {
-        events: this.parts.live.ignored,
-      });
+    if (this.parts.live instanceof InformerLiveState) this.parts.live.declare(desired);
   }
 
   applyOptions(commit: string): ApplyOptions {
@@ -429,6 +426,7 @@ export class Reconciler implements PassContext {
 
   /** Metrics with Config Sync's names, and the one log line of the pass. */
   observePass(trigger: PassTrigger, result: PassResult, seconds: number): void {
+    this.reportUndeclared();
     if (result.skipped === "unchanged") {
       this.log.debug("poll: commit and spec unchanged, nothing to apply", {
         commit: result.commit,
@@ -448,6 +446,15 @@ export class Reconciler implements PassContext {
       memoryMiB: memoryMiB(),
       errors: errors.slice(0, 5).map((e) => ({ code: e.code, message: e.message })),
     });
+  }
+
+  /** The labelled objects the watch caches leave out, as a gauge every pass and a log line when their count changes. */
+  private reportUndeclared(): void {
+    if (!(this.parts.live instanceof InformerLiveState)) return;
+    const counts = this.parts.live.undeclaredByType();
+    recordUndeclared(this.metrics, counts);
+    const line = this.undeclaredReport.next(counts);
+    if (line !== undefined) this.log[line.level](line.message, line.fields);
   }
 
   /**

@@ -74,7 +74,7 @@ test("a reconciler caches only the objects it declares: not another sync's, not 
       data: { value: "x".repeat(1024) },
     });
   }
-  await eventually(() => ((reconciler.watchCache()?.ignored ?? 0) >= forged ? true : undefined), {
+  await eventually(() => ((reconciler.watchCache()?.undeclared ?? 0) >= forged ? true : undefined), {
     what: "the forged objects to reach the reconciler's watch and be left out",
   });
   assert.equal(reconciler.watchCache()?.objects, 3, "the forged objects are not cached");
