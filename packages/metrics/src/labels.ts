@@ -67,12 +67,11 @@ export type Trigger = (typeof Trigger)[keyof typeof Trigger];
 export const ParserStage = { Read: "read", Parse: "parse", Update: "update" } as const;
 export type ParserStage = (typeof ParserStage)[keyof typeof ParserStage];
 
-/** `source` of internal_errors_total: where a defensive check fired. */
+/** `source` of internal_errors_total: where a defensive check fired (Config Sync's values; its applier has none). */
 export const InternalErrorSource = {
   Parser: "parser",
   Differ: "differ",
   Remediator: "remediator",
-  Applier: "applier",
   Queue: "queue",
   Manager: "manager",
 } as const;

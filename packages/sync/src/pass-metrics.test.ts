@@ -3,7 +3,7 @@ import { it } from "node:test";
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
 import { Operation, PruneOperation, type ApplyOutcome, type DesiredObject } from "@driftless/applier";
 import { createMetrics } from "@driftless/metrics";
-import { recordPass } from "./pass-metrics.ts";
+import { initPassMetrics, recordCorrectionInternalError, recordPass } from "./pass-metrics.ts";
 
 function desired(name: string): DesiredObject {
   const id = { group: "", kind: "ConfigMap", namespace: "web", name };
@@ -79,4 +79,40 @@ void it("records, as Config Sync: a failed sync attempt in last_sync_timestamp, 
       'config_sync_pipeline_error_observed{name="ns-reconciler-web",reconciler="repo-sync",component="rendering"} 1',
     ),
   );
+});
+
+void it("records internal errors under the sources Config Sync's reconciler has, parser and remediator, from the start at 0; never applier", async () => {
+  const metrics = createMetrics({ processMetrics: false });
+  const internal = new DriftlessError({ code: KnvCode.Internal, errorClass: ErrorClass.Retry, message: "a bug" });
+  const identity = { kind: "RootSync", namespace: "config-management-system", name: "root-sync" } as const;
+  const samples = async (): Promise<string[]> =>
+    (await metrics.registry.getSingleMetricAsString("config_sync_internal_errors_total"))
+      .split("\n")
+      .filter((line) => line !== "" && !line.startsWith("#"))
+      .sort();
+
+  initPassMetrics(metrics);
+  assert.deepEqual(await samples(), [
+    'config_sync_internal_errors_total{source="parser"} 0',
+    'config_sync_internal_errors_total{source="remediator"} 0',
+  ]);
+
+  // A pass's own internal error is a sync error (reconciler_errors' 9xxx class), not an internal error source.
+  recordPass(
+    metrics,
+    identity,
+    "poll",
+    { commit: "abc", sourceErrors: [internal], syncErrors: [internal], synced: false, applied: [], pruned: [] },
+    1,
+  );
+  // A correction that threw, or failed as internal; an ordinary failure is not one.
+  recordCorrectionInternalError(metrics, "threw");
+  recordCorrectionInternalError(metrics, { error: internal });
+  recordCorrectionInternalError(metrics, {
+    error: new DriftlessError({ code: KnvCode.Apply, errorClass: ErrorClass.Retry, message: "refused" }),
+  });
+  assert.deepEqual(await samples(), [
+    'config_sync_internal_errors_total{source="parser"} 1',
+    'config_sync_internal_errors_total{source="remediator"} 2',
+  ]);
 });

@@ -2,8 +2,31 @@
 import { KnvCode, reconcilerName, type DriftlessError } from "@driftless/api";
 import type { SyncIdentity } from "@driftless/applier";
 import type { KubeClient } from "@driftless/kube";
-import { DriftKind, errorCodeClass, type Metrics, type ReconcilerType, type Status } from "@driftless/metrics";
+import {
+  DriftKind,
+  errorCodeClass,
+  InternalErrorSource,
+  type Metrics,
+  type ReconcilerType,
+  type Status,
+} from "@driftless/metrics";
 import type { PassResult, PassTrigger } from "./pass.ts";
+
+/** A defensive check that fired, or an exception nothing classified: a bug, not the user's configuration. */
+const isInternal = (error: DriftlessError): boolean =>
+  error.code === KnvCode.Internal || error.code === KnvCode.Undocumented;
+
+/**
+ * A remediator correction's internal error, as Config Sync's remediator counts its own: the correction
+ * threw (apply reports every failure as an outcome, so a throw is a bug) or failed as internal.
+ */
+export function recordCorrectionInternalError(
+  m: Metrics,
+  failure: { readonly error?: DriftlessError } | "threw",
+): void {
+  if (failure === "threw" || (failure.error !== undefined && isInternal(failure.error)))
+    m.internalErrors.inc({ source: InternalErrorSource.Remediator });
+}
 
 const statusOf = (errors: readonly DriftlessError[]): Status => (errors.length === 0 ? "success" : "error");
 
@@ -22,10 +45,11 @@ export function observeApiCalls(client: KubeClient, metrics: Metrics): () => voi
  * Series a scrape should show from the first pass on, at 0: Config Sync's internal_errors_total
  * appears only once one fired, which leaves an alert on it nothing to tell "none" from "no data";
  * remediate_duration_seconds only once drift was corrected, which a healthy sync may never see.
+ * The internal error sources are the two Config Sync's reconciler records: its parser and its remediator.
  */
 export function initPassMetrics(metrics: Metrics): void {
-  metrics.internalErrors.inc({ source: "parser" }, 0);
-  metrics.internalErrors.inc({ source: "applier" }, 0);
+  metrics.internalErrors.inc({ source: InternalErrorSource.Parser }, 0);
+  metrics.internalErrors.inc({ source: InternalErrorSource.Remediator }, 0);
   metrics.remediateDuration.zero({ status: "success" });
   metrics.remediateDuration.zero({ status: "error" });
 }
@@ -92,10 +116,8 @@ export function recordPass(
     m.reconcilerErrors.set({ component: "source", errorclass }, byClass(result.sourceErrors, errorclass));
     m.reconcilerErrors.set({ component: "sync", errorclass }, byClass(result.syncErrors, errorclass));
   }
-  const internal = (list: readonly DriftlessError[]): number =>
-    list.filter((e) => e.code === KnvCode.Internal || e.code === KnvCode.Undocumented).length;
-  m.internalErrors.inc({ source: "parser" }, internal(result.sourceErrors));
-  m.internalErrors.inc({ source: "applier" }, internal(result.syncErrors));
+  // Config Sync's applier records none (a sync stage's internal error is in reconciler_errors' 9xxx class).
+  m.internalErrors.inc({ source: InternalErrorSource.Parser }, result.sourceErrors.filter(isInternal).length);
   const pipeline = pipelineLabels(identity);
   m.pipelineErrorObserved.set({ ...pipeline, component: "source" }, result.sourceErrors.length > 0 ? 1 : 0);
   m.pipelineErrorObserved.set({ ...pipeline, component: "rendering" }, renderingErrors.length > 0 ? 1 : 0);

@@ -12,6 +12,7 @@ import {
   alignApplySetParent,
   applyObject,
   type ApplyOptions,
+  type ApplyOutcome,
   type DesiredObject,
   type Inventory,
   type PruneOptions,
@@ -30,7 +31,7 @@ import { PassLane } from "./pass-lane.ts";
 import { runPass, type PassResult, type PassTrigger } from "./pass.ts";
 import { Correction } from "./remediator.ts";
 import { applyOptionsFor, pruneOptionsFor } from "./pass-options.ts";
-import { recordPass, recordUndeclared } from "./pass-metrics.ts";
+import { recordCorrectionInternalError, recordPass, recordUndeclared } from "./pass-metrics.ts";
 import { shutdown } from "./shutdown.ts";
 import { collectAfterPass, memoryMiB } from "./memory.ts";
 import { loadSync, rsyncMapping } from "./rsync.ts";
@@ -236,7 +237,14 @@ export class Reconciler implements PassContext {
     if (commit === undefined || this.deleting || this.suspended || this.declarationsChanging())
       return Correction.Deferred;
     const started = performance.now();
-    const outcome = await applyObject(desired, this.applyOptions(commit));
+    let outcome: ApplyOutcome;
+    try {
+      outcome = await applyObject(desired, this.applyOptions(commit));
+    } catch (error) {
+      recordCorrectionInternalError(this.metrics, "threw");
+      throw error;
+    }
+    recordCorrectionInternalError(this.metrics, outcome);
     this.resourceGroupStatus.observe(outcome); // its echo is silent: a re-created object is no longer NotFound
     const ok = outcome.error === undefined;
     this.metrics.remediateDuration.observe({ status: ok ? "success" : "error" }, (performance.now() - started) / 1000);
