@@ -13,15 +13,15 @@ import type { ManifestSet, SourceResult } from "./result.ts";
 export type ClusterName = string | undefined;
 
 /**
- * `clusters` when given ("" entries dropped; none left: only a cluster without a name), else every
- * cluster the source names (its Cluster objects and cluster-name selectors) and a cluster without a name.
+ * Every cluster the source names (its Cluster objects and cluster-name selectors) and a cluster without
+ * a name; with `clusters` (`--clusters`), those of them it lists, as nomos filters them: a name the source
+ * does not declare is skipped, so none may be left ("" entries dropped; none given: a cluster without a name).
  */
 export function clustersToCheck(set: ManifestSet, clusters?: readonly string[]): ClusterName[] {
-  if (clusters !== undefined) {
-    const named = clusters.filter((name) => name !== "");
-    return named.length === 0 ? [undefined] : named;
-  }
-  return [...clusterNamesIn(set.manifests), undefined];
+  const known = clusterNamesIn(set.manifests);
+  if (clusters === undefined) return [...known, undefined];
+  const named = [...new Set(clusters.filter((name) => name !== ""))];
+  return named.length === 0 ? [undefined] : named.filter((name) => known.includes(name));
 }
 
 export interface ClusterResult {

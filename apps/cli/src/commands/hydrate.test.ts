@@ -95,6 +95,17 @@ void describe("driftless hydrate", () => {
       0,
     );
     assert.deepEqual([...(await files(one)).keys()].sort(), ["namespace_web.yaml", "web/configmap_named.yaml"]);
+
+    // As nomos, --clusters keeps only the clusters the source declares: one left is written at the top,
+    // none left writes nothing (not even the folder).
+    const known = await mkdtemp(join(tmpdir(), "driftless-hydrate-known-"));
+    t.after(() => rm(known, { recursive: true, force: true }));
+    const options = { dir: repo, format: "hierarchy", output: known, clusters: ["prod-1", "unknown-cluster"] } as const;
+    assert.equal(await hydrate(options, () => undefined), 0);
+    assert.deepEqual([...(await files(known)).keys()].sort(), ["namespace_web.yaml", "web/configmap_prod-only.yaml"]);
+    const none = join(known, "none");
+    assert.equal(await hydrate({ ...options, output: none, clusters: ["unknown-cluster"] }, () => undefined), 0);
+    await assert.rejects(readdir(none), { code: "ENOENT" });
   });
 
   // What nomos v1.22 `hydrate --no-api-server-check --source-format unstructured` writes for this source.

@@ -31,8 +31,9 @@ export interface HydrateOptions {
   /** How objects are written (`--format`, as nomos): a YAML stream, or a JSON `List` per file. Default yaml. */
   readonly outputFormat?: OutputFormat;
   /**
-   * The clusters to hydrate for (`--clusters`, as nomos): their cluster selectors are evaluated against
-   * each name. Undefined: every cluster the source names, and `defaultcluster` (a cluster with no name).
+   * The clusters to hydrate for (`--clusters`, as nomos: only those the source declares, so an unknown name
+   * writes nothing): their cluster selectors are evaluated against each name. Undefined: every cluster the
+   * source names, and `defaultcluster` (a cluster with no name).
    */
   readonly clusters?: readonly string[];
   /** The source's errors were printed already (by vet, for --keep-output): print them no more. */

@@ -29,6 +29,17 @@ void describe("driftless vet checks what nomos vet checks", () => {
     assert.equal((await vetLines(dir, { clusters: [""] })).exit, 0);
   });
 
+  void it("checks only the --clusters the source declares, as nomos: a name it does not know checks nothing", async () => {
+    const dir = join(fixtures, "errors", "knv1029-cluster-specific-collision");
+    const known = await vetLines(dir, { clusters: ["staging", "unknown-cluster"] });
+    assert.equal(known.exit, 1, known.lines.join("\n"));
+    assert.deepEqual(errorCodes(known.lines), ["KNV1029"]);
+    // A broken source passes for a cluster it does not declare, as `nomos vet --clusters unknown-cluster` does.
+    const unknown = await vetLines(join(fixtures, "many-errors"), { clusters: ["unknown-cluster"] });
+    assert.equal(unknown.exit, 0, unknown.lines.join("\n"));
+    assert.match(unknown.lines.join("\n"), /0 error\(s\), no cluster checked: the source declares none of --clusters/);
+  });
+
   void it("lists an error found for every cluster once, without cluster names", async () => {
     const { exit, lines } = await vetLines(join(fixtures, "many-errors"));
     assert.equal(exit, 1);

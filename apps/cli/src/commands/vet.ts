@@ -19,7 +19,10 @@ import { kindsOrReport } from "./api-resources.ts";
 export interface VetOptions {
   readonly format: SourceFormat;
   readonly scope: SyncScope;
-  /** The clusters to check (`--clusters`, as nomos); undefined: every cluster the source names, and one without a name. */
+  /**
+   * The clusters to check (`--clusters`, as nomos: only those the source declares, so an unknown name checks
+   * nothing); undefined: every cluster the source names, and one without a name.
+   */
   readonly clusters?: readonly string[];
   /** `--threshold`: the most objects a cluster may get (KNV1070 beyond); undefined: no limit. */
   readonly maxObjects?: number;
@@ -55,7 +58,12 @@ export async function vet(
       (result.complete ? result.objects : result.partialObjects).map((o) => objectKey(o.id)),
     ),
   );
-  const checked = clusters.length > 1 ? `, for ${describeClusters(clusters)}` : "";
+  const checked =
+    clusters.length === 0
+      ? ", no cluster checked: the source declares none of --clusters"
+      : clusters.length > 1
+        ? `, for ${describeClusters(clusters)}`
+        : "";
   out(
     `${set.fileCount} file(s), ${objects.size} object(s), ${set.localConfigSkipped} local-config skipped, ${errors.length} error(s)${checked}`,
   );
