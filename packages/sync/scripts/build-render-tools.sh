@@ -13,7 +13,8 @@ helm_version=$(cat "$here/versions/helm")
 command -v go >/dev/null 2>&1 || { echo "render tools: Go is not installed (need go >= 1.26 on PATH to build kustomize and helm)" >&2; exit 2; }
 go_version=$(go env GOVERSION)
 platform="$(go env GOOS)-$(go env GOARCH)"
-out="${DRIFTLESS_BIN_CACHE:-$root/.local/bin}/render-kustomize-$kustomize_version-helm-$helm_version-$go_version-$platform"
+# "-caps": helm stamped with the Kubernetes version its client-go targets (below); older folders lack it.
+out="${DRIFTLESS_BIN_CACHE:-$root/.local/bin}/render-kustomize-$kustomize_version-helm-$helm_version-caps-$go_version-$platform"
 
 if [ -x "$out/kustomize" ] && [ -x "$out/helm" ]; then
   echo "$out"; exit 0
@@ -38,11 +39,24 @@ build() {
   [ -x "$out.partial/$bin" ] || { echo "render tools: building $label left no $bin binary:" >&2; tail -n 40 "$log" >&2; exit 1; }
 }
 
+# helm's Makefile stamps .Capabilities.KubeVersion from the client-go it is built with (v0.37 -> v1.37);
+# unstamped, every chart is told the cluster runs v1.20.0, so `kubeVersion: >=1.21` charts refuse to render
+# and version-gated templates pick APIs the cluster no longer serves (policy/v1beta1).
+helm_gomod=$(go mod download -json "helm.sh/helm/v3@$helm_version" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p')
+client_go=$(sed -n 's/^[[:space:]]*k8s\.io\/client-go v\([0-9]*\)\.\([0-9]*\)\..*/\1 \2/p' "$helm_gomod" | head -n 1)
+[ -n "$client_go" ] || { echo "render tools: cannot read helm $helm_version's client-go version from $helm_gomod" >&2; exit 1; }
+kube_major=$(( ${client_go% *} + 1 ))
+kube_minor=${client_go#* }
+kube_flags=""
+for pkg in helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules; do
+  kube_flags="$kube_flags -X $pkg.k8sVersionMajor=$kube_major -X $pkg.k8sVersionMinor=$kube_minor"
+done
+
 start=$(date +%s)
 build "kustomize $kustomize_version" kustomize "sigs.k8s.io/kustomize/kustomize/v5@$kustomize_version" "-s -w"
-# helm reads its version from ldflags (its Makefile sets the same variables).
+# helm reads its own version and the Kubernetes version it reports from ldflags, as its Makefile sets them.
 build "helm $helm_version" helm "helm.sh/helm/v3/cmd/helm@$helm_version" \
-  "-s -w -X helm.sh/helm/v3/internal/version.version=$helm_version -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  "-s -w -X helm.sh/helm/v3/internal/version.version=$helm_version -X helm.sh/helm/v3/internal/version.gitTreeState=clean$kube_flags"
 rm -f "$log"
 rm -rf "$out" && mv "$out.partial" "$out"
 echo "render tools: kustomize and helm built in $(( $(date +%s) - start ))s" >&2

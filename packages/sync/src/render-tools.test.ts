@@ -1,0 +1,24 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { defaultRenderToolsDir } from "./render-tools.ts";
+
+test("the helm built for rendering tells charts a current Kubernetes version, not helm's unstamped v1.20.0", async (t) => {
+  const helm = join(defaultRenderToolsDir() ?? assert.fail("no render tools: run npm test's setup"), "helm");
+  const chart = await mkdtemp(join(tmpdir(), "driftless-kube-caps-"));
+  t.after(() => rm(chart, { recursive: true, force: true }));
+  // As many public charts gate themselves and their API versions on the cluster's version.
+  await writeFile(join(chart, "Chart.yaml"), 'apiVersion: v2\nname: caps\nversion: 0.1.0\nkubeVersion: ">=1.25.0-0"\n');
+  await mkdir(join(chart, "templates"));
+  await writeFile(
+    join(chart, "templates", "cm.yaml"),
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: caps\ndata:\n  kube: {{ .Capabilities.KubeVersion.Version | quote }}\n",
+  );
+  const rendered = execFileSync(helm, ["template", "caps", chart], { encoding: "utf8" });
+  const version = /kube: "v1\.(\d+)\.\d+"/.exec(rendered);
+  assert.ok(version !== null, rendered);
+  assert.ok(Number(version[1]) >= 34, `helm reports Kubernetes v1.${version[1]}`);
+});
