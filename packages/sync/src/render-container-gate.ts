@@ -1,8 +1,9 @@
 /**
  * Deployment mode: a reconciler pod has its render container (hydration-controller) only while its
  * sync says `configsync.gke.io/requires-rendering: "true"`, as in Config Sync. The reconciler writes
- * that annotation from what each commit holds; the manager reads it and adds or removes the container,
- * which replaces the pod. Until the pod has it, a source that needs rendering waits: nothing is applied.
+ * that annotation from what each commit holds (in process mode too); the manager reads it and adds or
+ * removes the container, which replaces the pod. Until the pod has it, a source that needs rendering
+ * waits: nothing is applied.
  */
 import { stat } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
@@ -74,9 +75,27 @@ export async function awaitRenderContainer(
   };
 }
 
+/**
+ * Process mode: no container to wait for, but the sync still says whether its source needs rendering, as
+ * Config Sync's reconciler writes it whatever runs the render (its users and tools read it). Never blocks.
+ */
+export async function noteRequiresRendering(
+  gate: Omit<RenderContainerGate, "socketPath">,
+  fetched: FetchResult,
+  sync: RSync,
+): Promise<void> {
+  const required = (await kustomizationFileIn(fetched.sourceDir)) !== undefined;
+  const error = await recordRequiresRendering(gate, sync, required);
+  if (error !== undefined)
+    gate.log.warn("could not record on the sync whether its source needs rendering", {
+      required,
+      error: error.message,
+    });
+}
+
 /** Merge-patches the one annotation when it says otherwise (absent counts as "false", as the manager reads it). */
 async function recordRequiresRendering(
-  gate: RenderContainerGate,
+  gate: Omit<RenderContainerGate, "socketPath">,
   sync: RSync,
   required: boolean,
 ): Promise<DriftlessError | undefined> {

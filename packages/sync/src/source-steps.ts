@@ -10,7 +10,7 @@ import type { NamespaceWatch } from "./namespace-watch.ts";
 import type { PassTrigger } from "./pass.ts";
 import type { ReconcilerOptions } from "./reconciler-options.ts";
 import { renderThroughServer } from "./render-client.ts";
-import { awaitRenderContainer } from "./render-container-gate.ts";
+import { awaitRenderContainer, noteRequiresRendering } from "./render-container-gate.ts";
 import { RenderCache, type Rendered } from "./rendering.ts";
 import { SourceCache } from "./source-cache.ts";
 import { withSourceFormatHint } from "./source-format-hint.ts";
@@ -60,10 +60,12 @@ export class SourceSteps {
 
   async render(fetched: FetchResult, sync: RSync): Promise<Rendered> {
     const socketPath = this.options.renderSocket;
+    const gate = { client: this.deps.client, identity: this.options.identity, log: this.deps.log };
     if (socketPath !== undefined) {
-      const gate = { socketPath, client: this.deps.client, identity: this.options.identity, log: this.deps.log };
-      const waiting = await awaitRenderContainer(gate, fetched, sync);
+      const waiting = await awaitRenderContainer({ ...gate, socketPath }, fetched, sync);
       if (waiting !== undefined) return waiting;
+    } else {
+      await noteRequiresRendering(gate, fetched, sync);
     }
     this.renderCache ??= this.newRenderCache();
     const rendered = await this.renderCache.render(fetched, sync, this.deps.signal);

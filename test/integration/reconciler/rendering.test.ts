@@ -103,6 +103,27 @@ test("renders a kustomize overlay (configMapGenerator, namePrefix, commonLabels)
   assert.deepEqual(rendering["errorSummary"], { totalCount: 0, truncated: false, errorCountAfterTruncation: 0 });
   assert.deepEqual((rendering["gitStatus"] as JsonObject)["dir"], "config");
   assert.equal(typeof rendering["lastUpdate"], "string");
+
+  // As Config Sync's reconciler, it says on its sync whether the source needs rendering, each commit anew.
+  const requiresRendering = async (): Promise<string | undefined> =>
+    (
+      (await customApi().getNamespacedCustomObject({
+        group: "configsync.gke.io",
+        version: "v1beta1",
+        namespace: rootSyncNamespace,
+        plural: "rootsyncs",
+        name,
+      })) as { metadata: { annotations?: Record<string, string> } }
+    ).metadata.annotations?.["configsync.gke.io/requires-rendering"];
+  assert.equal(await requiresRendering(), "true");
+  await repo.remove("config/kustomization.yaml");
+  await repo.write(
+    "config/plain.yaml",
+    yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "plain", namespace: ns } }),
+  );
+  const plain = await repo.commit("no kustomization");
+  await rootSynced(name, plain);
+  assert.equal(await requiresRendering(), "false");
 });
 
 test("rendered objects carry kustomize's origin annotation, as Config Sync asks for it before every build", async (t) => {
