@@ -242,6 +242,9 @@ async function passSteps(
       return result;
     }
     declare();
+    // From here the commit is applied: objects set aside for their kind are reported (status.source) beside
+    // what the apply meets (status.sync), even if a later step throws.
+    result = { ...result, sourceErrors: source.setAside, reachedApply: true };
 
     // `managed: disabled` declarations are released, not owned: they leave the inventory, so
     // removing their files later deletes nothing.
@@ -293,7 +296,12 @@ async function passSteps(
     const notYetPruned = pruneHeld ? candidates : [];
     await inventory.write([...owned, ...kept, ...notYetPruned]);
     lap("prune");
-    await ctx.resourceGroupStatus.afterPass(applied, fetched.commit, ctx.reconcileTimeouts.stuck); // kept live between passes
+    // Kept live between passes; what the prune left in the inventory is tracked too (strategy Delete).
+    await ctx.resourceGroupStatus.afterPass(applied, fetched.commit, ctx.reconcileTimeouts.stuck, {
+      pruned,
+      lingering,
+      held: notYetPruned,
+    });
     lap("inventory");
 
     // A type the reconciler may read but not watch (RBAC): its drift goes unseen until a full pass.
@@ -302,14 +310,11 @@ async function passSteps(
     // The commit counts as synced despite a wait timeout (it is applied: lastSyncedCommit moves and the
     // remediator guards it); the timeout is still on status.sync.errors until the object is Current.
     const syncErrors = [...failures, ...waitErrors];
-    // Objects set aside for their kind are reported as Config Sync reports them (status.source), and the commit
-    // is not synced until they are applied.
-    const setAside = source.setAside;
+    // The commit is not synced until the objects set aside for their kind are applied too.
     result = {
       ...result,
-      sourceErrors: setAside,
       syncErrors,
-      synced: failures.length === 0 && setAside.length === 0,
+      synced: failures.length === 0 && source.setAside.length === 0,
       applied,
       pruned,
     };

@@ -111,6 +111,45 @@ void describe("nextStatus, as Config Sync writes status", () => {
     assert.deepEqual([syncing(source)?.reason, syncing(source)?.message], ["Source", "Source"]);
   });
 
+  void it("with objects set aside for their kind, status.sync reports the applied commit and Syncing counts both", () => {
+    const previous = nextStatus(
+      identity,
+      sync("."),
+      {},
+      { commit: "c1", sourceErrors: [], syncErrors: [], synced: true },
+      now,
+    );
+    const unserved = new DriftlessError({
+      code: KnvCode.UnknownObjectKind,
+      errorClass: ErrorClass.Retry,
+      message: "no CRD",
+    });
+    const report = { commit: "c2", sourceErrors: [unserved], syncErrors: [refused], synced: false } as const;
+    const applied = nextStatus(identity, sync("."), previous, { ...report, reachedApply: true }, now);
+    const block = applied["sync"] as { commit: string; errors?: { code: string }[] };
+    assert.deepEqual([block.commit, block.errors?.map((e) => e.code)], ["c2", ["2009"]]);
+    assert.equal(applied["lastSyncedCommit"], "c1", "a commit with objects set aside is not synced");
+    const condition = syncing(applied);
+    assert.deepEqual(
+      [condition?.reason, condition?.message, condition?.commit, condition?.errorSourceRefs, condition?.errorSummary],
+      [
+        "Sync",
+        "Sync Completed",
+        "c2",
+        ["status.source.errors", "status.sync.errors"],
+        { totalCount: 2, truncated: false, errorCountAfterTruncation: 2 },
+      ],
+    );
+
+    // A source error that stopped the pass before the apply leaves status.sync on the last commit applied.
+    const blocked = nextStatus(identity, sync("."), previous, report, now);
+    assert.equal((blocked["sync"] as { commit: string }).commit, "c1");
+    assert.deepEqual(
+      [syncing(blocked)?.reason, syncing(blocked)?.errorSourceRefs],
+      ["Source", ["status.source.errors"]],
+    );
+  });
+
   void it("after a failed render, status.source names the commit fetched, without the previous commit's errors", () => {
     const before = nextStatus(
       identity,

@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import {
   ErrorSourceRef,
   SyncConditionType,
+  combineSummaries,
   kubeTime,
   reconcilerName,
   redactCredentialsIn,
@@ -12,6 +13,7 @@ import {
   statusErrors,
   type DriftlessError,
   type ErrorResource,
+  type ErrorSummary,
   type RSync,
   type SyncCondition,
 } from "@driftless/api";
@@ -30,6 +32,11 @@ export interface PassReport {
   readonly syncErrors: readonly DriftlessError[];
   /** True when the pass applied the commit fully (lastSyncedCommit moves only then). */
   readonly synced: boolean;
+  /**
+   * The pass reached the apply: status.sync reports this commit even beside source errors (objects of an
+   * unserved kind set aside), as Config Sync's update runs past its non-blocking parse errors.
+   */
+  readonly reachedApply?: true;
   /** `status.rendering`, once the pass knew its commit: Config Sync's message and KNV1068 errors. */
   readonly rendering?: { readonly message: string; readonly errors: readonly DriftlessError[] };
   /** Set when the sync is suspended; `drift` once the source was read: what a pass would change (nothing was). */
@@ -108,10 +115,12 @@ export function nextStatus(
   // with no errors (as Config Sync writes it after the fetch), and status.sync keeps what it said.
   const renderFailed = rendering !== undefined && rendering.errors.length > 0;
   status["source"] = phase(renderFailed ? [] : report.sourceErrors, current["source"]);
-  // A suspended pass applied nothing: status.sync keeps saying what the last real sync did.
+  // A suspended pass applied nothing, nor one its source errors stopped: status.sync keeps saying what the
+  // last real sync did. Objects set aside for their kind stop nothing else, so the apply is reported.
   const suspended = report.suspension;
-  if (!renderFailed && report.sourceErrors.length === 0 && suspended === undefined)
-    status["sync"] = phase(report.syncErrors, current["sync"]);
+  const syncReported =
+    !renderFailed && suspended === undefined && (report.sourceErrors.length === 0 || report.reachedApply === true);
+  if (syncReported) status["sync"] = phase(report.syncErrors, current["sync"]);
   if (report.synced && report.commit !== undefined) status["lastSyncedCommit"] = report.commit;
 
   const failing = renderFailed
@@ -141,20 +150,20 @@ export function nextStatus(
             message: "Suspended",
             commit: report.commit ?? "",
           }
-        : failing.length === 0
+        : syncReported
           ? {
+              // Config Sync's messages: "Sync Completed" whether or not the sync had errors.
               type: SyncConditionType.Syncing,
               status: "False",
               reason: "Sync",
               message: "Sync Completed",
               commit: report.commit ?? "",
-              errorSummary: summary.errorSummary,
+              ...errorsOfCommit(status, report.commit ?? ""),
             }
           : {
               type: SyncConditionType.Syncing,
               status: "False",
               reason: report.sourceErrors.length > 0 ? "Source" : "Sync",
-              // Config Sync's messages: "Source", and "Sync Completed" whether or not the sync had errors.
               message: report.sourceErrors.length > 0 ? "Source" : "Sync Completed",
               commit: report.commit ?? "",
               errorSourceRefs: [report.sourceErrors.length > 0 ? ErrorSourceRef.Source : ErrorSourceRef.Sync],
@@ -164,6 +173,29 @@ export function nextStatus(
   );
   status.conditions = [...suspendedCondition(syncing, report, now)];
   return status;
+}
+
+/**
+ * As Config Sync's summary once status.sync is written: every status block of `commit` that has errors,
+ * in the order source, rendering, sync, and their counts summed (a block of another commit is left out).
+ */
+function errorsOfCommit(
+  status: Status,
+  commit: string,
+): { errorSourceRefs: ErrorSourceRef[]; errorSummary: ErrorSummary } {
+  const blocks = [
+    [ErrorSourceRef.Source, status["source"]],
+    [ErrorSourceRef.Rendering, status["rendering"]],
+    [ErrorSourceRef.Sync, status["sync"]],
+  ] as const;
+  const failing = blocks.flatMap(([ref, block]) => {
+    const phase = (block ?? {}) as { commit?: unknown; errors?: unknown[]; errorSummary?: ErrorSummary };
+    return phase.commit === commit && (phase.errors?.length ?? 0) > 0 ? [{ ref, summary: phase.errorSummary }] : [];
+  });
+  return {
+    errorSourceRefs: failing.map((f) => f.ref),
+    errorSummary: combineSummaries(failing.map((f) => f.summary)),
+  };
 }
 
 /**
