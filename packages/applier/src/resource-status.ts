@@ -45,29 +45,44 @@ export function reportedStatus(actuation: Actuation, health: HealthStatus): Heal
   return "Unknown";
 }
 
-/** `reconcile` of an applied entry from its live kstatus (Config Sync's rule: a vanished object is Failed). */
-export function reconcileOf(actuation: Actuation, health: HealthStatus, previous: Reconcile): Reconcile {
+/** How an entry's object is actuated: applied from the source, or deleted because it left it. */
+export type Strategy = ResourceStatusEntry["strategy"];
+
+/**
+ * `reconcile` of an entry from its live kstatus, Config Sync's rules: an applied object is Succeeded once
+ * Current and Failed when it vanished; a deleted one is Pending while Terminating, Succeeded once NotFound
+ * and Failed when it is back. Unknown keeps what was known.
+ */
+export function reconcileOf(
+  actuation: Actuation,
+  health: HealthStatus,
+  previous: Reconcile,
+  strategy: Strategy = "Apply",
+): Reconcile {
   if (actuation === "Pending") return "Pending";
   if (actuation !== "Succeeded") return "Skipped";
-  switch (health) {
-    case "Current":
-      return "Succeeded";
-    case "InProgress":
-      return "Pending";
-    case "Unknown":
-      return previous;
-    default:
-      return "Failed";
+  if (health === HealthStatus.Unknown) return previous;
+  if (strategy === "Delete") {
+    if (health === HealthStatus.NotFound) return "Succeeded";
+    return health === HealthStatus.Terminating ? "Pending" : "Failed";
   }
+  if (health === HealthStatus.Current) return "Succeeded";
+  return health === HealthStatus.InProgress ? "Pending" : "Failed";
 }
 
 /**
  * OwnershipOverlap when the live object's `config.k8s.io/owning-inventory` is not this group's
- * inventory id: True (reason Overlap) when another inventory owns it, Unknown when none does.
+ * inventory id: True (reason Overlap) when another inventory owns it, Unknown when none does, dated
+ * `since` (Config Sync dates it; the caller keeps the first time while the owner stays the same).
  * The messages are Config Sync's, word for word: its users and tests match on them.
  */
-export function ownershipCondition(inventoryId: string, owner: string | undefined): GroupCondition | undefined {
+export function ownershipCondition(
+  inventoryId: string,
+  owner: string | undefined,
+  since: Date,
+): GroupCondition | undefined {
   if (owner === inventoryId) return undefined;
+  const lastTransitionTime = since.toISOString();
   if (owner !== undefined && owner !== "") {
     return {
       type: GroupConditionType.OwnershipOverlap,
@@ -76,6 +91,7 @@ export function ownershipCondition(inventoryId: string, owner: string | undefine
       message:
         `This resource is owned by another ResourceGroup ${owner}. ` +
         `The status only reflects the specification for the current object in ResourceGroup ${owner}.`,
+      lastTransitionTime,
     };
   }
   return {
@@ -85,26 +101,79 @@ export function ownershipCondition(inventoryId: string, owner: string | undefine
     message:
       "This object is not owned by any inventory object. " +
       "The status for the current object may not reflect the specification for it in current ResourceGroup.",
+    lastTransitionTime,
   };
 }
 
+/** Config Connector's API groups (`*.cnrm.cloud.google.com`): their resources report no Stalled condition. */
+const configConnectorGroupSuffix = "cnrm.cloud.google.com";
+
 /**
- * The condition kstatus gives a Failed object for failing (its own Stalled condition, or the one
- * kstatus reads from its kind: a Deployment past its progress deadline, a failed Job), copied onto its
- * entry as Config Sync's controller does. The object's transition time is kept where it has one, so
- * an unchanged failure is an unchanged status; [] when the object is not Failed.
+ * The conditions copied onto an object's entry, as Config Sync's controller copies them: kstatus's for a
+ * Failed object (its own Stalled condition, or the one kstatus reads from its kind: a Deployment past
+ * its progress deadline, a failed Job), and for a Config Connector resource that is not Current its own
+ * status.conditions (kstatus's when it has none). The object's transition times are kept where it has
+ * them, so an unchanged object is an unchanged status; [] for anything else, or a gone object.
  */
-export function failureConditions(live: JsonObject | undefined): GroupCondition[] {
+export function failureConditions(live: JsonObject | undefined, group = ""): GroupCondition[] {
+  if (live === undefined) return [];
   const health = computeStatus(live);
-  if (health.status !== HealthStatus.Failed) return [];
-  // Empty strings are left out, as Config Sync's omitempty fields are.
-  return health.conditions.map((c) => ({
+  if (health.status === HealthStatus.Failed) return health.conditions.map(copiedCondition);
+  if (health.status === HealthStatus.Current || !group.endsWith(configConnectorGroupSuffix)) return [];
+  return ownConditions(live) ?? health.conditions.map(copiedCondition);
+}
+
+/** The object's status.conditions that a ResourceGroup may hold (type and status set); undefined without a list. */
+function ownConditions(live: JsonObject): GroupCondition[] | undefined {
+  const status = live["status"];
+  const listed = typeof status === "object" && status !== null ? (status as JsonObject)["conditions"] : undefined;
+  if (!Array.isArray(listed)) return undefined;
+  const conditions: GroupCondition[] = [];
+  for (const item of listed as unknown[]) {
+    if (typeof item !== "object" || item === null) continue;
+    const { type, status: value, reason, message, lastTransitionTime } = item as Record<string, unknown>;
+    // The ResourceGroup CRD requires type and status: one without would fail the whole status write.
+    if (typeof type !== "string" || type === "" || typeof value !== "string") continue;
+    conditions.push(
+      copiedCondition({
+        type,
+        status: value === "True" || value === "False" ? value : "Unknown",
+        reason: typeof reason === "string" ? reason : "",
+        message: typeof message === "string" ? message : "",
+        ...(typeof lastTransitionTime === "string" ? { lastTransitionTime } : {}),
+      }),
+    );
+  }
+  return conditions;
+}
+
+/**
+ * A condition as an entry holds it: empty strings left out, as Config Sync's omitempty fields are, and a
+ * transition time only in the CRD's `date-time` format (anything else would fail the whole status write).
+ */
+function copiedCondition(c: {
+  readonly type: string;
+  readonly status: GroupCondition["status"];
+  readonly reason: string;
+  readonly message: string;
+  readonly lastTransitionTime?: string | undefined;
+}): GroupCondition {
+  return {
     type: c.type,
     status: c.status,
     ...(c.reason === "" ? {} : { reason: c.reason }),
     ...(c.message === "" ? {} : { message: c.message }),
-    ...(c.lastTransitionTime === undefined ? {} : { lastTransitionTime: c.lastTransitionTime }),
-  }));
+    ...(c.lastTransitionTime !== undefined && isDateTime(c.lastTransitionTime)
+      ? { lastTransitionTime: c.lastTransitionTime }
+      : {}),
+  };
+}
+
+/** RFC 3339, as the API server's `date-time` format reads it. */
+function isDateTime(text: string): boolean {
+  return (
+    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(text) && !Number.isNaN(Date.parse(text))
+  );
 }
 
 /**

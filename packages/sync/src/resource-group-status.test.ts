@@ -1,9 +1,21 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
-import type { ApplyOutcome, Inventory, ResourceStatusEntry } from "@driftless/applier";
-import { configMapMapping, KubeApiError, type KubeObject } from "@driftless/kube";
-import type { InformerListener, InformerLiveState } from "./live-cache.ts";
+import {
+  ManagementConflictError,
+  PruneError,
+  type ApplyOutcome,
+  type Inventory,
+  type ResourceStatusEntry,
+} from "@driftless/applier";
+import {
+  configMapMapping,
+  KubeApiError,
+  type KubeObject,
+  type ResourceMapping,
+  type RestMapper,
+} from "@driftless/kube";
+import type { InformerListener, InformerLiveState, UndeclaredListener } from "./live-cache.ts";
 import { createLogger } from "./log.ts";
 import { ResourceGroupStatus } from "./resource-group-status.ts";
 
@@ -41,9 +53,29 @@ function live(name: string, failed: boolean, resourceVersion: string): KubeObjec
   } as KubeObject;
 }
 
-function harness() {
+/** A Config Connector kind (its group ends in cnrm.cloud.google.com). */
+const kccMapping: ResourceMapping = {
+  group: "sql.cnrm.cloud.google.com",
+  version: "v1beta1",
+  kind: "SQLInstance",
+  resource: "sqlinstances",
+  namespaced: true,
+  verbs: [],
+};
+
+interface HarnessOptions {
+  /** The ResourceGroup as stored when the reconciler starts. */
+  readonly stored?: KubeObject;
+  /** Live objects by `name`, for the cache (get) and the server (refresh). */
+  readonly objects?: Map<string, KubeObject>;
+}
+
+function harness(options: HarnessOptions = {}) {
   let listener: InformerListener | undefined;
+  let undeclaredListener: UndeclaredListener | undefined;
   const writes: ResourceStatusEntry[][] = [];
+  const prepared: ResourceMapping[] = [];
+  const objects = options.objects ?? new Map<string, KubeObject>();
   const inventory = {
     writeStatus: (statuses: readonly ResourceStatusEntry[]) => {
       writes.push([...statuses]);
@@ -51,24 +83,41 @@ function harness() {
     },
     sizeBytes: 0,
   } as unknown as Inventory;
+  const read = (_mapping: ResourceMapping, _namespace: string | undefined, name: string) =>
+    Promise.resolve(objects.get(name));
   const liveState = {
     onEvent: (l: InformerListener) => {
       listener = l;
       return () => undefined;
     },
-    get: () => Promise.resolve(undefined),
+    onUndeclared: (l: UndeclaredListener) => {
+      undeclaredListener = l;
+      return () => undefined;
+    },
+    get: read,
+    refresh: read,
+    prepare: (mappings: readonly ResourceMapping[]) => void prepared.push(...mappings),
+    client: { get: () => Promise.resolve(options.stored) },
   } as unknown as InformerLiveState;
+  const mapper = {
+    mappingForGroupKind: (group: string) => Promise.resolve(group === kccMapping.group ? kccMapping : configMapMapping),
+  } as unknown as RestMapper;
   const state = { passing: false };
   const status = new ResourceGroupStatus({
     inventory,
     identity,
     live: liveState,
+    mapper,
     log: createLogger({}, { level: "error", write: () => undefined }),
     passing: () => state.passing,
     debounceMs: 20,
+    heldRecheckMs: 20,
   });
-  const emit = (object: KubeObject): void => listener?.("update", configMapMapping, object);
-  return { status, writes, emit, state };
+  const emit = (object: KubeObject, event: "add" | "update" | "delete" = "update"): void =>
+    listener?.(event, configMapMapping, object);
+  const emitUndeclared = (object: KubeObject): void => undeclaredListener?.(configMapMapping, object);
+  const emitKcc = (object: KubeObject): void => listener?.("update", kccMapping, object);
+  return { status, writes, emit, emitUndeclared, emitKcc, state, prepared, objects };
 }
 
 async function until(condition: () => boolean): Promise<void> {
@@ -183,6 +232,174 @@ void describe("ResourceGroupStatus", () => {
     status.observe({ ...outcome("a"), operation: "created", health: "Current" });
     await until(() => writes.length === 3);
     assert.equal(writes[2]?.[0]?.status, "Current");
+    status.stop();
+  });
+
+  it("tracks what a prune left in the inventory with strategy Delete: Terminating and Pending, then NotFound and Succeeded once gone", async () => {
+    const { status, writes, objects } = harness();
+    await status.afterPass([outcome("a"), outcome("b")], "abc");
+    const terminating = {
+      ...live("b", false, "3"),
+      metadata: { ...live("b", false, "3").metadata, deletionTimestamp: "2026-01-01T00:00:00Z" },
+    };
+    objects.set("b", terminating);
+    const failedId = { group: "", kind: "ConfigMap", namespace: "ns", name: "refused" };
+    const heldId = { group: "", kind: "ConfigMap", namespace: "ns", name: "later" };
+    await status.afterPass([outcome("a")], "def", new Set(), {
+      pruned: [
+        { id: { group: "", kind: "ConfigMap", namespace: "ns", name: "b" }, operation: "deleted" },
+        { id: failedId, operation: "failed", error: new PruneError(failedId, new Error("refused")) },
+      ],
+      lingering: [{ group: "", kind: "ConfigMap", namespace: "ns", name: "b" }],
+      held: [heldId],
+    });
+    const byName = (n: number, name: string) => writes[n]?.find((e) => e.name === name);
+    assert.deepEqual(
+      [byName(1, "b")?.strategy, byName(1, "b")?.actuation, byName(1, "b")?.status, byName(1, "b")?.reconcile],
+      ["Delete", "Succeeded", "Terminating", "Pending"],
+    );
+    assert.equal(
+      byName(1, "b")?.sourceHash,
+      byName(0, "b")?.sourceHash,
+      "a pruned object keeps the commit it was applied from",
+    );
+    assert.deepEqual(
+      [byName(1, "refused")?.strategy, byName(1, "refused")?.actuation, byName(1, "refused")?.reconcile],
+      ["Delete", "Failed", "Skipped"],
+    );
+    assert.deepEqual(
+      [byName(1, "later")?.strategy, byName(1, "later")?.actuation, byName(1, "later")?.reconcile],
+      ["Delete", "Pending", "Pending"],
+    );
+    // Its finalizers removed, it is gone: no event comes for it (not cached), it is read again.
+    objects.delete("b");
+    await until(() => writes.length === 3);
+    assert.deepEqual([byName(2, "b")?.status, byName(2, "b")?.reconcile], ["NotFound", "Succeeded"]);
+    status.stop();
+  });
+
+  it("a pruned object's changes reach its entry through the events of objects no longer declared", async () => {
+    const { status, writes, emitUndeclared } = harness();
+    await status.afterPass([], "abc", new Set(), {
+      pruned: [],
+      lingering: [{ group: "", kind: "ConfigMap", namespace: "ns", name: "b" }],
+      held: [],
+    });
+    emitUndeclared(live("b", false, "4")); // re-created, or its deletion undone: Current, the delete failed
+    await until(() => writes.length === 2);
+    assert.deepEqual([writes[1]?.[0]?.status, writes[1]?.[0]?.reconcile], ["Current", "Failed"]);
+    status.stop();
+  });
+
+  it("a Config Connector resource not Current carries its own conditions, after a pass and on events", async () => {
+    const kcc = (reason: string): KubeObject =>
+      ({
+        apiVersion: `${kccMapping.group}/v1beta1`,
+        kind: "SQLInstance",
+        metadata: { name: "db", namespace: "ns", generation: 1 },
+        status: {
+          observedGeneration: 1,
+          conditions: [{ type: "Ready", status: "False", reason, message: `${reason}: quota exceeded` }],
+        },
+      }) as KubeObject;
+    const objects = new Map([["db", kcc("UpdateFailed")]]);
+    const { status, writes, emitKcc } = harness({ objects });
+    const db: ApplyOutcome = {
+      ...outcome("db"),
+      desired: {
+        ...outcome("db").desired,
+        id: { group: kccMapping.group, kind: "SQLInstance", namespace: "ns", name: "db" },
+      },
+      health: "InProgress",
+      mapping: kccMapping,
+    };
+    await status.afterPass([db], "abc");
+    assert.deepEqual(writes[0]?.[0]?.conditions, [
+      { type: "Ready", status: "False", reason: "UpdateFailed", message: "UpdateFailed: quota exceeded" },
+    ]);
+    emitKcc(kcc("DependencyNotReady"));
+    await until(() => writes.length === 2);
+    assert.equal(writes[1]?.[0]?.conditions?.[0]?.reason, "DependencyNotReady");
+    status.stop();
+  });
+
+  it("a restarted reconciler follows the objects of the stored status before any pass applies", async () => {
+    const stored = {
+      apiVersion: "kpt.dev/v1alpha1",
+      kind: "ResourceGroup",
+      metadata: { name: "root-sync", namespace: "config-management-system" },
+      status: {
+        resourceStatuses: [
+          {
+            group: "",
+            kind: "ConfigMap",
+            namespace: "ns",
+            name: "a",
+            status: "Current",
+            sourceHash: "abc",
+            strategy: "Apply",
+            actuation: "Succeeded",
+            reconcile: "Succeeded",
+          },
+          {
+            group: "",
+            kind: "ConfigMap",
+            namespace: "ns",
+            name: "b",
+            status: "Current",
+            sourceHash: "abc",
+            strategy: "Apply",
+            actuation: "Succeeded",
+            reconcile: "Succeeded",
+          },
+        ],
+      },
+    } as unknown as KubeObject;
+    const objects = new Map([
+      ["a", live("a", false, "2")],
+      ["b", live("b", false, "2")],
+    ]);
+    const { status, writes, emit, prepared } = harness({ stored, objects });
+    await status.settled();
+    assert.equal(writes.length, 0, "the stored status read back is not written again");
+    assert.deepEqual(
+      prepared.map((m) => m.resource),
+      ["configmaps"],
+      "the watch of the stored objects' type is started",
+    );
+    emit(live("b", false, "3"), "delete");
+    await until(() => writes.length === 1);
+    const b = writes[0]?.find((e) => e.name === "b");
+    assert.deepEqual([b?.status, b?.reconcile, b?.sourceHash], ["NotFound", "Failed", "abc"]);
+    assert.equal(writes[0]?.find((e) => e.name === "a")?.status, "Current");
+    status.stop();
+  });
+
+  it("an object another inventory owns (KNV1060) is Skipped, as Config Sync's applier skips it, and its OwnershipOverlap is dated once", async () => {
+    const foreign = {
+      ...live("taken", false, "2"),
+      metadata: {
+        ...live("taken", false, "2").metadata,
+        annotations: { "config.k8s.io/owning-inventory": "team_repo-sync" },
+      },
+    } as KubeObject;
+    const { status, writes } = harness({ objects: new Map([["taken", foreign]]) });
+    const conflict: ApplyOutcome = {
+      ...outcome("taken"),
+      operation: "failed",
+      health: undefined,
+      error: new ManagementConflictError(outcome("taken").desired, "team_repo-sync", "root-sync"),
+    };
+    await status.afterPass([conflict], "abc");
+    const entry = writes[0]?.[0];
+    assert.deepEqual([entry?.actuation, entry?.reconcile, entry?.status], ["Skipped", "Skipped", "Unknown"]);
+    const overlap = entry?.conditions?.find((c) => c.type === "OwnershipOverlap");
+    assert.equal(overlap?.status, "True");
+    assert.match(overlap?.lastTransitionTime ?? "", /^\d{4}-\d{2}-\d{2}T/);
+    await delay(5);
+    await status.afterPass([conflict], "abc");
+    const again = writes[1]?.[0]?.conditions?.find((c) => c.type === "OwnershipOverlap");
+    assert.equal(again?.lastTransitionTime, overlap?.lastTransitionTime, "an unchanged owner keeps its time");
     status.stop();
   });
 });
