@@ -296,7 +296,12 @@ async function passSteps(
     const notYetPruned = pruneHeld ? candidates : [];
     await inventory.write([...owned, ...kept, ...notYetPruned]);
     lap("prune");
-    await ctx.resourceGroupStatus.afterPass(applied, fetched.commit, ctx.reconcileTimeouts.stuck); // kept live between passes
+    // Kept live between passes; what the prune left in the inventory is tracked too (strategy Delete).
+    await ctx.resourceGroupStatus.afterPass(applied, fetched.commit, ctx.reconcileTimeouts.stuck, {
+      pruned,
+      lingering,
+      held: notYetPruned,
+    });
     lap("inventory");
 
     // A type the reconciler may read but not watch (RBAC): its drift goes unseen until a full pass.
