@@ -162,6 +162,7 @@ export function wireReconciler(
     inventory,
     identity: options.identity,
     ...(live instanceof InformerLiveState ? { live } : {}),
+    mapper,
     metrics,
     log,
     passing: () => hooks.passing(),
