@@ -107,14 +107,29 @@ export class DeploymentWorkload implements ReconcilerWorkload {
       // A pod that cannot start may lack its Secret (deleted by hand): put it back.
       else if (!rotating) await createRedisSecret(this.#client, ref, credential);
       this.#states.set(key, ready ? ReconcilerState.Running : ReconcilerState.Starting);
-      const failure = ready ? undefined : (deploymentFailure(applied) ?? (await this.#podFailure(name)));
-      return {
-        ready,
-        reason: "Deployment",
-        message: ready ? `Reconciler deployment ${name} is available` : `Reconciler deployment ${name} is rolling out`,
-        ...(failure === undefined ? {} : { failure }),
-      };
+      return this.#statusOf(applied);
     });
+  }
+
+  running(sync: SyncRef): Promise<WorkloadStatus | undefined> {
+    return this.#lock.run(nameOf(sync), async () => {
+      const live = await this.#client.get(Resource.Deployment, RootSyncNamespace, nameOf(sync));
+      // Another sync's Deployment of the same name runs no reconciler for this one.
+      if (live === undefined || reconcilerNameHolder(sync, [live.metadata.labels]) !== undefined) return undefined;
+      return this.#statusOf(live);
+    });
+  }
+
+  async #statusOf(deployment: KubeObject): Promise<WorkloadStatus> {
+    const name = deployment.metadata.name;
+    const ready = deploymentAvailable(deployment);
+    const failure = ready ? undefined : (deploymentFailure(deployment) ?? (await this.#podFailure(name)));
+    return {
+      ready,
+      reason: "Deployment",
+      message: ready ? `Reconciler deployment ${name} is available` : `Reconciler deployment ${name} is rolling out`,
+      ...(failure === undefined ? {} : { failure }),
+    };
   }
 
   /** The sync's Redis user, with the password of the current pod template's rollout added (older ones kept). */

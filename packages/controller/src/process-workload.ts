@@ -131,6 +131,11 @@ export class ProcessWorkload implements ReconcilerWorkload {
     });
   }
 
+  running(sync: SyncRef): Promise<WorkloadStatus | undefined> {
+    const child = this.#children.get(syncKeyOf(sync));
+    return Promise.resolve(child === undefined ? undefined : statusOf(child.process));
+  }
+
   teardown(sync: SyncRef): Promise<void> {
     const key = syncKeyOf(sync);
     return this.#lock.run(nameOf(sync), async () => {

@@ -24,6 +24,7 @@ import type { Logger } from "@driftless/sync";
 import { addFinalizer, hasFinalizer, namespaceTerminating, removeFinalizer } from "./finalizers.ts";
 import { syncMapping } from "./resources.ts";
 import { unknownOverrideContainers } from "./container-overrides.ts";
+import { finalizationSync } from "./finalization-sync.ts";
 import { reportsSetupFailure, setupFailureReason, type JobAttempt } from "./setup-failure.ts";
 import {
   reportIgnoredOverrides,
@@ -61,7 +62,7 @@ export async function reconcileSync(ctx: SyncContext, ref: SyncRef, attempt?: Jo
   if (raw === undefined) return tearDown(ctx, ref);
   // No longer selected by this manager: let go entirely, so its deletion never waits for us.
   if (!ctx.inScope(raw)) return release(ctx, ref, raw);
-  if (raw.metadata.deletionTimestamp !== undefined) return finalizeSync(ctx, ref, raw);
+  if (raw.metadata.deletionTimestamp !== undefined) return finalizeSync(ctx, ref, raw, attempt);
 
   const validation = validateSync(raw, ctx.validation);
   if (!validation.ok) return stall(ctx, ref, validation.errors);
@@ -111,7 +112,7 @@ function hasCondition(raw: KubeObject, type: SyncConditionType): boolean {
  * A sync being deleted. Its reconciler runs until it has removed its own finalizer (deleting or
  * orphaning the managed objects); then the manager tears the reconciler down and lets go.
  */
-async function finalizeSync(ctx: SyncContext, ref: SyncRef, raw: KubeObject): Promise<void> {
+async function finalizeSync(ctx: SyncContext, ref: SyncRef, raw: KubeObject, attempt?: JobAttempt): Promise<void> {
   let waitingForReconciler = hasFinalizer(raw, Finalizer.Reconciler);
   // The escape hatch of reconciler-finalizer-race: in a Terminating namespace the RepoSync's
   // reconciler has lost (or is about to lose) the RoleBinding it needs to finish, and the
@@ -127,13 +128,56 @@ async function finalizeSync(ctx: SyncContext, ref: SyncRef, raw: KubeObject): Pr
   if (waitingForReconciler) {
     // Keep (or bring back) the reconciler: only it can finish the deletion. The watch event of
     // its finalizer going away brings this sync back here.
-    const validation = validateSync(raw, ctx.validation);
-    if (validation.ok) await ctx.workload.ensure(validation.sync);
+    if (!(await keepReconcilerForDeletion(ctx, ref, raw, attempt))) return;
     // The reconciler notices a deletion on its next pass; without this that is the next poll.
     await ctx.requestPass(ref, "the sync is being deleted");
     return;
   }
   await letGo(ctx, ref, "the sync is being deleted");
+}
+
+/**
+ * The reconciler that finishes a deletion. A valid spec gets its own; an invalid one keeps the reconciler
+ * running (set up for an earlier spec), as Config Sync's Deployment keeps running, and when none runs (the
+ * manager restarted, the Deployment was removed) one starts on finalizationSync's stand-in: finalization
+ * reads no source. False when none can run; the sync's Stalled condition says why.
+ */
+async function keepReconcilerForDeletion(
+  ctx: SyncContext,
+  ref: SyncRef,
+  raw: KubeObject,
+  attempt?: JobAttempt,
+): Promise<boolean> {
+  const validation = validateSync(raw, ctx.validation);
+  let status = validation.ok ? undefined : await ctx.workload.running(ref);
+  if (status === undefined) {
+    const setup = validation.ok ? validation : finalizationSync(raw);
+    if (!setup.ok) {
+      await stallDeletion(ctx, ref, setup.errors);
+      return false;
+    }
+    try {
+      status = await ctx.workload.ensure(setup.sync);
+    } catch (error) {
+      await setupFailed(ctx, ref, error, attempt);
+      return false;
+    }
+  }
+  if (status.failure !== undefined) await reportReconcilerFailing(ctx.client, ref, status.failure);
+  return true;
+}
+
+/** No reconciler can be started to finish the deletion: said on status, never a silent wait. */
+async function stallDeletion(ctx: SyncContext, ref: SyncRef, errors: readonly DriftlessError[]): Promise<void> {
+  const waiting = new InvalidSyncError(
+    ref,
+    `the sync is being deleted and its finalizer ${Finalizer.Reconciler} waits for its reconciler, which cannot be started on this spec: fix the spec, or remove that finalizer by hand to leave the managed objects as they are`,
+  );
+  ctx.log.warn("sync is being deleted but no reconciler can be started to finish it", {
+    sync: describe(ref),
+    errors: errors.map((e) => `${e.code}: ${e.message}`),
+  });
+  await reportStalled(ctx.client, ref, "Validation", [waiting, ...errors]);
 }
 
 /**
@@ -189,7 +233,7 @@ async function tearDown(ctx: SyncContext, ref: SyncRef): Promise<void> {
 }
 
 async function stall(ctx: SyncContext, ref: SyncRef, errors: readonly DriftlessError[]): Promise<void> {
-  ctx.log.warn("sync is invalid; no reconciler is set up", {
+  ctx.log.warn("sync is invalid; no reconciler is set up for this spec (one already running is kept)", {
     sync: describe(ref),
     errors: errors.map((e) => `${e.code}: ${e.message}`),
   });

@@ -27,6 +27,8 @@ export interface ReconcilerWorkload {
   readonly mode: ReconcilerMode;
   /** Creates or updates the reconciler of a valid sync so that it runs its current spec. Idempotent. */
   ensure(sync: RSync): Promise<WorkloadStatus>;
+  /** The sync's reconciler as it runs now, whatever spec it was set up for; undefined when none runs. Changes nothing. */
+  running(sync: SyncRef): Promise<WorkloadStatus | undefined>;
   /** Removes everything of the sync's reconciler; succeeds when there is nothing to remove. */
   teardown(sync: SyncRef): Promise<void>;
   /** Reconcilers this manager runs, by state (driftless_reconcilers). */

@@ -1,0 +1,132 @@
+/**
+ * A spec change the reconciler cannot follow. A sync whose spec turned invalid is still deleted as its
+ * policy says, by a reconciler the manager keeps or starts for that alone (Config Sync's manager waits for
+ * its reconciler's finalizer whether or not the spec validates), also after the manager restarted.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Finalizer } from "@driftless/api";
+import { eventually, TestRepo } from "../../support/index.ts";
+import { grantRepoSyncReconciler } from "../../support/rbac.ts";
+import {
+  admin,
+  conditionOf,
+  configMap,
+  createNamespace,
+  createSync,
+  getObject,
+  getSync,
+  Mapping,
+  reconcilerPids,
+  repoSyncObject,
+  startManager,
+  synced,
+  systemNamespace,
+} from "./helpers.ts";
+
+const foreground = { "configsync.gke.io/deletion-propagation-policy": "Foreground" };
+/** Config Sync refuses token auth without a Secret (KNV1061); the API server takes it. */
+const invalidAuth = { spec: { git: { auth: "token" } } };
+
+async function stalledByValidation(kind: "RootSync" | "RepoSync", namespace: string, name: string): Promise<void> {
+  await eventually(
+    async () => {
+      const stalled = conditionOf(await getSync(kind, namespace, name), "Stalled");
+      return stalled?.status === "True" && stalled.reason === "Validation";
+    },
+    { what: `${kind} ${namespace}/${name} Stalled (Validation)` },
+  );
+}
+
+test("a synced RepoSync whose spec turned invalid is deleted with its objects (Foreground) after the manager restarted, by a reconciler started only to finish the deletion", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t, "invdel");
+  await grantRepoSyncReconciler(namespace);
+  const repo = await TestRepo.create(t);
+  await repo.write("a1.yaml", configMap("a1", undefined, { v: "1" }));
+  const commit = await repo.commit("a1");
+  await createSync(
+    t,
+    repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch }, foreground),
+  );
+  await synced("RepoSync", namespace, "repo-sync", commit);
+  const client = await admin();
+  await client.patch(Mapping.RepoSync, namespace, "repo-sync", invalidAuth, "merge");
+  await stalledByValidation("RepoSync", namespace, "repo-sync");
+
+  // A restart (or a new leader) runs none of the previous manager's reconcilers.
+  assert.equal(await manager.stop(), 0);
+  const next = await startManager(t, { scope: manager.scope });
+  await eventually(async () => next.isLeader(), { what: "the new manager leading" });
+  assert.deepEqual(await reconcilerPids(next.scope, "repo-sync"), [], "an invalid spec got a reconciler to sync it");
+
+  await client.delete(Mapping.RepoSync, namespace, "repo-sync");
+  await eventually(async () => (await getSync("RepoSync", namespace, "repo-sync")) === undefined, {
+    timeoutMs: 90_000,
+    what: "the RepoSync deleted",
+  });
+  assert.equal(await getObject(Mapping.ConfigMap, namespace, "a1"), undefined, "Foreground left a1 behind");
+  await eventually(async () => (await reconcilerPids(next.scope, "repo-sync")).length === 0, {
+    what: "the finalizing reconciler gone with its sync",
+  });
+});
+
+test("deployment mode: an invalid RepoSync being deleted gets its reconciler Deployment back when it is missing, since only it can finish the deletion", async (t) => {
+  const manager = await startManager(t, { mode: "deployment" });
+  const namespace = await createNamespace(t, "invdep");
+  const client = await admin();
+  const reconciler = `ns-reconciler-${namespace}`;
+  await createSync(
+    t,
+    repoSyncObject(namespace, "repo-sync", manager.scope, { repo: "https://example.invalid/r.git", branch: "main" }),
+  );
+  const live = await eventually(
+    async () => {
+      const sync = await getSync("RepoSync", namespace, "repo-sync");
+      return sync?.metadata.finalizers?.includes(Finalizer.ReconcilerManager) === true ? sync : undefined;
+    },
+    { what: "the manager finalizer" },
+  );
+  await eventually(() => getObject(Mapping.Deployment, systemNamespace, reconciler), { what: "the Deployment" });
+  // No kubelet here, so no pod adds the reconciler's finalizer: added as its first job would.
+  await client.patch(
+    Mapping.RepoSync,
+    namespace,
+    "repo-sync",
+    { metadata: { finalizers: [...(live.metadata.finalizers ?? []), Finalizer.Reconciler] } },
+    "merge",
+  );
+  await client.patch(Mapping.RepoSync, namespace, "repo-sync", invalidAuth, "merge");
+  await stalledByValidation("RepoSync", namespace, "repo-sync");
+  assert.ok(
+    await getObject(Mapping.Deployment, systemNamespace, reconciler),
+    "the reconciler went when the spec turned invalid",
+  );
+
+  // The Deployment is lost while the spec is invalid (deleted by hand, or never there): the deletion brings it back.
+  await client.delete(Mapping.Deployment, systemNamespace, reconciler);
+  await eventually(async () => (await getObject(Mapping.Deployment, systemNamespace, reconciler)) === undefined, {
+    what: "the Deployment deleted",
+  });
+  await client.delete(Mapping.RepoSync, namespace, "repo-sync");
+  await eventually(() => getObject(Mapping.Deployment, systemNamespace, reconciler), {
+    timeoutMs: 30_000,
+    what: "the Deployment set up again to finish the deletion",
+  });
+  assert.ok(await getSync("RepoSync", namespace, "repo-sync"), "the sync went before its reconciler finished");
+
+  // Its finalizer done (as the pod would), the manager tears the reconciler down and lets go.
+  await client.patch(
+    Mapping.RepoSync,
+    namespace,
+    "repo-sync",
+    { metadata: { finalizers: [Finalizer.ReconcilerManager] } },
+    "merge",
+  );
+  await eventually(async () => (await getSync("RepoSync", namespace, "repo-sync")) === undefined, {
+    what: "the RepoSync deleted",
+  });
+  await eventually(async () => (await getObject(Mapping.Deployment, systemNamespace, reconciler)) === undefined, {
+    what: "the Deployment torn down",
+  });
+});
