@@ -2,7 +2,9 @@
  * The manager's part of a sync's status: `Stalled` (it cannot set the reconciler up, e.g. an
  * invalid spec) and `Reconciling` (it is still setting it up). The reconciler owns every other
  * field; both write through the status subresource with optimistic concurrency, so neither loses
- * the other's update, and an unchanged condition is never rewritten.
+ * the other's update, and an unchanged condition is never rewritten. `observedGeneration` is the
+ * reconciler's after each pass, and the manager's whenever it reports Stalled=True: a pass of this
+ * generation may never come to write it.
  */
 import {
   SyncConditionType,
@@ -99,10 +101,15 @@ export function reportReconciling(
  */
 export function reportReconcilerFailing(client: KubeClient, sync: SyncRef, failure: string): Promise<void> {
   const reason = "ReconcilerFailed";
-  return reportReconcilerConditions(client, sync, [
-    { type: SyncConditionType.Stalled, status: "True", reason, message: failure },
-    { type: SyncConditionType.Reconciling, status: "True", reason, message: "The reconciler is being restarted" },
-  ]);
+  return reportReconcilerConditions(
+    client,
+    sync,
+    [
+      { type: SyncConditionType.Stalled, status: "True", reason, message: failure },
+      { type: SyncConditionType.Reconciling, status: "True", reason, message: "The reconciler is being restarted" },
+    ],
+    { observed: true },
+  );
 }
 
 /**
@@ -118,31 +125,49 @@ export function reportSetupFailing(
   error: DriftlessError,
 ): Promise<void> {
   const { errors, errorSummary } = statusErrors([error]);
-  return reportReconcilerConditions(client, sync, [
-    {
-      type: SyncConditionType.Stalled,
-      status: "True",
-      reason,
-      message: error.message,
-      ...(errors === undefined ? {} : { errors }),
-      errorSummary,
-    },
-    // Config Sync's words: the stage as the reason.
-    { type: SyncConditionType.Reconciling, status: "True", reason: "Setup", message: "Setup stalled" },
-  ]);
+  return reportReconcilerConditions(
+    client,
+    sync,
+    [
+      {
+        type: SyncConditionType.Stalled,
+        status: "True",
+        reason,
+        message: error.message,
+        ...(errors === undefined ? {} : { errors }),
+        errorSummary,
+      },
+      // Config Sync's words: the stage as the reason.
+      { type: SyncConditionType.Reconciling, status: "True", reason: "Setup", message: "Setup stalled" },
+    ],
+    { observed: true },
+  );
 }
 
-/** The conditions of a sync whose reconciler is set up, with `status.reconciler` naming it. */
+/**
+ * The conditions of a sync whose reconciler is set up, with `status.reconciler` naming it. `observed`: the
+ * manager's verdict is on the current generation (a failure), so `observedGeneration` says so, as Config
+ * Sync's manager writes it; kstatus readers otherwise read the lagging generation as InProgress for good.
+ * Left to the reconciler otherwise: its pass tells a new spec's retry of a failed commit by it.
+ */
 async function reportReconcilerConditions(
   client: KubeClient,
   sync: SyncRef,
   inputs: readonly ConditionInput[],
+  { observed = false }: { readonly observed?: boolean } = {},
 ): Promise<void> {
-  await writeStatus(client, sync, (_raw, current) => {
+  await writeStatus(client, sync, (raw, current) => {
     const conditions = applyConditions(current, inputs, new Date());
     const name = reconcilerName(sync.kind, sync.namespace, sync.name);
-    if (conditions === undefined && current["reconciler"] === name) return undefined;
-    return { ...current, reconciler: name, ...(conditions === undefined ? {} : { conditions }) };
+    const generation = observed ? (raw.metadata.generation ?? 0) : current["observedGeneration"];
+    if (conditions === undefined && current["reconciler"] === name && current["observedGeneration"] === generation)
+      return undefined;
+    return {
+      ...current,
+      reconciler: name,
+      ...(generation === undefined ? {} : { observedGeneration: generation }),
+      ...(conditions === undefined ? {} : { conditions }),
+    };
   });
 }
 

@@ -1,12 +1,13 @@
 /**
  * A spec change the reconciler cannot follow. A sync whose spec turned invalid is still deleted as its
  * policy says, by a reconciler the manager keeps or starts for that alone (Config Sync's manager waits for
- * its reconciler's finalizer whether or not the spec validates), also after the manager restarted.
+ * its reconciler's finalizer whether or not the spec validates), also after the manager restarted; and a
+ * reconciler failing on a new spec says so for that generation (observedGeneration), as Config Sync's does.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Finalizer } from "@driftless/api";
-import { eventually, TestRepo } from "../../support/index.ts";
+import { eventually, suffix, TestRepo } from "../../support/index.ts";
 import { grantRepoSyncReconciler } from "../../support/rbac.ts";
 import {
   admin,
@@ -19,6 +20,7 @@ import {
   Mapping,
   reconcilerPids,
   repoSyncObject,
+  rootSyncObject,
   startManager,
   synced,
   systemNamespace,
@@ -129,4 +131,50 @@ test("deployment mode: an invalid RepoSync being deleted gets its reconciler Dep
   await eventually(async () => (await getObject(Mapping.Deployment, systemNamespace, reconciler)) === undefined, {
     what: "the Deployment torn down",
   });
+});
+
+test("a reconciler failing on a new spec reports Stalled for that generation: observedGeneration follows it, as Config Sync's manager writes it", async (t) => {
+  const manager = await startManager(t);
+  const target = await createNamespace(t, "obsgen");
+  const repo = await TestRepo.create(t);
+  await repo.write("cm.yaml", configMap("obs", target, { v: "1" }));
+  const commit = await repo.commit("one object");
+  const name = `obs-${suffix()}`;
+  // An hour's period: the reconciler of the first spec writes no status after its sync.
+  await createSync(t, rootSyncObject(name, manager.scope, { repo: repo.url, branch: repo.branch, period: "1h" }));
+  const first = await synced("RootSync", systemNamespace, name, commit, 90_000);
+  assert.equal((first["status"] as { observedGeneration?: number }).observedGeneration, first.metadata.generation);
+
+  // Every request of the new spec's reconciler times out: it exits at start, again and again.
+  const client = await admin();
+  await client.patch(
+    Mapping.RootSync,
+    systemNamespace,
+    name,
+    { spec: { override: { apiServerTimeout: "1ms" } } },
+    "merge",
+  );
+  const failing = await eventually(
+    async () => {
+      const sync = await getSync("RootSync", systemNamespace, name);
+      return conditionOf(sync, "Stalled")?.reason === "ReconcilerFailed" ? sync : undefined;
+    },
+    { timeoutMs: 90_000, what: "the failing reconciler reported" },
+  );
+  assert.ok((failing.metadata.generation ?? 0) > (first.metadata.generation ?? 0));
+  assert.equal(
+    (failing["status"] as { observedGeneration?: number }).observedGeneration,
+    failing.metadata.generation,
+    "observedGeneration still names the spec before the failing one",
+  );
+
+  // Fixed, so that its reconciler can finish the deletion at the end of the test.
+  await client.patch(Mapping.RootSync, systemNamespace, name, { spec: { override: null } }, "merge");
+  await eventually(
+    async () => conditionOf(await getSync("RootSync", systemNamespace, name), "Stalled")?.status === "False",
+    {
+      timeoutMs: 90_000,
+      what: "the reconciler running again",
+    },
+  );
 });
