@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setImmediate } from "node:timers/promises";
 import { decorate, digestRecord, type DesiredObject } from "@driftless/applier";
-import { configMapMapping, type KubeObject } from "@driftless/kube";
+import { configMapMapping, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { Annotator, PatchMaker } from "@driftless/objectmatcher";
 import type { InformerListener, InformerLiveState } from "./live-cache.ts";
 import { createLogger } from "./log.ts";
@@ -168,6 +168,36 @@ void describe("Remediator", () => {
     await setImmediate(); // the failed correction asks for the pass once it settles
     assert.equal(passes.length, 1);
     assert.deepEqual(fights, []);
+  });
+
+  void it("settles claims of undeclared objects once a first declaration is known, an empty one too", async () => {
+    let undeclared: ((mapping: ResourceMapping, object: KubeObject) => void) | undefined;
+    let reads = 0;
+    const live = {
+      onEvent: () => () => undefined,
+      onUndeclared: (l: (mapping: ResourceMapping, object: KubeObject) => void) => {
+        undeclared = l;
+        return () => undefined;
+      },
+      // The claim reads the object afresh before anything else: gone, so nothing more happens.
+      client: { get: () => (reads++, Promise.resolve(undefined)) },
+    } as unknown as InformerLiveState;
+    const remediator = new Remediator({
+      live,
+      sync,
+      matcher: new PatchMaker(),
+      annotator: new Annotator(),
+      log: createLogger({}, { write: () => undefined }),
+      requestPass: () => undefined,
+      correct: () => Promise.resolve(Correction.Deferred),
+      onFight: () => undefined,
+    });
+    remediator.setDeclared([]);
+    const claiming = written(declared("by hand"), "1");
+    undeclared?.(configMapMapping, claiming);
+    await setImmediate();
+    assert.equal(reads, 1, "the claim was never settled");
+    remediator.stop();
   });
 
   void it("corrects an object Git declares enabled that someone marked managed: disabled by hand", async () => {

@@ -131,6 +131,8 @@ export class Remediator {
 
   /** The set of objects to guard, after each pass. */
   setDeclared(objects: readonly DesiredObject[]): void {
+    // Known from the first declaration on, an empty one included (before the shortcut below keeps the index).
+    this.declarationKnown = true;
     // A resync declares the very same objects again (the source is cached per commit): keep the index.
     if (objects.length === this.declared.size) {
       let index = 0;
@@ -145,7 +147,6 @@ export class Remediator {
     }
     this.declared = new Map(objects.map((o) => [idKey(o.id), o]));
     this.refused.clear();
-    this.declarationKnown = true;
   }
 
   /**

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { managerAnnotationValue, resourceId } from "@driftless/api";
-import { configMapMapping, namespaceMapping, type KubeObject } from "@driftless/kube";
-import { ClaimAction, claimAction, claimsSync } from "./undeclared-claims.ts";
+import { setImmediate } from "node:timers/promises";
+import { configMapMapping, namespaceMapping, type KubeClient, type KubeObject } from "@driftless/kube";
+import { createLogger } from "./log.ts";
+import { ClaimAction, claimAction, claimsSync, UndeclaredClaims } from "./undeclared-claims.ts";
 
 const sync = { kind: "RootSync", namespace: "config-management-system", name: "root-sync" } as const;
 const ours = managerAnnotationValue(sync.kind, sync.namespace, sync.name);
@@ -64,5 +66,66 @@ void describe("undeclared objects claiming a sync", () => {
     assert.equal(claimAction(special, namespaceMapping, sync).action, ClaimAction.Release);
     const plain: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: "team-a" } };
     assert.equal(claimAction(plain, namespaceMapping, sync).action, ClaimAction.Delete);
+  });
+
+  void it("are left when another inventory owns them, as prune abandons them; ours or none is a claim", () => {
+    const owning = (inventory: string) => handMade({ annotations: { "config.k8s.io/owning-inventory": inventory } });
+    assert.equal(claimAction(owning("kpt-system_other-app"), configMapMapping, sync).action, ClaimAction.Leave);
+    assert.equal(
+      claimAction(owning("config-management-system_root-sync"), configMapMapping, sync).action,
+      ClaimAction.Delete,
+    );
+  });
+});
+
+void describe("settling claims", () => {
+  void it("reads at most 16 claims at once, and waiting ones again at most once a minute", async () => {
+    let open = 0;
+    let most = 0;
+    const pending: (() => void)[] = [];
+    // Every read waits for the test to answer it: how many are open at once is what is measured.
+    const client = {
+      get: () => {
+        open++;
+        most = Math.max(most, open);
+        return new Promise((resolve) =>
+          pending.push(() => {
+            open--;
+            resolve(undefined);
+          }),
+        );
+      },
+    } as unknown as KubeClient;
+    let known = false;
+    const claims = new UndeclaredClaims({
+      client: () => client,
+      sync,
+      lastAppliedAnnotation: "x",
+      log: createLogger({}, { write: () => undefined }),
+      declared: () => (known ? false : undefined),
+      declarationsChanging: () => false,
+    });
+    const seen = (i: number) => ({ mapping: configMapMapping, namespace: "ns", name: `cm-${i}` });
+    // Before the first declaration they wait; the first retry settles them, 16 at a time.
+    for (let i = 0; i < 100; i++) claims.claim(`k${i}`, seen(i));
+    assert.equal(pending.length, 0);
+    known = true;
+    claims.retryWaiting(new Set(), 1_000_000);
+    let answered = 0;
+    while (pending.length > 0) {
+      pending.shift()?.();
+      answered++;
+      await setImmediate();
+    }
+    assert.equal(answered, 100);
+    assert.equal(most, 16);
+    // Nothing waits now; a retry within the minute reads nothing even after new waiting claims.
+    known = false;
+    claims.claim("late", seen(100));
+    known = true;
+    claims.retryWaiting(new Set(), 1_000_000 + 59_000);
+    assert.equal(pending.length, 0);
+    claims.retryWaiting(new Set(), 1_000_000 + 60_000);
+    assert.equal(pending.length, 1);
   });
 });

@@ -6,6 +6,7 @@
  * sees it, since it is in no inventory. The remediator settles them here, under driftless's prune rules.
  */
 import {
+  inventoryId,
   LifecycleDeletionValue,
   ManagedAnnotation,
   ManagedValue,
@@ -64,6 +65,10 @@ export function claimAction(
   if ((live.metadata.ownerReferences ?? []).length > 0)
     return { action: ClaimAction.Leave, reason: "it has ownerReferences" };
   if (isOwnSync(id, sync)) return { action: ClaimAction.Leave, reason: "a reconciler never deletes its own sync" };
+  // Prune's rule: another inventory's object is someone else's (prune abandons it); absent, a hand-made copy.
+  const owner = live.metadata.annotations?.[ManagedAnnotation.OwningInventory];
+  if (owner !== undefined && owner !== inventoryId(sync.namespace, sync.name))
+    return { action: ClaimAction.Leave, reason: `another inventory owns it (${owner})` };
   if (live.metadata.annotations?.[UserAnnotation.LifecycleDeletion] === LifecycleDeletionValue.Detach)
     return { action: ClaimAction.Release, reason: `${UserAnnotation.LifecycleDeletion}: detach` };
   if (id.group === "" && id.kind === "Namespace" && specialNamespaces.has(id.name))
@@ -195,9 +200,21 @@ export interface UndeclaredClaimsOptions {
  * The remediator's claims: each settled at once when nothing is changing the declarations, one at a
  * time per object; one that must wait (or failed) is tried again after the next pass.
  */
+/** Claims settled at once (each is a few reads and a write), as prune bounds its deletes. */
+const maxSettling = 16;
+/** Claims kept waiting: beyond it a forged flood is not remembered (a later event or relist brings one back). */
+const maxWaiting = 10_000;
+/** Waiting claims are read again at most this often. */
+const retryEveryMs = 60_000;
+
 export class UndeclaredClaims {
   private readonly options: UndeclaredClaimsOptions;
   private readonly waiting = new Map<string, Seen>();
+  /** Claims ready to settle while `maxSettling` are being settled. */
+  private readonly queued = new Map<string, Seen>();
+  /** Keys whose settling failed: warned once, then at debug until one succeeds. */
+  private readonly warned = new Set<string>();
+  private lastRetry = 0;
   /** Claims being settled now, and whether another event arrived meanwhile. */
   private readonly settling = new Map<string, boolean>();
   private inventory: Inventory | undefined;
@@ -212,52 +229,77 @@ export class UndeclaredClaims {
     return claimsSync(object, mapping, sync) && claimAction(object, mapping, sync).action !== ClaimAction.Leave;
   }
 
-  /** After a pass: the claims still waiting, but those in `skip` (seen again during it, decided by the caller). */
-  retryWaiting(skip: ReadonlySet<string>): void {
+  /**
+   * After a pass: the claims still waiting, but those in `skip` (seen again during it, decided by the
+   * caller); at most once a minute, since each costs reads and a suspended sync passes every poll.
+   */
+  retryWaiting(skip: ReadonlySet<string>, now = Date.now()): void {
+    if (now - this.lastRetry < retryEveryMs) return;
+    this.lastRetry = now;
     for (const [key, seen] of [...this.waiting]) if (!skip.has(key)) this.claim(key, seen);
   }
 
   claim(key: string, seen: Seen): void {
+    this.queued.delete(key);
     const declared = this.options.declared(key);
     if (declared === true) {
       this.waiting.delete(key);
+      this.queued.delete(key);
       return;
     }
     if (declared === undefined || this.options.declarationsChanging()) {
-      this.waiting.set(key, seen);
+      this.wait(key, seen);
       return;
     }
     if (this.settling.has(key)) {
       this.settling.set(key, true);
       return;
     }
-    this.settling.set(key, false);
     this.waiting.delete(key);
+    if (this.settling.size >= maxSettling) {
+      this.queued.set(key, seen);
+      return;
+    }
+    this.settle(key, seen);
+  }
+
+  private settle(key: string, seen: Seen): void {
+    this.settling.set(key, false);
+    this.queued.delete(key);
     void settleClaim(this.context(key), seen.mapping, seen.namespace, seen.name)
       .then(
-        (outcome) => this.report(key, seen, outcome),
+        (outcome) => {
+          this.warned.delete(key);
+          this.report(key, seen, outcome);
+        },
         (error: unknown) => {
-          this.waiting.set(key, seen);
-          this.options.log.warn(
-            "could not settle an undeclared object claiming this sync; trying after the next pass",
-            {
-              object: key,
-              error: String(error),
-            },
-          );
+          this.wait(key, seen);
+          const fields = { object: key, error: String(error) };
+          const message = "could not settle an undeclared object claiming this sync; trying after the next pass";
+          if (this.warned.has(key)) this.options.log.debug(message, fields);
+          else if (this.warned.size < maxWaiting) {
+            this.warned.add(key);
+            this.options.log.warn(message, fields);
+          }
         },
       )
       .finally(() => {
         const again = this.settling.get(key) === true;
         this.settling.delete(key);
         if (again && !this.waiting.has(key)) this.claim(key, seen);
+        const [next] = this.queued;
+        if (next !== undefined && this.settling.size < maxSettling) this.claim(next[0], next[1]);
       });
+  }
+
+  private wait(key: string, seen: Seen): void {
+    if (this.waiting.has(key) || this.waiting.size < maxWaiting) this.waiting.set(key, seen);
   }
 
   private report(key: string, seen: Seen, outcome: ClaimOutcome): void {
     const { log } = this.options;
     if (outcome.operation === "waiting") {
-      this.waiting.set(key, seen);
+      this.wait(key, seen);
       log.debug("an undeclared object claiming this sync waits", { object: key, reason: outcome.reason });
     } else if (outcome.operation !== "none")
       log.info(`${outcome.operation} an object that claims this sync but is not declared`, {
