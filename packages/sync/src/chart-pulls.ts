@@ -12,7 +12,7 @@ import { ErrorClass, redactUrl } from "@driftless/api";
 import { checkChartSchemas } from "./chart-schemas.ts";
 import { chartPullHome } from "./kustomization-paths.ts";
 import { isInside, nearestRealPath } from "./origin-annotations.ts";
-import { RenderingError } from "./render-error.ts";
+import { fileErrorClass, RenderingError } from "./render-error.ts";
 import { runTool, ToolExit, ToolProcessError } from "./run-tool.ts";
 
 /** A chart kustomize would pull: one entry of helmCharts, the deprecated generator or a plugin configuration. */
@@ -104,7 +104,7 @@ async function placeChart(
     await cp(from, join(chartHome, pull.name), { recursive: true, errorOnExist: true, force: false });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    throw new RenderingError(`${what} could not be unpacked into ${shown}: ${code}`, error);
+    throw new RenderingError(`${what} could not be unpacked into ${shown}: ${code}`, error, fileErrorClass(error));
   }
 }
 

@@ -9,7 +9,7 @@ import { ErrorClass } from "@driftless/api";
 import { pullCharts } from "./chart-pulls.ts";
 import { checkKustomizationPaths, kustomizationFileNames } from "./kustomization-paths.ts";
 import { buildDirectory, type BuildDirectory } from "./origin-annotations.ts";
-import { RenderingError } from "./render-error.ts";
+import { fileErrorClass, RenderingError } from "./render-error.ts";
 import { runTool, ToolExit, ToolProcessError } from "./run-tool.ts";
 
 export { RenderingError } from "./render-error.ts";
@@ -183,6 +183,7 @@ function mirrorFailure(error: unknown): unknown {
   return new RenderingError(
     `preparing the build's mirror of the checkout failed${at}: ${code ?? String(error)}`,
     error,
+    fileErrorClass(error),
   );
 }
 
