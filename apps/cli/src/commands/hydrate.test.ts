@@ -198,6 +198,26 @@ void describe("driftless hydrate", () => {
     }
   });
 
+  void it("names an object that cannot be a file name on one line, whatever its file's name holds", async (t) => {
+    const base = await mkdtemp(join(tmpdir(), "driftless-hydrate-line-"));
+    t.after(() => rm(base, { recursive: true, force: true }));
+    const repo = join(base, "repo");
+    await mkdir(repo, { recursive: true });
+    await writeFile(
+      join(repo, "a.yaml\n\nhydrate: done\nx.yaml"),
+      "apiVersion: x.example/v1\nkind: ../Up\nmetadata: {name: a}\n",
+    );
+    const lines: string[] = [];
+    const code = await hydrate(
+      { dir: repo, format: "unstructured", output: join(base, "out") },
+      (line) => void lines.push(line),
+    );
+    assert.equal(code, 1, lines.join("\n"));
+    const refusal = lines.find((line) => line.includes("cannot be part of a file name")) ?? lines.join(" | ");
+    assert.match(refusal, /^a\.yaml\\x0a\\x0ahydrate: done\\x0ax\.yaml: kind "\.\.\/Up" cannot be part/);
+    assert.ok(!refusal.includes("\n"), refusal);
+  });
+
   void it("writes a declared special Namespace with deletion: detach, as nomos hydrate does and the reconciler applies it", async (t) => {
     const repo = await mkdtemp(join(tmpdir(), "driftless-hydrate-special-"));
     t.after(() => rm(repo, { recursive: true, force: true }));

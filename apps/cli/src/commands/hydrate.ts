@@ -15,7 +15,7 @@ import {
   type JsonObject,
   type SyncScope,
 } from "@driftless/source";
-import { printableJson, printableYaml } from "../terminal-text.ts";
+import { printableJson, printableLine, printableYaml } from "../terminal-text.ts";
 import { kindsOrReport } from "./api-resources.ts";
 import { printClusterErrors } from "./vet.ts";
 
@@ -96,7 +96,7 @@ export async function hydrate(
           .find((o) => unsafePart(o) !== undefined);
   if (unnamable !== undefined) {
     err(
-      `${unnamable.sourcePath}: ${unsafePart(unnamable)} cannot be part of a file name in --output (it holds a path separator or is . or ..)`,
+      `${printableLine(unnamable.sourcePath)}: ${printableLine(unsafePart(unnamable) ?? "")} cannot be part of a file name in --output (it holds a path separator or is . or ..)`,
     );
     return 1;
   }
