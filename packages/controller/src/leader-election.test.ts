@@ -118,6 +118,32 @@ test("a renewal that hangs does not keep a leader past its renew deadline", asyn
   await le.stop();
 });
 
+test("a renewal retried late within the renew deadline is sent and keeps the leader", async () => {
+  const { view, state } = fakeLease();
+  let hangs = 0;
+  const le = new LeaderElector({
+    client: view(() => hangs-- > 0),
+    namespace: "config-management-system",
+    name: "lease",
+    identity: "a",
+    leaseDurationMs: 3_000,
+    renewDeadlineMs: 2_000,
+    retryPeriodMs: 200,
+    requestTimeoutMs: 900,
+    log: quiet,
+  });
+  const events: string[] = [];
+  le.start({ onStartedLeading: () => events.push("started"), onStoppedLeading: () => events.push("stopped") });
+  await until(() => le.isLeader, "leadership");
+  // One renewal hangs to its timeout; the retry then has less than a request timeout left before the deadline.
+  hangs = 1;
+  const writes = state.writes;
+  await until(() => hangs < 0 && state.writes > writes, "the late renewal written");
+  assert.deepEqual(events, ["started"]);
+  assert.equal(le.isLeader, true);
+  await le.stop();
+});
+
 test("a standby takes over only after the leader has stepped down and the lease has gone unrenewed", async () => {
   const { view } = fakeLease();
   let partitioned = false;

@@ -156,7 +156,10 @@ export class LeaderElector {
         : this.#t.requestTimeoutMs;
       let ok = false;
       try {
-        ok = await this.#tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, budget))]));
+        // A whole number of ms: the time left before the renew deadline is fractional, and a fractional
+        // delay makes AbortSignal.timeout throw, so every retry after a slow renewal failed unsent.
+        const timeout = AbortSignal.timeout(Math.max(1, Math.ceil(budget)));
+        ok = await this.#tryAcquireOrRenew(AbortSignal.any([signal, timeout]));
       } catch (error) {
         if (!signal.aborted)
           this.#o.log.warn("leader election: lease request failed", { lease: this.#o.name, error: String(error) });
