@@ -128,7 +128,7 @@ async function repoSync(namespace: string, state: "synced" | "pending" = "synced
         source: { commit },
         sync: { commit, lastUpdate: now },
         conditions: [
-          { type: "Syncing", status: "False", reason: "Sync", message: "Sync Completed", lastUpdateTime: now },
+          { type: "Syncing", status: "False", reason: "Sync", message: "Sync Completed", commit, lastUpdateTime: now },
         ],
       },
     },
