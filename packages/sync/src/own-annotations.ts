@@ -31,14 +31,20 @@ export function recordImageToSync(
   return recordOwnAnnotation(client, identity, raw, SyncAnnotation.ImageToSync, imageToSync(sync, commit));
 }
 
-/** Config Sync's `configsync.gke.io/dynamic-ns-selector-enabled` on a RootSync: whether its source selects dynamically. */
+/**
+ * Config Sync's `configsync.gke.io/dynamic-ns-selector-enabled` on a RootSync, written as its reconciler
+ * writes it: "true" once the source selects dynamically, "false" only to turn a "true" off; a sync that
+ * never selected dynamically never carries it.
+ */
 export function recordDynamicNsSelector(
   client: KubeClient,
   identity: SyncIdentity,
   raw: KubeObject,
   enabled: boolean,
 ): Promise<void> {
-  return recordOwnAnnotation(client, identity, raw, SyncAnnotation.DynamicNsSelectorEnabled, String(enabled));
+  const key = SyncAnnotation.DynamicNsSelectorEnabled;
+  if (!enabled && raw.metadata.annotations?.[key] !== "true") return Promise.resolve();
+  return recordOwnAnnotation(client, identity, raw, key, String(enabled));
 }
 
 /**

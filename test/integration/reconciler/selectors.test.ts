@@ -70,7 +70,8 @@ test("an unstructured NamespaceSelector copies an object into the one of two dec
 
   assert.ok(await exists(prod, "settings"));
   assert.ok(!(await exists(dev, "settings")));
-  assert.equal(await dynamicAnnotation(name), "false", "Config Sync's dynamic-ns-selector-enabled on a static source");
+  // As Config Sync's reconciler: a source that never selected dynamically does not carry the annotation.
+  assert.equal(await dynamicAnnotation(name), undefined, "dynamic-ns-selector-enabled on a static source");
 });
 
 /** Config Sync's `configsync.gke.io/dynamic-ns-selector-enabled` on the RootSync, as its reconciler writes it. */
@@ -123,6 +124,15 @@ test("a dynamic NamespaceSelector follows the cluster's namespace labels: relabe
     timeoutMs: 60_000,
     what: "the ConfigMap removed once its last namespace is deselected",
   });
+
+  // The selector made static: the annotation is turned off, not removed, as Config Sync's reconciler does.
+  await repo.write(
+    "config/selector.yaml",
+    namespaceSelector("on", { selector: { matchLabels: { [`sel-${id}`]: "on" } } }),
+  );
+  const made = await repo.commit("a static selector");
+  await rootSynced(name, made);
+  assert.equal(await dynamicAnnotation(name), "false");
 });
 
 test("a hierarchy applies an object by ClusterSelector and cluster-name-selector only on the cluster the reconciler is named after, and a NamespaceSelector picks one of two namespaces", async (t) => {
