@@ -24,12 +24,18 @@ const caCertSecretRef = secretRef(
 const period = (what: string, defaultValue: string): JsonSchemaProps =>
   str(`Go duration between ${what}, e.g. \`30s\` or \`1m30s\`. Defaults to ${defaultValue}.`);
 
+/**
+ * Stricter than Config Sync's CRD, which has none: every webhook push keys every sync's URL, so a tenant's
+ * megabyte-long URL would cost the manager on each push.
+ */
+const sourceUrlMaxLength = 2048;
+
 const gcpServiceAccountEmail = str("Google service account used with auth `gcpserviceaccount`.");
 
 const git = obj(
   "Where and how to read a Git repository.",
   {
-    repo: str("URL of the repository to clone."),
+    repo: str("URL of the repository to clone.", { maxLength: sourceUrlMaxLength }),
     branch: str("Branch to sync. Defaults to `master`. Ignored when `revision` names something other than `HEAD`."),
     revision: str("Tag, ref or commit to sync. Defaults to `HEAD`, the tip of `branch`."),
     dir: str("Directory of the repository holding the manifests. Defaults to the repository root."),
@@ -49,7 +55,7 @@ const git = obj(
 const oci = obj(
   "Where and how to read an OCI image.",
   {
-    image: str("Image reference, by tag or digest."),
+    image: str("Image reference, by tag or digest.", { maxLength: sourceUrlMaxLength }),
     dir: str("Directory of the image holding the manifests."),
     period: period("polls of the image", "15s"),
     auth: str("How to authenticate to the registry. `token` (basic credentials from secretRef) is driftless's own.", {
@@ -83,7 +89,7 @@ function helm(kind: SyncKind): JsonSchemaProps {
   return obj(
     "Where and how to read a Helm chart.",
     {
-      repo: str("Helm repository URL."),
+      repo: str("Helm repository URL.", { maxLength: sourceUrlMaxLength }),
       // Both reach helm as positional arguments: a value starting with `-` would be a flag.
       chart: str("Chart name.", { pattern: helmChartSchemaPattern, maxLength: helmChartNameMaxLength }),
       version: str("Chart version or version range; latest when empty."),

@@ -91,6 +91,34 @@ test("without strict validation the API server drops a RepoSync's roleRefs, so n
   assert.deepEqual((created["spec"] as { override?: unknown }).override, { reconcileTimeout: "10m" });
 });
 
+test("a source URL over 2048 characters (spec.git.repo, spec.oci.image, spec.helm.repo) is refused by both CRDs; 2048 is accepted", async (t) => {
+  // Every webhook push keys every sync's URL: a tenant's megabyte-long URL would cost the manager on each push.
+  const namespace = await testNamespace(t, "urllen");
+  const long = (prefix: string, length: number): string => prefix + "a".repeat(length - prefix.length);
+  const cases: readonly [string, (length: number) => Record<string, unknown>][] = [
+    ["spec.git.repo", (n) => ({ git: { ...gitSource, repo: long("https://git.example.com/", n) } })],
+    ["spec.oci.image", (n) => ({ sourceType: "oci", oci: { ...ociSource, image: long("registry.example/", n) } })],
+    [
+      "spec.helm.repo",
+      (n) => ({ sourceType: "helm", helm: { ...helmSource, repo: long("oci://charts.example/", n) } }),
+    ],
+  ];
+  for (const kind of ["RootSync", "RepoSync"] as const) {
+    for (const [field, spec] of cases) {
+      const refusal = await createStrict(sync(kind, "v1beta1", namespace, spec(4096)));
+      assert.ok(refusal !== undefined, `${kind} with a 4 KiB ${field} was accepted`);
+      assert.equal(refusal.status, 422, `${kind} ${field}: ${refusal.message}`);
+      assert.ok(refusal.serverMessage.includes(field), `${kind} ${field}: ${refusal.serverMessage}`);
+      assert.ok(refusal.serverMessage.includes("2048"), `${kind} ${field}: ${refusal.serverMessage}`);
+      assert.equal(
+        await createStrict(sync(kind, "v1beta1", namespace, spec(2048))),
+        undefined,
+        `${kind} ${field} at 2048`,
+      );
+    }
+  }
+});
+
 /** Every field of Config Sync's RepoSync spec (git, oci and helm at once: the CRD leaves that to the manager). */
 const repoSyncSpec = `
 sourceFormat: unstructured
