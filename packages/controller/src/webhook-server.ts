@@ -30,7 +30,7 @@ export interface WebhookServerOptions {
   readonly secret: string;
   /** Triggers the syncs a push concerns; returns how many. Throws when the queue is unreachable. */
   readonly onPush: (push: Push, provider: WebhookProvider) => Promise<number>;
-  /** Every request's outcome; `syncs` (how many a push triggered) comes with `accepted`. */
+  /** Every request's outcome; `syncs` (how many a push triggered, never told to the sender) comes with `accepted`. */
   readonly onResult?: (provider: WebhookProvider, result: WebhookResult, syncs?: number) => void;
   readonly log: Logger;
   readonly limits?: Partial<WebhookLimits>;
@@ -83,8 +83,13 @@ export async function serveWebhooks(options: WebhookServerOptions): Promise<Webh
       return reply(response, 405, { status: "method not allowed" });
     }
     const provider = providerOf(request.headers);
-    const done = (status: number, result: WebhookResult, body: Record<string, unknown>, close = false): void => {
-      options.onResult?.(provider, result, typeof body["syncs"] === "number" ? body["syncs"] : undefined);
+    const done = (
+      status: number,
+      result: WebhookResult,
+      body: Record<string, unknown>,
+      { close = false, syncs }: { close?: boolean; syncs?: number } = {},
+    ): void => {
+      options.onResult?.(provider, result, syncs);
       reply(response, status, { status: result, ...body }, close);
     };
     let body: Buffer;
@@ -92,7 +97,7 @@ export async function serveWebhooks(options: WebhookServerOptions): Promise<Webh
       body = await readBody(request, limits.maxBodyBytes);
     } catch (error) {
       if (error instanceof BodyTooLarge)
-        return done(413, WebhookResult.Invalid, { detail: `body over ${limits.maxBodyBytes} bytes` }, true);
+        return done(413, WebhookResult.Invalid, { detail: `body over ${limits.maxBodyBytes} bytes` }, { close: true });
       // Cut at the read deadline or gone: there is no one to answer.
       if (error instanceof BodyIncomplete) return options.onResult?.(provider, WebhookResult.Incomplete);
       throw error;
@@ -121,7 +126,9 @@ export async function serveWebhooks(options: WebhookServerOptions): Promise<Webh
       commit: parsed.push.commit,
       syncs: matched,
     });
-    return done(202, WebhookResult.Accepted, { syncs: matched });
+    // The count stays in the log and metrics: in the answer it would tell anyone holding the shared secret
+    // which repositories and branches every tenant syncs.
+    return done(202, WebhookResult.Accepted, {}, { syncs: matched });
   };
 
   const dispatch = (request: IncomingMessage, response: ServerResponse): void => {
