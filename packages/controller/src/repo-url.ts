@@ -1,11 +1,22 @@
+/** The maxLength of spec.git.repo, spec.oci.image and spec.helm.repo in the RootSync/RepoSync CRDs. */
+export const maxSourceUrlLength = 2048;
+
+/** Hosts whose `owner/repo` paths name the same repository in any case. */
+const caseInsensitivePathHosts: ReadonlySet<string> = new Set(["github.com", "gitlab.com"]);
+
+const slash = "/".charCodeAt(0);
+
 /**
  * One key per repository, whatever URL form names it. A push event names a repository as
  * `https://github.com/org/repo.git`, `git@github.com:org/repo.git` or `ssh://git@github.com/org/repo`;
  * a RootSync may use any of them. The key keeps host and path, drops scheme, user, default
- * ports, `.git` and trailing slashes, and lowercases the host (paths stay case-sensitive: some
- * servers treat them so). Undefined when the URL cannot be read (a bad %-escape such as `%zz`).
+ * ports, `.git` and trailing slashes, and lowercases the host. Paths stay case-sensitive (some
+ * servers treat them so) except on github.com and gitlab.com, which ignore their case.
+ * Undefined when the URL cannot be read (a bad %-escape such as `%zz`) or is over the CRDs' maxLength.
  */
 export function repoKey(url: string): string | undefined {
+  // A tenant writes sync URLs and every push keys them all: the work per URL must stay bounded.
+  if (url.length > maxSourceUrlLength) return undefined;
   try {
     return keyOf(url);
   } catch {
@@ -37,12 +48,28 @@ function keyOf(url: string): string {
 }
 
 function join(host: string, path: string): string {
-  return `${host.toLowerCase()}/${clean(path).replace(/^\/+/, "")}`;
+  const lowerHost = host.toLowerCase();
+  const key = withoutLeadingSlashes(clean(path));
+  return `${lowerHost}/${caseInsensitivePathHosts.has(lowerHost) ? key.toLowerCase() : key}`;
 }
 
 function clean(path: string): string {
-  return path
-    .replace(/\/+$/, "")
-    .replace(/\.git$/, "")
-    .replace(/\/+$/, "");
+  const bare = withoutTrailingSlashes(path);
+  return withoutTrailingSlashes(bare.endsWith(".git") ? bare.slice(0, -".git".length) : bare);
+}
+
+/**
+ * Loops, not `/\/+$/`: that regex retries at every slash of a run not at the end, quadratic in its
+ * length (40,000 slashes took seconds, and stalled the manager's event loop).
+ */
+export function withoutTrailingSlashes(text: string): string {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === slash) end--;
+  return text.slice(0, end);
+}
+
+function withoutLeadingSlashes(text: string): string {
+  let start = 0;
+  while (start < text.length && text.charCodeAt(start) === slash) start++;
+  return text.slice(start);
 }

@@ -42,10 +42,10 @@ test("GitHub: a push names its branch, commit and every repository URL; other ev
     },
   });
   assert.equal(parseWebhook("github", { "x-github-event": "ping" }, Buffer.from("{}")).kind, "ignored");
-  const tag = Buffer.from(
-    JSON.stringify({ ref: "refs/tags/v1", after: "b".repeat(40), repository: { clone_url: "x" } }),
+  const note = Buffer.from(
+    JSON.stringify({ ref: "refs/notes/commits", after: "b".repeat(40), repository: { clone_url: "x" } }),
   );
-  assert.equal(parseWebhook("github", { "x-github-event": "push" }, tag).kind, "ignored");
+  assert.equal(parseWebhook("github", { "x-github-event": "push" }, note).kind, "ignored");
   const deleted = Buffer.from(
     JSON.stringify({ ref: "refs/heads/main", after: "0".repeat(40), repository: { clone_url: "x" } }),
   );
@@ -89,4 +89,45 @@ test("an empty secret verifies nothing", () => {
   const body = Buffer.from("{}");
   assert.equal(verify("generic", { "x-driftless-signature": sign(body, "") }, body, ""), false);
   assert.equal(verify("gitlab", { "x-gitlab-token": "" }, body, ""), false);
+});
+
+test("a tag push names the tag; a deleted tag is ignored (GitHub and GitLab)", () => {
+  const github = (after: string): Buffer =>
+    Buffer.from(
+      JSON.stringify({ ref: "refs/tags/v1.0.0", after, repository: { clone_url: "https://github.com/a/b" } }),
+    );
+  assert.deepEqual(parseWebhook("github", { "x-github-event": "push" }, github("b".repeat(40))), {
+    kind: "push",
+    push: { repoUrls: ["https://github.com/a/b"], branch: "v1.0.0", commit: "b".repeat(40), tag: true },
+  });
+  assert.equal(parseWebhook("github", { "x-github-event": "push" }, github("0".repeat(40))).kind, "ignored");
+
+  const gitlab = Buffer.from(
+    JSON.stringify({
+      object_kind: "tag_push",
+      ref: "refs/tags/v2",
+      checkout_sha: "c".repeat(40),
+      project: { git_http_url: "https://gitlab.com/g/p.git" },
+    }),
+  );
+  assert.deepEqual(parseWebhook("gitlab", { "x-gitlab-event": "Tag Push Hook" }, gitlab), {
+    kind: "push",
+    push: { repoUrls: ["https://gitlab.com/g/p.git"], branch: "v2", commit: "c".repeat(40), tag: true },
+  });
+  assert.equal(parseWebhook("gitlab", { "x-gitlab-event": "Push Hook" }, gitlab).kind, "ignored", "kinds disagree");
+});
+
+test("a URL longer than any sync may name is dropped from a push", () => {
+  const long = `https://github.com/${"a".repeat(4096)}`;
+  const body = (repository: unknown): Buffer =>
+    Buffer.from(JSON.stringify({ ref: "refs/heads/main", after: "a".repeat(40), repository }));
+  const parsed = parseWebhook(
+    "github",
+    { "x-github-event": "push" },
+    body({ clone_url: long, ssh_url: "git@github.com:a/b.git" }),
+  );
+  assert.deepEqual(parsed.kind === "push" ? parsed.push.repoUrls : parsed, ["git@github.com:a/b.git"]);
+  assert.equal(parseWebhook("github", { "x-github-event": "push" }, body({ clone_url: long })).kind, "invalid");
+  const generic = Buffer.from(JSON.stringify({ repo: long, branch: "main" }));
+  assert.equal(parseWebhook("generic", {}, generic).kind, "invalid");
 });

@@ -4,6 +4,7 @@
  * secret, and what it says was pushed. Payloads are untrusted input, parsed once here into a `Push`.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { maxSourceUrlLength } from "./repo-url.ts";
 
 export const WebhookProvider = {
   GitHub: "github",
@@ -20,10 +21,12 @@ export const GenericSignatureHeader = "x-driftless-signature";
 export interface Push {
   /** Every URL the repository is known by (clone, SSH, web); for an image, `host/repository`. */
   readonly repoUrls: readonly string[];
-  /** The pushed branch; for an image, the pushed tag. */
+  /** The pushed branch; for a Git tag push or an image, the pushed tag. */
   readonly branch: string;
   /** The new commit; for an image, the manifest digest. */
   readonly commit: string | undefined;
+  /** Set for a Git tag push (`refs/tags/<branch>`): the syncs to match follow that tag. */
+  readonly tag?: true;
   /** Set for a registry push: the syncs to match are OCI ones. */
   readonly image?: true;
 }
@@ -90,18 +93,31 @@ function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function strings(record: unknown, keys: readonly string[]): string[] {
+/** The URLs among `keys`; one longer than any sync may name (the CRDs' maxLength) cannot match and is dropped. */
+function urls(record: unknown, keys: readonly string[]): string[] {
   if (!isRecord(record)) return [];
   return keys.flatMap((k) => {
     const v = record[k];
-    return typeof v === "string" && v !== "" ? [v] : [];
+    return isUrl(v) ? [v] : [];
   });
+}
+
+function isUrl(value: unknown): value is string {
+  return typeof value === "string" && value !== "" && value.length <= maxSourceUrlLength;
 }
 
 const zeroSha = /^0+$/;
 
-function branchOf(ref: unknown): string | undefined {
-  return typeof ref === "string" && ref.startsWith("refs/heads/") ? ref.slice("refs/heads/".length) : undefined;
+/** The branch or tag a pushed ref names; undefined for any other ref (a note, a merge request's head). */
+function pushedRef(ref: unknown): { readonly name: string; readonly tag: boolean } | undefined {
+  if (typeof ref !== "string") return undefined;
+  for (const [prefix, tag] of [
+    ["refs/heads/", false],
+    ["refs/tags/", true],
+  ] as const) {
+    if (ref.startsWith(prefix) && ref.length > prefix.length) return { name: ref.slice(prefix.length), tag };
+  }
+  return undefined;
 }
 
 export function parseWebhook(provider: WebhookProvider, headers: Headers, body: Buffer): WebhookRequest {
@@ -119,18 +135,19 @@ export function parseWebhook(provider: WebhookProvider, headers: Headers, body: 
       return pushOf(
         payload["ref"],
         payload["after"],
-        strings(payload["repository"], ["clone_url", "ssh_url", "git_url", "html_url", "url"]),
+        urls(payload["repository"], ["clone_url", "ssh_url", "git_url", "html_url", "url"]),
       );
     }
     case WebhookProvider.GitLab: {
       const event = header(headers, "x-gitlab-event");
-      if (event !== "Push Hook" || payload["object_kind"] !== "push")
+      const pushKind = event === "Push Hook" ? "push" : event === "Tag Push Hook" ? "tag_push" : undefined;
+      if (pushKind === undefined || payload["object_kind"] !== pushKind)
         return { kind: "ignored", why: `GitLab event ${event ?? "?"}` };
-      const urls = [
-        ...strings(payload["project"], ["git_http_url", "git_ssh_url", "http_url", "ssh_url", "web_url"]),
-        ...strings(payload["repository"], ["git_http_url", "git_ssh_url", "url", "homepage"]),
+      const repoUrls = [
+        ...urls(payload["project"], ["git_http_url", "git_ssh_url", "http_url", "ssh_url", "web_url"]),
+        ...urls(payload["repository"], ["git_http_url", "git_ssh_url", "url", "homepage"]),
       ];
-      return pushOf(payload["ref"], payload["checkout_sha"] ?? payload["after"], urls);
+      return pushOf(payload["ref"], payload["checkout_sha"] ?? payload["after"], repoUrls);
     }
     case WebhookProvider.Registry:
       return registryPush(payload["events"]);
@@ -141,6 +158,7 @@ export function parseWebhook(provider: WebhookProvider, headers: Headers, body: 
       if (typeof repo !== "string" || repo === "" || typeof branch !== "string" || branch === "") {
         return { kind: "invalid", why: 'the generic payload needs "repo" and "branch" strings' };
       }
+      if (!isUrl(repo)) return { kind: "invalid", why: `"repo" is over ${maxSourceUrlLength} characters` };
       return {
         kind: "push",
         push: { repoUrls: [repo], branch, commit: typeof commit === "string" && commit !== "" ? commit : undefined },
@@ -150,15 +168,14 @@ export function parseWebhook(provider: WebhookProvider, headers: Headers, body: 
 }
 
 function pushOf(ref: unknown, after: unknown, repoUrls: readonly string[]): WebhookRequest {
-  const branch = branchOf(ref);
-  if (branch === undefined) return { kind: "ignored", why: `not a branch push (ref ${String(ref)})` };
+  const pushed = pushedRef(ref);
+  if (pushed === undefined) return { kind: "ignored", why: `not a branch or tag push (ref ${String(ref)})` };
   if (repoUrls.length === 0) return { kind: "invalid", why: "the push names no repository URL" };
-  // A deleted branch has nothing to fetch; the next poll reports it as a fetch error.
-  if (typeof after === "string" && zeroSha.test(after)) return { kind: "ignored", why: `branch ${branch} was deleted` };
-  return {
-    kind: "push",
-    push: { repoUrls, branch, commit: typeof after === "string" && after !== "" ? after : undefined },
-  };
+  const what = `${pushed.tag ? "tag" : "branch"} ${pushed.name}`;
+  // A deleted branch or tag has nothing to fetch; the next poll reports it as a fetch error.
+  if (typeof after === "string" && zeroSha.test(after)) return { kind: "ignored", why: `${what} was deleted` };
+  const commit = typeof after === "string" && after !== "" ? after : undefined;
+  return { kind: "push", push: { repoUrls, branch: pushed.name, commit, ...(pushed.tag ? { tag: true } : {}) } };
 }
 
 /**
@@ -172,6 +189,7 @@ function registryPush(events: unknown): WebhookRequest {
     const { repository, tag, digest } = event["target"];
     const host = isRecord(event["request"]) ? event["request"]["host"] : undefined;
     if (typeof repository !== "string" || typeof tag !== "string" || tag === "" || typeof host !== "string") continue;
+    if (!isUrl(`${host}/${repository}`)) continue;
     return {
       kind: "push",
       push: {
