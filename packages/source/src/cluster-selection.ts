@@ -11,16 +11,16 @@ import type { SourceError } from "./errors.ts";
 import { DuplicateObjectError } from "./errors.ts";
 import { HierarchyKind, isKind, isNamespace } from "./hierarchy-layout.ts";
 import { manifestResource, what } from "./hierarchy-raw.ts";
-import { isJsonObject } from "./json.ts";
-import type { JsonValue } from "./json.ts";
 import { parseLabelSelector } from "./label-selector.ts";
 import type { Manifest } from "./manifest.ts";
 import {
   IllegalSelectorAnnotationError,
   InvalidSelectorError,
   SelectorAnnotationConflictError,
+  SelectorParseError,
   UnknownSelectorError,
 } from "./selector-errors.ts";
+import { decodeSelectorSpec } from "./selector-spec.ts";
 
 export const SelectorAnnotation = {
   Namespace: "configmanagement.gke.io/namespace-selector",
@@ -110,7 +110,12 @@ export function selectForCluster(
   const labels = cluster?.metadata.labels ?? {};
   const active = new Map<string, boolean>();
   for (const [name, selector] of selectors) {
-    const parsed = parseLabelSelector(specSelector(selector));
+    const spec = decodeSelectorSpec(selector);
+    if (spec instanceof SelectorParseError) {
+      errors.push(spec);
+      continue;
+    }
+    const parsed = parseLabelSelector(spec.selector);
     if ("problem" in parsed) {
       errors.push(
         new InvalidSelectorError(`${what(selector)}: ${parsed.problem}`, { resources: [manifestResource(selector)] }),
@@ -172,10 +177,4 @@ function isSelectorOrCluster(manifest: Manifest): boolean {
     isKind(manifest, HierarchyKind.ClusterSelector) ||
     isKind(manifest, HierarchyKind.NamespaceSelector)
   );
-}
-
-/** `spec.selector` of a selector object. */
-export function specSelector(manifest: Manifest): JsonValue | undefined {
-  const spec = manifest.raw["spec"];
-  return isJsonObject(spec) ? spec["selector"] : undefined;
 }

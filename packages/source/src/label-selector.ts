@@ -1,55 +1,130 @@
 /**
  * Kubernetes label selectors (`matchLabels`, `matchExpressions` with In, NotIn, Exists, DoesNotExist)
- * as ClusterSelectors and NamespaceSelectors declare them in `spec.selector`.
+ * as ClusterSelectors and NamespaceSelectors declare them in `spec.selector`. Reading one has two steps,
+ * as Config Sync's: `decodeLabelSelector` checks the types (Config Sync's typed decode, KNV1006 when a
+ * value is of the wrong type), `parseLabelSelector` the meaning (KNV1014: empty, unknown operator...).
  */
-import { isJsonObject } from "./json.ts";
-import type { JsonObject, JsonValue } from "./json.ts";
+import { describeJsonType, isJsonObject } from "./json.ts";
+import type { JsonValue } from "./json.ts";
 
 export type Labels = Readonly<Record<string, string>>;
 export type LabelMatcher = (labels: Labels) => boolean;
 
+export interface LabelSelectorRequirement {
+  readonly key: string;
+  readonly operator: string;
+  readonly values: readonly string[];
+}
+
+/** `spec.selector` with the types Kubernetes' LabelSelector gives it. */
+export interface LabelSelectorSpec {
+  readonly matchLabels: Labels;
+  readonly matchExpressions: readonly LabelSelectorRequirement[];
+}
+
+type Decoded<T> = { readonly value: T } | { readonly unparsable: string };
+
+const wrongType = (path: string, expected: string, value: JsonValue): { unparsable: string } => ({
+  unparsable: `${path} must be ${expected}, found ${describeJsonType(value)}`,
+});
+
+/**
+ * `value` as a string where Go's typed decode takes one: null is the empty string, as
+ * Kubernetes' unstructured converter reads it; anything else but a string cannot be decoded.
+ */
+export function decodeString(path: string, value: JsonValue | undefined): Decoded<string> {
+  if (value === undefined || value === null) return { value: "" };
+  return typeof value === "string" ? { value } : wrongType(path, "a string", value);
+}
+
+/** The selector at `path` (`spec.selector`) with its types checked; absent or null is the empty selector. */
+export function decodeLabelSelector(path: string, raw: JsonValue | undefined): Decoded<LabelSelectorSpec> {
+  if (raw === undefined || raw === null) return { value: { matchLabels: {}, matchExpressions: [] } };
+  if (!isJsonObject(raw)) return wrongType(path, "a mapping", raw);
+  const matchLabels = decodeMatchLabels(`${path}.matchLabels`, raw["matchLabels"]);
+  if ("unparsable" in matchLabels) return matchLabels;
+  const matchExpressions = decodeExpressions(`${path}.matchExpressions`, raw["matchExpressions"]);
+  if ("unparsable" in matchExpressions) return matchExpressions;
+  return { value: { matchLabels: matchLabels.value, matchExpressions: matchExpressions.value } };
+}
+
+function decodeMatchLabels(path: string, raw: JsonValue | undefined): Decoded<Labels> {
+  if (raw === undefined || raw === null) return { value: {} };
+  if (!isJsonObject(raw)) return wrongType(path, "a mapping of strings", raw);
+  const labels: Record<string, string> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    const decoded = decodeString(`${path}.${key}`, value);
+    if ("unparsable" in decoded) return decoded;
+    labels[key] = decoded.value;
+  }
+  return { value: labels };
+}
+
+function decodeExpressions(path: string, raw: JsonValue | undefined): Decoded<LabelSelectorRequirement[]> {
+  if (raw === undefined || raw === null) return { value: [] };
+  if (!Array.isArray(raw)) return wrongType(path, "a list", raw);
+  const requirements: LabelSelectorRequirement[] = [];
+  for (const [index, item] of (raw as readonly JsonValue[]).entries()) {
+    const decoded = decodeExpression(`${path}[${index}]`, item ?? {});
+    if ("unparsable" in decoded) return decoded;
+    requirements.push(decoded.value);
+  }
+  return { value: requirements };
+}
+
+function decodeExpression(path: string, raw: JsonValue): Decoded<LabelSelectorRequirement> {
+  if (!isJsonObject(raw)) return wrongType(path, "a mapping", raw);
+  const key = decodeString(`${path}.key`, raw["key"]);
+  if ("unparsable" in key) return key;
+  const operator = decodeString(`${path}.operator`, raw["operator"]);
+  if ("unparsable" in operator) return operator;
+  const values = decodeValues(`${path}.values`, raw["values"]);
+  if ("unparsable" in values) return values;
+  return { value: { key: key.value, operator: operator.value, values: values.value } };
+}
+
+function decodeValues(path: string, raw: JsonValue | undefined): Decoded<string[]> {
+  if (raw === undefined || raw === null) return { value: [] };
+  if (!Array.isArray(raw)) return wrongType(path, "a list of strings", raw);
+  const values: string[] = [];
+  for (const [index, item] of (raw as readonly JsonValue[]).entries()) {
+    const decoded = decodeString(`${path}[${index}]`, item);
+    if ("unparsable" in decoded) return decoded;
+    values.push(decoded.value);
+  }
+  return { value: values };
+}
+
 /** The selector, or why it is not one. An empty selector is refused, as Config Sync refuses it. */
-export function parseLabelSelector(spec: JsonValue | undefined): { matcher: LabelMatcher } | { problem: string } {
-  if (!isJsonObject(spec)) return { problem: "spec.selector is missing; it must select something" };
+export function parseLabelSelector(spec: LabelSelectorSpec): { matcher: LabelMatcher } | { problem: string } {
   const tests: LabelMatcher[] = [];
-  const matchLabels = spec["matchLabels"];
-  if (matchLabels !== undefined) {
-    if (!isJsonObject(matchLabels)) return { problem: "spec.selector.matchLabels must be a map of strings" };
-    for (const [key, value] of Object.entries(matchLabels)) {
-      if (typeof value !== "string") return { problem: `spec.selector.matchLabels.${key} must be a string` };
-      tests.push((labels) => labels[key] === value);
-    }
+  for (const [key, value] of Object.entries(spec.matchLabels)) tests.push((labels) => labels[key] === value);
+  for (const expression of spec.matchExpressions) {
+    const parsed = parseExpression(expression);
+    if ("problem" in parsed) return { problem: `spec.selector.matchExpressions: ${parsed.problem}` };
+    tests.push(parsed.matcher);
   }
-  const expressions = spec["matchExpressions"];
-  if (expressions !== undefined) {
-    if (!Array.isArray(expressions)) return { problem: "spec.selector.matchExpressions must be a list" };
-    for (const expression of expressions) {
-      const parsed = isJsonObject(expression) ? parseExpression(expression) : { problem: "not an object" };
-      if ("problem" in parsed) return { problem: `spec.selector.matchExpressions: ${parsed.problem}` };
-      tests.push(parsed.matcher);
-    }
-  }
-  if (tests.length === 0) return { problem: "spec.selector is empty; it must select something" };
+  if (tests.length === 0) return { problem: "spec.selector is empty or missing; it must select something" };
   return { matcher: (labels) => tests.every((test) => test(labels)) };
 }
 
-function parseExpression(expression: JsonObject): { matcher: LabelMatcher } | { problem: string } {
-  const { key, operator, values } = expression;
-  if (typeof key !== "string" || key === "") return { problem: "each expression needs a key" };
-  const list = values === undefined ? [] : values;
-  if (!Array.isArray(list) || !list.every((v): v is string => typeof v === "string"))
-    return { problem: `${key}: values must be a list of strings` };
+function parseExpression({
+  key,
+  operator,
+  values,
+}: LabelSelectorRequirement): { matcher: LabelMatcher } | { problem: string } {
+  if (key === "") return { problem: "each expression needs a key" };
   switch (operator) {
     case "In":
     case "NotIn": {
-      if (list.length === 0) return { problem: `${key}: ${operator} needs at least one value` };
-      const set = new Set(list);
+      if (values.length === 0) return { problem: `${key}: ${operator} needs at least one value` };
+      const set = new Set(values);
       const has = (labels: Labels): boolean => labels[key] !== undefined && set.has(labels[key]);
       return { matcher: operator === "In" ? has : (labels) => !has(labels) };
     }
     case "Exists":
     case "DoesNotExist": {
-      if (list.length > 0) return { problem: `${key}: ${operator} takes no values` };
+      if (values.length > 0) return { problem: `${key}: ${operator} takes no values` };
       return {
         matcher: operator === "Exists" ? (l) => l[key] !== undefined : (l) => l[key] === undefined,
       };

@@ -10,14 +10,20 @@
  */
 import type { SourceError } from "./errors.ts";
 import { DuplicateObjectError } from "./errors.ts";
-import { SelectorAnnotation, specSelector } from "./cluster-selection.ts";
+import { SelectorAnnotation } from "./cluster-selection.ts";
 import { HierarchyKind, isKind, isNamespace } from "./hierarchy-layout.ts";
 import { manifestResource, what } from "./hierarchy-raw.ts";
 import { isJsonObject } from "./json.ts";
 import { parseLabelSelector } from "./label-selector.ts";
 import type { LabelMatcher, Labels } from "./label-selector.ts";
 import type { Manifest } from "./manifest.ts";
-import { IllegalSelectorAnnotationError, InvalidSelectorError, UnknownSelectorError } from "./selector-errors.ts";
+import {
+  IllegalSelectorAnnotationError,
+  InvalidSelectorError,
+  SelectorParseError,
+  UnknownSelectorError,
+} from "./selector-errors.ts";
+import { decodeSelectorSpec } from "./selector-spec.ts";
 
 /** A Namespace on the cluster, as dynamic NamespaceSelectors see it. */
 export interface LiveNamespace {
@@ -85,8 +91,13 @@ export function readNamespaceSelectors(
         new InvalidSelectorError(`${sentence}: ${what(manifest)}; ${fix}`, { resources: [manifestResource(manifest)] }),
       );
     };
-    const mode = modeOf(manifest);
-    if (mode !== undefined && mode !== "" && mode !== "static" && mode !== "dynamic") {
+    const spec = decodeSelectorSpec(manifest);
+    if (spec instanceof SelectorParseError) {
+      errors.push(spec);
+      continue;
+    }
+    const { mode } = spec;
+    if (mode !== "" && mode !== "static" && mode !== "dynamic") {
       invalidMode(
         "Unknown mode defined in NamespaceSelector",
         `spec.mode is ${JSON.stringify(mode)}; use "static" or "dynamic"`,
@@ -100,7 +111,7 @@ export function readNamespaceSelectors(
       );
       continue;
     }
-    const parsed = parseLabelSelector(specSelector(manifest));
+    const parsed = parseLabelSelector(spec.selector);
     if ("problem" in parsed) invalid(parsed.problem);
     else selectors.set(name, { manifest, matches: parsed.matcher, dynamic: mode === "dynamic" });
   }

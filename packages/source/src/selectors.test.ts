@@ -204,6 +204,66 @@ void describe("NamespaceSelectors, hierarchy", () => {
   });
 });
 
+void describe("selectors whose spec holds a value of the wrong type", () => {
+  const hierarchyFiles = (spec: string): Record<string, string> => ({
+    "namespaces/eng/sel.yaml": nsSelector("prod", spec),
+    "namespaces/eng/cm.yaml": cm("settings", selects("prod")),
+    "namespaces/eng/a/namespace.yaml": ns("a", "env: 'y'"),
+  });
+
+  void it("reports a NamespaceSelector whose matchLabels value YAML reads as a boolean as unparsable (KNV1006, as nomos), in Config Sync's words", async () => {
+    // `y` unquoted is YAML 1.1's true: Config Sync cannot decode the object, so no selector rule is reached.
+    const result = await hierarchy(hierarchyFiles("{selector: {matchLabels: {env: y}}}"));
+    assert.deepEqual(codes(result), ["KNV1006"]);
+    assert.match(
+      result.errors[0]?.message ?? "",
+      /^The following config could not be parsed as a configmanagement\.gke\.io\/v1, Kind=NamespaceSelector: namespaces\/eng\/sel\.yaml: .*spec\.selector\.matchLabels\.env must be a string, found a boolean/,
+    );
+  });
+
+  const unparsable: [string, string][] = [
+    ["a number in matchLabels", "{selector: {matchLabels: {env: 5}}}"],
+    ["matchLabels as a list", "{selector: {matchLabels: [env]}}"],
+    ["an expression that is not a mapping", "{selector: {matchExpressions: [env]}}"],
+    ["a number as an operator", "{selector: {matchExpressions: [{key: env, operator: 5, values: [a]}]}}"],
+    ["a number among values", "{selector: {matchExpressions: [{key: env, operator: In, values: [1]}]}}"],
+    ["a number as the mode", "{mode: 5, selector: {matchLabels: {env: 'y'}}}"],
+    ["spec.selector as a list", "{selector: [env]}"],
+    ["spec as a list", "[env]"],
+  ];
+  for (const [what, spec] of unparsable) {
+    void it(`reports ${what} in a NamespaceSelector as unparsable (KNV1006), in both formats`, async () => {
+      assert.deepEqual(codes(await hierarchy(hierarchyFiles(spec))), ["KNV1006"]);
+      const unstructured = {
+        "a.yaml": ns("a"),
+        "sel.yaml": nsSelector("prod", spec),
+        "cm.yaml": cm("x", selects("prod")),
+      };
+      assert.deepEqual(codes(await read(unstructured)), ["KNV1006"]);
+    });
+  }
+
+  void it("reads null as the zero value, as Config Sync's decode does: an empty label value, an empty mode", async () => {
+    const files = hierarchyFiles("{mode: null, selector: {matchLabels: {env: null}}}");
+    assert.deepEqual(declared(await hierarchy({ ...files, "namespaces/eng/a/namespace.yaml": ns("a", "env: ''") })), [
+      "Namespace a",
+      "ConfigMap a/settings",
+    ]);
+  });
+
+  void it("reports a ClusterSelector whose matchLabels value YAML reads as a boolean as unparsable (KNV1006, as nomos)", async () => {
+    const files = {
+      "clusterregistry/east.yaml": cluster("east", "env: 'y'"),
+      "clusterregistry/prod.yaml": clusterSelector("prod", "{selector: {matchLabels: {env: y}}}"),
+      "namespaces/web/namespace.yaml": ns("web"),
+      "namespaces/web/cm.yaml": cm("prod-only", "configmanagement.gke.io/cluster-selector: prod"),
+    };
+    const result = await hierarchy(files, { clusterName: "east" });
+    assert.deepEqual(codes(result), ["KNV1006"]);
+    assert.match(result.errors[0]?.message ?? "", /Kind=ClusterSelector: clusterregistry\/prod\.yaml: /);
+  });
+});
+
 void describe("ClusterSelectors and cluster-name selectors", () => {
   const clusterFiles = {
     "clusterregistry/east.yaml": cluster("east", "env: prod"),
