@@ -144,7 +144,7 @@ async function passSteps(
     // The artifact about to be synced, for signature-verification webhooks; a refusal stops the pass here.
     await recordImageToSync(ctx.client, ctx.identity, raw, sync, fetched.commit);
     lap("fetch");
-    // An unchanged poll skips the apply, unless someone asked for a pass: then it runs in full.
+    // An unchanged poll or webhook push skips the apply, unless someone asked for a pass: then it runs in full.
     if (ctx.beginCommit(trigger, revision, raw.metadata.generation) && request === undefined) {
       result = { ...result, skipped: "unchanged" };
       return result;

@@ -52,3 +52,28 @@ void it("logs a pass that reports an error at error level, as Config Sync logs e
   });
   assert.equal(badSource["level"], "error");
 });
+
+/** A Reconciler whose last complete pass synced `revision` at generation 3 just now (one without a cluster). */
+function afterCompletePass(revision: string): Reconciler {
+  return Object.assign(Object.create(Reconciler.prototype) as Reconciler, {
+    options: {},
+    passAsked: false,
+    lastComplete: { revision, generation: 3, at: Date.now() },
+  });
+}
+
+void it("skips a webhook pass as a poll when the revision and generation are the last complete pass's; every other trigger, or any change, runs in full", () => {
+  const skips = (trigger: string, revision = "r1", generation = 3): boolean =>
+    afterCompletePass("r1").beginCommit(trigger, revision, generation);
+  assert.equal(skips("poll"), true);
+  assert.equal(skips("webhook"), true, "a replayed push for the synced commit");
+  for (const trigger of ["drift", "manager", "startup", "retry"])
+    assert.equal(skips(trigger), false, `a ${trigger} pass runs in full`);
+  assert.equal(skips("webhook", "r2"), false, "a push of a new commit");
+  assert.equal(skips("webhook", "r1", 4), false, "a changed spec");
+
+  // A pass the reconciler asked for (drift, a values ConfigMap) and the queue folded into a webhook job.
+  const asked = afterCompletePass("r1");
+  Object.assign(asked, { passAsked: true });
+  assert.equal(asked.beginCommit("webhook", "r1", 3), false);
+});

@@ -45,6 +45,13 @@ import { KnownStatus, type PassReport } from "./status.ts";
 import type { ReconcilerOptions } from "./reconciler-options.ts";
 
 /**
+ * Triggers that only say the source may have moved. When it has not (revision and generation those of the
+ * last complete pass, within the resync period), such a pass ends after its ls-remote: a replayed or repeated
+ * push must not buy a full pass each time. Every other trigger (drift, a manager request) runs in full.
+ */
+const sourceMayHaveMoved: ReadonlySet<string> = new Set<PassTrigger>(["poll", "webhook"]);
+
+/**
  * One sync's reconciler: a queue worker that runs one pass at a time, a poll timer, the remediator,
  * the deletion finalizer and the metrics endpoint. `apps/reconciler` is the process around it. While
  * Redis is unavailable it runs the passes the queue cannot take itself, in the same lane as the jobs.
@@ -373,7 +380,7 @@ export class Reconciler implements PassContext {
     const last = this.lastComplete;
     const resyncMs = this.options.resyncPeriodMs ?? 300_000;
     return (
-      trigger === "poll" &&
+      sourceMayHaveMoved.has(trigger) &&
       !asked &&
       last !== undefined &&
       last.revision === revision &&
@@ -436,7 +443,7 @@ export class Reconciler implements PassContext {
   observePass(trigger: PassTrigger, result: PassResult, seconds: number): void {
     this.reportUndeclared();
     if (result.skipped === "unchanged") {
-      this.log.debug("poll: commit and spec unchanged, nothing to apply", {
+      this.log.debug(`${trigger}: commit and spec unchanged, nothing to apply`, {
         commit: result.commit,
         seconds: Math.round(seconds * 1000) / 1000,
       });
