@@ -2,9 +2,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { comparisonCandidate, decorate, isManagementDisabled, stripManagement } from "./decorate.ts";
 import type { RSync } from "@driftless/api";
+import { Annotator, applyPatch, PatchMaker } from "@driftless/objectmatcher";
 import { declaringSourceOf, gitContextValue, sourcePathFromRoot } from "./declaring-source.ts";
 import { toDesired } from "./desired.ts";
-import type { DesiredObject } from "./desired.ts";
+import type { DesiredObject, JsonObject } from "./desired.ts";
 
 const cm: DesiredObject = {
   id: { group: "", kind: "ConfigMap", namespace: "team", name: "settings" },
@@ -188,4 +189,73 @@ test("a rendered directory's objects are at the paths kustomize build --output w
   const twoNamespaces = declaringSourceOf(root, [deployment, other, namespace]);
   assert.equal(sourcePathFromRoot(twoNamespaces, deployment), "overlays/prod/web_apps_v1_deployment_front.yaml");
   assert.equal(sourcePathFromRoot(twoNamespaces, namespace), "overlays/prod/v1_namespace_web.yaml");
+});
+
+const detachKey = "client.lifecycle.config.k8s.io/deletion";
+const root = { kind: "RootSync", namespace: "config-management-system", name: "root-sync" } as const;
+
+/** A Namespace as driftless wrote it from `declared`: decorated, with its last-applied record. */
+function appliedNamespace(annotator: Annotator, annotations: Record<string, string>): JsonObject {
+  const declared: DesiredObject = {
+    id: { group: "", kind: "Namespace", namespace: "", name: "foo" },
+    apiVersion: "v1",
+    object: { apiVersion: "v1", kind: "Namespace", metadata: { name: "foo", annotations } },
+    sourcePath: "",
+    sourceHash: "",
+    dependsOn: [],
+  };
+  const written = decorate(declared, root);
+  annotator.setLastAppliedAnnotation(written);
+  return written;
+}
+
+function withAnnotations(object: JsonObject, extra: Record<string, string>): JsonObject {
+  const meta = object["metadata"] as { annotations?: Record<string, string> };
+  return { ...object, metadata: { ...meta, annotations: { ...meta.annotations, ...extra } } };
+}
+
+test("a released object keeps a record of only the deletion: detach driftless applied, so a later declaration without it removes it", () => {
+  const annotator = new Annotator();
+  const implicit = appliedNamespace(annotator, { [detachKey]: "detach" });
+  const released = stripManagement(withAnnotations(implicit, { "someone/else": "keep" }), annotator.annotationKey);
+  assert.ok(released !== undefined);
+  const annotations = (released["metadata"] as { annotations: Record<string, string> }).annotations;
+  assert.deepEqual(Object.keys(annotations).sort(), [annotator.annotationKey, detachKey, "someone/else"].sort());
+  assert.deepEqual(annotator.getOriginalConfiguration(released), {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { annotations: { [detachKey]: "detach" }, name: "foo" },
+  });
+  assert.equal(stripManagement(released, annotator.annotationKey), undefined, "a second release must not write");
+
+  // Declared in Git later, without detach: the three-way match removes it and keeps the other annotation.
+  const declared = decorate(
+    {
+      id: { group: "", kind: "Namespace", namespace: "", name: "foo" },
+      apiVersion: "v1",
+      object: { apiVersion: "v1", kind: "Namespace", metadata: { name: "foo" } },
+      sourcePath: "foo.yaml",
+      sourceHash: "h",
+      dependsOn: [],
+    },
+    root,
+  );
+  const adopted = applyPatch(released, new PatchMaker(annotator).calculate(released, declared));
+  const after = (adopted["metadata"] as { annotations: Record<string, string> }).annotations;
+  assert.equal(after[detachKey], undefined, "the detach driftless applied survived the declaration without it");
+  assert.equal(after["someone/else"], "keep");
+});
+
+test("a released object whose deletion: detach driftless never applied (added by hand) keeps no record, and the annotation", () => {
+  const annotator = new Annotator();
+  const byHand = withAnnotations(appliedNamespace(annotator, {}), { [detachKey]: "detach" });
+  const released = stripManagement(byHand, annotator.annotationKey);
+  const annotations = (released?.["metadata"] as { annotations: Record<string, string> }).annotations;
+  assert.deepEqual(annotations, { [detachKey]: "detach" });
+  // Applied with detach, then changed by hand to something else: nothing of driftless's is left to record.
+  const changed = withAnnotations(appliedNamespace(annotator, { [detachKey]: "detach" }), { [detachKey]: "keep" });
+  const releasedChanged = stripManagement(changed, annotator.annotationKey);
+  assert.deepEqual((releasedChanged?.["metadata"] as { annotations: Record<string, string> }).annotations, {
+    [detachKey]: "keep",
+  });
 });

@@ -1,5 +1,6 @@
 import {
   ApplySetLabel,
+  LifecycleDeletionValue,
   LifecycleMutationValue,
   ManagedAnnotation,
   ManagedByValue,
@@ -11,6 +12,7 @@ import {
   resourceId,
   UserAnnotation,
 } from "@driftless/api";
+import { Annotator } from "@driftless/objectmatcher";
 import { applySetId } from "./applyset.ts";
 import { sourcePathFromRoot } from "./declaring-source.ts";
 import type { DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";
@@ -183,15 +185,18 @@ export function isManagementDisabled(object: JsonObject): boolean {
 /**
  * The live object without driftless's metadata (Orphan deletion, detach, `managed: disabled`):
  * it stays on the cluster and no sync claims it any more. Returns undefined when nothing is ours.
+ * The last-applied record goes too, but for the `deletion: detach` driftless applied (detachRecord).
  */
 export function stripManagement(live: JsonObject, lastAppliedAnnotation: string): JsonObject | undefined {
   const object = structuredClone(live);
   const meta = metaOf(object);
   let changed = false;
   const annotations = { ...meta.annotations };
+  const keptRecord = detachRecord(live, lastAppliedAnnotation);
   // Config Sync's RemoveConfigSyncMetadata: every annotation of its own but the mutation annotation,
   // hnc.x-k8s.io/managed-by on a hierarchy's Namespace too.
   for (const [key, value] of Object.entries(annotations)) {
+    if (key === lastAppliedAnnotation && value === keptRecord) continue;
     const ours =
       ManagementAnnotationKeys.includes(key) ||
       key === lastAppliedAnnotation ||
@@ -200,6 +205,10 @@ export function stripManagement(live: JsonObject, lastAppliedAnnotation: string)
       delete annotations[key];
       changed = true;
     }
+  }
+  if (keptRecord !== undefined && annotations[lastAppliedAnnotation] !== keptRecord) {
+    annotations[lastAppliedAnnotation] = keptRecord;
+    changed = true;
   }
   const labels = { ...meta.labels };
   for (const key of Object.keys(labels)) {
@@ -218,4 +227,29 @@ export function stripManagement(live: JsonObject, lastAppliedAnnotation: string)
   meta.annotations = annotations;
   meta.labels = labels;
   return object;
+}
+
+/**
+ * The record a released object keeps when driftless applied its `deletion: detach` (its record holds it, and
+ * the live object still does): that annotation alone. Config Sync's field manager keeps owning the annotation
+ * after a release (a merge patch leaves managedFields), so a later declaration without it removes it; with no
+ * record, the three-way match would keep it as someone else's and the Namespace could never be pruned.
+ * A detach added by hand is in no record and stays. Undefined when there is nothing to keep.
+ */
+function detachRecord(live: JsonObject, recordKey: string): string | undefined {
+  if (annotationsOf(live)[UserAnnotation.LifecycleDeletion] !== LifecycleDeletionValue.Detach) return undefined;
+  const annotator = new Annotator(recordKey);
+  const read = annotator.readOriginal(live);
+  const applied = read.record === undefined ? undefined : annotationsOf(read.record)[UserAnnotation.LifecycleDeletion];
+  if (applied !== LifecycleDeletionValue.Detach) return undefined;
+  const { name, namespace } = metaOf(live);
+  return annotator.encodeRecord({
+    apiVersion: live["apiVersion"],
+    kind: live["kind"],
+    metadata: {
+      name,
+      ...(namespace === undefined ? {} : { namespace }),
+      annotations: { [UserAnnotation.LifecycleDeletion]: LifecycleDeletionValue.Detach },
+    },
+  });
 }
