@@ -205,3 +205,4 @@ export type { ParseResult } from "./parse-sync.ts";
 export { rootSyncCrd, repoSyncCrd, resourceGroupCrd, crdFiles } from "./crds.ts";
 export type { CustomResourceDefinition, CrdVersion, PrinterColumn } from "./crds.ts";
 export type { JsonSchemaProps } from "./crd-schema.ts";
+export { withoutTrailingSlashes } from "./trailing-slashes.ts";

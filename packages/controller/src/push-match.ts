@@ -3,11 +3,11 @@
  * tag for a tag push); for a registry push, OCI syncs whose spec.oci.image names the pushed repository
  * and tag, and Helm syncs whose oci:// chart is that repository (any tag: their version may be a range).
  */
-import { Defaults, parseSync, SourceType, type RSync } from "@driftless/api";
+import { Defaults, parseSync, SourceType, withoutTrailingSlashes, type RSync } from "@driftless/api";
 import { parseImageReference } from "@driftless/oci";
 import type { KubeObject } from "@driftless/kube";
 import type { SyncRef } from "@driftless/queue";
-import { maxSourceUrlLength, repoKey, withoutTrailingSlashes } from "./repo-url.ts";
+import { maxSourceUrlLength, repoKey } from "./repo-url.ts";
 import type { Push } from "./webhook-push.ts";
 
 export interface PushMatch {

@@ -1,3 +1,5 @@
+import { withoutTrailingSlashes } from "@driftless/api";
+
 /** The maxLength of spec.git.repo, spec.oci.image and spec.helm.repo in the RootSync/RepoSync CRDs. */
 export const maxSourceUrlLength = 2048;
 
@@ -56,16 +58,6 @@ function join(host: string, path: string): string {
 function clean(path: string): string {
   const bare = withoutTrailingSlashes(path);
   return withoutTrailingSlashes(bare.endsWith(".git") ? bare.slice(0, -".git".length) : bare);
-}
-
-/**
- * Loops, not `/\/+$/`: that regex retries at every slash of a run not at the end, quadratic in its
- * length (40,000 slashes took seconds, and stalled the manager's event loop).
- */
-export function withoutTrailingSlashes(text: string): string {
-  let end = text.length;
-  while (end > 0 && text.charCodeAt(end - 1) === slash) end--;
-  return text.slice(0, end);
 }
 
 function withoutLeadingSlashes(text: string): string {

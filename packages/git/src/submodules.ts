@@ -1,7 +1,7 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
-import { ErrorClass, redactUrl } from "@driftless/api";
+import { ErrorClass, redactUrl, withoutTrailingSlashes } from "@driftless/api";
 import { GitFailureReason } from "./errors.ts";
 import type { GitSession } from "./git-session.ts";
 import { blockedAncestor, isSafeTreePath } from "./link-tree.ts";
@@ -189,7 +189,7 @@ function resolveUrl(ctx: SubmoduleContext, url: string | undefined, path: string
  * drops the last path component, down to the host's colon; `./` is skipped.
  */
 export function relativeToScpLike(parent: string, url: string): string {
-  let base = parent.replace(/\/+$/, "");
+  let base = withoutTrailingSlashes(parent);
   let rest = url;
   let colon = false;
   for (;;) {

@@ -4,6 +4,7 @@
  * a command line (`ps` shows those): it goes to a 0600 repositories.yaml in the sync's private HOME, or
  * through stdin to `helm registry login`.
  */
+import { withoutTrailingSlashes } from "@driftless/api";
 import { stringify } from "yaml";
 
 /** The name of the one repository in a sync's private repositories.yaml. */
@@ -21,7 +22,7 @@ export function isOciRepository(repo: string): boolean {
 /** What helm is told to render: `oci://host/path/chart`, or the chart in the sync's own repository entry. */
 export function chartReference(source: HelmChartSource): string {
   return isOciRepository(source.repo)
-    ? `${source.repo.replace(/\/+$/, "")}/${source.chart}`
+    ? `${withoutTrailingSlashes(source.repo)}/${source.chart}`
     : `${helmRepositoryName}/${source.chart}`;
 }
 
