@@ -330,7 +330,7 @@ export class Reconciler implements PassContext {
     if (this.suspended) this.lastComplete = undefined;
     this.passing = true;
     this.passRevision = undefined;
-    let result;
+    let result: Awaited<ReturnType<typeof runPass>> | undefined;
     try {
       result = await runPass(this, trigger, loaded);
       this.passCount++;
@@ -356,7 +356,7 @@ export class Reconciler implements PassContext {
     } finally {
       this.passing = false;
       this.passRevision = undefined;
-      this.parts.remediator?.recheckChangesDuringPass();
+      this.parts.remediator?.recheckChangesDuringPass(result?.skipped !== "unchanged");
     }
     const errors = [...(result.rendering?.errors ?? []), ...result.sourceErrors, ...result.syncErrors];
     // Transient failures retry with backoff; configuration errors wait for the next commit or poll.

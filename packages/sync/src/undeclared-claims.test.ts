@@ -110,7 +110,7 @@ void describe("settling claims", () => {
     for (let i = 0; i < 100; i++) claims.claim(`k${i}`, seen(i));
     assert.equal(pending.length, 0);
     known = true;
-    claims.retryWaiting(new Set(), 1_000_000);
+    claims.retryWaiting(new Set(), { throttled: true, now: 1_000_000 });
     let answered = 0;
     while (pending.length > 0) {
       pending.shift()?.();
@@ -119,13 +119,20 @@ void describe("settling claims", () => {
     }
     assert.equal(answered, 100);
     assert.equal(most, 16);
-    // Nothing waits now; a retry within the minute reads nothing even after new waiting claims.
+    // After unchanged polls, waiting claims are read again at most once a minute; after a full pass, at once.
     known = false;
     claims.claim("late", seen(100));
     known = true;
-    claims.retryWaiting(new Set(), 1_000_000 + 59_000);
+    claims.retryWaiting(new Set(), { throttled: true, now: 1_000_000 + 59_000 });
     assert.equal(pending.length, 0);
-    claims.retryWaiting(new Set(), 1_000_000 + 60_000);
+    claims.retryWaiting(new Set(), { throttled: true, now: 1_000_000 + 60_000 });
     assert.equal(pending.length, 1);
+    pending.shift()?.();
+    await setImmediate();
+    known = false;
+    claims.claim("later", seen(101));
+    known = true;
+    claims.retryWaiting(new Set(), { now: 1_000_000 + 61_000 });
+    assert.equal(pending.length, 1, "a full pass retries at once");
   });
 });

@@ -231,10 +231,12 @@ export class UndeclaredClaims {
 
   /**
    * After a pass: the claims still waiting, but those in `skip` (seen again during it, decided by the
-   * caller); at most once a minute, since each costs reads and a suspended sync passes every poll.
+   * caller). After a full pass always; `throttled` (an unchanged poll, which a suspended sync runs every
+   * period) at most once a minute, since each claim costs reads.
    */
-  retryWaiting(skip: ReadonlySet<string>, now = Date.now()): void {
-    if (now - this.lastRetry < retryEveryMs) return;
+  retryWaiting(skip: ReadonlySet<string>, options: { readonly throttled?: boolean; readonly now?: number } = {}): void {
+    const now = options.now ?? Date.now();
+    if (options.throttled === true && now - this.lastRetry < retryEveryMs) return;
     this.lastRetry = now;
     for (const [key, seen] of [...this.waiting]) if (!skip.has(key)) this.claim(key, seen);
   }
