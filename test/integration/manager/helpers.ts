@@ -135,13 +135,15 @@ export interface ManagerScope {
 export async function newScope(t: TestContext): Promise<ManagerScope> {
   const id = `m${suffix()}${suffix()}`;
   const stateDir = await mkdtemp(join(tmpdir(), `driftless-manager-${id}-`));
-  // After-hooks run in registration order, so this one runs before a manager of the scope is stopped
-  // (whose reconcilers may still be writing here: ENOTEMPTY). It must not throw, or the hooks after it,
-  // the manager's stop among them, would not run; that hook removes the folder again once stopped.
+  // After-hooks run in registration order, so this one runs before a manager of the scope deletes the
+  // scope's syncs and stops: the folder then stays, since its reconcilers still read their tokens here to
+  // finish those deletions (removed, a deletion failed on ENOENT and hung), and the manager's hook removes
+  // it once stopped. It must not throw, or the hooks after it, the manager's stop among them, would not run.
   t.after(async () => {
-    // The only copy of the reconcilers' logs (process mode), kept for the manager's hook to show if the test failed.
+    // The reconcilers' logs (process mode), kept for the manager's hook to show if the test failed.
     keptReconcilerLogs.set(stateDir, await reconcilerLogs(stateDir));
-    await rm(stateDir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
+    if (!scopesWithManager.has(stateDir))
+      await rm(stateDir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
   });
   return { id, queuePrefix: `t${id}`, leaseName: `driftless-manager-${id}`, stateDir, labels: { [managerLabel]: id } };
 }
@@ -164,6 +166,7 @@ export interface RunningManager {
 /** Starts `driftless-manager` (process mode unless told) and stops it when the test ends. */
 export async function startManager(t: TestContext, options: ManagerOptions = {}): Promise<RunningManager> {
   const scope = options.scope ?? (await newScope(t));
+  scopesWithManager.add(scope.stateDir);
   const kubeconfig = await managerKubeconfig();
   const env = testEnv();
   const args = [
@@ -263,6 +266,9 @@ export async function startManager(t: TestContext, options: ManagerOptions = {})
     if (child.exitCode === null && child.signalCode === null)
       await cleanUpScope(scope).catch((error: unknown) => (cleanupFailure = error));
     await manager.stop();
+    // The logs again, now with the deletions the cleanup asked for.
+    keptReconcilerLogs.set(scope.stateDir, await reconcilerLogs(scope.stateDir));
+    scopesWithManager.delete(scope.stateDir);
     await rm(scope.stateDir, { recursive: true, force: true, maxRetries: 3 });
     // A deletion the manager did not finish is its failure: its log says why.
     if (process.env["DRIFTLESS_TEST_LOGS"] === "1" || t.signal.aborted || cleanupFailure !== undefined) {
@@ -278,6 +284,8 @@ export async function startManager(t: TestContext, options: ManagerOptions = {})
 
 /** Reconciler logs by state folder, read before the folder is removed. */
 const keptReconcilerLogs = new Map<string, Array<[string, string]>>();
+/** State folders a manager was started on: that manager's after-hook removes them, once its syncs are gone. */
+const scopesWithManager = new Set<string>();
 
 /**
  * The logs of the reconcilers a process-mode manager ran under `stateDir` (`<reconciler>/reconciler.log`), by
