@@ -30,17 +30,25 @@ void it("logs a pass that reports an error at error level, as Config Sync logs e
   const clean = passLine({ commit: "abc", sourceErrors: [], syncErrors: [], synced: true, applied: [], pruned: [] });
   assert.equal(clean["level"], "info");
 
-  for (const errorClass of [ErrorClass.Retry, ErrorClass.Terminal]) {
+  // Errors that all pass by themselves (retried) at warn; any other at error.
+  for (const [classes, level] of [
+    [[ErrorClass.Retry], "warn"],
+    [[ErrorClass.Terminal], "error"],
+    [[ErrorClass.Retry, ErrorClass.Terminal], "error"],
+  ] as const) {
     const failed = passLine({
       commit: "abc",
       sourceErrors: [],
-      syncErrors: [failure(errorClass)],
+      syncErrors: classes.map(failure),
       synced: false,
       applied: [],
       pruned: [],
     });
-    assert.equal(failed["level"], "error", `a pass with a ${errorClass} error`);
-    assert.deepEqual(failed["errors"], [{ code: KnvCode.ApiServer, message: "the API server refused" }]);
+    assert.equal(failed["level"], level, `a pass with ${classes.join(", ")} errors`);
+    assert.deepEqual(
+      failed["errors"],
+      classes.map(() => ({ code: KnvCode.ApiServer, message: "the API server refused" })),
+    );
   }
   const badSource = passLine({
     commit: "abc",

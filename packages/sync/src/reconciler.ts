@@ -451,8 +451,9 @@ export class Reconciler implements PassContext {
     }
     const errors = [...(result.rendering?.errors ?? []), ...result.sourceErrors, ...result.syncErrors];
     recordPass(this.metrics, this.identity, trigger, result, seconds);
-    // Every failed attempt at error, as Config Sync logs "Reconcile attempt failed".
-    this.log[errors.length > 0 ? "error" : "info"]("pass finished", {
+    // A failed attempt at error, as Config Sync logs "Reconcile attempt failed"; one whose errors will all pass
+    // by themselves (retried: a render container on its way, an API server hiccup) at warn.
+    this.log[passLogLevel(errors)]("pass finished", {
       trigger,
       commit: result.commit,
       synced: result.synced,
@@ -482,4 +483,9 @@ export class Reconciler implements PassContext {
   }
 
   private stopping: Promise<void> | undefined;
+}
+
+function passLogLevel(errors: readonly DriftlessError[]): "info" | "warn" | "error" {
+  if (errors.length === 0) return "info";
+  return errors.every((e) => e.errorClass === ErrorClass.Retry) ? "warn" : "error";
 }
