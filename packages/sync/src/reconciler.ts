@@ -356,7 +356,7 @@ export class Reconciler implements PassContext {
     } finally {
       this.passing = false;
       this.passRevision = undefined;
-      this.parts.remediator?.recheckChangesDuringPass(result?.skipped !== "unchanged");
+      this.parts.remediator?.recheckChangesDuringPass();
     }
     const errors = [...(result.rendering?.errors ?? []), ...result.sourceErrors, ...result.syncErrors];
     // Transient failures retry with backoff; configuration errors wait for the next commit or poll.

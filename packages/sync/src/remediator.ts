@@ -177,12 +177,11 @@ export class Remediator {
    * to an object the new commit declares for the first time, made while the pass ran, would wait
    * for the next resync.
    */
-  recheckChangesDuringPass(fullPass = true): void {
+  recheckChangesDuringPass(): void {
     const changed = [...this.changedDuringPass];
     this.changedDuringPass.clear();
-    // Claims still waiting (a suspended sync, a Namespace in use): a full pass may have changed that; after
-    // an unchanged poll they are looked at again only now and then.
-    this.undeclared.retryWaiting(new Set(changed.map(([key]) => key)), { throttled: !fullPass });
+    // Claims still waiting (a suspended sync, a Namespace in use): the pass may have changed that.
+    this.undeclared.retryWaiting(new Set(changed.map(([key]) => key)));
     for (const [key, { mapping, namespace, name, claims }] of changed) {
       if (this.guarded(key, mapping) === undefined) {
         if (claims) this.undeclared.claim(key, { mapping, namespace, name });

@@ -204,8 +204,6 @@ export interface UndeclaredClaimsOptions {
 const maxSettling = 16;
 /** Claims kept waiting: beyond it a forged flood is not remembered (a later event or relist brings one back). */
 const maxWaiting = 10_000;
-/** Waiting claims are read again at most this often. */
-const retryEveryMs = 60_000;
 
 export class UndeclaredClaims {
   private readonly options: UndeclaredClaimsOptions;
@@ -214,7 +212,6 @@ export class UndeclaredClaims {
   private readonly queued = new Map<string, Seen>();
   /** Keys whose settling failed: warned once, then at debug until one succeeds. */
   private readonly warned = new Set<string>();
-  private lastRetry = 0;
   /** Claims being settled now, and whether another event arrived meanwhile. */
   private readonly settling = new Map<string, boolean>();
   private inventory: Inventory | undefined;
@@ -234,10 +231,8 @@ export class UndeclaredClaims {
    * caller). After a full pass always; `throttled` (an unchanged poll, which a suspended sync runs every
    * period) at most once a minute, since each claim costs reads.
    */
-  retryWaiting(skip: ReadonlySet<string>, options: { readonly throttled?: boolean; readonly now?: number } = {}): void {
-    const now = options.now ?? Date.now();
-    if (options.throttled === true && now - this.lastRetry < retryEveryMs) return;
-    this.lastRetry = now;
+  retryWaiting(skip: ReadonlySet<string>): void {
+    // Looked at after every pass (16 at a time): a throttle left claims a pass had just unblocked waiting.
     for (const [key, seen] of [...this.waiting]) if (!skip.has(key)) this.claim(key, seen);
   }
 
