@@ -227,12 +227,10 @@ export class UndeclaredClaims {
   }
 
   /**
-   * After a pass: the claims still waiting, but those in `skip` (seen again during it, decided by the
-   * caller). After a full pass always; `throttled` (an unchanged poll, which a suspended sync runs every
-   * period) at most once a minute, since each claim costs reads.
+   * After every pass: the claims still waiting, but those in `skip` (seen again during it, decided by the
+   * caller), 16 at a time. A time throttle here left claims a pass had just unblocked waiting.
    */
   retryWaiting(skip: ReadonlySet<string>): void {
-    // Looked at after every pass (16 at a time): a throttle left claims a pass had just unblocked waiting.
     for (const [key, seen] of [...this.waiting]) if (!skip.has(key)) this.claim(key, seen);
   }
 
