@@ -112,8 +112,9 @@ async function startSync(name: string, repo: BenchRepo, override: object = {}): 
   });
   // Counted as they come: the log of a big sync is not kept.
   let passes = 0;
-  const keptLog =
-    process.env["STRESS_LOG_DIR"] === undefined ? undefined : join(process.env["STRESS_LOG_DIR"], `${name}.log`);
+  const logDir = process.env["STRESS_LOG_DIR"];
+  if (logDir !== undefined) await mkdir(logDir, { recursive: true });
+  const keptLog = logDir === undefined ? undefined : join(logDir, `${name}.log`);
   child.stdout?.on("data", (chunk: Buffer) => {
     log = (log + chunk.toString()).slice(-200);
     if (keptLog !== undefined) appendFileSync(keptLog, chunk);
