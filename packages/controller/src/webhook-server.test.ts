@@ -50,8 +50,10 @@ test("only a verified push reaches onPush; how many syncs it triggered goes to o
   const huge = "x".repeat(1024 * 1024 + 1);
   assert.equal((await fetch(url, { method: "POST", body: huge })).status, 413);
   unavailable = true;
+  const next = JSON.stringify({ repo: "https://example.invalid/r.git", branch: "main", commit: "b".repeat(40) });
+  const nextSignature = `sha256=${createHmac("sha256", secret).update(next).digest("hex")}`;
   assert.equal(
-    (await fetch(url, { method: "POST", body, headers: { "x-driftless-signature": signature } })).status,
+    (await fetch(url, { method: "POST", body: next, headers: { "x-driftless-signature": nextSignature } })).status,
     503,
     "the sender should retry when the queue is down",
   );
@@ -218,4 +220,45 @@ test("beyond the connection cap a connection is closed at once; a push succeeds 
   const url = `http://127.0.0.1:${server.port}/webhook`;
   const ok = await fetch(url, { method: "POST", body, headers: { "x-driftless-signature": signature } });
   assert.equal(ok.status, 202);
+});
+
+test("a replayed push queues nothing until it has been forgotten; a push that got a 503 is not remembered", async (t) => {
+  let now = 0;
+  let unavailable = true;
+  const pushes: Push[] = [];
+  const server = await serveWebhooks({
+    port: 0,
+    host: "127.0.0.1",
+    secret,
+    log: quiet,
+    recentPushes: { ttlMs: 60_000, capacity: 16, now: () => now },
+    onPush: (push) => {
+      if (unavailable) return Promise.reject(new Error("redis down"));
+      pushes.push(push);
+      return Promise.resolve(1);
+    },
+  });
+  t.after(() => server.close());
+  const body = JSON.stringify({ repo: "https://example.invalid/r.git", branch: "main", commit: "a".repeat(40) });
+  const send = async (): Promise<{ status: number; body: unknown }> => {
+    const signature = `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
+    const response = await fetch(`http://127.0.0.1:${server.port}/webhook`, {
+      method: "POST",
+      body,
+      headers: { "x-driftless-signature": signature },
+    });
+    return { status: response.status, body: await response.json() };
+  };
+
+  assert.equal((await send()).status, 503);
+  unavailable = false;
+  assert.deepEqual(await send(), { status: 202, body: { status: "accepted" } }, "the sender's retry gets through");
+  assert.deepEqual(await send(), {
+    status: 202,
+    body: { status: "ignored", detail: "this push was already handled" },
+  });
+  assert.equal(pushes.length, 1);
+  now += 60_001;
+  assert.deepEqual(await send(), { status: 202, body: { status: "accepted" } });
+  assert.equal(pushes.length, 2);
 });

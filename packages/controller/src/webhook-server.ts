@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { connectionLimits, connectionServerOptions, limitConnections, type ConnectionLimits } from "@driftless/metrics";
 import type { Logger } from "@driftless/sync";
 import { BodyIncomplete, BodyTooLarge, readBody } from "./webhook-body.ts";
+import { DefaultRecentPushes, RecentPushes, type RecentPushesOptions } from "./recent-pushes.ts";
 import { parseWebhook, providerOf, verify, type Push, type WebhookProvider } from "./webhook-push.ts";
 
 export const WebhookResult = {
@@ -36,6 +37,8 @@ export interface WebhookServerOptions {
   readonly limits?: Partial<WebhookLimits>;
   /** Idle and connection caps (the read deadline above sets the header and request timeouts). */
   readonly connectionLimits?: Partial<ConnectionLimits>;
+  /** How long and how many handled pushes are remembered, so a replay queues nothing. */
+  readonly recentPushes?: RecentPushesOptions;
 }
 
 /**
@@ -75,6 +78,7 @@ function reply(response: ServerResponse, status: number, body: Record<string, un
 
 export async function serveWebhooks(options: WebhookServerOptions): Promise<WebhookServer> {
   const limits: WebhookLimits = { ...DefaultWebhookLimits, ...options.limits };
+  const recentPushes = new RecentPushes(options.recentPushes ?? DefaultRecentPushes);
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const path = new URL(request.url ?? "/", "http://localhost").pathname;
     if (path !== "/webhook" && !path.startsWith("/webhook/")) return reply(response, 404, { status: "not found" });
@@ -112,6 +116,8 @@ export async function serveWebhooks(options: WebhookServerOptions): Promise<Webh
     const parsed = parseWebhook(provider, request.headers, body);
     if (parsed.kind === "invalid") return done(400, WebhookResult.Invalid, { detail: parsed.why });
     if (parsed.kind === "ignored") return done(202, WebhookResult.Ignored, { detail: parsed.why });
+    const pushKey = RecentPushes.keyOf(provider, body);
+    if (recentPushes.has(pushKey)) return done(202, WebhookResult.Ignored, { detail: "this push was already handled" });
     let matched: number;
     try {
       matched = await options.onPush(parsed.push, provider);
@@ -120,6 +126,8 @@ export async function serveWebhooks(options: WebhookServerOptions): Promise<Webh
       // The sender retries on 5xx; polling catches up meanwhile.
       return done(503, WebhookResult.Unavailable, { detail: "the queue is unavailable" });
     }
+    // Remembered only once queued: the sender's retry after a 503 must still get through.
+    recentPushes.remember(pushKey);
     options.log.info("webhook push", {
       provider,
       branch: parsed.push.branch,
