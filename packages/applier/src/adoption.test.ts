@@ -129,6 +129,40 @@ test("only an object of this sync without a driftless record awaits adoption", (
   assert.equal(awaitsAdoption(recorded, "driftless.dev/last-applied-configuration", ":root"), false);
 });
 
+test("an object another inventory owns awaits no adoption, though its manager value is this sync's", () => {
+  const owned = (inventory: string): KubeObject => {
+    const live = deployment();
+    return {
+      ...live,
+      metadata: {
+        ...live.metadata,
+        annotations: { ...live.metadata.annotations, "config.k8s.io/owning-inventory": inventory },
+      },
+    };
+  };
+  const recordKey = "driftless.dev/last-applied-configuration";
+  // RootSyncs `root-sync` and `repo-sync` both write `:root`.
+  assert.equal(
+    awaitsAdoption(
+      owned("config-management-system_repo-sync"),
+      recordKey,
+      ":root",
+      "config-management-system_root-sync",
+    ),
+    false,
+  );
+  assert.equal(
+    awaitsAdoption(
+      owned("config-management-system_root-sync"),
+      recordKey,
+      ":root",
+      "config-management-system_root-sync",
+    ),
+    true,
+  );
+  assert.equal(awaitsAdoption(deployment(), recordKey, ":root", "config-management-system_root-sync"), true);
+});
+
 test("with the derived record the three-way match removes a field Config Sync applied and Git dropped, and leaves others' fields", () => {
   const annotator = new Annotator();
   const matcher = new PatchMaker(annotator);

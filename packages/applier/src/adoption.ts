@@ -161,11 +161,14 @@ function deepEqual(a: unknown, b: unknown): boolean {
 /**
  * True when `live` says this sync manages it (`configsync.gke.io/manager`) yet carries no
  * driftless record: Config Sync applied it, and its field ownership (not kept in watch caches) is
- * worth a read.
+ * worth a read. `root-sync` and `repo-sync` of one kind and namespace share a manager value, so
+ * given this sync's inventory id, an object another inventory owns is not this sync's to adopt.
  */
-export function awaitsAdoption(live: KubeObject, recordKey: string, manager: string): boolean {
+export function awaitsAdoption(live: KubeObject, recordKey: string, manager: string, inventory?: string): boolean {
   const annotations = live.metadata.annotations ?? {};
-  return annotations[recordKey] === undefined && annotations[ManagedAnnotation.Manager] === manager;
+  if (annotations[recordKey] !== undefined || annotations[ManagedAnnotation.Manager] !== manager) return false;
+  const owner = annotations[ManagedAnnotation.OwningInventory];
+  return inventory === undefined || owner === undefined || owner === "" || owner === inventory;
 }
 
 /**

@@ -29,6 +29,42 @@ void describe("conflictingManager (Config Sync's precedence)", () => {
     assert.equal(conflictingManager(repo, { "configsync.gke.io/manager": ":root" }), undefined);
     assert.equal(conflictingManager(repo, { "configmanagement.gke.io/managed": "enabled" }), undefined);
   });
+  test("root-sync and repo-sync of one kind share a manager value; the owning inventory keeps them apart", () => {
+    const owned = (manager: string, inventory: string): Record<string, string> => ({
+      ...managed(manager),
+      "config.k8s.io/owning-inventory": inventory,
+    });
+    const repoNamedRoot = { kind: "RepoSync", namespace: "team-a", name: "root-sync" } as const;
+    assert.equal(conflictingManager(repoNamedRoot, owned("team-a", "team-a_repo-sync")), "team-a_repo-sync");
+    assert.equal(conflictingManager(repo, owned("team-a", "team-a_root-sync")), "team-a_root-sync");
+    const rootNamedRepo = { kind: "RootSync", namespace: "config-management-system", name: "repo-sync" } as const;
+    assert.equal(
+      conflictingManager(rootNamedRepo, owned(":root", "config-management-system_root-sync")),
+      ":root_root-sync",
+    );
+    assert.equal(conflictingManager(root, owned(":root", "config-management-system_repo-sync")), ":root_repo-sync");
+    // Its own inventory, or none (Config Sync's objects before inventories), is no conflict.
+    assert.equal(conflictingManager(repoNamedRoot, owned("team-a", "team-a_root-sync")), undefined);
+    assert.equal(conflictingManager(repoNamedRoot, managed("team-a")), undefined);
+  });
+  test("a RepoSync adopts no object another inventory owns, whatever its manager says (AdoptIfNoInventory)", () => {
+    assert.equal(conflictingManager(repo, { "config.k8s.io/owning-inventory": "kpt-system_app" }), "kpt-system_app");
+    assert.equal(conflictingManager(repo, { "config.k8s.io/owning-inventory": "9f2c-uuid" }), "9f2c-uuid");
+    assert.equal(conflictingManager(repo, { "config.k8s.io/owning-inventory": "team-b_other" }), "team-b_other");
+    assert.equal(
+      conflictingManager(repo, { "config.k8s.io/owning-inventory": "config-management-system_root-sync" }),
+      ":root",
+    );
+  });
+  test("a RootSync adopts any inventory's object but another RootSync's (AdoptAll, RootSync precedence kept)", () => {
+    assert.equal(conflictingManager(root, { "config.k8s.io/owning-inventory": "team-a_repo-sync" }), undefined);
+    assert.equal(conflictingManager(root, { "config.k8s.io/owning-inventory": "9f2c-uuid" }), undefined);
+    assert.equal(
+      conflictingManager(root, { "config.k8s.io/owning-inventory": "config-management-system_other" }),
+      ":root_other",
+    );
+    assert.equal(conflictingManager(otherRoot, managed("team-a")), undefined);
+  });
   test("isRootManager reads the scope, not a namespace that starts alike", () => {
     assert.equal(isRootManager(":root"), true);
     assert.equal(isRootManager(":root_x"), true);

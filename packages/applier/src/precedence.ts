@@ -2,9 +2,12 @@ import {
   DriftlessError,
   ErrorClass,
   KnvCode,
+  Kind,
   ManagedAnnotation,
   ManagedValue,
   RootManagerScope,
+  RootSyncNamespace,
+  inventoryId,
   managerAnnotationValue,
 } from "@driftless/api";
 import { declaredResource, type DesiredObject, type SyncIdentity } from "./desired.ts";
@@ -46,15 +49,55 @@ export function isRootManager(manager: string): boolean {
  * may take over one a RepoSync manages, never one another RootSync manages; a RepoSync takes over
  * nothing. So a RootSync and a RepoSync declaring one object end with the RootSync holding it and
  * the RepoSync reporting the conflict, instead of the two rewriting it in turn.
+ * The owning inventory decides too: the manager value of `root-sync` and `repo-sync` of one kind and
+ * namespace is the same bare scope, so two such syncs would each read the other's object as their own.
  */
 export function conflictingManager(
   sync: SyncIdentity,
   annotations: Readonly<Record<string, string>>,
 ): string | undefined {
+  return managerConflict(sync, annotations) ?? inventoryConflict(sync, annotations);
+}
+
+function managerConflict(sync: SyncIdentity, annotations: Readonly<Record<string, string>>): string | undefined {
   if (annotations[ManagedAnnotation.Managed] !== ManagedValue.Enabled) return undefined;
   const current = annotations[ManagedAnnotation.Manager];
   if (current === undefined || current === "") return undefined;
   if (current === managerAnnotationValue(sync.kind, sync.namespace, sync.name)) return undefined;
   if (sync.kind === "RootSync" && !isRootManager(current)) return undefined;
   return current;
+}
+
+/**
+ * Another inventory's hold on the object, named as a manager, as Config Sync's inventory policies: a
+ * RepoSync adopts only an object no other inventory owns (AdoptIfNoInventory, another tool's too); a
+ * RootSync adopts any (AdoptAll) but, as with manager values above, not another RootSync's.
+ */
+function inventoryConflict(sync: SyncIdentity, annotations: Readonly<Record<string, string>>): string | undefined {
+  const owner = annotations[ManagedAnnotation.OwningInventory];
+  if (owner === undefined || owner === "" || owner === inventoryId(sync.namespace, sync.name)) return undefined;
+  const other = inventorySync(owner);
+  // RepoSyncs never live in the RootSyncs' namespace: an inventory there is another RootSync's.
+  if (sync.kind === "RootSync" && other?.namespace !== sync.namespace) return undefined;
+  return other === undefined ? owner : managerNaming(sync, other);
+}
+
+/** The sync an owning-inventory value (`<namespace>_<name>`) names; undefined for another tool's id. */
+function inventorySync(owner: string): { readonly namespace: string; readonly name: string } | undefined {
+  // Neither a namespace nor a sync name holds "_": the first one separates them.
+  const separator = owner.indexOf("_");
+  if (separator <= 0 || separator === owner.length - 1) return undefined;
+  return { namespace: owner.slice(0, separator), name: owner.slice(separator + 1) };
+}
+
+/**
+ * The manager value of the sync owning an inventory, spelled `<scope>_<name>` where the bare scope
+ * would read as `sync` itself (`root-sync` against `repo-sync`), so KNV1060 names two reconcilers.
+ */
+function managerNaming(sync: SyncIdentity, other: { readonly namespace: string; readonly name: string }): string {
+  const rootNamespace = sync.kind === Kind.RootSync ? sync.namespace : RootSyncNamespace;
+  const kind = other.namespace === rootNamespace ? Kind.RootSync : Kind.RepoSync;
+  const value = managerAnnotationValue(kind, other.namespace, other.name);
+  if (value !== managerAnnotationValue(sync.kind, sync.namespace, sync.name)) return value;
+  return `${kind === Kind.RootSync ? RootManagerScope : other.namespace}_${other.name}`;
 }
