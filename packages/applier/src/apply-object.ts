@@ -1,4 +1,11 @@
-import { DriftlessError, ErrorClass, KnvCode, UserAnnotation, managerAnnotationValue } from "@driftless/api";
+import {
+  DriftlessError,
+  ErrorClass,
+  KnvCode,
+  UserAnnotation,
+  inventoryId,
+  managerAnnotationValue,
+} from "@driftless/api";
 import { failureText, isAlreadyExists, isConflict, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { applyPatch, type Annotator } from "@driftless/objectmatcher";
 import { awaitsAdoption, withAdoptedRecord } from "./adoption.ts";
@@ -211,7 +218,8 @@ async function liveWithRecord(
   const current = await options.live.get(mapping, namespace, desired.id.name);
   if (current === undefined) return current;
   const manager = managerAnnotationValue(options.sync.kind, options.sync.namespace, options.sync.name);
-  if (awaitsAdoption(current, options.annotator.annotationKey, manager))
+  const inventory = inventoryId(options.sync.namespace, options.sync.name);
+  if (awaitsAdoption(current, options.annotator.annotationKey, manager, inventory))
     return withAdoptedRecord(await options.live.refresh(mapping, namespace, desired.id.name), options.annotator);
   if (!hasRecordDigest(current, options.annotator.annotationKey)) return current;
   const annotations = current.metadata.annotations ?? {};
