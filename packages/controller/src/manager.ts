@@ -5,7 +5,7 @@
  * reconcilers. `apps/manager` is the process around it.
  */
 import { reconcilerName, RootSyncNamespace } from "@driftless/api";
-import { KubeClient } from "@driftless/kube";
+import { KubeClient, requestResource } from "@driftless/kube";
 import {
   createManagerMetrics,
   ReconcilerState,
@@ -84,6 +84,7 @@ export class Manager {
       this.#end = resolve;
     });
     this.metrics = createManagerMetrics({ reconcilerRestarts: options.mode === ReconcilerMode.Process });
+    for (const client of [clients.main, clients.lease]) countRequests(client, this.metrics);
     this.#inScope = parseLabelSelector(options.syncSelector ?? "");
     this.#redis = createRedisConnection(options.redisUrl, {
       connectionName: `driftless-manager:${options.identity}`,
@@ -382,4 +383,11 @@ export class Manager {
     this.#leaseClient.close();
     this.#log.info("manager stopped");
   }
+}
+
+/** Every request `client` sends, in driftless_kube_requests_total: what the manager writes, by resource. */
+function countRequests(client: KubeClient, metrics: ManagerMetrics): void {
+  client.requests.onRequest((verb, _status, _ms, path) =>
+    metrics.kubeRequests.inc({ verb, resource: requestResource(path) }),
+  );
 }

@@ -369,12 +369,12 @@ export class KubeClient {
         timeoutMs: this.#sender.timeoutMs,
       });
     } catch (error) {
-      this.#sender.counter.finished("watch", 0, performance.now() - started);
+      this.#sender.counter.finished("watch", 0, performance.now() - started, path);
       if (opts.signal.aborted) return;
       throw networkError(error, subject);
     }
     const { status, headers } = stream.head;
-    this.#sender.counter.finished("watch", status, performance.now() - started);
+    this.#sender.counter.finished("watch", status, performance.now() - started, path);
     try {
       if (status !== 200) throw errorFrom({ status, headers, body: await wholeBody(stream) }, subject);
       if (!opts.signal.aborted) opts.onOpen?.();

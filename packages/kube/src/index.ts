@@ -69,7 +69,7 @@ export {
   isUnauthorized,
 } from "./errors.ts";
 export type { KubeApiErrorOptions } from "./errors.ts";
-export { RequestVerbs, WriteVerbs } from "./request-counter.ts";
+export { requestResource, RequestVerbs, WriteVerbs } from "./request-counter.ts";
 export type { RequestCounter, RequestListener, RequestVerb } from "./request-counter.ts";
 export { RestMapper } from "./rest-mapper.ts";
 export type { KindAbsence, RestMapperOptions } from "./rest-mapper.ts";

@@ -23,8 +23,11 @@ export const WriteVerbs: ReadonlySet<RequestVerb> = new Set([
   "deletecollection",
 ]);
 
-/** Observes every completed request (for latency histograms). `status` is 0 without a response. */
-export type RequestListener = (verb: RequestVerb, status: number, durationMs: number) => void;
+/**
+ * Observes every completed request (for latency histograms). `status` is 0 without a response; `path` is the
+ * request's path without its query (requestResource() names its resource).
+ */
+export type RequestListener = (verb: RequestVerb, status: number, durationMs: number, path: string) => void;
 
 export interface RequestCounter {
   /** Requests sent with this verb since the client was made (retries count again). */
@@ -55,8 +58,9 @@ export class VerbCounter implements RequestCounter {
     this.#counts[verb] += 1;
   }
 
-  finished(verb: RequestVerb, status: number, durationMs: number): void {
-    for (const listener of this.#listeners) listener(verb, status, durationMs);
+  finished(verb: RequestVerb, status: number, durationMs: number, path: string): void {
+    const bare = path.split("?", 1)[0] ?? path;
+    for (const listener of this.#listeners) listener(verb, status, durationMs, bare);
   }
 
   count(verb: RequestVerb): number {
@@ -99,4 +103,23 @@ export function verbForMethod(method: string, watch: boolean): RequestVerb {
     default:
       return watch ? "watch" : "get";
   }
+}
+
+// The namespace's own subresources, as the API server's request-info resolver reads the path.
+const namespaceSubresources: ReadonlySet<string> = new Set(["status", "finalize"]);
+
+/**
+ * The resource an API path names, with its subresource (`deployments`, `reposyncs/status`), the way the API
+ * server labels apiserver_request_total; a non-resource path (`/metrics`, `/openapi/v3`) is itself.
+ */
+export function requestResource(path: string): string {
+  const parts = (path.split("?", 1)[0] ?? "").split("/").filter((p) => p !== "");
+  let rest: string[];
+  if (parts[0] === "api" && parts.length >= 2) rest = parts.slice(2);
+  else if (parts[0] === "apis" && parts.length >= 3) rest = parts.slice(3);
+  else rest = [];
+  if (rest.length === 0) return `/${parts.join("/")}`;
+  if (rest[0] === "namespaces" && rest.length > 2 && !namespaceSubresources.has(rest[2] ?? "")) rest = rest.slice(2);
+  const [resource = "", , subresource] = rest;
+  return subresource === undefined ? resource : `${resource}/${subresource}`;
 }

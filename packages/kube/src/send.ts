@@ -129,12 +129,12 @@ export class Sender {
           ...(req.prefixSuffices === undefined ? {} : { prefixSuffices: req.prefixSuffices }),
         });
       } catch (error) {
-        this.counter.finished(verb, 0, performance.now() - started);
+        this.counter.finished(verb, 0, performance.now() - started, path);
         if (req.signal?.aborted === true) throw req.signal.reason;
         // Cut by refuse(): its reason, not the socket error the cut caused.
         throw networkError(signal.aborted && this.#refusedBy !== undefined ? this.#refusedBy : error, subject);
       }
-      this.counter.finished(verb, raw.status, performance.now() - started);
+      this.counter.finished(verb, raw.status, performance.now() - started, path);
       this.#reportWarnings(raw.headers, subject.operation);
       if (raw.status === 401 && !refreshed && this.credentials.refreshable) {
         refreshed = true;

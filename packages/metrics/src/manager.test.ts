@@ -15,6 +15,7 @@ test("the manager registers its own metrics and the one Config Sync metric its m
     "driftless_finalizer_removals_total",
     "driftless_job_duration_seconds",
     "driftless_job_failures_total",
+    "driftless_kube_requests_total",
     "driftless_queue_jobs",
     "driftless_reconciler_restarts_total",
     "driftless_reconcilers",

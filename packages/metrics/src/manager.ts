@@ -43,6 +43,11 @@ export interface ManagerMetrics extends QueueMetrics {
   readonly finalizerRemovals: CounterHandle<{ reason: FinalizerRemovalReason }>;
   /** driftless_webhook_requests_total{provider,result}: every series from 0 (0 too where no webhook is served). */
   readonly webhookRequests: CounterHandle<{ provider: WebhookProviderLabel; result: WebhookRequestResult }>;
+  /**
+   * driftless_kube_requests_total{verb,resource}: requests the manager sent to the API server (retries count
+   * again); resource as the API server labels it (`deployments`, `reposyncs/status`), so never per object.
+   */
+  readonly kubeRequests: CounterHandle<{ verb: string; resource: string }>;
 }
 
 export function createManagerMetrics(options: ManagerMetricsOptions = {}): ManagerMetrics {
@@ -93,5 +98,10 @@ export function createManagerMetrics(options: ManagerMetricsOptions = {}): Manag
           }),
     finalizerRemovals,
     webhookRequests,
+    kubeRequests: counter<{ verb: string; resource: string }>(registry, {
+      name: own("kube_requests_total"),
+      help: "Requests the manager sent to the API server, by verb and resource",
+      labelNames: ["verb", "resource"],
+    }),
   };
 }
