@@ -6,10 +6,30 @@ void describe("redactUrl", () => {
   void it("masks http(s) user-info whole, since a token is often written as the user", () => {
     assert.equal(redactUrl("https://ghp_abc123@github.com/org/repo"), "https://***@github.com/org/repo");
     assert.equal(redactUrl("https://user:s3cr3t@127.0.0.1:99999/x.git"), "https://***@127.0.0.1:99999/x.git");
-    // An unescaped "@" in the password: user-info ends at the last "@" before the path.
-    assert.equal(redactUrl("https://user:p@ss@host/r?x=a@b"), "https://***@host/r?x=a@b");
+    // An unescaped "@" in the password: user-info ends at the last "@" of the URL.
+    assert.equal(redactUrl("https://user:p@ss@host/r"), "https://***@host/r");
     assert.equal(redactUrl('https://u:"t k@host/r'), "https://***@host/r");
     assert.equal(redactUrl("https://host/%zz"), "https://host/%zz");
+  });
+
+  void it("masks a password holding a character that ends user-info for a URL parser, parsed or not", () => {
+    for (const password of [
+      "Hunter#2secret",
+      "Hunter/2secret",
+      "Hunter?2secret",
+      'Pa<ss>w"d',
+      "back\\slash",
+      "p@ss/w?rd#x",
+    ]) {
+      const shown = redactUrl(`https://deploy:${password}@127.0.0.1:1/x.git`);
+      assert.equal(shown, "https://***@127.0.0.1:1/x.git", password);
+    }
+    assert.equal(redactUrl("http://proxyuser:Pr0xy#Secret@proxy.corp:3128"), "http://***@proxy.corp:3128");
+    assert.equal(redactUrl("ssh://git:pa#ss@host/r"), "ssh://git@host/r");
+  });
+
+  void it("masks an '@' in the path or query with the user-info: a little of the URL lost, never a secret", () => {
+    assert.equal(redactUrl("https://host/r?x=a@b"), "https://***@b");
   });
 
   void it("keeps the ssh user but never a password, in URL and scp-like form", () => {
@@ -27,6 +47,32 @@ void describe("redactCredentials", () => {
       redactCredentials(text, ["tok123"]),
       "fatal: unable to access 'https://***@host/r/': error 403 (***); see http://***@b/c",
     );
+  });
+
+  void it("masks a URL whose password ends user-info for a URL parser, in messages and JSON log lines", () => {
+    const event = 'KNV1061: spec.git.repo "https://deploy:Hunter#2secret@127.0.0.1:1/x.git" is not a valid URL';
+    assert.equal(redactCredentials(event), 'KNV1061: spec.git.repo "https://***@127.0.0.1:1/x.git" is not a valid URL');
+    for (const password of ["Hunter/2secret", "Hunter?2secret", 'Pa<ss>w"d', "a\\b", "pa#ss/w?rd"]) {
+      const line = JSON.stringify({
+        msg: "x",
+        repo: `https://deploy:${password}@h/r`,
+        proxy: `http://u:${password}@p:3128`,
+      });
+      const redacted = redactCredentials(line);
+      assert.deepEqual(
+        JSON.parse(redacted),
+        { msg: "x", repo: "https://***@h/r", proxy: "http://***@p:3128" },
+        redacted,
+      );
+    }
+    const proxyError =
+      "the Secret's https_proxy key 'http://proxyuser:Pr0xy#Secret@proxy.corp:3128' is not a proxy URL";
+    assert.ok(!redactCredentials(proxyError).includes("Secret@"), redactCredentials(proxyError));
+  });
+
+  void it("leaves git's words whole: no listed value under 4 characters is scrubbed as free text", () => {
+    const said = "fatal: Authentication failed for 'http://127.0.0.1:45597/remote.git/'";
+    assert.equal(redactCredentials(said, ["git", "pw"]), said);
   });
 
   void it("keeps a JSON log line valid", () => {

@@ -6,18 +6,20 @@
 
 const Mask = "***";
 
-// User-info ends at the last "@" before the path (WHATWG URL rules), so a password holding an
-// unescaped "@" is masked whole. In text, whitespace, a quote or a bracket also ends a URL; a JSON
-// escape (`\"`) does not, so a log line is redacted as a whole and stays valid JSON.
-const leadingUserInfo = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@/i;
-const urlUserInfo = /\b([a-z][a-z0-9+.-]*:\/\/)((?:[^\s/?#"<>\\]|\\.)*)@/gi;
+// User-info runs from the scheme to the LAST "@" of the URL, whether the URL parses or not: a password
+// holding an unescaped "@", "#", "?", "/", "<" or a quote ends no earlier. An "@" in a path or query is
+// masked with it, which costs a little of the URL and never a secret.
+const scheme = /^[a-z][a-z0-9+.-]*:\/\//i;
+const schemeInText = /\b[a-z][a-z0-9+.-]*:\/\//gi;
 // scp-like `user:password@host:path`; `git@host:path` has no password and is left alone.
 const scpPassword = /^([^@/\s:]+):[^/\s]*@(?=[^/:\s]+:)/;
+// A listed secret this short would mask letters all over a message (a 1-3 character password protects nothing).
+const minScrubbedLength = 4;
 
-function maskUserInfo(scheme: string, userInfo: string): string {
+function maskUserInfo(schemePrefix: string, userInfo: string): string {
   // The ssh user (`git`) is what a user needs to debug a key problem, and is never a token.
-  if (scheme.toLowerCase().includes("ssh")) return `${scheme}${userInfo.split(":")[0] ?? ""}@`;
-  return `${scheme}${Mask}@`;
+  if (schemePrefix.toLowerCase().includes("ssh")) return `${schemePrefix}${userInfo.split(":")[0] ?? ""}`;
+  return `${schemePrefix}${Mask}`;
 }
 
 /**
@@ -27,18 +29,52 @@ function maskUserInfo(scheme: string, userInfo: string): string {
 export function redactUrl(url: string): string {
   const scp = scpPassword.exec(url);
   if (scp !== null) return `${scp[1] ?? ""}@${url.slice(scp[0].length)}`;
-  return url.replace(leadingUserInfo, (_match, scheme: string, userInfo: string) => maskUserInfo(scheme, userInfo));
+  const prefix = scheme.exec(url)?.[0];
+  if (prefix === undefined) return url;
+  const at = url.lastIndexOf("@");
+  if (at < prefix.length) return url;
+  return maskUserInfo(prefix, url.slice(prefix.length, at)) + url.slice(at);
 }
 
 /** `text` with the user-info of every URL in it masked, and every listed secret value too. */
 export function redactCredentials(text: string, secrets: readonly string[] = []): string {
-  let result = text.includes("://")
-    ? text.replace(urlUserInfo, (_match, scheme: string, userInfo: string) => maskUserInfo(scheme, userInfo))
-    : text;
+  let result = text.includes("://") ? maskUrlsIn(text) : text;
   for (const secret of secrets) {
-    if (secret !== "") result = result.split(secret).join(Mask);
+    if (secret.length >= minScrubbedLength) result = result.split(secret).join(Mask);
   }
   return result;
+}
+
+/**
+ * In text a URL runs to whitespace or an unescaped double quote; a JSON escape (`\"`) does not end it,
+ * so a log line is redacted as a whole and stays valid JSON (a quote never falls inside what is masked).
+ */
+function maskUrlsIn(text: string): string {
+  let out = "";
+  let copied = 0;
+  let scanned = 0;
+  for (const match of text.matchAll(schemeInText)) {
+    const start = match.index;
+    // A scheme inside a run already scanned belongs to that URL: masked with it, or holding no "@".
+    if (start < scanned) continue;
+    const userInfoStart = start + match[0].length;
+    scanned = urlRunEnd(text, userInfoStart);
+    const at = text.lastIndexOf("@", scanned - 1);
+    if (at < userInfoStart) continue;
+    out += text.slice(copied, start) + maskUserInfo(match[0], text.slice(userInfoStart, at));
+    copied = at;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+function urlRunEnd(text: string, from: number): number {
+  let i = from;
+  while (i < text.length) {
+    const c = text[i] ?? "";
+    if (c === '"' || /\s/.test(c)) return i;
+    i += c === "\\" ? 2 : 1;
+  }
+  return text.length;
 }
 
 /** A copy of a JSON value (a status, an Event) with `redactCredentials` applied to every string. */

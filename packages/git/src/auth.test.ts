@@ -4,6 +4,7 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
+import { redactCredentials } from "@driftless/api";
 import { openAuthSession } from "./auth.ts";
 import type { AuthSession } from "./auth.ts";
 import { credentialHelperProgram } from "./credential-helper.ts";
@@ -72,8 +73,44 @@ void describe("openAuthSession", () => {
       ["DRIFTLESS_GIT_PASSWORD"],
     );
     assert.ok(!credentialHelperProgram.includes("s3cret"));
-    assert.deepEqual(session.secrets, ["s3cret", "bot"]);
+    assert.deepEqual(session.secrets, ["s3cret"]);
     await session.dispose();
+  });
+
+  void it("scrubs the token but not the Secret's username, so git's words stay whole", async () => {
+    const session = await open("http://127.0.0.1:45597/remote.git", {
+      auth: "token",
+      username: "git",
+      token: "t0ken-1",
+    });
+    await session.dispose();
+    const said = "fatal: Authentication failed for 'http://127.0.0.1:45597/remote.git/' (t0ken-1)";
+    assert.equal(
+      redactCredentials(said, session.secrets),
+      "fatal: Authentication failed for 'http://127.0.0.1:45597/remote.git/' (***)",
+    );
+    const github = "remote: Invalid username or password. fatal: https://github.com/org/config-repo.git spec.git.auth";
+    const user = await open("https://github.com/org/config-repo.git", {
+      auth: "token",
+      username: "user",
+      token: "ghp_x1",
+    });
+    await user.dispose();
+    assert.equal(redactCredentials(github, user.secrets), github);
+  });
+
+  void it("scrubs a token written as the URL's user, and a proxy's password as written and decoded", async () => {
+    const session = await openAuthSession({
+      credentials: { auth: "none" },
+      repo: parseRepoUrl("https://ghp_tok3n@h/r"),
+      displayRepo: "https://***@h/r",
+      noSSLVerify: false,
+      proxy: "http://proxyuser:Pr0xy%23Secret@proxy.corp:3128",
+      tempRoot: root.path,
+      logger: quiet,
+    });
+    await session.dispose();
+    assert.deepEqual(session.secrets, ["ghp_tok3n", "Pr0xy%23Secret", "Pr0xy#Secret"]);
   });
 
   void it("writes the ssh key and known_hosts to a private directory and deletes them on dispose", async () => {

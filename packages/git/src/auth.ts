@@ -61,7 +61,9 @@ export async function openAuthSession(options: OpenAuthOptions): Promise<AuthSes
       config.push(...helper.config);
       Object.assign(env, helper.env);
       secrets.push(http.password);
-      if (credentials.auth === GitAuthType.Token) secrets.push(credentials.username);
+      // A token written as the URL's user (`https://<token>@host`) is a secret; a Secret's `username` is not
+      // (Config Sync and git-sync show it), and scrubbing one such as `git` garbled git's messages (`remote.***`).
+      if (credentials.auth !== GitAuthType.Token && http.password === "") secrets.push(http.username);
     }
     if (credentials.auth === GitAuthType.Ssh) {
       // OpenSSH refuses a key without its final newline ("error in libcrypto"); Secrets created
@@ -92,8 +94,7 @@ export async function openAuthSession(options: OpenAuthOptions): Promise<AuthSes
     if (options.proxy !== undefined) {
       // The config wins over the http(s)_proxy variables git would otherwise read from the environment.
       config.push(["http.proxy", options.proxy]);
-      const password = proxyPassword(options.proxy);
-      if (password !== undefined) secrets.push(password);
+      secrets.push(...proxyPasswords(options.proxy));
     }
   } catch (error) {
     if (tempDir !== undefined) await rm(tempDir, { recursive: true, force: true });
@@ -148,12 +149,22 @@ function cookieValues(jar: string): string[] {
     .filter((value) => value !== "");
 }
 
-/** A password in a proxy URL (`http://user:pass@proxy:3128`), to scrub from messages. */
-function proxyPassword(proxy: string): string | undefined {
+/**
+ * The password of a proxy URL (`http://user:pass@proxy:3128`) as written and decoded, to scrub from
+ * messages. User-info runs to the last "@", as `redactUrl` masks it, so a raw "#" or "/" cannot cut it short.
+ */
+function proxyPasswords(proxy: string): string[] {
+  const userInfo = /^[a-z][a-z0-9+.-]*:\/\/(.*)@/is.exec(proxy)?.[1];
+  const colon = userInfo?.indexOf(":") ?? -1;
+  if (userInfo === undefined || colon < 0) return [];
+  const raw = userInfo.slice(colon + 1);
+  return raw === "" ? [] : [...new Set([raw, decoded(raw)])];
+}
+
+function decoded(text: string): string {
   try {
-    const password = decodeURIComponent(new URL(proxy).password);
-    return password === "" ? undefined : password;
+    return decodeURIComponent(text);
   } catch {
-    return undefined;
+    return text;
   }
 }

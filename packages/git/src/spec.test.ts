@@ -121,6 +121,14 @@ void describe("planFetch", () => {
       assert.ok(!error.message.includes("hunter2") && !error.repo.includes("hunter2"), error.message);
     }
   });
+
+  void it("keeps a password holding '#', '?' or '/' out of the message, though it cuts the URL short for a parser", () => {
+    for (const password of ["Hunter#2secret", "Hunter?2secret", "Hunter/2secret"]) {
+      const error = invalid({ repo: `https://deploy:${password}@127.0.0.1:1/x.git` });
+      assert.equal(error.repo, "https://***@127.0.0.1:1/x.git", error.message);
+      assert.ok(!error.message.includes("2secret"), error.message);
+    }
+  });
 });
 
 void describe("planFetch: proxy and depth", () => {
@@ -148,6 +156,8 @@ void describe("planFetch: proxy and depth", () => {
     assert.match(error.message, /spec.git.proxy .* is not a proxy URL/);
     assert.doesNotMatch(error.message, /hunter2/);
     assert.match(invalid({ repo }, { ...token, httpsProxy: "proxy host" }).message, /https_proxy key/);
+    const hashed = invalid({ repo }, { ...token, httpsProxy: "http://proxyuser:Pr0xy#Secret@proxy.corp:3128" });
+    assert.match(hashed.message, /https_proxy key "http:\/\/\*\*\*@proxy\.corp:3128" is not a proxy URL/);
   });
 
   void it("fetches one commit by default, N with gitSyncDepth N, and all history with 0", () => {
