@@ -1,5 +1,5 @@
 import { posix } from "node:path";
-import { Defaults, SourceType, redactCredentials, type RSync } from "@driftless/api";
+import { Defaults, SourceType, redactUrl, type RSync } from "@driftless/api";
 
 /**
  * Where a sync's declarations come from, as Config Sync writes it on every managed object: the
@@ -94,7 +94,7 @@ function kustomizeFileName(declared: DeclaredPath, namespacePrefix: boolean): st
  * Credentials in the URL are masked, as everywhere else driftless writes the repository.
  */
 export function gitContextValue(context: { readonly repo: string; readonly branch?: string; readonly rev?: string }) {
-  const fields: Record<string, string> = { repo: redactCredentials(context.repo) };
+  const fields: Record<string, string> = { repo: redactUrl(context.repo) };
   if (context.branch) fields["branch"] = context.branch;
   if (context.rev) fields["rev"] = context.rev;
   return JSON.stringify(fields).replace(
