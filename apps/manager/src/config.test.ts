@@ -1,5 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ConfigError, parseConfig } from "./config.ts";
 
 const noSecret = (): string => {
@@ -17,6 +19,13 @@ test("defaults: process mode, metrics on 8080, no webhook, the default lease", (
   assert.equal(config.allowFileRepos, false);
   assert.equal(config.redisUrl, "redis://:admin-pw@127.0.0.1:6379");
   assert.equal(config.reconcilerRedisUrl, "redis://127.0.0.1:6379");
+});
+
+test("the default state folder is the user's own name in the temp folder, not one any local user may make first", () => {
+  const uid = process.getuid?.();
+  const own = uid === undefined ? "driftless-manager" : `driftless-manager-${uid}`;
+  assert.equal(parseConfig([], pw, noSecret).stateDir, join(tmpdir(), own));
+  assert.equal(parseConfig(["--state-dir", "/srv/driftless"], pw, noSecret).stateDir, "/srv/driftless");
 });
 
 test("flags win over environment variables", () => {

@@ -156,7 +156,7 @@ export function parseConfig(
     syncSelector: pick("sync-selector"),
     leaseName: pick("lease-name") ?? "driftless-manager",
     identity: pick("identity") ?? `${hostname()}_${process.pid}`,
-    stateDir: pick("state-dir") ?? join(tmpdir(), "driftless-manager"),
+    stateDir: pick("state-dir") ?? defaultStateDir(),
     reconcilerImage: pick("reconciler-image") ?? "driftless:0.1.0",
     reconcilerRedisUrl: redis.reconcilerUrl,
     resyncSeconds,
@@ -165,6 +165,16 @@ export function parseConfig(
     admissionWebhook: admissionPort === undefined ? undefined : { port: admissionPort, url: admissionUrl },
     maxConcurrentStarts,
   };
+}
+
+/**
+ * A name of this user's own in the shared temp folder: another user who made it first gets the manager
+ * refused (ProcessWorkload checks it), not its tokens. Not $XDG_RUNTIME_DIR: a small tmpfs, removed at
+ * logout, and the git caches live here.
+ */
+function defaultStateDir(): string {
+  const uid = process.getuid?.();
+  return join(tmpdir(), uid === undefined ? "driftless-manager" : `driftless-manager-${uid}`);
 }
 
 /**

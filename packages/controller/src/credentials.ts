@@ -5,7 +5,8 @@
  * manager rewrites the file before the token expires, and the child re-reads it (as a pod does
  * with its projected token).
  */
-import { rename, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { rename, rm, writeFile } from "node:fs/promises";
 import { readKubeconfigCluster, type KubeClient } from "@driftless/kube";
 
 /** Where the API server is and how to trust it, copied from the manager's own kubeconfig. */
@@ -54,11 +55,20 @@ export async function mintToken(
   return { token, expiresAt };
 }
 
-/** Writes `content` so that a reader never sees half of it, readable by the owner only. */
+/**
+ * Writes `content` so that a reader never sees half of it, readable by the owner only. The temporary
+ * file is always a new one ('wx'): writing into a file someone else made keeps their owner and mode,
+ * so they could read the token. Its random name also keeps two writes of one path apart.
+ */
 async function writeAtomically(path: string, content: string): Promise<void> {
-  const tmp = `${path}.${process.pid}.tmp`;
-  await writeFile(tmp, content, { mode: 0o600 });
-  await rename(tmp, path);
+  const tmp = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  try {
+    await writeFile(tmp, content, { mode: 0o600, flag: "wx" });
+    await rename(tmp, path);
+  } catch (error) {
+    await rm(tmp, { force: true });
+    throw error;
+  }
 }
 
 export function writeToken(path: string, token: string): Promise<void> {

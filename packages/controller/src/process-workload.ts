@@ -3,7 +3,7 @@
  * kubeconfig holding a token of the reconciler's own ServiceAccount. Local mode for laptops and
  * CI; the children live and die with the manager.
  */
-import { mkdir, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { reconcilerName, RootSyncNamespace, type RSync } from "@driftless/api";
@@ -18,6 +18,7 @@ import { reconcilerMemoryLimit } from "./deployment-spec.ts";
 import { KeyedLock } from "./keyed-lock.ts";
 import { reconcilerEnvironment, reconcilerNodeFlags } from "./node-flags.ts";
 import { planIdentity } from "./rbac-plan.ts";
+import { ensurePrivateDir, ensurePrivateDirSync } from "./private-dir.ts";
 import { newRedisPassword, type ReconcilerRedisUsers } from "./redis-users.ts";
 import { nameOf, ReconcilerNameTakenError, serviceAccountHolder } from "./reconciler-name.ts";
 import { overrideArgs, reconcilerOverrides, type ReconcilerOverrides } from "./reconciler-overrides.ts";
@@ -87,6 +88,8 @@ export class ProcessWorkload implements ReconcilerWorkload {
   };
 
   constructor(options: ProcessWorkloadOptions) {
+    // Refuses to start on a state folder another local user could read or fill (a shared /tmp).
+    ensurePrivateDirSync(options.stateDir);
     this.#options = options;
     this.#gate = new StartGate(options.maxConcurrentStarts ?? Math.max(4, 2 * availableParallelism()));
     // Graceful shutdown stops children through close(); this covers a crash of the manager.
@@ -222,7 +225,8 @@ export class ProcessWorkload implements ReconcilerWorkload {
    */
   async #prepare(sync: SyncRef, name: string, dir: string): Promise<LaunchSpec> {
     const o = this.#options;
-    await mkdir(join(dir, "cache"), { recursive: true, mode: 0o700 });
+    // Again at every start: a /tmp cleaner may have removed the folders, and another user re-made them.
+    for (const folder of [o.stateDir, dir, join(dir, "cache")]) await ensurePrivateDir(folder);
     const child = this.#children.get(syncKeyOf(sync));
     if (child === undefined) throw new Error(`${name} is no longer wanted`);
     await child.token.renew();

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
+import { chmod, chown, link, lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -10,6 +10,17 @@ before(async () => {
   dir = await mkdtemp(join(tmpdir(), "driftless-supervisor-"));
 });
 after(() => rm(dir, { recursive: true, force: true }));
+
+/** Polls a condition until it holds or the deadline passes: a wait on state, not on time. */
+async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
 const quiet = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -38,5 +49,67 @@ void describe("SupervisedProcess", () => {
       process.off("unhandledRejection", onUnhandled);
       await supervised.stop();
     }
+  });
+
+  /** Runs a child that prints `child-output` to its log, until the line is there. */
+  async function runUntilLogged(logFile: string): Promise<void> {
+    const supervised = new SupervisedProcess({
+      name: "root-reconciler-log",
+      logFile,
+      prepare: () =>
+        Promise.resolve({
+          command: process.execPath,
+          args: ["-e", "console.log('child-output'); setTimeout(() => {}, 60000)"],
+        }),
+      backoff: { initialMs: 60_000, maxMs: 60_000, factor: 1, jitter: 0 },
+      stableAfterMs: 1_000,
+      stopGraceMs: 1_000,
+      log: quiet as never,
+    });
+    try {
+      supervised.start();
+      await eventually(
+        async () => ((await readFile(logFile, "utf8").catch(() => "")).includes("child-output") ? true : undefined),
+        "the child's line in its log",
+      );
+    } finally {
+      await supervised.stop();
+    }
+  }
+
+  void it(
+    "writes the child's log to a file of its own, not one another local user made first",
+    { skip: process.getuid?.() !== 0 },
+    async () => {
+      const folder = await mkdtemp(join(dir, "planted-"));
+      const logFile = join(folder, "reconciler.log");
+      await writeFile(logFile, "");
+      await chown(logFile, 65534, 65534); // nobody: another local user
+      await chmod(logFile, 0o666);
+      const stolen = join(folder, "stolen");
+      await link(logFile, stolen);
+
+      await runUntilLogged(logFile);
+
+      const stats = await lstat(logFile);
+      assert.equal(stats.uid, process.getuid?.());
+      assert.equal(stats.mode & 0o777, 0o600);
+      assert.equal(await readFile(stolen, "utf8"), "", "the log went into the other user's file");
+    },
+  );
+
+  void it("replaces a symlink where the log should be, leaving its target alone", async () => {
+    const folder = await mkdtemp(join(dir, "linked-"));
+    const elsewhere = join(folder, "elsewhere");
+    await mkdir(elsewhere);
+    const target = join(elsewhere, "target.log");
+    await writeFile(target, "");
+    const logFile = join(folder, "reconciler.log");
+    await symlink(target, logFile);
+
+    await runUntilLogged(logFile);
+
+    assert.ok((await lstat(logFile)).isFile());
+    assert.equal(await readFile(target, "utf8"), "");
   });
 });

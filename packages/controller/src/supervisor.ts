@@ -4,7 +4,17 @@
  * output goes to a log file of its own (one JSON log stream per reconciler, not interleaved).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, openSync, renameSync, statSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  type Stats,
+} from "node:fs";
 import type { Logger } from "@driftless/sync";
 import { Backoff, type BackoffPolicy } from "./backoff.ts";
 import { lastErrorInLog } from "./exit-reason.ts";
@@ -154,7 +164,7 @@ export class SupervisedProcess {
 
   #spawn(spec: LaunchSpec): void {
     rotate(this.#options.logFile);
-    const fd = openSync(this.#options.logFile, "a", 0o600);
+    const fd = openOwnLog(this.#options.logFile);
     let child: ChildProcess;
     try {
       // The IPC channel is how the child notices the manager is gone, even after a SIGKILL (see apps/reconciler/src/parent-watch.ts).
@@ -264,6 +274,36 @@ function rotate(file: string): void {
     if (statSync(file).size > maxLogBytes) renameSync(file, `${file}.1`);
   } catch {
     // No log yet: nothing to rotate.
+  }
+}
+
+const appendFlags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+
+/**
+ * The log for appending, a regular file of our own readable by us only. Anything else at that path (a
+ * file another user made first, a symlink to elsewhere, a FIFO that would block) is replaced, not written.
+ */
+function openOwnLog(file: string): number {
+  const existing = lstatOrUndefined(file);
+  if (existing !== undefined && !isOwnPrivateFile(existing)) unlinkSync(file);
+  const fd = openSync(file, appendFlags, 0o600);
+  // O_NOFOLLOW stops a symlink made since the lstat; this stops a file of someone else's made since.
+  if (isOwnPrivateFile(fstatSync(fd))) return fd;
+  closeSync(fd);
+  throw new Error(`${file} was replaced by a file the manager does not own while it was being opened`);
+}
+
+function isOwnPrivateFile(stats: Stats): boolean {
+  const uid = process.getuid?.();
+  return stats.isFile() && (uid === undefined || stats.uid === uid) && (stats.mode & 0o077) === 0;
+}
+
+function lstatOrUndefined(file: string): Stats | undefined {
+  try {
+    return lstatSync(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
   }
 }
 
