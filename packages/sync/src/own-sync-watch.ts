@@ -38,13 +38,14 @@ export class OwnSyncWatch {
     this.#informer.start();
   }
 
-  /** Calls `listener` when the sync is seen being deleted (its deletionTimestamp set). */
+  /** Calls `listener` when the sync is seen being deleted (its deletionTimestamp set) or gone. */
   onDeletion(listener: () => void): void {
     const check = (object: { readonly metadata: { readonly deletionTimestamp?: string } }): void => {
       if (object.metadata.deletionTimestamp !== undefined) listener();
     };
     this.#informer.on("add", check);
     this.#informer.on("update", check);
+    this.#informer.on("delete", () => listener());
   }
 
   current(): WatchedSync {

@@ -170,8 +170,9 @@ export class Reconciler implements PassContext {
       this.metricsUrl = `http://127.0.0.1:${server.port}`;
     }
     await ensureFinalizer(this.client, this.identity);
-    // A pass waiting for objects to become Current stops waiting, and the deletion's job follows it.
-    this.parts.ownSync.onDeletion(() => this.#deletionSeen.abort());
+    // Seen by the watch, not only by the deletion's job: another reconciler of this sync (a frozen manager's,
+    // beside its successor's) may run that job, and a correction here would undo what its finalizer releases.
+    this.parts.ownSync.onDeletion(() => this.stopCorrecting());
     this.parts.ownSync.start();
     // A job whose turn comes once the reconciler is stopping is left to the next start's first poll.
     this.parts.queue.worker((job) =>
@@ -235,13 +236,20 @@ export class Reconciler implements PassContext {
   /**
    * Re-applies one drifted object from the last synced commit, outside the pass queue: a single
    * write with optimistic concurrency is safe beside a running pass. Not while the sync is being
-   * deleted, when re-creating objects would fight the finalizer.
+   * deleted, when re-creating objects would fight the finalizer, nor once this reconciler is stopping:
+   * its manager may be gone or frozen, and another reconciler of the sync guarding a newer commit.
    */
   private async correct(desired: DesiredObject): Promise<Correction> {
     const commit = this.syncedCommit();
     // A pass on another commit may be changing the declarations under us: leave it to the pass queued
     // behind it. A pass on the synced commit changes nothing we would re-apply.
-    if (commit === undefined || this.deleting || this.suspended || this.declarationsChanging())
+    if (
+      commit === undefined ||
+      this.deleting ||
+      this.stopping !== undefined ||
+      this.suspended ||
+      this.declarationsChanging()
+    )
       return Correction.Deferred;
     const started = performance.now();
     let outcome: ApplyOutcome;
@@ -273,6 +281,16 @@ export class Reconciler implements PassContext {
       : Correction.Unchanged;
   }
 
+  /**
+   * The sync is being deleted (or is gone): its finalizer alone settles the objects, so nothing is corrected
+   * from here on, and a pass waiting for objects to become Current stops waiting, for the deletion's job.
+   */
+  private stopCorrecting(): void {
+    this.deleting = true;
+    this.parts.remediator?.setDeclared([]);
+    this.#deletionSeen.abort();
+  }
+
   /** The job processor: deletion first, then a reconcile pass. Throws to let the queue retry. */
   private async process(trigger: PassTrigger): Promise<void> {
     let failure: DriftlessError | undefined;
@@ -298,8 +316,7 @@ export class Reconciler implements PassContext {
     const loaded = await loadSync(this.client, this.identity, () => this.parts.ownSync.current());
     this.labelGeneration(loaded?.raw.metadata.generation);
     if (loaded?.raw.metadata.deletionTimestamp !== undefined) {
-      this.deleting = true;
-      this.parts.remediator?.setDeclared([]);
+      this.stopCorrecting();
       await this.parts.valuesWatch.follow([]);
       // The finalizer deletes or releases the group; once it is done the manager withdraws this
       // reconciler's rights, and a status write still scheduled would only meet a 403.
@@ -344,8 +361,9 @@ export class Reconciler implements PassContext {
           ? { revision: result.revision, generation: this.passGeneration, at: Date.now() }
           : undefined;
       // Guard what Git declares now, before another correction can run: an object this pass pruned
-      // must not be re-created from the previous commit's declaration.
-      if (result.declared !== undefined) {
+      // must not be re-created from the previous commit's declaration. A pass that ends after the sync's
+      // deletion was seen guards nothing.
+      if (result.declared !== undefined && !this.deleting) {
         this.parts.remediator?.setDeclared(result.declared);
         this.parts.verified.retain(result.declared);
         this.guarded =
