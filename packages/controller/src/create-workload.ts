@@ -2,7 +2,9 @@ import type { KubeClient } from "@driftless/kube";
 import type { ManagerMetrics, SyncLabelSet } from "@driftless/metrics";
 import { withoutRedisCredentials, type SyncRef } from "@driftless/queue";
 import type { ClusterAccess } from "./credentials.ts";
+import { heartbeatTiming } from "./child-heartbeat.ts";
 import { DeploymentWorkload } from "./deployment-workload.ts";
+import { leaderElectionTimings } from "./leader-election.ts";
 import type { ManagerOptions } from "./manager-options.ts";
 import { ProcessWorkload } from "./process-workload.ts";
 import type { ReconcilerRedisUsers } from "./redis-users.ts";
@@ -49,6 +51,8 @@ export function createWorkload(
     log: o.log,
     ...(o.stopGraceMs === undefined ? {} : { stopGraceMs: o.stopGraceMs }),
     ...(o.maxConcurrentStarts === undefined ? {} : { maxConcurrentStarts: o.maxConcurrentStarts }),
+    // A frozen leader's children stop when it would stop acting itself, before a standby may take over.
+    heartbeat: heartbeatTiming(leaderElectionTimings(o.leaderElection)),
     onStateChange: deps.onStateChange,
     onLifecycle: (sync, event) => {
       const labels = restartLabelsOf(sync);

@@ -12,10 +12,12 @@ import { ReconcilerState } from "@driftless/metrics";
 import type { SyncRef } from "@driftless/queue";
 import type { Logger } from "@driftless/sync";
 import { DefaultRestartBackoff, type BackoffPolicy } from "./backoff.ts";
+import { heartbeatTiming, type HeartbeatTiming } from "./child-heartbeat.ts";
 import { writeKubeconfig, type ClusterAccess } from "./credentials.ts";
 import { ensureIdentity, removeIdentity } from "./identity.ts";
 import { reconcilerMemoryLimit } from "./deployment-spec.ts";
 import { KeyedLock } from "./keyed-lock.ts";
+import { leaderElectionTimings } from "./leader-election.ts";
 import { reconcilerEnvironment, reconcilerNodeFlags } from "./node-flags.ts";
 import { planIdentity } from "./rbac-plan.ts";
 import { ensurePrivateDir, ensurePrivateDirSync } from "./private-dir.ts";
@@ -57,6 +59,8 @@ export interface ProcessWorkloadOptions {
   readonly tokenSeconds?: number;
   /** Reconcilers that may be starting at once (default: 2 per CPU, at least 4). */
   readonly maxConcurrentStarts?: number;
+  /** Heartbeats to each child (default: from the default leader election timings). */
+  readonly heartbeat?: HeartbeatTiming;
 }
 
 /** What driftless_reconciler_restarts_total follows of a sync's reconciler. */
@@ -216,6 +220,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
       onStateChange: () => this.#options.onStateChange?.(sync),
       onRestart: () => this.#options.onLifecycle?.(sync, "restarting"),
       gate: this.#gate,
+      heartbeat: this.#options.heartbeat ?? heartbeatTiming(leaderElectionTimings()),
     });
   }
 

@@ -17,6 +17,7 @@ import {
 } from "node:fs";
 import type { Logger } from "@driftless/sync";
 import { Backoff, type BackoffPolicy } from "./backoff.ts";
+import { sendHeartbeats, type HeartbeatTiming } from "./child-heartbeat.ts";
 import { lastErrorInLog } from "./exit-reason.ts";
 import type { StartGate } from "./start-gate.ts";
 
@@ -55,6 +56,8 @@ export interface SupervisorOptions {
   readonly onRestart?: () => void;
   /** Shared by a manager's children: how many may be starting at once (no herd after a restart). */
   readonly gate?: StartGate;
+  /** Heartbeats over the IPC channel: a child that stops hearing them stops itself (a frozen manager). */
+  readonly heartbeat?: HeartbeatTiming;
 }
 
 /** Why the child last failed to start or stay up: shown on the sync's conditions until it runs again. */
@@ -167,7 +170,8 @@ export class SupervisedProcess {
     const fd = openOwnLog(this.#options.logFile);
     let child: ChildProcess;
     try {
-      // The IPC channel is how the child notices the manager is gone, even after a SIGKILL (see apps/reconciler/src/parent-watch.ts).
+      // The IPC channel is how the child notices the manager is gone, even after a SIGKILL, or silent, frozen
+      // (see apps/reconciler/src/parent-watch.ts).
       child = spawn(spec.command, [...spec.args], {
         stdio: ["ignore", fd, fd, "ipc"],
         env: { ...process.env, ...spec.env },
@@ -180,6 +184,7 @@ export class SupervisedProcess {
     child.on("message", (message: { type?: unknown } | null) => {
       if (message?.type === "ready") this.#releaseStart();
     });
+    if (this.#options.heartbeat !== undefined) sendHeartbeats(child, this.#options.heartbeat);
     this.#starts++;
     this.#startedAt = Date.now();
     this.#exited = new Promise((resolve) => {
