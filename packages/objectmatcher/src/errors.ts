@@ -27,7 +27,8 @@ export function describeObject(ref: ObjectRef): string {
 
 /**
  * The last-applied record does not fit the API server's 256 KiB budget for all annotations of an
- * object, even compressed. Terminal: the declaration must shrink (or be split) in Git.
+ * object, even compressed with every value longer than its digest digested (many short values, or the
+ * object's own annotations near the budget). Terminal: the declaration must shrink (or be split) in Git.
  */
 export class LastAppliedTooLargeError extends Error {
   readonly code = "KNV2009";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
 import { LastAppliedTooLargeError, LastAppliedUnreadableError } from "./errors.ts";
 import { isObject } from "./json.ts";
@@ -9,6 +9,7 @@ import {
   Annotator,
   COMPRESSED_RECORD_PREFIX,
   COMPRESS_FROM_BYTES,
+  DIGEST_VALUES_FROM_BYTES,
   LAST_APPLIED_ANNOTATION,
 } from "./last-applied.ts";
 import { PatchMaker } from "./patch-maker.ts";
@@ -35,8 +36,10 @@ describe("last-applied record", () => {
       apiVersion: "v1",
       kind: "ConfigMap",
       metadata: { name: "c", namespace: "shop", labels: { app: "web" }, annotations: { note: "kept" } },
-      data: { a: "1", empty: "", script: "echo hello; ".repeat(COMPRESS_FROM_BYTES / 8) },
+      data: { a: "1", empty: "" },
     };
+    // Many short values: each is kept whole (a value over DIGEST_VALUES_FROM_BYTES would be a digest).
+    for (let i = 0; i < 40; i++) (obj["data"] as JsonObject)[`line-${i}`] = `echo hello ${i}; `.repeat(8);
     const declared = structuredClone(obj);
     annotator.setLastAppliedAnnotation(obj);
     const value = annotation(obj);
@@ -152,12 +155,17 @@ describe("last-applied record", () => {
     assert.ok(String(annotation(cm)).length < ANNOTATIONS_SIZE_LIMIT_BYTES);
   });
 
-  it("raises LastAppliedTooLargeError when even the compressed record does not fit", () => {
+  it("raises LastAppliedTooLargeError when even the record with every value digested does not fit", () => {
+    // 1,500 random values of 64 characters, each shorter than its digest (nothing shrinks them), beside a
+    // 200 KiB annotation (recorded as a digest, yet counted whole against the budget).
+    const data: JsonObject = {};
+    for (let i = 0; i < 1500; i++) data[`key-${i}`] = randomBytes(48).toString("base64");
+    const annotations = { big: "x".repeat(200 * 1024) };
     const cm: JsonObject = {
       apiVersion: "v1",
       kind: "ConfigMap",
-      metadata: { name: "huge", namespace: "shop" },
-      data: { blob: randomBytes(300 * 1024).toString("base64") },
+      metadata: { name: "huge", namespace: "shop", annotations },
+      data,
     };
     assert.throws(
       () => new Annotator().setLastAppliedAnnotation(cm),
@@ -172,6 +180,75 @@ describe("last-applied record", () => {
       },
     );
     assert.equal(annotation(cm), undefined, "the object is left untouched");
+    delete (cm["metadata"] as JsonObject)["annotations"];
+    new Annotator().setLastAppliedAnnotation(cm); // alone, the same data fits
+  });
+
+  it("records a string value over DIGEST_VALUES_FROM_BYTES as its digest: 900 KiB of random base64 fits", () => {
+    const blob = randomBytes(680 * 1024).toString("base64");
+    const long = "x".repeat(DIGEST_VALUES_FROM_BYTES + 1);
+    const edge = "é".repeat(DIGEST_VALUES_FROM_BYTES / 2); // 128 characters, exactly 256 bytes: kept
+    const cm: JsonObject = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "big", namespace: "shop", annotations: { note: long, short: "kept" } },
+      data: { long, edge, short: "1" },
+      binaryData: { blob },
+    };
+    assert.ok(blob.length > 900 * 1024);
+    const annotator = new Annotator();
+    annotator.setLastAppliedAnnotation(cm);
+    const value = String(annotation(cm));
+    assert.ok(value.length < 2048, `recorded in ${value.length} characters`);
+    const record = annotator.getOriginalConfiguration(cm);
+    const digest = (text: string): string => `sha256:${createHash("sha256").update(text).digest("hex")}`;
+    assert.deepEqual(record, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "big", namespace: "shop", annotations: { note: digest(long), short: "kept" } },
+      data: { long: digest(long), edge, short: "1" },
+      binaryData: { blob: digest(blob) },
+    });
+  });
+
+  it("records a ConfigMap whose own annotations take 150 KiB", () => {
+    const annotations: JsonObject = {};
+    for (let i = 0; i < 150; i++) annotations[`example.com/note-${i}`] = randomBytes(768).toString("base64");
+    const cm: JsonObject = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "noted", annotations } };
+    new Annotator().setLastAppliedAnnotation(cm);
+    assert.ok(String(annotation(cm)).length < 16 * 1024);
+  });
+
+  it("digests every value longer than a digest when the record would not fit otherwise", () => {
+    // 700 random annotations of 200 bytes (140 KiB): under DIGEST_VALUES_FROM_BYTES, yet too many to copy.
+    const annotations: JsonObject = {};
+    for (let i = 0; i < 700; i++) annotations[`n${i}`] = randomBytes(150).toString("base64");
+    const name = "n".repeat(100);
+    const cm: JsonObject = { apiVersion: "v1", kind: "ConfigMap", metadata: { name, annotations }, data: { a: "b" } };
+    const annotator = new Annotator();
+    annotator.setLastAppliedAnnotation(cm);
+    const record = annotator.getOriginalConfiguration(cm);
+    const metadata = record?.["metadata"] as JsonObject;
+    assert.equal(metadata["name"], name, "names are kept whatever their length");
+    assert.match(String((metadata["annotations"] as JsonObject)["n0"]), /^sha256:[0-9a-f]{64}$/);
+    assert.deepEqual(record?.["data"], { a: "b" });
+    // The same values on a small object stay whole: the last resort is only taken when needed.
+    const small: JsonObject = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "s" },
+      data: { v: "y".repeat(200) },
+    };
+    assert.deepEqual(annotator.recordOf(small)["data"], { v: "y".repeat(200) });
+  });
+
+  it("keeps values inside lists whole: merge keys and set members are matched by value", () => {
+    const script = "echo start; ".repeat(64);
+    const deployment = declaredDeployment();
+    const container = ((deployment["spec"] as JsonObject)["template"] as JsonObject)["spec"] as JsonObject;
+    (container["containers"] as JsonObject[])[0]!["command"] = ["sh", "-c", script];
+    const record = new Annotator().recordOf(deployment);
+    assert.ok(JSON.stringify(record).includes(JSON.stringify(script)));
   });
 
   it("counts the object's other annotations against the budget", () => {

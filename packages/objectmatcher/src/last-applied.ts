@@ -14,13 +14,20 @@
  *   that does not fit even compressed raises {@link LastAppliedTooLargeError} instead of a failed write.
  * - Secret values are recorded as SHA-256 digests: the record is only used to know which keys we
  *   declared, and an annotation must not become a second copy of the secret.
+ * - So is every other string value over {@link DIGEST_VALUES_FROM_BYTES} (ConfigMap data, annotations, a
+ *   CRD's long descriptions), for the same reason: the three-way match reads a recorded value only to
+ *   know it was declared, never compares it. Before, a ConfigMap with 900 KiB of base64 or 137 KiB of
+ *   its own annotations could not be recorded (KNV2009) where Config Sync syncs it. Values inside lists
+ *   stay whole: a keyed list's merge key and a set's member are matched by value. Records written with
+ *   full values are read as before. A record that still does not fit digests every value longer than
+ *   its digest before it is refused.
  */
 import { Buffer } from "node:buffer";
 import { hash } from "node:crypto";
 import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
 import { InvalidObjectError, LastAppliedTooLargeError, LastAppliedUnreadableError } from "./errors.ts";
 import type { ObjectRef } from "./errors.ts";
-import { canonicalClone, isObject } from "./json.ts";
+import { canonicalClone, isObject, setOwn } from "./json.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
 import { resolveKind } from "./kinds.ts";
 import { SERVER_METADATA_FIELDS } from "./normalize.ts";
@@ -33,6 +40,16 @@ export const ANNOTATIONS_SIZE_LIMIT_BYTES = 256 * 1024;
 export const COMPRESSED_RECORD_PREFIX = "br64:";
 /** Records at least this long (canonical JSON, bytes) are compressed; shorter ones are stored as JSON. */
 export const COMPRESS_FROM_BYTES = 1024;
+
+/** String values (outside lists) longer than this, in UTF-8 bytes, are recorded as their SHA-256 digest. */
+export const DIGEST_VALUES_FROM_BYTES = 256;
+/** Prefix of a recorded digest, as Secret values have always been recorded. */
+const DIGEST_PREFIX = "sha256:";
+/** A digest's length: the last resort digests every value longer than this, where it saves bytes. */
+const DIGEST_CHARS = DIGEST_PREFIX.length + 64;
+/** Type meta and names identify the object: kept as declared, whatever their length. */
+const KEPT_ROOT_FIELDS: ReadonlySet<string> = new Set(["apiVersion", "kind", "metadata"]);
+const KEPT_METADATA_FIELDS: ReadonlySet<string> = new Set(["name", "namespace", "generateName"]);
 
 /** Decompression stops here: far above any object etcd accepts, well below harm. */
 const MAX_RECORD_BYTES = 16 * 1024 * 1024;
@@ -75,36 +92,34 @@ export class Annotator {
   /** The annotation value `setLastAppliedAnnotation` would store, checked against the size budget. */
   encodeRecord(obj: object): string {
     const target = asObject(obj, "encodeRecord");
-    // recordOf is a canonical copy already (keys in sorted order).
-    const json = JSON.stringify(this.recordOf(target));
-    const jsonBytes = Buffer.byteLength(json, "utf8");
-    const raw = (): Buffer => Buffer.from(json, "utf8");
-    const others = otherAnnotationsBytes(target, this.annotationKey);
-    const fits = (value: string): boolean =>
-      others + Buffer.byteLength(this.annotationKey) + value.length <= ANNOTATIONS_SIZE_LIMIT_BYTES;
-    // Quality 9 is fast enough for every update; only a record that does not fit gets the slow,
-    // tighter quality 11. Each choice is a pure function of the input, so the value stays deterministic.
-    let value = jsonBytes < COMPRESS_FROM_BYTES ? json : compress(raw(), 9);
-    if (!fits(value)) value = compress(raw(), 11);
-    if (!fits(value)) {
+    const others = otherAnnotationsBytes(target, this.annotationKey) + Buffer.byteLength(this.annotationKey);
+    const budget = ANNOTATIONS_SIZE_LIMIT_BYTES - others;
+    let encoded = encodeWithin(this.#record(target, DIGEST_VALUES_FROM_BYTES), budget);
+    // Still too large (many medium values): every value a digest would shorten is digested.
+    if (encoded.value.length > budget) encoded = encodeWithin(this.#record(target, DIGEST_CHARS), budget);
+    if (encoded.value.length > budget) {
       throw new LastAppliedTooLargeError({
         object: refOf(target),
         annotationKey: this.annotationKey,
-        annotationsBytes: others + Buffer.byteLength(this.annotationKey) + value.length,
-        recordBytes: value.length,
-        uncompressedBytes: jsonBytes,
+        annotationsBytes: others + encoded.value.length,
+        recordBytes: encoded.value.length,
+        uncompressedBytes: encoded.jsonBytes,
         limitBytes: ANNOTATIONS_SIZE_LIMIT_BYTES,
       });
     }
-    return value;
+    return encoded.value;
   }
 
   /**
    * The record as it would be stored: the declaration without our annotation or server-owned
-   * metadata, Secret values digested; a canonical copy (every object's keys in sorted order).
+   * metadata, Secret values and long string values digested; a canonical copy (every object's keys in
+   * sorted order).
    */
   recordOf(obj: object): JsonObject {
-    const target = asObject(obj, "recordOf");
+    return this.#record(asObject(obj, "recordOf"), DIGEST_VALUES_FROM_BYTES);
+  }
+
+  #record(target: JsonObject, digestFromBytes: number): JsonObject {
     const record = canonicalClone(target) as JsonObject;
     const metadata = record["metadata"];
     if (isObject(metadata)) {
@@ -114,12 +129,14 @@ export class Annotator {
         delete annotations[this.annotationKey];
         if (Object.keys(annotations).length === 0) delete metadata["annotations"];
       }
+      digestLongValues(metadata, digestFromBytes, KEPT_METADATA_FIELDS);
     }
     const kind = resolveKind(stringField(target, "apiVersion"), stringField(target, "kind"));
     if (kind.builtIn && kind.group === "" && kind.kind === "Secret") {
       digestValues(record["data"]);
       digestValues(record["stringData"]);
     }
+    digestLongValues(record, digestFromBytes, KEPT_ROOT_FIELDS);
     return record;
   }
 
@@ -217,11 +234,50 @@ function compress(raw: Buffer, quality: number): string {
   return COMPRESSED_RECORD_PREFIX + packed.toString("base64");
 }
 
+/**
+ * Replaces, in place, every string value of `value`'s maps longer than `fromBytes` (UTF-8) by its digest,
+ * but those named in `kept` at the top. Lists are left whole: their keys and members are matched by value.
+ */
+function digestLongValues(value: JsonValue | undefined, fromBytes: number, kept?: ReadonlySet<string>): void {
+  if (!isObject(value)) return;
+  for (const [key, child] of Object.entries(value)) {
+    if (kept?.has(key)) continue;
+    if (typeof child === "string") {
+      if (longerThan(child, fromBytes)) setOwn(value, key, digestOf(child));
+    } else digestLongValues(child, fromBytes);
+  }
+}
+
+function digestOf(value: string): string {
+  return DIGEST_PREFIX + hash("sha256", value, "hex");
+}
+
+/** Every string value of a Secret's map, whatever its length: the record must not copy the secret. */
 function digestValues(data: JsonValue | undefined): void {
   if (!isObject(data)) return;
-  for (const [key, value] of Object.entries(data)) {
-    if (typeof value === "string") data[key] = `sha256:${hash("sha256", value, "hex")}`;
-  }
+  for (const [key, value] of Object.entries(data)) if (typeof value === "string") setOwn(data, key, digestOf(value));
+}
+
+/** UTF-8 length > bytes, without encoding the string when its length alone decides (≤ 3 bytes per unit). */
+function longerThan(value: string, bytes: number): boolean {
+  if (value.length > bytes) return true;
+  if (value.length * 3 <= bytes) return false;
+  return Buffer.byteLength(value, "utf8") > bytes;
+}
+
+/**
+ * The canonical JSON of `record`, compressed from COMPRESS_FROM_BYTES up. Quality 9 is fast enough for
+ * every update; only a record over `budget` gets the slow, tighter quality 11. Each choice is a pure
+ * function of the input, so the value stays deterministic.
+ */
+function encodeWithin(record: JsonObject, budget: number): { value: string; jsonBytes: number } {
+  // The record is a canonical copy already (keys in sorted order).
+  const json = JSON.stringify(record);
+  const jsonBytes = Buffer.byteLength(json, "utf8");
+  const raw = (): Buffer => Buffer.from(json, "utf8");
+  let value = jsonBytes < COMPRESS_FROM_BYTES ? json : compress(raw(), 9);
+  if (value.length > budget) value = compress(raw(), 11);
+  return { value, jsonBytes };
 }
 
 function otherAnnotationsBytes(obj: JsonObject, ourKey: string): number {

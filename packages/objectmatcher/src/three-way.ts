@@ -6,7 +6,9 @@
  * - **Inputs.** `original` is what we applied last time, kept on the object in our own annotation
  *   (`LAST_APPLIED_ANNOTATION` = `driftless.dev/last-applied-configuration`; never kubectl's
  *   `kubectl.kubernetes.io/last-applied-configuration`, so `kubectl apply` and driftless never read
- *   each other's records). The record never contains the annotation itself; it is compressed to fit
+ *   each other's records). The record never contains the annotation itself; Secret values and long
+ *   string values are recorded as digests (a recorded value is only read as "this was declared", never
+ *   compared, so a record with full values, as written before, reads the same); it is compressed to fit
  *   the API server's 256 KiB annotation budget, or refused with `LastAppliedTooLargeError`
  *   (`last-applied.ts`). `modified` is the declaration; `current` the live object with the server's
  *   defaults and other actors' additions. An unreadable record counts as a reason to update (the
@@ -49,7 +51,7 @@ import { cloneJson, compareStrings, isObject, own } from "./json.ts";
 import type { JsonArray, JsonObject, JsonValue } from "./json.ts";
 import type { KindInfo } from "./kinds.ts";
 import { isAbsent } from "./normalize.ts";
-import { childSchema, hasPrimaryKey, itemKey, itemKeyFields, namedField, sameKey } from "./schema.ts";
+import { childSchema, hasDuplicateKeys, hasPrimaryKey, itemKey, itemKeyFields, namedField, sameKey } from "./schema.ts";
 import type { FieldSchema } from "./schema.ts";
 
 export interface ThreeWayInput {
@@ -219,7 +221,7 @@ function compareList(
   else if (!atomicEqual(m, c, schema, walk.builtIn)) record(walk, ChangeOp.Change, c, m);
 }
 
-/** Returns false when the declaration has items without a merge key: then the list compares whole. */
+/** Returns false when the declaration has items without a merge key, or two with one: then the list compares whole. */
 function compareKeyed(
   o: JsonArray | undefined,
   m: JsonArray,
@@ -228,6 +230,7 @@ function compareKeyed(
   walk: Walk,
 ): boolean {
   for (const item of m) if (!hasPrimaryKey(item, schema)) return false;
+  if (hasDuplicateKeys(m, schema)) return false;
   const live = finder(c, schema);
   const original = o ? finder(o, schema) : undefined;
   const itemSchema = schema.items;
