@@ -7,7 +7,7 @@
  */
 import { cloneJson, deepEqual, isObject, own, setOwn } from "./json.ts";
 import type { JsonArray, JsonObject, JsonValue } from "./json.ts";
-import { childSchema, itemKey } from "./schema.ts";
+import { childSchema, hasDuplicateKeys, itemKey } from "./schema.ts";
 import type { FieldSchema } from "./schema.ts";
 
 const DELETE_FROM_PRIMITIVE_LIST = "$deleteFromPrimitiveList/";
@@ -84,7 +84,8 @@ function applyList(target: unknown, patch: JsonArray, schema: FieldSchema | unde
     for (const member of patch) if (!out.some((m) => deepEqual(m, member))) out.push(member);
     return out;
   }
-  if (schema?.list !== "map") return cloneJson(patch) as JsonArray;
+  // Items sharing a key cannot merge by it: such a list was compared whole (three-way.ts) and goes whole.
+  if (schema?.list !== "map" || hasDuplicateKeys(patch, schema)) return cloneJson(patch) as JsonArray;
   const out: JsonArray = Array.isArray(target) ? [...(target as JsonArray)] : [];
   for (const entry of patch) {
     if (!isObject(entry)) continue;

@@ -138,6 +138,22 @@ export function itemKey(item: unknown, schema: FieldSchema): string | undefined 
   return out;
 }
 
+/**
+ * Two items share a merge key. The API server lets some such lists through (a container's env names A, B, A,
+ * with only a warning), where merging by key is ambiguous: the first A would be matched against both, and
+ * each write flipped its value. Such a list compares and is written whole.
+ */
+export function hasDuplicateKeys(items: readonly unknown[], schema: FieldSchema): boolean {
+  const seen = new Set<string>();
+  for (const item of items) {
+    const key = itemKey(item, schema);
+    if (key === undefined) continue;
+    if (seen.has(key)) return true;
+    seen.add(key);
+  }
+  return false;
+}
+
 /** The merge key fields of a keyed-list item, as they appear in paths and patches. */
 export function itemKeyFields(item: JsonObject, schema: FieldSchema): Record<string, JsonScalar> {
   const out: Record<string, JsonScalar> = {};
