@@ -31,7 +31,12 @@ export class CrdWatch {
     this.#log = log;
   }
 
-  /** Starts watching, once; started when the sync first watches a custom resource type. */
+  /** Whether the watch runs (started, and neither stopped nor refused since). */
+  get watching(): boolean {
+    return this.#informer !== undefined;
+  }
+
+  /** Starts watching, once; started when the sync first watches a custom resource type, again after a stop. */
   start(): void {
     if (this.#informer !== undefined || this.#refused) return;
     const informer = new Informer(this.#client, crdMapping, {

@@ -142,6 +142,91 @@ void describe("InformerLiveState declarations", () => {
     await tick();
     assert.equal(source.open, 1);
   });
+
+  void it("after the prune stops watching a type neither declared nor in the inventory, and watches it anew once declared again", async (t) => {
+    const source = new QuietSource();
+    const unwatched: string[] = [];
+    const live = new InformerLiveState(source as unknown as KubeClient, {
+      sync: { kind: "RepoSync", namespace: "team", name: "repo-sync" },
+      namespace: "team",
+      onTypesUnwatched: (stopped) => unwatched.push(...stopped.map((m) => m.resource)),
+    });
+    t.after(() => live.stop());
+    const secrets = { ...configMapMapping, kind: "Secret", resource: "secrets" };
+    const cm = { id: { group: "", kind: "ConfigMap", namespace: "team", name: "a" }, apiVersion: "v1" };
+    const secret = { id: { group: "", kind: "Secret", namespace: "team", name: "s" }, apiVersion: "v1" };
+    live.declare([cm, secret]);
+    await live.get(configMapMapping, "team", "a");
+    await live.get(secrets, "team", "s");
+    await until("both watches", () => source.open === 2);
+
+    // Both leave the declaration; the prune left the Secret in the inventory (finalizers hold it).
+    live.declare([]);
+    live.unwatchUnused([secret.id]);
+    await until("the ConfigMap watch to end", () => source.open === 1);
+    assert.deepEqual(
+      live.watchedTypes().map((m) => m.resource),
+      ["secrets"],
+    );
+    assert.deepEqual(unwatched, ["configmaps"]);
+    live.unwatchUnused([]);
+    await until("the Secret watch to end", () => source.open === 0);
+    assert.deepEqual(live.watchedTypes(), []);
+
+    live.declare([cm]);
+    await live.get(configMapMapping, "team", "a");
+    await until("a new ConfigMap watch", () => source.open === 1 && source.watches.length === 3);
+    assert.equal(source.lists, 3, "a type declared again is listed again");
+  });
+});
+
+/** Lists the given ConfigMaps; every watch stays open until aborted. */
+class ListingSource extends QuietSource {
+  private readonly names: readonly string[];
+
+  constructor(names: readonly string[]) {
+    super();
+    this.names = names;
+  }
+
+  override async *listPages(_m: ResourceMapping, _opts: ListOptions): AsyncGenerator<ListPage> {
+    this.lists++;
+    const items = this.names.map((name) => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name, namespace: "team", resourceVersion: "5" },
+    }));
+    yield { items, resourceVersion: "10", restart: false };
+  }
+}
+
+void describe("InformerLiveState before the first declaration", () => {
+  void it("caches only what the stored inventory records and counts the rest as undeclared", async (t) => {
+    const source = new ListingSource(["kept", "forged-1", "forged-2"]);
+    const live = liveState(source);
+    t.after(() => live.stop());
+    live.keepInventory([{ group: "", kind: "ConfigMap", namespace: "team", name: "kept" }]);
+    live.prepare([configMapMapping]);
+    assert.equal((await live.get(configMapMapping, "team", "kept"))?.metadata.name, "kept");
+    assert.equal(live.size, 1);
+    assert.deepEqual(live.undeclaredByType(), new Map([["ConfigMap", 2]]));
+
+    // The first declaration drops what the inventory held and it does not: this sync prunes it, not counted.
+    live.declare([]);
+    assert.equal(live.size, 0);
+    assert.deepEqual(live.undeclaredByType(), new Map([["ConfigMap", 2]]));
+    live.keepInventory([{ group: "", kind: "ConfigMap", namespace: "team", name: "forged-1" }]);
+    assert.equal(live.size, 0, "an inventory read after a declaration replaced it");
+  });
+
+  void it("caches nothing before it knows a declaration or an inventory", async (t) => {
+    const source = new ListingSource(["a", "b"]);
+    const live = liveState(source);
+    t.after(() => live.stop());
+    live.prepare([configMapMapping]);
+    assert.equal(await live.get(configMapMapping, "team", "a"), undefined);
+    assert.equal(live.size, 0);
+  });
 });
 
 void describe("InformerLiveState cache form", () => {

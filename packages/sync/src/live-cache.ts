@@ -38,7 +38,9 @@ interface PlanInProgress {
  * selector to objects of this sync's ApplySet (as Config Sync 1.19 filters its watches), so other
  * syncs' objects are neither sent nor cached, and scoped to the sync's namespace for a RepoSync.
  * Of those, only objects the last pass declared are kept (`declare`): anyone who can write an
- * object can forge the label, and must not grow this cache beyond what the sync declares. A pass
+ * object can forge the label, and must not grow this cache beyond what the sync declares (before
+ * the first declaration after a start: beyond what its stored inventory records). A type neither
+ * declared nor left in the inventory stops being watched after the pass's prune (`unwatchUnused`). A pass
  * over an unchanged cluster reads memory only; a miss (an object we have not labelled yet) falls
  * through to create, and a 409 to a fresh GET. A type whose watch has kept failing past
  * `watchDeadlineMs` is read from the server instead (see trusted()).
@@ -58,11 +60,13 @@ export class InformerLiveState implements LiveState {
   private readonly onTypeGone: ((mapping: ResourceMapping) => void) | undefined;
   private readonly onTypeWatched: ((mapping: ResourceMapping) => void) | undefined;
   private readonly onWatchRefused: ((mapping: ResourceMapping) => void) | undefined;
+  private readonly onTypesUnwatched: ((stopped: readonly ResourceMapping[]) => void) | undefined;
   private readonly stopping: AbortSignal | undefined;
   private readonly labelSelector: string;
   /**
-   * Store keys (`namespace/name`) of declared objects by `group/kind`; undefined until the first
-   * pass declares (everything labelled is kept until then, so a restart lists only once).
+   * Store keys (`namespace/name`) of the objects to cache by `group/kind`: the last declaration's, or
+   * before it those of the stored inventory (`keepInventory`, at a restart). Undefined until either:
+   * then nothing is cached, and no informer runs.
    */
   private wanted: Map<string, Set<string>> | undefined;
   /** Labelled for this sync, not declared by it: left out of the cache, only their keys kept. */
@@ -95,6 +99,8 @@ export class InformerLiveState implements LiveState {
        * told once a spell of watch failures (Informer.watchFailingSince), not at every refused retry.
        */
       readonly onWatchRefused?: (mapping: ResourceMapping) => void;
+      /** A pass stopped watching these types (`unwatchUnused`); each is given once, after its informer stopped. */
+      readonly onTypesUnwatched?: (stopped: readonly ResourceMapping[]) => void;
       /** The reconciler stopping: a pass waiting for a type's first list stops waiting. */
       readonly stopping?: AbortSignal;
     },
@@ -104,6 +110,7 @@ export class InformerLiveState implements LiveState {
     this.onTypeGone = options.onTypeGone;
     this.onTypeWatched = options.onTypeWatched;
     this.onWatchRefused = options.onWatchRefused;
+    this.onTypesUnwatched = options.onTypesUnwatched;
     this.stopping = options.stopping;
     this.client = client;
     this.listDeadlineMs = options.listDeadlineMs ?? 30_000;
@@ -211,16 +218,13 @@ export class InformerLiveState implements LiveState {
     const wanted = new Map<string, Set<string>>();
     const versions = new Map<string, Set<string>>();
     for (const { id, apiVersion } of objects) {
-      const type = `${id.group}/${id.kind}`;
-      let keys = wanted.get(type);
-      if (keys === undefined) wanted.set(type, (keys = new Set()));
-      keys.add(storeKey(id.namespace, id.name));
+      const type = addWanted(wanted, id);
       let declaredVersions = versions.get(type);
       if (declaredVersions === undefined) versions.set(type, (declaredVersions = new Set()));
       declaredVersions.add(splitApiVersion(apiVersion)?.version ?? apiVersion);
     }
-    // Before the first declaration everything labelled was cached: what it leaves out was never ours to prune.
-    const firstDeclaration = this.wanted === undefined;
+    // What neither the last declaration nor the stored inventory held was never ours to prune: counted.
+    const fromScratch = this.wanted === undefined;
     this.wanted = wanted;
     this.undeclared.declared((informer, key) => {
       const entry = this.informers.get(informer);
@@ -232,14 +236,57 @@ export class InformerLiveState implements LiveState {
         this.stopInformer(informerKey, informer);
         continue;
       }
-      const keys = wanted.get(typeOf(mapping));
-      informer.retain((key) => {
-        if (keys?.has(key) === true) return true;
-        if (firstDeclaration) this.undeclared.leftOut(informerKey, key);
-        else this.undeclared.released(informerKey, key);
-        return false;
-      });
+      this.retainWanted(informerKey, informer, mapping, fromScratch);
     }
+  }
+
+  /**
+   * At a restart, before the first pass declares: the objects the stored inventory records (spec.resources)
+   * are the ones cached, so the lists the restore starts keep no more than the sync last managed. Others
+   * carrying the label are counted as undeclared. Ignored once a pass has declared.
+   */
+  keepInventory(ids: Iterable<ObjectId>): void {
+    if (this.wanted !== undefined) return;
+    const wanted = new Map<string, Set<string>>();
+    for (const id of ids) addWanted(wanted, id);
+    this.wanted = wanted;
+    for (const [informerKey, { informer, mapping }] of this.informers)
+      this.retainWanted(informerKey, informer, mapping, true);
+  }
+
+  /** Drops from one cache what `wanted` leaves out: counted when never ours, not when this sync prunes it. */
+  private retainWanted(informerKey: string, informer: Informer, mapping: ResourceMapping, fromScratch: boolean): void {
+    const keys = this.wanted?.get(typeOf(mapping));
+    informer.retain((key) => {
+      if (keys?.has(key) === true) return true;
+      if (fromScratch) this.undeclared.leftOut(informerKey, key);
+      else this.undeclared.released(informerKey, key);
+      return false;
+    });
+  }
+
+  /**
+   * After a pass's prune: stops the informers of types it neither declares nor left in `inventory` (a
+   * prune its finalizers hold, or held back by a failed apply, stays watched), as Config Sync's
+   * remediator drops a watch once nothing of its type is declared. A type declared again gets a new one.
+   */
+  unwatchUnused(inventory: Iterable<Pick<ObjectId, "group" | "kind">>): void {
+    const wanted = this.wanted;
+    if (wanted === undefined) return;
+    const used = new Set(wanted.keys());
+    for (const id of inventory) used.add(`${id.group}/${id.kind}`);
+    const stopped: ResourceMapping[] = [];
+    for (const [key, { informer, mapping }] of [...this.informers]) {
+      if (used.has(typeOf(mapping))) continue;
+      this.stopInformer(key, informer);
+      stopped.push(mapping);
+    }
+    if (stopped.length > 0) this.onTypesUnwatched?.(stopped);
+  }
+
+  /** The types watched now, one mapping per informer. */
+  watchedTypes(): ResourceMapping[] {
+    return [...this.informers.values()].map(({ mapping }) => mapping);
   }
 
   /**
@@ -258,8 +305,7 @@ export class InformerLiveState implements LiveState {
   }
 
   private accepts(mapping: ResourceMapping, informer: string, key: string, received: KubeObject): boolean {
-    if (this.wanted === undefined) return true;
-    if (this.wanted.get(typeOf(mapping))?.has(key) === true) {
+    if (this.wanted?.get(typeOf(mapping))?.has(key) === true) {
       this.undeclared.settled(informer, key);
       return true;
     }
@@ -379,6 +425,15 @@ function cachedForm(recordAnnotation: string | undefined): (obj: KubeObject) => 
       metadata.annotations = { ...meta.annotations, [recordAnnotation]: digest };
     return { ...obj, metadata };
   };
+}
+
+/** Adds `id` to the store keys wanted by type; returns its type (`group/kind`). */
+function addWanted(wanted: Map<string, Set<string>>, id: ObjectId): string {
+  const type = `${id.group}/${id.kind}`;
+  let keys = wanted.get(type);
+  if (keys === undefined) wanted.set(type, (keys = new Set()));
+  keys.add(storeKey(id.namespace, id.name));
+  return type;
 }
 
 function typeOf(mapping: ResourceMapping): string {

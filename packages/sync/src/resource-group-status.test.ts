@@ -6,6 +6,7 @@ import {
   PruneError,
   type ApplyOutcome,
   type Inventory,
+  type ObjectId,
   type ResourceStatusEntry,
 } from "@driftless/applier";
 import {
@@ -75,6 +76,10 @@ function harness(options: HarnessOptions = {}) {
   let undeclaredListener: UndeclaredListener | undefined;
   const writes: ResourceStatusEntry[][] = [];
   const prepared: ResourceMapping[] = [];
+  /** What the restore told the caches to keep, and when (before or after it started any list). */
+  const kept: { readonly ids: ObjectId[]; readonly afterPrepare: boolean }[] = [];
+  /** The inventory each pass left, as handed to the caches' unwatchUnused. */
+  const inventories: ObjectId[][] = [];
   const objects = options.objects ?? new Map<string, KubeObject>();
   const inventory = {
     writeStatus: (statuses: readonly ResourceStatusEntry[]) => {
@@ -97,6 +102,8 @@ function harness(options: HarnessOptions = {}) {
     get: read,
     refresh: read,
     prepare: (mappings: readonly ResourceMapping[]) => void prepared.push(...mappings),
+    keepInventory: (ids: Iterable<ObjectId>) => void kept.push({ ids: [...ids], afterPrepare: prepared.length > 0 }),
+    unwatchUnused: (ids: Iterable<ObjectId>) => void inventories.push([...ids]),
     client: { get: () => Promise.resolve(options.stored) },
   } as unknown as InformerLiveState;
   const mapper = {
@@ -117,7 +124,7 @@ function harness(options: HarnessOptions = {}) {
     listener?.(event, configMapMapping, object);
   const emitUndeclared = (object: KubeObject): void => undeclaredListener?.(configMapMapping, object);
   const emitKcc = (object: KubeObject): void => listener?.("update", kccMapping, object);
-  return { status, writes, emit, emitUndeclared, emitKcc, state, prepared, objects };
+  return { status, writes, emit, emitUndeclared, emitKcc, state, prepared, objects, kept, inventories };
 }
 
 async function until(condition: () => boolean): Promise<void> {
@@ -236,7 +243,7 @@ void describe("ResourceGroupStatus", () => {
   });
 
   it("tracks what a prune left in the inventory with strategy Delete: Terminating and Pending, then NotFound and Succeeded once gone", async () => {
-    const { status, writes, objects } = harness();
+    const { status, writes, objects, inventories } = harness();
     await status.afterPass([outcome("a"), outcome("b")], "abc");
     const terminating = {
       ...live("b", false, "3"),
@@ -253,6 +260,14 @@ void describe("ResourceGroupStatus", () => {
       lingering: [{ group: "", kind: "ConfigMap", namespace: "ns", name: "b" }],
       held: [heldId],
     });
+    assert.deepEqual(
+      inventories.map((ids) => ids.map((id) => id.name).sort()),
+      [
+        ["a", "b"],
+        ["a", "b", "later", "refused"],
+      ],
+      "the watch caches are told what each pass left in the inventory",
+    );
     const byName = (n: number, name: string) => writes[n]?.find((e) => e.name === name);
     assert.deepEqual(
       [byName(1, "b")?.strategy, byName(1, "b")?.actuation, byName(1, "b")?.status, byName(1, "b")?.reconcile],
@@ -328,6 +343,12 @@ void describe("ResourceGroupStatus", () => {
       apiVersion: "kpt.dev/v1alpha1",
       kind: "ResourceGroup",
       metadata: { name: "root-sync", namespace: "config-management-system" },
+      spec: {
+        resources: [
+          { group: "", kind: "ConfigMap", namespace: "ns", name: "a" },
+          { group: "", kind: "ConfigMap", namespace: "ns", name: "b" },
+        ],
+      },
       status: {
         resourceStatuses: [
           {
@@ -359,8 +380,21 @@ void describe("ResourceGroupStatus", () => {
       ["a", live("a", false, "2")],
       ["b", live("b", false, "2")],
     ]);
-    const { status, writes, emit, prepared } = harness({ stored, objects });
+    const { status, writes, emit, prepared, kept } = harness({ stored, objects });
     await status.settled();
+    assert.deepEqual(
+      kept,
+      [
+        {
+          ids: [
+            { group: "", kind: "ConfigMap", namespace: "ns", name: "a" },
+            { group: "", kind: "ConfigMap", namespace: "ns", name: "b" },
+          ],
+          afterPrepare: false,
+        },
+      ],
+      "the caches keep what the stored inventory records, from before their first list",
+    );
     assert.equal(writes.length, 0, "the stored status read back is not written again");
     assert.deepEqual(
       prepared.map((m) => m.resource),

@@ -161,6 +161,8 @@ export class ResourceGroupStatus {
       entry.conditions = failureConditions(live, entry.id.group);
     }
     this.#tracked = tracked;
+    // What this tracks now is the inventory the prune left: the watches of every other undeclared type can go.
+    this.#options.live?.unwatchUnused(Array.from(tracked.values(), (t) => t.id));
     this.#cancelTimer();
     this.#followHeld(true);
     await this.#write();
@@ -204,6 +206,8 @@ export class ResourceGroupStatus {
     const passes = this.#passes;
     const { namespace, name } = this.#options.identity;
     const group = await live.client.get(resourceGroupMapping, namespace, name);
+    // Before any list starts: the caches keep what the inventory records, not whatever forges the label.
+    if (group !== undefined && passes === this.#passes && !this.#stopped) live.keepInventory(inventoryIdsOf(group));
     const stored = ((group?.["status"] ?? {}) as { resourceStatuses?: unknown }).resourceStatuses;
     if (passes !== this.#passes || this.#stopped || !Array.isArray(stored) || stored.length === 0) return;
     const tracked = new Map<string, Tracked>();
@@ -390,6 +394,20 @@ export class ResourceGroupStatus {
 /** A new entry for `id`, before what the pass did to it is filled in. */
 function untracked(id: ObjectId, sourceHash: string): Omit<Tracked, "actuation" | "health" | "reconcile"> {
   return { id, sourceHash, strategy: "Apply", foreignOwner: undefined, ownership: undefined, conditions: [] };
+}
+
+/** The ids a stored ResourceGroup's spec.resources records (entries without a kind or name skipped). */
+function inventoryIdsOf(group: KubeObject): ObjectId[] {
+  const raw = ((group["spec"] ?? {}) as { resources?: unknown }).resources;
+  if (!Array.isArray(raw)) return [];
+  const ids: ObjectId[] = [];
+  for (const entry of raw as Partial<Record<keyof ObjectId, unknown>>[]) {
+    const { group: apiGroup, kind, namespace, name } = entry;
+    if (typeof kind !== "string" || typeof name !== "string" || kind === "" || name === "") continue;
+    const text = (value: unknown): string => (typeof value === "string" ? value : "");
+    ids.push({ group: text(apiGroup), kind, namespace: text(namespace), name });
+  }
+  return ids;
 }
 
 function typeKey(id: ObjectId): string {

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import {
+  crdNameOf,
   CustomResourceSchemaLoader,
   DirectLiveState,
   Inventory,
@@ -130,7 +131,15 @@ export function wireReconciler(
       // CRDs matter to a sync only through the custom resources it manages: one that manages none
       // (most tenants' RepoSyncs) opens no CRD watch.
       onTypeWatched: (mapping) => {
-        if (!resolveKind(apiVersionOf(mapping.group, mapping.version), mapping.kind).builtIn) crdWatch?.start();
+        if (isCustomResource(mapping)) crdWatch?.start();
+      },
+      // Nothing tells an unwatched kind's schema is stale: read again if declared again. The CRD watch ends
+      // with the last custom resource type watched.
+      onTypesUnwatched: (stopped) => {
+        for (const mapping of stopped.filter(isCustomResource)) schemas.changed(crdNameOf(mapping), undefined);
+        if (crdWatch?.watching !== true || informers.watchedTypes().some(isCustomResource)) return;
+        log.debug("CRD watch stopped: the sync manages no custom resources any more", {});
+        void crdWatch.stop();
       },
     });
     live = informers;
@@ -227,6 +236,10 @@ export function wireReconciler(
     abort,
     sources,
   };
+}
+
+function isCustomResource(mapping: ResourceMapping): boolean {
+  return !resolveKind(apiVersionOf(mapping.group, mapping.version), mapping.kind).builtIn;
 }
 
 /** `apps/v1/deployments`, `v1/configmaps`: a type as the log names it. */

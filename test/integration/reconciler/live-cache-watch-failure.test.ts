@@ -80,6 +80,13 @@ void test("a live state whose watch keeps failing stops vouching for its cache a
     onInformerError: (_mapping, error) => errors.push(error),
   });
   t.after(() => live.stop());
+  // As a pass does before it reads: the caches keep only what is declared.
+  live.declare(
+    ["deleted", "changed"].map((name) => ({
+      id: { group: "", kind: "ConfigMap", namespace: ns, name },
+      apiVersion: "v1",
+    })),
+  );
   const events: string[] = [];
   live.onEvent((event, _mapping, object) => events.push(`${event} ${object.metadata.name}`));
 
