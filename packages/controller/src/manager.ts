@@ -387,7 +387,12 @@ export class Manager {
 
 /** Every request `client` sends, in driftless_kube_requests_total: what the manager writes, by resource. */
 function countRequests(client: KubeClient, metrics: ManagerMetrics): void {
-  client.requests.onRequest((verb, _status, _ms, path) =>
-    metrics.kubeRequests.inc({ verb, resource: requestResource(path) }),
+  client.requests.onRequest((verb, status, _ms, path) =>
+    metrics.kubeRequests.inc({
+      verb,
+      resource: requestResource(path),
+      // As api_duration_seconds: a 404 or 409 is an error, a request that changed nothing.
+      status: status >= 200 && status < 400 ? "success" : "error",
+    }),
   );
 }

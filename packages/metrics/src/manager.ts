@@ -44,10 +44,11 @@ export interface ManagerMetrics extends QueueMetrics {
   /** driftless_webhook_requests_total{provider,result}: every series from 0 (0 too where no webhook is served). */
   readonly webhookRequests: CounterHandle<{ provider: WebhookProviderLabel; result: WebhookRequestResult }>;
   /**
-   * driftless_kube_requests_total{verb,resource}: requests the manager sent to the API server (retries count
-   * again); resource as the API server labels it (`deployments`, `reposyncs/status`), so never per object.
+   * driftless_kube_requests_total{verb,resource,status}: requests the manager sent to the API server (retries
+   * count again; status `error` for a 4xx/5xx or no answer); resource as the API server labels it
+   * (`deployments`, `reposyncs/status`), so never per object.
    */
-  readonly kubeRequests: CounterHandle<{ verb: string; resource: string }>;
+  readonly kubeRequests: CounterHandle<{ verb: string; resource: string; status: Status }>;
 }
 
 export function createManagerMetrics(options: ManagerMetricsOptions = {}): ManagerMetrics {
@@ -98,10 +99,10 @@ export function createManagerMetrics(options: ManagerMetricsOptions = {}): Manag
           }),
     finalizerRemovals,
     webhookRequests,
-    kubeRequests: counter<{ verb: string; resource: string }>(registry, {
+    kubeRequests: counter<{ verb: string; resource: string; status: Status }>(registry, {
       name: own("kube_requests_total"),
-      help: "Requests the manager sent to the API server, by verb and resource",
-      labelNames: ["verb", "resource"],
+      help: "Requests the manager sent to the API server, by verb, resource and outcome",
+      labelNames: ["verb", "resource", "status"],
     }),
   };
 }
