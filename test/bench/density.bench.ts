@@ -7,7 +7,9 @@
  *    reconciler PSS, the manager's RSS and PSS, Redis memory per sync (used_memory growth), and the API
  *    server's watches and requests per idle sync per minute (DENSITY_IDLE_S, 60 s window).
  * 2. Deployment mode, the manager alone: DENSITY_MANAGER_SYNCS (1000) RepoSyncs (pods stay pending: no
- *    kubelet). The manager's RSS, the time until each sync has its Deployment, and the writes it made.
+ *    kubelet). The manager's RSS, the time until each sync has its Deployment, and the requests it made by
+ *    verb and resource, in all and per sync (its own driftless_kube_requests_total; the API server's
+ *    counts, printed too, include the bench's creates and the control plane's controllers).
  *
  * DENSITY_ONLY=process or deployment runs one part. MANAGER_ENTRY=src runs the TypeScript sources.
  * Process mode also prints what Redis holds per sync, part by part (redis-breakdown.ts: connections by
@@ -83,6 +85,7 @@ interface Manager {
   readonly child: ChildProcess;
   readonly pid: number;
   readonly logFile: string;
+  readonly metricsPort: number;
 }
 
 async function startManager(mode: "process" | "deployment", prefix: string, selector: string): Promise<Manager> {
@@ -110,7 +113,7 @@ async function startManager(mode: "process" | "deployment", prefix: string, sele
     },
   );
   await waitFor("manager ready", async () => (await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).ok, 60_000, 200);
-  return { child, pid: child.pid ?? 0, logFile };
+  return { child, pid: child.pid ?? 0, logFile, metricsPort };
 }
 
 async function stopManager(manager: Manager): Promise<void> {
@@ -141,6 +144,37 @@ async function startTimes(logFile: string, since: number): Promise<number[]> {
     .map((l) => Date.parse((JSON.parse(l) as { time: string }).time))
     .filter((t) => t >= since);
 }
+
+/** The manager's own API requests so far (driftless_kube_requests_total), keyed "verb resource": all, and failed. */
+async function managerRequests(manager: Manager): Promise<{ all: Map<string, number>; failed: Map<string, number> }> {
+  const text = await (await fetch(`http://127.0.0.1:${manager.metricsPort}/metrics`)).text();
+  const [all, failed] = [new Map<string, number>(), new Map<string, number>()];
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("driftless_kube_requests_total{")) continue;
+    const key = `${/verb="([^"]*)"/.exec(line)?.[1] ?? "?"} ${/resource="([^"]*)"/.exec(line)?.[1] ?? "?"}`;
+    const n = Number(line.split(" ").at(-1));
+    all.set(key, (all.get(key) ?? 0) + n);
+    if (line.includes('status="error"')) failed.set(key, n);
+  }
+  return { all, failed };
+}
+
+const kubeWriteVerbs: ReadonlySet<string> = new Set(["create", "update", "patch", "delete", "deletecollection"]);
+
+/** The "verb resource" counts whose verb writes (or only those that read), largest first. */
+function requestsWhere(counts: Map<string, number>, writes: boolean): Map<string, number> {
+  const isWrite = (key: string): boolean => kubeWriteVerbs.has(key.split(" ", 1)[0] ?? "");
+  return new Map([...counts].filter(([key]) => isWrite(key) === writes).sort((a, b) => b[1] - a[1]));
+}
+
+/** `create secrets 1000 (1.00; 12 failed)`: each count with its share per sync and the requests that failed. */
+const perSyncCell = (counts: Map<string, number>, failed: Map<string, number>, per: number): string =>
+  [...counts]
+    .map(([key, n]) => {
+      const errors = failed.get(key) ?? 0;
+      return `${key} ${n} (${(n / per).toFixed(2)}${errors > 0 ? `; ${errors} failed` : ""})`;
+    })
+    .join(", ") || "none";
 
 const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const round = (x: number, digits = 1): string => x.toFixed(digits);
@@ -273,6 +307,7 @@ async function deploymentMode(): Promise<void> {
   const manager = await startManager("deployment", "dd", selector);
   const idleMiB = await statusMiB(manager.pid, "VmRSS");
   const before = await apiserverMetrics(client);
+  const managerBefore = await managerRequests(manager);
   const created = new Map<string, number>();
   for (let i = 0; i < managerSyncs; i++) {
     const namespace = `managed-${i}`;
@@ -301,6 +336,10 @@ async function deploymentMode(): Promise<void> {
   const peakMiB = await statusMiB(manager.pid, "VmHWM");
   const after = await apiserverMetrics(client);
   const writes = difference(after.requests, before.requests);
+  const managerAfter = await managerRequests(manager);
+  const own = difference(managerAfter.all, managerBefore.all);
+  const ownFailed = difference(managerAfter.failed, managerBefore.failed);
+  const [ownWrites, ownReads] = [requestsWhere(own, true), requestsWhere(own, false)];
   const lat = [...latencies.values()].sort((a, b) => a - b);
   const p = (q: number): number => (lat[Math.min(lat.length - 1, Math.floor(q * lat.length))] ?? NaN) / 1000;
   await stopManager(manager);
@@ -313,6 +352,8 @@ async function deploymentMode(): Promise<void> {
       peakMiB,
       latencyS: { p50: p(0.5), p99: p(0.99) },
       requests: Object.fromEntries(writes),
+      managerRequests: Object.fromEntries(own),
+      managerRequestsFailed: Object.fromEntries(ownFailed),
     },
   });
   lines.push(
@@ -320,6 +361,8 @@ async function deploymentMode(): Promise<void> {
     "| --- | --- | --- |",
     `| manager RSS (peak) | ${Math.round(rssMiB)} MiB (${Math.round(peakMiB)} MiB) | idle before: ${Math.round(idleMiB)} MiB |`,
     `| created → Deployment exists | p50 ${round(p(0.5))} s, p99 ${round(p(0.99))} s | |`,
+    `| the manager's writes, by verb and resource (per sync) | ${perSyncCell(ownWrites, ownFailed, managerSyncs)} | ${sumOf(ownWrites)} in all (${sumOf(requestsWhere(ownFailed, true))} failed), ${round(sumOf(ownWrites) / managerSyncs, 2)} per sync |`,
+    `| the manager's reads and watches (per sync) | ${perSyncCell(ownReads, ownFailed, managerSyncs)} | ${sumOf(ownReads)} in all |`,
     `| API requests, all clients, while reconciling | ${verbCell(writes)} | includes the bench's own creates and lists |`,
     "",
   );
