@@ -6,7 +6,14 @@ import {
   inventoryId,
   managerAnnotationValue,
 } from "@driftless/api";
-import { failureText, isAlreadyExists, isConflict, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import {
+  failureText,
+  isAlreadyExists,
+  isConflict,
+  type KubeObject,
+  type ResourceMapping,
+  type WriteOptions,
+} from "@driftless/kube";
 import { applyPatch, type Annotator } from "@driftless/objectmatcher";
 import { awaitsAdoption, withAdoptedRecord } from "./adoption.ts";
 import { holdsDeclared } from "./answered-as-declared.ts";
@@ -84,9 +91,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
         if (current === undefined) {
           if (options.dryRun === true) return { desired, operation: Operation.Created, mapping };
           const body = withRecord(decorated, options.commit, options.annotator);
-          const created = await options.client.create(mapping, body as KubeObject, {
-            fieldManager: options.fieldManager,
-          });
+          const created = await options.client.create(mapping, body as KubeObject, writeOptions(options));
           options.live.remember(mapping, created);
           const health = computeHealth(created);
           verifyWritten(desired, decorated, body, created, health, options);
@@ -112,10 +117,9 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
             return { desired, operation: Operation.Unchanged, health: computeHealth(current), mapping };
           if (options.dryRun === true)
             return { desired, operation: Operation.Updated, health: computeHealth(current), mapping };
-          const updated = await options.client.update(mapping, current, update as KubeObject, {
-            fieldManager: options.fieldManager,
-          });
+          const updated = await options.client.update(mapping, current, update as KubeObject, writeOptions(options));
           options.live.remember(mapping, updated);
+          if (keptNothing(current, updated)) return unkept(desired, updated, mapping, options);
           return { desired, operation: Operation.Updated, health: computeHealth(updated), mapping };
         }
         // An ignore annotation the declaration does not carry (put there by hand) goes, as Config Sync's metadata.
@@ -146,8 +150,9 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
           annotations: { ...body.metadata.annotations, ...annotationsOf(record) },
         };
         if (stray) delete body.metadata.annotations?.[UserAnnotation.LifecycleMutation];
-        const updated = await options.client.update(mapping, current, body, { fieldManager: options.fieldManager });
+        const updated = await options.client.update(mapping, current, body, writeOptions(options));
         options.live.remember(mapping, updated);
+        if (keptNothing(current, updated)) return unkept(desired, updated, mapping, options);
         const health = computeHealth(updated);
         verifyWritten(desired, decorated, record, updated, health, options);
         return { desired, operation: Operation.Updated, health, mapping };
@@ -167,6 +172,48 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
   } catch (error) {
     return { desired, operation: Operation.Failed, mapping, error: new ApplyError(desired, error) };
   }
+}
+
+/**
+ * Strict: a field the API server does not know fails the write (400, KNV2009 for that object alone, as
+ * Config Sync's server-side apply refuses it) instead of being dropped with a warning and written again
+ * at every pass.
+ */
+function writeOptions(options: ApplyOptions): WriteOptions {
+  return { fieldManager: options.fieldManager, fieldValidation: "Strict" };
+}
+
+/** The answer carries the resourceVersion the patch was sent against: the server stored nothing of it. */
+function keptNothing(current: KubeObject, answer: KubeObject): boolean {
+  const sentAgainst = current.metadata.resourceVersion;
+  return sentAgainst !== undefined && answer.metadata.resourceVersion === sentAgainst;
+}
+
+/**
+ * A write the server kept nothing of (a field it clears, such as one a disabled feature gate drops,
+ * which Strict validation lets through) changed nothing: Unchanged, not Updated, so it counts as no
+ * correction. It is remembered against this declaration and resourceVersion, so the same patch is not
+ * sent again until one of them changes, and logged once: a gap in our own normalisation, not the
+ * user's error, so it fails no sync.
+ */
+function unkept(
+  desired: DesiredObject,
+  answer: KubeObject,
+  mapping: ResourceMapping,
+  options: ApplyOptions,
+): ApplyOutcome {
+  const health = computeHealth(answer);
+  const first = options.verified?.recordKeptNothing(desired, answer, health) ?? true;
+  if (first)
+    options.log?.warn(
+      "the API server kept nothing of a write: it will not be sent again until the object or its declaration changes",
+      {
+        object: describeId(desired.id),
+        sourcePath: desired.sourcePath,
+        resourceVersion: answer.metadata.resourceVersion,
+      },
+    );
+  return { desired, operation: Operation.Unchanged, health, mapping };
 }
 
 /**

@@ -47,4 +47,6 @@ export interface ApplyOptions {
    * sent. A suspended sync reports its drift this way.
    */
   readonly dryRun?: boolean;
+  /** Told what needs an operator's eye but fails nothing (a write the API server kept nothing of). */
+  readonly log?: { warn(message: string, fields?: Readonly<Record<string, unknown>>): void };
 }

@@ -16,6 +16,8 @@ export class VerifiedMatches {
     string,
     { readonly desired: DesiredObject; readonly resourceVersion: string; readonly health: HealthStatus }
   >();
+  /** Declarations whose write the server kept nothing of, by object key: warned about once. */
+  readonly #keptNothing = new Map<string, DesiredObject>();
 
   lookup(desired: DesiredObject, resourceVersion: string | undefined): HealthStatus | undefined {
     if (resourceVersion === undefined) return undefined;
@@ -29,10 +31,23 @@ export class VerifiedMatches {
     this.#entries.set(idKey(desired.id), { desired, resourceVersion, health });
   }
 
+  /**
+   * Records an answer the API server kept nothing of (apply-object.ts): while neither the declaration
+   * nor the object changes, the write is not sent again. True the first time for this declaration.
+   */
+  recordKeptNothing(desired: DesiredObject, answer: KubeObject, health: HealthStatus): boolean {
+    this.record(desired, answer, health);
+    const key = idKey(desired.id);
+    if (this.#keptNothing.get(key) === desired) return false;
+    this.#keptNothing.set(key, desired);
+    return true;
+  }
+
   /** Keeps only the objects still declared (after a pass), so the memo never outgrows the source. */
   retain(declared: readonly DesiredObject[]): void {
     const keep = new Set(declared.map((d) => idKey(d.id)));
     for (const key of this.#entries.keys()) if (!keep.has(key)) this.#entries.delete(key);
+    for (const key of this.#keptNothing.keys()) if (!keep.has(key)) this.#keptNothing.delete(key);
   }
 
   get size(): number {

@@ -21,6 +21,7 @@ export function applyOptionsFor(parts: ReconcilerParts, options: ReconcilerOptio
     fieldManager: "driftless",
     verified: parts.verified,
     previousDeclaration: (id) => parts.remediator?.declaredFor(id),
+    log: parts.log,
     // A stop cuts depends-on waits (up to reconcileTimeout) short, so the process exits inside its grace.
     signal: parts.abort.signal,
   };
