@@ -2,6 +2,7 @@
  * The cluster's Namespaces, for `mode: dynamic` NamespaceSelectors: one informer, started the first
  * time a source uses a dynamic selector, that lists them for the pass and asks for a pass whenever a
  * Namespace appears, goes, starts terminating or has its labels changed, so selected objects follow.
+ * Stopped once a source is read without one (source-steps.ts); a later dynamic selector starts it again.
  */
 import { Informer, namespaceMapping, type KubeClient, type KubeObject } from "@driftless/kube";
 import type { LiveNamespace } from "@driftless/source";
@@ -31,6 +32,11 @@ export class NamespaceWatch {
     const informer = this.#informer ?? this.#start();
     await untilListed(informer, namespaceMapping, listDeadlineMs, this.#stopping);
     return informer.list().map(liveNamespace);
+  }
+
+  /** True while the Namespaces are watched (from the first dynamic selector until `stop`). */
+  get watching(): boolean {
+    return this.#informer !== undefined;
   }
 
   async stop(): Promise<void> {

@@ -57,6 +57,11 @@ export class SourceCache {
     return this.#declared?.namespaces !== undefined;
   }
 
+  /** The last read succeeded without a dynamic NamespaceSelector: the cluster's Namespaces are not needed. */
+  get staticNamespaces(): boolean {
+    return this.#declared !== undefined && this.#declared.namespaces === undefined;
+  }
+
   /** `format`: the sync's spec.sourceFormat, defaulted (a RepoSync's source is read as unstructured whatever it says). */
   async read(fetched: FetchResult, requested: SourceFormat, signal: AbortSignal): Promise<SourceResult> {
     const format = sourceFormatFor(this.#scope, requested);

@@ -114,6 +114,8 @@ export class SourceSteps {
       },
     );
     const result = await this.sourceCache.read(fetched, sourceFormatOf(sync), this.deps.signal);
+    // A dynamic selector gone from the source: its Namespace watch goes too (one watch per managed type).
+    if (this.sourceCache.staticNamespaces && this.deps.namespaceWatch.watching) await this.deps.namespaceWatch.stop();
     return withSourceFormatHint(sync, result);
   }
 

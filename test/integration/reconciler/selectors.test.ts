@@ -98,8 +98,11 @@ test("a dynamic NamespaceSelector follows the cluster's namespace labels: relabe
   await repo.write("config/cm.yaml", configMap("follows", selectedBy("on")));
   const commit = await repo.commit("a dynamic selector");
   await createRootSync(name, repo);
-  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  const reconciler = await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  const namespaceWatch = (reconciler as unknown as { parts: { namespaceWatch: { watching: boolean } } }).parts
+    .namespaceWatch;
   await rootSynced(name, commit);
+  assert.equal(namespaceWatch.watching, true);
   assert.ok(await exists(first, "follows"));
   assert.ok(!(await exists(second, "follows")));
   assert.equal(await dynamicAnnotation(name), "true");
@@ -133,6 +136,8 @@ test("a dynamic NamespaceSelector follows the cluster's namespace labels: relabe
   const made = await repo.commit("a static selector");
   await rootSynced(name, made);
   assert.equal(await dynamicAnnotation(name), "false");
+  // Nothing selects from the cluster's Namespaces any more: they are no longer watched.
+  assert.equal(namespaceWatch.watching, false, "the Namespace watch outlived the dynamic selector");
 });
 
 test("a hierarchy applies an object by ClusterSelector and cluster-name-selector only on the cluster the reconciler is named after, and a NamespaceSelector picks one of two namespaces", async (t) => {
