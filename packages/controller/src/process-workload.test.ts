@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { UnsafeStateDirError } from "./private-dir.ts";
-import { ProcessWorkload, type ProcessWorkloadOptions } from "./process-workload.ts";
+import { childEnvironment, ProcessWorkload, type ProcessWorkloadOptions } from "./process-workload.ts";
 
 let root: string;
 before(async () => {
@@ -48,5 +48,15 @@ void describe("ProcessWorkload's state folder", () => {
     const workload = new ProcessWorkload(options(stateDir));
     await workload.close();
     assert.equal((await lstat(stateDir)).mode & 0o777, 0o700);
+  });
+});
+
+describe("childEnvironment", () => {
+  it("blanks the manager's METRICS_PORT, which a reconciler child would otherwise inherit and bind too", () => {
+    const inherited = { METRICS_PORT: "8080", LOG_LEVEL: "info" };
+    const env = { ...inherited, ...childEnvironment("redis://127.0.0.1:6379", "user-a", "secret") };
+    assert.equal(env.METRICS_PORT, "", "a child's metrics port is its own flag's, never the manager's");
+    assert.equal(env.REDIS_USERNAME, "user-a");
+    assert.equal(env.REDIS_PASSWORD, "secret");
   });
 });

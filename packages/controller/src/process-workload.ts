@@ -261,15 +261,27 @@ export class ProcessWorkload implements ReconcilerWorkload {
       ...(o.allowRepoSyncShellInRendering === true ? ["--allow-reposync-shell-in-rendering"] : []),
       ...(o.clusterName === undefined ? [] : ["--cluster-name", o.clusterName]),
     ];
-    // The Redis credential goes in the environment, not argv, which `ps` shows to everyone.
-    const env = {
-      ...reconcilerEnvironment,
-      REDIS_URL: o.redisUrl,
-      REDIS_USERNAME: o.redisUsers.username(sync),
-      REDIS_PASSWORD: password,
+    return {
+      command: process.execPath,
+      args,
+      env: childEnvironment(o.redisUrl, o.redisUsers.username(sync), password),
     };
-    return { command: process.execPath, args, env };
   }
+}
+
+/**
+ * What a reconciler child's environment changes of the manager's, which it otherwise inherits. The Redis
+ * credential goes here, not in argv, which `ps` shows to everyone. METRICS_PORT is the manager's own port
+ * (docker-compose sets it so): inherited, every child bound it and failed with EADDRINUSE.
+ */
+export function childEnvironment(redisUrl: string, username: string, password: string): Record<string, string> {
+  return {
+    ...reconcilerEnvironment,
+    METRICS_PORT: "",
+    REDIS_URL: redisUrl,
+    REDIS_USERNAME: username,
+    REDIS_PASSWORD: password,
+  };
 }
 
 function tokenFileOf(dir: string): string {
