@@ -221,7 +221,8 @@ async function main(): Promise<void> {
   const commit = async (message: string): Promise<string> => {
     git(work, "add", "-A");
     git(work, "commit", "-q", "-m", message);
-    git(work, "push", "-q", "origin", "main");
+    // -u: the closing instructions' plain `git push` needs an upstream.
+    git(work, "push", "-q", "-u", "origin", "main");
     const sha = git(work, "rev-parse", "HEAD");
     // Tell the manager at once (a signed push webhook); polling every 15 s would get there too.
     const body = JSON.stringify({ repo: `file://${remote}`, branch: "main", commit: sha });
@@ -354,6 +355,7 @@ async function main(): Promise<void> {
 Done in ${Math.round((Date.now() - started) / 1000)} s. Everything is still running:
     export KUBECONFIG=${cluster.kubeconfig}
     edit ${work}, then: git -C ${work} commit -am "..." && git -C ${work} push   (synced within 15 s by polling)
+    status of every sync: npx driftless status   (npx runs the project's Node 24; also console, sync, suspend, resume)
     manager log: ${logFile}; reconciler logs: ${join(demoDir, "reconcilers")}/*/reconciler.log
 Stop it all with: npm run demo -- stop
 `);

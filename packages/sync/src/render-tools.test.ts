@@ -22,3 +22,15 @@ test("the helm built for rendering tells charts a current Kubernetes version, no
   assert.ok(version !== null, rendered);
   assert.ok(Number(version[1]) >= 34, `helm reports Kubernetes v1.${version[1]}`);
 });
+
+test("DRIFTLESS_BIN_CACHE, where the build script puts the render tools when it is set, is looked in first", async (t) => {
+  const cache = await mkdtemp(join(tmpdir(), "driftless-bin-cache-"));
+  t.after(() => rm(cache, { recursive: true, force: true }));
+  const built = join(cache, "render-kustomize-v1-helm-v1-caps-go1-linux-amd64");
+  await mkdir(built);
+  await mkdir(join(cache, "render-kustomize-v2-helm-v2-caps-go1-linux-amd64.partial"));
+  const checkout = await mkdtemp(join(tmpdir(), "driftless-no-checkout-"));
+  t.after(() => rm(checkout, { recursive: true, force: true }));
+  assert.equal(defaultRenderToolsDir(checkout, cache), built);
+  assert.equal(defaultRenderToolsDir(checkout, undefined), undefined);
+});
