@@ -99,7 +99,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
         }
         const liveAnnotations = current.metadata.annotations ?? {};
         // Config Sync's precedence: a RootSync takes over what a RepoSync manages, never the reverse.
-        const otherManager = conflictingManager(options.sync, liveAnnotations);
+        const otherManager = conflictingManager(options.sync, liveAnnotations, desired);
         if (otherManager !== undefined) {
           const self = managerAnnotationValue(options.sync.kind, options.sync.namespace, options.sync.name);
           return {

@@ -65,6 +65,37 @@ void describe("conflictingManager (Config Sync's precedence)", () => {
     );
     assert.equal(conflictingManager(otherRoot, managed("team-a")), undefined);
   });
+  void describe("a Namespace another RootSync holds only implicitly", () => {
+    // What driftless (and Config Sync) write on an implicit Namespace: no source path, detach, the holder's inventory.
+    const implicit = {
+      ...managed(":root_other"),
+      "config.k8s.io/owning-inventory": "config-management-system_other",
+      "client.lifecycle.config.k8s.io/deletion": "detach",
+    };
+    const namespace = { group: "", kind: "Namespace", name: "shipping" };
+    const fromFile = { id: namespace, sourcePath: "acme/ns.yaml" };
+    test("is taken by a RootSync declaring it in a file (Config Sync's AdoptAll)", () => {
+      assert.equal(conflictingManager(root, implicit, fromFile), undefined);
+    });
+    test("stays the holder's for a RootSync declaring it implicitly too, or a RepoSync", () => {
+      assert.equal(conflictingManager(root, implicit, { id: namespace, sourcePath: "" }), ":root_other");
+      assert.equal(conflictingManager(repo, implicit, fromFile), ":root_other");
+      assert.equal(conflictingManager(root, implicit), ":root_other");
+    });
+    test("stays the holder's when it is declared in the holder's file, or not detached", () => {
+      const declared = { ...implicit, "configmanagement.gke.io/source-path": "config/ns.yaml" };
+      assert.equal(conflictingManager(root, declared, fromFile), ":root_other");
+      const { "client.lifecycle.config.k8s.io/deletion": _detach, ...attached } = implicit;
+      assert.equal(conflictingManager(root, attached, fromFile), ":root_other");
+    });
+    test("only a Namespace: any other kind so marked stays the holder's", () => {
+      const configMap = {
+        id: { group: "", kind: "ConfigMap", namespace: "shipping", name: "cm" },
+        sourcePath: "cm.yaml",
+      };
+      assert.equal(conflictingManager(root, implicit, configMap), ":root_other");
+    });
+  });
   test("isRootManager reads the scope, not a namespace that starts alike", () => {
     assert.equal(isRootManager(":root"), true);
     assert.equal(isRootManager(":root_x"), true);

@@ -7,6 +7,8 @@ import {
   ManagedValue,
   RootManagerScope,
   RootSyncNamespace,
+  UserAnnotation,
+  LifecycleDeletionValue,
   inventoryId,
   managerAnnotationValue,
 } from "@driftless/api";
@@ -48,15 +50,52 @@ export function isRootManager(manager: string): boolean {
  * when it may. Config Sync's precedence: an object nobody (enabled) manages is anyone's; a RootSync
  * may take over one a RepoSync manages, never one another RootSync manages; a RepoSync takes over
  * nothing. So a RootSync and a RepoSync declaring one object end with the RootSync holding it and
- * the RepoSync reporting the conflict, instead of the two rewriting it in turn.
+ * the RepoSync reporting the conflict, instead of the two rewriting it in turn. One exception, given
+ * `declared`: a Namespace another RootSync holds only implicitly is taken by a RootSync declaring it in a file.
  * The owning inventory decides too: the manager value of `root-sync` and `repo-sync` of one kind and
  * namespace is the same bare scope, so two such syncs would each read the other's object as their own.
  */
 export function conflictingManager(
   sync: SyncIdentity,
   annotations: Readonly<Record<string, string>>,
+  declared?: DeclaredAt,
 ): string | undefined {
+  if (declared !== undefined && adoptsImplicitNamespace(sync, annotations, declared)) return undefined;
   return managerConflict(sync, annotations) ?? inventoryConflict(sync, annotations);
+}
+
+/** What precedence reads of the declaration being applied: which object, and the file declaring it ("" for none). */
+export type DeclaredAt = Pick<DesiredObject, "id" | "sourcePath">;
+
+/**
+ * A RootSync whose source declares a Namespace takes it from another RootSync that holds it only
+ * implicitly (namespaceStrategy implicit: declared by the reconciler, no file), as Config Sync's
+ * AdoptAll lets it. No source declares such a Namespace, so nobody loses a declaration: the holder's
+ * next pass sees it is no longer its own and stops declaring it, and its prune abandons it.
+ */
+function adoptsImplicitNamespace(
+  sync: SyncIdentity,
+  annotations: Readonly<Record<string, string>>,
+  declared: DeclaredAt,
+): boolean {
+  const { group, kind } = declared.id;
+  if (sync.kind !== Kind.RootSync || group !== "" || kind !== "Namespace" || declared.sourcePath === "") return false;
+  return heldImplicitlyByRootSync(annotations);
+}
+
+/**
+ * The live marks of an implicit Namespace a RootSync manages (driftless's and Config Sync's alike):
+ * a RootSync's manager, `deletion: detach`, and no source path, which only objects read from a file get.
+ */
+function heldImplicitlyByRootSync(annotations: Readonly<Record<string, string>>): boolean {
+  const manager = annotations[ManagedAnnotation.Manager];
+  return (
+    annotations[ManagedAnnotation.Managed] === ManagedValue.Enabled &&
+    manager !== undefined &&
+    isRootManager(manager) &&
+    annotations[UserAnnotation.LifecycleDeletion] === LifecycleDeletionValue.Detach &&
+    (annotations[ManagedAnnotation.SourcePath] ?? "") === ""
+  );
 }
 
 function managerConflict(sync: SyncIdentity, annotations: Readonly<Record<string, string>>): string | undefined {

@@ -264,7 +264,7 @@ export class Remediator {
     if (desired === undefined || isManagementDisabled(desired.object)) return;
     if (object !== undefined) {
       const annotations = object.metadata.annotations ?? {};
-      if (conflictingManager(this.options.sync, annotations) !== undefined) {
+      if (conflictingManager(this.options.sync, annotations, desired) !== undefined) {
         // As Config Sync's remediator: not a drift to correct but a conflict, which one pass reports.
         if (!this.conflicts.has(key)) this.options.requestPass(`management conflict: ${key}`);
         this.conflicts.add(key);
