@@ -261,4 +261,17 @@ test("a replayed push queues nothing until it has been forgotten; a push that go
   now += 60_001;
   assert.deepEqual(await send(), { status: 202, body: { status: "accepted" } });
   assert.equal(pushes.length, 2);
+
+  // Without a commit, one push's body is every push's: each is acted on.
+  const bare = JSON.stringify({ repo: "https://example.invalid/r.git", branch: "main" });
+  const bareSignature = `sha256=${createHmac("sha256", secret).update(bare).digest("hex")}`;
+  for (let i = 0; i < 2; i++) {
+    const response = await fetch(`http://127.0.0.1:${server.port}/webhook`, {
+      method: "POST",
+      body: bare,
+      headers: { "x-driftless-signature": bareSignature },
+    });
+    assert.deepEqual(await response.json(), { status: "accepted" });
+  }
+  assert.equal(pushes.length, 4);
 });

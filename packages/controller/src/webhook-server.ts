@@ -116,8 +116,10 @@ export async function serveWebhooks(options: WebhookServerOptions): Promise<Webh
     const parsed = parseWebhook(provider, request.headers, body);
     if (parsed.kind === "invalid") return done(400, WebhookResult.Invalid, { detail: parsed.why });
     if (parsed.kind === "ignored") return done(202, WebhookResult.Ignored, { detail: parsed.why });
-    const pushKey = RecentPushes.keyOf(provider, body);
-    if (recentPushes.has(pushKey)) return done(202, WebhookResult.Ignored, { detail: "this push was already handled" });
+    // Only a push naming its commit can be told from a later one: a generic {repo, branch} is the same every time.
+    const pushKey = parsed.push.commit === undefined ? undefined : RecentPushes.keyOf(provider, body);
+    if (pushKey !== undefined && recentPushes.has(pushKey))
+      return done(202, WebhookResult.Ignored, { detail: "this push was already handled" });
     let matched: number;
     try {
       matched = await options.onPush(parsed.push, provider);
@@ -127,7 +129,7 @@ export async function serveWebhooks(options: WebhookServerOptions): Promise<Webh
       return done(503, WebhookResult.Unavailable, { detail: "the queue is unavailable" });
     }
     // Remembered only once queued: the sender's retry after a 503 must still get through.
-    recentPushes.remember(pushKey);
+    if (pushKey !== undefined) recentPushes.remember(pushKey);
     options.log.info("webhook push", {
       provider,
       branch: parsed.push.branch,
