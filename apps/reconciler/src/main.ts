@@ -3,7 +3,7 @@
 // First: a child of the manager stops when the manager is gone, even if loading the rest fails.
 import "./parent-watch.ts";
 import { redactCredentials } from "@driftless/api";
-import { createLogger, logCrashes, Reconciler } from "@driftless/sync";
+import { createLogger, logCrashes, Reconciler, sweepStaleTempFolders } from "@driftless/sync";
 import { ConfigError, parseConfig, usage } from "./config.ts";
 import { isRenderServer, parseRenderServerConfig, runRenderServer } from "./render-server.ts";
 
@@ -30,6 +30,8 @@ async function main(): Promise<number> {
   // Before start: a SIGTERM while it runs (the manager replacing a reconciler just started) would
   // otherwise end the process by the signal; now it stops as soon as the start is done.
   const stopAsked = stopSignal(log);
+  // Renders and key files a killed predecessor (SIGKILL, OOM) left in a temp folder of this process's own.
+  await sweepStaleTempFolders(process.env, log);
   const reconciler = await Reconciler.start({
     identity: { kind: config.syncKind, namespace: config.syncNamespace, name: config.syncName },
     kubeconfig: config.kubeconfig,

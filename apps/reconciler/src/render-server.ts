@@ -4,7 +4,7 @@
  * checkouts its reconciler asks for, read from the shared cache volume.
  */
 import { parseArgs } from "node:util";
-import { createLogger } from "@driftless/sync";
+import { createLogger, sweepStaleTempFolders } from "@driftless/sync";
 import { defaultRenderToolsDir, serveRenders } from "@driftless/sync/render";
 import { ConfigError } from "./config.ts";
 
@@ -53,6 +53,8 @@ export function parseRenderServerConfig(
 /** Serves until SIGTERM or SIGINT. */
 export async function runRenderServer(config: RenderServerConfig): Promise<number> {
   const log = createLogger({ component: "render-server" }, { level: config.logLevel });
+  // A render a killed predecessor (OOM: the large ones) left in the container's /tmp, which outlives it.
+  await sweepStaleTempFolders(process.env, log);
   const server = await serveRenders({
     socketPath: config.socketPath,
     sourceRoot: config.sourceRoot,

@@ -3,6 +3,7 @@ import { chmod, chown, lstat, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { PrivateTmpdirEnv } from "@driftless/sync";
 import { UnsafeStateDirError } from "./private-dir.ts";
 import { childEnvironment, ProcessWorkload, type ProcessWorkloadOptions } from "./process-workload.ts";
 
@@ -54,9 +55,22 @@ void describe("ProcessWorkload's state folder", () => {
 describe("childEnvironment", () => {
   it("blanks the manager's METRICS_PORT, which a reconciler child would otherwise inherit and bind too", () => {
     const inherited = { METRICS_PORT: "8080", LOG_LEVEL: "info" };
-    const env = { ...inherited, ...childEnvironment("redis://127.0.0.1:6379", "user-a", "secret") };
+    const env: Record<string, string> = {
+      ...inherited,
+      ...childEnvironment("redis://127.0.0.1:6379", "user-a", "secret", "/state/a/tmp"),
+    };
     assert.equal(env.METRICS_PORT, "", "a child's metrics port is its own flag's, never the manager's");
     assert.equal(env.REDIS_USERNAME, "user-a");
     assert.equal(env.REDIS_PASSWORD, "secret");
+  });
+
+  it("gives each child a temp folder of its own, marked private, instead of the manager's shared one", () => {
+    const inherited = { TMPDIR: "/tmp", [PrivateTmpdirEnv]: "false" };
+    const env: Record<string, string> = {
+      ...inherited,
+      ...childEnvironment("redis://127.0.0.1:6379", "user-a", "secret", "/state/a/tmp"),
+    };
+    assert.equal(env.TMPDIR, "/state/a/tmp");
+    assert.equal(env[PrivateTmpdirEnv], "true", "a child would not sweep what a killed predecessor left");
   });
 });

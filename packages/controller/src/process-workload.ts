@@ -10,7 +10,7 @@ import { reconcilerName, RootSyncNamespace, type RSync } from "@driftless/api";
 import type { KubeClient } from "@driftless/kube";
 import { ReconcilerState } from "@driftless/metrics";
 import type { SyncRef } from "@driftless/queue";
-import type { Logger } from "@driftless/sync";
+import { PrivateTmpdirEnv, type Logger } from "@driftless/sync";
 import { DefaultRestartBackoff, type BackoffPolicy } from "./backoff.ts";
 import { heartbeatTiming, type HeartbeatTiming } from "./child-heartbeat.ts";
 import { writeKubeconfig, type ClusterAccess } from "./credentials.ts";
@@ -231,7 +231,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
   async #prepare(sync: SyncRef, name: string, dir: string): Promise<LaunchSpec> {
     const o = this.#options;
     // Again at every start: a /tmp cleaner may have removed the folders, and another user re-made them.
-    for (const folder of [o.stateDir, dir, join(dir, "cache")]) await ensurePrivateDir(folder);
+    for (const folder of [o.stateDir, dir, join(dir, "cache"), tmpDirOf(dir)]) await ensurePrivateDir(folder);
     const child = this.#children.get(syncKeyOf(sync));
     if (child === undefined) throw new Error(`${name} is no longer wanted`);
     await child.token.renew();
@@ -264,7 +264,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
     return {
       command: process.execPath,
       args,
-      env: childEnvironment(o.redisUrl, o.redisUsers.username(sync), password),
+      env: childEnvironment(o.redisUrl, o.redisUsers.username(sync), password, tmpDirOf(dir)),
     };
   }
 }
@@ -272,20 +272,33 @@ export class ProcessWorkload implements ReconcilerWorkload {
 /**
  * What a reconciler child's environment changes of the manager's, which it otherwise inherits. The Redis
  * credential goes here, not in argv, which `ps` shows to everyone. METRICS_PORT is the manager's own port
- * (docker-compose sets it so): inherited, every child bound it and failed with EADDRINUSE.
+ * (docker-compose sets it so): inherited, every child bound it and failed with EADDRINUSE. A TMPDIR of its
+ * own (`tmpDir`, in its state folder) lets a child remove at start what a killed predecessor left there.
  */
-export function childEnvironment(redisUrl: string, username: string, password: string): Record<string, string> {
+export function childEnvironment(
+  redisUrl: string,
+  username: string,
+  password: string,
+  tmpDir: string,
+): Record<string, string> {
   return {
     ...reconcilerEnvironment,
     METRICS_PORT: "",
     REDIS_URL: redisUrl,
     REDIS_USERNAME: username,
     REDIS_PASSWORD: password,
+    TMPDIR: tmpDir,
+    [PrivateTmpdirEnv]: "true",
   };
 }
 
 function tokenFileOf(dir: string): string {
   return join(dir, "token");
+}
+
+/** A child's temp folder: removed with its state folder at teardown. */
+function tmpDirOf(dir: string): string {
+  return join(dir, "tmp");
 }
 
 function statusOf(process: SupervisedProcess): WorkloadStatus {

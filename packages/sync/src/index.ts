@@ -25,6 +25,7 @@ export { ensureFinalizer, finalize, FinalizerError } from "./finalizer.ts";
 export { HelmSource, HelmSourceError, helmTimeoutMs } from "./helm-source.ts";
 export { FightError, Remediator } from "./remediator.ts";
 export { createLogger, logCrashes } from "./log.ts";
+export { PrivateTmpdirEnv, sweepStaleTempFolders } from "./stale-temp.ts";
 export type { Logger } from "./log.ts";
 export { nextStatus, syncingStatus, writeStatus } from "./status.ts";
 export type { PassReport } from "./status.ts";
