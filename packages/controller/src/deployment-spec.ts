@@ -16,6 +16,7 @@ import {
   type RSync,
 } from "@driftless/api";
 import type { KubeObject } from "@driftless/kube";
+import { PrivateTmpdirEnv } from "@driftless/sync";
 import { syncOwnedLabels } from "./labels.ts";
 import { DefaultReconcilerMemoryLimit, reconcilerEnvironment, reconcilerNodeFlags } from "./node-flags.ts";
 import { reconcilerRedisEnv } from "./redis-env.ts";
@@ -122,6 +123,8 @@ export function reconcilerDeployment(
     ...reconcilerRedisEnv(settings.redisUrl, redisSecretName(name)),
     { name: "METRICS_PORT", value: String(ReconcilerMetricsPort) },
     { name: "DRIFTLESS_CACHE_DIR", value: "/cache" },
+    // /tmp is this container's emptyDir: at start it removes what a killed predecessor left there (stale-temp.ts).
+    { name: PrivateTmpdirEnv, value: "true" },
     { name: "LOG_LEVEL", value: overrides.logLevel ?? settings.logLevel },
     ...overrideEnv(overrides),
     ...Object.entries(reconcilerEnvironment).map(([envName, value]) => ({ name: envName, value })),

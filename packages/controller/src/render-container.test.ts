@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseSync, SyncAnnotation, type RSync } from "@driftless/api";
+import { PrivateTmpdirEnv } from "@driftless/sync";
 import { reconcilerDeployment, SpecHashAnnotation } from "./deployment-spec.ts";
 import { RenderContainer } from "./render-container.ts";
 
@@ -109,6 +110,11 @@ void describe("the reconciler pod's render container", () => {
     const reconciler = container(pod, "reconciler");
     assert.ok(reconciler.env?.some((e) => e.name === "DRIFTLESS_RENDER_SOCKET" && e.value === "/render/render.sock"));
     assert.ok(reconciler.volumeMounts?.some((m) => m.mountPath === "/render"));
+    for (const own of [render, reconciler])
+      assert.ok(
+        own.env?.some((e) => e.name === PrivateTmpdirEnv && e.value === "true"),
+        "a container's /tmp is its own emptyDir: a start sweeps what a killed predecessor left",
+      );
     assert.ok(
       reconciler.env?.some((e) => e.name === "REDIS_PASSWORD"),
       "the reconciler keeps its Redis password",

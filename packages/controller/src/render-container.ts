@@ -6,6 +6,7 @@
  * container only while its sync is annotated `configsync.gke.io/requires-rendering: "true"`.
  */
 import type { Quantity, RSync } from "@driftless/api";
+import { PrivateTmpdirEnv } from "@driftless/sync";
 import {
   compareQuantities,
   ContainerFor,
@@ -93,6 +94,8 @@ export function renderContainer(sync: RSync, s: RenderContainerSettings): Record
     // No REDIS_*, no kubeconfig: a render can run a repository's code (exec functions) and must find nothing.
     env: [
       { name: "DRIFTLESS_RENDER_SOURCE_ROOT", value: s.cacheDir },
+      // Its /tmp (render-tmp) is its own: a start removes the renders a killed (OOM) predecessor left there.
+      { name: PrivateTmpdirEnv, value: "true" },
       // Its own entry in override.logLevels (hydration-controller), else the reconciler's level.
       { name: "LOG_LEVEL", value: logLevelOf(containerVerbosity(sync, RenderContainer)) ?? s.logLevel },
     ],
