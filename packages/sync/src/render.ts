@@ -129,11 +129,15 @@ export async function renderKustomization(dir: string, options: RenderOptions): 
     // kustomize points HELM_DATA_HOME (helm's plugins) into helmGlobals.configHome, which may be in the
     // repository; helm then runs a downloader plugin's program for a chart URL. This empty folder wins.
     HELM_PLUGINS: join(home, "helm-plugins"),
+    // Their own temporary files (kustomize's values files for helm, helm's downloads) go with the render's
+    // folder, which a stop removes and the next start sweeps after a kill.
+    TMPDIR: join(home, "tmp"),
     // helm is called by its full path; an empty PATH leaves kustomize no git (remote bases) and no shell.
     PATH: options.enableShell ? [dirname(helm), process.env["PATH"] ?? ""].join(delimiter) : home,
   };
   try {
     await mkdir(join(home, "helm-plugins"));
+    await mkdir(join(home, "tmp"));
     // Config Sync asks kustomize for origin annotations before every build, and pulls charts in place (ours
     // or, with shell, kustomize's); all go into a mirror of the checkout, which only the fetch writes.
     const build = await buildDirectory(dir, options.repositoryRoot, home, walk.chartHomes).catch((error: unknown) => {
@@ -168,6 +172,7 @@ export async function renderKustomization(dir: string, options: RenderOptions): 
     await mkdir(out, { recursive: true });
     await writeFile(join(out, "rendered.yaml"), output);
     await rm(join(home, "cache"), { recursive: true, force: true });
+    await rm(join(home, "tmp"), { recursive: true, force: true });
     return out;
   } catch (error) {
     await rm(home, { recursive: true, force: true });

@@ -242,3 +242,22 @@ test("code run while rendering (an exec function) finds no credential in its env
   assert.doesNotMatch(rendered, /hunter2/);
   assert.match(rendered, /sockets: ""|sockets: ''/, `sockets beyond stdio: ${rendered}`);
 });
+
+test("kustomize, helm and exec functions keep their temporary files in the render's own folder, which goes with it", async (t) => {
+  const root = await mkdtemp(join(tmpdir(), "driftless-render-tmp-"));
+  t.after(() => rm(root, { recursive: true, force: true }));
+  const dir = join(root, "app");
+  await writeExecFunction(
+    dir,
+    [
+      "cat >/dev/null",
+      'printf \'apiVersion: config.kubernetes.io/v1\\nkind: ResourceList\\nitems:\\n- apiVersion: v1\\n  kind: ConfigMap\\n  metadata:\\n    name: tmp\\n  data:\\n    tmp: "%s"\\n\' "$TMPDIR"',
+    ].join("\n"),
+  );
+  const out = await renderKustomization(dir, options(dir, true));
+  t.after(() => removeRendered(out));
+  const rendered = Object.values(await filesOf(out)).join("\n");
+  const tmp = /tmp: "?([^"\n]*)"?/.exec(rendered)?.[1];
+  // The render's folder (out's parent), which a stop removes and the next start sweeps after a kill.
+  assert.equal(tmp, join(dirname(out), "tmp"), rendered);
+});
