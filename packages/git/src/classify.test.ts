@@ -95,4 +95,15 @@ void describe("isCacheCorruption", () => {
     assert.ok(isCacheCorruption("fatal: did not send all necessary objects"));
     assert.ok(!isCacheCorruption("fatal: Authentication failed for 'https://h/r'"));
   });
+
+  void it("recognises a lock a killed git left, which no other process of ours holds, and classifies it as nothing remote", () => {
+    const shallowLock =
+      "fatal: Unable to create '/cache/s/repo.git/shallow.lock': File exists.\n\nAnother git process seems to be running in this repository, e.g.\nan editor opened by 'git commit'. Please make sure all processes\nare terminated then try again. If it still fails, a git process\nmay have crashed in this repository earlier:\nremove the file manually to continue.\n";
+    const refLock =
+      "error: cannot lock ref 'refs/driftless/target': Unable to create '/cache/s/repo.git/refs/driftless/target.lock': File exists.\n";
+    for (const stderr of [shallowLock, refLock]) {
+      assert.ok(isCacheCorruption(stderr), stderr);
+      assert.equal(classifyGitStderr(stderr), GitFailureReason.Unknown, stderr);
+    }
+  });
 });

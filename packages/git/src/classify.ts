@@ -106,7 +106,17 @@ export function adviceFor(reason: GitFailureReason): string {
  * again once instead of failing every poll until someone deletes it by hand.
  */
 export function isCacheCorruption(stderr: string): boolean {
-  return /corrupt|bad object|did not send all necessary objects|unable to read [0-9a-f]{7,}|missing (blob|tree|commit) object|object file .* is empty|not a git repository|packfile .* cannot be accessed|inflate: data stream error|invalid object|shallow file has changed|bad tree object|could not parse commit|unable to parse/i.test(
-    stderr,
+  return (
+    /corrupt|bad object|did not send all necessary objects|unable to read [0-9a-f]{7,}|missing (blob|tree|commit) object|object file .* is empty|not a git repository|packfile .* cannot be accessed|inflate: data stream error|invalid object|shallow file has changed|bad tree object|could not parse commit|unable to parse/i.test(
+      stderr,
+    ) || isStaleLock(stderr)
   );
+}
+
+/**
+ * A lock a killed git left (CacheRepo.ensure removes them first; this catches one it missed): git never
+ * removes another process's lock, and no other process of ours uses the cache while the fetcher holds it.
+ */
+function isStaleLock(stderr: string): boolean {
+  return /Unable to create '[^']*\.lock': File exists|cannot lock ref/i.test(stderr);
 }

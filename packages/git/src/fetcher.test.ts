@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { access, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -403,5 +404,109 @@ void describe("GitFetcher over file://", () => {
     }
     assert.notEqual(fetcher.syncDir("a/b"), fetcher.syncDir("a_b"));
     assert.equal(fetcher.syncDir("sync.rootsync.ns.name"), join(cacheDir, "sync.rootsync.ns.name"));
+  });
+});
+
+/** Polls a condition until it holds or the deadline passes: a wait on state, not on time. */
+async function eventually(probe: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Paths under a cache repository that a killed git leaves behind: locks and half-written packs. */
+async function leftoversIn(gitDir: string): Promise<string[]> {
+  const entries = await readdir(gitDir, { recursive: true });
+  return entries.filter((path) => path.endsWith(".lock") || /(^|\/)(tmp_|\.tmp-)/.test(path)).sort();
+}
+
+/**
+ * A `git` whose fetches, while `stallFile` exists, get a server that sends the first MiB of its answer
+ * (the pack is larger) and then nothing more: the fetch hangs mid-transfer, holding its locks.
+ */
+async function stallingGit(dir: string): Promise<{ binary: string; stallFile: string }> {
+  const stallFile = join(dir, "stall");
+  const uploadPack = join(dir, "stalling-upload-pack");
+  await writeFile(
+    uploadPack,
+    `#!/bin/sh\ngit upload-pack "$1" | dd bs=65536 iflag=count_bytes count=1048576 status=none\nexec sleep 600\n`,
+    { mode: 0o755 },
+  );
+  const binary = join(dir, "stalling-git");
+  await writeFile(
+    binary,
+    `#!/bin/sh\nif [ "$1" = fetch ] && [ -e '${stallFile}' ]; then shift; exec git fetch --upload-pack='${uploadPack}' "$@"; fi\nexec git "$@"\n`,
+    { mode: 0o755 },
+  );
+  return { binary, stallFile };
+}
+
+void describe("GitFetcher after a git was killed", () => {
+  void it("fetches the next commit after a fetch was killed mid-transfer, removing the shallow.lock it left", async () => {
+    const { source, cacheDir } = await setup();
+    const stalling = await stallingGit(join(cacheDir, ".."));
+    const fetcher = new GitFetcher({
+      cacheDir,
+      allowFileTransport: true,
+      gitBinary: stalling.binary,
+      timeoutMs: 60_000,
+    });
+    const gitDir = join(cacheDir, "s", "repo.git");
+    await source.commit({ "a.yaml": "v1\n" });
+    await source.push("master");
+    await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+    await source.commit({ "a.yaml": "v2\n", "big.bin": randomBytes(3 * 1024 * 1024).toString("base64") });
+    await source.push("master");
+    await writeFile(stalling.stallFile, "");
+    const abort = new AbortController();
+
+    const killed = rejection(fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl }, signal: abort.signal }));
+    const lockHeld = (): Promise<boolean> =>
+      access(join(gitDir, "shallow.lock")).then(
+        () => true,
+        () => false,
+      );
+    await eventually(lockHeld, "the fetch to take shallow.lock");
+    abort.abort();
+    assert.equal((await killed).reason, GitFailureReason.Aborted);
+    assert.ok(await lockHeld(), "the killed git left its lock");
+    await rm(stalling.stallFile);
+    const sha = await source.commit({ "a.yaml": "v3\n" });
+    await source.push("master");
+
+    const result = await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+
+    assert.equal(result.commit, sha);
+    assert.equal(await readFile(join(result.dir, "a.yaml"), "utf8"), "v3\n");
+    assert.deepEqual(await leftoversIn(gitDir), []);
+  });
+
+  void it("moves the target past a ref lock and other leftovers of an OOM-killed git, instead of failing once and then staying on the old commit", async () => {
+    const { source, fetcher, cacheDir } = await setup();
+    const gitDir = join(cacheDir, "s", "repo.git");
+    await source.commit({ "a.yaml": "v1\n" });
+    await source.push("master");
+    await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+    for (const leftover of [
+      "refs/driftless/target.lock",
+      "packed-refs.lock",
+      "config.lock",
+      "objects/pack/tmp_pack_Xb3kQ1",
+      "objects/pack/.tmp-4242-pack-0123.pack",
+    ]) {
+      await writeFile(join(gitDir, leftover), "");
+    }
+    const sha = await source.commit({ "a.yaml": "v2\n" });
+    await source.push("master");
+
+    const result = await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+    const again = await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+
+    assert.equal(result.commit, sha);
+    assert.equal(again.commit, sha);
+    assert.equal(await git(gitDir, "rev-parse", "refs/driftless/target"), sha);
+    assert.deepEqual(await leftoversIn(gitDir), []);
   });
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, rename, rm, stat } from "node:fs/promises";
+import { mkdir, readdir, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { classifyGitStderr } from "./classify.ts";
 import { GitFailureReason } from "./errors.ts";
@@ -31,9 +31,15 @@ export class CacheRepo {
     this.#depth = depth;
   }
 
-  /** Creates the bare repository if missing; atomically, so a crash never leaves half of one. */
+  /**
+   * Creates the bare repository if missing; atomically, so a crash never leaves half of one. An
+   * existing one is cleared of what a killed git left behind (see removeLeftovers).
+   */
   async ensure(): Promise<void> {
-    if (await isBareRepo(this.gitDir)) return;
+    if (await isBareRepo(this.gitDir)) {
+      await removeLeftovers(this.gitDir);
+      return;
+    }
     await rm(this.gitDir, { recursive: true, force: true });
     const parent = dirname(this.gitDir);
     await mkdir(parent, { recursive: true });
@@ -162,6 +168,41 @@ async function isBareRepo(gitDir: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+// Loose-object folders (objects/ab) hold thousands of files and no locks: not walked.
+const looseObjectDir = /^objects\/[0-9a-f]{2}$/;
+
+/**
+ * Deletes the lock files (shallow.lock, packed-refs.lock, config.lock, refs' and any other *.lock) and
+ * half-written packs (objects/pack/tmp_*, .tmp-*) of a git that was killed: a fetch cut by its deadline,
+ * an abort at shutdown, an OOM kill. git never removes another process's lock, so one left behind failed
+ * every later fetch ("Unable to create '.../shallow.lock': File exists"), across restarts too, as the
+ * cache outlives the process. Safe because nothing else uses the repository meanwhile: our every git on
+ * it runs under the sync's KeyedLock, which the caller holds; runProcessGroup returns only once a git's
+ * whole process group is gone (gc.autoDetach=false keeps gc in it); and one reconciler process owns a
+ * cache directory (a pod's emptyDir, process mode's folder per reconciler).
+ */
+async function removeLeftovers(gitDir: string, relative = ""): Promise<void> {
+  let entries;
+  try {
+    entries = await readdir(join(gitDir, relative), { withFileTypes: true });
+  } catch {
+    return; // Vanished or unreadable: git reports what matters when it runs.
+  }
+  for (const entry of entries) {
+    const path = relative === "" ? entry.name : `${relative}/${entry.name}`;
+    if (entry.isDirectory()) {
+      if (!looseObjectDir.test(path)) await removeLeftovers(gitDir, path);
+    } else if (isLeftover(path, entry.name)) {
+      await rm(join(gitDir, path), { force: true });
+    }
+  }
+}
+
+function isLeftover(path: string, name: string): boolean {
+  if (name.endsWith(".lock")) return true;
+  return path.startsWith("objects/pack/") && (name.startsWith("tmp_") || name.startsWith(".tmp-"));
 }
 
 function isRefusedObject(error: unknown): boolean {
