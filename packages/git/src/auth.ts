@@ -42,6 +42,9 @@ export async function openAuthSession(options: OpenAuthOptions): Promise<AuthSes
     // Run `git gc --auto` in the foreground, inside our timeout and process group, instead of
     // detached where it could race the next fetch for the repository's locks.
     ["gc.autoDetach", "false"],
+    // Prune what no ref reaches at once, not after two weeks (as git-sync): every poll that fetches leaves
+    // the previous commit unreachable, and the cache would grow with the commit rate. Only we use the cache.
+    ["gc.pruneExpire", "now"],
     ["protocol.version", "2"],
   ];
   const secrets: string[] = [];

@@ -443,7 +443,7 @@ async function stallingGit(dir: string): Promise<{ binary: string; stallFile: st
   return { binary, stallFile };
 }
 
-void describe("GitFetcher after a git was killed", () => {
+void describe("GitFetcher after a git was killed, and the cache's size", () => {
   void it("fetches the next commit after a fetch was killed mid-transfer, removing the shallow.lock it left", async () => {
     const { source, cacheDir } = await setup();
     const stalling = await stallingGit(join(cacheDir, ".."));
@@ -508,5 +508,58 @@ void describe("GitFetcher after a git was killed", () => {
     assert.equal(again.commit, sha);
     assert.equal(await git(gitDir, "rev-parse", "refs/driftless/target"), sha);
     assert.deepEqual(await leftoversIn(gitDir), []);
+  });
+
+  void it("points the target at a commit found in the cache without fetching, so gc keeps it", async () => {
+    const { source, fetcher, cacheDir } = await setup({ keepWorktrees: 1 });
+    const gitDir = join(cacheDir, "s", "repo.git");
+    const onMaster = await source.commit({ "a.yaml": "master\n" });
+    await source.push("master");
+    await source.checkoutNewBranch("other");
+    const onOther = await source.commit({ "a.yaml": "other\n" });
+    await source.push("other");
+    await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+    await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, branch: "other" } });
+    assert.equal(await git(gitDir, "rev-parse", "refs/driftless/target"), onOther);
+
+    // Back to master: its checkout was collected (keepWorktrees 1), its commit is still in the cache.
+    const back = await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+
+    assert.equal(back.commit, onMaster);
+    assert.equal(back.fetched, false);
+    assert.equal(await git(gitDir, "rev-parse", "refs/driftless/target"), onMaster);
+  });
+
+  void it("prunes the objects of commits it no longer syncs at each auto gc, so the cache does not grow with the commit rate", async () => {
+    const { source, fetcher, cacheDir } = await setup();
+    const gitDir = join(cacheDir, "s", "repo.git");
+    const files = (round: number): Record<string, string> =>
+      Object.fromEntries(
+        ["a", "b", "c", "d", "e"].map((name) => [`config/${name}.yaml`, `${name}: ${String(round)}\n`]),
+      );
+    await source.commit(files(0));
+    await source.push("master");
+    await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+    // Test-only: make `git gc --auto` run every few fetches (each fetch keeps its pack; more than 2 packs
+    // trigger gc) instead of after thousands of objects. Pruning is the fetcher's own setting.
+    await git(gitDir, "config", "fetch.unpackLimit", "1");
+    await git(gitDir, "config", "gc.autoPackLimit", "2");
+
+    for (let round = 1; round <= 12; round += 1) {
+      await source.commit(files(round));
+      await source.push("master");
+      const result = await fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl } });
+      assert.equal(await readFile(join(result.dir, "config/a.yaml"), "utf8"), `a: ${String(round)}\n`);
+    }
+
+    // A commit is 7 objects (commit, 2 trees, 5 blobs); at most the 3 packs before a gc hold unreachable ones.
+    const unreachable = (await git(gitDir, "fsck", "--unreachable", "--no-reflogs", "--no-progress"))
+      .split("\n")
+      .filter((line) => line.startsWith("unreachable"));
+    assert.ok(unreachable.length <= 3 * 7, `${String(unreachable.length)} unreachable objects`);
+    const loose = /^count: (\d+)$/m.exec(await git(gitDir, "count-objects", "-v"))?.[1];
+    assert.equal(loose, "0", "no unreachable objects loosened to wait out gc's two weeks");
+    const shallow = (await readFile(join(gitDir, "shallow"), "utf8")).trim().split("\n");
+    assert.ok(shallow.length <= 3, `${String(shallow.length)} shallow commits`);
   });
 });

@@ -11,7 +11,7 @@ import { baseGitEnv } from "./git-env.ts";
 import { GitSession } from "./git-session.ts";
 import { KeyedLock } from "./keyed-lock.ts";
 import { lsRemotePatterns, parseLsRemote, pickRemoteCommit } from "./ls-remote.ts";
-import { CacheRepo } from "./mirror.ts";
+import { CacheRepo, targetRef } from "./mirror.ts";
 import { Transport, transportsFollowing } from "./repo-url.ts";
 import { GitProcessError } from "./run-git.ts";
 import { checkDirInCommit, resolveSourceDir } from "./source-dir.ts";
@@ -211,7 +211,7 @@ export class GitFetcher {
   ): Promise<{ commit: string; fetched: boolean }> {
     if (plan.target.kind === "commit") {
       const sha = plan.target.sha;
-      if ((await worktrees.exists(sha)) || (await repo.hasCommit(sha))) return { commit: sha, fetched: false };
+      if (await alreadyHere(repo, worktrees, sha)) return { commit: sha, fetched: false };
       if (!(await repo.fetchCommit(plan.repo.url, sha))) {
         throw session.error(
           GitFailureReason.RevisionNotFound,
@@ -223,9 +223,7 @@ export class GitFetcher {
       return { commit: sha, fetched: true };
     }
     const remote = await this.#lsRemote(session, plan);
-    if ((await worktrees.exists(remote.commit)) || (await repo.hasCommit(remote.commit))) {
-      return { commit: remote.commit, fetched: false };
-    }
+    if (await alreadyHere(repo, worktrees, remote.commit)) return { commit: remote.commit, fetched: false };
     // The ref may have moved since ls-remote; what fetch brought is the newer truth.
     return { commit: await repo.fetchRef(plan.repo.url, remote.ref), fetched: true };
   }
@@ -295,4 +293,16 @@ export class GitFetcher {
 function causedByCorruption(error: GitFetchError): boolean {
   const local = error.reason === GitFailureReason.Unknown || error.reason === GitFailureReason.RepoNotFound;
   return local && error.cause instanceof GitProcessError && isCacheCorruption(error.cause.stderr);
+}
+
+/**
+ * Whether `sha` is checked out or in the cache, so nothing needs fetching. One only in the cache (a
+ * branch switched back to, or a fetch that failed after receiving it) becomes the target: gc prunes
+ * what no ref reaches at once (gc.pruneExpire=now), and the next checkout reads its objects.
+ */
+async function alreadyHere(repo: CacheRepo, worktrees: Worktrees, sha: string): Promise<boolean> {
+  if (await worktrees.exists(sha)) return true;
+  if (!(await repo.hasCommit(sha))) return false;
+  await repo.keep(targetRef, sha);
+  return true;
 }
