@@ -71,7 +71,8 @@ export type DeclaredAt = Pick<DesiredObject, "id" | "sourcePath">;
  * A RootSync whose source declares a Namespace takes it from another RootSync that holds it only
  * implicitly (namespaceStrategy implicit: declared by the reconciler, no file), as Config Sync's
  * AdoptAll lets it. No source declares such a Namespace, so nobody loses a declaration: the holder's
- * next pass sees it is no longer its own and stops declaring it, and its prune abandons it.
+ * next pass sees it is no longer its own and stops declaring it, and its prune, finding another
+ * inventory's annotation on it, drops it from its inventory and leaves it to its new owner.
  */
 function adoptsImplicitNamespace(
   sync: SyncIdentity,
