@@ -429,9 +429,17 @@ async function leftoversIn(gitDir: string): Promise<string[]> {
 async function stallingGit(dir: string): Promise<{ binary: string; stallFile: string }> {
   const stallFile = join(dir, "stall");
   const uploadPack = join(dir, "stalling-upload-pack");
+  // Node, not a shell pipe through head or dd: their buffering can hold back even the capability
+  // advertisement (coreutils head writes through stdio), and the fetch then waits before taking any lock.
   await writeFile(
     uploadPack,
-    `#!/bin/sh\ngit upload-pack "$1" | dd bs=65536 iflag=count_bytes count=1048576 status=none\nexec sleep 600\n`,
+    [
+      `#!${process.execPath}`,
+      `const upload = require("node:child_process").spawn("git", ["upload-pack", process.argv[2]], { stdio: ["inherit", "pipe", "inherit"] });`,
+      `let left = 1048576;`,
+      `upload.stdout.on("data", (chunk) => { if (left > 0) process.stdout.write(chunk.subarray(0, left)); left -= chunk.length; });`,
+      `setInterval(() => {}, 600_000);`,
+    ].join("\n"),
     { mode: 0o755 },
   );
   const binary = join(dir, "stalling-git");
@@ -462,13 +470,23 @@ void describe("GitFetcher after a git was killed, and the cache's size", () => {
     await writeFile(stalling.stallFile, "");
     const abort = new AbortController();
 
-    const killed = rejection(fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl }, signal: abort.signal }));
+    const fetching = fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl }, signal: abort.signal });
+    let ended: string | undefined;
+    fetching.then(
+      () => (ended = "it succeeded"),
+      (error: unknown) => (ended = String(error)),
+    );
+    const killed = rejection(fetching);
     const lockHeld = (): Promise<boolean> =>
       access(join(gitDir, "shallow.lock")).then(
         () => true,
         () => false,
       );
-    await eventually(lockHeld, "the fetch to take shallow.lock");
+    // A fetch that ends before it stalls would leave the wait to time out saying nothing: say how it ended.
+    await eventually(async () => {
+      if (ended !== undefined) throw new Error(`the fetch ended before it stalled: ${ended}`);
+      return lockHeld();
+    }, "the fetch to take shallow.lock");
     abort.abort();
     assert.equal((await killed).reason, GitFailureReason.Aborted);
     assert.ok(await lockHeld(), "the killed git left its lock");
