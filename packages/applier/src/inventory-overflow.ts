@@ -10,6 +10,7 @@ import { isNotFound, type KubeClient, type KubeObject } from "@driftless/kube";
 import type { SyncIdentity } from "./desired.ts";
 import { resourceGroupMapping } from "./resource-group-mapping.ts";
 import type { ObjectId } from "./object-id.ts";
+import { recordedIds } from "./recorded-ids.ts";
 
 /**
  * Marks the overflow group, and says whose it is: a ResourceGroup of that name without it is someone else's
@@ -45,10 +46,7 @@ export class InventoryOverflow {
       this.#knownAbsent = true;
       return [];
     }
-    const resources = ((group["spec"] as { resources?: Partial<ObjectId>[] } | undefined)?.resources ?? []).map(
-      (r) => ({ group: r.group ?? "", kind: r.kind ?? "", namespace: r.namespace ?? "", name: r.name ?? "" }),
-    );
-    return resources;
+    return recordedIds(group);
   }
 
   async write(resources: readonly ObjectId[]): Promise<void> {

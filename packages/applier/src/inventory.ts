@@ -5,6 +5,7 @@ import { canonicalJson } from "@driftless/objectmatcher";
 import type { SyncIdentity } from "./desired.ts";
 import { fitStatuses, InventoryTooLargeError, ResourceGroupByteBudget } from "./inventory-budget.ts";
 import { InventoryOverflow } from "./inventory-overflow.ts";
+import { recordedIds } from "./recorded-ids.ts";
 import { resourceGroupMapping } from "./resource-group-mapping.ts";
 import { carriesGroupMetadata, groupMetadata, withGroupMetadata } from "./resource-group-metadata.ts";
 import { mergeConditions, type GroupCondition, type ResourceStatusEntry } from "./resource-status.ts";
@@ -106,6 +107,16 @@ export class Inventory {
     const group = await this.client.get(resourceGroupMapping, this.sync.namespace, this.sync.name);
     this.known = group === undefined ? undefined : knownFrom(group);
     return this.known;
+  }
+
+  /**
+   * What a ResourceGroup as read (`group`) and the sync's overflow group record, read without this
+   * class's caches: a restart's restore runs beside the first pass, whose Inventory must not learn a
+   * state older than its own write.
+   */
+  static async storedIds(client: KubeClient, sync: SyncIdentity, group: KubeObject): Promise<ObjectId[]> {
+    const overflow = await new InventoryOverflow(client, sync).read();
+    return [...recordedIds(group), ...overflow];
   }
 
   /**
@@ -294,12 +305,7 @@ function sameObjects(a: readonly ObjectId[], b: readonly ObjectId[]): boolean {
 
 function knownFrom(group: KubeObject): KnownGroup {
   const { resources: raw, ...spec } = (group["spec"] ?? {}) as { resources?: unknown };
-  const resources = ((Array.isArray(raw) ? raw : []) as Partial<ObjectId>[]).map((r) => ({
-    group: r.group ?? "",
-    kind: r.kind ?? "",
-    namespace: r.namespace ?? "",
-    name: r.name ?? "",
-  }));
+  const resources = recordedIds({ ...group, spec: { resources: raw } });
   const status = (group["status"] ?? {}) as Record<string, unknown>;
   return {
     apiVersion: group.apiVersion,

@@ -67,6 +67,8 @@ const kccMapping: ResourceMapping = {
 interface HarnessOptions {
   /** The ResourceGroup as stored when the reconciler starts. */
   readonly stored?: KubeObject;
+  /** The overflow group `<sync>.pending` a crash during a large rename left, if any. */
+  readonly pending?: KubeObject;
   /** Live objects by `name`, for the cache (get) and the server (refresh). */
   readonly objects?: Map<string, KubeObject>;
 }
@@ -104,7 +106,10 @@ function harness(options: HarnessOptions = {}) {
     prepare: (mappings: readonly ResourceMapping[]) => void prepared.push(...mappings),
     keepInventory: (ids: Iterable<ObjectId>) => void kept.push({ ids: [...ids], afterPrepare: prepared.length > 0 }),
     unwatchUnused: (ids: Iterable<ObjectId>) => void inventories.push([...ids]),
-    client: { get: () => Promise.resolve(options.stored) },
+    client: {
+      get: (_mapping: ResourceMapping, _namespace: string, name: string) =>
+        Promise.resolve(name === `${identity.name}.pending` ? options.pending : options.stored),
+    },
   } as unknown as InformerLiveState;
   const mapper = {
     mappingForGroupKind: (group: string) => Promise.resolve(group === kccMapping.group ? kccMapping : configMapMapping),
@@ -407,6 +412,33 @@ void describe("ResourceGroupStatus", () => {
     assert.deepEqual([b?.status, b?.reconcile, b?.sourceHash], ["NotFound", "Failed", "abc"]);
     assert.equal(writes[0]?.find((e) => e.name === "a")?.status, "Current");
     status.stop();
+  });
+
+  it("a restart keeps the ids of the overflow group a crash during a large rename left, beside the main group's", async () => {
+    const group = (name: string, labels: Record<string, string>, ids: string[]): KubeObject =>
+      ({
+        apiVersion: "kpt.dev/v1alpha1",
+        kind: "ResourceGroup",
+        metadata: { name, namespace: identity.namespace, labels },
+        spec: { resources: ids.map((n) => ({ group: "", kind: "ConfigMap", namespace: "ns", name: n })) },
+      }) as unknown as KubeObject;
+    const ours = { "driftless.dev/inventory-overflow-of": identity.name };
+    const stored = group(identity.name, {}, ["old"]);
+    const { status, kept } = harness({ stored, pending: group(`${identity.name}.pending`, ours, ["new"]) });
+    await status.settled();
+    assert.deepEqual(
+      kept[0]?.ids.map((id) => id.name),
+      ["old", "new"],
+    );
+    status.stop();
+    const foreign = harness({ stored, pending: group(`${identity.name}.pending`, {}, ["forged"]) });
+    await foreign.status.settled();
+    assert.deepEqual(
+      foreign.kept[0]?.ids.map((id) => id.name),
+      ["old"],
+      "a group of that name that is not our overflow is not read",
+    );
+    foreign.status.stop();
   });
 
   it("an object another inventory owns (KNV1060) is Skipped, as Config Sync's applier skips it, and its OwnershipOverlap is dated once", async () => {

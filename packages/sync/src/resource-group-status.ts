@@ -11,7 +11,7 @@ import {
   reconcileOf,
   resourceGroupMapping,
   type ApplyOutcome,
-  type Inventory,
+  Inventory,
   type ObjectId,
   type ResourceStatusEntry,
   type SyncIdentity,
@@ -207,7 +207,10 @@ export class ResourceGroupStatus {
     const { namespace, name } = this.#options.identity;
     const group = await live.client.get(resourceGroupMapping, namespace, name);
     // Before any list starts: the caches keep what the inventory records, not whatever forges the label.
-    if (group !== undefined && passes === this.#passes && !this.#stopped) live.keepInventory(inventoryIdsOf(group));
+    if (group !== undefined) {
+      const ids = await Inventory.storedIds(live.client, this.#options.identity, group);
+      if (passes === this.#passes && !this.#stopped) live.keepInventory(ids);
+    }
     const stored = ((group?.["status"] ?? {}) as { resourceStatuses?: unknown }).resourceStatuses;
     if (passes !== this.#passes || this.#stopped || !Array.isArray(stored) || stored.length === 0) return;
     const tracked = new Map<string, Tracked>();
@@ -394,20 +397,6 @@ export class ResourceGroupStatus {
 /** A new entry for `id`, before what the pass did to it is filled in. */
 function untracked(id: ObjectId, sourceHash: string): Omit<Tracked, "actuation" | "health" | "reconcile"> {
   return { id, sourceHash, strategy: "Apply", foreignOwner: undefined, ownership: undefined, conditions: [] };
-}
-
-/** The ids a stored ResourceGroup's spec.resources records (entries without a kind or name skipped). */
-function inventoryIdsOf(group: KubeObject): ObjectId[] {
-  const raw = ((group["spec"] ?? {}) as { resources?: unknown }).resources;
-  if (!Array.isArray(raw)) return [];
-  const ids: ObjectId[] = [];
-  for (const entry of raw as Partial<Record<keyof ObjectId, unknown>>[]) {
-    const { group: apiGroup, kind, namespace, name } = entry;
-    if (typeof kind !== "string" || typeof name !== "string" || kind === "" || name === "") continue;
-    const text = (value: unknown): string => (typeof value === "string" ? value : "");
-    ids.push({ group: text(apiGroup), kind, namespace: text(namespace), name });
-  }
-  return ids;
 }
 
 function typeKey(id: ObjectId): string {
