@@ -15,7 +15,7 @@ import { CacheRepo, targetRef } from "./mirror.ts";
 import { Transport, transportsFollowing } from "./repo-url.ts";
 import { GitProcessError } from "./run-git.ts";
 import { checkDirInCommit, resolveSourceDir } from "./source-dir.ts";
-import { checkOutSubmodules, gitlinksOf } from "./submodules.ts";
+import { checkOutSubmodules, gitlinksOf, submoduleRefPrefix } from "./submodules.ts";
 import { planFetch } from "./spec.ts";
 import type { FetchPlan } from "./spec.ts";
 import { GitAuthType } from "./types.ts";
@@ -179,10 +179,13 @@ export class GitFetcher {
       parentTransport: plan.repo.transport,
       allowedTransports: this.#transportsFor(plan),
     };
+    const usedSubmoduleRefs = new Set<string>();
     const { dir, base } = await worktrees.materialize(
       commit,
-      links.length === 0 ? undefined : (temp) => checkOutSubmodules(submodules, commit, links, temp),
+      links.length === 0 ? undefined : (temp) => checkOutSubmodules(submodules, commit, links, temp, usedSubmoduleRefs),
     );
+    // A checkout, once written, needs no objects: only the submodule commits of this one stay referenced.
+    if (!checkedOut) await repo.dropRefsExcept(submoduleRefPrefix, usedSubmoduleRefs);
     await worktrees.touch(commit);
     const sourceDir = await resolveSourceDir(session, dir, plan.dir);
     const removed = await worktrees.collectGarbage(this.#keep, commit);

@@ -108,6 +108,21 @@ export class CacheRepo {
     await this.#session.run(["update-ref", "--end-of-options", ref, sha], this.#local("record"));
   }
 
+  /**
+   * Deletes the refs under `prefix` not in `keep`, so gc may prune what only they reached (a submodule
+   * commit an older superproject commit pointed at): otherwise one ref per such commit for ever.
+   */
+  async dropRefsExcept(prefix: string, keep: ReadonlySet<string>): Promise<void> {
+    const output = await this.#session.run(
+      ["for-each-ref", "--format=%(refname)", "--end-of-options", prefix],
+      this.#local("read"),
+    );
+    const stale = output.stdout.split("\n").filter((ref) => ref !== "" && !keep.has(ref));
+    if (stale.length === 0) return;
+    const commands = stale.map((ref) => `delete ${ref}\n`).join("");
+    await this.#session.run(["update-ref", "--stdin"], { ...this.#local("record"), input: commands });
+  }
+
   /** Writes the files of `sha`'s tree into `dir` (a submodule's place in a checkout), with an index of its own. */
   async checkOut(sha: string, dir: string): Promise<void> {
     const index = `${dir}.driftless-index-${randomUUID()}`;

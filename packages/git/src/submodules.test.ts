@@ -58,6 +58,36 @@ void describe("submodules", () => {
     assert.match(await readFile(join(result.dir, "config/middle/inner/deep.yaml"), "utf8"), /deep/);
   });
 
+  void it("keeps a ref only for the submodule commits of the commit checked out: older ones go, so gc can prune them", async () => {
+    const lib = await repo("lib", { "a.yaml": "kind: ConfigMap\n" });
+    const top = await repo("top", { "top.yaml": "kind: ConfigMap\n" });
+    const refsIn = async (gitDir: string): Promise<string[]> =>
+      (await git(gitDir, "for-each-ref", "--format=%(refname)", "refs/driftless/submodules/"))
+        .split("\n")
+        .filter((line) => line !== "");
+    const syncs = fetcher();
+    const fetchTop = async (): Promise<string[]> => {
+      const result = await syncs.fetch({ syncKey: "sub", spec: { repo: top.source.fileUrl } });
+      return refsIn(join(result.dir, "..", "..", "repo.git"));
+    };
+    await addGitlink(top.source, "lib", lib.source.fileUrl, lib.sha);
+    const first = await fetchTop();
+    assert.equal(first.length, 1);
+    for (let i = 0; i < 3; i++) {
+      const next = await lib.source.commit({ "a.yaml": `kind: ConfigMap # ${String(i)}\n` });
+      await lib.source.push("master");
+      await addGitlink(top.source, "lib", lib.source.fileUrl, next);
+    }
+    const later = await fetchTop();
+    assert.equal(later.length, 1, "one ref: the submodule commit the checkout holds");
+    assert.notDeepEqual(later, first);
+    await git(top.source.work, "rm", "--quiet", "--cached", "lib");
+    await git(top.source.work, "rm", "--quiet", ".gitmodules");
+    await git(top.source.work, "commit", "--quiet", "-m", "no submodule");
+    await top.source.push("master");
+    assert.deepEqual(await fetchTop(), [], "a commit without submodules keeps none");
+  });
+
   void it("refuses a submodule on a transport the fetcher does not allow, as an invalid spec", async () => {
     const inner = await repo("refused", { "a.yaml": "kind: ConfigMap\n" });
     const top = await repo("top-refused", { "b.yaml": "kind: ConfigMap\n" });

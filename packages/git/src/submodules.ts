@@ -55,12 +55,19 @@ export async function gitlinksOf(session: GitSession, gitDir: string, commit: st
   return links;
 }
 
-/** Fetches each submodule's commit and writes its files under `dir`, recursively. */
+/** Where the cache keeps each submodule commit it fetched; refs/driftless/submodules/<hash of url and commit>. */
+export const submoduleRefPrefix = "refs/driftless/submodules/";
+
+/**
+ * Fetches each submodule's commit and writes its files under `dir`, recursively. Adds to `used` the ref
+ * of every submodule commit the checkout took, so the cache can drop the others'.
+ */
 export async function checkOutSubmodules(
   ctx: SubmoduleContext,
   commit: string,
   links: readonly Gitlink[],
   dir: string,
+  used: Set<string>,
   nesting = 1,
 ): Promise<void> {
   if (links.length === 0) return;
@@ -80,7 +87,7 @@ export async function checkOutSubmodules(
     }
     await refuseLinkOnTheWay(ctx, dir, link.path, commit);
     const url = resolveUrl(ctx, urls.get(link.path), link.path, commit);
-    const ref = `refs/driftless/submodules/${createHash("sha256").update(url).update("\0").update(link.sha).digest("hex").slice(0, 24)}`;
+    const ref = `${submoduleRefPrefix}${createHash("sha256").update(url).update("\0").update(link.sha).digest("hex").slice(0, 24)}`;
     if (!(await repo.hasCommit(link.sha)) && !(await repo.fetchCommit(url, link.sha, ref))) {
       throw session.error(
         GitFailureReason.RevisionNotFound,
@@ -90,6 +97,7 @@ export async function checkOutSubmodules(
       );
     }
     await repo.keep(ref, link.sha);
+    used.add(ref);
     const target = join(dir, link.path);
     await rm(target, { recursive: true, force: true });
     await mkdir(target, { recursive: true });
@@ -99,6 +107,7 @@ export async function checkOutSubmodules(
       link.sha,
       await gitlinksOf(session, repo.gitDir, link.sha),
       target,
+      used,
       nesting + 1,
     );
   }
