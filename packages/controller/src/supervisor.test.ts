@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { chmod, chown, link, lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -97,6 +98,50 @@ void describe("SupervisedProcess", () => {
       assert.equal(await readFile(stolen, "utf8"), "", "the log went into the other user's file");
     },
   );
+
+  void it("kills what a child killed by SIGKILL left running in process groups of their own (a stalled git), found by its TMPDIR", async () => {
+    const tmpDir = await mkdtemp(join(dir, "child-tmp-"));
+    const pidFile = join(dir, "grandchild.pid");
+    // As the reconciler runs git: detached (a group of its own), inheriting the child's TMPDIR, here a folder in it.
+    const child = [
+      `const { spawn } = require("node:child_process");`,
+      `const tool = spawn(process.execPath, ["-e", "setTimeout(() => {}, 600000)"], { detached: true, stdio: "ignore", env: { ...process.env, TMPDIR: process.env.TMPDIR + "/render" } });`,
+      `require("node:fs").writeFileSync(${JSON.stringify(pidFile)}, String(tool.pid));`,
+      `setTimeout(() => {}, 600000);`,
+    ].join("\n");
+    const supervised = new SupervisedProcess({
+      name: "root-reconciler-leftovers",
+      logFile: join(dir, "leftovers.log"),
+      prepare: () => Promise.resolve({ command: process.execPath, args: ["-e", child], env: { TMPDIR: tmpDir } }),
+      backoff: { initialMs: 60_000, maxMs: 60_000, factor: 1, jitter: 0 },
+      stableAfterMs: 1_000,
+      stopGraceMs: 1_000,
+      log: quiet as never,
+    });
+    // A killed orphan may stay a zombie where PID 1 does not reap: state Z counts as gone.
+    const alive = (pid: number): boolean => {
+      try {
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${String(pid)}/stat`, "utf8"));
+      } catch {
+        return false;
+      }
+    };
+    let tool: number | undefined;
+    try {
+      supervised.start();
+      tool = await eventually(
+        async () => Number((await readFile(pidFile, "utf8").catch(() => "")) || Number.NaN) || undefined,
+        "the child's tool to start",
+      );
+      assert.ok(alive(tool));
+      process.kill(supervised.pid ?? Number.NaN, "SIGKILL");
+      await eventually(async () => (supervised.failure === undefined ? undefined : true), "the exit to be noticed");
+      await eventually(async () => (alive(tool ?? 0) ? undefined : true), "the tool to be gone");
+    } finally {
+      await supervised.stop();
+      if (tool !== undefined && alive(tool)) process.kill(tool, "SIGKILL");
+    }
+  });
 
   void it("replaces a symlink where the log should be, leaving its target alone", async () => {
     const folder = await mkdtemp(join(dir, "linked-"));

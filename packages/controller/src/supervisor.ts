@@ -19,6 +19,7 @@ import type { Logger } from "@driftless/sync";
 import { Backoff, type BackoffPolicy } from "./backoff.ts";
 import { sendHeartbeats, type HeartbeatTiming } from "./child-heartbeat.ts";
 import { lastErrorInLog } from "./exit-reason.ts";
+import { killProcessesIn } from "./leftover-processes.ts";
 import type { StartGate } from "./start-gate.ts";
 
 export const ProcessState = {
@@ -77,6 +78,8 @@ export class SupervisedProcess {
   readonly #backoff: Backoff;
   #state: ProcessState = ProcessState.Stopped;
   #child: ChildProcess | undefined;
+  /** The private TMPDIR the current child was given: what it starts carries it (leftover-processes.ts). */
+  #childTmpDir: string | undefined;
   #timer: NodeJS.Timeout | undefined;
   #startedAt = 0;
   #exited: Promise<void> = Promise.resolve();
@@ -180,6 +183,7 @@ export class SupervisedProcess {
       closeSync(fd);
     }
     this.#child = child;
+    this.#childTmpDir = spec.env?.["TMPDIR"];
     // The reconciler sends {type: "ready"} once it is up (apps/reconciler main.ts).
     child.on("message", (message: { type?: unknown } | null) => {
       if (message?.type === "ready") this.#releaseStart();
@@ -211,6 +215,7 @@ export class SupervisedProcess {
   #onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (this.#child !== child) return;
     this.#child = undefined;
+    this.#killLeftovers();
     this.#releaseStart();
     clearTimeout(this.#timer);
     const upMs = Date.now() - this.#startedAt;
@@ -235,6 +240,16 @@ export class SupervisedProcess {
       ...(reason === undefined ? {} : { reason }),
     });
     this.#scheduleRestart();
+  }
+
+  /** The tools a child left running when it died without stopping them (a SIGKILL, an OOM kill). */
+  #killLeftovers(): void {
+    const tmpDir = this.#childTmpDir;
+    if (tmpDir === undefined) return;
+    const killed = killProcessesIn(tmpDir);
+    if (killed.length > 0) {
+      this.#options.log.warn("killed processes the reconciler left running", { reconciler: this.name, pids: killed });
+    }
   }
 
   #noteFailure(reason: string): void {
