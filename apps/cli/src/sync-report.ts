@@ -1,4 +1,4 @@
-import { redactCredentials, redactUrl } from "@driftless/api";
+import { ErrorSourceRef, redactCredentials, redactUrl } from "@driftless/api";
 import type { KubeObject } from "@driftless/kube";
 
 /**
@@ -29,8 +29,9 @@ export interface SyncReport {
   /** As `nomos status` counts them: a stalled sync's are its stall's (its summary, or the stall as one error). */
   readonly errorCount: number;
   /**
-   * The errors the status lists (it may list fewer than errorCount), with Config Sync's KNV codes; while stalled,
-   * those of the Stalled condition only, or its message (code "") when it lists none.
+   * The errors the status lists (it may list fewer than errorCount), with Config Sync's KNV codes: those of the
+   * status blocks the Syncing condition names (its commit's); while stalled, those of the Stalled condition
+   * only, or its message (code "") when it lists none.
    */
   readonly errors: readonly ErrorReport[];
   /** The manager's Stalled condition, when True: the reconciler cannot be set up or keeps failing. */
@@ -107,6 +108,7 @@ interface RawCondition {
   commit?: string;
   errors?: RawError[];
   errorSummary?: { totalCount?: number };
+  errorSourceRefs?: string[];
 }
 interface RawError {
   code?: string;
@@ -140,7 +142,12 @@ export function syncReport(sync: KubeObject, group?: KubeObject): SyncReport {
   const syncing = status.conditions?.find((c) => c.type === "Syncing");
   const stalled = status.conditions?.find((c) => c.type === "Stalled" && c.status === "True");
   const suspended = status.conditions?.find((c) => c.type === "Suspended" && c.status === "True");
-  const { errorCount, errors } = stalled === undefined ? reportedErrors(status) : stallErrors(stalled);
+  const { errorCount, errors } =
+    stalled !== undefined
+      ? stallErrors(stalled)
+      : syncing !== undefined
+        ? syncingErrors(status, syncing)
+        : reportedErrors(status);
   const state: SyncState =
     stalled !== undefined
       ? SyncState.Stalled
@@ -191,7 +198,10 @@ interface ErrorsOf {
   readonly errors: ErrorReport[];
 }
 
-/** The phases' errors and those of any other condition that is True. */
+/**
+ * Without a Syncing condition (a status Config Sync's older reconcilers wrote): the phases' errors and those
+ * of any other condition that is True.
+ */
 function reportedErrors(status: RawStatus): ErrorsOf {
   const counted = phases.reduce((n, phase) => n + (status[phase]?.errorSummary?.totalCount ?? 0), 0);
   const errors: ErrorReport[] = [];
@@ -200,6 +210,32 @@ function reportedErrors(status: RawStatus): ErrorsOf {
     if (c.type !== "Syncing" && c.status === "True")
       for (const e of c.errors ?? []) errors.push(errorReport(c.type ?? "", e));
   return { errorCount: Math.max(counted, errors.length), errors };
+}
+
+const phaseOfRef: ReadonlyMap<string, (typeof phases)[number]> = new Map([
+  [ErrorSourceRef.Rendering, "rendering"],
+  [ErrorSourceRef.Source, "source"],
+  [ErrorSourceRef.Sync, "sync"],
+]);
+
+/**
+ * As `nomos status` reads them: the errors of the commit the Syncing condition is about, from the status blocks
+ * its errorSourceRefs name, counted by its summary. A block it does not name (a source error for a new commit
+ * leaves the last apply's errors in status.sync) is not this commit's, and is left out.
+ */
+function syncingErrors(status: RawStatus, syncing: RawCondition): ErrorsOf {
+  if (syncing.errorSummary === undefined) {
+    const listed = (syncing.errors ?? []).map((e) => errorReport(syncing.type ?? "", e));
+    return { errorCount: listed.length, errors: listed };
+  }
+  const named = (syncing.errorSourceRefs ?? []).flatMap((ref) => {
+    const phase = phaseOfRef.get(ref);
+    return phase === undefined ? [] : [phase];
+  });
+  const errors = named.flatMap((phase) => (status[phase]?.errors ?? []).map((e) => errorReport(phase, e)));
+  const counted = syncing.errorSummary.totalCount ?? 0;
+  // A summary of 0 is no errors, whatever the blocks hold (nomos's ConditionHasNoErrors).
+  return counted === 0 ? { errorCount: 0, errors: [] } : { errorCount: Math.max(counted, errors.length), errors };
 }
 
 /**

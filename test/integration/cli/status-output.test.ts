@@ -42,7 +42,16 @@ test("driftless status prints a sync's error message holding terminal escape seq
       ...created,
       status: {
         source: { errors: [{ code: "1006", errorMessage: hostile }], errorSummary: { totalCount: 1 } },
-        conditions: [{ type: "Syncing", status: "False", reason: "Source", message: hostile }],
+        conditions: [
+          {
+            type: "Syncing",
+            status: "False",
+            reason: "Source",
+            message: hostile,
+            errorSourceRefs: ["status.source.errors"],
+            errorSummary: { totalCount: 1 },
+          },
+        ],
       },
     },
   });

@@ -14,6 +14,17 @@ const sync = (spec: object, status: object): KubeObject =>
     status,
   }) as KubeObject;
 
+/** The Syncing condition Config Sync's reconciler writes when the source of `commit` has one error. */
+const sourceFailed = (commit: string): object => ({
+  type: "Syncing",
+  status: "False",
+  reason: "Source",
+  message: "Source",
+  commit,
+  errorSourceRefs: ["status.source.errors"],
+  errorSummary: { totalCount: 1, errorCountAfterTruncation: 1 },
+});
+
 test("a sync's source is shown as repo@branch/dir with the credentials in its URL masked", () => {
   const report = syncReport(
     sync(
@@ -36,7 +47,7 @@ test("errors carry their KNV code and phase, and make the sync ERROR and the exi
           errors: [{ code: "1006", errorMessage: "KNV1006: bad yaml" }],
           errorSummary: { totalCount: 1 },
         },
-        conditions: [{ type: "Syncing", status: "False", message: "Source" }],
+        conditions: [sourceFailed("abc")],
       },
     ),
   );
@@ -47,6 +58,60 @@ test("errors carry their KNV code and phase, and make the sync ERROR and the exi
   assert.match(render([report], OutputFormat.Text), /error: +KNV1006 \(source\) bad yaml/);
 });
 
+test("errors are the Syncing condition's commit's, as nomos status reads them: an earlier apply's are left out", () => {
+  const applyError = { code: "2009", errorMessage: "KNV2009: the last apply failed" };
+  const status = {
+    lastSyncedCommit: "a",
+    source: {
+      commit: "b",
+      errors: [{ code: "1017", errorMessage: "KNV1017: bad" }],
+      errorSummary: { totalCount: 1 },
+    },
+    rendering: { commit: "a" },
+    // What the last apply (commit a) reported; a source error for b stops the pass before the sync phase.
+    sync: { commit: "a", errors: [applyError], errorSummary: { totalCount: 1 } },
+    conditions: [sourceFailed("b")],
+  };
+  const report = syncReport(sync({ git: { repo: "r", branch: "main" } }, status));
+  assert.equal(report.state, SyncState.Error);
+  assert.equal(report.errorCount, 1);
+  assert.deepEqual(report.errors, [{ phase: "source", code: "KNV1017", message: "bad" }]);
+  assert.match(render([report], OutputFormat.Text), /ERROR +b +1 error\(s\)/);
+
+  // The next commit synced: "Sync Completed" with an empty summary is SYNCED, whatever an older block still holds.
+  const synced = syncReport(
+    sync(
+      {},
+      {
+        ...status,
+        source: { commit: "c" },
+        rendering: { commit: "a", errors: [applyError], errorSummary: { totalCount: 1 } },
+        sync: { commit: "c" },
+        conditions: [
+          {
+            type: "Syncing",
+            status: "False",
+            reason: "Sync",
+            message: "Sync Completed",
+            commit: "c",
+            errorSummary: {},
+          },
+        ],
+      },
+    ),
+  );
+  assert.equal(synced.state, SyncState.Synced);
+  assert.equal(synced.errorCount, 0);
+  assert.deepEqual(synced.errors, []);
+
+  // A summary over what the blocks list (truncated): counted by the summary, as nomos's TotalErrorCount.
+  const truncated = syncReport(
+    sync({}, { ...status, conditions: [{ ...sourceFailed("b"), errorSummary: { totalCount: 3, truncated: true } }] }),
+  );
+  assert.equal(truncated.errorCount, 3);
+  assert.match(render([truncated], OutputFormat.Text), /error: +\.\.\. 2 more/);
+});
+
 test("an error keeps Config Sync's link to its code's page, as nomos status prints the errorMessage whole", () => {
   const link = "For more information, see https://g.co/cloud/acm-errors#knv1006";
   const report = syncReport(
@@ -54,7 +119,7 @@ test("an error keeps Config Sync's link to its code's page, as nomos status prin
       { git: { repo: "r", branch: "main" } },
       {
         source: { errors: [{ code: "1006", errorMessage: `KNV1006: bad yaml\n\n${link}` }] },
-        conditions: [{ type: "Syncing", status: "False", message: "Source" }],
+        conditions: [sourceFailed("")],
       },
     ),
   );
@@ -122,7 +187,7 @@ test("the COMMIT column is the Syncing condition's commit, as nomos status shows
       { git: { repo: "r", branch: "main" } },
       {
         source: { commit, errors: [{ code: "1006", errorMessage: "KNV1006: bad" }], errorSummary: { totalCount: 1 } },
-        conditions: [{ type: "Syncing", status: "False", reason: "Source", message: "Source", commit }],
+        conditions: [sourceFailed(commit)],
       },
     ),
   );

@@ -24,7 +24,14 @@ const sync = {
   spec: { sourceType: "git", git: { repo: `https://user:pw@git.example/${hostile}`, branch: "main", dir: hostile } },
   status: {
     conditions: [
-      { type: "Syncing", status: "False", reason: "Sync", message: hostile },
+      {
+        type: "Syncing",
+        status: "False",
+        reason: "Source",
+        message: hostile,
+        errorSourceRefs: ["status.source.errors"],
+        errorSummary: { totalCount: 1 },
+      },
       { type: "Suspended", status: "True", reason: "Suspended", message: `drift ${hostile}` },
     ],
     source: {
