@@ -7,26 +7,29 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
+interface ProcessEntry {
+  readonly pid: number;
+  readonly ppid: number;
+  readonly pgrp: number;
+}
+
 /**
- * SIGKILLs every process whose TMPDIR is `tmpDir` or a folder inside it, except this process; returns
- * their pids. Reads /proc: elsewhere (or for another user's processes, whose environment is unreadable)
- * nothing is found. Synchronous, so it is over before a restart can start a child with the same TMPDIR.
+ * SIGKILLs the orphans marked with `tmpDir` (their TMPDIR is it or a folder inside it), each with its
+ * process group when it leads one; returns their pids. An orphan is one reparented to this process or its
+ * ancestors (init, a subreaper above us), where a dead child's processes go: a live process of the same
+ * mark whose parent still runs (another manager's child on a shared state folder, its git) is left alone.
+ * Reads /proc: elsewhere (or for another user's processes, whose environment is unreadable) nothing is
+ * found. Synchronous, so it is over before a restart can start a child with the same TMPDIR.
  */
 export function killProcessesIn(tmpDir: string, proc = "/proc"): number[] {
-  let entries: string[];
-  try {
-    entries = readdirSync(proc);
-  } catch {
-    return [];
-  }
+  const ancestors = ancestorsOf(process.pid, proc);
   const killed: number[] = [];
-  for (const entry of entries) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) continue;
-    if (!tmpDirIsUnder(environmentOf(proc, entry), tmpDir)) continue;
+  for (const entry of processEntries(proc)) {
+    if (ancestors.has(entry.pid) || !ancestors.has(entry.ppid)) continue;
+    if (!tmpDirIsUnder(environmentOf(proc, entry.pid), tmpDir)) continue;
     try {
-      process.kill(pid, "SIGKILL");
-      killed.push(pid);
+      process.kill(entry.pgrp === entry.pid ? -entry.pid : entry.pid, "SIGKILL");
+      killed.push(entry.pid);
     } catch {
       // Gone meanwhile, or not ours to signal.
     }
@@ -34,9 +37,50 @@ export function killProcessesIn(tmpDir: string, proc = "/proc"): number[] {
   return killed;
 }
 
-function environmentOf(proc: string, pid: string): string[] {
+function processEntries(proc: string): ProcessEntry[] {
+  let names: string[];
   try {
-    return readFileSync(join(proc, pid, "environ"), "latin1").split("\0");
+    names = readdirSync(proc);
+  } catch {
+    return [];
+  }
+  const entries: ProcessEntry[] = [];
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    const entry = statOf(proc, Number(name));
+    if (entry !== undefined) entries.push(entry);
+  }
+  return entries;
+}
+
+/** pid, ppid and process group from /proc/<pid>/stat; the command name may hold spaces and parentheses. */
+function statOf(proc: string, pid: number): ProcessEntry | undefined {
+  try {
+    const stat = readFileSync(join(proc, String(pid), "stat"), "latin1");
+    const [, ppid, pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { pid, ppid: Number(ppid), pgrp: Number(pgrp) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Where a dead child's processes are reparented: this process itself (when it is a container's init), its
+ * parent, that one's parent, and so on up to init (pid 1, counted even when not visible).
+ */
+function ancestorsOf(pid: number, proc: string): Set<number> {
+  const ancestors = new Set<number>([pid, 1]);
+  let current = statOf(proc, pid)?.ppid;
+  while (current !== undefined && current > 0 && !ancestors.has(current)) {
+    ancestors.add(current);
+    current = statOf(proc, current)?.ppid;
+  }
+  return ancestors;
+}
+
+function environmentOf(proc: string, pid: number): string[] {
+  try {
+    return readFileSync(join(proc, String(pid), "environ"), "latin1").split("\0");
   } catch {
     return [];
   }
