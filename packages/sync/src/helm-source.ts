@@ -44,7 +44,12 @@ export class HelmSourceError extends DriftlessError {
   }
 }
 
-const exactVersion = /^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
+/**
+ * A version helm is given as written. Config Sync's isRange: `v1.2.3` is no semver but a constraint, resolved
+ * by `helm show chart`, so a chart pushed as `v1.2.3` is found under that OCI tag and the commit is its own
+ * version (dropping the `v` asked the registry for a tag `1.2.3` it does not have).
+ */
+const exactVersion = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
 /** helm's messages for what passes by itself: everything else needs a change to the spec, Secret or repository. */
 const transient =
   /connection refused|connection reset|no such host|network is unreachable|no route to host|i\/o timeout|timeout awaiting|Client\.Timeout exceeded|context deadline exceeded|TLS handshake timeout|unexpected EOF|500 Internal Server Error|502 Bad Gateway|503 Service Unavailable|504 Gateway Timeout|429 Too Many Requests/i;
@@ -185,7 +190,7 @@ export class HelmSource {
 
   /** An exact version is used as written; a range (or none: the latest) is resolved by the repository. */
   async #version(spec: HelmRootSyncSpec, reference: string, run: (args: string[]) => Promise<string>): Promise<string> {
-    if (spec.version !== undefined && exactVersion.test(spec.version)) return spec.version.replace(/^v(?=\d)/, "");
+    if (spec.version !== undefined && exactVersion.test(spec.version)) return spec.version;
     const shown = await run(showChartArgs(reference, spec.version));
     const found = /^version:\s*["']?([^"'\s]+)["']?\s*$/m.exec(shown)?.[1];
     if (found === undefined)

@@ -238,6 +238,25 @@ test("renders a chart pushed to an OCI registry with helm push, deploying its ob
   });
 });
 
+test("a chart pushed as v1.1.0 to an OCI registry syncs with spec.helm.version v1.1.0, the commit being v1.1.0 (Config Sync's e2e TestHelmNamespaceRepo)", async (t) => {
+  const registry = await startRegistry(t);
+  await pushChart(t, registry, "charts", webChart("v1.1.0"));
+  const name = `helm-v-${suffix()}`;
+  const ns = `helm-v-${suffix()}`;
+  await ensureNamespace(t, ns);
+  // Config Sync reads `v1.1.0` as a constraint and renders the version `helm show chart` names.
+  await createHelmRootSync(t, name, {
+    repo: `oci://${registry.host}/charts`,
+    chart: "web",
+    version: "v1.1.0",
+    namespace: ns,
+    ...(await tokenAuth(t, registry)),
+  });
+  const status = await rootSynced(name, "v1.1.0");
+  assert.equal((status["source"] as JsonObject)["commit"], "v1.1.0");
+  assert.equal((await configMapData(ns, "release-name-web"))?.["version"], "v1.1.0");
+});
+
 test("new values for the same chart version are applied and not reverted by drift correction, even while the pass that applies them still runs", async (t) => {
   const repo = await startHelmRepo(t);
   // A Deployment never becomes available here (no kubelet): each pass waits reconcileTimeout after its
