@@ -196,6 +196,7 @@ export { redactUrl, redactCredentials, redactCredentialsIn } from "./redact.ts";
 export { relativeSourceDir, sourceStatusBlock } from "./source-status.ts";
 export type { SourceStatusBlock } from "./source-status.ts";
 export { sourcePeriodOf } from "./source-period.ts";
+export { apiServerTimeoutOverride, reconcileTimeoutMsOf } from "./override-timeouts.ts";
 export type { SyncIdentity } from "./invalid-sync-error.ts";
 
 export { gitAuthAlternative } from "./git-auth-alternative.ts";

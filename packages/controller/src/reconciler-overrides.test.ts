@@ -25,6 +25,22 @@ void describe("reconcilerOverrides", () => {
     assert.equal(env.get("API_SERVER_TIMEOUT"), "7s");
   });
 
+  void it("passes no apiServerTimeout for a zero one: Config Sync reads 0s as its 15 s default, and the reconciler refuses a 0 s deadline", () => {
+    for (const zero of ["0s", "0"]) {
+      const sync = rootSync({ apiServerTimeout: zero });
+      assert.deepEqual(overrideArgs(reconcilerOverrides(sync)), []);
+      const env = envOf(
+        reconcilerDeployment(sync, {
+          image: "i",
+          redisUrl: "redis://r:6379",
+          queuePrefix: undefined,
+          logLevel: "info",
+        }),
+      );
+      assert.equal(env.get("API_SERVER_TIMEOUT"), undefined);
+    }
+  });
+
   void it("maps the reconciler container's klog verbosity to a log level: 4 and above is debug", () => {
     assert.equal(
       reconcilerOverrides(rootSync({ logLevels: [{ containerName: "reconciler", logLevel: 5 }] })).logLevel,

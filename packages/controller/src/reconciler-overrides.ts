@@ -3,7 +3,7 @@
  * reconciler-manager does with flags: the API server request timeout and the log level. A spec
  * change restarts the reconciler (spec-hash.ts), so a new value takes effect with the next process.
  */
-import { parseDuration, type RSync } from "@driftless/api";
+import { apiServerTimeoutOverride, type RSync } from "@driftless/api";
 import { containerVerbosity, ReconcilerContainer } from "./container-overrides.ts";
 
 export { ReconcilerContainer };
@@ -11,7 +11,7 @@ export { ReconcilerContainer };
 export type ReconcilerLogLevel = "debug" | "info" | "warn" | "error";
 
 export interface ReconcilerOverrides {
-  /** `override.apiServerTimeout` as given (`15s`); undefined: the reconciler's default. */
+  /** `override.apiServerTimeout` as given (`15s`); undefined (unset or zero): the reconciler's default. */
   readonly apiServerTimeout?: string;
   /** From `override.logLevels` for the reconciler and the containers whose work it does; undefined: the manager's level. */
   readonly logLevel?: ReconcilerLogLevel;
@@ -25,10 +25,11 @@ const debugVerbosity = 4;
 
 export function reconcilerOverrides(sync: RSync): ReconcilerOverrides {
   const override = sync.spec.override ?? undefined;
-  const timeout = override?.apiServerTimeout;
+  // Zero means the default, as Config Sync reads it: the reconciler would refuse a 0 s deadline.
+  const timeout = apiServerTimeoutOverride(override);
   const logLevel = logLevelOf(containerVerbosity(sync, ReconcilerContainer));
   return {
-    ...(timeout !== undefined && parseDuration(timeout) !== undefined ? { apiServerTimeout: timeout } : {}),
+    ...(timeout === undefined ? {} : { apiServerTimeout: timeout }),
     ...(logLevel === undefined ? {} : { logLevel }),
   };
 }

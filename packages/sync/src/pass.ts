@@ -1,12 +1,11 @@
 import {
-  Defaults,
   DriftlessError,
   ErrorClass,
   KnvCode,
   allowsEmptySource,
   isSuspended,
-  parseDuration,
   pendingSyncRequest,
+  reconcileTimeoutMsOf,
   SourceType,
   toDriftlessError,
   type RSync,
@@ -254,7 +253,7 @@ async function passSteps(
     await inventory.write([...previous, ...owned]); // old ∪ new first: a crash never forgets an object
     lap("plan");
     const applyOptions = ctx.applyOptions(fetched.commit);
-    const reconcileTimeoutMs = reconcileTimeoutOf(sync);
+    const reconcileTimeoutMs = reconcileTimeoutMsOf(sync.spec.override);
     const written = await applyPlan(ordered, { ...applyOptions, reconcileTimeoutMs });
     lap("apply");
     // As Config Sync's applier: the pass waits for what it wrote to become Current (override.reconcileTimeout).
@@ -423,10 +422,4 @@ function logReconcileTimeout(ctx: PassContext, timedOut: readonly ApplyOutcome[]
 /** The log line for pruned objects still being deleted: before waiting for them, and at the timeout (not an error, as in Config Sync). */
 function logPruneWait(ctx: PassContext, message: string, ids: readonly ObjectId[]): void {
   ctx.log.info(message, { objects: ids.slice(0, 10).map(idKey), count: ids.length });
-}
-
-/** How long depends-on waits for a dependency to become Current: override.reconcileTimeout or 5 min. */
-function reconcileTimeoutOf(sync: RSync): number {
-  const text = sync.spec.override?.reconcileTimeout;
-  return (text === undefined ? undefined : parseDuration(text)) ?? Defaults.reconcileTimeoutMs;
 }
