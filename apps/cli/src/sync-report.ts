@@ -9,7 +9,7 @@ export interface SyncReport {
   readonly kind: string;
   readonly namespace: string;
   readonly name: string;
-  /** SYNCED, SYNCING, PENDING, ERROR, STALLED or SUSPENDED. */
+  /** SYNCED, SYNCING, PENDING, ERROR, STALLED, RECONCILING or SUSPENDED. */
   readonly state: SyncState;
   /** Where the sync reads from, credentials masked. */
   readonly source: SourceReport;
@@ -52,6 +52,8 @@ export const SyncState = {
   Pending: "PENDING",
   Error: "ERROR",
   Stalled: "STALLED",
+  /** The manager is still setting the reconciler up (Reconciling=True): nothing it reports is current yet. */
+  Reconciling: "RECONCILING",
   Suspended: "SUSPENDED",
 } as const;
 export type SyncState = (typeof SyncState)[keyof typeof SyncState];
@@ -142,25 +144,40 @@ export function syncReport(sync: KubeObject, group?: KubeObject): SyncReport {
   const syncing = status.conditions?.find((c) => c.type === "Syncing");
   const stalled = status.conditions?.find((c) => c.type === "Stalled" && c.status === "True");
   const suspended = status.conditions?.find((c) => c.type === "Suspended" && c.status === "True");
+  // As nomos status: while the reconciler is set up (a new sync, a spec change rolling out), what the last
+  // one reported is not this spec's; its errors and commit are not shown, and the sync is not SYNCED.
+  const reconciling =
+    stalled === undefined ? status.conditions?.find((c) => c.type === "Reconciling" && c.status === "True") : undefined;
   const { errorCount, errors } =
     stalled !== undefined
       ? stallErrors(stalled)
-      : syncing !== undefined
-        ? syncingErrors(status, syncing)
-        : reportedErrors(status);
+      : reconciling !== undefined
+        ? { errorCount: 0, errors: [] }
+        : syncing !== undefined
+          ? syncingErrors(status, syncing)
+          : reportedErrors(status);
   const state: SyncState =
     stalled !== undefined
       ? SyncState.Stalled
-      : suspended !== undefined
-        ? SyncState.Suspended
-        : syncing === undefined
-          ? SyncState.Pending
-          : syncing.status === "True"
-            ? SyncState.Syncing
-            : errorCount > 0 || errors.length > 0
-              ? SyncState.Error
-              : SyncState.Synced;
-  const message = stalled !== undefined ? undefined : suspended !== undefined ? suspended.message : syncing?.message;
+      : reconciling !== undefined
+        ? SyncState.Reconciling
+        : suspended !== undefined
+          ? SyncState.Suspended
+          : syncing === undefined
+            ? SyncState.Pending
+            : syncing.status === "True"
+              ? SyncState.Syncing
+              : errorCount > 0 || errors.length > 0
+                ? SyncState.Error
+                : SyncState.Synced;
+  const message =
+    stalled !== undefined
+      ? undefined
+      : reconciling !== undefined
+        ? reconciling.message
+        : suspended !== undefined
+          ? suspended.message
+          : syncing?.message;
   return {
     kind: sync.kind,
     namespace: sync.metadata.namespace ?? "",
@@ -324,7 +341,7 @@ function overlapped(s: RawResourceStatus): boolean {
   return (s.conditions ?? []).some((c) => c.type === "OwnershipOverlap" && c.status === "True");
 }
 
-/** 0 when every sync is synced, 1 otherwise (pending, syncing, errors, stalled). */
+/** 0 when every sync is synced, 1 otherwise (pending, syncing, reconciling, errors, stalled). */
 export function exitCode(reports: readonly SyncReport[]): number {
   return reports.every((r) => r.state === SyncState.Synced) ? 0 : 1;
 }

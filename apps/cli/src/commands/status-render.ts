@@ -27,9 +27,9 @@ export function statusLine(r: SyncReport): string {
   return `${printableLine(r.kind).padEnd(8)} ${printableLine(`${r.namespace}/${r.name}`).padEnd(48)} ${r.state.padEnd(8)} ${printableLine(short(shownCommit(r))).padEnd(12)} ${r.errorCount} error(s)${message ? `  ${cell(message)}` : ""}`;
 }
 
-/** The commit `nomos status` shows: the Syncing condition's (a failed one's too), none while stalled. */
+/** The commit `nomos status` shows: the Syncing condition's (a failed one's too), none while stalled or reconciling. */
 function shownCommit(r: SyncReport): string {
-  return r.state === SyncState.Stalled ? "" : r.commits.syncing;
+  return r.state === SyncState.Stalled || r.state === SyncState.Reconciling ? "" : r.commits.syncing;
 }
 
 /** A sync as a person reads it: the summary line, then its source, commits, stall, errors and objects. */

@@ -212,6 +212,51 @@ test("the COMMIT column is the Syncing condition's commit, as nomos status shows
   assert.match(render([stalled], OutputFormat.Text), /STALLED +- +1 error\(s\)/);
 });
 
+test("a sync whose reconciler is being set up is RECONCILING, as nomos status says, and exits 1", () => {
+  const commit = "0123456789abcdef0123456789abcdef01234567";
+  const settingUp = { type: "Reconciling", status: "True", reason: "Deployment", message: "Deployment is rolling out" };
+  // A spec change: the new reconciler is not up yet, and the Syncing condition is the last one's.
+  const report = syncReport(
+    sync(
+      { git: { repo: "r", branch: "main" } },
+      {
+        lastSyncedCommit: commit,
+        sync: { commit, errors: [{ code: "2009", errorMessage: "KNV2009: old" }], errorSummary: { totalCount: 1 } },
+        conditions: [
+          settingUp,
+          { type: "Stalled", status: "False", reason: "Deployment" },
+          {
+            type: "Syncing",
+            status: "False",
+            reason: "Sync",
+            message: "Sync Completed",
+            commit,
+            errorSourceRefs: ["status.sync.errors"],
+            errorSummary: { totalCount: 1 },
+          },
+        ],
+      },
+    ),
+  );
+  assert.equal(report.state, SyncState.Reconciling);
+  assert.equal(report.errorCount, 0);
+  assert.deepEqual(report.errors, []);
+  assert.equal(report.message, "Deployment is rolling out");
+  assert.equal(exitCode([report]), 1);
+  // No commit, as nomos's N/A: the Syncing condition is the previous reconciler's.
+  assert.match(render([report], OutputFormat.Text), /RECONCILING - +0 error\(s\) +Deployment is rolling out/);
+  // A new sync, before its reconciler ever ran.
+  assert.equal(syncReport(sync({}, { conditions: [settingUp] })).state, SyncState.Reconciling);
+  // Stalled wins: the manager keeps restarting a reconciler that keeps failing (both True).
+  const failing = syncReport(
+    sync(
+      {},
+      { conditions: [settingUp, { type: "Stalled", status: "True", reason: "ReconcilerFailed", message: "x" }] },
+    ),
+  );
+  assert.equal(failing.state, SyncState.Stalled);
+});
+
 test("a suspended sync is SUSPENDED, with what its last comparison found, and exits 1", () => {
   const drift =
     "Suspended by driftless.dev/suspend: nothing is applied, pruned or corrected. Compared with the source at commit abc: 1 missing (ConfigMap a/b)";

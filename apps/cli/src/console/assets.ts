@@ -80,7 +80,7 @@ td.source, .source { font-family: ui-monospace, "DejaVu Sans Mono", monospace; f
 .source-type { font-family: system-ui, sans-serif; font-size: 0.75rem; border: 1px solid var(--line); border-radius: 4px; padding: 0 0.3rem; color: var(--muted); }
 .state { display: inline-block; font-weight: 700; font-size: 0.8rem; border: 1px solid currentColor; border-radius: 4px; padding: 0.05rem 0.4rem; white-space: nowrap; }
 .state-synced { color: var(--ok); }
-.state-syncing, .state-pending { color: var(--info); }
+.state-syncing, .state-pending, .state-reconciling { color: var(--info); }
 .state-error, .state-stalled { color: var(--bad); background: #fff5f5; }
 .state-suspended { color: var(--warn); background: #fff8e6; }
 .kstatus-current { color: var(--ok); }

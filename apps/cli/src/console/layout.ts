@@ -49,6 +49,7 @@ const stateGlyph: Readonly<Record<SyncState, Html>> = {
   PENDING: html`&#9675;`,
   ERROR: html`&#10007;`,
   STALLED: html`&#9888;`,
+  RECONCILING: html`&#8635;`,
   SUSPENDED: html`&#8214;`,
 };
 
