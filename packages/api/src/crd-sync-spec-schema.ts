@@ -40,8 +40,9 @@ const git = obj(
     revision: str("Tag, ref or commit to sync. Defaults to `HEAD`, the tip of `branch`."),
     dir: str("Directory of the repository holding the manifests. Defaults to the repository root."),
     period: period("polls of the repository", "15s"),
+    // Config Sync's Git enum: k8sserviceaccount is for OCI and Helm only, so the API server refuses it here (422).
     auth: str("How to authenticate to the repository.", {
-      enum: ["ssh", "cookiefile", "gcenode", "gcpserviceaccount", "k8sserviceaccount", "token", "none", "githubapp"],
+      enum: ["ssh", "cookiefile", "gcenode", "gcpserviceaccount", "token", "githubapp", "none"],
     }),
     gcpServiceAccountEmail,
     proxy: str("HTTPS proxy URL; has an effect with auth none, cookiefile and token."),

@@ -111,7 +111,7 @@ function parseGit(kind: SyncKind, raw: JsonRecord, reader: FieldReader): GitSpec
   const path = "spec.git";
   const repo = requiredSourceField(kind, raw, "repo", "git", reader) ?? "";
   const problemsBefore = reader.problems.length;
-  // The CRD's enum has k8sserviceaccount (OCI and Helm read it); Config Sync's Git check does not.
+  // The CRD refuses k8sserviceaccount for Git, as Config Sync's does; one stored under an older CRD is refused here.
   const auth =
     authField(kind, raw, "git", gitAuthTypes, reader, (value) =>
       value === GitAuthType.K8sServiceAccount ? "it applies to OCI and Helm sources only" : undefined,

@@ -91,6 +91,26 @@ test("without strict validation the API server drops a RepoSync's roleRefs, so n
   assert.deepEqual((created["spec"] as { override?: unknown }).override, { reconcileTimeout: "10m" });
 });
 
+test("spec.git.auth k8sserviceaccount is refused by both CRDs in both versions, as Config Sync's Git enum has no such value; OCI and Helm take it", async (t) => {
+  const namespace = await testNamespace(t, "gitauth");
+  for (const kind of ["RootSync", "RepoSync"] as const) {
+    for (const version of versions) {
+      const refusal = await createStrict(
+        sync(kind, version, namespace, { git: { ...gitSource, auth: "k8sserviceaccount" } }),
+      );
+      const what = `${kind} ${version} with spec.git.auth k8sserviceaccount`;
+      assert.ok(refusal !== undefined, `${what} was accepted`);
+      assert.equal(refusal.status, 422, `${what}: ${refusal.message}`);
+      assert.ok(refusal.serverMessage.includes("spec.git.auth"), `${what}: ${refusal.serverMessage}`);
+    }
+    for (const spec of [
+      { sourceType: "oci", oci: { ...ociSource, auth: "k8sserviceaccount" } },
+      { sourceType: "helm", helm: { ...helmSource, auth: "k8sserviceaccount" } },
+    ])
+      assert.equal(await createStrict(sync(kind, "v1beta1", namespace, spec)), undefined, `${kind} ${spec.sourceType}`);
+  }
+});
+
 test("a source URL over 2048 characters (spec.git.repo, spec.oci.image, spec.helm.repo) is refused by both CRDs; 2048 is accepted", async (t) => {
   // Every webhook push keys every sync's URL: a tenant's megabyte-long URL would cost the manager on each push.
   const namespace = await testNamespace(t, "urllen");
