@@ -177,7 +177,11 @@ export async function* readTar(source: AsyncIterable<Buffer>): AsyncGenerator<Ta
   try {
     for (;;) {
       const header = await reader.read(block);
-      if (header.length < block) return;
+      if (header.length === 0) return;
+      // Go's archive/tar (Config Sync's oci-sync, helm) fails on a header cut short: a small file that is no tar
+      // (a YAML file pushed as a layer) was read as an empty layer, an empty source that pruned everything.
+      if (header.length < block)
+        throw new TarFormatError(`not a tar archive (${header.length} bytes where a 512-byte header was due)`);
       if (header.every((b) => b === 0)) return; // end-of-archive marker
       if (!checksumMatches(header)) throw new TarFormatError("not a tar archive (header checksum mismatch)");
       const rawFlag = text(header, 156, 1);

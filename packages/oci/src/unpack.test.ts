@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { refused, scratch } from "./testing/unpack-fixtures.ts";
 import { tarArchive, tarGz, tarGzBomb } from "./testing/tar-writer.ts";
+import { OciFailureReason, OciFetchError } from "./errors.ts";
 import { UnpackBudget, unpackLayer } from "./unpack.ts";
 
 void describe("unpackLayer", () => {
@@ -37,6 +38,19 @@ void describe("unpackLayer", () => {
     assert.deepEqual(await readdir(join(root, "old")), ["y.yaml"], "the opaque whiteout hid x.yaml, not y.yaml");
     assert.equal(await readlink(join(root, "config/link.yaml")), "a.yaml");
     assert.equal(await readFile(join(root, "deep", `${"d".repeat(120)}.yaml`), "utf8"), "long: true\n");
+  });
+
+  void it("refuses a layer that is no tar, shorter than a tar header (a YAML file pushed as the layer), as Go's tar reader does, rather than reading it as empty", async (t) => {
+    const root = await scratch(t);
+    const yamlFile = Buffer.from("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n");
+    await assert.rejects(unpackLayer(yamlFile, root, new UnpackBudget()), (error: unknown) => {
+      assert.ok(error instanceof OciFetchError, String(error));
+      assert.equal(error.reason, OciFailureReason.InvalidImage);
+      assert.match(error.message, /not a tar archive \(54 bytes where a 512-byte header was due\)/);
+      return true;
+    });
+    const cut = tarArchive([{ name: "a.yaml", content: "a: 1\n" }]);
+    await assert.rejects(unpackLayer(cut.subarray(0, 1024 + 100), root, new UnpackBudget()), /not a tar archive/);
   });
 
   void it("refuses paths with .. and absolute paths", async (t) => {

@@ -217,7 +217,7 @@ test("an image pinned by digest is pulled once: deleted from the registry afterw
   assert.equal((await rootSyncStatus(name))["lastSyncedCommit"], hex(digest));
 });
 
-test("a missing tag, a wrong password, a layer escaping its directory and a missing dir are KNV2004 source errors, and nothing synced before is deleted", async (t) => {
+test("a missing tag, a wrong password, a layer escaping its directory, a layer that is no tar and a missing dir are KNV2004 source errors, and nothing synced before is deleted", async (t) => {
   const registry = await startRegistry(t);
   const name = `oci-bad-${suffix()}`;
   const ns = `oci-bad-${suffix()}`;
@@ -234,6 +234,8 @@ test("a missing tag, a wrong password, a layer escaping its directory and a miss
       { name: `../../escaped-${suffix()}.yaml`, content: configMap(ns, "escaped") },
     ]),
   ]);
+  // A YAML file pushed as the layer itself (`oras push img ns.yaml`: oras's media type says tar), not in a tar.
+  await pushImage(registry, "config/app", "raw", [Buffer.from(configMap(ns, "raw"))]);
   const { creds, ca } = await registrySecrets(t, registry);
   const wrong = await registrySecrets(t, registry, "not-the-password");
   await createOciRootSync(name, {
@@ -259,6 +261,7 @@ test("a missing tag, a wrong password, a layer escaping its directory and a miss
       { image: `${registry.host}/config/app:escape`, secretRef: { name: creds } },
       /KNV2004: .*leads out of the image's directory/,
     ],
+    [{ image: `${registry.host}/config/app:raw`, secretRef: { name: creds } }, /KNV2004: .*not a tar archive/],
     [
       { image: `${registry.host}/config/app:v1`, dir: "not-there" },
       /KNV2004: spec.oci.dir "not-there" is not a directory of the image/,
