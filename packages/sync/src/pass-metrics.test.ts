@@ -116,3 +116,81 @@ void it("records internal errors under the sources Config Sync's reconciler has,
     'config_sync_internal_errors_total{source="remediator"} 2',
   ]);
 });
+
+void it("keeps a stage's errors while a pass stops before it, as its block on status keeps them: a source error leaves the last apply's in reconciler_errors and pipeline_error_observed", async () => {
+  const metrics = createMetrics({ processMetrics: false });
+  const identity = { kind: "RootSync", namespace: "config-management-system", name: "root-sync" } as const;
+  const lines = async (name: string): Promise<string[]> =>
+    (await metrics.registry.getSingleMetricAsString(name))
+      .split("\n")
+      .filter((line) => line !== "" && !line.startsWith("#"));
+  const applyError = new DriftlessError({ code: KnvCode.Apply, errorClass: ErrorClass.Terminal, message: "refused" });
+  const sourceError = new DriftlessError({ code: "KNV1006", errorClass: ErrorClass.Terminal, message: "bad yaml" });
+  const rendering = { message: "Rendering succeeded", errors: [] };
+  const pass = { sourceErrors: [], syncErrors: [], synced: false, applied: [], pruned: [], rendering };
+  recordPass(metrics, identity, "poll", { ...pass, commit: "a", syncErrors: [applyError] }, 1);
+  // The next commit's source does not parse: status.sync still lists commit a's apply error.
+  recordPass(metrics, identity, "poll", { ...pass, commit: "b", sourceErrors: [sourceError] }, 1);
+  const errors = await lines("config_sync_reconciler_errors");
+  assert.ok(errors.includes('config_sync_reconciler_errors{component="sync",errorclass="2xxx"} 1'), errors.join("\n"));
+  assert.ok(
+    errors.includes('config_sync_reconciler_errors{component="source",errorclass="1xxx"} 1'),
+    errors.join("\n"),
+  );
+  const observed = await lines("config_sync_pipeline_error_observed");
+  const labels = 'name="root-reconciler",reconciler="root-sync"';
+  assert.ok(
+    observed.includes(`config_sync_pipeline_error_observed{${labels},component="sync"} 1`),
+    observed.join("\n"),
+  );
+  assert.ok(observed.includes(`config_sync_pipeline_error_observed{${labels},component="source"} 1`));
+
+  // A fetch that fails (no rendering this pass) keeps status.rendering, and its metrics too.
+  const renderError = new DriftlessError({ code: "KNV1068", errorClass: ErrorClass.Terminal, message: "build" });
+  recordPass(
+    metrics,
+    identity,
+    "poll",
+    { ...pass, commit: "c", rendering: { message: "x", errors: [renderError] } },
+    1,
+  );
+  const { rendering: _none, ...unfetched } = pass;
+  recordPass(metrics, identity, "poll", { ...unfetched, commit: undefined, sourceErrors: [sourceError] }, 1);
+  assert.ok(
+    (await lines("config_sync_pipeline_error_observed")).includes(
+      `config_sync_pipeline_error_observed{${labels},component="rendering"} 1`,
+    ),
+  );
+
+  // The source fixed and commit d applied: every stage says 0 again.
+  recordPass(metrics, identity, "poll", { ...pass, commit: "d", synced: true }, 1);
+  assert.deepEqual(
+    (await lines("config_sync_pipeline_error_observed")).filter((l) => l.endsWith(" 1")),
+    [],
+  );
+});
+
+void it("records a sync attempt whose only source errors are objects set aside for their kind (the rest applied) as an error of its commit", async () => {
+  const metrics = createMetrics({ processMetrics: false });
+  const identity = { kind: "RootSync", namespace: "config-management-system", name: "root-sync" } as const;
+  const setAside = new DriftlessError({ code: "KNV1021", errorClass: ErrorClass.Terminal, message: "unknown kind" });
+  recordPass(
+    metrics,
+    identity,
+    "poll",
+    {
+      commit: "a",
+      sourceErrors: [setAside],
+      reachedApply: true,
+      syncErrors: [],
+      synced: false,
+      applied: [],
+      pruned: [],
+    },
+    1,
+  );
+  assert.match(
+    await metrics.registry.getSingleMetricAsString("config_sync_last_sync_timestamp"),
+    /\{status="error",commit="a"\} \d+/,
+  );
+});

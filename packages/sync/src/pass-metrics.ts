@@ -11,6 +11,7 @@ import {
   type Status,
 } from "@driftless/metrics";
 import type { PassResult, PassTrigger } from "./pass.ts";
+import { reportsSyncPhase } from "./status.ts";
 
 /** A defensive check that fired, or an exception nothing classified: a bug, not the user's configuration. */
 const isInternal = (error: DriftlessError): boolean =>
@@ -73,9 +74,11 @@ export function recordPass(
   const renderingErrors = result.rendering?.errors ?? [];
   const status = statusOf([...renderingErrors, ...result.sourceErrors, ...result.syncErrors]);
   m.reconcileDuration.observe({ status }, seconds);
-  // After every sync attempt, as Config Sync: a pass that reached the apply, successful or not.
-  if (reachedSync(result) && result.commit !== undefined)
-    m.lastSync.record({ status: statusOf(result.syncErrors), commit: result.commit });
+  const syncReported = reportsSyncPhase(result);
+  // After every sync attempt, as Config Sync: a pass that reached the apply, successful or not; its status is
+  // the commit's (objects set aside for their kind are source errors of a commit that was applied).
+  if (syncReported && result.commit !== undefined)
+    m.lastSync.record({ status: statusOf([...result.sourceErrors, ...result.syncErrors]), commit: result.commit });
   const commit = result.commit ?? "";
   if (result.declared !== undefined) m.declaredResources.set({ commit }, result.declared.length);
   recordStages(m, trigger, result, seconds);
@@ -109,19 +112,14 @@ export function recordPass(
       });
     }
   }
-  const byClass = (list: readonly DriftlessError[], errorclass: "1xxx" | "2xxx" | "9xxx"): number =>
-    list.filter((e) => errorCodeClass(e.code) === errorclass).length;
-  for (const errorclass of ["1xxx", "2xxx", "9xxx"] as const) {
-    m.reconcilerErrors.set({ component: "rendering", errorclass }, byClass(renderingErrors, errorclass));
-    m.reconcilerErrors.set({ component: "source", errorclass }, byClass(result.sourceErrors, errorclass));
-    m.reconcilerErrors.set({ component: "sync", errorclass }, byClass(result.syncErrors, errorclass));
-  }
+  // As Config Sync records them, with each status block it writes: a stage the pass did not reach keeps its
+  // last value, as its block on status does (a fetch failure keeps status.rendering, a source error status.sync).
+  const pipeline = pipelineLabels(identity);
+  recordStageErrors(m, pipeline, "source", result.sourceErrors);
+  if (result.rendering !== undefined) recordStageErrors(m, pipeline, "rendering", renderingErrors);
+  if (syncReported) recordStageErrors(m, pipeline, "sync", result.syncErrors);
   // Config Sync's applier records none (a sync stage's internal error is in reconciler_errors' 9xxx class).
   m.internalErrors.inc({ source: InternalErrorSource.Parser }, result.sourceErrors.filter(isInternal).length);
-  const pipeline = pipelineLabels(identity);
-  m.pipelineErrorObserved.set({ ...pipeline, component: "source" }, result.sourceErrors.length > 0 ? 1 : 0);
-  m.pipelineErrorObserved.set({ ...pipeline, component: "rendering" }, renderingErrors.length > 0 ? 1 : 0);
-  m.pipelineErrorObserved.set({ ...pipeline, component: "sync" }, result.syncErrors.length > 0 ? 1 : 0);
   recordSuspension(m, result);
   // resource_count, ready_resource_count and the other ResourceGroup metrics follow the group's live
   // status (resource-group-status.ts), not the pass.
@@ -133,11 +131,19 @@ export function recordUndeclared(m: Metrics, counts: ReadonlyMap<string, number>
   for (const [type, count] of counts) m.watchUndeclaredObjects.set({ type }, count);
 }
 
-/** Whether the pass got to the apply (status.sync is written): not stopped by rendering, the source or a suspension. */
-function reachedSync(result: PassResult): boolean {
-  return (
-    (result.rendering?.errors.length ?? 0) === 0 && result.sourceErrors.length === 0 && result.suspension === undefined
-  );
+/** reconciler_errors by KNV class, and pipeline_error_observed, of one stage whose status block the pass wrote. */
+function recordStageErrors(
+  m: Metrics,
+  pipeline: ReturnType<typeof pipelineLabels>,
+  component: "source" | "rendering" | "sync",
+  errors: readonly DriftlessError[],
+): void {
+  for (const errorclass of ["1xxx", "2xxx", "9xxx"] as const)
+    m.reconcilerErrors.set(
+      { component, errorclass },
+      errors.filter((e) => errorCodeClass(e.code) === errorclass).length,
+    );
+  m.pipelineErrorObserved.set({ ...pipeline, component }, errors.length > 0 ? 1 : 0);
 }
 
 /** driftless_sync_suspended, and what the last suspended pass found (0 once resumed). */

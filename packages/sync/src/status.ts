@@ -74,6 +74,20 @@ function rootedSourcePaths(
 
 type Status = { [key: string]: unknown; conditions?: SyncCondition[] };
 
+/**
+ * Whether the pass writes status.sync: it got to the apply (a failed render, a suspension or a source error
+ * stops it first, unless only objects set aside for their kind failed). Otherwise status.sync keeps what the
+ * last real sync said, and so do the metrics read from it.
+ */
+export function reportsSyncPhase(report: PassReport): boolean {
+  const renderFailed = (report.rendering?.errors.length ?? 0) > 0;
+  return (
+    !renderFailed &&
+    report.suspension === undefined &&
+    (report.sourceErrors.length === 0 || report.reachedApply === true)
+  );
+}
+
 /** The status the RSync should carry after `report`; times change only where content does. */
 export function nextStatus(
   identity: SyncIdentity,
@@ -118,8 +132,7 @@ export function nextStatus(
   // A suspended pass applied nothing, nor one its source errors stopped: status.sync keeps saying what the
   // last real sync did. Objects set aside for their kind stop nothing else, so the apply is reported.
   const suspended = report.suspension;
-  const syncReported =
-    !renderFailed && suspended === undefined && (report.sourceErrors.length === 0 || report.reachedApply === true);
+  const syncReported = reportsSyncPhase(report);
   if (syncReported) status["sync"] = phase(report.syncErrors, current["sync"]);
   if (report.synced && report.commit !== undefined) status["lastSyncedCommit"] = report.commit;
 
