@@ -211,7 +211,7 @@ async function pushBlob(registry: Registry, repository: string, data: Buffer): P
 }
 
 /**
- * Pushes an image of the given layers (tar or tar+gzip) as `repository:tag` (`tag` undefined: by its
+ * Pushes an image of the given layers (tar, tar+gzip or tar+zstd) as `repository:tag` (`tag` undefined: by its
  * digest only); returns the manifest digest.
  */
 export async function pushImage(
@@ -232,8 +232,10 @@ export async function pushImage(
   const layerDescriptors = [];
   for (const layer of layers) {
     const gzipped = layer[0] === 0x1f && layer[1] === 0x8b;
+    const zstd = layer.length >= 4 && layer.readUInt32LE(0) === 0xfd2fb528;
+    const compression = gzipped ? "+gzip" : zstd ? "+zstd" : "";
     layerDescriptors.push({
-      mediaType: gzipped ? "application/vnd.oci.image.layer.v1.tar+gzip" : "application/vnd.oci.image.layer.v1.tar",
+      mediaType: `application/vnd.oci.image.layer.v1.tar${compression}`,
       digest: await pushBlob(registry, repository, layer),
       size: layer.length,
     });

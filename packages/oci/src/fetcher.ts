@@ -138,12 +138,7 @@ export class OciFetcher {
       const budget = new UnpackBudget(this.#options.limits ?? DefaultUnpackLimits);
       const maxLayerBytes = this.#options.maxLayerBytes ?? 64 * 1024 * 1024;
       for (const layer of manifest.layers) {
-        // zstd layers would otherwise pass for plain tar and fail as "not a tar archive".
-        if ((!/tar/.test(layer.mediaType) && layer.mediaType !== "") || /zstd/.test(layer.mediaType))
-          throw new OciFetchError(
-            OciFailureReason.InvalidImage,
-            `the image has a layer of media type ${layer.mediaType}; only tar and tar+gzip layers can be read`,
-          );
+        // The media type is not read: the content decides (tar, gzip, zstd), as go-containerregistry's Extract.
         if (layer.size > maxLayerBytes)
           throw new OciFetchError(OciFailureReason.UnsafeLayer, `a layer is larger than ${maxLayerBytes} bytes`);
         const blob = (await client.get(`blobs/${layer.digest}`, `layer ${layer.digest}`, ["*/*"], maxLayerBytes)).body;

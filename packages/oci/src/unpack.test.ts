@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { mkdir, readFile, readlink, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { zstdCompressSync } from "node:zlib";
 import { refused, scratch } from "./testing/unpack-fixtures.ts";
 import { tarArchive, tarGz, tarGzBomb } from "./testing/tar-writer.ts";
 import { OciFailureReason, OciFetchError } from "./errors.ts";
@@ -170,6 +171,23 @@ void describe("unpackLayer", () => {
     await refused(
       unpackLayer(tarGz([{ name: "zeros", content: Buffer.alloc(1024 * 1024) }]), root, new UnpackBudget(limits)),
       "unpacks to more than",
+    );
+  });
+
+  void it("unpacks a zstd layer, whatever its media type, as go-containerregistry does for Config Sync, and holds it to the byte budget as it decompresses", async (t) => {
+    const root = await scratch(t);
+    await unpackLayer(
+      zstdCompressSync(tarArchive([{ name: "config/a.yaml", content: "a: 1\n" }])),
+      root,
+      new UnpackBudget(),
+    );
+    assert.equal(await readFile(join(root, "config/a.yaml"), "utf8"), "a: 1\n");
+    const limits = { maxTotalBytes: 100, maxFileBytes: 60, maxEntries: 3, maxDepth: 64 };
+    const zeros = zstdCompressSync(tarArchive([{ name: "zeros", content: Buffer.alloc(1024 * 1024) }]));
+    await refused(unpackLayer(zeros, await scratch(t), new UnpackBudget(limits)), "unpacks to more than");
+    await assert.rejects(
+      unpackLayer(zeros.subarray(0, 40), await scratch(t), new UnpackBudget()),
+      /a layer is not valid zstd/,
     );
   });
 

@@ -5,7 +5,8 @@
  */
 import { link, lstat, mkdir, readdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { dirname, join, posix, sep } from "node:path";
-import { createGunzip } from "node:zlib";
+import type { Transform } from "node:stream";
+import { createGunzip, createZstdDecompress } from "node:zlib";
 import { OciFailureReason, OciFetchError } from "./errors.ts";
 import { readTar, TarEntryType, TarFormatError, type TarEntry, type TarStreamEntry } from "./tar.ts";
 
@@ -205,29 +206,39 @@ async function hardLink(target: string, path: string, entry: TarEntry): Promise<
   }
 }
 
+/** How a layer's bytes are compressed, read from its first bytes as go-containerregistry peeks for Config Sync. */
+function decompressorFor(blob: Buffer): { readonly name: string; readonly stream: Transform } | undefined {
+  if (blob[0] === 0x1f && blob[1] === 0x8b) return { name: "gzip", stream: createGunzip() };
+  if (blob.readUInt32LE(0) === zstdMagic) return { name: "zstd", stream: createZstdDecompress() };
+  return undefined;
+}
+const zstdMagic = 0xfd2fb528;
+
 /**
- * The layer's tar bytes as they decompress, refused once they pass `maxBytes`: counted chunk by chunk, so a
- * small layer that inflates to gigabytes is stopped at the bound with only a chunk in memory.
+ * The layer's tar bytes as they decompress (gzip or zstd, whatever the media type says), refused once they
+ * pass `maxBytes`: counted chunk by chunk, so a small layer that inflates to gigabytes is stopped at the bound
+ * with only a chunk in memory.
  */
 async function* tarBytes(blob: Buffer, maxBytes: number): AsyncGenerator<Buffer> {
-  if (blob[0] !== 0x1f || blob[1] !== 0x8b) {
+  const decompressor = blob.length < 4 ? undefined : decompressorFor(blob);
+  if (decompressor === undefined) {
     yield blob; // a plain tar is its compressed size, already bounded by the fetch
     return;
   }
-  const gunzip = createGunzip();
-  gunzip.end(blob);
+  const { name, stream } = decompressor;
+  stream.end(blob);
   let total = 0;
   try {
-    for await (const chunk of gunzip as AsyncIterable<Buffer>) {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
       total += chunk.length;
       if (total > maxBytes) throw unsafe(`a layer unpacks to more than the ${maxBytes} bytes allowed`);
       yield chunk;
     }
   } catch (error) {
     if (error instanceof OciFetchError) throw error;
-    throw new OciFetchError(OciFailureReason.InvalidImage, `a layer is not valid gzip: ${(error as Error).message}`);
+    throw new OciFetchError(OciFailureReason.InvalidImage, `a layer is not valid ${name}: ${(error as Error).message}`);
   } finally {
-    gunzip.destroy();
+    stream.destroy();
   }
 }
 
@@ -248,7 +259,7 @@ async function eachEntry(
 const isWhiteout = (segments: readonly string[]): boolean => segments.at(-1)?.startsWith(whiteoutPrefix) === true;
 
 /**
- * Unpacks one layer (tar, or gzip-compressed tar) over `root`, streaming. A first pass checks every path
+ * Unpacks one layer (tar, gzip- or zstd-compressed) over `root`, streaming. A first pass checks every path
  * and spends the budget for every entry before anything of the layer is written, and applies the whiteouts
  * (OCI applies them to the layers below only); a second pass, over the same bytes, writes the entries. The
  * directories a path implies are charged in either pass as they are made.

@@ -1,6 +1,7 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { tarGz } from "@driftless/oci/testing";
+import { zstdCompressSync } from "node:zlib";
+import { tarArchive, tarGz } from "@driftless/oci/testing";
 import {
   coreApi,
   customApi,
@@ -119,7 +120,7 @@ async function configMapExists(namespace: string, name: string): Promise<boolean
   }
 }
 
-test("syncs an image from a TLS registry with basic auth like a commit (digest as commit, ociStatus), and a new push under the tag replaces and prunes", async (t) => {
+test("syncs an image from a TLS registry with basic auth like a commit (digest as commit, ociStatus), and a new push under the tag (a zstd layer over a gzip one) replaces and prunes", async (t) => {
   const registry = await startRegistry(t);
   const name = `oci-${suffix()}`;
   const ns = `oci-${suffix()}`;
@@ -162,7 +163,10 @@ test("syncs an image from a TLS registry with basic auth like a commit (digest a
       { name: "config/ns.yaml", content: nsYaml },
       { name: "config/a.yaml", content: configMap(ns, "a") },
     ]),
-    tarGz([{ name: "config/.wh.a.yaml" }, { name: "config/b.yaml", content: configMap(ns, "b") }]),
+    // zstd (docker buildx --compression=zstd): go-containerregistry decompresses it for Config Sync.
+    zstdCompressSync(
+      tarArchive([{ name: "config/.wh.a.yaml" }, { name: "config/b.yaml", content: configMap(ns, "b") }]),
+    ),
   ]);
   await rootSynced(name, hex(second));
   assert.ok(await configMapExists(ns, "b"));
