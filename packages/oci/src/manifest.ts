@@ -1,6 +1,7 @@
 /**
- * From a reference to the image manifest to unpack: an index (multi-platform) is narrowed to
- * linux/amd64, else its first entry, as go-containerregistry's default platform does for Config Sync.
+ * From a reference to the image manifest to unpack: an index (multi-platform) is narrowed to its first
+ * linux/amd64 entry (one without a platform counts as such), and is refused without one, as
+ * go-containerregistry's default platform does for Config Sync.
  * Every manifest's bytes are checked against the digest that names them.
  */
 import { OciFailureReason, OciFetchError } from "./errors.ts";
@@ -66,18 +67,42 @@ async function getManifest(
   return { digest, mediaType, body };
 }
 
+/** go-containerregistry's default platform; an index entry without a platform is taken to be it. */
+const defaultPlatform = { os: "linux", architecture: "amd64" } as const;
+/** Indexes nested in indexes followed at most: go-containerregistry recurses without bound. */
+const maxIndexDepth = 8;
+
+interface IndexEntry {
+  readonly platform?: { readonly os?: string; readonly architecture?: string };
+}
+
+/** The index's first linux/amd64 entry, as go-containerregistry's childByPlatform picks it for Config Sync. */
+function childByPlatform(body: Record<string, unknown>, image: string, reference: string): Descriptor {
+  const entries = (Array.isArray(body["manifests"]) ? body["manifests"] : []) as IndexEntry[];
+  const chosen = entries.find(
+    (m) =>
+      (m.platform?.os ?? defaultPlatform.os) === defaultPlatform.os &&
+      (m.platform?.architecture ?? defaultPlatform.architecture) === defaultPlatform.architecture,
+  );
+  if (chosen === undefined)
+    throw new OciFetchError(
+      OciFailureReason.InvalidImage,
+      `no child with platform ${defaultPlatform.os}/${defaultPlatform.architecture} in index ${reference}`,
+    );
+  return descriptor(chosen, image);
+}
+
 export async function resolveImage(client: RegistryClient, ref: ImageReference): Promise<ImageManifest> {
   const image = `${ref.registry}/${ref.repository}`;
   const pinned = ref.digest ?? ref.tag ?? "latest";
+  const named = (r: string): string => `${image}${r.startsWith("sha256:") ? "@" : ":"}${r}`;
+  let reference = named(pinned);
   let top = await getManifest(client, image, pinned, ref.digest === undefined ? `tag "${pinned}"` : `digest ${pinned}`);
-  if (indexTypes.includes(top.mediaType) || Array.isArray(top.body["manifests"])) {
-    const entries = (Array.isArray(top.body["manifests"]) ? top.body["manifests"] : []) as {
-      platform?: { os?: string; architecture?: string };
-    }[];
-    const chosen = entries.find((m) => m.platform?.os === "linux" && m.platform.architecture === "amd64") ?? entries[0];
-    if (chosen === undefined)
-      throw new OciFetchError(OciFailureReason.InvalidImage, `${image}: the image index lists no manifests`);
-    const { digest } = descriptor(chosen, image);
+  for (let depth = 0; indexTypes.includes(top.mediaType) || Array.isArray(top.body["manifests"]); depth++) {
+    if (depth === maxIndexDepth)
+      throw new OciFetchError(OciFailureReason.InvalidImage, `${image}: indexes nest more than ${maxIndexDepth} deep`);
+    const { digest } = childByPlatform(top.body, image, reference);
+    reference = named(digest);
     top = await getManifest(client, image, digest, `manifest ${digest}`);
   }
   if (!Array.isArray(top.body["layers"]))

@@ -358,7 +358,7 @@ test("answers a registry's Bearer challenge by exchanging the Secret's basic cre
   assert.ok(await configMapExists(ns, "through-token"), "nothing is deleted");
 });
 
-test("an image index is narrowed to its linux/amd64 image, whose manifest digest is the commit", async (t) => {
+test("an image index is narrowed to its linux/amd64 image, whose manifest digest is the commit; one without linux/amd64 is a KNV2004 source error, as go-containerregistry refuses it", async (t) => {
   const registry = await startRegistry(t);
   const name = `oci-index-${suffix()}`;
   const ns = `oci-index-${suffix()}`;
@@ -386,6 +386,19 @@ test("an image index is narrowed to its linux/amd64 image, whose manifest digest
   assert.notEqual(hex(amd), hex(index));
   assert.ok(await configMapExists(ns, "for-amd64"));
   assert.equal(await configMapExists(ns, "for-arm64"), false);
+
+  // Without a linux/amd64 entry go-containerregistry takes none (not the first): a source error, nothing deleted.
+  await pushIndex(registry, "config/multi", "arm-only", [{ digest: arm, architecture: "arm64" }]);
+  await updateOci(name, { image: `${registry.host}/config/multi:arm-only` });
+  const error = await sourceErrorMatching(
+    name,
+    new RegExp(
+      `KNV2004: failed to pull image .*: no child with platform linux/amd64 in index ${registry.host}/config/multi:arm-only`,
+    ),
+  );
+  assert.equal(error["code"], "2004");
+  assert.equal((await rootSyncStatus(name))["lastSyncedCommit"], hex(amd));
+  assert.ok(await configMapExists(ns, "for-amd64"));
 });
 
 test("writes configsync.gke.io/image-to-sync (<image>@sha256:<digest>) on the RootSync after each fetch, as Config Sync does for signature-verification webhooks", async (t) => {
