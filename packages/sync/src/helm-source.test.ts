@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ErrorClass } from "@driftless/api";
-import { helmFailureClass } from "./helm-source.ts";
+import { asRepoUrlWords, helmFailureClass } from "./helm-source.ts";
 
 test("helm's network failures are retried, as git's are; a missing chart or version is terminal", () => {
   for (const output of [
@@ -20,4 +20,24 @@ test("helm's network failures are retried, as git's are; a missing chart or vers
     "Error: INSTALLATION FAILED: template: app/templates/cm.yaml:3:10: executing ... nil pointer evaluating",
   ])
     assert.equal(helmFailureClass(output), ErrorClass.Terminal, output);
+});
+
+test("a chart or version the sync's repository lacks is worded as helm words it for --repo <url>, as Config Sync runs helm", () => {
+  const url = "https://charts.example/charts";
+  assert.equal(
+    asRepoUrlWords(
+      `Error: chart "web" matching 9.9.9 not found in driftless index. (try 'helm repo update'): no chart version found for web-9.9.9`,
+      url,
+    ),
+    `Error: chart "web" version "9.9.9" not found in ${url} repository`,
+  );
+  assert.equal(
+    asRepoUrlWords(
+      `Error: chart "nope" matching  not found in driftless index. (try 'helm repo update'): no chart name found`,
+      url,
+    ),
+    `Error: chart "nope" not found in ${url} repository`,
+  );
+  const other = "Error: failed to fetch https://charts.example/charts/index.yaml : 401 Unauthorized";
+  assert.equal(asRepoUrlWords(other, url), other);
 });

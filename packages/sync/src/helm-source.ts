@@ -13,6 +13,7 @@ import type { ArtifactCredentials } from "./artifact-credentials.ts";
 import { checkChartSchemas } from "./chart-schemas.ts";
 import {
   chartReference,
+  helmRepositoryName,
   isOciRepository,
   pullArgs,
   registryLoginArgs,
@@ -59,6 +60,24 @@ export function helmFailureClass(output: string): ErrorClass {
   return transient.test(output) ? ErrorClass.Retry : ErrorClass.Terminal;
 }
 const maxOutputBytes = 64 * 1024 * 1024;
+
+/**
+ * helm's words for a chart or version missing from the sync's named repository (`chart "web" matching 9.9.9 not
+ * found in driftless index. (try 'helm repo update'): …`) as helm words them for `--repo <url>`, as Config Sync's
+ * helm-sync runs it: `chart "web" version "9.9.9" not found in <url> repository`.
+ */
+export function asRepoUrlWords(output: string, repoUrl: string): string {
+  const named = new RegExp(
+    `chart "([^"]*)" matching (.*?) ?not found in ${helmRepositoryName} index\\. \\(try 'helm repo update'\\)(?:: no chart (?:name|version) found(?: for \\S*)?)?`,
+    "g",
+  );
+  return output.replace(
+    named,
+    (_, chart: string, version: string) =>
+      `chart ${JSON.stringify(chart)}${version === "" ? "" : ` version ${JSON.stringify(version)}`} not found in ${repoUrl} repository`,
+  );
+}
+
 /** One helm command (an index download, a chart pull and render) that takes longer is killed. */
 export const helmTimeoutMs = 5 * 60_000;
 
@@ -266,7 +285,10 @@ export class HelmSource {
         case ToolExit.Failed: {
           // `helm repo update` prints why a repository failed (a 401, a TLS error) on stdout.
           const said = [error.stdout.trim().slice(-4096), error.stderr.trim()].filter((text) => text !== "");
-          const output = redact(said.join(": ") || error.message).replace(/\s*\n\s*/g, " ");
+          const output = asRepoUrlWords(
+            redact(said.join(": ") || error.message).replace(/\s*\n\s*/g, " "),
+            redactUrl(options.spec.repo),
+          );
           throw new HelmSourceError(`helm ${command} failed ${about}: ${output}`, helmFailureClass(output), error);
         }
       }

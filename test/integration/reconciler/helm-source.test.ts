@@ -385,7 +385,11 @@ test("a chart version that does not exist and a wrong password are KNV2004 sourc
   await rootSynced(name, "1.0.0");
 
   const cases: [JsonObject, RegExp][] = [
-    [{ version: "9.9.9" }, /KNV2004: .*chart web.*9\.9\.9/],
+    // helm's words for `helm template --repo <url>`, as Config Sync runs it.
+    [
+      { version: "9.9.9" },
+      new RegExp(`KNV2004: .*chart "web" version "9\\.9\\.9" not found in ${repo.url} repository`),
+    ],
     [{ version: "1.0.0", secretRef: { name: wrong } }, /KNV2004: .*401/],
   ];
   for (const [change, pattern] of cases) {
