@@ -266,12 +266,12 @@ async function putManifest(
   return digest;
 }
 
-/** Pushes an image index naming already pushed manifests, one per platform; returns the index's digest. */
+/** Pushes an image index naming already pushed manifests, one per platform (none: undefined); returns the index's digest. */
 export async function pushIndex(
   registry: Registry,
   repository: string,
   tag: string,
-  manifests: readonly { readonly digest: string; readonly architecture: string }[],
+  manifests: readonly { readonly digest: string; readonly architecture: string | undefined }[],
 ): Promise<string> {
   const entries = [];
   for (const { digest, architecture } of manifests) {
@@ -282,7 +282,7 @@ export async function pushIndex(
       mediaType: "application/vnd.oci.image.manifest.v1+json",
       digest,
       size: got.body.length,
-      platform: { os: "linux", architecture },
+      ...(architecture === undefined ? {} : { platform: { os: "linux", architecture } }),
     });
   }
   const index = Buffer.from(

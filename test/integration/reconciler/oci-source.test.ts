@@ -399,6 +399,17 @@ test("an image index is narrowed to its linux/amd64 image, whose manifest digest
   assert.equal(error["code"], "2004");
   assert.equal((await rootSyncStatus(name))["lastSyncedCommit"], hex(amd));
   assert.ok(await configMapExists(ns, "for-amd64"));
+
+  // An entry without a platform is taken to be linux/amd64, ahead of a later one saying so.
+  const plain = await pushImage(registry, "config/multi", undefined, [image("plain")], "amd64");
+  await pushIndex(registry, "config/multi", "unlabelled", [
+    { digest: arm, architecture: "arm64" },
+    { digest: plain, architecture: undefined },
+    { digest: amd, architecture: "amd64" },
+  ]);
+  await updateOci(name, { image: `${registry.host}/config/multi:unlabelled` });
+  await rootSynced(name, hex(plain));
+  assert.ok(await configMapExists(ns, "for-plain"));
 });
 
 test("writes configsync.gke.io/image-to-sync (<image>@sha256:<digest>) on the RootSync after each fetch, as Config Sync does for signature-verification webhooks", async (t) => {
