@@ -67,6 +67,22 @@ void describe("vet and hydrate fail as nomos fails: `Error: ...` on stderr, exit
     assert.equal(wrong.code, 2, wrong.stderr);
     assert.match(wrong.stderr, /^driftless: .*"deployment" is not rootsync or reposync[^]*driftless suspend\|resume/);
   });
+
+  void it("a driftless verb given a flag it does not know, or a flag without its value, exits 2 with its usage", async (t) => {
+    const dir = await source(t);
+    const unknown = await driftless(dir, "sync", "rootsync", "root-sync", "--wiat");
+    assert.equal(unknown.code, 2, unknown.stderr);
+    assert.match(
+      unknown.stderr,
+      /^driftless: unknown flag: --wiat\nusage:\n {2}driftless sync rootsync\|reposync NAME/,
+    );
+    const missing = await driftless(dir, "sync", "rootsync", "root-sync", "--wait", "--timeout");
+    assert.equal(missing.code, 2, missing.stderr);
+    assert.match(missing.stderr, /^driftless: flag needs an argument: --timeout\nusage:/);
+    const short = await driftless(dir, "status", "-o");
+    assert.equal(short.code, 2, short.stderr);
+    assert.match(short.stderr, /^driftless: flag needs an argument: --output\nusage:\n {2}driftless status /);
+  });
 });
 
 void describe("vet --keep-output", () => {

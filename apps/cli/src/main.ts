@@ -294,10 +294,20 @@ function reportFailure(verb: string | undefined, error: unknown): number {
     if (isParseArgsError(error)) process.stderr.write(`${usageOf(verb)}\n`);
     return 1;
   }
-  process.stderr.write(`driftless: ${message}\n`);
-  if (error instanceof UsageError || error instanceof UnknownCommandError)
-    process.stderr.write(`${usageOf(verb ?? "")}\n`);
-  return error instanceof UsageError ? 2 : 1;
+  // A flag the verb does not know, or one without its value, is the verb used wrongly too: exit 2, its usage.
+  const misused = error instanceof UsageError || (verb !== undefined && isParseArgsError(error));
+  process.stderr.write(`driftless: ${isParseArgsError(error) ? flagProblem(error) : message}\n`);
+  if (misused || error instanceof UnknownCommandError) process.stderr.write(`${usageOf(verb ?? "")}\n`);
+  return misused ? 2 : 1;
+}
+
+/** parseArgs's refusal in cobra's words (kubectl's, nomos's), without its advice about `--`. */
+function flagProblem(error: Error & { code: string }): string {
+  const unknown = /^Unknown option '(--?[^']+)'/.exec(error.message)?.[1];
+  if (unknown !== undefined) return `unknown flag: ${printable(unknown)}`;
+  const missing = /^Option '(-[^,\s']+)(?:, (--[^\s']+))?[^']*' argument missing/.exec(error.message);
+  if (missing !== null) return `flag needs an argument: ${printable(missing[2] ?? missing[1] ?? "")}`;
+  return printable(error.message);
 }
 
 /** The part of the usage about `command` (`driftless sync --help`), or all of it for an unknown one. */
