@@ -4,7 +4,9 @@ import { SyncState, type SyncReport } from "../sync-report.ts";
 export const OutputFormat = { Text: "text", Json: "json", Yaml: "yaml" } as const;
 export type OutputFormat = (typeof OutputFormat)[keyof typeof OutputFormat];
 
-const header = `${"KIND".padEnd(8)} ${"NAMESPACE/NAME".padEnd(48)} ${"STATE".padEnd(8)} ${"COMMIT".padEnd(12)} ERRORS`;
+/** As wide as the longest state (RECONCILING), so SUSPENDED and RECONCILING rows keep the columns. */
+const stateWidth = Math.max(...Object.values(SyncState).map((s) => s.length));
+const header = `${"KIND".padEnd(8)} ${"NAMESPACE/NAME".padEnd(48)} ${"STATE".padEnd(stateWidth)} ${"COMMIT".padEnd(12)} ERRORS`;
 
 const short = (commit: string): string => commit.slice(0, 12) || "-";
 
@@ -24,7 +26,7 @@ export function cell(text: string): string {
 /** The summary line of one sync (the line `driftless status` has always printed); names and commits keep to it. */
 export function statusLine(r: SyncReport): string {
   const message = r.stalled?.message ?? r.message;
-  return `${printableLine(r.kind).padEnd(8)} ${printableLine(`${r.namespace}/${r.name}`).padEnd(48)} ${r.state.padEnd(8)} ${printableLine(short(shownCommit(r))).padEnd(12)} ${r.errorCount} error(s)${message ? `  ${cell(message)}` : ""}`;
+  return `${printableLine(r.kind).padEnd(8)} ${printableLine(`${r.namespace}/${r.name}`).padEnd(48)} ${r.state.padEnd(stateWidth)} ${printableLine(short(shownCommit(r))).padEnd(12)} ${r.errorCount} error(s)${message ? `  ${cell(message)}` : ""}`;
 }
 
 /** The commit `nomos status` shows: the Syncing condition's (a failed one's too), none while stalled or reconciling. */

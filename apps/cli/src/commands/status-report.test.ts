@@ -352,3 +352,29 @@ test("an object's or a sync's name holding a line break keeps to its line in the
   );
   assert.ok(text.includes(`ConfigMap a/b\\x0a${forged}`), text);
 });
+
+test("every state keeps the columns: SUSPENDED and RECONCILING rows put their commit under COMMIT", () => {
+  const commit = "0123456789abcdef0123456789abcdef01234567";
+  const syncing = { type: "Syncing", status: "False", reason: "Sync", message: "Sync Completed", commit };
+  const reports = [
+    syncReport(sync({ git: { repo: "r", branch: "main" } }, { conditions: [syncing] })),
+    syncReport(
+      sync(
+        { git: { repo: "r", branch: "main" } },
+        { conditions: [syncing, { type: "Suspended", status: "True", reason: "Suspended", message: "drift" }] },
+      ),
+    ),
+    syncReport(
+      sync({}, { conditions: [{ type: "Reconciling", status: "True", reason: "Deployment", message: "rolling" }] }),
+    ),
+  ];
+  assert.deepEqual(
+    reports.map((r) => r.state),
+    [SyncState.Synced, SyncState.Suspended, SyncState.Reconciling],
+  );
+  const lines = render(reports, OutputFormat.Text).split("\n");
+  const column = lines[0]?.indexOf("COMMIT") ?? -1;
+  const rows = lines.filter((l) => l.startsWith("RootSync "));
+  assert.equal(rows.length, 3, lines.join("\n"));
+  for (const row of rows) assert.match(row.slice(column), /^(0123456789ab|-) /, lines.join("\n"));
+});
