@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { request } from "node:http";
-import { customApi, testEnv, testNamespace } from "../support/index.ts";
+import { createRepoSync, customApi, eventually, testEnv, testNamespace, TestRepo } from "../support/index.ts";
 import { startConsole } from "../support/console.ts";
 import { grantUserRepoSyncs } from "../support/rbac.ts";
 
@@ -83,4 +83,23 @@ test("a tenant's console says what it cannot show: a RootSync's page is 'not vis
   assert.equal(overview.status, 200, overview.body);
   assert.match(overview.body, /Cannot read RepoSyncs:<\/strong>[^<]*forbidden/i);
   assert.match(overview.body, /driftless console -n NAMESPACE/);
+});
+
+test("a sync that does not exist answers 404, saying it is not found, and its page is served again once it is created", async (t) => {
+  const namespace = await testNamespace(t);
+  const console = await startConsole(t, "--kubeconfig", testEnv().kubeconfig, "-n", namespace);
+  const base = new URL(console.url).pathname;
+  const missing = await get(console.port, `${base}syncs/reposync/${namespace}/repo-sync`);
+  assert.equal(missing.status, 404, missing.body);
+  assert.match(missing.body, new RegExp(`RepoSync ${namespace}/repo-sync not found`));
+  const wrongKind = await get(console.port, `${base}syncs/deployment/${namespace}/repo-sync`);
+  assert.equal(wrongKind.status, 404);
+
+  await createRepoSync(namespace, await TestRepo.create(t));
+  await eventually(
+    async () => (await get(console.port, `${base}syncs/reposync/${namespace}/repo-sync`)).status === 200,
+    {
+      what: "the created sync's page",
+    },
+  );
 });

@@ -145,10 +145,24 @@ export class ConsoleServer {
         live: view.live(),
         ...(notice === undefined ? {} : { notice: notice.html }),
       });
-      send(res, notice?.status ?? 200, "text/html; charset=utf-8", body.text);
+      send(
+        res,
+        notice?.status ?? (ref !== undefined && this.#absent(ref) ? 404 : 200),
+        "text/html; charset=utf-8",
+        body.text,
+      );
     } finally {
       held?.release();
     }
+  }
+
+  /**
+   * The sync is not among those its kind's watch listed (a refused watch lists nothing, and says so on the
+   * page instead): the page answers 404, as the API server would, and still follows the cluster should it come.
+   */
+  #absent(ref: SyncRef): boolean {
+    const state = this.#syncs.states().find((s) => s.kind === ref.kind)?.state;
+    return state?.synced === true && state.error === undefined && this.#syncs.get(ref) === undefined;
   }
 
   #view(url: URL, detail: DetailWatch | undefined): View {

@@ -42,7 +42,7 @@ export function syncLive(d: SyncViewData): Html {
         ${
           // A refused watch never lists: what it would have shown is not visible to this user.
           d.syncState.synced || d.syncState.error !== undefined
-            ? `No ${d.ref.kind} ${d.ref.namespace}/${d.ref.name} (deleted, or not visible to you).`
+            ? `${d.ref.kind} ${d.ref.namespace}/${d.ref.name} not found (deleted, or not visible to you).`
             : "Loading..."
         }
       </p>`;
