@@ -456,6 +456,31 @@ void describe("checkKustomizationPaths", () => {
     );
   });
 
+  void it("refuses a value holding a next-line character (a double-quoted \\N or \\x85), which kustomize's hand-over to its builtin plugins folds into a space: `A\\NB` would read the file `A B`", async () => {
+    const k = (field: string): string =>
+      ({
+        files: 'configMapGenerator:\n- name: x\n  files: ["leak=A\\NB"]\n',
+        envs: 'secretGenerator:\n- name: x\n  envs: ["A\\x85B"]\n',
+        path: 'patches:\n- path: "A\\NB"\n',
+        valuesFile: 'helmCharts:\n- name: c\n  valuesFile: "A\\NB"\n',
+        resources: 'resources: ["A\\NB"]\n',
+      })[field] ?? "";
+    for (const field of ["files", "envs", "path", "valuesFile", "resources"])
+      await refused(
+        await repo({ "config/kustomization.yaml": k(field), "config/A B": { link: outside } }),
+        new RegExp(`config/kustomization\\.yaml: ${field} ".*A\\\\u0085B" holds a next-line character \\(U\\+0085\\)`),
+      );
+    const gen = 'apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata:\n  name: x\nfiles: ["A\\NB"]\n';
+    await refused(
+      await repo({ "config/kustomization.yaml": y({ generators: ["gen.yaml"] }), "config/gen.yaml": gen }),
+      /generators entry \(ConfigMapGenerator\) in config\/gen\.yaml: files "A\\u0085B" holds a next-line character/,
+    );
+    // Other escapes of a double-quoted scalar are read alike.
+    await check(
+      await repo({ "config/kustomization.yaml": 'configMapGenerator:\n- name: x\n  files: ["A\\u0020B"]\n' }),
+    );
+  });
+
   void it("refuses a plain scalar of a plugin configuration that kustomize reads as a number, a bool or a time where the walk reads a path or name; quoted, it is the name", async () => {
     // kyaml's go-yaml v3 resolves these; kustomize then reads "10", "true" or "2001-12-14T00:00:00Z".
     const forms = ["012", "0x0A", "1_0", "+10", "0b1010", "1e1", "0o12", "10.0", ".5", "true", "2001-12-14", "-.inf"];

@@ -25,11 +25,12 @@ import { checkChartSchemas } from "./chart-schemas.ts";
 import { isRemoteTarget, PathConfinement } from "./confine-path.ts";
 import {
   isTrue,
+  MisreadValue,
   parseYaml,
   parseYamlText,
+  pluginEntries,
   records,
   strings,
-  TypedScalarRead,
   type Json,
 } from "./kustomization-yaml.ts";
 import { pluginConfigs, pluginKind } from "./plugin-configs.ts";
@@ -116,7 +117,12 @@ class Walk {
       const file = await this.confine.resolve(dir, name, `${this.confine.show(dir)}:`);
       if (file === undefined || !(await isFile(file))) continue;
       const where = this.confine.show(join(dir, name));
-      for (const doc of await parseYaml(file, where)) await this.fields(dir, doc, where);
+      for (const doc of await parseYaml(file, where))
+        await this.fields(dir, doc, where).catch((error: unknown) => {
+          // Nested kustomizations and plugin configurations name their own file; this one's fields are named here.
+          if (error instanceof MisreadValue) throw new RenderingError(`${where}: ${error.message}`, error);
+          throw error;
+        });
     }
   }
 
@@ -128,7 +134,7 @@ class Walk {
       for (const entry of strings(k, field)) await this.file(dir, entry, `${where}: ${field} entry`);
     // Plugin configurations: inline YAML, files, or kustomizations building them.
     for (const field of ["generators", "transformers", "validators"])
-      for (const entry of strings(k, field)) await this.pluginEntry(dir, entry, `${where}: ${field} entry`);
+      for (const entry of pluginEntries(k, field)) await this.pluginEntry(dir, entry, `${where}: ${field} entry`);
     for (const field of ["patches", "patchesJson6902", "replacements"])
       for (const item of records(k, field))
         for (const path of strings(item, "path")) await this.file(dir, path, `${where}: ${field}[].path`);
@@ -226,7 +232,7 @@ class Walk {
     try {
       await this.pluginConfig(dir, config, where);
     } catch (error) {
-      if (!(error instanceof TypedScalarRead)) throw error;
+      if (!(error instanceof MisreadValue)) throw error;
       const kind = typeof config["kind"] === "string" ? ` (${config["kind"]})` : "";
       throw new RenderingError(
         `${where}${kind}${source === undefined ? "" : ` in ${source}`}: ${error.message}`,

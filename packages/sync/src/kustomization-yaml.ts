@@ -92,8 +92,11 @@ export class TypedScalar {
   }
 }
 
-/** Thrown when the walk reads a `TypedScalar` as a string: kustomize would read other text than it checks. */
-export class TypedScalarRead extends RenderingError {
+/** Thrown when the walk reads a value kustomize would read as other text than the walk checks; named where it is caught. */
+export class MisreadValue extends RenderingError {}
+
+/** Thrown when the walk reads a `TypedScalar` as a string. */
+export class TypedScalarRead extends MisreadValue {
   constructor(key: string, scalar: TypedScalar) {
     super(
       `${key} ${scalar.text} is a plain YAML ${scalar.kind} to kustomize, which reads Go's text of the value (012 becomes 10, 2001-12-14 becomes 2001-12-14T00:00:00Z), not the name written; quote it ("${scalar.text}") to name a file`,
@@ -227,10 +230,37 @@ export function value(obj: Json, key: string): unknown {
 }
 
 /**
+ * Thrown for a string holding a next-line character (U+0085, a double-quoted `\N` or `\x85`). kustomize
+ * hands a kustomization's generators, patches and helmCharts to its builtin plugins as YAML it writes
+ * and reads back (sigs.k8s.io/yaml), and go-yaml writes NEL raw in a double-quoted scalar and folds it on
+ * reading: `A\NB` names the file `A B` (NEL NEL a line feed, with the spaces around them dropped).
+ */
+export class NextLineRead extends MisreadValue {
+  constructor(key: string, value: string) {
+    const shown = JSON.stringify(value.length > 200 ? `${value.slice(0, 200)}…` : value).replace(/\u0085/g, "\\u0085");
+    super(
+      `${key} ${shown} holds a next-line character (U+0085), which kustomize turns into a space or a line feed before it reads the file, so it would read another file than the one named; such values are refused (stricter than Config Sync)`,
+    );
+  }
+}
+
+/**
  * The strings of a field holding a string or a list of strings; other shapes kustomize refuses itself.
- * A `TypedScalar` among them throws `TypedScalarRead`: kustomize would read other text than this returns.
+ * A `TypedScalar` among them throws `TypedScalarRead`, a string holding U+0085 `NextLineRead`:
+ * kustomize would read other text than this returns.
  */
 export function strings(obj: Json, key: string): string[] {
+  const values = pluginEntries(obj, key);
+  const folded = values.find((v) => v.includes("\u0085"));
+  if (folded !== undefined) throw new NextLineRead(key, folded);
+  return values;
+}
+
+/**
+ * The entries of `generators`, `transformers` or `validators`: strings kustomize parses as YAML itself
+ * (no hand-over folds them), where `parseYamlText` refuses a NEL as a line break go-yaml alone sees.
+ */
+export function pluginEntries(obj: Json, key: string): string[] {
   const text = (v: unknown): string[] => {
     if (v instanceof TypedScalar) throw new TypedScalarRead(key, v);
     return typeof v === "string" ? [v] : [];

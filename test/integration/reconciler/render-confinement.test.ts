@@ -360,7 +360,7 @@ test("a kustomization kustomize's go-yaml reads otherwise than the walk (a !!bin
   assert.deepEqual(leak?.[1]["data"], { leak: "inside the repository\n" });
 });
 
-test("a line break only go-yaml sees (CR, NEL, LS, PS) or a plugin configuration's plain scalar kustomize reads as a number or a time (a symlink of that name leads out) fails rendering with KNV1068 naming the file; nothing outside reaches the output and no URL is fetched", async (t) => {
+test("a line break only go-yaml sees (CR, NEL, LS, PS), a double-quoted \\N kustomize's plugins read as a space, or a plugin configuration's plain scalar kustomize reads as a number or a time (a symlink of that name leads out) fails rendering with KNV1068 naming the file; nothing outside reaches the output and no URL is fetched", async (t) => {
   const { secretText, outside, token } = await outsideToken(t);
   // A patch of the reconciler's, as a symlink named `10` would hand it to a PatchTransformer.
   const outsidePatch = join(outside, "patch.yaml");
@@ -429,6 +429,24 @@ test("a line break only go-yaml sees (CR, NEL, LS, PS) or a plugin configuration
         "sub/cm.yaml": cm,
       },
       /sub\/kustomization\.yaml: line 2 holds a line separator \(U\+2028\)/,
+    ],
+    // kustomize hands generators and patches to its plugins as YAML go-yaml writes and reads back, folding a NEL.
+    [
+      "a double-quoted \\N in a generator's file (kustomize reads `A B`)",
+      {
+        "kustomization.yaml": 'configMapGenerator:\n- name: leak\n  files: ["leak=A\\NB"]\n',
+        "A B": { link: token },
+      },
+      /kustomization\.yaml: files "leak=A\\u0085B" holds a next-line character \(U\+0085\)/,
+    ],
+    [
+      "a double-quoted \\x85 in a patch's path (kustomize reads `A B`)",
+      {
+        "kustomization.yaml": 'resources:\n- cm.yaml\npatches:\n- path: "A\\x85B"\n',
+        "cm.yaml": cm,
+        "A B": { link: outsidePatch },
+      },
+      /kustomization\.yaml: path "A\\u0085B" holds a next-line character/,
     ],
     // kyaml's go-yaml resolves each to 10, and kustomize reads the file `10`.
     ...["012", "0x0A", "1_0", "+10", "0b1010", "1e1"].map(
