@@ -4,10 +4,17 @@
  * runs as the ServiceAccount, a child process gets a token minted for it, so a RepoSync's
  * reconciler has the same permissions, inside its namespace only, in either mode.
  */
-import { RootSyncNamespace } from "@driftless/api";
+import { isDeepStrictEqual } from "node:util";
+import { RootSyncNamespace, SyncLabel } from "@driftless/api";
 import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type KubeObject } from "@driftless/kube";
 import type { SyncRef } from "@driftless/queue";
-import { sharedLabels, syncOwnedLabels, syncOwnedSelector } from "./labels.ts";
+import {
+  ownRoleBindingLabels,
+  ownRoleBindingSelector,
+  sharedLabels,
+  syncOwnedLabels,
+  syncOwnedSelector,
+} from "./labels.ts";
 import { mutate } from "./mutate.ts";
 import { sharedBindingsOf, reconcilerSubject, type BindingRef, type IdentityPlan, type Subject } from "./rbac-plan.ts";
 import { Resource } from "./resources.ts";
@@ -63,7 +70,10 @@ export async function ensureIdentity(client: KubeClient, sync: SyncRef, plan: Id
   for (const role of plan.roles) await ensureOwnedRole(client, role, syncOwnedLabels(sync));
   for (const binding of plan.shared) await addSubject(client, binding, plan.subject);
   for (const binding of plan.notShared) await removeSubject(client, binding, plan.subject);
-  for (const binding of plan.owned) await ensureOwnedBinding(client, binding, plan.subject, syncOwnedLabels(sync));
+  for (const binding of plan.owned) {
+    const labels = bindsOwnRole(plan, binding) ? ownRoleBindingLabels(sync) : syncOwnedLabels(sync);
+    await ensureOwnedBinding(client, binding, plan.subject, labels);
+  }
   const wanted = new Set(plan.owned.map((b) => `${b.kind}/${b.namespace ?? ""}/${b.name}`));
   for (const stale of await listOwnedBindings(client, sync)) {
     const key = `${stale.kind}/${stale.metadata.namespace ?? ""}/${stale.metadata.name}`;
@@ -74,6 +84,15 @@ export async function ensureIdentity(client: KubeClient, sync: SyncRef, plan: Id
   for (const stale of await listOwnedRoles(client, sync)) {
     if (!wantedRoles.has(`${stale.metadata.namespace ?? ""}/${stale.metadata.name}`)) await deleteRole(client, stale);
   }
+}
+
+/** The binding of one of the sync's own Roles (its RSync, Secrets, values), not of a roleRef. */
+function bindsOwnRole(plan: IdentityPlan, binding: BindingRef): boolean {
+  return (
+    binding.roleRef.kind === "Role" &&
+    binding.roleRef.name === binding.name &&
+    plan.roles.some((r) => r.namespace === binding.namespace && r.name === binding.name)
+  );
 }
 
 /**
@@ -189,17 +208,14 @@ async function ensureOwnedBinding(
     // Subjects and labels are mutable: put them right in place.
     await mutate(client, m, binding.namespace, binding.name, (current) => {
       const subjects = subjectsOf(current);
+      const merged = mergedLabels(current.metadata.labels, labels);
       const right =
         subjects.length === 1 &&
         subjects.every((s) => sameSubject(s, subject)) &&
-        Object.entries(labels).every(([k, v]) => current.metadata.labels?.[k] === v);
+        isDeepStrictEqual(merged, current.metadata.labels ?? {});
       return right
         ? undefined
-        : {
-            ...current,
-            metadata: { ...current.metadata, labels: { ...current.metadata.labels, ...labels } },
-            subjects: desired["subjects"],
-          };
+        : { ...current, metadata: { ...current.metadata, labels: merged }, subjects: desired["subjects"] };
     });
     return;
   }
@@ -212,13 +228,27 @@ async function ensureOwnedBinding(
   }
 }
 
+/**
+ * `wanted` over the live labels; sync-name goes when `wanted` names the sync otherwise (a binding of
+ * its own Role an earlier version labelled as a roleRef's), and stays on a roleRef's binding.
+ */
+function mergedLabels(
+  live: Readonly<Record<string, string>> | undefined,
+  wanted: Record<string, string>,
+): Record<string, string> {
+  const merged: Record<string, string> = { ...live, ...wanted };
+  if (!(SyncLabel.SyncName in wanted)) delete merged[SyncLabel.SyncName];
+  return merged;
+}
+
 async function listOwnedBindings(client: KubeClient, sync: SyncRef): Promise<KubeObject[]> {
   const labelSelector = syncOwnedSelector(sync);
-  const [roleBindings, clusterRoleBindings] = await Promise.all([
+  const [roleBindings, clusterRoleBindings, ownRoleBindings] = await Promise.all([
     client.list(Resource.RoleBinding, { labelSelector }),
     client.list(Resource.ClusterRoleBinding, { labelSelector }),
+    client.list(Resource.RoleBinding, { labelSelector: ownRoleBindingSelector(sync) }),
   ]);
-  return [...roleBindings.items, ...clusterRoleBindings.items];
+  return [...roleBindings.items, ...clusterRoleBindings.items, ...ownRoleBindings.items];
 }
 
 async function deleteBinding(client: KubeClient, obj: KubeObject): Promise<void> {

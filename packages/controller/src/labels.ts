@@ -28,18 +28,41 @@ export function syncOwnedLabels(sync: SyncRef): Record<string, string> {
   };
 }
 
-/** A label selector matching the objects of one sync. */
-export function syncOwnedSelector(sync: SyncRef): string {
-  return Object.entries(syncOwnedLabels(sync))
+/** Names the sync on the RoleBindings of its own Roles, which carry no configsync.gke.io/sync-name. */
+const OwnRoleOfLabel = "driftless.dev/own-role-of";
+
+/**
+ * On the RoleBinding of one of a sync's own Roles (rbac-plan.ts): Config Sync's four labels select
+ * exactly a RootSync's roleRef bindings (its manager lists them so, and its e2e tests count them), so
+ * this one, which Config Sync does not make, names the sync in a label of ours instead of sync-name.
+ */
+export function ownRoleBindingLabels(sync: SyncRef): Record<string, string> {
+  const labels: Record<string, string> = { ...syncOwnedLabels(sync), [OwnRoleOfLabel]: sync.name };
+  delete labels[SyncLabel.SyncName];
+  return labels;
+}
+
+function selectorOf(labels: Record<string, string>): string {
+  return Object.entries(labels)
     .map(([k, v]) => `${k}=${v}`)
     .join(",");
+}
+
+/** A label selector matching the objects of one sync. */
+export function syncOwnedSelector(sync: SyncRef): string {
+  return selectorOf(syncOwnedLabels(sync));
+}
+
+/** A label selector matching the RoleBindings of one sync's own Roles. */
+export function ownRoleBindingSelector(sync: SyncRef): string {
+  return selectorOf(ownRoleBindingLabels(sync));
 }
 
 /** The sync an object belongs to, from its labels; undefined for shared or foreign objects. */
 export function syncOfLabels(labels: Readonly<Record<string, string>> | undefined): SyncRef | undefined {
   if (labels?.[ManagedByKey] !== ManagedByManager) return undefined;
   const kind = labels[SyncLabel.SyncKind];
-  const name = labels[SyncLabel.SyncName];
+  const name = labels[SyncLabel.SyncName] ?? labels[OwnRoleOfLabel];
   const namespace = labels[SyncLabel.SyncNamespace];
   if (!isSyncKind(kind) || name === undefined || namespace === undefined) return undefined;
   return { kind, name, namespace };

@@ -512,6 +512,79 @@ test("a RootSync's reconciler with roleRefs reads only the Secrets its spec name
   ]);
 });
 
+/** A binding as Config Sync's e2e validateRoleRefs reads it back into a roleRef: kind, name, and a RoleBinding's namespace. */
+function asRoleRef(binding: KubeObject): string {
+  const roleRef = binding["roleRef"] as { kind: string; name: string };
+  const namespace = binding.kind === "RoleBinding" ? (binding.metadata.namespace ?? "") : "";
+  return `${roleRef.kind} ${roleRef.name} ${namespace}`.trim();
+}
+
+/** The bindings Config Sync's labels (its ManagedObjectLabelMap) select for a RootSync: its roleRefs' alone. */
+async function roleRefBindings(name: string): Promise<string[]> {
+  const labelSelector = [
+    "app.kubernetes.io/managed-by=reconciler-manager",
+    "configsync.gke.io/sync-kind=RootSync",
+    `configsync.gke.io/sync-name=${name}`,
+    `configsync.gke.io/sync-namespace=${systemNamespace}`,
+  ].join(",");
+  const client = await admin();
+  const bindings = [
+    ...(await client.list(Mapping.RoleBinding, { labelSelector })).items,
+    ...(await client.list(Mapping.ClusterRoleBinding, { labelSelector })).items,
+  ];
+  return bindings.map(asRoleRef).sort();
+}
+
+test("a RootSync's roleRefs are exactly the bindings Config Sync's labels select, one each (a ClusterRole with a namespace a RoleBinding there), and go with the roleRef (TestRootSyncRoleRefs)", async (t) => {
+  const manager = await startManager(t);
+  const foo = await createNamespace(t, "foo");
+  const name = `roles-${suffix()}`;
+  const fake = { repo: "https://example.invalid/platform.git", branch: "main" };
+  const roleRefs = [
+    { kind: "Role", name: "foo-role", namespace: foo },
+    { kind: "ClusterRole", name: "foo-role" },
+    { kind: "ClusterRole", name: "bar-role" },
+    { kind: "ClusterRole", name: "foo-role", namespace: foo },
+  ];
+  await createSync(t, rootSyncObject(name, manager.scope, fake, {}, { roleRefs }));
+  const reconciler = `root-reconciler-${name}`;
+  // Its own-objects Role's binding is set up with the rest: once there, so are the roleRefs' bindings.
+  await eventually(
+    async () => (await getObject(Mapping.RoleBinding, systemNamespace, syncRoleName(reconciler))) !== undefined,
+    {
+      what: "the reconciler's bindings",
+    },
+  );
+  assert.deepEqual(await roleRefBindings(name), [
+    "ClusterRole bar-role",
+    "ClusterRole foo-role",
+    `ClusterRole foo-role ${foo}`,
+    `Role foo-role ${foo}`,
+  ]);
+
+  await (
+    await admin()
+  ).patch(
+    Mapping.RootSync,
+    systemNamespace,
+    name,
+    { spec: { override: { roleRefs: [{ kind: "ClusterRole", name: "foo-role" }] } } },
+    "merge",
+  );
+  await eventually(async () => (await roleRefBindings(name)).length === 1, {
+    what: "the dropped roleRefs' bindings gone",
+  });
+  assert.deepEqual(await roleRefBindings(name), ["ClusterRole foo-role"]);
+  const base = await getObject(Mapping.ClusterRoleBinding, undefined, "configsync.gke.io:root-reconciler-base");
+  assert.ok(subjectNames(base).includes(reconciler), "not a subject of the base ClusterRoleBinding");
+  const legacy = await getObject(Mapping.ClusterRoleBinding, undefined, "configsync.gke.io:root-reconciler");
+  assert.ok(!subjectNames(legacy).includes(reconciler), "bound to cluster-admin despite its roleRefs");
+});
+
+function subjectNames(binding: KubeObject | undefined): string[] {
+  return ((binding?.["subjects"] as { name: string }[] | undefined) ?? []).map((s) => s.name);
+}
+
 /** The server's answer to `request` made as a reconciler: "ok", or "forbidden" (anything else fails the test). */
 async function answer(request: Promise<unknown>): Promise<"ok" | "forbidden"> {
   try {
