@@ -240,6 +240,19 @@ void describe("parseRepoSync", () => {
     );
   });
 
+  void it("refuses a RepoSync whose copied Git Secret name would be no DNS-1123 subdomain, in Config Sync's words", () => {
+    // Config Sync's e2e TestControllerValidationErrors: ssh auth, a 253-character secretRef.name.
+    const long = "a".repeat(253);
+    const git = { repo: "https://github.com/test/test", auth: "ssh", secretRef: { name: long } };
+    assert.deepEqual(messages(parseRepoSync(repoSync({ git }, { namespace: "test-ns", name: "repo-test" }))), [
+      `The managed secret name "ns-reconciler-test-ns-repo-test-9-${long}" is invalid: must be no more than 253 characters. To fix it, update '.spec.git.secretRef.name'`,
+    ]);
+    // The name stops at 253 characters with the reconciler's prefix; a RootSync copies no Secret.
+    const fits = "a".repeat(253 - "ns-reconciler-test-ns-".length);
+    assert.ok(parseRepoSync(repoSync({ git: { ...git, secretRef: { name: fits } } }, { namespace: "test-ns" })).ok);
+    assert.ok(parseRootSync(rootSync({ git })).ok);
+  });
+
   void it("rejects a namespace and name together longer than 45 characters (the reconciler name would overflow)", () => {
     const ns = "n".repeat(30);
     assertRejectedWith(

@@ -9,12 +9,19 @@ import { Limits, RootSyncNamespace } from "./defaults.ts";
 import { ApiVersion, Kind, isSyncKind, type SyncKind } from "./groups.ts";
 import { InvalidSyncError, type SyncIdentity } from "./invalid-sync-error.ts";
 import { dns1123LabelErrors, dns1123SubdomainErrors } from "./kube-names.ts";
-import { InventoryOverflowSuffix, reconcilerName } from "./names.ts";
+import { InventoryOverflowSuffix, nsReconcilerName, reconcilerName } from "./names.ts";
 import type { ObjectMeta } from "./object-meta.ts";
 import { parseSyncSpec } from "./parse-sync-spec.ts";
 import { FieldReader, isRecord, type JsonRecord } from "./read-fields.ts";
 import type { SyncCondition, SyncStatusFields } from "./sync-status-types.ts";
-import type { RepoSync, RepoSyncSpec, RootSync, RootSyncSpec, RSync } from "./sync-types.ts";
+import {
+  GitAuthTypesWithSecret,
+  type RepoSync,
+  type RepoSyncSpec,
+  type RootSync,
+  type RootSyncSpec,
+  type RSync,
+} from "./sync-types.ts";
 
 export type ParseResult<T> =
   { readonly ok: true; readonly value: T } | { readonly ok: false; readonly errors: readonly InvalidSyncError[] };
@@ -69,6 +76,10 @@ function parse(input: unknown, expected: SyncKind | undefined): ParseResult<RSyn
     const own = [`${expected}s `, `${expected} field `, "Invalid reconciler name "];
     const phrase = (p: string): string => (own.some((lead) => p.startsWith(lead)) ? p : `${expected} ${p}`);
     return { ok: false, errors: reader.problems.map((p) => new InvalidSyncError(identity, phrase(p))) };
+  }
+  if (expected === Kind.RepoSync) {
+    const secretName = managedSecretNameProblem(identity.namespace, identity.name, spec as RepoSyncSpec);
+    if (secretName !== undefined) return fail(secretName);
   }
   const base = { apiVersion: raw["apiVersion"], metadata, ...(status === undefined ? {} : { status }) };
   const value: RSync =
@@ -153,6 +164,22 @@ function checkNames(
     ...dns1123LabelErrors(reconciler).filter((e) => e.includes("63")),
   ];
   if (problems.length > 0) reader.problem(`Invalid reconciler name "${reconciler}": ${problems.join(", ")}`);
+}
+
+/**
+ * Config Sync's reconciler-manager copies a RepoSync's Git Secret as `<reconciler>-<secretRef.name>` and
+ * refuses the sync, in these words, when that is no DNS-1123 subdomain (a 253-character secretRef.name).
+ * driftless reads the Secret where it is, but refuses the same syncs, so one valid here is valid there.
+ */
+function managedSecretNameProblem(namespace: string, name: string, spec: RepoSyncSpec): string | undefined {
+  const git = spec.git;
+  const secretRefName = git?.secretRef?.name;
+  if (spec.sourceType !== "git" || git === undefined || secretRefName === undefined) return undefined;
+  if (!GitAuthTypesWithSecret.includes(git.auth)) return undefined;
+  const managed = `${nsReconcilerName(namespace, name)}-${secretRefName}`;
+  const problems = dns1123SubdomainErrors(managed);
+  if (problems.length === 0) return undefined;
+  return `The managed secret name "${managed}" is invalid: ${problems.join(", ")}. To fix it, update '.spec.git.secretRef.name'`;
 }
 
 /**

@@ -271,6 +271,11 @@ test("an invalid sync is reported Stalled (KNV1061) and gets no reconciler", asy
       ...repoSyncObject(namespace, "oci-sync", manager.scope, { repo: "x", branch: "main" }),
       spec: { sourceType: "oci", oci: { image: "example.invalid/i:1", auth: "gcenode" } },
     },
+    // Config Sync's TestControllerValidationErrors: a Git Secret whose copy would be named past 253 characters.
+    {
+      ...repoSyncObject(namespace, "repo-test", manager.scope, { repo: "x", branch: "main" }),
+      spec: { git: { repo: "https://example.invalid/r.git", auth: "ssh", secretRef: { name: "a".repeat(253) } } },
+    },
   ];
   for (const obj of bad) await createSync(t, obj);
   for (const obj of bad) {
@@ -297,6 +302,11 @@ test("an invalid sync is reported Stalled (KNV1061) and gets no reconciler", asy
         new RegExp(
           `^KNV1061: RootSync objects are only allowed in the config-management-system namespace, not in ${namespace}`,
         ),
+      );
+    if (obj.metadata.name === "repo-test")
+      assert.match(
+        String(stalled.condition.message),
+        /^KNV1061: The managed secret name "ns-reconciler-[^"]+-repo-test-9-a{253}" is invalid: must be no more than 253 characters\. To fix it, update '\.spec\.git\.secretRef\.name'/,
       );
     assert.deepEqual(stalled.sync?.metadata.finalizers ?? [], [], "an invalid sync got a finalizer");
   }
