@@ -103,3 +103,13 @@ test("depending on a declaration whose management is disabled is an external dep
     /^external dependency: ConfigMap, bookstore\/cm1 -> ConfigMap, bookstore\/cm0: /,
   );
 });
+
+test("a declaration whose management is disabled is released whatever it depends on, as in Config Sync's TestMultiDependencies", () => {
+  const disabled = { metadata: { annotations: { "configmanagement.gke.io/managed": "disabled" } } };
+  const cm0 = { ...desired("", "ConfigMap", "cm0", "bookstore"), object: disabled };
+  const cm1 = { ...desired("", "ConfigMap", "cm1", "bookstore", [cm0.id]), object: disabled };
+  const cm2 = { ...desired("", "ConfigMap", "cm2", "bookstore", [{ ...cm0.id, name: "absent" }]), object: disabled };
+  const result = plan([cm0, cm1, cm2]);
+  assert.deepEqual(result.errors, []);
+  assert.deepEqual(names(result.waves).flat().sort(), ["cm0", "cm1", "cm2"]);
+});

@@ -63,6 +63,8 @@ export function plan(objects: readonly DesiredObject[]): Plan {
   const errors: DriftlessError[] = [];
   const excluded = new Set<string>();
   for (const object of objects) {
+    // Released, not applied: as Config Sync leaves it out of the applier's graph, its depends-on is not checked.
+    if (isManagementDisabled(object.object)) continue;
     for (const dep of object.dependsOn) {
       if (!byKey.has(idKey(dep))) {
         errors.push(new MissingDependencyError(object, dep));
@@ -85,7 +87,8 @@ export function plan(objects: readonly DesiredObject[]): Plan {
     for (const dep of object.dependsOn) {
       const target = byKey.get(idKey(dep));
       if (target !== undefined) rank = Math.max(rank, rankOf(target) + 1);
-      if (target !== undefined && excluded.has(idKey(target.id))) excluded.add(key);
+      if (target !== undefined && excluded.has(idKey(target.id)) && !isManagementDisabled(object.object))
+        excluded.add(key);
     }
     visiting.pop();
     wave.set(key, rank);

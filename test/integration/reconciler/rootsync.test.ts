@@ -327,6 +327,20 @@ test("depends-on an object the source does not apply (management disabled, or on
     yaml(cm("cm1", { "config.kubernetes.io/depends-on": `/namespaces/${namespace}/ConfigMap/cm4` })),
   );
   await externalError(await repo.commit("cm1 depends on cm4, which only the cluster has"), "cm4");
+
+  // Both managed, then both disabled (Config Sync's TestMultiDependencies): released together, no error,
+  // since a disabled declaration is not applied and its depends-on is not checked.
+  const dependsOnCm0 = { "config.kubernetes.io/depends-on": `/namespaces/${namespace}/ConfigMap/cm0` };
+  const disabledAnnotation = { "configmanagement.gke.io/managed": "disabled" };
+  await repo.write("config/cm0.yaml", yaml(cm("cm0")));
+  await repo.write("config/cm1.yaml", yaml(cm("cm1", dependsOnCm0)));
+  await synced(name, await repo.commit("cm1 depends on cm0, both managed"));
+  await repo.write("config/cm0.yaml", yaml(cm("cm0", disabledAnnotation)));
+  await repo.write("config/cm1.yaml", yaml(cm("cm1", { ...dependsOnCm0, ...disabledAnnotation })));
+  const released = await synced(name, await repo.commit("disable both"));
+  assert.deepEqual((released["sync"] as JsonObject)["errors"] ?? [], []);
+  const cm1 = await coreApi().readNamespacedConfigMap({ namespace, name: "cm1" });
+  assert.equal(cm1.metadata?.annotations?.["configmanagement.gke.io/managed"], undefined, "cm1 is still managed");
 });
 
 test("an object managed by another RootSync is not taken over (KNV1060)", async (t) => {
