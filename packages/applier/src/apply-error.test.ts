@@ -32,6 +32,24 @@ test("a write refused by RBAC is KNV2009 naming the object and the refusal, as C
   assert.equal(error.resources?.[0]?.version, "v1", "the version declared, as Config Sync's errorResources");
 });
 
+test("a refused create names the object, as the server does for Config Sync's server-side apply; other refusals are left as the server words them", () => {
+  const refused = (operation: string, serverMessage: string): KubeApiError =>
+    new KubeApiError({ status: 403, reason: "Forbidden", operation, serverMessage });
+  const create = new ApplyError(
+    deployment,
+    refused("create", 'deployments.apps is forbidden: User "u" cannot create resource "deployments"'),
+  );
+  assert.equal(
+    create.message,
+    'failed to apply Deployment.apps, bookstore/hello-world: deployments.apps "hello-world" is forbidden: User "u" cannot create resource "deployments"',
+  );
+  const patch = 'deployments.apps "hello-world" is forbidden: User "u" cannot patch resource "deployments"';
+  assert.equal(
+    new ApplyError(deployment, refused("patch", patch)).message,
+    `failed to apply Deployment.apps, bookstore/hello-world: ${patch}`,
+  );
+});
+
 test("objects are named in errors as Config Sync names them: Kind.group, namespace/name", () => {
   assert.equal(describeId(deployment.id), "Deployment.apps, bookstore/hello-world");
   assert.equal(describeId({ group: "", kind: "ConfigMap", namespace: "shop", name: "cm" }), "ConfigMap, shop/cm");

@@ -10,6 +10,7 @@ import {
   failureText,
   isAlreadyExists,
   isConflict,
+  isForbidden,
   type KubeObject,
   type ResourceMapping,
   type WriteOptions,
@@ -53,11 +54,24 @@ export class ApplyError extends DriftlessError {
     super({
       code: KnvCode.Apply,
       errorClass: cause instanceof DriftlessError ? cause.errorClass : ErrorClass.Retry,
-      message: `failed to apply ${describeId(desired.id)}: ${failureText(cause)}`,
+      message: `failed to apply ${describeId(desired.id)}: ${refusalNamingObject(failureText(cause), cause, desired.id.name)}`,
       resources: [declaredResource(desired)],
       cause,
     });
   }
+}
+
+/**
+ * A refused create names no object (a POST to the collection has no name): `configmaps is forbidden: ...`.
+ * Config Sync creates by server-side apply, a request to the object, which the server refuses as
+ * `configmaps "a" is forbidden: ... cannot create ...` (e2e validateRepoSyncRBAC); name it the same.
+ */
+function refusalNamingObject(text: string, cause: unknown, name: string): string {
+  if (!isForbidden(cause)) return text;
+  return text.replace(
+    /^([^\s"]+) is forbidden: /,
+    (_, resource: string) => `${resource} ${JSON.stringify(name)} is forbidden: `,
+  );
 }
 
 const maxConflictRetries = 5;

@@ -436,6 +436,53 @@ test("a RepoSync's reconciler that may read a declared type but not watch it rep
   await synced("RepoSync", namespace, "repo-sync", commit, 120_000);
 });
 
+test("a RepoSync's reconciler that may patch but not create reports the refused create naming the object, in Config Sync's words, and syncs once granted", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t, "nocreate");
+  const client = await admin();
+  const role = (verbs: string[]): KubeObject =>
+    ({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: "configmap-admin", namespace },
+      rules: [{ apiGroups: [""], resources: ["configmaps"], verbs }],
+    }) as KubeObject;
+  const reconciler = reconcilerName("RepoSync", namespace, "repo-sync");
+  await client.create(Mapping.Role, role(["get", "list", "watch", "patch", "delete"]));
+  await client.create(Mapping.RoleBinding, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name: "syncs-repo", namespace },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "configmap-admin" },
+    subjects: [{ kind: "ServiceAccount", name: reconciler, namespace: systemNamespace }],
+  } as KubeObject);
+  const repo = await TestRepo.create(t);
+  await repo.write("cm.yaml", configMap("a", undefined, { v: "1" }));
+  const commit = await repo.commit("v1");
+  await createSync(t, repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch }));
+  // Config Sync creates by server-side apply, a request to the object, so the server's refusal names it.
+  const refusal = `KNV2009: failed to apply ConfigMap, ${namespace}/a: configmaps "a" is forbidden: User "system:serviceaccount:${systemNamespace}:${reconciler}" cannot create resource "configmaps" in API group "" in the namespace "${namespace}"\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009`;
+  const errors = await eventually(
+    async () => {
+      const status = ((await getSync("RepoSync", namespace, "repo-sync"))?.["status"] ?? {}) as {
+        sync?: { commit?: string; errors?: { code: string; errorMessage: string }[] };
+      };
+      return status.sync?.commit === commit && (status.sync.errors ?? []).length > 0 ? status.sync.errors : undefined;
+    },
+    { timeoutMs: 60_000, what: "the RepoSync to report the refused create" },
+  );
+  assert.deepEqual(
+    errors?.map((e) => e.errorMessage),
+    [refusal],
+  );
+  await client.replace(Mapping.Role, {
+    ...role(["get", "list", "watch", "create", "patch", "delete"]),
+    metadata: { ...(await client.get(Mapping.Role, namespace, "configmap-admin"))!.metadata },
+  });
+  await synced("RepoSync", namespace, "repo-sync", commit, 120_000);
+  assert.deepEqual((await getObject(Mapping.ConfigMap, namespace, "a"))?.["data"], { v: "1" });
+});
+
 test("a RepoSync's roleRefs are refused by the API server under strict field validation, and dropped without it, binding nothing", async (t) => {
   const manager = await startManager(t);
   const namespace = await createNamespace(t, "refs");
