@@ -106,8 +106,10 @@ test("the printed address answers the page to a client without a cookie jar (Nod
   const answer = await fetch(console.url);
   assert.equal(answer.status, 200, await answer.clone().text());
   assert.match(await answer.text(), /<title>Syncs - driftless console<\/title>/);
+  // Past the cookie check either way: the sync's page, or its 404 page when no test has made that RootSync.
   const sync = await fetch(new URL("syncs/rootsync/config-management-system/root-sync", console.url));
-  assert.equal(sync.status, 200);
+  assert.ok([200, 404].includes(sync.status), String(sync.status));
+  assert.match(await sync.text(), /driftless console<\/title>/);
 });
 
 test("a page on another loopback port that the user follows a link to learns nothing of the console's secret", async (t) => {
