@@ -384,10 +384,10 @@ export class InformerLiveState implements LiveState {
         },
         // The type is gone (its CRD deleted): the informer ends instead of retrying a 404 for ever.
         onNotFound: () => {
-          if (this.informers.get(key)?.informer === informer) {
-            this.informers.delete(key);
-            this.undeclared.untrack(key);
-          }
+          // A stopped informer's late 404 says nothing new: the type was told gone, or unwatched, already.
+          if (this.informers.get(key)?.informer !== informer) return;
+          this.informers.delete(key);
+          this.undeclared.untrack(key);
           this.onTypeGone?.(mapping);
         },
       });

@@ -116,6 +116,7 @@ export class Reconciler implements PassContext {
       correct: (desired) => this.correct(desired),
       declarationsChanging: () => this.declarationsChanging(),
       passing: () => this.passing,
+      resourceConflict: () => this.recordResourceConflict(),
     });
     this.syncKey = this.parts.syncKey;
     this.log = this.parts.log;
@@ -203,6 +204,12 @@ export class Reconciler implements PassContext {
    */
   private syncedCommit(): string | undefined {
     return this.guarded?.commit;
+  }
+
+  /** One resource conflict, counted against the commit the remediator guards (none before a synced pass). */
+  private recordResourceConflict(): void {
+    const commit = this.syncedCommit();
+    if (commit !== undefined) this.metrics.resourceConflicts.inc({ commit }, 1);
   }
 
   /** A pass is running and not (known to be) on the revision and spec the remediator guards. */

@@ -71,6 +71,8 @@ export interface ReconcilerHooks {
   correct(desired: DesiredObject): Promise<Correction>;
   declarationsChanging(): boolean;
   passing(): boolean;
+  /** The live objects of a declared type disagreed with the declaration under us (resource_conflicts_total). */
+  resourceConflict(): void;
 }
 
 /** The composition root: a reconciler's clients, caches, watches, remediator and queue, wired from its options. */
@@ -110,6 +112,11 @@ export function wireReconciler(
   if (options.useWatchCache === false) {
     live = new DirectLiveState(client);
   } else {
+    // The watched objects of a type went with its CRD, deleted by someone else (a pass pruning the CRD is
+    // changing the declarations): Config Sync's remediator counts that as a resource conflict.
+    const declaredTypeGone = (): void => {
+      if (!hooks.declarationsChanging()) hooks.resourceConflict();
+    };
     const informers = new InformerLiveState(client, {
       sync: options.identity,
       stopping: abort.signal,
@@ -127,6 +134,7 @@ export function wireReconciler(
           resource: resourceName(mapping),
         });
         mapper.invalidate();
+        declaredTypeGone();
       },
       // CRDs matter to a sync only through the custom resources it manages: one that manages none
       // (most tenants' RepoSyncs) opens no CRD watch.
@@ -149,6 +157,7 @@ export function wireReconciler(
         changed: (name, meta) => schemas.changed(name, meta),
         deleted: (group, resource) => {
           mapper.invalidate();
+          if (informers.watchedTypes().some((m) => m.group === group && m.resource === resource)) declaredTypeGone();
           void informers.stopWatching(group, resource);
         },
       },

@@ -1,15 +1,24 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import type { KubeObject } from "@driftless/kube";
 import {
   coreApi,
   createRepoSync,
+  createRootSync,
+  customApi,
   eventually,
   type JsonObject,
   repoSyncStatus,
+  rootSynced,
+  rootSyncNamespace,
+  rootSyncs,
+  rootSyncStatus,
   startReconciler,
+  suffix,
   testNamespace,
   TestRepo,
 } from "../../support/index.ts";
+import { adminClient, crds } from "../kube/support.ts";
 
 /** A scrape: the `# TYPE` of each metric and its sample lines. */
 interface Scrape {
@@ -107,4 +116,88 @@ test("every registered config_sync_ metric has a sample after a sync, a drift co
     (valueOf(failed, "config_sync_parser_duration_seconds_count", { source: "parse", status: "error" }) ?? 0) > 0,
   );
   assert.equal(valueOf(failed, "config_sync_internal_errors_total", { source: "parser" }), 0);
+});
+
+function anvilCrd(group: string): KubeObject {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `anvils.${group}` },
+    spec: {
+      group,
+      names: { kind: "Anvil", plural: "anvils", singular: "anvil" },
+      scope: "Namespaced",
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+        },
+      ],
+    },
+  };
+}
+
+// Config Sync's e2e TestCRDDeleteBeforeRemoveCustomResourceV1: the conflict is counted on the synced commit.
+test("a CRD someone deletes under declared custom resources counts a resource conflict; removing them syncs clean", async (t) => {
+  const namespace = await testNamespace(t, "crdgone");
+  const group = `crdgone${suffix()}.acme.com`;
+  const name = `crdgone-${suffix()}`;
+  const client = await adminClient(t);
+  t.after(async () => {
+    await customApi()
+      .deleteNamespacedCustomObject({ ...rootSyncs, name })
+      .catch(() => undefined);
+    await client.delete(crds, undefined, `anvils.${group}`).catch(() => undefined);
+  });
+  await client.create(crds, anvilCrd(group));
+  await eventually(
+    async () => {
+      const crd = await client.get(crds, undefined, `anvils.${group}`);
+      const conditions = ((crd?.["status"] as JsonObject | undefined)?.["conditions"] ?? []) as JsonObject[];
+      return conditions.some((c) => c["type"] === "Established" && c["status"] === "True") || undefined;
+    },
+    { what: "the Anvil CRD established" },
+  );
+  const repo = await TestRepo.create(t);
+  const anvil = { apiVersion: `${group}/v1`, kind: "Anvil", metadata: { name: "heavy", namespace }, spec: { lbs: 10 } };
+  await repo.write("config/anvil.yaml", JSON.stringify(anvil));
+  // Something stays declared once the Anvil leaves: an empty source would be refused (KNV2006).
+  await repo.write("config/keep.yaml", configMap("keep", namespace, { k: "v" }));
+  const first = await repo.commit("an Anvil");
+  await createRootSync(name, repo);
+  const reconciler = await startReconciler(
+    t,
+    { kind: "RootSync", namespace: rootSyncNamespace, name },
+    { metricsPort: 0 },
+  );
+  const url = reconciler.metricsUrl;
+  assert.ok(url !== undefined);
+  await rootSynced(name, first);
+  const conflicts = async (): Promise<number | undefined> =>
+    valueOf(await scrape(url), "config_sync_resource_conflicts_total", { commit: first });
+  assert.equal(await conflicts(), 0);
+
+  await client.delete(crds, undefined, `anvils.${group}`);
+  await eventually(async () => ((await conflicts()) ?? 0) >= 1 || undefined, {
+    timeoutMs: 30_000,
+    what: "a resource conflict counted on the synced commit",
+  });
+
+  await repo.write("config/anvil.yaml", JSON.stringify({ ...anvil, spec: { lbs: 100 } }));
+  const changed = await repo.commit("the Anvil changed");
+  await eventually(
+    async () => {
+      const source = ((await rootSyncStatus(name))["source"] ?? {}) as JsonObject;
+      const errors = (source["errors"] ?? []) as JsonObject[];
+      return source["commit"] === changed && errors.some((e) => e["code"] === "1021") ? true : undefined;
+    },
+    { timeoutMs: 60_000, what: "KNV1021 on status.source" },
+  );
+  await repo.remove("config/anvil.yaml");
+  const removed = await repo.commit("the Anvil removed");
+  const status = await rootSynced(name, removed);
+  assert.deepEqual((status["source"] as JsonObject)["errors"] ?? [], []);
+  assert.deepEqual((status["sync"] as JsonObject)["errors"] ?? [], []);
 });
