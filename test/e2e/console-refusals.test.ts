@@ -89,7 +89,12 @@ test("a sync that does not exist answers 404, saying it is not found, and its pa
   const namespace = await testNamespace(t);
   const console = await startConsole(t, "--kubeconfig", testEnv().kubeconfig, "-n", namespace);
   const base = new URL(console.url).pathname;
-  const missing = await get(console.port, `${base}syncs/reposync/${namespace}/repo-sync`);
+  // Until the console's first list of syncs is in, the page answers 200 "Loading"; then 404.
+  let missing = await get(console.port, `${base}syncs/reposync/${namespace}/repo-sync`);
+  await eventually(async () => {
+    missing = await get(console.port, `${base}syncs/reposync/${namespace}/repo-sync`);
+    return missing.status === 404;
+  });
   assert.equal(missing.status, 404, missing.body);
   assert.match(missing.body, new RegExp(`RepoSync ${namespace}/repo-sync not found`));
   const wrongKind = await get(console.port, `${base}syncs/deployment/${namespace}/repo-sync`);

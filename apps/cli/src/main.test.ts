@@ -82,6 +82,9 @@ void describe("vet and hydrate fail as nomos fails: `Error: ...` on stderr, exit
     const short = await driftless(dir, "status", "-o");
     assert.equal(short.code, 2, short.stderr);
     assert.match(short.stderr, /^driftless: flag needs an argument: --output\nusage:\n {2}driftless status /);
+    // A command driftless does not have stays an unknown command (exit 1), with a flag or without.
+    const unknownCommand = await driftless(dir, "foo", "--bar");
+    assert.equal(unknownCommand.code, 1, unknownCommand.stderr);
   });
 });
 

@@ -295,7 +295,9 @@ function reportFailure(verb: string | undefined, error: unknown): number {
     return 1;
   }
   // A flag the verb does not know, or one without its value, is the verb used wrongly too: exit 2, its usage.
-  const misused = error instanceof UsageError || (verb !== undefined && isParseArgsError(error));
+  // An unknown command with a flag is still an unknown command (exit 1), as cobra answers it.
+  const misused =
+    error instanceof UsageError || (verb !== undefined && usageBlocksOf(verb).length > 0 && isParseArgsError(error));
   process.stderr.write(`driftless: ${isParseArgsError(error) ? flagProblem(error) : message}\n`);
   if (misused || error instanceof UnknownCommandError) process.stderr.write(`${usageOf(verb ?? "")}\n`);
   return misused ? 2 : 1;
@@ -312,9 +314,14 @@ function flagProblem(error: Error & { code: string }): string {
 
 /** The part of the usage about `command` (`driftless sync --help`), or all of it for an unknown one. */
 function usageOf(command: string): string {
-  const blocks = usage.split(/\n(?= {2}driftless )/);
-  const own = blocks.filter((b) => /^ {2}driftless (\S+)/.exec(b)?.[1]?.split("|").includes(command) === true);
+  const own = usageBlocksOf(command);
   return own.length === 0 ? usage : `usage:\n${own.map((b) => b.split(/\n(?=\S)/)[0]).join("\n")}`;
+}
+
+/** The usage's blocks of `command`: none for a command driftless does not have. */
+function usageBlocksOf(command: string): string[] {
+  const blocks = usage.split(/\n(?= {2}driftless )/);
+  return blocks.filter((b) => /^ {2}driftless (\S+)/.exec(b)?.[1]?.split("|").includes(command) === true);
 }
 
 /**

@@ -115,8 +115,9 @@ export class Inventory {
    * state older than its own write.
    */
   static async storedIds(client: KubeClient, sync: SyncIdentity, group: KubeObject): Promise<ObjectId[]> {
-    const overflow = await new InventoryOverflow(client, sync).read();
-    return [...recordedIds(group), ...overflow];
+    // The overflow's ids only add to what the caches keep: a failed read of it keeps the group's own.
+    const overflow = await new InventoryOverflow(client, sync).read().catch((): ObjectId[] => []);
+    return [...recordedIds(group), ...overflow].filter((id) => id.kind !== "" && id.name !== "");
   }
 
   /**

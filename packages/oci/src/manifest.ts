@@ -77,13 +77,13 @@ interface IndexEntry {
 }
 
 /** The index's first linux/amd64 entry, as go-containerregistry's childByPlatform picks it for Config Sync. */
-function childByPlatform(body: Record<string, unknown>, image: string, reference: string): Descriptor {
+export function childByPlatform(body: Record<string, unknown>, image: string, reference: string): Descriptor {
   const entries = (Array.isArray(body["manifests"]) ? body["manifests"] : []) as IndexEntry[];
-  const chosen = entries.find(
-    (m) =>
-      (m.platform?.os ?? defaultPlatform.os) === defaultPlatform.os &&
-      (m.platform?.architecture ?? defaultPlatform.architecture) === defaultPlatform.architecture,
-  );
+  // A missing platform is taken for linux/amd64; a platform given is compared whole (no architecture is no match).
+  const chosen = entries.find((m) => {
+    const platform = m.platform ?? defaultPlatform;
+    return platform.os === defaultPlatform.os && platform.architecture === defaultPlatform.architecture;
+  });
   if (chosen === undefined)
     throw new OciFetchError(
       OciFailureReason.InvalidImage,

@@ -284,6 +284,11 @@ export class InformerLiveState implements LiveState {
     if (stopped.length > 0) this.onTypesUnwatched?.(stopped);
   }
 
+  /** Whether the last declaration (or, before it, the stored inventory) holds objects of `mapping`'s type. */
+  declares(mapping: ResourceMapping): boolean {
+    return (this.wanted?.get(typeOf(mapping))?.size ?? 0) > 0;
+  }
+
   /** The types watched now, one mapping per informer. */
   watchedTypes(): ResourceMapping[] {
     return [...this.informers.values()].map(({ mapping }) => mapping);

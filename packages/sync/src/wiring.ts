@@ -112,10 +112,13 @@ export function wireReconciler(
   if (options.useWatchCache === false) {
     live = new DirectLiveState(client);
   } else {
-    // The watched objects of a type went with its CRD, deleted by someone else (a pass pruning the CRD is
-    // changing the declarations): Config Sync's remediator counts that as a resource conflict.
-    const declaredTypeGone = (): void => {
-      if (!hooks.declarationsChanging()) hooks.resourceConflict();
+    // The declared objects of a type went with its CRD, deleted by someone else (a pass pruning the CRD is
+    // changing the declarations, and a type watched only for a held prune is declared no more): Config
+    // Sync's remediator counts that as a resource conflict. Once per type, whatever versions were watched.
+    const declaredTypeGone = (mapping: ResourceMapping): void => {
+      if (!informers.declares(mapping) || hooks.declarationsChanging()) return;
+      if (informers.watchedTypes().some((m) => m.group === mapping.group && m.resource === mapping.resource)) return;
+      hooks.resourceConflict();
     };
     const informers = new InformerLiveState(client, {
       sync: options.identity,
@@ -134,7 +137,7 @@ export function wireReconciler(
           resource: resourceName(mapping),
         });
         mapper.invalidate();
-        declaredTypeGone();
+        declaredTypeGone(mapping);
       },
       // CRDs matter to a sync only through the custom resources it manages: one that manages none
       // (most tenants' RepoSyncs) opens no CRD watch.
@@ -157,8 +160,9 @@ export function wireReconciler(
         changed: (name, meta) => schemas.changed(name, meta),
         deleted: (group, resource) => {
           mapper.invalidate();
-          if (informers.watchedTypes().some((m) => m.group === group && m.resource === resource)) declaredTypeGone();
+          const gone = informers.watchedTypes().find((m) => m.group === group && m.resource === resource);
           void informers.stopWatching(group, resource);
+          if (gone !== undefined) declaredTypeGone(gone);
         },
       },
       log,
