@@ -351,18 +351,20 @@ test("a RepoSync's reconciler without permission for a declared type reports the
   assert.ok(await getObject(Mapping.ConfigMap, namespace, "a"));
 });
 
-test("a RepoSync's reconciler granted Config Sync's verbs (get, list, watch, create, patch, delete; no update) creates, changes, releases and prunes", async (t) => {
-  const manager = await startManager(t);
-  const namespace = await createNamespace(t, "csverbs");
+/**
+ * A Role `configmap-admin` with `verbs` on configmaps in `namespace`, bound to its RepoSync `repo-sync`'s
+ * reconciler; returns what gives the Role other verbs.
+ */
+async function grantConfigMaps(namespace: string, verbs: string[]): Promise<(verbs: string[]) => Promise<void>> {
   const client = await admin();
-  await client.create(Mapping.Role, {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "Role",
-    metadata: { name: "configmap-admin", namespace },
-    rules: [
-      { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch", "create", "patch", "delete"] },
-    ],
-  } as KubeObject);
+  const role = (granted: string[]): KubeObject =>
+    ({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: "configmap-admin", namespace },
+      rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: granted }],
+    }) as KubeObject;
+  await client.create(Mapping.Role, role(verbs));
   await client.create(Mapping.RoleBinding, {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "RoleBinding",
@@ -372,6 +374,16 @@ test("a RepoSync's reconciler granted Config Sync's verbs (get, list, watch, cre
       { kind: "ServiceAccount", name: reconcilerName("RepoSync", namespace, "repo-sync"), namespace: systemNamespace },
     ],
   } as KubeObject);
+  return async (granted) => {
+    const current = await client.get(Mapping.Role, namespace, "configmap-admin");
+    await client.replace(Mapping.Role, { ...role(granted), metadata: { ...current!.metadata } });
+  };
+}
+
+test("a RepoSync's reconciler granted Config Sync's verbs (get, list, watch, create, patch, delete; no update) creates, changes, releases and prunes", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t, "csverbs");
+  await grantConfigMaps(namespace, ["get", "list", "watch", "create", "patch", "delete"]);
   const repo = await TestRepo.create(t);
   await repo.write("a.yaml", configMap("a", undefined, { v: "1" }));
   await repo.write("b.yaml", configMap("b", undefined, { v: "1" }));
@@ -396,23 +408,8 @@ test("a RepoSync's reconciler granted Config Sync's verbs (get, list, watch, cre
 test("a RepoSync's reconciler that may read a declared type but not watch it reports the refused watch (KNV2009), and syncs once granted", async (t) => {
   const manager = await startManager(t);
   const namespace = await createNamespace(t, "nowatch");
-  const client = await admin();
-  const role = (verbs: string[]): KubeObject =>
-    ({
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "Role",
-      metadata: { name: "configmap-admin", namespace },
-      rules: [{ apiGroups: [""], resources: ["configmaps"], verbs }],
-    }) as KubeObject;
   const reconciler = reconcilerName("RepoSync", namespace, "repo-sync");
-  await client.create(Mapping.Role, role(["get", "list", "create", "patch", "delete"]));
-  await client.create(Mapping.RoleBinding, {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "RoleBinding",
-    metadata: { name: "syncs-repo", namespace },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "configmap-admin" },
-    subjects: [{ kind: "ServiceAccount", name: reconciler, namespace: systemNamespace }],
-  } as KubeObject);
+  const regrant = await grantConfigMaps(namespace, ["get", "list", "create", "patch", "delete"]);
   const repo = await TestRepo.create(t);
   await repo.write("cm.yaml", configMap("a", undefined, { v: "1" }));
   const commit = await repo.commit("v1");
@@ -429,33 +426,15 @@ test("a RepoSync's reconciler that may read a declared type but not watch it rep
     { timeoutMs: 60_000, what: "the RepoSync to report the refused watch" },
   );
   assert.deepEqual((await getObject(Mapping.ConfigMap, namespace, "a"))?.["data"], { v: "1" }, "a was not applied");
-  await client.replace(Mapping.Role, {
-    ...role(["get", "list", "watch", "create", "patch", "delete"]),
-    metadata: { ...(await client.get(Mapping.Role, namespace, "configmap-admin"))!.metadata },
-  });
+  await regrant(["get", "list", "watch", "create", "patch", "delete"]);
   await synced("RepoSync", namespace, "repo-sync", commit, 120_000);
 });
 
 test("a RepoSync's reconciler that may patch but not create reports the refused create naming the object, in Config Sync's words, and syncs once granted", async (t) => {
   const manager = await startManager(t);
   const namespace = await createNamespace(t, "nocreate");
-  const client = await admin();
-  const role = (verbs: string[]): KubeObject =>
-    ({
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "Role",
-      metadata: { name: "configmap-admin", namespace },
-      rules: [{ apiGroups: [""], resources: ["configmaps"], verbs }],
-    }) as KubeObject;
   const reconciler = reconcilerName("RepoSync", namespace, "repo-sync");
-  await client.create(Mapping.Role, role(["get", "list", "watch", "patch", "delete"]));
-  await client.create(Mapping.RoleBinding, {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "RoleBinding",
-    metadata: { name: "syncs-repo", namespace },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "configmap-admin" },
-    subjects: [{ kind: "ServiceAccount", name: reconciler, namespace: systemNamespace }],
-  } as KubeObject);
+  const regrant = await grantConfigMaps(namespace, ["get", "list", "watch", "patch", "delete"]);
   const repo = await TestRepo.create(t);
   await repo.write("cm.yaml", configMap("a", undefined, { v: "1" }));
   const commit = await repo.commit("v1");
@@ -475,10 +454,7 @@ test("a RepoSync's reconciler that may patch but not create reports the refused 
     errors?.map((e) => e.errorMessage),
     [refusal],
   );
-  await client.replace(Mapping.Role, {
-    ...role(["get", "list", "watch", "create", "patch", "delete"]),
-    metadata: { ...(await client.get(Mapping.Role, namespace, "configmap-admin"))!.metadata },
-  });
+  await regrant(["get", "list", "watch", "create", "patch", "delete"]);
   await synced("RepoSync", namespace, "repo-sync", commit, 120_000);
   assert.deepEqual((await getObject(Mapping.ConfigMap, namespace, "a"))?.["data"], { v: "1" });
 });
