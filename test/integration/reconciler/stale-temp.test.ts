@@ -93,13 +93,12 @@ test("a reconciler started after a killed one removes the render folder the kill
   const killed = run(t, args, tmp, env);
   await rootSynced(name, commit);
   // The pass's render stays in the render cache until a graceful stop removes it.
-  const left = await eventually(async () => {
-    const folders = await renderFolders(tmp);
-    return folders.length > 0 ? folders : undefined;
-  });
+  await eventually(async () => ((await renderFolders(tmp)).length > 0 ? true : undefined));
   killed.kill("SIGKILL");
   await killed.exited;
-  assert.deepEqual(await renderFolders(tmp), left, "SIGKILL ran no clean-up");
+  // Read after the kill: a later pass may replace its render folder until the very moment it dies.
+  const left = await renderFolders(tmp);
+  assert.notDeepEqual(left, [], "SIGKILL ran no clean-up, so a render folder stays");
 
   const next = run(t, args, tmp, env);
   const now = await eventually(
