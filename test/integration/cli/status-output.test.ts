@@ -64,3 +64,15 @@ test("driftless status prints a sync's error message holding terminal escape seq
     assert.doesNotMatch(out.replaceAll("\n", ""), controls, `${format}: ${JSON.stringify(out)}`);
   }
 });
+
+test("driftless status says no sync was found where there is none, as nomos status does, instead of a bare header", async (t) => {
+  const namespace = await testNamespace(t, "status-empty");
+  const args = [cli, "status", "-n", namespace, "--kubeconfig", testEnv().kubeconfig];
+  const text = await promisify(execFile)(process.execPath, args);
+  assert.equal(text.stdout, `No RootSync or RepoSync resources found in namespace "${namespace}"\n`);
+  const named = await promisify(execFile)(process.execPath, [...args, "--name", "repo-sync"]);
+  assert.equal(named.stdout, `No RootSync or RepoSync resources found named "repo-sync" in namespace "${namespace}"\n`);
+  // Scripts read JSON: an empty list there, as before.
+  const json = await promisify(execFile)(process.execPath, [...args, "-o", "json"]);
+  assert.deepEqual(JSON.parse(json.stdout), { syncs: [] });
+});

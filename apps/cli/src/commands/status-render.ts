@@ -56,17 +56,34 @@ export function syncLines(r: SyncReport): string[] {
   return lines;
 }
 
+/** The `--namespace` and `--name` a view was asked for: what an empty one says it looked for. */
+export interface ViewFilter {
+  readonly namespace?: string;
+  readonly name?: string;
+}
+
+/**
+ * What an empty text view says instead of a bare header, in nomos's words ("No RootSync resources found"),
+ * with the filters that left nothing, so an empty cluster is told from an empty table.
+ */
+export function noSyncsLine(filter: ViewFilter = {}): string {
+  const where = filter.namespace === undefined ? "" : ` in namespace ${JSON.stringify(filter.namespace)}`;
+  const which = filter.name === undefined ? "" : ` named ${JSON.stringify(filter.name)}`;
+  return printableLine(`No RootSync or RepoSync resources found${which}${where}`);
+}
+
 /**
  * The whole view, as one string, with no terminal control characters from the cluster's text. JSON and YAML
- * print `{ syncs: [...] }` (see SyncReport for the fields).
+ * print `{ syncs: [...] }` (see SyncReport for the fields), empty when there is none.
  */
-export function render(reports: readonly SyncReport[], format: OutputFormat): string {
+export function render(reports: readonly SyncReport[], format: OutputFormat, filter?: ViewFilter): string {
   switch (format) {
     case OutputFormat.Json:
       return `${printableJson(JSON.stringify({ syncs: reports }, null, 2))}\n`;
     case OutputFormat.Yaml:
       return printableYaml({ syncs: reports });
     case OutputFormat.Text:
+      if (reports.length === 0) return `${noSyncsLine(filter)}\n`;
       return `${printable([header, ...reports.flatMap(syncLines)].join("\n"))}\n`;
   }
 }

@@ -88,7 +88,7 @@ async function statusOnce(client: KubeClient, options: StatusOptions, write: (te
   for (const [what, message] of refusals) warn(`cannot read ${what}: ${message}`);
   // Refused everything: there is no view, and an empty one would say "no syncs".
   if (listed === 0) return 1;
-  write(render(reports, options.format));
+  write(render(reports, options.format, options));
   return exitCode(reports);
 }
 
@@ -136,7 +136,7 @@ async function watchStatus(client: KubeClient, options: StatusOptions, write: (t
     const view =
       options.format === OutputFormat.Json
         ? `${printableJson(JSON.stringify({ syncs: reports }))}\n`
-        : render(reports, options.format);
+        : render(reports, options.format, options);
     if (view === last) return;
     last = view;
     if (options.format === OutputFormat.Text && options.tty === true) write("\x1b[H\x1b[2J");
