@@ -1,4 +1,4 @@
-import { ErrorSourceRef, redactCredentials, redactUrl } from "@driftless/api";
+import { ErrorSourceRef, isSuspended, redactCredentials, redactUrl } from "@driftless/api";
 import type { KubeObject } from "@driftless/kube";
 
 /**
@@ -143,7 +143,7 @@ export function syncReport(sync: KubeObject, group?: KubeObject): SyncReport {
   const status = (sync["status"] ?? {}) as RawStatus;
   const syncing = status.conditions?.find((c) => c.type === "Syncing");
   const stalled = status.conditions?.find((c) => c.type === "Stalled" && c.status === "True");
-  const suspended = status.conditions?.find((c) => c.type === "Suspended" && c.status === "True");
+  const suspended = suspension(sync, status);
   // As nomos status: while the reconciler is set up (a new sync, a spec change rolling out), what the last
   // one reported is not this spec's; its errors and commit are not shown, and the sync is not SYNCED.
   const reconciling =
@@ -163,7 +163,7 @@ export function syncReport(sync: KubeObject, group?: KubeObject): SyncReport {
         ? SyncState.Reconciling
         : suspended !== undefined
           ? SyncState.Suspended
-          : syncing === undefined
+          : syncing === undefined || awaitsResume(status)
             ? SyncState.Pending
             : syncing.status === "True"
               ? SyncState.Syncing
@@ -177,7 +177,9 @@ export function syncReport(sync: KubeObject, group?: KubeObject): SyncReport {
         ? reconciling.message
         : suspended !== undefined
           ? suspended.message
-          : syncing?.message;
+          : awaitsResume(status)
+            ? resumedMessage
+            : syncing?.message;
   return {
     kind: sync.kind,
     namespace: sync.metadata.namespace ?? "",
@@ -208,6 +210,30 @@ export function syncReport(sync: KubeObject, group?: KubeObject): SyncReport {
     ...(message ? { message: redactCredentials(message) } : {}),
     ...(group === undefined ? {} : { resources: resourceReports(group) }),
   };
+}
+
+/** What a suspended sync says before its reconciler has compared it with the source (or while none runs). */
+const unreportedSuspension =
+  "Suspended by driftless.dev/suspend: nothing is applied, pruned or corrected. The reconciler has not reported on it yet";
+const resumedMessage = "Resumed: waiting for the reconciler's next pass";
+
+/**
+ * The suspension of a sync, from its `driftless.dev/suspend` annotation (the user's intent, as Flux reads
+ * spec.suspend), so a sync no reconciler has seen suspended yet, or none runs for, is SUSPENDED too; the
+ * Suspended condition only adds what its last comparison found.
+ */
+function suspension(sync: KubeObject, status: RawStatus): RawCondition | undefined {
+  if (!isSuspended(sync.metadata.annotations)) return undefined;
+  const reported = status.conditions?.find((c) => c.type === "Suspended" && c.status === "True");
+  return reported ?? { type: "Suspended", status: "True", message: unreportedSuspension };
+}
+
+/**
+ * Resumed (no annotation) while the Suspended condition of the last pass stands: nothing was corrected since,
+ * so the sync is PENDING, not the SYNCED its suspended pass's Syncing condition would read as.
+ */
+function awaitsResume(status: RawStatus): boolean {
+  return status.conditions?.some((c) => c.type === "Suspended" && c.status === "True") === true;
 }
 
 interface ErrorsOf {

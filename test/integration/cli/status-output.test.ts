@@ -76,3 +76,35 @@ test("driftless status says no sync was found where there is none, as nomos stat
   const json = await promisify(execFile)(process.execPath, [...args, "-o", "json"]);
   assert.deepEqual(JSON.parse(json.stdout), { syncs: [] });
 });
+
+test("driftless status shows a RepoSync annotated driftless.dev/suspend as SUSPENDED though no reconciler has reported it", async (t) => {
+  const namespace = await testNamespace(t, "status-suspended");
+  const ref = { group: "configsync.gke.io", version: "v1beta1", namespace, plural: "reposyncs", name: "repo-sync" };
+  const created = (await customApi().createNamespacedCustomObject({
+    ...ref,
+    body: {
+      apiVersion: "configsync.gke.io/v1beta1",
+      kind: "RepoSync",
+      metadata: { name: "repo-sync", namespace, annotations: { "driftless.dev/suspend": "true" } },
+      spec: { sourceFormat: "unstructured", git: { repo: "https://git.example/x.git", branch: "main", auth: "none" } },
+    },
+  })) as JsonObject;
+  // The last status a reconciler wrote before the sync was suspended (no manager runs in this test).
+  const commit = "0123456789abcdef0123456789abcdef01234567";
+  await customApi().replaceNamespacedCustomObjectStatus({
+    ...ref,
+    body: {
+      ...created,
+      status: {
+        lastSyncedCommit: commit,
+        conditions: [{ type: "Syncing", status: "False", reason: "Sync", message: "Sync Completed", commit }],
+      },
+    },
+  });
+  assert.match(await status(namespace, "text"), new RegExp(`RepoSync +${namespace}/repo-sync +SUSPENDED `));
+  const json = JSON.parse(await status(namespace, "json")) as { syncs: { state: string }[] };
+  assert.deepEqual(
+    json.syncs.map((s) => s.state),
+    ["SUSPENDED"],
+  );
+});

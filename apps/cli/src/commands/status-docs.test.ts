@@ -24,7 +24,11 @@ test("the README names every field of a sync `status -o json` prints", async () 
     ({
       apiVersion: "configsync.gke.io/v1beta1",
       kind: "RootSync",
-      metadata: { name: "root-sync", namespace: "config-management-system" },
+      metadata: {
+        name: "root-sync",
+        namespace: "config-management-system",
+        annotations: { "driftless.dev/suspend": String(conditions.some((c) => "type" in c && c.type === "Suspended")) },
+      },
       spec: { git: { repo: "r", branch: "main" } },
       status: { conditions },
     }) as KubeObject;

@@ -5,14 +5,15 @@ import { render, OutputFormat } from "./status-render.ts";
 import { exitCode, syncReport, SyncState } from "../sync-report.ts";
 import { imageVersion } from "./version.ts";
 
-const sync = (spec: object, status: object): KubeObject =>
+const sync = (spec: object, status: object, annotations?: Record<string, string>): KubeObject =>
   ({
     apiVersion: "configsync.gke.io/v1beta1",
     kind: "RootSync",
-    metadata: { name: "root-sync", namespace: "config-management-system" },
+    metadata: { name: "root-sync", namespace: "config-management-system", ...(annotations && { annotations }) },
     spec,
     status,
   }) as KubeObject;
+const suspendedBy = { "driftless.dev/suspend": "true" };
 
 /** The Syncing condition Config Sync's reconciler writes when the source of `commit` has one error. */
 const sourceFailed = (commit: string): object => ({
@@ -270,6 +271,7 @@ test("a suspended sync is SUSPENDED, with what its last comparison found, and ex
           { type: "Suspended", status: "True", reason: "Suspended", message: drift },
         ],
       },
+      suspendedBy,
     ),
   );
   assert.equal(report.state, SyncState.Suspended);
@@ -277,6 +279,25 @@ test("a suspended sync is SUSPENDED, with what its last comparison found, and ex
   assert.equal(report.message, drift);
   assert.equal(exitCode([report]), 1);
   assert.match(render([report], OutputFormat.Text), /SUSPENDED.*1 missing \(ConfigMap a\/b\)/);
+});
+
+test("a sync annotated driftless.dev/suspend is SUSPENDED before any reconciler reports it (none may run), and a resumed one PENDING until its next pass", () => {
+  const commit = "0123456789abcdef0123456789abcdef01234567";
+  const synced = { type: "Syncing", status: "False", reason: "Sync", message: "Sync Completed", commit };
+  const annotated = syncReport(sync({ git: { repo: "r", branch: "main" } }, { conditions: [synced] }, suspendedBy));
+  assert.equal(annotated.state, SyncState.Suspended);
+  assert.match(annotated.suspended?.message ?? "", /driftless\.dev\/suspend.*has not reported/);
+  assert.equal(exitCode([annotated]), 1);
+  // Resumed (the annotation gone) while the last suspended pass's condition stands: nothing corrected yet.
+  const suspendedPass = [
+    { type: "Syncing", status: "False", reason: "Suspended", message: "Suspended", commit },
+    { type: "Suspended", status: "True", reason: "Suspended", message: "1 missing" },
+  ];
+  const resumed = syncReport(sync({ git: { repo: "r", branch: "main" } }, { conditions: suspendedPass }));
+  assert.equal(resumed.state, SyncState.Pending);
+  assert.equal(resumed.suspended, undefined);
+  assert.match(resumed.message ?? "", /Resumed/);
+  assert.equal(exitCode([resumed]), 1);
 });
 
 test("the manager's version is its image tag, or its digest when pinned by one", () => {
@@ -362,6 +383,7 @@ test("every state keeps the columns: SUSPENDED and RECONCILING rows put their co
       sync(
         { git: { repo: "r", branch: "main" } },
         { conditions: [syncing, { type: "Suspended", status: "True", reason: "Suspended", message: "drift" }] },
+        suspendedBy,
       ),
     ),
     syncReport(
