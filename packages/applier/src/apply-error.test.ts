@@ -1,11 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ErrorClass, KnvCode } from "@driftless/api";
+import { ErrorClass, KnvCode, toConfigSyncError } from "@driftless/api";
 import { KubeApiError } from "@driftless/kube";
 import { ApplyError } from "./apply-object.ts";
 import type { DesiredObject } from "./desired.ts";
 import { describeId } from "./object-id.ts";
-import { NamespaceInUseError } from "./prune.ts";
+import { NamespaceInUseError, PruneError } from "./prune.ts";
 
 const deployment: DesiredObject = {
   id: { group: "apps", kind: "Deployment", namespace: "bookstore", name: "hello-world" },
@@ -56,4 +56,23 @@ test("objects are named in errors as Config Sync names them: Kind.group, namespa
   assert.equal(describeId({ group: "", kind: "Namespace", name: "shipping" }), "Namespace, /shipping");
   const skipped = new NamespaceInUseError({ group: "", kind: "Namespace", name: "shipping" });
   assert.equal(skipped.message, "skipped delete of Namespace, /shipping: namespace still in use: shipping");
+});
+
+test("a refused prune is KNV2009 naming the object in its message only, without errorResources, as Config Sync's prune errors", () => {
+  const refusal = new KubeApiError({
+    status: 403,
+    reason: "Forbidden",
+    operation: "delete",
+    serverMessage: 'configmaps "a" is forbidden: User "u" cannot delete resource "configmaps"',
+  });
+  const written = toConfigSyncError(
+    new PruneError({ group: "", kind: "ConfigMap", namespace: "shop", name: "a" }, refusal),
+  );
+  assert.deepEqual(written, {
+    code: "2009",
+    errorMessage:
+      'KNV2009: failed to prune ConfigMap, shop/a: configmaps "a" is forbidden: User "u" cannot delete resource "configmaps"\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009',
+  });
+  const skipped = toConfigSyncError(new NamespaceInUseError({ group: "", kind: "Namespace", name: "shipping" }));
+  assert.equal(skipped.errorResources, undefined, "a skipped delete names no errorResources either");
 });

@@ -97,7 +97,6 @@ export class CrdInUseError extends DriftlessError {
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
       message: `skipped delete of ${describeId(id)}: CustomResourceDefinition still in use by ${describeLeft(left)}, which deleting it would delete`,
-      resources: [id, ...left.examples],
     });
   }
 }

@@ -67,7 +67,8 @@ export type DependentHold = (typeof DependentHold)[keyof typeof DependentHold];
 
 /**
  * A dependency left in place because a dependent of it failed to go, was itself held, or was not gone
- * within the wait: kept in the inventory and tried again by the next pass, as Config Sync skips it.
+ * within the wait: kept in the inventory and tried again by the next pass, as Config Sync skips it (its skip
+ * errors carry no errorResources).
  */
 export class DependentNotDeletedError extends DriftlessError {
   constructor(id: ObjectId, dependent: ObjectId, hold: DependentHold) {
@@ -75,7 +76,6 @@ export class DependentNotDeletedError extends DriftlessError {
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
       message: `skipped delete of ${describeId(id)}: dependent delete ${hold}: ${describeId(dependent)}`,
-      resources: [id],
     });
   }
 }

@@ -97,13 +97,16 @@ export interface PruneOptions {
   readonly propagationPolicy?: "Background" | "Foreground";
 }
 
+/**
+ * A delete the server refused or that failed. Like every error of Config Sync's prune and delete events, it
+ * names the object in its message only: no errorResources (the inventory has no version to give them).
+ */
 export class PruneError extends DriftlessError {
   constructor(id: ObjectId, cause: unknown) {
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
       message: `failed to prune ${describeId(id)}: ${failureText(cause)}`,
-      resources: [id],
       cause,
     });
   }
@@ -116,13 +119,13 @@ export class UnknownTypeError extends DriftlessError {
       code: KnvCode.ApiServer,
       errorClass: ErrorClass.Retry,
       message: `cannot tell whether ${describeId(id)} still exists, so it is kept in the inventory: ${why}`,
-      resources: [id],
     });
   }
 }
 
 /**
- * A Namespace left Git but something that stays is still in it (Config Sync's wording and code).
+ * A Namespace left Git but something that stays is still in it (Config Sync's wording and code; as its skip
+ * errors, no errorResources).
  * Retried: objects on their way out (children the garbage collector has not reached yet) clear by
  * themselves; anything else waits for a person to remove it or declare the Namespace again.
  */
@@ -132,7 +135,6 @@ export class NamespaceInUseError extends DriftlessError {
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
       message: `skipped delete of ${describeId(id)}: namespace still in use: ${id.name}`,
-      resources: [id],
     });
   }
 }

@@ -75,7 +75,6 @@ class DeletionTimeoutError extends DriftlessError {
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
       message: `failed to wait for ${describeId(id)}: reconcile timeout`,
-      resources: [id],
     });
   }
 }

@@ -459,6 +459,36 @@ test("a RepoSync's reconciler that may patch but not create reports the refused 
   assert.deepEqual((await getObject(Mapping.ConfigMap, namespace, "a"))?.["data"], { v: "1" });
 });
 
+test("a RepoSync's reconciler that may not delete reports the refused prune naming the object in its message only, no errorResources (Config Sync's e2e validateRepoSyncRBAC words), and prunes once granted", async (t) => {
+  const manager = await startManager(t);
+  const namespace = await createNamespace(t, "nodelete");
+  const reconciler = reconcilerName("RepoSync", namespace, "repo-sync");
+  const regrant = await grantConfigMaps(namespace, ["get", "list", "watch", "create", "patch"]);
+  const repo = await TestRepo.create(t);
+  await repo.write("keep.yaml", configMap("keep", undefined, { v: "1" }));
+  await repo.write("cm.yaml", configMap("a", undefined, { v: "1" }));
+  await createSync(t, repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch }));
+  await synced("RepoSync", namespace, "repo-sync", await repo.commit("v1"));
+  await repo.remove("cm.yaml");
+  const commit = await repo.commit("remove a");
+  // The inventory records no version, and Config Sync's prune errors carry no resources: the message names it.
+  const refusal = `KNV2009: failed to prune ConfigMap, ${namespace}/a: configmaps "a" is forbidden: User "system:serviceaccount:${systemNamespace}:${reconciler}" cannot delete resource "configmaps" in API group "" in the namespace "${namespace}"\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009`;
+  const errors = await eventually(
+    async () => {
+      const status = ((await getSync("RepoSync", namespace, "repo-sync"))?.["status"] ?? {}) as {
+        sync?: { commit?: string; errors?: { code: string; errorMessage: string }[] };
+      };
+      return status.sync?.commit === commit && (status.sync.errors ?? []).length > 0 ? status.sync.errors : undefined;
+    },
+    { timeoutMs: 60_000, what: "the RepoSync to report the refused prune" },
+  );
+  assert.deepEqual(errors, [{ code: "2009", errorMessage: refusal }]);
+  assert.ok(await getObject(Mapping.ConfigMap, namespace, "a"), "a is still there");
+  await regrant(["get", "list", "watch", "create", "patch", "delete"]);
+  await synced("RepoSync", namespace, "repo-sync", commit, 120_000);
+  assert.equal(await getObject(Mapping.ConfigMap, namespace, "a"), undefined);
+});
+
 test("a RepoSync's roleRefs are refused by the API server under strict field validation, and dropped without it, binding nothing", async (t) => {
   const manager = await startManager(t);
   const namespace = await createNamespace(t, "refs");
