@@ -19,7 +19,7 @@ import {
 import { configMapMapping, Informer, KubeClient, type KubeObject } from "@driftless/kube";
 import type { Reconciler } from "@driftless/sync";
 import { pushChart, startHelmRepo, type ChartFiles } from "../../support/helm-repo.ts";
-import { startRegistry } from "../../support/registry.ts";
+import { call, startRegistry, type Registry } from "../../support/registry.ts";
 
 /** kustomize and helm, built (or found in the cache) by the script `npm test`'s set-up runs. */
 const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
@@ -255,6 +255,60 @@ test("a chart pushed as v1.1.0 to an OCI registry syncs with spec.helm.version v
   const status = await rootSynced(name, "v1.1.0");
   assert.equal((status["source"] as JsonObject)["commit"], "v1.1.0");
   assert.equal((await configMapData(ns, "release-name-web"))?.["version"], "v1.1.0");
+});
+
+/** Copies `from:tag` into repository `to` under the tag `as` only (blobs mounted, manifest put), as `crane copy` would. */
+async function copyChart(registry: Registry, from: string, tag: string, to: string, as: string): Promise<void> {
+  const oci = "application/vnd.oci.image.manifest.v1+json";
+  const got = await call(registry, "GET", `/v2/${from}/manifests/${tag}`, undefined, { accept: oci });
+  const manifest = JSON.parse(got.body.toString()) as { config: { digest: string }; layers: { digest: string }[] };
+  for (const digest of [manifest.config.digest, ...manifest.layers.map((layer) => layer.digest)]) {
+    const mounted = await call(registry, "POST", `/v2/${to}/blobs/uploads/?mount=${digest}&from=${from}`);
+    assert.equal(mounted.status, 201, `mounting ${digest} into ${to}`);
+  }
+  const put = await call(registry, "PUT", `/v2/${to}/manifests/${as}`, got.body, { "content-type": oci });
+  assert.equal(put.status, 201, `tagging ${to}:${as}`);
+}
+
+test("over OCI, no spec.helm.version syncs the highest semver tag and a range the highest matching one, each the commit; a chart tagged only `latest` is a KNV2004 source error, as helm lists semver tags only (Config Sync runs the same helm)", async (t) => {
+  const registry = await startRegistry(t);
+  await pushChart(t, registry, "charts", webChart("0.3.0"));
+  await pushChart(t, registry, "charts", webChart("0.4.0"));
+  await copyChart(registry, "charts/web", "0.4.0", "latest-only/web", "latest");
+  const name = `helm-ocitag-${suffix()}`;
+  const ns = `helm-ocitag-${suffix()}`;
+  await ensureNamespace(t, ns);
+  await createHelmRootSync(t, name, {
+    repo: `oci://${registry.host}/charts`,
+    chart: "web",
+    namespace: ns,
+    ...(await tokenAuth(t, registry)),
+  });
+  const newest = await rootSynced(name, "0.4.0");
+  assert.equal((newest["source"] as JsonObject)["commit"], "0.4.0");
+  assert.equal((await configMapData(ns, "release-name-web"))?.["version"], "0.4.0");
+
+  await updateHelm(name, { version: "~0.3.0" });
+  const ranged = await rootSynced(name, "0.3.0");
+  assert.equal((ranged["source"] as JsonObject)["commit"], "0.3.0");
+  assert.equal((await configMapData(ns, "release-name-web"))?.["version"], "0.3.0");
+
+  for (const version of ["", "latest"]) {
+    await updateHelm(name, { repo: `oci://${registry.host}/latest-only`, version });
+    const error = await sourceErrorMatching(
+      name,
+      new RegExp(`KNV2004: .*Unable to locate any tags in provided repository: oci://${registry.host}/latest-only/web`),
+    );
+    assert.equal(error["code"], "2004");
+    assert.equal((await rootSyncStatus(name))["lastSyncedCommit"], "0.3.0", `version ${JSON.stringify(version)}`);
+    assert.equal((await configMapData(ns, "release-name-web"))?.["version"], "0.3.0", "nothing is deleted");
+    // Back to the good repository until the error clears, so the next case's error is its own.
+    await updateHelm(name, { repo: `oci://${registry.host}/charts`, version: "~0.3.0" });
+    await eventually(
+      async () => ((((await rootSyncStatus(name))["source"] as JsonObject)["errors"] ?? []) as unknown[]).length === 0,
+      { timeoutMs: 60_000, what: `RootSync ${name}'s source error to clear` },
+    );
+  }
 });
 
 test("new values for the same chart version are applied and not reverted by drift correction, even while the pass that applies them still runs", async (t) => {
