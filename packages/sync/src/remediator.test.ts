@@ -107,10 +107,14 @@ void describe("Remediator", () => {
     }
     assert.deepEqual(fights, ["KNV2005"]);
     assert.equal(corrected.length, 6, "corrections go on while paused by the fight");
-    assert.match(
-      remediator.activeFights().values().next().value?.message ?? "",
-      /^detected excessive object updates to ConfigMap, .*fighting with another controller over the object/,
+    // Config Sync's two sentences as they are (its e2e TestSurfaceFightError waits for the second), then the pause.
+    const message = remediator.activeFights().values().next().value?.message ?? "";
+    assert.match(message, /^detected excessive object updates, approximately 6 times per minute\. /);
+    assert.ok(
+      message.includes("This may indicate Config Sync is fighting with another controller over the object."),
+      message,
     );
+    assert.match(message, /paused correcting ConfigMap, .* for 60 s/);
   });
 
   void it("a correction the API server refuses, or one that writes nothing, is no fight", async () => {

@@ -28,11 +28,19 @@ export class FightError extends DriftlessError {
     super({
       code: KnvCode.Fight,
       errorClass: ErrorClass.Stalled,
-      // Config Sync's KNV2005 says "detected excessive object updates" and "fighting with another controller".
-      message: `detected excessive object updates to ${describeId(desired.id)}: another writer changed it ${corrections} times in ${Math.round(windowMs / 1000)} s, so driftless may be fighting with another controller over the object and has paused correcting it. Find the other controller and stop one of the two.`,
+      // Config Sync's KNV2005 sentences word for word (its e2e tests and users match on them), then driftless's pause.
+      message:
+        `detected excessive object updates, approximately ${perMinute(corrections, windowMs)} times per minute. ` +
+        "This may indicate Config Sync is fighting with another controller over the object. " +
+        `driftless has paused correcting ${describeId(desired.id)} for ${Math.round(windowMs / 1000)} s: find the other controller and stop one of the two.`,
       resources: [declaredResource(desired)],
     });
   }
+}
+
+/** Corrections in the window as a rate per minute, as Config Sync's fight detector states its frequency. */
+function perMinute(corrections: number, windowMs: number): number {
+  return Math.round((corrections * 60_000) / windowMs);
 }
 
 /** What re-applying one drifted object did. */
