@@ -88,6 +88,36 @@ void describe("vet and hydrate fail as nomos fails: `Error: ...` on stderr, exit
   });
 });
 
+void describe("a flag the verb does not take is refused, as cobra refuses a flag its command does not define", () => {
+  void it("vet and hydrate as nomos: `Error: unknown flag`, the usage, exit 1 (a one-letter form in cobra's words)", async (t) => {
+    const dir = await source(t);
+    const watch = await driftless(dir, "vet", "--watch");
+    assert.equal(watch.code, 1, watch.stderr);
+    assert.match(watch.stderr, /^Error: unknown flag: --watch\nusage:\n {2}driftless vet /);
+    const namespace = await driftless(dir, "hydrate", "--namespace", "shop");
+    assert.equal(namespace.code, 1, namespace.stderr);
+    assert.match(namespace.stderr, /^Error: unknown flag: --namespace\nusage:\n {2}driftless hydrate /);
+    const output = await driftless(dir, "vet", "-o", "out");
+    assert.equal(output.code, 1, output.stderr);
+    assert.match(output.stderr, /^Error: unknown shorthand flag: 'o' in -o\n/);
+  });
+
+  void it("driftless's own verbs: its usage and exit 2", async (t) => {
+    const dir = await source(t);
+    for (const [args, flag, verb] of [
+      [["status", "--flat"], "--flat", "status"],
+      [["status", "--path", "x"], "--path", "status"],
+      [["suspend", "rootsync", "root-sync", "--wait"], "--wait", "suspend"],
+      [["version", "--resources"], "--resources", "version"],
+      [["diff", ".", "--name", "x"], "--name", "diff"],
+    ] as const) {
+      const run = await driftless(dir, ...args);
+      assert.equal(run.code, 2, `${args.join(" ")}: ${run.stderr}`);
+      assert.match(run.stderr, new RegExp(`^driftless: unknown flag: ${flag}\nusage:\n {2}driftless ${verb}`));
+    }
+  });
+});
+
 void describe("vet --keep-output", () => {
   // nomos v1.22 writes defaultcluster/clusterrole_viewer.yaml for this fixture and exits 1.
   void it("writes the clusters that passed when one fails, exits 1, and prints each error once", async (t) => {

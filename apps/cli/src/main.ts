@@ -36,12 +36,13 @@ const usage = `usage:
   driftless diff DIR [--source-format unstructured|hierarchy] [--kubeconfig PATH] [--sync-kind RootSync|RepoSync] [--sync-namespace NS] [--sync-name NAME]
                                             what a reconciler would change (exit 1 if anything)
                                             and what it would prune (inventory objects no longer declared)
-  driftless status [--kubeconfig PATH] [--namespace NS] [--name NAME] [--resources] [--watch] [-o text|json|yaml]
+  driftless status [--kubeconfig PATH] [--namespace NS] [--name NAME] [--resources] [--watch] [-o text|json|yaml] [--timeout D]
                                             every RootSync and RepoSync: source, commits, errors, stall,
                                             and with --resources the managed objects and their kstatus;
                                             --watch redraws on every change until Ctrl-C (exit 1 if any is not synced);
                                             a kind you may not read is reported on stderr and left out (exit 1
-                                            if you may read none); Ctrl-C before a view: exit 130
+                                            if you may read none); Ctrl-C before a view: exit 130;
+                                            --timeout: each request's deadline (default 30s), as nomos's
   driftless console [--kubeconfig PATH] [--namespace NS] [--port N] [--no-open]
                                             a web console on loopback, as you (your kubeconfig, your RBAC): every
                                             sync, its objects, errors and events, live; sync now, suspend, resume
@@ -83,7 +84,8 @@ const options = {
   "no-api-server-check": { type: "boolean", default: false },
   "api-server-timeout": { type: "string" },
   wait: { type: "boolean", default: false },
-  timeout: { type: "string", default: "5m" },
+  // sync --wait's limit (default 5m), status's request deadline (default the client's).
+  timeout: { type: "string" },
   port: { type: "string", default: "0" },
   "no-open": { type: "boolean", default: false },
   // Repeatable, each a comma-separated list, as nomos's string-slice flag.
@@ -97,12 +99,74 @@ const booleanFlags: ReadonlySet<string> = new Set(
   Object.entries(options).flatMap(([name, option]) => (option.type === "boolean" ? [name] : [])),
 );
 
+type Flag = keyof typeof options;
+/** Every verb takes these, as nomos's global flags (`--kubeconfig` changes nothing for vet and hydrate). */
+const everyVerbFlags: readonly Flag[] = ["help", "kubeconfig"];
+const renderFlags: readonly Flag[] = ["source-format", "enable-shell-in-rendering"];
+const nomosSourceFlags: readonly Flag[] = [
+  ...renderFlags,
+  "path",
+  "clusters",
+  "output",
+  "format",
+  "no-api-server-check",
+  "api-server-timeout",
+];
+/**
+ * The flags each verb reads. Any other is refused as cobra refuses a flag its command does not define
+ * (`status --flat`, `vet --watch`), so a flag meant for another verb is not silently ignored.
+ */
+const verbFlags: Readonly<Record<string, readonly Flag[]>> = {
+  vet: [...nomosSourceFlags, "namespace", "sync-kind", "sync-namespace", "threshold", "keep-output"],
+  hydrate: [...nomosSourceFlags, "flat"],
+  diff: [...renderFlags, "sync-kind", "sync-namespace", "sync-name"],
+  // --timeout: each request's deadline, as nomos status's (its connection timeout).
+  status: ["namespace", "name", "resources", "watch", "output", "timeout"],
+  console: ["namespace", "port", "no-open"],
+  [SyncAction.Sync]: ["namespace", "wait", "timeout"],
+  [SyncAction.Suspend]: ["namespace"],
+  [SyncAction.Resume]: ["namespace"],
+  version: [],
+};
+
+/** The one-letter forms each verb documents (`-h` everywhere); nomos's vet and hydrate have none but `-h`. */
+const verbShorthands: Readonly<Record<string, readonly string[]>> = {
+  status: ["-n", "-o", "-w"],
+  console: ["-n"],
+  [SyncAction.Sync]: ["-n"],
+  [SyncAction.Suspend]: ["-n"],
+  [SyncAction.Resume]: ["-n"],
+};
+
+/** A flag given to a verb that does not take it; `flag` as written (`--watch`, `-w`). */
+class ForeignFlagError extends Error {
+  readonly flag: string;
+  constructor(flag: string) {
+    super(unknownFlagText(flag));
+    this.flag = flag;
+  }
+}
+
+/** Refuses the first flag in `tokens` that `command` does not take (nothing for a command driftless lacks). */
+function refuseForeignFlags(command: string, tokens: readonly { kind: string; name?: string; rawName?: string }[]) {
+  const own = verbFlags[command];
+  if (own === undefined) return;
+  const allowed = new Set<string>([...everyVerbFlags, ...own]);
+  const shorthands = new Set<string>(["-h", ...(verbShorthands[command] ?? [])]);
+  const taken = (t: { name?: string; rawName?: string }): boolean =>
+    t.name !== undefined && allowed.has(t.name) && (!/^-[^-]/.test(t.rawName ?? "") || shorthands.has(t.rawName ?? ""));
+  const foreign = tokens.find((t) => t.kind === "option" && !taken(t));
+  if (foreign !== undefined) throw new ForeignFlagError(foreign.rawName ?? `--${foreign.name ?? ""}`);
+}
+
 async function main(argv: readonly string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals, tokens } = parseArgs({
     args: nomosFlagForms(argv, booleanFlags),
     allowPositionals: true,
     options,
+    tokens: true,
   });
+  if (positionals[0] !== undefined) refuseForeignFlags(positionals[0], tokens);
   // File names, object names and messages come from repositories and clusters: no terminal controls.
   const out = (line: string): void => void process.stdout.write(`${printable(line)}\n`);
   const err = (line: string): void => void process.stderr.write(`${printable(line)}\n`);
@@ -200,6 +264,9 @@ async function main(argv: readonly string[]): Promise<number> {
       const output = values.output ?? OutputFormat.Text;
       if (output !== OutputFormat.Text && output !== OutputFormat.Json && output !== OutputFormat.Yaml)
         throw new UsageError("status -o must be text, json or yaml");
+      const timeoutMs = values.timeout === undefined ? undefined : parseDuration(values.timeout);
+      if (timeoutMs === 0 || (values.timeout !== undefined && timeoutMs === undefined))
+        throw new UsageError("--timeout must be a duration such as 15s");
       // Ctrl-C aborts whatever status waits for (a list, a first sync) and it exits 130 at once; a second
       // Ctrl-C finds no listener and ends the process as Node does by default.
       const interrupted = new AbortController();
@@ -209,6 +276,7 @@ async function main(argv: readonly string[]): Promise<number> {
           kubeconfig,
           ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
           ...(values.name === undefined ? {} : { name: values.name }),
+          ...(timeoutMs === undefined ? {} : { timeoutMs }),
           resources: values.resources,
           watch: values.watch,
           format: output,
@@ -238,7 +306,7 @@ async function main(argv: readonly string[]): Promise<number> {
     case SyncAction.Sync:
     case SyncAction.Suspend:
     case SyncAction.Resume: {
-      const timeoutMs = parseDuration(values.timeout);
+      const timeoutMs = parseDuration(values.timeout ?? "5m");
       if (timeoutMs === undefined) throw new UsageError("--timeout must be a duration such as 30s or 5m");
       let ref;
       try {
@@ -288,25 +356,39 @@ function isParseArgsError(error: unknown): error is Error & { code: string } {
  */
 function reportFailure(verb: string | undefined, error: unknown): number {
   const message = printable(error instanceof Error ? error.message : String(error));
+  const flagError = isParseArgsError(error) || error instanceof ForeignFlagError;
   if (verb !== undefined && nomosVerbs.has(verb)) {
-    const unknownFlag = isParseArgsError(error) ? /^Unknown option '(--?[^']+)'/.exec(error.message)?.[1] : undefined;
-    process.stderr.write(`Error: ${unknownFlag === undefined ? message : `unknown flag: ${printable(unknownFlag)}`}\n`);
-    if (isParseArgsError(error)) process.stderr.write(`${usageOf(verb)}\n`);
+    const unknownFlag = unknownFlagOf(error);
+    process.stderr.write(`Error: ${unknownFlag === undefined ? message : unknownFlagText(unknownFlag)}\n`);
+    if (flagError) process.stderr.write(`${usageOf(verb)}\n`);
     return 1;
   }
   // A flag the verb does not know, or one without its value, is the verb used wrongly too: exit 2, its usage.
   // An unknown command with a flag is still an unknown command (exit 1), as cobra answers it.
-  const misused =
-    error instanceof UsageError || (verb !== undefined && usageBlocksOf(verb).length > 0 && isParseArgsError(error));
+  const misused = error instanceof UsageError || (verb !== undefined && usageBlocksOf(verb).length > 0 && flagError);
   process.stderr.write(`driftless: ${isParseArgsError(error) ? flagProblem(error) : message}\n`);
   if (misused || error instanceof UnknownCommandError) process.stderr.write(`${usageOf(verb ?? "")}\n`);
   return misused ? 2 : 1;
 }
 
+/** cobra's words for a flag it does not know: `unknown flag: --x`, `unknown shorthand flag: 'x' in -x`. */
+function unknownFlagText(flag: string): string {
+  const shorthand = /^-([^-])/.exec(flag)?.[1];
+  return printable(
+    shorthand === undefined ? `unknown flag: ${flag}` : `unknown shorthand flag: '${shorthand}' in ${flag}`,
+  );
+}
+
+/** The flag a verb does not know, as written: parseArgs's unknown option, or one of another verb's. */
+function unknownFlagOf(error: unknown): string | undefined {
+  if (error instanceof ForeignFlagError) return error.flag;
+  return isParseArgsError(error) ? /^Unknown option '(--?[^']+)'/.exec(error.message)?.[1] : undefined;
+}
+
 /** parseArgs's refusal in cobra's words (kubectl's, nomos's), without its advice about `--`. */
 function flagProblem(error: Error & { code: string }): string {
   const unknown = /^Unknown option '(--?[^']+)'/.exec(error.message)?.[1];
-  if (unknown !== undefined) return `unknown flag: ${printable(unknown)}`;
+  if (unknown !== undefined) return unknownFlagText(unknown);
   const missing = /^Option '(-[^,\s']+)(?:, (--[^\s']+))?[^']*' argument missing/.exec(error.message);
   if (missing !== null) return `flag needs an argument: ${printable(missing[2] ?? missing[1] ?? "")}`;
   return printable(error.message);

@@ -244,3 +244,12 @@ test("Ctrl-C during `sync --wait` is reported as an interruption, with 130, not 
   assert.match(run.out(), /interrupted/);
   assert.doesNotMatch(run.out(), /within the timeout/);
 });
+
+test("`status --timeout 1s` gives up on an API server that does not answer after that long, as nomos status's --timeout", async (t) => {
+  const silent = await silentPort(t);
+  const kubeconfig = await kubeconfigAt(t, silent.port);
+  const run = start(t, "status", "--timeout", "1s", "--kubeconfig", kubeconfig);
+  // The client's own deadline is 30 s: an exit well before it is the flag's.
+  assert.equal(await exitWithin(run, 10_000), 1, run.out());
+  assert.match(run.out(), /no response within 1000 ms/, run.out());
+});

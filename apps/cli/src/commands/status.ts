@@ -12,6 +12,8 @@ export interface StatusOptions {
   readonly namespace?: string;
   /** Only the syncs of this name, RootSyncs and RepoSyncs alike (`--name`, as nomos). */
   readonly name?: string;
+  /** Each request's deadline (`--timeout`, nomos's timeout for talking to the cluster); the client's default without. */
+  readonly timeoutMs?: number;
   /** Also the managed objects and their kstatus, from each sync's ResourceGroup. */
   readonly resources: boolean;
   readonly format: OutputFormat;
@@ -30,7 +32,8 @@ export interface StatusOptions {
  * when every kind is refused. Ctrl-C (`signal`) before there is a view to show: 130, at once.
  */
 export async function status(options: StatusOptions, write: (text: string) => void): Promise<number> {
-  const client = await KubeClient.fromKubeconfig(options.kubeconfig);
+  const timeout = options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs };
+  const client = await KubeClient.fromKubeconfig(options.kubeconfig, timeout);
   try {
     return options.watch ? await watchStatus(client, options, write) : await statusOnce(client, options, write);
   } catch (error) {
