@@ -43,6 +43,7 @@ import { measureDrift } from "./suspend.ts";
 import { selfReconcileErrors } from "./self-reconcile.ts";
 import { recordSyncRequestHandled } from "./sync-request.ts";
 import { revisionOf } from "./revision.ts";
+import { unrecordedApplies } from "./unrecorded-applies.ts";
 
 /** What triggered a pass; `drift` re-applies the last source without touching Git. */
 export type PassTrigger = "poll" | "webhook" | "drift" | "manager" | "startup" | "retry";
@@ -293,10 +294,14 @@ async function passSteps(
     // As Config Sync's inventory keeps a timed-out prune: still tracked, and holding its depends-on dependencies.
     const kept = [...pruned.filter((o) => o.error !== undefined).map((o) => o.id), ...lingering];
     const notYetPruned = pruneHeld ? candidates : [];
-    await inventory.write([...owned, ...kept, ...notYetPruned]);
+    // A new object the server refused, or that was never sent, is not recorded (Config Sync's inventory task).
+    const unrecorded = unrecordedApplies(applied, previous);
+    const recorded = (id: ObjectId): boolean => !unrecorded.has(idKey(id));
+    await inventory.write([...owned.filter(recorded), ...kept, ...notYetPruned]);
     lap("prune");
     // Kept live between passes; what the prune left in the inventory is tracked too (strategy Delete).
-    await ctx.resourceGroupStatus.afterPass(applied, fetched.commit, ctx.reconcileTimeouts.stuck, {
+    const recordedApplies = applied.filter((o) => recorded(o.desired.id));
+    await ctx.resourceGroupStatus.afterPass(recordedApplies, fetched.commit, ctx.reconcileTimeouts.stuck, {
       pruned,
       lingering,
       held: notYetPruned,
