@@ -3,7 +3,7 @@
 // First: a child of the manager stops when the manager is gone, even if loading the rest fails.
 import "./parent-watch.ts";
 import { redactCredentials } from "@driftless/api";
-import { createLogger, logCrashes, Reconciler, sweepStaleTempFolders } from "@driftless/sync";
+import { createLogger, logCrashes, Reconciler, sweepStaleTempFolders, waitForOlderReconcilers } from "@driftless/sync";
 import { ConfigError, parseConfig, usage } from "./config.ts";
 import { isRenderServer, parseRenderServerConfig, runRenderServer } from "./render-server.ts";
 
@@ -30,6 +30,11 @@ async function main(): Promise<number> {
   // Before start: a SIGTERM while it runs (the manager replacing a reconciler just started) would
   // otherwise end the process by the signal; now it stops as soon as the start is done.
   const stopAsked = stopSignal(log);
+  // A previous leader's reconciler may still run on this state folder: what it holds is not ours to remove.
+  const stopping = new AbortController();
+  void stopAsked.then(() => stopping.abort());
+  await waitForOlderReconcilers(process.env, log, stopping.signal);
+  if (stopping.signal.aborted) return 0;
   // Renders and key files a killed predecessor (SIGKILL, OOM) left in a temp folder of this process's own.
   await sweepStaleTempFolders(process.env, log);
   const reconciler = await Reconciler.start({

@@ -8,6 +8,7 @@ import { GitFailureReason, GitFetchError } from "./errors.ts";
 import { GitFetcher } from "./fetcher.ts";
 import { git, SourceRepo, tempDir } from "./testing/git-fixture.ts";
 import { recordingGit } from "./testing/recording-git.ts";
+import { stallingGit } from "./testing/stalling-git.ts";
 import type { RecordingGit } from "./testing/recording-git.ts";
 
 /** Fetching over file:// from real repositories with real commits. */
@@ -420,35 +421,6 @@ async function eventually(probe: () => Promise<boolean>, what: string, timeoutMs
 async function leftoversIn(gitDir: string): Promise<string[]> {
   const entries = await readdir(gitDir, { recursive: true });
   return entries.filter((path) => path.endsWith(".lock") || /(^|\/)(tmp_|\.tmp-)/.test(path)).sort();
-}
-
-/**
- * A `git` whose fetches, while `stallFile` exists, get a server that sends the first MiB of its answer
- * (the pack is larger) and then nothing more: the fetch hangs mid-transfer, holding its locks.
- */
-async function stallingGit(dir: string): Promise<{ binary: string; stallFile: string }> {
-  const stallFile = join(dir, "stall");
-  const uploadPack = join(dir, "stalling-upload-pack");
-  // Node, not a shell pipe through head or dd: their buffering can hold back even the capability
-  // advertisement (coreutils head writes through stdio), and the fetch then waits before taking any lock.
-  await writeFile(
-    uploadPack,
-    [
-      `#!${process.execPath}`,
-      `const upload = require("node:child_process").spawn("git", ["upload-pack", process.argv[2]], { stdio: ["inherit", "pipe", "inherit"] });`,
-      `let left = 1048576;`,
-      `upload.stdout.on("data", (chunk) => { if (left > 0) process.stdout.write(chunk.subarray(0, left)); left -= chunk.length; });`,
-      `setInterval(() => {}, 600_000);`,
-    ].join("\n"),
-    { mode: 0o755 },
-  );
-  const binary = join(dir, "stalling-git");
-  await writeFile(
-    binary,
-    `#!/bin/sh\nif [ "$1" = fetch ] && [ -e '${stallFile}' ]; then shift; exec git fetch --upload-pack='${uploadPack}' "$@"; fi\nexec git "$@"\n`,
-    { mode: 0o755 },
-  );
-  return { binary, stallFile };
 }
 
 void describe("GitFetcher after a git was killed, and the cache's size", () => {

@@ -196,7 +196,8 @@ const looseObjectDir = /^objects\/[0-9a-f]{2}$/;
  * cache outlives the process. Safe because nothing else uses the repository meanwhile: our every git on
  * it runs under the sync's KeyedLock, which the caller holds; runProcessGroup returns only once a git's
  * whole process group is gone (gc.autoDetach=false keeps gc in it); and one reconciler process owns a
- * cache directory (a pod's emptyDir, process mode's folder per reconciler).
+ * cache directory (a pod's emptyDir, process mode's folder per reconciler, where a new leader's reconciler
+ * first waits for a previous leader's to exit: @driftless/sync's older-reconcilers.ts).
  */
 async function removeLeftovers(gitDir: string, relative = ""): Promise<void> {
   let entries;

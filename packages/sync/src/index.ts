@@ -26,6 +26,7 @@ export { HelmSource, HelmSourceError, helmTimeoutMs } from "./helm-source.ts";
 export { FightError, Remediator } from "./remediator.ts";
 export { createLogger, logCrashes } from "./log.ts";
 export { PrivateTmpdirEnv, sweepStaleTempFolders } from "./stale-temp.ts";
+export { waitForOlderReconcilers } from "./older-reconcilers.ts";
 export type { Logger } from "./log.ts";
 export { nextStatus, syncingStatus, writeStatus } from "./status.ts";
 export type { PassReport } from "./status.ts";

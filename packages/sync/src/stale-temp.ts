@@ -2,7 +2,8 @@
  * Temp folders a killed reconciler or render server left behind. Both make short-lived folders in
  * os.tmpdir() (a render's HOME and output, git's key files) and remove them as they go or at a graceful
  * stop; a SIGKILL or an OOM kill leaves them, and a pod's /tmp is an emptyDir that outlives the container.
- * So a start removes them, but only from a temp folder that is the process's alone: never a shared /tmp.
+ * So a start removes them, but only from a temp folder that is the process's alone: never a shared /tmp,
+ * and in process mode only once an older reconciler of that folder has exited (older-reconcilers.ts).
  */
 import { readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";

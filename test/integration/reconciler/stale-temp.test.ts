@@ -1,16 +1,19 @@
 /**
  * A reconciler or render server killed (SIGKILL, OOM) keeps no graceful stop, so its render folders stay in
  * its temp folder, which in a pod (an emptyDir) and in process mode (the child's state folder) outlives it.
- * The next start removes them, when its environment says that temp folder is its own.
+ * The next start removes them, when its environment says that temp folder is its own. A reconciler still
+ * running there (a previous leader's child, for seconds beside the new leader's) is waited for instead.
  */
 import { spawn } from "node:child_process";
 import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controller";
+import { stallingGit } from "@driftless/git/testing";
 import { findRepoRoot } from "@driftless/local-cluster";
 import { PrivateTmpdirEnv } from "@driftless/sync";
 import {
@@ -56,6 +59,14 @@ function run(t: TestContext, args: readonly string[], tmp: string, env: NodeJS.P
 
 async function renderFolders(tmp: string): Promise<string[]> {
   return (await readdir(tmp)).filter((name) => name.startsWith("driftless-render-")).sort();
+}
+
+/** Locks and half-written packs in the cache repositories under `cache`: what a git mid-fetch holds. */
+async function gitLeftovers(cache: string): Promise<string[]> {
+  const paths = await readdir(cache, { recursive: true });
+  return paths
+    .filter((path) => path.includes("repo.git/") && (path.endsWith(".lock") || /\/(tmp_|\.tmp-)[^/]*$/.test(path)))
+    .sort();
 }
 
 test("a reconciler started after a killed one removes the render folder the killed one left in its own temp folder", async (t) => {
@@ -138,4 +149,83 @@ test("a render server removes at start the render folders a killed one left in i
     what: `the render server listening (${server.output()})`,
   });
   assert.deepEqual(await readdir(tmp), ["someone-elses"]);
+});
+
+test("a reconciler started beside a running one of its state folder (a previous leader's) waits for it to exit, leaving its render folder and its git's locks alone", async (t) => {
+  const name = `shared-state-${suffix()}`;
+  const ns = `ss-${suffix()}`;
+  t.after(() =>
+    coreApi()
+      .deleteNamespace({ name: ns })
+      .catch(() => undefined),
+  );
+  const repo = await TestRepo.create(t);
+  await repo.write("config/ns.yaml", yaml({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }));
+  await repo.write(
+    "config/kustomization.yaml",
+    yaml({ resources: ["ns.yaml"], configMapGenerator: [{ name: "generated", namespace: ns, literals: ["a=1"] }] }),
+  );
+  const first = await repo.commit("needs rendering");
+  await createRootSync(name, repo, {
+    spec: { git: { repo: repo.url, branch: repo.branch, dir: "config", auth: "none", period: "1s" } },
+  });
+  const dir = await mkdtemp(join(tmpdir(), "driftless-shared-state-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const tmp = join(dir, "tmp");
+  const cache = join(dir, "cache");
+  await mkdir(tmp, { mode: 0o700 });
+  const args = [
+    "--sync-kind=RootSync",
+    `--sync-name=${name}`,
+    `--sync-namespace=${rootSyncNamespace}`,
+    `--kubeconfig=${testEnv().kubeconfig}`,
+    `--queue-prefix=t${suffix()}`,
+    `--cache-dir=${cache}`,
+    `--render-tools-dir=${renderToolsDir}`,
+    "--allow-file-repos",
+  ];
+  const env = { ...process.env, ...reconcilerEnvironment, REDIS_URL: testEnv().redisUrl };
+  // The old leader's child fetches through a git whose fetches hang mid-transfer once asked to.
+  const stalling = await stallingGit(dir);
+  const old = run(t, args, tmp, { ...env, PATH: `${stalling.binDir}:${process.env["PATH"] ?? ""}` });
+  await rootSynced(name, first);
+  const rendered = await eventually(async () => {
+    const folders = await renderFolders(tmp);
+    return folders.length > 0 ? folders : undefined;
+  });
+  await writeFile(stalling.stallFile, "");
+  await repo.write("big.bin", randomBytes(3 * 1024 * 1024).toString("base64"));
+  const second = await repo.commit("a commit too big to arrive");
+  const held = await eventually(
+    async () => {
+      // Stalled once the pack is part-written: its lock and its temporary pack file then stay as they are.
+      const leftovers = await gitLeftovers(cache);
+      return leftovers.some((path) => path.includes("/objects/pack/")) ? leftovers : undefined;
+    },
+    { what: `the old reconciler's fetch stalled mid-transfer (${old.output()})` },
+  );
+
+  // Frozen, it renews no job lock: within 15 s the sync's job is the next reconciler's, as when a deposed
+  // leader's child loses Redis. Its git, a process group of its own, still holds its locks.
+  old.kill("SIGSTOP");
+
+  const next = run(t, args, tmp, env);
+  const waiting = "an older reconciler runs on this state folder";
+  const kept = async (): Promise<{ renders: string[]; locks: string[] }> => {
+    const [folders, leftovers] = [await renderFolders(tmp), await gitLeftovers(cache)];
+    return { renders: rendered.filter((f) => folders.includes(f)), locks: held.filter((p) => leftovers.includes(p)) };
+  };
+  // It waits, or (without the wait) removes what the old one holds: its start sweep at once, its fetch later.
+  await eventually(async () => next.output().includes(waiting) || (await kept()).locks.length < held.length, {
+    timeoutMs: 60_000,
+    what: "the next reconciler waiting",
+  });
+  assert.deepEqual(await kept(), { renders: rendered, locks: held }, "what the running reconciler holds was removed");
+
+  // Its stop (SIGTERM, as when its heartbeats end; SIGCONT to act on it) ends the hung fetch; the next one takes over.
+  old.kill("SIGTERM");
+  old.kill("SIGCONT");
+  await old.exited;
+  await rootSynced(name, second);
+  assert.match(next.output(), /the older reconciler exited/);
 });

@@ -7,5 +7,7 @@ export { startGitHttpServer } from "./git-http-server.ts";
 export type { GitHttpServer, GitHttpServerOptions, RecordedRequest } from "./git-http-server.ts";
 export { startHttpProxy } from "./http-proxy.ts";
 export type { HttpProxy } from "./http-proxy.ts";
+export { stallingGit } from "./stalling-git.ts";
+export type { StallingGit } from "./stalling-git.ts";
 export { selfSignedCert } from "./tls.ts";
 export type { SelfSignedCert } from "./tls.ts";

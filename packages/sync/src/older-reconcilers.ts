@@ -1,0 +1,127 @@
+/**
+ * Two reconcilers of one sync may share a state folder for a while: in process mode, a deposed or frozen
+ * leader's child runs on (until its heartbeat deadline and its stop) beside the new leader's child of the same
+ * sync. What the running one holds (its render folders in the private TMPDIR, its git's locks and half-written
+ * packs in the cache) looks exactly like what a killed one left, so the newer one waits for every older
+ * reconciler of its TMPDIR to exit before it sweeps or fetches; what a dead one left is then removed as before.
+ *
+ * Found in /proc: a process whose environment has this TMPDIR and DRIFTLESS_PRIVATE_TMPDIR=true (its git,
+ * render and tools carry other environments and are its to stop), started before this one: by start time
+ * (clock ticks since boot, /proc/<pid>/stat), then pid, an order both sides see alike, so of two starting at
+ * once exactly one goes first, and a reused pid is a new start. In a pod nothing else has the container's
+ * TMPDIR; without /proc (not Linux) nothing is found and nothing is waited for.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Logger } from "./log.ts";
+import { PrivateTmpdirEnv, tmpdirIsPrivate } from "./stale-temp.ts";
+
+/** One run of a process: a pid, reused later, names another run with another start time. */
+export interface ProcessRun {
+  readonly pid: number;
+  readonly startTicks: number;
+}
+
+interface ProcessStat extends ProcessRun {
+  /** Z (zombie) and X: exited, only not reaped yet (a frozen manager reaps nothing). */
+  readonly exited: boolean;
+}
+
+const pollMs = 200;
+const stillWaitingLogMs = 30_000;
+
+/**
+ * Resolves once no reconciler of `env`'s private TMPDIR that started before this process runs, or when
+ * `signal` aborts (a stop asked meanwhile). Waits for nothing unless the TMPDIR is marked private.
+ */
+export async function waitForOlderReconcilers(
+  env: Readonly<Record<string, string | undefined>>,
+  log: Logger,
+  signal: AbortSignal,
+  proc = "/proc",
+): Promise<void> {
+  const tmpDir = env["TMPDIR"];
+  if (!tmpdirIsPrivate(env) || tmpDir === undefined || tmpDir === "") return;
+  let older = olderReconcilersOf(tmpDir, process.pid, proc);
+  if (older.length === 0) return;
+  const started = Date.now();
+  let nextLog = started + stillWaitingLogMs;
+  log.info("an older reconciler runs on this state folder (a previous leader's): waiting for it to exit", {
+    tmpDir,
+    pids: older.map((run) => run.pid),
+  });
+  while (older.length > 0 && !signal.aborted) {
+    await sleep(pollMs, undefined, { signal }).catch(() => undefined);
+    older = older.filter((run) => isRunning(proc, run));
+    if (older.length > 0 && Date.now() >= nextLog) {
+      nextLog += stillWaitingLogMs;
+      log.warn("still waiting for an older reconciler of this state folder to exit", {
+        pids: older.map((run) => run.pid),
+        waitedSeconds: Math.round((Date.now() - started) / 1000),
+      });
+    }
+  }
+  if (older.length === 0) log.info("the older reconciler exited", { waitedMs: Date.now() - started });
+}
+
+/** The live reconcilers with `tmpDir` as their private TMPDIR that started before `self`. */
+export function olderReconcilersOf(tmpDir: string, self: number, proc = "/proc"): ProcessRun[] {
+  const mine = statOf(proc, self);
+  if (mine === undefined) return [];
+  const older: ProcessRun[] = [];
+  for (const pid of pidsIn(proc)) {
+    if (pid === self) continue;
+    const run = statOf(proc, pid);
+    if (run === undefined || run.exited || !startedBefore(run, mine)) continue;
+    if (!hasPrivateTmpdir(environmentOf(proc, pid), tmpDir)) continue;
+    // The environment read is that run's only if the pid was not reused in between.
+    if (isRunning(proc, run)) older.push({ pid, startTicks: run.startTicks });
+  }
+  return older;
+}
+
+function startedBefore(a: ProcessRun, b: ProcessRun): boolean {
+  return a.startTicks < b.startTicks || (a.startTicks === b.startTicks && a.pid < b.pid);
+}
+
+function isRunning(proc: string, run: ProcessRun): boolean {
+  const now = statOf(proc, run.pid);
+  return now !== undefined && !now.exited && now.startTicks === run.startTicks;
+}
+
+function pidsIn(proc: string): number[] {
+  try {
+    return readdirSync(proc)
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** State and start time from /proc/<pid>/stat; the command name before them may hold spaces and parentheses. */
+function statOf(proc: string, pid: number): ProcessStat | undefined {
+  try {
+    const stat = readFileSync(join(proc, String(pid), "stat"), "latin1");
+    // Fields from the 3rd (state) on; starttime is the 22nd.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const startTicks = Number(fields[19]);
+    if (!Number.isFinite(startTicks)) return undefined;
+    return { pid, startTicks, exited: fields[0] === "Z" || fields[0] === "X" };
+  } catch {
+    return undefined;
+  }
+}
+
+function environmentOf(proc: string, pid: number): string[] {
+  try {
+    return readFileSync(join(proc, String(pid), "environ"), "latin1").split("\0");
+  } catch {
+    return []; // Gone, or another user's.
+  }
+}
+
+function hasPrivateTmpdir(environment: readonly string[], tmpDir: string): boolean {
+  return environment.includes(`TMPDIR=${tmpDir}`) && environment.includes(`${PrivateTmpdirEnv}=true`);
+}
