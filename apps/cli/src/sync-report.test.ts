@@ -39,9 +39,37 @@ test("an object another ResourceGroup owns (OwnershipOverlap=True) shows as Conf
   assert.deepEqual(
     resources.map((r) => [r.name, r.status]),
     [
-      ["taken", "Conflict"],
-      ["orphan", "Current"],
       ["mine", "InProgress"],
+      ["orphan", "Current"],
+      ["taken", "Conflict"],
     ],
+  );
+});
+
+test("managed objects are listed in nomos status's order: by namespace (cluster-scoped first), then kind.group/name", () => {
+  const object = (group: string, kind: string, namespace: string, name: string): object => ({
+    group,
+    kind,
+    namespace,
+    name,
+    status: "Current",
+  });
+  const group = {
+    apiVersion: "kpt.dev/v1alpha1",
+    kind: "ResourceGroup",
+    metadata: { name: "repo-sync", namespace: "team-a" },
+    status: {
+      resourceStatuses: [
+        object("apps", "Deployment", "team-b", "web"),
+        object("", "ConfigMap", "team-b", "z"),
+        object("", "Service", "team-a", "a"),
+        object("rbac.authorization.k8s.io", "ClusterRole", "", "viewer"),
+        object("", "Namespace", "", "team-a"),
+      ],
+    },
+  } as unknown as KubeObject;
+  assert.deepEqual(
+    (syncReport(sync, group).resources ?? []).map((r) => `${r.namespace}:${r.kind}/${r.name}`),
+    [":ClusterRole/viewer", ":Namespace/team-a", "team-a:Service/a", "team-b:ConfigMap/z", "team-b:Deployment/web"],
   );
 });

@@ -348,10 +348,25 @@ interface RawResourceStatus {
   conditions?: { type?: string; status?: string }[];
 }
 
+/** `kind.group/name` lower-cased, as `nomos status` names a managed object and orders them within a namespace. */
+const typedName = (r: ResourceReport): string => `${r.kind.toLowerCase()}${r.group ? `.${r.group}` : ""}/${r.name}`;
+
+/** nomos status's order: by namespace (cluster-scoped first), then by `kind.group/name`. */
+function byNamespaceAndType(a: ResourceReport, b: ResourceReport): number {
+  return compareText(a.namespace, b.namespace) || compareText(typedName(a), typedName(b));
+}
+
+/** Code unit order, as Go compares strings (no locale). */
+const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 function resourceReports(group: KubeObject): ResourceReport[] {
   const statuses = ((group["status"] as { resourceStatuses?: RawResourceStatus[] } | undefined)?.resourceStatuses ??
     []) as RawResourceStatus[];
-  return statuses.map((s) => ({
+  return statuses.map(resourceReport).sort(byNamespaceAndType);
+}
+
+function resourceReport(s: RawResourceStatus): ResourceReport {
+  return {
     group: s.group ?? "",
     kind: s.kind ?? "",
     namespace: s.namespace ?? "",
@@ -359,7 +374,7 @@ function resourceReports(group: KubeObject): ResourceReport[] {
     status: overlapped(s) ? "Conflict" : (s.status ?? "Unknown"),
     ...(s.actuation === undefined ? {} : { actuation: s.actuation }),
     ...(s.reconcile === undefined ? {} : { reconcile: s.reconcile }),
-  }));
+  };
 }
 
 /** Another ResourceGroup owns the object (OwnershipOverlap=True): nomos status shows it as Conflict. */
