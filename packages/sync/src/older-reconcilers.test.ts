@@ -97,7 +97,7 @@ void describe("waitForOlderReconcilers", () => {
       },
     );
 
-    await waitForOlderReconcilers(env, log, new AbortController().signal, proc);
+    await waitForOlderReconcilers(env, log, new AbortController().signal, { proc });
     await gone;
 
     assert.match(lines[0] ?? "", /"pids":\[10,11\]/);
@@ -110,9 +110,20 @@ void describe("waitForOlderReconcilers", () => {
     const stop = new AbortController();
     const log = createLogger({}, { write: (line) => line.includes("an older reconciler runs") && stop.abort() });
 
-    await waitForOlderReconcilers(env, log, stop.signal, proc);
+    await waitForOlderReconcilers(env, log, stop.signal, { proc });
 
     assert.ok(stop.signal.aborted);
+  });
+
+  void it("starts beside an older reconciler that outlives the longest wait (a frozen one)", async () => {
+    await fakeProcess(process.pid, 5000, reconcilerEnv);
+    await fakeProcess(10, 1000, reconcilerEnv);
+    const lines: string[] = [];
+    const log = createLogger({}, { write: (line) => lines.push(line) });
+
+    await waitForOlderReconcilers(env, log, new AbortController().signal, { proc, maxWaitMs: 300 });
+
+    assert.match(lines.at(-1) ?? "", /outlived the wait.*"pids":\[10\]/);
   });
 
   void it("waits for nothing when the TMPDIR is not marked as this process's own", async () => {
@@ -120,8 +131,8 @@ void describe("waitForOlderReconcilers", () => {
     await fakeProcess(10, 1000, reconcilerEnv);
     const waited = new AbortController();
     const log = createLogger({}, { write: () => waited.abort() });
-    await waitForOlderReconcilers({ TMPDIR: stateTmp }, log, waited.signal, proc);
-    await waitForOlderReconcilers({ [PrivateTmpdirEnv]: "true" }, log, waited.signal, proc);
+    await waitForOlderReconcilers({ TMPDIR: stateTmp }, log, waited.signal, { proc });
+    await waitForOlderReconcilers({ [PrivateTmpdirEnv]: "true" }, log, waited.signal, { proc });
     assert.equal(waited.signal.aborted, false);
   });
 });

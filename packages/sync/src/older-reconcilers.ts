@@ -30,16 +30,27 @@ interface ProcessStat extends ProcessRun {
 
 const pollMs = 200;
 const stillWaitingLogMs = 30_000;
+/**
+ * An older child stops within its 10 s heartbeat deadline and its stop's grace; one that has not gone by then
+ * is frozen (SIGSTOP, a frozen cgroup) and writes nothing while it stays so, and the sync must not wait on it
+ * for ever.
+ */
+export const maxOlderReconcilerWaitMs = 60_000;
+
+export interface OlderReconcilerWaitOptions {
+  readonly proc?: string;
+  readonly maxWaitMs?: number;
+}
 
 /**
- * Resolves once no reconciler of `env`'s private TMPDIR that started before this process runs, or when
- * `signal` aborts (a stop asked meanwhile). Waits for nothing unless the TMPDIR is marked private.
+ * Resolves once no reconciler of `env`'s private TMPDIR that started before this process runs, when `signal`
+ * aborts (a stop asked meanwhile), or after `maxWaitMs`. Waits for nothing unless the TMPDIR is marked private.
  */
 export async function waitForOlderReconcilers(
   env: Readonly<Record<string, string | undefined>>,
   log: Logger,
   signal: AbortSignal,
-  proc = "/proc",
+  { proc = "/proc", maxWaitMs = maxOlderReconcilerWaitMs }: OlderReconcilerWaitOptions = {},
 ): Promise<void> {
   const tmpDir = env["TMPDIR"];
   if (!tmpdirIsPrivate(env) || tmpDir === undefined || tmpDir === "") return;
@@ -52,6 +63,13 @@ export async function waitForOlderReconcilers(
     pids: older.map((run) => run.pid),
   });
   while (older.length > 0 && !signal.aborted) {
+    if (Date.now() - started >= maxWaitMs) {
+      log.warn("an older reconciler of this state folder outlived the wait (frozen?): starting beside it", {
+        pids: older.map((run) => run.pid),
+        waitedSeconds: Math.round((Date.now() - started) / 1000),
+      });
+      return;
+    }
     await sleep(pollMs, undefined, { signal }).catch(() => undefined);
     older = older.filter((run) => isRunning(proc, run));
     if (older.length > 0 && Date.now() >= nextLog) {
