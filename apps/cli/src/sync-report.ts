@@ -98,6 +98,15 @@ export interface ResourceReport {
   readonly status: string;
   readonly actuation?: string;
   readonly reconcile?: string;
+  /** The entry's conditions (OwnershipOverlap's says who owns the object), when it has any: nomos prints their messages. */
+  readonly conditions?: readonly ResourceConditionReport[];
+}
+
+export interface ResourceConditionReport {
+  readonly type: string;
+  readonly status: string;
+  readonly reason: string;
+  readonly message: string;
 }
 
 interface RawCondition {
@@ -345,7 +354,7 @@ interface RawResourceStatus {
   status?: string;
   actuation?: string;
   reconcile?: string;
-  conditions?: { type?: string; status?: string }[];
+  conditions?: { type?: string; status?: string; reason?: string; message?: string }[];
 }
 
 /** `kind.group/name` lower-cased, as `nomos status` names a managed object and orders them within a namespace. */
@@ -374,6 +383,16 @@ function resourceReport(s: RawResourceStatus): ResourceReport {
     status: overlapped(s) ? "Conflict" : (s.status ?? "Unknown"),
     ...(s.actuation === undefined ? {} : { actuation: s.actuation }),
     ...(s.reconcile === undefined ? {} : { reconcile: s.reconcile }),
+    ...(s.conditions === undefined || s.conditions.length === 0
+      ? {}
+      : {
+          conditions: s.conditions.map((c) => ({
+            type: c.type ?? "",
+            status: c.status ?? "",
+            reason: c.reason ?? "",
+            message: redactCredentials(c.message ?? ""),
+          })),
+        }),
   };
 }
 

@@ -51,6 +51,8 @@ export function syncLines(r: SyncReport): string[] {
     for (const o of r.resources) {
       const kind = o.group ? `${o.group}/${o.kind}` : o.kind;
       lines.push(printableLine(`    ${o.status.padEnd(12)} ${kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name}`));
+      // As nomos status: each condition's message under its object (OwnershipOverlap names the owner).
+      for (const c of o.conditions ?? []) if (c.message) lines.push(cell(`${" ".repeat(17)}${c.message}`));
     }
   }
   return lines;

@@ -300,6 +300,39 @@ test("a sync annotated driftless.dev/suspend is SUSPENDED before any reconciler 
   assert.equal(exitCode([resumed]), 1);
 });
 
+test("--resources prints each condition's message under its object, as nomos status does (who owns a Conflict)", () => {
+  const owned =
+    "This resource is owned by another ResourceGroup team-a/repo-sync. The status only reflects the specification for the current object in ResourceGroup team-a/repo-sync.";
+  const group = {
+    apiVersion: "kpt.dev/v1alpha1",
+    kind: "ResourceGroup",
+    metadata: { name: "root-sync", namespace: "config-management-system" },
+    status: {
+      resourceStatuses: [
+        {
+          group: "",
+          kind: "ConfigMap",
+          namespace: "team-a",
+          name: "z",
+          status: "Current",
+          conditions: [{ type: "OwnershipOverlap", status: "True", reason: "Overlap", message: owned }],
+        },
+        { group: "apps", kind: "Deployment", namespace: "team-b", name: "web", status: "Current" },
+      ],
+    },
+  } as unknown as KubeObject;
+  const report = syncReport(sync({ git: { repo: "r", branch: "main" } }, {}), group);
+  assert.deepEqual(report.resources?.[0]?.conditions, [
+    { type: "OwnershipOverlap", status: "True", reason: "Overlap", message: owned },
+  ]);
+  assert.equal(report.resources?.[1]?.conditions, undefined);
+  const lines = render([report], OutputFormat.Text).split("\n");
+  const object = lines.findIndex((l) => /Conflict +ConfigMap team-a\/z$/.test(l));
+  assert.notEqual(object, -1, lines.join("\n"));
+  assert.equal(lines[object + 1], `${" ".repeat(17)}${owned}`);
+  assert.match(lines[object + 2] ?? "", /Current +apps\/Deployment team-b\/web$/);
+});
+
 test("the manager's version is its image tag, or its digest when pinned by one", () => {
   assert.equal(imageVersion("driftless:0.1.0"), "0.1.0");
   assert.equal(imageVersion("registry:5000/team/driftless:1.2.3"), "1.2.3");
