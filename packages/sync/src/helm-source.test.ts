@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ErrorClass } from "@driftless/api";
-import { asRepoUrlWords, helmFailureClass } from "./helm-source.ts";
+import { asRepoUrlWords, helmFailureClass, isExactVersion } from "./helm-source.ts";
 
 test("helm's network failures are retried, as git's are; a missing chart or version is terminal", () => {
   for (const output of [
@@ -40,4 +40,25 @@ test("a chart or version the sync's repository lacks is worded as helm words it 
   );
   const other = "Error: failed to fetch https://charts.example/charts/index.yaml : 401 Unauthorized";
   assert.equal(asRepoUrlWords(other, url), other);
+});
+
+test("a version is exact where Go's semver.IsValid(\"v\" + version) holds, as Config Sync's isRange asks: short forms too, ranges and a leading v not", () => {
+  for (const exact of ["1.2.3", "1.2", "1", "0.0.0", "1.2.3-rc.1", "1.2.3+build.7", "1.2.3-alpha-1+b"])
+    assert.equal(isExactVersion(exact), true, exact);
+  for (const resolved of [
+    undefined,
+    "",
+    "latest",
+    "v1.2.3",
+    "~1.2.0",
+    "^1",
+    "1.x",
+    "01.2.3",
+    "1.02",
+    "1.2-rc.1",
+    "1.2.3-01",
+    "1.2.3+",
+    ">=1.0.0 <2.0.0",
+  ])
+    assert.equal(isExactVersion(resolved), false, String(resolved));
 });

@@ -45,12 +45,24 @@ export class HelmSourceError extends DriftlessError {
   }
 }
 
+const semverNumber = String.raw`(?:0|[1-9]\d*)`;
+const prereleasePart = String.raw`(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)`;
+const buildPart = "[0-9A-Za-z-]+";
 /**
- * A version helm is given as written. Config Sync's isRange: `v1.2.3` is no semver but a constraint, resolved
- * by `helm show chart`, so a chart pushed as `v1.2.3` is found under that OCI tag and the commit is its own
- * version (dropping the `v` asked the registry for a tag `1.2.3` it does not have).
+ * A version helm is given as written, and is the commit: Config Sync's isRange, which asks Go's
+ * `semver.IsValid("v" + version)`. So `1.2` and `1` (short for 1.2.0 and 1.0.0) are exact too (helm reads them as
+ * 1.2.x and 1.x); `v1.2.3` is no semver but a constraint, resolved by `helm show chart`, so a chart pushed as
+ * `v1.2.3` is found under that OCI tag and the commit is its own version.
  */
-const exactVersion = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
+const exactVersion = new RegExp(
+  `^${semverNumber}(?:\\.${semverNumber}(?:\\.${semverNumber}(?:-${prereleasePart}(?:\\.${prereleasePart})*)?(?:\\+${buildPart}(?:\\.${buildPart})*)?)?)?$`,
+);
+
+/** Whether Config Sync gives `version` to helm as written rather than resolving it (exported for tests). */
+export function isExactVersion(version: string | undefined): version is string {
+  return version !== undefined && exactVersion.test(version);
+}
+
 /** helm's messages for what passes by itself: everything else needs a change to the spec, Secret or repository. */
 const transient =
   /connection refused|connection reset|no such host|network is unreachable|no route to host|i\/o timeout|timeout awaiting|Client\.Timeout exceeded|context deadline exceeded|TLS handshake timeout|unexpected EOF|500 Internal Server Error|502 Bad Gateway|503 Service Unavailable|504 Gateway Timeout|429 Too Many Requests/i;
@@ -134,8 +146,7 @@ export class HelmSource {
       ready = true;
     };
 
-    const exact = spec.version !== undefined && exactVersion.test(spec.version);
-    if (!exact) await prepare();
+    if (!isExactVersion(spec.version)) await prepare();
     const version = await this.#version(spec, reference, (args) => run(withCa(args)));
     const values = [...options.valuesFiles, ...(spec.values === undefined ? [] : [JSON.stringify(spec.values)])];
     const key = createHash("sha256")
@@ -209,7 +220,7 @@ export class HelmSource {
 
   /** An exact version is used as written; a range (or none: the latest) is resolved by the repository. */
   async #version(spec: HelmRootSyncSpec, reference: string, run: (args: string[]) => Promise<string>): Promise<string> {
-    if (spec.version !== undefined && exactVersion.test(spec.version)) return spec.version;
+    if (isExactVersion(spec.version)) return spec.version;
     const shown = await run(showChartArgs(reference, spec.version));
     const found = /^version:\s*["']?([^"'\s]+)["']?\s*$/m.exec(shown)?.[1];
     if (found === undefined)

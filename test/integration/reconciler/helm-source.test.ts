@@ -418,6 +418,27 @@ test("values from a ConfigMap past the 16 watched ones are read at each poll, an
   });
 });
 
+test("a version Go's semver reads as exact (`1.2`, short for v1.2.0) is given to helm as written and is the commit, where Config Sync resolves only ranges", async (t) => {
+  const repo = await startHelmRepo(t);
+  await repo.publish(webChart("1.2.0"));
+  await repo.publish(webChart("1.2.5"));
+  const name = `helm-short-${suffix()}`;
+  const ns = `helm-short-${suffix()}`;
+  await ensureNamespace(t, ns);
+  await createHelmRootSync(t, name, {
+    repo: repo.url,
+    chart: "web",
+    version: "1.2",
+    namespace: ns,
+    ...(await tokenAuth(t, repo)),
+  });
+  // Config Sync's isRange: semver.IsValid("v1.2") holds, so no `helm show chart`: the spec's version is the commit.
+  const status = await rootSynced(name, "1.2");
+  assert.equal((status["source"] as JsonObject)["commit"], "1.2");
+  // helm reads `--version 1.2` as the constraint 1.2.x and renders the highest.
+  assert.equal((await configMapData(ns, "release-name-web"))?.["version"], "1.2.5");
+});
+
 test("a chart version that does not exist and a wrong password are KNV2004 source errors, and nothing synced before is deleted", async (t) => {
   const repo = await startHelmRepo(t);
   await repo.publish(webChart("1.0.0"));
