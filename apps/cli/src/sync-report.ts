@@ -1,4 +1,4 @@
-import { ErrorSourceRef, isSuspended, redactCredentials, redactUrl } from "@driftless/api";
+import { Defaults, ErrorSourceRef, isSuspended, redactCredentials, redactUrl } from "@driftless/api";
 import type { KubeObject } from "@driftless/kube";
 
 /**
@@ -315,11 +315,16 @@ function sourceReport(spec: RawSpec): SourceReport {
   const type = spec.sourceType ?? (spec.oci ? "oci" : spec.helm ? "helm" : spec.git ? "git" : "unknown");
   if (type === "git" && spec.git !== undefined) {
     const repo = redactUrl(spec.git.repo ?? "");
-    const ref = spec.git.revision && spec.git.revision !== "HEAD" ? spec.git.revision : (spec.git.branch ?? "");
+    // The ref the reconciler fetches: a revision other than HEAD, else the branch (master when unset, as nomos shows it).
+    const ref =
+      spec.git.revision && spec.git.revision !== Defaults.gitRevision
+        ? spec.git.revision
+        : spec.git.branch || Defaults.gitBranch;
     const dir = spec.git.dir ?? "";
+    const shownDir = dir.replace(/^\/+/, "").replace(/^\.\/?$/, "");
     return {
       type,
-      display: `${repo}@${ref || "HEAD"}${dir ? `/${dir.replace(/^\/+/, "")}` : ""}`,
+      display: `${repo}@${ref}${shownDir ? `/${shownDir}` : ""}`,
       repo,
       ...(spec.git.branch ? { branch: spec.git.branch } : {}),
       ...(spec.git.revision ? { revision: spec.git.revision } : {}),

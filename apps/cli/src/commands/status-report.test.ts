@@ -38,6 +38,15 @@ test("a sync's source is shown as repo@branch/dir with the credentials in its UR
   assert.equal(report.state, SyncState.Pending);
 });
 
+test("a git source without a branch shows the master branch the reconciler fetches, as nomos status does, and the root dir no dir", () => {
+  const display = (git: object): string =>
+    syncReport(sync({ git: { repo: "https://git.example/r", ...git } }, {})).source.display;
+  assert.equal(display({}), "https://git.example/r@master");
+  assert.equal(display({ dir: "." }), "https://git.example/r@master");
+  assert.equal(display({ branch: "main", revision: "HEAD", dir: "/" }), "https://git.example/r@main");
+  assert.equal(display({ branch: "main", revision: "v1.2", dir: "config" }), "https://git.example/r@v1.2/config");
+});
+
 test("errors carry their KNV code and phase, and make the sync ERROR and the exit code 1", () => {
   const report = syncReport(
     sync(
