@@ -161,6 +161,8 @@ export interface ErrorResource {
   readonly name: string;
   /** Path of the file in the source that declared it, relative to spec.git.dir. */
   readonly sourcePath?: string;
+  /** `sourcePath` is from the repository root already: read off the live object another sync declares. */
+  readonly sourcePathRooted?: boolean;
 }
 
 export interface DriftlessErrorOptions {

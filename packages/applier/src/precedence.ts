@@ -13,7 +13,7 @@ import {
   managerAnnotationValue,
 } from "@driftless/api";
 import { declaredResource, type DesiredObject, type SyncIdentity } from "./desired.ts";
-import { describeId } from "./object-id.ts";
+import { describeId, type ObjectId } from "./object-id.ts";
 
 /**
  * Another reconciler manages the object and this one may not take it over (Config Sync's KNV1060):
@@ -28,16 +28,21 @@ export class ManagementConflictError extends DriftlessError {
     super({
       code: KnvCode.ManagementConflict,
       errorClass: ErrorClass.Terminal,
-      // Config Sync's KNV1060 sentence, word for word (users match on it); the object follows, as its body does.
-      message:
-        `The "${desiredManager}" reconciler detected a management conflict with the "${currentManager}" reconciler. ` +
-        "Remove the object from one of the sources of truth so that the object is only managed by one reconciler." +
-        `\n\n${describeId(desired.id)}`,
+      message: managementConflictMessage(desiredManager, currentManager, desired.id),
       resources: [declaredResource(desired)],
     });
     this.currentManager = currentManager;
     this.desiredManager = desiredManager;
   }
+}
+
+/** Config Sync's KNV1060 sentence, word for word (users match on it); the object follows, as its body does. */
+export function managementConflictMessage(desiredManager: string, currentManager: string, id: ObjectId): string {
+  return (
+    `The "${desiredManager}" reconciler detected a management conflict with the "${currentManager}" reconciler. ` +
+    "Remove the object from one of the sources of truth so that the object is only managed by one reconciler." +
+    `\n\n${describeId(id)}`
+  );
 }
 
 /** A manager annotation naming a RootSync (`:root`, `:root_<name>`). */

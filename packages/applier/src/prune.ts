@@ -1,11 +1,14 @@
 import {
   DriftlessError,
   ErrorClass,
+  Kind,
   KnvCode,
   LifecycleDeletionValue,
   ManagedAnnotation,
+  ManagedValue,
   UserAnnotation,
   inventoryId,
+  managerAnnotationValue,
 } from "@driftless/api";
 import {
   failureText,
@@ -22,6 +25,7 @@ import { CrdInUseError, customResourcesLeft } from "./crd-usage.ts";
 import { stripManagement } from "./decorate.ts";
 import type { SyncIdentity } from "./desired.ts";
 import { describeId, idKey, type ObjectId } from "./object-id.ts";
+import { isRootManager, managementConflictMessage } from "./precedence.ts";
 import { dependentsStillThere } from "./dependents-still-there.ts";
 import {
   DependentHold,
@@ -137,6 +141,55 @@ export class NamespaceInUseError extends DriftlessError {
       message: `skipped delete of ${describeId(id)}: namespace still in use: ${id.name}`,
     });
   }
+}
+
+/**
+ * A Namespace this RootSync held implicitly, taken by another RootSync that declares it in a file without
+ * `client.lifecycle.config.k8s.io/deletion: detach`. Config Sync's root reconciler reports the management
+ * conflict until that declaration says the Namespace may be left behind (its e2e TestAdoptImplicitNamespace);
+ * so does driftless, keeping it in the inventory meanwhile, but never deletes it (Config Sync's prune tries,
+ * stopped only by the Namespace being in use). Retried, so a declaration gaining detach clears it within the
+ * backoff rather than at the next resync.
+ */
+export class ImplicitNamespaceTakenError extends DriftlessError {
+  constructor(id: ObjectId, live: KubeObject, sync: SyncIdentity) {
+    const annotations = live.metadata.annotations ?? {};
+    super({
+      code: KnvCode.ManagementConflict,
+      errorClass: ErrorClass.Retry,
+      message: managementConflictMessage(
+        managerAnnotationValue(sync.kind, sync.namespace, sync.name),
+        annotations[ManagedAnnotation.Manager] ?? "",
+        id,
+      ),
+      // As Config Sync's remediator names it: the object as its new holder declares it.
+      resources: [
+        { ...id, version: "v1", sourcePath: annotations[ManagedAnnotation.SourcePath] ?? "", sourcePathRooted: true },
+      ],
+    });
+  }
+}
+
+/** Another inventory's object now: abandoned, never deleted; reported while it is an implicit Namespace taken without detach. */
+function notOurs(id: ObjectId, live: KubeObject, options: PruneOptions): PruneOutcome {
+  if (!takenWithoutDetach(id, live, options)) return { id, operation: PruneOperation.Abandoned };
+  return { id, operation: PruneOperation.Kept, error: new ImplicitNamespaceTakenError(id, live, options.sync) };
+}
+
+/** Only a RootSync's passes: a sync being deleted lets every object another sync holds go, reporting nothing. */
+function takenWithoutDetach(id: ObjectId, live: KubeObject, options: PruneOptions): boolean {
+  const { sync } = options;
+  if (sync.kind !== Kind.RootSync || !isNamespace(id)) return false;
+  if ((options.namespaceInUsePolicy ?? NamespaceInUsePolicy.Keep) !== NamespaceInUsePolicy.Keep) return false;
+  const annotations = live.metadata.annotations ?? {};
+  const manager = annotations[ManagedAnnotation.Manager];
+  return (
+    annotations[ManagedAnnotation.Managed] === ManagedValue.Enabled &&
+    manager !== undefined &&
+    isRootManager(manager) &&
+    manager !== managerAnnotationValue(sync.kind, sync.namespace, sync.name) &&
+    annotations[UserAnnotation.LifecycleDeletion] !== LifecycleDeletionValue.Detach
+  );
 }
 
 /** Deletion order is the reverse of apply order: contents, then Namespaces, then CRDs. */
@@ -265,7 +318,7 @@ async function readCandidate(id: ObjectId, options: PruneOptions): Promise<Candi
     // Read fresh, not from a cache: a delete decision must rest on the live annotation.
     const live = await options.client.get(mapping, namespace, id.name);
     if (live === undefined) return { id, operation: PruneOperation.Gone };
-    if (!ownedBy(live, options.sync)) return { id, operation: PruneOperation.Abandoned };
+    if (!ownedBy(live, options.sync)) return notOurs(id, live, options);
     return {
       id,
       mapping,
@@ -328,7 +381,7 @@ async function decideAndAct(
   // Read fresh, not from a cache: a delete decision must rest on the live annotation.
   const live = await options.client.get(mapping, namespace, id.name);
   if (live === undefined) return { id, operation: PruneOperation.Gone };
-  if (!ownedBy(live, options.sync)) return { id, operation: PruneOperation.Abandoned };
+  if (!ownedBy(live, options.sync)) return notOurs(id, live, options);
   const annotations = live.metadata.annotations ?? {};
   if (annotations[UserAnnotation.LifecycleDeletion] === LifecycleDeletionValue.Detach) {
     await unmanage(options.client, mapping, live, options.lastAppliedAnnotation);

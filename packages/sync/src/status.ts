@@ -57,7 +57,7 @@ function rootedSourcePaths(
   if (source === undefined) return undefined;
   return (resource) => {
     const sourcePath = resource.sourcePath ?? "";
-    if (sourcePath === "") return "";
+    if (sourcePath === "" || resource.sourcePathRooted === true) return sourcePath;
     // A rendered object's file is named from its apiVersion, which an error about an id alone does not carry.
     const rendered =
       resource.version === undefined || resource.version === "" ? { ...source, rendered: undefined } : source;

@@ -142,3 +142,68 @@ test("a RootSync declaring a Namespace another RootSync created implicitly adopt
   );
   assert.equal(still.version, settled.version, "rootA's new commit wrote the Namespace");
 });
+
+test("a RootSync declaring another RootSync's implicit Namespace without detach takes it; the holder reports KNV1060 naming it, keeps it, and lets go once the declaration carries detach", async (t) => {
+  const id = suffix();
+  const rootA = `implicit-keeper-${id}`;
+  const syncB = `implicit-taker-${id}`;
+  const shipping = `shipping-${id}`;
+  deleteAfter(t, rootA);
+  deleteAfter(t, syncB);
+  t.after(() =>
+    coreApi()
+      .deleteNamespace({ name: shipping })
+      .catch(() => undefined),
+  );
+  const repoA = await TestRepo.create(t);
+  await repoA.write(
+    "config/cm.yaml",
+    json({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "shipping-cm", namespace: shipping } }),
+  );
+  const withCm = await repoA.commit("declare a ConfigMap, creating an implicit namespace");
+  await createRootSync(rootA, repoA);
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name: rootA });
+  await rootSynced(rootA, withCm);
+
+  // Config Sync's e2e: "the RootSyncs fight over ownership because this removes the preventDeletion annotation".
+  const namespace = (annotations: Record<string, string>) =>
+    json({ apiVersion: "v1", kind: "Namespace", metadata: { name: shipping, annotations } });
+  const repoB = await TestRepo.create(t);
+  await repoB.write("config/ns.yaml", namespace({}));
+  const plain = await repoB.commit("declare the Namespace without the detach annotation");
+  await createRootSync(syncB, repoB);
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name: syncB });
+  await rootSynced(syncB, plain);
+  const holderA = managerAnnotationValue("RootSync", rootSyncNamespace, rootA);
+  const holderB = managerAnnotationValue("RootSync", rootSyncNamespace, syncB);
+  const conflict = await eventually(async () => (await syncErrors(rootA)).find((e) => e["code"] === "1060"), {
+    timeoutMs: 60_000,
+    what: `${rootA} to report the management conflict`,
+  });
+  assert.ok(
+    String(conflict["errorMessage"]).includes(
+      `The "${holderA}" reconciler detected a management conflict with the "${holderB}" reconciler. Remove the object from one of the sources of truth so that the object is only managed by one reconciler.`,
+    ),
+    String(conflict["errorMessage"]),
+  );
+  assert.deepEqual(conflict["errorResources"], [
+    { gvk: { group: "", kind: "Namespace", version: "v1" }, name: shipping, sourcePath: "config/ns.yaml" },
+  ]);
+  // Reported, never deleted: the Namespace is syncB's, with rootA's ConfigMap still in it.
+  const taken = await coreApi().readNamespace({ name: shipping });
+  assert.equal(taken.metadata?.deletionTimestamp, undefined);
+  assert.equal(taken.metadata?.annotations?.[ManagedAnnotation.Manager], holderB);
+  await coreApi().readNamespacedConfigMap({ namespace: shipping, name: "shipping-cm" });
+  assert.deepEqual(await syncErrors(syncB), []);
+
+  // With detach the adoption is the one Config Sync expects: rootA lets go and reports nothing.
+  await repoB.write("config/ns.yaml", namespace({ [UserAnnotation.LifecycleDeletion]: "detach" }));
+  await rootSynced(syncB, await repoB.commit("set detach on the explicit Namespace"));
+  await eventually(async () => (await syncErrors(rootA)).length === 0 && !(await inventoryHolds(rootA, shipping)), {
+    timeoutMs: 60_000,
+    what: `${rootA} to clear the conflict and let go of the Namespace`,
+  });
+  const adopted = (await namespaceMetadata(shipping)).annotations;
+  assert.equal(adopted[ManagedAnnotation.Manager], holderB);
+  assert.equal(adopted[UserAnnotation.LifecycleDeletion], "detach");
+});
