@@ -40,8 +40,9 @@ const usage = `usage:
                                             every RootSync and RepoSync: source, commits, errors, stall,
                                             and with --resources the managed objects and their kstatus;
                                             --watch redraws on every change until Ctrl-C (exit 1 if any is not synced);
-                                            a kind you may not read is reported on stderr and left out (exit 1
-                                            if you may read none); Ctrl-C before a view: exit 130;
+                                            a kind you may not read (or not installed) is reported on stderr
+                                            and left out (exit 1 if you may read none); Ctrl-C before a
+                                            view: exit 130;
                                             --timeout: each request's deadline (default 30s), as nomos's
   driftless console [--kubeconfig PATH] [--namespace NS] [--port N] [--no-open]
                                             a web console on loopback, as you (your kubeconfig, your RBAC): every

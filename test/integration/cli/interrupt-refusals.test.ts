@@ -253,3 +253,21 @@ test("`status --timeout 1s` gives up on an API server that does not answer after
   assert.equal(await exitWithin(run, 10_000), 1, run.out());
   assert.match(run.out(), /no response within 1000 ms/, run.out());
 });
+
+test("`status` where the API server serves neither sync kind (no CRDs) says so per kind, as nomos status does, and exits 1", async (t) => {
+  // The real API server under a path where it serves nothing: every list is its 404, as without the CRDs.
+  const config = parse(await readFile(testEnv().kubeconfig, "utf8")) as { clusters: { cluster: { server: string } }[] };
+  for (const c of config.clusters) c.cluster.server = `${c.cluster.server.replace(/\/$/, "")}/no-apis-here`;
+  const dir = await mkdtemp(join(tmpdir(), "driftless-kubeconfig-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(join(dir, "config"), stringify(config));
+  for (const args of [[], ["--watch"]]) {
+    const run = start(t, "status", ...args, "--kubeconfig", join(dir, "config"));
+    assert.equal(await exitWithin(run, 10_000), 1, run.out());
+    for (const kind of ["RootSync", "RepoSync"])
+      assert.match(
+        run.out(),
+        new RegExp(`cannot read ${kind}s: no matches for kind "${kind}" in version "configsync.gke.io/v1beta1"`),
+      );
+  }
+});

@@ -1,5 +1,5 @@
 import { resourceGroupMapping } from "@driftless/applier";
-import { Informer, KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import { Informer, isNotFound, KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { aborted, interruptedExitCode, isRefusal, unlessAborted } from "../interrupt.ts";
 import { emptyGroup, sorted, syncMappings } from "../sync-objects.ts";
 import { printable, printableJson } from "../terminal-text.ts";
@@ -52,6 +52,16 @@ const named = (syncs: KubeObject[], name: string | undefined): KubeObject[] =>
 /** The plural a refusal names: "RootSyncs", "ResourceGroups". */
 const kinds = (mapping: ResourceMapping): string => `${mapping.kind}s`;
 
+/**
+ * Why a kind cannot be listed, when asking again will not help: the API server's refusal (403, 401), or a
+ * kind it does not serve (its CRD not installed), in the words nomos status reports it with; else undefined.
+ */
+function unreadable(error: unknown, mapping: ResourceMapping): string | undefined {
+  if (isRefusal(error)) return error.message;
+  if (!isNotFound(error)) return undefined;
+  return `no matches for kind ${JSON.stringify(mapping.kind)} in version ${JSON.stringify(`${mapping.group}/${mapping.version}`)} (is its CRD installed?)`;
+}
+
 async function statusOnce(client: KubeClient, options: StatusOptions, write: (text: string) => void): Promise<number> {
   const signal = options.signal;
   const abortable = signal === undefined ? {} : { signal };
@@ -68,8 +78,9 @@ async function statusOnce(client: KubeClient, options: StatusOptions, write: (te
       });
       items = (await unlessAborted(list, signal)).items;
     } catch (error) {
-      if (!isRefusal(error) || signal?.aborted === true) throw error;
-      refusals.set(kinds(mapping), error.message);
+      const why = signal?.aborted === true ? undefined : unreadable(error, mapping);
+      if (why === undefined) throw error;
+      refusals.set(kinds(mapping), why);
       continue;
     }
     listed++;
@@ -109,8 +120,11 @@ async function watchStatus(client: KubeClient, options: StatusOptions, write: (t
     return new Informer(client, mapping, {
       ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
       onError: (error: Error) => {
-        if (error.message !== said) warn(`watch: ${error.message}`);
-        said = error.message;
+        const notServed = isNotFound(error) ? unreadable(error, mapping) : undefined;
+        const message =
+          notServed === undefined ? `watch: ${error.message}` : `cannot read ${kinds(mapping)}: ${notServed}`;
+        if (message !== said) warn(message);
+        said = message;
         settle();
       },
     });
@@ -147,7 +161,7 @@ async function watchStatus(client: KubeClient, options: StatusOptions, write: (t
   };
   // Changes arrive in bursts (a status write per phase): one redraw per turn of the event loop.
   const schedule = (): void => void (pending ??= setImmediate(draw));
-  const settled = (i: Informer): boolean => i.hasSynced || isRefusal(i.lastError);
+  const settled = (i: Informer): boolean => i.hasSynced || isRefusal(i.lastError) || isNotFound(i.lastError);
   const ready = new Promise<void>((resolve) => {
     settle = () => {
       if (informers.every(settled)) resolve();
