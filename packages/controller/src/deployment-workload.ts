@@ -38,7 +38,14 @@ import { redisRollout } from "./redis-rollout.ts";
 import { assertReconcilerNameFree, nameOf, reconcilerNameHolder } from "./reconciler-name.ts";
 import { redisPasswordHash, type RedisCredential, type ReconcilerRedisUsers } from "./redis-users.ts";
 import { Resource } from "./resources.ts";
-import { ReconcilerMode, syncKeyOf, syncRefOf, type ReconcilerWorkload, type WorkloadStatus } from "./workload.ts";
+import {
+  ReconcilerMode,
+  syncKeyOf,
+  syncRefOf,
+  type ReconcilerWorkload,
+  type TeardownPending,
+  type WorkloadStatus,
+} from "./workload.ts";
 
 export const FieldManager = "driftless-manager";
 
@@ -156,7 +163,7 @@ export class DeploymentWorkload implements ReconcilerWorkload {
     return undefined;
   }
 
-  teardown(sync: SyncRef): Promise<void> {
+  teardown(sync: SyncRef): Promise<TeardownPending | undefined> {
     const key = syncKeyOf(sync);
     return this.#lock.run(nameOf(sync), async () => {
       this.#states.set(key, ReconcilerState.Terminating);
@@ -170,15 +177,21 @@ export class DeploymentWorkload implements ReconcilerWorkload {
       const heldByAnother =
         reconcilerNameHolder(sync, [deployment?.metadata.labels, account?.metadata.labels]) !== undefined;
       if (!heldByAnother) {
-        // Background: the garbage collector removes the ReplicaSet and pod; the identity goes now,
-        // so a pod still shutting down can no longer act.
-        await this.#client.delete(Resource.Deployment, RootSyncNamespace, name, { propagationPolicy: "Background" });
+        // Background: the garbage collector removes the ReplicaSet and pod once the Deployment is gone; the
+        // identity goes then, so a pod still shutting down can no longer act.
+        const deletion = await this.#client.deleteWithResult(Resource.Deployment, RootSyncNamespace, name, {
+          propagationPolicy: "Background",
+        });
+        // Held by a finalizer of someone else's, its pods run on: they keep their identity and Redis, and the
+        // sync its finalizer, until it is gone (the Deployment watch brings the sync back then), as Config Sync's.
+        if (deletion === "deleting") return deploymentTerminating(name);
         await deleteRedisSecret(this.#client, sync);
       }
       // The Redis user is the sync's own (named after its queue), whoever holds the reconciler name.
       await this.#users.remove(sync);
       await removeIdentity(this.#client, sync, { keepNamed: heldByAnother });
       this.#states.delete(key);
+      return undefined;
     });
   }
 
@@ -190,6 +203,18 @@ export class DeploymentWorkload implements ReconcilerWorkload {
 
   /** Deployments outlive the manager: nothing to stop. */
   async close(): Promise<void> {}
+}
+
+/**
+ * Config Sync's Reconciling message for a reconciler Deployment its teardown waits on, word for word (its e2e
+ * tests match it): its manager's wait for the deletion times out and is retried; driftless's waits for the event.
+ */
+function deploymentTerminating(name: string): TeardownPending {
+  const id = `${RootSyncNamespace}/${name}`;
+  return {
+    reason: "Deployment",
+    message: `deleting reconciler deployment: Deployment (${id}) Terminating: failed to watch for deletion of Deployment: ${id}: timed out waiting for the condition`,
+  };
 }
 
 /** A short fingerprint of a password for the pod template: enough to tell two apart, useless to guess one. */

@@ -143,7 +143,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
     return Promise.resolve(child === undefined ? undefined : statusOf(child.process));
   }
 
-  teardown(sync: SyncRef): Promise<void> {
+  teardown(sync: SyncRef): Promise<undefined> {
     const key = syncKeyOf(sync);
     return this.#lock.run(nameOf(sync), async () => {
       const child = this.#children.get(key);
@@ -158,6 +158,7 @@ export class ProcessWorkload implements ReconcilerWorkload {
       if (!heldByAnother) await rm(this.#dirOf(sync), { recursive: true, force: true });
       await this.#options.redisUsers.remove(sync);
       await removeIdentity(this.#options.client, sync, { keepNamed: heldByAnother });
+      return undefined;
     });
   }
 

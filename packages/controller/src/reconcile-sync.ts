@@ -34,7 +34,7 @@ import {
   reportStalled,
 } from "./sync-status.ts";
 import { validateSync, type ValidateOptions } from "./validate.ts";
-import type { ReconcilerWorkload, WorkloadStatus } from "./workload.ts";
+import type { ReconcilerWorkload, TeardownPending, WorkloadStatus } from "./workload.ts";
 
 export interface SyncContext {
   readonly client: KubeClient;
@@ -58,8 +58,11 @@ export interface SyncContext {
 export async function reconcileSync(ctx: SyncContext, ref: SyncRef, attempt?: JobAttempt): Promise<void> {
   const raw = await ctx.client.get(syncMapping(ref.kind), ref.namespace, ref.name);
   if (ref.kind === Kind.RootSync && ref.namespace !== RootSyncNamespace) return refuseMisplacedRootSync(ctx, ref, raw);
-  // Gone: nothing may be left running for it.
-  if (raw === undefined) return tearDown(ctx, ref);
+  // Gone: nothing may be left running for it (a Deployment still Terminating brings it back here once gone).
+  if (raw === undefined) {
+    await tearDown(ctx, ref);
+    return;
+  }
   // No longer selected by this manager: let go entirely, so its deletion never waits for us.
   if (!ctx.inScope(raw)) return release(ctx, ref, raw);
   if (raw.metadata.deletionTimestamp !== undefined) return finalizeSync(ctx, ref, raw, attempt);
@@ -197,9 +200,16 @@ async function refuseMisplacedRootSync(ctx: SyncContext, ref: SyncRef, raw: Kube
   if (!validation.ok) await stall(ctx, ref, validation.errors);
 }
 
-/** Tears the reconciler down, and only then removes the manager finalizer. */
+/**
+ * Tears the reconciler down, and only then removes the manager finalizer. A teardown still waiting (its
+ * Deployment held by someone's finalizer) is Reconciling on status, as Config Sync's, and keeps the finalizer.
+ */
 async function letGo(ctx: SyncContext, ref: SyncRef, why: string): Promise<void> {
-  await tearDown(ctx, ref);
+  const pending = await tearDown(ctx, ref);
+  if (pending !== undefined) {
+    ctx.log.info("teardown waits for the reconciler to go", { sync: describe(ref), why: pending.message });
+    return reportReconciling(ctx.client, ref, false, pending.reason, pending.message);
+  }
   await removeManagerFinalizer(ctx, ref, why);
 }
 
@@ -227,9 +237,10 @@ async function release(ctx: SyncContext, ref: SyncRef, raw: KubeObject): Promise
   await removeManagerFinalizer(ctx, ref, why);
 }
 
-async function tearDown(ctx: SyncContext, ref: SyncRef): Promise<void> {
-  await ctx.workload.teardown(ref);
-  await ctx.onTornDown(ref);
+async function tearDown(ctx: SyncContext, ref: SyncRef): Promise<TeardownPending | undefined> {
+  const pending = await ctx.workload.teardown(ref);
+  if (pending === undefined) await ctx.onTornDown(ref);
+  return pending;
 }
 
 async function stall(ctx: SyncContext, ref: SyncRef, errors: readonly DriftlessError[]): Promise<void> {

@@ -23,14 +23,27 @@ export interface WorkloadStatus {
   readonly failure?: string;
 }
 
+/**
+ * A teardown that cannot finish yet: the reconciler's Deployment is Terminating, held by a finalizer of
+ * someone else's. Its identity stays until it is gone (its pods still run), and so does the sync's finalizer.
+ */
+export interface TeardownPending {
+  /** Condition reason: the kind of the object waited for, as Config Sync's. */
+  readonly reason: string;
+  readonly message: string;
+}
+
 export interface ReconcilerWorkload {
   readonly mode: ReconcilerMode;
   /** Creates or updates the reconciler of a valid sync so that it runs its current spec. Idempotent. */
   ensure(sync: RSync): Promise<WorkloadStatus>;
   /** The sync's reconciler as it runs now, whatever spec it was set up for; undefined when none runs. Changes nothing. */
   running(sync: SyncRef): Promise<WorkloadStatus | undefined>;
-  /** Removes everything of the sync's reconciler; succeeds when there is nothing to remove. */
-  teardown(sync: SyncRef): Promise<void>;
+  /**
+   * Removes everything of the sync's reconciler; succeeds when there is nothing to remove. Pending when
+   * the removal has begun but waits on something else (the watch event of its end brings the sync back).
+   */
+  teardown(sync: SyncRef): Promise<TeardownPending | undefined>;
   /** Reconcilers this manager runs, by state (driftless_reconcilers). */
   states(): ReadonlyMap<ReconcilerState, number>;
   /** Manager shutdown: stops what would not survive the manager (child processes); leaves the rest. */

@@ -312,3 +312,63 @@ test("a RootSync being deleted keeps its reconciler's pod template: the generati
   // As the reconciler would once done: the sync goes.
   await client.patch(Mapping.RootSync, systemNamespace, name, { metadata: { finalizers: null } }, "merge");
 });
+
+for (const kind of ["RootSync", "RepoSync"] as const) {
+  test(`a ${kind} whose reconciler Deployment a finalizer holds stays, Reconciling on it in Config Sync's words, with the reconciler's identity, until the Deployment is gone`, async (t) => {
+    const manager = await startManager(t, { mode: "deployment" });
+    const namespace = kind === "RootSync" ? systemNamespace : await createNamespace(t, "held");
+    const name = kind === "RootSync" ? `held-${suffix()}` : "repo-sync";
+    const reconciler = kind === "RootSync" ? `root-reconciler-${name}` : `ns-reconciler-${namespace}`;
+    const binding =
+      kind === "RootSync"
+        ? { m: Mapping.ClusterRoleBinding, namespace: undefined, name: "configsync.gke.io:root-reconciler" }
+        : { m: Mapping.RoleBinding, namespace, name: "configsync.gke.io:ns-reconciler" };
+    await createSync(
+      t,
+      kind === "RootSync"
+        ? rootSyncObject(name, manager.scope, git)
+        : repoSyncObject(namespace, name, manager.scope, git),
+    );
+    await eventually(() => getObject(Mapping.Deployment, systemNamespace, reconciler), { what: "the Deployment" });
+    const client = await admin();
+    // As Config Sync's e2e test holds it: a finalizer of someone else's keeps the Deployment Terminating.
+    const hold = "e2e.driftless.test/hold";
+    await client.patch(Mapping.Deployment, systemNamespace, reconciler, { metadata: { finalizers: [hold] } }, "merge");
+    const release = (): Promise<unknown> =>
+      client.patch(Mapping.Deployment, systemNamespace, reconciler, { metadata: { finalizers: null } }, "merge");
+    t.after(() => release().catch(() => undefined));
+
+    await client.delete(kind === "RootSync" ? Mapping.RootSync : Mapping.RepoSync, namespace, name);
+    const id = `${systemNamespace}/${reconciler}`;
+    const waiting = await eventually(
+      async () => {
+        const sync = await getSync(kind, namespace, name);
+        return conditionOf(sync, "Reconciling")?.reason === "Deployment" &&
+          conditionOf(sync, "Reconciling")?.message?.startsWith("deleting")
+          ? sync
+          : undefined;
+      },
+      { what: "Reconciling on the Terminating Deployment" },
+    );
+    assert.deepEqual(
+      [conditionOf(waiting, "Reconciling")?.status, conditionOf(waiting, "Reconciling")?.message],
+      [
+        "True",
+        `deleting reconciler deployment: Deployment (${id}) Terminating: failed to watch for deletion of Deployment: ${id}: timed out waiting for the condition`,
+      ],
+    );
+    assert.ok(waiting?.metadata.finalizers?.includes("configsync.gke.io/reconciler-manager"));
+    assert.ok(await getObject(Mapping.ServiceAccount, systemNamespace, reconciler), "the ServiceAccount went first");
+    assert.ok(
+      subjects(await getObject(binding.m, binding.namespace, binding.name)).includes(reconciler),
+      "the binding went first",
+    );
+
+    await release();
+    await eventually(async () => (await getSync(kind, namespace, name)) === undefined, {
+      what: `the ${kind} deleted once its Deployment is gone`,
+    });
+    assert.equal(await getObject(Mapping.Deployment, systemNamespace, reconciler), undefined);
+    assert.equal(await getObject(Mapping.ServiceAccount, systemNamespace, reconciler), undefined);
+  });
+}
