@@ -4,14 +4,7 @@
  * reach: a fetch stalled on a silent server would live on, holding the cache's locks that the next child
  * then finds. Every one of them inherits the child's private TMPDIR (or a folder inside it), which marks them.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-
-interface ProcessEntry {
-  readonly pid: number;
-  readonly ppid: number;
-  readonly pgrp: number;
-}
+import { processEnvironment, processIds, processStat, tmpDirIsUnder, type ProcessStat } from "@driftless/sync";
 
 /**
  * SIGKILLs the orphans marked with `tmpDir` (their TMPDIR is it or a folder inside it), each with its
@@ -26,7 +19,7 @@ export function killProcessesIn(tmpDir: string, proc = "/proc"): number[] {
   const killed: number[] = [];
   for (const entry of processEntries(proc)) {
     if (ancestors.has(entry.pid) || !ancestors.has(entry.ppid)) continue;
-    if (!tmpDirIsUnder(environmentOf(proc, entry.pid), tmpDir)) continue;
+    if (!tmpDirIsUnder(processEnvironment(entry.pid, proc), tmpDir)) continue;
     try {
       process.kill(entry.pgrp === entry.pid ? -entry.pid : entry.pid, "SIGKILL");
       killed.push(entry.pid);
@@ -37,31 +30,8 @@ export function killProcessesIn(tmpDir: string, proc = "/proc"): number[] {
   return killed;
 }
 
-function processEntries(proc: string): ProcessEntry[] {
-  let names: string[];
-  try {
-    names = readdirSync(proc);
-  } catch {
-    return [];
-  }
-  const entries: ProcessEntry[] = [];
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
-    const entry = statOf(proc, Number(name));
-    if (entry !== undefined) entries.push(entry);
-  }
-  return entries;
-}
-
-/** pid, ppid and process group from /proc/<pid>/stat; the command name may hold spaces and parentheses. */
-function statOf(proc: string, pid: number): ProcessEntry | undefined {
-  try {
-    const stat = readFileSync(join(proc, String(pid), "stat"), "latin1");
-    const [, ppid, pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return { pid, ppid: Number(ppid), pgrp: Number(pgrp) };
-  } catch {
-    return undefined;
-  }
+function processEntries(proc: string): ProcessStat[] {
+  return processIds(proc).flatMap((pid) => processStat(pid, proc) ?? []);
 }
 
 /**
@@ -70,23 +40,10 @@ function statOf(proc: string, pid: number): ProcessEntry | undefined {
  */
 function ancestorsOf(pid: number, proc: string): Set<number> {
   const ancestors = new Set<number>([pid, 1]);
-  let current = statOf(proc, pid)?.ppid;
+  let current = processStat(pid, proc)?.ppid;
   while (current !== undefined && current > 0 && !ancestors.has(current)) {
     ancestors.add(current);
-    current = statOf(proc, current)?.ppid;
+    current = processStat(current, proc)?.ppid;
   }
   return ancestors;
-}
-
-function environmentOf(proc: string, pid: number): string[] {
-  try {
-    return readFileSync(join(proc, String(pid), "environ"), "latin1").split("\0");
-  } catch {
-    return [];
-  }
-}
-
-function tmpDirIsUnder(environment: readonly string[], tmpDir: string): boolean {
-  const value = environment.find((entry) => entry.startsWith("TMPDIR="))?.slice("TMPDIR=".length);
-  return value !== undefined && (value === tmpDir || value.startsWith(`${tmpDir}/`));
 }

@@ -27,6 +27,8 @@ export { FightError, Remediator } from "./remediator.ts";
 export { createLogger, logCrashes } from "./log.ts";
 export { PrivateTmpdirEnv, sweepStaleTempFolders } from "./stale-temp.ts";
 export { waitForOlderReconcilers } from "./older-reconcilers.ts";
+export { processEnvironment, processIds, processStat, tmpDirIsUnder } from "./process-table.ts";
+export type { ProcessStat } from "./process-table.ts";
 export type { Logger } from "./log.ts";
 export { nextStatus, syncingStatus, writeStatus } from "./status.ts";
 export type { PassReport } from "./status.ts";

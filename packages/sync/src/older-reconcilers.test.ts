@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { createLogger } from "./log.ts";
-import { olderReconcilersOf, waitForOlderReconcilers } from "./older-reconcilers.ts";
+import { olderProcessesIn, waitForOlderReconcilers } from "./older-reconcilers.ts";
 import { PrivateTmpdirEnv } from "./stale-temp.ts";
 
 const stateTmp = "/state/root-reconciler/tmp";
@@ -48,30 +48,32 @@ async function fakeProcess(
   await writeFile(join(dir, "environ"), `${environment.join("\0")}\0`);
 }
 
-void describe("olderReconcilersOf", () => {
-  void it("finds the live reconcilers of the same private TMPDIR started before this one, and only those", async () => {
+void describe("olderProcessesIn", () => {
+  void it("finds the live processes of the same TMPDIR or a folder in it started before this one, and only those", async () => {
     await fakeProcess(100, 5000, reconcilerEnv);
     await fakeProcess(10, 1000, reconcilerEnv, "S", "node) (reconciler");
     await fakeProcess(11, 1000, reconcilerEnv, "Z"); // exited, not reaped: a frozen manager's child
-    await fakeProcess(12, 1000, [`TMPDIR=${stateTmp}`, "PATH=/usr/bin"]); // its git: no private mark
-    await fakeProcess(13, 1000, [`TMPDIR=${stateTmp}/render`, `${PrivateTmpdirEnv}=true`]); // another folder
-    await fakeProcess(14, 1000, [`TMPDIR=/state/other/tmp`, `${PrivateTmpdirEnv}=true`]);
+    // Its git (no private mark: git's environment drops DRIFTLESS_*), which may outlive it, and its kustomize.
+    await fakeProcess(12, 1000, [`TMPDIR=${stateTmp}`, "PATH=/usr/bin"]);
+    await fakeProcess(13, 1000, [`TMPDIR=${stateTmp}/driftless-render-abcdef`, "PATH=/usr/bin"]);
+    await fakeProcess(14, 1000, [`TMPDIR=/state/other/tmp`, `${PrivateTmpdirEnv}=true`]); // another sync's
+    await fakeProcess(16, 1000, [`TMPDIR=${stateTmp}-2`, `${PrivateTmpdirEnv}=true`]); // a name that only starts alike
     await fakeProcess(15, 6000, reconcilerEnv); // younger: it waits for this one, not the reverse
     await fakeProcess(99, 5000, reconcilerEnv); // same tick, lower pid: first
     await fakeProcess(101, 5000, reconcilerEnv); // same tick, higher pid: after
 
-    const older = olderReconcilersOf(stateTmp, 100, proc);
+    const older = olderProcessesIn(stateTmp, 100, proc);
 
     assert.deepEqual(
       older.map((run) => run.pid).sort((a, b) => a - b),
-      [10, 99],
+      [10, 12, 13, 99],
     );
   });
 
   void it("finds nothing without its own entry in /proc (not Linux), or without /proc", async () => {
     await fakeProcess(10, 1000, reconcilerEnv);
-    assert.deepEqual(olderReconcilersOf(stateTmp, 100, proc), []);
-    assert.deepEqual(olderReconcilersOf(stateTmp, 100, join(root, "absent")), []);
+    assert.deepEqual(olderProcessesIn(stateTmp, 100, proc), []);
+    assert.deepEqual(olderProcessesIn(stateTmp, 100, join(root, "absent")), []);
   });
 });
 
@@ -121,9 +123,15 @@ void describe("waitForOlderReconcilers", () => {
     const lines: string[] = [];
     const log = createLogger({}, { write: (line) => lines.push(line) });
 
-    await waitForOlderReconcilers(env, log, new AbortController().signal, { proc, maxWaitMs: 300 });
+    let waiting = 0;
+    await waitForOlderReconcilers(env, log, new AbortController().signal, {
+      proc,
+      maxWaitMs: 300,
+      onWaiting: () => waiting++,
+    });
 
     assert.match(lines.at(-1) ?? "", /outlived the wait.*"pids":\[10\]/);
+    assert.equal(waiting, 1, "the start slot is freed once, when the wait begins");
   });
 
   void it("waits for nothing when the TMPDIR is not marked as this process's own", async () => {
@@ -137,7 +145,7 @@ void describe("waitForOlderReconcilers", () => {
   });
 });
 
-void describe("olderReconcilersOf, in this host's /proc", () => {
+void describe("olderProcessesIn, in this host's /proc", () => {
   void it("sees the first of two processes of one private TMPDIR from the second, not the reverse", async (t) => {
     const tmp = join(root, "state-tmp");
     const start = (): ChildProcess => {
@@ -154,9 +162,9 @@ void describe("olderReconcilersOf, in this host's /proc", () => {
     await once(second, "spawn");
 
     assert.deepEqual(
-      olderReconcilersOf(tmp, second.pid!).map((run) => run.pid),
+      olderProcessesIn(tmp, second.pid!).map((run) => run.pid),
       [first.pid],
     );
-    assert.deepEqual(olderReconcilersOf(tmp, first.pid!), []);
+    assert.deepEqual(olderProcessesIn(tmp, first.pid!), []);
   });
 });

@@ -3,29 +3,23 @@
  * leader's child runs on (until its heartbeat deadline and its stop) beside the new leader's child of the same
  * sync. What the running one holds (its render folders in the private TMPDIR, its git's locks and half-written
  * packs in the cache) looks exactly like what a killed one left, so the newer one waits for every older
- * reconciler of its TMPDIR to exit before it sweeps or fetches; what a dead one left is then removed as before.
+ * process of its TMPDIR to exit before it sweeps or fetches; what a dead one left is then removed as before.
  *
- * Found in /proc: a process whose environment has this TMPDIR and DRIFTLESS_PRIVATE_TMPDIR=true (its git,
- * render and tools carry other environments and are its to stop), started before this one: by start time
- * (clock ticks since boot, /proc/<pid>/stat), then pid, an order both sides see alike, so of two starting at
- * once exactly one goes first, and a reused pid is a new start. In a pod nothing else has the container's
- * TMPDIR; without /proc (not Linux) nothing is found and nothing is waited for.
+ * Found in /proc: a process whose TMPDIR is this one's or a folder inside it (the older reconciler, and the
+ * git, helm or kustomize it runs, which may outlive it: a child that misses its heartbeat exits without
+ * waiting for its tools), started before this one: by start time (clock ticks since boot), then pid, an order
+ * both sides see alike, so of two starting at once exactly one goes first, and a reused pid is a new start.
+ * In a pod nothing else has the container's TMPDIR; without /proc (not Linux) nothing is found.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "./log.ts";
-import { PrivateTmpdirEnv, tmpdirIsPrivate } from "./stale-temp.ts";
+import { processEnvironment, processIds, processStat, tmpDirIsUnder } from "./process-table.ts";
+import { tmpdirIsPrivate } from "./stale-temp.ts";
 
 /** One run of a process: a pid, reused later, names another run with another start time. */
 export interface ProcessRun {
   readonly pid: number;
   readonly startTicks: number;
-}
-
-interface ProcessStat extends ProcessRun {
-  /** Z (zombie) and X: exited, only not reaped yet (a frozen manager reaps nothing). */
-  readonly exited: boolean;
 }
 
 const pollMs = 200;
@@ -40,21 +34,23 @@ export const maxOlderReconcilerWaitMs = 60_000;
 export interface OlderReconcilerWaitOptions {
   readonly proc?: string;
   readonly maxWaitMs?: number;
+  /** Called once when a wait begins (process mode frees its start slot: a wait uses no CPU). */
+  readonly onWaiting?: () => void;
 }
 
 /**
- * Resolves once no reconciler of `env`'s private TMPDIR that started before this process runs, when `signal`
- * aborts (a stop asked meanwhile), or after `maxWaitMs`. Waits for nothing unless the TMPDIR is marked private.
+ * Resolves once no process of `env`'s private TMPDIR that started before this one runs, when `signal` aborts
+ * (a stop asked meanwhile), or after `maxWaitMs`. Waits for nothing unless the TMPDIR is marked private.
  */
 export async function waitForOlderReconcilers(
   env: Readonly<Record<string, string | undefined>>,
   log: Logger,
   signal: AbortSignal,
-  { proc = "/proc", maxWaitMs = maxOlderReconcilerWaitMs }: OlderReconcilerWaitOptions = {},
+  { proc = "/proc", maxWaitMs = maxOlderReconcilerWaitMs, onWaiting }: OlderReconcilerWaitOptions = {},
 ): Promise<void> {
   const tmpDir = env["TMPDIR"];
   if (!tmpdirIsPrivate(env) || tmpDir === undefined || tmpDir === "") return;
-  let older = olderReconcilersOf(tmpDir, process.pid, proc);
+  let older = olderProcessesIn(tmpDir, process.pid, proc);
   if (older.length === 0) return;
   const started = Date.now();
   let nextLog = started + stillWaitingLogMs;
@@ -62,6 +58,7 @@ export async function waitForOlderReconcilers(
     tmpDir,
     pids: older.map((run) => run.pid),
   });
+  onWaiting?.();
   while (older.length > 0 && !signal.aborted) {
     if (Date.now() - started >= maxWaitMs) {
       log.warn("an older reconciler of this state folder outlived the wait (frozen?): starting beside it", {
@@ -83,16 +80,16 @@ export async function waitForOlderReconcilers(
   if (older.length === 0) log.info("the older reconciler exited", { waitedMs: Date.now() - started });
 }
 
-/** The live reconcilers with `tmpDir` as their private TMPDIR that started before `self`. */
-export function olderReconcilersOf(tmpDir: string, self: number, proc = "/proc"): ProcessRun[] {
-  const mine = statOf(proc, self);
+/** The live processes with `tmpDir` or a folder inside it as their TMPDIR that started before `self`. */
+export function olderProcessesIn(tmpDir: string, self: number, proc = "/proc"): ProcessRun[] {
+  const mine = processStat(self, proc);
   if (mine === undefined) return [];
   const older: ProcessRun[] = [];
-  for (const pid of pidsIn(proc)) {
+  for (const pid of processIds(proc)) {
     if (pid === self) continue;
-    const run = statOf(proc, pid);
+    const run = processStat(pid, proc);
     if (run === undefined || run.exited || !startedBefore(run, mine)) continue;
-    if (!hasPrivateTmpdir(environmentOf(proc, pid), tmpDir)) continue;
+    if (!tmpDirIsUnder(processEnvironment(pid, proc), tmpDir)) continue;
     // The environment read is that run's only if the pid was not reused in between.
     if (isRunning(proc, run)) older.push({ pid, startTicks: run.startTicks });
   }
@@ -104,42 +101,6 @@ function startedBefore(a: ProcessRun, b: ProcessRun): boolean {
 }
 
 function isRunning(proc: string, run: ProcessRun): boolean {
-  const now = statOf(proc, run.pid);
+  const now = processStat(run.pid, proc);
   return now !== undefined && !now.exited && now.startTicks === run.startTicks;
-}
-
-function pidsIn(proc: string): number[] {
-  try {
-    return readdirSync(proc)
-      .filter((name) => /^\d+$/.test(name))
-      .map(Number);
-  } catch {
-    return [];
-  }
-}
-
-/** State and start time from /proc/<pid>/stat; the command name before them may hold spaces and parentheses. */
-function statOf(proc: string, pid: number): ProcessStat | undefined {
-  try {
-    const stat = readFileSync(join(proc, String(pid), "stat"), "latin1");
-    // Fields from the 3rd (state) on; starttime is the 22nd.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const startTicks = Number(fields[19]);
-    if (!Number.isFinite(startTicks)) return undefined;
-    return { pid, startTicks, exited: fields[0] === "Z" || fields[0] === "X" };
-  } catch {
-    return undefined;
-  }
-}
-
-function environmentOf(proc: string, pid: number): string[] {
-  try {
-    return readFileSync(join(proc, String(pid), "environ"), "latin1").split("\0");
-  } catch {
-    return []; // Gone, or another user's.
-  }
-}
-
-function hasPrivateTmpdir(environment: readonly string[], tmpDir: string): boolean {
-  return environment.includes(`TMPDIR=${tmpDir}`) && environment.includes(`${PrivateTmpdirEnv}=true`);
 }
