@@ -79,6 +79,7 @@ const maxConflictRetries = 5;
 /** Applies one object with the three-way match: writes only when something we declare differs. */
 export async function applyObject(desired: DesiredObject, options: ApplyOptions): Promise<ApplyOutcome> {
   let mapping: ResourceMapping | undefined;
+  let liveFound = false;
   try {
     mapping = await options.mapper.mappingFor(desired.apiVersion, desired.id.kind);
     if (mapping === undefined) {
@@ -101,6 +102,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
 
     for (let attempt = 0; ; attempt++) {
       const current = await liveWithRecord(desired, decorated, mapping, namespace, options);
+      liveFound = current !== undefined;
       try {
         if (current === undefined) {
           if (options.dryRun === true) return { desired, operation: Operation.Created, mapping };
@@ -184,7 +186,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
       }
     }
   } catch (error) {
-    return { desired, operation: Operation.Failed, mapping, error: new ApplyError(desired, error) };
+    return { desired, operation: Operation.Failed, mapping, error: new ApplyError(desired, error), liveFound };
   }
 }
 
