@@ -18,7 +18,7 @@ import { version } from "./commands/version.ts";
 import { vet } from "./commands/vet.ts";
 import { parseSyncArgs, SyncArgsError } from "./sync-args.ts";
 import { SyncAction } from "./sync-actions.ts";
-import { nomosFlagForms } from "./nomos-flags.ts";
+import { negatedBooleanFlags, nomosFlagForms } from "./nomos-flags.ts";
 import { printable } from "./terminal-text.ts";
 
 const usage = `usage:
@@ -167,7 +167,14 @@ async function main(argv: readonly string[]): Promise<number> {
     options,
     tokens: true,
   });
-  if (positionals[0] !== undefined) refuseForeignFlags(positionals[0], tokens);
+  if (positionals[0] !== undefined) {
+    const negated = negatedBooleanFlags(argv, booleanFlags).map((name) => ({
+      kind: "option",
+      name,
+      rawName: `--${name}`,
+    }));
+    refuseForeignFlags(positionals[0], [...tokens, ...negated]);
+  }
   // File names, object names and messages come from repositories and clusters: no terminal controls.
   const out = (line: string): void => void process.stdout.write(`${printable(line)}\n`);
   const err = (line: string): void => void process.stderr.write(`${printable(line)}\n`);

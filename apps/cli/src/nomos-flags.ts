@@ -19,3 +19,12 @@ export function nomosFlagForms(argv: readonly string[], booleanFlags: ReadonlySe
   });
   return end === -1 ? rewritten : [...rewritten, ...argv.slice(end)];
 }
+
+/** The boolean flags written `--flag=false`, which nomosFlagForms drops, so a verb's own-flag check sees them. */
+export function negatedBooleanFlags(argv: readonly string[], booleanFlags: ReadonlySet<string>): string[] {
+  const end = argv.indexOf("--");
+  return (end === -1 ? argv : argv.slice(0, end)).flatMap((arg) => {
+    const name = /^--([^=]+)=false$/i.exec(arg)?.[1];
+    return name !== undefined && booleanFlags.has(name) ? [name] : [];
+  });
+}
