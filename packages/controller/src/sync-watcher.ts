@@ -6,7 +6,7 @@
  * for the webhook receiver and the periodic resync.
  */
 import { Kind, RootSyncNamespace, isSyncKind } from "@driftless/api";
-import { Informer, type KubeClient, type KubeObject } from "@driftless/kube";
+import { Informer, isNotFound, KubeApiError, type KubeClient, type KubeObject } from "@driftless/kube";
 import { ManagerTrigger, type SyncRef } from "@driftless/queue";
 import type { Logger } from "@driftless/sync";
 import { cachedLabelled, cachedNamespace, cachedSync } from "./cached-forms.ts";
@@ -54,10 +54,35 @@ function terminating(ns: KubeObject): boolean {
   );
 }
 
+/**
+ * Whether a sync kind's CRD is installed, as its informer's lists find it. One answering 404 is served as
+ * none of that kind: the manager is ready and serves the other kind, as Config Sync's is without the RootSync
+ * CRD (its e2e TestReconcilerManagerRootSyncCRDMissing). The informer keeps listing, so once the CRD is
+ * installed its syncs arrive as adds.
+ */
+class KindPresence {
+  #absent = false;
+  #answered!: () => void;
+  /** Resolves once a list has found the kind missing (the informer's own synced() covers it found). */
+  readonly absentOnce = new Promise<void>((resolve) => (this.#answered = resolve));
+
+  get absent(): boolean {
+    return this.#absent;
+  }
+
+  /** Called with every list or watch failure of the kind's informer. */
+  observe(error: Error): void {
+    if (!(error instanceof KubeApiError) || !isNotFound(error)) return;
+    this.#absent = true;
+    this.#answered();
+  }
+}
+
 export class SyncWatcher {
   readonly #options: SyncWatcherOptions;
   readonly #rootSyncs: Informer;
   readonly #repoSyncs: Informer;
+  readonly #presence = new Map<Informer, KindPresence>();
   readonly #namespaces: Informer;
   readonly #deployments: Informer | undefined;
   /** The reconcilers' ServiceAccounts, RoleBindings and ClusterRoleBindings: one deleted is set up again at once. */
@@ -72,8 +97,21 @@ export class SyncWatcher {
     // Each cache keeps only what is read from it (cached-forms.ts): with 1,000 syncs, full copies of
     // every sync, namespace and Deployment were the bulk of the manager's live heap.
     const syncs = { ...selector, transform: cachedSync };
-    this.#rootSyncs = new Informer(options.client, Resource.RootSync, { ...syncs, onError: onError("rootsyncs") });
-    this.#repoSyncs = new Informer(options.client, Resource.RepoSync, { ...syncs, onError: onError("reposyncs") });
+    const syncInformer = (resource: typeof Resource.RootSync | typeof Resource.RepoSync, what: string): Informer => {
+      const presence = new KindPresence();
+      const logged = onError(what);
+      const informer = new Informer(options.client, resource, {
+        ...syncs,
+        onError: (error) => {
+          presence.observe(error);
+          logged(error);
+        },
+      });
+      this.#presence.set(informer, presence);
+      return informer;
+    };
+    this.#rootSyncs = syncInformer(Resource.RootSync, "rootsyncs");
+    this.#repoSyncs = syncInformer(Resource.RepoSync, "reposyncs");
     this.#namespaces = new Informer(options.client, Resource.Namespace, {
       transform: cachedNamespace,
       onError: onError("namespaces"),
@@ -149,12 +187,18 @@ export class SyncWatcher {
     for (const informer of this.#informers()) informer.start();
   }
 
+  /** Every cache has its first list; a sync kind whose CRD is not installed counts as listed, empty. */
   async synced(): Promise<void> {
-    await Promise.all(this.#informers().map((i) => i.synced()));
+    await Promise.all(
+      this.#informers().map((i) => {
+        const presence = this.#presence.get(i);
+        return presence === undefined ? i.synced() : Promise.race([i.synced(), presence.absentOnce]);
+      }),
+    );
   }
 
   get hasSynced(): boolean {
-    return this.#informers().every((i) => i.hasSynced);
+    return this.#informers().every((i) => i.hasSynced || this.#presence.get(i)?.absent === true);
   }
 
   /** Whether `sync` is one this manager serves (in its caches: it exists and its selector takes it). */
