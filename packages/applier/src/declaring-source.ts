@@ -36,10 +36,22 @@ export function declaringSourceOf(
   rendered?: readonly DeclaredPath[],
   clusterName?: string,
 ): DeclaringSource {
+  const namespaces = rendered?.flatMap((o) => (o.id.namespace ? [o.id.namespace] : []));
+  return renderedSourceOf(sync, namespaces, clusterName);
+}
+
+/**
+ * The same from the namespaces of what kustomize rendered (`undefined`: nothing was rendered), all a read
+ * that failed can tell: kustomize prefixes its file names with the namespace when there are several.
+ */
+export function renderedSourceOf(
+  sync: RSync,
+  renderedNamespaces: readonly string[] | undefined,
+  clusterName?: string,
+): DeclaringSource {
   const source = { ...unrenderedSourceOf(sync), ...(clusterName ? { clusterName } : {}) };
-  if (rendered === undefined) return source;
-  const namespaces = new Set(rendered.flatMap((o) => (o.id.namespace ? [o.id.namespace] : [])));
-  return { ...source, rendered: { namespacePrefix: namespaces.size > 1 } };
+  if (renderedNamespaces === undefined) return source;
+  return { ...source, rendered: { namespacePrefix: new Set(renderedNamespaces).size > 1 } };
 }
 
 function unrenderedSourceOf(sync: RSync): DeclaringSource {

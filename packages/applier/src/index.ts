@@ -39,7 +39,7 @@ export {
   stripManagement,
   withDeclaredMetadata,
 } from "./decorate.ts";
-export { declaringSourceOf, gitContextValue, sourcePathFromRoot } from "./declaring-source.ts";
+export { declaringSourceOf, gitContextValue, renderedSourceOf, sourcePathFromRoot } from "./declaring-source.ts";
 export type { DeclaringSource } from "./declaring-source.ts";
 export { declaredResource, toDesired } from "./desired.ts";
 export type { DeclaredInput, DesiredObject, JsonObject, SyncIdentity } from "./desired.ts";

@@ -55,6 +55,8 @@ interface SourceCounts {
  */
 export interface SourceShape extends SourceCounts {
   readonly declaresSomething: boolean;
+  /** The namespaces of the objects read, flawed ones with a known kind included (see FailedSource). */
+  readonly namespaces: readonly string[];
 }
 
 /** Every manifest read and validated: safe to apply and to prune against. */
@@ -85,6 +87,11 @@ export interface FailedSource extends SourceCounts {
    * anything missing here may simply have failed to parse.
    */
   readonly partialObjects: readonly DeclaredObject[];
+  /**
+   * The namespaces of every object read, flawed ones with a known kind included: kustomize names the files of
+   * a rendered source after them, and its errors name those files.
+   */
+  readonly namespaces?: readonly string[];
 }
 
 export type SourceResult = CompleteSource | FailedSource;
@@ -103,6 +110,7 @@ export function toSourceResult(
       isEmpty: false,
       errors: [first, ...rest],
       partialObjects: objects,
+      namespaces: shape.namespaces,
       fileCount,
       localConfigSkipped,
     };
@@ -116,5 +124,6 @@ export function shapeOf(set: ManifestSet): SourceShape {
     fileCount: set.fileCount,
     localConfigSkipped: set.localConfigSkipped,
     declaresSomething: set.manifests.some((manifest) => hierarchyKindOf(manifest) === undefined),
+    namespaces: [...new Set(set.identified.flatMap((manifest) => manifest.metadata.namespace || []))],
   };
 }

@@ -21,6 +21,7 @@ import {
   settlePruned,
   toDesired,
   declaringSourceOf,
+  renderedSourceOf,
   type ApplyOutcome,
   type DesiredObject,
   type ObjectId,
@@ -178,6 +179,10 @@ async function passSteps(
     lap("read");
     if (!source.complete) {
       result = { ...result, sourceErrors: source.errors };
+      // Errors about rendered objects then name the file kustomize build --output writes each to (as the
+      // annotations of a complete read do, and Config Sync, which reads that folder), not rendered.yaml.
+      if (rendered.rendering.message === RenderingMessage.Succeeded)
+        result = { ...result, declaringSource: renderedSourceOf(sync, source.namespaces ?? [], ctx.clusterName) };
       return result;
     }
     if (ctx.identity.kind === "RootSync" && ctx.sourceSelectsDynamically !== undefined)

@@ -2,7 +2,8 @@ import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod } from "node:fs/promises";
+import { chmod, mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { renderThroughServer } from "@driftless/sync/render";
 import {
@@ -288,6 +289,53 @@ test("a sync directory without a kustomization but with kustomizations below it 
   const back = await repo.commit("kustomization back");
   await rootSynced(name, back);
   assert.equal((await renderingAt(name, back))["message"], "Rendering succeeded");
+});
+
+test("a source error about a rendered object names, in errorResources, the file kustomize build --output writes it to, as the annotations of a synced one do (Config Sync's e2e TestHydrateHelmOverlay: a rendered deprecated Group and Kind is KNV1050 after Rendering succeeded)", async (t) => {
+  const name = `render-knv1050-${suffix()}`;
+  const [a, b] = [`rk-a-${suffix()}`, `rk-b-${suffix()}`];
+  const repo = await TestRepo.create(t);
+  // Two namespaces: kustomize then prefixes each file with its namespace.
+  await repo.write(
+    "config/objects.yaml",
+    [
+      { apiVersion: "extensions/v1beta1", kind: "Deployment", metadata: { name: "old", namespace: a }, spec: {} },
+      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "settings", namespace: b }, data: { k: "v" } },
+    ]
+      .map((object) => yaml(object))
+      .join("\n---\n"),
+  );
+  await repo.write("config/kustomization.yaml", yaml({ resources: ["objects.yaml"] }));
+  const commit = await repo.commit("a deprecated Group and Kind among rendered objects");
+  await sync(t, name, repo);
+
+  const status = await eventually(
+    async () => {
+      const current = await rootSyncStatus(name);
+      const source = current["source"] as JsonObject | undefined;
+      return source?.["commit"] === commit && ((source["errors"] ?? []) as JsonObject[]).length > 0
+        ? current
+        : undefined;
+    },
+    { timeoutMs: 60_000, what: `RootSync ${name} to report the source error of ${commit.slice(0, 7)}` },
+  );
+  assert.equal((status["rendering"] as JsonObject)["message"], "Rendering succeeded");
+  const errors = (status["source"] as JsonObject)["errors"] as JsonObject[];
+  assert.deepEqual(
+    errors.map((e) => e["code"]),
+    ["1050"],
+  );
+  // The oracle: the real kustomize writing one file per object, the folder Config Sync's reconciler reads.
+  const out = await mkdtemp(join(tmpdir(), "driftless-kustomize-out-"));
+  t.after(() => rm(out, { recursive: true, force: true }));
+  execFileSync(join(renderToolsDir, "kustomize"), ["build", join(repo.work, "config"), "--output", out]);
+  const written = (await readdir(out)).filter((file) => file.includes("deployment"));
+  assert.equal(written.length, 1, written.join(", "));
+  const resources = errors[0]!["errorResources"] as JsonObject[];
+  assert.deepEqual(
+    resources.map((r) => r["sourcePath"]),
+    [`config/${written[0]}`],
+  );
 });
 
 test("a remote base renders only with override.enableShellInRendering, as in Config Sync", async (t) => {
