@@ -20,6 +20,12 @@ export interface PassContext {
   readonly resourceGroupStatus: Pick<ResourceGroupStatus, "afterPass">;
   /** Objects whose wait after apply timed out, reported (KNV2009) until they are Current or Failed. */
   readonly reconcileTimeouts: ReconcileTimeouts;
+  /**
+   * idKeys of the new objects the last pass left out of the inventory (a refused create, a write never
+   * sent): the next pass's first inventory write leaves them out too, so a retry refused again writes no
+   * ResourceGroup. Undefined: every new object is recorded before it is applied.
+   */
+  readonly unrecordedCreates?: Set<string>;
   /** The RSync status last read or written, so a pass holding a current copy skips the read. */
   readonly knownStatus: KnownStatus;
   readonly git: GitFetcher;

@@ -256,7 +256,11 @@ async function passSteps(
     const owned = desired.filter((d) => !isManagementDisabled(d.object)).map((d) => d.id);
     const ordered = plan(toApply); // CRDs, Namespaces, then the rest; depends-on as a DAG
     inventory.statusMode = sync.spec.override?.statusMode === "disabled" ? "disabled" : "enabled";
-    await inventory.write([...previous, ...owned]); // old ∪ new first: a crash never forgets an object
+    // Old ∪ new first, so a crash never forgets an object; but not what the last pass saw refused (a retry
+    // refused again would write the ResourceGroup twice): accepted now, it is recorded at the pass's end.
+    const refusedBefore = ctx.unrecordedCreates;
+    const recordFirst = refusedBefore === undefined ? owned : owned.filter((id) => !refusedBefore.has(idKey(id)));
+    await inventory.write([...previous, ...recordFirst]);
     lap("plan");
     const applyOptions = ctx.applyOptions(fetched.commit);
     const reconcileTimeoutMs = reconcileTimeoutMsOf(sync.spec.override);
@@ -302,6 +306,8 @@ async function passSteps(
     // A new object the server refused, or that was never sent, is not recorded (Config Sync's inventory task).
     const unrecorded = unrecordedApplies(applied, previous);
     const recorded = (id: ObjectId): boolean => !unrecorded.has(idKey(id));
+    refusedBefore?.clear();
+    for (const key of unrecorded) refusedBefore?.add(key);
     await inventory.write([...owned.filter(recorded), ...kept, ...notYetPruned]);
     lap("prune");
     // Kept live between passes; what the prune left in the inventory is tracked too (strategy Delete).

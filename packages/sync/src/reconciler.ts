@@ -62,6 +62,7 @@ export class Reconciler implements PassContext {
   readonly inventory: Inventory;
   readonly resourceGroupStatus: ResourceGroupStatus;
   readonly reconcileTimeouts = new ReconcileTimeouts();
+  readonly unrecordedCreates = new Set<string>();
   readonly knownStatus = new KnownStatus();
   readonly git: GitFetcher;
   readonly syncKey: string;
