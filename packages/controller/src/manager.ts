@@ -248,6 +248,7 @@ export class Manager {
         allowRepoSyncShellInRendering: this.#o.allowRepoSyncShellInRendering === true,
       },
       inScope: (sync) => this.#inScope(sync.metadata.labels),
+      kindUnlisted: (kind) => this.#watcher.unlisted(kind),
       onFinalizerRemoved: (reason) => this.metrics.finalizerRemovals.inc({ reason }),
       requestPass: async (sync, reason) => {
         await this.#syncQueues.get(sync).enqueue("manager", { reason });

@@ -44,6 +44,8 @@ export interface SyncContext {
   readonly validation: ValidateOptions;
   /** True when the sync is one this manager serves (its label selector). */
   readonly inScope: (sync: KubeObject) => boolean;
+  /** True while `kind`'s syncs were never listed (its CRD answered 404): a sync not found may still exist. */
+  readonly kindUnlisted?: (kind: SyncRef["kind"]) => boolean;
   readonly onFinalizerRemoved: (reason: FinalizerRemovalReason) => void;
   /** Asks the sync's reconciler for a pass now, on its own queue (it polls Git, not its RSync). */
   readonly requestPass: (sync: SyncRef, reason: string) => Promise<void>;
@@ -60,6 +62,11 @@ export async function reconcileSync(ctx: SyncContext, ref: SyncRef, attempt?: Jo
   if (ref.kind === Kind.RootSync && ref.namespace !== RootSyncNamespace) return refuseMisplacedRootSync(ctx, ref, raw);
   // Gone: nothing may be left running for it (a Deployment still Terminating brings it back here once gone).
   if (raw === undefined) {
+    // A type not served answers 404 too: its reconciler stays until the kind is listed and the sync found gone.
+    if (ctx.kindUnlisted?.(ref.kind) === true) {
+      ctx.log.warn("sync not found while its kind is not served: its reconciler is kept", { sync: describe(ref) });
+      return;
+    }
     await tearDown(ctx, ref);
     return;
   }

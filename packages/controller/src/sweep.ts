@@ -11,7 +11,13 @@ import { managedByManagerSelector, syncOfLabels } from "./labels.ts";
 import { Resource, syncMapping } from "./resources.ts";
 import { syncKeyOf } from "./workload.ts";
 
-export async function sweepOrphans(client: KubeClient, known: { syncRefs(): SyncRef[] }): Promise<SyncRef[]> {
+export interface KnownSyncs {
+  syncRefs(): SyncRef[];
+  /** A kind whose syncs were never listed (its CRD answered 404): none of its reconcilers is taken for an orphan. */
+  unlisted(kind: SyncRef["kind"]): boolean;
+}
+
+export async function sweepOrphans(client: KubeClient, known: KnownSyncs): Promise<SyncRef[]> {
   const seen = new Set(known.syncRefs().map(syncKeyOf));
   const { items } = await client.list(Resource.ServiceAccount, {
     namespace: RootSyncNamespace,
@@ -20,7 +26,7 @@ export async function sweepOrphans(client: KubeClient, known: { syncRefs(): Sync
   const orphans: SyncRef[] = [];
   for (const sa of items) {
     const sync = syncOfLabels(sa.metadata.labels);
-    if (sync === undefined || seen.has(syncKeyOf(sync))) continue;
+    if (sync === undefined || seen.has(syncKeyOf(sync)) || known.unlisted(sync.kind)) continue;
     // Not in our watch: gone, or served by another manager (another selector). Only the first is ours to clean.
     if ((await client.get(syncMapping(sync.kind), sync.namespace, sync.name)) === undefined) orphans.push(sync);
   }

@@ -201,6 +201,14 @@ export class SyncWatcher {
     return this.#informers().every((i) => i.hasSynced || this.#presence.get(i)?.absent === true);
   }
 
+  /**
+   * Whether `kind`'s syncs are not known: its informer has never listed them (the CRD missing, or a 404 of a
+   * discovery race). Its empty cache says nothing about which syncs exist, so nothing of it is an orphan.
+   */
+  unlisted(kind: SyncRef["kind"]): boolean {
+    return !(kind === Kind.RootSync ? this.#rootSyncs : this.#repoSyncs).hasSynced;
+  }
+
   /** Whether `sync` is one this manager serves (in its caches: it exists and its selector takes it). */
   serves(sync: SyncRef): boolean {
     const informer = sync.kind === Kind.RootSync ? this.#rootSyncs : this.#repoSyncs;
