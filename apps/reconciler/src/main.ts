@@ -33,10 +33,8 @@ async function main(): Promise<number> {
   // A previous leader's reconciler may still run on this state folder: what it holds is not ours to remove.
   const stopping = new AbortController();
   void stopAsked.then(() => stopping.abort());
-  await waitForOlderReconcilers(process.env, log, stopping.signal, {
-    // The wait frees this start's slot in the manager: a frozen predecessor must not hold back other syncs.
-    onWaiting: () => process.send?.({ type: "waiting" }),
-  });
+  // It keeps its start slot in the manager meanwhile: the start gate's hold limit (30 s) bounds a frozen one.
+  await waitForOlderReconcilers(process.env, log, stopping.signal);
   if (stopping.signal.aborted) return 0;
   // Renders and key files a killed predecessor (SIGKILL, OOM) left in a temp folder of this process's own.
   await sweepStaleTempFolders(process.env, log);

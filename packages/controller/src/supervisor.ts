@@ -184,10 +184,9 @@ export class SupervisedProcess {
     }
     this.#child = child;
     this.#childTmpDir = spec.env?.["TMPDIR"];
-    // The reconciler sends {type: "ready"} once it is up, or {type: "waiting"} while it waits for an older
-    // reconciler of its state folder to exit (apps/reconciler main.ts): either ends its start.
+    // The reconciler sends {type: "ready"} once it is up (apps/reconciler main.ts).
     child.on("message", (message: { type?: unknown } | null) => {
-      if (message?.type === "ready" || message?.type === "waiting") this.#releaseStart();
+      if (message?.type === "ready") this.#releaseStart();
     });
     if (this.#options.heartbeat !== undefined) sendHeartbeats(child, this.#options.heartbeat);
     this.#starts++;

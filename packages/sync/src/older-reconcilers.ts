@@ -34,8 +34,6 @@ export const maxOlderReconcilerWaitMs = 60_000;
 export interface OlderReconcilerWaitOptions {
   readonly proc?: string;
   readonly maxWaitMs?: number;
-  /** Called once when a wait begins (process mode frees its start slot: a wait uses no CPU). */
-  readonly onWaiting?: () => void;
 }
 
 /**
@@ -46,7 +44,7 @@ export async function waitForOlderReconcilers(
   env: Readonly<Record<string, string | undefined>>,
   log: Logger,
   signal: AbortSignal,
-  { proc = "/proc", maxWaitMs = maxOlderReconcilerWaitMs, onWaiting }: OlderReconcilerWaitOptions = {},
+  { proc = "/proc", maxWaitMs = maxOlderReconcilerWaitMs }: OlderReconcilerWaitOptions = {},
 ): Promise<void> {
   const tmpDir = env["TMPDIR"];
   if (!tmpdirIsPrivate(env) || tmpDir === undefined || tmpDir === "") return;
@@ -58,7 +56,6 @@ export async function waitForOlderReconcilers(
     tmpDir,
     pids: older.map((run) => run.pid),
   });
-  onWaiting?.();
   while (older.length > 0 && !signal.aborted) {
     if (Date.now() - started >= maxWaitMs) {
       log.warn("an older reconciler of this state folder outlived the wait (frozen?): starting beside it", {
