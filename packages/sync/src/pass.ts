@@ -257,7 +257,7 @@ async function passSteps(
     const ordered = plan(toApply); // CRDs, Namespaces, then the rest; depends-on as a DAG
     inventory.statusMode = sync.spec.override?.statusMode === "disabled" ? "disabled" : "enabled";
     // Old ∪ new first, so a crash never forgets an object; but not what the last pass saw refused (a retry
-    // refused again would write the ResourceGroup twice): accepted now, it is recorded at the pass's end.
+    // refused again would write the ResourceGroup twice): one accepted now is recorded right after the apply.
     const refusedBefore = ctx.unrecordedCreates;
     const recordFirst = refusedBefore === undefined ? owned : owned.filter((id) => !refusedBefore.has(idKey(id)));
     await inventory.write([...previous, ...recordFirst]);
@@ -265,6 +265,13 @@ async function passSteps(
     const applyOptions = ctx.applyOptions(fetched.commit);
     const reconcileTimeoutMs = reconcileTimeoutMsOf(sync.spec.override);
     const written = await applyPlan(ordered, { ...applyOptions, reconcileTimeoutMs });
+    // A new object the server refused, or that was never sent, is not recorded (Config Sync's inventory task).
+    const unrecorded = unrecordedApplies(written, previous);
+    const recorded = (id: ObjectId): boolean => !unrecorded.has(idKey(id));
+    const acceptedNow = owned.filter((id) => refusedBefore?.has(idKey(id)) === true && recorded(id));
+    if (acceptedNow.length > 0) await inventory.write([...previous, ...recordFirst, ...acceptedNow]);
+    refusedBefore?.clear();
+    for (const key of unrecorded) refusedBefore?.add(key);
     lap("apply");
     // As Config Sync's applier: the pass waits for what it wrote to become Current (override.reconcileTimeout).
     const { outcomes: applied, timedOut } = await settleApplied(written, {
@@ -303,11 +310,6 @@ async function passSteps(
     // As Config Sync's inventory keeps a timed-out prune: still tracked, and holding its depends-on dependencies.
     const kept = [...pruned.filter((o) => o.error !== undefined).map((o) => o.id), ...lingering];
     const notYetPruned = pruneHeld ? candidates : [];
-    // A new object the server refused, or that was never sent, is not recorded (Config Sync's inventory task).
-    const unrecorded = unrecordedApplies(applied, previous);
-    const recorded = (id: ObjectId): boolean => !unrecorded.has(idKey(id));
-    refusedBefore?.clear();
-    for (const key of unrecorded) refusedBefore?.add(key);
     await inventory.write([...owned.filter(recorded), ...kept, ...notYetPruned]);
     lap("prune");
     // Kept live between passes; what the prune left in the inventory is tracked too (strategy Delete).

@@ -21,6 +21,7 @@ import {
 } from "../../support/index.ts";
 import { denyByPolicy } from "../../support/admission-policy.ts";
 import { admin, Mapping } from "../manager/helpers.ts";
+import type { KubeObject } from "@driftless/kube";
 
 const configMap = (namespace: string, name: string): string =>
   JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace }, data: { name } });
@@ -40,21 +41,15 @@ async function resourceGroup(name: string): Promise<{ resources: string[]; statu
   };
 }
 
-/** Waits until the API server enforces a new policy: a dry-run create of the denied name is refused. */
-async function enforced(namespace: string, name: string): Promise<void> {
+/** Waits until the API server enforces a new policy: a dry-run create of `object` is refused. */
+async function enforced(mapping: (typeof Mapping)[keyof typeof Mapping], object: KubeObject): Promise<void> {
   const client = await admin();
   await eventually(
     () =>
-      client
-        .create(
-          Mapping.ConfigMap,
-          { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace } },
-          { dryRun: true },
-        )
-        .then(
-          () => false,
-          () => true,
-        ),
+      client.create(mapping, object, { dryRun: true }).then(
+        () => false,
+        () => true,
+      ),
     { what: "the admission policy enforced" },
   );
 }
@@ -68,7 +63,7 @@ test("a new object an admission policy refuses is KNV2009 and left out of the Re
     when: `object.metadata.name == "denied" && object.metadata.namespace == "${namespace}"`,
     message: "ConfigMaps named denied are not allowed here",
   });
-  await enforced(namespace, "denied");
+  await enforced(Mapping.ConfigMap, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "denied", namespace } });
   const repo = await TestRepo.create(t);
   await repo.write("config/a.yaml", configMap(namespace, "a"));
   await repo.write("config/denied.yaml", configMap(namespace, "denied"));
@@ -84,17 +79,50 @@ test("a new object an admission policy refuses is KNV2009 and left out of the Re
     ],
   );
   assert.ok((await coreApi().readNamespacedConfigMap({ namespace, name: "a" })).metadata?.uid);
-  // Between passes only what was applied is recorded; each retry's pass first records old ∪ new for a while.
-  await eventually(
-    async () => {
-      const group = await resourceGroup(name);
-      return group.resources.join() === "a" && group.statuses.join() === "a" ? true : undefined;
-    },
-    { what: "a ResourceGroup holding a alone, spec and status" },
-  );
+  // The failing pass wrote its inventory before its status; its retries leave the refused object out from the start.
+  assert.deepEqual(await resourceGroup(name), { resources: ["a"], statuses: ["a"] });
 
   await lift();
   await rootSynced(name, commit);
   assert.ok((await coreApi().readNamespacedConfigMap({ namespace, name: "denied" })).metadata?.uid);
   assert.deepEqual(await resourceGroup(name), { resources: ["a", "denied"], statuses: ["a", "denied"] });
+});
+
+test("a refused object accepted on a retry is recorded right after its write, before the pass waits for it to become Current (a crash then forgets nothing)", async (t) => {
+  const namespace = await testNamespace(t, "refused-then-taken");
+  const name = `refused-taken-${suffix()}`;
+  const policy = `deny-${suffix()}`;
+  const lift = await denyByPolicy(t, policy, {
+    rule: { apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE"], resources: ["deployments"] },
+    when: `object.metadata.namespace == "${namespace}"`,
+    message: "no Deployments yet",
+  });
+  // Never available here (no kubelet): the pass that creates it waits its reconcileTimeout for it.
+  const web = {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "web", namespace },
+    spec: {
+      selector: { matchLabels: { app: "web" } },
+      template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "web", image: "web:1" }] } },
+    },
+  };
+  await enforced(Mapping.Deployment, web);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/a.yaml", configMap(namespace, "a"));
+  await repo.write("config/web.yaml", JSON.stringify(web));
+  const commit = await repo.commit("a ConfigMap and a Deployment the policy refuses for now");
+  await createRootSync(name, repo, { spec: { override: { reconcileTimeout: "10m" } } });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await syncErrorsAt(name, commit);
+  assert.deepEqual((await resourceGroup(name)).resources, ["a"]);
+
+  await lift();
+  // Created by a retry whose wait for it lasts 10 minutes: the ResourceGroup holds it long before that pass ends.
+  await eventually(
+    async () => {
+      return (await resourceGroup(name)).resources.includes("web") ? true : undefined;
+    },
+    { timeoutMs: 60_000, what: "the accepted Deployment recorded while its pass waits for it" },
+  );
 });
