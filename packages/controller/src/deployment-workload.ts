@@ -163,7 +163,7 @@ export class DeploymentWorkload implements ReconcilerWorkload {
     return undefined;
   }
 
-  teardown(sync: SyncRef): Promise<TeardownPending | undefined> {
+  teardown(sync: SyncRef, { wait }: { readonly wait: boolean } = { wait: true }): Promise<TeardownPending | undefined> {
     const key = syncKeyOf(sync);
     return this.#lock.run(nameOf(sync), async () => {
       this.#states.set(key, ReconcilerState.Terminating);
@@ -184,7 +184,7 @@ export class DeploymentWorkload implements ReconcilerWorkload {
         });
         // Held by a finalizer of someone else's, its pods run on: they keep their identity and Redis, and the
         // sync its finalizer, until it is gone (the Deployment watch brings the sync back then), as Config Sync's.
-        if (deletion === "deleting") return deploymentTerminating(name);
+        if (deletion === "deleting" && wait) return deploymentTerminating(name);
         await deleteRedisSecret(this.#client, sync);
       }
       // The Redis user is the sync's own (named after its queue), whoever holds the reconciler name.

@@ -236,7 +236,8 @@ async function removeManagerFinalizer(ctx: SyncContext, ref: SyncRef, why: strin
  */
 async function release(ctx: SyncContext, ref: SyncRef, raw: KubeObject): Promise<void> {
   const why = "the sync left this manager's selector";
-  await tearDown(ctx, ref);
+  // Nothing of this manager watches the sync any more, so nothing would bring it back to finish a wait.
+  await tearDown(ctx, ref, { wait: false });
   if (raw.metadata.deletionTimestamp === undefined && (await removeFinalizer(ctx.client, ref, Finalizer.Reconciler))) {
     ctx.onFinalizerRemoved(FinalizerRemovalReason.LeftScope);
     ctx.log.info("removed the reconciler finalizer", { sync: describe(ref), why });
@@ -244,8 +245,12 @@ async function release(ctx: SyncContext, ref: SyncRef, raw: KubeObject): Promise
   await removeManagerFinalizer(ctx, ref, why);
 }
 
-async function tearDown(ctx: SyncContext, ref: SyncRef): Promise<TeardownPending | undefined> {
-  const pending = await ctx.workload.teardown(ref);
+async function tearDown(
+  ctx: SyncContext,
+  ref: SyncRef,
+  options?: { readonly wait: boolean },
+): Promise<TeardownPending | undefined> {
+  const pending = await ctx.workload.teardown(ref, options);
   if (pending === undefined) await ctx.onTornDown(ref);
   return pending;
 }

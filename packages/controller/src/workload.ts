@@ -41,9 +41,10 @@ export interface ReconcilerWorkload {
   running(sync: SyncRef): Promise<WorkloadStatus | undefined>;
   /**
    * Removes everything of the sync's reconciler; succeeds when there is nothing to remove. Pending when
-   * the removal has begun but waits on something else (the watch event of its end brings the sync back).
+   * the removal has begun but waits on something else (the watch event of its end brings the sync back);
+   * with `wait: false` (a sync no watch of this manager brings back) everything else goes at once.
    */
-  teardown(sync: SyncRef): Promise<TeardownPending | undefined>;
+  teardown(sync: SyncRef, options?: { readonly wait: boolean }): Promise<TeardownPending | undefined>;
   /** Reconcilers this manager runs, by state (driftless_reconcilers). */
   states(): ReadonlyMap<ReconcilerState, number>;
   /** Manager shutdown: stops what would not survive the manager (child processes); leaves the rest. */

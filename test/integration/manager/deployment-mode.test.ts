@@ -372,3 +372,30 @@ for (const kind of ["RootSync", "RepoSync"] as const) {
     assert.equal(await getObject(Mapping.ServiceAccount, systemNamespace, reconciler), undefined);
   });
 }
+
+test("a RootSync leaving the manager's selector while a finalizer holds its reconciler Deployment loses its identity and finalizer at once: no watch of this manager would bring it back", async (t) => {
+  const manager = await startManager(t, { mode: "deployment" });
+  const name = `left-${suffix()}`;
+  const reconciler = `root-reconciler-${name}`;
+  await createSync(t, rootSyncObject(name, manager.scope, git));
+  await eventually(() => getObject(Mapping.Deployment, systemNamespace, reconciler), { what: "the Deployment" });
+  const client = await admin();
+  const hold = "e2e.driftless.test/hold";
+  await client.patch(Mapping.Deployment, systemNamespace, reconciler, { metadata: { finalizers: [hold] } }, "merge");
+  t.after(() =>
+    client
+      .patch(Mapping.Deployment, systemNamespace, reconciler, { metadata: { finalizers: null } }, "merge")
+      .catch(() => undefined),
+  );
+
+  const live = await getSync("RootSync", systemNamespace, name);
+  assert.ok(live !== undefined);
+  await client.replace(Mapping.RootSync, { ...live, metadata: { ...live.metadata, labels: {} } });
+
+  await eventually(async () => (await getObject(Mapping.ServiceAccount, systemNamespace, reconciler)) === undefined, {
+    what: "the reconciler's ServiceAccount removed",
+  });
+  const left = await getSync("RootSync", systemNamespace, name);
+  assert.equal(left?.metadata.finalizers?.includes("configsync.gke.io/reconciler-manager") ?? false, false);
+  assert.ok((await getObject(Mapping.Deployment, systemNamespace, reconciler))?.metadata.deletionTimestamp);
+});
