@@ -49,7 +49,8 @@ async function remediatorCaughtUp(
       const now = await uid().catch(() => undefined);
       return now !== undefined && now !== before;
     },
-    { what: "an object re-created by drift correction" },
+    // Seconds alone; a CI machine shared with other test runs took over 30 s once.
+    { timeoutMs: 60_000, what: "an object re-created by drift correction" },
   );
 }
 
