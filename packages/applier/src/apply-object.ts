@@ -35,6 +35,7 @@ import { declaredResource, type DesiredObject, type JsonObject } from "./desired
 import { describeId } from "./object-id.ts";
 import { conflictingManager, ManagementConflictError } from "./precedence.ts";
 import { hasRecordDigest, restoreRecord } from "./record-digest.ts";
+import { ownedBy } from "./prune.ts";
 import { releaseDeclared } from "./release.ts";
 
 export class UnknownKindError extends DriftlessError {
@@ -79,7 +80,7 @@ const maxConflictRetries = 5;
 /** Applies one object with the three-way match: writes only when something we declare differs. */
 export async function applyObject(desired: DesiredObject, options: ApplyOptions): Promise<ApplyOutcome> {
   let mapping: ResourceMapping | undefined;
-  let liveFound = false;
+  let liveOwned = false;
   try {
     mapping = await options.mapper.mappingFor(desired.apiVersion, desired.id.kind);
     if (mapping === undefined) {
@@ -102,7 +103,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
 
     for (let attempt = 0; ; attempt++) {
       const current = await liveWithRecord(desired, decorated, mapping, namespace, options);
-      liveFound = current !== undefined;
+      liveOwned = current !== undefined && ownedBy(current, options.sync);
       try {
         if (current === undefined) {
           if (options.dryRun === true) return { desired, operation: Operation.Created, mapping };
@@ -186,7 +187,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
       }
     }
   } catch (error) {
-    return { desired, operation: Operation.Failed, mapping, error: new ApplyError(desired, error), liveFound };
+    return { desired, operation: Operation.Failed, mapping, error: new ApplyError(desired, error), liveOwned };
   }
 }
 

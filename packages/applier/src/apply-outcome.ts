@@ -23,6 +23,6 @@ export interface ApplyOutcome {
   readonly health?: HealthStatus;
   readonly mapping?: ResourceMapping;
   readonly error?: DriftlessError;
-  /** A failed apply: the object was in the cluster when it was last read (a refused update, not a refused create). */
-  readonly liveFound?: boolean;
+  /** A failed apply: the object was in the cluster, this sync's (its owning-inventory), when it was last read. */
+  readonly liveOwned?: boolean;
 }

@@ -15,26 +15,26 @@ function desired(name: string): DesiredObject {
   };
 }
 
-function refused(name: string, status: number, liveFound: boolean): ApplyOutcome {
+function refused(name: string, status: number, liveOwned: boolean): ApplyOutcome {
   const cause = new KubeApiError({
     status,
     reason: "Invalid",
-    operation: liveFound ? "update" : "create",
+    operation: liveOwned ? "update" : "create",
     serverMessage: "refused",
   });
   return {
     desired: desired(name),
     operation: Operation.Failed,
     error: new ApplyError(desired(name), cause),
-    liveFound,
+    liveOwned,
   };
 }
 
-test("a new object whose create the server refused is not recorded; a refused update, a 5xx or an object recorded before stays", () => {
+test("a new object whose create or adoption the server refused is not recorded; a refused update of this sync's object, a 5xx or an object recorded before stays", () => {
   const unrecorded = unrecordedApplies(
     [
       refused("refused-create", 422, false),
-      // In the cluster already (an inventory lost with its ResourceGroup): it may be ours, so a later commit prunes it.
+      // This sync's already (an inventory lost with its ResourceGroup): recorded, so a later commit prunes it.
       refused("refused-update", 422, true),
       refused("server-error", 500, false),
       refused("recorded-before", 403, false),

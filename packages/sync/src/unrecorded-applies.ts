@@ -20,15 +20,15 @@ export function unrecordedApplies(applied: readonly ApplyOutcome[], previous: re
 }
 
 /**
- * A skipped apply sent nothing; a failed one wrote nothing only when the server refused a create (4xx) or it
- * was never sent (a conflict with another manager). A timeout or a 5xx may have stored the object, and a
- * refused update leaves one in place that may be ours (an inventory lost with its ResourceGroup): each stays
- * recorded so that a later commit can prune it.
+ * A skipped apply sent nothing; a failed one wrote nothing of ours when the server refused it (4xx) or it was
+ * never sent (a conflict with another manager). A timeout or a 5xx may have stored the object, and a refused
+ * update of an object already this sync's (an inventory lost with its ResourceGroup) leaves it in place: each
+ * stays recorded so that a later commit can prune it. Someone else's object whose adoption was refused is not.
  */
 function wroteNothing(outcome: ApplyOutcome): boolean {
   if (outcome.operation === Operation.Skipped) return true;
   if (outcome.operation !== Operation.Failed || outcome.error === undefined) return false;
   const cause = outcome.error.cause;
-  if (cause instanceof KubeApiError) return cause.status >= 400 && cause.status < 500 && outcome.liveFound !== true;
+  if (cause instanceof KubeApiError) return cause.status >= 400 && cause.status < 500 && outcome.liveOwned !== true;
   return cause === undefined && outcome.error.code === KnvCode.ManagementConflict;
 }
