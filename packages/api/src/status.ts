@@ -77,12 +77,20 @@ export function statusErrors(errors: readonly DriftlessError[], options: StatusE
     unique.push(converted);
   }
   const kept = unique.slice(0, Math.max(0, maxErrors));
-  const errorSummary: ErrorSummary = {
-    totalCount: unique.length,
-    truncated: kept.length < unique.length,
-    errorCountAfterTruncation: kept.length,
-  };
+  const errorSummary = summaryOf(unique.length, kept.length < unique.length, kept.length);
   return kept.length === 0 ? { errorSummary } : { errors: kept, errorSummary };
+}
+
+/**
+ * Written as Config Sync's Go type marshals it (every field `omitempty`): `{}` for no errors, and `truncated`
+ * only when true, so a status reads the same whichever of the two wrote it.
+ */
+function summaryOf(totalCount: number, truncated: boolean, errorCountAfterTruncation: number): ErrorSummary {
+  return {
+    ...(totalCount === 0 ? {} : { totalCount }),
+    ...(truncated ? { truncated } : {}),
+    ...(errorCountAfterTruncation === 0 ? {} : { errorCountAfterTruncation }),
+  };
 }
 
 /** A summary for errors that live elsewhere (the Syncing condition counts source+rendering+sync). */
@@ -95,7 +103,7 @@ export function combineSummaries(summaries: readonly (ErrorSummary | undefined)[
     errorCountAfterTruncation += summary?.errorCountAfterTruncation ?? 0;
     truncated ||= summary?.truncated ?? false;
   }
-  return { totalCount, truncated, errorCountAfterTruncation };
+  return summaryOf(totalCount, truncated, errorCountAfterTruncation);
 }
 
 function toResourceRef(resource: ErrorResource, sourcePath: string | undefined): ResourceRef {

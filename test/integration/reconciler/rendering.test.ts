@@ -101,7 +101,7 @@ test("renders a kustomize overlay (configMapGenerator, namePrefix, commonLabels)
 
   const rendering = await renderingAt(name, commit);
   assert.equal(rendering["message"], "Rendering succeeded");
-  assert.deepEqual(rendering["errorSummary"], { totalCount: 0, truncated: false, errorCountAfterTruncation: 0 });
+  assert.deepEqual(rendering["errorSummary"], {});
   assert.deepEqual((rendering["gitStatus"] as JsonObject)["dir"], "config");
   assert.equal(typeof rendering["lastUpdate"], "string");
 
@@ -234,7 +234,7 @@ test("a broken kustomization is reported in status.rendering with KNV1068 and no
   assert.equal(errors[0]!["code"], "1068");
   assert.match(String(errors[0]!["errorMessage"]), /KNV1068/);
   assert.match(String(errors[0]!["errorMessage"]), /missing\.yaml/, "the tool's output");
-  assert.deepEqual(rendering["errorSummary"], { totalCount: 1, truncated: false, errorCountAfterTruncation: 1 });
+  assert.deepEqual(rendering["errorSummary"], { totalCount: 1, errorCountAfterTruncation: 1 });
 
   // Each retry of the commit marks it Syncing again before rendering fails again: wait for the failure.
   const syncing = await eventually(

@@ -70,7 +70,7 @@ test("with a kind set aside, status.sync reports the new commit's apply errors a
       message: "Sync Completed",
       commit: second,
       errorSourceRefs: ["status.source.errors", "status.sync.errors"],
-      errorSummary: { totalCount: 2, truncated: false, errorCountAfterTruncation: 2 },
+      errorSummary: { totalCount: 2, errorCountAfterTruncation: 2 },
     },
   );
   await coreApi().readNamespacedConfigMap({ namespace, name: "c" }); // the rest of the commit was applied
