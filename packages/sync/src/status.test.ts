@@ -170,3 +170,24 @@ void describe("nextStatus, as Config Sync writes status", () => {
     assert.deepEqual([source.commit, source.errors], ["new", undefined]);
   });
 });
+
+void describe("status blocks as Config Sync's Go type marshals them", () => {
+  void it("a fetch that failed before knowing the commit writes no commit (omitempty), nor one on Syncing", () => {
+    const unreachable = new DriftlessError({
+      code: KnvCode.SourceFetch,
+      errorClass: ErrorClass.Retry,
+      message: "the remote could not be reached",
+    });
+    const status = nextStatus(
+      { kind: "RootSync", namespace: "config-management-system", name: "root-sync" },
+      undefined,
+      {},
+      { commit: undefined, sourceErrors: [unreachable], syncErrors: [], synced: false },
+      now,
+    );
+    const source = status["source"] as Record<string, unknown>;
+    assert.equal("commit" in source, false, JSON.stringify(source));
+    const syncing = getCondition(status.conditions, SyncConditionType.Syncing);
+    assert.equal(syncing !== undefined && "commit" in syncing, false);
+  });
+});

@@ -108,7 +108,8 @@ export function nextStatus(
     const { errors: list, errorSummary } = statusErrors(errors, sourcePathOf === undefined ? {} : { sourcePathOf });
     const next: Record<string, unknown> = {
       ...source,
-      commit: report.commit ?? "",
+      // Config Sync's `commit` is omitempty: a fetch that failed before knowing the commit writes none.
+      ...(report.commit === undefined || report.commit === "" ? {} : { commit: report.commit }),
       ...extra,
       errorSummary,
     };
@@ -203,7 +204,9 @@ function errorsOfCommit(
   ] as const;
   const failing = blocks.flatMap(([ref, block]) => {
     const phase = (block ?? {}) as { commit?: unknown; errors?: unknown[]; errorSummary?: ErrorSummary };
-    return phase.commit === commit && (phase.errors?.length ?? 0) > 0 ? [{ ref, summary: phase.errorSummary }] : [];
+    return (phase.commit ?? "") === commit && (phase.errors?.length ?? 0) > 0
+      ? [{ ref, summary: phase.errorSummary }]
+      : [];
   });
   return {
     errorSourceRefs: failing.map((f) => f.ref),
