@@ -56,7 +56,7 @@ void describe("resource statuses as Config Sync's ResourceGroup controller repor
       message:
         "This resource is owned by another ResourceGroup config-management-system_root-sync. " +
         "The status only reflects the specification for the current object in ResourceGroup config-management-system_root-sync.",
-      lastTransitionTime: "2026-03-01T10:00:00.000Z",
+      lastTransitionTime: "2026-03-01T10:00:00Z",
     });
     assert.deepEqual(ownershipCondition("ns_repo-sync", undefined, since), {
       type: "OwnershipOverlap",
@@ -65,7 +65,7 @@ void describe("resource statuses as Config Sync's ResourceGroup controller repor
       message:
         "This object is not owned by any inventory object. " +
         "The status for the current object may not reflect the specification for it in current ResourceGroup.",
-      lastTransitionTime: "2026-03-01T10:00:00.000Z",
+      lastTransitionTime: "2026-03-01T10:00:00Z",
     });
   });
   test("Stalled names the Failed objects", () => {
@@ -86,9 +86,14 @@ void describe("resource statuses as Config Sync's ResourceGroup controller repor
       ["Reconciling", "Stalled", "Zeta"],
     );
     const again = mergeConditions(first, groupConditions([]), new Date());
-    assert.equal(again[1]?.lastTransitionTime, earlier.toISOString());
-    const changed = mergeConditions(first, groupConditions([entry("b", "Failed")]), new Date("2026-02-01T00:00:00Z"));
-    assert.equal(changed[1]?.lastTransitionTime, "2026-02-01T00:00:00.000Z");
+    assert.equal(again[1]?.lastTransitionTime, "2026-01-01T00:00:00Z");
+    // Whole seconds, as metav1.Time marshals: a time with milliseconds is cut to its second.
+    const changed = mergeConditions(
+      first,
+      groupConditions([entry("b", "Failed")]),
+      new Date("2026-02-01T00:00:00.250Z"),
+    );
+    assert.equal(changed[1]?.lastTransitionTime, "2026-02-01T00:00:00Z");
   });
   test("a Failed object's Stalled condition is copied onto its entry", () => {
     const live = {

@@ -1,3 +1,4 @@
+import { kubeTime } from "@driftless/api";
 import type { JsonObject } from "./desired.ts";
 import { computeStatus, HealthStatus } from "./kstatus.ts";
 import type { ObjectId } from "./object-id.ts";
@@ -82,7 +83,8 @@ export function ownershipCondition(
   since: Date,
 ): GroupCondition | undefined {
   if (owner === inventoryId) return undefined;
-  const lastTransitionTime = since.toISOString();
+  // Whole seconds, as Config Sync's metav1.Time marshals (RFC 3339).
+  const lastTransitionTime = kubeTime(since);
   if (owner !== undefined && owner !== "") {
     return {
       type: GroupConditionType.OwnershipOverlap,
@@ -217,7 +219,7 @@ export function mergeConditions(
       old.status === condition.status &&
       old.reason === condition.reason &&
       old.message === condition.message;
-    byType.set(condition.type, same ? old : { ...condition, lastTransitionTime: now.toISOString() });
+    byType.set(condition.type, same ? old : { ...condition, lastTransitionTime: kubeTime(now) });
   }
   const rank = (type: string): number =>
     type === GroupConditionType.Reconciling ? 0 : type === GroupConditionType.Stalled ? 1 : 2;
