@@ -237,7 +237,8 @@ export class Inventory {
     const status: Record<string, unknown> = {
       ...previous,
       observedGeneration: metadata.generation ?? 0,
-      resourceStatuses: kept,
+      // Config Sync's resourceStatuses is omitempty: an empty inventory has none, not [].
+      ...(kept.length > 0 ? { resourceStatuses: kept } : {}),
       ...(conditions.length > 0 ? { conditions } : {}),
     };
     if (conditions.length === 0) delete status["conditions"];

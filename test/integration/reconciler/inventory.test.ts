@@ -122,3 +122,19 @@ test("writing the same id objects again is settled without a request, unless som
   const final = await client.get(resourceGroupMapping, namespace, "repo-sync");
   assert.deepEqual((final?.["spec"] as { resources: ObjectId[] }).resources, declared);
 });
+
+test("an inventory emptied of objects writes no resourceStatuses, as Config Sync's omitempty field marshals", async (t) => {
+  const namespace = await testNamespace(t, "inventory-empty");
+  const client = await adminClient(t);
+  const inventory = new Inventory(client, { kind: "RepoSync", namespace, name: "repo-sync" });
+  await inventory.write(ids(namespace, "a"));
+  await inventory.writeStatus([current(namespace, "a")]);
+  await inventory.write([]);
+  await inventory.writeStatus([]);
+  const status = (await client.get(resourceGroupMapping, namespace, "repo-sync"))?.["status"] as Record<
+    string,
+    unknown
+  >;
+  assert.equal("resourceStatuses" in status, false, JSON.stringify(status));
+  assert.equal(status["observedGeneration"], 2);
+});
