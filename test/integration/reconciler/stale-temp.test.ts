@@ -69,9 +69,8 @@ async function gitLeftovers(cache: string): Promise<string[]> {
     .sort();
 }
 
-test("a reconciler started after a killed one removes the render folder the killed one left in its own temp folder", async (t) => {
-  const name = `stale-temp-${suffix()}`;
-  const ns = `st-${suffix()}`;
+/** A repository whose sync directory is a kustomization (so each pass renders) making Namespace `ns`. */
+async function kustomizedRepo(t: TestContext, ns: string): Promise<TestRepo> {
   t.after(() =>
     coreApi()
       .deleteNamespace({ name: ns })
@@ -83,10 +82,14 @@ test("a reconciler started after a killed one removes the render folder the kill
     "config/kustomization.yaml",
     yaml({ resources: ["ns.yaml"], configMapGenerator: [{ name: "generated", namespace: ns, literals: ["a=1"] }] }),
   );
-  const commit = await repo.commit("needs rendering");
-  await createRootSync(name, repo);
-  const dir = await mkdtemp(join(tmpdir(), "driftless-stale-temp-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  return repo;
+}
+
+/** The private temp folder (`dir`/tmp, made 0700), arguments and environment of RootSync `name`'s reconciler. */
+async function reconcilerOf(
+  name: string,
+  dir: string,
+): Promise<{ tmp: string; args: string[]; env: NodeJS.ProcessEnv }> {
   const tmp = join(dir, "tmp");
   await mkdir(tmp, { mode: 0o700 });
   const args = [
@@ -99,7 +102,17 @@ test("a reconciler started after a killed one removes the render folder the kill
     `--render-tools-dir=${renderToolsDir}`,
     "--allow-file-repos",
   ];
-  const env = { ...process.env, ...reconcilerEnvironment, REDIS_URL: testEnv().redisUrl };
+  return { tmp, args, env: { ...process.env, ...reconcilerEnvironment, REDIS_URL: testEnv().redisUrl } };
+}
+
+test("a reconciler started after a killed one removes the render folder the killed one left in its own temp folder", async (t) => {
+  const name = `stale-temp-${suffix()}`;
+  const repo = await kustomizedRepo(t, `st-${suffix()}`);
+  const commit = await repo.commit("needs rendering");
+  await createRootSync(name, repo);
+  const dir = await mkdtemp(join(tmpdir(), "driftless-stale-temp-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const { tmp, args, env } = await reconcilerOf(name, dir);
 
   const killed = run(t, args, tmp, env);
   await rootSynced(name, commit);
@@ -153,38 +166,15 @@ test("a render server removes at start the render folders a killed one left in i
 
 test("a reconciler started beside a running one of its state folder (a previous leader's) waits for it to exit, leaving its render folder and its git's locks alone", async (t) => {
   const name = `shared-state-${suffix()}`;
-  const ns = `ss-${suffix()}`;
-  t.after(() =>
-    coreApi()
-      .deleteNamespace({ name: ns })
-      .catch(() => undefined),
-  );
-  const repo = await TestRepo.create(t);
-  await repo.write("config/ns.yaml", yaml({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }));
-  await repo.write(
-    "config/kustomization.yaml",
-    yaml({ resources: ["ns.yaml"], configMapGenerator: [{ name: "generated", namespace: ns, literals: ["a=1"] }] }),
-  );
+  const repo = await kustomizedRepo(t, `ss-${suffix()}`);
   const first = await repo.commit("needs rendering");
   await createRootSync(name, repo, {
     spec: { git: { repo: repo.url, branch: repo.branch, dir: "config", auth: "none", period: "1s" } },
   });
   const dir = await mkdtemp(join(tmpdir(), "driftless-shared-state-"));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const tmp = join(dir, "tmp");
   const cache = join(dir, "cache");
-  await mkdir(tmp, { mode: 0o700 });
-  const args = [
-    "--sync-kind=RootSync",
-    `--sync-name=${name}`,
-    `--sync-namespace=${rootSyncNamespace}`,
-    `--kubeconfig=${testEnv().kubeconfig}`,
-    `--queue-prefix=t${suffix()}`,
-    `--cache-dir=${cache}`,
-    `--render-tools-dir=${renderToolsDir}`,
-    "--allow-file-repos",
-  ];
-  const env = { ...process.env, ...reconcilerEnvironment, REDIS_URL: testEnv().redisUrl };
+  const { tmp, args, env } = await reconcilerOf(name, dir);
   // The old leader's child fetches through a git whose fetches hang mid-transfer once asked to.
   const stalling = await stallingGit(dir);
   const old = run(t, args, tmp, { ...env, PATH: `${stalling.binDir}:${process.env["PATH"] ?? ""}` });
