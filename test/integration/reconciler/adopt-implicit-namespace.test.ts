@@ -63,29 +63,42 @@ async function morePasses(reconciler: Reconciler, count: number): Promise<void> 
   });
 }
 
-test("a RootSync declaring a Namespace another RootSync created implicitly adopts it; the first lets it go and keeps syncing in it", async (t) => {
-  const id = suffix();
-  const rootA = `implicit-holder-${id}`;
-  const syncB = `implicit-adopter-${id}`;
-  const shipping = `shipping-${id}`;
-  deleteAfter(t, rootA);
-  deleteAfter(t, syncB);
+/**
+ * RootSync `holder` synced with a ConfigMap in Namespace `shipping`, which it so creates implicitly; both the
+ * holder and the RootSync `taker` are deleted after the test.
+ */
+async function implicitHolder(
+  t: TestContext,
+  holder: string,
+  taker: string,
+  shipping: string,
+): Promise<{ repo: TestRepo; reconciler: Reconciler }> {
+  deleteAfter(t, holder);
+  deleteAfter(t, taker);
   t.after(() =>
     coreApi()
       .deleteNamespace({ name: shipping })
       .catch(() => undefined),
   );
-
-  // A namespaced object in an undeclared Namespace: rootA creates the Namespace implicitly.
-  const repoA = await TestRepo.create(t);
-  await repoA.write(
+  const repo = await TestRepo.create(t);
+  await repo.write(
     "config/cm.yaml",
     json({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "shipping-cm", namespace: shipping } }),
   );
-  const withCm = await repoA.commit("declare a ConfigMap, creating an implicit namespace");
-  await createRootSync(rootA, repoA);
-  const reconcilerA = await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name: rootA });
-  await rootSynced(rootA, withCm);
+  const withCm = await repo.commit("declare a ConfigMap, creating an implicit namespace");
+  await createRootSync(holder, repo);
+  const reconciler = await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name: holder });
+  await rootSynced(holder, withCm);
+  return { repo, reconciler };
+}
+
+test("a RootSync declaring a Namespace another RootSync created implicitly adopts it; the first lets it go and keeps syncing in it", async (t) => {
+  const id = suffix();
+  const rootA = `implicit-holder-${id}`;
+  const syncB = `implicit-adopter-${id}`;
+  const shipping = `shipping-${id}`;
+  // A namespaced object in an undeclared Namespace: rootA creates the Namespace implicitly.
+  const { repo: repoA, reconciler: reconcilerA } = await implicitHolder(t, rootA, syncB, shipping);
   const implicit = (await namespaceMetadata(shipping)).annotations;
   assert.equal(implicit[UserAnnotation.LifecycleDeletion], "detach");
   assert.equal(implicit[ManagedAnnotation.Manager], managerAnnotationValue("RootSync", rootSyncNamespace, rootA));
@@ -148,22 +161,7 @@ test("a RootSync declaring another RootSync's implicit Namespace without detach 
   const rootA = `implicit-keeper-${id}`;
   const syncB = `implicit-taker-${id}`;
   const shipping = `shipping-${id}`;
-  deleteAfter(t, rootA);
-  deleteAfter(t, syncB);
-  t.after(() =>
-    coreApi()
-      .deleteNamespace({ name: shipping })
-      .catch(() => undefined),
-  );
-  const repoA = await TestRepo.create(t);
-  await repoA.write(
-    "config/cm.yaml",
-    json({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "shipping-cm", namespace: shipping } }),
-  );
-  const withCm = await repoA.commit("declare a ConfigMap, creating an implicit namespace");
-  await createRootSync(rootA, repoA);
-  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name: rootA });
-  await rootSynced(rootA, withCm);
+  await implicitHolder(t, rootA, syncB, shipping);
 
   // Config Sync's e2e: "the RootSyncs fight over ownership because this removes the preventDeletion annotation".
   const namespace = (annotations: Record<string, string>) =>
