@@ -392,10 +392,14 @@ test("a RootSync leaving the manager's selector while a finalizer holds its reco
   assert.ok(live !== undefined);
   await client.replace(Mapping.RootSync, { ...live, metadata: { ...live.metadata, labels: {} } });
 
-  await eventually(async () => (await getObject(Mapping.ServiceAccount, systemNamespace, reconciler)) === undefined, {
-    what: "the reconciler's ServiceAccount removed",
-  });
-  const left = await getSync("RootSync", systemNamespace, name);
-  assert.equal(left?.metadata.finalizers?.includes("configsync.gke.io/reconciler-manager") ?? false, false);
+  // The release removes the identity first, then the finalizer: wait for the last step, then read both.
+  await eventually(
+    async () => {
+      const left = await getSync("RootSync", systemNamespace, name);
+      return !(left?.metadata.finalizers?.includes("configsync.gke.io/reconciler-manager") ?? false);
+    },
+    { what: "the manager finalizer removed" },
+  );
+  assert.equal(await getObject(Mapping.ServiceAccount, systemNamespace, reconciler), undefined);
   assert.ok((await getObject(Mapping.Deployment, systemNamespace, reconciler))?.metadata.deletionTimestamp);
 });
