@@ -10,7 +10,7 @@ import { isNotFound, type KubeClient, type KubeObject } from "@driftless/kube";
 import type { SyncIdentity } from "./desired.ts";
 import { resourceGroupMapping } from "./resource-group-mapping.ts";
 import type { ObjectId } from "./object-id.ts";
-import { recordedIds } from "./recorded-ids.ts";
+import { recordedIds, specWithResources } from "./recorded-ids.ts";
 
 /**
  * Marks the overflow group, and says whose it is: a ResourceGroup of that name without it is someone else's
@@ -66,7 +66,7 @@ export class InventoryOverflow {
           },
           ...(current === undefined ? {} : { resourceVersion: current.metadata.resourceVersion }),
         },
-        spec: { resources },
+        spec: specWithResources({}, resources),
       };
       try {
         if (current === undefined) await this.#client.create(resourceGroupMapping, body, { response: "metadata" });

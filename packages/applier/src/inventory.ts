@@ -5,7 +5,7 @@ import { canonicalJson } from "@driftless/objectmatcher";
 import type { SyncIdentity } from "./desired.ts";
 import { fitStatuses, InventoryTooLargeError, ResourceGroupByteBudget } from "./inventory-budget.ts";
 import { InventoryOverflow } from "./inventory-overflow.ts";
-import { recordedIds } from "./recorded-ids.ts";
+import { recordedIds, specWithResources } from "./recorded-ids.ts";
 import { resourceGroupMapping } from "./resource-group-mapping.ts";
 import { carriesGroupMetadata, groupMetadata, withGroupMetadata } from "./resource-group-metadata.ts";
 import { mergeConditions, type GroupCondition, type ResourceStatusEntry } from "./resource-status.ts";
@@ -187,7 +187,7 @@ export class Inventory {
         const metadata = withGroupMetadata(known.metadata, wanted);
         const stored = await this.client.replace(
           resourceGroupMapping,
-          { apiVersion, kind, metadata, spec: { ...spec, resources } },
+          { apiVersion, kind, metadata, spec: specWithResources(spec, resources) },
           { response: "metadata" },
         );
         this.known = { ...known, metadata: stored.metadata, resources, resourcesDigest: digest, resourcesBytes };
@@ -293,7 +293,7 @@ export class Inventory {
         labels: { ...labels },
         annotations: { ...annotations },
       },
-      spec: { resources },
+      spec: specWithResources({}, resources),
     };
   }
 }

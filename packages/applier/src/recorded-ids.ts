@@ -13,3 +13,15 @@ export function recordedIds(group: KubeObject): ObjectId[] {
     name: text(entry.name),
   }));
 }
+
+/**
+ * A ResourceGroup spec recording `resources`: none is no field, as Config Sync's inventory converter
+ * removes spec.resources when it has no objects (the field is omitempty), rather than `[]`.
+ */
+export function specWithResources(
+  spec: Readonly<Record<string, unknown>>,
+  resources: readonly ObjectId[],
+): Record<string, unknown> {
+  const { resources: _old, ...rest } = spec;
+  return resources.length === 0 ? rest : { ...rest, resources };
+}

@@ -138,3 +138,19 @@ test("an inventory emptied of objects writes no resourceStatuses, as Config Sync
   assert.equal("resourceStatuses" in status, false, JSON.stringify(status));
   assert.equal(status["observedGeneration"], 2);
 });
+
+test("an inventory with no objects stores a spec without resources, as Config Sync's converter removes the omitempty field", async (t) => {
+  const namespace = await testNamespace(t, "inventory-no-ids");
+  const client = await adminClient(t);
+  const specOf = async (name: string) =>
+    (await client.get(resourceGroupMapping, namespace, name))?.["spec"] as Record<string, unknown>;
+  // Created with nothing to record (a sync of an empty repository)...
+  await new Inventory(client, { kind: "RepoSync", namespace, name: "empty" }).write([]);
+  assert.deepEqual(await specOf("empty"), {});
+  // ...and emptied after it recorded objects.
+  const emptied = new Inventory(client, { kind: "RepoSync", namespace, name: "emptied" });
+  await emptied.write(ids(namespace, "a"));
+  await emptied.write([]);
+  assert.deepEqual(await specOf("emptied"), {});
+  assert.deepEqual(await emptied.read(), []);
+});
