@@ -411,6 +411,7 @@ test("an object another writer keeps changing raises a fight (KNV2005) instead o
   const namespace = await testNamespace(t);
   const repo = await TestRepo.create(t);
   await repo.write("config/a.yaml", configMap("a", namespace, { color: "blue" }));
+  await repo.write("config/barrier.yaml", configMap("barrier", namespace, { b: "1" }));
   const commit = await repo.commit("a");
   await createRepoSync(namespace, repo);
   await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
@@ -439,8 +440,26 @@ test("an object another writer keeps changing raises a fight (KNV2005) instead o
     ).then((outcome) => outcome === "fight");
   }
   assert.ok(fought, "ten rounds of another writer never raised a fight");
+  // The correction that raised the fight wrote ours back (the status may say so before a probe sees it): the
+  // other writer writes once more, and once the remediator has handled a later change (the barrier's
+  // deletion, on the same watch), that write must still stand.
+  const live = (await readConfigMap(namespace, "a")) as JsonObject;
+  await coreApi().replaceNamespacedConfigMap({
+    namespace,
+    name: "a",
+    body: { ...live, data: { color: "other-after" } } as never,
+  });
+  const barrierUid = async (): Promise<string | undefined> =>
+    ((await readConfigMap(namespace, "barrier"))?.["metadata"] as JsonObject | undefined)?.["uid"] as
+      string | undefined;
+  const before = await barrierUid();
+  await coreApi().deleteNamespacedConfigMap({ namespace, name: "barrier" });
+  await eventually(async () => ((await barrierUid()) ?? before) !== before, {
+    timeoutMs: 60_000,
+    what: "the barrier re-created by drift correction",
+  });
   const color = (dataOf(await readConfigMap(namespace, "a")) as { color?: string }).color;
-  assert.match(String(color), /^other-/, "after the fight was raised driftless kept overwriting the other writer");
+  assert.equal(color, "other-after", "after the fight was raised driftless kept overwriting the other writer");
 });
 
 test("its own writes are never counted as another writer: many commits to one object in a minute are no fight", async (t) => {
