@@ -85,7 +85,11 @@ test("every registered config_sync_ metric has a sample after a sync, a drift co
     async () => {
       const s = await scrape(url);
       const cm = await coreApi().readNamespacedConfigMap({ namespace, name: "a" });
-      return cm.data?.["color"] === "blue" && samplesOf(s, "config_sync_remediate_duration_seconds").length > 0
+      // The first pass records its metrics after its status write and Event: its last_sync sample says it did.
+      const passRecorded = valueOf(s, "config_sync_last_sync_timestamp", { commit: first }) !== undefined;
+      return cm.data?.["color"] === "blue" &&
+        samplesOf(s, "config_sync_remediate_duration_seconds").length > 0 &&
+        passRecorded
         ? s
         : undefined;
     },
@@ -177,7 +181,11 @@ test("a CRD someone deletes under declared custom resources counts a resource co
   await rootSynced(name, first);
   const conflicts = async (): Promise<number | undefined> =>
     valueOf(await scrape(url), "config_sync_resource_conflicts_total", { commit: first });
-  assert.equal(await conflicts(), 0);
+  // The pass adds the commit's series (0 included) after its status write and Event: wait for it, then read it.
+  const counted = await eventually(async () => (await conflicts()) ?? false, {
+    what: "the synced commit's resource_conflicts_total series",
+  });
+  assert.equal(counted, 0);
 
   await client.delete(crds, undefined, `anvils.${group}`);
   await eventually(async () => ((await conflicts()) ?? 0) >= 1 || undefined, {
