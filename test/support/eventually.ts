@@ -15,7 +15,9 @@ export async function eventually<T>(
   probe: () => Promise<T | undefined | false> | T | undefined | false,
   options: EventuallyOptions = {},
 ): Promise<T> {
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  // A whole reconcile pass or a process restart took over 30 s on a loaded 2-core CI machine; a longer
+  // bound only makes a failing test take longer to say so.
+  const timeoutMs = options.timeoutMs ?? 60_000;
   const intervalMs = options.intervalMs ?? 100;
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
