@@ -324,7 +324,9 @@ export async function cleanUpScope(scope: ManagerScope): Promise<void> {
       .catch(() => undefined);
   }
   try {
-    await eventually(async () => (await list()).length === 0, { timeoutMs: 30_000, what: "the scope's syncs deleted" });
+    // Each deletion waits for its reconciler's finalizer (a pass) and the manager's teardown: a loaded CI machine
+    // took over 30 s for one pass.
+    await eventually(async () => (await list()).length === 0, { timeoutMs: 60_000, what: "the scope's syncs deleted" });
   } catch (error) {
     const stuck = await list();
     for (const sync of stuck) {
@@ -335,7 +337,7 @@ export async function cleanUpScope(scope: ManagerScope): Promise<void> {
     }
     // A deletion that needs this rescue is a failure of the manager, not of the cleanup.
     throw new Error(
-      `syncs still there 30 s after deletion: ${stuck.map((s) => `${s.kind}/${s.metadata.namespace}/${s.metadata.name} ${JSON.stringify(s.metadata.finalizers)}`).join(", ")}`,
+      `syncs still there 60 s after deletion: ${stuck.map((s) => `${s.kind}/${s.metadata.namespace}/${s.metadata.name} ${JSON.stringify(s.metadata.finalizers)}`).join(", ")}`,
       { cause: error },
     );
   }
