@@ -292,14 +292,22 @@ function syncingErrors(status: RawStatus, syncing: RawCondition): ErrorsOf {
 
 /**
  * A stalled sync's errors, as `nomos status` reports them: the Stalled condition's alone (the phases' are left
- * out), counted by its summary; one that lists none (a reconciler that keeps exiting) is one error, its message.
+ * out), counted by its summary; one that lists none (Config Sync's and the manager's write none) is one error,
+ * its message, whose leading `KNVxxxx: ` is its code.
  */
 function stallErrors(stalled: RawCondition): ErrorsOf {
   const phase = stalled.type ?? "";
   const listed = (stalled.errors ?? []).map((e) => errorReport(phase, e));
-  const errors = listed.length > 0 ? listed : [{ phase, code: "", message: redactCredentials(stalled.message ?? "") }];
+  const errors = listed.length > 0 ? listed : [stallMessageReport(phase, stalled.message ?? "")];
   const counted = stalled.errorSummary === undefined ? 1 : (stalled.errorSummary.totalCount ?? 0);
   return { errorCount: Math.max(counted, errors.length), errors };
+}
+
+function stallMessageReport(phase: string, message: string): ErrorReport {
+  const code = /^KNV(\d{4}): /.exec(message)?.[1];
+  return code === undefined
+    ? { phase, code: "", message: redactCredentials(message) }
+    : errorReport(phase, { code, errorMessage: message });
 }
 
 function errorReport(phase: string, e: RawError): ErrorReport {

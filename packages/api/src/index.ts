@@ -186,6 +186,8 @@ export {
   toConfigSyncError,
   statusErrors,
   combineSummaries,
+  StalledErrorSummary,
+  stalledMessage,
 } from "./status.ts";
 export type { StatusErrors, StatusErrorOptions } from "./status.ts";
 

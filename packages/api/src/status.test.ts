@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DriftlessError, ErrorClass, KnvCode } from "./errors.ts";
-import { combineSummaries, knvErrorText, knvNumber, statusErrors, toConfigSyncError } from "./status.ts";
+import {
+  combineSummaries,
+  knvErrorText,
+  knvNumber,
+  stalledMessage,
+  statusErrors,
+  toConfigSyncError,
+} from "./status.ts";
 
 const link = (n: string): string => `\n\nFor more information, see https://g.co/cloud/acm-errors#knv${n}`;
 
@@ -103,5 +110,20 @@ void describe("summaries and codes", () => {
   void it("strips the KNV prefix", () => {
     assert.equal(knvNumber("KNV1061"), "1061");
     assert.equal(knvNumber("1061"), "1061");
+  });
+});
+
+void describe("stalledMessage", () => {
+  void it("is one error's text, as Config Sync's SetStalled writes err.Error()", () => {
+    assert.equal(stalledMessage([applyError("web")]), `KNV2009: apply of web failed${link("2009")}`);
+  });
+
+  void it("prints several as Config Sync's status.MultiError does: counted, sorted, numbered, without duplicates", () => {
+    const b = `KNV2009: apply of b failed${link("2009")}`;
+    const a = `KNV2009: apply of a failed${link("2009")}`;
+    assert.equal(
+      stalledMessage([applyError("b"), applyError("a"), applyError("b")]),
+      `2 error(s)\n\n\n[1] ${a}\n\n\n[2] ${b}\n`,
+    );
   });
 });

@@ -123,3 +123,18 @@ function truncate(text: string, max: number): string {
   if (text.length <= max) return text;
   return text.slice(0, Math.max(0, max - truncationMark.length)) + truncationMark;
 }
+
+/** Config Sync's SetStalled summary: one error, whatever the stall's error holds. */
+export const StalledErrorSummary: ErrorSummary = { totalCount: 1, errorCountAfterTruncation: 1 };
+
+/**
+ * A Stalled condition's message, Config Sync's `err.Error()`: one error's text (`KNVxxxx: body` and its
+ * link), or several as its status.MultiError prints them (FormatMultiLine: a count, then each text
+ * numbered, sorted and without duplicates). Each body is bounded as in `errors[]`.
+ */
+export function stalledMessage(errors: readonly DriftlessError[]): string {
+  const texts = [...new Set(errors.map((e) => toConfigSyncError(e).errorMessage))].sort();
+  if (texts.length === 1) return texts[0] ?? "";
+  const numbered = texts.map((text, i) => `[${i + 1}] ${text}\n`);
+  return [`${texts.length} error(s)\n`, ...numbered].join("\n\n");
+}

@@ -7,12 +7,13 @@
  * generation may never come to write it.
  */
 import {
+  StalledErrorSummary,
   SyncConditionType,
+  getCondition,
   reconcilerName,
   removeCondition,
   setCondition,
-  knvErrorText,
-  statusErrors,
+  stalledMessage,
   type ConditionInput,
   type DriftlessError,
   type SyncCondition,
@@ -36,32 +37,18 @@ function applyConditions(
   return changed ? [...(conditions ?? [])] : undefined;
 }
 
-/** Stalled=True with the validation errors; Reconciling=False, since nothing is being set up. */
+/**
+ * Stalled=True with the validation errors, as Config Sync's SetStalled(rs, "Validation", err): the error's
+ * text as the message, no `errors` list, a summary of one; Reconciling is left as it is.
+ */
 export async function reportStalled(
   client: KubeClient,
   sync: SyncRef,
   reason: string,
   errors: readonly DriftlessError[],
 ): Promise<void> {
-  const { errors: list, errorSummary } = statusErrors(errors);
-  // Config Sync's condition message is its error's text: led by the code, ended by the error's link.
-  const message = errors.map((e) => knvErrorText(e.code, e.message)).join("\n\n");
   await writeStatus(client, sync, (raw, current) => {
-    const conditions = applyConditions(
-      current,
-      [
-        {
-          type: SyncConditionType.Stalled,
-          status: "True",
-          reason,
-          message,
-          ...(list === undefined ? {} : { errors: list }),
-          errorSummary,
-        },
-        { type: SyncConditionType.Reconciling, status: "False", reason, message: "The reconciler cannot be set up" },
-      ],
-      new Date(),
-    );
+    const conditions = applyStalled(current, stalledInput(reason, stalledMessage(errors)), [], new Date());
     const name = reconcilerName(sync.kind, sync.namespace, sync.name);
     if (
       conditions === undefined &&
@@ -78,6 +65,27 @@ export async function reportStalled(
       ...(conditions === undefined ? {} : { conditions }),
     };
   });
+}
+
+/** Config Sync's Stalled=True: its error's text, no `errors` list, and always a summary of one error. */
+function stalledInput(reason: string, message: string): ConditionInput {
+  return { type: SyncConditionType.Stalled, status: "True", reason, message, errorSummary: StalledErrorSummary };
+}
+
+/**
+ * Sets Stalled (and `others`), removing the Syncing condition when Stalled turns True, as Config Sync's
+ * SetStalled does on a transition: the last pass's outcome is not the sync's state while it is stalled.
+ */
+function applyStalled(
+  current: { conditions?: SyncCondition[] },
+  stalled: ConditionInput,
+  others: readonly ConditionInput[],
+  now: Date,
+): SyncCondition[] | undefined {
+  const wasStalled = getCondition(current.conditions, SyncConditionType.Stalled)?.status === "True";
+  const conditions = applyConditions(current, [...others, stalled], now);
+  if (wasStalled || conditions === undefined) return conditions;
+  return [...removeCondition(conditions, SyncConditionType.Syncing).conditions];
 }
 
 /** Stalled=False, and Reconciling True while the reconciler is coming up, False once it runs. */
@@ -104,17 +112,14 @@ export function reportReconcilerFailing(client: KubeClient, sync: SyncRef, failu
   return reportReconcilerConditions(
     client,
     sync,
-    [
-      { type: SyncConditionType.Stalled, status: "True", reason, message: failure },
-      { type: SyncConditionType.Reconciling, status: "True", reason, message: "The reconciler is being restarted" },
-    ],
-    { observed: true },
+    [{ type: SyncConditionType.Reconciling, status: "True", reason, message: "The reconciler is being restarted" }],
+    { observed: true, stalled: stalledInput(reason, failure) },
   );
 }
 
 /**
  * A step of setting the reconciler up failed (the API server refused its ServiceAccount, a binding, its
- * Deployment): Stalled=True with the error (its KNV code in `errors`) and Reconciling=True while the
+ * Deployment): Stalled=True with the error's text (led by its KNV code) and Reconciling=True while the
  * manager keeps at it, as Config Sync's reconciler-manager reports an upsert that failed. `reason` is the
  * refused object's kind (ServiceAccount, RoleBinding, Deployment...), as Config Sync's is.
  */
@@ -124,23 +129,12 @@ export function reportSetupFailing(
   reason: string,
   error: DriftlessError,
 ): Promise<void> {
-  const { errors, errorSummary } = statusErrors([error]);
   return reportReconcilerConditions(
     client,
     sync,
-    [
-      {
-        type: SyncConditionType.Stalled,
-        status: "True",
-        reason,
-        message: error.message,
-        ...(errors === undefined ? {} : { errors }),
-        errorSummary,
-      },
-      // Config Sync's words: the stage as the reason.
-      { type: SyncConditionType.Reconciling, status: "True", reason: "Setup", message: "Setup stalled" },
-    ],
-    { observed: true },
+    // Config Sync's words: the stage as the reason.
+    [{ type: SyncConditionType.Reconciling, status: "True", reason: "Setup", message: "Setup stalled" }],
+    { observed: true, stalled: stalledInput(reason, stalledMessage([error])) },
   );
 }
 
@@ -154,10 +148,12 @@ async function reportReconcilerConditions(
   client: KubeClient,
   sync: SyncRef,
   inputs: readonly ConditionInput[],
-  { observed = false }: { readonly observed?: boolean } = {},
+  { observed = false, stalled }: { readonly observed?: boolean; readonly stalled?: ConditionInput } = {},
 ): Promise<void> {
   await writeStatus(client, sync, (raw, current) => {
-    const conditions = applyConditions(current, inputs, new Date());
+    const now = new Date();
+    const conditions =
+      stalled === undefined ? applyConditions(current, inputs, now) : applyStalled(current, stalled, inputs, now);
     const name = reconcilerName(sync.kind, sync.namespace, sync.name);
     const generation = observed ? (raw.metadata.generation ?? 0) : current["observedGeneration"];
     if (conditions === undefined && current["reconciler"] === name && current["observedGeneration"] === generation)

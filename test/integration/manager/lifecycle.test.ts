@@ -292,8 +292,11 @@ test("an invalid sync is reported Stalled (KNV1061) and gets no reconciler", asy
       { what: `${obj.kind} ${obj.metadata.name} Stalled` },
     );
     assert.equal(stalled.condition.reason, "Validation");
-    const errors = (stalled.condition as { errors?: { code: string }[] }).errors ?? [];
-    assert.equal(errors[0]?.code, "1061");
+    // Config Sync's SetStalled: the error's text alone, no errors list, a summary of one; Reconciling untouched.
+    const { errors, errorSummary } = stalled.condition as { errors?: unknown; errorSummary?: unknown };
+    assert.equal(errors, undefined);
+    assert.deepEqual(errorSummary, { totalCount: 1, errorCountAfterTruncation: 1 });
+    assert.equal(conditionOf(stalled.sync, "Reconciling"), undefined, "an invalid sync was never being set up");
     // The message leads with the code, as Config Sync's Stalled condition does.
     assert.match(String(stalled.condition.message), /^KNV1061: /);
     if (obj.kind === "RootSync")

@@ -33,6 +33,7 @@ interface StalledCondition {
   reason?: string;
   message?: string;
   errors?: { code: string; errorMessage: string }[];
+  errorSummary?: unknown;
 }
 
 async function stalledOf(name: string, timeoutMs = 30_000): Promise<{ sync: KubeObject; stalled: StalledCondition }> {
@@ -76,7 +77,7 @@ test("a RootSync whose resource overrides add up to requests above limits is Sta
   );
   const { sync, stalled } = await stalledOf(name);
   assert.equal(stalled.reason, "Validation");
-  assert.equal(stalled.errors?.[0]?.code, "1061");
+  assert.match(stalled.message ?? "", /^2 error\(s\)\n\n\n\[1\] KNV1061: /);
   // The reconciler it would run, as Config Sync names it on status even while refused.
   assert.equal((sync["status"] as { reconciler?: string } | undefined)?.reconciler, `root-reconciler-${name}`);
   assert.match(stalled.message ?? "", /reconciler container's cpu request 250m exceeds its limit 200m/);
@@ -135,7 +136,10 @@ test("a RootSync whose roleRefs name a namespace that does not exist is Stalled 
   // Config Sync's reasons: the refused object's kind, and the stage for Reconciling.
   assert.equal(stalled.reason, "RoleBinding");
   assert.match(stalled.message ?? "", new RegExp(`namespaces "${missing}" not found`));
-  assert.match(stalled.errors?.[0]?.code ?? "", /^2\d{3}$/, JSON.stringify(stalled));
+  // Config Sync's SetStalled: the error's text (here led by its code), no errors list, a summary of one.
+  assert.match(stalled.message ?? "", /^KNV2\d{3}: /, JSON.stringify(stalled));
+  assert.equal(stalled.errors, undefined);
+  assert.deepEqual(stalled.errorSummary, { totalCount: 1, errorCountAfterTruncation: 1 });
   assert.equal(conditionOf(sync, "Reconciling")?.status, "True", "Reconciling while the manager keeps at it");
   assert.deepEqual(
     [conditionOf(sync, "Reconciling")?.reason, conditionOf(sync, "Reconciling")?.message],

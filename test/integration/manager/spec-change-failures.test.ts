@@ -167,6 +167,13 @@ test("a reconciler failing on a new spec reports Stalled for that generation: ob
     failing.metadata.generation,
     "observedGeneration still names the spec before the failing one",
   );
+  // As Config Sync's SetStalled on a transition to True: the last commit's Syncing condition goes, and the
+  // stall is one error, its message.
+  assert.equal(conditionOf(failing, "Syncing"), undefined, "the Syncing condition of the last sync stayed");
+  assert.deepEqual((conditionOf(failing, "Stalled") as { errorSummary?: unknown }).errorSummary, {
+    totalCount: 1,
+    errorCountAfterTruncation: 1,
+  });
 
   // Fixed, so that its reconciler can finish the deletion at the end of the test.
   await client.patch(Mapping.RootSync, systemNamespace, name, { spec: { override: null } }, "merge");

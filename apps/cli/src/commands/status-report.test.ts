@@ -190,6 +190,21 @@ test("a stalled sync counts its stall as its error, as nomos status does (TotalE
   assert.match(render([listed], OutputFormat.Text), /error: +\.\.\. 1 more/);
 });
 
+test("a stall in Config Sync's shape (its error's text, no errors list, a summary of one) is one error with the message's code", () => {
+  const message = "KNV1061: bad spec\n\nFor more information, see https://g.co/cloud/acm-errors#knv1061";
+  const stall = {
+    type: "Stalled",
+    status: "True",
+    reason: "Validation",
+    message,
+    errorSummary: { totalCount: 1, errorCountAfterTruncation: 1 },
+  };
+  const report = syncReport(sync({}, { conditions: [stall] }));
+  assert.equal(report.errorCount, 1);
+  assert.deepEqual(report.errors, [{ phase: "Stalled", code: "KNV1061", message: message.slice("KNV1061: ".length) }]);
+  assert.deepEqual(report.stalled, { reason: "Validation", message });
+});
+
 test("the COMMIT column is the Syncing condition's commit, as nomos status shows it, before any commit synced", () => {
   const commit = "0123456789abcdef0123456789abcdef01234567";
   const failed = syncReport(
