@@ -19,6 +19,8 @@ export interface ManagerConfig {
   /** Honour spec.override.enableShellInRendering on RepoSyncs (off: such a RepoSync is refused, KNV1061). */
   readonly allowRepoSyncShellInRendering: boolean;
   readonly syncSelector: string | undefined;
+  /** Config Sync's resource-group-controller for groups no reconciler keeps (undefined: on without --sync-selector). */
+  readonly resourceGroupController: boolean | undefined;
   readonly leaseName: string;
   readonly identity: string;
   readonly stateDir: string;
@@ -43,13 +45,13 @@ export const usage = `usage: driftless-manager [--kubeconfig PATH] [--redis-url 
   [--sync-selector LABELS] [--lease-name NAME] [--identity ID] [--state-dir DIR] [--reconciler-image IMAGE]
   [--reconciler-redis-url URL] [--resync-period SECONDS]
   [--cluster-name NAME] [--log-level debug|info|warn|error] [--admission-webhook-port N [--admission-webhook-url URL]]
-  [--max-concurrent-starts N]
+  [--max-concurrent-starts N] [--resource-group-controller true|false]
 environment: KUBECONFIG, REDIS_URL, REDIS_PASSWORD (required, never a flag), RECONCILER_MODE, METRICS_PORT, WEBHOOK_PORT,
   WEBHOOK_SECRET_FILE, DRIFTLESS_QUEUE_PREFIX, DRIFTLESS_ALLOW_FILE_REPOS=true,
   DRIFTLESS_ALLOW_REPOSYNC_SHELL_IN_RENDERING=true, DRIFTLESS_SYNC_SELECTOR,
   DRIFTLESS_LEASE_NAME, POD_NAME (identity), DRIFTLESS_STATE_DIR, RECONCILER_IMAGE, RECONCILER_REDIS_URL,
   DRIFTLESS_RESYNC_PERIOD, CLUSTER_NAME, LOG_LEVEL, ADMISSION_WEBHOOK_PORT, ADMISSION_WEBHOOK_URL,
-  DRIFTLESS_MAX_CONCURRENT_STARTS`;
+  DRIFTLESS_MAX_CONCURRENT_STARTS, DRIFTLESS_RESOURCE_GROUP_CONTROLLER`;
 
 const stringFlags = {
   kubeconfig: "KUBECONFIG",
@@ -71,6 +73,7 @@ const stringFlags = {
   "admission-webhook-port": "ADMISSION_WEBHOOK_PORT",
   "admission-webhook-url": "ADMISSION_WEBHOOK_URL",
   "max-concurrent-starts": "DRIFTLESS_MAX_CONCURRENT_STARTS",
+  "resource-group-controller": "DRIFTLESS_RESOURCE_GROUP_CONTROLLER",
 } as const;
 type StringFlag = keyof typeof stringFlags;
 
@@ -140,6 +143,9 @@ export function parseConfig(
   const maxConcurrentStarts = starts === undefined ? undefined : Number(starts);
   if (maxConcurrentStarts !== undefined && (!Number.isInteger(maxConcurrentStarts) || maxConcurrentStarts < 1))
     throw new ConfigError(`--max-concurrent-starts must be a whole number >= 1, got ${JSON.stringify(starts)}`);
+  const resourceGroups = pick("resource-group-controller");
+  if (resourceGroups !== undefined && resourceGroups !== "true" && resourceGroups !== "false")
+    throw new ConfigError(`--resource-group-controller must be true or false, got ${JSON.stringify(resourceGroups)}`);
   const redis = redisSettings((flag) => (values as Record<string, unknown>)[flag], pick, env["REDIS_PASSWORD"]);
   return {
     kubeconfig: pick("kubeconfig"),
@@ -154,6 +160,7 @@ export function parseConfig(
       values["allow-reposync-shell-in-rendering"] === true ||
       env["DRIFTLESS_ALLOW_REPOSYNC_SHELL_IN_RENDERING"] === "true",
     syncSelector: pick("sync-selector"),
+    resourceGroupController: resourceGroups === undefined ? undefined : resourceGroups === "true",
     leaseName: pick("lease-name") ?? "driftless-manager",
     identity: pick("identity") ?? `${hostname()}_${process.pid}`,
     stateDir: pick("state-dir") ?? defaultStateDir(),

@@ -60,6 +60,9 @@ async function main(): Promise<number> {
     allowFileRepos: config.allowFileRepos,
     allowRepoSyncShellInRendering: config.allowRepoSyncShellInRendering,
     syncSelector: config.syncSelector,
+    ...(config.resourceGroupController === undefined
+      ? {}
+      : { resourceGroupController: config.resourceGroupController }),
     leaseName: config.leaseName,
     identity: config.identity,
     stateDir: config.stateDir,

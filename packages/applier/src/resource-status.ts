@@ -183,7 +183,9 @@ function isDateTime(text: string): boolean {
  * Config Sync's controller always reports it), Stalled True naming every Failed object, else False.
  * The Stalled message is Config Sync's, its list joined to the prefix without a space.
  */
-export function groupConditions(statuses: readonly ResourceStatusEntry[]): GroupCondition[] {
+export function groupConditions(
+  statuses: readonly Pick<ResourceStatusEntry, "status" | "group" | "kind" | "namespace" | "name">[],
+): GroupCondition[] {
   const failed = statuses
     .filter((s) => s.status === "Failed")
     .map((s) => `${s.group}/${s.kind}/${s.namespace ?? ""}/${s.name}`);

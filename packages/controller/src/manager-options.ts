@@ -16,6 +16,11 @@ export interface ManagerOptions {
   readonly allowRepoSyncShellInRendering?: boolean;
   /** Serve only syncs with these labels (several managers on one cluster, tests). */
   readonly syncSelector: string | undefined;
+  /**
+   * Compute the status of ResourceGroups no reconciler keeps (Config Sync's resource-group-controller).
+   * Default: only without a syncSelector, since managers splitting the syncs would each write them.
+   */
+  readonly resourceGroupController?: boolean;
   readonly leaseName: string;
   readonly identity: string;
   /** Process mode: where reconciler kubeconfigs, logs and caches live. */

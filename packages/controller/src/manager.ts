@@ -33,6 +33,7 @@ import { missingReconcilerWritePolicy } from "./reconciler-write-policy.ts";
 import { PushRouter } from "./push-router.ts";
 import { reconcileSync, type SyncContext } from "./reconcile-sync.ts";
 import { ReconcilerRedisUsers } from "./redis-users.ts";
+import { ResourceGroupStatusController } from "./resource-group-status/controller.ts";
 import { SyncQueues } from "./sync-queues.ts";
 import { SyncWatcher } from "./sync-watcher.ts";
 import { sweepOrphans } from "./sweep.ts";
@@ -63,6 +64,7 @@ export class Manager {
   #webhookServer: WebhookServer | undefined;
   readonly #pushes: PushRouter;
   #resync: NodeJS.Timeout | undefined;
+  #resourceGroups: ResourceGroupStatusController | undefined;
   #userCheck: NodeJS.Timeout | undefined;
   #stopping: Promise<void> | undefined;
   #end: (end: ManagerEnd) => void = () => undefined;
@@ -310,6 +312,7 @@ export class Manager {
     };
     resync("startup");
     this.#checkReconcilerWritePolicy();
+    this.#startResourceGroupStatus();
     // Level-triggered repair of anything a lost job or a missed event left behind.
     this.#resync = setInterval(() => resync("resync"), this.#o.resyncMs);
     // A reconciler whose Redis user is gone (deleted by hand; a restarted Redis also brings the
@@ -325,6 +328,19 @@ export class Manager {
     this.#redis.on("ready", () => {
       if (this.#elector.isLeader) resync("resync");
     });
+  }
+
+  /** The leader alone writes ResourceGroup status: a standby's writes would be refused by the fence anyway. */
+  #startResourceGroupStatus(): void {
+    if (!(this.#o.resourceGroupController ?? this.#o.syncSelector === undefined)) return;
+    const serves = (kind: SyncRef["kind"], namespace: string, name: string): boolean =>
+      this.#watcher.serves({ kind, namespace, name });
+    this.#resourceGroups = new ResourceGroupStatusController({
+      client: this.client,
+      syncExists: (namespace, name) => serves("RootSync", namespace, name) || serves("RepoSync", namespace, name),
+      log: this.#log,
+    });
+    this.#resourceGroups.start();
   }
 
   /**
@@ -375,6 +391,7 @@ export class Manager {
     const closed = await this.#queue.close({ timeoutMs: 30_000 });
     if (!closed.graceful) this.#log.warn("a manager job did not finish in time; it will run again on the next leader");
     await this.workload.close();
+    await this.#resourceGroups?.stop();
     await this.#elector.stop();
     await this.#watcher.stop();
     await this.#syncQueues.close();

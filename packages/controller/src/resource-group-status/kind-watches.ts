@@ -1,0 +1,210 @@
+/**
+ * The watches behind the ResourceGroup status controller: one cluster-wide informer per kind some
+ * ResourceGroup lists, shared by every group listing it and stopped once none does (Config Sync's
+ * resource-group-controller keeps one watch per listed GVK the same way). A kind no API serves, or whose
+ * watch answered 404 (its CRD deleted), reads as NotFound and is not watched again until a
+ * CustomResourceDefinition event names it: a removed CRD costs no retry loop.
+ */
+import { apiVersionOf, Informer, type KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
+import type { RestMapper } from "@driftless/kube";
+import type { Logger } from "@driftless/sync";
+import type { ListedObject, LiveRead } from "./group-status.ts";
+
+/** How long a read waits for a new watch's first list before answering Unknown (a later list recomputes). */
+const defaultFirstListWaitMs = 5_000;
+/** A kind found unserved by discovery is looked up again after this long even without a CRD event (aggregated APIs). */
+const absentRecheckMs = 60_000;
+
+/** Kinds whose kstatus reads nothing but metadata: cached as metadata only, so Secret data never enters the manager. */
+const metadataOnlyKinds = new Set(["/Secret", "/ConfigMap"]);
+
+export interface KindWatchesOptions {
+  readonly client: KubeClient;
+  readonly mapper: RestMapper;
+  readonly log: Logger;
+  /** An object of a watched kind changed (added, updated, deleted). */
+  readonly onObject: (group: string, kind: string, namespace: string, name: string) => void;
+  /** What a kind reads as may have changed wholesale: its first list, its watch gone, its CRD changed. */
+  readonly onKind: (group: string, kind: string) => void;
+  readonly firstListWaitMs?: number;
+}
+
+interface KindWatch {
+  readonly informer: Informer;
+  readonly mapping: ResourceMapping;
+}
+
+export class KindWatches {
+  readonly #o: KindWatchesOptions;
+  /** "group/kind" → its watch (or the lookup starting it). */
+  readonly #watches = new Map<string, Promise<KindWatch | undefined>>();
+  /** "group/kind" → when it was found unserved. */
+  readonly #absent = new Map<string, number>();
+  /** "group/kind" → the users (ResourceGroups) listing it. */
+  readonly #users = new Map<string, Set<string>>();
+  readonly #crds: Informer;
+  #stopped = false;
+
+  constructor(options: KindWatchesOptions) {
+    this.#o = options;
+    // Only which kind a CRD serves is kept: a CRD's schema is most of its size.
+    this.#crds = new Informer(options.client, crdMapping, {
+      transform: (crd) => {
+        const spec = (crd["spec"] ?? {}) as { group?: unknown; names?: { kind?: unknown } };
+        return {
+          ...crd,
+          metadata: { name: crd.metadata.name },
+          spec: { group: spec.group, names: { kind: spec.names?.kind } },
+        };
+      },
+      onError: (error) =>
+        options.log.debug("ResourceGroup status: CRD watch failed; retrying", { error: error.message }),
+    });
+    const onCrd = (crd: KubeObject): void => {
+      const spec = crd["spec"] as { group?: unknown; names?: { kind?: unknown } };
+      if (typeof spec.group !== "string" || typeof spec.names?.kind !== "string") return;
+      this.#kindChanged(spec.group, spec.names.kind);
+    };
+    for (const event of ["add", "update", "delete"] as const) this.#crds.on(event, onCrd);
+  }
+
+  start(): void {
+    this.#crds.start();
+  }
+
+  /** `user` now lists exactly `objects`: kinds it no longer lists lose it, and a kind no one lists stops being watched. */
+  use(user: string, objects: readonly ListedObject[]): void {
+    const kinds = new Set(objects.map((o) => kindKey(o.group, o.kind)));
+    for (const [kind, users] of this.#users) {
+      if (kinds.has(kind) || !users.delete(user) || users.size > 0) continue;
+      this.#users.delete(kind);
+      this.#stopWatch(kind);
+    }
+    for (const kind of kinds) {
+      const users = this.#users.get(kind) ?? new Set<string>();
+      users.add(user);
+      this.#users.set(kind, users);
+    }
+  }
+
+  /** What the cluster holds of `object`, from its kind's watch (started on first need). */
+  async read(object: ListedObject): Promise<LiveRead> {
+    const watch = await this.#watchOf(object.group, object.kind);
+    if (watch === undefined) return { state: "absent" };
+    const { informer, mapping } = watch;
+    if (!informer.hasSynced) await firstList(informer, this.#o.firstListWaitMs ?? defaultFirstListWaitMs);
+    if (!informer.hasSynced) {
+      // Gone meanwhile (a 404 ended it): the kind is not served.
+      if (!this.#watches.has(kindKey(object.group, object.kind))) return { state: "absent" };
+      return { state: "unreadable", why: informer.lastError?.message ?? `${mapping.resource} not listed yet` };
+    }
+    const found = informer.get(mapping.namespaced ? object.namespace : undefined, object.name);
+    return found === undefined ? { state: "absent" } : { state: "found", object: found };
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    const watches = await Promise.all(this.#watches.values());
+    this.#watches.clear();
+    await Promise.all([this.#crds.stop(), ...watches.map((w) => w?.informer.stop())]);
+  }
+
+  #watchOf(group: string, kind: string): Promise<KindWatch | undefined> {
+    const key = kindKey(group, kind);
+    const absentSince = this.#absent.get(key);
+    if (absentSince !== undefined && Date.now() - absentSince < absentRecheckMs) return Promise.resolve(undefined);
+    let watch = this.#watches.get(key);
+    if (watch === undefined) {
+      watch = this.#startWatch(group, kind);
+      this.#watches.set(key, watch);
+    }
+    return watch;
+  }
+
+  async #startWatch(group: string, kind: string): Promise<KindWatch | undefined> {
+    const key = kindKey(group, kind);
+    const mapping = await this.#o.mapper.mappingForGroupKind(group, kind).catch((error: unknown) => {
+      this.#o.log.warn("ResourceGroup status: discovery failed", { kind: key, error: String(error) });
+      return undefined;
+    });
+    if (mapping === undefined || this.#stopped) {
+      this.#watches.delete(key);
+      if (mapping === undefined) this.#absent.set(key, Date.now());
+      return undefined;
+    }
+    this.#absent.delete(key);
+    const metadataOnly = metadataOnlyKinds.has(key);
+    let warned = false;
+    const informer = new Informer(this.#o.client, mapping, {
+      ...(metadataOnly ? { metadataOnly: true } : {}),
+      transform: (obj) => trimmed(obj, mapping, metadataOnly),
+      onError: (error) => {
+        // A forbidden read says so once; its entries read Unknown until the list succeeds.
+        this.#o.log[warned ? "debug" : "warn"]("ResourceGroup status: watch failed; retrying", {
+          resource: mapping.resource,
+          error: error.message,
+        });
+        warned = true;
+      },
+      onNotFound: () => {
+        if (this.#stopped) return;
+        this.#watches.delete(key);
+        this.#absent.set(key, Date.now());
+        this.#o.onKind(group, kind);
+      },
+    });
+    const onObject = (obj: KubeObject): void =>
+      this.#o.onObject(group, kind, obj.metadata.namespace ?? "", obj.metadata.name);
+    for (const event of ["add", "update", "delete"] as const) informer.on(event, onObject);
+    informer.synced().then(
+      () => this.#o.onKind(group, kind),
+      () => undefined, // stopped, or its kind gone (onNotFound said so)
+    );
+    informer.start();
+    return { informer, mapping };
+  }
+
+  #stopWatch(key: string): void {
+    const watch = this.#watches.get(key);
+    this.#watches.delete(key);
+    void watch?.then((w) => w?.informer.stop());
+  }
+
+  /** A CRD of the kind came, changed or went: look it up again, and have its users recomputed. */
+  #kindChanged(group: string, kind: string): void {
+    const key = kindKey(group, kind);
+    if (!this.#users.has(key)) return;
+    this.#absent.delete(key);
+    this.#o.mapper.invalidate();
+    this.#o.onKind(group, kind);
+  }
+}
+
+const crdMapping: ResourceMapping = {
+  group: "apiextensions.k8s.io",
+  version: "v1",
+  kind: "CustomResourceDefinition",
+  resource: "customresourcedefinitions",
+  namespaced: false,
+  verbs: ["get", "list", "watch"],
+};
+
+function kindKey(group: string, kind: string): string {
+  return `${group}/${kind}`;
+}
+
+/** What kstatus reads of an object, without managedFields; a metadata-only copy named as its kind. */
+function trimmed(obj: KubeObject, mapping: ResourceMapping, metadataOnly: boolean): KubeObject {
+  const { managedFields: _managed, ...metadata } = obj.metadata as KubeObject["metadata"] & { managedFields?: unknown };
+  const kindOf = metadataOnly ? { apiVersion: apiVersionOf(mapping.group, mapping.version), kind: mapping.kind } : {};
+  return { ...obj, ...kindOf, metadata };
+}
+
+async function firstList(informer: Informer, waitMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    informer.synced().catch(() => undefined),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs))),
+  ]);
+  clearTimeout(timer);
+}

@@ -1,0 +1,409 @@
+/**
+ * The manager's ResourceGroup status controller (Config Sync's resource-group-controller) on groups no
+ * reconciler keeps, replaying Config Sync's e2e TestResourceGroupControllerInKptGroup,
+ * TestResourceGroupCustomResource and TestResourceGroupApplyStatus: each step asserts the exact status
+ * Config Sync's controller writes (condition times checked for their format, then left out). The manager
+ * runs as a ServiceAccount of its own bound to manifests/'s manager roles and
+ * resource-group-controller-rbac.yaml, so the shared reconciler-manager account keeps its narrower rights.
+ */
+import { after, test, type TestContext } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { isDeepStrictEqual } from "node:util";
+import { join } from "node:path";
+import { resourceGroupMapping } from "@driftless/applier";
+import type { KubeObject, ResourceMapping } from "@driftless/kube";
+import { eventually, suffix, testEnv } from "../../support/index.ts";
+import {
+  admin,
+  applyManifest,
+  createNamespace,
+  managerKubeconfig,
+  Mapping,
+  mintToken,
+  startManager,
+  systemNamespace,
+} from "./helpers.ts";
+
+const Crd: ResourceMapping = {
+  group: "apiextensions.k8s.io",
+  version: "v1",
+  kind: "CustomResourceDefinition",
+  resource: "customresourcedefinitions",
+  namespaced: false,
+  verbs: [],
+};
+const ServiceAccount = Mapping.ServiceAccount;
+const ClusterRoleBinding = Mapping.ClusterRoleBinding;
+const RoleBinding = Mapping.RoleBinding;
+
+const notOwned =
+  "This object is not owned by any inventory object. The status for the current object may not reflect the specification for it in current ResourceGroup.";
+const finish = { reason: "FinishReconciling", message: "finish reconciling" };
+/** testresourcegroup.EmptyStatus(): Reconciling (always False) and Stalled False. */
+const emptyConditions = [
+  { type: "Reconciling", status: "False", ...finish },
+  { type: "Stalled", status: "False", ...finish },
+];
+
+/** A kubeconfig of a ServiceAccount bound to the manager's roles and the ResourceGroup controller's. */
+async function statusControllerKubeconfig(): Promise<string> {
+  await managerKubeconfig(); // applies the manager's manifests
+  await applyManifest("resource-group-controller-rbac.yaml");
+  const client = await admin();
+  const name = `rg-status-${suffix()}`;
+  await client.create(ServiceAccount, {
+    apiVersion: "v1",
+    kind: "ServiceAccount",
+    metadata: { name, namespace: systemNamespace },
+  });
+  const subjects = [{ kind: "ServiceAccount", name, namespace: systemNamespace }];
+  const clusterRoles = ["driftless:reconciler-manager", "driftless:resource-group-controller"];
+  for (const role of clusterRoles)
+    await client.create(ClusterRoleBinding, {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: `${name}-${role.split(":")[1]}` },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+      subjects,
+    });
+  for (const role of ["driftless:reconciler-manager", "driftless:reconciler-manager-process"])
+    await client.create(RoleBinding, {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: `${name}-${role.split(":")[1]}`, namespace: systemNamespace },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: role },
+      subjects,
+    });
+  after(async () => {
+    for (const role of clusterRoles)
+      await client.delete(ClusterRoleBinding, undefined, `${name}-${role.split(":")[1]}`);
+    await client.delete(ServiceAccount, systemNamespace, name);
+  });
+  const env = testEnv();
+  const token = await mintToken(systemNamespace, name);
+  const dir = await mkdtemp(join(tmpdir(), "driftless-rg-status-"));
+  const path = join(dir, "kubeconfig");
+  const ca = (await readFile(env.caFile)).toString("base64");
+  await writeFile(
+    path,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "local", cluster: { server: env.server, "certificate-authority-data": ca } }],
+      users: [{ name, user: { token } }],
+      contexts: [{ name, context: { cluster: "local", user: name } }],
+      "current-context": name,
+    }),
+    { mode: 0o600 },
+  );
+  return path;
+}
+
+// Made at the file's top level: node:test's after() called inside a test would tie the clean-up to that test.
+const kubeconfig = await statusControllerKubeconfig();
+
+/** A manager of the test's own with the controller on (a test manager serves a selector, where it is off by default). */
+async function statusController(t: TestContext): Promise<void> {
+  const manager = await startManager(t, {
+    extraArgs: ["--kubeconfig", kubeconfig, "--resource-group-controller", "true"],
+  });
+  await eventually(() => manager.isLeader(), { what: "the manager leads" });
+}
+
+/** testresourcegroup.New: the inventory-id and managed-by labels. */
+async function createGroup(
+  namespace: string,
+  name: string,
+  extraLabels: Record<string, string> = {},
+): Promise<KubeObject> {
+  const client = await admin();
+  return client.create(resourceGroupMapping, {
+    apiVersion: "kpt.dev/v1alpha1",
+    kind: "ResourceGroup",
+    metadata: {
+      name,
+      namespace,
+      labels: {
+        "cli-utils.sigs.k8s.io/inventory-id": name,
+        "app.kubernetes.io/managed-by": "configmanagement.gke.io",
+        ...extraLabels,
+      },
+    },
+  });
+}
+
+/** Sets the spec (when given), then status.observedGeneration to the new generation, as an applier does. */
+async function applyGroup(namespace: string, name: string, spec?: Record<string, unknown>): Promise<void> {
+  const client = await admin();
+  let group = (await client.get(resourceGroupMapping, namespace, name)) as KubeObject;
+  if (spec !== undefined) group = await client.replace(resourceGroupMapping, { ...group, spec });
+  const status = {
+    ...((group["status"] as Record<string, unknown> | undefined) ?? {}),
+    observedGeneration: group.metadata.generation,
+  };
+  await client.replaceStatus(resourceGroupMapping, { ...group, status });
+}
+
+/** The group's status with every lastTransitionTime checked (RFC 3339, whole seconds) and removed. */
+async function statusOf(namespace: string, name: string): Promise<unknown> {
+  const group = await (await admin()).get(resourceGroupMapping, namespace, name);
+  return JSON.parse(JSON.stringify(group?.["status"] ?? null), (key, value: unknown) => {
+    if (key !== "lastTransitionTime") return value;
+    assert.match(String(value), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    return undefined;
+  }) as unknown;
+}
+
+async function expectStatus(namespace: string, name: string, expected: unknown, what: string): Promise<void> {
+  let last: unknown;
+  const equal = async (): Promise<boolean> => {
+    last = await statusOf(namespace, name);
+    return isDeepStrictEqual(last, expected);
+  };
+  // On a timeout, the last status against the expected one, as a diff.
+  await eventually(equal, { what }).catch(() => assert.deepEqual(last, expected, what));
+}
+
+/** testresourcegroup.CreateOrUpdateResources: a ConfigMap with owning-inventory `id` and token 1234567890. */
+async function applyConfigMap(namespace: string, name: string, id: string): Promise<void> {
+  const client = await admin();
+  const annotations = { "config.k8s.io/owning-inventory": id, "configmanagement.gke.io/token": "1234567890" };
+  await client.patch(
+    Mapping.ConfigMap,
+    namespace,
+    name,
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace, annotations } },
+    "apply",
+    {
+      fieldManager: "driftless-tests",
+      force: true,
+    },
+  );
+}
+
+const configMapEntry = (namespace: string, name: string) => ({ namespace, name, group: "", kind: "ConfigMap" });
+
+test("a user's ResourceGroup gets Config Sync's status: empty, NotFound, a subgroup, Current with sourceHash, then the Overlap condition once another inventory owns the object (TestResourceGroupControllerInKptGroup)", async (t) => {
+  await statusController(t);
+  const namespace = await createNamespace(t, "rg");
+  await createGroup(namespace, "group-a");
+  await applyGroup(namespace, "group-a");
+  await expectStatus(namespace, "group-a", { observedGeneration: 1, conditions: emptyConditions }, "the empty status");
+
+  const example = configMapEntry(namespace, "example");
+  await applyGroup(namespace, "group-a", { resources: [example] });
+  const notFound = { ...example, status: "NotFound" };
+  await expectStatus(
+    namespace,
+    "group-a",
+    { observedGeneration: 2, resourceStatuses: [notFound], conditions: emptyConditions },
+    "NotFound",
+  );
+
+  await createGroup(namespace, "group-b");
+  await applyGroup(namespace, "group-a", { resources: [example], subgroups: [{ namespace, name: "group-b" }] });
+  const subgroup = {
+    namespace,
+    name: "group-b",
+    status: "Current",
+    conditions: [{ type: "OwnershipOverlap", status: "Unknown", reason: "Unknown", message: notOwned }],
+  };
+  const base = { observedGeneration: 3, subgroupStatuses: [subgroup], conditions: emptyConditions };
+  await expectStatus(namespace, "group-a", { ...base, resourceStatuses: [notFound] }, "the subgroup");
+
+  await applyConfigMap(namespace, "example", "group-a");
+  const current = { ...example, status: "Current", sourceHash: "1234567" };
+  await expectStatus(namespace, "group-a", { ...base, resourceStatuses: [current] }, "Current");
+
+  await applyConfigMap(namespace, "example", "another");
+  const overlap = {
+    type: "OwnershipOverlap",
+    status: "True",
+    reason: "Overlap",
+    message:
+      "This resource is owned by another ResourceGroup another. The status only reflects the specification for the current object in ResourceGroup another.",
+  };
+  await expectStatus(
+    namespace,
+    "group-a",
+    { ...base, resourceStatuses: [{ ...current, conditions: [overlap] }] },
+    "Overlap",
+  );
+});
+
+test("a custom resource reads NotFound without its CRD, Current once created, NotFound again once the CRD is deleted (TestResourceGroupCustomResource)", async (t) => {
+  await statusController(t);
+  const namespace = await createNamespace(t, "rg");
+  const group = `rg${suffix()}.test`;
+  await createGroup(namespace, "group-d");
+  await applyGroup(namespace, "group-d");
+  const anvil = { namespace, name: "example", group, kind: "Anvil" };
+  await applyGroup(namespace, "group-d", { resources: [anvil] });
+  await expectStatus(
+    namespace,
+    "group-d",
+    { observedGeneration: 2, resourceStatuses: [{ ...anvil, status: "NotFound" }], conditions: emptyConditions },
+    "NotFound without the CRD",
+  );
+
+  const client = await admin();
+  const crdName = `anvils.${group}`;
+  await client.create(Crd, {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: crdName },
+    spec: {
+      group,
+      names: { kind: "Anvil", plural: "anvils", singular: "anvil", listKind: "AnvilList" },
+      scope: "Namespaced",
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+        },
+      ],
+    },
+  });
+  t.after(() => client.delete(Crd, undefined, crdName).then(() => undefined));
+  const anvils: ResourceMapping = {
+    group,
+    version: "v1",
+    kind: "Anvil",
+    resource: "anvils",
+    namespaced: true,
+    verbs: [],
+  };
+  await eventually(
+    async () =>
+      client
+        .create(anvils, {
+          apiVersion: `${group}/v1`,
+          kind: "Anvil",
+          metadata: { name: "example", namespace },
+          spec: { lbs: 10 },
+        })
+        .then(() => true),
+    { what: "the Anvil created once its CRD is served" },
+  );
+  const current = {
+    ...anvil,
+    status: "Current",
+    conditions: [{ type: "OwnershipOverlap", status: "Unknown", reason: "Unknown", message: notOwned }],
+  };
+  await expectStatus(
+    namespace,
+    "group-d",
+    { observedGeneration: 2, resourceStatuses: [current], conditions: emptyConditions },
+    "Current",
+  );
+
+  await client.delete(Crd, undefined, crdName);
+  await expectStatus(
+    namespace,
+    "group-d",
+    { observedGeneration: 2, resourceStatuses: [{ ...anvil, status: "NotFound" }], conditions: emptyConditions },
+    "NotFound once the CRD is gone",
+  );
+});
+
+test("seven ConfigMaps, six applied, read Current and NotFound, a cleared status is written again, and a Deployment with no node stays InProgress (TestResourceGroupApplyStatus)", async (t) => {
+  await statusController(t);
+  const namespace = await createNamespace(t, "rg");
+  await createGroup(namespace, "group-e");
+  await applyGroup(namespace, "group-e");
+  await expectStatus(namespace, "group-e", { observedGeneration: 1, conditions: emptyConditions }, "the empty status");
+  const entries = Array.from({ length: 7 }, (_, i) => configMapEntry(namespace, `test-status-${i}`));
+  for (const entry of entries.slice(0, 6)) await applyConfigMap(namespace, entry.name, "group-e");
+  await applyGroup(namespace, "group-e", { resources: entries });
+  const statuses = entries.map((e, i) =>
+    i < 6 ? { ...e, status: "Current", sourceHash: "1234567" } : { ...e, status: "NotFound" },
+  );
+  const expected = { observedGeneration: 2, resourceStatuses: statuses, conditions: emptyConditions };
+  await expectStatus(namespace, "group-e", expected, "six Current, one NotFound");
+
+  const client = await admin();
+  const group = (await client.get(resourceGroupMapping, namespace, "group-e")) as KubeObject;
+  const { resourceStatuses: _cleared, ...rest } = group["status"] as Record<string, unknown>;
+  await client.replaceStatus(resourceGroupMapping, { ...group, status: rest });
+  await expectStatus(namespace, "group-e", expected, "the cleared statuses written again");
+
+  await client.create(Mapping.Deployment, {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "web", namespace, annotations: { "config.k8s.io/owning-inventory": "group-e" } },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: "web" } },
+      template: {
+        metadata: { labels: { app: "web" } },
+        spec: { containers: [{ name: "web", image: "registry.invalid/web:1" }] },
+      },
+    },
+  });
+  const web = { namespace, name: "web", group: "apps", kind: "Deployment" };
+  await applyGroup(namespace, "group-e", { resources: [...entries, web] });
+  await expectStatus(
+    namespace,
+    "group-e",
+    {
+      observedGeneration: 3,
+      resourceStatuses: [...statuses, { ...web, status: "InProgress" }],
+      conditions: emptyConditions,
+    },
+    "the Deployment InProgress",
+  );
+});
+
+test("a reconciler's own ResourceGroup (labelled with its sync) is left to the reconciler, while a user's group listing the same object is computed", async (t) => {
+  await statusController(t);
+  const namespace = await createNamespace(t, "rg");
+  const client = await admin();
+  const example = configMapEntry(namespace, "shared");
+  await applyConfigMap(namespace, "shared", "other");
+  const own = await createGroup(namespace, "repo-sync", {
+    "configsync.gke.io/sync-kind": "RepoSync",
+    "configsync.gke.io/sync-name": "repo-sync",
+    "configsync.gke.io/sync-namespace": namespace,
+  });
+  const updated = await client.replace(resourceGroupMapping, { ...own, spec: { resources: [example] } });
+  const reconcilerStatus = {
+    observedGeneration: 2,
+    resourceStatuses: [
+      { ...example, status: "InProgress", strategy: "Apply", actuation: "Pending", reconcile: "Pending" },
+    ],
+  };
+  await client.replaceStatus(resourceGroupMapping, { ...updated, status: reconcilerStatus });
+
+  await createGroup(namespace, "user-group");
+  await applyGroup(namespace, "user-group", { resources: [example] });
+  await expectStatus(
+    namespace,
+    "user-group",
+    {
+      observedGeneration: 2,
+      resourceStatuses: [
+        {
+          ...example,
+          status: "Current",
+          sourceHash: "1234567",
+          conditions: [
+            {
+              type: "OwnershipOverlap",
+              status: "True",
+              reason: "Overlap",
+              message:
+                "This resource is owned by another ResourceGroup other. The status only reflects the specification for the current object in ResourceGroup other.",
+            },
+          ],
+        },
+      ],
+      conditions: emptyConditions,
+    },
+    "the user's group computed",
+  );
+  assert.deepEqual(await statusOf(namespace, "repo-sync"), reconcilerStatus);
+});
