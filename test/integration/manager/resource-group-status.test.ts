@@ -112,25 +112,19 @@ async function statusController(t: TestContext): Promise<void> {
   await eventually(() => manager.isLeader(), { what: "the manager leads" });
 }
 
-/** testresourcegroup.New: the inventory-id and managed-by labels. */
+const configSyncLabel = { "app.kubernetes.io/managed-by": "configmanagement.gke.io" };
+
+/** testresourcegroup.New: the inventory-id and managed-by labels (`labels` replaces the managed-by one). */
 async function createGroup(
   namespace: string,
   name: string,
-  extraLabels: Record<string, string> = {},
+  labels: Record<string, string> = configSyncLabel,
 ): Promise<KubeObject> {
   const client = await admin();
   return client.create(resourceGroupMapping, {
     apiVersion: "kpt.dev/v1alpha1",
     kind: "ResourceGroup",
-    metadata: {
-      name,
-      namespace,
-      labels: {
-        "cli-utils.sigs.k8s.io/inventory-id": name,
-        "app.kubernetes.io/managed-by": "configmanagement.gke.io",
-        ...extraLabels,
-      },
-    },
+    metadata: { name, namespace, labels: { "cli-utils.sigs.k8s.io/inventory-id": name, ...labels } },
   });
 }
 
@@ -358,13 +352,14 @@ test("seven ConfigMaps, six applied, read Current and NotFound, a cleared status
   );
 });
 
-test("a reconciler's own ResourceGroup (labelled with its sync) is left to the reconciler, while a user's group listing the same object is computed", async (t) => {
+test("a reconciler's own ResourceGroup (labelled with its sync) is left to the reconciler, and one without Config Sync's managed-by label to kpt, while a user's group listing the same object is computed", async (t) => {
   await statusController(t);
   const namespace = await createNamespace(t, "rg");
   const client = await admin();
   const example = configMapEntry(namespace, "shared");
   await applyConfigMap(namespace, "shared", "other");
   const own = await createGroup(namespace, "repo-sync", {
+    ...configSyncLabel,
     "configsync.gke.io/sync-kind": "RepoSync",
     "configsync.gke.io/sync-name": "repo-sync",
     "configsync.gke.io/sync-namespace": namespace,
@@ -378,6 +373,9 @@ test("a reconciler's own ResourceGroup (labelled with its sync) is left to the r
   };
   await client.replaceStatus(resourceGroupMapping, { ...updated, status: reconcilerStatus });
 
+  // A group without Config Sync's managed-by label (`kpt live apply`'s) is kpt's to report.
+  await createGroup(namespace, "kpt-group", {});
+  await applyGroup(namespace, "kpt-group", { resources: [example] });
   await createGroup(namespace, "user-group");
   await applyGroup(namespace, "user-group", { resources: [example] });
   await expectStatus(
@@ -406,4 +404,5 @@ test("a reconciler's own ResourceGroup (labelled with its sync) is left to the r
     "the user's group computed",
   );
   assert.deepEqual(await statusOf(namespace, "repo-sync"), reconcilerStatus);
+  assert.deepEqual(await statusOf(namespace, "kpt-group"), { observedGeneration: 2 });
 });

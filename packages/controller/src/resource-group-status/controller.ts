@@ -1,10 +1,10 @@
 /**
- * Config Sync's resource-group-controller for the ResourceGroups no driftless reconciler keeps (one a
- * user or `kpt live apply` made, say): for each, status.resourceStatuses from the live objects it lists,
+ * Config Sync's resource-group-controller for the ResourceGroups labelled as Config Sync's
+ * (`app.kubernetes.io/managed-by: configmanagement.gke.io`) that no driftless reconciler keeps (one a user made, say): for each, status.resourceStatuses from the live objects it lists,
  * observedGeneration and the Reconciling/Stalled conditions, recomputed when the group or a listed
  * object changes. It runs in the leader manager; writes go through its fenced client.
  */
-import { ResourceGroupStatusModeAnnotation, StatusMode } from "@driftless/api";
+import { ManagedByValue, ManagedLabel, ResourceGroupStatusModeAnnotation, StatusMode } from "@driftless/api";
 import { mapLimit, resourceGroupMapping } from "@driftless/applier";
 import { Informer, isConflict, isNotFound, type KubeClient, type KubeObject, RestMapper } from "@driftless/kube";
 import type { Logger } from "@driftless/sync";
@@ -58,8 +58,11 @@ export class ResourceGroupStatusController {
       onKind: (group, kind) => this.#scheduleAll(this.#byKind.get(`${group}/${kind}`)),
       ...(options.firstListWaitMs === undefined ? {} : { firstListWaitMs: options.firstListWaitMs }),
     });
-    // A reconciler's own group is cached as its labels only: its spec and status can be megabytes.
+    // Config Sync's controller takes only the groups labelled as Config Sync's (OwnedByConfigSyncPredicate):
+    // a `kpt live apply` group is kpt's to report. A reconciler's own group is cached as its labels only:
+    // its spec and status can be megabytes.
     this.#groups = new Informer(options.client, resourceGroupMapping, {
+      labelSelector: `${ManagedLabel.ManagedBy}=${ManagedByValue}`,
       transform: (group) => (labelledSyncInventory(group) ? { ...group, spec: undefined, status: undefined } : group),
       onError: (error) => options.log.debug("ResourceGroup status: watch failed; retrying", { error: error.message }),
     });
