@@ -1,6 +1,7 @@
 # One image for both apps, run from the bundles scripts/bundle.ts writes to dist/:
-# `node dist/driftless-manager.mjs` (the default) and `node ... dist/driftless-reconciler.mjs` (what the
-# manager's reconciler Deployments run, with Node flags sized to the container's memory limit).
+# `node dist/driftless-manager.mjs` (the default), `node ... dist/driftless-reconciler.mjs` (what the
+# manager's reconciler Deployments run, with Node flags sized to the container's memory limit) and
+# `node dist/driftless-resource-group-controller.mjs` (manifests/resource-group-controller.yaml).
 # A bundle starts with ~50 MiB less resident memory than the TypeScript sources (docs/benchmarks.md).
 #
 # `docker build .` (or buildah/podman) pulls its bases from a registry. Where none can be reached,

@@ -21,6 +21,7 @@ export const bundleDir = join(root, "dist");
 const apps: Record<string, string> = {
   "driftless-reconciler": "apps/reconciler/src/main.ts",
   "driftless-manager": "apps/manager/src/main.ts",
+  "driftless-resource-group-controller": "apps/manager/src/resource-group-controller.ts",
   driftless: "apps/cli/src/main.ts",
 };
 

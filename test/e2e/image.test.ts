@@ -84,16 +84,19 @@ before(
   { timeout: 900_000 },
 );
 
-test("the image runs both bundles on a read-only root filesystem as the non-root user 65532", { skip }, async () => {
+test("the image runs its bundles on a read-only root filesystem as the non-root user 65532", { skip }, async () => {
   const id = await runContainer(image, ["id", "-u"]);
   assert.equal(id.stdout.trim(), "65532", id.all);
-  // No --help flag: both print their usage for an unknown option, which needs the whole bundle loaded.
+  // No --help flag: each prints its usage for an unknown option, which needs the whole bundle loaded.
   const manager = await runContainer(image, ["node", "dist/driftless-manager.mjs", "--help"]);
   assert.match(manager.all, /usage: driftless-manager/);
   assert.doesNotMatch(manager.all, /Cannot find|ERR_MODULE_NOT_FOUND|EROFS/);
   const reconciler = await runContainer(image, ["node", "dist/driftless-reconciler.mjs", "--help"]);
   assert.match(reconciler.all, /usage: driftless-reconciler/);
   assert.doesNotMatch(reconciler.all, /Cannot find|ERR_MODULE_NOT_FOUND|EROFS/);
+  const groups = await runContainer(image, ["node", "dist/driftless-resource-group-controller.mjs", "--help"]);
+  assert.match(groups.all, /usage: driftless-resource-group-controller/);
+  assert.doesNotMatch(groups.all, /Cannot find|ERR_MODULE_NOT_FOUND|EROFS/);
   const writeRoot = await runContainer(image, ["sh", "-c", "touch /app/probe"]);
   assert.notEqual(writeRoot.code, 0);
   assert.match(writeRoot.all, /Read-only file system/);

@@ -342,6 +342,56 @@ test(
 );
 
 test(
+  "the resource-group-controller runs as its own Deployment and ServiceAccount and writes the status of a user's ResourceGroup",
+  { skip },
+  async () => {
+    assert.ok(installed, "the install test passed");
+    const controllers = await timed("resource-group-controller pods Ready", () =>
+      waitReady(
+        "resource-group-system",
+        "app.kubernetes.io/name=resource-group-controller",
+        2,
+        "both resource-group-controller pods to be Ready",
+      ),
+    );
+    for (const pod of controllers) assert.equal(pod.spec?.serviceAccountName, "resource-group-controller");
+    const namespace = await createNamespace("rg");
+    await coreApi().createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { name: "listed", annotations: { "configmanagement.gke.io/token": "abcdef123456" } } },
+    });
+    const group = { group: "kpt.dev", version: "v1alpha1", namespace, plural: "resourcegroups" };
+    // A group as an applier leaves it: labelled as Config Sync's, its spec recorded in observedGeneration.
+    const created = (await customApi().createNamespacedCustomObject({
+      ...group,
+      body: {
+        apiVersion: "kpt.dev/v1alpha1",
+        kind: "ResourceGroup",
+        metadata: { name: "user-group", labels: { "app.kubernetes.io/managed-by": "configmanagement.gke.io" } },
+        spec: { resources: [{ group: "", kind: "ConfigMap", namespace, name: "listed" }] },
+      },
+    })) as KubeObject;
+    await customApi().replaceNamespacedCustomObjectStatus({
+      ...group,
+      name: "user-group",
+      body: { ...created, status: { observedGeneration: created.metadata.generation } },
+    });
+    const entry = await timed("user ResourceGroup status", () =>
+      eventually(
+        async () => {
+          const read = (await customApi().getNamespacedCustomObject({ ...group, name: "user-group" })) as {
+            status?: { resourceStatuses?: Array<Record<string, unknown>> };
+          };
+          return read.status?.resourceStatuses?.[0];
+        },
+        { timeoutMs: 60_000, what: "the user's ResourceGroup to get resourceStatuses" },
+      ),
+    );
+    assert.deepEqual([entry["name"], entry["status"], entry["sourceHash"]], ["listed", "Current", "abcdef1"]);
+  },
+);
+
+test(
   "a RepoSync gets a reconciler Deployment whose pod syncs a repository served from the node bridge",
   { skip },
   async () => {
@@ -685,8 +735,14 @@ test("no pod logged a refused request, a read-only write or a crash", { skip }, 
   const core = coreApi();
   const pods = await core.listNamespacedPod({ namespace: system });
   const findings: string[] = [];
+  const namespaces = new Set((await core.listNamespace()).items.map((n) => n.metadata?.name));
   for (const pod of pods.items) {
     const name = pod.metadata?.name ?? "";
+    // A RepoSync whose namespace a test deleted: the namespace's deletion removes the RoleBinding that lets
+    // its reconciler read the RepoSync before the manager has torn the reconciler down, and a pass in
+    // between is refused. That is the namespace's lifecycle, not missing RBAC.
+    const syncNamespace = pod.metadata?.labels?.[SyncLabel.SyncNamespace];
+    const namespaceGone = syncNamespace !== undefined && syncNamespace !== system && !namespaces.has(syncNamespace);
     for (const status of pod.status?.containerStatuses ?? []) {
       if (status.restartCount > 0)
         findings.push(`${name}: ${status.restartCount} restarts (${JSON.stringify(status.lastState)})`);
@@ -703,6 +759,7 @@ test("no pod logged a refused request, a read-only write or a crash", { skip }, 
           /forbidden: unable to create new content in namespace \S+ because it is being terminated( \(403 Forbidden\))?/g,
           "",
         );
+        if (namespaceGone && /forbidden/i.test(refused)) continue;
         if (/forbidden|EROFS|EACCES|permission denied|"level":"error"/i.test(refused))
           findings.push(`${name}/${container.name}: ${line}`);
       }

@@ -19,7 +19,7 @@ export interface ManagerConfig {
   /** Honour spec.override.enableShellInRendering on RepoSyncs (off: such a RepoSync is refused, KNV1061). */
   readonly allowRepoSyncShellInRendering: boolean;
   readonly syncSelector: string | undefined;
-  /** Config Sync's resource-group-controller for groups no reconciler keeps (undefined: on without --sync-selector). */
+  /** Config Sync's resource-group-controller for groups no reconciler keeps (undefined: on in process mode without --sync-selector). */
   readonly resourceGroupController: boolean | undefined;
   readonly leaseName: string;
   readonly identity: string;

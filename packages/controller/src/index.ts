@@ -59,6 +59,8 @@ export {
 } from "./reconciler-write-policy.ts";
 export { ManagedByManager, syncOwnedLabels } from "./labels.ts";
 export { LeaderElector } from "./leader-election.ts";
+export { StandaloneResourceGroupController } from "./resource-group-status/standalone.ts";
+export type { StandaloneEnd, StandaloneResourceGroupControllerOptions } from "./resource-group-status/standalone.ts";
 export type { LeaderElectionOptions } from "./leader-election.ts";
 export { serveWebhooks, WebhookResult } from "./webhook-server.ts";
 export type { WebhookServer, WebhookServerOptions } from "./webhook-server.ts";

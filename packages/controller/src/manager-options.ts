@@ -18,7 +18,8 @@ export interface ManagerOptions {
   readonly syncSelector: string | undefined;
   /**
    * Compute the status of ResourceGroups no reconciler keeps (Config Sync's resource-group-controller).
-   * Default: only without a syncSelector, since managers splitting the syncs would each write them.
+   * Default: in process mode without a syncSelector (managers splitting the syncs would each write them;
+   * a cluster runs driftless-resource-group-controller, whose identity may read every kind).
    */
   readonly resourceGroupController?: boolean;
   readonly leaseName: string;

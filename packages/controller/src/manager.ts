@@ -330,9 +330,14 @@ export class Manager {
     });
   }
 
-  /** The leader alone writes ResourceGroup status: a standby's writes would be refused by the fence anyway. */
+  /**
+   * The leader alone writes ResourceGroup status: a standby's writes would be refused by the fence anyway.
+   * On by default in process mode only: a cluster runs it as a Deployment of its own
+   * (driftless-resource-group-controller), whose identity may read every kind, as the manager's may not.
+   */
   #startResourceGroupStatus(): void {
-    if (!(this.#o.resourceGroupController ?? this.#o.syncSelector === undefined)) return;
+    const byDefault = this.#o.mode === ReconcilerMode.Process && this.#o.syncSelector === undefined;
+    if (!(this.#o.resourceGroupController ?? byDefault)) return;
     const serves = (kind: SyncRef["kind"], namespace: string, name: string): boolean =>
       this.#watcher.serves({ kind, namespace, name });
     this.#resourceGroups = new ResourceGroupStatusController({

@@ -37,14 +37,20 @@ export async function mappingOf(apiVersion: string, kind: string): Promise<Resou
   return mapping;
 }
 
-/** Server-side applies every document of a manifests/ file as the admin (idempotent; test files share them). */
-export async function applyManifest(file: string): Promise<KubeObject[]> {
+/**
+ * Server-side applies every document of a manifests/ file as the admin (idempotent; test files share them),
+ * but those of `skipKinds` (a Deployment no kubelet here would run, say).
+ */
+export async function applyManifest(
+  file: string,
+  { skipKinds = [] }: { readonly skipKinds?: readonly string[] } = {},
+): Promise<KubeObject[]> {
   const client = await admin();
   const text = await readFile(join(repoRoot, "manifests", file), "utf8");
   const applied: KubeObject[] = [];
   for (const doc of parseAllDocuments(text)) {
     const obj = doc.toJS() as KubeObject | null;
-    if (obj === null) continue;
+    if (obj === null || skipKinds.includes(obj.kind)) continue;
     const m = await mappingOf(obj.apiVersion, obj.kind);
     applied.push(
       await client.patch(m, m.namespaced ? obj.metadata.namespace : undefined, obj.metadata.name, obj, "apply", {
@@ -78,9 +84,9 @@ process.once("exit", () => {
   for (const dir of tokenDirs) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A kubeconfig file with a fresh token of `config-management-system/<serviceAccount>` and the control plane's server and CA. */
-async function serviceAccountKubeconfig(serviceAccount: string): Promise<string> {
-  const token = await mintToken(systemNamespace, serviceAccount);
+/** A kubeconfig file with a fresh token of `<namespace>/<serviceAccount>` and the control plane's server and CA. */
+export async function serviceAccountKubeconfig(serviceAccount: string, namespace = systemNamespace): Promise<string> {
+  const token = await mintToken(namespace, serviceAccount);
   const env = testEnv();
   const dir = await mkdtemp(join(tmpdir(), "driftless-sa-"));
   tokenDirs.push(dir);

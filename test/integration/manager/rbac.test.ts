@@ -23,6 +23,7 @@ import { eventually, suffix, TestRepo } from "../../support/index.ts";
 import { grantRepoSyncReconciler } from "../../support/rbac.ts";
 import {
   admin,
+  applyManifest,
   clientAs,
   mappingOf,
   configMap,
@@ -48,7 +49,7 @@ interface Attributes {
   readonly name?: string;
 }
 
-async function allowed(serviceAccount: string, attributes: Attributes): Promise<boolean> {
+async function allowed(serviceAccount: string, attributes: Attributes, namespace = systemNamespace): Promise<boolean> {
   const client = await admin();
   const review = await client.request<{ status?: { allowed?: boolean } }>({
     method: "POST",
@@ -57,8 +58,8 @@ async function allowed(serviceAccount: string, attributes: Attributes): Promise<
       apiVersion: "authorization.k8s.io/v1",
       kind: "SubjectAccessReview",
       spec: {
-        user: `system:serviceaccount:${systemNamespace}:${serviceAccount}`,
-        groups: ["system:serviceaccounts", `system:serviceaccounts:${systemNamespace}`, "system:authenticated"],
+        user: `system:serviceaccount:${namespace}:${serviceAccount}`,
+        groups: ["system:serviceaccounts", `system:serviceaccounts:${namespace}`, "system:authenticated"],
         resourceAttributes: { group: "", ...attributes },
       },
     },
@@ -68,6 +69,8 @@ async function allowed(serviceAccount: string, attributes: Attributes): Promise<
 
 test("the manager's ServiceAccount is granted what managing reconcilers takes, no direct read of Secrets (but its webhook certificate) or write of synced objects, and bind on cluster-admin (cluster-admin-equivalent)", async () => {
   await managerKubeconfig(); // applies manifests/
+  // The whole install: the resource-group-controller's read of every kind is its own identity's, not the manager's.
+  await applyManifest("resource-group-controller.yaml", { skipKinds: ["Deployment"] });
   const manager = "reconciler-manager";
   const may: Attributes[] = [
     { verb: "watch", resource: "reposyncs", group: "configsync.gke.io" },
@@ -142,6 +145,36 @@ test("the manager's ServiceAccount is granted what managing reconcilers takes, n
     );
   // The control plane runs the policy, as manifests/ installs it: the manager's check finds it with its own token.
   assert.deepEqual(await missingReconcilerWritePolicy(await clientAs(manager)), []);
+});
+
+test("the resource-group-controller's ServiceAccount reads every kind, Secrets included, and writes ResourceGroup status only", async () => {
+  await applyManifest("resource-group-controller.yaml", { skipKinds: ["Deployment"] });
+  const controller = "resource-group-controller";
+  const namespace = "resource-group-system";
+  const may: Attributes[] = [
+    { verb: "list", resource: "secrets" },
+    { verb: "watch", resource: "widgets", group: "example.com" },
+    { verb: "get", resource: "deployments", group: "apps", namespace: "team-a" },
+    { verb: "update", resource: "resourcegroups", subresource: "status", group: "kpt.dev", namespace: "team-a" },
+    { verb: "update", resource: "leases", group: "coordination.k8s.io", namespace },
+  ];
+  const mayNot: Attributes[] = [
+    { verb: "update", resource: "resourcegroups", group: "kpt.dev", namespace: "team-a" },
+    { verb: "create", resource: "configmaps", namespace: "team-a" },
+    { verb: "patch", resource: "rootsyncs", group: "configsync.gke.io", namespace: systemNamespace },
+    { verb: "update", resource: "leases", group: "coordination.k8s.io", namespace: systemNamespace },
+    { verb: "create", resource: "serviceaccounts", subresource: "token", namespace },
+  ];
+  for (const [expected, attributes] of [
+    [true, may],
+    [false, mayNot],
+  ] as const) {
+    const wrong: string[] = [];
+    for (const a of attributes)
+      if ((await allowed(controller, a, namespace)) !== expected)
+        wrong.push(`${a.verb} ${a.resource} ${a.subresource ?? ""}`);
+    assert.deepEqual(wrong, [], `${controller} ${expected ? "may not" : "may"}: ${wrong.join("; ")}`);
+  }
 });
 
 /** Asks, for each of `attributes`, whether `serviceAccount` may; fails naming every answer that differs. */

@@ -1,17 +1,19 @@
 /**
- * The manager's ResourceGroup status controller (Config Sync's resource-group-controller) on groups no
- * reconciler keeps, replaying Config Sync's e2e TestResourceGroupControllerInKptGroup,
- * TestResourceGroupCustomResource and TestResourceGroupApplyStatus: each step asserts the exact status
- * Config Sync's controller writes (condition times checked for their format, then left out). The manager
- * runs as a ServiceAccount of its own bound to manifests/'s manager roles and
- * resource-group-controller-rbac.yaml, so the shared reconciler-manager account keeps its narrower rights.
+ * The ResourceGroup status controller (Config Sync's resource-group-controller) on groups no reconciler
+ * keeps, replaying Config Sync's e2e TestResourceGroupControllerInKptGroup, TestResourceGroupCustomResource
+ * and TestResourceGroupApplyStatus: each step asserts the exact status Config Sync's controller writes
+ * (condition times checked for their format, then left out). Those run `driftless-resource-group-controller`
+ * as manifests/resource-group-controller.yaml's ServiceAccount, as a cluster runs it; the last runs it in a
+ * process-mode manager, as a ServiceAccount of its own bound to the manager's roles and the controller's.
  */
 import { after, test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isDeepStrictEqual } from "node:util";
+import { spawn } from "node:child_process";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { resourceGroupMapping } from "@driftless/applier";
 import type { KubeObject, ResourceMapping } from "@driftless/kube";
 import { eventually, suffix, testEnv } from "../../support/index.ts";
@@ -22,6 +24,7 @@ import {
   managerKubeconfig,
   Mapping,
   mintToken,
+  serviceAccountKubeconfig,
   startManager,
   systemNamespace,
 } from "./helpers.ts";
@@ -50,7 +53,7 @@ const emptyConditions = [
 /** A kubeconfig of a ServiceAccount bound to the manager's roles and the ResourceGroup controller's. */
 async function statusControllerKubeconfig(): Promise<string> {
   await managerKubeconfig(); // applies the manager's manifests
-  await applyManifest("resource-group-controller-rbac.yaml");
+  await applyManifest("resource-group-controller.yaml", { skipKinds: ["Deployment"] });
   const client = await admin();
   const name = `rg-status-${suffix()}`;
   await client.create(ServiceAccount, {
@@ -105,11 +108,40 @@ async function statusControllerKubeconfig(): Promise<string> {
 const kubeconfig = await statusControllerKubeconfig();
 
 /** A manager of the test's own with the controller on (a test manager serves a selector, where it is off by default). */
-async function statusController(t: TestContext): Promise<void> {
+async function managerWithStatusController(t: TestContext): Promise<void> {
   const manager = await startManager(t, {
     extraArgs: ["--kubeconfig", kubeconfig, "--resource-group-controller", "true"],
   });
   await eventually(() => manager.isLeader(), { what: "the manager leads" });
+}
+
+const standaloneKubeconfig = await serviceAccountKubeconfig("resource-group-controller", "resource-group-system");
+const standaloneMain = fileURLToPath(
+  new URL("../../../apps/manager/src/resource-group-controller.ts", import.meta.url),
+);
+
+/** `driftless-resource-group-controller` as its manifest's ServiceAccount, until it leads; stopped after the test. */
+async function statusController(t: TestContext): Promise<void> {
+  const args = [standaloneMain, "--kubeconfig", standaloneKubeconfig, "--lease-name", `rg-status-${suffix()}`];
+  const child = spawn(process.execPath, [...args, "--log-level", "debug"], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, KUBECONFIG: "", POD_NAMESPACE: "resource-group-system" },
+  });
+  const logs: string[] = [];
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => logs.push(chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => logs.push(`stderr: ${chunk}`));
+  const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  t.after(async () => {
+    child.kill("SIGTERM");
+    await exited;
+    if (t.signal.aborted || process.env["DRIFTLESS_TEST_LOGS"] === "1")
+      process.stderr.write(`--- resource-group-controller ---\n${logs.join("")}\n`);
+  });
+  await eventually(() => logs.join("").includes('"msg":"became the leader"'), {
+    what: "the resource-group-controller leads",
+  }).catch((error: unknown) => {
+    throw new Error(`${String(error)}\n${logs.join("")}`);
+  });
 }
 
 const configSyncLabel = { "app.kubernetes.io/managed-by": "configmanagement.gke.io" };
@@ -353,7 +385,7 @@ test("seven ConfigMaps, six applied, read Current and NotFound, a cleared status
 });
 
 test("a reconciler's own ResourceGroup (labelled with its sync) is left to the reconciler, and one without Config Sync's managed-by label to kpt, while a user's group listing the same object is computed", async (t) => {
-  await statusController(t);
+  await managerWithStatusController(t);
   const namespace = await createNamespace(t, "rg");
   const client = await admin();
   const example = configMapEntry(namespace, "shared");

@@ -1,0 +1,95 @@
+/**
+ * The ResourceGroup status controller as a process of its own, as Config Sync runs its
+ * resource-group-controller: its ClusterRole reads every kind (Secrets included, since a group may list
+ * one), which the manager's identity does not, so in a cluster it runs under its own ServiceAccount.
+ * One replica leads (a Lease of its own); its status writes pass the lease's fence.
+ */
+import { Informer, KubeClient } from "@driftless/kube";
+import type { Logger } from "@driftless/sync";
+import { leaderElectionTimings, LeaderElector } from "../leader-election.ts";
+import { Resource } from "../resources.ts";
+import { ResourceGroupStatusController } from "./controller.ts";
+
+export interface StandaloneResourceGroupControllerOptions {
+  readonly kubeconfig: string | undefined;
+  /** Where its Lease is kept (the namespace it runs in). */
+  readonly leaseNamespace: string;
+  readonly leaseName: string;
+  /** Unique per replica (pod name, or host and pid). */
+  readonly identity: string;
+  readonly log: Logger;
+}
+
+/** Why it ended on its own: leadership lost (another replica may lead now; the shell exits non-zero). */
+export interface StandaloneEnd {
+  readonly reason: string;
+}
+
+export class StandaloneResourceGroupController {
+  readonly #elector: LeaderElector;
+  readonly #controller: ResourceGroupStatusController;
+  readonly #syncs: readonly Informer[];
+  readonly ended: Promise<StandaloneEnd>;
+  #end: (end: StandaloneEnd) => void = () => undefined;
+
+  private constructor(elector: LeaderElector, client: KubeClient, log: Logger) {
+    this.#elector = elector;
+    // Only which syncs exist is read: a group named as one is its reconciler's, even before it is labelled.
+    this.#syncs = [Resource.RootSync, Resource.RepoSync].map(
+      (resource) =>
+        new Informer(client, resource, {
+          metadataOnly: true,
+          onError: (error) => log.debug("sync watch failed; retrying", { error: error.message }),
+        }),
+    );
+    this.#controller = new ResourceGroupStatusController({
+      client,
+      syncExists: (namespace, name) => this.#syncs.some((syncs) => syncs.get(namespace, name) !== undefined),
+      log,
+    });
+    this.ended = new Promise((resolve) => (this.#end = resolve));
+  }
+
+  static async start(options: StandaloneResourceGroupControllerOptions): Promise<StandaloneResourceGroupController> {
+    const timings = leaderElectionTimings();
+    const userAgent = "driftless-resource-group-controller/0.1.0";
+    const lease = await KubeClient.fromKubeconfig(options.kubeconfig, {
+      userAgent,
+      timeoutMs: timings.requestTimeoutMs,
+      retryAfterAttempts: 0,
+    });
+    const elector = new LeaderElector({
+      client: lease,
+      namespace: options.leaseNamespace,
+      name: options.leaseName,
+      identity: options.identity,
+      ...timings,
+      log: options.log,
+    });
+    const client = await KubeClient.fromKubeconfig(options.kubeconfig, {
+      userAgent,
+      timeoutMs: timings.requestTimeoutMs,
+      fence: (operation) => elector.fence(operation),
+    });
+    const self = new StandaloneResourceGroupController(elector, client, options.log);
+    elector.start({
+      onStartedLeading: () => {
+        for (const syncs of self.#syncs) syncs.start();
+        self.#controller.start();
+      },
+      onStoppedLeading: () => self.#end({ reason: "lost the leader lease" }),
+    });
+    return self;
+  }
+
+  get isLeader(): boolean {
+    return this.#elector.isLeader;
+  }
+
+  /** Stops its watches, then releases the lease so a standby takes over at once. */
+  async stop(): Promise<void> {
+    await this.#controller.stop();
+    await Promise.all(this.#syncs.map((syncs) => syncs.stop()));
+    await this.#elector.stop();
+  }
+}
