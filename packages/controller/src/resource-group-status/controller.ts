@@ -6,7 +6,15 @@
  */
 import { ManagedByValue, ManagedLabel, ResourceGroupStatusModeAnnotation, StatusMode } from "@driftless/api";
 import { mapLimit, resourceGroupMapping } from "@driftless/applier";
-import { Informer, isConflict, isNotFound, type KubeClient, type KubeObject, RestMapper } from "@driftless/kube";
+import {
+  Informer,
+  isConflict,
+  isNotFound,
+  KubeApiError,
+  type KubeClient,
+  type KubeObject,
+  RestMapper,
+} from "@driftless/kube";
 import type { Logger } from "@driftless/sync";
 import { isDeepStrictEqual } from "node:util";
 import { KeyedLock } from "../keyed-lock.ts";
@@ -46,6 +54,7 @@ export class ResourceGroupStatusController {
   readonly #lock = new KeyedLock();
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
+  #toldForbidden = false;
 
   constructor(options: ResourceGroupStatusControllerOptions) {
     this.#o = options;
@@ -64,7 +73,22 @@ export class ResourceGroupStatusController {
     this.#groups = new Informer(options.client, resourceGroupMapping, {
       labelSelector: `${ManagedLabel.ManagedBy}=${ManagedByValue}`,
       transform: (group) => (labelledSyncInventory(group) ? { ...group, spec: undefined, status: undefined } : group),
-      onError: (error) => options.log.debug("ResourceGroup status: watch failed; retrying", { error: error.message }),
+      onError: (error) => {
+        // A manager without the controller's ClusterRole (process mode on the reconciler-manager token) says how once.
+        const forbidden = error instanceof KubeApiError && error.status === 403;
+        options.log[forbidden && !this.#toldForbidden ? "warn" : "debug"](
+          "ResourceGroup status: watch failed; retrying",
+          {
+            error: error.message,
+            ...(forbidden
+              ? {
+                  hint: "bind the ClusterRole driftless:resource-group-controller, or pass --resource-group-controller=false",
+                }
+              : {}),
+          },
+        );
+        if (forbidden) this.#toldForbidden = true;
+      },
     });
     this.#groups.on("add", (group) => this.#observe(group));
     this.#groups.on("update", (group) => this.#observe(group));
