@@ -259,21 +259,8 @@ test("a user's ResourceGroup gets Config Sync's status: empty, NotFound, a subgr
   );
 });
 
-test("a custom resource reads NotFound without its CRD, Current once created, NotFound again once the CRD is deleted (TestResourceGroupCustomResource)", async (t) => {
-  await statusController(t);
-  const namespace = await createNamespace(t, "rg");
-  const group = `rg${suffix()}.test`;
-  await createGroup(namespace, "group-d");
-  await applyGroup(namespace, "group-d");
-  const anvil = { namespace, name: "example", group, kind: "Anvil" };
-  await applyGroup(namespace, "group-d", { resources: [anvil] });
-  await expectStatus(
-    namespace,
-    "group-d",
-    { observedGeneration: 2, resourceStatuses: [{ ...anvil, status: "NotFound" }], conditions: emptyConditions },
-    "NotFound without the CRD",
-  );
-
+/** The Anvil CRD of `group`, deleted after the test. */
+async function createAnvilCrd(t: TestContext, group: string): Promise<void> {
   const client = await admin();
   const crdName = `anvils.${group}`;
   await client.create(Crd, {
@@ -295,6 +282,11 @@ test("a custom resource reads NotFound without its CRD, Current once created, No
     },
   });
   t.after(() => client.delete(Crd, undefined, crdName).then(() => undefined));
+}
+
+/** The Anvil `example`, once its CRD is served. */
+async function createAnvil(group: string, namespace: string): Promise<void> {
+  const client = await admin();
   const anvils: ResourceMapping = {
     group,
     version: "v1",
@@ -315,24 +307,75 @@ test("a custom resource reads NotFound without its CRD, Current once created, No
         .then(() => true),
     { what: "the Anvil created once its CRD is served" },
   );
-  const current = {
-    ...anvil,
-    status: "Current",
-    conditions: [{ type: "OwnershipOverlap", status: "Unknown", reason: "Unknown", message: notOwned }],
-  };
+}
+
+/** An unowned Anvil's entry: Current, ownership Unknown. */
+const anvilCurrent = (anvil: Record<string, string>) => ({
+  ...anvil,
+  status: "Current",
+  conditions: [{ type: "OwnershipOverlap", status: "Unknown", reason: "Unknown", message: notOwned }],
+});
+
+test("a custom resource reads NotFound without its CRD, Current once created, NotFound again once the CRD is deleted (TestResourceGroupCustomResource)", async (t) => {
+  await statusController(t);
+  const namespace = await createNamespace(t, "rg");
+  const group = `rg${suffix()}.test`;
+  await createGroup(namespace, "group-d");
+  await applyGroup(namespace, "group-d");
+  const anvil = { namespace, name: "example", group, kind: "Anvil" };
+  await applyGroup(namespace, "group-d", { resources: [anvil] });
   await expectStatus(
     namespace,
     "group-d",
-    { observedGeneration: 2, resourceStatuses: [current], conditions: emptyConditions },
+    { observedGeneration: 2, resourceStatuses: [{ ...anvil, status: "NotFound" }], conditions: emptyConditions },
+    "NotFound without the CRD",
+  );
+
+  await createAnvilCrd(t, group);
+  await createAnvil(group, namespace);
+  await expectStatus(
+    namespace,
+    "group-d",
+    { observedGeneration: 2, resourceStatuses: [anvilCurrent(anvil)], conditions: emptyConditions },
     "Current",
   );
 
-  await client.delete(Crd, undefined, crdName);
+  const client = await admin();
+  await client.delete(Crd, undefined, `anvils.${group}`);
   await expectStatus(
     namespace,
     "group-d",
     { observedGeneration: 2, resourceStatuses: [{ ...anvil, status: "NotFound" }], conditions: emptyConditions },
     "NotFound once the CRD is gone",
+  );
+});
+
+test("a custom resource listed again after its CRD came while no group listed it reads Current, not the NotFound of its first listing", async (t) => {
+  await statusController(t);
+  const namespace = await createNamespace(t, "rg");
+  const group = `rg${suffix()}.test`;
+  await createGroup(namespace, "group-g");
+  await applyGroup(namespace, "group-g");
+  const anvil = { namespace, name: "example", group, kind: "Anvil" };
+  await applyGroup(namespace, "group-g", { resources: [anvil] });
+  await expectStatus(
+    namespace,
+    "group-g",
+    { observedGeneration: 2, resourceStatuses: [{ ...anvil, status: "NotFound" }], conditions: emptyConditions },
+    "NotFound without the CRD",
+  );
+  // No group lists Anvil while its CRD and an Anvil are created.
+  await applyGroup(namespace, "group-g", {});
+  await expectStatus(namespace, "group-g", { observedGeneration: 3, conditions: emptyConditions }, "nothing listed");
+  await createAnvilCrd(t, group);
+  await createAnvil(group, namespace);
+
+  await applyGroup(namespace, "group-g", { resources: [anvil] });
+  await expectStatus(
+    namespace,
+    "group-g",
+    { observedGeneration: 4, resourceStatuses: [anvilCurrent(anvil)], conditions: emptyConditions },
+    "Current once listed again",
   );
 });
 

@@ -79,6 +79,8 @@ export class KindWatches {
       if (kinds.has(kind) || !users.delete(user) || users.size > 0) continue;
       this.#users.delete(kind);
       this.#stopWatch(kind);
+      // Its CRD may come while no one lists it, and #kindChanged ignores unlisted kinds: a later user looks it up afresh.
+      this.#absent.delete(kind);
     }
     for (const kind of kinds) {
       const users = this.#users.get(kind) ?? new Set<string>();
@@ -173,8 +175,9 @@ export class KindWatches {
   /** A CRD of the kind came, changed or went: look it up again, and have its users recomputed. */
   #kindChanged(group: string, kind: string): void {
     const key = kindKey(group, kind);
-    if (!this.#users.has(key)) return;
+    // Cleared even for a kind no one lists now: a read finishing after its last user left may have set it.
     this.#absent.delete(key);
+    if (!this.#users.has(key)) return;
     this.#o.mapper.invalidate();
     this.#o.onKind(group, kind);
   }
