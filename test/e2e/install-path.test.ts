@@ -733,11 +733,13 @@ test(
 
 test("no pod logged a refused request, a read-only write or a crash", { skip }, async (t) => {
   const core = coreApi();
-  const pods = await core.listNamespacedPod({ namespace: system });
+  // The manager, Redis and reconcilers, and the resource-group-controller.
+  const pods = [system, "resource-group-system"].map((namespace) => core.listNamespacedPod({ namespace }));
   const findings: string[] = [];
   const namespaces = new Set((await core.listNamespace()).items.map((n) => n.metadata?.name));
-  for (const pod of pods.items) {
+  for (const pod of (await Promise.all(pods)).flatMap((list) => list.items)) {
     const name = pod.metadata?.name ?? "";
+    const podNamespace = pod.metadata?.namespace ?? system;
     // A RepoSync whose namespace a test deleted: the namespace's deletion removes the RoleBinding that lets
     // its reconciler read the RepoSync before the manager has torn the reconciler down, and a pass in
     // between is refused. That is the namespace's lifecycle, not missing RBAC.
@@ -749,7 +751,7 @@ test("no pod logged a refused request, a read-only write or a crash", { skip }, 
     }
     // Every container's log: a reconciler pod also runs the hydration-controller (render) container.
     for (const container of pod.spec?.containers ?? []) {
-      const log = await core.readNamespacedPodLog({ name, namespace: system, container: container.name });
+      const log = await core.readNamespacedPodLog({ name, namespace: podNamespace, container: container.name });
       // DRIFTLESS_E2E_LOG_DIR keeps every pod's log (CI uploads it when the suite fails).
       const keep = process.env["DRIFTLESS_E2E_LOG_DIR"];
       if (keep !== undefined) await writeFile(join(keep, `${name}.${container.name}.log`), log);
@@ -765,8 +767,8 @@ test("no pod logged a refused request, a read-only write or a crash", { skip }, 
       }
     }
   }
-  const events = await core.listNamespacedEvent({ namespace: system });
-  for (const event of events.items) {
+  const events = [system, "resource-group-system"].map((namespace) => core.listNamespacedEvent({ namespace }));
+  for (const event of (await Promise.all(events)).flatMap((list) => list.items)) {
     if (event.type !== "Warning") continue;
     const line = `${event.involvedObject.kind}/${event.involvedObject.name}: ${event.reason}: ${event.message}`;
     t.diagnostic(`warning event ${line}`);
