@@ -8,7 +8,7 @@
 import { apiVersionOf, Informer, type KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import type { RestMapper } from "@driftless/kube";
 import type { Logger } from "@driftless/sync";
-import type { ListedObject, LiveRead } from "./group-status.ts";
+import { subgroupKind, type ListedObject, type LiveRead } from "./group-status.ts";
 
 /** How long a read waits for a new watch's first list before answering Unknown (a later list recomputes). */
 const defaultFirstListWaitMs = 5_000;
@@ -196,11 +196,20 @@ function kindKey(group: string, kind: string): string {
   return `${group}/${kind}`;
 }
 
-/** What kstatus reads of an object, without managedFields; a metadata-only copy named as its kind. */
-function trimmed(obj: KubeObject, mapping: ResourceMapping, metadataOnly: boolean): KubeObject {
+/**
+ * What kstatus reads of an object, without managedFields; a metadata-only copy named as its kind. A
+ * ResourceGroup (a subgroup) is read by its generation and conditions alone: without its spec and per-object
+ * statuses, since this watch holds every group in the cluster, a reconciler's megabytes of inventory too.
+ */
+export function trimmed(obj: KubeObject, mapping: ResourceMapping, metadataOnly: boolean): KubeObject {
   const { managedFields: _managed, ...metadata } = obj.metadata as KubeObject["metadata"] & { managedFields?: unknown };
   const kindOf = metadataOnly ? { apiVersion: apiVersionOf(mapping.group, mapping.version), kind: mapping.kind } : {};
-  return { ...obj, ...kindOf, metadata };
+  const copy: KubeObject = { ...obj, ...kindOf, metadata };
+  if (mapping.group !== subgroupKind.group || mapping.kind !== subgroupKind.kind) return copy;
+  const { spec: _spec, status, ...rest } = copy;
+  if (typeof status !== "object" || status === null) return rest as KubeObject;
+  const { resourceStatuses: _resources, subgroupStatuses: _subgroups, ...kept } = status as Record<string, unknown>;
+  return { ...rest, status: kept } as KubeObject;
 }
 
 async function firstList(informer: Informer, waitMs: number): Promise<void> {
