@@ -108,15 +108,17 @@ type Answer =
   | { readonly outcome: "interrupted" };
 
 /**
- * Stalled, with nothing being set up (Reconciling False), for the generation the user sees: the manager's
- * verdict on the spec (Validation), which only a change of the spec lifts. A reconciler failing or being
- * set up (Reconciling True) may still come up and answer, so that is waited for.
+ * Stalled for the generation the user sees by the manager's verdict on the spec (reason Validation, which
+ * leaves Reconciling as it was, as Config Sync's does), which only a change of the spec lifts. A reconciler
+ * failing or being set up (Stalled with Reconciling True) may still come up and answer, so that is waited for.
  */
 function stalledForGood(sync: KubeObject): boolean {
   const status = (sync["status"] ?? {}) as { observedGeneration?: number; conditions?: SyncCondition[] };
+  const stalled = getCondition(status.conditions, SyncConditionType.Stalled);
   return (
-    getCondition(status.conditions, SyncConditionType.Stalled)?.status === "True" &&
-    getCondition(status.conditions, SyncConditionType.Reconciling)?.status === "False" &&
+    stalled?.status === "True" &&
+    (stalled.reason === "Validation" ||
+      getCondition(status.conditions, SyncConditionType.Reconciling)?.status !== "True") &&
     status.observedGeneration === sync.metadata.generation
   );
 }
