@@ -150,7 +150,15 @@ export class ResourceGroupStatusController {
       this.#timer = undefined;
       const keys = [...this.#pending];
       this.#pending.clear();
-      void mapLimit(keys, concurrency, (k) => this.#lock.run(k, () => this.#reconcile(k)));
+      // A computation that throws (no input known to) is logged and retried, never an unhandled rejection.
+      void mapLimit(keys, concurrency, (k) =>
+        this.#lock
+          .run(k, () => this.#reconcile(k))
+          .catch((error: unknown) => {
+            this.#o.log.warn("ResourceGroup status: computing failed; retrying", { group: k, error: String(error) });
+            this.#schedule(k, this.#o.retryMs ?? 2_000);
+          }),
+      );
     }, delayMs);
   }
 

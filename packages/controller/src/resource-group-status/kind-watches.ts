@@ -12,7 +12,10 @@ import { subgroupKind, type ListedObject, type LiveRead } from "./group-status.t
 
 /** How long a read waits for a new watch's first list before answering Unknown (a later list recomputes). */
 const defaultFirstListWaitMs = 5_000;
-/** A kind found unserved by discovery is looked up again after this long even without a CRD event (aggregated APIs). */
+/**
+ * A kind found unserved by discovery is looked up again, at a group's next computation, once this long has
+ * passed even without a CRD event (an aggregated API has none).
+ */
 const absentRecheckMs = 60_000;
 
 /** Kinds whose kstatus reads nothing but metadata: cached as metadata only, so Secret data never enters the manager. */
@@ -53,7 +56,8 @@ export class KindWatches {
         const spec = (crd["spec"] ?? {}) as { group?: unknown; names?: { kind?: unknown } };
         return {
           ...crd,
-          metadata: { name: crd.metadata.name },
+          // With its resourceVersion, so a relist announces only the CRDs that changed.
+          metadata: { name: crd.metadata.name, resourceVersion: crd.metadata.resourceVersion },
           spec: { group: spec.group, names: { kind: spec.names?.kind } },
         };
       },

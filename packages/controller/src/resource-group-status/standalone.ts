@@ -31,6 +31,7 @@ export class StandaloneResourceGroupController {
   readonly #syncs: readonly Informer[];
   readonly ended: Promise<StandaloneEnd>;
   #end: (end: StandaloneEnd) => void = () => undefined;
+  #stopped = false;
 
   private constructor(elector: LeaderElector, client: KubeClient, log: Logger) {
     this.#elector = elector;
@@ -75,7 +76,13 @@ export class StandaloneResourceGroupController {
     elector.start({
       onStartedLeading: () => {
         for (const syncs of self.#syncs) syncs.start();
-        self.#controller.start();
+        // Which syncs exist is known before any group is judged: a group named as one is never written.
+        void Promise.all(self.#syncs.map((syncs) => syncs.synced())).then(
+          () => {
+            if (!self.#stopped) self.#controller.start();
+          },
+          () => undefined, // stopped before the first list
+        );
       },
       onStoppedLeading: () => self.#end({ reason: "lost the leader lease" }),
     });
@@ -88,6 +95,7 @@ export class StandaloneResourceGroupController {
 
   /** Stops its watches, then releases the lease so a standby takes over at once. */
   async stop(): Promise<void> {
+    this.#stopped = true;
     await this.#controller.stop();
     await Promise.all(this.#syncs.map((syncs) => syncs.stop()));
     await this.#elector.stop();
