@@ -5,6 +5,7 @@ import type { TestContext } from "node:test";
 import { createLogger, Reconciler, type ReconcilerOptions } from "@driftless/sync";
 import { testEnv } from "./env.ts";
 import { suffix } from "./kube.ts";
+import { testFailed } from "./test-outcome.ts";
 
 /**
  * Runs a real Reconciler in the test process against the local control plane, the run's Redis (own
@@ -32,7 +33,9 @@ export async function startReconciler(
   t.after(async () => {
     await reconciler.stop(5_000);
     await rm(cacheDir, { recursive: true, force: true });
-    if (process.env["DRIFTLESS_TEST_LOGS"] === "1") process.stderr.write(lines.join(""));
+    // On a failure, CI's log is all there is to read it by.
+    if (process.env["DRIFTLESS_TEST_LOGS"] === "1" || testFailed(t))
+      process.stderr.write(`--- reconciler of ${t.name} ---\n${lines.join("")}`);
   });
   return reconciler;
 }

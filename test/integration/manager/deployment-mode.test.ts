@@ -388,9 +388,10 @@ test("a RootSync leaving the manager's selector while a finalizer holds its reco
       .catch(() => undefined),
   );
 
+  // A merge patch: the manager writes the sync meanwhile, so a replace of a copy read before may conflict.
   const live = await getSync("RootSync", systemNamespace, name);
-  assert.ok(live !== undefined);
-  await client.replace(Mapping.RootSync, { ...live, metadata: { ...live.metadata, labels: {} } });
+  const unlabelled = Object.fromEntries(Object.keys(live?.metadata.labels ?? {}).map((key) => [key, null]));
+  await client.patch(Mapping.RootSync, systemNamespace, name, { metadata: { labels: unlabelled } }, "merge");
 
   // The release removes the identity first, then the finalizer: wait for the last step, then read both.
   await eventually(

@@ -13,7 +13,7 @@ import type { TestContext } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { KubeClient, RestMapper, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { findRepoRoot } from "@driftless/local-cluster";
-import { eventually, suffix, testEnv, TestRepo } from "../../support/index.ts";
+import { eventually, suffix, testEnv, testFailed, TestRepo } from "../../support/index.ts";
 
 export const systemNamespace = "config-management-system";
 export const managerLabel = "driftless.test/manager";
@@ -277,7 +277,7 @@ export async function startManager(t: TestContext, options: ManagerOptions = {})
     scopesWithManager.delete(scope.stateDir);
     await rm(scope.stateDir, { recursive: true, force: true, maxRetries: 3 });
     // A deletion the manager did not finish is its failure: its log says why.
-    if (process.env["DRIFTLESS_TEST_LOGS"] === "1" || t.signal.aborted || cleanupFailure !== undefined) {
+    if (process.env["DRIFTLESS_TEST_LOGS"] === "1" || testFailed(t) || cleanupFailure !== undefined) {
       process.stderr.write(`--- manager ${scope.id} (${manager.pid}) ---\n${logs.join("\n")}\n`);
       for (const [file, text] of keptReconcilerLogs.get(scope.stateDir) ?? [])
         process.stderr.write(`--- ${file} ---\n${text}\n`);

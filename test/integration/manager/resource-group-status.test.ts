@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { resourceGroupMapping } from "@driftless/applier";
 import type { KubeObject, ResourceMapping } from "@driftless/kube";
-import { eventually, suffix, testEnv } from "../../support/index.ts";
+import { eventually, suffix, testEnv, testFailed } from "../../support/index.ts";
 import {
   admin,
   applyManifest,
@@ -134,7 +134,7 @@ async function statusController(t: TestContext): Promise<void> {
   t.after(async () => {
     child.kill("SIGTERM");
     await exited;
-    if (t.signal.aborted || process.env["DRIFTLESS_TEST_LOGS"] === "1")
+    if (testFailed(t) || process.env["DRIFTLESS_TEST_LOGS"] === "1")
       process.stderr.write(`--- resource-group-controller ---\n${logs.join("")}\n`);
   });
   await eventually(() => logs.join("").includes('"msg":"became the leader"'), {
