@@ -150,6 +150,22 @@ void describe("Remediator", () => {
     assert.deepEqual(corrected, ["v0"]);
   });
 
+  void it("a deletion during a pass is corrected after it, whichever version's watch told it last", async () => {
+    // Another object of the kind moved to another version: both versions are watched, and both watches
+    // see this one's deletion, in either order; only the declared version's tells it is gone.
+    let changing = true;
+    const { remediator, emit, corrected, cache } = harness(() => changing, Correction.Written);
+    remediator.setDeclared([declared("v0")]);
+    const gone = written(declared("v0"), "5");
+    emit(gone, configMapMapping, "delete");
+    emit(gone, { ...configMapMapping, version: "v1beta1" }, "delete");
+    cache.current = undefined;
+    changing = false;
+    remediator.recheckChangesDuringPass();
+    await setImmediate();
+    assert.deepEqual(corrected, ["v0"]);
+  });
+
   void it("an object equal to its declaration is left alone", () => {
     const { remediator, emit, passes } = harness(() => false);
     const v0 = declared("v0");

@@ -109,8 +109,12 @@ export class Remediator {
   private readonly refused = new Map<string, DesiredObject>();
   /** Objects being corrected now, and whether another change arrived meanwhile. */
   private readonly inFlight = new Map<string, boolean>();
-  /** Objects that changed while a pass applied another commit, to check when it ends. */
-  private readonly changedDuringPass = new Map<string, Seen & { readonly claims: boolean }>();
+  /**
+   * Objects that changed while a pass applied another commit, to check when it ends: by object and
+   * watched version. Both watches of a kind whose objects are declared at two versions see each
+   * change, in either order; one entry per object kept the last, which could be the ignored version.
+   */
+  private readonly changedDuringPass = new Map<string, Seen & { readonly key: string; readonly claims: boolean }>();
   /** Set by the first declaration: until then no object is known to be undeclared. */
   private declarationKnown = false;
   /** Undeclared objects that claim this sync. */
@@ -186,11 +190,11 @@ export class Remediator {
    * for the next resync.
    */
   recheckChangesDuringPass(): void {
-    const changed = [...this.changedDuringPass];
+    const changed = [...this.changedDuringPass.values()];
     this.changedDuringPass.clear();
     // Claims still waiting (a suspended sync, a Namespace in use): the pass may have changed that.
-    this.undeclared.retryWaiting(new Set(changed.map(([key]) => key)));
-    for (const [key, { mapping, namespace, name, claims }] of changed) {
+    this.undeclared.retryWaiting(new Set(changed.map(({ key }) => key)));
+    for (const { key, mapping, namespace, name, claims } of changed) {
       if (this.guarded(key, mapping) === undefined) {
         if (claims) this.undeclared.claim(key, { mapping, namespace, name });
         continue;
@@ -214,7 +218,8 @@ export class Remediator {
     if (this.options.declarationsChanging?.() === true) {
       // Possibly the pass's own write, whose watch event can arrive before its response; or an
       // object only the new commit declares. Decided when the pass ends, on the live copy then.
-      this.changedDuringPass.set(key, {
+      this.changedDuringPass.set(`${key}@${mapping.version}`, {
+        key,
         mapping,
         namespace: mapping.namespaced ? id.namespace : undefined,
         name: id.name,
