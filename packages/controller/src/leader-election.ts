@@ -11,7 +11,7 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
-import { isAlreadyExists, isConflict, type KubeClient, type KubeObject } from "@driftless/kube";
+import { isAlreadyExists, isConflict, KubeClient, type KubeObject } from "@driftless/kube";
 import type { Logger } from "@driftless/sync";
 import { Resource } from "./resources.ts";
 
@@ -272,4 +272,41 @@ export class LeaderElector {
     });
     this.#o.log.info("released the leader lease", { lease: `${namespace}/${name}` });
   }
+}
+
+/** A leader elector and the client whose every write passes its fence, for one process campaigning for one Lease. */
+export interface FencedClients {
+  /** The Lease's own connections, so renewals never wait behind other traffic. */
+  readonly lease: KubeClient;
+  readonly elector: LeaderElector;
+  /** Refuses every write unless this replica leads. */
+  readonly client: KubeClient;
+}
+
+export async function fencedClients(options: {
+  readonly kubeconfig: string | undefined;
+  readonly userAgent: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly identity: string;
+  readonly log: Logger;
+  readonly timings?: Partial<LeaderElectionTimings>;
+}): Promise<FencedClients> {
+  const timings = leaderElectionTimings(options.timings);
+  const { kubeconfig, userAgent } = options;
+  // Every request ends before the renew deadline, and the Lease's take no Retry-After waits: the next
+  // attempt is a retry period away.
+  const lease = await KubeClient.fromKubeconfig(kubeconfig, {
+    userAgent,
+    timeoutMs: timings.requestTimeoutMs,
+    retryAfterAttempts: 0,
+  });
+  const { namespace, name, identity, log } = options;
+  const elector = new LeaderElector({ client: lease, namespace, name, identity, ...timings, log });
+  const client = await KubeClient.fromKubeconfig(kubeconfig, {
+    userAgent,
+    timeoutMs: timings.requestTimeoutMs,
+    fence: (operation) => elector.fence(operation),
+  });
+  return { lease, elector, client };
 }

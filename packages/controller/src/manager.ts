@@ -5,7 +5,7 @@
  * reconcilers. `apps/manager` is the process around it.
  */
 import { reconcilerName, RootSyncNamespace } from "@driftless/api";
-import { KubeClient, requestResource } from "@driftless/kube";
+import { type KubeClient, requestResource } from "@driftless/kube";
 import {
   createManagerMetrics,
   ReconcilerState,
@@ -27,7 +27,7 @@ import type { Logger } from "@driftless/sync";
 import { readClusterAccess, type ClusterAccess } from "./credentials.ts";
 import { createWorkload } from "./create-workload.ts";
 import { parseLabelSelector, type LabelSelector } from "./label-selector.ts";
-import { leaderElectionTimings, LeaderElector } from "./leader-election.ts";
+import { fencedClients, type LeaderElector } from "./leader-election.ts";
 import type { ManagerEnd, ManagerOptions } from "./manager-options.ts";
 import { missingReconcilerWritePolicy } from "./reconciler-write-policy.ts";
 import { PushRouter } from "./push-router.ts";
@@ -148,28 +148,19 @@ export class Manager {
     // Reconcilers' users only isolate anything when the default user cannot open everything.
     if (redisPasswordOf(options.redisUrl) === "")
       throw new Error("the manager needs the Redis admin password (REDIS_PASSWORD): an open Redis is refused");
-    const timings = leaderElectionTimings(options.leaderElection);
-    const userAgent = "driftless-manager/0.1.0";
-    // Every request ends before the renew deadline. The Lease has its own connections, so renewals
-    // never wait behind job traffic, and no Retry-After waits: the next attempt is a retry period away.
-    const lease = await KubeClient.fromKubeconfig(options.kubeconfig, {
-      userAgent,
-      timeoutMs: timings.requestTimeoutMs,
-      retryAfterAttempts: 0,
-    });
-    const elector = new LeaderElector({
-      client: lease,
+    // Every write of the manager (jobs, reconciler setup, tokens, finalizers, status) passes the fence.
+    const {
+      lease,
+      elector,
+      client: main,
+    } = await fencedClients({
+      kubeconfig: options.kubeconfig,
+      userAgent: "driftless-manager/0.1.0",
       namespace: RootSyncNamespace,
       name: options.leaseName,
       identity: options.identity,
-      ...timings,
       log: options.log,
-    });
-    // Every write of the manager (jobs, reconciler setup, tokens, finalizers, status) passes the fence.
-    const main = await KubeClient.fromKubeconfig(options.kubeconfig, {
-      userAgent,
-      timeoutMs: timings.requestTimeoutMs,
-      fence: (operation) => elector.fence(operation),
+      ...(options.leaderElection === undefined ? {} : { timings: options.leaderElection }),
     });
     // Process mode hands the API server's address and CA on to reconciler processes.
     const access = options.mode === ReconcilerMode.Process ? readClusterAccess(options.kubeconfig) : undefined;

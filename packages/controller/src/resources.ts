@@ -23,6 +23,13 @@ export const Resource = {
   RoleBinding: mapping("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", true),
   ClusterRoleBinding: mapping("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", false),
   Lease: mapping("coordination.k8s.io", "v1", "Lease", "leases", true),
+  CustomResourceDefinition: mapping(
+    "apiextensions.k8s.io",
+    "v1",
+    "CustomResourceDefinition",
+    "customresourcedefinitions",
+    false,
+  ),
 } as const;
 
 export function syncMapping(kind: SyncKind): ResourceMapping {

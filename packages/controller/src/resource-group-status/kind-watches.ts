@@ -8,6 +8,7 @@
 import { apiVersionOf, Informer, type KubeClient, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import type { RestMapper } from "@driftless/kube";
 import type { Logger } from "@driftless/sync";
+import { Resource } from "../resources.ts";
 import { subgroupKind, type ListedObject, type LiveRead } from "./group-status.ts";
 
 /** How long a read waits for a new watch's first list before answering Unknown (a later list recomputes). */
@@ -51,7 +52,7 @@ export class KindWatches {
   constructor(options: KindWatchesOptions) {
     this.#o = options;
     // Only which kind a CRD serves is kept: a CRD's schema is most of its size.
-    this.#crds = new Informer(options.client, crdMapping, {
+    this.#crds = new Informer(options.client, Resource.CustomResourceDefinition, {
       transform: (crd) => {
         const spec = (crd["spec"] ?? {}) as { group?: unknown; names?: { kind?: unknown } };
         return {
@@ -186,15 +187,6 @@ export class KindWatches {
     this.#o.onKind(group, kind);
   }
 }
-
-const crdMapping: ResourceMapping = {
-  group: "apiextensions.k8s.io",
-  version: "v1",
-  kind: "CustomResourceDefinition",
-  resource: "customresourcedefinitions",
-  namespaced: false,
-  verbs: ["get", "list", "watch"],
-};
 
 function kindKey(group: string, kind: string): string {
   return `${group}/${kind}`;

@@ -4,9 +4,9 @@
  * one), which the manager's identity does not, so in a cluster it runs under its own ServiceAccount.
  * One replica leads (a Lease of its own); its status writes pass the lease's fence.
  */
-import { Informer, KubeClient } from "@driftless/kube";
+import { Informer, type KubeClient } from "@driftless/kube";
 import type { Logger } from "@driftless/sync";
-import { leaderElectionTimings, LeaderElector } from "../leader-election.ts";
+import { fencedClients, type LeaderElector } from "../leader-election.ts";
 import { Resource } from "../resources.ts";
 import { ResourceGroupStatusController } from "./controller.ts";
 
@@ -52,25 +52,13 @@ export class StandaloneResourceGroupController {
   }
 
   static async start(options: StandaloneResourceGroupControllerOptions): Promise<StandaloneResourceGroupController> {
-    const timings = leaderElectionTimings();
-    const userAgent = "driftless-resource-group-controller/0.1.0";
-    const lease = await KubeClient.fromKubeconfig(options.kubeconfig, {
-      userAgent,
-      timeoutMs: timings.requestTimeoutMs,
-      retryAfterAttempts: 0,
-    });
-    const elector = new LeaderElector({
-      client: lease,
+    const { elector, client } = await fencedClients({
+      kubeconfig: options.kubeconfig,
+      userAgent: "driftless-resource-group-controller/0.1.0",
       namespace: options.leaseNamespace,
       name: options.leaseName,
       identity: options.identity,
-      ...timings,
       log: options.log,
-    });
-    const client = await KubeClient.fromKubeconfig(options.kubeconfig, {
-      userAgent,
-      timeoutMs: timings.requestTimeoutMs,
-      fence: (operation) => elector.fence(operation),
     });
     const self = new StandaloneResourceGroupController(elector, client, options.log);
     elector.start({
