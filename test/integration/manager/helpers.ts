@@ -452,6 +452,14 @@ export const Mapping = {
   },
   ConfigMap: { group: "", version: "v1", kind: "ConfigMap", resource: "configmaps", namespaced: true, verbs: [] },
   Namespace: { group: "", version: "v1", kind: "Namespace", resource: "namespaces", namespaced: false, verbs: [] },
+  CustomResourceDefinition: {
+    group: "apiextensions.k8s.io",
+    version: "v1",
+    kind: "CustomResourceDefinition",
+    resource: "customresourcedefinitions",
+    namespaced: false,
+    verbs: [],
+  },
   ServiceAccount: {
     group: "",
     version: "v1",

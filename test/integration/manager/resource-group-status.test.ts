@@ -8,35 +8,25 @@
  */
 import { after, test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { isDeepStrictEqual } from "node:util";
 import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { resourceGroupMapping } from "@driftless/applier";
 import type { KubeObject, ResourceMapping } from "@driftless/kube";
-import { eventually, suffix, testEnv, testFailed } from "../../support/index.ts";
+import { eventually, suffix, testFailed } from "../../support/index.ts";
+import { widgetCrd } from "../../support/crds.ts";
 import {
   admin,
   applyManifest,
   createNamespace,
   managerKubeconfig,
   Mapping,
-  mintToken,
   serviceAccountKubeconfig,
   startManager,
   systemNamespace,
 } from "./helpers.ts";
 
-const Crd: ResourceMapping = {
-  group: "apiextensions.k8s.io",
-  version: "v1",
-  kind: "CustomResourceDefinition",
-  resource: "customresourcedefinitions",
-  namespaced: false,
-  verbs: [],
-};
+const Crd = Mapping.CustomResourceDefinition;
 const ServiceAccount = Mapping.ServiceAccount;
 const ClusterRoleBinding = Mapping.ClusterRoleBinding;
 const RoleBinding = Mapping.RoleBinding;
@@ -71,7 +61,8 @@ async function statusControllerKubeconfig(): Promise<string> {
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
       subjects,
     });
-  for (const role of ["driftless:reconciler-manager", "driftless:reconciler-manager-process"])
+  const roles = ["driftless:reconciler-manager", "driftless:reconciler-manager-process"];
+  for (const role of roles)
     await client.create(RoleBinding, {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "RoleBinding",
@@ -82,26 +73,10 @@ async function statusControllerKubeconfig(): Promise<string> {
   after(async () => {
     for (const role of clusterRoles)
       await client.delete(ClusterRoleBinding, undefined, `${name}-${role.split(":")[1]}`);
+    for (const role of roles) await client.delete(RoleBinding, systemNamespace, `${name}-${role.split(":")[1]}`);
     await client.delete(ServiceAccount, systemNamespace, name);
   });
-  const env = testEnv();
-  const token = await mintToken(systemNamespace, name);
-  const dir = await mkdtemp(join(tmpdir(), "driftless-rg-status-"));
-  const path = join(dir, "kubeconfig");
-  const ca = (await readFile(env.caFile)).toString("base64");
-  await writeFile(
-    path,
-    JSON.stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{ name: "local", cluster: { server: env.server, "certificate-authority-data": ca } }],
-      users: [{ name, user: { token } }],
-      contexts: [{ name, context: { cluster: "local", user: name } }],
-      "current-context": name,
-    }),
-    { mode: 0o600 },
-  );
-  return path;
+  return serviceAccountKubeconfig(name);
 }
 
 // Made at the file's top level: node:test's after() called inside a test would tie the clean-up to that test.
@@ -259,29 +234,11 @@ test("a user's ResourceGroup gets Config Sync's status: empty, NotFound, a subgr
   );
 });
 
-/** The Anvil CRD of `group`, deleted after the test. */
+/** The Anvil CRD of `group` (the shared test CRD, named Anvil), deleted after the test. */
 async function createAnvilCrd(t: TestContext, group: string): Promise<void> {
   const client = await admin();
-  const crdName = `anvils.${group}`;
-  await client.create(Crd, {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: crdName },
-    spec: {
-      group,
-      names: { kind: "Anvil", plural: "anvils", singular: "anvil", listKind: "AnvilList" },
-      scope: "Namespaced",
-      versions: [
-        {
-          name: "v1",
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-        },
-      ],
-    },
-  });
-  t.after(() => client.delete(Crd, undefined, crdName).then(() => undefined));
+  await client.create(Crd, widgetCrd(group, "Anvil") as unknown as KubeObject);
+  t.after(() => client.delete(Crd, undefined, `anvils.${group}`).then(() => undefined));
 }
 
 /** The Anvil `example`, once its CRD is served. */
@@ -302,7 +259,7 @@ async function createAnvil(group: string, namespace: string): Promise<void> {
           apiVersion: `${group}/v1`,
           kind: "Anvil",
           metadata: { name: "example", namespace },
-          spec: { lbs: 10 },
+          spec: { size: 10 },
         })
         .then(() => true),
     { what: "the Anvil created once its CRD is served" },

@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { KubeObject, ResourceMapping } from "@driftless/kube";
+import type { KubeObject } from "@driftless/kube";
 import { usePrivateControlPlane } from "../../support/private-control-plane.ts";
 import { grantRepoSyncReconciler } from "../../support/rbac.ts";
 import { eventually, suffix, TestRepo } from "../../support/index.ts";
@@ -25,14 +25,7 @@ import {
 
 await usePrivateControlPlane();
 
-const Crd: ResourceMapping = {
-  group: "apiextensions.k8s.io",
-  version: "v1",
-  kind: "CustomResourceDefinition",
-  resource: "customresourcedefinitions",
-  namespaced: false,
-  verbs: [],
-};
+const Crd = Mapping.CustomResourceDefinition;
 const rootSyncCrd = "rootsyncs.configsync.gke.io";
 
 async function readyz(port: number): Promise<number> {
