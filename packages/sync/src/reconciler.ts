@@ -82,7 +82,7 @@ export class Reconciler implements PassContext {
   private suspended = false;
   /**
    * True while a pass runs: unless its commit is the synced one, the remediator then notes changes
-   * and checks them when the pass ends (Remediator.recheckChangesDuringPass) instead of correcting.
+   * and checks them when the pass ends (ReconcilerParts.afterPass) instead of correcting.
    */
   private passing = false;
   /** The revision (revisionOf) the running pass works on, once known. */
@@ -382,7 +382,7 @@ export class Reconciler implements PassContext {
     } finally {
       this.passing = false;
       this.passRevision = undefined;
-      this.parts.remediator?.recheckChangesDuringPass();
+      this.parts.afterPass();
     }
     const errors = [...(result.rendering?.errors ?? []), ...result.sourceErrors, ...result.syncErrors];
     // Transient failures retry with backoff; configuration errors wait for the next commit or poll.

@@ -20,6 +20,7 @@ import {
   type RedisConnection,
 } from "@driftless/queue";
 import { CrdWatch } from "./crd-watch.ts";
+import { DeclaredTypeGone } from "./declared-type-gone.ts";
 import { InformerLiveState } from "./live-cache.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { NamespaceWatch } from "./namespace-watch.ts";
@@ -59,6 +60,8 @@ export interface ReconcilerParts {
   readonly queue: SyncQueue;
   /** Objects found equal to their declaration, so a resync skips matching them again (applier). */
   readonly verified: VerifiedMatches;
+  /** Judges what the watches told during a pass against the declarations it left: called as each pass ends. */
+  readonly afterPass: () => void;
   /** Aborted by a stop: cuts the running pass's waits short. */
   readonly abort: AbortController;
   readonly sources: SourceSteps;
@@ -109,17 +112,17 @@ export function wireReconciler(
   let live: InformerLiveState | DirectLiveState;
   let crdWatch: CrdWatch | undefined;
   let remediator: Remediator | undefined;
+  let recheckTypesGone = (): void => undefined;
   if (options.useWatchCache === false) {
     live = new DirectLiveState(client);
   } else {
-    // The declared objects of a type went with its CRD, deleted by someone else (a pass pruning the CRD is
-    // changing the declarations, and a type watched only for a held prune is declared no more): Config
-    // Sync's remediator counts that as a resource conflict. Once per type, whatever versions were watched.
-    const declaredTypeGone = (mapping: ResourceMapping): void => {
-      if (!informers.declares(mapping) || hooks.declarationsChanging()) return;
-      if (informers.watchedTypes().some((m) => m.group === mapping.group && m.resource === mapping.resource)) return;
-      hooks.resourceConflict();
-    };
+    const declaredTypeGone = new DeclaredTypeGone({
+      declares: (mapping) => informers.declares(mapping),
+      watchedTypes: () => informers.watchedTypes(),
+      declarationsChanging: () => hooks.declarationsChanging(),
+      resourceConflict: () => hooks.resourceConflict(),
+    });
+    recheckTypesGone = () => declaredTypeGone.recheck();
     const informers = new InformerLiveState(client, {
       sync: options.identity,
       stopping: abort.signal,
@@ -137,7 +140,7 @@ export function wireReconciler(
           resource: resourceName(mapping),
         });
         mapper.invalidate();
-        declaredTypeGone(mapping);
+        declaredTypeGone.told(mapping);
       },
       // CRDs matter to a sync only through the custom resources it manages: one that manages none
       // (most tenants' RepoSyncs) opens no CRD watch.
@@ -162,7 +165,7 @@ export function wireReconciler(
           mapper.invalidate();
           const gone = informers.watchedTypes().find((m) => m.group === group && m.resource === resource);
           void informers.stopWatching(group, resource);
-          if (gone !== undefined) declaredTypeGone(gone);
+          if (gone !== undefined) declaredTypeGone.told(gone);
         },
       },
       log,
@@ -248,6 +251,10 @@ export function wireReconciler(
     verified,
     abort,
     sources,
+    afterPass: () => {
+      remediator?.recheckChangesDuringPass();
+      recheckTypesGone();
+    },
   };
 }
 
