@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { getCondition, isConditionTrue, removeCondition, setCondition, SyncConditionType } from "./conditions.ts";
+import {
+  clearCondition,
+  getCondition,
+  isConditionTrue,
+  removeCondition,
+  setCondition,
+  SyncConditionType,
+} from "./conditions.ts";
 import type { SyncCondition } from "./sync-status-types.ts";
 
 const t0 = new Date("2024-05-01T10:00:00.123Z");
@@ -99,6 +106,34 @@ void describe("removeCondition and queries", () => {
     const none = removeCondition(existing, SyncConditionType.Stalled);
     assert.equal(none.changed, false);
     assert.equal(none.conditions, existing);
+  });
+
+  void it("clears as Config Sync's ClearCondition: True turns False with no reason, False or absent stays", () => {
+    const now = new Date("2026-11-28T20:00:00Z");
+    const stalled: SyncCondition[] = [
+      {
+        type: "Stalled",
+        status: "True",
+        reason: "Validation",
+        message: "KNV1061: bad",
+        errorSummary: { totalCount: 1 },
+      },
+    ];
+    const cleared = clearCondition(stalled, SyncConditionType.Stalled, now);
+    assert.equal(cleared.changed, true);
+    assert.deepEqual(cleared.conditions, [
+      {
+        type: "Stalled",
+        status: "False",
+        lastUpdateTime: "2026-11-28T20:00:00Z",
+        lastTransitionTime: "2026-11-28T20:00:00Z",
+      },
+    ]);
+    const absent = clearCondition([], SyncConditionType.Stalled, now);
+    assert.deepEqual(absent, { conditions: [], changed: false });
+    const already = clearCondition(cleared.conditions, SyncConditionType.Stalled, new Date("2026-11-28T21:00:00Z"));
+    assert.equal(already.changed, false);
+    assert.equal(already.conditions, cleared.conditions);
   });
 
   void it("answers whether a condition is True", () => {

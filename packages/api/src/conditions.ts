@@ -96,6 +96,20 @@ export function setCondition(
   return { conditions: updated, changed: true };
 }
 
+/**
+ * Config Sync's ClearCondition: a True condition of `type` turns False with no reason or message; one that
+ * is False or absent is left as it is, so a sync that never stalled carries no Stalled condition at all.
+ */
+export function clearCondition(
+  conditions: readonly SyncCondition[] | undefined,
+  type: string,
+  now: Date,
+): SetConditionResult {
+  const current = conditions ?? [];
+  if (getCondition(current, type)?.status !== "True") return { conditions: current, changed: false };
+  return setCondition(current, { type, status: "False" }, now);
+}
+
 /** Removes the condition of `type`; unchanged (same array) when there was none. */
 export function removeCondition(conditions: readonly SyncCondition[] | undefined, type: string): SetConditionResult {
   const current = conditions ?? [];

@@ -174,7 +174,14 @@ export { helmChartNameProblem, helmReleaseNameProblem } from "./helm-names.ts";
 export { pollPeriodMs, PollPeriodBounds } from "./poll-period.ts";
 export { kubeTime } from "./kube-time.ts";
 
-export { SyncConditionType, getCondition, isConditionTrue, setCondition, removeCondition } from "./conditions.ts";
+export {
+  SyncConditionType,
+  clearCondition,
+  getCondition,
+  isConditionTrue,
+  setCondition,
+  removeCondition,
+} from "./conditions.ts";
 export type { ConditionInput, SetConditionResult } from "./conditions.ts";
 
 export {

@@ -9,6 +9,7 @@
 import {
   StalledErrorSummary,
   SyncConditionType,
+  clearCondition,
   getCondition,
   reconcilerName,
   removeCondition,
@@ -16,21 +17,33 @@ import {
   stalledMessage,
   type ConditionInput,
   type DriftlessError,
+  type SetConditionResult,
   type SyncCondition,
 } from "@driftless/api";
 import type { KubeClient } from "@driftless/kube";
 import type { SyncRef } from "@driftless/queue";
 import { writeStatus } from "@driftless/sync";
 
+/** One change to a sync's conditions: `set` one, or `clear` one as Config Sync's ClearCondition does. */
+type ConditionStep = (conditions: readonly SyncCondition[] | undefined, now: Date) => SetConditionResult;
+
+function set(input: ConditionInput): ConditionStep {
+  return (conditions, now) => setCondition(conditions, input, now);
+}
+
+function clear(type: SyncConditionType): ConditionStep {
+  return (conditions, now) => clearCondition(conditions, type, now);
+}
+
 function applyConditions(
   current: { conditions?: SyncCondition[] },
-  inputs: readonly ConditionInput[],
+  steps: readonly ConditionStep[],
   now: Date,
 ): SyncCondition[] | undefined {
   let conditions: readonly SyncCondition[] | undefined = current.conditions;
   let changed = false;
-  for (const input of inputs) {
-    const result = setCondition(conditions, input, now);
+  for (const step of steps) {
+    const result = step(conditions, now);
     conditions = result.conditions;
     changed ||= result.changed;
   }
@@ -79,16 +92,20 @@ function stalledInput(reason: string, message: string): ConditionInput {
 function applyStalled(
   current: { conditions?: SyncCondition[] },
   stalled: ConditionInput,
-  others: readonly ConditionInput[],
+  others: readonly ConditionStep[],
   now: Date,
 ): SyncCondition[] | undefined {
   const wasStalled = getCondition(current.conditions, SyncConditionType.Stalled)?.status === "True";
-  const conditions = applyConditions(current, [...others, stalled], now);
+  const conditions = applyConditions(current, [...others, set(stalled)], now);
   if (wasStalled || conditions === undefined) return conditions;
   return [...removeCondition(conditions, SyncConditionType.Syncing).conditions];
 }
 
-/** Stalled=False, and Reconciling True while the reconciler is coming up, False once it runs. */
+/**
+ * Reconciling True while the reconciler is coming up, cleared once it runs; Stalled cleared. Cleared as
+ * Config Sync's manager clears them: a True condition turns False with no reason, an absent one stays
+ * absent (a sync that never stalled has no Stalled condition).
+ */
 export function reportReconciling(
   client: KubeClient,
   sync: SyncRef,
@@ -96,10 +113,10 @@ export function reportReconciling(
   reason: string,
   message: string,
 ): Promise<void> {
-  return reportReconcilerConditions(client, sync, [
-    { type: SyncConditionType.Stalled, status: "False", reason, message: "The reconciler can be set up" },
-    { type: SyncConditionType.Reconciling, status: ready ? "False" : "True", reason, message },
-  ]);
+  const reconciling = ready
+    ? clear(SyncConditionType.Reconciling)
+    : set({ type: SyncConditionType.Reconciling, status: "True", reason, message });
+  return reportReconcilerConditions(client, sync, [reconciling, clear(SyncConditionType.Stalled)]);
 }
 
 /**
@@ -112,7 +129,14 @@ export function reportReconcilerFailing(client: KubeClient, sync: SyncRef, failu
   return reportReconcilerConditions(
     client,
     sync,
-    [{ type: SyncConditionType.Reconciling, status: "True", reason, message: "The reconciler is being restarted" }],
+    [
+      set({
+        type: SyncConditionType.Reconciling,
+        status: "True",
+        reason,
+        message: "The reconciler is being restarted",
+      }),
+    ],
     { observed: true, stalled: stalledInput(reason, failure) },
   );
 }
@@ -133,7 +157,7 @@ export function reportSetupFailing(
     client,
     sync,
     // Config Sync's words: the stage as the reason.
-    [{ type: SyncConditionType.Reconciling, status: "True", reason: "Setup", message: "Setup stalled" }],
+    [set({ type: SyncConditionType.Reconciling, status: "True", reason: "Setup", message: "Setup stalled" })],
     { observed: true, stalled: stalledInput(reason, stalledMessage([error])) },
   );
 }
@@ -147,13 +171,13 @@ export function reportSetupFailing(
 async function reportReconcilerConditions(
   client: KubeClient,
   sync: SyncRef,
-  inputs: readonly ConditionInput[],
+  steps: readonly ConditionStep[],
   { observed = false, stalled }: { readonly observed?: boolean; readonly stalled?: ConditionInput } = {},
 ): Promise<void> {
   await writeStatus(client, sync, (raw, current) => {
     const now = new Date();
     const conditions =
-      stalled === undefined ? applyConditions(current, inputs, now) : applyStalled(current, stalled, inputs, now);
+      stalled === undefined ? applyConditions(current, steps, now) : applyStalled(current, stalled, steps, now);
     const name = reconcilerName(sync.kind, sync.namespace, sync.name);
     const generation = observed ? (raw.metadata.generation ?? 0) : current["observedGeneration"];
     if (conditions === undefined && current["reconciler"] === name && current["observedGeneration"] === generation)

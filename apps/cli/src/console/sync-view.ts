@@ -296,7 +296,8 @@ function reconciler(d: SyncViewData): Html {
         >${mode === "Deployment" ? " (Deployment in config-management-system)" : mode === "Process" ? " (process of the manager)" : ""}
       </dd>
       ${
-        reconciling === undefined
+        // Cleared once the reconciler runs (False, no message), as Config Sync's manager leaves it.
+        reconciling?.message === undefined || reconciling.message === ""
           ? ""
           : html`<dt>Reported</dt>
               <dd>${reconciling.message}</dd>`
