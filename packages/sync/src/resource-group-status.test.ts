@@ -106,6 +106,7 @@ function harness(options: HarnessOptions = {}) {
     prepare: (mappings: readonly ResourceMapping[]) => void prepared.push(...mappings),
     keepInventory: (ids: Iterable<ObjectId>) => void kept.push({ ids: [...ids], afterPrepare: prepared.length > 0 }),
     unwatchUnused: (ids: Iterable<ObjectId>) => void inventories.push([...ids]),
+    watchedTypes: () => [configMapMapping, kccMapping],
     client: {
       get: (_mapping: ResourceMapping, _namespace: string, name: string) =>
         Promise.resolve(name === `${identity.name}.pending` ? options.pending : options.stored),
@@ -171,6 +172,26 @@ void describe("ResourceGroupStatus", () => {
     state.passing = false;
     await until(() => writes.length === 2);
     assert.equal(writes[1]?.[0]?.status, "Failed");
+    status.stop();
+  });
+
+  it("a change told while a pass runs is in the status that pass writes, not lost with the entries it replaces", async () => {
+    const { status, writes, emit, state, objects } = harness();
+    await status.afterPass([outcome("a")], "abc");
+    state.passing = true;
+    // Applied Current by the pass, then failed before the pass wrote its status: the only event of it.
+    objects.set("a", live("a", true, "2"));
+    emit(live("a", true, "2"));
+    // New in this commit, and its first event came before the pass's status write too.
+    objects.set("b", live("b", true, "3"));
+    emit(live("b", true, "3"), "add");
+    await status.afterPass([outcome("a"), outcome("b")], "def");
+    state.passing = false;
+    await delay(60);
+    assert.deepEqual(
+      writes.at(-1)?.map((s) => `${s.name}=${s.status}`),
+      ["a=Failed", "b=Failed"],
+    );
     status.stop();
   });
 

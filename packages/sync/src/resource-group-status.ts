@@ -85,6 +85,11 @@ export class ResourceGroupStatus {
   #heldDelayMs: number;
   #writing: Promise<void> = Promise.resolve();
   #stopped = false;
+  /**
+   * Objects whose watch told a change while a pass ran, by key: the event updated entries the pass is about
+   * to replace with what it applied, so the pass's write reads them again instead of losing the change.
+   */
+  #changedDuringPass = new Map<string, ResourceMapping>();
   readonly #unsubscribe: (() => void)[] = [];
   readonly #restored: Promise<void>;
 
@@ -98,12 +103,10 @@ export class ResourceGroupStatus {
       this.#restored = Promise.resolve();
       return;
     }
-    const onEvent = (event: "add" | "update" | "delete", mapping: ResourceMapping, object: KubeObject): void =>
-      this.#onEvent(event, mapping, object);
     // Objects a pass no longer declares (pruned, held by finalizers) are left out of the caches: their changes come here.
     this.#unsubscribe.push(
-      live.onEvent(onEvent),
-      live.onUndeclared((mapping, object) => onEvent("update", mapping, object)),
+      live.onEvent((event, mapping, object) => this.#onEvent(event, mapping, object, true)),
+      live.onUndeclared((mapping, object) => this.#onEvent("update", mapping, object, false)),
     );
     this.#restored = this.#restore(live).catch((error: unknown) => {
       if (this.#stopped) return; // the client closed under it at shutdown
@@ -161,6 +164,7 @@ export class ResourceGroupStatus {
       entry.conditions = failureConditions(live, entry.id.group);
     }
     this.#tracked = tracked;
+    await this.#catchUp(tracked);
     // What this tracks now is the inventory the prune left: the watches of every other undeclared type can go.
     this.#options.live?.unwatchUnused(Array.from(tracked.values(), (t) => t.id));
     this.#cancelTimer();
@@ -320,12 +324,38 @@ export class ResourceGroupStatus {
     entry.ownership = same ? before.ownership : ownershipCondition(this.#inventoryId, owner, new Date());
   }
 
-  #onEvent(event: "add" | "update" | "delete", mapping: ResourceMapping, object: KubeObject): void {
-    if (this.#tracked.size === 0) return;
+  /**
+   * `declared`: told by the watch of a declared object (bounded by the declaration), not a labelled
+   * undeclared one, which is noted during a pass only when tracked (a forged flood must not grow the notes).
+   */
+  #onEvent(event: "add" | "update" | "delete", mapping: ResourceMapping, object: KubeObject, declared: boolean): void {
     const namespace = mapping.namespaced ? (object.metadata.namespace ?? "") : "";
     const key = idKey({ group: mapping.group, kind: mapping.kind, namespace, name: object.metadata.name });
     const entry = this.#tracked.get(key);
+    if ((declared || entry !== undefined) && this.#options.passing()) this.#changedDuringPass.set(key, mapping);
     if (entry !== undefined && this.#takeLive(entry, event === "delete" ? undefined : object)) this.#schedule();
+  }
+
+  /**
+   * After a pass replaced the entries: those whose object changed while it ran take their live object again
+   * (the pass's outcome may predate the change). Read from the watch cache while their type is watched at that
+   * version; an object the caches leave out (pruned), or of a type no longer watched there, from the server.
+   */
+  async #catchUp(tracked: ReadonlyMap<string, Tracked>): Promise<void> {
+    const changed = this.#changedDuringPass;
+    this.#changedDuringPass = new Map();
+    const live = this.#options.live;
+    if (live === undefined || changed.size === 0) return;
+    const watched = new Set(live.watchedTypes().map(mappingKey));
+    const reads: [Tracked, ResourceMapping, boolean][] = [];
+    for (const [key, mapping] of changed) {
+      const entry = tracked.get(key);
+      if (entry === undefined) continue;
+      // As the restore reads them: only objects this sync applied carry its label, and so sit in its caches.
+      const cached = entry.strategy === "Apply" && entry.actuation === "Succeeded" && watched.has(mappingKey(mapping));
+      reads.push([entry, mapping, cached]);
+    }
+    await mapLimit(reads, 16, ([entry, mapping, cached]) => this.#reread(entry, mapping, cached));
   }
 
   /** An entry follows its live object (undefined: gone); true when that changed what it says. */
@@ -397,6 +427,10 @@ export class ResourceGroupStatus {
 /** A new entry for `id`, before what the pass did to it is filled in. */
 function untracked(id: ObjectId, sourceHash: string): Omit<Tracked, "actuation" | "health" | "reconcile"> {
   return { id, sourceHash, strategy: "Apply", foreignOwner: undefined, ownership: undefined, conditions: [] };
+}
+
+function mappingKey(mapping: ResourceMapping): string {
+  return `${mapping.group}/${mapping.version}/${mapping.resource}`;
 }
 
 function typeKey(id: ObjectId): string {
