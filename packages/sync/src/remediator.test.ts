@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { setImmediate } from "node:timers/promises";
+import { setTimeout as delay, setImmediate } from "node:timers/promises";
 import { decorate, digestRecord, type DesiredObject } from "@driftless/applier";
 import { configMapMapping, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { Annotator, PatchMaker } from "@driftless/objectmatcher";
@@ -28,7 +28,11 @@ function written(desired: DesiredObject, resourceVersion: string): KubeObject {
   return { ...object, metadata: { ...object.metadata, resourceVersion } };
 }
 
-function harness(declarationsChanging: () => boolean, correction: Correction = Correction.Deferred) {
+function harness(
+  declarationsChanging: () => boolean,
+  correction: Correction = Correction.Deferred,
+  fight: { readonly fightThreshold?: number; readonly fightWindowMs?: number } = {},
+) {
   let listener: InformerListener | undefined;
   const cache: { current: KubeObject | undefined } = { current: undefined };
   const live = {
@@ -55,6 +59,7 @@ function harness(declarationsChanging: () => boolean, correction: Correction = C
     },
     onFight: (error) => fights.push(error.code),
     declarationsChanging,
+    ...fight,
   });
   const emit = (object: KubeObject, mapping = configMapMapping, event: "update" | "delete" = "update"): void => {
     cache.current = event === "delete" ? undefined : object;
@@ -115,6 +120,26 @@ void describe("Remediator", () => {
       message,
     );
     assert.match(message, /paused correcting ConfigMap, .* for 60 s/);
+  });
+
+  void it("asks for a pass when a fight's pause ends: the changes dropped during it are corrected and KNV2005 cleared then, not at the next poll", async () => {
+    const { remediator, emit, passes, fights, corrected } = harness(() => false, Correction.Written, {
+      fightThreshold: 1,
+      fightWindowMs: 50,
+    });
+    remediator.setDeclared([declared("v0")]);
+    for (let round = 1; round <= 2; round++) {
+      emit(written(declared(`other ${round}`), String(round)));
+      await setImmediate();
+    }
+    assert.deepEqual(fights, ["KNV2005"]);
+    emit(written(declared("other 3"), "3")); // during the pause: left as it is
+    await setImmediate();
+    assert.deepEqual([corrected.length, passes], [2, ["fight: /ConfigMap/ns/tag"]]);
+    for (let i = 0; i < 200 && passes.length < 2; i++) await delay(10);
+    assert.deepEqual(passes, ["fight: /ConfigMap/ns/tag", "fight pause over: /ConfigMap/ns/tag"]);
+    assert.deepEqual(remediator.activeFights(), new Map());
+    remediator.stop();
   });
 
   void it("a correction the API server refuses, or one that writes nothing, is no fight", async () => {

@@ -97,6 +97,8 @@ export class Remediator {
   private declared = new Map<string, DesiredObject>();
   private readonly corrections = new Map<string, number[]>();
   private readonly paused = new Map<string, number>();
+  /** When each pause ends: a pass then corrects the object and clears KNV2005 (see `pause`). */
+  private readonly pauseEnds = new Map<string, NodeJS.Timeout>();
   private readonly unsubscribe: () => void;
   private readonly fights = new Map<string, FightError>();
   /** Objects a reconciler with precedence holds (KNV1060): reported by a pass, never corrected. */
@@ -181,6 +183,8 @@ export class Remediator {
 
   stop(): void {
     this.unsubscribe();
+    for (const timer of this.pauseEnds.values()) clearTimeout(timer);
+    this.pauseEnds.clear();
   }
 
   /**
@@ -347,6 +351,21 @@ export class Remediator {
     return pausedUntil !== undefined && pausedUntil > Date.now();
   }
 
+  /**
+   * Changes told during the pause are dropped, so when it ends nothing else looks at the object: the next poll
+   * may be an hour away (spec.helm.period), and until a pass the object stays drifted and status says KNV2005.
+   */
+  private pause(key: string, windowMs: number): void {
+    this.paused.set(key, Date.now() + windowMs);
+    clearTimeout(this.pauseEnds.get(key));
+    const timer = setTimeout(() => {
+      this.pauseEnds.delete(key);
+      this.options.requestPass(`fight pause over: ${key}`);
+    }, windowMs);
+    timer.unref();
+    this.pauseEnds.set(key, timer);
+  }
+
   /** A correction that wrote: past the threshold within the window, a fight pauses the object's corrections. */
   private countCorrection(key: string, desired: DesiredObject): void {
     const now = Date.now();
@@ -357,7 +376,7 @@ export class Remediator {
     this.corrections.set(key, recent);
     if (recent.length <= threshold) return;
     const fight = new FightError(desired, recent.length, windowMs);
-    this.paused.set(key, now + windowMs);
+    this.pause(key, windowMs);
     this.corrections.delete(key);
     this.fights.set(key, fight);
     this.options.log.warn("fight detected", { object: key, corrections: recent.length, code: fight.code });
