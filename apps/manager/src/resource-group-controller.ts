@@ -9,8 +9,8 @@ import { StandaloneResourceGroupController } from "@driftless/controller";
 import { createLogger, logCrashes } from "@driftless/sync";
 
 const usage = `usage: driftless-resource-group-controller [--kubeconfig PATH] [--lease-namespace NS] [--lease-name NAME]
-  [--identity ID] [--log-level debug|info|warn|error]
-environment: KUBECONFIG, POD_NAMESPACE (lease namespace), POD_NAME (identity), LOG_LEVEL`;
+  [--identity ID] [--metrics-port N (default 8080; 0 picks a free one)] [--log-level debug|info|warn|error]
+environment: KUBECONFIG, POD_NAMESPACE (lease namespace), POD_NAME (identity), METRICS_PORT, LOG_LEVEL`;
 
 async function main(): Promise<number> {
   let values;
@@ -18,7 +18,7 @@ async function main(): Promise<number> {
     values = parseArgs({
       args: process.argv.slice(2),
       options: Object.fromEntries(
-        ["kubeconfig", "lease-namespace", "lease-name", "identity", "log-level"].map((flag) => [
+        ["kubeconfig", "lease-namespace", "lease-name", "identity", "metrics-port", "log-level"].map((flag) => [
           flag,
           { type: "string" as const },
         ]),
@@ -33,6 +33,11 @@ async function main(): Promise<number> {
   const logLevel = values["log-level"] ?? env["LOG_LEVEL"] ?? "info";
   if (logLevel !== "debug" && logLevel !== "info" && logLevel !== "warn" && logLevel !== "error") {
     process.stderr.write(`--log-level must be debug, info, warn or error\n${usage}\n`);
+    return 2;
+  }
+  const metricsPort = Number(values["metrics-port"] ?? env["METRICS_PORT"] ?? "8080");
+  if (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535) {
+    process.stderr.write(`--metrics-port must be a port number (0-65535)\n${usage}\n`);
     return 2;
   }
   const log = createLogger({ component: "resource-group-controller" }, { level: logLevel });
@@ -50,7 +55,9 @@ async function main(): Promise<number> {
     leaseName: values["lease-name"] ?? "driftless-resource-group-controller",
     identity: values["identity"] ?? env["POD_NAME"] ?? `${hostname()}_${process.pid}`,
     log,
+    metricsPort,
   });
+  log.info("resource-group-controller started", { metricsPort: controller.metricsPort });
   const outcome = await Promise.race([
     stopAsked.then(() => 0),
     controller.ended.then((end) => {

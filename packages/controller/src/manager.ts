@@ -8,10 +8,12 @@ import { reconcilerName, RootSyncNamespace } from "@driftless/api";
 import { type KubeClient, requestResource } from "@driftless/kube";
 import {
   createManagerMetrics,
+  createResourceGroupControllerMetrics,
   ReconcilerState,
   serveMetrics,
   type ManagerMetrics,
   type MetricsServer,
+  type ResourceGroupControllerMetrics,
 } from "@driftless/metrics";
 import {
   closeRedisConnection,
@@ -65,6 +67,8 @@ export class Manager {
   readonly #pushes: PushRouter;
   #resync: NodeJS.Timeout | undefined;
   #resourceGroups: ResourceGroupStatusController | undefined;
+  /** Registered once in the manager's registry, the first time it leads with the controller on. */
+  #resourceGroupMetrics: ResourceGroupControllerMetrics | undefined;
   #userCheck: NodeJS.Timeout | undefined;
   #stopping: Promise<void> | undefined;
   #end: (end: ManagerEnd) => void = () => undefined;
@@ -335,6 +339,9 @@ export class Manager {
       client: this.client,
       syncExists: (namespace, name) => serves("RootSync", namespace, name) || serves("RepoSync", namespace, name),
       log: this.#log,
+      metrics: (this.#resourceGroupMetrics ??= createResourceGroupControllerMetrics({
+        registry: this.metrics.registry,
+      })),
     });
     this.#resourceGroups.start();
   }

@@ -7,6 +7,7 @@
  */
 import type { Registry } from "prom-client";
 import { counter, gauge, histogram, type CounterHandle, type GaugeHandle, type HistogramHandle } from "./handles.ts";
+import { inventoryCountMetrics, type InventoryCountMetrics } from "./resource-group.ts";
 import {
   COMMIT_NONE,
   type ApiOperation,
@@ -34,7 +35,7 @@ export interface TimestampHandle {
   record(labels: { readonly status: Status; readonly commit?: string }, at?: Date): void;
 }
 
-export interface ConfigSyncMetrics {
+export interface ConfigSyncMetrics extends InventoryCountMetrics {
   /** api_duration_seconds{operation,status}: API server call latency. */
   readonly apiDuration: HistogramHandle<{ operation: ApiOperation; status: Status }>;
   /** reconcile_duration_seconds{status}: one pass (or one manager reconcile). */
@@ -67,10 +68,6 @@ export interface ConfigSyncMetrics {
   readonly resourceFights: CounterHandle;
   /** internal_errors_total{source}. */
   readonly internalErrors: CounterHandle<{ source: InternalErrorSource }>;
-  /** resource_count{resourcegroup}: objects in a ResourceGroup inventory (`<namespace>/<name>`). */
-  readonly resourceCount: GaugeHandle<{ resourcegroup: string }>;
-  /** ready_resource_count{resourcegroup}: of those, how many are Current. */
-  readonly readyResourceCount: GaugeHandle<{ resourcegroup: string }>;
 }
 
 function timestamp(registry: Registry, name: string, help: string): TimestampHandle {
@@ -226,16 +223,7 @@ export function configSyncMetrics(registry: Registry, prefix: string): ConfigSyn
       help: "Defensive checks that fired (bugs), by where they fired",
       labelNames: ["source"],
     }),
-    resourceCount: gauge(registry, {
-      name: n("resource_count"),
-      help: "Objects in a ResourceGroup inventory",
-      labelNames: ["resourcegroup"],
-    }),
-    readyResourceCount: gauge(registry, {
-      name: n("ready_resource_count"),
-      help: "Objects in a ResourceGroup inventory whose status is Current",
-      labelNames: ["resourcegroup"],
-    }),
+    ...inventoryCountMetrics(registry, prefix),
   };
 }
 

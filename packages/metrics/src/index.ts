@@ -86,8 +86,8 @@ export {
   WebhookRequestResult,
 } from "./labels.ts";
 export type { JobFailure, SyncLabelSet } from "./labels.ts";
-export { ResourceStatusLabel } from "./resource-group.ts";
-export type { ResourceGroupMetrics } from "./resource-group.ts";
+export { createResourceGroupControllerMetrics, ResourceStatusLabel } from "./resource-group.ts";
+export type { InventoryCountMetrics, ResourceGroupControllerMetrics, ResourceGroupMetrics } from "./resource-group.ts";
 export { serveMetrics } from "./server.ts";
 export { DriftKind } from "./suspend.ts";
 export type { SuspendMetrics } from "./suspend.ts";

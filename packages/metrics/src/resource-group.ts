@@ -1,11 +1,12 @@
 /**
  * The ResourceGroup metrics: Config Sync's ResourceGroup controller's names (pkg/resourcegroup/
  * controllers/metrics), labelled `resourcegroup` = `<namespace>/<name>`, recorded by each reconciler
- * for its own group from the live status; and driftless's own for what Config Sync does not export.
- * resource_count and ready_resource_count are registered with the reconciler's (config-sync.ts).
+ * for its own group from the live status, and by the resource-group-controller for the groups it keeps
+ * (`createResourceGroupControllerMetrics`); and driftless's own for what Config Sync does not export.
  */
-import type { Registry } from "prom-client";
+import { Registry } from "prom-client";
 import { gauge, histogram, type GaugeHandle, type HistogramHandle } from "./handles.ts";
+import { collectProcessMetrics } from "./process-metrics.ts";
 
 /** Config Sync's rg_reconcile_duration_seconds bounds. */
 const RG_RECONCILE_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
@@ -22,6 +23,29 @@ export const ResourceStatusLabel = {
 export type ResourceStatusLabel = (typeof ResourceStatusLabel)[keyof typeof ResourceStatusLabel];
 
 type Group = { resourcegroup: string };
+
+/** The counts of a group's inventory, registered with the reconciler's Config Sync metrics and the controller's. */
+export interface InventoryCountMetrics {
+  /** resource_count{resourcegroup}: objects in a ResourceGroup inventory (`<namespace>/<name>`). */
+  readonly resourceCount: GaugeHandle<Group>;
+  /** ready_resource_count{resourcegroup}: of those, how many are Current. */
+  readonly readyResourceCount: GaugeHandle<Group>;
+}
+
+export function inventoryCountMetrics(registry: Registry, prefix: string): InventoryCountMetrics {
+  return {
+    resourceCount: gauge<Group>(registry, {
+      name: `${prefix}resource_count`,
+      help: "Objects in a ResourceGroup inventory",
+      labelNames: ["resourcegroup"],
+    }),
+    readyResourceCount: gauge<Group>(registry, {
+      name: `${prefix}ready_resource_count`,
+      help: "Objects in a ResourceGroup inventory whose status is Current",
+      labelNames: ["resourcegroup"],
+    }),
+  };
+}
 
 export interface ResourceGroupMetrics {
   /** resource_ns_count{resourcegroup}: namespaces the group's objects live in. */
@@ -82,5 +106,37 @@ export function resourceGroupMetrics(registry: Registry, prefix: string, ownPref
       help: "Bytes of a ResourceGroup's spec.resources and status.resourceStatuses as JSON (etcd refuses a request over 1.5 MiB)",
       labelNames: group,
     }),
+  };
+}
+
+/** What Config Sync's resource-group-controller exports, for the groups it keeps (not the reconcilers'). */
+export interface ResourceGroupControllerMetrics extends InventoryCountMetrics, ResourceGroupMetrics {
+  readonly registry: Registry;
+  /** resource_group_total: the ResourceGroups the controller keeps the status of. */
+  readonly resourceGroupTotal: GaugeHandle;
+}
+
+export function createResourceGroupControllerMetrics(
+  options: {
+    readonly prefix?: string;
+    readonly ownPrefix?: string;
+    /** Where to register: the manager's registry when it runs the controller itself. Default: a new one. */
+    readonly registry?: Registry;
+    /** Node's process metrics too. Default true for a new registry, false for one passed in. */
+    readonly processMetrics?: boolean;
+  } = {},
+): ResourceGroupControllerMetrics {
+  const registry = options.registry ?? new Registry();
+  if (options.processMetrics ?? options.registry === undefined) collectProcessMetrics(registry);
+  const prefix = options.prefix ?? "config_sync_";
+  return {
+    registry,
+    resourceGroupTotal: gauge(registry, {
+      name: `${prefix}resource_group_total`,
+      help: "ResourceGroups whose status the resource-group-controller keeps",
+      labelNames: [],
+    }),
+    ...inventoryCountMetrics(registry, prefix),
+    ...resourceGroupMetrics(registry, prefix, options.ownPrefix ?? "driftless_"),
   };
 }

@@ -33,3 +33,5 @@ export type { Logger } from "./log.ts";
 export { nextStatus, syncingStatus, writeStatus } from "./status.ts";
 export type { PassReport } from "./status.ts";
 export { rsyncMapping, loadSync } from "./rsync.ts";
+export { forgetGroupCounts, recordGroupCounts } from "./resource-group-metrics.ts";
+export type { CountedEntry, GroupCountMetrics } from "./resource-group-metrics.ts";

@@ -116,3 +116,18 @@ test("reconciler pods: only the metrics port, only from the monitoring namespace
   assert.equal(spec.ingress.length, 1);
   assert.deepEqual(sourcesOf(spec, ReconcilerMetricsPort), [{ namespaceSelector: monitoring }]);
 });
+
+test("resource-group-controller pods: only the metrics port its probes use, only from the monitoring namespace", async () => {
+  const objects = await manifest("resource-group-controller.yaml");
+  const found = objects.find((o) => o.kind === "NetworkPolicy" && o.metadata.name === "resource-group-controller");
+  assert.ok(found, "no NetworkPolicy resource-group-controller");
+  const spec = found["spec"] as PolicySpec;
+  const deployment = objects.find((o) => o.kind === "Deployment")!;
+  assert.equal(found.metadata.namespace, deployment.metadata.namespace);
+  const pod = templateOf(deployment);
+  assert.ok(selects(spec.podSelector, pod.metadata.labels), "the policy does not select its pods");
+  assert.deepEqual(spec.policyTypes, ["Ingress"]);
+  assert.deepEqual(portsOf(pod), { metrics: 8080 });
+  assert.equal(spec.ingress.length, 1);
+  assert.deepEqual(sourcesOf(spec, 8080), [{ namespaceSelector: monitoring }]);
+});

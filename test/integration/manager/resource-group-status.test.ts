@@ -95,9 +95,20 @@ const standaloneMain = fileURLToPath(
   new URL("../../../apps/manager/src/resource-group-controller.ts", import.meta.url),
 );
 
-/** `driftless-resource-group-controller` as its manifest's ServiceAccount, until it leads; stopped after the test. */
-async function statusController(t: TestContext): Promise<void> {
-  const args = [standaloneMain, "--kubeconfig", standaloneKubeconfig, "--lease-name", `rg-status-${suffix()}`];
+/**
+ * `driftless-resource-group-controller` as its manifest's ServiceAccount, until it leads; stopped after the
+ * test. Returns the URL of its /metrics, /healthz and /readyz.
+ */
+async function statusController(t: TestContext): Promise<string> {
+  const args = [
+    standaloneMain,
+    "--kubeconfig",
+    standaloneKubeconfig,
+    "--lease-name",
+    `rg-status-${suffix()}`,
+    "--metrics-port",
+    "0",
+  ];
   const child = spawn(process.execPath, [...args, "--log-level", "debug"], {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, KUBECONFIG: "", POD_NAMESPACE: "resource-group-system" },
@@ -117,6 +128,22 @@ async function statusController(t: TestContext): Promise<void> {
   }).catch((error: unknown) => {
     throw new Error(`${String(error)}\n${logs.join("")}`);
   });
+  const port = /"msg":"resource-group-controller started".*?"metricsPort":(\d+)/.exec(logs.join(""))?.[1];
+  assert.ok(port !== undefined, `no metrics port in its log:\n${logs.join("")}`);
+  return `http://127.0.0.1:${port}`;
+}
+
+/** The value of the sample of `name` whose labels include every pair of `labels` (in the scraped text). */
+async function sampleOf(url: string, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = text
+    .split("\n")
+    .find(
+      (l) =>
+        (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) &&
+        Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)),
+    );
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(" ") + 1));
 }
 
 const configSyncLabel = { "app.kubernetes.io/managed-by": "configmanagement.gke.io" };
@@ -336,8 +363,10 @@ test("a custom resource listed again after its CRD came while no group listed it
   );
 });
 
-test("seven ConfigMaps, six applied, read Current and NotFound, a cleared status is written again, and a Deployment with no node stays InProgress (TestResourceGroupApplyStatus)", async (t) => {
-  await statusController(t);
+test("seven ConfigMaps, six applied, read Current and NotFound, a cleared status is written again, and a Deployment with no node stays InProgress (TestResourceGroupApplyStatus); its metrics count them, and drop the group's series once it is deleted", async (t) => {
+  const url = await statusController(t);
+  assert.equal((await fetch(`${url}/healthz`)).status, 200);
+  assert.equal((await fetch(`${url}/readyz`)).status, 200);
   const namespace = await createNamespace(t, "rg");
   await createGroup(namespace, "group-e");
   await applyGroup(namespace, "group-e");
@@ -382,6 +411,25 @@ test("seven ConfigMaps, six applied, read Current and NotFound, a cleared status
     },
     "the Deployment InProgress",
   );
+
+  // Config Sync's resource-group-controller metrics, per group: 8 objects, 6 Current, one namespace.
+  const resourcegroup = `${namespace}/group-e`;
+  await eventually(async () => (await sampleOf(url, "config_sync_resource_count", { resourcegroup })) === 8, {
+    what: "resource_count of the group",
+  });
+  assert.equal(await sampleOf(url, "config_sync_ready_resource_count", { resourcegroup }), 6);
+  assert.equal(await sampleOf(url, "config_sync_resource_ns_count", { resourcegroup }), 1);
+  assert.equal(await sampleOf(url, "config_sync_cluster_scoped_resource_count", { resourcegroup }), 0);
+  assert.equal(await sampleOf(url, "driftless_resource_status_count", { resourcegroup, status: "NotFound" }), 1);
+  assert.ok(((await sampleOf(url, "config_sync_resource_group_total")) ?? 0) >= 1);
+  assert.ok(
+    ((await sampleOf(url, "config_sync_rg_reconcile_duration_seconds_count", { stallreason: "FinishReconciling" })) ??
+      0) >= 1,
+  );
+  await client.delete(resourceGroupMapping, namespace, "group-e");
+  await eventually(async () => (await sampleOf(url, "config_sync_resource_count", { resourcegroup })) === undefined, {
+    what: "the deleted group's series dropped",
+  });
 });
 
 test("a reconciler's own ResourceGroup (labelled with its sync) is left to the reconciler, and one without Config Sync's managed-by label to kpt, while a user's group listing the same object is computed", async (t) => {

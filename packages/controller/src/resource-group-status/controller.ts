@@ -15,10 +15,18 @@ import {
   type KubeObject,
   RestMapper,
 } from "@driftless/kube";
-import type { Logger } from "@driftless/sync";
+import type { ResourceGroupControllerMetrics } from "@driftless/metrics";
+import { forgetGroupCounts, recordGroupCounts, type Logger } from "@driftless/sync";
 import { isDeepStrictEqual } from "node:util";
 import { KeyedLock } from "../keyed-lock.ts";
-import { awaitsApplier, computeGroupStatus, objectKey, readObjects, type LiveRead } from "./group-status.ts";
+import {
+  awaitsApplier,
+  computeGroupStatus,
+  objectKey,
+  readObjects,
+  type GroupStatus,
+  type LiveRead,
+} from "./group-status.ts";
 import { KindWatches } from "./kind-watches.ts";
 import { labelledSyncInventory } from "./sync-inventory.ts";
 
@@ -39,6 +47,8 @@ export interface ResourceGroupStatusControllerOptions {
   readonly retryMs?: number;
   /** How long a read waits for a kind's first list (default 5 s). */
   readonly firstListWaitMs?: number;
+  /** Config Sync's resource-group-controller metrics, per group kept. */
+  readonly metrics?: ResourceGroupControllerMetrics;
 }
 
 export class ResourceGroupStatusController {
@@ -51,6 +61,8 @@ export class ResourceGroupStatusController {
   /** Group → the object and kind keys it is indexed under. */
   readonly #indexed = new Map<string, { objects: string[]; kinds: string[] }>();
   readonly #pending = new Set<string>();
+  /** Groups whose status this controller keeps (resource_group_total, and the groups with count series). */
+  readonly #kept = new Set<string>();
   readonly #lock = new KeyedLock();
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
@@ -128,6 +140,22 @@ export class ResourceGroupStatusController {
     this.#unindex(key);
     this.#watches.use(key, []);
     this.#pending.delete(key);
+    this.#unkeep(key);
+  }
+
+  #keep(key: string, status: GroupStatus): void {
+    const metrics = this.#o.metrics;
+    if (metrics === undefined) return;
+    this.#kept.add(key);
+    metrics.resourceGroupTotal.set(this.#kept.size);
+    recordGroupCounts(metrics, key, status.resourceStatuses ?? []);
+  }
+
+  #unkeep(key: string): void {
+    const metrics = this.#o.metrics;
+    if (metrics === undefined || !this.#kept.delete(key)) return;
+    metrics.resourceGroupTotal.set(this.#kept.size);
+    forgetGroupCounts(metrics, key);
   }
 
   #unindex(key: string): void {
@@ -166,11 +194,23 @@ export class ResourceGroupStatusController {
     const [namespace = "", name = ""] = key.split("/");
     const group = this.#groups.get(namespace, name);
     if (this.#stopped || group === undefined || group.metadata.deletionTimestamp !== undefined) return;
-    if (labelledSyncInventory(group) || this.#o.syncExists(namespace, name)) return;
+    if (labelledSyncInventory(group) || this.#o.syncExists(namespace, name)) {
+      this.#unkeep(key);
+      return;
+    }
+    const timer = this.#o.metrics?.rgReconcileDuration.startTimer();
     const next = await this.#nextStatus(group);
-    if (next === undefined || isDeepStrictEqual(group["status"] ?? {}, next)) return;
+    if (next === undefined || !("conditions" in next)) this.#unkeep(key);
+    else this.#keep(key, next);
+    if (next === undefined) return;
+    if (!isDeepStrictEqual(group["status"] ?? {}, next)) await this.#write(key, group, next);
+    // Config Sync labels the duration with the reason of the group's Stalled condition.
+    timer?.({ stallreason: stalledReason(next) });
+  }
+
+  async #write(key: string, group: KubeObject, status: GroupStatus | DisabledStatus): Promise<void> {
     try {
-      await this.#o.client.replaceStatus(resourceGroupMapping, { ...group, status: next }, { fieldManager });
+      await this.#o.client.replaceStatus(resourceGroupMapping, { ...group, status }, { fieldManager });
     } catch (error) {
       if (this.#stopped || isNotFound(error)) return;
       // A conflict: the newer version's watch event schedules it again; anything else is retried.
@@ -184,7 +224,7 @@ export class ResourceGroupStatusController {
    * The status to hold: Config Sync's empty status for a group whose status is disabled, none while the
    * group's applier has not recorded its spec, else the computed one.
    */
-  async #nextStatus(group: KubeObject): Promise<unknown> {
+  async #nextStatus(group: KubeObject): Promise<GroupStatus | DisabledStatus | undefined> {
     if (group.metadata.annotations?.[ResourceGroupStatusModeAnnotation] === StatusMode.Disabled)
       return group["status"] === undefined ? undefined : { observedGeneration: 0 };
     if (awaitsApplier(group)) return undefined;
@@ -200,6 +240,16 @@ export class ResourceGroupStatusController {
     }
     return computeGroupStatus(group, (o) => reads.get(objectKey(o)) ?? { state: "absent" }, new Date());
   }
+}
+
+/** Config Sync's empty status of a group whose status is disabled. */
+interface DisabledStatus {
+  readonly observedGeneration: 0;
+}
+
+function stalledReason(status: GroupStatus | DisabledStatus): string {
+  if (!("conditions" in status)) return "";
+  return status.conditions?.find((c) => c.type === "Stalled")?.reason ?? "";
 }
 
 function keyOf(group: KubeObject): string {

@@ -5,6 +5,12 @@
  * One replica leads (a Lease of its own); its status writes pass the lease's fence.
  */
 import { Informer, type KubeClient } from "@driftless/kube";
+import {
+  createResourceGroupControllerMetrics,
+  serveMetrics,
+  type MetricsServer,
+  type ResourceGroupControllerMetrics,
+} from "@driftless/metrics";
 import type { Logger } from "@driftless/sync";
 import { fencedClients, type LeaderElector } from "../leader-election.ts";
 import { Resource } from "../resources.ts";
@@ -18,6 +24,8 @@ export interface StandaloneResourceGroupControllerOptions {
   /** Unique per replica (pod name, or host and pid). */
   readonly identity: string;
   readonly log: Logger;
+  /** Serves /metrics, /healthz and /readyz here (0: a free port); undefined serves nothing. */
+  readonly metricsPort?: number;
 }
 
 /** Why it ended on its own: leadership lost (another replica may lead now; the shell exits non-zero). */
@@ -29,6 +37,8 @@ export class StandaloneResourceGroupController {
   readonly #elector: LeaderElector;
   readonly #controller: ResourceGroupStatusController;
   readonly #syncs: readonly Informer[];
+  readonly #metrics: ResourceGroupControllerMetrics;
+  #server: MetricsServer | undefined;
   readonly ended: Promise<StandaloneEnd>;
   #end: (end: StandaloneEnd) => void = () => undefined;
   #stopped = false;
@@ -43,10 +53,12 @@ export class StandaloneResourceGroupController {
           onError: (error) => log.debug("sync watch failed; retrying", { error: error.message }),
         }),
     );
+    this.#metrics = createResourceGroupControllerMetrics();
     this.#controller = new ResourceGroupStatusController({
       client,
       syncExists: (namespace, name) => this.#syncs.some((syncs) => syncs.get(namespace, name) !== undefined),
       log,
+      metrics: this.#metrics,
     });
     this.ended = new Promise((resolve) => (this.#end = resolve));
   }
@@ -61,6 +73,18 @@ export class StandaloneResourceGroupController {
       log: options.log,
     });
     const self = new StandaloneResourceGroupController(elector, client, options.log);
+    if (options.metricsPort !== undefined)
+      self.#server = await serveMetrics({
+        port: options.metricsPort,
+        registry: self.#metrics.registry,
+        // A standby is ready: it takes over when the leader's lease runs out.
+        health: () =>
+          Promise.resolve({
+            healthy: !self.#stopped,
+            ready: !self.#stopped,
+            detail: elector.isLeader ? "leader" : "standby",
+          }),
+      });
     elector.start({
       onStartedLeading: () => {
         for (const syncs of self.#syncs) syncs.start();
@@ -81,11 +105,16 @@ export class StandaloneResourceGroupController {
     return this.#elector.isLeader;
   }
 
+  get metricsPort(): number | undefined {
+    return this.#server?.port;
+  }
+
   /** Stops its watches, then releases the lease so a standby takes over at once. */
   async stop(): Promise<void> {
     this.#stopped = true;
     await this.#controller.stop();
     await Promise.all(this.#syncs.map((syncs) => syncs.stop()));
     await this.#elector.stop();
+    await this.#server?.close();
   }
 }
