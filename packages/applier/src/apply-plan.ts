@@ -5,6 +5,7 @@ import { Operation, type ApplyOutcome } from "./apply-outcome.ts";
 import { mapLimit } from "./concurrency.ts";
 import { isManagementDisabled } from "./decorate.ts";
 import {
+  DependencyActuation,
   DependencyNotAppliedError,
   DependencyNotReconciledError,
   DependencyReadiness,
@@ -14,6 +15,7 @@ import { HealthStatus } from "./kstatus.ts";
 import type { PlanOutline } from "./live-state.ts";
 import { idKey } from "./object-id.ts";
 import type { Plan } from "./plan.ts";
+import { ManagementConflictError } from "./precedence.ts";
 import { waitForEstablished } from "./wait.ts";
 
 /**
@@ -52,27 +54,33 @@ function outlineOf(plan: Plan): PlanOutline {
 
 async function applyWaves(plan: Plan, options: ApplyOptions): Promise<ApplyOutcome[]> {
   const outcomes: ApplyOutcome[] = [];
-  const failed = new Set<string>();
+  /** Objects of earlier waves that were not applied, and how their apply ended. */
+  const notApplied = new Map<string, DependencyActuation>();
   const readiness = new DependencyReadiness(options);
   for (const wave of plan.waves) {
     await prepareTypes(wave, options);
     const results = await mapLimit(wave, options.concurrency ?? 32, async (desired): Promise<ApplyOutcome> => {
-      const blocked = desired.dependsOn.find((dependency) => failed.has(idKey(dependency)));
+      const blocked = desired.dependsOn.find((dependency) => notApplied.has(idKey(dependency)));
       if (blocked !== undefined) {
-        return { desired, operation: Operation.Skipped, error: new DependencyNotAppliedError(desired, blocked) };
+        const actuation = notApplied.get(idKey(blocked)) ?? DependencyActuation.Failed;
+        return {
+          desired,
+          operation: Operation.Skipped,
+          error: new DependencyNotAppliedError(desired, blocked, actuation),
+        };
       }
       // As Config Sync does: a dependent is applied once what it depends on is Current, not just written.
       for (const dependency of desired.dependsOn) {
         const health = await readiness.current(idKey(dependency));
         if (health !== HealthStatus.Current) {
-          const error = new DependencyNotReconciledError(desired, dependency, health, readiness.timeoutMs);
+          const error = new DependencyNotReconciledError(desired, dependency, health);
           return { desired, operation: Operation.Skipped, error };
         }
       }
       return applyObject(desired, options);
     });
     for (const outcome of results) {
-      if (outcome.error !== undefined) failed.add(idKey(outcome.desired.id));
+      if (outcome.error !== undefined) notApplied.set(idKey(outcome.desired.id), actuationOf(outcome));
       else readiness.applied(outcome);
       outcomes.push(outcome);
     }
@@ -91,6 +99,16 @@ async function applyWaves(plan: Plan, options: ApplyOptions): Promise<ApplyOutco
     }
   }
   return outcomes;
+}
+
+/**
+ * As cli-utils records a dependency that was not applied: failed when its write failed, skipped when it was
+ * held (by its own dependency) or is another sync's object (Config Sync's inventory policy skips it).
+ */
+function actuationOf(outcome: ApplyOutcome): DependencyActuation {
+  if (outcome.operation === Operation.Skipped || outcome.error instanceof ManagementConflictError)
+    return DependencyActuation.Skipped;
+  return DependencyActuation.Failed;
 }
 
 /**

@@ -4,33 +4,40 @@ import type { ApplyOptions } from "./apply-options.ts";
 import { Operation, type ApplyOutcome } from "./apply-outcome.ts";
 import { declaredResource, type DesiredObject } from "./desired.ts";
 import { computeHealth, HealthStatus } from "./kstatus.ts";
-import { describeId, idKey, type ObjectId } from "./object-id.ts";
+import { describeId, idKey, objMetadataKey, type ObjectId } from "./object-id.ts";
 
 /**
- * A dependency was applied but did not become Current in time; its dependents wait for a later pass.
- * Worded as Config Sync's applier skips it: "dependency apply reconcile timeout" (or "failed").
+ * A dependency was applied but did not become Current in time (or turned Failed); its dependents wait for a
+ * later pass. Worded as Config Sync's applier skips it, the dependency named by its cli-utils key
+ * (`skipped apply of Pod, shop/b: dependency apply reconcile timeout: shop_a__Pod`), which users match on.
  */
 export class DependencyNotReconciledError extends DriftlessError {
-  constructor(desired: DesiredObject, dependency: ObjectId, health: HealthStatus, timeoutMs: number) {
-    const outcome =
-      health === HealthStatus.Failed
-        ? `failed: ${describeId(dependency)} is Failed`
-        : `timeout: ${describeId(dependency)} is ${health}, not Current, after ${Math.round(timeoutMs / 1000)} s (override.reconcileTimeout)`;
+  constructor(desired: DesiredObject, dependency: ObjectId, health: HealthStatus) {
+    const outcome = health === HealthStatus.Failed ? "failed" : "timeout";
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
-      message: `skipped apply of ${describeId(desired.id)}: dependency apply reconcile ${outcome}`,
+      message: `skipped apply of ${describeId(desired.id)}: dependency apply reconcile ${outcome}: ${objMetadataKey(dependency)}`,
       resources: [declaredResource(desired)],
     });
   }
 }
 
+/** How a dependency's own apply ended when it stops its dependents, in cli-utils' words. */
+export const DependencyActuation = {
+  /** Its write was refused or failed. */
+  Failed: "failed",
+  /** It was not written: itself held by a dependency, or another sync's object. */
+  Skipped: "skipped",
+} as const;
+export type DependencyActuation = (typeof DependencyActuation)[keyof typeof DependencyActuation];
+
 export class DependencyNotAppliedError extends DriftlessError {
-  constructor(desired: DesiredObject, dependency: ObjectId) {
+  constructor(desired: DesiredObject, dependency: ObjectId, actuation: DependencyActuation) {
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
-      message: `skipped apply of ${describeId(desired.id)}: dependency apply actuation failed: ${describeId(dependency)}`,
+      message: `skipped apply of ${describeId(desired.id)}: dependency apply actuation ${actuation}: ${objMetadataKey(dependency)}`,
       resources: [declaredResource(desired)],
     });
   }

@@ -19,7 +19,11 @@ export type { ApplyOutcome } from "./apply-outcome.ts";
 export { awaitsAdoption, configSyncAppliedRecord, withAdoptedRecord } from "./adoption.ts";
 export { alignApplySetParent, applySetId, applySetParentPatch, ApplySetToolingConflictError } from "./applyset.ts";
 export { mapLimit } from "./concurrency.ts";
-export { DependencyNotAppliedError, DependencyNotReconciledError } from "./dependency-readiness.ts";
+export {
+  DependencyActuation,
+  DependencyNotAppliedError,
+  DependencyNotReconciledError,
+} from "./dependency-readiness.ts";
 export { crdRemovalErrors, UnsupportedCrdRemovalError } from "./crd-removal.ts";
 export { CrdInUseError, customResourcesLeft } from "./crd-usage.ts";
 export type { CustomResourcesLeft } from "./crd-usage.ts";
@@ -60,7 +64,7 @@ export type { GroupMetadata } from "./resource-group-metadata.ts";
 export { computeHealth, HealthStatus } from "./kstatus.ts";
 export { DirectLiveState } from "./live-state.ts";
 export type { LiveState, PlanOutline } from "./live-state.ts";
-export { compareIds, describeId, groupOfApiVersion, idKey } from "./object-id.ts";
+export { compareIds, describeId, groupOfApiVersion, idKey, objMetadataKey } from "./object-id.ts";
 export type { ObjectId } from "./object-id.ts";
 export { CyclicDependencyError, MissingDependencyError, plan } from "./plan.ts";
 export type { Plan } from "./plan.ts";

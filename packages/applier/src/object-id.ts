@@ -22,6 +22,19 @@ export function describeId(id: ObjectId): string {
   return `${id.group === "" ? id.kind : `${id.kind}.${id.group}`}, ${id.namespace ?? ""}/${id.name}`;
 }
 
+/** Kinds whose names may hold ':' (system:...), which cli-utils writes as "__" in an object's key. */
+const rbacKinds = new Set(["Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"]);
+
+/**
+ * An object as cli-utils' ObjMetadata prints it, `namespace_name_group_Kind` (`shop_web_apps_Deployment`,
+ * `_shop__Namespace`): how Config Sync's applier names the other object in a depends-on skip.
+ */
+export function objMetadataKey(id: ObjectId): string {
+  const rbac = id.group === "rbac.authorization.k8s.io" && rbacKinds.has(id.kind);
+  const name = rbac ? id.name.replaceAll(":", "__") : id.name;
+  return `${id.namespace ?? ""}_${name}_${id.group}_${id.kind}`;
+}
+
 export function groupOfApiVersion(apiVersion: string): string {
   const slash = apiVersion.indexOf("/");
   return slash === -1 ? "" : apiVersion.slice(0, slash);

@@ -33,7 +33,7 @@ test("a held dependency is reported in cli-utils' words", () => {
   const error = new DependentNotDeletedError(cm("binding").id, cm("repo-sync").id, DependentHold.Timeout);
   assert.equal(
     error.message,
-    "skipped delete of ConfigMap, shop/binding: dependent delete reconcile timeout: ConfigMap, shop/repo-sync",
+    "skipped delete of ConfigMap, shop/binding: dependent delete reconcile timeout: shop_repo-sync__ConfigMap",
   );
   assert.equal(error.code, "KNV2009");
 });

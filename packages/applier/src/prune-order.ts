@@ -4,7 +4,7 @@
  * it as the way to keep a RepoSync's RoleBinding until the RepoSync's own deletion work is done.
  */
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
-import { describeId, idKey, type ObjectId } from "./object-id.ts";
+import { describeId, idKey, objMetadataKey, type ObjectId } from "./object-id.ts";
 
 /** A candidate and the candidates it depends on (its live `config.kubernetes.io/depends-on`). */
 export interface PruneNode {
@@ -75,7 +75,8 @@ export class DependentNotDeletedError extends DriftlessError {
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
-      message: `skipped delete of ${describeId(id)}: dependent delete ${hold}: ${describeId(dependent)}`,
+      // The dependent by its cli-utils key, as Config Sync's applier names it (`shop_web_apps_Deployment`).
+      message: `skipped delete of ${describeId(id)}: dependent delete ${hold}: ${objMetadataKey(dependent)}`,
     });
   }
 }

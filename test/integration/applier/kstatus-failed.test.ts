@@ -127,7 +127,7 @@ test("a dependent of a Deployment that turns Failed is skipped at once, not afte
   assert.deepEqual(
     errors.map((e) => e["errorMessage"]),
     [
-      `KNV2009: skipped apply of ConfigMap, ${namespace}/after-web: dependency apply reconcile failed: Deployment.apps, ${namespace}/web is Failed\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009`,
+      `KNV2009: skipped apply of ConfigMap, ${namespace}/after-web: dependency apply reconcile failed: ${namespace}_web_apps_Deployment\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009`,
     ],
   );
   const exists = await coreApi()

@@ -126,3 +126,45 @@ test("a refused object accepted on a retry is recorded right after its write, be
     { timeoutMs: 60_000, what: "the accepted Deployment recorded while its pass waits for it" },
   );
 });
+
+test("objects depending on a refused one are skipped in cli-utils' words, as Config Sync's applier reports them: the first 'actuation failed', the next along the chain 'actuation skipped', each naming its dependency by its cli-utils key; all are applied once the policy goes", async (t) => {
+  const namespace = await testNamespace(t, "refused-chain");
+  const name = `refused-chain-${suffix()}`;
+  const policy = `deny-${suffix()}`;
+  const lift = await denyByPolicy(t, policy, {
+    rule: { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["configmaps"] },
+    when: `object.metadata.name == "denied" && object.metadata.namespace == "${namespace}"`,
+    message: "ConfigMaps named denied are not allowed here",
+  });
+  await enforced(Mapping.ConfigMap, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "denied", namespace } });
+  const dependent = (cm: string, on: string): string =>
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: cm,
+        namespace,
+        annotations: { "config.kubernetes.io/depends-on": `/namespaces/${namespace}/ConfigMap/${on}` },
+      },
+    });
+  const repo = await TestRepo.create(t);
+  await repo.write("config/denied.yaml", configMap(namespace, "denied"));
+  await repo.write("config/b.yaml", dependent("b", "denied"));
+  await repo.write("config/c.yaml", dependent("c", "b"));
+  const commit = await repo.commit("c depends on b, which depends on a refused ConfigMap");
+  await createRootSync(name, repo);
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+
+  const link = "\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009";
+  const errors = await syncErrorsAt(name, commit);
+  assert.deepEqual(errors.map((e) => e["errorMessage"]).sort(), [
+    `KNV2009: failed to apply ConfigMap, ${namespace}/denied: configmaps "denied" is forbidden: ValidatingAdmissionPolicy '${policy}' with binding '${policy}' denied request: ConfigMaps named denied are not allowed here${link}`,
+    `KNV2009: skipped apply of ConfigMap, ${namespace}/b: dependency apply actuation failed: ${namespace}_denied__ConfigMap${link}`,
+    `KNV2009: skipped apply of ConfigMap, ${namespace}/c: dependency apply actuation skipped: ${namespace}_b__ConfigMap${link}`,
+  ]);
+
+  await lift();
+  await rootSynced(name, commit);
+  for (const cm of ["denied", "b", "c"])
+    assert.ok((await coreApi().readNamespacedConfigMap({ namespace, name: cm })).metadata?.uid, `${cm} not created`);
+});

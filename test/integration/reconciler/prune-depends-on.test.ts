@@ -135,7 +135,7 @@ test("a pass prunes a dependent before its dependency, and deletes the dependenc
       (e) =>
         e["code"] === "2009" &&
         e["errorMessage"] ===
-          `KNV2009: skipped delete of ConfigMap, ${namespace}/dependency: dependent delete reconcile timeout: ConfigMap, ${namespace}/dependent\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009`,
+          `KNV2009: skipped delete of ConfigMap, ${namespace}/dependency: dependent delete reconcile timeout: ${namespace}_dependent__ConfigMap\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009`,
     ),
     `no skipped delete in ${JSON.stringify(errors)}`,
   );
@@ -179,7 +179,7 @@ test("a dependent still Terminating after the pass's wait keeps holding its depe
   // A later pass (a new commit), while the dependent is still held in Terminating.
   await repo.write("config/other.yaml", json(configMap(namespace, "other")));
   const third = await repo.commit("an unrelated ConfigMap");
-  const skipped = `KNV2009: skipped delete of ConfigMap, ${namespace}/dependency: dependent delete reconcile timeout: ConfigMap, ${namespace}/dependent\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009`;
+  const skipped = `KNV2009: skipped delete of ConfigMap, ${namespace}/dependency: dependent delete reconcile timeout: ${namespace}_dependent__ConfigMap\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009`;
   const errors = await eventually(
     async () => {
       const sync = (await rootSyncStatus(name))["sync"] as JsonObject | undefined;
@@ -227,7 +227,7 @@ test("Foreground deletion of a sync deletes a dependent before its dependency, a
   const errors = ((failure["errors"] ?? []) as JsonObject[]).map((e) => e["errorMessage"]);
   assert.ok(
     errors.includes(
-      `KNV2009: skipped delete of ConfigMap, ${namespace}/dependency: dependent delete reconcile timeout: ConfigMap, ${namespace}/dependent\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009`,
+      `KNV2009: skipped delete of ConfigMap, ${namespace}/dependency: dependent delete reconcile timeout: ${namespace}_dependent__ConfigMap\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009`,
     ),
     `no skipped delete in ${JSON.stringify(errors)}`,
   );

@@ -204,7 +204,7 @@ test("depends-on waits for its dependency to be Current; until then the dependen
   assert.ok(
     failed.some((e) =>
       String(e["errorMessage"]).includes(
-        `skipped apply of ConfigMap, ${namespace}/after-web: dependency apply reconcile timeout: Deployment.apps, ${namespace}/web is InProgress`,
+        `skipped apply of ConfigMap, ${namespace}/after-web: dependency apply reconcile timeout: ${namespace}_web_apps_Deployment`,
       ),
     ),
     `no dependency error in ${JSON.stringify(failed)}`,
