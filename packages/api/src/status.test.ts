@@ -83,6 +83,23 @@ void describe("statusErrors", () => {
     assert.deepEqual(result.errorSummary, { totalCount: 7, truncated: true, errorCountAfterTruncation: 5 });
   });
 
+  void it("lists every error by default, as Config Sync does", () => {
+    const errors = Array.from({ length: 120 }, (_, i) => applyError(`web-${i}`));
+    const result = statusErrors(errors);
+    assert.equal(result.errors?.length, 120);
+    assert.deepEqual(result.errorSummary, { totalCount: 120, errorCountAfterTruncation: 120 });
+  });
+
+  void it("keeps the first 1/denominator of the errors, as Config Sync's retries of a status too large", () => {
+    const errors = Array.from({ length: 7 }, (_, i) => applyError(`web-${i}`));
+    const result = statusErrors(errors, { denominator: 2 });
+    assert.deepEqual(
+      result.errors?.map((e) => e.errorResources?.[0]?.name),
+      ["web-0", "web-1", "web-2"],
+    );
+    assert.deepEqual(result.errorSummary, { totalCount: 7, truncated: true, errorCountAfterTruncation: 3 });
+  });
+
   void it("drops exact duplicates before counting", () => {
     const result = statusErrors([applyError("web"), applyError("web"), applyError("api")]);
     assert.equal(result.errors?.length, 2);

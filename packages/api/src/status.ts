@@ -1,13 +1,13 @@
 /**
  * Turns classified errors into the `errors[]` + `errorSummary` pair written to RootSync/RepoSync
- * status, in Config Sync's shape. Bounded on purpose: a sync object is limited to ~1.5 MiB by
- * etcd, and a broken repo can easily produce thousands of errors; a status write that fails for
- * size would hide every one of them.
+ * status, in Config Sync's shape. Every error is listed, as Config Sync lists them; only a status too
+ * large for the API server keeps a half, a quarter... of each list (`denominator`), as Config Sync's
+ * retries do, since a write that fails for size would hide every one of them.
  */
 import type { DriftlessError, ErrorResource } from "./errors.ts";
 import type { ConfigSyncError, ErrorSummary, ResourceRef } from "./sync-status-types.ts";
 
-/** Most errors written to one status field; the summary still counts all of them. */
+/** Most errors a ReconcilerFinalizerFailure condition lists (one per object that would not go). */
 export const MaxStatusErrors = 50;
 /** Longest errorMessage written; longer messages have their body cut and marked, never the link. */
 export const MaxErrorMessageLength = 4_096;
@@ -25,7 +25,13 @@ export interface StatusErrors {
 }
 
 export interface StatusErrorOptions {
+  /** Most errors listed (all by default); the summary still counts every one. */
   readonly maxErrors?: number;
+  /**
+   * Config Sync's truncation: the first 1/denominator of the errors are listed, `truncated` once it is
+   * above 1 (each retry of a status the API server refuses for size doubles it).
+   */
+  readonly denominator?: number;
   readonly maxMessageLength?: number;
   /** An error resource's `sourcePath` as status shows it (Config Sync's: from the repository root). */
   readonly sourcePathOf?: (resource: ErrorResource) => string;
@@ -62,11 +68,11 @@ export function toConfigSyncError(
 }
 
 /**
- * The first `maxErrors` errors (in the given order, after dropping exact duplicates, which a
- * retrying loop tends to produce) and a summary of how many there were in all.
+ * The errors (in the given order, after dropping exact duplicates, which a retrying loop tends to
+ * produce), cut to `maxErrors` or to 1/denominator of them, and a summary of how many there were in all.
  */
 export function statusErrors(errors: readonly DriftlessError[], options: StatusErrorOptions = {}): StatusErrors {
-  const maxErrors = options.maxErrors ?? MaxStatusErrors;
+  const denominator = Math.max(1, options.denominator ?? 1);
   const seen = new Set<string>();
   const unique: ConfigSyncError[] = [];
   for (const error of errors) {
@@ -76,6 +82,7 @@ export function statusErrors(errors: readonly DriftlessError[], options: StatusE
     seen.add(key);
     unique.push(converted);
   }
+  const maxErrors = Math.min(options.maxErrors ?? Infinity, Math.floor(unique.length / denominator));
   const kept = unique.slice(0, Math.max(0, maxErrors));
   const errorSummary = summaryOf(unique.length, kept.length < unique.length, kept.length);
   return kept.length === 0 ? { errorSummary } : { errors: kept, errorSummary };

@@ -10,6 +10,7 @@ import {
   isSuspended,
   removeCondition,
   setCondition,
+  MaxStatusErrors,
   statusErrors,
   type SyncCondition,
 } from "@driftless/api";
@@ -145,7 +146,9 @@ export async function finalize(ctx: FinalizerContext, raw: KubeObject): Promise<
     const failure = error instanceof DriftlessError ? error : new FinalizerError(String(error), [], error);
     // Config Sync's condition: a fixed message, and each object's error in `errors`.
     const perObject = failure instanceof FinalizerError ? failure.objectErrors : [];
-    const { errors, errorSummary } = statusErrors(perObject.length > 0 ? perObject : [failure]);
+    const { errors, errorSummary } = statusErrors(perObject.length > 0 ? perObject : [failure], {
+      maxErrors: MaxStatusErrors,
+    });
     await setFinalizerCondition(ctx, {
       type: SyncConditionType.ReconcilerFinalizerFailure,
       status: "True",

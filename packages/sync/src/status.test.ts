@@ -9,7 +9,7 @@ import {
   type RSync,
   type SyncCondition,
 } from "@driftless/api";
-import { nextStatus, syncingStatus } from "./status.ts";
+import { nextStatus, StatusBudgetBytes, syncingStatus } from "./status.ts";
 
 const now = new Date("2026-11-27T09:00:00Z");
 const failed = (commit: string, generation: number) => ({
@@ -148,6 +148,40 @@ void describe("nextStatus, as Config Sync writes status", () => {
       [syncing(blocked)?.reason, syncing(blocked)?.errorSourceRefs],
       ["Source", ["status.source.errors"]],
     );
+  });
+
+  void it("lists every error, as Config Sync does; a status too large halves each list and says it is truncated", () => {
+    const invalid = (count: number, length: number): DriftlessError[] =>
+      Array.from(
+        { length: count },
+        (_, i) =>
+          new DriftlessError({
+            code: KnvCode.InvalidMetadataName,
+            errorClass: ErrorClass.Terminal,
+            message: `object ${i} is invalid ${"x".repeat(length)}`,
+          }),
+      );
+    const report = (errors: DriftlessError[]) => ({
+      commit: "c1",
+      sourceErrors: errors,
+      syncErrors: [],
+      synced: false,
+    });
+    const many = nextStatus(identity, sync("."), {}, report(invalid(120, 10)), now);
+    const source = many["source"] as { errors?: unknown[]; errorSummary: unknown };
+    assert.deepEqual(
+      [source.errors?.length, source.errorSummary],
+      [120, { totalCount: 120, errorCountAfterTruncation: 120 }],
+    );
+    assert.deepEqual(syncing(many)?.errorSummary, { totalCount: 120, errorCountAfterTruncation: 120 });
+
+    // 400 errors of 4 KiB each are 1.6 MiB: a half of them fits under the budget.
+    const huge = nextStatus(identity, sync("."), {}, report(invalid(400, 4_000)), now);
+    const cut = huge["source"] as { errors?: unknown[]; errorSummary: unknown };
+    const summary = { totalCount: 400, truncated: true, errorCountAfterTruncation: 200 };
+    assert.deepEqual([cut.errors?.length, cut.errorSummary], [200, summary]);
+    assert.deepEqual(syncing(huge)?.errorSummary, summary);
+    assert.ok(Buffer.byteLength(JSON.stringify(huge)) <= StatusBudgetBytes);
   });
 
   void it("after a failed render, status.source names the commit fetched, without the previous commit's errors", () => {

@@ -88,6 +88,13 @@ export function reportsSyncPhase(report: PassReport): boolean {
   );
 }
 
+/**
+ * Most bytes of status written with every error listed. etcd keeps an object under 1.5 MiB (spec and
+ * metadata included): past this, each error list is halved until it fits, as Config Sync's status
+ * writes retry with a doubled denominator when the API server refuses them for size.
+ */
+export const StatusBudgetBytes = 1024 * 1024;
+
 /** The status the RSync should carry after `report`; times change only where content does. */
 export function nextStatus(
   identity: SyncIdentity,
@@ -95,6 +102,23 @@ export function nextStatus(
   current: Status,
   report: PassReport,
   now: Date,
+): Status {
+  for (let denominator = 1; ; denominator *= 2) {
+    const status = statusOfPass(identity, sync, current, report, now, denominator);
+    // A list cut to nothing cannot shrink further: what is left is the rest of the status.
+    const smallest = denominator >= 1 << 20;
+    if (smallest || Buffer.byteLength(JSON.stringify(status)) <= StatusBudgetBytes) return status;
+  }
+}
+
+/** `nextStatus` with each error list cut to 1/denominator of its errors (Config Sync's truncation). */
+function statusOfPass(
+  identity: SyncIdentity,
+  sync: RSync | undefined,
+  current: Status,
+  report: PassReport,
+  now: Date,
+  denominator: number,
 ): Status {
   const status: Status = { ...current };
   const time = kubeTime(now);
@@ -105,7 +129,10 @@ export function nextStatus(
     previous: unknown,
     extra: Record<string, unknown> = {},
   ): Record<string, unknown> => {
-    const { errors: list, errorSummary } = statusErrors(errors, sourcePathOf === undefined ? {} : { sourcePathOf });
+    const { errors: list, errorSummary } = statusErrors(errors, {
+      denominator,
+      ...(sourcePathOf === undefined ? {} : { sourcePathOf }),
+    });
     const next: Record<string, unknown> = {
       ...source,
       // Config Sync's `commit` is omitempty: a fetch that failed before knowing the commit writes none.
@@ -142,7 +169,7 @@ export function nextStatus(
     : report.sourceErrors.length > 0
       ? report.sourceErrors
       : report.syncErrors;
-  const summary = statusErrors(failing);
+  const summary = statusErrors(failing, { denominator });
   const { conditions: syncing } = setCondition(
     current.conditions,
     renderFailed
