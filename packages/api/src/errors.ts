@@ -113,8 +113,6 @@ export const KnvCode = {
   SelfReconcile: "KNV1069",
   /** The source declares more objects than the reconciler accepts. */
   MaxObjectCount: "KNV1070",
-  /** The inventory (ResourceGroup) would exceed its size limit. */
-  MaxInventorySize: "KNV1071",
   /** The API server answered with an error that is not about one object. */
   ApiServer: "KNV2002",
   /** Reading the checked-out files failed (filesystem error). */

@@ -9,16 +9,27 @@ import { compareIds } from "./object-id.ts";
  */
 export const ResourceGroupByteBudget = 1_200_000;
 
-/** The inventory alone does not fit in one object (Config Sync's KNV1071): the source must be split. */
+/**
+ * The inventory alone does not fit in one object: the source must be split. KNV2009 in Config Sync's words
+ * (its applier's largeResourceGroupError, documented as a KNV2009 cause), naming the ResourceGroup.
+ */
 export class InventoryTooLargeError extends DriftlessError {
-  constructor(objects: number, bytes: number) {
+  constructor(group: { readonly namespace: string; readonly name: string }, objects: number, bytes: number) {
     super({
-      code: KnvCode.MaxInventorySize,
+      code: KnvCode.Apply,
       errorClass: ErrorClass.Terminal,
-      message: `the inventory of ${objects} objects needs ${bytes} bytes, over the ${ResourceGroupByteBudget}-byte budget of one ResourceGroup (etcd's request limit); split the source into several RootSyncs or RepoSyncs`,
+      message:
+        "source repository contains too many resource objects to inventory with a single ResourceGroup: " +
+        `inventory apply failed: ResourceGroup.kpt.dev, ${group.namespace}/${group.name}: ` +
+        `the inventory of ${objects} objects needs ${bytes} bytes, over the ${ResourceGroupByteBudget}-byte budget of one ResourceGroup (etcd's request limit). ` +
+        "To mitigate, spread the source objects across multiple repositories (several RootSyncs or RepoSyncs). " +
+        `For how, see ${breakingUpRepo}`,
     });
   }
 }
+
+/** Config Sync's guide to splitting a source, which its error links to. */
+const breakingUpRepo = "https://cloud.google.com/anthos-config-management/docs/how-to/breaking-up-repo";
 
 function needsAttention(entry: ResourceStatusEntry): boolean {
   return entry.status !== "Current" || entry.actuation !== "Succeeded" || entry.reconcile !== "Succeeded";

@@ -104,7 +104,8 @@ export class InventoryOverflow {
 export class OverflowNameTakenError extends DriftlessError {
   constructor(sync: SyncIdentity, name: string) {
     super({
-      code: KnvCode.MaxInventorySize,
+      // A failed inventory write, as Config Sync reports one (KNV2009).
+      code: KnvCode.Apply,
       errorClass: ErrorClass.Terminal,
       message: `the inventory of ${sync.kind} ${sync.namespace}/${sync.name} needs a second ResourceGroup, ${name}, for this commit, but a ResourceGroup of that name exists without the label ${OverflowOfLabel}=${sync.name} (another sync's inventory, or someone else's object), which the sync leaves alone; apply the change in two commits, or rename or remove that ResourceGroup`,
     });

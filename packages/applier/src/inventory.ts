@@ -274,7 +274,7 @@ export class Inventory {
   /** Measured only before a write (what is stored already fits); answers the size. */
   private checkSize(resources: readonly ObjectId[]): number {
     const bytes = JSON.stringify(resources).length;
-    if (bytes > ResourceGroupByteBudget) throw new InventoryTooLargeError(resources.length, bytes);
+    if (bytes > ResourceGroupByteBudget) throw new InventoryTooLargeError(this.sync, resources.length, bytes);
     return bytes;
   }
 

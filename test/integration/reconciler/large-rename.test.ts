@@ -14,6 +14,7 @@ import {
   repoSyncStatus,
   rootSynced,
   rootSyncNamespace,
+  syncErrorsAt,
   startReconciler,
   suffix,
   testNamespace,
@@ -156,3 +157,49 @@ function repoSynced(namespace: string, commit: string): Promise<JsonObject> {
     { timeoutMs: 60_000, what: `RepoSync ${namespace}/repo-sync synced to ${commit.slice(0, 7)} without errors` },
   );
 }
+
+test("a source whose inventory alone exceeds one ResourceGroup is KNV2009 on status.sync in Config Sync's words, nothing is applied, and it syncs once split", async (t) => {
+  const name = `too-large-${suffix()}`;
+  const namespace = await testNamespace(t, "too-large");
+  // A tenth over the budget: neither group can hold it.
+  const one = JSON.stringify(idsOf(namespace, "cm", 1)).length;
+  const count = Math.ceil((ResourceGroupByteBudget * 1.1) / one);
+  const manifest = (n: number): string =>
+    Array.from({ length: n }, (_, i) =>
+      JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: longName("cm", i), namespace } }),
+    ).join("\n---\n");
+  const repo = await TestRepo.create(t);
+  await repo.write("config/all.yaml", manifest(count));
+  const tooMany = await repo.commit(`${count} config maps`);
+  await createRootSync(name, repo);
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+
+  const errors = await syncErrorsAt(name, tooMany);
+  assert.deepEqual(
+    errors.map((e) => e["code"]),
+    ["2009"],
+  );
+  assert.match(
+    String(errors[0]?.["errorMessage"]),
+    new RegExp(
+      `^KNV2009: source repository contains too many resource objects to inventory with a single ResourceGroup: inventory apply failed: ResourceGroup\\.kpt\\.dev, ${rootSyncNamespace}/${name}: .*To mitigate, spread the source objects across multiple repositories`,
+    ),
+  );
+  const client = await adminClient(t);
+  const configMaps = {
+    group: "",
+    version: "v1",
+    kind: "ConfigMap",
+    resource: "configmaps",
+    namespaced: true,
+    verbs: [],
+  };
+  const applied = (await client.list(configMaps, { namespace })).items.filter(
+    (o) => o.metadata.name !== "kube-root-ca.crt",
+  );
+  assert.equal(applied.length, 0, "objects were applied without an inventory recording them");
+
+  await repo.write("config/all.yaml", manifest(Math.floor(count / 2)));
+  const split = await repo.commit("half of them: the rest goes to another sync");
+  await rootSynced(name, split);
+});
