@@ -48,6 +48,26 @@ void describe("syncingStatus", () => {
       assert.equal(syncing.commit, commit);
     }
   });
+
+  void it("keeps summarising the errors already reported for the commit it retries, as Config Sync's Syncing=True does", () => {
+    const error = { code: "1036", errorMessage: "KNV1036: bad name" };
+    const summary = { totalCount: 1, errorCountAfterTruncation: 1 };
+    const retried = {
+      ...failed("abc", 3),
+      source: { commit: "abc", errors: [error], errorSummary: summary },
+      sync: { commit: "older" },
+    };
+    const again = getCondition(
+      syncingStatus(retried, "abc", 4, now)?.conditions as SyncCondition[] | undefined,
+      SyncConditionType.Syncing,
+    );
+    assert.deepEqual([again?.status, again?.errorSourceRefs, again?.errorSummary], ["True", ["status.source.errors"], summary]);
+    const fresh = getCondition(
+      syncingStatus(retried, "def", 3, now)?.conditions as SyncCondition[] | undefined,
+      SyncConditionType.Syncing,
+    );
+    assert.deepEqual([fresh?.status, fresh?.errorSourceRefs, fresh?.errorSummary], ["True", undefined, {}]);
+  });
 });
 
 void describe("nextStatus, as Config Sync writes status", () => {

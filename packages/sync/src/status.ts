@@ -285,9 +285,17 @@ export function syncingStatus(
   const reported = getCondition(current.conditions, SyncConditionType.Syncing);
   if (reported?.status === "False" && reported.commit === commit && current["observedGeneration"] === generation)
     return undefined;
+  // As Config Sync's: the errors already reported for this commit (a retry of a failing one) stay summarised.
   const { conditions, changed } = setCondition(
     current.conditions,
-    { type: SyncConditionType.Syncing, status: "True", reason: "Sync", message: "Syncing", commit },
+    {
+      type: SyncConditionType.Syncing,
+      status: "True",
+      reason: "Sync",
+      message: "Syncing",
+      commit,
+      ...errorsOfCommit(current, commit),
+    },
     now,
   );
   return changed ? { ...current, conditions: [...conditions] } : undefined;
