@@ -1,5 +1,5 @@
 import { DriftlessError, ErrorClass, KnvCode } from "./errors.ts";
-import { ConfigSyncGroup, type SyncKind } from "./groups.ts";
+import type { SyncKind } from "./groups.ts";
 
 /** The sync an InvalidSyncError is about. */
 export interface SyncIdentity {
@@ -11,7 +11,7 @@ export interface SyncIdentity {
 /**
  * A RootSync/RepoSync whose spec or metadata cannot be acted on (KNV1061). Terminal: nothing
  * improves until the user edits the object, so it is reported on status (Stalled) and the sync
- * is not retried in a loop.
+ * is not retried in a loop. It names no errorResources, as Config Sync's KNV1061 names none.
  */
 export class InvalidSyncError extends DriftlessError {
   readonly sync: SyncIdentity;
@@ -21,7 +21,6 @@ export class InvalidSyncError extends DriftlessError {
       code: KnvCode.InvalidSync,
       errorClass: ErrorClass.Terminal,
       message,
-      resources: [{ group: ConfigSyncGroup, kind: sync.kind, namespace: sync.namespace, name: sync.name }],
       cause,
     });
     this.sync = sync;

@@ -107,9 +107,9 @@ void describe("parseRootSync", () => {
     assert.ok(error instanceof InvalidSyncError);
     assert.equal(error.code, "KNV1061");
     assert.equal(error.errorClass, "terminal");
-    assert.deepEqual(error.resources, [
-      { group: "configsync.gke.io", kind: "RootSync", namespace: "shop", name: "root-sync" },
-    ]);
+    // The sync is named by the error's `sync`; as Config Sync's KNV1061, it lists no errorResources.
+    assert.deepEqual(error.sync, { kind: "RootSync", namespace: "shop", name: "root-sync" });
+    assert.deepEqual(error.resources, []);
     assert.match(error.message, /only allowed in the config-management-system namespace, not in shop/);
   });
 

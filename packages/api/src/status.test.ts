@@ -12,6 +12,10 @@ import {
 
 const link = (n: string): string => `\n\nFor more information, see https://g.co/cloud/acm-errors#knv${n}`;
 
+/** How Config Sync's status.PrintResource prints applyError's Deployment after the message. */
+const webBlock = (name: string): string =>
+  `\n\nsource: ${name}.yaml\nnamespace: shop\nmetadata.name: ${name}\ngroup: apps\nversion: v1\nkind: Deployment`;
+
 function applyError(name: string, message = `apply of ${name} failed`): DriftlessError {
   return new DriftlessError({
     code: KnvCode.Apply,
@@ -24,10 +28,10 @@ function applyError(name: string, message = `apply of ${name} failed`): Driftles
 }
 
 void describe("toConfigSyncError", () => {
-  void it("writes the bare number as code, prefixes the message with KNVxxxx and ends it with Config Sync's link", () => {
+  void it("writes the bare number as code, prefixes the message with KNVxxxx, prints the object and ends with Config Sync's link", () => {
     assert.deepEqual(toConfigSyncError(applyError("web")), {
       code: "2009",
-      errorMessage: `KNV2009: apply of web failed${link("2009")}`,
+      errorMessage: `KNV2009: apply of web failed${webBlock("web")}${link("2009")}`,
       errorResources: [
         {
           sourcePath: "web.yaml",
@@ -58,6 +62,48 @@ void describe("toConfigSyncError", () => {
     assert.deepEqual(toConfigSyncError(core).errorResources, [
       { name: "shop", gvk: { group: "", version: "", kind: "Namespace" } },
     ]);
+  });
+
+  void it("prints each object the error names as Config Sync's resource errors do, the file from the repository root (e2e TestNamespaceRepo_Centralized's refused get)", () => {
+    const refused = new DriftlessError({
+      code: KnvCode.Apply,
+      errorClass: ErrorClass.Terminal,
+      message: 'failed to apply Deployment.apps, bookstore/hello-world: deployments.apps "hello-world" is forbidden',
+      resources: [
+        {
+          group: "apps",
+          version: "v1",
+          kind: "Deployment",
+          namespace: "bookstore",
+          name: "hello-world",
+          sourcePath: "deployment.yaml",
+        },
+      ],
+    });
+    const cse = toConfigSyncError(refused, undefined, (r) => `acme/${r.sourcePath ?? ""}`);
+    assert.equal(
+      cse.errorMessage,
+      'KNV2009: failed to apply Deployment.apps, bookstore/hello-world: deployments.apps "hello-world" is forbidden' +
+        "\n\nsource: acme/deployment.yaml\nnamespace: bookstore\nmetadata.name: hello-world\ngroup: apps\nversion: v1\nkind: Deployment" +
+        link("2009"),
+    );
+    assert.equal(cse.errorResources?.[0]?.sourcePath, "acme/deployment.yaml");
+    // A core, cluster-scoped object without a file: no source or namespace line, no space after `group:`.
+    const namespace = new DriftlessError({
+      code: KnvCode.ManagementConflict,
+      errorClass: ErrorClass.Terminal,
+      message: "conflict",
+      resources: [
+        { group: "", version: "v1", kind: "Namespace", name: "shipping" },
+        { group: "", version: "v1", kind: "Namespace", name: "billing" },
+      ],
+    });
+    assert.equal(
+      toConfigSyncError(namespace).errorMessage,
+      "KNV1060: conflict\n\nmetadata.name: billing\ngroup:\nversion: v1\nkind: Namespace" +
+        "\n\nmetadata.name: shipping\ngroup:\nversion: v1\nkind: Namespace" +
+        link("1060"),
+    );
   });
 
   void it("cuts the body of very long messages and says so, and keeps the link whole", () => {
@@ -132,6 +178,7 @@ void describe("summaries and codes", () => {
 
 void describe("stalledMessage", () => {
   void it("is one error's text, as Config Sync's SetStalled writes err.Error()", () => {
+    // The message alone, without the objects errors[] print: the manager's setup failures name none in Config Sync.
     assert.equal(stalledMessage([applyError("web")]), `KNV2009: apply of web failed${link("2009")}`);
   });
 

@@ -56,12 +56,11 @@ export function toConfigSyncError(
   maxMessageLength: number = MaxErrorMessageLength,
   sourcePathOf?: (resource: ErrorResource) => string,
 ): ConfigSyncError {
-  // Only the body is cut: the code and the link stay whole (a bound too small for them is exceeded).
-  const frame = knvErrorText(error.code, "").length;
-  const message = knvErrorText(error.code, truncate(error.message, maxMessageLength - frame));
-  const resources = error.resources
+  const named = error.resources
     .slice(0, MaxErrorResources)
-    .map((resource) => toResourceRef(resource, sourcePathOf?.(resource) ?? resource.sourcePath));
+    .map((resource) => ({ resource, sourcePath: sourcePathOf?.(resource) ?? resource.sourcePath }));
+  const message = boundedText(error.code, error.message + resourceBlocks(named), maxMessageLength);
+  const resources = named.map(({ resource, sourcePath }) => toResourceRef(resource, sourcePath));
   return resources.length === 0
     ? { code: knvNumber(error.code), errorMessage: message }
     : { code: knvNumber(error.code), errorMessage: message, errorResources: resources };
@@ -113,6 +112,35 @@ export function combineSummaries(summaries: readonly (ErrorSummary | undefined)[
   return summaryOf(totalCount, truncated, errorCountAfterTruncation);
 }
 
+/** `KNVxxxx: body` and its link in at most `max` characters: only the body is cut, the code and link stay whole. */
+function boundedText(code: string, body: string, max: number): string {
+  const frame = knvErrorText(code, "").length;
+  return knvErrorText(code, truncate(body, max - frame));
+}
+
+/**
+ * The objects an error names, printed after its message as Config Sync's resource errors print them
+ * (status.PrintResource: a blank line, then file, namespace, name and type a line each; several sorted and
+ * blank-line separated), so the errorMessage names each object as its errorResources do.
+ */
+function resourceBlocks(named: readonly { resource: ErrorResource; sourcePath: string | undefined }[]): string {
+  if (named.length === 0) return "";
+  const blocks = named.map(({ resource, sourcePath }) => printResource(resource, sourcePath)).sort();
+  return `\n\n${blocks.join("\n\n")}`;
+}
+
+function printResource(resource: ErrorResource, sourcePath: string | undefined): string {
+  const lines: string[] = [];
+  if (sourcePath !== undefined && sourcePath !== "") lines.push(`source: ${sourcePath}`);
+  if (resource.namespace !== undefined && resource.namespace !== "") lines.push(`namespace: ${resource.namespace}`);
+  // Config Sync's spacing: no space after an empty name's or the core group's colon, always one after version's.
+  lines.push(`metadata.name:${resource.name === "" ? "" : ` ${resource.name}`}`);
+  lines.push(`group:${resource.group === "" ? "" : ` ${resource.group}`}`);
+  lines.push(`version: ${resource.version ?? ""}`);
+  lines.push(`kind: ${resource.kind}`);
+  return lines.join("\n");
+}
+
 function toResourceRef(resource: ErrorResource, sourcePath: string | undefined): ResourceRef {
   return {
     ...(sourcePath === undefined || sourcePath === "" ? {} : { sourcePath }),
@@ -140,7 +168,8 @@ export const StalledErrorSummary: ErrorSummary = { totalCount: 1, errorCountAfte
  * numbered, sorted and without duplicates). Each body is bounded as in `errors[]`.
  */
 export function stalledMessage(errors: readonly DriftlessError[]): string {
-  const texts = [...new Set(errors.map((e) => toConfigSyncError(e).errorMessage))].sort();
+  // The message alone: the manager's setup failures are plain errors in Config Sync, printing no object.
+  const texts = [...new Set(errors.map((e) => boundedText(e.code, e.message, MaxErrorMessageLength)))].sort();
   if (texts.length === 1) return texts[0] ?? "";
   const numbered = texts.map((text, i) => `[${i + 1}] ${text}\n`);
   return [`${texts.length} error(s)\n`, ...numbered].join("\n\n");

@@ -2,7 +2,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
 import type { ApplyOptions } from "./apply-options.ts";
 import { Operation, type ApplyOutcome } from "./apply-outcome.ts";
-import { declaredResource, type DesiredObject } from "./desired.ts";
+import type { DesiredObject } from "./desired.ts";
 import { computeHealth, HealthStatus } from "./kstatus.ts";
 import { describeId, idKey, objMetadataKey, type ObjectId } from "./object-id.ts";
 
@@ -18,7 +18,6 @@ export class DependencyNotReconciledError extends DriftlessError {
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
       message: `skipped apply of ${describeId(desired.id)}: dependency apply reconcile ${outcome}: ${objMetadataKey(dependency)}`,
-      resources: [declaredResource(desired)],
     });
   }
 }
@@ -38,7 +37,6 @@ export class DependencyNotAppliedError extends DriftlessError {
       code: KnvCode.Apply,
       errorClass: ErrorClass.Retry,
       message: `skipped apply of ${describeId(desired.id)}: dependency apply actuation ${actuation}: ${objMetadataKey(dependency)}`,
-      resources: [declaredResource(desired)],
     });
   }
 }

@@ -1,6 +1,6 @@
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
 import { isManagementDisabled } from "./decorate.ts";
-import { declaredResource, type DesiredObject } from "./desired.ts";
+import type { DesiredObject } from "./desired.ts";
 import { describeId, idKey, type ObjectId } from "./object-id.ts";
 
 /**
@@ -22,7 +22,6 @@ export class CyclicDependencyError extends DriftlessError {
       errorClass: ErrorClass.Terminal,
       // Config Sync's applier words it "cyclic dependency: a -> b; b -> a" (one edge each).
       message: `cyclic dependency: ${edges(cycle)} (config.kubernetes.io/depends-on)`,
-      resources: cycle.map((o) => ({ ...o.id, sourcePath: o.sourcePath })),
     });
   }
 }
@@ -37,7 +36,6 @@ export class MissingDependencyError extends DriftlessError {
       code: KnvCode.Apply,
       errorClass: ErrorClass.Terminal,
       message: `external dependency: ${describeId(object.id)} -> ${describeId(missing)}: it is not applied from this source; declare it or remove the depends-on reference`,
-      resources: [declaredResource(object)],
     });
   }
 }

@@ -1,5 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { toConfigSyncError } from "@driftless/api";
 import type { DesiredObject } from "./desired.ts";
 import { conflictingManager, isRootManager, ManagementConflictError } from "./precedence.ts";
 
@@ -102,7 +103,7 @@ void describe("conflictingManager (Config Sync's precedence)", () => {
     assert.equal(isRootManager(":rooted"), false);
     assert.equal(isRootManager("root"), false);
   });
-  test("KNV1060 says what Config Sync's says, word for word, then names the object", () => {
+  test("KNV1060 says what Config Sync's says, word for word, and status prints the object after it as Config Sync's body does", () => {
     const desired: DesiredObject = {
       id: { group: "", kind: "ConfigMap", namespace: "team-a", name: "shared" },
       apiVersion: "v1",
@@ -116,8 +117,14 @@ void describe("conflictingManager (Config Sync's precedence)", () => {
     assert.equal(
       error.message,
       'The "team-a" reconciler detected a management conflict with the ":root" reconciler. ' +
+        "Remove the object from one of the sources of truth so that the object is only managed by one reconciler.",
+    );
+    assert.equal(
+      toConfigSyncError(error).errorMessage,
+      'KNV1060: The "team-a" reconciler detected a management conflict with the ":root" reconciler. ' +
         "Remove the object from one of the sources of truth so that the object is only managed by one reconciler." +
-        "\n\nConfigMap, team-a/shared",
+        "\n\nsource: cm.yaml\nnamespace: team-a\nmetadata.name: shared\ngroup:\nversion: v1\nkind: ConfigMap" +
+        "\n\nFor more information, see https://g.co/cloud/acm-errors#knv1060",
     );
   });
 });

@@ -13,7 +13,6 @@ import {
   managerAnnotationValue,
 } from "@driftless/api";
 import { declaredResource, type DesiredObject, type SyncIdentity } from "./desired.ts";
-import { describeId, type ObjectId } from "./object-id.ts";
 
 /**
  * Another reconciler manages the object and this one may not take it over (Config Sync's KNV1060):
@@ -28,7 +27,7 @@ export class ManagementConflictError extends DriftlessError {
     super({
       code: KnvCode.ManagementConflict,
       errorClass: ErrorClass.Terminal,
-      message: managementConflictMessage(desiredManager, currentManager, desired.id),
+      message: managementConflictMessage(desiredManager, currentManager),
       resources: [declaredResource(desired)],
     });
     this.currentManager = currentManager;
@@ -36,12 +35,14 @@ export class ManagementConflictError extends DriftlessError {
   }
 }
 
-/** Config Sync's KNV1060 sentence, word for word (users match on it); the object follows, as its body does. */
-export function managementConflictMessage(desiredManager: string, currentManager: string, id: ObjectId): string {
+/**
+ * Config Sync's KNV1060 sentence, word for word (users match on it). The object follows in status as Config
+ * Sync prints it (source, namespace, name, group, version, kind: api's toConfigSyncError, from the error's resource).
+ */
+export function managementConflictMessage(desiredManager: string, currentManager: string): string {
   return (
     `The "${desiredManager}" reconciler detected a management conflict with the "${currentManager}" reconciler. ` +
-    "Remove the object from one of the sources of truth so that the object is only managed by one reconciler." +
-    `\n\n${describeId(id)}`
+    "Remove the object from one of the sources of truth so that the object is only managed by one reconciler."
   );
 }
 

@@ -160,7 +160,6 @@ export class ImplicitNamespaceTakenError extends DriftlessError {
       message: managementConflictMessage(
         managerAnnotationValue(sync.kind, sync.namespace, sync.name),
         annotations[ManagedAnnotation.Manager] ?? "",
-        id,
       ),
       // As Config Sync's remediator names it: the object as its new holder declares it.
       resources: [

@@ -24,7 +24,6 @@ export class MissingSecretKeyError extends DriftlessError {
       code: KnvCode.InvalidSync,
       errorClass: ErrorClass.Terminal,
       message: `${JSON.stringify(key)} key is not present in ${JSON.stringify(`${namespace}/${name}`)} Secret (named by ${field})`,
-      resources: [{ group: "", kind: "Secret", namespace, name }],
     });
   }
 }

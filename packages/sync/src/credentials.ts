@@ -14,7 +14,6 @@ export class MissingSecretError extends DriftlessError {
       errorClass: ErrorClass.Stalled,
       // Config Sync's sentence, to the letter (its e2e and users match on it); where to create it follows.
       message: `Secret ${name} not found: create one to allow client authentication (named by ${field}, in namespace ${namespace})`,
-      resources: [{ group: "", kind: "Secret", namespace, name }],
     });
   }
 }

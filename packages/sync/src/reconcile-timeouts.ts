@@ -4,7 +4,7 @@
  * (one stuck Deployment must not hold every resync), yet still reports it until it is Current or Failed.
  */
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
-import { declaredResource, describeId, HealthStatus, idKey, Operation, type ApplyOutcome } from "@driftless/applier";
+import { describeId, HealthStatus, idKey, Operation, type ApplyOutcome } from "@driftless/applier";
 
 export class ReconcileTimeoutError extends DriftlessError {
   constructor(outcome: ApplyOutcome, timeoutMs: number) {
@@ -14,7 +14,6 @@ export class ReconcileTimeoutError extends DriftlessError {
       // Retried with backoff: the retry reports it again without waiting, or clears it once Current.
       errorClass: ErrorClass.Retry,
       message: `failed to wait for ${describeId(desired.id)}: reconcile timeout: not Current within ${Math.round(timeoutMs / 1000)} s (override.reconcileTimeout); its status is ${outcome.health ?? HealthStatus.Unknown}`,
-      resources: [declaredResource(desired)],
     });
   }
 }

@@ -473,7 +473,7 @@ test("a RepoSync's reconciler that may patch but not create reports the refused 
   const commit = await repo.commit("v1");
   await createSync(t, repoSyncObject(namespace, "repo-sync", manager.scope, { repo: repo.url, branch: repo.branch }));
   // Config Sync creates by server-side apply, a request to the object, so the server's refusal names it.
-  const refusal = `KNV2009: failed to apply ConfigMap, ${namespace}/a: configmaps "a" is forbidden: User "system:serviceaccount:${systemNamespace}:${reconciler}" cannot create resource "configmaps" in API group "" in the namespace "${namespace}"\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009`;
+  const refusal = `KNV2009: failed to apply ConfigMap, ${namespace}/a: configmaps "a" is forbidden: User "system:serviceaccount:${systemNamespace}:${reconciler}" cannot create resource "configmaps" in API group "" in the namespace "${namespace}"\n\nsource: cm.yaml\nnamespace: ${namespace}\nmetadata.name: a\ngroup:\nversion: v1\nkind: ConfigMap\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009`;
   const errors = await eventually(
     async () => {
       const status = ((await getSync("RepoSync", namespace, "repo-sync"))?.["status"] ?? {}) as {

@@ -75,7 +75,7 @@ test("a new object an admission policy refuses is KNV2009 and left out of the Re
   assert.deepEqual(
     errors.map((e) => e["errorMessage"]),
     [
-      `KNV2009: failed to apply ConfigMap, ${namespace}/denied: configmaps "denied" is forbidden: ValidatingAdmissionPolicy '${policy}' with binding '${policy}' denied request: ConfigMaps named denied are not allowed here\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009`,
+      `KNV2009: failed to apply ConfigMap, ${namespace}/denied: configmaps "denied" is forbidden: ValidatingAdmissionPolicy '${policy}' with binding '${policy}' denied request: ConfigMaps named denied are not allowed here\n\nsource: config/denied.yaml\nnamespace: ${namespace}\nmetadata.name: denied\ngroup:\nversion: v1\nkind: ConfigMap\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009`,
     ],
   );
   assert.ok((await coreApi().readNamespacedConfigMap({ namespace, name: "a" })).metadata?.uid);
@@ -158,7 +158,7 @@ test("objects depending on a refused one are skipped in cli-utils' words, as Con
   const link = "\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009";
   const errors = await syncErrorsAt(name, commit);
   assert.deepEqual(errors.map((e) => e["errorMessage"]).sort(), [
-    `KNV2009: failed to apply ConfigMap, ${namespace}/denied: configmaps "denied" is forbidden: ValidatingAdmissionPolicy '${policy}' with binding '${policy}' denied request: ConfigMaps named denied are not allowed here${link}`,
+    `KNV2009: failed to apply ConfigMap, ${namespace}/denied: configmaps "denied" is forbidden: ValidatingAdmissionPolicy '${policy}' with binding '${policy}' denied request: ConfigMaps named denied are not allowed here\n\nsource: config/denied.yaml\nnamespace: ${namespace}\nmetadata.name: denied\ngroup:\nversion: v1\nkind: ConfigMap${link}`,
     `KNV2009: skipped apply of ConfigMap, ${namespace}/b: dependency apply actuation failed: ${namespace}_denied__ConfigMap${link}`,
     `KNV2009: skipped apply of ConfigMap, ${namespace}/c: dependency apply actuation skipped: ${namespace}_b__ConfigMap${link}`,
   ]);

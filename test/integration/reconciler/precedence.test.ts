@@ -103,7 +103,8 @@ test("a RootSync takes over an object a RepoSync manages; the RepoSync reports K
     String(errors[0]?.["errorMessage"]).includes(
       `The "${namespace}" reconciler detected a management conflict with the "${rootManager}" reconciler. ` +
         "Remove the object from one of the sources of truth so that the object is only managed by one reconciler." +
-        `\n\nConfigMap, ${namespace}/shared`,
+        // The object as Config Sync's body prints it: its file from the repository root, namespace, name, type.
+        `\n\nsource: config/cm.yaml\nnamespace: ${namespace}\nmetadata.name: shared\ngroup:\nversion: v1\nkind: ConfigMap`,
     ),
     String(errors[0]?.["errorMessage"]),
   );
