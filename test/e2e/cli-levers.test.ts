@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
@@ -19,6 +19,7 @@ import {
   testEnv,
   testNamespace,
   TestRepo,
+  removeAfter,
 } from "../support/index.ts";
 import { grantRepoSyncReconciler, grantUserRepoSyncs } from "../support/rbac.ts";
 import {
@@ -191,7 +192,7 @@ test("driftless suspend and resume without -n act on the RepoSync in the kubecon
   };
   for (const c of config.contexts) if (c.name === config["current-context"]) c.context["namespace"] = namespace;
   const dir = await mkdtemp(join(tmpdir(), "levers-kubeconfig-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
   const kubeconfig = join(dir, "config");
   await writeFile(kubeconfig, stringify(config), { mode: 0o600 });
 

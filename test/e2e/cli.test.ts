@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findRepoRoot } from "@driftless/local-cluster";
@@ -14,6 +14,7 @@ import {
   testNamespace,
   TestRepo,
   type JsonObject,
+  removeAfter,
 } from "../support/index.ts";
 
 const cli = join(findRepoRoot(), "apps", "cli", "src", "main.ts");
@@ -47,7 +48,7 @@ function driftless(...args: string[]): Promise<Run> {
 
 test("driftless vet reports parse errors with code and file, and passes a clean directory", async (t) => {
   const dir = await mkdtemp(join(tmpdir(), "driftless-vet-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
   await writeFile(join(dir, "ok.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fine\n");
   assert.equal((await driftless("vet", dir)).code, 0);
   await writeFile(join(dir, "bad.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [oops\n");
@@ -58,7 +59,7 @@ test("driftless vet reports parse errors with code and file, and passes a clean 
 
 test("driftless vet and hydrate take nomos's flag forms: --flag=true|false, repeated --clusters, --threshold", async (t) => {
   const dir = await mkdtemp(join(tmpdir(), "driftless-nomos-flags-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
   const configMap = (name: string, cluster?: string): string =>
     `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: apps\n` +
     (cluster === undefined ? "" : `  annotations:\n    configsync.gke.io/cluster-name-selector: ${cluster}\n`);
@@ -181,7 +182,7 @@ test("each verb's --help prints that verb's usage and exits 0; a verb used wrong
 /** A source directory of `files` (path → text), removed after the test. */
 async function source(t: { after: (fn: () => Promise<void>) => void }, files: Record<string, string>): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "driftless-cli-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
   for (const [path, text] of Object.entries(files)) {
     await mkdir(join(dir, path, ".."), { recursive: true });
     await writeFile(join(dir, path), text);
@@ -232,7 +233,7 @@ test("hydrate --flat --output FILE writes one file, --format json writes nomos's
     "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: shop\ndata:\n  html: <b>&</b>\n",
   });
   const out = await mkdtemp(join(tmpdir(), "driftless-cli-out-"));
-  t.after(() => rm(out, { recursive: true, force: true }));
+  removeAfter(t, out);
 
   const flat = await driftless(
     "hydrate",

@@ -5,11 +5,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { access, chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { access, chmod, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findRepoRoot } from "@driftless/local-cluster";
-import { eventually, testEnv } from "../support/index.ts";
+import { eventually, testEnv, removeAfter } from "../support/index.ts";
 import { launchChromium } from "../support/browser.ts";
 
 const cli = join(findRepoRoot(), "apps", "cli", "src", "main.ts");
@@ -24,7 +24,7 @@ mv "$RECORD/mode.tmp" "$RECORD/mode"; mv "$RECORD/page.tmp" "$RECORD/page"; mv "
 
 test("the browser is opened on a 0600 page that redirects to the console, never with the secret on the opener's command line, and the page is removed when the console stops", async (t) => {
   const dir = await mkdtemp(join(tmpdir(), "console-open-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
   await writeFile(join(dir, "xdg-open"), recordingOpener);
   await chmod(join(dir, "xdg-open"), 0o755);
   const env = { ...process.env, PATH: `${dir}:${process.env["PATH"] ?? ""}`, RECORD: dir };

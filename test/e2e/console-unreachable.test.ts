@@ -4,12 +4,12 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { createServer, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
-import { testEnv } from "../support/index.ts";
+import { testEnv, removeAfter } from "../support/index.ts";
 import { startConsole } from "../support/console.ts";
 
 /** A loopback port nothing listens on: bound by us, then released. */
@@ -49,7 +49,7 @@ function call(port: number, path: string, method: string, headers: Record<string
 
 test("an action while the API server does not answer gets 502 and the console's notice, not a 500 from an invalid status", async (t) => {
   const dir = await mkdtemp(join(tmpdir(), "console-unreachable-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
   const kubeconfig = await kubeconfigFor(dir, `https://127.0.0.1:${await closedPort()}`);
   const console = await startConsole(t, "--kubeconfig", kubeconfig);
   const base = new URL(console.url).pathname;

@@ -7,7 +7,7 @@
 import { before, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { chmod, chown, copyFile, mkdtemp, readFile, rm } from "node:fs/promises";
+import { chmod, chown, copyFile, mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -22,6 +22,7 @@ import {
   testEnv,
   testNamespace,
   TestRepo,
+  removeAfter,
 } from "../support/index.ts";
 
 const root = findRepoRoot();
@@ -231,7 +232,7 @@ test(
     const own = await run("chown", ["-R", "65532:65532", repo.remote]);
     assert.equal(own.code, 0, own.all);
     const dir = await mkdtemp(join(tmpdir(), "driftless-image-"));
-    t.after(() => rm(dir, { recursive: true, force: true }));
+    removeAfter(t, dir);
     const kubeconfig = join(dir, "kubeconfig");
     await copyFile(testEnv().kubeconfig, kubeconfig);
     await chown(kubeconfig, 65532, 65532);

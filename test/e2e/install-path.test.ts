@@ -15,7 +15,7 @@ import { after, test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
@@ -51,6 +51,7 @@ import {
   suffix,
   testEnv,
   TestRepo,
+  removeQuietly,
 } from "../support/index.ts";
 import { usePrivateControlPlane } from "../support/private-control-plane.ts";
 
@@ -119,7 +120,7 @@ if (skip === false) {
 
 // Fixtures that outlive one test: the repo (and its server) and a work folder.
 const work = skip === false ? await mkdtemp(join(tmpdir(), "driftless-install-path-")) : "";
-after(() => rm(work, { recursive: true, force: true }));
+after(() => removeQuietly(work));
 // TestRepo registers its clean-up with the context it is given: here the file's own `after`.
 const repo = skip === false ? await TestRepo.create({ after } as unknown as TestContext) : (undefined as never);
 // Smart HTTP on the bridge's address, where pods reach the host.

@@ -1,9 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eventually } from "../support/index.ts";
+import { eventually, removeAfter } from "../support/index.ts";
 import {
   buildReconcilerBundle,
   reconcilerBundle,
@@ -23,7 +23,7 @@ test("an idle reconciler from the bundle never loads undici (Node's fetch) nor c
     "the bundle carries BullMQ's PostgreSQL SQL",
   );
   const moduleListDir = await mkdtemp(join(tmpdir(), "driftless-e2e-modules-"));
-  t.after(() => rm(moduleListDir, { recursive: true, force: true }));
+  removeAfter(t, moduleListDir);
   const moduleList = join(moduleListDir, "modules");
   const { reconciler } = await syncedBundledReconciler(t, {
     repoSync: { git: { period: "2s" } },

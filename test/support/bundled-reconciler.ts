@@ -4,7 +4,7 @@
  * test namespace.
  */
 import { execFileSync, spawn, type ChildProcessByStdio } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
@@ -15,6 +15,7 @@ import { testEnv } from "./env.ts";
 import { TestRepo } from "./git.ts";
 import { suffix, testNamespace } from "./kube.ts";
 import { createRepoSync, repoSyncSyncedTo, type RepoSyncOptions } from "./sync.ts";
+import { removeAfter } from "./cleanup.ts";
 
 export const reconcilerBundle = join(findRepoRoot(), "dist", "driftless-reconciler.mjs");
 
@@ -48,7 +49,7 @@ export async function spawnBundledReconciler(
   options: BundledReconcilerOptions = {},
 ): Promise<BundledReconciler> {
   const dir = await mkdtemp(join(tmpdir(), "driftless-e2e-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
   const child = spawn(
     process.execPath,
     [

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import type { TestContext } from "node:test";
+import { removeAfter } from "./cleanup.ts";
 
 const run = promisify(execFile);
 
@@ -26,7 +27,7 @@ export class TestRepo {
 
   static async create(t: TestContext, branch = "main"): Promise<TestRepo> {
     const root = await mkdtemp(join(tmpdir(), "driftless-repo-"));
-    t.after(() => rm(root, { recursive: true, force: true }));
+    removeAfter(t, root);
     const repo = new TestRepo(root, branch);
     await run("git", ["init", "-q", "--bare", "-b", branch, repo.remote]);
     await run("git", ["init", "-q", "-b", branch, repo.work]);

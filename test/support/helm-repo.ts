@@ -13,6 +13,7 @@ import { promisify } from "node:util";
 import { defaultRenderToolsDir } from "@driftless/sync/render";
 import type { Registry } from "./registry.ts";
 import { selfSignedCert } from "./registry.ts";
+import { removeAfter } from "./cleanup.ts";
 
 const run = promisify(execFile);
 
@@ -33,7 +34,7 @@ export interface ChartFiles {
 /** A private HOME for helm, so the test's logins and caches touch nothing else. */
 async function helmHome(t: TestContext): Promise<NodeJS.ProcessEnv> {
   const home = await mkdtemp(join(tmpdir(), "driftless-helm-home-"));
-  t.after(() => rm(home, { recursive: true, force: true }));
+  removeAfter(t, home);
   return {
     HOME: home,
     PATH: process.env["PATH"] ?? "",
@@ -46,7 +47,7 @@ async function helmHome(t: TestContext): Promise<NodeJS.ProcessEnv> {
 /** `helm package` of a chart written from `chart`; returns the .tgz path. */
 export async function packageChart(t: TestContext, chart: ChartFiles, outDir: string): Promise<string> {
   const src = await mkdtemp(join(tmpdir(), "driftless-chart-"));
-  t.after(() => rm(src, { recursive: true, force: true }));
+  removeAfter(t, src);
   const dir = join(src, chart.name);
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, "Chart.yaml"), `apiVersion: v2\nname: ${chart.name}\nversion: ${chart.version}\n`);
@@ -118,7 +119,7 @@ export async function startHelmRepo(t: TestContext): Promise<HelmRepo> {
 /** `helm push` of a packaged chart to `oci://<registry>/<path>`, after `helm registry login`. */
 export async function pushChart(t: TestContext, registry: Registry, path: string, chart: ChartFiles): Promise<void> {
   const out = await mkdtemp(join(tmpdir(), "driftless-chart-tgz-"));
-  t.after(() => rm(out, { recursive: true, force: true }));
+  removeAfter(t, out);
   const tgz = await packageChart(t, chart, out);
   const env = await helmHome(t);
   // The password goes through stdin, as a user would type it, not on the command line.

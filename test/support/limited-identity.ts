@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestContext } from "node:test";
@@ -6,6 +6,7 @@ import type { KubeClient, KubeObject, ResourceMapping } from "@driftless/kube";
 import { testEnv } from "./env.ts";
 import type { JsonObject } from "./fixtures.ts";
 import { coreApi, suffix, testNamespace } from "./kube.ts";
+import { removeAfter } from "./cleanup.ts";
 
 /**
  * A kubeconfig for a ServiceAccount bound to `rules` cluster-wide, for the test's API server or, with
@@ -52,7 +53,7 @@ export async function limitedKubeconfig(
   });
   const env = testEnv();
   const dir = await mkdtemp(join(tmpdir(), "driftless-limited-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
   const path = join(dir, "kubeconfig");
   const ca = (await readFile(env.caFile)).toString("base64");
   await writeFile(

@@ -1,10 +1,11 @@
 import { spawnSync } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestContext } from "node:test";
 import { freeLoopbackPort, startProcess, stopProcess, tailLog } from "@driftless/local-cluster";
 import { eventually } from "./eventually.ts";
+import { removeQuietly } from "./cleanup.ts";
 
 export interface PrometheusServer {
   readonly url: string;
@@ -49,7 +50,7 @@ export async function startPrometheus(t: TestContext, targets: readonly string[]
   });
   t.after(async () => {
     await stopProcess(proc.pid);
-    await rm(dir, { recursive: true, force: true });
+    await removeQuietly(dir);
   });
   const url = `http://127.0.0.1:${port}`;
   await eventually(async () => (await fetch(`${url}/-/ready`)).ok, {

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestContext } from "node:test";
@@ -6,6 +6,7 @@ import { createLogger, Reconciler, type ReconcilerOptions } from "@driftless/syn
 import { testEnv } from "./env.ts";
 import { suffix } from "./kube.ts";
 import { testFailed } from "./test-outcome.ts";
+import { removeQuietly } from "./cleanup.ts";
 
 /**
  * Runs a real Reconciler in the test process against the local control plane, the run's Redis (own
@@ -32,7 +33,7 @@ export async function startReconciler(
   });
   t.after(async () => {
     await reconciler.stop(5_000);
-    await rm(cacheDir, { recursive: true, force: true });
+    await removeQuietly(cacheDir);
     // On a failure, CI's log is all there is to read it by.
     if (process.env["DRIFTLESS_TEST_LOGS"] === "1" || testFailed(t))
       process.stderr.write(`--- reconciler of ${t.name} ---\n${lines.join("")}`);

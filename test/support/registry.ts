@@ -5,7 +5,7 @@
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { request } from "node:https";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -14,6 +14,7 @@ import type { TestContext } from "node:test";
 import { promisify } from "node:util";
 import { eventually } from "./eventually.ts";
 import { startTokenService, type TokenService } from "./registry-token.ts";
+import { removeQuietly } from "./cleanup.ts";
 
 const run = promisify(execFile);
 
@@ -120,7 +121,7 @@ export async function startRegistry(t: TestContext, options: RegistryOptions = {
   child.stderr?.on("data", (d: Buffer) => output.push(d.toString()));
   t.after(async () => {
     child.kill("SIGTERM");
-    await rm(dir, { recursive: true, force: true });
+    await removeQuietly(dir);
   });
   const registry: Registry = {
     host: `127.0.0.1:${port}`,

@@ -3,11 +3,12 @@
  * (the reconciler's cache, read-only there) and listens on a socket, with no Redis and no kubeconfig.
  */
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestContext } from "node:test";
 import { eventually } from "./eventually.ts";
+import { removeAfter } from "./cleanup.ts";
 
 export interface RunningRenderServer {
   /** The reconciler's cache: the only folder the server renders from. */
@@ -21,8 +22,8 @@ export interface RunningRenderServer {
 export async function startRenderServer(t: TestContext, renderToolsDir: string): Promise<RunningRenderServer> {
   const cacheDir = await mkdtemp(join(tmpdir(), "driftless-render-pod-cache-"));
   const socketDir = await mkdtemp(join(tmpdir(), "driftless-render-pod-"));
-  t.after(() => rm(cacheDir, { recursive: true, force: true }));
-  t.after(() => rm(socketDir, { recursive: true, force: true }));
+  removeAfter(t, cacheDir);
+  removeAfter(t, socketDir);
   const socket = join(socketDir, "render.sock");
   const server = spawn(
     process.execPath,

@@ -1,12 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { findRepoRoot } from "@driftless/local-cluster";
-import { testEnv, testNamespace } from "../../support/index.ts";
+import { testEnv, testNamespace, removeAfter } from "../../support/index.ts";
 
 const cli = join(findRepoRoot(), "apps", "cli", "src", "main.ts");
 // What diff prints last: a name that could start a line could print it early, over the real answer.
@@ -30,7 +30,7 @@ const configMap = (name: string, namespace: string): string =>
 test("driftless diff keeps a file or object name holding line breaks on its line", async (t) => {
   const namespace = await testNamespace(t, "diff-names");
   const dir = await mkdtemp(join(tmpdir(), "driftless-diff-names-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
 
   await writeFile(join(dir, `cm.yaml\n\n${forged}\nX.yaml`), configMap("a", namespace));
   const created = await diff(dir, namespace);

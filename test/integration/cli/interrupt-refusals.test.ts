@@ -6,14 +6,14 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
 import { findRepoRoot } from "@driftless/local-cluster";
 import type { KubeObject } from "@driftless/kube";
-import { customApi, eventually, testEnv, testNamespace } from "../../support/index.ts";
+import { customApi, eventually, testEnv, testNamespace, removeAfter } from "../../support/index.ts";
 import { grantUserRepoSyncs } from "../../support/rbac.ts";
 
 const cli = join(findRepoRoot(), "apps", "cli", "src", "main.ts");
@@ -65,7 +65,7 @@ async function kubeconfigAt(t: TestContext, port: number): Promise<string> {
   };
   for (const c of config.clusters) c.cluster.server = `https://127.0.0.1:${port}`;
   const dir = await mkdtemp(join(tmpdir(), "driftless-kubeconfig-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
   const file = join(dir, "config");
   await writeFile(file, stringify(config));
   return file;
@@ -259,7 +259,7 @@ test("`status` where the API server serves neither sync kind (no CRDs) says so p
   const config = parse(await readFile(testEnv().kubeconfig, "utf8")) as { clusters: { cluster: { server: string } }[] };
   for (const c of config.clusters) c.cluster.server = `${c.cluster.server.replace(/\/$/, "")}/no-apis-here`;
   const dir = await mkdtemp(join(tmpdir(), "driftless-kubeconfig-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
   await writeFile(join(dir, "config"), stringify(config));
   for (const args of [[], ["--watch"]]) {
     const run = start(t, "status", ...args, "--kubeconfig", join(dir, "config"));

@@ -3,14 +3,22 @@
  * manager stop in order once the start is done and exit 0, instead of being ended by the signal (143).
  */
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { reconcilerEnvironment, reconcilerNodeFlags } from "@driftless/controller";
 import { findRepoRoot } from "@driftless/local-cluster";
-import { createRootSync, eventually, rootSyncNamespace, suffix, testEnv, TestRepo } from "../../support/index.ts";
+import {
+  createRootSync,
+  eventually,
+  rootSyncNamespace,
+  suffix,
+  testEnv,
+  TestRepo,
+  removeAfter,
+} from "../../support/index.ts";
 import { startApiProxy, type ApiProxy } from "./api-proxy.ts";
 
 interface Exit {
@@ -70,7 +78,7 @@ test("a reconciler given SIGTERM while it starts finishes the start, stops in or
   await repo.commit("one config map");
   await createRootSync(name, repo);
   const dir = await mkdtemp(join(tmpdir(), "driftless-signal-start-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
 
   const { exit, output } = await sigtermDuringStart(
     t,
@@ -97,7 +105,7 @@ test("a manager given SIGTERM while it starts finishes the start, stops in order
   const proxy = await startApiProxy(t);
   const id = `m${suffix()}`;
   const stateDir = await mkdtemp(join(tmpdir(), `driftless-signal-start-${id}-`));
-  t.after(() => rm(stateDir, { recursive: true, force: true }));
+  removeAfter(t, stateDir);
   const env = testEnv();
 
   const { exit, output } = await sigtermDuringStart(

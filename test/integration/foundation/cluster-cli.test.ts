@@ -1,10 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { findRepoRoot } from "@driftless/local-cluster";
+import { removeAfter, removeQuietly } from "../../support/index.ts";
 
 const cli = join(findRepoRoot(), "packages", "local-cluster", "src", "cli.ts");
 
@@ -30,7 +31,7 @@ function clusterUp(
 
 test("cluster:up without Go fails at once with one line saying Go is missing", async (t) => {
   const stateDir = await mkdtemp(join(tmpdir(), "driftless-nogo-"));
-  t.after(() => rm(stateDir, { recursive: true, force: true }));
+  removeAfter(t, stateDir);
   // Keep node, bash and coreutils on PATH; drop every folder that holds a `go`.
   const path = [dirname(process.execPath), "/usr/bin", "/bin"].join(":");
   const result = await clusterUp({ PATH: path, HOME: process.env["HOME"] ?? "/root" }, stateDir);
@@ -46,8 +47,8 @@ test("cluster:up with the Go module proxy turned off fails at once with one line
   const stateDir = await mkdtemp(join(tmpdir(), "driftless-noproxy-"));
   const binCache = await mkdtemp(join(tmpdir(), "driftless-nocache-"));
   t.after(async () => {
-    await rm(stateDir, { recursive: true, force: true });
-    await rm(binCache, { recursive: true, force: true });
+    await removeQuietly(stateDir);
+    await removeQuietly(binCache);
   });
   // An empty binary cache forces a build, which must refuse without a proxy rather than hang.
   const result = await clusterUp({ ...process.env, GOPROXY: "off", DRIFTLESS_BIN_CACHE: binCache }, stateDir);

@@ -1,13 +1,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultCrdDir, down, isAlive, isHealthy, up } from "@driftless/local-cluster";
+import { removeAfter } from "../../support/index.ts";
 
 test("a second control plane starts, is idempotent, and stops leaving no etcd, kube-apiserver or kube-controller-manager", async (t) => {
   const stateDir = await mkdtemp(join(tmpdir(), "driftless-lifecycle-"));
-  t.after(() => rm(stateDir, { recursive: true, force: true }));
+  removeAfter(t, stateDir);
   const first = await up({ stateDir, crdDir: defaultCrdDir(), detached: false, quiet: true });
   try {
     assert.deepEqual(

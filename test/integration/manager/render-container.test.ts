@@ -7,11 +7,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KubeObject } from "@driftless/kube";
-import { eventually, startReconciler, TestRepo } from "../../support/index.ts";
+import { eventually, startReconciler, TestRepo, removeAfter } from "../../support/index.ts";
 import {
   configMap,
   createNamespace,
@@ -67,7 +67,7 @@ test("a RepoSync's Deployment has the hydration-controller container only while 
   );
 
   const absent = await mkdtemp(join(tmpdir(), "driftless-no-render-"));
-  t.after(() => rm(absent, { recursive: true, force: true }));
+  removeAfter(t, absent);
   await startReconciler(
     t,
     { kind: "RepoSync", namespace, name: "repo-sync" },

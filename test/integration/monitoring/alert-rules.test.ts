@@ -6,11 +6,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { copyFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { findRepoRoot } from "@driftless/local-cluster";
+import { removeAfter } from "../../support/index.ts";
 
 const dir = join(findRepoRoot(), "manifests", "monitoring");
 const rulesFile = "driftless.rules.yaml";
@@ -60,7 +61,7 @@ test("promtool's unit tests fire every alert in driftless.rules.yaml on a synthe
 
 test("the unit tests catch a broken alert: a threshold moved makes promtool test rules fail", async (t) => {
   const scratch = await mkdtemp(join(tmpdir(), "driftless-rules-"));
-  t.after(() => rm(scratch, { recursive: true, force: true }));
+  removeAfter(t, scratch);
   const rules = await readFile(join(dir, rulesFile), "utf8");
   const broken = rules.replace('{status="success"}) > 1800', '{status="success"}) > 3600');
   assert.notEqual(broken, rules, "the stale-sync threshold to break was not found");

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -31,6 +31,7 @@ import type { V1Pod } from "@kubernetes/client-node";
 import { eventually } from "../../support/eventually.ts";
 import { coreApi, statusCode, testNamespace } from "../../support/kube.ts";
 import { usePrivateControlPlane } from "../../support/private-control-plane.ts";
+import { removeAfter } from "../../support/index.ts";
 
 const { stateDir, cluster } = await usePrivateControlPlane({ withNode: true });
 
@@ -51,7 +52,7 @@ test("cluster:up again leaves the running node alone", async () => {
 
 test("a pod from a locally built image runs, reaches the apiserver through the kubernetes Service, and is Ready", async (t) => {
   const work = await mkdtemp(join(tmpdir(), "driftless-node-test-"));
-  t.after(() => rm(work, { recursive: true, force: true }));
+  removeAfter(t, work);
   const archive = join(work, "busybox.tar");
   await writeBusyboxImage(archive);
   assert.deepEqual(await importImage(archive), [busyboxImageName]);

@@ -25,6 +25,7 @@ import {
   startReconciler,
   suffix,
   TestRepo,
+  removeAfter,
 } from "../../support/index.ts";
 import {
   admin,
@@ -120,7 +121,7 @@ for (const role of [RedisRole.Producer, RedisRole.Worker]) {
   test(`once Redis goes away, enqueue rejects at once; a worker waits and resumes when Redis is back (${role} connection)`, async (t) => {
     const port = await deadPort();
     const dir = await mkdtemp(join(tmpdir(), "driftless-redis-"));
-    t.after(() => rm(dir, { recursive: true, force: true }));
+    removeAfter(t, dir);
     let server = await ownRedis(t, port, dir);
     const logs: string[] = [];
     const connection = createRedisConnection(`redis://127.0.0.1:${port}`, {
@@ -366,7 +367,7 @@ function rawReply(port: number, command: string): Promise<string> {
 
 test("a reconciler stops promptly while Redis is away, with commands waiting on its connection", async (t) => {
   const dir = await mkdtemp(join(tmpdir(), "driftless-redis-stop-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
   const port = await deadPort();
   const redis = await ownRedis(t, port, dir);
   const name = `redis-stop-${suffix()}`;

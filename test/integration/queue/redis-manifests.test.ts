@@ -9,7 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createConnection } from "node:net";
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
@@ -18,7 +18,7 @@ import { reconcilerDeployment } from "@driftless/controller";
 import type { KubeObject } from "@driftless/kube";
 import { findRepoRoot, freeLoopbackPort } from "@driftless/local-cluster";
 import { closeRedisConnection, createRedisConnection, withRedisPassword } from "@driftless/queue";
-import { eventually } from "../../support/index.ts";
+import { eventually, removeAfter } from "../../support/index.ts";
 import { admin, applyManifest, mappingOf } from "../manager/helpers.ts";
 
 const repoRoot = findRepoRoot();
@@ -175,7 +175,7 @@ test("the Redis container's start script requires the Secret's password, whateve
   const redisContainer = templateOf(byKind(await manifest("redis.yaml"), "Deployment", "redis")).spec.containers[0];
   assert.deepEqual(redisContainer?.command, ["sh", "-c"]);
   const dir = await mkdtemp(join(tmpdir(), "driftless-redis-script-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
   const port = await freeLoopbackPort();
   // The pod's /data is this test's folder; its port and loopback address keep it to this test.
   const script = (redisContainer?.args?.[0] ?? "")

@@ -6,7 +6,7 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
@@ -31,6 +31,7 @@ import {
   suffix,
   TestRepo,
   type JsonObject,
+  removeAfter,
 } from "../../support/index.ts";
 
 const run = promisify(execFile);
@@ -231,7 +232,7 @@ test("the token Secret's https_proxy key: an https:// repository is reached thro
   await repo.write("config/cm.yaml", configMap(namespace, "tunnelled", { via: "connect" }));
   const commit = await repo.commit("one config map");
   const certDir = await mkdtemp(join(tmpdir(), "driftless-proxy-tls-"));
-  t.after(() => rm(certDir, { recursive: true, force: true }));
+  removeAfter(t, certDir);
   const tls = await selfSignedCert(certDir);
   const server = await startGitHttpServer({
     projectRoot: dirname(repo.remote),
@@ -305,7 +306,7 @@ test("override.gitSyncDepth: the cache holds that many commits of history, and 0
         .catch(() => undefined),
     );
     const cacheDir = await mkdtemp(join(tmpdir(), "driftless-depth-"));
-    t.after(() => rm(cacheDir, { recursive: true, force: true }));
+    removeAfter(t, cacheDir);
     await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name }, { cacheDir });
     await rootSynced(name, commit);
     const gitDir = await findCacheRepo(cacheDir);

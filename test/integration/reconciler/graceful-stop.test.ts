@@ -4,7 +4,7 @@
  * cluster, and the next start finishes the sync, pruning what left Git while it was down.
  */
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
@@ -24,6 +24,7 @@ import {
   testEnv,
   TestRepo,
   type JsonObject,
+  removeAfter,
 } from "../../support/index.ts";
 
 const yaml = (obj: unknown): string => JSON.stringify(obj);
@@ -56,7 +57,7 @@ interface ReconcilerProcess {
 /** The reconciler program (apps/reconciler) as the manager runs it, for the RootSync `name`. */
 async function spawnReconciler(t: TestContext, name: string, queuePrefix: string): Promise<ReconcilerProcess> {
   const dir = await mkdtemp(join(tmpdir(), "driftless-sigterm-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
   const child = spawn(
     process.execPath,
     [

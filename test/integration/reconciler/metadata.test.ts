@@ -9,7 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -25,6 +25,7 @@ import {
   testNamespace,
   TestRepo,
   type JsonObject,
+  removeAfter,
 } from "../../support/index.ts";
 
 test("managed objects carry Config Sync's source-path, git-context, declared-version and ApplySet labels, and the RootSync is the ApplySet's parent", async (t) => {
@@ -162,7 +163,7 @@ test("a rendered directory's objects carry the source-path of the file kustomize
 
   // The oracle: the real kustomize writing one file per object, the folder Config Sync's reconciler reads.
   const out = await mkdtemp(join(tmpdir(), "driftless-kustomize-out-"));
-  t.after(() => rm(out, { recursive: true, force: true }));
+  removeAfter(t, out);
   execFileSync(join(renderToolsDir, "kustomize"), ["build", join(repo.work, "config"), "--output", out]);
   const expected = new Map<string, string>();
   for (const file of await readdir(out)) {

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { lookup } from "node:dns/promises";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { request } from "node:http";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +21,7 @@ import {
   statusCode,
   suffix,
   type JsonObject,
+  removeQuietly,
 } from "../../support/index.ts";
 import { freePort } from "../../support/registry.ts";
 
@@ -56,7 +57,7 @@ async function startPlainRegistry(t: TestContext, address: string, name = addres
   child.stderr.on("data", (d: Buffer) => output.push(d.toString()));
   t.after(async () => {
     child.kill("SIGTERM");
-    await rm(dir, { recursive: true, force: true });
+    await removeQuietly(dir);
   });
   const registry = { host: `${name}:${port}`, username, password, log: () => output.join("") };
   await eventually(async () => (await call(registry, "GET", "/v2/")).status === 200, {

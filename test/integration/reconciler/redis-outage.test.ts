@@ -3,7 +3,7 @@
  * one at a time with the queue's jobs, and it says so in its JSON log (at warn, the URL masked) until the
  * queue takes them again.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
@@ -19,6 +19,7 @@ import {
   startReconciler,
   suffix,
   TestRepo,
+  removeQuietly,
 } from "../../support/index.ts";
 
 const PASSWORD = `pw-${suffix()}${suffix()}`;
@@ -40,7 +41,7 @@ async function ownRedis(t: TestContext, port?: number): Promise<RedisServer> {
   });
   t.after(async () => {
     if (isAlive(server.process.pid)) await stopProcess(server.process.pid);
-    await rm(dir, { recursive: true, force: true });
+    await removeQuietly(dir);
   });
   return server;
 }

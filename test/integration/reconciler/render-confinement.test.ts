@@ -26,6 +26,7 @@ import {
   suffix,
   TestRepo,
   type JsonObject,
+  removeAfter,
 } from "../../support/index.ts";
 import { packageChart, startHelmRepo, type ChartFiles } from "../../support/helm-repo.ts";
 
@@ -38,7 +39,7 @@ const yaml = (obj: unknown): string => JSON.stringify(obj, null, 2);
 
 async function scratch(t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "driftless-confine-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
   return dir;
 }
 

@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -22,6 +22,7 @@ import {
   suffix,
   TestRepo,
   type JsonObject,
+  removeAfter,
 } from "../../support/index.ts";
 import { startRenderServer } from "../../support/render-server.ts";
 
@@ -60,7 +61,7 @@ test("a reconciler without its render container records requires-rendering, repo
   // A pod without the render container: no socket folder. kustomize is at hand, so a reconciler that
   // rendered in its own container (beside its token) would sync the kustomization below.
   const absent = await mkdtemp(join(tmpdir(), "driftless-no-render-"));
-  t.after(() => rm(absent, { recursive: true, force: true }));
+  removeAfter(t, absent);
   const withoutContainer = await startReconciler(
     t,
     { kind: "RootSync", namespace: rootSyncNamespace, name },

@@ -7,13 +7,14 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, mkdtemp, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KnvCode } from "@driftless/api";
 import { removeRendered, renderKustomization, RenderingError } from "@driftless/sync/render";
 import { packageChart } from "../../support/helm-repo.ts";
+import { removeAfter, removeQuietly } from "../../support/index.ts";
 
 const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
   .trim()
@@ -27,7 +28,7 @@ async function scratch(t: TestContext): Promise<string> {
   // Writable again first, so that a run as another user than root can remove it.
   t.after(async () => {
     execFileSync("chmod", ["-R", "u+w", dir]);
-    await rm(dir, { recursive: true, force: true });
+    await removeQuietly(dir);
   });
   return dir;
 }
@@ -35,7 +36,7 @@ async function scratch(t: TestContext): Promise<string> {
 /** A loopback chart repository serving chart `hello` 0.1.0 (packaged by the real helm); counts archive downloads. */
 async function chartRepository(t: TestContext): Promise<{ url: string; pulls: () => number }> {
   const out = await mkdtemp(join(tmpdir(), "driftless-ro-charts-"));
-  t.after(() => rm(out, { recursive: true, force: true }));
+  removeAfter(t, out);
   const template =
     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-hello\ndata:\n  from: remote\n";
   const archive = await readFile(

@@ -5,7 +5,7 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -19,6 +19,7 @@ import {
   serveRenders,
   type RenderServer,
 } from "@driftless/sync/render";
+import { removeAfter } from "../../support/index.ts";
 
 /** kustomize and helm, built (or found in the cache) by the script `npm test`'s set-up runs. */
 const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
@@ -37,7 +38,7 @@ interface Setup {
 
 async function setUp(t: TestContext, options: { maxDeadlineMs?: number } = {}): Promise<Setup> {
   const root = await mkdtemp(join(tmpdir(), "driftless-render-server-"));
-  t.after(() => rm(root, { recursive: true, force: true }));
+  removeAfter(t, root);
   const sourceRoot = join(root, "cache");
   await mkdir(sourceRoot);
   const server = await serveRenders({ socketPath: join(root, "render.sock"), sourceRoot, tools, ...options });
@@ -255,7 +256,7 @@ test("code run while rendering (an exec function) finds no credential in its env
 
 test("kustomize, helm and exec functions keep their temporary files in the render's own folder, which goes with it", async (t) => {
   const root = await mkdtemp(join(tmpdir(), "driftless-render-tmp-"));
-  t.after(() => rm(root, { recursive: true, force: true }));
+  removeAfter(t, root);
   const dir = join(root, "app");
   await writeExecFunction(
     dir,

@@ -2,7 +2,7 @@ import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, mkdtemp, readdir, rm } from "node:fs/promises";
+import { chmod, mkdtemp, readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { renderThroughServer } from "@driftless/sync/render";
@@ -21,6 +21,7 @@ import {
   testNamespace,
   TestRepo,
   updateRootSyncSpec,
+  removeAfter,
 } from "../../support/index.ts";
 import { startRenderServer } from "../../support/render-server.ts";
 
@@ -327,7 +328,7 @@ test("a source error about a rendered object names, in errorResources, the file 
   );
   // The oracle: the real kustomize writing one file per object, the folder Config Sync's reconciler reads.
   const out = await mkdtemp(join(tmpdir(), "driftless-kustomize-out-"));
-  t.after(() => rm(out, { recursive: true, force: true }));
+  removeAfter(t, out);
   execFileSync(join(renderToolsDir, "kustomize"), ["build", join(repo.work, "config"), "--output", out]);
   const written = (await readdir(out)).filter((file) => file.includes("deployment"));
   assert.equal(written.length, 1, written.join(", "));

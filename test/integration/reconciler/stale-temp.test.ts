@@ -7,7 +7,7 @@
 import { spawn } from "node:child_process";
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
@@ -25,6 +25,7 @@ import {
   suffix,
   testEnv,
   TestRepo,
+  removeAfter,
 } from "../../support/index.ts";
 
 const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
@@ -111,7 +112,7 @@ test("a reconciler started after a killed one removes the render folder the kill
   const commit = await repo.commit("needs rendering");
   await createRootSync(name, repo);
   const dir = await mkdtemp(join(tmpdir(), "driftless-stale-temp-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
   const { tmp, args, env } = await reconcilerOf(name, dir);
 
   const killed = run(t, args, tmp, env);
@@ -141,7 +142,7 @@ test("a reconciler started after a killed one removes the render folder the kill
 
 test("a render server removes at start the render folders a killed one left in its own /tmp, and nothing else there", async (t) => {
   const dir = await mkdtemp(join(tmpdir(), "driftless-stale-render-tmp-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
   const tmp = join(dir, "tmp");
   const cache = join(dir, "cache");
   await mkdir(tmp, { mode: 0o700 });
@@ -172,7 +173,7 @@ test("a reconciler started beside a running one of its state folder (a previous 
     spec: { git: { repo: repo.url, branch: repo.branch, dir: "config", auth: "none", period: "1s" } },
   });
   const dir = await mkdtemp(join(tmpdir(), "driftless-shared-state-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  removeAfter(t, dir);
   const cache = join(dir, "cache");
   const { tmp, args, env } = await reconcilerOf(name, dir);
   // The old leader's child fetches through a git whose fetches hang mid-transfer once asked to.

@@ -1,0 +1,20 @@
+/**
+ * Clean-up that never throws. node:test runs a test's `after` hooks in the order they were added and stops at
+ * the first that throws, so a failed removal (a process still writing there: ENOTEMPTY) skipped every later
+ * hook, among them the ones that stop child processes, whose pipes then kept the test file running for good.
+ */
+import { rm } from "node:fs/promises";
+
+/** Removes `path` (retrying while someone still writes there); a failure is reported on stderr, not thrown. */
+export async function removeQuietly(path: string): Promise<void> {
+  try {
+    await rm(path, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+  } catch (error) {
+    process.stderr.write(`clean-up: could not remove ${path}: ${String(error)}\n`);
+  }
+}
+
+/** Removes `path` after the test, without ever stopping the test's later clean-up. */
+export function removeAfter(t: { after(fn: () => Promise<void>): void }, path: string): void {
+  t.after(() => removeQuietly(path));
+}
