@@ -3,7 +3,7 @@
  * policy. The rest of the commit applies, each refusal is KNV2009 naming the object and the server's reason,
  * and the refused object is applied without a new commit once the server takes it.
  */
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import {
   coreApi,
@@ -54,9 +54,11 @@ async function enforced(mapping: (typeof Mapping)[keyof typeof Mapping], object:
   );
 }
 
-test("a new object an admission policy refuses is KNV2009 and left out of the ResourceGroup, as Config Sync's inventory drops a failed new apply; the rest applies, and it is created and recorded once the policy goes, without a new commit", async (t) => {
-  const namespace = await testNamespace(t, "refused-new");
-  const name = `refused-new-${suffix()}`;
+/** An admission policy refusing ConfigMap `denied` in `namespace`, in force when this returns, and its lifting. */
+async function denyConfigMapsNamedDenied(
+  t: TestContext,
+  namespace: string,
+): Promise<{ policy: string; lift: () => Promise<void> }> {
   const policy = `deny-${suffix()}`;
   const lift = await denyByPolicy(t, policy, {
     rule: { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["configmaps"] },
@@ -64,6 +66,13 @@ test("a new object an admission policy refuses is KNV2009 and left out of the Re
     message: "ConfigMaps named denied are not allowed here",
   });
   await enforced(Mapping.ConfigMap, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "denied", namespace } });
+  return { policy, lift };
+}
+
+test("a new object an admission policy refuses is KNV2009 and left out of the ResourceGroup, as Config Sync's inventory drops a failed new apply; the rest applies, and it is created and recorded once the policy goes, without a new commit", async (t) => {
+  const namespace = await testNamespace(t, "refused-new");
+  const name = `refused-new-${suffix()}`;
+  const { policy, lift } = await denyConfigMapsNamedDenied(t, namespace);
   const repo = await TestRepo.create(t);
   await repo.write("config/a.yaml", configMap(namespace, "a"));
   await repo.write("config/denied.yaml", configMap(namespace, "denied"));
@@ -130,13 +139,7 @@ test("a refused object accepted on a retry is recorded right after its write, be
 test("objects depending on a refused one are skipped in cli-utils' words, as Config Sync's applier reports them: the first 'actuation failed', the next along the chain 'actuation skipped', each naming its dependency by its cli-utils key; all are applied once the policy goes", async (t) => {
   const namespace = await testNamespace(t, "refused-chain");
   const name = `refused-chain-${suffix()}`;
-  const policy = `deny-${suffix()}`;
-  const lift = await denyByPolicy(t, policy, {
-    rule: { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["configmaps"] },
-    when: `object.metadata.name == "denied" && object.metadata.namespace == "${namespace}"`,
-    message: "ConfigMaps named denied are not allowed here",
-  });
-  await enforced(Mapping.ConfigMap, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "denied", namespace } });
+  const { policy, lift } = await denyConfigMapsNamedDenied(t, namespace);
   const dependent = (cm: string, on: string): string =>
     JSON.stringify({
       apiVersion: "v1",

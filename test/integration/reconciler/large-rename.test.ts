@@ -40,6 +40,8 @@ function halfAndABit(namespace: string): number {
   return Math.ceil((ResourceGroupByteBudget * 0.55) / one);
 }
 
+const configMaps = { group: "", version: "v1", kind: "ConfigMap", resource: "configmaps", namespaced: true, verbs: [] };
+
 test("an inventory write over the budget keeps the recorded ids and puts the rest in the overflow group, until a write fits", async (t) => {
   const namespace = await testNamespace(t, "overflow");
   const client = await adminClient(t);
@@ -113,14 +115,6 @@ test("a ResourceGroup named <sync>.pending that is not the sync's own neither st
     metadata: { name: "repo-sync.pending", namespace },
     spec: { resources: [{ group: "", kind: "ConfigMap", namespace, name: "bystander" }] },
   });
-  const configMaps = {
-    group: "",
-    version: "v1",
-    kind: "ConfigMap",
-    resource: "configmaps",
-    namespaced: true,
-    verbs: [],
-  };
   await client.create(configMaps, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "bystander", namespace } });
   const foreign = await client.get(resourceGroupMapping, namespace, "repo-sync.pending");
   assert.ok(foreign !== undefined);
@@ -186,14 +180,6 @@ test("a source whose inventory alone exceeds one ResourceGroup is KNV2009 on sta
     ),
   );
   const client = await adminClient(t);
-  const configMaps = {
-    group: "",
-    version: "v1",
-    kind: "ConfigMap",
-    resource: "configmaps",
-    namespaced: true,
-    verbs: [],
-  };
   const applied = (await client.list(configMaps, { namespace })).items.filter(
     (o) => o.metadata.name !== "kube-root-ca.crt",
   );
