@@ -14,6 +14,15 @@ export async function removeQuietly(path: string): Promise<void> {
   }
 }
 
+/** Runs the clean-up `step`; a failure is reported on stderr, not thrown, so the test's later clean-up still runs. */
+export async function quietly(what: string, step: () => Promise<unknown>): Promise<void> {
+  try {
+    await step();
+  } catch (error) {
+    process.stderr.write(`clean-up: ${what} failed: ${String(error)}\n`);
+  }
+}
+
 /** Removes `path` after the test, without ever stopping the test's later clean-up. */
 export function removeAfter(t: { after(fn: () => Promise<void>): void }, path: string): void {
   t.after(() => removeQuietly(path));

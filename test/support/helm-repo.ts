@@ -4,7 +4,7 @@
  * a real OCI registry with `helm push`.
  */
 import { execFile } from "node:child_process";
-import { readFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { readFile, mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:https";
 import { tmpdir } from "node:os";
 import { basename, join, normalize } from "node:path";
@@ -13,7 +13,7 @@ import { promisify } from "node:util";
 import { defaultRenderToolsDir } from "@driftless/sync/render";
 import type { Registry } from "./registry.ts";
 import { selfSignedCert } from "./registry.ts";
-import { removeAfter } from "./cleanup.ts";
+import { removeAfter, removeQuietly } from "./cleanup.ts";
 
 const run = promisify(execFile);
 
@@ -101,7 +101,7 @@ export async function startHelmRepo(t: TestContext): Promise<HelmRepo> {
   t.after(async () => {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    await rm(root, { recursive: true, force: true });
+    await removeQuietly(root);
   });
   const env = await helmHome(t);
   return {

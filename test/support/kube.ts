@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { TestContext } from "node:test";
 import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { testEnv } from "./env.ts";
+import { quietly } from "./cleanup.ts";
 
 export type Who = "admin" | "user";
 
@@ -34,13 +35,15 @@ export async function testNamespace(t: TestContext, prefix = "t"): Promise<strin
   const name = `${prefix}-${suffix()}`;
   const core = coreApi();
   await core.createNamespace({ body: { metadata: { name, labels: { "driftless.test/run": "true" } } } });
-  t.after(async () => {
-    try {
-      await core.deleteNamespace({ name });
-    } catch (error) {
-      if (statusCode(error) !== 404) throw error;
-    }
-  });
+  // Never throws: an API error here (409 while it is already terminating) would skip the test's later
+  // clean-up, which stops its reconcilers.
+  t.after(() =>
+    quietly(`deleting namespace ${name}`, () =>
+      core.deleteNamespace({ name }).catch((error: unknown) => {
+        if (statusCode(error) !== 404) throw error;
+      }),
+    ),
+  );
   return name;
 }
 

@@ -6,7 +6,7 @@ import { createLogger, Reconciler, type ReconcilerOptions } from "@driftless/syn
 import { testEnv } from "./env.ts";
 import { suffix } from "./kube.ts";
 import { testFailed } from "./test-outcome.ts";
-import { removeQuietly } from "./cleanup.ts";
+import { quietly, removeQuietly } from "./cleanup.ts";
 
 /**
  * Runs a real Reconciler in the test process against the local control plane, the run's Redis (own
@@ -32,7 +32,7 @@ export async function startReconciler(
     ...options,
   });
   t.after(async () => {
-    await reconciler.stop(5_000);
+    await quietly(`stopping the reconciler of ${t.name}`, () => reconciler.stop(5_000));
     await removeQuietly(cacheDir);
     // On a failure, CI's log is all there is to read it by.
     if (process.env["DRIFTLESS_TEST_LOGS"] === "1" || testFailed(t))

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { RestMapper, discover } from "@driftless/kube";
-import { eventually, suffix } from "../../support/index.ts";
+import { eventually, quietly, suffix } from "../../support/index.ts";
 import { adminClient, crds } from "./support.ts";
 
 void test("discovery uses aggregated discovery: the whole tree in two requests", async (t) => {
@@ -60,9 +60,7 @@ void test("finds a CRD created after the first discovery by refreshing on the mi
       ],
     },
   });
-  t.after(async () => {
-    await client.delete(crds, undefined, `gadgets.${group}`);
-  });
+  t.after(() => quietly(`deleting CRD gadgets.${group}`, () => client.delete(crds, undefined, `gadgets.${group}`)));
   const before = client.requests.count("get");
   const started = performance.now();
   const mapping = await eventually(() => mapper.mappingFor(`${group}/v1`, "Gadget"), {

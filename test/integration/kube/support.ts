@@ -8,7 +8,7 @@ import {
   type KubeObject,
   type ResourceMapping,
 } from "@driftless/kube";
-import { eventually, suffix, testEnv } from "../../support/index.ts";
+import { eventually, quietly, suffix, testEnv } from "../../support/index.ts";
 
 export const configMaps = configMapMapping;
 export const namespaces = namespaceMapping;
@@ -82,9 +82,7 @@ export async function throwawayCrd(t: TestContext, client: KubeClient): Promise<
       ],
     },
   });
-  t.after(async () => {
-    await client.delete(crds, undefined, name);
-  });
+  t.after(() => quietly(`deleting CRD ${name}`, () => client.delete(crds, undefined, name)));
   await eventually(
     async () => {
       const crd = await client.get(crds, undefined, name);

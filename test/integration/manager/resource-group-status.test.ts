@@ -13,7 +13,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { resourceGroupMapping } from "@driftless/applier";
 import type { KubeObject, ResourceMapping } from "@driftless/kube";
-import { eventually, suffix, testFailed } from "../../support/index.ts";
+import { eventually, quietly, suffix, testFailed } from "../../support/index.ts";
 import { widgetCrd } from "../../support/crds.ts";
 import {
   admin,
@@ -265,7 +265,7 @@ test("a user's ResourceGroup gets Config Sync's status: empty, NotFound, a subgr
 async function createAnvilCrd(t: TestContext, group: string): Promise<void> {
   const client = await admin();
   await client.create(Crd, widgetCrd(group, "Anvil") as unknown as KubeObject);
-  t.after(() => client.delete(Crd, undefined, `anvils.${group}`).then(() => undefined));
+  t.after(() => quietly(`deleting CRD anvils.${group}`, () => client.delete(Crd, undefined, `anvils.${group}`)));
 }
 
 /** The Anvil `example`, once its CRD is served. */

@@ -21,6 +21,7 @@ import {
   statusCode,
   suffix,
   type JsonObject,
+  quietly,
   removeQuietly,
 } from "../../support/index.ts";
 import { freePort } from "../../support/registry.ts";
@@ -151,7 +152,11 @@ async function createOciRootSync(t: TestContext, name: string, image: string, re
     namespace: rootSyncNamespace,
     body: { metadata: { name: creds }, stringData: { username: registry.username, password: registry.password } },
   });
-  t.after(() => coreApi().deleteNamespacedSecret({ name: creds, namespace: rootSyncNamespace }));
+  t.after(() =>
+    quietly(`deleting Secret ${creds}`, () =>
+      coreApi().deleteNamespacedSecret({ name: creds, namespace: rootSyncNamespace }),
+    ),
+  );
   await customApi().createNamespacedCustomObject({
     ...rootSyncs,
     body: {
