@@ -23,6 +23,14 @@ export async function quietly(what: string, step: () => Promise<unknown>): Promi
   }
 }
 
+/**
+ * Runs `check` after every other after hook of the test, even those added later, so a failing check (it may
+ * throw) skips no clean-up: a hook added while the hooks run goes to the end of the list.
+ */
+export function checkAfterCleanUp(t: { after(fn: () => unknown): void }, check: () => unknown): void {
+  t.after(() => t.after(check));
+}
+
 /** Removes `path` after the test, without ever stopping the test's later clean-up. */
 export function removeAfter(t: { after(fn: () => Promise<void>): void }, path: string): void {
   t.after(() => removeQuietly(path));

@@ -3,7 +3,7 @@ export { testEnv } from "./env.ts";
 export type { TestEnvironment } from "./env.ts";
 export { eventually } from "./eventually.ts";
 export { testFailed } from "./test-outcome.ts";
-export { quietly, removeAfter, removeQuietly } from "./cleanup.ts";
+export { checkAfterCleanUp, quietly, removeAfter, removeQuietly } from "./cleanup.ts";
 export type { EventuallyOptions } from "./eventually.ts";
 export { kubeConfig, coreApi, customApi, suffix, testNamespace, statusCode, expectStatus } from "./kube.ts";
 export type { Who } from "./kube.ts";

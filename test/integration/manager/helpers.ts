@@ -13,7 +13,7 @@ import type { TestContext } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { KubeClient, RestMapper, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { findRepoRoot } from "@driftless/local-cluster";
-import { eventually, suffix, testEnv, testFailed, TestRepo } from "../../support/index.ts";
+import { eventually, removeQuietly, suffix, testEnv, testFailed, TestRepo } from "../../support/index.ts";
 
 export const systemNamespace = "config-management-system";
 export const managerLabel = "driftless.test/manager";
@@ -245,12 +245,46 @@ export async function startManager(t: TestContext, options: ManagerOptions = {})
   const exited = new Promise<number | string>((resolve) =>
     child.once("close", (code, signal) => resolve(code ?? signal ?? "?")),
   );
+  const stop = async (): Promise<number | string> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    return exited;
+  };
+  let startedUp = false;
+  // Registered before the first await, so a manager that never says it started is stopped too (its pipes would
+  // keep the test file running); and nothing in it throws before the manager is stopped and its folder removed.
+  t.after(async () => {
+    // While the manager still runs, so deletion goes the normal way (finalizers and all).
+    let cleanupFailure: unknown;
+    if (startedUp && child.exitCode === null && child.signalCode === null)
+      await cleanUpScope(scope).catch((error: unknown) => (cleanupFailure = error));
+    // A manager stuck in its shutdown is killed rather than waited for without end.
+    const killer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    await stop();
+    clearTimeout(killer);
+    // The logs again, now with the deletions the cleanup asked for.
+    keptReconcilerLogs.set(scope.stateDir, await reconcilerLogs(scope.stateDir));
+    scopesWithManager.delete(scope.stateDir);
+    await removeQuietly(scope.stateDir);
+    // A deletion the manager did not finish is its failure: its log says why.
+    if (process.env["DRIFTLESS_TEST_LOGS"] === "1" || testFailed(t) || cleanupFailure !== undefined) {
+      process.stderr.write(`--- manager ${scope.id} (${child.pid ?? 0}) ---\n${logs.join("\n")}\n`);
+      for (const [file, text] of keptReconcilerLogs.get(scope.stateDir) ?? [])
+        process.stderr.write(`--- ${file} ---\n${text}\n`);
+    }
+    keptReconcilerLogs.delete(scope.stateDir);
+    // The test fails on it once the hooks after this one (other managers, connections) have run.
+    if (cleanupFailure !== undefined)
+      t.after(() => {
+        throw cleanupFailure;
+      });
+  });
   const line = await Promise.race([
     ready,
     exited.then((code) => {
       throw new Error(`driftless-manager exited (${code}) before starting:\n${logs.join("\n")}`);
     }),
   ]);
+  startedUp = true;
   const manager: RunningManager = {
     scope,
     process: child,
@@ -259,32 +293,10 @@ export async function startManager(t: TestContext, options: ManagerOptions = {})
     webhookPort: typeof line["webhookPort"] === "number" ? line["webhookPort"] : undefined,
     logs,
     exited,
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-      return exited;
-    },
+    stop,
     metrics: async () => (await fetch(`http://127.0.0.1:${manager.metricsPort}/metrics`)).text(),
     isLeader: () => leader,
   };
-  t.after(async () => {
-    // While the manager still runs, so deletion goes the normal way (finalizers and all).
-    let cleanupFailure: unknown;
-    if (child.exitCode === null && child.signalCode === null)
-      await cleanUpScope(scope).catch((error: unknown) => (cleanupFailure = error));
-    await manager.stop();
-    // The logs again, now with the deletions the cleanup asked for.
-    keptReconcilerLogs.set(scope.stateDir, await reconcilerLogs(scope.stateDir));
-    scopesWithManager.delete(scope.stateDir);
-    await rm(scope.stateDir, { recursive: true, force: true, maxRetries: 3 });
-    // A deletion the manager did not finish is its failure: its log says why.
-    if (process.env["DRIFTLESS_TEST_LOGS"] === "1" || testFailed(t) || cleanupFailure !== undefined) {
-      process.stderr.write(`--- manager ${scope.id} (${manager.pid}) ---\n${logs.join("\n")}\n`);
-      for (const [file, text] of keptReconcilerLogs.get(scope.stateDir) ?? [])
-        process.stderr.write(`--- ${file} ---\n${text}\n`);
-    }
-    keptReconcilerLogs.delete(scope.stateDir);
-    if (cleanupFailure !== undefined) throw cleanupFailure;
-  });
   return manager;
 }
 

@@ -12,6 +12,7 @@ import { isAlive, startRedis, stopProcess, type RedisServer } from "@driftless/l
 import { withRedisPassword } from "@driftless/queue";
 import { createLogger } from "@driftless/sync";
 import {
+  checkAfterCleanUp,
   createRootSync,
   eventually,
   rootSynced,
@@ -70,7 +71,8 @@ async function reconcilerOn(t: TestContext, name: string, server: RedisServer) {
       what: `a ${level} log line with "${text}"`,
       timeoutMs: 30_000,
     });
-  t.after(() => {
+  // Last, so a failure skips no clean-up: the Redis restarted later in the test is still stopped.
+  checkAfterCleanUp(t, () => {
     const shown = lines.filter((l) => JSON.stringify(l).includes(PASSWORD));
     assert.deepEqual(shown, [], "a log line shows the Redis password");
   });
