@@ -6,12 +6,12 @@
  */
 import http from "node:http";
 import https from "node:https";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestContext } from "node:test";
-import { testEnv } from "../../support/index.ts";
+import { removeQuietly, testEnv } from "../../support/index.ts";
 import { forwardToApiServer } from "../../support/forward-to-api-server.ts";
 
 export interface ProxiedRequest {
@@ -79,7 +79,7 @@ export async function startApiProxy(t: TestContext): Promise<ApiProxy> {
     server.closeAllConnections();
     server.close();
     agent.destroy();
-    await rm(dir, { recursive: true, force: true });
+    await removeQuietly(dir);
   });
   return proxy;
 }

@@ -25,7 +25,9 @@ import {
   startReconciler,
   suffix,
   TestRepo,
+  quietly,
   removeAfter,
+  removeQuietly,
 } from "../../support/index.ts";
 import {
   admin,
@@ -194,8 +196,8 @@ async function managerOn(
   });
   t.after(async () => {
     const server = current();
-    await stopProcess(server.process.pid);
-    await rm(dirname(server.process.logFile), { recursive: true, force: true });
+    await quietly("stopping redis-server", () => stopProcess(server.process.pid));
+    await removeQuietly(dirname(server.process.logFile));
   });
   return manager;
 }
