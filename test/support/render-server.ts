@@ -45,7 +45,10 @@ export async function startRenderServer(t: TestContext, renderToolsDir: string):
   const exited = new Promise((resolve) => server.once("exit", resolve));
   t.after(async () => {
     server.kill("SIGTERM");
+    // One stuck in its shutdown is killed: a hook that never ends skips the test's later clean-up too.
+    const killer = setTimeout(() => server.kill("SIGKILL"), 30_000);
     await exited;
+    clearTimeout(killer);
   });
   await eventually(() => output.some((line) => line.includes("serving renders")), {
     what: `the render server listening (${output.join("")})`,

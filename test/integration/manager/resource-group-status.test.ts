@@ -119,7 +119,10 @@ async function statusController(t: TestContext): Promise<string> {
   const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
   t.after(async () => {
     child.kill("SIGTERM");
+    // One stuck in its shutdown is killed: a hook that never ends skips the test's later clean-up too.
+    const killer = setTimeout(() => child.kill("SIGKILL"), 30_000);
     await exited;
+    clearTimeout(killer);
     if (testFailed(t) || process.env["DRIFTLESS_TEST_LOGS"] === "1")
       process.stderr.write(`--- resource-group-controller ---\n${logs.join("")}\n`);
   });
