@@ -23,7 +23,10 @@ export async function startConsole(t: TestContext, ...args: string[]): Promise<R
     if (child.exitCode !== null) return;
     const exited = new Promise((resolve) => child.once("exit", resolve));
     child.kill("SIGINT");
+    // One stuck in its shutdown is killed: a hook that never ends skips the test's later clean-up too.
+    const killer = setTimeout(() => child.kill("SIGKILL"), 30_000);
     await exited;
+    clearTimeout(killer);
   });
   let url = "";
   await eventually(
