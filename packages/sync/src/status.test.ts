@@ -61,7 +61,10 @@ void describe("syncingStatus", () => {
       syncingStatus(retried, "abc", 4, now)?.conditions as SyncCondition[] | undefined,
       SyncConditionType.Syncing,
     );
-    assert.deepEqual([again?.status, again?.errorSourceRefs, again?.errorSummary], ["True", ["status.source.errors"], summary]);
+    assert.deepEqual(
+      [again?.status, again?.errorSourceRefs, again?.errorSummary],
+      ["True", ["status.source.errors"], summary],
+    );
     const fresh = getCondition(
       syncingStatus(retried, "def", 3, now)?.conditions as SyncCondition[] | undefined,
       SyncConditionType.Syncing,
