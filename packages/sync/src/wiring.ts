@@ -112,17 +112,17 @@ export function wireReconciler(
   let live: InformerLiveState | DirectLiveState;
   let crdWatch: CrdWatch | undefined;
   let remediator: Remediator | undefined;
-  let recheckTypesGone = (): void => undefined;
+  let declaredTypeGone: DeclaredTypeGone | undefined;
   if (options.useWatchCache === false) {
     live = new DirectLiveState(client);
   } else {
-    const declaredTypeGone = new DeclaredTypeGone({
+    const typeGone = new DeclaredTypeGone({
       declares: (mapping) => informers.declares(mapping),
       watchedTypes: () => informers.watchedTypes(),
       declarationsChanging: () => hooks.declarationsChanging(),
       resourceConflict: () => hooks.resourceConflict(),
     });
-    recheckTypesGone = () => declaredTypeGone.recheck();
+    declaredTypeGone = typeGone;
     const informers = new InformerLiveState(client, {
       sync: options.identity,
       stopping: abort.signal,
@@ -140,7 +140,7 @@ export function wireReconciler(
           resource: resourceName(mapping),
         });
         mapper.invalidate();
-        declaredTypeGone.told(mapping);
+        typeGone.told(mapping);
       },
       // CRDs matter to a sync only through the custom resources it manages: one that manages none
       // (most tenants' RepoSyncs) opens no CRD watch.
@@ -165,7 +165,7 @@ export function wireReconciler(
           mapper.invalidate();
           const gone = informers.watchedTypes().find((m) => m.group === group && m.resource === resource);
           void informers.stopWatching(group, resource);
-          if (gone !== undefined) declaredTypeGone.told(gone);
+          if (gone !== undefined) typeGone.told(gone);
         },
       },
       log,
@@ -253,7 +253,7 @@ export function wireReconciler(
     sources,
     afterPass: () => {
       remediator?.recheckChangesDuringPass();
-      recheckTypesGone();
+      declaredTypeGone?.recheck();
     },
   };
 }
