@@ -15,6 +15,7 @@ import { resourceGroupMapping } from "@driftless/applier";
 import type { KubeObject, ResourceMapping } from "@driftless/kube";
 import { eventually, quietly, suffix, testFailed } from "../../support/index.ts";
 import { widgetCrd } from "../../support/crds.ts";
+import { scrape, valueOf } from "../monitoring/scrape.ts";
 import {
   admin,
   applyManifest,
@@ -136,17 +137,9 @@ async function statusController(t: TestContext): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
-/** The value of the sample of `name` whose labels include every pair of `labels` (in the scraped text). */
+/** The value of the sample of `name` whose labels include every pair of `labels`, scraped now. */
 async function sampleOf(url: string, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const line = text
-    .split("\n")
-    .find(
-      (l) =>
-        (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) &&
-        Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)),
-    );
-  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(" ") + 1));
+  return valueOf(await scrape(`${url}/metrics`), name, labels);
 }
 
 const configSyncLabel = { "app.kubernetes.io/managed-by": "configmanagement.gke.io" };
