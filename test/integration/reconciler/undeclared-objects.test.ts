@@ -59,11 +59,21 @@ test("objects forging the root sync's label in a tenant namespace are counted in
     const metric = await reconciler.metrics.registry.getSingleMetric("driftless_watch_undeclared_objects")?.get();
     return metric?.values.find((v) => v.labels["type"] === "ConfigMap")?.value;
   };
-  /** Runs one pass (a poll: Git is unchanged) and waits for it to end. */
+  /** Jobs of the sync's queue not yet finished (waiting, active or delayed). */
+  const queued = async (): Promise<number> => {
+    const metric = await reconciler.metrics.registry.getSingleMetric("driftless_queue_jobs")?.get();
+    return (metric?.values ?? []).filter((v) => v.labels["queue"] === "sync").reduce((n, v) => n + v.value, 0);
+  };
+  /**
+   * Runs one pass (a poll: Git is unchanged) and waits for it to end, and for the queue to be empty: a pass
+   * that ended may be one that ran before the trigger, with the poll queued behind it, which would then run
+   * while the test makes objects and log their count early (a line a minute at most: the test's went unsaid).
+   */
   const pass = async (): Promise<void> => {
     const before = reconciler.passCount;
     await reconciler.trigger("poll");
     await eventually(() => (reconciler.passCount > before ? true : undefined), { what: "a pass" });
+    await eventually(async () => ((await queued()) === 0 ? true : undefined), { what: "the sync queue empty" });
   };
   await pass();
   assert.equal(await gauge(), 0, "a watched type with nothing undeclared reads 0");
