@@ -19,40 +19,11 @@ import {
   TestRepo,
 } from "../../support/index.ts";
 import { adminClient, crds } from "../kube/support.ts";
-
-/** A scrape: the `# TYPE` of each metric and its sample lines. */
-interface Scrape {
-  readonly types: ReadonlyMap<string, string>;
-  readonly samples: readonly string[];
-}
-
-async function scrape(url: string): Promise<Scrape> {
-  const response = await fetch(`${url}/metrics`);
-  assert.equal(response.status, 200);
-  const text = await response.text();
-  return {
-    types: new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1] ?? "", m[2] ?? ""])),
-    samples: text.split("\n").filter((line) => line !== "" && !line.startsWith("#")),
-  };
-}
-
-/** Samples of one metric (a histogram's through its _bucket, _sum and _count series). */
-function samplesOf(s: Scrape, name: string): string[] {
-  const names = s.types.get(name) === "histogram" ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name];
-  return s.samples.filter((line) => names.some((n) => line.startsWith(`${n}{`) || line.startsWith(`${n} `)));
-}
+import { samplesOf, type Scrape, scrape, unrecorded, valueOf } from "../monitoring/scrape.ts";
 
 /** Registered config_sync_ metrics with no sample at all: registered, never recorded. */
-function unrecorded(s: Scrape): string[] {
-  return [...s.types.keys()].filter((name) => name.startsWith("config_sync_") && samplesOf(s, name).length === 0);
-}
-
-/** The value of the one sample of `name` whose labels include every `labels` pair. */
-function valueOf(s: Scrape, name: string, labels: Readonly<Record<string, string>>): number | undefined {
-  const line = samplesOf(s, name).find(
-    (l) => l.startsWith(`${name}{`) && Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)),
-  );
-  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(" ") + 1));
+function unrecordedConfigSync(s: Scrape): string[] {
+  return unrecorded(s).filter((name) => name.startsWith("config_sync_"));
 }
 
 function configMap(name: string, namespace: string, data: Record<string, string>): string {
@@ -83,7 +54,7 @@ test("every registered config_sync_ metric has a sample after a sync, a drift co
   });
   const synced = await eventually(
     async () => {
-      const s = await scrape(url);
+      const s = await scrape(`${url}/metrics`);
       const cm = await coreApi().readNamespacedConfigMap({ namespace, name: "a" });
       // The first pass records its metrics after its status write and Event: its last_sync sample says it did.
       const passRecorded = valueOf(s, "config_sync_last_sync_timestamp", { commit: first }) !== undefined;
@@ -95,7 +66,7 @@ test("every registered config_sync_ metric has a sample after a sync, a drift co
     },
     { timeoutMs: 15_000, what: "the drifted config map corrected" },
   );
-  assert.deepEqual(unrecorded(synced), [], "registered but without a sample after a sync");
+  assert.deepEqual(unrecordedConfigSync(synced), [], "registered but without a sample after a sync");
   assert.ok(synced.types.size > 0);
   assert.equal(valueOf(synced, "config_sync_ready_resource_count", { resourcegroup: `${namespace}/repo-sync` }), 2);
   assert.equal(valueOf(synced, "config_sync_pipeline_error_observed", { component: "source" }), 0);
@@ -110,12 +81,12 @@ test("every registered config_sync_ metric has a sample after a sync, a drift co
   const broken = await repo.commit("a file that does not parse");
   const failed = await eventually(
     async () => {
-      const s = await scrape(url);
+      const s = await scrape(`${url}/metrics`);
       return valueOf(s, "config_sync_pipeline_error_observed", { component: "source" }) === 1 ? s : undefined;
     },
     { timeoutMs: 30_000, what: `the source error of ${broken.slice(0, 7)} observed` },
   );
-  assert.deepEqual(unrecorded(failed), [], "registered but without a sample after an error");
+  assert.deepEqual(unrecordedConfigSync(failed), [], "registered but without a sample after an error");
   assert.ok(
     (valueOf(failed, "config_sync_parser_duration_seconds_count", { source: "parse", status: "error" }) ?? 0) > 0,
   );
@@ -180,7 +151,7 @@ test("a CRD someone deletes under declared custom resources counts a resource co
   assert.ok(url !== undefined);
   await rootSynced(name, first);
   const conflicts = async (): Promise<number | undefined> =>
-    valueOf(await scrape(url), "config_sync_resource_conflicts_total", { commit: first });
+    valueOf(await scrape(`${url}/metrics`), "config_sync_resource_conflicts_total", { commit: first });
   // The pass adds the commit's series (0 included) after its status write and Event: wait for it, then read it.
   const counted = await eventually(async () => (await conflicts()) ?? false, {
     what: "the synced commit's resource_conflicts_total series",
