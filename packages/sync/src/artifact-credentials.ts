@@ -28,6 +28,20 @@ export class MissingSecretKeyError extends DriftlessError {
   }
 }
 
+/**
+ * A caCertSecretRef Secret without the key `cert`: KNV1061 in Config Sync's words (its reconciler-manager's
+ * MissingKeyInCACertSecret, for every source type), where the Secret is following.
+ */
+export class MissingCaCertKeyError extends DriftlessError {
+  constructor(namespace: string, name: string, field: string) {
+    super({
+      code: KnvCode.InvalidSync,
+      errorClass: ErrorClass.Terminal,
+      message: `caCertSecretRef was set, but "cert" key is not present in ${JSON.stringify(name)} Secret (named by ${field}, in namespace ${namespace})`,
+    });
+  }
+}
+
 /** `field` is `spec.oci` or `spec.helm`, for messages. */
 export async function readArtifactCredentials(
   client: KubeClient,
@@ -51,7 +65,8 @@ export async function readArtifactCredentials(
   let caCert: string | undefined;
   if (caName !== undefined) {
     const at = `${field}.caCertSecretRef`;
-    caCert = key(await secretData(client, namespace, caName, at), caName, "cert", at);
+    caCert = (await secretData(client, namespace, caName, at))["cert"];
+    if (caCert === undefined) throw new MissingCaCertKeyError(namespace, caName, at);
   }
   return { ...(basic === undefined ? {} : { basic }), ...(caCert === undefined ? {} : { caCert }) };
 }

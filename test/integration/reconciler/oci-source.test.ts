@@ -173,7 +173,7 @@ test("syncs an image from a TLS registry with basic auth like a commit (digest a
   assert.equal(await configMapExists(ns, "a"), false, "a.yaml was whited out and is pruned");
 });
 
-test("a registry whose CA the sync does not name is KNV2004 'x509: certificate signed by unknown authority', as Config Sync words it, and syncs once spec.oci.caCertSecretRef names it", async (t) => {
+test("a registry whose CA the sync does not name is KNV2004 'x509: certificate signed by unknown authority', as Config Sync words it, a caCertSecretRef Secret without the key cert is Config Sync's KNV1061, and it syncs once spec.oci.caCertSecretRef names the CA", async (t) => {
   const registry = await startRegistry(t);
   const name = `oci-ca-${suffix()}`;
   const ns = `oci-ca-${suffix()}`;
@@ -188,6 +188,23 @@ test("a registry whose CA the sync does not name is KNV2004 'x509: certificate s
   assert.match(
     String(error["errorMessage"]),
     /tls: failed to verify certificate: x509: certificate signed by unknown authority/,
+  );
+  // Config Sync's reconciler-manager words (MissingKeyInCACertSecret), the Secret's name quoted.
+  const keyless = `oci-keyless-${suffix()}`;
+  await coreApi().createNamespacedSecret({
+    namespace: rootSyncNamespace,
+    body: { metadata: { name: keyless }, stringData: { "ca.crt": registry.caCert } },
+  });
+  t.after(() =>
+    coreApi()
+      .deleteNamespacedSecret({ name: keyless, namespace: rootSyncNamespace })
+      .catch(() => undefined),
+  );
+  await updateOci(name, { caCertSecretRef: { name: keyless } });
+  const missingKey = await sourceErrorMatching(name, /^KNV1061: /);
+  assert.match(
+    String(missingKey["errorMessage"]),
+    new RegExp(`^KNV1061: caCertSecretRef was set, but "cert" key is not present in "${keyless}" Secret`),
   );
   await updateOci(name, { caCertSecretRef: { name: ca } });
   await rootSynced(name, hex(digest));
