@@ -113,8 +113,9 @@ export class DeploymentWorkload implements ReconcilerWorkload {
       if (ready) await this.#users.ensure(ref, credential.password, { only: true });
       // A pod that cannot start may lack its Secret (deleted by hand): put it back.
       else if (!rotating) await createRedisSecret(this.#client, ref, credential);
-      this.#states.set(key, ready ? ReconcilerState.Running : ReconcilerState.Starting);
-      return this.#statusOf(applied);
+      const status = await this.#statusOf(applied);
+      this.#states.set(key, metricState(status));
+      return status;
     });
   }
 
@@ -123,7 +124,11 @@ export class DeploymentWorkload implements ReconcilerWorkload {
       const live = await this.#client.get(Resource.Deployment, RootSyncNamespace, nameOf(sync));
       // Another sync's Deployment of the same name runs no reconciler for this one.
       if (live === undefined || reconcilerNameHolder(sync, [live.metadata.labels]) !== undefined) return undefined;
-      return this.#statusOf(live);
+      const status = await this.#statusOf(live);
+      const key = syncKeyOf(sync);
+      const known = this.#states.get(key);
+      if (known !== undefined && known !== ReconcilerState.Terminating) this.#states.set(key, metricState(status));
+      return status;
     });
   }
 
@@ -239,4 +244,14 @@ function podAnnotation(deployment: KubeObject | undefined, key: string): string 
   const template = (deployment?.["spec"] as { template?: { metadata?: { annotations?: Record<string, string> } } })
     ?.template;
   return template?.metadata?.annotations?.[key];
+}
+
+/**
+ * driftless_reconcilers' state of a reconciler Deployment: failed while the Deployment or its pod reports
+ * why it cannot run (the sync's Stalled ReconcilerFailed), as process mode's failed child, so the
+ * DriftlessReconcilerFailed alert fires in deployment mode too; starting while it rolls out.
+ */
+function metricState(status: WorkloadStatus): ReconcilerState {
+  if (status.ready) return ReconcilerState.Running;
+  return status.failure === undefined ? ReconcilerState.Starting : ReconcilerState.Failed;
 }

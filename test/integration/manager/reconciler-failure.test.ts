@@ -164,4 +164,13 @@ test("deployment mode: a reconciler pod refused at creation is reported on the s
   );
   assert.ok((stalled.message ?? "").includes(denial), `no admission reason in: ${stalled.message}`);
   assert.match(stalled.message ?? "", /FailedCreate/);
+  // The DriftlessReconcilerFailed alert reads this gauge: a reconciler that cannot run counts as failed.
+  await eventually(async () => failedReconcilers(await manager.metrics()) === 1, {
+    what: 'driftless_reconcilers{state="failed"} at 1 on the manager',
+  });
 });
+
+function failedReconcilers(metrics: string): number | undefined {
+  const value = /^driftless_reconcilers\{state="failed"\} (\S+)$/m.exec(metrics)?.[1];
+  return value === undefined ? undefined : Number(value);
+}
