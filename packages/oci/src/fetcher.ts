@@ -53,10 +53,11 @@ const DefaultPullTimeoutMs = 120_000;
 
 /**
  * A failed resolve or pull, led as Config Sync's is ("failed to pull image <image>: …"); unpacking errors
- * know the path, not the image, so the image is named here once.
+ * know the path, not the image, so the image is named here once. An image that is no reference was never
+ * pulled: its error leads with "failed to parse reference", as Config Sync's.
  */
 function pullFailure(image: string, error: unknown): unknown {
-  if (!(error instanceof OciFetchError)) return error;
+  if (!(error instanceof OciFetchError) || error.reason === OciFailureReason.InvalidReference) return error;
   const why = error.message.startsWith(`${image}: `) ? error.message.slice(image.length + 2) : error.message;
   return new OciFetchError(error.reason, `failed to pull image ${image}: ${why}`, error);
 }

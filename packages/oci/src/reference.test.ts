@@ -36,7 +36,11 @@ test("refuses what is no image reference, as a terminal KNV2004", () => {
         error instanceof OciFetchError &&
         error.reason === OciFailureReason.InvalidReference &&
         error.code === "KNV2004" &&
-        error.errorClass === "terminal",
+        error.errorClass === "terminal" &&
+        // go-containerregistry's words, as Config Sync's oci-sync reports them.
+        error.message.startsWith(
+          `failed to parse reference ${JSON.stringify(bad)}: could not parse reference: ${bad} (`,
+        ),
       bad,
     );
   }

@@ -18,10 +18,11 @@ const tagPattern = /^[\w][\w.-]{0,127}$/;
 const digestPattern = /^sha256:[a-f0-9]{64}$/;
 
 export function parseImageReference(image: string): ImageReference {
+  // go-containerregistry's words, as Config Sync's oci-sync reports them; why it is none follows.
   const invalid = (why: string): OciFetchError =>
     new OciFetchError(
       OciFailureReason.InvalidReference,
-      `spec.oci.image "${image}" is not a valid image reference: ${why}`,
+      `failed to parse reference ${JSON.stringify(image)}: could not parse reference: ${image} (${why})`,
     );
   let rest = image.trim();
   if (rest === "") throw invalid("it is empty");

@@ -238,7 +238,7 @@ test("an image pinned by digest is pulled once: deleted from the registry afterw
   assert.equal((await rootSyncStatus(name))["lastSyncedCommit"], hex(digest));
 });
 
-test("a missing tag, a wrong password, a layer escaping its directory, a layer that is no tar and a missing dir are KNV2004 source errors, and nothing synced before is deleted", async (t) => {
+test("a missing tag, a wrong password, a layer escaping its directory, a layer that is no tar, a missing dir and an image that is no reference are KNV2004 source errors, and nothing synced before is deleted", async (t) => {
   const registry = await startRegistry(t);
   const name = `oci-bad-${suffix()}`;
   const ns = `oci-bad-${suffix()}`;
@@ -286,6 +286,13 @@ test("a missing tag, a wrong password, a layer escaping its directory, a layer t
     [
       { image: `${registry.host}/config/app:v1`, dir: "not-there" },
       /KNV2004: spec.oci.dir "not-there" is not a directory of the image/,
+    ],
+    // go-containerregistry's words, as Config Sync's oci-sync reports an image that is no reference.
+    [
+      { image: `${registry.host}/Config/app:v1`, dir: "." },
+      new RegExp(
+        `KNV2004: failed to parse reference "${registry.host}/Config/app:v1": could not parse reference: ${registry.host}/Config/app:v1 `,
+      ),
     ],
   ];
   for (const [change, pattern] of cases) {
