@@ -84,7 +84,14 @@ test("the Secrets a spec names get a Role of their own, by name, in the sync's n
   assert.deepEqual(roleNamed(plan, "ns-reconciler-team-a-secrets"), {
     namespace: "team-a",
     name: "ns-reconciler-team-a-secrets",
-    rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get"], resourceNames: ["git-ca", "git-creds"] }],
+    rules: [
+      {
+        apiGroups: [""],
+        resources: ["secrets"],
+        verbs: ["get", "list", "watch"],
+        resourceNames: ["git-ca", "git-creds"],
+      },
+    ],
   });
   assert.deepEqual(
     plan.owned.find((b) => b.name === "ns-reconciler-team-a-secrets"),

@@ -9,8 +9,8 @@
  *   (its RepoSync, inventory and Events); what it may apply, the namespace's admin grants.
  * - Both: a Role `<reconciler>-sync` in the sync's namespace on exactly its own RSync (and status;
  *   the admission policy in manifests/ keeps its spec out of reach) and its own ResourceGroups, by name; and, when the spec names Secrets, a Role
- *   `<reconciler>-secrets` with `get` on exactly those names; likewise `<reconciler>-helm-values` (`get`,
- *   and `list` and `watch` by name) on the ConfigMaps of spec.helm.valuesFileRefs. Each has a RoleBinding of its name.
+ *   `<reconciler>-secrets` with `get`, and `list` and `watch` by name (secret-watch.ts), on exactly those names; likewise
+ *   `<reconciler>-helm-values` on the ConfigMaps of spec.helm.valuesFileRefs. Each has a RoleBinding of its name.
  * Shared bindings list one subject per reconciler; a reconciler's teardown removes its subject.
  */
 import { createHash } from "node:crypto";
@@ -239,7 +239,7 @@ function secretAccess(sync: RSync, reconciler: string): { roles: OwnedRole[]; bi
   return ownedAccess({
     namespace: sync.metadata.namespace ?? "",
     name: secretRoleName(reconciler),
-    rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get"], resourceNames: secretNames }],
+    rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get", "list", "watch"], resourceNames: secretNames }],
   });
 }
 

@@ -35,6 +35,7 @@ import { recordCorrectionInternalError, recordPass, recordUndeclared } from "./p
 import { shutdown } from "./shutdown.ts";
 import { collectAfterPass, memoryMiB } from "./memory.ts";
 import { loadSync, rsyncMapping } from "./rsync.ts";
+import { secretNamesReadBy } from "./secret-watch.ts";
 import { valuesFileNamesOf } from "./values-file-watch.ts";
 import type { Rendered } from "./rendering.ts";
 import { ReconcileTimeouts } from "./reconcile-timeouts.ts";
@@ -114,6 +115,8 @@ export class Reconciler implements PassContext {
     this.identity = options.identity;
     this.parts = wireReconciler(options, client, {
       requestPass: (reason) => void this.trigger("drift", reason),
+      // What Config Sync's manager does on a Secret event: the sync is set up again and its source read afresh.
+      requestFetch: (reason) => void this.trigger("manager", reason),
       correct: (desired) => this.correct(desired),
       declarationsChanging: () => this.declarationsChanging(),
       passing: () => this.passing,
@@ -326,6 +329,7 @@ export class Reconciler implements PassContext {
     if (loaded?.raw.metadata.deletionTimestamp !== undefined) {
       this.stopCorrecting();
       await this.parts.valuesWatch.follow([]);
+      await this.parts.secretWatch.follow([]);
       // The finalizer deletes or releases the group; once it is done the manager withdraws this
       // reconciler's rights, and a status write still scheduled would only meet a 403.
       this.resourceGroupStatus.stop();
@@ -345,6 +349,7 @@ export class Reconciler implements PassContext {
     }
     if (loaded !== undefined) await ensureFinalizer(this.client, this.identity, loaded.raw);
     await this.parts.valuesWatch.follow(valuesFileNamesOf(loaded?.sync));
+    await this.parts.secretWatch.follow(secretNamesReadBy(loaded?.sync));
     // The RSync is its ApplySet's parent, as Config Sync labels it; another tool's set is left alone.
     if (loaded !== undefined)
       await alignApplySetParent(this.client, rsyncMapping(this.identity.kind), this.identity, loaded.raw).catch(

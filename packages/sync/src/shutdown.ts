@@ -37,6 +37,7 @@ export async function shutdown(parts: ReconcilerParts, serving: Serving, timeout
   if (parts.live instanceof InformerLiveState) await parts.live.stop();
   await parts.namespaceWatch.stop();
   await parts.valuesWatch.stop();
+  await parts.secretWatch.stop();
   await parts.ownSync.stop();
   // Not quit(): with Redis away, QUIT would wait behind the worker's queued commands for ever.
   await closeRedisConnection(parts.redis);

@@ -29,6 +29,7 @@ import { initPassMetrics, observeApiCalls } from "./pass-metrics.ts";
 import type { ReconcilerOptions } from "./reconciler-options.ts";
 import { Remediator, type Correction } from "./remediator.ts";
 import { ResourceGroupStatus } from "./resource-group-status.ts";
+import { SecretWatch } from "./secret-watch.ts";
 import { SourceSteps } from "./source-steps.ts";
 import { ValuesFileWatch } from "./values-file-watch.ts";
 
@@ -54,6 +55,8 @@ export interface ReconcilerParts {
   readonly namespaceWatch: NamespaceWatch;
   /** The ConfigMaps of spec.helm.valuesFileRefs: a change asks for a pass that renders their values again. */
   readonly valuesWatch: ValuesFileWatch;
+  /** The Secrets its source reads: a change asks for a pass that reads them again (Config Sync's manager watches them). */
+  readonly secretWatch: SecretWatch;
   /** Its own RSync: each pass reads it from here, not with a GET per poll. */
   readonly ownSync: OwnSyncWatch;
   readonly redis: RedisConnection;
@@ -71,6 +74,8 @@ export interface ReconcilerParts {
 export interface ReconcilerHooks {
   /** Asks for a drift pass. */
   requestPass(reason: string): void;
+  /** Asks for a pass that reads the source and its Secrets again (not the last checkout, as a drift pass may). */
+  requestFetch(reason: string): void;
   correct(desired: DesiredObject): Promise<Correction>;
   declarationsChanging(): boolean;
   passing(): boolean;
@@ -199,6 +204,7 @@ export function wireReconciler(
     (reason) => hooks.requestPass(reason),
     log,
   );
+  const secretWatch = new SecretWatch(client, options.identity.namespace, (reason) => hooks.requestFetch(reason), log);
   const ownSync = new OwnSyncWatch(client, options.identity, log);
   // Worker role: the queue runs its worker on this connection too (one connection and BullMQ's
   // blocking one per reconciler); enqueue still fails fast during an outage (packages/queue).
@@ -245,6 +251,7 @@ export function wireReconciler(
     resourceGroupStatus,
     namespaceWatch,
     valuesWatch,
+    secretWatch,
     ownSync,
     redis,
     queue,
