@@ -42,6 +42,21 @@ test("a chart or version the sync's repository lacks is worded as helm words it 
   assert.equal(asRepoUrlWords(other, url), other);
 });
 
+test("an index helm repo update cannot get is worded as helm words it for --repo <url>, as Config Sync runs helm", () => {
+  const url = "https://charts.example/charts";
+  // helm repo update's stdout and stderr, their lines joined by spaces as the helm source reports them.
+  const update = (why: string): string =>
+    `Hang tight while we grab the latest from your chart repositories... ...Unable to get an update from the "driftless" chart repository (${url}): ${why}: Error: Failed to update the following repositories: [${url}]`;
+  for (const why of [
+    `failed to fetch ${url}/index.yaml : 401 Unauthorized`,
+    `Get "${url}/index.yaml": dial tcp 127.0.0.1:1: connect: connection refused`,
+  ])
+    assert.equal(
+      asRepoUrlWords(update(why), url),
+      `Error: looks like "${url}" is not a valid chart repository or cannot be reached: ${why}`,
+    );
+});
+
 test("a version is exact where Go's semver.IsValid(\"v\" + version) holds, as Config Sync's isRange asks: short forms too, ranges and a leading v not", () => {
   for (const exact of ["1.2.3", "1.2", "1", "0.0.0", "1.2.3-rc.1", "1.2.3+build.7", "1.2.3-alpha-1+b"])
     assert.equal(isExactVersion(exact), true, exact);

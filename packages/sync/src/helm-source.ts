@@ -74,20 +74,32 @@ export function helmFailureClass(output: string): ErrorClass {
 const maxOutputBytes = 64 * 1024 * 1024;
 
 /**
- * helm's words for a chart or version missing from the sync's named repository (`chart "web" matching 9.9.9 not
- * found in driftless index. (try 'helm repo update'): …`) as helm words them for `--repo <url>`, as Config Sync's
- * helm-sync runs it: `chart "web" version "9.9.9" not found in <url> repository`.
+ * helm's words for the sync's named repository, as helm words them for `--repo <url>`, as Config Sync's helm-sync
+ * runs it: a chart or version it lacks (`chart "web" matching 9.9.9 not found in driftless index. (try 'helm repo
+ * update'): …`) is `chart "web" version "9.9.9" not found in <url> repository`; an index `helm repo update` could not
+ * get (`…Unable to get an update from the "driftless" chart repository (<url>): <why>: Error: Failed to update the
+ * following repositories: [<url>]`) is `Error: looks like "<url>" is not a valid chart repository or cannot be
+ * reached: <why>`. `output` has its lines joined by spaces.
  */
 export function asRepoUrlWords(output: string, repoUrl: string): string {
   const named = new RegExp(
     `chart "([^"]*)" matching (.*?) ?not found in ${helmRepositoryName} index\\. \\(try 'helm repo update'\\)(?:: no chart (?:name|version) found(?: for \\S*)?)?`,
     "g",
   );
-  return output.replace(
-    named,
-    (_, chart: string, version: string) =>
-      `chart ${JSON.stringify(chart)}${version === "" ? "" : ` version ${JSON.stringify(version)}`} not found in ${repoUrl} repository`,
+  const unreachable = new RegExp(
+    `^Hang tight while we grab the latest from your chart repositories\\.\\.\\. \\.\\.\\.Unable to get an update from the "${helmRepositoryName}" chart repository \\([^)]*\\): (.*?): Error: Failed to update the following repositories: \\[[^\\]]*\\]$`,
   );
+  return output
+    .replace(
+      named,
+      (_, chart: string, version: string) =>
+        `chart ${JSON.stringify(chart)}${version === "" ? "" : ` version ${JSON.stringify(version)}`} not found in ${repoUrl} repository`,
+    )
+    .replace(
+      unreachable,
+      (_, why: string) =>
+        `Error: looks like ${JSON.stringify(repoUrl)} is not a valid chart repository or cannot be reached: ${why}`,
+    );
 }
 
 /** One helm command (an index download, a chart pull and render) that takes longer is killed. */

@@ -465,7 +465,12 @@ test("a chart version that does not exist and a wrong password are KNV2004 sourc
       { version: "9.9.9" },
       new RegExp(`KNV2004: .*chart "web" version "9\\.9\\.9" not found in ${repo.url} repository`),
     ],
-    [{ version: "1.0.0", secretRef: { name: wrong } }, /KNV2004: .*401/],
+    [
+      { version: "1.0.0", secretRef: { name: wrong } },
+      new RegExp(
+        `KNV2004: .*Error: looks like "${repo.url}" is not a valid chart repository or cannot be reached: failed to fetch ${repo.url}/index\\.yaml : 401 Unauthorized`,
+      ),
+    ],
   ];
   for (const [change, pattern] of cases) {
     await updateHelm(name, change);
