@@ -109,6 +109,16 @@ void describe("planFetch", () => {
     assert.equal(planFetch({ repo, auth: "token" }, token, all).repo.url, repo);
   });
 
+  void it("takes any auth for a local file:// repository, which asks for no credentials (git-sync fetches it whatever the auth)", () => {
+    const file = "file:///srv/r.git";
+    const withFile = [...all, Transport.File];
+    const token: GitCredentials = { auth: "token", username: "u", token: "t" };
+    const ssh: GitCredentials = { auth: "ssh", privateKey: "k" };
+    const cookie: GitCredentials = { auth: "cookiefile", cookieFile: "jar" };
+    for (const credentials of [token, ssh, cookie])
+      assert.equal(planFetch({ repo: file, auth: credentials.auth }, credentials, withFile).repo.transport, "file");
+  });
+
   void it("never puts credentials from the URL in a message", () => {
     const error = invalid({ repo: "https://u:hunter2@example.com/r", dir: "../x" });
     assert.ok(!error.message.includes("hunter2") && !error.repo.includes("hunter2"));

@@ -178,6 +178,10 @@ function checkAuth(
     // The caller read the wrong Secret keys for this spec: a driftless bug, but still the spec's fetch.
     throw invalid(`spec.git.auth is ${JSON.stringify(declared)} but ${credentials.auth} credentials were supplied`);
   }
+  // A local repository (local mode) asks for no credentials: git-sync fetches it whatever the auth, so Config
+  // Sync syncs it with any auth whose Secret is valid, and so does driftless. A remote that would never be
+  // sent the credentials is refused below.
+  if (repo.transport === Transport.File) return;
   if (
     (credentials.auth === GitAuthType.Token || credentials.auth === GitAuthType.CookieFile) &&
     repo.transport !== Transport.Https &&

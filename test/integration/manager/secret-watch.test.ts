@@ -1,12 +1,24 @@
 /**
  * The Secrets a sync's source names, watched as Config Sync's reconciler-manager watches them
  * (mapSecretToRootSyncs, mapSecretToRepoSyncs): with spec.git.period at 1 h, a reconciler under the
- * manager's RBAC reads its source again as soon as a Secret it names is created or deleted, not at its next poll.
+ * manager's RBAC reads its source again as soon as a Secret it names is created, changed or deleted, not at its
+ * next poll. A local (file://) repository syncs with any auth whose Secret is valid, as git-sync fetches it.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { eventually, suffix, TestRepo } from "../../support/index.ts";
-import { admin, configMap, createNamespace, createSync, getSync, Mapping, startManager, synced } from "./helpers.ts";
+import {
+  admin,
+  configMap,
+  createNamespace,
+  createSync,
+  getSync,
+  Mapping,
+  rootSyncObject,
+  startManager,
+  synced,
+  systemNamespace,
+} from "./helpers.ts";
 
 interface SourceError {
   readonly code?: string;
@@ -63,4 +75,46 @@ test("a RepoSync whose caCertSecretRef Secret is missing syncs as soon as the Se
 
   await client.delete(secrets, ns, ca);
   assert.equal((await missing()).code, "1061");
+});
+
+test("a RootSync with auth token on a local repository syncs once its Secret has the token key, as git-sync fetches it whatever the auth, with spec.git.period at 1h", async (t) => {
+  const manager = await startManager(t);
+  const ns = await createNamespace(t, "token-local");
+  const client = await admin();
+  const repo = await TestRepo.create(t);
+  await repo.write("cm.yaml", configMap("token-local", ns, { v: "1" }));
+  const commit = await repo.commit("one ConfigMap");
+  const creds = `git-creds-${suffix()}`;
+  await client.create(secrets, {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: creds, namespace: systemNamespace },
+    stringData: { username: "git" },
+  });
+  t.after(() => client.delete(secrets, systemNamespace, creds).catch(() => undefined));
+  const name = `token-${suffix()}`;
+  const sync = rootSyncObject(name, manager.scope, { repo: repo.url, branch: repo.branch, period: "1h" });
+  (sync["spec"] as { git: Record<string, unknown> }).git["auth"] = "token";
+  (sync["spec"] as { git: Record<string, unknown> }).git["secretRef"] = { name: creds };
+  await createSync(t, sync);
+  // Config Sync's words for the key missing from the Secret.
+  await eventually(
+    async () => {
+      const status = ((await getSync("RootSync", systemNamespace, name))?.["status"] ?? {}) as {
+        source?: { errors?: SourceError[] };
+      };
+      return status.source?.errors?.some((e) =>
+        e.errorMessage?.includes(`git authType was set as "token" but "token" key is not present in "${creds}" Secret`),
+      );
+    },
+    { timeoutMs: 60_000, what: "the RootSync to report the Secret's missing token key" },
+  );
+  await client.patch(
+    secrets,
+    systemNamespace,
+    creds,
+    { stringData: { token: "unused-by-a-local-repository" } },
+    "merge",
+  );
+  await synced("RootSync", systemNamespace, name, commit, 60_000);
 });
