@@ -72,9 +72,9 @@ export class RegistryClient {
     if (response.status === 401) {
       await this.#answer(response);
       response = await this.#send(url, accept, maxBytes);
-      if (response.status === 401) throw this.#rejected();
+      if (response.status === 401) throw this.#rejected(response);
     }
-    if (response.status === 403) throw this.#rejected();
+    if (response.status === 403) throw this.#rejected(response);
     if (response.status === 404)
       throw new OciFetchError(
         OciFailureReason.NotFound,
@@ -125,12 +125,17 @@ export class RegistryClient {
     return `${this.#ref.registry}/${this.#ref.repository}`;
   }
 
-  #rejected(): OciFetchError {
+  /**
+   * `answer`, the refusal: its error code and message (`UNAUTHORIZED: authentication required`) close ours, as they
+   * lead go-containerregistry's in Config Sync's source error.
+   */
+  #rejected(answer?: HttpResponse): OciFetchError {
+    const said = answer === undefined ? "" : ` (${registryError(answer)})`;
     return new OciFetchError(
       OciFailureReason.AuthRejected,
       this.#options.credentials === undefined
-        ? `${this.#image()}: the registry requires credentials; set spec.oci.auth "token" and a secretRef with username and password`
-        : `${this.#image()}: the registry rejected the credentials from spec.oci.secretRef (wrong username or password?)`,
+        ? `${this.#image()}: the registry requires credentials; set spec.oci.auth "token" and a secretRef with username and password${said}`
+        : `${this.#image()}: the registry rejected the credentials from spec.oci.secretRef (wrong username or password?)${said}`,
     );
   }
 
@@ -170,11 +175,11 @@ export class RegistryClient {
         ? undefined
         : `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString("base64")}`;
     if (challenge.scheme === "basic") {
-      if (basic === undefined) throw this.#rejected();
+      if (basic === undefined) throw this.#rejected(response);
       this.#authorization = basic;
       return;
     }
-    if (challenge.scheme !== "bearer" || challenge.params["realm"] === undefined) throw this.#rejected();
+    if (challenge.scheme !== "bearer" || challenge.params["realm"] === undefined) throw this.#rejected(response);
     const token = tokenEndpoint(challenge.params["realm"], basic !== undefined, this.#image(), this.#ref.registry);
     if (challenge.params["service"] !== undefined) token.searchParams.set("service", challenge.params["service"]);
     token.searchParams.set("scope", challenge.params["scope"] ?? `repository:${this.#ref.repository}:pull`);
@@ -189,7 +194,7 @@ export class RegistryClient {
     } catch (error) {
       throw this.#networkError(error);
     }
-    if (answer.status === 401 || answer.status === 403) throw this.#rejected();
+    if (answer.status === 401 || answer.status === 403) throw this.#rejected(answer);
     if (answer.status !== 200)
       throw new OciFetchError(
         OciFailureReason.Unavailable,

@@ -276,7 +276,8 @@ test("a missing tag, a wrong password, a layer escaping its directory, a layer t
     ],
     [
       { image: `${registry.host}/config/app:v1`, secretRef: { name: wrong.creds } },
-      /KNV2004: .*rejected the credentials/,
+      // The registry's own words close it, as go-containerregistry's lead Config Sync's.
+      /KNV2004: .*rejected the credentials.*\(UNAUTHORIZED: authentication required\)/,
     ],
     [
       { image: `${registry.host}/config/app:escape`, secretRef: { name: creds } },
