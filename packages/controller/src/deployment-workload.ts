@@ -16,7 +16,7 @@
  * Objects of a reconciler name another sync holds (reconciler-name.ts) are neither written nor deleted.
  */
 import { reconcilerName, RootSyncNamespace, SyncLabel, type RSync } from "@driftless/api";
-import type { KubeClient, KubeObject } from "@driftless/kube";
+import { isInvalid, type KubeClient, type KubeObject } from "@driftless/kube";
 import { ReconcilerState } from "@driftless/metrics";
 import type { SyncRef } from "@driftless/queue";
 import {
@@ -98,14 +98,7 @@ export class DeploymentWorkload implements ReconcilerWorkload {
         attempt.secretWritten = true;
       }
       const desired = reconcilerDeployment(sync, this.#settings, fingerprint, rollout.nonce);
-      const applied = await this.#client.patch(
-        Resource.Deployment,
-        RootSyncNamespace,
-        desired.metadata.name,
-        desired,
-        "apply",
-        { fieldManager: FieldManager, force: true },
-      );
+      const applied = await this.#apply(desired, live);
       // The Deployment carries the rollout's nonce now: every later attempt reads it from there.
       this.#pending.delete(key);
       const ready = deploymentAvailable(applied);
@@ -117,6 +110,32 @@ export class DeploymentWorkload implements ReconcilerWorkload {
       this.#states.set(key, metricState(status));
       return status;
     });
+  }
+
+  /**
+   * Applies the reconciler Deployment. One the API server refuses because a field it cannot change differs
+   * (Config Sync's reconciler Deployment, whose selector is `app` and `configsync.gke.io/deployment-name`) is
+   * deleted and created again, as Config Sync's reconciler-manager does: no reconciler of this name was running
+   * for driftless, so nothing is lost, where the sync otherwise stayed Stalled (KNV2009) for good.
+   */
+  async #apply(desired: KubeObject, live: KubeObject | undefined): Promise<KubeObject> {
+    const apply = () =>
+      this.#client.patch(Resource.Deployment, RootSyncNamespace, desired.metadata.name, desired, "apply", {
+        fieldManager: FieldManager,
+        force: true,
+      });
+    try {
+      return await apply();
+    } catch (error) {
+      const uid = live?.metadata.uid;
+      if (!refusedAsImmutable(error) || uid === undefined) throw error;
+      // Only the object read: a Deployment re-created by someone since is judged on the next attempt.
+      await this.#client.delete(Resource.Deployment, RootSyncNamespace, desired.metadata.name, {
+        propagationPolicy: "Background",
+        preconditions: { uid },
+      });
+      return await apply();
+    }
   }
 
   running(sync: SyncRef): Promise<WorkloadStatus | undefined> {
@@ -220,6 +239,14 @@ function deploymentTerminating(name: string): TeardownPending {
     reason: "Deployment",
     message: `deleting reconciler deployment: Deployment (${id}) Terminating: failed to watch for deletion of Deployment: ${id}: timed out waiting for the condition`,
   };
+}
+
+/**
+ * An apply refused for changing a field the API server keeps as created (a Deployment's selector). Narrower
+ * than Config Sync's any-Invalid: an invalid override must not take down a reconciler that runs.
+ */
+function refusedAsImmutable(error: unknown): boolean {
+  return isInvalid(error) && error.message.includes("field is immutable");
 }
 
 /** A short fingerprint of a password for the pod template: enough to tell two apart, useless to guess one. */

@@ -259,6 +259,77 @@ test("a RootSync's reconciler Deployment carries Config Sync's labels, its gener
   assert.deepEqual(selector, { matchLabels: { "configsync.gke.io/reconciler": reconciler } });
 });
 
+/**
+ * Config Sync's reconciler Deployment as its reconciler-manager leaves it (server-side applied by
+ * `reconciler-manager`): selected by `app` and `configsync.gke.io/deployment-name`, with git-sync and
+ * otel-agent beside the reconciler.
+ */
+function configSyncReconcilerDeployment(reconciler: string, sync: string): KubeObject {
+  const syncLabels = {
+    "configsync.gke.io/managed-by": "reconciler-manager",
+    "configsync.gke.io/sync-kind": "RootSync",
+    "configsync.gke.io/sync-name": sync,
+    "configsync.gke.io/sync-namespace": systemNamespace,
+  };
+  const selector = { app: "reconciler", "configsync.gke.io/deployment-name": reconciler };
+  const container = (name: string, image: string) => ({ name, image });
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: reconciler, namespace: systemNamespace, labels: { app: "reconciler", ...syncLabels } },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: selector },
+      strategy: { type: "Recreate" },
+      template: {
+        metadata: { labels: { ...selector, ...syncLabels, "configsync.gke.io/reconciler": reconciler } },
+        spec: {
+          serviceAccountName: reconciler,
+          containers: [
+            container("reconciler", "RECONCILER_IMAGE_NAME"),
+            container("git-sync", "GIT_SYNC_IMAGE_NAME"),
+            container("otel-agent", "OTELCONTRIBCOL_IMAGE_NAME"),
+          ],
+        },
+      },
+    },
+  };
+}
+
+test("taking over from Config Sync: its reconciler Deployment (another selector) is replaced by driftless's, not left Stalled on an immutable field", async (t) => {
+  const manager = await startManager(t, { mode: "deployment" });
+  const name = `cs-${suffix()}`;
+  const reconciler = `root-reconciler-${name}`;
+  const client = await admin();
+  const left = await client.patch(
+    Mapping.Deployment,
+    systemNamespace,
+    reconciler,
+    configSyncReconcilerDeployment(reconciler, name),
+    "apply",
+    { fieldManager: "reconciler-manager", force: true },
+  );
+  t.after(() => client.delete(Mapping.Deployment, systemNamespace, reconciler).catch(() => undefined));
+  await createSync(t, rootSyncObject(name, manager.scope, git));
+
+  const replaced = await eventually(
+    async () => {
+      const live = await getObject(Mapping.Deployment, systemNamespace, reconciler);
+      return live !== undefined && live.metadata.uid !== left.metadata.uid ? live : undefined;
+    },
+    { what: "Config Sync's reconciler Deployment replaced" },
+  );
+  const spec = replaced["spec"] as { selector: unknown };
+  assert.deepEqual(spec.selector, { matchLabels: { "configsync.gke.io/reconciler": reconciler } });
+  assert.deepEqual(
+    podSpec(replaced).containers.map((c) => c.name),
+    ["reconciler"],
+    "Config Sync's git-sync or otel-agent kept running beside driftless's reconciler",
+  );
+  const stalled = conditionOf(await getSync("RootSync", systemNamespace, name), "Stalled");
+  assert.notEqual(stalled?.status, "True", `Stalled: ${String(stalled?.message)}`);
+});
+
 test("a RootSync being deleted keeps its reconciler's pod template: the generation deletion bumps rolls no pod mid-finalizer", async (t) => {
   const manager = await startManager(t, { mode: "deployment" });
   const name = `deleting-${suffix()}`;
