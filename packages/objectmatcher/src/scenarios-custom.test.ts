@@ -122,6 +122,23 @@ describe("custom resource patches", () => {
     assert.deepEqual(result.patch, { spec: { usages: null } });
   });
 
+  it("removes a dropped map whole when it holds only what we declared, and keeps one holding another's key", () => {
+    const applied = edit(declaredCertificate(), (o) => (at(o, "spec")["extra"] = { x: 1, nested: { y: 2 } }));
+    const ours = withRecord(
+      edit(liveCertificate(), (o) => (at(o, "spec")["extra"] = { x: 1, nested: { y: 2 } })),
+      applied,
+    );
+    // As a server-side apply (Config Sync) or kubectl's three-way patch removes it: no `extra: {}` left behind.
+    assert.deepEqual(maker.calculate(ours, declaredCertificate()).patch, { spec: { extra: null } });
+    const shared = withRecord(
+      edit(liveCertificate(), (o) => (at(o, "spec")["extra"] = { x: 1, nested: { y: 2, theirs: 3 } })),
+      applied,
+    );
+    assert.deepEqual(maker.calculate(shared, declaredCertificate()).patch, {
+      spec: { extra: { x: null, nested: { y: null } } },
+    });
+  });
+
   it("sends a declared empty string and empty list as they are", () => {
     const live = withRecord(
       edit(liveCertificate(), (o) => {

@@ -16,7 +16,8 @@
  * - **The rule, per path.** A declared value that differs live → update (drift, or a changed
  *   declaration). A path in `original`, gone from `modified`, still live → update (a deletion). A live
  *   path neither declared nor in `original` → ignored: it belongs to the server or to someone else.
- *   Removing a declared map removes only the keys we declared in it, so other actors' labels survive.
+ *   Removing a declared map removes only the keys we declared in it, so other actors' labels survive; a
+ *   custom resource's map that holds nothing else goes whole (it would stay as `{}`).
  * - **Lists.** Built-in kinds follow the strategic-merge tags of their Go types (`facts.ts`, generated
  *   from Kubernetes' own types): keyed lists match items by merge key, ignore undeclared live
  *   items and ignore order; set-like lists (finalizers) ignore undeclared members; every other list
@@ -47,7 +48,7 @@
 import { ChangeOp, formatPath } from "./changes.ts";
 import type { Change, PathSegment } from "./changes.ts";
 import { atomicEqual, isSchemaDefault, satisfiedByAbsence, scalarEqual } from "./equality.ts";
-import { cloneJson, compareStrings, isObject, own } from "./json.ts";
+import { cloneJson, compareStrings, deepEqual, isObject, own } from "./json.ts";
 import type { JsonArray, JsonObject, JsonValue } from "./json.ts";
 import type { KindInfo } from "./kinds.ts";
 import { isAbsent } from "./normalize.ts";
@@ -195,9 +196,24 @@ function removeOtherMembers(
 function compareRemoved(o: JsonValue, c: unknown, schema: FieldSchema | undefined, walk: Walk): void {
   // A schema default is what the server would fill in again: removing it changes nothing.
   if (absent(c, schema, walk) || isSchemaDefault(c, schema, walk.builtIn)) return;
-  if (isObject(o) && isObject(c)) compareMap(o, {}, c, schema, walk, false);
-  else if (Array.isArray(o) && Array.isArray(c) && schema?.list) compareList(o, [], c, schema, walk);
+  if (isObject(o) && isObject(c)) {
+    // A custom resource stores `{}` as sent: a map holding only what we recorded goes whole, as a server-side
+    // apply (Config Sync's) or kubectl's three-way patch removes it; emptied key by key it stayed as `{}`.
+    if (!walk.builtIn && holdsOnlyRecorded(o, c)) record(walk, ChangeOp.Remove, c, undefined);
+    else compareMap(o, {}, c, schema, walk, false);
+  } else if (Array.isArray(o) && Array.isArray(c) && schema?.list) compareList(o, [], c, schema, walk);
   else record(walk, ChangeOp.Remove, c, undefined);
+}
+
+/** Every live key was recorded by us, nested maps alike, and a list is ours only as we recorded it. */
+function holdsOnlyRecorded(o: JsonObject, c: JsonObject): boolean {
+  return Object.keys(c).every((key) => {
+    const was = own(o, key);
+    const live = own(c, key);
+    if (was === undefined) return live === undefined;
+    if (isObject(live)) return isObject(was) && holdsOnlyRecorded(was, live);
+    return !Array.isArray(live) || deepEqual(was, live);
+  });
 }
 
 function compareList(

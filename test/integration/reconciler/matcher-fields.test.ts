@@ -285,3 +285,62 @@ test("a custom resource's declared empty string and empty list are restored when
     { what: "the declared empty string and list restored", timeoutMs: 20_000 },
   );
 });
+
+test("a custom resource's map dropped from Git is removed whole, not left as {}, as Config Sync's server-side apply removes it", async (t) => {
+  const id = suffix();
+  const group = `m${id}.example.com`;
+  const namespace = `map-${id}`;
+  const name = `map-${id}`;
+  const crd: JsonObject = {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `widgets.${group}` },
+    spec: {
+      group,
+      names: { kind: "Widget", plural: "widgets", singular: "widget", listKind: "WidgetList" },
+      scope: "Namespaced",
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              properties: { spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+            },
+          },
+        },
+      ],
+    },
+  };
+  const widget = (spec: JsonObject): JsonObject => ({
+    apiVersion: `${group}/v1`,
+    kind: "Widget",
+    metadata: { name: "w", namespace },
+    spec,
+  });
+  const repo = await TestRepo.create(t);
+  await repo.write("config/crd.yaml", yaml(crd));
+  await repo.write("config/ns.yaml", yaml(namespaceObject(namespace)));
+  await repo.write("config/widget.yaml", yaml(widget({ size: 3, extra: { x: 1, nested: { y: 2 } } })));
+  const first = await repo.commit("a Widget with a map");
+  await createRootSync(name, repo);
+  t.after(async () => {
+    await coreApi()
+      .deleteNamespace({ name: namespace })
+      .catch(() => undefined);
+  });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await rootSynced(name, first);
+  await repo.write("config/widget.yaml", yaml(widget({ size: 3 })));
+  await rootSynced(name, await repo.commit("drop the map"));
+  const live = (await customApi().getNamespacedCustomObject({
+    group,
+    version: "v1",
+    namespace,
+    plural: "widgets",
+    name: "w",
+  })) as JsonObject;
+  assert.deepEqual(live["spec"], { size: 3 });
+});
