@@ -221,7 +221,7 @@ test("vet --namespace NS checks the source as NS's RepoSync, as nomos vet does, 
   assert.equal((await driftless("vet", "--no-api-server-check", "--path", dir)).code, 0);
   const repo = await driftless("vet", "--no-api-server-check", "--namespace", "team", "--path", dir);
   assert.equal(repo.code, 1, repo.out);
-  assert.match(repo.stderr, /KNV1058: .*ClusterRole "reader"/);
+  assert.match(repo.stderr, /KNV1058: .*Kind=ClusterRole are Cluster-scoped\. Move reader to the Root repo\./);
   const hierarchy = await driftless("vet", "--namespace", "team", "--source-format", "hierarchy", "--path", dir);
   assert.notEqual(hierarchy.code, 0, hierarchy.out);
   assert.match(hierarchy.stderr, /if --namespace is provided, --source-format must be omitted or set to unstructured/);

@@ -40,7 +40,7 @@ void describe("placeObject", () => {
     assert.equal(placement.error.code, "KNV1058");
     assert.match(
       placement.error.message,
-      /^x\.yaml: ConfigMap "team-b\/x": a RepoSync in namespace "team-a" may only declare objects in that namespace/,
+      /^Resources in the "team-a" repo must either omit metadata\.namespace or declare metadata\.namespace="team-a"$/,
     );
   });
 
@@ -48,7 +48,11 @@ void describe("placeObject", () => {
     const placement = placeObject(manifest("Namespace"), false, repo);
     assert.ok(!placement.ok);
     assert.equal(placement.error.code, "KNV1058");
-    assert.match(placement.error.message, /Namespace is cluster-scoped/);
+    // Config Sync's words, its Go form of the type and the object's name.
+    assert.equal(
+      placement.error.message,
+      "Resources in namespace Repos must be Namespace-scoped type, but objects of type /v1, Kind=Namespace are Cluster-scoped. Move x to the Root repo.",
+    );
   });
 
   void it("refuses a cluster-scoped object that declares a namespace (KNV1052), and places it nowhere otherwise", () => {
@@ -66,7 +70,7 @@ void describe("placeObject, for a kind nobody defines (offline)", () => {
     const placement = placeObject(manifest("Gadget", "other"), undefined, repo);
     assert.ok(!placement.ok);
     assert.equal(placement.error.code, "KNV1058");
-    assert.match(placement.error.message, /^x\.yaml: Gadget "other\/x": a RepoSync in namespace "team-a" may only/);
+    assert.match(placement.error.message, /^Resources in the "team-a" repo must either omit metadata\.namespace/);
   });
 
   void it("keeps a RootSync's object where it says it is", () => {
@@ -96,7 +100,11 @@ void describe("a RepoSync's source: scope of unknown kinds and NamespaceSelector
       "a.yaml": `${gadget("g")}---\n${gadget("g2", "other")}---\n${gadget("g3", "team-a")}`,
     });
     assert.deepEqual(errors(result), ["KNV1058 g2"]);
-    assert.match(result.errors[0]?.message ?? "", /a\.yaml: Gadget "other\/g2": a RepoSync in namespace "team-a"/);
+    assert.match(
+      result.errors[0]?.message ?? "",
+      /^Resources in the "team-a" repo must either omit metadata\.namespace/,
+    );
+    assert.equal(result.errors[0]?.resources[0]?.sourcePath, "a.yaml");
     assert.ok(!result.complete);
     assert.deepEqual(
       result.partialObjects.map((o) => `${o.id.namespace}/${o.id.name} ${o.namespaced}`),
@@ -110,7 +118,7 @@ void describe("a RepoSync's source: scope of unknown kinds and NamespaceSelector
       assert.deepEqual(errors(result), ["KNV1058 prod"], `offline: ${offline}`);
       assert.match(
         result.errors[0]?.message ?? "",
-        /sel\.yaml: NamespaceSelector "prod": NamespaceSelector is cluster-scoped/,
+        /objects of type configmanagement\.gke\.io\/v1, Kind=NamespaceSelector are Cluster-scoped\. Move prod to the Root repo\./,
       );
     }
   });

@@ -39,10 +39,7 @@ export function placeObject(manifest: Manifest, namespaced: boolean | undefined,
 
   if (namespaced === undefined && scope.kind === "RootSync") return { ok: true, namespace: declared ?? "" };
   if (namespaced === false) {
-    if (scope.kind === "RepoSync") {
-      const message = `${what}: ${manifest.kind} is cluster-scoped, and a RepoSync may only declare objects in its namespace "${scope.namespace}"; move it to a RootSync's source`;
-      return { ok: false, error: new BadScopeError(message, { resources: [resource] }) };
-    }
+    if (scope.kind === "RepoSync") return { ok: false, error: clusterScopedInRepoSync(manifest, resource) };
     if (declared !== undefined) {
       const message = `${what}: ${manifest.kind} is cluster-scoped and must not declare metadata.namespace`;
       return { ok: false, error: new NamespaceOnClusterScopedError(message, { resources: [resource] }) };
@@ -52,6 +49,27 @@ export function placeObject(manifest: Manifest, namespaced: boolean | undefined,
 
   if (scope.kind === "RootSync") return { ok: true, namespace: declared ?? DefaultNamespace };
   if (declared === undefined || declared === scope.namespace) return { ok: true, namespace: scope.namespace };
-  const message = `${what}: a RepoSync in namespace "${scope.namespace}" may only declare objects in that namespace; omit metadata.namespace or set it to "${scope.namespace}"`;
-  return { ok: false, error: new BadScopeError(message, { resources: [resource] }) };
+  return { ok: false, error: otherNamespaceInRepoSync(scope.namespace, resource) };
+}
+
+/**
+ * KNV1058 for a cluster-scoped object in a RepoSync's source, in Config Sync's words (its namespace
+ * reconciler's scope validator), which users match on; the object follows in status as Config Sync prints it.
+ */
+function clusterScopedInRepoSync(manifest: Manifest, resource: ErrorResource): SourceError {
+  const message =
+    `Resources in namespace Repos must be Namespace-scoped type, but objects of type ${goGroupVersionKind(manifest)} ` +
+    `are Cluster-scoped. Move ${manifest.metadata.name} to the Root repo.`;
+  return new BadScopeError(message, { resources: [resource] });
+}
+
+/** KNV1058 for a RepoSync's object naming another namespace, in Config Sync's words (its repository scope check). */
+function otherNamespaceInRepoSync(namespace: string, resource: ErrorResource): SourceError {
+  const message = `Resources in the "${namespace}" repo must either omit metadata.namespace or declare metadata.namespace="${namespace}"`;
+  return new BadScopeError(message, { resources: [resource] });
+}
+
+/** As Go prints a schema.GroupVersionKind: `rbac.authorization.k8s.io/v1, Kind=ClusterRole`, `/v1, Kind=Namespace`. */
+function goGroupVersionKind(manifest: Manifest): string {
+  return `${manifest.group}/${manifest.version}, Kind=${manifest.kind}`;
 }

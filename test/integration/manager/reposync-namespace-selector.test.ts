@@ -38,9 +38,15 @@ test("a RepoSync declaring a dynamic NamespaceSelector reports it on its status,
     },
     { timeoutMs: 60_000, what: "the RepoSync to report its source's error" },
   );
-  // Refused as a kind this sync cannot declare, like any cluster-scoped object in a RepoSync.
+  // Refused as a kind this sync cannot declare, like any cluster-scoped object in a RepoSync, in Config Sync's words.
   assert.ok(
-    errors?.some((e) => /selector\.yaml: NamespaceSelector "everywhere"/.test(e.errorMessage ?? "")),
+    errors?.some((e) =>
+      e.errorMessage?.startsWith(
+        "KNV1058: Resources in namespace Repos must be Namespace-scoped type, but objects of type " +
+          "configmanagement.gke.io/v1, Kind=NamespaceSelector are Cluster-scoped. Move everywhere to the Root repo." +
+          "\n\nsource: selector.yaml\nmetadata.name: everywhere\n",
+      ),
+    ),
     JSON.stringify(errors),
   );
 

@@ -296,7 +296,16 @@ test("a RepoSync is confined to its namespace: an object for another namespace i
   const commit = await repo.commit("cross-namespace");
   await createRepoSync(namespace, repo);
   await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" });
-  assert.equal((await sourceErrors(namespace, commit))[0]?.["code"], "1058");
+  const [error] = await sourceErrors(namespace, commit);
+  assert.equal(error?.["code"], "1058");
+  // Config Sync's words, then the object as it prints it.
+  assert.ok(
+    String(error?.["errorMessage"]).startsWith(
+      `KNV1058: Resources in the "${namespace}" repo must either omit metadata.namespace or declare metadata.namespace="${namespace}"` +
+        `\n\nsource: config/theirs.yaml\nnamespace: ${other}\nmetadata.name: theirs\n`,
+    ),
+    String(error?.["errorMessage"]),
+  );
   assert.equal(await readConfigMap(other, "theirs"), undefined);
   assert.equal(await readConfigMap(namespace, "mine"), undefined, "part of a failed source was applied");
 });
