@@ -5,6 +5,7 @@
 import { DriftlessError, ErrorClass, KnvCode, type SecretReference } from "@driftless/api";
 import type { KubeClient } from "@driftless/kube";
 import { secretData } from "./credentials.ts";
+import type { NamedReads } from "./named-watch.ts";
 
 export interface ArtifactCredentials {
   readonly basic?: { readonly username: string; readonly password: string };
@@ -42,12 +43,13 @@ export class MissingCaCertKeyError extends DriftlessError {
   }
 }
 
-/** `field` is `spec.oci` or `spec.helm`, for messages. */
+/** `field` is `spec.oci` or `spec.helm`, for messages; `reads` is told each Secret read (secret-watch.ts). */
 export async function readArtifactCredentials(
   client: KubeClient,
   namespace: string,
   spec: ArtifactAuthSpec,
   field: string,
+  reads?: NamedReads,
 ): Promise<ArtifactCredentials> {
   const secretName = spec.auth === "token" ? spec.secretRef?.name : undefined;
   const caName = spec.caCertSecretRef?.name;
@@ -59,13 +61,13 @@ export async function readArtifactCredentials(
   let basic: ArtifactCredentials["basic"];
   if (secretName !== undefined) {
     const at = `${field}.secretRef`;
-    const data = await secretData(client, namespace, secretName, at);
+    const data = await secretData(client, namespace, secretName, at, reads);
     basic = { username: key(data, secretName, "username", at), password: key(data, secretName, "password", at) };
   }
   let caCert: string | undefined;
   if (caName !== undefined) {
     const at = `${field}.caCertSecretRef`;
-    caCert = (await secretData(client, namespace, caName, at))["cert"];
+    caCert = (await secretData(client, namespace, caName, at, reads))["cert"];
     if (caCert === undefined) throw new MissingCaCertKeyError(namespace, caName, at);
   }
   return { ...(basic === undefined ? {} : { basic }), ...(caCert === undefined ? {} : { caCert }) };

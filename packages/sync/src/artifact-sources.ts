@@ -20,13 +20,7 @@ import { configMapMapping, type KubeClient, type KubeObject } from "@driftless/k
 import { OciFetcher } from "@driftless/oci";
 import { readArtifactCredentials } from "./artifact-credentials.ts";
 import { HelmSource } from "./helm-source.ts";
-
-/** What the reconciler's watch of the valuesFileRefs ConfigMaps (values-file-watch.ts) learns from a fetch. */
-export interface ValuesFileReads {
-  /** Changes the watch has seen: a new count makes even a drift pass read the source again. */
-  readonly changes: number;
-  read(name: string, configMap: KubeObject | undefined): void;
-}
+import type { NamedReads } from "./named-watch.ts";
 
 export interface ArtifactSourcesOptions {
   /** This sync's own cache folder. */
@@ -35,15 +29,18 @@ export interface ArtifactSourcesOptions {
   readonly toolsDir: string | undefined;
   /** Whether spec.override.enableShellInRendering is honoured (RenderCacheOptions.shellAllowed). */
   readonly shellAllowed: boolean;
-  /** Told each valuesFileRefs ConfigMap a fetch reads. */
-  readonly valuesFiles?: ValuesFileReads;
+  /** Told each valuesFileRefs ConfigMap a fetch reads (values-file-watch.ts). */
+  readonly valuesFiles?: NamedReads;
+  /** Told each Secret a fetch reads (secret-watch.ts). */
+  readonly secrets?: NamedReads;
 }
 
 export class ArtifactSources {
   readonly #oci: OciFetcher;
   readonly #helm: HelmSource;
   readonly #shellAllowed: boolean;
-  readonly #values: ValuesFileReads | undefined;
+  readonly #values: NamedReads | undefined;
+  readonly #secrets: NamedReads | undefined;
   #last: { readonly spec: string; readonly result: FetchResult } | undefined;
 
   constructor(options: ArtifactSourcesOptions) {
@@ -51,29 +48,37 @@ export class ArtifactSources {
     this.#helm = new HelmSource(join(options.cacheDir, "helm"), options.toolsDir);
     this.#shellAllowed = options.shellAllowed;
     this.#values = options.valuesFiles;
+    this.#secrets = options.secrets;
   }
 
   /**
-   * A drift pass re-reads the last tree while the spec (and, as far as the watch saw, its values ConfigMaps)
-   * is unchanged, without asking the registry.
+   * A drift pass re-reads the last tree while the spec (and, as far as the watches saw, its values ConfigMaps
+   * and Secrets) is unchanged, without asking the registry.
    */
   async fetch(client: KubeClient, sync: RSync, drift: boolean, signal: AbortSignal): Promise<FetchResult> {
     const type = sync.spec.sourceType ?? Defaults.sourceType;
     const enableShell = this.#shellAllowed && sync.spec.override?.enableShellInRendering === true;
-    const spec = JSON.stringify([type, sync.spec.oci, sync.spec.helm, enableShell, this.#values?.changes ?? 0]);
+    const spec = JSON.stringify([
+      type,
+      sync.spec.oci,
+      sync.spec.helm,
+      enableShell,
+      this.#values?.changes ?? 0,
+      this.#secrets?.changes ?? 0,
+    ]);
     if (drift && this.#last?.spec === spec) return this.#last.result;
     const namespace = sync.metadata.namespace ?? "";
     let result: FetchResult;
     if (type === SourceType.Oci && sync.spec.oci !== undefined) {
       const oci = sync.spec.oci;
-      const credentials = await readArtifactCredentials(client, namespace, oci, "spec.oci");
+      const credentials = await readArtifactCredentials(client, namespace, oci, "spec.oci", this.#secrets);
       result = await this.#oci.fetch({ spec: oci, credentials: credentials.basic, caCert: credentials.caCert, signal });
     } else if (type === SourceType.Helm && sync.spec.helm !== undefined) {
       const helm: HelmRootSyncSpec = sync.spec.helm;
       result = await this.#helm.fetch({
         spec: helm,
         releaseNamespace: sync.kind === "RepoSync" ? namespace : (helm.namespace ?? Defaults.helmReleaseNamespace),
-        credentials: await readArtifactCredentials(client, namespace, helm, "spec.helm"),
+        credentials: await readArtifactCredentials(client, namespace, helm, "spec.helm", this.#secrets),
         valuesFiles: await valuesFiles(client, sync, helm, this.#values),
         enableShell,
         signal,
@@ -99,7 +104,7 @@ async function valuesFiles(
   client: KubeClient,
   sync: RSync,
   helm: HelmRootSyncSpec,
-  reads: ValuesFileReads | undefined,
+  reads: NamedReads | undefined,
 ): Promise<string[]> {
   const namespace = sync.metadata.namespace ?? "";
   const files: string[] = [];

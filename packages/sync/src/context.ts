@@ -4,6 +4,7 @@ import type { FetchResult, GitFetcher } from "@driftless/git";
 import type { KubeClient } from "@driftless/kube";
 import type { SourceResult } from "@driftless/source";
 import type { Logger } from "./log.ts";
+import type { NamedReads } from "./named-watch.ts";
 import type { ReconcileTimeouts } from "./reconcile-timeouts.ts";
 import type { Rendered } from "./rendering.ts";
 import type { ResourceGroupStatus } from "./resource-group-status.ts";
@@ -42,6 +43,11 @@ export interface PassContext {
   readonly log: Logger;
   /** This cluster's name (the manager's `--cluster-name`), written on managed objects; undefined: none. */
   readonly clusterName: string | undefined;
+  /**
+   * The Secrets' watch (secret-watch.ts), told what a Git fetch read: a change it saw since the last checkout
+   * makes even a drift pass fetch again with them.
+   */
+  readonly secretReads: NamedReads;
   /** The last checkout and the spec.git it came from: a drift pass or an unchanged remote reuses it. */
   readonly lastFetch: FetchResult | undefined;
   readonly lastFetchSpec: string | undefined;

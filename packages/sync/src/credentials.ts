@@ -1,6 +1,7 @@
 import { DriftlessError, ErrorClass, KnvCode, type RSync } from "@driftless/api";
 import { credentialsFromSecretData, type GitCredentials } from "@driftless/git";
 import type { KubeClient } from "@driftless/kube";
+import type { NamedReads } from "./named-watch.ts";
 import { secretMapping } from "./rsync.ts";
 
 /**
@@ -23,16 +24,21 @@ export async function secretData(
   namespace: string,
   name: string,
   field: string,
+  reads?: NamedReads,
 ): Promise<Record<string, string>> {
   const secret = await client.get(secretMapping, namespace, name);
+  reads?.read(name, secret);
   if (secret === undefined) throw new MissingSecretError(namespace, name, field);
   const data = (secret["data"] ?? {}) as Record<string, string>;
   // Secret data is base64 on the wire; decode once here and never log it.
   return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]));
 }
 
-/** Reads the Secrets the spec names (secretRef, caCertSecretRef) from the sync's namespace and decodes them for git. */
-export async function readGitCredentials(client: KubeClient, sync: RSync): Promise<GitCredentials> {
+/**
+ * Reads the Secrets the spec names (secretRef, caCertSecretRef) from the sync's namespace and decodes them for
+ * git; `reads` is told each one read (secret-watch.ts).
+ */
+export async function readGitCredentials(client: KubeClient, sync: RSync, reads?: NamedReads): Promise<GitCredentials> {
   const git = sync.spec.git;
   if (git === undefined) return { auth: "none" };
   const namespace = sync.metadata.namespace ?? "";
@@ -44,10 +50,10 @@ export async function readGitCredentials(client: KubeClient, sync: RSync): Promi
     secretName,
     secretData:
       git.auth !== "none" && secretName !== undefined
-        ? await secretData(client, namespace, secretName, "spec.git.secretRef")
+        ? await secretData(client, namespace, secretName, "spec.git.secretRef", reads)
         : undefined,
     caCertSecretName: caName,
     caCertData:
-      caName !== undefined ? await secretData(client, namespace, caName, "spec.git.caCertSecretRef") : undefined,
+      caName !== undefined ? await secretData(client, namespace, caName, "spec.git.caCertSecretRef", reads) : undefined,
   });
 }

@@ -417,10 +417,10 @@ async function fetchSource(ctx: PassContext, sync: RSync, trigger: PassTrigger):
   const source = { ...git, depth: sync.spec.override?.gitSyncDepth }; // override.gitSyncDepth: history fetched
   // The last checkout serves again while spec.git is unchanged: a drift pass re-applies it without
   // asking the remote, and any other pass when the remote still points at its commit.
-  const spec = JSON.stringify(source);
+  const spec = JSON.stringify([source, ctx.secretReads.changes]);
   const last = ctx.lastFetchSpec === spec ? ctx.lastFetch : undefined;
   if (trigger === "drift" && last !== undefined) return last;
-  const credentials = await readGitCredentials(ctx.client, sync);
+  const credentials = await readGitCredentials(ctx.client, sync, ctx.secretReads);
   const remote = await ctx.git.resolveRemote({ spec: source, credentials, signal: ctx.signal });
   if (last !== undefined && last.commit === remote.commit) return last;
   const fetched = await ctx.git.fetch({ syncKey: ctx.syncKey, spec: source, credentials, signal: ctx.signal });

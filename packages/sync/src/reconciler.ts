@@ -35,6 +35,7 @@ import { recordCorrectionInternalError, recordPass, recordUndeclared } from "./p
 import { shutdown } from "./shutdown.ts";
 import { collectAfterPass, memoryMiB } from "./memory.ts";
 import { loadSync, rsyncMapping } from "./rsync.ts";
+import type { NamedReads } from "./named-watch.ts";
 import { secretNamesReadBy } from "./secret-watch.ts";
 import { valuesFileNamesOf } from "./values-file-watch.ts";
 import type { Rendered } from "./rendering.ts";
@@ -418,6 +419,10 @@ export class Reconciler implements PassContext {
       last.generation === generation &&
       Date.now() - last.at < resyncMs
     );
+  }
+
+  get secretReads(): NamedReads {
+    return this.parts.secretWatch;
   }
 
   fetchArtifact(sync: RSync, trigger: PassTrigger): Promise<FetchResult> {

@@ -15,6 +15,7 @@ import { RenderCache, type Rendered } from "./rendering.ts";
 import { SourceCache } from "./source-cache.ts";
 import { withSourceFormatHint } from "./source-format-hint.ts";
 import { sourceFormatOf } from "./source-options.ts";
+import type { SecretWatch } from "./secret-watch.ts";
 import type { ValuesFileWatch } from "./values-file-watch.ts";
 
 export interface SourceStepsDeps {
@@ -22,6 +23,7 @@ export interface SourceStepsDeps {
   readonly mapper: RestMapper;
   readonly namespaceWatch: NamespaceWatch;
   readonly valuesWatch: ValuesFileWatch;
+  readonly secretWatch: SecretWatch;
   readonly metrics: Metrics;
   readonly log: Logger;
   /** The reconciler's stop: cuts a fetch, render or read short. */
@@ -54,6 +56,7 @@ export class SourceSteps {
       toolsDir: this.options.renderToolsDir,
       shellAllowed: this.shellAllowed(),
       valuesFiles: this.deps.valuesWatch,
+      secrets: this.deps.secretWatch,
     });
     return this.artifacts.fetch(this.deps.client, sync, trigger === "drift", this.deps.signal);
   }

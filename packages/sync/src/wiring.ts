@@ -230,6 +230,7 @@ export function wireReconciler(
     mapper,
     namespaceWatch,
     valuesWatch,
+    secretWatch,
     metrics,
     log,
     signal: abort.signal,
