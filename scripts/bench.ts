@@ -28,7 +28,15 @@ function benchFiles(): Map<string, string> {
         .filter((f) => f.endsWith(".bench.ts"))
         .map((f) => join(d, f)),
     );
-  return new Map(files.map((f) => [basename(f, ".bench.ts"), f]));
+  const byName = new Map<string, string>();
+  for (const file of files) {
+    const name = basename(file, ".bench.ts");
+    const other = byName.get(name);
+    // A second file of one name would never run, not even under a plain `npm run bench`.
+    if (other !== undefined) throw new Error(`two benchmarks named ${JSON.stringify(name)}: ${other} and ${file}`);
+    byName.set(name, file);
+  }
+  return byName;
 }
 
 function runAll(benches: readonly [string, string][]): number {
@@ -50,7 +58,13 @@ function runAll(benches: readonly [string, string][]): number {
 }
 
 function main(only: string | undefined): number {
-  const all = benchFiles();
+  let all: Map<string, string>;
+  try {
+    all = benchFiles();
+  } catch (error) {
+    process.stderr.write(`bench: ${(error as Error).message}\n`);
+    return 2;
+  }
   if (only === "--list") {
     process.stdout.write([...all.keys()].sort().join("\n") + "\n");
     return 0;
