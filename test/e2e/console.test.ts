@@ -208,3 +208,28 @@ test("a user whose RBAC forbids patching a sync sees the API server's refusal, a
   // The reconciler pods are not the user's to see: the page says so instead of failing.
   assert.match(await page.locator("#reconciler").locator("..").innerText(), /not visible to you/);
 });
+
+test("without script, each action answers with the sync's page as the action left it", async (t) => {
+  const namespace = await testNamespace(t);
+  // No reconciler: the levers are annotations, and the page must show them without one.
+  await createRepoSync(namespace, await TestRepo.create(t));
+  const console = await startConsole(t, "--kubeconfig", testEnv().kubeconfig, "-n", namespace);
+  assert.ok(chromium !== undefined, "Chromium did not start");
+  const context = await chromium.newContext({ javaScriptEnabled: false });
+  t.after(() => context.close());
+  const page = await context.newPage();
+  await page.goto(`${console.url}syncs/reposync/${namespace}/repo-sync`);
+
+  // No live view follows without script: the page answering the form is all the user sees.
+  await page.getByRole("button", { name: "Suspend" }).click();
+  await page.locator("#notice .done").waitFor();
+  assert.equal(await page.getByRole("button", { name: "Resume" }).count(), 1, "the suspended sync offers Resume");
+  assert.match(await page.locator("#live").innerText(), /SUSPENDED/);
+  await page.getByRole("button", { name: "Resume" }).click();
+  await page.locator("#notice .done").waitFor();
+  assert.equal(await page.getByRole("button", { name: "Suspend" }).count(), 1, "the resumed sync offers Suspend");
+  assert.equal((await getSync(namespace, "repo-sync")).metadata.annotations?.["driftless.dev/suspend"], undefined);
+  await page.getByRole("button", { name: "Sync now" }).click();
+  await page.locator("#notice .done").waitFor();
+  assert.match(await page.locator("#live").innerText(), /Pass requested at .*waiting for the reconciler/);
+});

@@ -274,13 +274,19 @@ export class ConsoleServer {
     const action = url.pathname.slice(slash + 1);
     const ref = syncRefOf(url.pathname.slice(0, slash));
     if (ref === undefined || !isSyncAction(action)) return send(res, 404, "text/plain; charset=utf-8", "Not found\n");
-    const notice = await this.#act(ref, action);
-    // With the script: only the notice. Without: the sync's page with it.
+    const { notice, written } = await this.#act(ref, action);
+    // With the script: only the notice (the live view follows). Without: the sync's page with it, rendered
+    // once the watch has brought the write, or the page would offer Suspend on the sync just suspended.
     if (typeof header === "string") return send(res, notice.status, "text/html; charset=utf-8", notice.html.text);
+    await this.#syncs.holds(ref, written, firstListMs);
     return this.#page(res, new URL(syncPath(ref), url), notice);
   }
 
-  async #act(ref: SyncRef, action: SyncAction): Promise<{ status: number; html: Html }> {
+  /** The notice for the page, and the resourceVersion the write left the sync at (none when refused). */
+  async #act(
+    ref: SyncRef,
+    action: SyncAction,
+  ): Promise<{ notice: { status: number; html: Html }; written?: string | undefined }> {
     const what = `${ref.kind} ${ref.namespace}/${ref.name}`;
     try {
       const result = await act(this.#options.client, ref, action);
@@ -290,9 +296,12 @@ export class ConsoleServer {
           : action === SyncAction.Suspend
             ? html`${what} suspended: nothing is applied, pruned or corrected until resumed.`
             : html`${what} resumed.`;
-      return { status: 200, html: html`<p class="done">${done}</p>` };
+      return {
+        notice: { status: 200, html: html`<p class="done">${done}</p>` },
+        written: result.object.metadata.resourceVersion,
+      };
     } catch (error) {
-      return refusalNotice(error);
+      return { notice: refusalNotice(error) };
     }
   }
 }

@@ -121,6 +121,27 @@ export class SyncWatches extends EventEmitter<{ change: [] }> {
     return settledWithin(this.#informers, this, ms);
   }
 
+  /**
+   * Waits, at most `ms`, until the cache holds `ref` at `resourceVersion`: the version the API server
+   * answered a write of ours with, so a page rendered next shows that write, not the state before it.
+   */
+  async holds(ref: SyncRef, resourceVersion: string | undefined, ms: number): Promise<void> {
+    const current = (): boolean => this.get(ref)?.metadata.resourceVersion === resourceVersion;
+    if (resourceVersion === undefined || current()) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.off("change", check);
+        resolve();
+      };
+      const check = (): void => {
+        if (current()) done();
+      };
+      const timer = setTimeout(done, ms);
+      this.on("change", check);
+    });
+  }
+
   async stop(): Promise<void> {
     await Promise.all(this.#informers.map((i) => i.stop()));
   }
