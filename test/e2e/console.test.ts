@@ -233,3 +233,19 @@ test("without script, each action answers with the sync's page as the action lef
   await page.locator("#notice .done").waitFor();
   assert.match(await page.locator("#live").innerText(), /Pass requested at .*waiting for the reconciler/);
 });
+
+test("the overview and a sync's page load without an error in the browser's console (its default /favicon.ico included)", async (t) => {
+  const namespace = await testNamespace(t);
+  await createRepoSync(namespace, await TestRepo.create(t));
+  const console = await startConsole(t, "--kubeconfig", testEnv().kubeconfig, "-n", namespace);
+  const page = await openConsole(t, console.url);
+  const errors: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(message.text());
+  });
+  for (const path of ["", `syncs/reposync/${namespace}/repo-sync`]) {
+    await page.goto(`${console.url}${path}`);
+    await eventually(async () => (await page.locator("#live-status").innerText()) === "Live", { what: "live" });
+  }
+  assert.deepEqual(errors, []);
+});

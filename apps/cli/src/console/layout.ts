@@ -25,6 +25,8 @@ export function page(options: PageOptions): Html {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <base href="${options.base}" />
         <title>${options.title} - driftless console</title>
+        <!-- An icon of its own: the browser's default /favicon.ico, outside the secret prefix, is refused. -->
+        <link rel="icon" href="data:," />
         <link rel="stylesheet" href="${link("/static/console.css")}" />
         <script src="${link("/static/console.js")}" defer></script>
       </head>
