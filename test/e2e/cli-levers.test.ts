@@ -211,6 +211,23 @@ test("driftless suspend and resume without -n act on the RepoSync in the kubecon
   );
 });
 
+test("driftless suspend and resume read -n=NS, -nNS and --namespace=NS as kubectl does, not '=NS' as the namespace", async (t) => {
+  const namespace = await testNamespace(t);
+  await createRepoSync(namespace, await TestRepo.create(t));
+  const suspendAnnotation = async () =>
+    (await getSync("RepoSync", namespace, "repo-sync"))?.metadata.annotations?.["driftless.dev/suspend"];
+  for (const [verb, flag] of [
+    ["suspend", `-n=${namespace}`],
+    ["resume", `-n${namespace}`],
+    ["suspend", `--namespace=${namespace}`],
+  ] as const) {
+    const done = await driftless(verb, "reposync/repo-sync", flag);
+    assert.equal(done.code, 0, `${verb} ${flag}: ${done.out}`);
+    assert.match(done.out, new RegExp(`RepoSync ${namespace}/repo-sync (suspended|resumed)`));
+    assert.equal(await suspendAnnotation(), verb === "suspend" ? "true" : undefined, `${verb} ${flag}`);
+  }
+});
+
 test("driftless reads the first file of a KUBECONFIG list that exists, as kubectl does", async (t) => {
   const namespace = await testNamespace(t);
   await createRepoSync(namespace, await TestRepo.create(t));

@@ -18,7 +18,7 @@ import { version } from "./commands/version.ts";
 import { vet } from "./commands/vet.ts";
 import { parseSyncArgs, SyncArgsError } from "./sync-args.ts";
 import { SyncAction } from "./sync-actions.ts";
-import { negatedBooleanFlags, nomosFlagForms } from "./nomos-flags.ts";
+import { negatedBooleanFlags, nomosFlagForms, shorthandValueForms } from "./nomos-flags.ts";
 import { printable } from "./terminal-text.ts";
 
 const usage = `usage:
@@ -99,6 +99,12 @@ const options = {
 const booleanFlags: ReadonlySet<string> = new Set(
   Object.entries(options).flatMap(([name, option]) => (option.type === "boolean" ? [name] : [])),
 );
+/** The one-letter forms that take a value (`-n`, `-o`): kubectl's `-n=team-a` is read as `-n team-a`. */
+const valueShorthands: ReadonlySet<string> = new Set(
+  Object.values(options as ParseArgsOptionsConfig).flatMap((option) =>
+    option.type === "string" && option.short !== undefined ? [option.short] : [],
+  ),
+);
 
 type Flag = keyof typeof options;
 /** Every verb takes these, as nomos's global flags (`--kubeconfig` changes nothing for vet and hydrate). */
@@ -162,7 +168,7 @@ function refuseForeignFlags(command: string, tokens: readonly { kind: string; na
 
 async function main(argv: readonly string[]): Promise<number> {
   const { values, positionals, tokens } = parseArgs({
-    args: nomosFlagForms(argv, booleanFlags),
+    args: nomosFlagForms(shorthandValueForms(argv, valueShorthands), booleanFlags),
     allowPositionals: true,
     options,
     tokens: true,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { nomosFlagForms } from "./nomos-flags.ts";
+import { nomosFlagForms, shorthandValueForms } from "./nomos-flags.ts";
 
 const booleans = new Set(["flat", "keep-output"]);
 
@@ -27,5 +27,22 @@ void describe("nomosFlagForms", () => {
       "--flat=true",
       "--threshold",
     ]);
+  });
+});
+
+void describe("shorthandValueForms", () => {
+  void it("splits pflag's -n=VALUE of a shorthand taking a value, and leaves everything else as written", () => {
+    const shorthands = new Set(["n", "o"]);
+    assert.deepEqual(shorthandValueForms(["status", "-n=team-a", "-o=json", "-w=true", "-nteam-b"], shorthands), [
+      "status",
+      "-n",
+      "team-a",
+      "-o",
+      "json",
+      "-w=true",
+      "-nteam-b",
+    ]);
+    // An empty value stays empty, and after `--` nothing is a flag.
+    assert.deepEqual(shorthandValueForms(["-n=", "--", "-n=x"], shorthands), ["-n", "", "--", "-n=x"]);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * nomos's flags are cobra's, so its scripts write `--flat=true`, `--keep-output=false` and a bare
- * `--threshold`: rewritten here into the forms node:util's parseArgs reads.
+ * `--threshold`, and kubectl's users `-n=team-a`: rewritten here into the forms node:util's parseArgs reads.
  */
 
 /** Objects per cluster that a bare `--threshold` allows, nomos's default. */
@@ -27,4 +27,19 @@ export function negatedBooleanFlags(argv: readonly string[], booleanFlags: Reado
     const name = /^--([^=]+)=false$/i.exec(arg)?.[1];
     return name !== undefined && booleanFlags.has(name) ? [name] : [];
   });
+}
+
+/**
+ * `argv` with pflag's `-n=VALUE` for a shorthand that takes a value (`valueShorthands`: `n`, `o`) split
+ * into `-n VALUE`, as kubectl reads it; parseArgs would take `=VALUE` as the value. Nothing after `--`.
+ */
+export function shorthandValueForms(argv: readonly string[], valueShorthands: ReadonlySet<string>): string[] {
+  const end = argv.indexOf("--");
+  const flags = end === -1 ? argv : argv.slice(0, end);
+  const rewritten = flags.flatMap((arg) => {
+    const match = /^-([A-Za-z])=(.*)$/s.exec(arg);
+    const letter = match?.[1];
+    return letter !== undefined && valueShorthands.has(letter) ? [`-${letter}`, match?.[2] ?? ""] : [arg];
+  });
+  return end === -1 ? rewritten : [...rewritten, ...argv.slice(end)];
 }
