@@ -225,12 +225,17 @@ test("without script, each action answers with the sync's page as the action lef
   await page.locator("#notice .done").waitFor();
   assert.equal(await page.getByRole("button", { name: "Resume" }).count(), 1, "the suspended sync offers Resume");
   assert.match(await page.locator("#live").innerText(), /SUSPENDED/);
+  // Sync now on a suspended sync warns as `driftless sync` does: its pass applies nothing.
+  await page.getByRole("button", { name: "Sync now" }).click();
+  await page.locator("#notice .done").waitFor();
+  assert.match(await page.locator("#notice").innerText(), /suspended: its pass applies, prunes and corrects nothing/);
   await page.getByRole("button", { name: "Resume" }).click();
   await page.locator("#notice .done").waitFor();
   assert.equal(await page.getByRole("button", { name: "Suspend" }).count(), 1, "the resumed sync offers Suspend");
   assert.equal((await getSync(namespace, "repo-sync")).metadata.annotations?.["driftless.dev/suspend"], undefined);
   await page.getByRole("button", { name: "Sync now" }).click();
   await page.locator("#notice .done").waitFor();
+  assert.doesNotMatch(await page.locator("#notice").innerText(), /suspended/);
   assert.match(await page.locator("#live").innerText(), /Pass requested at .*waiting for the reconciler/);
 });
 

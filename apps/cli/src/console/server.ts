@@ -5,6 +5,7 @@
  * HTML; /live pushes a view's new HTML over server-sent events when the caches change.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { isSuspended } from "@driftless/api";
 import { KubeApiError, type KubeClient } from "@driftless/kube";
 import { act, isSyncAction, SyncAction } from "../sync-actions.ts";
 import type { SyncRef } from "../sync-objects.ts";
@@ -292,7 +293,13 @@ export class ConsoleServer {
       const result = await act(this.#options.client, ref, action);
       const done =
         action === SyncAction.Sync
-          ? html`Pass requested for ${what} at ${time(result.request ?? "")}.`
+          ? html`Pass requested for ${what} at
+            ${time(result.request ?? "")}.${
+              // As `driftless sync` warns: the pass of a suspended sync only compares.
+              isSuspended(result.object.metadata.annotations)
+                ? " It is suspended: its pass applies, prunes and corrects nothing until resumed."
+                : ""
+            }`
           : action === SyncAction.Suspend
             ? html`${what} suspended: nothing is applied, pruned or corrected until resumed.`
             : html`${what} resumed.`;
