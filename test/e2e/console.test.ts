@@ -254,3 +254,21 @@ test("the overview and a sync's page load without an error in the browser's cons
   }
   assert.deepEqual(errors, []);
 });
+
+test("a namespace whose first sync comes while the overview is open can be chosen in its filter without a reload", async (t) => {
+  const console = await startConsole(t, "--kubeconfig", testEnv().kubeconfig);
+  const page = await openConsole(t, console.url);
+  await eventually(async () => (await page.locator("#live-status").innerText()) === "Live", { what: "live" });
+  let loads = 0;
+  page.on("load", () => loads++);
+  const namespace = await testNamespace(t);
+  await createRepoSync(namespace, await TestRepo.create(t));
+  await row(page, namespace, "repo-sync").waitFor();
+  assert.equal(loads, 0, "the row came without a reload");
+
+  await page.getByLabel("Namespace").selectOption(namespace, { timeout: 5_000 });
+  await page.getByRole("button", { name: "Filter" }).click();
+  await page.waitForURL(/[?&]namespace=/);
+  await row(page, namespace, "repo-sync").waitFor();
+  assert.equal(await page.locator("tr[data-sync]").count(), 1, "only the chosen namespace's sync");
+});

@@ -15,6 +15,21 @@ export const consoleScript = `"use strict";
     status.textContent = text;
     status.dataset.state = state;
   };
+  // The filter sits outside the live region (typing is never interrupted): a namespace whose first sync
+  // came after the page loaded is added to its choices, none removed (one may be selected).
+  const addNamespaces = () => {
+    const known = document.getElementById("namespaces");
+    const select = document.querySelector('select[name="namespace"]');
+    if (!known || !(select instanceof HTMLSelectElement)) return;
+    const have = new Set(Array.from(select.options, (o) => o.value));
+    for (const ns of (known.dataset.namespaces || "").split(" ")) {
+      if (ns === "" || have.has(ns)) continue;
+      const option = document.createElement("option");
+      option.value = ns;
+      option.textContent = ns;
+      select.insertBefore(option, Array.from(select.options).find((o) => o.value !== "" && o.value > ns) || null);
+    }
+  };
   if (live && body.dataset.live) {
     const source = new EventSource(body.dataset.live);
     source.addEventListener("open", () => setStatus("Live", "live"));
@@ -22,6 +37,7 @@ export const consoleScript = `"use strict";
     source.addEventListener("view", (event) => {
       // The server escaped every value in this HTML; it is the same markup a reload would bring.
       live.innerHTML = event.data;
+      addNamespaces();
       body.dataset.updated = String(Date.now());
     });
   }

@@ -66,6 +66,8 @@ export interface OverviewData {
   readonly loading: boolean;
   /** Listing RepoSyncs in every namespace was refused: a user whose RBAC covers some namespaces needs `-n`. */
   readonly suggestNamespace?: boolean;
+  /** The namespaces of every sync now: the script adds those new since the page loaded to the filter. */
+  readonly namespaces?: readonly string[];
 }
 
 export function selectReports(reports: readonly SyncReport[], query: OverviewQuery): SyncReport[] {
@@ -89,6 +91,7 @@ export function overviewLive(data: OverviewData, query: OverviewQuery): Html {
   const current = Math.min(query.page, pages);
   const shown = selected.slice((current - 1) * overviewPageSize, current * overviewPageSize);
   return html`${data.refusals.map((r) => refused(`${r.kind}s`, r.error))}
+    <span id="namespaces" hidden data-namespaces="${(data.namespaces ?? []).join(" ")}"></span>
     ${
       data.suggestNamespace === true
         ? html`<p class="hint">

@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { isSuspended } from "@driftless/api";
-import { KubeApiError, type KubeClient } from "@driftless/kube";
+import { KubeApiError, type KubeClient, type KubeObject } from "@driftless/kube";
 import { act, isSyncAction, SyncAction } from "../sync-actions.ts";
 import type { SyncRef } from "../sync-objects.ts";
 import { syncReport } from "../sync-report.ts";
@@ -170,16 +170,18 @@ export class ConsoleServer {
     const ref = syncRefOf(url.pathname);
     if (ref === undefined || detail === undefined) {
       const query = overviewQuery(url.searchParams);
-      const syncs = this.#syncs.syncs();
-      const namespaces = [...new Set(syncs.map((s) => s.metadata.namespace ?? ""))].sort();
+      const namespacesOf = (syncs: readonly KubeObject[]): string[] =>
+        [...new Set(syncs.map((s) => s.metadata.namespace ?? ""))].sort();
       return {
         title: "Syncs",
-        top: overviewFilters(query, namespaces),
+        top: overviewFilters(query, namespacesOf(this.#syncs.syncs())),
         live: () => {
           const states = this.#syncs.states();
+          const syncs = this.#syncs.syncs();
           return overviewLive(
             {
-              reports: this.#syncs.syncs().map((s) => syncReport(s)),
+              reports: syncs.map((s) => syncReport(s)),
+              namespaces: namespacesOf(syncs),
               refusals: states.map((s) => ({ kind: s.kind, error: s.state.error })),
               loading: states.some((s) => !s.state.synced && s.state.error === undefined),
               suggestNamespace:
