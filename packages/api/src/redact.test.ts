@@ -97,3 +97,23 @@ void describe("redactCredentialsIn", () => {
     });
   });
 });
+
+void describe("credentials in a URL's query", () => {
+  void it("masks the value of a parameter named for a credential, alone and inside text, and keeps the others", () => {
+    assert.equal(
+      redactUrl("https://git.example.com/team/repo.git?private_token=glpat-abc123&ref=main"),
+      "https://git.example.com/team/repo.git?private_token=***&ref=main",
+    );
+    assert.equal(
+      redactUrl("https://h/r?ref=main&X-Amz-Signature=f00d#top"),
+      "https://h/r?ref=main&X-Amz-Signature=***#top",
+    );
+    assert.equal(
+      redactCredentials("fatal: unable to access 'https://h/r.git?access_key=s3cr3t': 403"),
+      "fatal: unable to access 'https://h/r.git?access_key=***': 403",
+    );
+    const line = JSON.stringify({ msg: "fetch", repo: "https://u:p@h/r?token=t0k3n", next: "https://h/r?page=2" });
+    const parsed = JSON.parse(redactCredentials(line)) as Record<string, string>;
+    assert.deepEqual(parsed, { msg: "fetch", repo: "https://***@h/r?token=***", next: "https://h/r?page=2" });
+  });
+});

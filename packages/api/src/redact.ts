@@ -13,6 +13,9 @@ const scheme = /^[a-z][a-z0-9+.-]*:\/\//i;
 const schemeInText = /\b[a-z][a-z0-9+.-]*:\/\//gi;
 // scp-like `user:password@host:path`; `git@host:path` has no password and is left alone.
 const scpPassword = /^([^@/\s:]+):[^/\s]*@(?=[^/:\s]+:)/;
+// A query parameter named for a credential (`?private_token=`, `&access_key=`, `sig=`): its value, up to the next
+// parameter, fragment, space, quote or JSON escape, is masked as user-info is.
+const secretQueryValue = /([?&][^=&#\s"\\]*(?:token|passw|secret|key|auth|sig|credential)[^=&#\s"\\]*=)[^&#\s"'\\]+/gi;
 // A listed secret this short would mask letters all over a message (a 1-3 character password protects nothing).
 const minScrubbedLength = 4;
 
@@ -24,7 +27,7 @@ function maskUserInfo(schemePrefix: string, userInfo: string): string {
 
 /**
  * A URL safe to show: the user-info of an http(s) (or any scheme) URL is masked, since a token is
- * often written as the user; for ssh only the password is dropped.
+ * often written as the user; for ssh only the password is dropped. A credential in the query goes too.
  */
 export function redactUrl(url: string): string {
   const scp = scpPassword.exec(url);
@@ -32,8 +35,8 @@ export function redactUrl(url: string): string {
   const prefix = scheme.exec(url)?.[0];
   if (prefix === undefined) return url;
   const at = url.lastIndexOf("@");
-  if (at < prefix.length) return url;
-  return maskUserInfo(prefix, url.slice(prefix.length, at)) + url.slice(at);
+  const masked = at < prefix.length ? url : maskUserInfo(prefix, url.slice(prefix.length, at)) + url.slice(at);
+  return masked.replace(secretQueryValue, `$1${Mask}`);
 }
 
 /** `text` with the user-info of every URL in it masked, and every listed secret value too. */
@@ -52,17 +55,13 @@ export function redactCredentials(text: string, secrets: readonly string[] = [])
 function maskUrlsIn(text: string): string {
   let out = "";
   let copied = 0;
-  let scanned = 0;
   for (const match of text.matchAll(schemeInText)) {
     const start = match.index;
-    // A scheme inside a run already scanned belongs to that URL: masked with it, or holding no "@".
-    if (start < scanned) continue;
-    const userInfoStart = start + match[0].length;
-    scanned = urlRunEnd(text, userInfoStart);
-    const at = text.lastIndexOf("@", scanned - 1);
-    if (at < userInfoStart) continue;
-    out += text.slice(copied, start) + maskUserInfo(match[0], text.slice(userInfoStart, at));
-    copied = at;
+    // A scheme inside a run already scanned belongs to that URL: masked with it.
+    if (start < copied) continue;
+    const end = urlRunEnd(text, start + match[0].length);
+    out += text.slice(copied, start) + redactUrl(text.slice(start, end));
+    copied = end;
   }
   return copied === 0 ? text : out + text.slice(copied);
 }
