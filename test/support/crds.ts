@@ -4,7 +4,7 @@
 import type { JsonObject } from "./fixtures.ts";
 
 /** A namespaced `kind` of `group`, served and stored as v1, with these properties under `spec`. */
-function namespacedCrd(group: string, kind: string, specProperties: JsonObject): JsonObject {
+export function namespacedCrd(group: string, kind: string, specProperties: JsonObject): JsonObject {
   const plural = `${kind.toLowerCase()}s`;
   return {
     apiVersion: "apiextensions.k8s.io/v1",

@@ -19,6 +19,7 @@ import {
   TestRepo,
   type JsonObject,
 } from "../../support/index.ts";
+import { namespacedCrd } from "../../support/crds.ts";
 
 const yaml = (obj: unknown): string => JSON.stringify(obj);
 
@@ -291,29 +292,11 @@ test("a custom resource's map dropped from Git is removed whole, not left as {},
   const group = `m${id}.example.com`;
   const namespace = `map-${id}`;
   const name = `map-${id}`;
-  const crd: JsonObject = {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `widgets.${group}` },
-    spec: {
-      group,
-      names: { kind: "Widget", plural: "widgets", singular: "widget", listKind: "WidgetList" },
-      scope: "Namespaced",
-      versions: [
-        {
-          name: "v1",
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: "object",
-              properties: { spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-            },
-          },
-        },
-      ],
-    },
-  };
+  // spec.extra keeps whatever is sent, so an emptied map stays as `{}` unless removed whole.
+  const crd = namespacedCrd(group, "Widget", {
+    size: { type: "integer" },
+    extra: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+  });
   const widget = (spec: JsonObject): JsonObject => ({
     apiVersion: `${group}/v1`,
     kind: "Widget",
