@@ -5,7 +5,16 @@ export { eventually } from "./eventually.ts";
 export { testFailed } from "./test-outcome.ts";
 export { checkAfterCleanUp, quietly, removeAfter, removeQuietly } from "./cleanup.ts";
 export type { EventuallyOptions } from "./eventually.ts";
-export { kubeConfig, coreApi, customApi, suffix, testNamespace, statusCode, expectStatus } from "./kube.ts";
+export {
+  kubeConfig,
+  coreApi,
+  customApi,
+  suffix,
+  testNamespace,
+  ensureNamespace,
+  statusCode,
+  expectStatus,
+} from "./kube.ts";
 export type { Who } from "./kube.ts";
 export { fixturesDir, yamlFixture } from "./fixtures.ts";
 export { gadgetCrd } from "./crds.ts";

@@ -47,6 +47,21 @@ export async function testNamespace(t: TestContext, prefix = "t"): Promise<strin
   return name;
 }
 
+/**
+ * A namespace by name, created unless it exists, and deleted when the test ends (quietly), unless it is the
+ * RootSyncs' namespace the tests share.
+ */
+export async function ensureNamespace(t: TestContext, name: string): Promise<void> {
+  const core = coreApi();
+  try {
+    await core.createNamespace({ body: { metadata: { name } } });
+  } catch (error) {
+    if (statusCode(error) !== 409) throw error;
+  }
+  if (name !== "config-management-system")
+    t.after(() => quietly(`deleting namespace ${name}`, () => core.deleteNamespace({ name })));
+}
+
 /** The HTTP status of a client-node error, or undefined for anything else. */
 export function statusCode(error: unknown): number | undefined {
   return error instanceof ApiException ? (error.code as number) : undefined;

@@ -4,6 +4,7 @@ import { execFileSync } from "node:child_process";
 import {
   coreApi,
   customApi,
+  ensureNamespace,
   eventually,
   rootSynced,
   rootSyncNamespace,
@@ -77,15 +78,6 @@ function cleanUp(t: TestContext, what: () => Promise<unknown>): void {
       () => undefined,
     ),
   );
-}
-
-async function ensureNamespace(t: TestContext, name: string): Promise<void> {
-  try {
-    await coreApi().createNamespace({ body: { metadata: { name } } });
-  } catch (error) {
-    if (statusCode(error) !== 409) throw error;
-  }
-  if (name !== rootSyncNamespace) cleanUp(t, () => coreApi().deleteNamespace({ name }));
 }
 
 async function secret(t: TestContext, data: Record<string, string>, namespace = rootSyncNamespace): Promise<string> {
