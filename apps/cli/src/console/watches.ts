@@ -126,8 +126,9 @@ export class SyncWatches extends EventEmitter<{ change: [] }> {
    * answered a write of ours with, so a page rendered next shows that write, not the state before it.
    */
   async holds(ref: SyncRef, resourceVersion: string | undefined, ms: number): Promise<void> {
-    const current = (): boolean => this.get(ref)?.metadata.resourceVersion === resourceVersion;
-    if (resourceVersion === undefined || current()) return;
+    if (resourceVersion === undefined) return;
+    const current = (): boolean => atOrAfter(this.get(ref)?.metadata.resourceVersion, resourceVersion);
+    if (current()) return;
     await new Promise<void>((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -252,4 +253,15 @@ export class DetailWatches {
     for (const entry of open) clearTimeout(entry.timer);
     await Promise.all(open.map((e) => e.watch.stop()));
   }
+}
+
+/**
+ * Whether the cache's version is `written` or a later write (the reconciler may write status right after
+ * ours). resourceVersions are etcd revisions; a form that is no number only counts when equal.
+ */
+function atOrAfter(cached: string | undefined, written: string): boolean {
+  if (cached === undefined) return false;
+  if (cached === written) return true;
+  const [a, b] = [Number(cached), Number(written)];
+  return Number.isSafeInteger(a) && Number.isSafeInteger(b) && a > b;
 }
