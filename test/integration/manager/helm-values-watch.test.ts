@@ -5,7 +5,6 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { isForbidden, type KubeObject } from "@driftless/kube";
 import { nsReconcilerName } from "@driftless/api";
 import { eventually, suffix } from "../../support/index.ts";
@@ -22,6 +21,7 @@ import {
   synced,
   systemNamespace,
 } from "./helpers.ts";
+import { buildRenderTools } from "../../support/render-tools.ts";
 
 interface SourceError {
   readonly code?: string;
@@ -31,7 +31,7 @@ interface SourceError {
 const secrets = { ...Mapping.ConfigMap, kind: "Secret", resource: "secrets" };
 
 // helm for the reconcilers the manager starts (they find the newest build in .local/bin).
-execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" });
+buildRenderTools();
 
 /** A chart rendering one ServiceAccount whose annotation shows the values it was rendered with. */
 const chart: ChartFiles = {

@@ -6,7 +6,6 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,11 +23,9 @@ import {
   synced,
   systemNamespace,
 } from "./helpers.ts";
+import { buildRenderTools } from "../../support/render-tools.ts";
 
-const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
-  .trim()
-  .split("\n")
-  .at(-1)!;
+const renderToolsDir = buildRenderTools();
 const annotation = "configsync.gke.io/requires-rendering";
 
 interface PodSpec {

@@ -6,7 +6,6 @@
  */
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import {
   coreApi,
   customApi,
@@ -22,12 +21,9 @@ import {
   updateRootSyncSpec,
 } from "../../support/index.ts";
 import { startHelmRepo, type HelmRepo } from "../../support/helm-repo.ts";
+import { buildRenderTools } from "../../support/render-tools.ts";
 
-/** kustomize and helm, built (or found in the cache) by the script `npm test`'s set-up runs. */
-const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
-  .trim()
-  .split("\n")
-  .at(-1)!;
+const renderToolsDir = buildRenderTools();
 
 function cleanUp(t: TestContext, what: () => Promise<unknown>): void {
   t.after(() =>

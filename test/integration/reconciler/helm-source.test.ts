@@ -1,6 +1,5 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import {
   coreApi,
   customApi,
@@ -21,12 +20,9 @@ import { configMapMapping, Informer, KubeClient, type KubeObject } from "@driftl
 import type { Reconciler } from "@driftless/sync";
 import { pushChart, startHelmRepo, type ChartFiles } from "../../support/helm-repo.ts";
 import { call, startRegistry, type Registry } from "../../support/registry.ts";
+import { buildRenderTools } from "../../support/render-tools.ts";
 
-/** kustomize and helm, built (or found in the cache) by the script `npm test`'s set-up runs. */
-const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
-  .trim()
-  .split("\n")
-  .at(-1)!;
+const renderToolsDir = buildRenderTools();
 
 /** A chart rendering one ConfigMap from its values, named after the release, in the release namespace. */
 function webChart(version: string, extra: Record<string, string> = {}): ChartFiles {

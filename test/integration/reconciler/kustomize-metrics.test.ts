@@ -5,7 +5,6 @@
  */
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { renderThroughServer } from "@driftless/sync/render";
 import {
   coreApi,
@@ -18,11 +17,9 @@ import {
   TestRepo,
 } from "../../support/index.ts";
 import { startRenderServer } from "../../support/render-server.ts";
+import { buildRenderTools } from "../../support/render-tools.ts";
 
-const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
-  .trim()
-  .split("\n")
-  .at(-1)!;
+const renderToolsDir = buildRenderTools();
 
 const yaml = (obj: unknown): string => JSON.stringify(obj, null, 2);
 const configMap = (name: string): string => yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name } });

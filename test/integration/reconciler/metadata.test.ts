@@ -27,6 +27,7 @@ import {
   type JsonObject,
   removeAfter,
 } from "../../support/index.ts";
+import { buildRenderTools } from "../../support/render-tools.ts";
 
 test("managed objects carry Config Sync's source-path, git-context, declared-version and ApplySet labels, and the RootSync is the ApplySet's parent", async (t) => {
   const namespace = await testNamespace(t, "meta");
@@ -128,10 +129,7 @@ test("a commit that leaves an object alone does not rewrite it (its token stays)
 });
 
 test("a rendered directory's objects carry the source-path of the file kustomize build --output writes each to, as Config Sync reads them", async (t) => {
-  const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
-    .trim()
-    .split("\n")
-    .at(-1)!;
+  const renderToolsDir = buildRenderTools();
   const sync = `meta-${suffix()}`;
   const namespaces = [`meta-a-${suffix()}`, `meta-b-${suffix()}`];
   t.after(() =>

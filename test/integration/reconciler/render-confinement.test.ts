@@ -29,11 +29,9 @@ import {
   removeAfter,
 } from "../../support/index.ts";
 import { packageChart, startHelmRepo, type ChartFiles } from "../../support/helm-repo.ts";
+import { buildRenderTools } from "../../support/render-tools.ts";
 
-const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
-  .trim()
-  .split("\n")
-  .at(-1)!;
+const renderToolsDir = buildRenderTools();
 
 const yaml = (obj: unknown): string => JSON.stringify(obj, null, 2);
 

@@ -6,7 +6,6 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,11 +24,9 @@ import {
   removeAfter,
 } from "../../support/index.ts";
 import { startRenderServer } from "../../support/render-server.ts";
+import { buildRenderTools } from "../../support/render-tools.ts";
 
-const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
-  .trim()
-  .split("\n")
-  .at(-1)!;
+const renderToolsDir = buildRenderTools();
 const yaml = (obj: unknown): string => JSON.stringify(obj, null, 2);
 const annotation = "configsync.gke.io/requires-rendering";
 

@@ -15,11 +15,9 @@ import { KnvCode } from "@driftless/api";
 import { removeRendered, renderKustomization, RenderingError } from "@driftless/sync/render";
 import { packageChart } from "../../support/helm-repo.ts";
 import { removeAfter, removeQuietly } from "../../support/index.ts";
+import { buildRenderTools } from "../../support/render-tools.ts";
 
-const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
-  .trim()
-  .split("\n")
-  .at(-1)!;
+const renderToolsDir = buildRenderTools();
 
 const yaml = (obj: unknown): string => JSON.stringify(obj, null, 2);
 

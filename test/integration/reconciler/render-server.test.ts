@@ -4,7 +4,6 @@
  */
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { chmod, mkdir, mkdtemp, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
@@ -20,12 +19,9 @@ import {
   type RenderServer,
 } from "@driftless/sync/render";
 import { removeAfter } from "../../support/index.ts";
+import { buildRenderTools } from "../../support/render-tools.ts";
 
-/** kustomize and helm, built (or found in the cache) by the script `npm test`'s set-up runs. */
-const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
-  .trim()
-  .split("\n")
-  .at(-1)!;
+const renderToolsDir = buildRenderTools();
 const tools = { dir: renderToolsDir };
 
 const yaml = (obj: unknown): string => JSON.stringify(obj, null, 2);

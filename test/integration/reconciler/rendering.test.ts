@@ -24,12 +24,9 @@ import {
   removeAfter,
 } from "../../support/index.ts";
 import { startRenderServer } from "../../support/render-server.ts";
+import { buildRenderTools } from "../../support/render-tools.ts";
 
-/** kustomize and helm, built (or found in the cache) by the script `npm test`'s set-up runs. */
-const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
-  .trim()
-  .split("\n")
-  .at(-1)!;
+const renderToolsDir = buildRenderTools();
 
 const yaml = (obj: unknown): string => JSON.stringify(obj, null, 2);
 

@@ -5,7 +5,6 @@
  * running there (a previous leader's child, for seconds beside the new leader's) is waited for instead.
  */
 import { spawn } from "node:child_process";
-import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -27,11 +26,9 @@ import {
   TestRepo,
   removeAfter,
 } from "../../support/index.ts";
+import { buildRenderTools } from "../../support/render-tools.ts";
 
-const renderToolsDir = execFileSync("bash", ["packages/sync/scripts/build-render-tools.sh"], { encoding: "utf8" })
-  .trim()
-  .split("\n")
-  .at(-1)!;
+const renderToolsDir = buildRenderTools();
 const yaml = (obj: unknown): string => JSON.stringify(obj, null, 2);
 const mainEntry = join(findRepoRoot(), "apps", "reconciler", "src", "main.ts");
 
