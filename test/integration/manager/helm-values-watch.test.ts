@@ -20,15 +20,9 @@ import {
   startManager,
   synced,
   systemNamespace,
+  type SourceError,
 } from "./helpers.ts";
 import { buildRenderTools } from "../../support/render-tools.ts";
-
-interface SourceError {
-  readonly code?: string;
-  readonly errorMessage?: string;
-}
-
-const secrets = { ...Mapping.ConfigMap, kind: "Secret", resource: "secrets" };
 
 // helm for the reconcilers the manager starts (they find the newest build in .local/bin).
 buildRenderTools();
@@ -74,7 +68,7 @@ test("a RepoSync renders again as soon as a valuesFileRefs ConfigMap is created 
   });
   const secret = async (data: Record<string, string>): Promise<string> => {
     const name = `helm-${suffix()}`;
-    await client.create(secrets, {
+    await client.create(Mapping.Secret, {
       apiVersion: "v1",
       kind: "Secret",
       metadata: { name, namespace: ns },

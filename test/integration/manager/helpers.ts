@@ -445,6 +445,12 @@ export function rootSyncObject(
   };
 }
 
+/** One entry of a sync's status.source.errors. */
+export interface SourceError {
+  readonly code?: string;
+  readonly errorMessage?: string;
+}
+
 export const Mapping = {
   RootSync: {
     group: "configsync.gke.io",
@@ -463,6 +469,7 @@ export const Mapping = {
     verbs: [],
   },
   ConfigMap: { group: "", version: "v1", kind: "ConfigMap", resource: "configmaps", namespaced: true, verbs: [] },
+  Secret: { group: "", version: "v1", kind: "Secret", resource: "secrets", namespaced: true, verbs: [] },
   Namespace: { group: "", version: "v1", kind: "Namespace", resource: "namespaces", namespaced: false, verbs: [] },
   CustomResourceDefinition: {
     group: "apiextensions.k8s.io",

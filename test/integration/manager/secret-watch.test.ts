@@ -18,14 +18,8 @@ import {
   startManager,
   synced,
   systemNamespace,
+  type SourceError,
 } from "./helpers.ts";
-
-interface SourceError {
-  readonly code?: string;
-  readonly errorMessage?: string;
-}
-
-const secrets = { ...Mapping.ConfigMap, kind: "Secret", resource: "secrets" };
 
 test("a RepoSync syncs as soon as its caCertSecretRef Secret gets its cert key, and reports the Secret missing as soon as it is deleted, with spec.git.period at 1h", async (t) => {
   const manager = await startManager(t);
@@ -45,7 +39,7 @@ test("a RepoSync syncs as soon as its caCertSecretRef Secret gets its cert key, 
   const ca = `git-ca-${suffix()}`;
   // Without its key the Secret fails the pass for good (terminal: no retry would find the key later), so
   // only the watch can bring the next pass before the poll an hour away.
-  await client.create(secrets, {
+  await client.create(Mapping.Secret, {
     apiVersion: "v1",
     kind: "Secret",
     metadata: { name: ca, namespace: ns },
@@ -76,7 +70,7 @@ test("a RepoSync syncs as soon as its caCertSecretRef Secret gets its cert key, 
     "1061",
   );
   await client.patch(
-    secrets,
+    Mapping.Secret,
     ns,
     ca,
     { stringData: { cert: "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n" } },
@@ -84,7 +78,7 @@ test("a RepoSync syncs as soon as its caCertSecretRef Secret gets its cert key, 
   );
   await synced("RepoSync", ns, "repo-sync", commit, 60_000);
 
-  await client.delete(secrets, ns, ca);
+  await client.delete(Mapping.Secret, ns, ca);
   assert.equal((await sourceError(`Secret ${ca} not found`)).code, "1061");
 });
 
@@ -96,13 +90,13 @@ test("a RootSync with auth token on a local repository syncs once its Secret has
   await repo.write("cm.yaml", configMap("token-local", ns, { v: "1" }));
   const commit = await repo.commit("one ConfigMap");
   const creds = `git-creds-${suffix()}`;
-  await client.create(secrets, {
+  await client.create(Mapping.Secret, {
     apiVersion: "v1",
     kind: "Secret",
     metadata: { name: creds, namespace: systemNamespace },
     stringData: { username: "git" },
   });
-  t.after(() => client.delete(secrets, systemNamespace, creds).catch(() => undefined));
+  t.after(() => client.delete(Mapping.Secret, systemNamespace, creds).catch(() => undefined));
   const name = `token-${suffix()}`;
   const sync = rootSyncObject(name, manager.scope, { repo: repo.url, branch: repo.branch, period: "1h" });
   (sync["spec"] as { git: Record<string, unknown> }).git["auth"] = "token";
@@ -121,7 +115,7 @@ test("a RootSync with auth token on a local repository syncs once its Secret has
     { timeoutMs: 60_000, what: "the RootSync to report the Secret's missing token key" },
   );
   await client.patch(
-    secrets,
+    Mapping.Secret,
     systemNamespace,
     creds,
     { stringData: { token: "unused-by-a-local-repository" } },
