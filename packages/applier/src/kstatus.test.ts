@@ -63,6 +63,24 @@ void describe("kstatus: the generic rules", () => {
     assert.equal(computeHealth(ready("Unknown")), InProgress);
     assert.equal(computeHealth(live("x.dev/v1", "Widget", {}, {})), Current);
   });
+  test("a generation or deletion field of the wrong type (a custom resource's status may hold one) is Unknown", () => {
+    const widget = (metadata: JsonObject, status: JsonObject): JsonObject => ({
+      apiVersion: "x.dev/v1",
+      kind: "Widget",
+      metadata: { name: "w", ...metadata },
+      status,
+    });
+    assert.equal(computeHealth(widget({ generation: 2 }, { observedGeneration: "2" })), Unknown);
+    assert.equal(computeHealth(widget({ generation: 2 }, { observedGeneration: null })), Unknown);
+    assert.equal(computeHealth(widget({ generation: 2 }, { observedGeneration: 2.5 })), Unknown);
+    assert.equal(computeHealth(widget({ generation: "2" }, {})), Unknown);
+    assert.equal(computeHealth(widget({ generation: 2, deletionTimestamp: null }, {})), Unknown);
+    const daemonSet = { ...live("apps/v1", "DaemonSet", {}, { observedGeneration: "1", desiredNumberScheduled: 0 }) };
+    assert.equal(computeHealth(daemonSet), Unknown);
+    // Without a generation kstatus never reads observedGeneration; an empty deletionTimestamp is no deletion.
+    assert.equal(computeHealth(widget({}, { observedGeneration: "x" })), Current);
+    assert.equal(computeHealth(widget({ generation: 2, deletionTimestamp: "" }, { observedGeneration: 2 })), Current);
+  });
   test("conditions kstatus cannot decode make the status Unknown", () => {
     assert.equal(computeHealth(live("x.dev/v1", "Widget", {}, { conditions: "Ready" })), Unknown);
     assert.equal(computeHealth(live("x.dev/v1", "Widget", {}, { conditions: [{ type: 1 }] })), Unknown);

@@ -56,10 +56,13 @@ export function computeStatus(live: JsonObject | undefined, now: number = Date.n
   if (live === undefined) return result(HealthStatus.NotFound, "Resource not found");
   const metadata = asObject(live["metadata"]) ?? {};
   const deletion = metadata["deletionTimestamp"];
+  if (deletion !== undefined && typeof deletion !== "string") return unreadable("metadata.deletionTimestamp");
   if (typeof deletion === "string" && deletion !== "") {
     return result(HealthStatus.Terminating, "Resource scheduled for deletion");
   }
   const kind = typeof live["kind"] === "string" ? live["kind"] : "";
+  const untyped = untypedGeneration(live);
+  if (untyped !== undefined) return unreadable(untyped);
   const generation = generationNotObserved(live, kind);
   if (generation !== undefined) return generation;
   const conditions = readConditions(live);
@@ -89,6 +92,27 @@ function failed(reason: string, message: string, from?: ObjectCondition): Health
   return result(HealthStatus.Failed, message, [
     { type: "Stalled", status: "True", reason, message, ...(since === undefined ? {} : { lastTransitionTime: since }) },
   ]);
+}
+
+/** kstatus cannot read a field that is there but not of its type (null included): the status is Unknown. */
+function unreadable(path: string): Health {
+  return result(HealthStatus.Unknown, `${path} cannot be read`);
+}
+
+/**
+ * The generation field that is set but not an integer, as kstatus reads them: metadata.generation, and
+ * status.observedGeneration only when there is a generation (a custom resource's status may hold anything).
+ */
+function untypedGeneration(live: JsonObject): string | undefined {
+  const generation = field(live, "metadata", "generation");
+  if (generation === undefined) return undefined;
+  if (!isInteger(generation)) return "metadata.generation";
+  const observed = field(live, "status", "observedGeneration");
+  return observed === undefined || isInteger(observed) ? undefined : "status.observedGeneration";
+}
+
+function isInteger(value: unknown): boolean {
+  return typeof value === "number" && Number.isInteger(value);
 }
 
 // Any difference, not only an older observedGeneration: a controller that saw a newer spec (the
