@@ -2,7 +2,8 @@
  * Kubernetes label selectors (`matchLabels`, `matchExpressions` with In, NotIn, Exists, DoesNotExist)
  * as ClusterSelectors and NamespaceSelectors declare them in `spec.selector`. Reading one has two steps,
  * as Config Sync's: `decodeLabelSelector` checks the types (Config Sync's typed decode, KNV1006 when a
- * value is of the wrong type), `parseLabelSelector` the meaning (KNV1014: empty, unknown operator...).
+ * value is of the wrong type), `parseLabelSelector` the meaning (KNV1014: empty, unknown operator, a key
+ * or value Kubernetes would refuse in a label...).
  */
 import { describeJsonType, isJsonObject } from "./json.ts";
 import type { JsonValue } from "./json.ts";
@@ -98,7 +99,13 @@ function decodeValues(path: string, raw: JsonValue | undefined): Decoded<string[
 /** The selector, or why it is not one. An empty selector is refused, as Config Sync refuses it. */
 export function parseLabelSelector(spec: LabelSelectorSpec): { matcher: LabelMatcher } | { problem: string } {
   const tests: LabelMatcher[] = [];
-  for (const [key, value] of Object.entries(spec.matchLabels)) tests.push((labels) => labels[key] === value);
+  for (const [key, value] of Object.entries(spec.matchLabels)) {
+    // Config Sync reads the selector with metav1.LabelSelectorAsSelector, which refuses a key or a value no
+    // label could have (KNV1014), where such a selector would just match nothing.
+    const problem = labelKeyProblem(key) ?? labelValueProblem(key, value);
+    if (problem !== undefined) return { problem: `spec.selector.matchLabels: ${problem}` };
+    tests.push((labels) => labels[key] === value);
+  }
   for (const expression of spec.matchExpressions) {
     const parsed = parseExpression(expression);
     if ("problem" in parsed) return { problem: `spec.selector.matchExpressions: ${parsed.problem}` };
@@ -114,6 +121,8 @@ function parseExpression({
   values,
 }: LabelSelectorRequirement): { matcher: LabelMatcher } | { problem: string } {
   if (key === "") return { problem: "each expression needs a key" };
+  const problem = labelKeyProblem(key) ?? firstDefined(values.map((value) => labelValueProblem(key, value)));
+  if (problem !== undefined && isKnownOperator(operator)) return { problem };
   switch (operator) {
     case "In":
     case "NotIn": {
@@ -132,4 +141,40 @@ function parseExpression({
     default:
       return { problem: `${key}: unknown operator ${JSON.stringify(operator)}` };
   }
+}
+
+const knownOperators: ReadonlySet<string> = new Set(["In", "NotIn", "Exists", "DoesNotExist"]);
+
+function isKnownOperator(operator: string): boolean {
+  return knownOperators.has(operator);
+}
+
+function firstDefined(problems: readonly (string | undefined)[]): string | undefined {
+  return problems.find((problem) => problem !== undefined);
+}
+
+/** A label name part (and a value's form): alphanumeric at both ends, `-`, `_` or `.` between. */
+const labelNamePattern = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+/** A DNS-1123 subdomain, the form of a label key's prefix. */
+const dnsSubdomainPattern = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const maxLabelNameLength = 63;
+const maxPrefixLength = 253;
+
+/** Why `key` cannot be a label key (Kubernetes' qualified name: `[prefix/]name`), or undefined. */
+export function labelKeyProblem(key: string): string | undefined {
+  const parts = key.split("/");
+  if (parts.length > 2) return `key ${JSON.stringify(key)} is not a label key: it may hold one "/" at most`;
+  const name = parts.at(-1) ?? "";
+  const prefix = parts.length === 2 ? (parts[0] ?? "") : undefined;
+  if (prefix !== undefined && (prefix === "" || prefix.length > maxPrefixLength || !dnsSubdomainPattern.test(prefix)))
+    return `key ${JSON.stringify(key)} is not a label key: its prefix must be a lower-case DNS subdomain of at most ${maxPrefixLength} characters`;
+  if (name.length > maxLabelNameLength || !labelNamePattern.test(name))
+    return `key ${JSON.stringify(key)} is not a label key: its name must be 1 to ${maxLabelNameLength} alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric character`;
+  return undefined;
+}
+
+/** Why `value` cannot be the value of label `key`, or undefined; the empty value is a value. */
+export function labelValueProblem(key: string, value: string): string | undefined {
+  if (value === "" || (value.length <= maxLabelNameLength && labelNamePattern.test(value))) return undefined;
+  return `${key}: value ${JSON.stringify(value)} is not a label value: it must be empty or at most ${maxLabelNameLength} alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric character`;
 }

@@ -109,6 +109,19 @@ void describe("NamespaceSelectors, unstructured", () => {
     ],
     ["an empty selector (KNV1014)", { ...base, "sel.yaml": nsSelector("prod", "{selector: {}}") }, ["KNV1014"]],
     [
+      "a matchLabels key no label may have (KNV1014, as metav1.LabelSelectorAsSelector refuses it)",
+      { ...base, "sel.yaml": nsSelector("prod", '{selector: {matchLabels: {"bad key!": x}}}') },
+      ["KNV1014"],
+    ],
+    [
+      "a matchExpressions value no label may have (KNV1014)",
+      {
+        ...base,
+        "sel.yaml": nsSelector("prod", '{selector: {matchExpressions: [{key: env, operator: NotIn, values: ["-x"]}]}}'),
+      },
+      ["KNV1014"],
+    ],
+    [
       "an unknown mode (KNV1014)",
       { ...base, "sel.yaml": nsSelector("prod", "{mode: sometimes, selector: {matchLabels: {a: b}}}") },
       ["KNV1014"],
@@ -166,6 +179,14 @@ void describe("NamespaceSelectors, hierarchy", () => {
       "namespaces/eng/sel.yaml": nsSelector("prod", "{selector: {matchLabels: {a.tree.hnc.x-k8s.io/depth: '0'}}}"),
     };
     assert.deepEqual(declared(await hierarchy(byDepth)), ["Namespace a", "ConfigMap a/settings", "Namespace b"]);
+  });
+
+  void it("refuses a hierarchy NamespaceSelector whose key no label may have (KNV1014)", async () => {
+    const badKey = {
+      ...files,
+      "namespaces/eng/sel.yaml": nsSelector("prod", '{selector: {matchLabels: {"bad key!": prod}}}'),
+    };
+    assert.deepEqual(codes(await hierarchy(badKey)), ["KNV1014"]);
   });
 
   void it("refuses a selector outside the object's directory and its parents (KNV1013), and dynamic or unknown modes (KNV1014) in Config Sync's words", async () => {
@@ -347,6 +368,21 @@ void describe("ClusterSelectors and cluster-name selectors", () => {
       },
       ["KNV1014"],
     ],
+    ...[
+      '{matchLabels: {"bad key!": x}}',
+      '{matchLabels: {"Example.com/env": x}}',
+      '{matchLabels: {env: "bad value!"}}',
+      `{matchLabels: {env: ${"a".repeat(64)}}}`,
+      '{matchExpressions: [{key: "a/b/c", operator: Exists}]}',
+      '{matchExpressions: [{key: env, operator: In, values: ["x y"]}]}',
+    ].map((selector): [string, Record<string, string>, string[]] => [
+      `a ClusterSelector no label could satisfy, ${selector} (KNV1014)`,
+      {
+        "s.yaml": clusterSelector("s", `{selector: ${selector}}`),
+        "a.yaml": cm("a", "configmanagement.gke.io/cluster-selector: s", "default"),
+      },
+      ["KNV1014"],
+    ]),
   ];
   for (const [what, files, expected] of errorCases) {
     void it(`reports ${what}`, async () => {
