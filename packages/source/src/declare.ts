@@ -77,7 +77,7 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
     const info = kinds.get(kindKey(manifest.apiVersion, manifest.kind));
     if (!info) {
       if (options.setAsideUnknownKinds === true) setAside.push(unknownKind(manifest));
-      else if (options.allowUnknownKinds !== true) errors.push(unknownKind(manifest));
+      else if (options.allowUnknownKinds !== true) errors.push(nonBlocking(unknownKind(manifest)));
       else {
         const placement = placeObject(manifest, undefined, options.scope);
         if (placement.ok) objects.push(undeclaredKind(manifest, placement.namespace));
@@ -99,19 +99,31 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
     }
     objects.push(declareObject(manifest, info, placement.namespace));
   }
+  // Config Sync's scoped stage stops on its checks' errors (all but an unknown kind's) before it copies
+  // namespace-selected objects, and that copying stops on its errors before the duplicate checks.
+  const scopeFailed = errors.some((error) => !nonBlockingErrors.has(error));
+  const selectionErrors: SourceError[] = [];
   // Namespace-selected objects are copied into every namespace their selector selects.
   if (selected.length > 0 && (namespaceSelectors?.errors.length ?? 0) === 0) {
     const selectors = namespaceSelectors?.selectors ?? new Map();
     const chosen = selectedNamespaces(selectors, manifests, options.liveNamespaces ?? []);
     for (const { manifest, info, selector } of selected) {
       const namespaces = chosen.get(selector);
-      if (namespaces === undefined) errors.push(unknownNamespaceSelector(manifest, selector));
+      if (namespaces === undefined) selectionErrors.push(unknownNamespaceSelector(manifest, selector));
       else for (const namespace of namespaces) objects.push(declareObject(manifest, info, namespace));
     }
   }
-  const duplicates = findDuplicates(objects);
-  errors.push(...duplicates, ...checkUnmanagedNamespaces(objects));
+  if (!scopeFailed) errors.push(...selectionErrors);
+  if (!scopeFailed && selectionErrors.length === 0)
+    errors.push(...findDuplicates(objects), ...checkUnmanagedNamespaces(objects));
   return toSourceResult(objects, laterErrors(errors), counts, setAside);
+}
+
+/** Errors that stop no stage (Config Sync's non-blocking KNV1021): reported beside any later stage's. */
+const nonBlockingErrors = new WeakSet<SourceError>();
+function nonBlocking(error: SourceError): SourceError {
+  nonBlockingErrors.add(error);
+  return error;
 }
 
 /** A namespace selector on a cluster-scoped object (KNV1004), or next to metadata.namespace (KNV1053). */

@@ -91,3 +91,35 @@ void describe("the first stage checks every object, flawed ones too (as Config S
     assert.deepEqual(codes(await readAs(dir, SourceFormat.Hierarchy, "staging")), ["KNV1029"]);
   });
 });
+
+void describe("an unstructured source's later stages stop on the scope checks, as Config Sync's", () => {
+  const clusterRoleInNamespace =
+    "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: cr, namespace: foo}\n";
+  const selectedByMissing =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, annotations: {configmanagement.gke.io/namespace-selector: missing}}\n";
+  const twice = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d, namespace: x}\n";
+
+  void it("a scope error (KNV1052) is reported without the unknown NamespaceSelector (KNV1013) or duplicates (KNV1029)", async () => {
+    const result = await withTree(
+      { "cr.yaml": clusterRoleInNamespace, "c.yaml": selectedByMissing, "d.yaml": `${twice}---\n${twice}` },
+      (dir) => readAs(dir, SourceFormat.Unstructured),
+    );
+    assert.deepEqual(codes(result), ["KNV1052"]);
+  });
+
+  void it("an unknown NamespaceSelector (KNV1013) is reported without the duplicates (KNV1029)", async () => {
+    const result = await withTree({ "c.yaml": selectedByMissing, "d.yaml": `${twice}---\n${twice}` }, (dir) =>
+      readAs(dir, SourceFormat.Unstructured),
+    );
+    assert.deepEqual(codes(result), ["KNV1013"]);
+  });
+
+  void it("an unknown kind (KNV1021) stops no stage: it is reported beside the scope error", async () => {
+    const widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: x}\n";
+    const result = await withTree(
+      { "cr.yaml": clusterRoleInNamespace, "w.yaml": widget, "c.yaml": selectedByMissing },
+      (dir) => readAs(dir, SourceFormat.Unstructured),
+    );
+    assert.deepEqual(codes(result), ["KNV1021", "KNV1052"]);
+  });
+});
