@@ -50,6 +50,25 @@ test("a refused create names the object, as the server does for Config Sync's se
   );
 });
 
+test("a prune refused for good (RBAC, an admission policy) is terminal, as an apply's refusal; one that failed in passing retries", () => {
+  const id = { group: "", kind: "ConfigMap", namespace: "shop", name: "a" };
+  const refused = (status: number, reason: string, serverMessage: string): KubeApiError =>
+    new KubeApiError({ status, reason, operation: "delete", serverMessage });
+  const policy = refused(
+    403,
+    "Forbidden",
+    "configmaps \"a\" is forbidden: ValidatingAdmissionPolicy 'keep' with binding 'keep' denied request: kept",
+  );
+  assert.equal(new PruneError(id, policy).errorClass, ErrorClass.Terminal);
+  assert.equal(
+    new PruneError(id, refused(422, "Invalid", 'configmaps "a" is invalid')).errorClass,
+    ErrorClass.Terminal,
+  );
+  assert.equal(new PruneError(id, refused(500, "InternalError", "etcd timeout")).errorClass, ErrorClass.Retry);
+  assert.equal(new PruneError(id, refused(409, "Conflict", "changed")).errorClass, ErrorClass.Retry);
+  assert.equal(new PruneError(id, new Error("socket hang up")).errorClass, ErrorClass.Retry);
+});
+
 test("objects are named in errors as Config Sync names them: Kind.group, namespace/name", () => {
   assert.equal(describeId(deployment.id), "Deployment.apps, bookstore/hello-world");
   assert.equal(describeId({ group: "", kind: "ConfigMap", namespace: "shop", name: "cm" }), "ConfigMap, shop/cm");

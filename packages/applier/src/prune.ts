@@ -104,12 +104,14 @@ export interface PruneOptions {
 /**
  * A delete the server refused or that failed. Like every error of Config Sync's prune and delete events, it
  * names the object in its message only: no errorResources (the inventory has no version to give them).
+ * Its class is the failure's, as an apply's: a lasting refusal (RBAC, an admission policy) waits for the
+ * next poll, where retrying it with backoff would send the same refused DELETE again and again.
  */
 export class PruneError extends DriftlessError {
   constructor(id: ObjectId, cause: unknown) {
     super({
       code: KnvCode.Apply,
-      errorClass: ErrorClass.Retry,
+      errorClass: cause instanceof DriftlessError ? cause.errorClass : ErrorClass.Retry,
       message: `failed to prune ${describeId(id)}: ${failureText(cause)}`,
       cause,
     });
