@@ -105,6 +105,8 @@ export const KnvCode = {
   ManagementConflict: "KNV1060",
   /** The RootSync/RepoSync spec is invalid. */
   InvalidSync: "KNV1061",
+  /** A CustomResourceDefinition in the source does not read as one: a known field holds the wrong JSON type. */
+  MalformedCrd: "KNV1065",
   /** An object carries both cluster-selector annotations. */
   ClusterSelectorAnnotationConflict: "KNV1066",
   /** kustomize (or helm through it) failed to render the sync directory; the message carries the tool's output. */

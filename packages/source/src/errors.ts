@@ -28,6 +28,7 @@ const Code = {
   InvalidNamespaceName: "KNV1055",
   ManagedResourceInUnmanagedNamespace: "KNV1056",
   BadScope: "KNV1058",
+  MalformedCrd: "KNV1065",
   MaxObjectCount: "KNV1070",
   Filesystem: "KNV2003",
   SourceFetch: "KNV2004",
@@ -231,6 +232,16 @@ export class DuplicateObjectError extends SourceError {
 export class IllegalNamespaceError extends SourceError {
   constructor(message: string, details: SourceErrorDetails = {}) {
     super(Code.IllegalNamespace, ErrorClass.Terminal, message, details);
+  }
+}
+
+/**
+ * A CustomResourceDefinition that does not convert to the typed CRD (KNV1065): a known field holds the
+ * wrong JSON type. Reported instead of its name or group rules, as Config Sync does.
+ */
+export class MalformedCrdError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.MalformedCrd, ErrorClass.Terminal, message, details);
   }
 }
 

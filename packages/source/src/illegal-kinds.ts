@@ -5,6 +5,7 @@
  */
 import { SourceFormat } from "@driftless/api";
 import { ConfigManagementGroup, CrdGroup, CrdKind } from "./constants.ts";
+import { malformedCrdProblem } from "./crd-shape.ts";
 import { UnsupportedObjectError } from "./errors.ts";
 import type { SourceError } from "./errors.ts";
 import { IllegalHierarchicalKindError } from "./hierarchy-errors.ts";
@@ -48,7 +49,9 @@ function isHierarchical(manifest: Manifest): boolean {
   return isKind(manifest, HierarchyKind.Repo) || isKind(manifest, HierarchyKind.HierarchyConfig);
 }
 
+/** A malformed CRD is KNV1065 alone (validate-objects.ts), as Config Sync reads its group only once it converts. */
 function crdSpecGroup(manifest: Manifest): string | undefined {
+  if (malformedCrdProblem(manifest) !== undefined) return undefined;
   const spec = manifest.raw["spec"];
   const group = isJsonObject(spec) ? spec["group"] : undefined;
   return typeof group === "string" ? group : undefined;

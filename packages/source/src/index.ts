@@ -69,6 +69,7 @@ export {
   UnknownKindError,
   UnsafeSymlinkError,
   UnsupportedObjectError,
+  MalformedCrdError,
 } from "./errors.ts";
 export type { SourceErrorDetails } from "./errors.ts";
 export {

@@ -28,7 +28,7 @@ export function kindKey(apiVersion: string, kind: string): string {
 
 /**
  * Kinds defined by CustomResourceDefinitions in the source, keyed by kindKey. Malformed CRDs are
- * skipped here (the API server reports them when applied) and their kinds fall back to discovery.
+ * skipped here (the source's first stage refuses them, KNV1065) and their kinds fall back to discovery.
  */
 export function kindsFromCrds(manifests: readonly Manifest[]): ReadonlyMap<string, KindInfo> {
   const kinds = new Map<string, KindInfo>();

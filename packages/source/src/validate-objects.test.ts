@@ -154,6 +154,67 @@ void describe("KNV1048: a CustomResourceDefinition must be named <spec.names.plu
   });
 });
 
+void describe("KNV1065: a CustomResourceDefinition that does not read as one", () => {
+  const withVersion = (version: string): string =>
+    widgetSpec.replace("versions: [{name: v1, served: true, storage: true}]", `versions: [${version}]`);
+  const malformed: [string, string][] = [
+    ["versions not a list", widgetSpec.replace(/versions: .*/, "versions: v1")],
+    ["served a string", withVersion('{name: v1, served: "yes", storage: true}')],
+    [
+      "a schema type a number",
+      withVersion(
+        "{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, properties: {a: {type: 5}}}}}",
+      ),
+    ],
+    [
+      "required a string",
+      withVersion("{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, required: spec}}}"),
+    ],
+    [
+      "additionalProperties a number",
+      withVersion(
+        "{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, additionalProperties: 5}}}",
+      ),
+    ],
+    [
+      "a printer column's priority a fraction",
+      withVersion(
+        "{name: v1, served: true, storage: true, additionalPrinterColumns: [{name: A, type: string, jsonPath: .a, priority: 1.5}]}",
+      ),
+    ],
+    [
+      "the status subresource a boolean",
+      withVersion("{name: v1, served: true, storage: true, subresources: {status: true}}"),
+    ],
+  ];
+  for (const [why, spec] of malformed) {
+    void it(`refuses a CRD with ${why}, once and alone, as Config Sync's typed read of every CRD does`, async () => {
+      const result = await unstructured({ "crd.yaml": crd("widgets.example.com", spec) });
+      assert.deepEqual(errorsOf(result), [["KNV1065", "crd.yaml"]]);
+      assert.match(result.errors[0]?.message ?? "", /^malformed CustomResourceDefinition: spec\./);
+      assert.equal(result.errors[0]?.errorClass, ErrorClass.Terminal);
+    });
+  }
+
+  void it("reports a malformed CRD instead of its name (KNV1048) or its group (KNV1043), in a hierarchy too", async () => {
+    const badName = await unstructured({ "crd.yaml": crd("widget.example.com", malformed[1]?.[1] ?? "") });
+    assert.deepEqual(errorsOf(badName), [["KNV1065", "crd.yaml"]]);
+    const ownGroup = (malformed[1]?.[1] ?? "").replace("group: example.com", "group: configsync.gke.io");
+    assert.deepEqual(errorsOf(await unstructured({ "crd.yaml": crd("widgets.configsync.gke.io", ownGroup) })), [
+      ["KNV1065", "crd.yaml"],
+    ]);
+    const tree = await hierarchy({ "cluster/crd.yaml": crd("widgets.example.com", malformed[0]?.[1] ?? "") });
+    assert.deepEqual(errorsOf(tree), [["KNV1065", "cluster/crd.yaml"]]);
+  });
+
+  void it("accepts what the typed read accepts: unknown fields, null, items that are neither a schema nor a list, any enum value", async () => {
+    const lenient = withVersion(
+      "{name: v1, served: null, storage: true, extra: [1], schema: {openAPIV3Schema: {type: object, properties: {a: {type: array, items: 5}, b: {enum: [1, x, {c: d}]}, c: {additionalProperties: false, maximum: 2}}}}}",
+    );
+    assertComplete(await unstructured({ "crd.yaml": crd("widgets.example.com", lenient) }));
+  });
+});
+
 void describe("KNV1056: managed objects in a Namespace declared unmanaged", () => {
   void it("refuses a managed object in it (unstructured), one error for the Namespace naming its managed objects", async () => {
     const result = await unstructured({

@@ -2,17 +2,19 @@
  * Rules both source formats apply, in Config Sync's two places:
  * - `checkObjectRules`, on every object read (flawed ones too), before cluster selection and kinds,
  *   as Config Sync's first validation stage does: no controller Namespace (KNV1034), no kind in a
- *   group it has left (KNV1050), a CRD named after its spec (KNV1048);
+ *   group it has left (KNV1050), a CRD that reads as one (KNV1065) and is named after its spec (KNV1048);
  * - `checkUnmanagedNamespaces`, on the objects the sync ends up declaring (after cluster and namespace
  *   selection and, in a hierarchy, inheritance), as Config Sync's last stage does (KNV1056).
  * The reconciler reads sources through these too, so a sync whose source breaks one applies nothing.
  */
 import { ManagedAnnotation, ManagedValue } from "@driftless/api";
 import { CrdGroup, CrdKind } from "./constants.ts";
+import { malformedCrdProblem } from "./crd-shape.ts";
 import {
   DeprecatedGroupKindError,
   IllegalNamespaceError,
   InvalidCrdNameError,
+  MalformedCrdError,
   ManagedResourceInUnmanagedNamespaceError,
 } from "./errors.ts";
 import type { SourceError } from "./errors.ts";
@@ -46,7 +48,7 @@ const movedFromExtensions: ReadonlyMap<string, { readonly group: string; readonl
 
 /** Every error of the first-stage rules, rule by rule, each in reading order. */
 export function checkObjectRules(manifests: readonly Manifest[]): SourceError[] {
-  const rules = [deprecatedGroupKind, controllerNamespace, crdName];
+  const rules = [deprecatedGroupKind, controllerNamespace, malformedCrd, crdName];
   return rules.flatMap((rule) =>
     manifests.flatMap((manifest) => {
       const error = rule(manifest);
@@ -76,12 +78,22 @@ function deprecatedGroupKind(manifest: Manifest): SourceError | undefined {
   );
 }
 
+/** KNV1065, in Config Sync's words first; its name is then not checked (one error per CRD, as there). */
+function malformedCrd(manifest: Manifest): SourceError | undefined {
+  const problem = malformedCrdProblem(manifest);
+  if (problem === undefined) return undefined;
+  return new MalformedCrdError(`malformed CustomResourceDefinition: ${problem}: ${what(manifest)}`, {
+    resources: [manifestResource(manifest)],
+  });
+}
+
 /**
  * KNV1048, for every version of CustomResourceDefinition. A missing spec, group or plural counts as
  * empty, as when Config Sync reads the object into its typed form, so such a CRD fails too.
  */
 function crdName(manifest: Manifest): SourceError | undefined {
   if (manifest.group !== CrdGroup || manifest.kind !== CrdKind) return undefined;
+  if (malformedCrdProblem(manifest) !== undefined) return undefined;
   const spec = manifest.raw["spec"];
   const group = stringAt(isJsonObject(spec) ? spec["group"] : undefined);
   const names = isJsonObject(spec) ? spec["names"] : undefined;

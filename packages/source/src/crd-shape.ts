@@ -1,0 +1,254 @@
+/**
+ * The JSON types of a CustomResourceDefinition's fields, as Config Sync reads a CRD: it converts every
+ * CRD in the source to the typed apiextensions.k8s.io/v1 object (clusterconfig.ToCRD) and reports a
+ * CRD that does not convert as KNV1065, "malformed CustomResourceDefinition", before its name or group
+ * is looked at. That conversion ignores unknown fields and reads null as the zero value; a known field
+ * holding the wrong JSON type (a string where a bool goes, a list where a mapping goes, a fraction
+ * where an integer goes) fails it. `crdShapeProblem` finds the first such field.
+ */
+import { CrdGroup, CrdKind } from "./constants.ts";
+import { describeJsonType, isJsonObject } from "./json.ts";
+import type { JsonObject, JsonValue } from "./json.ts";
+import type { Manifest } from "./manifest.ts";
+
+/** One field's type: a scalar, a mapping with known fields, a list or map of one type, or a schema. */
+type Shape =
+  | "string"
+  | "bool"
+  | "int"
+  | "number"
+  | "any"
+  | "schema"
+  | "schemaOrBool"
+  | "schemaOrArray"
+  | { readonly fields: Readonly<Record<string, Shape>> }
+  | { readonly list: Shape }
+  | { readonly map: Shape };
+
+const strings: Shape = { list: "string" };
+const fields = (shape: Readonly<Record<string, Shape>>): Shape => ({ fields: shape });
+
+/** apiextensions.k8s.io/v1 JSONSchemaProps: recursion goes through "schema". */
+const schemaFields: Readonly<Record<string, Shape>> = {
+  id: "string",
+  $schema: "string",
+  $ref: "string",
+  description: "string",
+  type: "string",
+  format: "string",
+  title: "string",
+  pattern: "string",
+  default: "any",
+  example: "any",
+  enum: { list: "any" },
+  maximum: "number",
+  minimum: "number",
+  multipleOf: "number",
+  exclusiveMaximum: "bool",
+  exclusiveMinimum: "bool",
+  uniqueItems: "bool",
+  nullable: "bool",
+  maxLength: "int",
+  minLength: "int",
+  maxItems: "int",
+  minItems: "int",
+  maxProperties: "int",
+  minProperties: "int",
+  required: strings,
+  items: "schemaOrArray",
+  allOf: { list: "schema" },
+  oneOf: { list: "schema" },
+  anyOf: { list: "schema" },
+  not: "schema",
+  properties: { map: "schema" },
+  patternProperties: { map: "schema" },
+  definitions: { map: "schema" },
+  additionalProperties: "schemaOrBool",
+  additionalItems: "schemaOrBool",
+  externalDocs: fields({ description: "string", url: "string" }),
+  "x-kubernetes-preserve-unknown-fields": "bool",
+  "x-kubernetes-embedded-resource": "bool",
+  "x-kubernetes-int-or-string": "bool",
+  "x-kubernetes-list-map-keys": strings,
+  "x-kubernetes-list-type": "string",
+  "x-kubernetes-map-type": "string",
+  "x-kubernetes-validations": {
+    list: fields({
+      rule: "string",
+      message: "string",
+      messageExpression: "string",
+      reason: "string",
+      fieldPath: "string",
+      optionalOldSelf: "bool",
+    }),
+  },
+};
+
+const validation = fields({ openAPIV3Schema: "schema" });
+const subresources = fields({
+  status: fields({}),
+  scale: fields({ specReplicasPath: "string", statusReplicasPath: "string", labelSelectorPath: "string" }),
+});
+const printerColumn = (jsonPathField: string): Shape =>
+  fields({
+    name: "string",
+    type: "string",
+    format: "string",
+    description: "string",
+    priority: "int",
+    [jsonPathField]: "string",
+  });
+
+/** The fields both versions of the CRD API share. */
+const commonSpec: Readonly<Record<string, Shape>> = {
+  group: "string",
+  names: fields({
+    plural: "string",
+    singular: "string",
+    shortNames: strings,
+    kind: "string",
+    listKind: "string",
+    categories: strings,
+  }),
+  scope: "string",
+  preserveUnknownFields: "bool",
+  conversion: fields({
+    strategy: "string",
+    conversionReviewVersions: strings,
+    webhookClientConfig: fields({
+      url: "string",
+      caBundle: "string",
+      service: fields({ namespace: "string", name: "string", path: "string", port: "int" }),
+    }),
+    webhook: fields({
+      conversionReviewVersions: strings,
+      clientConfig: fields({
+        url: "string",
+        caBundle: "string",
+        service: fields({ namespace: "string", name: "string", path: "string", port: "int" }),
+      }),
+    }),
+  }),
+};
+
+const v1Spec = fields({
+  ...commonSpec,
+  versions: {
+    list: fields({
+      name: "string",
+      served: "bool",
+      storage: "bool",
+      deprecated: "bool",
+      deprecationWarning: "string",
+      schema: validation,
+      subresources,
+      additionalPrinterColumns: { list: printerColumn("jsonPath") },
+      selectableFields: { list: fields({ jsonPath: "string" }) },
+    }),
+  },
+});
+
+const v1beta1Spec = fields({
+  ...commonSpec,
+  version: "string",
+  validation,
+  subresources,
+  additionalPrinterColumns: { list: printerColumn("JSONPath") },
+  selectableFields: { list: fields({ jsonPath: "string" }) },
+  versions: {
+    list: fields({
+      name: "string",
+      served: "bool",
+      storage: "bool",
+      deprecated: "bool",
+      deprecationWarning: "string",
+      schema: validation,
+      subresources,
+      additionalPrinterColumns: { list: printerColumn("JSONPath") },
+      selectableFields: { list: fields({ jsonPath: "string" }) },
+    }),
+  },
+});
+
+/** Why this object, if a CRD, does not convert to the typed CRD Config Sync reads every CRD as. */
+export function malformedCrdProblem(manifest: Manifest): string | undefined {
+  if (manifest.group !== CrdGroup || manifest.kind !== CrdKind) return undefined;
+  return crdShapeProblem(manifest.apiVersion, manifest.raw);
+}
+
+/**
+ * The first field of this CRD (its `spec`) that the typed conversion would refuse, as
+ * `spec.versions[0].served must be a boolean, found a string`; undefined when it converts.
+ */
+export function crdShapeProblem(apiVersion: string, raw: JsonObject): string | undefined {
+  const spec = apiVersion.endsWith("/v1beta1") ? v1beta1Spec : v1Spec;
+  return problemAt("spec", spec, raw["spec"]);
+}
+
+function problemAt(path: string, shape: Shape, value: JsonValue | undefined): string | undefined {
+  if (value === undefined || value === null || shape === "any") return undefined;
+  if (typeof shape === "string") return scalarProblem(path, shape, value);
+  if ("list" in shape) {
+    if (!Array.isArray(value)) return wrong(path, "a list", value);
+    return firstProblem(
+      (value as readonly JsonValue[]).map((item, i) => () => problemAt(`${path}[${i}]`, shape.list, item)),
+    );
+  }
+  if (!isJsonObject(value)) return wrong(path, "a mapping", value);
+  if ("map" in shape) {
+    return firstProblem(
+      Object.entries(value).map(
+        ([key, item]) =>
+          () =>
+            problemAt(`${path}.${key}`, shape.map, item),
+      ),
+    );
+  }
+  return firstProblem(
+    Object.entries(shape.fields).map(
+      ([key, fieldShape]) =>
+        () =>
+          problemAt(`${path}.${key}`, fieldShape, value[key]),
+    ),
+  );
+}
+
+function scalarProblem(path: string, shape: Exclude<Shape, object>, value: JsonValue): string | undefined {
+  switch (shape) {
+    case "string":
+      return typeof value === "string" ? undefined : wrong(path, "a string", value);
+    case "bool":
+      return typeof value === "boolean" ? undefined : wrong(path, "a boolean", value);
+    case "number":
+      return typeof value === "number" ? undefined : wrong(path, "a number", value);
+    case "int":
+      return typeof value === "number" && Number.isInteger(value) ? undefined : wrong(path, "an integer", value);
+    case "schema":
+      return problemAt(path, { fields: schemaFields }, value);
+    case "schemaOrBool":
+      // A boolean, or a schema: Kubernetes' JSONSchemaPropsOrBool refuses anything else.
+      return typeof value === "boolean"
+        ? undefined
+        : isJsonObject(value)
+          ? problemAt(path, "schema", value)
+          : wrong(path, "a boolean or a schema", value);
+    case "schemaOrArray":
+      // A schema or a list of schemas; Kubernetes' JSONSchemaPropsOrArray reads anything else as unset.
+      if (Array.isArray(value)) return problemAt(path, { list: "schema" }, value);
+      return isJsonObject(value) ? problemAt(path, "schema", value) : undefined;
+    case "any":
+      return undefined;
+  }
+}
+
+function firstProblem(checks: readonly (() => string | undefined)[]): string | undefined {
+  for (const check of checks) {
+    const problem = check();
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+function wrong(path: string, expected: string, value: JsonValue): string {
+  return `${path} must be ${expected}, found ${describeJsonType(value)}`;
+}
