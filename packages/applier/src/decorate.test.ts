@@ -34,6 +34,23 @@ test("decorates a declared object with Config Sync's management label and annota
   assert.equal((cm.object["metadata"] as { annotations?: unknown }).annotations, undefined, "the input was mutated");
 });
 
+test("an empty status, a null creationTimestamp and managedFields are not written, as Config Sync's applier drops them", () => {
+  const copied: DesiredObject = {
+    ...cm,
+    object: {
+      ...cm.object,
+      metadata: { name: "settings", namespace: "team", creationTimestamp: null, managedFields: [] },
+      status: {},
+    },
+  };
+  const out = decorate(copied, { kind: "RepoSync", namespace: "team", name: "apps" });
+  assert.equal("status" in out, false);
+  const meta = out["metadata"] as JsonObject;
+  assert.equal("creationTimestamp" in meta, false);
+  assert.equal("managedFields" in meta, false);
+  assert.deepEqual(copied.object["status"], {}, "the declaration is left as read");
+});
+
 test("strips only management metadata when an object leaves management", () => {
   const live = decorate(cm, { kind: "RootSync", namespace: "config-management-system", name: "root-sync" });
   (live["metadata"] as { annotations: Record<string, string> }).annotations["someone/else"] = "keep";

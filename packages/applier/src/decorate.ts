@@ -37,6 +37,7 @@ export function decorate(desired: DesiredObject, sync: SyncIdentity): JsonObject
   const object = { ...desired.object };
   const meta = { ...metaOf(object) };
   object["metadata"] = meta;
+  dropServerOwned(object, meta);
   // An object no file declares (an implicit Namespace) has neither a source path nor a declared
   // version: Config Sync adds those while reading files, and its implicit Namespaces come after.
   const fromFile = desired.sourcePath !== "";
@@ -64,6 +65,18 @@ export function decorate(desired: DesiredObject, sync: SyncIdentity): JsonObject
     ...(fromFile && source?.clusterName ? { [ManagedAnnotation.ClusterName]: source.clusterName } : {}),
   };
   return object;
+}
+
+/**
+ * What Config Sync's applier drops from a declaration before it writes (AsUnstructuredSanitized): the
+ * parser lets only empty ones through (`status: {}`, `creationTimestamp: null`, as `kubectl create
+ * --dry-run -o yaml` writes them), and sent, a status fails every kind without one (a ConfigMap's
+ * `strict decoding error: unknown field "status"`).
+ */
+function dropServerOwned(object: JsonObject, meta: Meta): void {
+  delete object["status"];
+  delete meta["creationTimestamp"];
+  delete meta["managedFields"];
 }
 
 /** The version part of an apiVersion (`v1` of `apps/v1`), Config Sync's declared-version label. */

@@ -121,6 +121,37 @@ test("an unknown field fails its object alone with KNV2009 (the server's strict 
   assert.equal(writes(), 0, "a pass wrote a ConfigMap again");
 });
 
+test("an empty status and a null creationTimestamp (as `kubectl create --dry-run -o yaml` writes them) are dropped before the write, as Config Sync's applier drops them: a ConfigMap declaring them syncs, and no pass writes it again", async (t) => {
+  const namespace = await testNamespace(t, "empty-status");
+  const name = `empty-status-${suffix()}`;
+  const repo = await TestRepo.create(t);
+  await repo.write("config/empty.yaml", configMap(namespace, "empty", { status: {} }));
+  await repo.write(
+    "config/null.yaml",
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "null", namespace, creationTimestamp: null },
+      data: { a: "1" },
+      status: null,
+    }),
+  );
+  await createRootSync(name, repo);
+  const reconciler = await startReconciler(
+    t,
+    { kind: "RootSync", namespace: rootSyncNamespace, name },
+    { resyncPeriodMs: 0 },
+  );
+  // Sent as declared, both were refused: `strict decoding error: unknown field "status"` (KNV2009).
+  await rootSynced(name, await repo.commit("ConfigMaps with an empty status"));
+  for (const cm of ["empty", "null"])
+    assert.deepEqual((await coreApi().readNamespacedConfigMap({ namespace, name: cm })).data, { a: "1" });
+
+  const writes = acceptedWrites(t, reconciler, namespace, "configmaps");
+  await passes(reconciler, 4);
+  assert.equal(writes(), 0, "a pass wrote a ConfigMap again");
+});
+
 test("a Deployment repeating an env name is created once and never written again, and fails nothing", async (t) => {
   const namespace = await testNamespace(t, "duplicate-env");
   const name = `dup-env-${suffix()}`;
