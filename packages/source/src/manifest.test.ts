@@ -180,6 +180,7 @@ status: {phase: Active}
 
   void it("accepts what kubectl --dry-run writes: creationTimestamp null and an empty status", () => {
     valid("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, creationTimestamp: null}\nstatus: {}\n");
+    valid('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, creationTimestamp: ""}\n');
     valid("apiVersion: configmanagement.gke.io/v1\nkind: Repo\nmetadata: {name: repo}\nstatus: {import: {token: x}}\n");
   });
 

@@ -305,8 +305,9 @@ function serverSetFields(raw: JsonObject, metadata: JsonObject, group: string): 
     ["metadata.uid", isSet(metadata["uid"])],
     ["metadata.resourceVersion", isSet(metadata["resourceVersion"])],
     ["metadata.generation", isPresent(metadata["generation"]) && metadata["generation"] !== 0],
-    // `creationTimestamp: null` is what `kubectl create --dry-run -o yaml` writes; only a set value is wrong.
-    ["metadata.creationTimestamp", isPresent(metadata["creationTimestamp"])],
+    // `creationTimestamp: null` is what `kubectl create --dry-run -o yaml` writes; only a set value is wrong
+    // (`""` reads as no time to nomos too; the applier drops both before the write).
+    ["metadata.creationTimestamp", isSet(metadata["creationTimestamp"])],
     ["metadata.deletionTimestamp", isSet(metadata["deletionTimestamp"])],
     ["metadata.deletionGracePeriodSeconds", isSet(metadata["deletionGracePeriodSeconds"])],
     [
