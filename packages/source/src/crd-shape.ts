@@ -11,8 +11,11 @@ import { describeJsonType, isJsonObject } from "./json.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
 import type { Manifest } from "./manifest.ts";
 
-/** One field's type: a scalar, a mapping with known fields, a list or map of one type, or a schema. */
-type Shape =
+/**
+ * One field's type: a scalar, a mapping with known fields, a list or map of one type, or a schema.
+ * Other Config Sync kinds read through a typed decode (Repo, HierarchyConfig) describe theirs with it too.
+ */
+export type Shape =
   | "string"
   | "bool"
   | "int"
@@ -183,6 +186,11 @@ export function malformedCrdProblem(manifest: Manifest): string | undefined {
 export function crdShapeProblem(apiVersion: string, raw: JsonObject): string | undefined {
   const spec = apiVersion.endsWith("/v1beta1") ? v1beta1Spec : v1Spec;
   return problemAt("spec", spec, raw["spec"]);
+}
+
+/** The first field under `path` whose JSON type the typed decode would refuse, as `spec.x must be a list, found a string`. */
+export function shapeProblem(path: string, shape: Shape, value: JsonValue | undefined): string | undefined {
+  return problemAt(path, shape, value);
 }
 
 function problemAt(path: string, shape: Shape, value: JsonValue | undefined): string | undefined {

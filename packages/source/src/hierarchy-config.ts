@@ -2,13 +2,15 @@
  * HierarchyConfig (`system/`): per kind, whether objects of it may sit in abstract namespace
  * directories and be inherited (`inherit`, the default) or not (`none`).
  */
+import { shapeProblem } from "./crd-shape.ts";
+import type { Shape } from "./crd-shape.ts";
 import type { SourceError } from "./errors.ts";
 import {
   ClusterScopedHierarchyConfigError,
   IllegalHierarchyModeError,
   UnsupportedHierarchyConfigResourceError,
 } from "./hierarchy-errors.ts";
-import { manifestResource, what } from "./hierarchy-raw.ts";
+import { manifestResource, unparsableConfig, what } from "./hierarchy-raw.ts";
 import { isJsonArray, isJsonObject } from "./json.ts";
 import type { Manifest } from "./manifest.ts";
 
@@ -20,6 +22,13 @@ export type NotInherited = ReadonlySet<string>;
 export function groupKindKey(group: string, kind: string): string {
   return `${group}/${kind}`;
 }
+
+/** HierarchyConfig's spec as Config Sync's Go type has it; a value of another type is KNV1006. */
+const hierarchyConfigSpec: Shape = {
+  fields: {
+    resources: { list: { fields: { group: "string", kinds: { list: "string" }, hierarchyMode: "string" } } },
+  },
+};
 
 export interface HierarchyConfigs {
   readonly notInherited: NotInherited;
@@ -39,6 +48,12 @@ export function readHierarchyConfigs(
   for (const config of configs) {
     const details = { resources: [manifestResource(config)] };
     const spec = config.raw["spec"];
+    // Config Sync decodes it into its type first: a value of the wrong type is all it reports of it.
+    const unreadable = shapeProblem("spec", hierarchyConfigSpec, spec);
+    if (unreadable !== undefined) {
+      errors.push(unparsableConfig(config, unreadable));
+      continue;
+    }
     const resources = isJsonObject(spec) && isJsonArray(spec["resources"]) ? spec["resources"] : [];
     for (const resource of resources) {
       if (!isJsonObject(resource)) continue;

@@ -4,6 +4,7 @@
  * first and stops on any error; so does driftless.
  */
 import type { ErrorResource } from "@driftless/api";
+import { shapeProblem } from "./crd-shape.ts";
 import { isJsonObject } from "./json.ts";
 import type { SourceError } from "./errors.ts";
 import {
@@ -28,6 +29,7 @@ import {
 } from "./hierarchy-layout.ts";
 import type { Manifest } from "./manifest.ts";
 import { describeObject } from "./object-id.ts";
+import { SelectorParseError } from "./selector-errors.ts";
 
 /** Repo spec.version values Config Sync accepts (the current one and the one before). */
 const repoVersions = ["1.0.0", "0.1.0"];
@@ -123,6 +125,9 @@ function checkRepo(manifests: readonly Manifest[]): SourceError[] {
       ),
     ];
   const spec = repo.raw["spec"];
+  // Config Sync decodes the Repo into its type before reading the version (KNV1006 when it cannot).
+  const unreadable = shapeProblem("spec", { fields: { version: "string" } }, spec);
+  if (unreadable !== undefined) return [unparsableConfig(repo, unreadable)];
   const version = isJsonObject(spec) ? spec["version"] : undefined;
   if (typeof version !== "string" || !repoVersions.includes(version))
     return [
@@ -146,4 +151,14 @@ export function misplaced(manifest: Manifest, expected: TopDir): IncorrectTopLev
     `${what(manifest)}: ${which[expected]} must be declared in ${expected}/; move this ${manifest.kind} there`,
     { resources: [manifestResource(manifest)] },
   );
+}
+
+/**
+ * KNV1006 for one of Config Sync's own kinds (a selector, a Repo, a HierarchyConfig) whose value of the
+ * wrong type its typed decode refuses. Config Sync's sentence first, as its users match on it; then the
+ * object and the field.
+ */
+export function unparsableConfig(manifest: Manifest, problem: string): SelectorParseError {
+  const message = `The following config could not be parsed as a ${manifest.group}/${manifest.version}, Kind=${manifest.kind}: ${what(manifest)}: ${problem}`;
+  return new SelectorParseError(message, { resources: [manifestResource(manifest)] });
 }

@@ -237,6 +237,21 @@ void describe("hierarchy: errors, with Config Sync's codes and the files they co
       [["KNV1039", "cluster/hc.yaml"]],
     ],
     [
+      "a Repo whose spec.version is a number: Config Sync's typed decode refuses it (KNV1006), before the version rule",
+      { "system/repo.yaml": repo.replace('"1.0.0"', "1") },
+      [["KNV1006", "system/repo.yaml"]],
+    ],
+    [
+      "a HierarchyConfig whose kinds is a string (KNV1006, Config Sync's typed decode)",
+      { "system/hc.yaml": hierarchyConfig("  - {group: apps, kinds: Deployment}\n") },
+      [["KNV1006", "system/hc.yaml"]],
+    ],
+    [
+      "a HierarchyConfig whose hierarchyMode is a number (KNV1006, not KNV1042)",
+      { "system/hc.yaml": hierarchyConfig("  - {group: apps, kinds: [Deployment], hierarchyMode: 5}\n") },
+      [["KNV1006", "system/hc.yaml"]],
+    ],
+    [
       "a Cluster outside clusterregistry/ (KNV1039)",
       { "cluster/east.yaml": "apiVersion: clusterregistry.k8s.io/v1alpha1\nkind: Cluster\nmetadata: {name: east}\n" },
       [["KNV1039", "cluster/east.yaml"]],

@@ -7,10 +7,10 @@
 import { decodeLabelSelector, decodeString } from "./label-selector.ts";
 import type { LabelSelectorSpec } from "./label-selector.ts";
 import { HierarchyKind, isKind } from "./hierarchy-layout.ts";
-import { manifestResource, what } from "./hierarchy-raw.ts";
+import { unparsableConfig } from "./hierarchy-raw.ts";
 import { describeJsonType, isJsonObject } from "./json.ts";
 import type { Manifest } from "./manifest.ts";
-import { SelectorParseError } from "./selector-errors.ts";
+import type { SelectorParseError } from "./selector-errors.ts";
 
 export interface SelectorSpec {
   /** NamespaceSelector's `spec.mode` ("" when absent); always "" for a ClusterSelector, which has none. */
@@ -31,8 +31,6 @@ export function decodeSelectorSpec(manifest: Manifest): SelectorSpec | SelectorP
   return { mode: mode.value, selector: selector.value };
 }
 
-// Config Sync's sentence first, as its users match on it; then the object and the field.
 function unparsable(manifest: Manifest, problem: string): SelectorParseError {
-  const message = `The following config could not be parsed as a ${manifest.group}/${manifest.version}, Kind=${manifest.kind}: ${what(manifest)}: ${problem}`;
-  return new SelectorParseError(message, { resources: [manifestResource(manifest)] });
+  return unparsableConfig(manifest, problem);
 }
