@@ -26,6 +26,17 @@ void describe("parseManifestText", () => {
     assert.deepEqual(doc?.value, { a: true, b: true, c: "12:30", d: "2024-01-02", e: "0777", f: 16 });
   });
 
+  void it("refuses directives go-yaml v2 refuses (%YAML other than 1.1, unknown ones), as Config Sync does", () => {
+    for (const text of ["%YAML 1.2\n---\na: on\n", "%YAML 1.3\n---\na: 1\n", "%FOO bar\n---\na: 1\n"]) {
+      const { documents, errors } = parseManifestText(text, "a.yaml");
+      assert.deepEqual(documents, [], text);
+      assert.equal(errors[0]?.code, "KNV1006", text);
+      assert.match(errors[0]?.message ?? "", /^a\.yaml: invalid YAML at line 1, column \d+: /);
+    }
+    const kept = parseManifestText("%YAML 1.1\n%TAG !e! tag:example.com,2000:\n---\na: on\n", "a.yaml");
+    assert.deepEqual(kept, { documents: [{ value: { a: true }, location: "" }], errors: [] });
+  });
+
   void it("supports anchors and merge keys", () => {
     const text = "base: &b {x: 1}\nmerged:\n  <<: *b\n  z: 2\n";
     const [doc] = parseManifestText(text, "a.yaml").documents;

@@ -3,7 +3,7 @@
  * yaml-options.ts), so an object means the same thing here as it would to `kubectl apply`.
  */
 import { LineCounter, parseAllDocuments } from "yaml";
-import type { ToJSOptions } from "yaml";
+import type { Document, ToJSOptions } from "yaml";
 import { ManifestLimitError, ManifestParseError } from "./errors.ts";
 import { fastParseYaml } from "./fast-yaml.ts";
 import { asJsonValue, describeJsonType, isJsonObject, nestsDeeperThan } from "./json.ts";
@@ -77,7 +77,7 @@ function parseYaml(text: string, sourcePath: string): ParsedFile {
   let aliasChars = 0;
   docs.forEach((doc, i) => {
     const location = many ? `document ${i + 1}` : "";
-    const first = doc.errors[0];
+    const first = doc.errors[0] ?? unreadDirective(doc);
     const exhausted = doc.errors.find((e) => e.code === "RESOURCE_EXHAUSTION");
     if (exhausted) {
       // The library catches its own stack overflow on deep nesting and reports it so.
@@ -128,6 +128,21 @@ function parseYaml(text: string, sourcePath: string): ParsedFile {
     errors: [...errors, ...checked.errors],
     ...(aliasChars > 0 ? { aliasChars } : {}),
   };
+}
+
+/**
+ * A directive go-yaml v2 refuses, as an error in the library's shape: `%YAML` other than 1.1 ("found
+ * incompatible YAML document") and unknown directives. The library reads a `%YAML 1.2` document by
+ * YAML 1.2's rules (`on` a string) where Config Sync refuses the file.
+ */
+function unreadDirective(doc: Document.Parsed): { pos: [number, number]; message: string } | undefined {
+  const unknown = doc.warnings.find((w) => w.code === "BAD_DIRECTIVE");
+  if (unknown) return { pos: unknown.pos, message: `${unknown.message.split("\n")[0]} (go-yaml v2 refuses it)` };
+  const { explicit, version } = doc.directives?.yaml ?? {};
+  if (explicit && version !== "1.1") {
+    return { pos: [0, 0], message: `%YAML ${version}: only YAML 1.1 is read, as go-yaml v2 (Config Sync) reads it` };
+  }
+  return undefined;
 }
 
 function tooDeep(sourcePath: string, location: string, position: string): ManifestLimitError {
