@@ -2,8 +2,8 @@
  * NamespaceSelectors in a hierarchy, after inheritance (Config Sync's order): an annotated object stays
  * in a namespace only if its selector matches the labels of that namespace's Namespace (with the HNC
  * depth labels, which Config Sync has written by then). The selector must sit in the object's
- * directory or one above it (KNV1013), and may not be dynamic (KNV1014). Cluster-scoped objects and
- * Namespaces may not be namespace-selected (KNV1004).
+ * directory or one above it (KNV1013), and may not be dynamic (KNV1014). A namespace-selected
+ * cluster-scoped object or Namespace (KNV1004) was refused with the scopes, before this stage.
  */
 import type { SourceError } from "./errors.ts";
 import { dirOf, isNamespace } from "./hierarchy-layout.ts";
@@ -11,7 +11,7 @@ import { manifestResource, what } from "./hierarchy-raw.ts";
 import type { Placed } from "./hierarchy-tree.ts";
 import type { Manifest } from "./manifest.ts";
 import { namespaceSelectorOf, readNamespaceSelectors, unknownNamespaceSelector } from "./namespace-selection.ts";
-import { IllegalSelectorAnnotationError, UnknownSelectorError } from "./selector-errors.ts";
+import { UnknownSelectorError } from "./selector-errors.ts";
 
 export function selectInHierarchy<T extends { readonly manifest: Manifest }>(
   placed: readonly Placed<T>[],
@@ -21,13 +21,6 @@ export function selectInHierarchy<T extends { readonly manifest: Manifest }>(
 ): { readonly placed: readonly Placed<T>[]; readonly errors: readonly SourceError[] } {
   const { selectors, errors: selectorErrors } = readNamespaceSelectors(selectorManifests, true);
   const errors: SourceError[] = [...selectorErrors];
-  // Cluster-scoped objects, Namespaces (placed in their own directory) among them, are never selected (KNV1004).
-  const namespaceObjects = new Set(placed.map(({ entry }) => entry).filter(({ manifest }) => isNamespace(manifest)));
-  for (const { manifest } of [...cluster, ...namespaceObjects]) {
-    if (namespaceSelectorOf(manifest) === undefined) continue;
-    const message = `${what(manifest)}: cluster-scoped objects may not be namespace-selected; remove the annotation configmanagement.gke.io/namespace-selector`;
-    errors.push(new IllegalSelectorAnnotationError(message, { resources: [manifestResource(manifest)] }));
-  }
   const checked = new Set<Manifest>();
   const namespaces = new Map<string, Readonly<Record<string, string>>>();
   for (const { entry } of placed) {

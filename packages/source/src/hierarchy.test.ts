@@ -341,6 +341,27 @@ void describe("hierarchy: errors, with Config Sync's codes and the files they co
       [["KNV1004", "namespaces/selector.yaml"]],
     ],
     [
+      "a namespace-selected ClusterRole with the scopes, before a broken HierarchyConfig (KNV1004 alone, as nomos)",
+      {
+        "cluster/reader.yaml": clusterRole("reader").replace(
+          "name: reader\n",
+          "name: reader\n  annotations: {configmanagement.gke.io/namespace-selector: sandboxes}\n",
+        ),
+        "system/hc.yaml": hierarchyConfig("  - {group: configmanagement.gke.io, kinds: [Repo]}\n"),
+        "namespaces/web/namespace.yaml": ns("web"),
+      },
+      [["KNV1004", "cluster/reader.yaml"]],
+    ],
+    [
+      "NamespaceSelectors sharing a name with the scopes, before one's place in a Namespace directory (KNV1029 alone, as nomos)",
+      {
+        "namespaces/selector.yaml": namespaceSelector,
+        "namespaces/web/namespace.yaml": ns("web"),
+        "namespaces/web/selector.yaml": namespaceSelector,
+      },
+      [["KNV1029", "namespaces/selector.yaml"]],
+    ],
+    [
       "a HierarchyConfig in a Namespace directory, which gives it a namespace (KNV1052, as nomos)",
       {
         "namespaces/web/namespace.yaml": ns("web"),

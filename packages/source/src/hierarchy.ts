@@ -5,7 +5,7 @@
  *    selector objects' own rules (no cluster needed), on every object read, including those that
  *    failed a check of their own;
  * 2. kinds and scopes (Config Sync's own kinds are cluster-scoped: no namespace, their directory's
- *    included), then, once those hold, each object under the top-level directory its kind requires;
+ *    included; no cluster-scoped object namespace-selected; NamespaceSelector names unique), then, once those hold, each object under the top-level directory its kind requires;
  * 3. HierarchyConfigs and the `namespaces/` tree: every object lands in its namespace directory's
  *    namespace, and what abstract directories hold is copied into every namespace below them;
  * 4. duplicates, after inheritance (an inherited object may collide with a namespace's own), and
@@ -20,7 +20,11 @@ import { checkSelectorObjects, selectForCluster } from "./cluster-selection.ts";
 import { checkIllegalKinds } from "./illegal-kinds.ts";
 import { findDuplicates } from "./duplicates.ts";
 import { NamespaceOnClusterScopedError } from "./errors.ts";
-import { namespaceSelectedClusterScoped, namespaceSelectorOf } from "./namespace-selection.ts";
+import {
+  duplicateNamespaceSelectors,
+  namespaceSelectedClusterScoped,
+  namespaceSelectorOf,
+} from "./namespace-selection.ts";
 import { NamespaceAndSelectorError } from "./selector-errors.ts";
 import type { SourceError } from "./errors.ts";
 import { groupKindKey, readHierarchyConfigs } from "./hierarchy-config.ts";
@@ -122,6 +126,8 @@ export async function declareHierarchy(set: ManifestSet, options: DeclareOptions
       // A Namespace is cluster-scoped wherever it sits, so it may not declare one (as nomos: KNV1052).
       const message = `${what(manifest)}: Namespace is cluster-scoped and must not declare metadata.namespace`;
       scopeErrors.push(new NamespaceOnClusterScopedError(message, { resources: [manifestResource(manifest)] }));
+    } else if (isNamespace(manifest) && namespaceSelectorOf(manifest) !== undefined) {
+      scopeErrors.push(namespaceSelectedClusterScoped(manifest));
     } else if (!isNamespace(manifest) && info.namespaced && selectedWithNamespace(manifest, namespaceNames)) {
       const message = `${what(manifest)}: declares both metadata.namespace (its own, or its Namespace directory's) and the annotation configmanagement.gke.io/namespace-selector; remove one`;
       scopeErrors.push(new NamespaceAndSelectorError(message, { resources: [manifestResource(manifest)] }));
@@ -131,10 +137,13 @@ export async function declareHierarchy(set: ManifestSet, options: DeclareOptions
     } else {
       const problem = namespaceOnClusterScoped(manifest, namespaceNames, TopDir.Cluster);
       if (problem) scopeErrors.push(problem);
+      else if (namespaceSelectorOf(manifest) !== undefined) scopeErrors.push(namespaceSelectedClusterScoped(manifest));
       else if (top !== TopDir.Cluster) placementErrors.push(misplaced(manifest, TopDir.Cluster));
       else cluster.push({ manifest, info });
     }
   }
+  // Config Sync checks NamespaceSelector names with the scopes, before the tree and the HierarchyConfigs.
+  scopeErrors.push(...duplicateNamespaceSelectors(selection.manifests));
   // Config Sync builds the tree, where objects are found misplaced, only from objects whose scopes hold.
   const stageErrors = [...unknown, ...(scopeErrors.length > 0 ? scopeErrors : placementErrors)];
   if (stageErrors.length > 0) return fail([...stageErrors, ...setAside]);

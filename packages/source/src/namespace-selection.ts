@@ -76,8 +76,7 @@ export function readNamespaceSelectors(
     const [manifest] = same;
     if (manifest === undefined) continue;
     if (same.length > 1) {
-      const message = `NamespaceSelectors must have unique names; "${name}" is declared in ${same.map((m) => m.sourcePath).join(", ")}`;
-      errors.push(new DuplicateObjectError(message, { resources: same.map(manifestResource) }));
+      errors.push(duplicateSelectorError(name, same));
       continue;
     }
     const invalid = (problem: string): void => {
@@ -116,6 +115,17 @@ export function readNamespaceSelectors(
     else selectors.set(name, { manifest, matches: parsed.matcher, dynamic: mode === "dynamic" });
   }
   return { selectors, errors };
+}
+
+/** NamespaceSelectors sharing a name (KNV1029), one error per name. */
+export function duplicateNamespaceSelectors(manifests: readonly Manifest[]): SourceError[] {
+  const byName = Map.groupBy(manifests.filter(isNamespaceSelector), (manifest) => manifest.metadata.name);
+  return [...byName].filter(([, same]) => same.length > 1).map(([name, same]) => duplicateSelectorError(name, same));
+}
+
+function duplicateSelectorError(name: string, same: readonly Manifest[]): DuplicateObjectError {
+  const message = `NamespaceSelectors must have unique names; "${name}" is declared in ${same.map((m) => m.sourcePath).join(", ")}`;
+  return new DuplicateObjectError(message, { resources: same.map(manifestResource) });
 }
 
 /** A namespace selector on a cluster-scoped object, Config Sync's own kinds included (KNV1004). */
