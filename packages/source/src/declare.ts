@@ -7,6 +7,7 @@
 import { SourceFormat } from "@driftless/api";
 import { declareObject, resolveKinds, unknownKind } from "./declare-object.ts";
 import type { DeclareOptions } from "./declare-object.ts";
+import { UnknownKindError } from "./errors.ts";
 import type { SourceError } from "./errors.ts";
 import { findDuplicates } from "./duplicates.ts";
 import { checkSelectorObjects, selectForCluster } from "./cluster-selection.ts";
@@ -77,7 +78,7 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
     const info = kinds.get(kindKey(manifest.apiVersion, manifest.kind));
     if (!info) {
       if (options.setAsideUnknownKinds === true) setAside.push(unknownKind(manifest));
-      else if (options.allowUnknownKinds !== true) errors.push(nonBlocking(unknownKind(manifest)));
+      else if (options.allowUnknownKinds !== true) errors.push(unknownKind(manifest));
       else {
         const placement = placeObject(manifest, undefined, options.scope);
         if (placement.ok) objects.push(undeclaredKind(manifest, placement.namespace));
@@ -101,7 +102,7 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
   }
   // Config Sync's scoped stage stops on its checks' errors (all but an unknown kind's) before it copies
   // namespace-selected objects, and that copying stops on its errors before the duplicate checks.
-  const scopeFailed = errors.some((error) => !nonBlockingErrors.has(error));
+  const scopeFailed = errors.some((error) => !(error instanceof UnknownKindError));
   const selectionErrors: SourceError[] = [];
   // Namespace-selected objects are copied into every namespace their selector selects.
   if (selected.length > 0 && (namespaceSelectors?.errors.length ?? 0) === 0) {
@@ -117,13 +118,6 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
   if (!scopeFailed && selectionErrors.length === 0)
     errors.push(...findDuplicates(objects), ...checkUnmanagedNamespaces(objects));
   return toSourceResult(objects, laterErrors(errors), counts, setAside);
-}
-
-/** Errors that stop no stage (Config Sync's non-blocking KNV1021): reported beside any later stage's. */
-const nonBlockingErrors = new WeakSet<SourceError>();
-function nonBlocking(error: SourceError): SourceError {
-  nonBlockingErrors.add(error);
-  return error;
 }
 
 /** A namespace selector on a cluster-scoped object (KNV1004), or next to metadata.namespace (KNV1053). */
