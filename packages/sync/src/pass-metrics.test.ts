@@ -194,3 +194,34 @@ void it("records a sync attempt whose only source errors are objects set aside f
     /\{status="error",commit="a"\} \d+/,
   );
 });
+
+void it("counts another sync's object (KNV1060) as a resource conflict, not as a failed apply operation: Config Sync's applier skips it and records no operation", async () => {
+  const metrics = createMetrics({ processMetrics: false });
+  const identity = { kind: "RepoSync", namespace: "web", name: "repo-sync" } as const;
+  const conflict = new DriftlessError({
+    code: KnvCode.ManagementConflict,
+    errorClass: ErrorClass.Terminal,
+    message: "managed by another sync",
+  });
+  const applied: ApplyOutcome[] = [
+    { desired: desired("mine"), operation: Operation.Created },
+    { desired: desired("theirs"), operation: Operation.Failed, error: conflict },
+  ];
+  recordPass(
+    metrics,
+    identity,
+    "poll",
+    { commit: "a", sourceErrors: [], syncErrors: [conflict], reachedApply: true, synced: false, applied, pruned: [] },
+    1,
+  );
+  const samples = async (name: string): Promise<string[]> =>
+    (await metrics.registry.getSingleMetricAsString(name))
+      .split("\n")
+      .filter((line) => line !== "" && !line.startsWith("#"));
+  assert.deepEqual(await samples("config_sync_apply_operations_total"), [
+    'config_sync_apply_operations_total{operation="update",status="success",controller="applier"} 1',
+  ]);
+  assert.deepEqual(await samples("config_sync_resource_conflicts_total"), [
+    'config_sync_resource_conflicts_total{commit="a"} 1',
+  ]);
+});

@@ -1,6 +1,6 @@
 /** What one pass and each API call record in Config Sync's metrics. */
 import { KnvCode, reconcilerName, type DriftlessError } from "@driftless/api";
-import type { SyncIdentity } from "@driftless/applier";
+import type { ApplyOutcome, SyncIdentity } from "@driftless/applier";
 import type { KubeClient } from "@driftless/kube";
 import {
   DriftKind,
@@ -28,6 +28,9 @@ export function recordCorrectionInternalError(
   if (failure === "threw" || (failure.error !== undefined && isInternal(failure.error)))
     m.internalErrors.inc({ source: InternalErrorSource.Remediator });
 }
+
+/** KNV1060: the object is another sync's, and was left alone. */
+const isManagementConflict = (outcome: ApplyOutcome): boolean => outcome.error?.code === KnvCode.ManagementConflict;
 
 const statusOf = (errors: readonly DriftlessError[]): Status => (errors.length === 0 ? "success" : "error");
 
@@ -94,11 +97,12 @@ export function recordPass(
     // "update" for a create too: Config Sync's applier records every apply so (its remediator tells them apart).
     if (outcome.operation === "created" || outcome.operation === "updated")
       m.applyOperations.inc({ operation: "update", status: "success", controller: "applier" });
-    else if (outcome.operation === "failed")
+    // Another sync's object is not written: Config Sync's inventory policy skips it, and records no operation.
+    else if (outcome.operation === "failed" && !isManagementConflict(outcome))
       m.applyOperations.inc({ operation: "update", status: "error", controller: "applier" });
   }
   // Added every pass, 0 included, so the commit's series exists from its first pass (as the unlabelled counter did).
-  m.resourceConflicts.inc({ commit }, result.applied.filter((o) => o.error?.code === "KNV1060").length);
+  m.resourceConflicts.inc({ commit }, result.applied.filter(isManagementConflict).length);
   for (const pruned of result.pruned) {
     // Left in place and released (detach): Config Sync's applier counts it as "unmanage".
     if (pruned.operation === "detached")
