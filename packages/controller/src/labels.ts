@@ -61,6 +61,22 @@ export function ownRoleBindingSelector(sync: SyncRef): string {
 /** The sync an object belongs to, from its labels; undefined for shared or foreign objects. */
 export function syncOfLabels(labels: Readonly<Record<string, string>> | undefined): SyncRef | undefined {
   if (labels?.[ManagedByKey] !== ManagedByManager) return undefined;
+  return syncNamedBy(labels);
+}
+
+/** Config Sync's reconciler-manager marks what it makes per sync by this label, not app.kubernetes.io's. */
+const ConfigSyncManagedByKey = "configsync.gke.io/managed-by";
+
+/**
+ * The sync Config Sync's reconciler-manager made an object for (its ServiceAccount or reconciler Deployment,
+ * left behind when driftless takes over): undefined for driftless's own objects and foreign ones.
+ */
+export function configSyncSyncOfLabels(labels: Readonly<Record<string, string>> | undefined): SyncRef | undefined {
+  if (labels?.[ConfigSyncManagedByKey] !== ManagedByManager) return undefined;
+  return syncNamedBy(labels);
+}
+
+function syncNamedBy(labels: Readonly<Record<string, string>>): SyncRef | undefined {
   const kind = labels[SyncLabel.SyncKind];
   const name = labels[SyncLabel.SyncName] ?? labels[OwnRoleOfLabel];
   const namespace = labels[SyncLabel.SyncNamespace];

@@ -21,9 +21,23 @@ void describe("who holds a reconciler name", () => {
     assert.equal(reconcilerNameHolder(victim, [syncOwnedLabels(victim)]), undefined);
     assert.equal(reconcilerNameHolder(victim, [undefined, undefined]), undefined);
     assert.equal(reconcilerNameHolder(victim, [{}]), undefined);
-    // Labelled for a sync, but not made by this manager (Config Sync's own, or by hand): not a sync's claim.
+    // Labelled for a sync, but made by neither this manager nor Config Sync's (by hand): not a sync's claim.
     const foreign = { ...syncOwnedLabels(newcomer), "app.kubernetes.io/managed-by": "someone-else" };
     assert.equal(reconcilerNameHolder(victim, [foreign]), undefined);
+  });
+
+  void it("Config Sync's reconciler of another sync, left when taking over, holds the name against the newcomer", () => {
+    // The labels Config Sync's reconciler-manager puts on a reconciler's Deployment and ServiceAccount.
+    const configSyncMade = {
+      app: "reconciler",
+      "configsync.gke.io/managed-by": "reconciler-manager",
+      "configsync.gke.io/sync-kind": victim.kind,
+      "configsync.gke.io/sync-name": victim.name,
+      "configsync.gke.io/sync-namespace": victim.namespace,
+    };
+    assert.deepEqual(reconcilerNameHolder(newcomer, [configSyncMade]), victim);
+    // Its own sync takes it over.
+    assert.equal(reconcilerNameHolder(victim, [configSyncMade]), undefined);
   });
 
   void it("the first object naming another sync decides, whichever of the objects it is", () => {

@@ -8,7 +8,7 @@
 import { InvalidSyncError, reconcilerName, RootSyncNamespace } from "@driftless/api";
 import type { KubeClient, KubeObject } from "@driftless/kube";
 import type { SyncRef } from "@driftless/queue";
-import { syncOfLabels } from "./labels.ts";
+import { configSyncSyncOfLabels, syncOfLabels } from "./labels.ts";
 import { Resource } from "./resources.ts";
 
 /** A sync whose reconciler name another sync already holds. Terminal: it waits for a change (or for the holder to go). */
@@ -27,15 +27,16 @@ function sameSync(a: SyncRef, b: SyncRef): boolean {
 
 /**
  * The other sync that objects of `sync`'s reconciler name are labelled for, if any: the first of
- * `labels` naming a sync that is not `sync`. Objects that are absent (undefined), unlabelled, or not
- * the manager's hold nothing against it.
+ * `labels` naming a sync that is not `sync`. Objects that are absent (undefined), unlabelled, or made
+ * by neither this manager nor Config Sync's hold nothing against it. Config Sync's (taking over from it)
+ * count: a RepoSync `shop/db` must not delete or adopt the reconciler Config Sync still runs for `shop-db-2`.
  */
 export function reconcilerNameHolder(
   sync: SyncRef,
   labels: readonly (Readonly<Record<string, string>> | undefined)[],
 ): SyncRef | undefined {
   for (const set of labels) {
-    const owner = syncOfLabels(set);
+    const owner = syncOfLabels(set) ?? configSyncSyncOfLabels(set);
     if (owner !== undefined && !sameSync(owner, sync)) return owner;
   }
   return undefined;

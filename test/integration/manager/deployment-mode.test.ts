@@ -264,12 +264,16 @@ test("a RootSync's reconciler Deployment carries Config Sync's labels, its gener
  * `reconciler-manager`): selected by `app` and `configsync.gke.io/deployment-name`, with git-sync and
  * otel-agent beside the reconciler.
  */
-function configSyncReconcilerDeployment(reconciler: string, sync: string): KubeObject {
+function configSyncReconcilerDeployment(
+  reconciler: string,
+  sync: string,
+  of: { readonly kind: string; readonly namespace: string } = { kind: "RootSync", namespace: systemNamespace },
+): KubeObject {
   const syncLabels = {
     "configsync.gke.io/managed-by": "reconciler-manager",
-    "configsync.gke.io/sync-kind": "RootSync",
+    "configsync.gke.io/sync-kind": of.kind,
     "configsync.gke.io/sync-name": sync,
-    "configsync.gke.io/sync-namespace": systemNamespace,
+    "configsync.gke.io/sync-namespace": of.namespace,
   };
   const selector = { app: "reconciler", "configsync.gke.io/deployment-name": reconciler };
   const container = (name: string, image: string) => ({ name, image });
@@ -328,6 +332,41 @@ test("taking over from Config Sync: its reconciler Deployment (another selector)
   );
   const stalled = conditionOf(await getSync("RootSync", systemNamespace, name), "Stalled");
   assert.notEqual(stalled?.status, "True", `Stalled: ${String(stalled?.message)}`);
+});
+
+test("taking over from Config Sync: a RepoSync whose reconciler name Config Sync's reconciler of another sync holds is refused, and that Deployment is neither deleted nor adopted", async (t) => {
+  const manager = await startManager(t, { mode: "deployment" });
+  // RepoSync <ns>/db and RepoSync <ns>-db-2/repo-sync are both ns-reconciler-<ns>-db-2 (Config Sync's naming).
+  const namespace = await createNamespace(t, "cs");
+  const victim = { kind: "RepoSync", namespace: `${namespace}-db-2` };
+  const reconciler = `ns-reconciler-${namespace}-db-2`;
+  const client = await admin();
+  const left = await client.patch(
+    Mapping.Deployment,
+    systemNamespace,
+    reconciler,
+    configSyncReconcilerDeployment(reconciler, "repo-sync", victim),
+    "apply",
+    { fieldManager: "reconciler-manager", force: true },
+  );
+  t.after(() => client.delete(Mapping.Deployment, systemNamespace, reconciler).catch(() => undefined));
+  await createSync(t, repoSyncObject(namespace, "db", manager.scope, git));
+
+  // Ends on the refusal, or on the other sync's Deployment gone or replaced (the tenant's takeover).
+  const stalled = await eventually(
+    async () => {
+      const live = await getObject(Mapping.Deployment, systemNamespace, reconciler);
+      if (live?.metadata.uid !== left.metadata.uid) return { replaced: true, message: "" };
+      const condition = conditionOf(await getSync("RepoSync", namespace, "db"), "Stalled");
+      return condition?.status === "True" ? { replaced: false, message: String(condition.message) } : undefined;
+    },
+    { what: "RepoSync db Stalled, or the other sync's Deployment replaced" },
+  );
+  assert.equal(stalled.replaced, false, "the RepoSync deleted the reconciler Config Sync runs for another sync");
+  assert.match(stalled.message, new RegExp(`already used by RepoSync ${victim.namespace}/repo-sync`));
+  const kept = await getObject(Mapping.Deployment, systemNamespace, reconciler);
+  assert.equal(kept?.metadata.labels?.["configsync.gke.io/sync-namespace"], victim.namespace);
+  assert.equal(kept?.metadata.labels?.["app.kubernetes.io/managed-by"], undefined, "adopted by the newcomer");
 });
 
 test("a RootSync being deleted keeps its reconciler's pod template: the generation deletion bumps rolls no pod mid-finalizer", async (t) => {
