@@ -225,3 +225,30 @@ void it("counts another sync's object (KNV1060) as a resource conflict, not as a
     'config_sync_resource_conflicts_total{commit="a"} 1',
   ]);
 });
+
+void it("keeps the applied commit's resource_conflicts_total while later passes apply nothing (a fetch or parse error), as Config Sync counts against the commit it applied", async () => {
+  const metrics = createMetrics({ processMetrics: false });
+  const identity = { kind: "RepoSync", namespace: "web", name: "repo-sync" } as const;
+  const conflict = new DriftlessError({
+    code: KnvCode.ManagementConflict,
+    errorClass: ErrorClass.Terminal,
+    message: "managed by another sync",
+  });
+  const applied: ApplyOutcome[] = [{ desired: desired("theirs"), operation: Operation.Failed, error: conflict }];
+  const pass = { sourceErrors: [], syncErrors: [], synced: false, applied: [], pruned: [] };
+  recordPass(
+    metrics,
+    identity,
+    "poll",
+    { ...pass, commit: "a", syncErrors: [conflict], reachedApply: true, applied },
+    1,
+  );
+  const parseError = new DriftlessError({ code: "KNV1006", errorClass: ErrorClass.Terminal, message: "bad yaml" });
+  recordPass(metrics, identity, "poll", { ...pass, commit: "b", sourceErrors: [parseError] }, 1);
+  const fetchError = new DriftlessError({ code: "KNV2004", errorClass: ErrorClass.Retry, message: "no branch" });
+  recordPass(metrics, identity, "poll", { ...pass, commit: undefined, sourceErrors: [fetchError] }, 1);
+  const samples = (await metrics.registry.getSingleMetricAsString("config_sync_resource_conflicts_total"))
+    .split("\n")
+    .filter((line) => line !== "" && !line.startsWith("#"));
+  assert.deepEqual(samples, ['config_sync_resource_conflicts_total{commit="a"} 1']);
+});

@@ -101,8 +101,11 @@ export function recordPass(
     else if (outcome.operation === "failed" && !isManagementConflict(outcome))
       m.applyOperations.inc({ operation: "update", status: "error", controller: "applier" });
   }
-  // Added every pass, 0 included, so the commit's series exists from its first pass (as the unlabelled counter did).
-  m.resourceConflicts.inc({ commit }, result.applied.filter(isManagementConflict).length);
+  // Added by every pass that applied, 0 included, so the applied commit's series exists from its first pass. A
+  // pass that applied nothing (a source it could not fetch or parse) moves no series: the applied commit's count
+  // stays, as Config Sync's, which counts against the commit its applier and remediator hold.
+  if (result.reachedApply === true)
+    m.resourceConflicts.inc({ commit }, result.applied.filter(isManagementConflict).length);
   for (const pruned of result.pruned) {
     // Left in place and released (detach): Config Sync's applier counts it as "unmanage".
     if (pruned.operation === "detached")
