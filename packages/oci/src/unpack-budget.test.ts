@@ -59,13 +59,12 @@ void describe("unpackLayer budget", () => {
     assert.equal(await readFile(join(root, "a.yaml"), "utf8"), "a: 2\n");
   });
 
-  void it("counts whiteouts and the parent directories they create against the entry limit", async (t) => {
+  void it("counts whiteouts against the entry limit; they make no directories", async (t) => {
     const root = await scratch(t);
     const limits = { ...DefaultUnpackLimits, maxEntries: 100 };
-    const whiteouts = Array.from({ length: 50 }, (_, i) => ({ name: `w${i}/${deep(20, ".wh.gone")}` }));
+    const whiteouts = Array.from({ length: 101 }, (_, i) => ({ name: `w${i}/${deep(20, ".wh.gone")}` }));
     await refused(unpackLayer(tarGz(whiteouts), root, new UnpackBudget(limits)), "more than 100 entries");
-    const used = await onDisk(root);
-    assert.ok(used.entries <= 100, `a 100-entry budget made ${used.entries} entries`);
+    assert.equal((await onDisk(root)).entries, 0);
   });
 
   void it("counts the parent directories a file implies against the entry limit", async (t) => {

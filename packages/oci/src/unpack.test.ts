@@ -115,6 +115,25 @@ void describe("unpackLayer", () => {
     );
   });
 
+  void it("a whiteout whose path runs through a file, a symlink or nothing hides nothing and makes nothing, as go-containerregistry's Extract reads it for Config Sync", async (t) => {
+    const root = await scratch(t);
+    const budget = new UnpackBudget();
+    await unpackLayer(
+      tarGz([
+        { name: "keep.yaml", content: "keep: 1\n" },
+        { name: "sub/a.yaml", content: "a: 1\n" },
+        { name: "link", type: "symlink", linkname: "sub" },
+      ]),
+      root,
+      budget,
+    );
+    await unpackLayer(tarGz([{ name: "keep.yaml/.wh.x" }, { name: "none/deeper/.wh.y" }]), root, budget);
+    assert.equal(await readFile(join(root, "keep.yaml"), "utf8"), "keep: 1\n", "the file in the whiteout's way stays");
+    await unpackLayer(tarGz([{ name: "link/.wh.a.yaml" }]), root, budget);
+    assert.equal(await readFile(join(root, "sub/a.yaml"), "utf8"), "a: 1\n", "nothing is hidden through a symlink");
+    assert.deepEqual((await readdir(root)).sort(), ["keep.yaml", "link", "sub"], "no directory is made for a whiteout");
+  });
+
   void it("refuses whiteouts that name no entry (.wh. alone, .wh.. and .wh...), which would delete the directory or its parent", async (t) => {
     const outer = await scratch(t);
     const root = join(outer, "root");

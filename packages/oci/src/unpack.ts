@@ -4,7 +4,7 @@
  * `..`, symlinks leading out, writes through a symlink, and more bytes or entries than allowed.
  */
 import { link, lstat, mkdir, readdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
-import { dirname, join, posix, sep } from "node:path";
+import { join, posix, sep } from "node:path";
 import type { Transform } from "node:stream";
 import { createGunzip, createZstdDecompress } from "node:zlib";
 import { OciFailureReason, OciFetchError } from "./errors.ts";
@@ -129,22 +129,33 @@ async function ensureParents(
   return join(dir, segments.at(-1)!);
 }
 
-async function applyWhiteout(
-  root: string,
-  segments: readonly string[],
-  name: string,
-  budget: UnpackBudget,
-): Promise<void> {
+/**
+ * The directory a whiteout's path names in the layers below, or undefined when a segment of it is missing, a
+ * file or a symlink: such a whiteout hides nothing, as for go-containerregistry's Extract (Config Sync). Making
+ * the path instead deleted the lower layer's file in its way (`a.yaml/.wh.x` pruned what a.yaml declared).
+ */
+async function whiteoutParent(root: string, segments: readonly string[]): Promise<string | undefined> {
+  let dir = root;
+  for (const segment of segments.slice(0, -1)) {
+    dir = join(dir, segment);
+    if ((await kindAt(dir)) !== "dir") return undefined;
+  }
+  return dir;
+}
+
+async function applyWhiteout(root: string, segments: readonly string[], name: string): Promise<void> {
   const base = segments.at(-1)!;
-  const parent = dirname(await ensureParents(root, segments, name, budget));
-  if (base === opaqueWhiteout) {
+  const opaque = base === opaqueWhiteout;
+  // `.wh.`, `.wh..` and `.wh...` would name the directory itself or its parent.
+  const hidden = base.slice(whiteoutPrefix.length);
+  if (!opaque && (hidden === "" || hidden === "." || hidden === ".."))
+    throw unsafe(`the whiteout ${JSON.stringify(name)} names no entry`);
+  const parent = await whiteoutParent(root, segments);
+  if (parent === undefined) return;
+  if (opaque) {
     for (const child of await readdir(parent)) await rm(join(parent, child), { recursive: true, force: true });
     return;
   }
-  // `.wh.`, `.wh..` and `.wh...` would name the directory itself or its parent.
-  const hidden = base.slice(whiteoutPrefix.length);
-  if (hidden === "" || hidden === "." || hidden === "..")
-    throw unsafe(`the whiteout ${JSON.stringify(name)} names no entry`);
   await rm(join(parent, hidden), { recursive: true, force: true });
 }
 
@@ -262,7 +273,7 @@ const isWhiteout = (segments: readonly string[]): boolean => segments.at(-1)?.st
  * Unpacks one layer (tar, gzip- or zstd-compressed) over `root`, streaming. A first pass checks every path
  * and spends the budget for every entry before anything of the layer is written, and applies the whiteouts
  * (OCI applies them to the layers below only); a second pass, over the same bytes, writes the entries. The
- * directories a path implies are charged in either pass as they are made.
+ * directories a path implies are charged as the second pass makes them; a whiteout makes none.
  */
 export async function unpackLayer(blob: Buffer, root: string, budget: UnpackBudget): Promise<void> {
   const maxBytes = Math.max(1024, budget.tarBytesLeft);
@@ -270,8 +281,8 @@ export async function unpackLayer(blob: Buffer, root: string, budget: UnpackBudg
     if (segments.length === 0) return;
     budget.checkDepth(segments, entry.name);
     if (!isWhiteout(segments)) return budget.spend(entry, entry.name);
-    budget.count(); // deletes nothing new, but each may make the directories above it
-    await applyWhiteout(root, segments, entry.name, budget);
+    budget.count();
+    await applyWhiteout(root, segments, entry.name);
   });
   await eachEntry(blob, maxBytes, async (entry, segments) => {
     if (segments.length > 0 && !isWhiteout(segments)) await writeEntry(root, entry, segments, budget);
