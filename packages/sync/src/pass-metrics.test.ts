@@ -252,3 +252,38 @@ void it("keeps the applied commit's resource_conflicts_total while later passes 
     .filter((line) => line !== "" && !line.startsWith("#"));
   assert.deepEqual(samples, ['config_sync_resource_conflicts_total{commit="a"} 1']);
 });
+
+void it("records apply_duration_seconds and last_apply_timestamp for an apply of no objects (an empty directory), as Config Sync's applier records every run", async () => {
+  const metrics = createMetrics({ processMetrics: false });
+  const identity = { kind: "RootSync", namespace: "config-management-system", name: "root-sync" } as const;
+  recordPass(
+    metrics,
+    identity,
+    "poll",
+    {
+      commit: "empty",
+      sourceErrors: [],
+      syncErrors: [],
+      reachedApply: true,
+      synced: true,
+      applied: [],
+      pruned: [],
+      declared: [],
+      phases: { fetch: 0.1, read: 0.01, plan: 0.001, apply: 0.002, prune: 0.001, inventory: 0.003 },
+    },
+    1,
+  );
+  const samples = async (name: string): Promise<string[]> =>
+    (await metrics.registry.getSingleMetricAsString(name))
+      .split("\n")
+      .filter((line) => line !== "" && !line.startsWith("#"));
+  assert.ok(
+    (await samples("config_sync_apply_duration_seconds")).includes(
+      'config_sync_apply_duration_seconds_count{status="success",commit="empty"} 1',
+    ),
+  );
+  assert.match(
+    (await samples("config_sync_last_apply_timestamp")).join("\n"),
+    /\{status="success",commit="empty"\} \d+/,
+  );
+});

@@ -86,7 +86,9 @@ export function recordPass(
   if (result.declared !== undefined) m.declaredResources.set({ commit }, result.declared.length);
   recordStages(m, trigger, result, seconds);
   const applyS = result.phases?.["apply"];
-  if (applyS !== undefined && result.applied.length > 0) {
+  // Every apply run, one of no objects included (an empty directory, or a commit that only prunes), as Config
+  // Sync's applier records each run: the commit's series say it was applied.
+  if (applyS !== undefined) {
     m.applyDuration.observe({ status: statusOf(result.syncErrors), commit }, applyS);
     m.lastApply.record({
       status: statusOf(result.syncErrors),
