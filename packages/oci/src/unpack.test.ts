@@ -70,6 +70,21 @@ void describe("unpackLayer", () => {
     );
   });
 
+  void it("reads a path whose .. stays inside as Go's filepath.Clean does for Config Sync (a/../b.yaml is b.yaml)", async (t) => {
+    const root = await scratch(t);
+    await unpackLayer(
+      tarGz([
+        { name: "a/", type: "directory" },
+        { name: "a/../b.yaml", content: "b: 1\n" },
+        { name: "./a/./c/../d.yaml", content: "d: 1\n" },
+      ]),
+      root,
+      new UnpackBudget(),
+    );
+    assert.equal(await readFile(join(root, "b.yaml"), "utf8"), "b: 1\n");
+    assert.equal(await readFile(join(root, "a/d.yaml"), "utf8"), "d: 1\n");
+  });
+
   void it("refuses symlinks leading out, and writes through a symlink", async (t) => {
     const root = await scratch(t);
     await refused(

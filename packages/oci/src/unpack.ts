@@ -1,7 +1,7 @@
 /**
  * Unpacking image layers into one directory, in order, as a container runtime would (later layers
  * win; `.wh.` whiteouts delete), but refusing anything that could write outside it: absolute paths,
- * `..`, symlinks leading out, writes through a symlink, and more bytes or entries than allowed.
+ * a `..` above the root, symlinks leading out, writes through a symlink, and more bytes or entries than allowed.
  */
 import { link, lstat, mkdir, readdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { join, posix, sep } from "node:path";
@@ -70,12 +70,20 @@ function unsafe(why: string): OciFetchError {
   return new OciFetchError(OciFailureReason.UnsafeLayer, `refusing to unpack the image: ${why}`);
 }
 
-/** The entry's path as segments below the root; throws for absolute paths and `..`. */
+/**
+ * The entry's path as segments below the root, cleaned as Go's filepath.Clean cleans it for Config Sync
+ * (`a/../b.yaml` is `b.yaml`); throws for absolute paths and a `..` that climbs above the root.
+ */
 export function safeSegments(name: string): string[] {
   if (name.includes("\0")) throw unsafe(`the path ${JSON.stringify(name)} holds a NUL byte`);
   if (name.startsWith("/")) throw unsafe(`the layer holds an absolute path ${JSON.stringify(name)}`);
-  const segments = name.split("/").filter((s) => s !== "" && s !== ".");
-  if (segments.includes("..")) throw unsafe(`the path ${JSON.stringify(name)} leads out of the image's directory`);
+  const segments: string[] = [];
+  for (const segment of name.split("/")) {
+    if (segment === "" || segment === ".") continue;
+    if (segment !== "..") segments.push(segment);
+    else if (segments.pop() === undefined)
+      throw unsafe(`the path ${JSON.stringify(name)} leads out of the image's directory`);
+  }
   return segments;
 }
 
