@@ -13,15 +13,27 @@ import type { ManifestSet, SourceResult } from "./result.ts";
 export type ClusterName = string | undefined;
 
 /**
+ * The name nomos gives the cluster without one: its folder, the name in its errors, what `--clusters`
+ * matches, and the name its cluster selectors are evaluated against (a `cluster-name-selector` listing it
+ * selects that cluster; a Cluster object of that name gives it labels).
+ */
+export const UnnamedClusterName = "defaultcluster";
+
+/**
  * Every cluster the source names (its Cluster objects and cluster-name selectors) and a cluster without
  * a name; with `clusters` (`--clusters`), those of them it lists, as nomos filters them: a name the source
  * does not declare is skipped, so none may be left ("" entries dropped; none given: a cluster without a name).
+ * `defaultcluster` names the cluster without a name, as in nomos (and a declared cluster of that name too).
  */
 export function clustersToCheck(set: ManifestSet, clusters?: readonly string[]): ClusterName[] {
   const known = clusterNamesIn(set.manifests);
   if (clusters === undefined) return [...known, undefined];
   const named = [...new Set(clusters.filter((name) => name !== ""))];
-  return named.length === 0 ? [undefined] : named.filter((name) => known.includes(name));
+  if (named.length === 0) return [undefined];
+  return named.flatMap((name) => {
+    const declared = known.includes(name) ? [name] : [];
+    return name === UnnamedClusterName ? [undefined, ...declared] : declared;
+  });
 }
 
 export interface ClusterResult {
@@ -29,7 +41,10 @@ export interface ClusterResult {
   readonly result: SourceResult;
 }
 
-/** `declareObjects` for each cluster, in the order given. */
+/**
+ * `declareObjects` for each cluster, in the order given; the cluster without a name is selected for as
+ * nomos names it (`defaultcluster`), where the reconciler, which has no such name, selects by none.
+ */
 export async function declareForClusters(
   set: ManifestSet,
   options: Omit<DeclareOptions, "clusterName">,
@@ -39,7 +54,7 @@ export async function declareForClusters(
   for (const cluster of clusters)
     results.push({
       cluster,
-      result: await declareObjects(set, cluster === undefined ? options : { ...options, clusterName: cluster }),
+      result: await declareObjects(set, { ...options, clusterName: cluster ?? UnnamedClusterName }),
     });
   return results;
 }

@@ -29,7 +29,7 @@ export type { ReadSourceOptions } from "./read-source.ts";
 export { readManifests } from "./read-manifests.ts";
 export type { ReadManifestsOptions } from "./read-manifests.ts";
 export { declareObjects } from "./declare.ts";
-export { clustersToCheck, declareForClusters, mergeClusterErrors } from "./each-cluster.ts";
+export { clustersToCheck, declareForClusters, mergeClusterErrors, UnnamedClusterName } from "./each-cluster.ts";
 export type { ClusterError, ClusterName, ClusterResult } from "./each-cluster.ts";
 export { implicitNamespace, implicitNamespaces, withSpecialNamespacesDetached } from "./implicit-namespaces.ts";
 export type { DeclareOptions } from "./declare.ts";

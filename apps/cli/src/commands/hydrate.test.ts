@@ -134,6 +134,40 @@ void describe("driftless hydrate", () => {
     assert.equal(parseAllDocuments(written.get("east/shop/configmap._x.yaml") ?? "").length, 2);
   });
 
+  // What nomos v1.22 `hydrate --no-api-server-check --source-format unstructured` writes for this source: nomos
+  // selects for the cluster without a name as `defaultcluster`, and --clusters names it so.
+  void it("selects for the cluster without a name as defaultcluster, and --clusters defaultcluster writes it, as nomos", async (t) => {
+    const repo = await mkdtemp(join(tmpdir(), "driftless-hydrate-default-"));
+    t.after(() => rm(repo, { recursive: true, force: true }));
+    await writeFile(
+      join(repo, "cm.yaml"),
+      [
+        "apiVersion: clusterregistry.k8s.io/v1alpha1\nkind: Cluster\nmetadata: {name: east}",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: shop, annotations: {configsync.gke.io/cluster-name-selector: 'defaultcluster'}}",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other, namespace: shop}",
+      ].join("\n---\n"),
+    );
+    const out = await mkdtemp(join(tmpdir(), "driftless-hydrate-default-out-"));
+    t.after(() => rm(out, { recursive: true, force: true }));
+    assert.equal(await hydrate({ dir: repo, format: "unstructured", output: out }, () => undefined), 0);
+    // The selector also names a cluster `defaultcluster`, which shares the folder: a shared file takes the group.
+    assert.deepEqual([...(await files(out)).keys()].sort(), [
+      "defaultcluster/shop/configmap._other.yaml",
+      "defaultcluster/shop/configmap._x.yaml",
+      "east/shop/configmap_other.yaml",
+    ]);
+
+    const only = await mkdtemp(join(tmpdir(), "driftless-hydrate-default-only-"));
+    t.after(() => rm(only, { recursive: true, force: true }));
+    const east = { dir: repo, format: "unstructured", output: only, clusters: ["east", "defaultcluster"] } as const;
+    assert.equal(await hydrate(east, () => undefined), 0);
+    assert.deepEqual([...(await files(only)).keys()].sort(), [
+      "defaultcluster/shop/configmap._other.yaml",
+      "defaultcluster/shop/configmap._x.yaml",
+      "east/shop/configmap_other.yaml",
+    ]);
+  });
+
   // As nomos v1.22 `hydrate --no-api-server-check` does for this fixture: exit 1, defaultcluster/ written.
   void it("still writes the clusters that passed when one fails, with its errors, and exits 1", async (t) => {
     const out = await mkdtemp(join(tmpdir(), "driftless-hydrate-partial-"));

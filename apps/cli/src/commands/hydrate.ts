@@ -10,6 +10,7 @@ import {
   readManifests,
   sourceFormatFor,
   toYamlStream,
+  UnnamedClusterName,
   withSpecialNamespacesDetached,
   type DeclaredObject,
   type JsonObject,
@@ -44,7 +45,7 @@ export const OutputFormat = { Yaml: "yaml", Json: "json" } as const;
 export type OutputFormat = (typeof OutputFormat)[keyof typeof OutputFormat];
 
 /** The folder of the cluster without a name, as nomos names it. */
-export const DefaultClusterFolder = "defaultcluster";
+export const DefaultClusterFolder = UnnamedClusterName;
 
 /**
  * `driftless hydrate DIR`: the objects a RootSync would apply from this source, after hierarchy

@@ -40,6 +40,13 @@ void describe("driftless vet checks what nomos vet checks", () => {
     assert.match(unknown.lines.join("\n"), /0 error\(s\), no cluster checked: the source declares none of --clusters/);
   });
 
+  void it("takes --clusters defaultcluster for the cluster without a name, as nomos vet names it", async () => {
+    // nomos v1.22 `vet --no-api-server-check --clusters defaultcluster` on this source: its errors, exit 1.
+    const { exit, lines } = await vetLines(join(fixtures, "many-errors"), { clusters: ["defaultcluster"] });
+    assert.equal(exit, 1, lines.join("\n"));
+    assert.notEqual(errorCodes(lines).length, 0);
+  });
+
   void it("lists an error found for every cluster once, without cluster names", async () => {
     const { exit, lines } = await vetLines(join(fixtures, "many-errors"));
     assert.equal(exit, 1);
