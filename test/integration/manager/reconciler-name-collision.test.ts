@@ -7,6 +7,7 @@ import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { access } from "node:fs/promises";
 import { join } from "node:path";
+import { isDeepStrictEqual } from "node:util";
 import { nsReconcilerName, SyncLabel } from "@driftless/api";
 import { RbacName } from "@driftless/controller";
 import type { ResourceMapping } from "@driftless/kube";
@@ -171,4 +172,55 @@ test("deployment mode: the second of two RepoSyncs with the same reconciler name
     ((crdReader?.["subjects"] ?? []) as { name: string }[]).some((s) => s.name === reconciler),
     "the first's subject left a shared binding",
   );
+});
+
+test("taking over from Config Sync: the ServiceAccount its reconciler-manager made for the first is neither relabelled nor deleted by the second", async (t) => {
+  const manager = await startManager(t);
+  const client = await admin();
+  const { first, second } = await collidingSyncs(t, "csshop");
+  const reconciler = nsReconcilerName(first.namespace, first.name);
+  // As Config Sync's reconciler-manager labels a reconciler's ServiceAccount (ManagedObjectLabelMap).
+  const configSyncLabels = {
+    "configsync.gke.io/managed-by": "reconciler-manager",
+    [SyncLabel.SyncKind]: "RepoSync",
+    [SyncLabel.SyncName]: first.name,
+    [SyncLabel.SyncNamespace]: first.namespace,
+  };
+  const left = await client.create(Mapping.ServiceAccount, {
+    apiVersion: "v1",
+    kind: "ServiceAccount",
+    metadata: { name: reconciler, namespace: systemNamespace, labels: configSyncLabels },
+  });
+  t.after(() => client.delete(Mapping.ServiceAccount, systemNamespace, reconciler).catch(() => undefined));
+
+  const repo = await TestRepo.create(t);
+  await repo.write("cm.yaml", configMap("owned", undefined, { v: "1" }));
+  await repo.commit("v1");
+  await createSync(
+    t,
+    repoSyncObject(second.namespace, second.name, manager.scope, { repo: repo.url, branch: repo.branch }),
+  );
+  const labels = async (): Promise<Record<string, string> | undefined> =>
+    (await getObject(Mapping.ServiceAccount, systemNamespace, reconciler))?.metadata.labels;
+  // Ends on the refusal, or on the ServiceAccount taken (relabelled) for the second.
+  const stalled = await eventually(
+    async () => {
+      const condition = conditionOf(await getSync("RepoSync", second.namespace, second.name), "Stalled");
+      if (condition?.status === "True") return { message: condition.message };
+      return isDeepStrictEqual(await labels(), configSyncLabels) ? undefined : { message: undefined };
+    },
+    { timeoutMs: 30_000, what: "the second RepoSync Stalled, or the ServiceAccount relabelled" },
+  );
+  assert.deepEqual(await labels(), configSyncLabels, "Config Sync's ServiceAccount of the first was relabelled");
+  assert.match(
+    String(stalled?.message),
+    new RegExp(`reconciler name ${reconciler} is already used by RepoSync ${first.namespace}/${first.name}`),
+  );
+
+  await client.delete(Mapping.RepoSync, second.namespace, second.name);
+  await eventually(async () => (await getSync("RepoSync", second.namespace, second.name)) === undefined, {
+    what: "the second RepoSync deleted",
+  });
+  const kept = await getObject(Mapping.ServiceAccount, systemNamespace, reconciler);
+  assert.equal(kept?.metadata.uid, left.metadata.uid, "Config Sync's ServiceAccount of the first was deleted");
 });
