@@ -37,9 +37,14 @@ export interface PassContext {
    * Ends the pass's waits (for what it applied to become Current, for what it deleted to go) early: the
    * reconciler stopping, or its sync being deleted, whose finalizer should not wait up to a
    * reconcileTimeout behind a pass over a source that no longer matters (Config Sync stops its
-   * controllers first).
+   * controllers first), or the sync's spec changing (superseded).
    */
   readonly waitSignal: AbortSignal;
+  /**
+   * The sync's spec changed (a new generation) while the pass ran: its waits end (waitSignal) and it stops
+   * before the prune, with no status, for a pass on the new spec; Config Sync replaces the reconciler pod.
+   */
+  readonly superseded: AbortSignal;
   readonly log: Logger;
   /** This cluster's name (the manager's `--cluster-name`), written on managed objects; undefined: none. */
   readonly clusterName: string | undefined;

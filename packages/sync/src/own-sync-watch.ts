@@ -48,6 +48,14 @@ export class OwnSyncWatch {
     this.#informer.on("delete", () => listener());
   }
 
+  /** Calls `listener` with each new generation of the sync's spec the watch sees (an update that bumped it). */
+  onNewGeneration(listener: (generation: number) => void): void {
+    this.#informer.on("update", (object, old) => {
+      const generation = object.metadata.generation;
+      if (generation !== undefined && generation !== old?.metadata.generation) listener(generation);
+    });
+  }
+
   current(): WatchedSync {
     if (!this.#informer.hasSynced) return { known: false };
     return { known: true, object: this.#informer.get(this.#identity.namespace, this.#identity.name) };

@@ -58,7 +58,7 @@ export interface PassResult extends PassReport {
   readonly phases?: Readonly<Record<string, number>>;
   readonly applied: readonly ApplyOutcome[];
   readonly pruned: readonly PruneOutcome[];
-  readonly skipped?: "sync-missing" | "sync-deleting" | "unchanged";
+  readonly skipped?: "sync-missing" | "sync-deleting" | "unchanged" | "superseded";
   /** The pass's status write failed: status does not say what it did, so the pass is not complete. */
   readonly statusUnwritten?: true;
 }
@@ -279,6 +279,12 @@ async function passSteps(
       timeoutMs: reconcileTimeoutMs,
       signal: ctx.waitSignal,
     });
+    // A new spec came while the pass waited: the pass on it prunes from the inventory just written (old ∪ new)
+    // and writes the status; this one's would name a spec that no longer holds.
+    if (ctx.superseded.aborted) {
+      result = { ...result, applied, skipped: "superseded" };
+      return result;
+    }
     if (timedOut.length > 0) logReconcileTimeout(ctx, timedOut, reconcileTimeoutMs);
     // Reported (KNV2009) but not holding back the prune: the objects were applied, only not yet Current.
     const waitErrors = ctx.reconcileTimeouts.errors(applied, timedOut, reconcileTimeoutMs);
@@ -304,7 +310,7 @@ async function passSteps(
       timeoutMs: reconcileTimeoutMs - (performance.now() - pruneStarted),
       onWait: (ids) => logPruneWait(ctx, "waiting for pruned objects to be deleted", ids),
     });
-    if (lingering.length > 0 && !ctx.signal.aborted)
+    if (lingering.length > 0 && !ctx.signal.aborted && !ctx.superseded.aborted)
       logPruneWait(ctx, "prune reconcile timeout: deleted objects still there", lingering);
     const pruneErrors = pruned.flatMap((o) => (o.error ? [o.error] : []));
     // As Config Sync's inventory keeps a timed-out prune: still tracked, and holding its depends-on dependencies.
@@ -312,6 +318,10 @@ async function passSteps(
     const notYetPruned = pruneHeld ? candidates : [];
     await inventory.write([...owned.filter(recorded), ...kept, ...notYetPruned]);
     lap("prune");
+    if (ctx.superseded.aborted) {
+      result = { ...result, applied, pruned, skipped: "superseded" };
+      return result;
+    }
     // Kept live between passes; what the prune left in the inventory is tracked too (strategy Delete).
     const recordedApplies = applied.filter((o) => recorded(o.desired.id));
     await ctx.resourceGroupStatus.afterPass(recordedApplies, fetched.commit, ctx.reconcileTimeouts.stuck, {

@@ -146,11 +146,44 @@ export class Reconciler implements PassContext {
   }
 
   readonly #deletionSeen = new AbortController();
+  /** The running pass's: aborted when the watch sees a generation other than the one the pass loaded. */
+  #passSuperseded = new AbortController();
+  /** The generation the running pass loaded (undefined between passes). */
+  #passLoadedGeneration: number | undefined;
   #waitSignal: AbortSignal | undefined;
 
   get waitSignal(): AbortSignal {
-    this.#waitSignal ??= AbortSignal.any([this.parts.abort.signal, this.#deletionSeen.signal]);
+    this.#waitSignal ??= AbortSignal.any([
+      this.parts.abort.signal,
+      this.#deletionSeen.signal,
+      this.#passSuperseded.signal,
+    ]);
     return this.#waitSignal;
+  }
+
+  get superseded(): AbortSignal {
+    return this.#passSuperseded.signal;
+  }
+
+  /** A new spec while a pass waits up to a reconcileTimeout on the old one: it ends, and a pass on the new one follows. */
+  private supersedePass(generation: number): void {
+    const loaded = this.#passLoadedGeneration;
+    if (!this.passing || loaded === undefined || generation <= loaded || this.#passSuperseded.signal.aborted) return;
+    this.log.info("the sync's spec changed during the pass: ending it for a pass on the new spec", {
+      generation: loaded,
+      newGeneration: generation,
+    });
+    this.#passSuperseded.abort();
+    void this.trigger("manager", "spec changed during a pass");
+  }
+
+  /** A fresh superseded signal (and wait signal) for the pass about to run on `generation`. */
+  private beginPassSignals(generation: number | undefined): void {
+    this.#passLoadedGeneration = generation;
+    if (this.#passSuperseded.signal.aborted) {
+      this.#passSuperseded = new AbortController();
+      this.#waitSignal = undefined;
+    }
   }
 
   /** Connects, adds the finalizer, starts the worker, the poll timer and (optionally) /metrics. */
@@ -179,6 +212,7 @@ export class Reconciler implements PassContext {
     // Seen by the watch, not only by the deletion's job: another reconciler of this sync (a frozen manager's,
     // beside its successor's) may run that job, and a correction here would undo what its finalizer releases.
     this.parts.ownSync.onDeletion(() => this.stopCorrecting());
+    this.parts.ownSync.onNewGeneration((generation) => this.supersedePass(generation));
     this.parts.ownSync.start();
     // A job whose turn comes once the reconciler is stopping is left to the next start's first poll.
     this.parts.queue.worker((job) =>
@@ -359,6 +393,7 @@ export class Reconciler implements PassContext {
     this.suspended = isSuspended(loaded?.raw.metadata.annotations);
     // Resuming must apply at once, not wait out the resync period behind the last complete pass.
     if (this.suspended) this.lastComplete = undefined;
+    this.beginPassSignals(loaded?.raw.metadata.generation);
     this.passing = true;
     this.passRevision = undefined;
     let result: Awaited<ReturnType<typeof runPass>> | undefined;
@@ -387,6 +422,7 @@ export class Reconciler implements PassContext {
       }
     } finally {
       this.passing = false;
+      this.#passLoadedGeneration = undefined;
       this.passRevision = undefined;
       this.parts.afterPass();
     }

@@ -1,0 +1,89 @@
+/**
+ * A new spec (spec.git.revision moved, say) while a pass waits for what it applied to become Current: Config
+ * Sync's manager rolls the reconciler pod on a new generation, so the new revision syncs at once, not after the
+ * old pass's reconcileTimeout (5 minutes by default) on an object that may never be ready.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { AppsV1Api } from "@kubernetes/client-node";
+import {
+  createRootSync,
+  eventually,
+  kubeConfig,
+  rootSyncNamespace,
+  rootSyncStatus,
+  startReconciler,
+  statusCode,
+  suffix,
+  testNamespace,
+  TestRepo,
+  updateRootSyncSpec,
+  type JsonObject,
+} from "../../support/index.ts";
+
+/** A Deployment nothing runs (no kubelet here): kstatus keeps it InProgress, and the pass waits. */
+const neverReady = (namespace: string, name: string): string => `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${name}
+  namespace: ${namespace}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec: {containers: [{name: c, image: registry.invalid/never:1}]}
+`;
+
+test("a revision changed while a pass waits on the old one is synced at once, and the old pass's objects are pruned from the inventory it wrote", async (t) => {
+  const namespace = await testNamespace(t, "spec-change");
+  const name = `spec-change-${suffix()}`;
+  const repo = await TestRepo.create(t);
+  await repo.write("config/deployment.yaml", neverReady(namespace, "stuck"));
+  const tagged = await repo.commit("a Deployment that never becomes ready");
+  await repo.git("tag", "v1");
+  await repo.git("push", "-q", "origin", "v1");
+  await repo.remove("config/deployment.yaml");
+  await repo.write(
+    "config/cm.yaml",
+    `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ready, namespace: ${namespace}}\ndata: {k: v}\n`,
+  );
+  const tip = await repo.commit("the Deployment replaced by a ConfigMap");
+  // The default reconcileTimeout (5 minutes): the old pass alone would hold the new spec back that long.
+  await createRootSync(name, repo, {
+    spec: { git: { repo: repo.url, branch: repo.branch, dir: "config", auth: "none", revision: "v1" } },
+  });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  const syncing = async (): Promise<JsonObject | undefined> =>
+    ((await rootSyncStatus(name))["conditions"] as JsonObject[] | undefined)?.find((c) => c["type"] === "Syncing");
+  await eventually(
+    async () => {
+      const condition = await syncing();
+      return condition?.["status"] === "True" && condition["commit"] === tagged;
+    },
+    { what: "the pass on v1 waiting for its Deployment" },
+  );
+
+  await updateRootSyncSpec(name, (spec) => ({ ...spec, git: { ...(spec["git"] as JsonObject), revision: "HEAD" } }));
+  await eventually(async () => (await rootSyncStatus(name))["lastSyncedCommit"] === tip, {
+    timeoutMs: 60_000,
+    what: "the branch's tip synced after the revision moved to HEAD",
+  });
+  const status = await rootSyncStatus(name);
+  const sync = status["sync"] as JsonObject;
+  assert.equal(sync["commit"], tip);
+  assert.deepEqual((sync["gitStatus"] as JsonObject)["revision"], "HEAD");
+  // The pass on the new revision pruned what the old one applied (it was recorded before the apply).
+  const apps = kubeConfig("admin").makeApiClient(AppsV1Api);
+  await eventually(
+    async () => {
+      try {
+        const live = await apps.readNamespacedDeployment({ namespace, name: "stuck" });
+        return live.metadata?.deletionTimestamp !== undefined;
+      } catch (error) {
+        return statusCode(error) === 404;
+      }
+    },
+    { what: "the v1 Deployment pruned" },
+  );
+});
