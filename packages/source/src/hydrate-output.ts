@@ -5,7 +5,7 @@
  * file per object named `[namespace/]kind_name.yaml` (lower case; `kind.group_name.yaml` when two
  * objects would share a name).
  */
-import { stringify } from "yaml";
+import { Document, Scalar, visit } from "yaml";
 import { DepthLabelSuffix, HncManagedByAnnotation, OriginalHncManagedByAnnotation } from "./hierarchy-layout.ts";
 import { isJsonArray, isJsonObject } from "./json.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
@@ -49,7 +49,29 @@ export function hydratedObject(object: DeclaredObject): JsonObject {
 
 /** Objects as one YAML stream, each document starting with `---`. */
 export function toYamlStream(objects: readonly JsonObject[]): string {
-  return objects.map((o) => `---\n${stringify(o, { version: "1.1", indentSeq: false, lineWidth: 0 })}`).join("");
+  return objects.map((o) => `---\n${toYaml11(o)}`).join("");
+}
+
+/**
+ * YAML 1.1 counts NEL, LS and PS as line breaks, where `yaml` writes them as any other character: a string
+ * holding one left plain or quoted raw is read back changed (folded) or not at all by go-yaml (kubectl,
+ * Config Sync: `could not find expected ':'`). Such strings are double-quoted, the three written as YAML's
+ * escapes `\N`, `\L` and `\P`, which read back as the same characters.
+ */
+const Yaml11LineBreaks = /[\u0085\u2028\u2029]/g;
+const Yaml11LineBreakEscapes: Readonly<Record<string, string>> = { "\u0085": "\\N", "\u2028": "\\L", "\u2029": "\\P" };
+
+function toYaml11(object: JsonObject): string {
+  const document = new Document(object, { version: "1.1" });
+  visit(document, {
+    Scalar(_key, node) {
+      if (typeof node.value === "string" && node.value.search(Yaml11LineBreaks) !== -1) node.type = Scalar.QUOTE_DOUBLE;
+    },
+  });
+  // Every such character is now inside a double-quoted scalar, where an escape stands for it.
+  return document
+    .toString({ indentSeq: false, lineWidth: 0 })
+    .replace(Yaml11LineBreaks, (c) => Yaml11LineBreakEscapes[c] ?? c);
 }
 
 /** Output path of each object, as `nomos hydrate --output` names them. */

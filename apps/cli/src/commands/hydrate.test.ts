@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { describe, it } from "node:test";
 import { promisify } from "node:util";
-import { parseAllDocuments } from "yaml";
+import { parse, parseAllDocuments } from "yaml";
+import { defaultRenderToolsDir } from "@driftless/sync/render";
 import { hydrate } from "./hydrate.ts";
 import { vet } from "./vet.ts";
 
@@ -364,5 +365,27 @@ void describe("driftless hydrate to stdout", () => {
       ),
       stdout,
     );
+  });
+
+  // YAML 1.1 reads NEL, LS and PS as line breaks: written raw, go-yaml (kubectl, Config Sync, kustomize) could
+  // not read the file back (`could not find expected ':'`) or folded them; nomos quotes them. kustomize is the
+  // go-yaml reader here.
+  void it("writes strings holding NEL, LS or PS as escapes that go-yaml reads", async (t) => {
+    const repo = await mkdtemp(join(tmpdir(), "driftless-hydrate-breaks-"));
+    t.after(() => rm(repo, { recursive: true, force: true }));
+    const data = { ls: "a\u2028b", ps: "\u2029", nel: "c\u0085d", plain: "e f" };
+    const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", namespace: "shop" }, data };
+    await writeFile(join(repo, "cm.json"), JSON.stringify(cm));
+    const out = join(repo, "out");
+    assert.equal(await hydrate({ dir: repo, format: "unstructured", output: out }, () => undefined), 0);
+    const written = await readFile(join(out, "shop", "configmap_c.yaml"), "utf8");
+    assert.doesNotMatch(written, /[\u0085\u2028\u2029]/);
+    assert.deepEqual((parse(written) as { data: unknown }).data, data);
+    await writeFile(join(out, "kustomization.yaml"), "resources: [shop/configmap_c.yaml]\n");
+    const kustomize = join(
+      defaultRenderToolsDir() ?? assert.fail("no render tools: run npm test's setup"),
+      "kustomize",
+    );
+    await promisify(execFile)(kustomize, ["build", out]);
   });
 });
