@@ -181,6 +181,20 @@ void describe("driftless hydrate", () => {
     assert.deepEqual([...(await files(out)).keys()], ["defaultcluster/clusterrole_viewer.yaml"]);
   });
 
+  // As nomos v1.22 `hydrate --no-api-server-check --flat` does when every cluster fails: exit 1, the file written
+  // empty (an empty List with --format json).
+  void it("writes an empty --flat file when every cluster fails, and exits 1", async (t) => {
+    const out = await mkdtemp(join(tmpdir(), "driftless-hydrate-flat-failed-"));
+    t.after(() => rm(out, { recursive: true, force: true }));
+    const dir = join(fixtures, "many-errors");
+    const yaml = join(out, "flat.yaml");
+    assert.equal(await hydrate({ dir, format: "hierarchy", flat: yaml }, () => undefined), 1);
+    assert.equal(await readFile(yaml, "utf8"), "");
+    const json = join(out, "flat.json");
+    assert.equal(await hydrate({ dir, format: "hierarchy", flat: json, outputFormat: "json" }, () => undefined), 1);
+    assert.equal(await readFile(json, "utf8"), '{\n\t"apiVersion": "v1",\n\t"items": [],\n\t"kind": "List"\n}');
+  });
+
   void it("refuses a cluster name from the source that would lead out of --output", async (t) => {
     const base = await mkdtemp(join(tmpdir(), "driftless-hydrate-escape-"));
     t.after(() => rm(base, { recursive: true, force: true }));

@@ -85,9 +85,10 @@ export async function hydrate(
   const failed = results.some(({ result }) => !result.complete);
   if (failed) printClusterErrors(mergeClusterErrors(results), reportSource);
   // As nomos, the clusters that passed are still written to --output or --flat (exit 1); stdout gets nothing,
-  // so a pipe never takes part of the objects for all of them.
+  // so a pipe never takes part of the objects for all of them. With none passed, --output gets no folder and
+  // --flat an empty stream (an empty List with --format json), as nomos writes them.
   const passed = results.filter(({ result }) => result.complete);
-  if (failed && ((options.output === undefined && options.flat === undefined) || passed.length === 0)) return 1;
+  if (failed && options.flat === undefined && (options.output === undefined || passed.length === 0)) return 1;
   // Kind, group, namespace and name become file and folder names: none may lead out of --output.
   const unnamable =
     options.output === undefined
