@@ -38,6 +38,14 @@ void describe("redactUrl", () => {
     assert.equal(redactUrl("git@github.com:org/repo.git"), "git@github.com:org/repo.git");
     assert.equal(redactUrl("bot:tok3n@github.com:org/repo.git"), "bot@github.com:org/repo.git");
   });
+
+  void it("drops the password of a URL written without its scheme (user:token@host/path), as git reads it as ssh", () => {
+    assert.equal(redactUrl("oauth2:glpat-s3cr3t@gitlab.com/org/repo.git"), "oauth2@gitlab.com/org/repo.git");
+    assert.equal(redactUrl("x-access-token:ghp_abc@github.com"), "x-access-token@github.com");
+    // scp-like host:path with an "@" in the path names no password: left whole.
+    assert.equal(redactUrl("github.com:org/repo@v1/x"), "github.com:org/repo@v1/x");
+    assert.equal(redactUrl("git@github.com:org/repo.git"), "git@github.com:org/repo.git");
+  });
 });
 
 void describe("redactCredentials", () => {

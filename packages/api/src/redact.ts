@@ -11,8 +11,10 @@ const Mask = "***";
 // masked with it, which costs a little of the URL and never a secret.
 const scheme = /^[a-z][a-z0-9+.-]*:\/\//i;
 const schemeInText = /\b[a-z][a-z0-9+.-]*:\/\//gi;
-// scp-like `user:password@host:path`; `git@host:path` has no password and is left alone.
-const scpPassword = /^([^@/\s:]+):[^/\s]*@(?=[^/:\s]+:)/;
+// `user:password@host` without a scheme: scp-like `user:password@host:path`, or an https URL whose `https://` was
+// left out (`oauth2:<token>@gitlab.com/org/repo`, which git reads as ssh to host `oauth2`). `git@host:path` has no
+// password and is left alone.
+const schemelessPassword = /^([^@/\s:]+):[^/\s]*@(?=[^@/:\s]+(?:[:/]|$))/;
 // A query parameter named for a credential (`?private_token=`, `&access_key=`, `sig=`): its value, up to the next
 // parameter, fragment, space, quote or JSON escape, is masked as user-info is.
 const secretQueryValue = /([?&][^=&#\s"\\]*(?:token|passw|secret|key|auth|sig|credential)[^=&#\s"\\]*=)[^&#\s"'\\]+/gi;
@@ -30,8 +32,8 @@ function maskUserInfo(schemePrefix: string, userInfo: string): string {
  * often written as the user; for ssh only the password is dropped. A credential in the query goes too.
  */
 export function redactUrl(url: string): string {
-  const scp = scpPassword.exec(url);
-  if (scp !== null) return `${scp[1] ?? ""}@${url.slice(scp[0].length)}`;
+  const schemeless = schemelessPassword.exec(url);
+  if (schemeless !== null) return `${schemeless[1] ?? ""}@${url.slice(schemeless[0].length)}`;
   const prefix = scheme.exec(url)?.[0];
   if (prefix === undefined) return url;
   const at = url.lastIndexOf("@");

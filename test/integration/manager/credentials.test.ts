@@ -241,6 +241,27 @@ test("a password holding '#', '?' or '/' in spec.git.repo or a Secret's proxy UR
   assert.ok(!manager.logs.join("\n").includes(secret), "the manager's log holds the password");
 });
 
+test("a token written as user:token@host/path, https:// left out, reaches no status, Event, log or driftless status", async (t) => {
+  const manager = await startManager(t);
+  const secret = `glpat${suffix()}${suffix()}`;
+  const name = `creds-${manager.scope.id}-noscheme`;
+  // git reads it as scp-like ssh to host "oauth2" (path "<token>@..."): the token is in every message naming it.
+  await createSync(
+    t,
+    rootSyncObject(name, manager.scope, { repo: `oauth2:${secret}@127.0.0.1/org/x.git`, branch: "main" }),
+  );
+  const errors = await eventually(
+    async () => {
+      const found = sourceErrors(await getSync("RootSync", systemNamespace, name));
+      return found.length > 0 ? found : undefined;
+    },
+    { what: `source errors on ${name}`, timeoutMs: 60_000 },
+  );
+  t.diagnostic(errors.join("\n"));
+  await assertNowhere(manager, name, secret);
+  assert.ok(!manager.logs.join("\n").includes(secret), "the manager's log holds the token");
+});
+
 test("a password holding <, >, and a quote fetches from a real git server and stays out of the git-context annotation of what it syncs", async (t) => {
   const manager = await startManager(t);
   const target = await createNamespace(t, "creds");
