@@ -81,6 +81,7 @@ const maxConflictRetries = 5;
 export async function applyObject(desired: DesiredObject, options: ApplyOptions): Promise<ApplyOutcome> {
   let mapping: ResourceMapping | undefined;
   let liveOwned = false;
+  let attempted: ApplyOutcome["attempted"];
   try {
     mapping = await options.mapper.mappingFor(desired.apiVersion, desired.id.kind);
     if (mapping === undefined) {
@@ -108,6 +109,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
         if (current === undefined) {
           if (options.dryRun === true) return { desired, operation: Operation.Created, mapping };
           const body = withRecord(decorated, options.commit, options.annotator);
+          attempted = "create";
           const created = await options.client.create(mapping, body as KubeObject, writeOptions(options));
           options.live.remember(mapping, created);
           const health = computeHealth(created);
@@ -167,6 +169,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
           annotations: { ...body.metadata.annotations, ...annotationsOf(record) },
         };
         if (stray) delete body.metadata.annotations?.[UserAnnotation.LifecycleMutation];
+        attempted = "update";
         const updated = await options.client.update(mapping, current, body, writeOptions(options));
         options.live.remember(mapping, updated);
         if (keptNothing(current, updated)) return unkept(desired, updated, mapping, options);
@@ -187,7 +190,8 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
       }
     }
   } catch (error) {
-    return { desired, operation: Operation.Failed, mapping, error: new ApplyError(desired, error), liveOwned };
+    const failed = { desired, operation: Operation.Failed, mapping, error: new ApplyError(desired, error), liveOwned };
+    return attempted === undefined ? failed : { ...failed, attempted };
   }
 }
 

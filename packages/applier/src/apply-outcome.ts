@@ -25,4 +25,6 @@ export interface ApplyOutcome {
   readonly error?: DriftlessError;
   /** A failed apply: the object was in the cluster, this sync's (its owning-inventory), when it was last read. */
   readonly liveOwned?: boolean;
+  /** A failed apply: the write it sent and the server refused (none when it failed before writing). */
+  readonly attempted?: "create" | "update";
 }

@@ -3,7 +3,7 @@ import { it } from "node:test";
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
 import { Operation, PruneOperation, type ApplyOutcome, type DesiredObject } from "@driftless/applier";
 import { createMetrics } from "@driftless/metrics";
-import { initPassMetrics, recordCorrectionInternalError, recordPass } from "./pass-metrics.ts";
+import { initPassMetrics, recordCorrection, recordCorrectionInternalError, recordPass } from "./pass-metrics.ts";
 
 function desired(name: string): DesiredObject {
   const id = { group: "", kind: "ConfigMap", namespace: "web", name };
@@ -286,4 +286,40 @@ void it("records apply_duration_seconds and last_apply_timestamp for an apply of
     (await samples("config_sync_last_apply_timestamp")).join("\n"),
     /\{status="success",commit="empty"\} \d+/,
   );
+});
+
+void it('records a drift correction the API server refused as apply_operations_total{controller="remediator",status="error"} with the write it sent, as Config Sync\'s remediator records every create and update', async () => {
+  const metrics = createMetrics({ processMetrics: false });
+  const refused = new DriftlessError({ code: KnvCode.Apply, errorClass: ErrorClass.Terminal, message: "denied" });
+  recordCorrection(metrics, { desired: desired("changed"), operation: Operation.Updated }, 0.01);
+  recordCorrection(metrics, { desired: desired("gone"), operation: Operation.Created }, 0.01);
+  recordCorrection(metrics, { desired: desired("same"), operation: Operation.Unchanged }, 0.01);
+  recordCorrection(
+    metrics,
+    { desired: desired("denied"), operation: Operation.Failed, error: refused, attempted: "update" },
+    0.01,
+  );
+  recordCorrection(
+    metrics,
+    { desired: desired("denied-create"), operation: Operation.Failed, error: refused, attempted: "create" },
+    0.01,
+  );
+  // Refused before any write (another sync's object): no operation.
+  recordCorrection(metrics, { desired: desired("theirs"), operation: Operation.Failed, error: refused }, 0.01);
+  const samples = async (name: string): Promise<string[]> =>
+    (await metrics.registry.getSingleMetricAsString(name))
+      .split("\n")
+      .filter((line) => line !== "" && !line.startsWith("#"));
+  assert.deepEqual((await samples("config_sync_apply_operations_total")).sort(), [
+    'config_sync_apply_operations_total{operation="create",status="error",controller="remediator"} 1',
+    'config_sync_apply_operations_total{operation="create",status="success",controller="remediator"} 1',
+    'config_sync_apply_operations_total{operation="update",status="error",controller="remediator"} 1',
+    'config_sync_apply_operations_total{operation="update",status="success",controller="remediator"} 1',
+  ]);
+  const durations = await samples("config_sync_remediate_duration_seconds");
+  assert.ok(
+    durations.includes('config_sync_remediate_duration_seconds_count{status="success"} 3'),
+    durations.join("\n"),
+  );
+  assert.ok(durations.includes('config_sync_remediate_duration_seconds_count{status="error"} 3'), durations.join("\n"));
 });

@@ -32,6 +32,24 @@ export function recordCorrectionInternalError(
 /** KNV1060: the object is another sync's, and was left alone. */
 const isManagementConflict = (outcome: ApplyOutcome): boolean => outcome.error?.code === KnvCode.ManagementConflict;
 
+/**
+ * A drift correction, as Config Sync's remediator records one: its duration, and the write it sent as
+ * apply_operations_total{controller="remediator"}, a refused one too (status="error"). An object already as
+ * declared was not written and is not counted.
+ */
+export function recordCorrection(m: Metrics, outcome: ApplyOutcome, seconds: number): void {
+  const status: Status = outcome.error === undefined ? "success" : "error";
+  m.remediateDuration.observe({ status }, seconds);
+  const operation = correctionWrite(outcome);
+  if (operation !== undefined) m.applyOperations.inc({ operation, status, controller: "remediator" });
+}
+
+function correctionWrite(outcome: ApplyOutcome): "create" | "update" | undefined {
+  if (outcome.operation === "created") return "create";
+  if (outcome.operation === "updated") return "update";
+  return outcome.attempted;
+}
+
 const statusOf = (errors: readonly DriftlessError[]): Status => (errors.length === 0 ? "success" : "error");
 
 /** api_duration_seconds for every call the client makes, whichever package makes it. */

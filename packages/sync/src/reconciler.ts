@@ -31,7 +31,7 @@ import { PassLane } from "./pass-lane.ts";
 import { runPass, type PassResult, type PassTrigger } from "./pass.ts";
 import { Correction } from "./remediator.ts";
 import { applyOptionsFor, pruneOptionsFor } from "./pass-options.ts";
-import { recordCorrectionInternalError, recordPass, recordUndeclared } from "./pass-metrics.ts";
+import { recordCorrection, recordCorrectionInternalError, recordPass, recordUndeclared } from "./pass-metrics.ts";
 import { shutdown } from "./shutdown.ts";
 import { collectAfterPass, memoryMiB } from "./memory.ts";
 import { loadSync, rsyncMapping } from "./rsync.ts";
@@ -307,14 +307,8 @@ export class Reconciler implements PassContext {
     }
     recordCorrectionInternalError(this.metrics, outcome);
     this.resourceGroupStatus.observe(outcome); // its echo is silent: a re-created object is no longer NotFound
-    const ok = outcome.error === undefined;
-    this.metrics.remediateDuration.observe({ status: ok ? "success" : "error" }, (performance.now() - started) / 1000);
+    recordCorrection(this.metrics, outcome, (performance.now() - started) / 1000);
     if (outcome.operation === "created" || outcome.operation === "updated") {
-      this.metrics.applyOperations.inc({
-        operation: outcome.operation === "created" ? "create" : "update",
-        status: ok ? "success" : "error",
-        controller: "remediator",
-      });
       this.log.info("drift corrected", {
         object: `${desired.id.kind}/${desired.id.namespace ?? ""}/${desired.id.name}`,
         operation: outcome.operation,

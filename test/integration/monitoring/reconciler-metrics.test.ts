@@ -6,6 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
+  coreApi,
   createRepoSync,
   createRootSync,
   customApi,
@@ -15,6 +16,7 @@ import {
   rootSyncs,
   startReconciler,
   suffix,
+  repoSyncSyncedTo,
   testNamespace,
   TestRepo,
   updateRootSyncSpec,
@@ -22,6 +24,7 @@ import {
 } from "../../support/index.ts";
 import { configMap } from "../manager/helpers.ts";
 import { createStatusWidgetCrd, deleteRootSyncAfter, setWidgetConditions } from "../../support/status-widgets.ts";
+import { denyByPolicy } from "../../support/admission-policy.ts";
 import { fullScrape, scrape, valueOf } from "./scrape.ts";
 
 async function rootSyncGeneration(name: string): Promise<number> {
@@ -120,4 +123,60 @@ test('pipeline_error_observed{component="readiness"} is 1 while an object of the
   await readinessIs(1, "readiness 1 once the Widget is Failed");
   await setWidgetConditions(group, namespace, [{ type: "Ready", status: "True", reason: "Ready" }]);
   await readinessIs(0, "readiness 0 once the Widget is Current again");
+});
+
+test('a drift correction the API server refuses counts as apply_operations_total{controller="remediator",operation="update",status="error"}, as Config Sync\'s remediator records every write it sends', async (t) => {
+  const namespace = await testNamespace(t, "refused");
+  const repo = await TestRepo.create(t);
+  await repo.write("config/a.yaml", configMap("a", namespace, { color: "blue" }));
+  const commit = await repo.commit("one config map");
+  await createRepoSync(namespace, repo, { git: { period: "2s" } });
+  const reconciler = await startReconciler(t, { kind: "RepoSync", namespace, name: "repo-sync" }, { metricsPort: 0 });
+  const url = `${reconciler.metricsUrl}/metrics`;
+  await repoSyncSyncedTo(namespace, commit);
+
+  // A policy engine that refuses to turn a hand-edited (labelled) map back to blue: the correction's write.
+  const denial = `policy refused-${namespace}: no going back to blue`;
+  await denyByPolicy(t, `refused-${namespace}`, {
+    rule: { apiGroups: [""], apiVersions: ["v1"], operations: ["UPDATE"], resources: ["configmaps"] },
+    when: `object.metadata.namespace == '${namespace}' && object.data.color == 'blue' && has(oldObject.metadata.labels) && 'drifted' in oldObject.metadata.labels`,
+    message: denial,
+  });
+  const drifted = { metadata: { labels: { drifted: "yes" } }, data: { color: "green" } };
+  await coreApi().createNamespacedConfigMap({
+    namespace,
+    body: { metadata: { name: "probe", ...drifted.metadata }, data: drifted.data },
+  });
+  await eventually(
+    async () => {
+      try {
+        await coreApi().patchNamespacedConfigMap({
+          name: "probe",
+          namespace,
+          dryRun: "All",
+          body: [{ op: "replace", path: "/data/color", value: "blue" }],
+        });
+        return false;
+      } catch (error) {
+        return String(error).includes(denial);
+      }
+    },
+    { what: "the admission policy to be in force" },
+  );
+
+  await coreApi().patchNamespacedConfigMap({
+    name: "a",
+    namespace,
+    body: [
+      { op: "add", path: "/metadata/labels", value: drifted.metadata.labels },
+      { op: "replace", path: "/data/color", value: "green" },
+    ],
+  });
+  const refused = { controller: "remediator", operation: "update", status: "error" };
+  await eventually(async () => (valueOf(await scrape(url), "config_sync_apply_operations_total", refused) ?? 0) >= 1, {
+    timeoutMs: 30_000,
+    what: "the refused correction counted",
+  });
+  const scraped = await scrape(url);
+  assert.ok((valueOf(scraped, "config_sync_remediate_duration_seconds_count", { status: "error" }) ?? 0) >= 1);
 });
