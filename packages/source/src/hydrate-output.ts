@@ -14,13 +14,26 @@ import type { DeclaredObject } from "./result.ts";
 const configSyncPrefixes = ["configmanagement.gke.io/", "configsync.gke.io/"] as const;
 const ManagedAnnotationKey = "configmanagement.gke.io/managed";
 
-/** The object as printed: what the source declares, without reconciler metadata, keys sorted. */
+/** The object as printed in a file of its own (--output): what the source declares, without reconciler metadata, keys sorted. */
 export function hydratedObject(object: DeclaredObject): JsonObject {
+  return hydrated(object, false);
+}
+
+/**
+ * The object as printed in a --flat file (and on stdout): as in a file of its own, but `status` and
+ * `metadata.creationTimestamp` stay as declared (kubectl's `status: {}` and `creationTimestamp: null`), as nomos
+ * prints them there; its one-file-per-object output drops both, as its conversion to typed objects fills them in.
+ */
+export function flatHydratedObject(object: DeclaredObject): JsonObject {
+  return hydrated(object, true);
+}
+
+function hydrated(object: DeclaredObject, flat: boolean): JsonObject {
   const raw = sortKeys(object.raw) as JsonObject;
   const metadata = raw["metadata"];
   if (!isJsonObject(metadata)) return raw;
   const cleaned: Record<string, JsonValue> = { ...metadata };
-  delete cleaned["creationTimestamp"];
+  if (!flat) delete cleaned["creationTimestamp"];
   if (object.group === "" && object.kind === "Namespace") {
     const labels: Record<string, JsonValue> = isJsonObject(metadata["labels"]) ? { ...metadata["labels"] } : {};
     for (const key of Object.keys(labels)) if (key.endsWith(DepthLabelSuffix)) delete labels[key];
@@ -43,6 +56,7 @@ export function hydratedObject(object: DeclaredObject): JsonObject {
         delete annotations[key];
     setOrDrop(cleaned, "annotations", annotations);
   }
+  if (flat) return { ...raw, metadata: cleaned };
   const { status: _status, ...rest } = raw;
   return { ...rest, metadata: cleaned };
 }

@@ -38,7 +38,7 @@ export { splitApiVersion } from "./manifest.ts";
 export type { Manifest, ManifestMetadata } from "./manifest.ts";
 export type { KindInfo, KindResolver } from "./kinds.ts";
 export { builtinKinds } from "./builtin-kinds.ts";
-export { hydratedObject, hydratedPaths, toYamlStream } from "./hydrate-output.ts";
+export { flatHydratedObject, hydratedObject, hydratedPaths, toYamlStream } from "./hydrate-output.ts";
 export type { SyncScope } from "./scope.ts";
 export { objectKey } from "./object-id.ts";
 export type { ObjectId } from "./object-id.ts";

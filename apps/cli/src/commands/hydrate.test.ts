@@ -181,6 +181,34 @@ void describe("driftless hydrate", () => {
     assert.deepEqual([...(await files(out)).keys()], ["defaultcluster/clusterrole_viewer.yaml"]);
   });
 
+  // What nomos v1.22 `hydrate --no-api-server-check --source-format unstructured` writes for a Deployment as
+  // `kubectl create deployment --dry-run=client -o yaml` prints it: --flat as declared, --output without both.
+  void it("keeps a declared creationTimestamp: null and status: {} in a --flat file, and drops them from --output files, as nomos", async (t) => {
+    const repo = await mkdtemp(join(tmpdir(), "driftless-hydrate-kubectl-"));
+    t.after(() => rm(repo, { recursive: true, force: true }));
+    await writeFile(
+      join(repo, "deploy.yaml"),
+      [
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop, creationTimestamp: null}",
+        "spec:\n  selector: {matchLabels: {app: web}}\n  strategy: {}",
+        "  template:\n    metadata: {labels: {app: web}, creationTimestamp: null}\n    spec: {containers: [{name: c, image: x}]}",
+        "status: {}\n",
+      ].join("\n"),
+    );
+    const written = await mkdtemp(join(tmpdir(), "driftless-hydrate-kubectl-out-"));
+    t.after(() => rm(written, { recursive: true, force: true }));
+    const flat = join(written, "flat.yaml");
+    assert.equal(await hydrate({ dir: repo, format: "unstructured", flat }, () => undefined), 0);
+    const flatObject = parse(await readFile(flat, "utf8")) as { metadata: object; status?: object };
+    assert.deepEqual(flatObject.metadata, { creationTimestamp: null, name: "web", namespace: "shop" });
+    assert.deepEqual(flatObject.status, {});
+    const out = join(written, "out");
+    assert.equal(await hydrate({ dir: repo, format: "unstructured", output: out }, () => undefined), 0);
+    const file = parse(await readFile(join(out, "shop", "deployment_web.yaml"), "utf8")) as typeof flatObject;
+    assert.deepEqual(file.metadata, { name: "web", namespace: "shop" });
+    assert.equal(file.status, undefined);
+  });
+
   // As nomos v1.22 `hydrate --no-api-server-check --flat` does when every cluster fails: exit 1, the file written
   // empty (an empty List with --format json).
   void it("writes an empty --flat file when every cluster fails, and exits 1", async (t) => {

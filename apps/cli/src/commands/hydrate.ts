@@ -4,6 +4,7 @@ import type { SourceFormat } from "@driftless/api";
 import {
   clustersToCheck,
   declareForClusters,
+  flatHydratedObject,
   hydratedObject,
   hydratedPaths,
   mergeClusterErrors,
@@ -107,7 +108,7 @@ export async function hydrate(
     // As nomos prints them, and as they are applied: a declared special Namespace carries deletion: detach.
     objects: result.complete ? withSpecialNamespacesDetached(result.objects) : [],
   }));
-  const all = hydrated.flatMap((h) => h.objects.map(hydratedObject));
+  const all = hydrated.flatMap((h) => h.objects.map(flatHydratedObject));
   const json = options.outputFormat === OutputFormat.Json;
   const encode = json ? toJsonList : toYamlStream;
   if (options.output !== undefined) {
