@@ -47,14 +47,21 @@ function hydrated(object: DeclaredObject, flat: boolean): JsonObject {
     setOrDrop(cleaned, "labels", labels);
     setOrDrop(cleaned, "annotations", annotations);
   }
-  // As nomos prints them: Config Sync's own annotations (selectors, ...) are instructions to the
-  // reconciler, not part of the object; only `managed` stays, since it changes what is applied.
-  if (isJsonObject(cleaned["annotations"])) {
-    const annotations: Record<string, JsonValue> = { ...cleaned["annotations"] };
-    for (const key of Object.keys(annotations))
-      if (configSyncPrefixes.some((prefix) => key.startsWith(prefix)) && key !== ManagedAnnotationKey)
-        delete annotations[key];
-    setOrDrop(cleaned, "annotations", annotations);
+  // As nomos prints them: Config Sync's own annotations (selectors, ...) and labels are instructions to the
+  // reconciler, not part of the object; only `managed` stays, since it changes what is applied. As nomos
+  // sets them again, an empty or null map is no field at all.
+  for (const field of ["annotations", "labels"] as const) {
+    const map = cleaned[field];
+    if (map === null) delete cleaned[field];
+    if (!isJsonObject(map)) continue;
+    const kept: Record<string, JsonValue> = { ...map };
+    for (const key of Object.keys(kept))
+      if (
+        configSyncPrefixes.some((prefix) => key.startsWith(prefix)) &&
+        (field === "labels" || key !== ManagedAnnotationKey)
+      )
+        delete kept[key];
+    setOrDrop(cleaned, field, kept);
   }
   if (flat) return { ...raw, metadata: cleaned };
   const { status: _status, ...rest } = raw;

@@ -209,6 +209,32 @@ void describe("driftless hydrate", () => {
     assert.equal(file.status, undefined);
   });
 
+  // What nomos v1.22 `hydrate --no-api-server-check --source-format unstructured` writes: it sets labels and
+  // annotations again after removing Config Sync's, so an empty or null map is no field.
+  void it("writes no empty or null labels and annotations, as nomos", async (t) => {
+    const repo = await mkdtemp(join(tmpdir(), "driftless-hydrate-empty-maps-"));
+    t.after(() => rm(repo, { recursive: true, force: true }));
+    await writeFile(
+      join(repo, "cm.yaml"),
+      [
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: empty, namespace: shop, labels: {}, annotations: {}}",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nulls, namespace: shop, labels: null, annotations: null}",
+      ].join("\n---\n"),
+    );
+    const written = await mkdtemp(join(tmpdir(), "driftless-hydrate-empty-maps-out-"));
+    t.after(() => rm(written, { recursive: true, force: true }));
+    const flat = join(written, "flat.yaml");
+    assert.equal(await hydrate({ dir: repo, format: "unstructured", flat }, () => undefined), 0);
+    const objects = parseAllDocuments(await readFile(flat, "utf8")).map((d) => d.toJS() as { metadata: object });
+    assert.deepEqual(
+      objects.map((o) => o.metadata),
+      [
+        { name: "empty", namespace: "shop" },
+        { name: "nulls", namespace: "shop" },
+      ],
+    );
+  });
+
   // As nomos v1.22 `hydrate --no-api-server-check --flat` does when every cluster fails: exit 1, the file written
   // empty (an empty List with --format json).
   void it("writes an empty --flat file when every cluster fails, and exits 1", async (t) => {
