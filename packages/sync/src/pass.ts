@@ -347,6 +347,11 @@ async function passSteps(
     };
     return result;
   } catch (error) {
+    // Cut short for a pass on the new spec: what it met says nothing about that spec.
+    if (ctx.superseded.aborted) {
+      result = { ...result, skipped: "superseded" };
+      return result;
+    }
     const classified = toDriftlessError(error);
     const isSource = classified.code === KnvCode.SourceFetch || classified.code === KnvCode.InvalidSync;
     result = isSource
@@ -431,9 +436,11 @@ async function fetchSource(ctx: PassContext, sync: RSync, trigger: PassTrigger):
   const last = ctx.lastFetchSpec === spec ? ctx.lastFetch : undefined;
   if (trigger === "drift" && last !== undefined) return last;
   const credentials = await readGitCredentials(ctx.client, sync, ctx.secretReads);
-  const remote = await ctx.git.resolveRemote({ spec: source, credentials, signal: ctx.signal });
+  // A new spec (a repository or revision fixed) ends a fetch hanging on the old one, up to its 2-minute timeout.
+  const signal = AbortSignal.any([ctx.signal, ctx.superseded]);
+  const remote = await ctx.git.resolveRemote({ spec: source, credentials, signal });
   if (last !== undefined && last.commit === remote.commit) return last;
-  const fetched = await ctx.git.fetch({ syncKey: ctx.syncKey, spec: source, credentials, signal: ctx.signal });
+  const fetched = await ctx.git.fetch({ syncKey: ctx.syncKey, spec: source, credentials, signal });
   ctx.rememberFetch(fetched, spec);
   return fetched;
 }

@@ -1,12 +1,15 @@
 /**
  * A new spec (spec.git.revision moved, say) while a pass waits for what it applied to become Current: Config
  * Sync's manager rolls the reconciler pod on a new generation, so the new revision syncs at once, not after the
- * old pass's reconcileTimeout (5 minutes by default) on an object that may never be ready.
+ * old pass's reconcileTimeout (5 minutes by default) on an object that may never be ready, nor after a fetch
+ * hanging on the old repository for its 2-minute timeout.
  */
-import { test } from "node:test";
+import { createServer, type Socket } from "node:net";
+import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { AppsV1Api } from "@kubernetes/client-node";
 import {
+  coreApi,
   createRootSync,
   eventually,
   kubeConfig,
@@ -86,4 +89,46 @@ test("a revision changed while a pass waits on the old one is synced at once, an
     },
     { what: "the v1 Deployment pruned" },
   );
+});
+
+/** An http:// "Git server" that takes connections and never answers: a fetch from it hangs. */
+async function silentServer(t: TestContext): Promise<{ url: string; connections: () => number }> {
+  const sockets: Socket[] = [];
+  const server = createServer((socket) => void sockets.push(socket));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => {
+    for (const socket of sockets) socket.destroy();
+    server.close();
+  });
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${String(port)}/repo.git`, connections: () => sockets.length };
+}
+
+test("a repository fixed in the spec while the fetch hangs on the old one is synced at once", async (t) => {
+  const silent = await silentServer(t);
+  const name = `spec-change-${suffix()}`;
+  const repo = await TestRepo.create(t);
+  await repo.write(
+    "config/cm.yaml",
+    `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: default}\n`,
+  );
+  const commit = await repo.commit("a ConfigMap");
+  t.after(() =>
+    coreApi()
+      .deleteNamespacedConfigMap({ name, namespace: "default" })
+      .catch(() => undefined),
+  );
+  await createRootSync(name, repo, {
+    spec: { git: { repo: silent.url, branch: repo.branch, dir: "config", auth: "none" } },
+  });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await eventually(() => silent.connections() > 0, { what: "the fetch from the silent server begun" });
+
+  await updateRootSyncSpec(name, (spec) => ({ ...spec, git: { ...(spec["git"] as JsonObject), repo: repo.url } }));
+  await eventually(async () => (await rootSyncStatus(name))["lastSyncedCommit"] === commit, {
+    timeoutMs: 60_000,
+    what: "the fixed repository synced",
+  });
+  const source = (await rootSyncStatus(name))["source"] as JsonObject;
+  assert.equal(source["errors"], undefined, "the cut fetch of the old repository was reported");
 });
