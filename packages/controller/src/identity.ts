@@ -5,7 +5,7 @@
  * reconciler has the same permissions, inside its namespace only, in either mode.
  */
 import { isDeepStrictEqual } from "node:util";
-import { RootSyncNamespace, SyncLabel } from "@driftless/api";
+import { Kind, RootSyncNamespace, SyncLabel } from "@driftless/api";
 import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type KubeObject } from "@driftless/kube";
 import type { SyncRef } from "@driftless/queue";
 import {
@@ -243,12 +243,22 @@ function mergedLabels(
 
 async function listOwnedBindings(client: KubeClient, sync: SyncRef): Promise<KubeObject[]> {
   const labelSelector = syncOwnedSelector(sync);
+  const namespace = bindingNamespaceOf(sync);
   const [roleBindings, clusterRoleBindings, ownRoleBindings] = await Promise.all([
-    client.list(Resource.RoleBinding, { labelSelector }),
+    client.list(Resource.RoleBinding, { labelSelector, ...namespace }),
     client.list(Resource.ClusterRoleBinding, { labelSelector }),
-    client.list(Resource.RoleBinding, { labelSelector: ownRoleBindingSelector(sync) }),
+    client.list(Resource.RoleBinding, { labelSelector: ownRoleBindingSelector(sync), ...namespace }),
   ]);
   return [...roleBindings.items, ...clusterRoleBindings.items, ...ownRoleBindings.items];
+}
+
+/**
+ * Where a sync's RoleBindings can be: a RepoSync's only in its namespace; a RootSync's anywhere (a roleRef names
+ * a namespace). Labels are anyone's to write, so one labelled for a RepoSync in another tenant's namespace is that
+ * tenant's, never deleted as the RepoSync's.
+ */
+function bindingNamespaceOf(sync: SyncRef): { namespace?: string } {
+  return sync.kind === Kind.RepoSync ? { namespace: sync.namespace } : {};
 }
 
 async function deleteBinding(client: KubeClient, obj: KubeObject): Promise<void> {

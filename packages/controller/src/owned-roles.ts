@@ -49,8 +49,10 @@ export async function ensureOwnedRole(
   }
 }
 
+/** A sync's own Roles are all in its namespace: one labelled as its elsewhere is someone else's. */
 export async function listOwnedRoles(client: KubeClient, sync: SyncRef): Promise<KubeObject[]> {
-  return (await client.list(Resource.Role, { labelSelector: syncOwnedSelector(sync) })).items;
+  return (await client.list(Resource.Role, { namespace: sync.namespace, labelSelector: syncOwnedSelector(sync) }))
+    .items;
 }
 
 export async function deleteRole(client: KubeClient, role: KubeObject): Promise<void> {

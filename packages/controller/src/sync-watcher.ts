@@ -161,9 +161,10 @@ export class SyncWatcher {
     // pieces of every manager sharing the cluster come through here, and one of a sync out of scope would
     // be let go, torn down, as one that left it). Whether the object names a sync at all is the answer.
     const repairOwner = (obj: KubeObject): boolean => {
-      const sync = syncOfLabels(obj.metadata.labels);
+      if (syncOfLabels(obj.metadata.labels) === undefined) return false;
+      const sync = pieceOwnerOf(obj);
       if (sync !== undefined && this.serves(sync)) options.onSync(sync, ManagerTrigger.Workload);
-      return sync !== undefined;
+      return true;
     };
     if (this.#deployments !== undefined) {
       this.#deployments.on("update", repairOwner);
@@ -250,4 +251,17 @@ export class SyncWatcher {
     const ref = refOf(obj);
     if (ref !== undefined) this.#options.onSync(ref, trigger);
   }
+}
+
+/**
+ * The sync whose reconciler `obj` is a piece of, by its labels, where such a piece can be: a RepoSync's are in
+ * config-management-system (ServiceAccount, Deployment) or its own namespace (bindings), as Config Sync maps a
+ * RoleBinding only to the RepoSyncs of its namespace. Labels are anyone's to write: a RoleBinding a tenant labels
+ * for another namespace's RepoSync sets up nothing of that sync's.
+ */
+export function pieceOwnerOf(obj: KubeObject): SyncRef | undefined {
+  const sync = syncOfLabels(obj.metadata.labels);
+  const namespace = obj.metadata.namespace;
+  if (sync === undefined || sync.kind !== Kind.RepoSync || namespace === undefined) return sync;
+  return namespace === sync.namespace || namespace === RootSyncNamespace ? sync : undefined;
 }

@@ -4,6 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { isDeepStrictEqual } from "node:util";
 import { syncRoleName } from "@driftless/controller";
 import type { KubeObject } from "@driftless/kube";
 import { eventually, suffix } from "../../support/index.ts";
@@ -367,6 +368,54 @@ test("taking over from Config Sync: a RepoSync whose reconciler name Config Sync
   const kept = await getObject(Mapping.Deployment, systemNamespace, reconciler);
   assert.equal(kept?.metadata.labels?.["configsync.gke.io/sync-namespace"], victim.namespace);
   assert.equal(kept?.metadata.labels?.["app.kubernetes.io/managed-by"], undefined, "adopted by the newcomer");
+});
+
+test("a Role and RoleBinding a tenant labels as another namespace's RepoSync's are that tenant's: setting up that RepoSync deletes neither", async (t) => {
+  const manager = await startManager(t, { mode: "deployment" });
+  const victim = await createNamespace(t, "victim");
+  const tenant = await createNamespace(t, "tenant");
+  const reconciler = `ns-reconciler-${victim}`;
+  await createSync(t, repoSyncObject(victim, "repo-sync", manager.scope, git));
+  await eventually(() => getObject(Mapping.Deployment, systemNamespace, reconciler), {
+    what: `Deployment ${reconciler}`,
+  });
+
+  // The labels the manager puts on a RepoSync's own Roles and bindings, written by the tenant in its namespace.
+  const labels = {
+    "app.kubernetes.io/managed-by": "reconciler-manager",
+    "configsync.gke.io/sync-kind": "RepoSync",
+    "configsync.gke.io/sync-name": "repo-sync",
+    "configsync.gke.io/sync-namespace": victim,
+  };
+  const client = await admin();
+  const metadata = { name: "tenant-own", namespace: tenant, labels };
+  await client.create(Mapping.Role, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "Role",
+    metadata,
+    rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }],
+  });
+  await client.create(Mapping.RoleBinding, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata,
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "tenant-own" },
+    subjects: [{ kind: "ServiceAccount", name: "default", namespace: tenant }],
+  });
+
+  // A spec change: the manager sets the RepoSync up again, its identity (and stale bindings) before the Deployment.
+  const before = templateAnnotations(await getObject(Mapping.Deployment, systemNamespace, reconciler));
+  await client.patch(Mapping.RepoSync, victim, "repo-sync", { spec: { git: { dir: "elsewhere" } } }, "merge");
+  await eventually(
+    async () =>
+      !isDeepStrictEqual(templateAnnotations(await getObject(Mapping.Deployment, systemNamespace, reconciler)), before),
+    { what: "the RepoSync set up again (its pod template changed)" },
+  );
+  assert.ok(await getObject(Mapping.Role, tenant, "tenant-own"), "the tenant's Role was deleted as the RepoSync's");
+  assert.ok(
+    await getObject(Mapping.RoleBinding, tenant, "tenant-own"),
+    "the tenant's RoleBinding was deleted as the RepoSync's",
+  );
 });
 
 test("a RootSync being deleted keeps its reconciler's pod template: the generation deletion bumps rolls no pod mid-finalizer", async (t) => {
