@@ -72,6 +72,10 @@ export interface RemediatorOptions {
    * ask for a full pass, which reports the error.
    */
   readonly correct?: (desired: DesiredObject) => Promise<Correction>;
+  /**
+   * A fight shows: when it is detected, and at each drift another writer makes while correction is paused
+   * (resource_fights_total counts both, as Config Sync's remediator counts each correction during a fight).
+   */
   readonly onFight?: (error: FightError) => void;
   /**
    * True while a pass may be changing the declarations (applying another commit): a change seen
@@ -290,7 +294,10 @@ export class Remediator {
       this.conflicts.delete(key);
       if (event !== "delete" && (this.refused.get(key) === desired || !this.drifted(desired, object))) return;
     }
-    if (this.pausedByFight(key)) return;
+    if (this.pausedByFight(key)) {
+      this.fightGoesOn(key);
+      return;
+    }
     this.remediate(key, desired, `${event === "delete" ? "deleted" : "changed"}: ${key}`);
   }
 
@@ -344,6 +351,12 @@ export class Remediator {
   /** The declaration being guarded for an object (the last complete pass's). */
   declaredFor(id: DesiredObject["id"]): DesiredObject | undefined {
     return this.declared.get(idKey(id));
+  }
+
+  /** Another writer drifted a paused object again: not corrected (no loop), but the fight is still counted. */
+  private fightGoesOn(key: string): void {
+    const fight = this.fights.get(key);
+    if (fight !== undefined) this.options.onFight?.(fight);
   }
 
   private pausedByFight(key: string): boolean {

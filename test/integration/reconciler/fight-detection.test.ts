@@ -21,6 +21,7 @@ import {
   TestRepo,
   type JsonObject,
 } from "../../support/index.ts";
+import { scrape, valueOf } from "../monitoring/scrape.ts";
 
 const configMap = (namespace: string, name: string, data: Record<string, string>, immutable = false): string =>
   JSON.stringify({
@@ -149,4 +150,53 @@ test("after an object moves to another apiVersion, status written by its control
     { what: `RootSync ${name} to report the pass on ${later.slice(0, 7)}` },
   );
   assert.deepEqual(sync["errors"] ?? [], []);
+});
+
+// Config Sync's e2e TestSurfaceFightError: resource_fights_total grows while another writer keeps at it.
+test("resource_fights_total counts a fight and each change another writer makes while correction is paused, as Config Sync's remediator counts each correction during a fight", async (t) => {
+  const namespace = await testNamespace(t, "fights");
+  const name = `fights-${suffix()}`;
+  const repo = await TestRepo.create(t);
+  await repo.write(
+    "config/fought.yaml",
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "fought", namespace, annotations: { foo: "bar" } },
+      data: { a: "1" },
+    }),
+  );
+  await createRootSync(name, repo);
+  const reconciler = await startReconciler(
+    t,
+    { kind: "RootSync", namespace: rootSyncNamespace, name },
+    { metricsPort: 0 },
+  );
+  await rootSynced(name, await repo.commit("a ConfigMap"));
+  const url = `${reconciler.metricsUrl}/metrics`;
+  const annotate = (value: string): Promise<unknown> =>
+    coreApi().patchNamespacedConfigMap({
+      namespace,
+      name: "fought",
+      body: [{ op: "replace", path: "/metadata/annotations/foo", value }],
+    });
+  const foo = async (): Promise<string | undefined> =>
+    (await coreApi().readNamespacedConfigMap({ namespace, name: "fought" })).metadata?.annotations?.["foo"];
+
+  // Six corrections within the minute: the sixth makes it a fight (more than 5 writes), and correction pauses.
+  for (let round = 1; round <= 6; round++) {
+    await annotate(`baz-${round}`);
+    await eventually(async () => (await foo()) === "bar", { timeoutMs: 30_000, what: `correction ${round}` });
+  }
+  // The other writer goes on: left as it is, each change counted.
+  for (let round = 7; round <= 10; round++) await annotate(`baz-${round}`);
+  const fights = await eventually(
+    async () => {
+      const value = valueOf(await scrape(url), "config_sync_resource_fights_total") ?? 0;
+      return value >= 5 ? value : undefined;
+    },
+    { timeoutMs: 30_000, what: "resource_fights_total at 5 (the fight, then 4 changes during its pause)" },
+  );
+  assert.ok(fights >= 5);
+  assert.equal(await foo(), "baz-10", "not corrected while paused");
 });
