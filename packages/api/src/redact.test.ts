@@ -120,6 +120,10 @@ void describe("credentials in a URL's query", () => {
       redactCredentials("fatal: unable to access 'https://h/r.git?access_key=s3cr3t': 403"),
       "fatal: unable to access 'https://h/r.git?access_key=***': 403",
     );
+    assert.equal(
+      redactUrl("https://h/r?pass=hunter22&pwd=s3cr3t&jwt=eyJh.x.y&page=2#access_token=abc&state=s"),
+      "https://h/r?pass=***&pwd=***&jwt=***&page=2#access_token=***&state=s",
+    );
     const line = JSON.stringify({ msg: "fetch", repo: "https://u:p@h/r?token=t0k3n", next: "https://h/r?page=2" });
     const parsed = JSON.parse(redactCredentials(line)) as Record<string, string>;
     assert.deepEqual(parsed, { msg: "fetch", repo: "https://***@h/r?token=***", next: "https://h/r?page=2" });

@@ -15,9 +15,10 @@ const schemeInText = /\b[a-z][a-z0-9+.-]*:\/\//gi;
 // left out (`oauth2:<token>@gitlab.com/org/repo`, which git reads as ssh to host `oauth2`). `git@host:path` has no
 // password and is left alone.
 const schemelessPassword = /^([^@/\s:]+):[^/\s]*@(?=[^@/:\s]+(?:[:/]|$))/;
-// A query parameter named for a credential (`?private_token=`, `&access_key=`, `sig=`): its value, up to the next
-// parameter, fragment, space, quote or JSON escape, is masked as user-info is.
-const secretQueryValue = /([?&][^=&#\s"\\]*(?:token|passw|secret|key|auth|sig|credential)[^=&#\s"\\]*=)[^&#\s"'\\]+/gi;
+// A query or fragment parameter named for a credential (`?private_token=`, `&pwd=`, `sig=`, `#access_token=` as
+// OAuth's implicit flow writes it): its value, up to the next parameter, space, quote or JSON escape, is masked.
+const secretQueryValue =
+  /([?&#][^=&#\s"\\]*(?:token|pass|pwd|secret|key|auth|sig|credential|jwt)[^=&#\s"\\]*=)[^&#\s"'\\]+/gi;
 // A listed secret this short would mask letters all over a message (a 1-3 character password protects nothing).
 const minScrubbedLength = 4;
 
