@@ -5,11 +5,12 @@
  * file per object named `[namespace/]kind_name.yaml` (lower case; `kind.group_name.yaml` when two
  * objects would share a name).
  */
-import { Document, Scalar, visit } from "yaml";
+import { Document, Scalar, visit, type Tags } from "yaml";
 import { DepthLabelSuffix, HncManagedByAnnotation, OriginalHncManagedByAnnotation } from "./hierarchy-layout.ts";
 import { isJsonArray, isJsonObject } from "./json.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
 import type { DeclaredObject } from "./result.ts";
+import { kubernetesTags } from "./yaml-options.ts";
 
 const configSyncPrefixes = ["configmanagement.gke.io/", "configsync.gke.io/"] as const;
 const ManagedAnnotationKey = "configmanagement.gke.io/managed";
@@ -82,8 +83,22 @@ export function toYamlStream(objects: readonly JsonObject[]): string {
 const Yaml11LineBreaks = /[\u0085\u2028\u2029]/g;
 const Yaml11LineBreakEscapes: Readonly<Record<string, string>> = { "\u0085": "\\N", "\u2028": "\\L", "\u2029": "\\P" };
 
+/**
+ * A string is quoted when go-yaml v2 would read it as something else (kubernetesTags, as a source is read):
+ * one it takes for a number (`0X1F`, `-0o17`, `1e1_0`) too, which YAML 1.1's own patterns left plain. Dates
+ * and `1:30`, strings to go-yaml, stay quoted as YAML 1.1 (and nomos) write them.
+ */
+function quotingTags(tags: Tags): Tags {
+  const read = kubernetesTags(tags);
+  const isTime = (tag: Tags[number]): boolean =>
+    typeof tag === "string"
+      ? ["timestamp", "intTime", "floatTime"].includes(tag)
+      : tag.tag === "tag:yaml.org,2002:timestamp" || ("format" in tag && tag.format === "TIME");
+  return [...read, ...tags.filter(isTime)];
+}
+
 function toYaml11(object: JsonObject): string {
-  const document = new Document(object, { version: "1.1" });
+  const document = new Document(object, { version: "1.1", customTags: quotingTags });
   visit(document, {
     Scalar(_key, node) {
       if (typeof node.value === "string" && node.value.search(Yaml11LineBreaks) !== -1) node.type = Scalar.QUOTE_DOUBLE;
