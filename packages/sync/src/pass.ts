@@ -264,7 +264,9 @@ async function passSteps(
     lap("plan");
     const applyOptions = ctx.applyOptions(fetched.commit);
     const reconcileTimeoutMs = reconcileTimeoutMsOf(sync.spec.override);
-    const written = await applyPlan(ordered, { ...applyOptions, reconcileTimeoutMs });
+    // A dependency's wait (depends-on) ends too on a new spec, as the wait after apply does.
+    const applySignal = AbortSignal.any([applyOptions.signal ?? ctx.signal, ctx.superseded]);
+    const written = await applyPlan(ordered, { ...applyOptions, reconcileTimeoutMs, signal: applySignal });
     // A new object the server refused, or that was never sent, is not recorded (Config Sync's inventory task).
     const unrecorded = unrecordedApplies(written, previous);
     const recorded = (id: ObjectId): boolean => !unrecorded.has(idKey(id));

@@ -132,3 +132,49 @@ test("a repository fixed in the spec while the fetch hangs on the old one is syn
   const source = (await rootSyncStatus(name))["source"] as JsonObject;
   assert.equal(source["errors"], undefined, "the cut fetch of the old repository was reported");
 });
+
+test("a revision changed while a dependent waits for its dependency (depends-on) is synced at once", async (t) => {
+  const namespace = await testNamespace(t, "spec-change");
+  const name = `spec-change-${suffix()}`;
+  const repo = await TestRepo.create(t);
+  await repo.write("config/deployment.yaml", neverReady(namespace, "stuck"));
+  await repo.write(
+    "config/dependent.yaml",
+    `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: dependent
+  namespace: ${namespace}
+  annotations:
+    config.kubernetes.io/depends-on: apps/namespaces/${namespace}/Deployment/stuck
+`,
+  );
+  await repo.commit("a ConfigMap waiting for a Deployment that never becomes ready");
+  await repo.git("tag", "v1");
+  await repo.git("push", "-q", "origin", "v1");
+  await repo.remove("config");
+  await repo.write(
+    "config/cm.yaml",
+    `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ready, namespace: ${namespace}}\n`,
+  );
+  const tip = await repo.commit("both replaced by a ConfigMap");
+  await createRootSync(name, repo, {
+    spec: { git: { repo: repo.url, branch: repo.branch, dir: "config", auth: "none", revision: "v1" } },
+  });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  const apps = kubeConfig("admin").makeApiClient(AppsV1Api);
+  await eventually(
+    () =>
+      apps.readNamespacedDeployment({ namespace, name: "stuck" }).then(
+        () => true,
+        () => false,
+      ),
+    { what: "the dependency applied, its dependent waiting for it" },
+  );
+
+  await updateRootSyncSpec(name, (spec) => ({ ...spec, git: { ...(spec["git"] as JsonObject), revision: "HEAD" } }));
+  await eventually(async () => (await rootSyncStatus(name))["lastSyncedCommit"] === tip, {
+    timeoutMs: 60_000,
+    what: "the branch's tip synced after the revision moved to HEAD",
+  });
+});
