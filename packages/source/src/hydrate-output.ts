@@ -21,7 +21,7 @@ export function hydratedObject(object: DeclaredObject): JsonObject {
 }
 
 /**
- * The object as printed in a --flat file (and on stdout): as in a file of its own, but `status` and
+ * The object as printed in a --flat YAML file (and on stdout): as in a file of its own, but `status` and
  * `metadata.creationTimestamp` stay as declared (kubectl's `status: {}` and `creationTimestamp: null`), as nomos
  * prints them there; its one-file-per-object output drops both, as its conversion to typed objects fills them in.
  */

@@ -183,7 +183,7 @@ void describe("driftless hydrate", () => {
 
   // What nomos v1.22 `hydrate --no-api-server-check --source-format unstructured` writes for a Deployment as
   // `kubectl create deployment --dry-run=client -o yaml` prints it: --flat as declared, --output without both.
-  void it("keeps a declared creationTimestamp: null and status: {} in a --flat file, and drops them from --output files, as nomos", async (t) => {
+  void it("keeps a declared creationTimestamp: null and status: {} in a --flat YAML file, and drops them from --output files and JSON, as nomos", async (t) => {
     const repo = await mkdtemp(join(tmpdir(), "driftless-hydrate-kubectl-"));
     t.after(() => rm(repo, { recursive: true, force: true }));
     await writeFile(
@@ -202,6 +202,15 @@ void describe("driftless hydrate", () => {
     const flatObject = parse(await readFile(flat, "utf8")) as { metadata: object; status?: object };
     assert.deepEqual(flatObject.metadata, { creationTimestamp: null, name: "web", namespace: "shop" });
     assert.deepEqual(flatObject.status, {});
+    // nomos's --format json, --flat too, drops them as its per-object files do.
+    const flatJson = join(written, "flat.json");
+    assert.equal(
+      await hydrate({ dir: repo, format: "unstructured", flat: flatJson, outputFormat: "json" }, () => undefined),
+      0,
+    );
+    const list = JSON.parse(await readFile(flatJson, "utf8")) as { items: { metadata: object; status?: object }[] };
+    assert.deepEqual(list.items[0]?.metadata, { name: "web", namespace: "shop" });
+    assert.equal(list.items[0]?.status, undefined);
     const out = join(written, "out");
     assert.equal(await hydrate({ dir: repo, format: "unstructured", output: out }, () => undefined), 0);
     const file = parse(await readFile(join(out, "shop", "deployment_web.yaml"), "utf8")) as typeof flatObject;

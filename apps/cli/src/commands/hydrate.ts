@@ -108,8 +108,9 @@ export async function hydrate(
     // As nomos prints them, and as they are applied: a declared special Namespace carries deletion: detach.
     objects: result.complete ? withSpecialNamespacesDetached(result.objects) : [],
   }));
-  const all = hydrated.flatMap((h) => h.objects.map(flatHydratedObject));
   const json = options.outputFormat === OutputFormat.Json;
+  // nomos's JSON goes through its typed conversion as its per-object files do; only a YAML stream keeps them.
+  const all = hydrated.flatMap((h) => h.objects.map(json ? hydratedObject : flatHydratedObject));
   const encode = json ? toJsonList : toYamlStream;
   if (options.output !== undefined) {
     // One cluster: its files at the top; several (failed ones count, as in nomos): a folder each.
