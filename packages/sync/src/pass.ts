@@ -37,7 +37,8 @@ import { memoryMiB } from "./memory.ts";
 import { deletesAllNamespaces } from "./namespace-safeguard.ts";
 import { loadSync, type LoadedSync } from "./rsync.ts";
 import { recordEvent, SyncEventReason } from "./events.ts";
-import { nextStatus, syncingStatus, writeStatus, type PassReport } from "./status.ts";
+import { applyingStatus, nextStatus, syncingStatus, writeStatus, type PassReport } from "./status.ts";
+import { startSyncProgress, type SyncProgress } from "./sync-progress.ts";
 import { recordDynamicNsSelector, recordImageToSync } from "./own-annotations.ts";
 import { RenderingMessage } from "./render.ts";
 import { measureDrift } from "./suspend.ts";
@@ -124,6 +125,9 @@ async function passSteps(
   let raw: KubeObject | undefined;
   /** `driftless.dev/sync-requested-at` not yet answered when the pass began: this pass answers it. */
   let request: string | undefined;
+  /** Status updates while the apply runs, and the apply errors they report once known. */
+  let progress: SyncProgress | undefined;
+  let applyErrorsSoFar: readonly DriftlessError[] = [];
   try {
     const loaded = preloaded ?? (await loadSync(ctx.client, ctx.identity));
     if (loaded === undefined) return { ...result, skipped: "sync-missing" };
@@ -250,6 +254,20 @@ async function passSteps(
     // From here the commit is applied: objects set aside for their kind are reported (status.source) beside
     // what the apply meets (status.sync), even if a later step throws.
     result = { ...result, sourceErrors: source.setAside, reachedApply: true };
+    const [applying, held] = [sync, raw];
+    progress = startSyncProgress(
+      async () => {
+        const report = { ...result, syncErrors: applyErrorsSoFar };
+        const now = new Date();
+        await writeStatus(
+          ctx.client,
+          ctx.identity,
+          (_raw, current) => applyingStatus(ctx.identity, applying, current, report, now),
+          { raw: held, known: ctx.knownStatus },
+        );
+      },
+      (error) => ctx.log.warn("status write while syncing failed", { error: String(error) }),
+    );
 
     // `managed: disabled` declarations are released, not owned: they leave the inventory, so
     // removing their files later deletes nothing.
@@ -267,6 +285,7 @@ async function passSteps(
     // A dependency's wait (depends-on) ends too on a new spec, as the wait after apply does.
     const applySignal = AbortSignal.any([applyOptions.signal ?? ctx.signal, ctx.superseded]);
     const written = await applyPlan(ordered, { ...applyOptions, reconcileTimeoutMs, signal: applySignal });
+    applyErrorsSoFar = [...ordered.errors, ...written.flatMap((o) => (o.error ? [o.error] : []))];
     // A new object the server refused, or that was never sent, is not recorded (Config Sync's inventory task).
     const unrecorded = unrecordedApplies(written, previous);
     const recorded = (id: ObjectId): boolean => !unrecorded.has(idKey(id));
@@ -361,6 +380,7 @@ async function passSteps(
       : { ...result, syncErrors: [...result.syncErrors, classified] };
     return result;
   } finally {
+    await progress?.stop();
     // Whatever happened: status, events on transitions, metrics and one log line. A pass cut short by
     // the reconciler's stop writes no status: what it would say (aborted) is not the sync's state.
     if (result.skipped === undefined && !ctx.signal.aborted) {

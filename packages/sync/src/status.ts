@@ -217,6 +217,35 @@ function statusOfPass(
 }
 
 /**
+ * The status while a pass applies `report.commit`, as Config Sync's reconciler rewrites it every 5 s while
+ * syncing: status.source, status.rendering and status.sync name the commit and spec being applied, with the
+ * errors met so far, and Syncing stays True. Blocks whose content is unchanged keep their lastUpdate.
+ */
+export function applyingStatus(
+  identity: SyncIdentity,
+  sync: RSync,
+  current: Status,
+  report: PassReport,
+  now: Date,
+): Status {
+  const status = nextStatus(identity, sync, current, { ...report, synced: false, reachedApply: true }, now);
+  const commit = report.commit ?? "";
+  const { conditions } = setCondition(
+    current.conditions,
+    {
+      type: SyncConditionType.Syncing,
+      status: "True",
+      reason: "Sync",
+      message: "Syncing",
+      commit,
+      ...errorsOfCommit(status, commit),
+    },
+    now,
+  );
+  return { ...status, conditions: [...conditions] };
+}
+
+/**
  * As Config Sync's summary once status.sync is written: every status block of `commit` that has errors,
  * in the order source, rendering, sync, and their counts summed (a block of another commit is left out).
  */
