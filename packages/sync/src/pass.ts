@@ -7,6 +7,7 @@ import {
   pendingSyncRequest,
   reconcileTimeoutMsOf,
   SourceType,
+  sourceStatusBlock,
   toDriftlessError,
   type RSync,
 } from "@driftless/api";
@@ -155,12 +156,13 @@ async function passSteps(
       return result;
     }
     const generation = raw.metadata.generation;
+    const fetchedSource = sourceStatusBlock(sync);
     if (
       !suspended &&
       (await writeStatus(
         ctx.client,
         ctx.identity,
-        (_raw, current) => syncingStatus(current, fetched.commit, generation, new Date()),
+        (_raw, current) => syncingStatus(current, fetched.commit, generation, new Date(), fetchedSource),
         { raw, known: ctx.knownStatus },
       ))
     ) {

@@ -49,6 +49,23 @@ void describe("syncingStatus", () => {
     }
   });
 
+  void it("names a newly fetched commit and its spec on status.source at once, as Config Sync's fetch writes it", () => {
+    const gitStatus = { repo: "https://git.example/r", revision: "v2", branch: "main", dir: "config" };
+    const current = {
+      ...failed("abc", 3),
+      source: { commit: "abc", errors: [{ code: "1036", errorMessage: "KNV1036: bad name" }], errorSummary: {} },
+    };
+    const next = syncingStatus(current, "def", 4, now, { gitStatus });
+    assert.deepEqual(next?.["source"], {
+      gitStatus,
+      commit: "def",
+      errorSummary: {},
+      lastUpdate: "2026-11-27T09:00:00Z",
+    });
+    // The commit status.source already names keeps its errors (a retry, or a spec change over the same commit).
+    assert.deepEqual(syncingStatus(current, "abc", 4, now, { gitStatus })?.["source"], current.source);
+  });
+
   void it("keeps summarising the errors already reported for the commit it retries, as Config Sync's Syncing=True does", () => {
     const error = { code: "1036", errorMessage: "KNV1036: bad name" };
     const summary = { totalCount: 1, errorCountAfterTruncation: 1 };

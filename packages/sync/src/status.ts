@@ -15,6 +15,7 @@ import {
   type ErrorResource,
   type ErrorSummary,
   type RSync,
+  type SourceStatusBlock,
   type SyncCondition,
 } from "@driftless/api";
 import { isConflict, isNotFound, type KubeClient, type KubeObject } from "@driftless/kube";
@@ -309,6 +310,7 @@ export function syncingStatus(
   commit: string,
   generation: number | undefined,
   now: Date,
+  source?: SourceStatusBlock,
 ): Status | undefined {
   if (current["lastSyncedCommit"] === commit) return undefined;
   const reported = getCondition(current.conditions, SyncConditionType.Syncing);
@@ -327,7 +329,14 @@ export function syncingStatus(
     },
     now,
   );
-  return changed ? { ...current, conditions: [...conditions] } : undefined;
+  // Config Sync writes status.source once the fetch brings a new commit (no errors known yet for it).
+  const fetched = (current["source"] ?? {}) as Record<string, unknown>;
+  const newSource =
+    source !== undefined && fetched["commit"] !== commit
+      ? { ...source, commit, errorSummary: {}, lastUpdate: kubeTime(now) }
+      : undefined;
+  if (!changed && newSource === undefined) return undefined;
+  return { ...current, ...(newSource === undefined ? {} : { source: newSource }), conditions: [...conditions] };
 }
 
 /**
