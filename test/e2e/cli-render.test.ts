@@ -55,6 +55,6 @@ test("driftless vet and hydrate refuse a kustomization read as a hierarchy, in n
     const result = await driftless(verb, join(fixtures, "overlay"), "--source-format", "hierarchy");
     assert.equal(result.code, 1, result.all);
     assert.equal(result.stdout, "");
-    assert.match(result.all, /source-format must be unstructured when Kustomization is needed/);
+    assert.match(result.all, /^Error: source-format must be unstructured when Kustomization is needed$/m);
   }
 });

@@ -53,3 +53,23 @@ void it("vet and hydrate read a directory whose kustomizations are only below it
   assert.equal(code, 0);
   assert.equal(read, dir);
 });
+
+void it("vet and hydrate refuse a kustomization read as a hierarchy as cobra prints nomos's refusal: `Error: ` and its words", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), "driftless-rendered-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(join(dir, "kustomization.yaml"), "resources: []\n");
+  const lines: string[] = [];
+  let ran = false;
+  const code = await onRendered(
+    dir,
+    { enableShell: false, failureCode: 1, hierarchy: true },
+    (line) => void lines.push(line),
+    () => {
+      ran = true;
+      return Promise.resolve(0);
+    },
+  );
+  assert.equal(code, 1);
+  assert.equal(ran, false);
+  assert.deepEqual(lines, ["Error: source-format must be unstructured when Kustomization is needed"]);
+});

@@ -44,7 +44,8 @@ export async function onRendered(
     return options.failureCode;
   }
   if (options.hierarchy === true) {
-    out("source-format must be unstructured when Kustomization is needed");
+    // nomos returns it to cobra, which prints it after `Error: ` (a flag's bad value gets the same).
+    out("Error: source-format must be unstructured when Kustomization is needed");
     return options.failureCode;
   }
   let rendered: string;
