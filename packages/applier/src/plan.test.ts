@@ -62,28 +62,51 @@ test("refuses a depends-on cycle, naming the objects in it", () => {
   );
 });
 
-test("leaves out an object whose dependency is not declared, and its dependents, with an error", () => {
+test("an object whose dependency is not declared applies nothing of the commit, as cli-utils' ExitEarly validation", () => {
   const ghost = { group: "", kind: "Secret", namespace: "ns", name: "ghost" };
   const a = desired("", "ConfigMap", "a", "ns", [ghost]);
   const b = desired("", "ConfigMap", "b", "ns", [a.id]);
   const c = desired("", "ConfigMap", "c", "ns");
   const result = plan([a, b, c]);
-  assert.deepEqual(names(result.waves), [["c"]]);
+  assert.deepEqual(names(result.waves), []);
+  assert.equal(result.invalid, true);
   assert.equal(result.errors.length, 1);
   assert.match(result.errors[0]?.message ?? "", /ghost/);
 });
 
-test("an object depending on one the source does not apply is left out with KNV2009 external dependency", () => {
+test("an object depending on one the source does not apply is KNV2009 external dependency, and the commit is not applied", () => {
   const absent = { group: "", kind: "ConfigMap", namespace: "bookstore", name: "cm0" };
   const dependent = desired("", "ConfigMap", "cm1", "bookstore", [absent]);
   const other = desired("", "ConfigMap", "cm2", "bookstore");
   const result = plan([dependent, other]);
-  assert.deepEqual(names(result.waves), [["cm2"]]);
+  assert.deepEqual(names(result.waves), []);
+  assert.equal(result.invalid, true);
   assert.equal(result.errors.length, 1);
   const [error] = result.errors;
   assert.ok(error instanceof MissingDependencyError);
   assert.equal(error.code, "KNV2009");
   assert.match(error.message, /^external dependency: ConfigMap, bookstore\/cm1 -> ConfigMap, bookstore\/cm0: /);
+});
+
+test("depending on an object this pass prunes skips both, in cli-utils' words, and applies the rest (Config Sync's TestExternalDependencyError)", () => {
+  const cm0 = { group: "", kind: "ConfigMap", namespace: "bookstore", name: "cm0" };
+  const cm1 = desired("", "ConfigMap", "cm1", "bookstore", [cm0]);
+  const cm2 = desired("", "ConfigMap", "cm2", "bookstore", [cm1.id]);
+  const other = desired("", "ConfigMap", "other", "bookstore");
+  const result = plan([cm1, cm2, other], [cm0]);
+  assert.equal(result.invalid, false);
+  assert.deepEqual(names(result.waves), [["other"]]);
+  assert.deepEqual(
+    result.errors.map((e) => e.message),
+    [
+      "skipped apply of ConfigMap, bookstore/cm1: dependency scheduled for delete: bookstore_cm0__ConfigMap",
+      "skipped apply of ConfigMap, bookstore/cm2: dependency apply actuation skipped: bookstore_cm1__ConfigMap",
+    ],
+  );
+  assert.deepEqual(
+    [...result.pruneHolds.values()].map((e) => e.message),
+    ["skipped delete of ConfigMap, bookstore/cm0: dependent scheduled for apply: bookstore_cm1__ConfigMap"],
+  );
 });
 
 test("depending on a declaration whose management is disabled is an external dependency too", () => {
@@ -92,11 +115,12 @@ test("depending on a declaration whose management is disabled is an external dep
     object: { metadata: { annotations: { "configmanagement.gke.io/managed": "disabled" } } },
   };
   const dependent = desired("", "ConfigMap", "cm1", "bookstore", [released.id]);
-  const result = plan([released, dependent]);
+  const other = desired("", "ConfigMap", "cm2", "bookstore");
+  const result = plan([released, dependent, other]);
   assert.deepEqual(
     names(result.waves),
     [["cm0"]],
-    "the released declaration still goes through the apply, to be released",
+    "the released declaration still goes through the apply, to be released, and nothing else",
   );
   assert.match(
     result.errors[0]?.message ?? "",

@@ -1,7 +1,8 @@
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
 import { isManagementDisabled } from "./decorate.ts";
+import { DependencyActuation, DependencyNotAppliedError } from "./dependency-readiness.ts";
 import type { DesiredObject } from "./desired.ts";
-import { describeId, idKey, type ObjectId } from "./object-id.ts";
+import { describeId, idKey, objMetadataKey, type ObjectId } from "./object-id.ts";
 
 /**
  * Apply order as waves: every object in a wave may be applied concurrently; a wave starts when the
@@ -13,6 +14,13 @@ export interface Plan {
   readonly waves: readonly (readonly DesiredObject[])[];
   /** Objects left out because a dependency is not in the source; reported as errors. */
   readonly errors: readonly DriftlessError[];
+  /**
+   * An external dependency: as cli-utils' validation (ExitEarly, Config Sync's policy), nothing of the
+   * commit is applied or pruned; only `managed: disabled` declarations are still released.
+   */
+  readonly invalid: boolean;
+  /** Objects leaving the source that a declared object still depends on: their prune is skipped, with this error. */
+  readonly pruneHolds: ReadonlyMap<string, DriftlessError>;
 }
 
 export class CyclicDependencyError extends DriftlessError {
@@ -28,14 +36,40 @@ export class CyclicDependencyError extends DriftlessError {
 
 /**
  * A depends-on naming an object this source does not apply (absent, management disabled, or only on the
- * cluster): KNV2009 "external dependency", as Config Sync's applier reports it. The object is not applied.
+ * cluster): KNV2009 "external dependency", as Config Sync's applier reports it. A validation error there
+ * (cli-utils' ExitEarly): nothing of the commit is applied.
  */
 export class MissingDependencyError extends DriftlessError {
   constructor(object: DesiredObject, missing: ObjectId) {
     super({
       code: KnvCode.Apply,
       errorClass: ErrorClass.Terminal,
-      message: `external dependency: ${describeId(object.id)} -> ${describeId(missing)}: it is not applied from this source; declare it or remove the depends-on reference`,
+      message: `external dependency: ${describeId(object.id)} -> ${describeId(missing)}: it is not applied from this source; declare it or remove the depends-on reference (nothing of this commit is applied)`,
+    });
+  }
+}
+
+/**
+ * A depends-on naming an object this pass prunes: cli-utils graphs it (no external dependency) and then skips
+ * both, as their actuation strategies differ, in its words (`dependency scheduled for delete: <key>`).
+ */
+export class DependencyScheduledForDeleteError extends DriftlessError {
+  constructor(object: DesiredObject, dependency: ObjectId) {
+    super({
+      code: KnvCode.Apply,
+      errorClass: ErrorClass.Terminal,
+      message: `skipped apply of ${describeId(object.id)}: dependency scheduled for delete: ${objMetadataKey(dependency)}`,
+    });
+  }
+}
+
+/** The other half: the object leaving the source is kept (and stays in the inventory) while its dependent is declared. */
+export class DependentScheduledForApplyError extends DriftlessError {
+  constructor(id: ObjectId, dependent: ObjectId) {
+    super({
+      code: KnvCode.Apply,
+      errorClass: ErrorClass.Terminal,
+      message: `skipped delete of ${describeId(id)}: dependent scheduled for apply: ${objMetadataKey(dependent)}`,
     });
   }
 }
@@ -54,20 +88,32 @@ function baseRank(object: DesiredObject): number {
   return 2;
 }
 
-/** Throws CyclicDependencyError when depends-on has a cycle: nothing of such a source is applied. */
-export function plan(objects: readonly DesiredObject[]): Plan {
+/**
+ * Throws CyclicDependencyError when depends-on has a cycle: nothing of such a source is applied. `leaving`
+ * holds what this pass prunes (in the inventory, no longer declared): depending on one of those is no
+ * external dependency, as cli-utils graphs the apply and prune sets together.
+ */
+export function plan(objects: readonly DesiredObject[], leaving: readonly ObjectId[] = []): Plan {
   // A `managed: disabled` declaration is released, not applied: depending on it is an external dependency.
   const byKey = new Map(objects.filter((o) => !isManagementDisabled(o.object)).map((o) => [idKey(o.id), o]));
-  const errors: DriftlessError[] = [];
+  const leavingKeys = new Set(leaving.map(idKey));
+  const external: DriftlessError[] = [];
+  const skips: DriftlessError[] = [];
+  const pruneHolds = new Map<string, DriftlessError>();
   const excluded = new Set<string>();
   for (const object of objects) {
     // Released, not applied: as Config Sync leaves it out of the applier's graph, its depends-on is not checked.
     if (isManagementDisabled(object.object)) continue;
     for (const dep of object.dependsOn) {
-      if (!byKey.has(idKey(dep))) {
-        errors.push(new MissingDependencyError(object, dep));
-        excluded.add(idKey(object.id));
+      const key = idKey(dep);
+      if (byKey.has(key)) continue;
+      excluded.add(idKey(object.id));
+      if (!leavingKeys.has(key)) {
+        external.push(new MissingDependencyError(object, dep));
+        continue;
       }
+      skips.push(new DependencyScheduledForDeleteError(object, dep));
+      if (!pruneHolds.has(key)) pruneHolds.set(key, new DependentScheduledForApplyError(dep, object.id));
     }
   }
 
@@ -85,8 +131,10 @@ export function plan(objects: readonly DesiredObject[]): Plan {
     for (const dep of object.dependsOn) {
       const target = byKey.get(idKey(dep));
       if (target !== undefined) rank = Math.max(rank, rankOf(target) + 1);
-      if (target !== undefined && excluded.has(idKey(target.id)) && !isManagementDisabled(object.object))
-        excluded.add(key);
+      if (target === undefined || !excluded.has(idKey(target.id)) || isManagementDisabled(object.object)) continue;
+      // A dependency not applied skips its dependents, in cli-utils' words.
+      if (!excluded.has(key)) skips.push(new DependencyNotAppliedError(object, target.id, DependencyActuation.Skipped));
+      excluded.add(key);
     }
     visiting.pop();
     wave.set(key, rank);
@@ -97,7 +145,11 @@ export function plan(objects: readonly DesiredObject[]): Plan {
   for (const object of objects) {
     const rank = rankOf(object);
     if (excluded.has(idKey(object.id))) continue;
+    // Config Sync releases `managed: disabled` declarations before its applier validates anything.
+    if (external.length > 0 && !isManagementDisabled(object.object)) continue;
     (waves[rank] ??= []).push(object);
   }
-  return { waves: waves.filter((w) => w !== undefined && w.length > 0), errors };
+  const applied = waves.filter((w) => w !== undefined && w.length > 0);
+  if (external.length > 0) return { waves: applied, errors: external, invalid: true, pruneHolds: new Map() };
+  return { waves: applied, errors: skips, invalid: false, pruneHolds };
 }

@@ -42,7 +42,10 @@ export const PruneOperation = {
    * Namespace or CRD still in use when the sync itself goes: then `error` says why).
    */
   Detached: "detached",
-  /** A Namespace or CRD that objects that stay still use: neither deleted nor released; kept in the inventory and reported. */
+  /**
+   * A Namespace or CRD that objects that stay still use, or an object a declared one depends on: neither
+   * deleted nor released; kept in the inventory and reported.
+   */
   Kept: "kept",
   /** Already gone. */
   Gone: "gone",
@@ -99,6 +102,11 @@ export interface PruneOptions {
    * Foreground deletion of a sync uses `Foreground`, so a Deployment is gone only once its Pods are.
    */
   readonly propagationPolicy?: "Background" | "Foreground";
+  /**
+   * Candidates a declared object still depends on (by idKey): kept, and in the inventory, with the error
+   * (cli-utils skips the prune of a dependency whose dependent is applied).
+   */
+  readonly heldForDependents?: ReadonlyMap<string, DriftlessError>;
 }
 
 /**
@@ -213,8 +221,14 @@ function isNamespace(id: ObjectId): boolean {
  * owning-inventory annotation: an object adopted by someone else, or re-created by hand, is never ours to delete.
  */
 export async function prune(candidates: readonly ObjectId[], options: PruneOptions): Promise<PruneOutcome[]> {
-  const ranks = [0, 1, 2].map((rank) => candidates.filter((id) => pruneRank(id) === rank));
+  const held = options.heldForDependents ?? new Map<string, DriftlessError>();
   const outcomes: PruneOutcome[] = [];
+  for (const id of candidates) {
+    const error = held.get(idKey(id));
+    if (error !== undefined) outcomes.push({ id, operation: PruneOperation.Kept, error });
+  }
+  const free = candidates.filter((id) => !held.has(idKey(id)));
+  const ranks = [0, 1, 2].map((rank) => free.filter((id) => pruneRank(id) === rank));
   // Only what is really gone may be ignored by the in-use checks; ranks run in order, so a
   // Namespace is decided after everything in it, and a CRD after its custom resources.
   const removed = new Set<string>();

@@ -273,8 +273,18 @@ async function passSteps(
 
     // `managed: disabled` declarations are released, not owned: they leave the inventory, so
     // removing their files later deletes nothing.
-    const owned = desired.filter((d) => !isManagementDisabled(d.object)).map((d) => d.id);
-    const ordered = plan(toApply); // CRDs, Namespaces, then the rest; depends-on as a DAG
+    const declaredOwned = desired.filter((d) => !isManagementDisabled(d.object)).map((d) => d.id);
+    const declared = new Set(desired.map((d) => idKey(d.id)));
+    // Objects of a kind set aside stay declared, as Config Sync keeps them: none of that kind is a candidate.
+    const setAsideKinds = new Set(source.setAside.flatMap((e) => e.resources.map((r) => `${r.group}/${r.kind}`)));
+    const candidates = previous.filter(
+      (id) => !declared.has(idKey(id)) && !setAsideKinds.has(`${id.group}/${id.kind}`),
+    );
+    // CRDs, Namespaces, then the rest; depends-on as a DAG over what is applied and what is pruned.
+    const ordered = plan(toApply, candidates);
+    // Nothing of an invalid commit (an external dependency) is applied: its new objects are not recorded either.
+    const recordedBefore = new Set(previous.map(idKey));
+    const owned = ordered.invalid ? declaredOwned.filter((id) => recordedBefore.has(idKey(id))) : declaredOwned;
     inventory.statusMode = sync.spec.override?.statusMode === "disabled" ? "disabled" : "enabled";
     // Old ∪ new first, so a crash never forgets an object; but not what the last pass saw refused (a retry
     // refused again would write the ResourceGroup twice): one accepted now is recorded right after the apply.
@@ -314,18 +324,12 @@ async function passSteps(
     lap("wait");
     const applyErrors = [...ordered.errors, ...applied.flatMap((o) => (o.error ? [o.error] : []))];
 
-    const declared = new Set(desired.map((d) => idKey(d.id)));
-    // Objects of a kind set aside stay declared, as Config Sync keeps them: none of that kind is a candidate.
-    const setAsideKinds = new Set(source.setAside.flatMap((e) => e.resources.map((r) => `${r.group}/${r.kind}`)));
-    const candidates = previous.filter(
-      (id) => !declared.has(idKey(id)) && !setAsideKinds.has(`${id.group}/${id.kind}`),
-    );
     // A half-applied commit must not also delete what it replaced, while the apply may yet succeed.
-    const pruneHeld = ordered.errors.length > 0 || applied.some((o) => o.error !== undefined && holdsPrune(o.error));
+    const pruneHeld = ordered.invalid || applied.some((o) => o.error !== undefined && holdsPrune(o.error));
     // A dependency waits for its deleted dependents as long as an applied object may take to be Current.
     const pruneOptions = { ...ctx.pruneOptions(), dependentsTimeoutMs: reconcileTimeoutMs, signal: ctx.waitSignal };
     const pruneStarted = performance.now();
-    const pruned = pruneHeld ? [] : await prune(candidates, pruneOptions);
+    const pruned = pruneHeld ? [] : await prune(candidates, { ...pruneOptions, heldForDependents: ordered.pruneHolds });
     // As Config Sync's applier: the pass ends once what it deleted is gone (finalizers), or at reconcileTimeout,
     // counted from the prune's start: a dependent already waited for (depends-on) is not waited for twice.
     const lingering = await settlePruned(pruned, {

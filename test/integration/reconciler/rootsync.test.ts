@@ -277,7 +277,7 @@ test("a depends-on cycle is reported and nothing of the commit is applied", asyn
   );
 });
 
-test("depends-on an object the source does not apply (management disabled, or only on the cluster) is KNV2009 external dependency, and the dependent is not applied", async (t) => {
+test("depends-on an object the source does not apply (management disabled, or only on the cluster) is KNV2009 external dependency, and nothing of the commit is applied", async (t) => {
   const id = suffix();
   const name = `external-${id}`;
   const namespace = `external-${id}`;
@@ -293,14 +293,18 @@ test("depends-on an object the source does not apply (management disabled, or on
       .catch(() => undefined),
   );
   await repo.write("config/ns.yaml", yaml({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }));
+  await createRootSync(name, repo);
+  await startReconciler(t, { kind: "RootSync", namespace: rootNamespace, name });
+  await synced(name, await repo.commit("the namespace"));
   await repo.write("config/cm0.yaml", yaml(cm("cm0", { "configmanagement.gke.io/managed": "disabled" })));
   await repo.write(
     "config/cm1.yaml",
     yaml(cm("cm1", { "config.kubernetes.io/depends-on": `/namespaces/${namespace}/ConfigMap/cm0` })),
   );
+  // Config Sync's applier validates the dependency graph first (cli-utils' ExitEarly): an object that depends
+  // on nothing is not applied either.
+  await repo.write("config/bystander.yaml", yaml(cm("bystander")));
   const disabled = await repo.commit("cm1 depends on cm0, whose management is disabled");
-  await createRootSync(name, repo);
-  await startReconciler(t, { kind: "RootSync", namespace: rootNamespace, name });
   const externalError = async (commit: string, dependency: string): Promise<void> => {
     const errors = await eventually(
       async () => {
@@ -316,6 +320,25 @@ test("depends-on an object the source does not apply (management disabled, or on
       `no "${expected}" in ${JSON.stringify(errors)}`,
     );
     assert.equal(await exists(() => coreApi().readNamespacedConfigMap({ namespace, name: "cm1" })), false);
+    assert.equal(
+      await exists(() => coreApi().readNamespacedConfigMap({ namespace, name: "bystander" })),
+      false,
+      "an object of a commit with an external dependency was applied",
+    );
+    const group = (await customApi().getNamespacedCustomObject({
+      group: "kpt.dev",
+      version: "v1alpha1",
+      namespace: rootNamespace,
+      plural: "resourcegroups",
+      name,
+    })) as JsonObject;
+    const listed = (((group["spec"] as JsonObject | undefined)?.["resources"] ?? []) as JsonObject[]).map(
+      (r) => r["name"],
+    );
+    assert.ok(
+      !listed.includes("bystander"),
+      `the inventory records an object never applied: ${JSON.stringify(listed)}`,
+    );
   };
   await externalError(disabled, "cm0");
 
@@ -341,6 +364,68 @@ test("depends-on an object the source does not apply (management disabled, or on
   assert.deepEqual((released["sync"] as JsonObject)["errors"] ?? [], []);
   const cm1 = await coreApi().readNamespacedConfigMap({ namespace, name: "cm1" });
   assert.equal(cm1.metadata?.annotations?.["configmanagement.gke.io/managed"], undefined, "cm1 is still managed");
+});
+
+test("depends-on an object the commit prunes skips the dependent's apply and the dependency's delete, in cli-utils' words, while the rest is applied and pruned", async (t) => {
+  const id = suffix();
+  const name = `leaving-${id}`;
+  const namespace = `leaving-${id}`;
+  const repo = await TestRepo.create(t);
+  const cm = (cmName: string, annotations: Record<string, string> = {}): string =>
+    yaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: cmName, namespace, annotations } });
+  const live = (cmName: string) => coreApi().readNamespacedConfigMap({ namespace, name: cmName });
+  t.after(() =>
+    coreApi()
+      .deleteNamespace({ name: namespace })
+      .catch(() => undefined),
+  );
+  await repo.write("config/ns.yaml", yaml({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }));
+  await repo.write("config/cm0.yaml", cm("cm0"));
+  await repo.write(
+    "config/cm1.yaml",
+    cm("cm1", { "config.kubernetes.io/depends-on": `/namespaces/${namespace}/ConfigMap/cm0` }),
+  );
+  await repo.write("config/leaver.yaml", cm("leaver"));
+  await createRootSync(name, repo);
+  await startReconciler(t, { kind: "RootSync", namespace: rootNamespace, name });
+  await synced(name, await repo.commit("cm1 depends on cm0"));
+
+  // Config Sync's TestExternalDependencyError, first case: cm0 leaves Git while cm1 still depends on it.
+  await repo.remove("config/cm0.yaml");
+  await repo.remove("config/leaver.yaml");
+  await repo.write("config/newcomer.yaml", cm("newcomer"));
+  const commit = await repo.commit("cm0 and leaver leave, newcomer arrives");
+  const errors = await eventually(
+    async () => {
+      const sync = (await rootSyncStatus(name))["sync"] as JsonObject | undefined;
+      const found = (sync?.["errors"] ?? []) as JsonObject[];
+      return sync?.["commit"] === commit && found.length > 0 ? found : undefined;
+    },
+    { timeoutMs: 60_000, what: "the skipped apply and delete to be reported" },
+  );
+  const messages = errors.map((e) => `${String(e["code"])} ${String(e["errorMessage"])}`);
+  const key = (cmName: string): string => `${namespace}_${cmName}__ConfigMap`;
+  for (const expected of [
+    `2009 KNV2009: skipped apply of ConfigMap, ${namespace}/cm1: dependency scheduled for delete: ${key("cm0")}`,
+    `2009 KNV2009: skipped delete of ConfigMap, ${namespace}/cm0: dependent scheduled for apply: ${key("cm1")}`,
+  ])
+    assert.ok(
+      messages.some((m) => m.startsWith(expected)),
+      `no "${expected}" in ${JSON.stringify(messages)}`,
+    );
+  assert.equal(messages.length, 2, JSON.stringify(messages));
+  assert.equal((await live("cm0")).metadata?.annotations?.["configmanagement.gke.io/managed"], "enabled");
+  assert.equal(await exists(() => live("newcomer")), true, "the rest of the commit was not applied");
+  await eventually(async () => !(await exists(() => live("leaver"))) || undefined, {
+    timeoutMs: 30_000,
+    what: "leaver pruned",
+  });
+
+  // Fixed in Git: cm1 no longer depends on cm0, which is pruned then.
+  await repo.write("config/cm1.yaml", cm("cm1"));
+  const fixed = await synced(name, await repo.commit("cm1 depends on nothing"));
+  assert.deepEqual((fixed["sync"] as JsonObject)["errors"] ?? [], []);
+  assert.equal(await exists(() => live("cm0")), false, "cm0 was not pruned once nothing depended on it");
 });
 
 test("an object managed by another RootSync is not taken over (KNV1060)", async (t) => {
