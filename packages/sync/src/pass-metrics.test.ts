@@ -323,3 +323,40 @@ void it('records a drift correction the API server refused as apply_operations_t
   );
   assert.ok(durations.includes('config_sync_remediate_duration_seconds_count{status="error"} 3'), durations.join("\n"));
 });
+
+void it("records of a pass cut short by a new spec only the writes it sent: no sync or apply attempt of its commit, which it neither finished nor reported on status", async () => {
+  const metrics = createMetrics({ processMetrics: false });
+  const identity = { kind: "RootSync", namespace: "config-management-system", name: "root-sync" } as const;
+  const applied: ApplyOutcome[] = [{ desired: desired("new"), operation: Operation.Created }];
+  recordPass(
+    metrics,
+    identity,
+    "poll",
+    {
+      commit: "old",
+      sourceErrors: [],
+      syncErrors: [],
+      reachedApply: true,
+      synced: false,
+      applied,
+      pruned: [],
+      phases: { fetch: 0.1, read: 0.1, apply: 0.2 },
+      skipped: "superseded",
+    },
+    300,
+  );
+  const samples = async (name: string): Promise<string[]> =>
+    (await metrics.registry.getSingleMetricAsString(name))
+      .split("\n")
+      .filter((line) => line !== "" && !line.startsWith("#"));
+  assert.deepEqual(await samples("config_sync_apply_operations_total"), [
+    'config_sync_apply_operations_total{operation="update",status="success",controller="applier"} 1',
+  ]);
+  assert.deepEqual(await samples("config_sync_last_sync_timestamp"), []);
+  assert.deepEqual(await samples("config_sync_last_apply_timestamp"), []);
+  assert.deepEqual(await samples("config_sync_resource_conflicts_total"), []);
+  assert.ok(
+    (await samples("config_sync_reconcile_duration_seconds")).every((line) => line.endsWith(" 0")),
+    "a cut pass is no reconcile of either status",
+  );
+});

@@ -84,7 +84,7 @@ export function pipelineLabels(identity: SyncIdentity): { readonly name: string;
   };
 }
 
-/** Records a finished (not skipped) pass in Config Sync's metrics. */
+/** Records a finished pass in Config Sync's metrics (of one cut short by a new spec, only the writes it sent). */
 export function recordPass(
   m: Metrics,
   identity: SyncIdentity,
@@ -92,6 +92,10 @@ export function recordPass(
   result: PassResult,
   seconds: number,
 ): void {
+  recordObjectOperations(m, result);
+  // Config Sync rolls the reconciler pod on a new spec: its applier had counted each write as sent, and the
+  // attempt itself (last_sync, last_apply, durations) was never recorded; nor is it on status here.
+  if (result.skipped === "superseded") return;
   const renderingErrors = result.rendering?.errors ?? [];
   const status = statusOf([...renderingErrors, ...result.sourceErrors, ...result.syncErrors]);
   m.reconcileDuration.observe({ status }, seconds);
@@ -113,6 +117,26 @@ export function recordPass(
       ...(result.commit === undefined ? {} : { commit: result.commit }),
     });
   }
+  // Added by every pass that applied, 0 included, so the applied commit's series exists from its first pass. A
+  // pass that applied nothing (a source it could not fetch or parse) moves no series: the applied commit's count
+  // stays, as Config Sync's, which counts against the commit its applier and remediator hold.
+  if (result.reachedApply === true)
+    m.resourceConflicts.inc({ commit }, result.applied.filter(isManagementConflict).length);
+  // As Config Sync records them, with each status block it writes: a stage the pass did not reach keeps its
+  // last value, as its block on status does (a fetch failure keeps status.rendering, a source error status.sync).
+  const pipeline = pipelineLabels(identity);
+  recordStageErrors(m, pipeline, "source", result.sourceErrors);
+  if (result.rendering !== undefined) recordStageErrors(m, pipeline, "rendering", renderingErrors);
+  if (syncReported) recordStageErrors(m, pipeline, "sync", result.syncErrors);
+  // Config Sync's applier records none (a sync stage's internal error is in reconciler_errors' 9xxx class).
+  m.internalErrors.inc({ source: InternalErrorSource.Parser }, result.sourceErrors.filter(isInternal).length);
+  recordSuspension(m, result);
+  // resource_count, ready_resource_count and the other ResourceGroup metrics follow the group's live
+  // status (resource-group-status.ts), not the pass.
+}
+
+/** apply_operations_total{controller="applier"}: each write the pass sent, as Config Sync's applier counts them. */
+function recordObjectOperations(m: Metrics, result: PassResult): void {
   for (const outcome of result.applied) {
     // "update" for a create too: Config Sync's applier records every apply so (its remediator tells them apart).
     if (outcome.operation === "created" || outcome.operation === "updated")
@@ -121,11 +145,6 @@ export function recordPass(
     else if (outcome.operation === "failed" && !isManagementConflict(outcome))
       m.applyOperations.inc({ operation: "update", status: "error", controller: "applier" });
   }
-  // Added by every pass that applied, 0 included, so the applied commit's series exists from its first pass. A
-  // pass that applied nothing (a source it could not fetch or parse) moves no series: the applied commit's count
-  // stays, as Config Sync's, which counts against the commit its applier and remediator hold.
-  if (result.reachedApply === true)
-    m.resourceConflicts.inc({ commit }, result.applied.filter(isManagementConflict).length);
   for (const pruned of result.pruned) {
     // Left in place and released (detach): Config Sync's applier counts it as "unmanage".
     if (pruned.operation === "detached")
@@ -139,17 +158,6 @@ export function recordPass(
       });
     }
   }
-  // As Config Sync records them, with each status block it writes: a stage the pass did not reach keeps its
-  // last value, as its block on status does (a fetch failure keeps status.rendering, a source error status.sync).
-  const pipeline = pipelineLabels(identity);
-  recordStageErrors(m, pipeline, "source", result.sourceErrors);
-  if (result.rendering !== undefined) recordStageErrors(m, pipeline, "rendering", renderingErrors);
-  if (syncReported) recordStageErrors(m, pipeline, "sync", result.syncErrors);
-  // Config Sync's applier records none (a sync stage's internal error is in reconciler_errors' 9xxx class).
-  m.internalErrors.inc({ source: InternalErrorSource.Parser }, result.sourceErrors.filter(isInternal).length);
-  recordSuspension(m, result);
-  // resource_count, ready_resource_count and the other ResourceGroup metrics follow the group's live
-  // status (resource-group-status.ts), not the pass.
 }
 
 /** driftless_watch_undeclared_objects: this pass's counts by watched type; a type no longer watched leaves. */

@@ -515,8 +515,15 @@ export class Reconciler implements PassContext {
       });
       return;
     }
-    const errors = [...(result.rendering?.errors ?? []), ...result.sourceErrors, ...result.syncErrors];
     recordPass(this.metrics, this.identity, trigger, result, seconds);
+    if (result.skipped === "superseded") {
+      this.log.info(`${trigger}: pass ended for a pass on the sync's new spec`, {
+        commit: result.commit,
+        seconds: Math.round(seconds * 1000) / 1000,
+      });
+      return;
+    }
+    const errors = [...(result.rendering?.errors ?? []), ...result.sourceErrors, ...result.syncErrors];
     // A failed attempt at error, as Config Sync logs "Reconcile attempt failed"; one whose errors will all pass
     // by themselves (retried: a render container on its way, an API server hiccup) at warn.
     this.log[passLogLevel(errors)]("pass finished", {
