@@ -31,27 +31,39 @@ export function imageVersion(image: string): string {
 }
 
 /**
- * `driftless version`: the CLI's version and, from the cluster, the manager's. Exit 0 when the
- * cluster answered (the manager may be absent: "not installed"), 1 when it could not be asked.
+ * `driftless version`: the CLI's version and, from the cluster, the manager's. As `nomos version`, exit 0
+ * whether or not a cluster answered (the table says why not) or a kubeconfig exists; 1 only for a
+ * kubeconfig that cannot be read, nomos's `unable to parse kubectl config`.
  */
 export async function version(kubeconfig: string | undefined, out: (line: string) => void): Promise<number> {
   out(`${"COMPONENT".padEnd(20)} VERSION`);
   out(`${"driftless CLI".padEnd(20)} ${await cliVersion()}`);
-  let manager: string;
-  let code = 0;
+  let client: KubeClient;
   try {
-    const client = await KubeClient.fromKubeconfig(kubeconfig);
-    try {
-      manager = managerVersion(await client.get(deployments, ManagerDeployment.namespace, ManagerDeployment.name));
-    } finally {
-      client.close();
-    }
+    client = await KubeClient.fromKubeconfig(kubeconfig);
   } catch (error) {
-    manager = `unknown (${error instanceof Error ? error.message : String(error)})`;
-    code = 1;
+    const missing = isMissingFile(error);
+    out(`${ManagerDeployment.name.padEnd(20)} unknown (${missing ? "no kubeconfig: " : ""}${messageOf(error)})`);
+    return missing ? 0 : 1;
+  }
+  let manager: string;
+  try {
+    manager = managerVersion(await client.get(deployments, ManagerDeployment.namespace, ManagerDeployment.name));
+  } catch (error) {
+    manager = `unknown (${messageOf(error)})`;
+  } finally {
+    client.close();
   }
   out(`${ManagerDeployment.name.padEnd(20)} ${manager}`);
-  return code;
+  return 0;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function isMissingFile(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === "ENOENT";
 }
 
 function managerVersion(deployment: KubeObject | undefined): string {
