@@ -134,22 +134,22 @@ const commonSpec: Readonly<Record<string, Shape>> = {
   }),
 };
 
-const v1Spec = fields({
-  ...commonSpec,
-  versions: {
-    list: fields({
-      name: "string",
-      served: "bool",
-      storage: "bool",
-      deprecated: "bool",
-      deprecationWarning: "string",
-      schema: validation,
-      subresources,
-      additionalPrinterColumns: { list: printerColumn("jsonPath") },
-      selectableFields: { list: fields({ jsonPath: "string" }) },
-    }),
-  },
+/** A version's fields, the same in both APIs but for the printer columns' JSONPath (`jsonPath` in v1). */
+const versionsOf = (jsonPathField: string): Shape => ({
+  list: fields({
+    name: "string",
+    served: "bool",
+    storage: "bool",
+    deprecated: "bool",
+    deprecationWarning: "string",
+    schema: validation,
+    subresources,
+    additionalPrinterColumns: { list: printerColumn(jsonPathField) },
+    selectableFields: { list: fields({ jsonPath: "string" }) },
+  }),
 });
+
+const v1Spec = fields({ ...commonSpec, versions: versionsOf("jsonPath") });
 
 const v1beta1Spec = fields({
   ...commonSpec,
@@ -158,19 +158,7 @@ const v1beta1Spec = fields({
   subresources,
   additionalPrinterColumns: { list: printerColumn("JSONPath") },
   selectableFields: { list: fields({ jsonPath: "string" }) },
-  versions: {
-    list: fields({
-      name: "string",
-      served: "bool",
-      storage: "bool",
-      deprecated: "bool",
-      deprecationWarning: "string",
-      schema: validation,
-      subresources,
-      additionalPrinterColumns: { list: printerColumn("JSONPath") },
-      selectableFields: { list: fields({ jsonPath: "string" }) },
-    }),
-  },
+  versions: versionsOf("JSONPath"),
 });
 
 /** Why this object, if a CRD, does not convert to the typed CRD Config Sync reads every CRD as. */
