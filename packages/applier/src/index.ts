@@ -66,7 +66,14 @@ export { DirectLiveState } from "./live-state.ts";
 export type { LiveState, PlanOutline } from "./live-state.ts";
 export { compareIds, describeId, groupOfApiVersion, idKey, objMetadataKey } from "./object-id.ts";
 export type { ObjectId } from "./object-id.ts";
-export { CyclicDependencyError, MissingDependencyError, plan } from "./plan.ts";
+export {
+  CyclicDependencyError,
+  DependencyScheduledForDeleteError,
+  DependentScheduledForApplyError,
+  DuplicateDependencyError,
+  MissingDependencyError,
+  plan,
+} from "./plan.ts";
 export type { Plan } from "./plan.ts";
 export { conflictingManager, isRootManager, ManagementConflictError } from "./precedence.ts";
 export {

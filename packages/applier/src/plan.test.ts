@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { DesiredObject } from "./desired.ts";
 import type { ObjectId } from "./object-id.ts";
-import { CyclicDependencyError, MissingDependencyError, plan } from "./plan.ts";
+import { CyclicDependencyError, DuplicateDependencyError, MissingDependencyError, plan } from "./plan.ts";
 
 function desired(
   group: string,
@@ -136,4 +136,18 @@ test("a declaration whose management is disabled is released whatever it depends
   const result = plan([cm0, cm1, cm2]);
   assert.deepEqual(result.errors, []);
   assert.deepEqual(names(result.waves).flat().sort(), ["cm0", "cm1", "cm2"]);
+});
+
+test("a depends-on naming one object twice is a validation error too: nothing of the commit is applied, as cli-utils' duplicate dependency", () => {
+  const other = desired("", "ConfigMap", "other", "bookstore");
+  const cm2 = desired("", "ConfigMap", "cm2", "bookstore", [other.id, other.id]);
+  const result = plan([other, cm2]);
+  assert.equal(result.invalid, true);
+  assert.deepEqual(names(result.waves), []);
+  assert.equal(result.errors.length, 1);
+  assert.ok(result.errors[0] instanceof DuplicateDependencyError);
+  assert.match(
+    result.errors[0].message,
+    /^duplicate dependency: ConfigMap, bookstore\/cm2 -> ConfigMap, bookstore\/other: /,
+  );
 });

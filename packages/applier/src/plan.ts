@@ -15,7 +15,7 @@ export interface Plan {
   /** Objects left out because a dependency is not in the source; reported as errors. */
   readonly errors: readonly DriftlessError[];
   /**
-   * An external dependency: as cli-utils' validation (ExitEarly, Config Sync's policy), nothing of the
+   * An external or duplicate dependency: as cli-utils' validation (ExitEarly, Config Sync's policy), nothing of the
    * commit is applied or pruned; only `managed: disabled` declarations are still released.
    */
   readonly invalid: boolean;
@@ -45,6 +45,17 @@ export class MissingDependencyError extends DriftlessError {
       code: KnvCode.Apply,
       errorClass: ErrorClass.Terminal,
       message: `external dependency: ${describeId(object.id)} -> ${describeId(missing)}: it is not applied from this source; declare it or remove the depends-on reference (nothing of this commit is applied)`,
+    });
+  }
+}
+
+/** A depends-on naming one object twice: to cli-utils an invalid annotation, so a validation error as an external dependency. */
+export class DuplicateDependencyError extends DriftlessError {
+  constructor(object: DesiredObject, dependency: ObjectId) {
+    super({
+      code: KnvCode.Apply,
+      errorClass: ErrorClass.Terminal,
+      message: `duplicate dependency: ${describeId(object.id)} -> ${describeId(dependency)}: name it once in config.kubernetes.io/depends-on (nothing of this commit is applied)`,
     });
   }
 }
@@ -104,8 +115,14 @@ export function plan(objects: readonly DesiredObject[], leaving: readonly Object
   for (const object of objects) {
     // Released, not applied: as Config Sync leaves it out of the applier's graph, its depends-on is not checked.
     if (isManagementDisabled(object.object)) continue;
+    const seen = new Set<string>();
     for (const dep of object.dependsOn) {
       const key = idKey(dep);
+      if (seen.has(key)) {
+        external.push(new DuplicateDependencyError(object, dep));
+        continue;
+      }
+      seen.add(key);
       if (byKey.has(key)) continue;
       excluded.add(idKey(object.id));
       if (!leavingKeys.has(key)) {
