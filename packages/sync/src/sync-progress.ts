@@ -19,10 +19,15 @@ export function startSyncProgress(
   onError: (error: unknown) => void,
   periodMs = syncProgressPeriodMs,
 ): SyncProgress {
-  let running: Promise<void> = Promise.resolve();
+  let running: Promise<void> | undefined;
   let stopped = false;
   const timer = setInterval(() => {
-    running = running.then(() => (stopped ? undefined : write().catch(onError)));
+    // A period that finds a write still in flight (a slow API server) adds none: queued behind it, they would be
+    // sent back to back, each saying what the next one says, when the server can least take them.
+    if (stopped || running !== undefined) return;
+    running = write()
+      .catch(onError)
+      .finally(() => (running = undefined));
   }, periodMs);
   timer.unref();
   return {
