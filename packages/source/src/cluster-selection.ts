@@ -8,7 +8,7 @@
  * cluster-name-selected object is left out, as in Config Sync.
  */
 import type { SourceError } from "./errors.ts";
-import { DuplicateObjectError } from "./errors.ts";
+import { DuplicateObjectError, UnparsableConfigError } from "./errors.ts";
 import { HierarchyKind, isKind, isNamespace } from "./hierarchy-layout.ts";
 import { manifestResource, what } from "./hierarchy-raw.ts";
 import { parseLabelSelector } from "./label-selector.ts";
@@ -17,7 +17,6 @@ import {
   IllegalSelectorAnnotationError,
   InvalidSelectorError,
   SelectorAnnotationConflictError,
-  SelectorParseError,
   UnknownSelectorError,
 } from "./selector-errors.ts";
 import { decodeSelectorSpec } from "./selector-spec.ts";
@@ -111,7 +110,7 @@ export function selectForCluster(
   const active = new Map<string, boolean>();
   for (const [name, selector] of selectors) {
     const spec = decodeSelectorSpec(selector);
-    if (spec instanceof SelectorParseError) {
+    if (spec instanceof UnparsableConfigError) {
       errors.push(spec);
       continue;
     }

@@ -92,6 +92,17 @@ export class ManifestParseError extends SourceError {
 }
 
 /**
+ * One of Config Sync's own kinds (a ClusterSelector or NamespaceSelector, a Repo, a HierarchyConfig) holds a
+ * value of the wrong type (a number where a string goes, a string for a list): Config Sync cannot decode it
+ * into its Go type and says so with KNV1006, before any rule of that kind.
+ */
+export class UnparsableConfigError extends SourceError {
+  constructor(message: string, details: SourceErrorDetails = {}) {
+    super(Code.ObjectParse, ErrorClass.Terminal, message, details);
+  }
+}
+
+/**
  * A file is over a bound in `SourceLimits`: nesting depth, or what its YAML aliases expand to. KNV1006
  * like invalid YAML: the file cannot be read into objects and must change. (Config Sync wraps go-yaml's
  * own alias and depth errors in its generic path error, KNV2001, outside driftless's 1xxx range for

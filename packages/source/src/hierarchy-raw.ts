@@ -6,7 +6,7 @@
 import type { ErrorResource } from "@driftless/api";
 import { shapeProblem } from "./crd-shape.ts";
 import { isJsonObject } from "./json.ts";
-import type { SourceError } from "./errors.ts";
+import { UnparsableConfigError, type SourceError } from "./errors.ts";
 import {
   IllegalDepthLabelError,
   IllegalNamespaceDeclarationError,
@@ -29,7 +29,6 @@ import {
 } from "./hierarchy-layout.ts";
 import type { Manifest } from "./manifest.ts";
 import { describeObject } from "./object-id.ts";
-import { SelectorParseError } from "./selector-errors.ts";
 
 /** Repo spec.version values Config Sync accepts (the current one and the one before). */
 const repoVersions = ["1.0.0", "0.1.0"];
@@ -158,7 +157,7 @@ export function misplaced(manifest: Manifest, expected: TopDir): IncorrectTopLev
  * wrong type its typed decode refuses. Config Sync's sentence first, as its users match on it; then the
  * object and the field.
  */
-export function unparsableConfig(manifest: Manifest, problem: string): SelectorParseError {
+export function unparsableConfig(manifest: Manifest, problem: string): UnparsableConfigError {
   const message = `The following config could not be parsed as a ${manifest.group}/${manifest.version}, Kind=${manifest.kind}: ${what(manifest)}: ${problem}`;
-  return new SelectorParseError(message, { resources: [manifestResource(manifest)] });
+  return new UnparsableConfigError(message, { resources: [manifestResource(manifest)] });
 }

@@ -9,7 +9,7 @@
  * it also selects among the cluster's namespaces.
  */
 import type { SourceError } from "./errors.ts";
-import { DuplicateObjectError } from "./errors.ts";
+import { DuplicateObjectError, UnparsableConfigError } from "./errors.ts";
 import { SelectorAnnotation } from "./cluster-selection.ts";
 import { HierarchyKind, isKind, isNamespace } from "./hierarchy-layout.ts";
 import { manifestResource, what } from "./hierarchy-raw.ts";
@@ -17,12 +17,7 @@ import { isJsonObject } from "./json.ts";
 import { parseLabelSelector } from "./label-selector.ts";
 import type { LabelMatcher, Labels } from "./label-selector.ts";
 import type { Manifest } from "./manifest.ts";
-import {
-  IllegalSelectorAnnotationError,
-  InvalidSelectorError,
-  SelectorParseError,
-  UnknownSelectorError,
-} from "./selector-errors.ts";
+import { IllegalSelectorAnnotationError, InvalidSelectorError, UnknownSelectorError } from "./selector-errors.ts";
 import { decodeSelectorSpec } from "./selector-spec.ts";
 
 /** A Namespace on the cluster, as dynamic NamespaceSelectors see it. */
@@ -91,7 +86,7 @@ export function readNamespaceSelectors(
       );
     };
     const spec = decodeSelectorSpec(manifest);
-    if (spec instanceof SelectorParseError) {
+    if (spec instanceof UnparsableConfigError) {
       errors.push(spec);
       continue;
     }

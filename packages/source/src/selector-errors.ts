@@ -17,16 +17,6 @@ export class UnknownSelectorError extends SourceError {
   }
 }
 
-/**
- * A selector's spec holds a value of the wrong type (a number or boolean where a string goes, a list for a
- * mapping): Config Sync cannot decode it into its type and says so with KNV1006, before any selector rule.
- */
-export class SelectorParseError extends SourceError {
-  constructor(message: string, details: SourceErrorDetails = {}) {
-    super(KnvCode.ObjectParse, ErrorClass.Terminal, message, details);
-  }
-}
-
 /** An empty or invalid `spec.selector`, or a `spec.mode` not accepted here (KNV1014). */
 export class InvalidSelectorError extends SourceError {
   constructor(message: string, details: SourceErrorDetails = {}) {

@@ -10,7 +10,7 @@ import { HierarchyKind, isKind } from "./hierarchy-layout.ts";
 import { unparsableConfig } from "./hierarchy-raw.ts";
 import { describeJsonType, isJsonObject } from "./json.ts";
 import type { Manifest } from "./manifest.ts";
-import type { SelectorParseError } from "./selector-errors.ts";
+import type { UnparsableConfigError } from "./errors.ts";
 
 export interface SelectorSpec {
   /** NamespaceSelector's `spec.mode` ("" when absent); always "" for a ClusterSelector, which has none. */
@@ -18,7 +18,7 @@ export interface SelectorSpec {
   readonly selector: LabelSelectorSpec;
 }
 
-export function decodeSelectorSpec(manifest: Manifest): SelectorSpec | SelectorParseError {
+export function decodeSelectorSpec(manifest: Manifest): SelectorSpec | UnparsableConfigError {
   const spec = manifest.raw["spec"] ?? null;
   if (spec !== null && !isJsonObject(spec))
     return unparsable(manifest, `spec must be a mapping, found ${describeJsonType(spec)}`);
@@ -31,6 +31,6 @@ export function decodeSelectorSpec(manifest: Manifest): SelectorSpec | SelectorP
   return { mode: mode.value, selector: selector.value };
 }
 
-function unparsable(manifest: Manifest, problem: string): SelectorParseError {
+function unparsable(manifest: Manifest, problem: string): UnparsableConfigError {
   return unparsableConfig(manifest, problem);
 }
