@@ -59,10 +59,16 @@ test("a revision changed while a pass waits on the old one is synced at once, an
   await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
   const syncing = async (): Promise<JsonObject | undefined> =>
     ((await rootSyncStatus(name))["conditions"] as JsonObject[] | undefined)?.find((c) => c["type"] === "Syncing");
+  // Syncing=True names v1 from its fetch on; the Deployment is there once the pass waits for it.
+  const apps = kubeConfig("admin").makeApiClient(AppsV1Api);
   await eventually(
     async () => {
       const condition = await syncing();
-      return condition?.["status"] === "True" && condition["commit"] === tagged;
+      if (condition?.["status"] !== "True" || condition["commit"] !== tagged) return false;
+      return apps.readNamespacedDeployment({ namespace, name: "stuck" }).then(
+        () => true,
+        () => false,
+      );
     },
     { what: "the pass on v1 waiting for its Deployment" },
   );
@@ -77,7 +83,6 @@ test("a revision changed while a pass waits on the old one is synced at once, an
   assert.equal(sync["commit"], tip);
   assert.deepEqual((sync["gitStatus"] as JsonObject)["revision"], "HEAD");
   // The pass on the new revision pruned what the old one applied (it was recorded before the apply).
-  const apps = kubeConfig("admin").makeApiClient(AppsV1Api);
   await eventually(
     async () => {
       try {
