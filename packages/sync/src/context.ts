@@ -58,7 +58,8 @@ export interface PassContext {
   readonly lastFetchSpec: string | undefined;
   rememberFetch(fetched: FetchResult, spec: string): void;
   /** An OCI image or Helm chart fetched like a Git commit (the digest or chart version is the commit). */
-  fetchArtifact(sync: RSync, trigger: PassTrigger): Promise<FetchResult>;
+  /** An OCI or Helm source's artifact; `signal` ends a pull still running (a stop, or a new spec). */
+  fetchArtifact(sync: RSync, trigger: PassTrigger, signal: AbortSignal): Promise<FetchResult>;
   /**
    * Called once the pass knows its revision (see revisionOf). Returns true when the pass may stop here:
    * a poll found the revision and the RSync's generation unchanged since the last complete pass, within

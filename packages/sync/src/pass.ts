@@ -448,7 +448,10 @@ async function reportStatus(
 }
 
 async function fetchSource(ctx: PassContext, sync: RSync, trigger: PassTrigger): Promise<FetchResult> {
-  if ((sync.spec.sourceType ?? SourceType.Git) !== SourceType.Git) return ctx.fetchArtifact(sync, trigger);
+  // A new spec (a repository, image or revision fixed) ends a fetch or pull hanging on the old one, up to its
+  // timeout (git's 2 minutes, a registry's 120 s).
+  const signal = AbortSignal.any([ctx.signal, ctx.superseded]);
+  if ((sync.spec.sourceType ?? SourceType.Git) !== SourceType.Git) return ctx.fetchArtifact(sync, trigger, signal);
   const git = sync.spec.git;
   if (git === undefined) {
     throw new DriftlessError({
@@ -464,8 +467,6 @@ async function fetchSource(ctx: PassContext, sync: RSync, trigger: PassTrigger):
   const last = ctx.lastFetchSpec === spec ? ctx.lastFetch : undefined;
   if (trigger === "drift" && last !== undefined) return last;
   const credentials = await readGitCredentials(ctx.client, sync, ctx.secretReads);
-  // A new spec (a repository or revision fixed) ends a fetch hanging on the old one, up to its 2-minute timeout.
-  const signal = AbortSignal.any([ctx.signal, ctx.superseded]);
   const remote = await ctx.git.resolveRemote({ spec: source, credentials, signal });
   if (last !== undefined && last.commit === remote.commit) return last;
   const fetched = await ctx.git.fetch({ syncKey: ctx.syncKey, spec: source, credentials, signal });

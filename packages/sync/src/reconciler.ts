@@ -455,8 +455,8 @@ export class Reconciler implements PassContext {
     return this.parts.secretWatch;
   }
 
-  fetchArtifact(sync: RSync, trigger: PassTrigger): Promise<FetchResult> {
-    return this.parts.sources.fetchArtifact(sync, trigger);
+  fetchArtifact(sync: RSync, trigger: PassTrigger, signal: AbortSignal): Promise<FetchResult> {
+    return this.parts.sources.fetchArtifact(sync, trigger, signal);
   }
 
   rememberFetch(fetched: FetchResult, spec: string): void {

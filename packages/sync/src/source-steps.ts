@@ -50,7 +50,7 @@ export class SourceSteps {
     return this.sourceCache?.dynamicNamespaces === true;
   }
 
-  fetchArtifact(sync: RSync, trigger: PassTrigger): Promise<FetchResult> {
+  fetchArtifact(sync: RSync, trigger: PassTrigger, signal: AbortSignal): Promise<FetchResult> {
     this.artifacts ??= new ArtifactSources({
       cacheDir: join(this.options.cacheDir, "artifacts"),
       toolsDir: this.options.renderToolsDir,
@@ -58,7 +58,7 @@ export class SourceSteps {
       valuesFiles: this.deps.valuesWatch,
       secrets: this.deps.secretWatch,
     });
-    return this.artifacts.fetch(this.deps.client, sync, trigger === "drift", this.deps.signal);
+    return this.artifacts.fetch(this.deps.client, sync, trigger === "drift", signal);
   }
 
   async render(fetched: FetchResult, sync: RSync): Promise<Rendered> {

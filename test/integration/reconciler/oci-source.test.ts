@@ -1,3 +1,4 @@
+import { createServer, type Socket } from "node:net";
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { zstdCompressSync } from "node:zlib";
@@ -466,4 +467,47 @@ test("writes configsync.gke.io/image-to-sync (<image>@sha256:<digest>) on the Ro
   const second = await pushImage(registry, "config/signed", "v1", [layer("second")]);
   await rootSynced(name, hex(second));
   assert.equal(await annotation(), `${image}@sha256:${hex(second)}`);
+});
+
+/** A "registry" that takes connections and never answers: a pull from it hangs until its 120 s timeout. */
+async function silentRegistry(t: TestContext): Promise<{ host: string; connections: () => number }> {
+  const sockets: Socket[] = [];
+  const server = createServer((socket) => void sockets.push(socket));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => {
+    for (const socket of sockets) socket.destroy();
+    server.close();
+  });
+  const { port } = server.address() as { port: number };
+  return { host: `127.0.0.1:${String(port)}`, connections: () => sockets.length };
+}
+
+test("an image fixed in the spec while the pull hangs on the old registry is synced at once, as a git repository fixed is", async (t) => {
+  const silent = await silentRegistry(t);
+  const registry = await startRegistry(t);
+  const name = `oci-${suffix()}`;
+  const ns = `oci-${suffix()}`;
+  cleanUpNamespace(t, ns);
+  const digest = await pushImage(registry, "config/app", "v1", [
+    tarGz([
+      { name: "ns.yaml", content: yaml({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }) },
+      { name: "a.yaml", content: configMap(ns, "a") },
+    ]),
+  ]);
+  const { creds, ca } = await registrySecrets(t, registry);
+  await createOciRootSync(name, { image: `${silent.host}/config/app:v1`, auth: "none" });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await eventually(() => silent.connections() > 0, { what: "the pull from the silent registry begun" });
+
+  await updateOci(name, {
+    image: `${registry.host}/config/app:v1`,
+    auth: "token",
+    secretRef: { name: creds },
+    caCertSecretRef: { name: ca },
+  });
+  await eventually(async () => (await rootSyncStatus(name))["lastSyncedCommit"] === hex(digest), {
+    timeoutMs: 60_000,
+    what: "the fixed image synced, not after the hanging pull's timeout",
+  });
+  assert.ok(await configMapExists(ns, "a"));
 });
