@@ -106,6 +106,15 @@ void describe("redactCredentialsIn", () => {
   });
 });
 
+void describe("an image reference", () => {
+  void it("keeps the tag of a one-segment image pinned by digest, which has the shape of user:password@host", () => {
+    const digest = `sha256:${"ab".repeat(32)}`;
+    assert.equal(redactUrl(`app:v1@${digest}`), `app:v1@${digest}`);
+    assert.equal(redactUrl(`127.0.0.1:5000/app:v1@${digest}`), `127.0.0.1:5000/app:v1@${digest}`);
+    assert.equal(redactUrl("oauth2:glpat-abc@gitlab.com/org/repo"), "oauth2@gitlab.com/org/repo");
+  });
+});
+
 void describe("credentials in a URL's query", () => {
   void it("masks the value of a parameter named for a credential, alone and inside text, and keeps the others", () => {
     assert.equal(

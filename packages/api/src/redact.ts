@@ -15,6 +15,8 @@ const schemeInText = /\b[a-z][a-z0-9+.-]*:\/\//gi;
 // left out (`oauth2:<token>@gitlab.com/org/repo`, which git reads as ssh to host `oauth2`). `git@host:path` has no
 // password and is left alone.
 const schemelessPassword = /^([^@/\s:]+):[^/\s]*@(?=[^@/:\s]+(?:[:/]|$))/;
+// An image pinned by digest (`app:v1@sha256:<hex>`) has the same shape, and holds no password.
+const imageDigest = /@[a-z0-9]+(?:[+._-][a-z0-9]+)*:[0-9a-fA-F]{32,}$/;
 // A query or fragment parameter named for a credential (`?private_token=`, `&pwd=`, `sig=`, `#access_token=` as
 // OAuth's implicit flow writes it): its value, up to the next parameter, space, quote or JSON escape, is masked.
 const secretQueryValue =
@@ -33,7 +35,7 @@ function maskUserInfo(schemePrefix: string, userInfo: string): string {
  * often written as the user; for ssh only the password is dropped. A credential in the query goes too.
  */
 export function redactUrl(url: string): string {
-  const schemeless = schemelessPassword.exec(url);
+  const schemeless = imageDigest.test(url) ? null : schemelessPassword.exec(url);
   if (schemeless !== null) return `${schemeless[1] ?? ""}@${url.slice(schemeless[0].length)}`;
   const prefix = scheme.exec(url)?.[0];
   if (prefix === undefined) return url;
