@@ -5,6 +5,7 @@ import {
   UserAnnotation,
   inventoryId,
   managerAnnotationValue,
+  toDriftlessError,
 } from "@driftless/api";
 import {
   failureText,
@@ -54,7 +55,7 @@ export class ApplyError extends DriftlessError {
   constructor(desired: DesiredObject, cause: unknown) {
     super({
       code: KnvCode.Apply,
-      errorClass: cause instanceof DriftlessError ? cause.errorClass : ErrorClass.Retry,
+      errorClass: toDriftlessError(cause).errorClass,
       message: `failed to apply ${describeId(desired.id)}: ${refusalNamingObject(failureText(cause), cause, desired.id.name)}`,
       resources: [declaredResource(desired)],
       cause,

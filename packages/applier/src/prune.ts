@@ -9,6 +9,7 @@ import {
   UserAnnotation,
   inventoryId,
   managerAnnotationValue,
+  toDriftlessError,
 } from "@driftless/api";
 import {
   failureText,
@@ -119,7 +120,7 @@ export class PruneError extends DriftlessError {
   constructor(id: ObjectId, cause: unknown) {
     super({
       code: KnvCode.Apply,
-      errorClass: cause instanceof DriftlessError ? cause.errorClass : ErrorClass.Retry,
+      errorClass: toDriftlessError(cause).errorClass,
       message: `failed to prune ${describeId(id)}: ${failureText(cause)}`,
       cause,
     });

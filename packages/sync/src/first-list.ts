@@ -5,7 +5,7 @@
  * background, so a later pass finds it listed.
  */
 import { setTimeout as delay } from "node:timers/promises";
-import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
+import { DriftlessError, ErrorClass, KnvCode, toDriftlessError } from "@driftless/api";
 import { failureText, KubeApiError, type Informer, type ResourceMapping } from "@driftless/kube";
 
 /** How often a wait looks at the informer's last error. */
@@ -57,7 +57,7 @@ export class ListFailedError extends DriftlessError {
     super({
       code: KnvCode.Apply,
       // A refusal (401/403) lasts until someone grants the list, so it is not a retry that holds back prune.
-      errorClass: cause instanceof DriftlessError ? cause.errorClass : ErrorClass.Retry,
+      errorClass: toDriftlessError(cause).errorClass,
       // Config Sync's wording: its status poller lists each type the sync applies.
       message: `polling for status failed: failed to list ${groupVersionKind(mapping)}: ${failureText(cause)}`,
       cause,
