@@ -32,10 +32,18 @@ export function isManifestFileName(name: string): boolean {
   return name.endsWith(".yaml") || name.endsWith(".yml") || name.endsWith(".json");
 }
 
-export function parseManifestText(text: string, sourcePath: string): ParsedFile {
+export function isJsonFileName(name: string): boolean {
+  return name.endsWith(".json");
+}
+
+/**
+ * `fileName` names the file whose extension decides JSON or YAML: the symlink's target when `sourcePath` is a
+ * link, as Config Sync reads the resolved path's extension.
+ */
+export function parseManifestText(text: string, sourcePath: string, fileName: string = sourcePath): ParsedFile {
   // Editors on Windows add a BOM; JSON.parse rejects it, kubectl does not.
   const content = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  return sourcePath.endsWith(".json") ? parseJson(content, sourcePath) : parseYaml(content, sourcePath);
+  return isJsonFileName(fileName) ? parseJson(content, sourcePath) : parseYaml(content, sourcePath);
 }
 
 function parseJson(text: string, sourcePath: string): ParsedFile {

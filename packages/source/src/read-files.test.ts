@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { describe, it } from "node:test";
 import { listManifestFiles, readFiles } from "./read-files.ts";
 import { withTree } from "./testing.ts";
@@ -83,6 +83,26 @@ void describe("listManifestFiles", () => {
       assert.deepEqual(
         files.map((f) => f.sourcePath),
         ["alias.yaml", "base/cm.yaml"],
+      );
+    });
+  });
+
+  void it("judges a file symlink by its target's name, as Config Sync reads the resolved path's extension", async () => {
+    await withTree({ "data.txt": "", "base/cm.yaml": "", "base/cm.json": "" }, async (dir) => {
+      await symlink("data.txt", join(dir, "link.yaml"));
+      await symlink("base/cm.yaml", join(dir, "link.txt"));
+      await symlink("base/cm.json", join(dir, "as-yaml.yaml"));
+      const { files, errors } = await listManifestFiles(dir);
+      assert.deepEqual(errors, []);
+      // link.yaml leads to a .txt file and declares nothing; link.txt leads to a manifest, read again.
+      assert.deepEqual(
+        files.map((f) => [f.sourcePath, relative(dir, f.absolutePath)]),
+        [
+          ["as-yaml.yaml", "base/cm.json"],
+          ["base/cm.json", "base/cm.json"],
+          ["base/cm.yaml", "base/cm.yaml"],
+          ["link.txt", "base/cm.yaml"],
+        ],
       );
     });
   });

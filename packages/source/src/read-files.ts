@@ -6,13 +6,13 @@
 import { isUtf8 } from "node:buffer";
 import { readFileSync } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
-import { join, sep } from "node:path";
+import { basename, join, sep } from "node:path";
 import { ManifestParseError, SourceDirectoryError, SourceReadError, UnsafeSymlinkError } from "./errors.ts";
 import type { SourceError } from "./errors.ts";
-import { isManifestFileName } from "./parse.ts";
+import { isJsonFileName, isManifestFileName } from "./parse.ts";
 
 export interface SourceFile {
-  /** Real path to read. */
+  /** Real path to read; its name, not the link's, says whether the file is JSON or YAML. */
   readonly absolutePath: string;
   /** Path relative to the source root, "/"-separated, as the user sees it in Git (symlink names kept). */
   readonly sourcePath: string;
@@ -38,8 +38,10 @@ function isIgnoredPath(absolutePath: string): boolean {
  * sync directory: directories named `.git` are not walked (pkg/parse/source.go), and a file whose
  * resolved absolute path has a piece `.github`, `.gitlab` or `.gitlab-ci.yml` is ignored
  * (pkg/importer/reader/reader.go), so a sync directory inside `.github/` declares nothing. A symlink
- * to a file is followed only while it stays inside `root`; a symlink to a directory is not walked, as
- * Config Sync's file walk does not (so a link to a shared folder neither duplicates nor adds objects).
+ * to a file is followed only while it stays inside `root`, and read when its target's name is a
+ * manifest's (Config Sync resolves each path, then reads by the resolved extension); a symlink to a
+ * directory is not walked, as Config Sync's file walk does not (so a link to a shared folder neither
+ * duplicates nor adds objects).
  */
 export async function listManifestFiles(root: string): Promise<FileListing> {
   let rootReal: string;
@@ -86,14 +88,14 @@ export async function listManifestFiles(root: string): Promise<FileListing> {
           if (isManifestFileName(entry.name) && !isIgnoredPath(childAbsolute))
             files.push({ absolutePath: childAbsolute, sourcePath: childRelative });
         } else if (entry.isSymbolicLink()) {
-          await visitSymlink(childAbsolute, childRelative, entry.name);
+          await visitSymlink(childAbsolute, childRelative);
         }
         // Sockets, FIFOs and devices are not manifests.
       }),
     );
   };
 
-  const visitSymlink = async (absolute: string, relative: string, name: string): Promise<void> => {
+  const visitSymlink = async (absolute: string, relative: string): Promise<void> => {
     let real: string;
     try {
       real = await realpath(absolute);
@@ -117,7 +119,8 @@ export async function listManifestFiles(root: string): Promise<FileListing> {
       return;
     }
     // Config Sync lists a sync directory with a walk that never enters a linked directory: neither do we.
-    if (isDirectory || !isManifestFileName(name) || isIgnoredPath(real)) return;
+    // `link.yaml -> notes.txt` is no manifest there, and `link.txt -> cm.yaml` reads cm.yaml a second time.
+    if (isDirectory || !isManifestFileName(basename(real)) || isIgnoredPath(real)) return;
     if (!inside(real)) {
       errors.push(
         new UnsafeSymlinkError(`symlink ${relative} points outside the source directory and is not followed`, {
@@ -172,7 +175,7 @@ export async function readFiles(
       const bytes = readFileSync(file.absolutePath);
       // Decoding would put U+FFFD in place of bad bytes and apply that; Config Sync's YAML parser refuses the
       // file. JSON is decoded as Go's encoding/json does, with the replacement.
-      if (!file.sourcePath.endsWith(".json") && !isUtf8(bytes)) {
+      if (!isJsonFileName(file.absolutePath) && !isUtf8(bytes)) {
         onError(
           index,
           new ManifestParseError(`${file.sourcePath}: the file is not valid UTF-8`, {

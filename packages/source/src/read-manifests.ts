@@ -11,7 +11,7 @@ import type { Manifest } from "./manifest.ts";
 import { toManifest } from "./manifest.ts";
 import { parseManifestText } from "./parse.ts";
 import { listManifestFiles, readFiles } from "./read-files.ts";
-import type { ReadFilesOptions } from "./read-files.ts";
+import type { ReadFilesOptions, SourceFile } from "./read-files.ts";
 import type { ManifestSet } from "./result.ts";
 
 export interface ReadManifestsOptions extends ReadFilesOptions {
@@ -52,7 +52,7 @@ export async function readManifests(dir: string, options: ReadManifestsOptions =
     (index, text) => {
       const file = listing.files[index];
       if (!file) return;
-      const outcome = readOne(text, file.sourcePath);
+      const outcome = readOne(text, file);
       const added = outcome.aliasChars ?? 0;
       if (added > 0 && aliasChars + added > SourceLimits.maxAliasCharsPerSource) {
         outcomes[index] = overAliasLimit(file.sourcePath);
@@ -109,8 +109,9 @@ function notRead(sourcePath: string): FileOutcome {
 }
 
 /** Parses and validates one file's text; the text is not kept. */
-function readOne(text: string, sourcePath: string): FileOutcome {
-  const parsed = parseManifestText(text, sourcePath);
+function readOne(text: string, file: SourceFile): FileOutcome {
+  const { sourcePath } = file;
+  const parsed = parseManifestText(text, sourcePath, file.absolutePath);
   const expanded = expandDocuments(parsed.documents, sourcePath);
   const manifests: Manifest[] = [];
   const identified: Manifest[] = [];

@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { symlink } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { declareObjects } from "./declare.ts";
 import type { KindInfo } from "./kinds.ts";
@@ -215,6 +217,26 @@ ${configMap("settings")}`,
         assert.match(error.message, /ConfigMap "team-a\/same" is declared 2 times, in a\.yaml, b\/c\.yaml/);
       },
     );
+  });
+
+  void it("reads a symlinked file as its target's extension says, as Config Sync's reconciler reads the resolved path", async () => {
+    await withTree({ "real/cm.yaml": configMap("linked"), "notes.txt": configMap("from-text") }, async (dir) => {
+      // A .json name on a YAML file is still YAML; a .yaml name on a .txt file is no manifest.
+      await symlink("real/cm.yaml", join(dir, "alias.json"));
+      await symlink("notes.txt", join(dir, "notes.yaml"));
+      const result = await readManifests(dir);
+      assert.deepEqual(
+        result.errors.map((e) => e.message),
+        [],
+      );
+      assert.deepEqual(
+        result.manifests.map((m) => [m.sourcePath, m.metadata.name]),
+        [
+          ["alias.json", "linked"],
+          ["real/cm.yaml", "linked"],
+        ],
+      );
+    });
   });
 
   void it("collects errors from every file in path order, and reads the rest", async () => {
