@@ -34,6 +34,11 @@ export interface ApplyOptions {
   readonly dependencyPollMs?: number;
   /** Ends waits early (the reconciler stopping): for dependencies (their dependents are skipped) and new CRDs. */
   readonly signal?: AbortSignal;
+  /**
+   * Once aborted, no further wave starts: the caller no longer wants this plan applied (the sync's spec
+   * changed). The waves not started have no outcome.
+   */
+  readonly halt?: AbortSignal;
   /** Matches already found equal, kept across passes by the caller (see {@link VerifiedMatches}). */
   readonly verified?: VerifiedMatches;
   /**

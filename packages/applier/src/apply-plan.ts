@@ -58,6 +58,7 @@ async function applyWaves(plan: Plan, options: ApplyOptions): Promise<ApplyOutco
   const notApplied = new Map<string, DependencyActuation>();
   const readiness = new DependencyReadiness(options);
   for (const wave of plan.waves) {
+    if (options.halt?.aborted === true) break;
     await prepareTypes(wave, options);
     const results = await mapLimit(wave, options.concurrency ?? 32, async (desired): Promise<ApplyOutcome> => {
       const blocked = desired.dependsOn.find((dependency) => notApplied.has(idKey(dependency)));

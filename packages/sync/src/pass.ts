@@ -252,6 +252,11 @@ async function passSteps(
       result = { ...result, sourceErrors: crdRemoval };
       return result;
     }
+    // A new spec came while the pass fetched, rendered or read: nothing of the old commit is applied.
+    if (ctx.superseded.aborted) {
+      result = { ...result, skipped: "superseded" };
+      return result;
+    }
     declare();
     // From here the commit is applied: objects set aside for their kind are reported (status.source) beside
     // what the apply meets (status.sync), even if a later step throws.
@@ -294,9 +299,11 @@ async function passSteps(
     lap("plan");
     const applyOptions = ctx.applyOptions(fetched.commit);
     const reconcileTimeoutMs = reconcileTimeoutMsOf(sync.spec.override);
-    // A dependency's wait (depends-on) ends too on a new spec, as the wait after apply does.
+    // A dependency's wait (depends-on) ends too on a new spec, as the wait after apply does, and no later
+    // wave starts: the pass on the new spec applies its own.
     const applySignal = AbortSignal.any([applyOptions.signal ?? ctx.signal, ctx.superseded]);
-    const written = await applyPlan(ordered, { ...applyOptions, reconcileTimeoutMs, signal: applySignal });
+    const halt = ctx.superseded;
+    const written = await applyPlan(ordered, { ...applyOptions, reconcileTimeoutMs, signal: applySignal, halt });
     applyErrorsSoFar = [...ordered.errors, ...written.flatMap((o) => (o.error ? [o.error] : []))];
     // A new object the server refused, or that was never sent, is not recorded (Config Sync's inventory task).
     const unrecorded = unrecordedApplies(written, previous);

@@ -183,3 +183,58 @@ metadata:
     what: "the branch's tip synced after the revision moved to HEAD",
   });
 });
+
+const configMap = (namespace: string, name: string, annotations: Record<string, string> = {}): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: ${namespace}, annotations: ${JSON.stringify(annotations)}}\n`;
+
+test("a revision changed while a wave of the apply waits starts no later wave of the old commit", async (t) => {
+  const namespace = await testNamespace(t, "spec-change");
+  const name = `spec-change-${suffix()}`;
+  const repo = await TestRepo.create(t);
+  const dependsOn = (id: string): Record<string, string> => ({ "config.kubernetes.io/depends-on": id });
+  // Wave 1: the Deployment and "first"; wave 2: "waiting" (on the Deployment) and "second"; wave 3: "third".
+  await repo.write("config/deployment.yaml", neverReady(namespace, "stuck"));
+  await repo.write("config/first.yaml", configMap(namespace, "first"));
+  await repo.write(
+    "config/waiting.yaml",
+    configMap(namespace, "waiting", dependsOn(`apps/namespaces/${namespace}/Deployment/stuck`)),
+  );
+  await repo.write(
+    "config/second.yaml",
+    configMap(namespace, "second", dependsOn(`/namespaces/${namespace}/ConfigMap/first`)),
+  );
+  // Detached when pruned: had the old pass applied it, it would outlive the pass on the new revision.
+  await repo.write(
+    "config/third.yaml",
+    configMap(namespace, "third", {
+      ...dependsOn(`/namespaces/${namespace}/ConfigMap/second`),
+      "client.lifecycle.config.k8s.io/deletion": "detach",
+    }),
+  );
+  await repo.commit("three waves, the second waiting for a Deployment that never becomes ready");
+  await repo.git("tag", "v1");
+  await repo.git("push", "-q", "origin", "v1");
+  await repo.remove("config");
+  await repo.write("config/cm.yaml", configMap(namespace, "ready"));
+  const tip = await repo.commit("all replaced by a ConfigMap");
+  await createRootSync(name, repo, {
+    spec: { git: { repo: repo.url, branch: repo.branch, dir: "config", auth: "none", revision: "v1" } },
+  });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  const exists = (configMapName: string): Promise<boolean> =>
+    coreApi()
+      .readNamespacedConfigMap({ namespace, name: configMapName })
+      .then(
+        () => true,
+        () => false,
+      );
+  // "second" is written while "waiting" waits, in the same wave: the pass is in its second wave.
+  await eventually(() => exists("second"), { what: "the pass on v1 in its second wave" });
+
+  await updateRootSyncSpec(name, (spec) => ({ ...spec, git: { ...(spec["git"] as JsonObject), revision: "HEAD" } }));
+  await eventually(async () => (await rootSyncStatus(name))["lastSyncedCommit"] === tip, {
+    timeoutMs: 60_000,
+    what: "the branch's tip synced after the revision moved to HEAD",
+  });
+  assert.equal(await exists("third"), false, "the old pass applied its third wave after the spec changed");
+});
