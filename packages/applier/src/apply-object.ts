@@ -39,7 +39,11 @@ import { hasRecordDigest, restoreRecord } from "./record-digest.ts";
 import { ownedBy } from "./prune.ts";
 import { releaseDeclared } from "./release.ts";
 
-export class UnknownKindError extends DriftlessError {
+/**
+ * At apply time, the API server does not serve the object's kind, even after discovery was refreshed
+ * (KNV1021); the read's counterpart is the source's UnknownKindAtReadError.
+ */
+export class UnknownKindAtApplyError extends DriftlessError {
   constructor(desired: DesiredObject) {
     super({
       code: KnvCode.UnknownObjectKind,
@@ -87,7 +91,7 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
     mapping = await options.mapper.mappingFor(desired.apiVersion, desired.id.kind);
     if (mapping === undefined) {
       if (isManagementDisabled(desired.object)) return { desired, operation: Operation.Skipped };
-      return { desired, operation: Operation.Failed, error: new UnknownKindError(desired) };
+      return { desired, operation: Operation.Failed, error: new UnknownKindAtApplyError(desired) };
     }
     const namespace = mapping.namespaced ? desired.id.namespace : undefined;
     if (isManagementDisabled(desired.object)) {

@@ -12,7 +12,7 @@
  * ```
  */
 export { applyPlan } from "./apply-plan.ts";
-export { applyObject, ApplyError, UnknownKindError } from "./apply-object.ts";
+export { applyObject, ApplyError, UnknownKindAtApplyError } from "./apply-object.ts";
 export type { ApplyOptions } from "./apply-options.ts";
 export { Operation } from "./apply-outcome.ts";
 export type { ApplyOutcome } from "./apply-outcome.ts";

@@ -2,7 +2,7 @@
  * Pieces of step two shared by both source formats: resolving kinds (CRDs in the source first, then
  * the resolver), turning one manifest into a DeclaredObject in its namespace, and the unknown-kind error.
  */
-import { UnknownKindError } from "./errors.ts";
+import { UnknownKindAtReadError } from "./errors.ts";
 import { contentHash } from "./hash.ts";
 import { isJsonObject } from "./json.ts";
 import type { JsonObject } from "./json.ts";
@@ -84,7 +84,7 @@ function withNamespace(raw: JsonObject, namespace: string): JsonObject {
   return { ...raw, metadata: { ...(isJsonObject(metadata) ? metadata : {}), namespace } };
 }
 
-export function unknownKind(manifest: Manifest): UnknownKindError {
+export function unknownKind(manifest: Manifest): UnknownKindAtReadError {
   const { group, version, kind, apiVersion, sourcePath } = manifest;
   const { name, namespace } = manifest.metadata;
   const resource = { group, version, kind, ...(namespace !== undefined ? { namespace } : {}), name, sourcePath };
@@ -93,5 +93,5 @@ export function unknownKind(manifest: Manifest): UnknownKindError {
     `${sourcePath}: ${describeObject(resource)}: No CustomResourceDefinition is defined for the type ` +
     `"${group === "" ? kind : `${kind}.${group}`}" in the cluster, nor in the source (${apiVersion}); ` +
     `it is retried once the CRD is installed`;
-  return new UnknownKindError(message, { resources: [resource] });
+  return new UnknownKindAtReadError(message, { resources: [resource] });
 }

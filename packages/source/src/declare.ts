@@ -7,7 +7,7 @@
 import { SourceFormat } from "@driftless/api";
 import { declareObject, resolveKinds, unknownKind } from "./declare-object.ts";
 import type { DeclareOptions } from "./declare-object.ts";
-import { UnknownKindError } from "./errors.ts";
+import { UnknownKindAtReadError } from "./errors.ts";
 import type { SourceError } from "./errors.ts";
 import { findDuplicates } from "./duplicates.ts";
 import { checkSelectorObjects, selectForCluster } from "./cluster-selection.ts";
@@ -102,7 +102,7 @@ export async function declareObjects(set: ManifestSet, options: DeclareOptions):
   }
   // Config Sync's scoped stage stops on its checks' errors (all but an unknown kind's) before it copies
   // namespace-selected objects, and that copying stops on its errors before the duplicate checks.
-  const scopeFailed = errors.some((error) => !(error instanceof UnknownKindError));
+  const scopeFailed = errors.some((error) => !(error instanceof UnknownKindAtReadError));
   const selectionErrors: SourceError[] = [];
   // Namespace-selected objects are copied into every namespace their selector selects.
   if (selected.length > 0 && (namespaceSelectors?.errors.length ?? 0) === 0) {

@@ -171,10 +171,11 @@ export class InvalidDependsOnError extends SourceError {
 }
 
 /**
- * No built-in type, served CRD or CRD in the source defines this kind (KNV1021). Stalled, not terminal:
+ * At read time, no built-in type, served CRD or CRD in the source defines this kind (KNV1021); the apply's
+ * counterpart is the applier's UnknownKindAtApplyError. Stalled, not terminal:
  * it resolves itself once the CRD is installed, as in Config Sync, which retries until then.
  */
-export class UnknownKindError extends SourceError {
+export class UnknownKindAtReadError extends SourceError {
   constructor(message: string, details: SourceErrorDetails = {}) {
     super(Code.UnknownObjectKind, ErrorClass.Stalled, message, details);
   }

@@ -66,7 +66,7 @@ export {
   SourceDirectoryError,
   SourceError,
   SourceReadError,
-  UnknownKindError,
+  UnknownKindAtReadError,
   UnsafeSymlinkError,
   UnsupportedObjectError,
   MalformedCrdError,
