@@ -7,31 +7,19 @@
  * where an integer goes) fails it. `crdShapeProblem` finds the first such field.
  */
 import { CrdGroup, CrdKind } from "./constants.ts";
-import { describeJsonType, isJsonObject } from "./json.ts";
-import type { JsonObject, JsonValue } from "./json.ts";
+import type { JsonObject } from "./json.ts";
+import { shapeProblem, type Shape } from "./json-shape.ts";
 import type { Manifest } from "./manifest.ts";
-
-/**
- * One field's type: a scalar, a mapping with known fields, a list or map of one type, or a schema.
- * Other Config Sync kinds read through a typed decode (Repo, HierarchyConfig) describe theirs with it too.
- */
-export type Shape =
-  | "string"
-  | "bool"
-  | "int"
-  | "number"
-  | "any"
-  | "schema"
-  | "schemaOrBool"
-  | "schemaOrArray"
-  | { readonly fields: Readonly<Record<string, Shape>> }
-  | { readonly list: Shape }
-  | { readonly map: Shape };
 
 const strings: Shape = { list: "string" };
 const fields = (shape: Readonly<Record<string, Shape>>): Shape => ({ fields: shape });
 
-/** apiextensions.k8s.io/v1 JSONSchemaProps: recursion goes through "schema". */
+/** apiextensions.k8s.io/v1 JSONSchemaProps: recursion goes through `schema`, read when checked. */
+const schema: Shape = { lazy: () => fields(schemaFields) };
+/** A boolean, or a schema: Kubernetes' JSONSchemaPropsOrBool refuses anything else. */
+const schemaOrBool: Shape = { boolOr: schema, expected: "a boolean or a schema" };
+/** A schema or a list of schemas; Kubernetes' JSONSchemaPropsOrArray reads anything else as unset. */
+const schemaOrArray: Shape = { oneOrList: schema };
 const schemaFields: Readonly<Record<string, Shape>> = {
   id: "string",
   $schema: "string",
@@ -58,16 +46,16 @@ const schemaFields: Readonly<Record<string, Shape>> = {
   maxProperties: "int",
   minProperties: "int",
   required: strings,
-  items: "schemaOrArray",
-  allOf: { list: "schema" },
-  oneOf: { list: "schema" },
-  anyOf: { list: "schema" },
-  not: "schema",
-  properties: { map: "schema" },
-  patternProperties: { map: "schema" },
-  definitions: { map: "schema" },
-  additionalProperties: "schemaOrBool",
-  additionalItems: "schemaOrBool",
+  items: schemaOrArray,
+  allOf: { list: schema },
+  oneOf: { list: schema },
+  anyOf: { list: schema },
+  not: schema,
+  properties: { map: schema },
+  patternProperties: { map: schema },
+  definitions: { map: schema },
+  additionalProperties: schemaOrBool,
+  additionalItems: schemaOrBool,
   externalDocs: fields({ description: "string", url: "string" }),
   "x-kubernetes-preserve-unknown-fields": "bool",
   "x-kubernetes-embedded-resource": "bool",
@@ -87,7 +75,7 @@ const schemaFields: Readonly<Record<string, Shape>> = {
   },
 };
 
-const validation = fields({ openAPIV3Schema: "schema" });
+const validation = fields({ openAPIV3Schema: schema });
 const subresources = fields({
   status: fields({}),
   scale: fields({ specReplicasPath: "string", statusReplicasPath: "string", labelSelectorPath: "string" }),
@@ -173,78 +161,5 @@ export function malformedCrdProblem(manifest: Manifest): string | undefined {
  */
 export function crdShapeProblem(apiVersion: string, raw: JsonObject): string | undefined {
   const spec = apiVersion.endsWith("/v1beta1") ? v1beta1Spec : v1Spec;
-  return problemAt("spec", spec, raw["spec"]);
-}
-
-/** The first field under `path` whose JSON type the typed decode would refuse, as `spec.x must be a list, found a string`. */
-export function shapeProblem(path: string, shape: Shape, value: JsonValue | undefined): string | undefined {
-  return problemAt(path, shape, value);
-}
-
-function problemAt(path: string, shape: Shape, value: JsonValue | undefined): string | undefined {
-  if (value === undefined || value === null || shape === "any") return undefined;
-  if (typeof shape === "string") return scalarProblem(path, shape, value);
-  if ("list" in shape) {
-    if (!Array.isArray(value)) return wrong(path, "a list", value);
-    return firstProblem(
-      (value as readonly JsonValue[]).map((item, i) => () => problemAt(`${path}[${i}]`, shape.list, item)),
-    );
-  }
-  if (!isJsonObject(value)) return wrong(path, "a mapping", value);
-  if ("map" in shape) {
-    return firstProblem(
-      Object.entries(value).map(
-        ([key, item]) =>
-          () =>
-            problemAt(`${path}.${key}`, shape.map, item),
-      ),
-    );
-  }
-  return firstProblem(
-    Object.entries(shape.fields).map(
-      ([key, fieldShape]) =>
-        () =>
-          problemAt(`${path}.${key}`, fieldShape, value[key]),
-    ),
-  );
-}
-
-function scalarProblem(path: string, shape: Exclude<Shape, object>, value: JsonValue): string | undefined {
-  switch (shape) {
-    case "string":
-      return typeof value === "string" ? undefined : wrong(path, "a string", value);
-    case "bool":
-      return typeof value === "boolean" ? undefined : wrong(path, "a boolean", value);
-    case "number":
-      return typeof value === "number" ? undefined : wrong(path, "a number", value);
-    case "int":
-      return typeof value === "number" && Number.isInteger(value) ? undefined : wrong(path, "an integer", value);
-    case "schema":
-      return problemAt(path, { fields: schemaFields }, value);
-    case "schemaOrBool":
-      // A boolean, or a schema: Kubernetes' JSONSchemaPropsOrBool refuses anything else.
-      return typeof value === "boolean"
-        ? undefined
-        : isJsonObject(value)
-          ? problemAt(path, "schema", value)
-          : wrong(path, "a boolean or a schema", value);
-    case "schemaOrArray":
-      // A schema or a list of schemas; Kubernetes' JSONSchemaPropsOrArray reads anything else as unset.
-      if (Array.isArray(value)) return problemAt(path, { list: "schema" }, value);
-      return isJsonObject(value) ? problemAt(path, "schema", value) : undefined;
-    case "any":
-      return undefined;
-  }
-}
-
-function firstProblem(checks: readonly (() => string | undefined)[]): string | undefined {
-  for (const check of checks) {
-    const problem = check();
-    if (problem !== undefined) return problem;
-  }
-  return undefined;
-}
-
-function wrong(path: string, expected: string, value: JsonValue): string {
-  return `${path} must be ${expected}, found ${describeJsonType(value)}`;
+  return shapeProblem("spec", spec, raw["spec"]);
 }

@@ -2,8 +2,7 @@
  * HierarchyConfig (`system/`): per kind, whether objects of it may sit in abstract namespace
  * directories and be inherited (`inherit`, the default) or not (`none`).
  */
-import { shapeProblem } from "./crd-shape.ts";
-import type { Shape } from "./crd-shape.ts";
+import { shapeProblem, type Shape } from "./json-shape.ts";
 import type { SourceError } from "./errors.ts";
 import {
   ClusterScopedHierarchyConfigError,

@@ -4,7 +4,7 @@
  * first and stops on any error; so does driftless.
  */
 import type { ErrorResource } from "@driftless/api";
-import { shapeProblem } from "./crd-shape.ts";
+import { shapeProblem } from "./json-shape.ts";
 import { isJsonObject } from "./json.ts";
 import { UnparsableConfigError, type SourceError } from "./errors.ts";
 import {
