@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { symlink } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { SourceFormat } from "@driftless/api";
 import { builtinKinds } from "./builtin-kinds.ts";
@@ -52,6 +54,34 @@ void describe("hierarchy: what is read and where objects land", () => {
     });
     assert.deepEqual(declared(result), ["Namespace web <- namespaces/web/namespace.yaml"]);
     assert.equal(result.fileCount, 2);
+  });
+
+  void it("places a symlinked file where its target is, as Config Sync reads the resolved path", async () => {
+    const tree = {
+      "system/repo.yaml": repo,
+      "shared/cm.yaml": configMap("shared"),
+      "namespaces/web/namespace.yaml": ns("web"),
+      "namespaces/web/quota.yaml": configMap("quota"),
+      "namespaces/api/namespace.yaml": ns("api"),
+    };
+    const read = (dir: string): Promise<SourceResult> =>
+      readSource(dir, { scope: { kind: "RootSync" }, kinds: fakeDiscovery(), format: SourceFormat.Hierarchy });
+    // A link from namespaces/ to a file outside the four top-level directories declares nothing.
+    const outside = await withTree(tree, async (dir) => {
+      await symlink("../../shared/cm.yaml", join(dir, "namespaces", "web", "shared.yaml"));
+      return read(dir);
+    });
+    assert.deepEqual(declared(outside), [
+      "Namespace api <- namespaces/api/namespace.yaml",
+      "Namespace web <- namespaces/web/namespace.yaml",
+      "ConfigMap web/quota <- namespaces/web/quota.yaml",
+    ]);
+    // A link in api/ to web's file reads web's file a second time: a duplicate, not a copy in api.
+    const shared = await withTree(tree, async (dir) => {
+      await symlink("../web/quota.yaml", join(dir, "namespaces", "api", "quota.yaml"));
+      return read(dir);
+    });
+    assert.deepEqual(errorsOf(shared), [["KNV1029", "namespaces/web/quota.yaml"]]);
   });
 
   void it("puts an object of a namespace directory in that namespace, and copies abstract directories' objects into every namespace below", async () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { basename, join } from "node:path";
 import { describe, it } from "node:test";
 import { listManifestFiles, readFiles } from "./read-files.ts";
 import { withTree } from "./testing.ts";
@@ -54,9 +54,10 @@ void describe("listManifestFiles", () => {
       await symlink("../plain.yaml", join(dir, ".github", "out.yaml"));
       const { files, errors } = await listManifestFiles(dir);
       assert.deepEqual(errors, []);
+      // .github/out.yaml leads to plain.yaml, read a second time under its own path.
       assert.deepEqual(
         files.map((f) => f.sourcePath),
-        [".github/out.yaml", "plain.yaml"],
+        ["plain.yaml", "plain.yaml"],
       );
       // A sync directory inside .github reads nothing.
       assert.deepEqual((await listManifestFiles(join(dir, ".github", "configs"))).files, []);
@@ -75,14 +76,14 @@ void describe("listManifestFiles", () => {
     });
   });
 
-  void it("follows file symlinks that stay inside the root, under the link's own path", async () => {
+  void it("follows file symlinks that stay inside the root, under the target's path, as Config Sync reads the resolved path", async () => {
     await withTree({ "base/cm.yaml": "" }, async (dir) => {
       await symlink("base/cm.yaml", join(dir, "alias.yaml"));
       const { files, errors } = await listManifestFiles(dir);
       assert.deepEqual(errors, []);
       assert.deepEqual(
         files.map((f) => f.sourcePath),
-        ["alias.yaml", "base/cm.yaml"],
+        ["base/cm.yaml", "base/cm.yaml"],
       );
     });
   });
@@ -96,12 +97,12 @@ void describe("listManifestFiles", () => {
       assert.deepEqual(errors, []);
       // link.yaml leads to a .txt file and declares nothing; link.txt leads to a manifest, read again.
       assert.deepEqual(
-        files.map((f) => [f.sourcePath, relative(dir, f.absolutePath)]),
+        files.map((f) => [f.sourcePath, basename(f.absolutePath)]),
         [
-          ["as-yaml.yaml", "base/cm.json"],
-          ["base/cm.json", "base/cm.json"],
-          ["base/cm.yaml", "base/cm.yaml"],
-          ["link.txt", "base/cm.yaml"],
+          ["base/cm.json", "cm.json"],
+          ["base/cm.json", "cm.json"],
+          ["base/cm.yaml", "cm.yaml"],
+          ["base/cm.yaml", "cm.yaml"],
         ],
       );
     });

@@ -6,7 +6,7 @@
 import { isUtf8 } from "node:buffer";
 import { readFileSync } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
-import { basename, join, sep } from "node:path";
+import { basename, join, relative as relativePath, sep } from "node:path";
 import { ManifestParseError, SourceDirectoryError, SourceReadError, UnsafeSymlinkError } from "./errors.ts";
 import type { SourceError } from "./errors.ts";
 import { isJsonFileName, isManifestFileName } from "./parse.ts";
@@ -14,7 +14,10 @@ import { isJsonFileName, isManifestFileName } from "./parse.ts";
 export interface SourceFile {
   /** Real path to read; its name, not the link's, says whether the file is JSON or YAML. */
   readonly absolutePath: string;
-  /** Path relative to the source root, "/"-separated, as the user sees it in Git (symlink names kept). */
+  /**
+   * Path relative to the source root, "/"-separated. A symlink's is its target's, as Config Sync reads the
+   * resolved path: that path, not the link's, places the file in a hierarchy and names it in errors.
+   */
   readonly sourcePath: string;
 }
 
@@ -38,8 +41,8 @@ function isIgnoredPath(absolutePath: string): boolean {
  * sync directory: directories named `.git` are not walked (pkg/parse/source.go), and a file whose
  * resolved absolute path has a piece `.github`, `.gitlab` or `.gitlab-ci.yml` is ignored
  * (pkg/importer/reader/reader.go), so a sync directory inside `.github/` declares nothing. A symlink
- * to a file is followed only while it stays inside `root`, and read when its target's name is a
- * manifest's (Config Sync resolves each path, then reads by the resolved extension); a symlink to a
+ * to a file is followed only while it stays inside `root`, and read as its target (Config Sync resolves
+ * each path, then reads it by the resolved extension and at the resolved place); a symlink to a
  * directory is not walked, as Config Sync's file walk does not (so a link to a shared folder neither
  * duplicates nor adds objects).
  */
@@ -129,7 +132,8 @@ export async function listManifestFiles(root: string): Promise<FileListing> {
       );
       return;
     }
-    files.push({ absolutePath: real, sourcePath: relative });
+    // The target is read again under its own path, so a link to a listed file declares its objects twice.
+    files.push({ absolutePath: real, sourcePath: relativePath(rootReal, real).split(sep).join("/") });
   };
 
   await visitDirectory(rootReal, "");

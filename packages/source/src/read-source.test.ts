@@ -232,7 +232,7 @@ ${configMap("settings")}`,
       assert.deepEqual(
         result.manifests.map((m) => [m.sourcePath, m.metadata.name]),
         [
-          ["alias.json", "linked"],
+          ["real/cm.yaml", "linked"],
           ["real/cm.yaml", "linked"],
         ],
       );
