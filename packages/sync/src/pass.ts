@@ -264,6 +264,8 @@ async function passSteps(
     const [applying, held] = [sync, raw];
     progress = startSyncProgress(
       async () => {
+        // A pass being stopped or superseded writes no status, as its end writes none.
+        if (ctx.signal.aborted || ctx.superseded.aborted) return;
         const report = { ...result, syncErrors: applyErrorsSoFar };
         const now = new Date();
         await writeStatus(
