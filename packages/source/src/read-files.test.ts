@@ -176,6 +176,30 @@ void describe("listManifestFiles", () => {
     }
   });
 
+  void it("follows a file symlink out of the sync directory into the rest of its checkout, as Config Sync does", async () => {
+    const outside = await mkdtemp(join(tmpdir(), "driftless-outside-"));
+    try {
+      await writeFile(join(outside, "token.yaml"), "secret: x\n");
+      await withTree({ "common/cm.yaml": "", "envs/prod/own.yaml": "" }, async (dir) => {
+        const prod = join(dir, "envs", "prod");
+        await symlink("../../common/cm.yaml", join(prod, "common.yaml"));
+        await symlink(join(outside, "token.yaml"), join(prod, "steal.yaml"));
+        const { files, errors } = await listManifestFiles(prod, { checkoutDir: dir });
+        assert.deepEqual(
+          files.map((f) => f.sourcePath),
+          ["../../common/cm.yaml", "own.yaml"],
+        );
+        // Out of the checkout is still refused.
+        assert.deepEqual(
+          errors.map((e) => [e.code, e.sourcePaths[0], e.message]),
+          [["KNV2003", "steal.yaml", "symlink steal.yaml points outside the repository and is not followed"]],
+        );
+      });
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+
   void it("accepts a root that is itself a symlink (git-sync style checkouts)", async () => {
     await withTree({ "rev1/cm.yaml": "" }, async (dir) => {
       await symlink(join(dir, "rev1"), join(dir, "current"));

@@ -21,6 +21,14 @@ export interface SourceFile {
   readonly sourcePath: string;
 }
 
+export interface ListOptions {
+  /**
+   * The whole checkout holding `root` (a sync's `dir` is a folder of it): a symlinked file may lead anywhere in
+   * it, as Config Sync follows links across its checkout. Without it, links must stay inside `root`.
+   */
+  readonly checkoutDir?: string;
+}
+
 export interface FileListing {
   /** Sorted by sourcePath, so results and errors come out in the same order every time. */
   readonly files: readonly SourceFile[];
@@ -41,12 +49,12 @@ function isIgnoredPath(absolutePath: string): boolean {
  * sync directory: directories named `.git` are not walked (pkg/parse/source.go), and a file whose
  * resolved absolute path has a piece `.github`, `.gitlab` or `.gitlab-ci.yml` is ignored
  * (pkg/importer/reader/reader.go), so a sync directory inside `.github/` declares nothing. A symlink
- * to a file is followed only while it stays inside `root`, and read as its target (Config Sync resolves
+ * to a file is followed only while it stays inside `root` (or `checkoutDir`), and read as its target (Config Sync resolves
  * each path, then reads it by the resolved extension and at the resolved place); a symlink to a
  * directory is not walked, as Config Sync's file walk does not (so a link to a shared folder neither
  * duplicates nor adds objects).
  */
-export async function listManifestFiles(root: string): Promise<FileListing> {
+export async function listManifestFiles(root: string, options: ListOptions = {}): Promise<FileListing> {
   let rootReal: string;
   try {
     rootReal = await realpath(root);
@@ -65,7 +73,12 @@ export async function listManifestFiles(root: string): Promise<FileListing> {
   const files: SourceFile[] = [];
   const errors: SourceError[] = [];
 
-  const inside = (real: string): boolean => real === rootReal || real.startsWith(rootReal + sep);
+  const boundaries = [
+    rootReal,
+    ...(options.checkoutDir === undefined ? [] : [await realOrNothing(options.checkoutDir)]),
+  ];
+  const inside = (real: string): boolean =>
+    boundaries.some((boundary) => boundary !== undefined && (real === boundary || real.startsWith(boundary + sep)));
 
   const visitDirectory = async (absolute: string, relative: string): Promise<void> => {
     let entries;
@@ -126,13 +139,17 @@ export async function listManifestFiles(root: string): Promise<FileListing> {
     if (isDirectory || !isManifestFileName(basename(real)) || isIgnoredPath(real)) return;
     if (!inside(real)) {
       errors.push(
-        new UnsafeSymlinkError(`symlink ${relative} points outside the source directory and is not followed`, {
-          sourcePaths: [relative],
-        }),
+        new UnsafeSymlinkError(
+          `symlink ${relative} points outside the ${options.checkoutDir === undefined ? "source directory" : "repository"} and is not followed`,
+          {
+            sourcePaths: [relative],
+          },
+        ),
       );
       return;
     }
-    // The target is read again under its own path, so a link to a listed file declares its objects twice.
+    // The target is read again under its own path, so a link to a listed file declares its objects twice. A target
+    // elsewhere in the checkout gets a path with `..`: no hierarchy directory, and the right path from the repository root.
     files.push({ absolutePath: real, sourcePath: relativePath(rootReal, real).split(sep).join("/") });
   };
 
@@ -200,6 +217,14 @@ export async function readFiles(
       continue;
     }
     onText(index, text);
+  }
+}
+
+async function realOrNothing(path: string): Promise<string | undefined> {
+  try {
+    return await realpath(path);
+  } catch {
+    return undefined;
   }
 }
 

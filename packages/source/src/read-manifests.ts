@@ -20,6 +20,8 @@ export interface ReadManifestsOptions extends ReadFilesOptions {
    * as Config Sync does; anything else is ignored. Default `unstructured`: every file.
    */
   readonly format?: SourceFormat;
+  /** The checkout holding `dir`, inside which symlinked files may lead (see `listManifestFiles`). */
+  readonly checkoutDir?: string;
 }
 
 interface FileOutcome {
@@ -36,7 +38,10 @@ interface FileOutcome {
  * directories nor below `.github`, `.gitlab` or `.gitlab-ci.yml`; symlinks followed only inside `dir`). Manifests and errors come out in path order, then document order.
  */
 export async function readManifests(dir: string, options: ReadManifestsOptions = {}): Promise<ManifestSet> {
-  const listed = await listManifestFiles(dir);
+  const listed = await listManifestFiles(
+    dir,
+    options.checkoutDir === undefined ? {} : { checkoutDir: options.checkoutDir },
+  );
   const listing =
     options.format === SourceFormat.Hierarchy
       ? { ...listed, files: listed.files.filter((f) => isHierarchyFile(f.sourcePath)) }

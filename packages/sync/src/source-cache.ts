@@ -78,7 +78,8 @@ export class SourceCache {
     // Only the declaration is kept, not the parsed files: when a kind's answer changes (a CRD came or
     // went), which is rare, the files are read again rather than held for it.
     this.#declared = undefined;
-    const manifests = await readManifests(fetched.sourceDir, { signal, format });
+    // Symlinked files may lead anywhere in the checkout, as Config Sync follows them.
+    const manifests = await readManifests(fetched.sourceDir, { signal, format, checkoutDir: fetched.dir });
     const asked: [string, string][] = [];
     // A RepoSync may not declare NamespaceSelectors (refused as out of scope), nor list Namespaces.
     const live =
