@@ -111,12 +111,18 @@ function widget(group: string, ns: string, name: string): unknown {
   return { apiVersion: `${group}/v1`, kind: "Widget", metadata: { name, namespace: ns }, spec: { size: 1 } };
 }
 
-/** status.<step> once the pass on `commit` reported it. */
+/**
+ * status.<step> once the pass on `commit` ended (Syncing False): status.source names a commit from its fetch on,
+ * before the pass has found its errors.
+ */
 function stepAt(name: string, step: "source" | "sync", commit: string): Promise<JsonObject> {
   return eventually(
     async () => {
-      const block = (await rootSyncStatus(name))[step] as JsonObject | undefined;
-      return block?.["commit"] === commit ? block : undefined;
+      const status = await rootSyncStatus(name);
+      const block = status[step] as JsonObject | undefined;
+      const conditions = (status["conditions"] ?? []) as JsonObject[];
+      const syncing = conditions.find((c) => c["type"] === "Syncing");
+      return block?.["commit"] === commit && syncing?.["status"] === "False" ? block : undefined;
     },
     { timeoutMs: 60_000, what: `RootSync ${name} to report status.${step} at ${commit.slice(0, 7)}` },
   );
