@@ -7,7 +7,7 @@ import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { createServer, type Server, type Socket } from "node:net";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
@@ -15,6 +15,7 @@ import { findRepoRoot } from "@driftless/local-cluster";
 import type { KubeObject } from "@driftless/kube";
 import { customApi, eventually, testEnv, testNamespace, removeAfter } from "../../support/index.ts";
 import { grantUserRepoSyncs } from "../../support/rbac.ts";
+import { silentPort } from "../../support/silent-port.ts";
 
 const cli = join(findRepoRoot(), "apps", "cli", "src", "main.ts");
 
@@ -79,25 +80,6 @@ async function closedPort(): Promise<number> {
   const port = typeof address === "object" && address !== null ? address.port : 0;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
-}
-
-/** A loopback port that accepts connections and never says a word: an API server that hangs. */
-async function silentPort(t: TestContext): Promise<{ readonly port: number; readonly connections: () => number }> {
-  const sockets = new Set<Socket>();
-  let connections = 0;
-  const server: Server = createServer((socket) => {
-    connections++;
-    sockets.add(socket);
-    socket.on("error", () => undefined);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.after(async () => {
-    for (const socket of sockets) socket.destroy();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
-  return { port, connections: () => connections };
 }
 
 const reposyncs = { group: "configsync.gke.io", version: "v1beta1", plural: "reposyncs" } as const;

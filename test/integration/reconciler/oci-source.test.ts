@@ -1,4 +1,3 @@
-import { createServer, type Socket } from "node:net";
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { zstdCompressSync } from "node:zlib";
@@ -18,6 +17,7 @@ import {
   updateRootSyncSpec,
 } from "../../support/index.ts";
 import { grantRepoSyncReconciler } from "../../support/rbac.ts";
+import { silentPort } from "../../support/silent-port.ts";
 import { call, pushImage, pushIndex, startRegistry, type Registry } from "../../support/registry.ts";
 import {
   configMap as managedConfigMap,
@@ -469,21 +469,8 @@ test("writes configsync.gke.io/image-to-sync (<image>@sha256:<digest>) on the Ro
   assert.equal(await annotation(), `${image}@sha256:${hex(second)}`);
 });
 
-/** A "registry" that takes connections and never answers: a pull from it hangs until its 120 s timeout. */
-async function silentRegistry(t: TestContext): Promise<{ host: string; connections: () => number }> {
-  const sockets: Socket[] = [];
-  const server = createServer((socket) => void sockets.push(socket));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.after(() => {
-    for (const socket of sockets) socket.destroy();
-    server.close();
-  });
-  const { port } = server.address() as { port: number };
-  return { host: `127.0.0.1:${String(port)}`, connections: () => sockets.length };
-}
-
 test("an image fixed in the spec while the pull hangs on the old registry is synced at once, as a git repository fixed is", async (t) => {
-  const silent = await silentRegistry(t);
+  const silent = await silentPort(t);
   const registry = await startRegistry(t);
   const name = `oci-${suffix()}`;
   const ns = `oci-${suffix()}`;
@@ -495,7 +482,7 @@ test("an image fixed in the spec while the pull hangs on the old registry is syn
     ]),
   ]);
   const { creds, ca } = await registrySecrets(t, registry);
-  await createOciRootSync(name, { image: `${silent.host}/config/app:v1`, auth: "none" });
+  await createOciRootSync(name, { image: `127.0.0.1:${String(silent.port)}/config/app:v1`, auth: "none" });
   await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
   await eventually(() => silent.connections() > 0, { what: "the pull from the silent registry begun" });
 

@@ -4,8 +4,7 @@
  * old pass's reconcileTimeout (5 minutes by default) on an object that may never be ready, nor after a fetch
  * hanging on the old repository for its 2-minute timeout.
  */
-import { createServer, type Socket } from "node:net";
-import { test, type TestContext } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { AppsV1Api } from "@kubernetes/client-node";
 import {
@@ -23,6 +22,7 @@ import {
   updateRootSyncSpec,
   type JsonObject,
 } from "../../support/index.ts";
+import { silentPort } from "../../support/silent-port.ts";
 
 /** A Deployment nothing runs (no kubelet here): kstatus keeps it InProgress, and the pass waits. */
 const neverReady = (namespace: string, name: string): string => `apiVersion: apps/v1
@@ -96,21 +96,8 @@ test("a revision changed while a pass waits on the old one is synced at once, an
   );
 });
 
-/** An http:// "Git server" that takes connections and never answers: a fetch from it hangs. */
-async function silentServer(t: TestContext): Promise<{ url: string; connections: () => number }> {
-  const sockets: Socket[] = [];
-  const server = createServer((socket) => void sockets.push(socket));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.after(() => {
-    for (const socket of sockets) socket.destroy();
-    server.close();
-  });
-  const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${String(port)}/repo.git`, connections: () => sockets.length };
-}
-
 test("a repository fixed in the spec while the fetch hangs on the old one is synced at once", async (t) => {
-  const silent = await silentServer(t);
+  const silent = await silentPort(t);
   const name = `spec-change-${suffix()}`;
   const repo = await TestRepo.create(t);
   await repo.write(
@@ -124,7 +111,14 @@ test("a repository fixed in the spec while the fetch hangs on the old one is syn
       .catch(() => undefined),
   );
   await createRootSync(name, repo, {
-    spec: { git: { repo: silent.url, branch: repo.branch, dir: "config", auth: "none" } },
+    spec: {
+      git: {
+        repo: `http://127.0.0.1:${String(silent.port)}/repo.git`,
+        branch: repo.branch,
+        dir: "config",
+        auth: "none",
+      },
+    },
   });
   await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
   await eventually(() => silent.connections() > 0, { what: "the fetch from the silent server begun" });
