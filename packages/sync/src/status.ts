@@ -11,6 +11,7 @@ import {
   removeCondition,
   setCondition,
   statusErrors,
+  type ConditionInput,
   type DriftlessError,
   type ErrorResource,
   type ErrorSummary,
@@ -231,19 +232,20 @@ export function applyingStatus(
 ): Status {
   const status = nextStatus(identity, sync, current, { ...report, synced: false, reachedApply: true }, now);
   const commit = report.commit ?? "";
-  const { conditions } = setCondition(
-    current.conditions,
-    {
-      type: SyncConditionType.Syncing,
-      status: "True",
-      reason: "Sync",
-      message: "Syncing",
-      commit,
-      ...errorsOfCommit(status, commit),
-    },
-    now,
-  );
+  const { conditions } = setCondition(current.conditions, syncingTrue(status, commit), now);
   return { ...status, conditions: [...conditions] };
+}
+
+/** Syncing=True for `commit`, as Config Sync writes it while it syncs, with the errors `status` holds for that commit. */
+function syncingTrue(status: Status, commit: string): ConditionInput {
+  return {
+    type: SyncConditionType.Syncing,
+    status: "True",
+    reason: "Sync",
+    message: "Syncing",
+    commit,
+    ...errorsOfCommit(status, commit),
+  };
 }
 
 /**
@@ -317,18 +319,7 @@ export function syncingStatus(
   if (reported?.status === "False" && reported.commit === commit && current["observedGeneration"] === generation)
     return undefined;
   // As Config Sync's: the errors already reported for this commit (a retry of a failing one) stay summarised.
-  const { conditions, changed } = setCondition(
-    current.conditions,
-    {
-      type: SyncConditionType.Syncing,
-      status: "True",
-      reason: "Sync",
-      message: "Syncing",
-      commit,
-      ...errorsOfCommit(current, commit),
-    },
-    now,
-  );
+  const { conditions, changed } = setCondition(current.conditions, syncingTrue(current, commit), now);
   // Config Sync writes status.source once the fetch brings a new commit (no errors known yet for it).
   const fetched = (current["source"] ?? {}) as Record<string, unknown>;
   const newSource =
