@@ -360,3 +360,33 @@ void it("records of a pass cut short by a new spec only the writes it sent: no s
     "a cut pass is no reconcile of either status",
   );
 });
+
+void it("records no parser_duration_seconds for a pass that failed to fetch, as Config Sync's parser never starts then", async () => {
+  const metrics = createMetrics({ processMetrics: false });
+  const unreachable = new DriftlessError({
+    code: KnvCode.SourceFetch,
+    errorClass: ErrorClass.Retry,
+    message: "unreachable",
+  });
+  const identity = { kind: "RootSync", namespace: "config-management-system", name: "root-sync" } as const;
+  const failed = { sourceErrors: [unreachable], syncErrors: [], synced: false, applied: [], pruned: [] };
+  recordPass(metrics, identity, "poll", { ...failed, commit: undefined, phases: { status: 0.01 } }, 1);
+  const text = await metrics.registry.getSingleMetricAsString("config_sync_parser_duration_seconds");
+  assert.deepEqual(
+    text.split("\n").filter((line) => line.includes("_count{")),
+    [],
+  );
+
+  recordPass(metrics, identity, "poll", { ...failed, commit: "abc", phases: { fetch: 0.2, read: 0.1 } }, 1);
+  const after = await metrics.registry.getSingleMetricAsString("config_sync_parser_duration_seconds");
+  assert.deepEqual(
+    after
+      .split("\n")
+      .filter((line) => line.includes("_count{"))
+      .sort(),
+    [
+      'config_sync_parser_duration_seconds_count{status="error",trigger="poll",source="parse"} 1',
+      'config_sync_parser_duration_seconds_count{status="success",trigger="poll",source="read"} 1',
+    ],
+  );
+});

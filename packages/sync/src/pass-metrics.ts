@@ -106,7 +106,7 @@ export function recordPass(
     m.lastSync.record({ status: statusOf([...result.sourceErrors, ...result.syncErrors]), commit: result.commit });
   const commit = result.commit ?? "";
   if (result.declared !== undefined) m.declaredResources.set({ commit }, result.declared.length);
-  recordStages(m, trigger, result, seconds);
+  recordStages(m, trigger, result);
   const applyS = result.phases?.["apply"];
   // Every apply run, one of no objects included (an empty directory, or a commit that only prunes), as Config
   // Sync's applier records each run: the commit's series say it was applied.
@@ -195,16 +195,12 @@ function recordSuspension(m: Metrics, result: PassResult): void {
  * parser_duration_seconds by Config Sync's stages: `read` is getting the commit's files (git),
  * `parse` reading and validating them, `update` planning, applying, pruning and the inventory.
  */
-function recordStages(m: Metrics, trigger: PassTrigger, result: PassResult, seconds: number): void {
+function recordStages(m: Metrics, trigger: PassTrigger, result: PassResult): void {
   const phases = result.phases ?? {};
   const fetch = phases["fetch"];
   const read = phases["read"];
-  if (fetch === undefined) {
-    // The pass stopped before it had the files: the whole pass (less its status write) was the read.
-    if (result.sourceErrors.length > 0)
-      m.parserDuration.observe({ status: "error", trigger, source: "read" }, seconds - (phases["status"] ?? 0));
-    return;
-  }
+  // A pass that never had the files (a failed fetch, a missing dir) never reached Config Sync's parser.
+  if (fetch === undefined) return;
   m.parserDuration.observe({ status: "success", trigger, source: "read" }, fetch);
   if (read !== undefined)
     m.parserDuration.observe({ status: statusOf(result.sourceErrors), trigger, source: "parse" }, read);
