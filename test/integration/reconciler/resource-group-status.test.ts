@@ -196,4 +196,33 @@ test("override.statusMode: disabled leaves the ResourceGroup an empty status (ob
   // Config Sync's controller writes an empty status: no conditions, observedGeneration 0.
   assert.deepEqual(statusOf(group), { observedGeneration: 0 });
   assert.equal(((group["spec"] as JsonObject)["resources"] as unknown[]).length, 1);
+
+  // A commit synced while disabled records its object in spec only (Config Sync's TestStatusEnabledAndDisabled).
+  await repo.write(
+    "config/cm2.yaml",
+    JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "two", namespace }, data: { b: "2" } }),
+  );
+  await rootSynced(name, await repo.commit("a second config map"));
+  const grown = await eventually(
+    async () => {
+      const current = await resourceGroup(name);
+      return ((current["spec"] as JsonObject)["resources"] as unknown[]).length === 2 && current;
+    },
+    { what: "the ResourceGroup to list both objects" },
+  );
+  assert.deepEqual(statusOf(grown), { observedGeneration: 0 });
+
+  // Enabled again: the status of every object is back, and the annotation says so.
+  await updateRootSyncSpec(name, (spec) => ({
+    ...spec,
+    override: { ...(spec["override"] as JsonObject), statusMode: "enabled" },
+  }));
+  await eventually(
+    async () => {
+      const current = await resourceGroup(name);
+      const annotations = ((current["metadata"] as JsonObject)["annotations"] ?? {}) as Record<string, string>;
+      return annotations["configsync.gke.io/status"] === "enabled" && entries(current).length === 2;
+    },
+    { what: "the ResourceGroup to say its status is enabled and hold both objects' status" },
+  );
 });
