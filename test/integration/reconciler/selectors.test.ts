@@ -203,3 +203,253 @@ test("a hierarchy applies an object by ClusterSelector and cluster-name-selector
   assert.ok(!(await exists(prod, "on-west")));
   assert.ok(await exists(dev, "on-east"));
 });
+
+async function inventory(name: string): Promise<string[]> {
+  const group = (await customApi().getNamespacedCustomObject({
+    group: "kpt.dev",
+    version: "v1alpha1",
+    namespace: rootSyncNamespace,
+    plural: "resourcegroups",
+    name,
+  })) as JsonObject;
+  const resources = ((group["spec"] as JsonObject | undefined)?.["resources"] ?? []) as JsonObject[];
+  return resources
+    .map((r) => `${String(r["kind"])} ${r["namespace"] ? `${String(r["namespace"])}/` : ""}${String(r["name"])}`)
+    .sort();
+}
+
+test("a dynamic NamespaceSelector takes in a Namespace created later and lets go of it once deleted: the inventory follows, and the sync reports no error", async (t) => {
+  const id = suffix();
+  const name = `nslife-${id}`;
+  const [book, shoe] = [`book-${id}`, `shoe-${id}`];
+  cleanUpNamespaces(t, [book, shoe]);
+  const repo = await TestRepo.create(t);
+  await repo.write("config/shoe.yaml", namespace(shoe, { app: shoe }));
+  await repo.write(
+    "config/book-selector.yaml",
+    namespaceSelector("book", { mode: "dynamic", selector: { matchLabels: { app: book } } }),
+  );
+  await repo.write(
+    "config/shoe-selector.yaml",
+    namespaceSelector("shoe", { selector: { matchLabels: { app: shoe } } }),
+  );
+  await repo.write("config/cm-book.yaml", configMap("cm-book", selectedBy("book")));
+  await repo.write("config/cm-shoe.yaml", configMap("cm-shoe", selectedBy("shoe")));
+  const commit = await repo.commit("a dynamic selector of a namespace not there yet");
+  await createRootSync(name, repo);
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  await rootSynced(name, commit);
+  const declaredOnly = [`ConfigMap ${shoe}/cm-shoe`, `Namespace ${shoe}`];
+  assert.deepEqual(await inventory(name), declaredOnly);
+
+  await coreApi().createNamespace({ body: { metadata: { name: book, labels: { app: book } } } });
+  await eventually(
+    async () =>
+      ((await exists(book, "cm-book")) && (await inventory(name)).includes(`ConfigMap ${book}/cm-book`)) || undefined,
+    { timeoutMs: 60_000, what: "the ConfigMap applied in the new namespace and recorded in the inventory" },
+  );
+  assert.ok(!(await exists(book, "cm-shoe")));
+
+  await coreApi().deleteNamespace({ name: book });
+  await eventually(async () => (await inventory(name)).join() === declaredOnly.join() || undefined, {
+    timeoutMs: 60_000,
+    what: "the deleted namespace's ConfigMap to leave the inventory",
+  });
+  await eventually(
+    async () => {
+      try {
+        await coreApi().readNamespace({ name: book });
+        return undefined;
+      } catch (error) {
+        if (statusCode(error) === 404) return true;
+        throw error;
+      }
+    },
+    { timeoutMs: 60_000, what: `Namespace ${book} to be gone` },
+  );
+  const status = await rootSynced(name, commit);
+  for (const step of ["source", "rendering", "sync"]) {
+    const errors = ((status[step] as JsonObject | undefined)?.["errors"] ?? []) as JsonObject[];
+    assert.deepEqual(errors, [], `status.${step}.errors after the namespace was deleted`);
+  }
+});
+
+test("a hierarchy Namespace and a CRD a commit deselects for this cluster are pruned, the Namespace with all in it, and come back once selected again", async (t) => {
+  const id = suffix();
+  const name = `clns-${id}`;
+  const [backend, clusterName] = [`backend-${id}`, `prod-${id}`];
+  const crdName = `anvils${id}.acme.com`;
+  cleanUpNamespaces(t, [backend]);
+  t.after(() =>
+    customApi()
+      .deleteClusterCustomObject({
+        group: "apiextensions.k8s.io",
+        version: "v1",
+        plural: "customresourcedefinitions",
+        name: crdName,
+      })
+      .catch(() => undefined),
+  );
+  const crd = (annotations: Record<string, string>): string =>
+    json({
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      metadata: { name: crdName, annotations },
+      spec: {
+        group: "acme.com",
+        names: { plural: `anvils${id}`, singular: `anvil${id}`, kind: `Anvil${id}` },
+        scope: "Namespaced",
+        versions: [
+          {
+            name: "v1",
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+          },
+        ],
+      },
+    });
+  const onThisCluster = { "configsync.gke.io/cluster-name-selector": clusterName };
+  const onTestClusters = { "configmanagement.gke.io/cluster-selector": "test-clusters" };
+  const repo = await TestRepo.create(t);
+  await repo.write(
+    "config/system/repo.yaml",
+    json({
+      apiVersion: "configmanagement.gke.io/v1",
+      kind: "Repo",
+      metadata: { name: "repo" },
+      spec: { version: "1.0.0" },
+    }),
+  );
+  await repo.write(
+    "config/clusterregistry/selector.yaml",
+    json({
+      apiVersion: "configmanagement.gke.io/v1",
+      kind: "ClusterSelector",
+      metadata: { name: "test-clusters" },
+      spec: { selector: { matchLabels: { env: "test" } } },
+    }),
+  );
+  const write = async (
+    nsAnnotations: Record<string, string>,
+    cmAnnotations: Record<string, string>,
+    crdAnnotations: Record<string, string>,
+  ) => {
+    await repo.write(`config/namespaces/eng/${backend}/namespace.yaml`, namespace(backend, {}, nsAnnotations));
+    await repo.write(`config/namespaces/eng/${backend}/cm.yaml`, configMap("settings", cmAnnotations));
+    await repo.write("config/cluster/crd.yaml", crd(crdAnnotations));
+  };
+  const crdExists = async (): Promise<boolean> => {
+    try {
+      await customApi().getClusterCustomObject({
+        group: "apiextensions.k8s.io",
+        version: "v1",
+        plural: "customresourcedefinitions",
+        name: crdName,
+      });
+      return true;
+    } catch (error) {
+      if (statusCode(error) === 404) return false;
+      throw error;
+    }
+  };
+  const namespaceGone = async (): Promise<true | undefined> => {
+    try {
+      await coreApi().readNamespace({ name: backend });
+      return undefined;
+    } catch (error) {
+      if (statusCode(error) === 404) return true;
+      throw error;
+    }
+  };
+
+  await write(onThisCluster, onThisCluster, onThisCluster);
+  const selected = await repo.commit("everything on this cluster");
+  await createRootSync(name, repo, { spec: { sourceFormat: "hierarchy" } });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name }, { clusterName });
+  await rootSynced(name, selected);
+  assert.ok(await exists(backend, "settings"));
+  assert.ok(await crdExists());
+
+  await write(onTestClusters, onThisCluster, onTestClusters);
+  await rootSynced(name, await repo.commit("the Namespace and the CRD only on test clusters"));
+  await eventually(namespaceGone, { timeoutMs: 60_000, what: "the deselected Namespace to be deleted" });
+  await eventually(async () => !(await crdExists()) || undefined, { what: "the deselected CRD to be deleted" });
+
+  // An unselected Namespace takes along even what selects this cluster or selects nothing.
+  await write(onTestClusters, {}, onTestClusters);
+  await rootSynced(name, await repo.commit("the ConfigMap without a selector"));
+  assert.equal(await namespaceGone(), true);
+
+  await write(onThisCluster, {}, onThisCluster);
+  await rootSynced(name, await repo.commit("back on this cluster"));
+  assert.ok(await exists(backend, "settings"));
+  assert.ok(await crdExists());
+});
+
+test("a reconciler restarted under another cluster name applies, at the same commit, the declaration selected for the new name in place of the old one's", async (t) => {
+  const id = suffix();
+  const name = `clrename-${id}`;
+  const frontend = `frontend-${id}`;
+  const [prodName, testName] = [`prod-${id}`, `test-${id}`];
+  cleanUpNamespaces(t, [frontend]);
+  const quota = (pods: string, annotations: Record<string, string>): string =>
+    json({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "pod-quota", annotations }, data: { pods } });
+  const repo = await TestRepo.create(t);
+  await repo.write(
+    "config/system/repo.yaml",
+    json({
+      apiVersion: "configmanagement.gke.io/v1",
+      kind: "Repo",
+      metadata: { name: "repo" },
+      spec: { version: "1.0.0" },
+    }),
+  );
+  await repo.write(
+    "config/clusterregistry/cluster-test.yaml",
+    json({
+      apiVersion: "clusterregistry.k8s.io/v1alpha1",
+      kind: "Cluster",
+      metadata: { name: testName, labels: { environment: "test" } },
+    }),
+  );
+  await repo.write(
+    "config/clusterregistry/selector-test.yaml",
+    json({
+      apiVersion: "configmanagement.gke.io/v1",
+      kind: "ClusterSelector",
+      metadata: { name: "selector-env-test" },
+      spec: { selector: { matchLabels: { environment: "test" } } },
+    }),
+  );
+  await repo.write(`config/namespaces/eng/${frontend}/namespace.yaml`, namespace(frontend));
+  await repo.write(
+    `config/namespaces/eng/${frontend}/quota-inline.yaml`,
+    quota("133", { "configsync.gke.io/cluster-name-selector": prodName }),
+  );
+  await repo.write(
+    `config/namespaces/eng/${frontend}/quota-legacy.yaml`,
+    quota("266", { "configmanagement.gke.io/cluster-selector": "selector-env-test" }),
+  );
+  const commit = await repo.commit("one quota per cluster");
+  await createRootSync(name, repo, { spec: { sourceFormat: "hierarchy" } });
+  const identity = { kind: "RootSync", namespace: rootSyncNamespace, name } as const;
+  const pods = async (): Promise<string | undefined> =>
+    (await coreApi().readNamespacedConfigMap({ namespace: frontend, name: "pod-quota" })).data?.["pods"];
+
+  let reconciler = await startReconciler(t, identity, { clusterName: prodName });
+  await rootSynced(name, commit);
+  assert.equal(await pods(), "133");
+
+  for (const [clusterName, expected] of [
+    [testName, "266"],
+    [prodName, "133"],
+  ] as const) {
+    await reconciler.stop(5_000);
+    reconciler = await startReconciler(t, identity, { clusterName });
+    await eventually(async () => (await pods()) === expected || undefined, {
+      timeoutMs: 60_000,
+      what: `the quota selected for ${clusterName} (pods ${expected})`,
+    });
+  }
+});
