@@ -1,5 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { inventoryId } from "@driftless/api";
 import {
   coreApi,
   customApi,
@@ -511,6 +512,13 @@ for (const policy of ["Foreground", "Orphan"] as const) {
       assert.equal(annotations["config.k8s.io/owning-inventory"], undefined);
       assert.equal(cm.metadata?.labels?.["app.kubernetes.io/managed-by"], undefined);
       assert.deepEqual(cm.data, { k: "v" });
+
+      // Created again (Config Sync's TestReconcilerFinalizer_Orphan): it takes its objects back, deleting none.
+      await createRootSync(name, repo);
+      await synced(name, commit);
+      const taken = await coreApi().readNamespacedConfigMap({ namespace, name: "a" });
+      assert.equal(taken.metadata?.uid, cm.metadata?.uid, "the orphaned object was deleted and created again");
+      assert.equal(taken.metadata?.annotations?.["config.k8s.io/owning-inventory"], inventoryId(rootNamespace, name));
     }
   });
 }
