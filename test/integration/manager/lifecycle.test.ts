@@ -272,6 +272,11 @@ test("an invalid sync is reported Stalled (KNV1061) and gets no reconciler", asy
       ...repoSyncObject(namespace, "oci-sync", manager.scope, { repo: "x", branch: "main" }),
       spec: { sourceType: "oci", oci: { image: "example.invalid/i:1", auth: "gcenode" } },
     },
+    // Config Sync's TestControllerValidationErrors: no RepoSync in config-management-system.
+    repoSyncObject(systemNamespace, `repo-${suffix()}`, manager.scope, {
+      repo: "https://example.invalid/r.git",
+      branch: "main",
+    }),
     // Config Sync's TestControllerValidationErrors: a Git Secret whose copy would be named past 253 characters.
     {
       ...repoSyncObject(namespace, "repo-test", manager.scope, { repo: "x", branch: "main" }),
@@ -306,6 +311,11 @@ test("an invalid sync is reported Stalled (KNV1061) and gets no reconciler", asy
         new RegExp(
           `^KNV1061: RootSync objects are only allowed in the config-management-system namespace, not in ${namespace}`,
         ),
+      );
+    if (obj.kind === "RepoSync" && obj.metadata.namespace === systemNamespace)
+      assert.equal(
+        stalled.condition.message,
+        "KNV1061: RepoSync objects are not allowed in the config-management-system namespace\n\nFor more information, see https://g.co/cloud/acm-errors#knv1061",
       );
     if (obj.metadata.name === "repo-test")
       assert.match(
