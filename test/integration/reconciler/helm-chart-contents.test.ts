@@ -2,7 +2,8 @@
  * What a chart's `helm template --output-dir` writes, read as Config Sync's reconciler reads helm-sync's
  * folder: every .yaml/.yml/.json file below the chart's own directory, hooks and chart tests included (helm
  * template renders them; Config Sync passes neither --no-hooks nor --skip-tests), objects without a namespace
- * in `default` for a RootSync, and a template's failure a KNV2004 source error (helm-sync's error).
+ * in `default` for a RootSync, and a template's failure a KNV2004 source error (helm-sync's error); which
+ * values helm renders with, and where a release's objects go as spec.helm.namespace and deployNamespace change.
  */
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
@@ -16,6 +17,7 @@ import {
   rootSyncs,
   rootSyncStatus,
   startReconciler,
+  statusCode,
   suffix,
   type JsonObject,
   updateRootSyncSpec,
@@ -228,4 +230,115 @@ test("`required`, `fail`, a values.schema.json violation and a template that is 
     assert.equal((await rootSyncStatus(name))["lastSyncedCommit"], "1.0.0");
     assert.deepEqual(Object.keys(await configMaps("default", release)), [`${release}-ok`]);
   }
+});
+
+test("a chart without templates syncs at its version, as Config Sync's TestHelmEmptyChart", async (t) => {
+  const repo = await startHelmRepo(t);
+  await repo.publish({ name: "empty", version: "v1.0.0-latest", files: {} });
+  const name = await helmRootSync(t, repo, { chart: "empty", version: "v1.0.0-latest" });
+  const status = await rootSynced(name, "v1.0.0-latest");
+  for (const phase of ["source", "rendering", "sync"])
+    assert.equal((status[phase] as JsonObject)["errors"], undefined, `${phase}: ${JSON.stringify(status[phase])}`);
+});
+
+test("values files are applied in valuesFileRefs order, two keys of one ConfigMap included, and inline values over them all (Config Sync's TestHelmConfigMapOverride)", async (t) => {
+  const repo = await startHelmRepo(t);
+  const template = ["first", "second", "inline", "chart"].map((key) => `  ${key}: {{ .Values.${key} | quote }}`);
+  await repo.publish({
+    name: "layers",
+    version: "1.0.0",
+    files: {
+      "values.yaml": "first: chart\nsecond: chart\ninline: chart\nchart: chart\n",
+      "templates/cm.yaml": [configMap("layers"), "data:", ...template].join("\n"),
+    },
+  });
+  const values = `helm-layers-${suffix()}`;
+  await coreApi().createNamespacedConfigMap({
+    namespace: rootSyncNamespace,
+    body: {
+      metadata: { name: values },
+      immutable: true,
+      data: {
+        a: "first: a\nsecond: a\ninline: a\n",
+        b: "second: b\ninline: b\n",
+      },
+    },
+  });
+  cleanUp(t, () => coreApi().deleteNamespacedConfigMap({ name: values, namespace: rootSyncNamespace }));
+  const release = `rel${suffix()}`;
+  const name = await helmRootSync(t, repo, {
+    chart: "layers",
+    version: "1.0.0",
+    releaseName: release,
+    values: { inline: "inline" },
+    valuesFileRefs: [
+      { name: values, dataKey: "a" },
+      { name: values, dataKey: "b" },
+    ],
+  });
+  await rootSynced(name, "1.0.0");
+  assert.deepEqual((await configMaps("default", release))[`${release}-layers`], {
+    first: "a",
+    second: "b",
+    inline: "inline",
+    chart: "chart",
+  });
+});
+
+test("a release moves as spec.helm.namespace gives way to deployNamespace and then to neither, under one chart version: each move applies the objects where they now go and prunes them where they were (Config Sync's TestPublicHelm)", async (t) => {
+  const repo = await startHelmRepo(t);
+  await repo.publish({
+    name: "placed",
+    version: "1.0.0",
+    files: {
+      "templates/release.yaml": `${configMap("release")}\n  namespace: {{ .Release.Namespace }}\n`,
+      "templates/plain.yaml": configMap("plain"),
+    },
+  });
+  const release = `rel${suffix()}`;
+  const [releaseNs, deployNs] = [`helm-release-${suffix()}`, `helm-deploy-${suffix()}`];
+  // Neither exists: a RootSync creates the namespaces its objects use (namespaceStrategy implicit).
+  for (const ns of [releaseNs, deployNs]) cleanUp(t, () => coreApi().deleteNamespace({ name: ns }));
+  for (const object of ["release", "plain"])
+    cleanUp(t, () => coreApi().deleteNamespacedConfigMap({ name: `${release}-${object}`, namespace: "default" }));
+  const name = await helmRootSync(t, repo, {
+    chart: "placed",
+    version: "1.0.0",
+    releaseName: release,
+    namespace: releaseNs,
+  });
+  const placement = async (): Promise<Record<string, string[]>> => {
+    const where: Record<string, string[]> = {};
+    for (const ns of ["default", releaseNs, deployNs]) {
+      const names = Object.keys(await configMaps(ns, release).catch(() => ({})));
+      if (names.length > 0) where[ns] = names.sort();
+    }
+    return where;
+  };
+  const placed = (expected: Record<string, string[]>, what: string): Promise<true> =>
+    eventually(async () => JSON.stringify(await placement()) === JSON.stringify(expected) || undefined, {
+      timeoutMs: 60_000,
+      what: `${what}: ${JSON.stringify(expected)}`,
+    });
+  await rootSynced(name, "1.0.0");
+  await placed({ default: [`${release}-plain`], [releaseNs]: [`${release}-release`] }, "released into namespace");
+
+  // "" is unset, as Config Sync's Go reads it.
+  const place = (namespace: string, deployNamespace: string): Promise<void> =>
+    updateRootSyncSpec(name, (spec) => ({
+      ...spec,
+      helm: { ...(spec["helm"] as JsonObject), namespace, deployNamespace },
+    }));
+  await place("", deployNs);
+  await placed({ [deployNs]: [`${release}-plain`, `${release}-release`] }, "moved into deployNamespace");
+  await place("", "");
+  await placed({ default: [`${release}-plain`, `${release}-release`] }, "released into default");
+  const status = await rootSyncStatus(name);
+  assert.equal(status["lastSyncedCommit"], "1.0.0");
+  assert.equal((status["sync"] as JsonObject)["errors"], undefined, JSON.stringify(status["sync"]));
+  // The namespaces it created were left behind, not deleted with the objects (Config Sync detaches them).
+  for (const ns of [releaseNs, deployNs])
+    await coreApi()
+      .readNamespace({ name: ns })
+      .catch((error: unknown) => assert.fail(`${ns}: ${String(statusCode(error))}`));
 });
