@@ -1,5 +1,5 @@
 import type { DriftlessError, RSync } from "@driftless/api";
-import type { ApplyOptions, DesiredObject, Inventory, PruneOptions, SyncIdentity } from "@driftless/applier";
+import type { ApplyOptions, DesiredObject, Inventory, ObjectId, PruneOptions, SyncIdentity } from "@driftless/applier";
 import type { FetchResult, GitFetcher } from "@driftless/git";
 import type { KubeClient } from "@driftless/kube";
 import type { SourceResult } from "@driftless/source";
@@ -77,8 +77,8 @@ export interface PassContext {
   /** Whether the source last read holds a NamespaceSelector in `mode: dynamic`. */
   readonly sourceSelectsDynamically?: boolean;
   applyOptions(commit: string): ApplyOptions;
-  /** The objects this pass declares, before it applies them (the watch caches keep only these). */
-  declaring?(desired: readonly DesiredObject[]): void;
+  /** The objects this pass declares, before it applies them (the watch caches keep only these), and those set aside. */
+  declaring?(desired: readonly DesiredObject[], setAside: readonly ObjectId[]): void;
   pruneOptions(): PruneOptions;
   /** Objects another writer keeps changing: skipped by the pass and reported (KNV2005). */
   activeFights(): ReadonlyMap<string, DriftlessError>;

@@ -122,6 +122,17 @@ void describe("InformerLiveState during a plan", () => {
 });
 
 void describe("InformerLiveState declarations", () => {
+  void it("counts objects set aside for their kind (KNV1021) as declared: their type going is not this sync dropping it", (t) => {
+    const live = liveState(new QuietSource());
+    t.after(() => live.stop());
+    const anvils = { ...configMapMapping, group: "acme.com", resource: "anvils", kind: "Anvil" };
+    const heavy = { group: "acme.com", kind: "Anvil", namespace: "team", name: "heavy" };
+    live.declare([], [heavy]);
+    assert.equal(live.declares(anvils), true);
+    live.declare([]);
+    assert.equal(live.declares(anvils), false);
+  });
+
   void it("stops watching a type at a version it is no longer declared at, and keeps the declared one", async (t) => {
     const source = new QuietSource();
     const live = liveState(source);

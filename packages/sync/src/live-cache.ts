@@ -214,7 +214,10 @@ export class InformerLiveState implements LiveState {
    * sync prunes or releases them. A type declared now at other versions only (its objects moved from
    * autoscaling/v1 to v2) stops being watched at the version it left.
    */
-  declare(objects: Iterable<{ readonly id: ObjectId; readonly apiVersion: string }>): void {
+  declare(
+    objects: Iterable<{ readonly id: ObjectId; readonly apiVersion: string }>,
+    setAside: Iterable<ObjectId> = [],
+  ): void {
     const wanted = new Map<string, Set<string>>();
     const versions = new Map<string, Set<string>>();
     for (const { id, apiVersion } of objects) {
@@ -223,6 +226,9 @@ export class InformerLiveState implements LiveState {
       if (declaredVersions === undefined) versions.set(type, (declaredVersions = new Set()));
       declaredVersions.add(splitApiVersion(apiVersion)?.version ?? apiVersion);
     }
+    // Objects set aside for their kind (KNV1021) are still declared: their type deleted under them is someone
+    // else's doing (a resource conflict), not this sync dropping the type.
+    for (const id of setAside) addWanted(wanted, id);
     // What neither the last declaration nor the stored inventory held was never ours to prune: counted.
     const fromScratch = this.wanted === undefined;
     this.wanted = wanted;

@@ -215,9 +215,11 @@ async function passSteps(
     result = { ...result, declaringSource };
     // What the remediator guards and the watch caches keep: the new declaration, once no failsafe refuses
     // it. A refused commit leaves them on the previous one, as Config Sync keeps its last declared set.
+    // Objects set aside for their kind (KNV1021) stay declared, as Config Sync keeps them.
+    const setAside: readonly ObjectId[] = source.setAside.flatMap((e) => e.resources);
     const declare = (): void => {
       result = { ...result, declared: desired };
-      ctx.declaring?.(desired);
+      ctx.declaring?.(desired, setAside);
     };
     const fights = ctx.activeFights();
     // An object in a fight is still declared (never pruned) but not re-applied until the pause ends.
@@ -282,8 +284,8 @@ async function passSteps(
     // removing their files later deletes nothing.
     const declaredOwned = desired.filter((d) => !isManagementDisabled(d.object)).map((d) => d.id);
     const declared = new Set(desired.map((d) => idKey(d.id)));
-    // Objects of a kind set aside stay declared, as Config Sync keeps them: none of that kind is a candidate.
-    const setAsideKinds = new Set(source.setAside.flatMap((e) => e.resources.map((r) => `${r.group}/${r.kind}`)));
+    // None of a kind set aside is a prune candidate.
+    const setAsideKinds = new Set(setAside.map((id) => `${id.group}/${id.kind}`));
     const candidates = previous.filter(
       (id) => !declared.has(idKey(id)) && !setAsideKinds.has(`${id.group}/${id.kind}`),
     );

@@ -15,6 +15,7 @@ import {
   type ApplyOutcome,
   type DesiredObject,
   type Inventory,
+  type ObjectId,
   type PruneOptions,
   type SyncIdentity,
 } from "@driftless/applier";
@@ -76,6 +77,11 @@ export class Reconciler implements PassContext {
   /** What the remediator guards, the last synced pass's: its commit, revision (revisionOf) and RSync generation. */
   private guarded:
     { readonly commit: string; readonly revision: string; readonly generation: number | undefined } | undefined;
+  /**
+   * The commit of the last pass that declared, synced or not: the watches follow its declarations, so a
+   * conflict they see counts on it, as Config Sync's watchers carry the commit of the last declaration.
+   */
+  private declaredCommit: string | undefined;
   /** Passes finished since start (tests and /readyz use it). */
   passCount = 0;
   /** Set once the RSync is being deleted: drift is no longer corrected. */
@@ -245,9 +251,9 @@ export class Reconciler implements PassContext {
     return this.guarded?.commit;
   }
 
-  /** One resource conflict, counted against the commit the remediator guards (none before a synced pass). */
+  /** One resource conflict, counted against the commit last declared (none before a pass declared). */
   private recordResourceConflict(): void {
-    const commit = this.syncedCommit();
+    const commit = this.declaredCommit;
     if (commit !== undefined) this.metrics.resourceConflicts.inc({ commit }, 1);
   }
 
@@ -409,6 +415,7 @@ export class Reconciler implements PassContext {
       if (result.declared !== undefined && !this.deleting) {
         this.parts.remediator?.setDeclared(result.declared);
         this.parts.verified.retain(result.declared);
+        this.declaredCommit = result.commit;
         this.guarded =
           result.synced && result.commit !== undefined && result.revision !== undefined
             ? { commit: result.commit, revision: result.revision, generation: this.passGeneration }
@@ -484,8 +491,8 @@ export class Reconciler implements PassContext {
     return { objects: this.parts.live.size, undeclared };
   }
 
-  declaring(desired: readonly DesiredObject[]): void {
-    if (this.parts.live instanceof InformerLiveState) this.parts.live.declare(desired);
+  declaring(desired: readonly DesiredObject[], setAside: readonly ObjectId[]): void {
+    if (this.parts.live instanceof InformerLiveState) this.parts.live.declare(desired, setAside);
   }
 
   applyOptions(commit: string): ApplyOptions {

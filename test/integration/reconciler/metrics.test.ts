@@ -114,6 +114,18 @@ function anvilCrd(group: string): KubeObject {
   };
 }
 
+async function createEstablished(client: Awaited<ReturnType<typeof adminClient>>, crd: KubeObject): Promise<void> {
+  await client.create(crds, crd);
+  await eventually(
+    async () => {
+      const live = await client.get(crds, undefined, crd.metadata.name);
+      const conditions = ((live?.["status"] as JsonObject | undefined)?.["conditions"] ?? []) as JsonObject[];
+      return conditions.some((c) => c["type"] === "Established" && c["status"] === "True") || undefined;
+    },
+    { what: `${crd.metadata.name} established` },
+  );
+}
+
 // Config Sync's e2e TestCRDDeleteBeforeRemoveCustomResourceV1: the conflict is counted on the synced commit.
 test("a CRD someone deletes under declared custom resources counts a resource conflict; removing them syncs clean", async (t) => {
   const namespace = await testNamespace(t, "crdgone");
@@ -126,15 +138,7 @@ test("a CRD someone deletes under declared custom resources counts a resource co
       .catch(() => undefined);
     await client.delete(crds, undefined, `anvils.${group}`).catch(() => undefined);
   });
-  await client.create(crds, anvilCrd(group));
-  await eventually(
-    async () => {
-      const crd = await client.get(crds, undefined, `anvils.${group}`);
-      const conditions = ((crd?.["status"] as JsonObject | undefined)?.["conditions"] ?? []) as JsonObject[];
-      return conditions.some((c) => c["type"] === "Established" && c["status"] === "True") || undefined;
-    },
-    { what: "the Anvil CRD established" },
-  );
+  await createEstablished(client, anvilCrd(group));
   const repo = await TestRepo.create(t);
   const anvil = { apiVersion: `${group}/v1`, kind: "Anvil", metadata: { name: "heavy", namespace }, spec: { lbs: 10 } };
   await repo.write("config/anvil.yaml", JSON.stringify(anvil));
@@ -179,4 +183,59 @@ test("a CRD someone deletes under declared custom resources counts a resource co
   const status = await rootSynced(name, removed);
   assert.deepEqual((status["source"] as JsonObject)["errors"] ?? [], []);
   assert.deepEqual((status["sync"] as JsonObject)["errors"] ?? [], []);
+});
+
+// Config Sync's watchers carry the commit of the last declaration, applied or not: a conflict they see after a
+// commit failed to apply counts on that commit, not on none.
+test("a CRD deleted after a commit failed to apply counts the resource conflict on that commit", async (t) => {
+  const namespace = await testNamespace(t, "crdgone");
+  const group = `crdgone${suffix()}.acme.com`;
+  const name = `crdgone-${suffix()}`;
+  const client = await adminClient(t);
+  t.after(async () => {
+    await customApi()
+      .deleteNamespacedCustomObject({ ...rootSyncs, name })
+      .catch(() => undefined);
+    await client.delete(crds, undefined, `anvils.${group}`).catch(() => undefined);
+  });
+  await createEstablished(client, anvilCrd(group));
+  const repo = await TestRepo.create(t);
+  const anvil = { apiVersion: `${group}/v1`, kind: "Anvil", metadata: { name: "heavy", namespace }, spec: { lbs: 10 } };
+  await repo.write("config/anvil.yaml", JSON.stringify(anvil));
+  const first = await repo.commit("an Anvil");
+  await createRootSync(name, repo);
+  const reconciler = await startReconciler(
+    t,
+    { kind: "RootSync", namespace: rootSyncNamespace, name },
+    { metricsPort: 0 },
+  );
+  const url = reconciler.metricsUrl;
+  assert.ok(url !== undefined);
+  await rootSynced(name, first);
+
+  // The API server refuses the Service (no such type): the commit is declared but never synced.
+  const service = {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "refused", namespace },
+    spec: { type: "NoSuchType", ports: [{ port: 80 }] },
+  };
+  await repo.write("config/service.yaml", JSON.stringify(service));
+  const refused = await repo.commit("a Service the API server refuses");
+  await eventually(
+    async () => {
+      const sync = ((await rootSyncStatus(name))["sync"] ?? {}) as JsonObject;
+      const errors = (sync["errors"] ?? []) as JsonObject[];
+      return sync["commit"] === refused && errors.some((e) => e["code"] === "2009") ? true : undefined;
+    },
+    { timeoutMs: 60_000, what: "the refused Service's KNV2009 on status.sync" },
+  );
+
+  await client.delete(crds, undefined, `anvils.${group}`);
+  await eventually(
+    async () =>
+      (valueOf(await scrape(`${url}/metrics`), "config_sync_resource_conflicts_total", { commit: refused }) ?? 0) >=
+        1 || undefined,
+    { timeoutMs: 30_000, what: "a resource conflict counted on the commit that failed to apply" },
+  );
 });
