@@ -216,3 +216,4 @@ export { rootSyncCrd, repoSyncCrd, resourceGroupCrd, crdFiles } from "./crds.ts"
 export type { CustomResourceDefinition, CrdVersion, PrinterColumn } from "./crds.ts";
 export type { JsonSchemaProps } from "./crd-schema.ts";
 export { withoutTrailingSlashes } from "./trailing-slashes.ts";
+export { isSpecialNamespace } from "./special-namespaces.ts";

@@ -5,7 +5,7 @@
  * it (it may hold objects nobody declared). Whether one that already exists is taken over is the
  * reconciler's call (Config Sync: only if it does not exist or this sync already manages it).
  */
-import { RootSyncNamespace, UserAnnotation } from "@driftless/api";
+import { isSpecialNamespace, RootSyncNamespace, UserAnnotation } from "@driftless/api";
 import { declareObject } from "./declare-object.ts";
 import type { DeclaredObject } from "./result.ts";
 
@@ -46,9 +46,6 @@ export function implicitNamespace(name: string): DeclaredObject {
   );
 }
 
-/** Namespaces Config Sync never deletes: declared in a source, they are applied marked to be detached. */
-const specialNamespaces = new Set(["default", "kube-system", "kube-public", "kube-node-lease", "gatekeeper-system"]);
-
 // One declaration per declared object, so a resync hands the applier the same object.
 const detachedSpecial = new WeakMap<DeclaredObject, DeclaredObject>();
 
@@ -59,9 +56,9 @@ const detachedSpecial = new WeakMap<DeclaredObject, DeclaredObject>();
  * cluster cannot do without.
  */
 export function withSpecialNamespacesDetached(objects: readonly DeclaredObject[]): readonly DeclaredObject[] {
-  if (!objects.some(isSpecialNamespace)) return objects;
+  if (!objects.some(isUndetachedSpecialNamespace)) return objects;
   return objects.map((object) => {
-    if (!isSpecialNamespace(object)) return object;
+    if (!isUndetachedSpecialNamespace(object)) return object;
     let detached = detachedSpecial.get(object);
     if (detached === undefined) {
       const annotations = { ...object.metadata.annotations, [UserAnnotation.LifecycleDeletion]: "detach" };
@@ -81,11 +78,11 @@ export function withSpecialNamespacesDetached(objects: readonly DeclaredObject[]
   });
 }
 
-function isSpecialNamespace(object: DeclaredObject): boolean {
+function isUndetachedSpecialNamespace(object: DeclaredObject): boolean {
   return (
     object.group === "" &&
     object.kind === "Namespace" &&
-    specialNamespaces.has(object.id.name) &&
+    isSpecialNamespace(object.id.name) &&
     object.metadata.annotations?.[UserAnnotation.LifecycleDeletion] !== "detach"
   );
 }

@@ -7,6 +7,7 @@
  */
 import {
   inventoryId,
+  isSpecialNamespace,
   LifecycleDeletionValue,
   ManagedAnnotation,
   ManagedValue,
@@ -49,9 +50,6 @@ export const ClaimAction = {
 } as const;
 export type ClaimAction = (typeof ClaimAction)[keyof typeof ClaimAction];
 
-/** Namespaces never deleted (Config Sync's differ.SpecialNamespaces; @driftless/source detaches declared ones). */
-const specialNamespaces = new Set(["default", "kube-system", "kube-public", "kube-node-lease", "gatekeeper-system"]);
-
 /** What Config Sync's deleteType does with a claiming object nobody declares, and why. */
 export function claimAction(
   live: KubeObject,
@@ -71,7 +69,7 @@ export function claimAction(
     return { action: ClaimAction.Leave, reason: `another inventory owns it (${owner})` };
   if (live.metadata.annotations?.[UserAnnotation.LifecycleDeletion] === LifecycleDeletionValue.Detach)
     return { action: ClaimAction.Release, reason: `${UserAnnotation.LifecycleDeletion}: detach` };
-  if (id.group === "" && id.kind === "Namespace" && specialNamespaces.has(id.name))
+  if (id.group === "" && id.kind === "Namespace" && isSpecialNamespace(id.name))
     return { action: ClaimAction.Release, reason: "a special Namespace is never deleted" };
   return { action: ClaimAction.Delete, reason: "not declared in the source, but says this sync manages it" };
 }
