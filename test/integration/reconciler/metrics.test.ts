@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeObject } from "@driftless/kube";
 import {
@@ -126,8 +126,11 @@ async function createEstablished(client: Awaited<ReturnType<typeof adminClient>>
   );
 }
 
-// Config Sync's e2e TestCRDDeleteBeforeRemoveCustomResourceV1: the conflict is counted on the synced commit.
-test("a CRD someone deletes under declared custom resources counts a resource conflict; removing them syncs clean", async (t) => {
+/**
+ * A RootSync synced on a commit declaring an Anvil (its CRD created outside the source) and whatever `more`
+ * writes, read by its metrics.
+ */
+async function syncedAnvil(t: TestContext, more: (repo: TestRepo, namespace: string) => Promise<void>) {
   const namespace = await testNamespace(t, "crdgone");
   const group = `crdgone${suffix()}.acme.com`;
   const name = `crdgone-${suffix()}`;
@@ -142,8 +145,7 @@ test("a CRD someone deletes under declared custom resources counts a resource co
   const repo = await TestRepo.create(t);
   const anvil = { apiVersion: `${group}/v1`, kind: "Anvil", metadata: { name: "heavy", namespace }, spec: { lbs: 10 } };
   await repo.write("config/anvil.yaml", JSON.stringify(anvil));
-  // Something stays declared once the Anvil leaves: an empty source would be refused (KNV2006).
-  await repo.write("config/keep.yaml", configMap("keep", namespace, { k: "v" }));
+  await more(repo, namespace);
   const first = await repo.commit("an Anvil");
   await createRootSync(name, repo);
   const reconciler = await startReconciler(
@@ -154,16 +156,32 @@ test("a CRD someone deletes under declared custom resources counts a resource co
   const url = reconciler.metricsUrl;
   assert.ok(url !== undefined);
   await rootSynced(name, first);
-  const conflicts = async (): Promise<number | undefined> =>
-    valueOf(await scrape(`${url}/metrics`), "config_sync_resource_conflicts_total", { commit: first });
+  return {
+    namespace,
+    name,
+    repo,
+    anvil,
+    first,
+    conflictsOn: async (commit: string): Promise<number | undefined> =>
+      valueOf(await scrape(`${url}/metrics`), "config_sync_resource_conflicts_total", { commit }),
+    deleteCrd: () => client.delete(crds, undefined, `anvils.${group}`),
+  };
+}
+
+// Config Sync's e2e TestCRDDeleteBeforeRemoveCustomResourceV1: the conflict is counted on the synced commit.
+test("a CRD someone deletes under declared custom resources counts a resource conflict; removing them syncs clean", async (t) => {
+  // Something stays declared once the Anvil leaves: an empty source would be refused (KNV2006).
+  const { name, repo, anvil, first, conflictsOn, deleteCrd } = await syncedAnvil(t, (repo, namespace) =>
+    repo.write("config/keep.yaml", configMap("keep", namespace, { k: "v" })),
+  );
   // The pass adds the commit's series (0 included) after its status write and Event: wait for it, then read it.
-  const counted = await eventually(async () => (await conflicts()) ?? false, {
+  const counted = await eventually(async () => (await conflictsOn(first)) ?? false, {
     what: "the synced commit's resource_conflicts_total series",
   });
   assert.equal(counted, 0);
 
-  await client.delete(crds, undefined, `anvils.${group}`);
-  await eventually(async () => ((await conflicts()) ?? 0) >= 1 || undefined, {
+  await deleteCrd();
+  await eventually(async () => ((await conflictsOn(first)) ?? 0) >= 1 || undefined, {
     timeoutMs: 30_000,
     what: "a resource conflict counted on the synced commit",
   });
@@ -188,30 +206,7 @@ test("a CRD someone deletes under declared custom resources counts a resource co
 // Config Sync's watchers carry the commit of the last declaration, applied or not: a conflict they see after a
 // commit failed to apply counts on that commit, not on none.
 test("a CRD deleted after a commit failed to apply counts the resource conflict on that commit", async (t) => {
-  const namespace = await testNamespace(t, "crdgone");
-  const group = `crdgone${suffix()}.acme.com`;
-  const name = `crdgone-${suffix()}`;
-  const client = await adminClient(t);
-  t.after(async () => {
-    await customApi()
-      .deleteNamespacedCustomObject({ ...rootSyncs, name })
-      .catch(() => undefined);
-    await client.delete(crds, undefined, `anvils.${group}`).catch(() => undefined);
-  });
-  await createEstablished(client, anvilCrd(group));
-  const repo = await TestRepo.create(t);
-  const anvil = { apiVersion: `${group}/v1`, kind: "Anvil", metadata: { name: "heavy", namespace }, spec: { lbs: 10 } };
-  await repo.write("config/anvil.yaml", JSON.stringify(anvil));
-  const first = await repo.commit("an Anvil");
-  await createRootSync(name, repo);
-  const reconciler = await startReconciler(
-    t,
-    { kind: "RootSync", namespace: rootSyncNamespace, name },
-    { metricsPort: 0 },
-  );
-  const url = reconciler.metricsUrl;
-  assert.ok(url !== undefined);
-  await rootSynced(name, first);
+  const { namespace, name, repo, conflictsOn, deleteCrd } = await syncedAnvil(t, async () => undefined);
 
   // The API server refuses the Service (no such type): the commit is declared but never synced.
   const service = {
@@ -231,11 +226,9 @@ test("a CRD deleted after a commit failed to apply counts the resource conflict 
     { timeoutMs: 60_000, what: "the refused Service's KNV2009 on status.sync" },
   );
 
-  await client.delete(crds, undefined, `anvils.${group}`);
-  await eventually(
-    async () =>
-      (valueOf(await scrape(`${url}/metrics`), "config_sync_resource_conflicts_total", { commit: refused }) ?? 0) >=
-        1 || undefined,
-    { timeoutMs: 30_000, what: "a resource conflict counted on the commit that failed to apply" },
-  );
+  await deleteCrd();
+  await eventually(async () => ((await conflictsOn(refused)) ?? 0) >= 1 || undefined, {
+    timeoutMs: 30_000,
+    what: "a resource conflict counted on the commit that failed to apply",
+  });
 });
