@@ -43,15 +43,30 @@ function cleanUpNamespaces(t: TestContext, names: readonly string[]): void {
   });
 }
 
-async function exists(namespace: string, name: string): Promise<boolean> {
+/** Whether `read` finds its object: false on a 404, any other failure thrown. */
+async function found(read: () => Promise<unknown>): Promise<boolean> {
   try {
-    await coreApi().readNamespacedConfigMap({ namespace, name });
+    await read();
     return true;
   } catch (error) {
     if (statusCode(error) === 404) return false;
     throw error;
   }
 }
+
+const exists = (namespace: string, name: string): Promise<boolean> =>
+  found(() => coreApi().readNamespacedConfigMap({ namespace, name }));
+
+const namespaceGone = async (name: string): Promise<true | undefined> =>
+  !(await found(() => coreApi().readNamespace({ name }))) || undefined;
+
+/** The Repo object a hierarchy's system/ declares. */
+const repoObject = json({
+  apiVersion: "configmanagement.gke.io/v1",
+  kind: "Repo",
+  metadata: { name: "repo" },
+  spec: { version: "1.0.0" },
+});
 
 test("an unstructured NamespaceSelector copies an object into the one of two declared namespaces it selects", async (t) => {
   const id = suffix();
@@ -147,15 +162,7 @@ test("a hierarchy applies an object by ClusterSelector and cluster-name-selector
   const eng = `eng-${id}`;
   cleanUpNamespaces(t, [prod, dev]);
   const repo = await TestRepo.create(t);
-  await repo.write(
-    "config/system/repo.yaml",
-    json({
-      apiVersion: "configmanagement.gke.io/v1",
-      kind: "Repo",
-      metadata: { name: "repo" },
-      spec: { version: "1.0.0" },
-    }),
-  );
+  await repo.write("config/system/repo.yaml", repoObject);
   const cluster = (clusterName: string, env: string): string =>
     json({
       apiVersion: "clusterregistry.k8s.io/v1alpha1",
@@ -255,18 +262,7 @@ test("a dynamic NamespaceSelector takes in a Namespace created later and lets go
     timeoutMs: 60_000,
     what: "the deleted namespace's ConfigMap to leave the inventory",
   });
-  await eventually(
-    async () => {
-      try {
-        await coreApi().readNamespace({ name: book });
-        return undefined;
-      } catch (error) {
-        if (statusCode(error) === 404) return true;
-        throw error;
-      }
-    },
-    { timeoutMs: 60_000, what: `Namespace ${book} to be gone` },
-  );
+  await eventually(() => namespaceGone(book), { timeoutMs: 60_000, what: `Namespace ${book} to be gone` });
   const status = await rootSynced(name, commit);
   for (const step of ["source", "rendering", "sync"]) {
     const errors = ((status[step] as JsonObject | undefined)?.["errors"] ?? []) as JsonObject[];
@@ -312,15 +308,7 @@ test("a hierarchy Namespace and a CRD a commit deselects for this cluster are pr
   const onThisCluster = { "configsync.gke.io/cluster-name-selector": clusterName };
   const onTestClusters = { "configmanagement.gke.io/cluster-selector": "test-clusters" };
   const repo = await TestRepo.create(t);
-  await repo.write(
-    "config/system/repo.yaml",
-    json({
-      apiVersion: "configmanagement.gke.io/v1",
-      kind: "Repo",
-      metadata: { name: "repo" },
-      spec: { version: "1.0.0" },
-    }),
-  );
+  await repo.write("config/system/repo.yaml", repoObject);
   await repo.write(
     "config/clusterregistry/selector.yaml",
     json({
@@ -339,29 +327,15 @@ test("a hierarchy Namespace and a CRD a commit deselects for this cluster are pr
     await repo.write(`config/namespaces/eng/${backend}/cm.yaml`, configMap("settings", cmAnnotations));
     await repo.write("config/cluster/crd.yaml", crd(crdAnnotations));
   };
-  const crdExists = async (): Promise<boolean> => {
-    try {
-      await customApi().getClusterCustomObject({
+  const crdExists = (): Promise<boolean> =>
+    found(() =>
+      customApi().getClusterCustomObject({
         group: "apiextensions.k8s.io",
         version: "v1",
         plural: "customresourcedefinitions",
         name: crdName,
-      });
-      return true;
-    } catch (error) {
-      if (statusCode(error) === 404) return false;
-      throw error;
-    }
-  };
-  const namespaceGone = async (): Promise<true | undefined> => {
-    try {
-      await coreApi().readNamespace({ name: backend });
-      return undefined;
-    } catch (error) {
-      if (statusCode(error) === 404) return true;
-      throw error;
-    }
-  };
+      }),
+    );
 
   await write(onThisCluster, onThisCluster, onThisCluster);
   const selected = await repo.commit("everything on this cluster");
@@ -373,13 +347,13 @@ test("a hierarchy Namespace and a CRD a commit deselects for this cluster are pr
 
   await write(onTestClusters, onThisCluster, onTestClusters);
   await rootSynced(name, await repo.commit("the Namespace and the CRD only on test clusters"));
-  await eventually(namespaceGone, { timeoutMs: 60_000, what: "the deselected Namespace to be deleted" });
+  await eventually(() => namespaceGone(backend), { timeoutMs: 60_000, what: "the deselected Namespace to be deleted" });
   await eventually(async () => !(await crdExists()) || undefined, { what: "the deselected CRD to be deleted" });
 
   // An unselected Namespace takes along even what selects this cluster or selects nothing.
   await write(onTestClusters, {}, onTestClusters);
   await rootSynced(name, await repo.commit("the ConfigMap without a selector"));
-  assert.equal(await namespaceGone(), true);
+  assert.equal(await namespaceGone(backend), true);
 
   await write(onThisCluster, {}, onThisCluster);
   await rootSynced(name, await repo.commit("back on this cluster"));
@@ -396,15 +370,7 @@ test("a reconciler restarted under another cluster name applies, at the same com
   const quota = (pods: string, annotations: Record<string, string>): string =>
     json({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "pod-quota", annotations }, data: { pods } });
   const repo = await TestRepo.create(t);
-  await repo.write(
-    "config/system/repo.yaml",
-    json({
-      apiVersion: "configmanagement.gke.io/v1",
-      kind: "Repo",
-      metadata: { name: "repo" },
-      spec: { version: "1.0.0" },
-    }),
-  );
+  await repo.write("config/system/repo.yaml", repoObject);
   await repo.write(
     "config/clusterregistry/cluster-test.yaml",
     json({
