@@ -9,7 +9,9 @@ import {
   type RSync,
   type SyncCondition,
 } from "@driftless/api";
-import { nextStatus, StatusBudgetBytes, syncingStatus } from "./status.ts";
+import type { KubeClient, KubeObject } from "@driftless/kube";
+import { rsyncMapping } from "./rsync.ts";
+import { KnownStatus, nextStatus, StatusBudgetBytes, syncingStatus, writeStatus } from "./status.ts";
 
 const now = new Date("2026-11-27T09:00:00Z");
 const failed = (commit: string, generation: number) => ({
@@ -263,5 +265,45 @@ void describe("status blocks as Config Sync's Go type marshals them", () => {
     assert.equal("commit" in source, false, JSON.stringify(source));
     const syncing = getCondition(status.conditions, SyncConditionType.Syncing);
     assert.equal(syncing !== undefined && "commit" in syncing, false);
+  });
+});
+
+void describe("writeStatus", () => {
+  const identity = { kind: "RootSync", namespace: "config-management-system", name: "root-sync" } as const;
+  const idle = { lastSyncedCommit: "abc", syncing: false };
+  const syncing = { lastSyncedCommit: "abc", syncing: true };
+
+  /** An API server holding the RSync, whose status writes may be stored and then go unanswered (a timeout). */
+  function server(): { client: KubeClient; status: () => unknown; loseNextAnswer: () => void } {
+    let stored: KubeObject = { apiVersion: "v1", kind: "RootSync", metadata: { name: "root-sync" }, status: idle };
+    let lose = false;
+    const client = {
+      get: () => Promise.resolve(structuredClone(stored)),
+      replaceStatus: (_m: unknown, obj: KubeObject) => {
+        stored = structuredClone(obj);
+        if (!lose) return Promise.resolve(structuredClone(stored));
+        lose = false;
+        return Promise.reject(new Error("request timed out"));
+      },
+    } as unknown as KubeClient;
+    return { client, status: () => stored["status"], loseNextAnswer: () => (lose = true) };
+  }
+
+  void it("reads the status again after a write whose answer was lost, so a pass's last write still lands", async () => {
+    const api = server();
+    const raw = await api.client.get(rsyncMapping("RootSync"), "", "");
+    assert.ok(raw !== undefined);
+    const known = new KnownStatus();
+    known.remember(raw["status"]);
+    const heldSync = { raw, known };
+
+    // A status update while syncing, stored by the server but answered by a timeout.
+    api.loseNextAnswer();
+    await assert.rejects(writeStatus(api.client, identity, () => syncing, heldSync));
+    assert.deepEqual(api.status(), syncing);
+
+    // The pass's own write says what the held copy says: it must not take the held copy for the server's.
+    await writeStatus(api.client, identity, () => idle, heldSync);
+    assert.deepEqual(api.status(), idle, "Syncing=True of the lost write left on status");
   });
 });

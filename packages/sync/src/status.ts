@@ -343,6 +343,11 @@ export class KnownStatus {
     this.#status = status ?? {};
   }
 
+  /** Nothing is known: a write went unanswered (a timeout) and may or may not have been stored. */
+  forget(): void {
+    this.#status = undefined;
+  }
+
   /** True when `raw` (from the watch) holds the status last read or written. */
   describes(raw: KubeObject): boolean {
     return this.#status !== undefined && isDeepStrictEqual(this.#status, raw["status"] ?? {});
@@ -383,6 +388,8 @@ export async function writeStatus(
       held?.known.remember(written["status"]);
       return true;
     } catch (error) {
+      // A write that timed out may still be stored: a held copy no longer says what the server holds.
+      held?.known.forget();
       if (isNotFound(error)) return false;
       if (!isConflict(error) || attempt === 4) throw error;
     }
