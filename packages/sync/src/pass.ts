@@ -326,6 +326,8 @@ async function passSteps(
     // A new spec came while the pass waited: the pass on it prunes from the inventory just written (old ∪ new)
     // and writes the status; this one's would name a spec that no longer holds.
     if (ctx.superseded.aborted) {
+      // Less what the server refused: recorded now, a refusal on the new spec would find it "previous" and keep it.
+      if (recordFirst.some((id) => !recorded(id))) await inventory.write([...previous, ...owned.filter(recorded)]);
       result = { ...result, applied, skipped: "superseded" };
       return result;
     }

@@ -10,6 +10,7 @@ import { AppsV1Api } from "@kubernetes/client-node";
 import {
   coreApi,
   createRootSync,
+  customApi,
   eventually,
   kubeConfig,
   rootSyncNamespace,
@@ -22,6 +23,7 @@ import {
   updateRootSyncSpec,
   type JsonObject,
 } from "../../support/index.ts";
+import { denyByPolicy } from "../../support/admission-policy.ts";
 import { silentPort } from "../../support/silent-port.ts";
 
 /** A Deployment nothing runs (no kubelet here): kstatus keeps it InProgress, and the pass waits. */
@@ -231,4 +233,76 @@ test("a revision changed while a wave of the apply waits starts no later wave of
     what: "the branch's tip synced after the revision moved to HEAD",
   });
   assert.equal(await exists("third"), false, "the old pass applied its third wave after the spec changed");
+});
+
+/** The names the sync's ResourceGroup records (spec.resources). */
+async function recordedNames(name: string): Promise<string[]> {
+  const group = (await customApi().getNamespacedCustomObject({
+    group: "kpt.dev",
+    version: "v1alpha1",
+    namespace: rootSyncNamespace,
+    plural: "resourcegroups",
+    name,
+  })) as JsonObject;
+  const resources = ((group["spec"] as JsonObject | undefined)?.["resources"] ?? []) as JsonObject[];
+  return resources.map((r) => String(r["name"])).sort();
+}
+
+test("a revision changed while a pass waits leaves a new object the API server refused out of the ResourceGroup, as a pass that ran to its end does", async (t) => {
+  const namespace = await testNamespace(t, "spec-change");
+  const name = `spec-change-${suffix()}`;
+  const policy = `deny-${suffix()}`;
+  await denyByPolicy(t, policy, {
+    rule: { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["configmaps"] },
+    when: `object.metadata.name == "denied" && object.metadata.namespace == "${namespace}"`,
+    message: "ConfigMaps named denied are not allowed here",
+  });
+  const denied = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "denied", namespace } };
+  await eventually(
+    () =>
+      coreApi()
+        .createNamespacedConfigMap({ namespace, body: denied, dryRun: "All" })
+        .then(
+          () => false,
+          () => true,
+        ),
+    { what: "the admission policy enforced" },
+  );
+  const repo = await TestRepo.create(t);
+  await repo.write("config/deployment.yaml", neverReady(namespace, "stuck"));
+  await repo.write("config/denied.yaml", configMap(namespace, "denied"));
+  const tagged = await repo.commit("a Deployment that never becomes ready and a ConfigMap the policy refuses");
+  await repo.git("tag", "v1");
+  await repo.git("push", "-q", "origin", "v1");
+  await repo.remove("config/deployment.yaml");
+  await repo.write("config/ready.yaml", configMap(namespace, "ready"));
+  const tip = await repo.commit("the Deployment replaced by a ConfigMap; the refused one still declared");
+  await createRootSync(name, repo, {
+    spec: { git: { repo: repo.url, branch: repo.branch, dir: "config", auth: "none", revision: "v1" } },
+  });
+  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
+  const syncing = async (): Promise<JsonObject | undefined> =>
+    ((await rootSyncStatus(name))["conditions"] as JsonObject[] | undefined)?.find((c) => c["type"] === "Syncing");
+  const apps = kubeConfig("admin").makeApiClient(AppsV1Api);
+  await eventually(
+    async () => {
+      const condition = await syncing();
+      if (condition?.["status"] !== "True" || condition["commit"] !== tagged) return false;
+      return apps.readNamespacedDeployment({ namespace, name: "stuck" }).then(
+        () => true,
+        () => false,
+      );
+    },
+    { what: "the pass on v1 waiting for its Deployment" },
+  );
+
+  await updateRootSyncSpec(name, (spec) => ({ ...spec, git: { ...(spec["git"] as JsonObject), revision: "HEAD" } }));
+  await eventually(
+    async () => {
+      const condition = await syncing();
+      return condition?.["status"] === "False" && condition["commit"] === tip;
+    },
+    { timeoutMs: 60_000, what: "the pass on the branch's tip ended" },
+  );
+  assert.ok(!(await recordedNames(name)).includes("denied"), "the refused ConfigMap recorded in the ResourceGroup");
 });
