@@ -207,6 +207,33 @@ void describe("Informer", () => {
     await informer.stop();
   });
 
+  void it("backs off between relists when every watch from a fresh list is answered 410 at once", async (t) => {
+    const source = new ScriptedSource();
+    const expired = (): KubeApiError =>
+      KubeApiError.fromStatus({ code: 410, reason: "Expired", message: "too old" }, 410, "watch configmaps");
+    for (let i = 0; i < 10; i++) {
+      source.lists.push({ items: [], resourceVersion: "10" });
+      source.watches.push(i % 2 === 0 ? [expired()] : [gone]);
+    }
+    const listedAt: number[] = [];
+    const listPages = source.listPages.bind(source);
+    source.listPages = (m, opts) => {
+      listedAt.push(performance.now());
+      return listPages(m, opts);
+    };
+    const informer = new Informer(source, mapping, { onError: () => undefined, backoff: { initialMs: 40, maxMs: 80 } });
+    t.after(() => informer.stop());
+    informer.start();
+    await until("the fourth list", () => listedAt.length >= 4);
+    // Each relist waits at least the backoff's least delay (half of initialMs): no list-watch hot loop.
+    const gaps = listedAt.slice(1, 4).map((at, i) => at - (listedAt[i] ?? 0));
+    assert.ok(
+      gaps.every((gap) => gap >= 20),
+      `relists followed each other in ${gaps.map((g) => g.toFixed(1)).join(", ")} ms`,
+    );
+    assert.notEqual(informer.watchFailingSince, undefined, "a watch refused at once leaves the cache untrusted");
+  });
+
   void it("re-watches from the last bookmark after a broken stream, without relisting", async () => {
     const source = new ScriptedSource();
     source.lists.push({ items: [cm("a", "3")], resourceVersion: "10" });

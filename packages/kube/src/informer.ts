@@ -262,11 +262,16 @@ export class Informer {
       } catch (error) {
         if (watchSignal.aborted) continue;
         if (this.#endedByNotFound(error)) return;
-        if (isGone(error)) {
+        if (isGone(error) && (events > 0 || performance.now() - started >= shortWatchMs)) {
           // Our resourceVersion fell out of the server's window: only a fresh list catches up.
           this.#failed(error);
           rv = undefined;
           await this.#sleep(this.#options.resyncOnGoneMs ?? 0, signal);
+        } else if (isGone(error)) {
+          // Gone at once, before any event: relisting at once would spin list and watch against the server.
+          this.#watchFailed(error);
+          rv = undefined;
+          await this.#sleep(this.#backoff.next(), signal);
         } else {
           this.#watchFailed(error);
           if (this.#watchFailures >= (this.#options.relistAfterWatchFailures ?? 3)) rv = undefined;
