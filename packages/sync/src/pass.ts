@@ -327,7 +327,8 @@ async function passSteps(
     // and writes the status; this one's would name a spec that no longer holds.
     if (ctx.superseded.aborted) {
       // Less what the server refused: recorded now, a refusal on the new spec would find it "previous" and keep it.
-      if (recordFirst.some((id) => !recorded(id))) await inventory.write([...previous, ...owned.filter(recorded)]);
+      if (recordFirst.some((id) => !recorded(id)))
+        await inventory.write([...previous, ...recordFirst.filter(recorded), ...acceptedNow]);
       result = { ...result, applied, skipped: "superseded" };
       return result;
     }
