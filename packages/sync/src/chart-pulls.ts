@@ -10,6 +10,7 @@ import { cp, mkdir, mkdtemp, readdir, realpath, rm, stat } from "node:fs/promise
 import { join, relative } from "node:path";
 import { ErrorClass, redactUrl } from "@driftless/api";
 import { checkChartSchemas } from "./chart-schemas.ts";
+import { helmFailureClass } from "./helm-failure-class.ts";
 import { chartPullHome } from "./kustomization-paths.ts";
 import { isInside, nearestRealPath } from "./origin-annotations.ts";
 import { fileErrorClass, RenderingError } from "./render-error.ts";
@@ -141,7 +142,11 @@ function pullFailure(error: unknown, pull: ChartPull, { helm, timeoutMs }: Chart
         error,
       );
     case ToolExit.TooMuchOutput:
-    case ToolExit.Failed:
       return new RenderingError(`${pull.where}: ${what} failed: ${error.stderr.trim() || error.message}`, error);
+    case ToolExit.Failed: {
+      // A repository down or refusing (503, connection refused) passes by itself, as for a spec.helm source.
+      const said = error.stderr.trim() || error.message;
+      return new RenderingError(`${pull.where}: ${what} failed: ${said}`, error, helmFailureClass(said));
+    }
   }
 }

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ErrorClass } from "@driftless/api";
-import { asRepoUrlWords, helmFailureClass, isExactVersion } from "./helm-source.ts";
+import { helmFailureClass } from "./helm-failure-class.ts";
+import { asRepoUrlWords, isExactVersion } from "./helm-source.ts";
 
 test("helm's network failures are retried, as git's are; a missing chart or version is terminal", () => {
   for (const output of [

@@ -23,6 +23,7 @@ import {
   templateArgs,
 } from "./helm-args.ts";
 import { setDeployNamespace } from "./helm-deploy-namespace.ts";
+import { helmFailureClass } from "./helm-failure-class.ts";
 import { RenderingError } from "./render-error.ts";
 import { runTool, ToolExit, ToolProcessError } from "./run-tool.ts";
 
@@ -63,14 +64,6 @@ export function isExactVersion(version: string | undefined): version is string {
   return version !== undefined && exactVersion.test(version);
 }
 
-/** helm's messages for what passes by itself: everything else needs a change to the spec, Secret or repository. */
-const transient =
-  /connection refused|connection reset|no such host|network is unreachable|no route to host|i\/o timeout|timeout awaiting|Client\.Timeout exceeded|context deadline exceeded|TLS handshake timeout|unexpected EOF|500 Internal Server Error|502 Bad Gateway|503 Service Unavailable|504 Gateway Timeout|429 Too Many Requests/i;
-
-/** How a helm failure is classified from what it printed (network failures retry, as git's do). */
-export function helmFailureClass(output: string): ErrorClass {
-  return transient.test(output) ? ErrorClass.Retry : ErrorClass.Terminal;
-}
 const maxOutputBytes = 64 * 1024 * 1024;
 
 /**

@@ -533,6 +533,44 @@ test("kustomize is stopped at its deadline when a URL resource (shell enabled) o
   }
 });
 
+test("a kustomization's chart repository that answers 503 or refuses connections fails rendering as a retry, as a spec.helm repository's does; a chart it lacks stays terminal", async (t) => {
+  const unavailable = createServer((_request, response) => response.writeHead(503).end("Service Unavailable"));
+  await new Promise<void>((resolve) => unavailable.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => unavailable.close(() => resolve())));
+  const refusing = createServer();
+  await new Promise<void>((resolve) => refusing.listen(0, "127.0.0.1", resolve));
+  const port = (server: Server): number => (server.address() as { port: number }).port;
+  const refusedUrl = `http://127.0.0.1:${port(refusing)}`;
+  await new Promise<void>((resolve) => refusing.close(() => resolve()));
+  const empty = await staticServer(t, () => ({ "/index.yaml": yaml({ apiVersion: "v1", entries: {} }) }));
+  const repo = await scratch(t);
+  const cases: [string, string, ErrorClass][] = [
+    ["a repository answering 503", `http://127.0.0.1:${port(unavailable)}`, ErrorClass.Retry],
+    ["a repository refusing connections", refusedUrl, ErrorClass.Retry],
+    ["a repository without the chart", empty.url, ErrorClass.Terminal],
+  ];
+  for (const [i, [label, url, expected]] of cases.entries()) {
+    const dir = join(repo, String(i));
+    await mkdir(dir);
+    const chart = { name: "web", repo: url, version: "1.0.0", releaseName: "web" };
+    await writeFile(join(dir, "kustomization.yaml"), yaml({ helmCharts: [chart] }));
+    await assert.rejects(
+      renderKustomization(dir, {
+        tools: { dir: renderToolsDir },
+        repositoryRoot: repo,
+        enableShell: false,
+        signal: AbortSignal.timeout(120_000),
+      }),
+      (error: unknown) => {
+        assert.ok(error instanceof RenderingError, `${label}: ${String(error)}`);
+        assert.equal(error.code, KnvCode.Rendering, label);
+        assert.equal(error.errorClass, expected, `${label}: ${error.message}`);
+        return true;
+      },
+    );
+  }
+});
+
 test("helm is stopped at its deadline when a spec.helm repository never answers", async (t) => {
   const hung = await hungServer(t);
   const source = new HelmSource(await scratch(t), renderToolsDir, 3000);
