@@ -43,7 +43,14 @@ export function renderThroughServer(socketPath: string, client: RenderClientOpti
     };
     options.signal.addEventListener("abort", stop, { once: true });
     const timer = setTimeout(
-      () => socket.destroy(new RenderingError(`the render server did not answer within ${deadlineMs / 1000} s`)),
+      () =>
+        socket.destroy(
+          new RenderingError(
+            `the render server did not answer within ${deadlineMs / 1000} s`,
+            undefined,
+            ErrorClass.Retry,
+          ),
+        ),
       deadlineMs + answerGraceMs,
     );
     try {
@@ -60,10 +67,12 @@ export function renderThroughServer(socketPath: string, client: RenderClientOpti
         throw new RenderingError(
           `the render server closed the connection without an answer (the hydration-controller container may have been restarted, e.g. out of memory: its limit is spec.override.resources for hydration-controller): ${error instanceof Error ? error.message : String(error)}`,
           error,
+          ErrorClass.Retry,
         );
       });
       const response = parseRenderResponse(line);
-      if (!response.ok) throw new RenderingError(response.message);
+      if (!response.ok)
+        throw new RenderingError(response.message, undefined, response.retry ? ErrorClass.Retry : ErrorClass.Terminal);
       return await receiveFiles(socket, rest, response.files);
     } catch (error) {
       if (options.signal.aborted) throw options.signal.reason;

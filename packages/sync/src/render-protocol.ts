@@ -18,7 +18,7 @@ export interface RenderRequest {
 
 export type RenderResponse =
   | { readonly ok: true; readonly files: readonly { readonly name: string; readonly bytes: number }[] }
-  | { readonly ok: false; readonly message: string };
+  | { readonly ok: false; readonly message: string; readonly retry?: true };
 
 /** A request is a path and two settings: anything longer is not one. */
 export const maxRequestBytes = 64 * 1024;
@@ -103,7 +103,8 @@ export function parseRenderResponse(line: string): RenderResponse {
     return { ok: false, message: "the render server answered something that is not JSON" };
   }
   const r = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
-  if (r["ok"] === false && typeof r["message"] === "string") return { ok: false, message: r["message"] };
+  if (r["ok"] === false && typeof r["message"] === "string")
+    return { ok: false, message: r["message"], ...(r["retry"] === true ? { retry: true } : {}) };
   if (r["ok"] !== true || !Array.isArray(r["files"]))
     return { ok: false, message: "the render server's answer has neither files nor an error" };
   const files: { name: string; bytes: number }[] = [];

@@ -8,6 +8,7 @@ import { once } from "node:events";
 import { open, readdir, realpath, rm, stat } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import { isAbsolute, join, relative, sep } from "node:path";
+import { DriftlessError, ErrorClass } from "@driftless/api";
 import {
   fileNamePattern,
   maxMessageChars,
@@ -53,7 +54,11 @@ export async function serveRenders(options: RenderServerOptions): Promise<Render
     const request = parseRenderRequest(line);
     if (typeof request === "string") return answer(socket, { ok: false, message: request });
     if (running >= maxConcurrent)
-      return answer(socket, { ok: false, message: `the render server is busy (${maxConcurrent} renders running)` });
+      return answer(socket, {
+        ok: false,
+        message: `the render server is busy (${maxConcurrent} renders running)`,
+        retry: true,
+      });
     const refusal =
       (await outsideRoot(request.dir, sourceRoot)) ?? (await outsideRoot(request.repositoryRoot, sourceRoot));
     if (refusal !== undefined) return answer(socket, { ok: false, message: refusal });
@@ -80,13 +85,15 @@ export async function serveRenders(options: RenderServerOptions): Promise<Render
         signal,
       });
     } catch (error) {
-      const message =
-        signal.aborted && signal.reason instanceof DOMException && signal.reason.name === "TimeoutError"
-          ? `rendering ${request.dir} took longer than ${Math.round(deadlineMs / 1000)} s and was stopped`
-          : error instanceof Error
-            ? error.message
-            : String(error);
-      return answer(socket, { ok: false, message });
+      const timedOut = signal.aborted && signal.reason instanceof DOMException && signal.reason.name === "TimeoutError";
+      const message = timedOut
+        ? `rendering ${request.dir} took longer than ${Math.round(deadlineMs / 1000)} s and was stopped`
+        : error instanceof Error
+          ? error.message
+          : String(error);
+      // The class travels with the message: a render in this container retries as one in the reconciler's would.
+      const retry = timedOut || (error instanceof DriftlessError && error.errorClass === ErrorClass.Retry);
+      return answer(socket, { ok: false, message, ...(retry ? { retry } : {}) });
     }
     try {
       await sendFiles(socket, out);

@@ -106,6 +106,7 @@ test("a kustomize failure comes back as a RenderingError carrying kustomize's me
   await assert.rejects(renderThroughServer(server.socketPath)(dir, options(dir)), (error: unknown) => {
     assert.ok(error instanceof RenderingError, String(error));
     assert.equal(error.code, "KNV1068");
+    assert.equal(error.errorClass, ErrorClass.Terminal);
     assert.match(error.message, /missing\.yaml/);
     return true;
   });
@@ -156,6 +157,7 @@ test("stops a render past its deadline and says so", async (t) => {
     (error: unknown) => {
       assert.ok(error instanceof RenderingError, String(error));
       assert.match(error.message, /took longer than 2 s/);
+      assert.equal(error.errorClass, ErrorClass.Retry, "a render stopped at its deadline is retried, as in process");
       return true;
     },
   );
@@ -174,6 +176,54 @@ test("a render server that is not listening is an error the pass retries", async
     },
   );
 });
+
+test("a render failure that passes by itself (a chart repository answering 503, the server busy) comes back as a retry, as in process", async (t) => {
+  const root = await mkdtemp(join(tmpdir(), "driftless-render-server-"));
+  removeAfter(t, root);
+  const sourceRoot = join(root, "cache");
+  await mkdir(join(sourceRoot, "held"), { recursive: true });
+  await mkdir(join(sourceRoot, "unavailable"));
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const server = await serveRenders({
+    socketPath: join(root, "render.sock"),
+    sourceRoot,
+    tools,
+    maxConcurrent: 1,
+    render: async (dir) => {
+      if (dir.endsWith("held")) await held;
+      throw new RenderingError("helm pull failed: 503 Service Unavailable", undefined, ErrorClass.Retry);
+    },
+  });
+  t.after(() => server.close());
+  const render = renderThroughServer(server.socketPath);
+  const unavailable = join(sourceRoot, "unavailable");
+  const isRetry = (what: string) => (error: unknown) => {
+    assert.ok(error instanceof RenderingError, `${what}: ${String(error)}`);
+    assert.equal(error.errorClass, ErrorClass.Retry, `${what}: ${error.message}`);
+    return true;
+  };
+  await assert.rejects(render(unavailable, options(unavailable)), isRetry("the chart repository's 503"));
+  const first = render(join(sourceRoot, "held"), options(join(sourceRoot, "held")));
+  first.catch(() => undefined);
+  await assert.rejects(
+    eventuallyBusy(() => render(unavailable, options(unavailable))),
+    isRetry("the server busy with another render"),
+  );
+  release();
+  await assert.rejects(first, isRetry("the held render"));
+});
+
+/** The first failure of `attempt` that says the server is busy (the held render may not have begun yet). */
+async function eventuallyBusy(attempt: () => Promise<string>): Promise<string> {
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (error instanceof Error && /busy/.test(error.message)) throw error;
+    }
+  }
+}
 
 test("refuses a request that is not one, and keeps serving", async (t) => {
   const { sourceRoot, server } = await setUp(t);
