@@ -31,6 +31,19 @@ test("anything else is classified as a retryable internal error", () => {
   assert.equal(classified.willRetry, true);
 });
 
+test("the failure BullMQ stores in Redis carries no credential written into a URL, whatever the class", () => {
+  const message =
+    'helm repo update failed: Error: looks like "https://user:S3cretPw@charts.example/" is not a valid chart repository';
+  for (const errorClass of [ErrorClass.Retry, ErrorClass.Terminal]) {
+    const error = new DriftlessError({ code: KnvCode.SourceFetch, errorClass, message });
+    const classified = classifyFailure(error, 1, 3);
+    assert.doesNotMatch(classified.thrown.message, /S3cretPw/, errorClass);
+    assert.match(classified.thrown.message, /https:\/\/\*\*\*@charts\.example/, errorClass);
+    assert.equal(classified.thrown instanceof UnrecoverableError, errorClass === ErrorClass.Terminal);
+    assert.equal(classified.error, error, "hooks still get the error as thrown");
+  }
+});
+
 test("jobs retry with exponential backoff and keep a bounded history", () => {
   assert.deepEqual(jobOptions({ attempts: 3, backoffMs: 500, jitter: 0 }, { completed: 1, failed: 2 }), {
     attempts: 3,

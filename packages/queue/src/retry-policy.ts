@@ -6,7 +6,7 @@
  *   UnrecoverableError, never retried in a hot loop. The next poll or trigger runs a fresh pass,
  *   which is when a fixed configuration gets picked up anyway.
  */
-import { DriftlessError, ErrorClass, toDriftlessError } from "@driftless/api";
+import { DriftlessError, ErrorClass, redactCredentials, toDriftlessError } from "@driftless/api";
 import { UnrecoverableError, type JobsOptions } from "bullmq";
 
 export interface RetryPolicy {
@@ -93,21 +93,26 @@ export interface ClassifiedFailure {
 export function classifyFailure(failure: unknown, attempt: number, maxAttempts: number): ClassifiedFailure {
   const error = toDriftlessError(failure);
   if (error.errorClass === ErrorClass.Terminal) {
-    const thrown = new UnrecoverableError(boundFailureMessage(`${error.code}: ${error.message}`));
+    const thrown = new UnrecoverableError(storedMessage(`${error.code}: ${error.message}`));
     return { error, thrown, willRetry: false };
   }
   return { error, thrown: boundedForBullMQ(error), willRetry: attempt < maxAttempts };
 }
 
 /**
- * A retryable error as BullMQ should see it: itself when its message is small enough, otherwise a
- * stand-in with the cut message and the same name (BullMQ tells UnrecoverableError by name; a
+ * A retryable error as BullMQ should see it: itself when its message is small and clean enough, otherwise a
+ * stand-in with the cut, redacted message and the same name (BullMQ tells UnrecoverableError by name; a
  * DriftlessError's never is).
  */
 function boundedForBullMQ(error: DriftlessError): Error {
-  const message = boundFailureMessage(error.message);
+  const message = storedMessage(error.message);
   if (message === error.message) return error;
   const thrown = new Error(message);
   thrown.name = error.name;
   return thrown;
+}
+
+/** What Redis keeps of a failure: bounded, and with URL credentials masked, as status and logs mask them. */
+function storedMessage(text: string): string {
+  return boundFailureMessage(redactCredentials(text));
 }
