@@ -5,7 +5,7 @@
  * background, so a later pass finds it listed.
  */
 import { setTimeout as delay } from "node:timers/promises";
-import { DriftlessError, ErrorClass, KnvCode, toDriftlessError } from "@driftless/api";
+import { DriftlessError, KnvCode, toDriftlessError } from "@driftless/api";
 import { failureText, KubeApiError, type Informer, type ResourceMapping } from "@driftless/kube";
 
 /** How often a wait looks at the informer's last error. */
@@ -74,7 +74,8 @@ export class WatchRefusedError extends DriftlessError {
   constructor(mapping: ResourceMapping, cause: Error) {
     super({
       code: KnvCode.Apply,
-      errorClass: ErrorClass.Retry,
+      // Lasting as a refused list is (terminal): retrying whole passes with backoff cannot grant the watch.
+      errorClass: toDriftlessError(cause).errorClass,
       // Config Sync's wording; a 403's text names the verb and the resource (a 401's is "Unauthorized").
       message: `polling for status failed: ${failureText(cause)}`,
       cause,
