@@ -60,3 +60,33 @@ test("a registry that sends its manifest a byte at a time fails the pull at the 
     return true;
   });
 });
+
+test("a registry answering 408 or 499 to the manifest fails the pull as unavailable, retryable, as go-containerregistry retries them", async (t) => {
+  let status = 408;
+  const server = createServer((req, res) => {
+    if (req.url === "/v2/") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end("{}");
+      return;
+    }
+    res.writeHead(status, { "content-type": "text/plain" }).end("try again");
+  });
+  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const base = await mkdtemp(join(tmpdir(), "driftless-oci-408-"));
+  t.after(() => rm(base, { recursive: true, force: true }));
+  const { port } = server.address() as { port: number };
+  for (const answered of [408, 499]) {
+    status = answered;
+    const fetcher = new OciFetcher({ cacheDir: join(base, String(answered)), timeoutMs: 10_000 });
+    await assert.rejects(fetcher.fetch({ spec: { image: `127.0.0.1:${port}/tenant/config:v1` } }), (error: unknown) => {
+      assert.ok(error instanceof OciFetchError, String(error));
+      assert.equal(error.reason, OciFailureReason.Unavailable, `${answered}: ${error.message}`);
+      assert.equal(error.errorClass, "retry", String(answered));
+      return true;
+    });
+  }
+});

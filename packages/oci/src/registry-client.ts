@@ -80,7 +80,7 @@ export class RegistryClient {
         OciFailureReason.NotFound,
         `${this.#image()}: ${what} not found (${registryError(response)})`,
       );
-    if (response.status === 429 || response.status >= 500 || response.status === 0)
+    if (transientStatus(response.status))
       throw new OciFetchError(
         OciFailureReason.Unavailable,
         `${this.#image()}: the registry answered ${response.status}`,
@@ -261,6 +261,11 @@ function registryError(response: HttpResponse): string {
     // Not JSON: the status says enough.
   }
   return `HTTP ${response.status}`;
+}
+
+/** What go-containerregistry retries (408, 429, 499, 5xx) passes by itself; a status 0 is no answer at all. */
+function transientStatus(status: number): boolean {
+  return status === 0 || status === 408 || status === 429 || status === 499 || status >= 500;
 }
 
 function messageOf(error: unknown): string {
