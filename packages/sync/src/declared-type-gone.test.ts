@@ -15,15 +15,18 @@ const anvils: ResourceMapping = {
 function judge(state: { declared: boolean; changing: boolean; watched?: ResourceMapping[] }): {
   gone: DeclaredTypeGone;
   conflicts: () => number;
+  passes: () => number;
 } {
   let conflicts = 0;
+  let passes = 0;
   const gone = new DeclaredTypeGone({
     declares: () => state.declared,
     watchedTypes: () => state.watched ?? [],
     declarationsChanging: () => state.changing,
     resourceConflict: () => void conflicts++,
+    requestPass: () => void passes++,
   });
-  return { gone, conflicts: () => conflicts };
+  return { gone, conflicts: () => conflicts, passes: () => passes };
 }
 
 test("a declared type whose CRD goes while no pass runs counts one conflict", () => {
@@ -58,4 +61,23 @@ test("a type still watched at another version counts nothing", () => {
   const { gone, conflicts } = judge({ declared: true, changing: false, watched: [{ ...anvils, version: "v2" }] });
   gone.told(anvils);
   assert.equal(conflicts(), 0);
+});
+
+test("a declared version no longer served asks for a pass, also while another version is watched; an undeclared one does not", () => {
+  const unserved = judge({ declared: true, changing: false, watched: [{ ...anvils, version: "v2" }] });
+  unserved.gone.told(anvils);
+  assert.equal(unserved.passes(), 1);
+  const pruned = judge({ declared: false, changing: false });
+  pruned.gone.told(anvils);
+  assert.equal(pruned.passes(), 0);
+});
+
+test("a declared type told gone during a pass asks for a pass once that pass ends with it still declared", () => {
+  const state = { declared: true, changing: true };
+  const { gone, passes } = judge(state);
+  gone.told(anvils);
+  assert.equal(passes(), 0);
+  state.changing = false;
+  gone.recheck();
+  assert.equal(passes(), 1);
 });

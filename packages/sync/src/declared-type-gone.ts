@@ -10,6 +10,8 @@ export interface DeclaredTypeGoneDeps {
   declarationsChanging(): boolean;
   /** Counts one resource conflict (resource_conflicts_total). */
   resourceConflict(): void;
+  /** Asks for a pass: it reports the declared objects the server no longer serves (KNV1021) and applies them again. */
+  requestPass(reason: string): void;
 }
 
 /**
@@ -17,6 +19,8 @@ export interface DeclaredTypeGoneDeps {
  * that as a resource conflict, once per type whatever versions were watched. A pass pruning the CRD changes
  * the declarations, so a type told gone during a pass that may do so (a poll still at its ls-remote) is judged
  * when the pass ends, against what it left declared; dropping it lost the conflict to every poll's fetch.
+ * A declared version gone asks for a pass, as Config Sync's remediator retries a sync once a watch ends: a
+ * version unserved in place deletes no object, so nothing else would start one before the resync.
  */
 export class DeclaredTypeGone {
   private readonly deps: DeclaredTypeGoneDeps;
@@ -32,6 +36,7 @@ export class DeclaredTypeGone {
       return;
     }
     if (!this.deps.declares(mapping)) return;
+    this.deps.requestPass(`${mapping.resource}.${mapping.group}/${mapping.version} is no longer served`);
     if (this.deps.watchedTypes().some((m) => m.group === mapping.group && m.resource === mapping.resource)) return;
     this.deps.resourceConflict();
   }

@@ -126,6 +126,7 @@ export function wireReconciler(
       watchedTypes: () => informers.watchedTypes(),
       declarationsChanging: () => hooks.declarationsChanging(),
       resourceConflict: () => hooks.resourceConflict(),
+      requestPass: (reason) => hooks.requestPass(reason),
     });
     declaredTypeGone = typeGone;
     const informers = new InformerLiveState(client, {
