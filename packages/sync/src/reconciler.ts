@@ -414,6 +414,7 @@ export class Reconciler implements PassContext {
       // deletion was seen guards nothing.
       if (result.declared !== undefined && !this.deleting) {
         this.parts.remediator?.setDeclared(result.declared);
+        this.parts.remediator?.passApplied(result.applied);
         this.parts.verified.retain(result.declared);
         this.declaredCommit = result.commit;
         this.guarded =

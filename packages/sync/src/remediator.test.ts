@@ -184,6 +184,23 @@ void describe("Remediator", () => {
     }
   });
 
+  void it("a declaration refused at a correction is tried again once a pass applied it, the declarations unchanged (a create refused while its CRD was deleted and created again)", async () => {
+    const { remediator, emit, corrected } = harness(() => false, Correction.Refused);
+    const declaration = declared("v0");
+    remediator.setDeclared([declaration]);
+    emit(written(declaration, "1"), configMapMapping, "delete");
+    await setImmediate();
+    emit(written(declared("other 1"), "2"));
+    await setImmediate();
+    assert.deepEqual(corrected, ["v0"], "held as refused");
+    // A resync applies the same declaration: the server takes it now.
+    remediator.setDeclared([declaration]);
+    remediator.passApplied([{ desired: declaration, operation: "created" }]);
+    emit(written(declared("other 2"), "3"));
+    await setImmediate();
+    assert.deepEqual(corrected, ["v0", "v0"]);
+  });
+
   void it("ignores events of another version of the declared kind (a watch of the apiVersion the object left)", async () => {
     const { remediator, emit, corrected, passes } = harness(() => false, Correction.Written);
     remediator.setDeclared([declared("v0")]);

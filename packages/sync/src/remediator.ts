@@ -1,5 +1,6 @@
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
 import {
+  type ApplyOutcome,
   comparisonCandidate,
   conflictingManager,
   type CustomResourceSchemaLoader,
@@ -108,9 +109,10 @@ export class Remediator {
   /** Objects a reconciler with precedence holds (KNV1060): reported by a pass, never corrected. */
   private readonly conflicts = new Set<string>();
   /**
-   * Declarations the API server refused at a correction: until the declaration changes, further
-   * changes to the object (its status, someone's label) are not tried again, each a certain refusal
-   * and a full pass; the pass that reported the refusal keeps it on status. A deletion still is.
+   * Declarations the API server refused at a correction: until the declaration changes or the server
+   * takes it again (a pass or a correction writes it), further changes to the object (its status,
+   * someone's label) are not tried again, each a certain refusal and a full pass; the pass that reported
+   * the refusal keeps it on status. A deletion still is.
    */
   private readonly refused = new Map<string, DesiredObject>();
   /** Objects being corrected now, and whether another change arrived meanwhile. */
@@ -165,6 +167,16 @@ export class Remediator {
     }
     this.declared = new Map(objects.map((o) => [idKey(o.id), o]));
     this.refused.clear();
+  }
+
+  /**
+   * What a pass applied: a declaration it wrote or found in place is no longer held as refused. A refusal can
+   * pass by itself (a create refused while its CRD was being deleted and created again), and a resync keeps the
+   * same declarations, so without this the object's drift went uncorrected until the next commit.
+   */
+  passApplied(outcomes: readonly ApplyOutcome[]): void {
+    if (this.refused.size === 0) return;
+    for (const { desired, error } of outcomes) if (error === undefined) this.refused.delete(idKey(desired.id));
   }
 
   /**
@@ -330,7 +342,10 @@ export class Remediator {
           this.options.requestPass(reason);
           return;
         }
-        if (correction === Correction.Written) this.countCorrection(key, desired);
+        if (correction === Correction.Written) {
+          this.refused.delete(key);
+          this.countCorrection(key, desired);
+        }
         if (again && this.declared.get(key) === desired && !this.pausedByFight(key))
           this.remediate(key, desired, reason);
       });
