@@ -13,6 +13,7 @@ test("helm's network failures are retried, as git's are; a missing chart or vers
     "Error: failed to do request: dial tcp 10.0.0.9:443: connect: network is unreachable",
     "Error: dial tcp 127.0.0.1:1: connect: connection refused",
     "Error: failed to fetch https://charts.example/app-1.0.0.tgz : 503 Service Unavailable",
+    "Error: failed to fetch https://charts.example/index.yaml : 408 Request Timeout",
   ])
     assert.equal(helmFailureClass(output), ErrorClass.Retry, output);
   for (const output of [
