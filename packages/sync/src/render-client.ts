@@ -9,20 +9,22 @@ import { createConnection, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { finished } from "node:stream/promises";
-import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
+import { ErrorClass } from "@driftless/api";
 import { maxResponseLineBytes, parseRenderResponse, readLine, type RenderRequest } from "./render-protocol.ts";
 import { RenderingError, type RenderOptions } from "./render.ts";
 import type { Renderer } from "./rendering.ts";
 
-/** The render container is not (yet, or no longer) listening: the pass is tried again. */
-export class RenderServerUnavailableError extends DriftlessError {
+/**
+ * The render container is not (yet, or no longer) listening: the pass is tried again. A RenderingError, so it
+ * is reported on status.rendering as any failed render is.
+ */
+export class RenderServerUnavailableError extends RenderingError {
   constructor(socketPath: string, cause: unknown) {
-    super({
-      code: KnvCode.Rendering,
-      errorClass: ErrorClass.Retry,
-      message: `the render server at ${socketPath} is not answering (its container, hydration-controller, may be starting or restarting): ${cause instanceof Error ? cause.message : String(cause)}`,
+    super(
+      `the render server at ${socketPath} is not answering (its container, hydration-controller, may be starting or restarting): ${cause instanceof Error ? cause.message : String(cause)}`,
       cause,
-    });
+      ErrorClass.Retry,
+    );
   }
 }
 
