@@ -191,6 +191,36 @@ void describe("InformerLiveState declarations", () => {
   });
 });
 
+void describe("InformerLiveState when a type's CRD goes", () => {
+  void it("tells a type whose watch ended with its CRD unwatched once the declaration drops it, and only then", async (t) => {
+    const source = new QuietSource();
+    const unwatched: string[] = [];
+    const live = new InformerLiveState(source as unknown as KubeClient, {
+      sync: { kind: "RepoSync", namespace: "team", name: "repo-sync" },
+      namespace: "team",
+      onTypesUnwatched: (stopped) => unwatched.push(...stopped.map((m) => m.resource)),
+    });
+    t.after(() => live.stop());
+    const anvils = { ...configMapMapping, group: "acme.com", kind: "Anvil", resource: "anvils" };
+    const heavy = {
+      id: { group: "acme.com", kind: "Anvil", namespace: "team", name: "heavy" },
+      apiVersion: "acme.com/v1",
+    };
+    live.declare([heavy]);
+    await live.get(anvils, "team", "heavy");
+    await live.stopWatching("acme.com", "anvils");
+    assert.deepEqual(live.watchedTypes(), []);
+    // Still declared: its CRD may come back, and whatever follows the type (the CRD watch) stays.
+    live.unwatchUnused([]);
+    assert.deepEqual(unwatched, []);
+    live.declare([]);
+    live.unwatchUnused([]);
+    assert.deepEqual(unwatched, ["anvils"]);
+    live.unwatchUnused([]);
+    assert.deepEqual(unwatched, ["anvils"], "told once");
+  });
+});
+
 /** Lists the given ConfigMaps; every watch stays open until aborted. */
 class ListingSource extends QuietSource {
   private readonly names: readonly string[];

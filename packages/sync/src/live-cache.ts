@@ -71,6 +71,11 @@ export class InformerLiveState implements LiveState {
   private wanted: Map<string, Set<string>> | undefined;
   /** Labelled for this sync, not declared by it: left out of the cache, only their keys kept. */
   private readonly undeclared = new UndeclaredObjects();
+  /**
+   * Types whose watch ended because their CRD went, by informer key: told unwatched (`onTypesUnwatched`) once
+   * no longer used, as a stopped informer is, so what follows the last custom resource type (the CRD watch) ends.
+   */
+  private readonly gone = new Map<string, ResourceMapping>();
 
   constructor(
     client: KubeClient,
@@ -99,7 +104,10 @@ export class InformerLiveState implements LiveState {
        * told once a spell of watch failures (Informer.watchFailingSince), not at every refused retry.
        */
       readonly onWatchRefused?: (mapping: ResourceMapping) => void;
-      /** A pass stopped watching these types (`unwatchUnused`); each is given once, after its informer stopped. */
+      /**
+       * A pass stopped watching these types (`unwatchUnused`); each is given once, after its informer stopped, or
+       * once no longer used after its CRD went (its watch ended then).
+       */
       readonly onTypesUnwatched?: (stopped: readonly ResourceMapping[]) => void;
       /** The reconciler stopping: a pass waiting for a type's first list stops waiting. */
       readonly stopping?: AbortSignal;
@@ -287,6 +295,11 @@ export class InformerLiveState implements LiveState {
       this.stopInformer(key, informer);
       stopped.push(mapping);
     }
+    for (const [key, mapping] of this.gone) {
+      if (used.has(typeOf(mapping))) continue;
+      this.gone.delete(key);
+      stopped.push(mapping);
+    }
     if (stopped.length > 0) this.onTypesUnwatched?.(stopped);
   }
 
@@ -361,9 +374,10 @@ export class InformerLiveState implements LiveState {
     const gone = [...this.informers].filter(
       ([, { mapping }]) => mapping.group === group && mapping.resource === resource,
     );
-    for (const [key] of gone) {
+    for (const [key, { mapping }] of gone) {
       this.informers.delete(key);
       this.undeclared.untrack(key);
+      this.gone.set(key, mapping);
     }
     await Promise.all(gone.map(([, { informer }]) => informer.stop()));
   }
@@ -380,6 +394,7 @@ export class InformerLiveState implements LiveState {
     let entry = this.informers.get(key);
     if (entry === undefined) {
       let refusedSpell: number | undefined;
+      this.gone.delete(key);
       this.undeclared.track(key, groupKindOf(mapping));
       const informer: Informer = new Informer(this.undeclared.observed(key, this.client), mapping, {
         ...(mapping.namespaced && this.namespace !== undefined ? { namespace: this.namespace } : {}),
@@ -399,6 +414,7 @@ export class InformerLiveState implements LiveState {
           if (this.informers.get(key)?.informer !== informer) return;
           this.informers.delete(key);
           this.undeclared.untrack(key);
+          this.gone.set(key, mapping);
           this.onTypeGone?.(mapping);
         },
       });

@@ -230,3 +230,19 @@ test("a CRD someone creates again cluster-scoped under a declared namespaced cus
   await clean(name, first);
   await editCorrected(client, group, namespace);
 });
+
+test("a CRD someone deletes for good, then its custom resources leave Git: neither their watch nor the CRD watch stays open", async (t) => {
+  const { namespace, crdName, client, name, repo, reconciler } = await setup(t, false);
+  await client.delete(crds, undefined, crdName);
+  await gone(client, crdName);
+  await repo.remove("config/anvil.yaml");
+  await repo.write(
+    "config/keep.yaml",
+    JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "keep", namespace } }),
+  );
+  const without = await repo.commit("the Anvil leaves");
+  await clean(name, without);
+  const parts = (reconciler as unknown as { parts: { crdWatch: { readonly watching: boolean } | undefined } }).parts;
+  assert.deepEqual(watchedResources(reconciler), ["configmaps."]);
+  assert.equal(parts.crdWatch?.watching, false, "the CRD watch outlived the last custom resource type");
+});
