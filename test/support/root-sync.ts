@@ -78,13 +78,13 @@ export function syncErrorsAt(name: string, commit: string): Promise<JsonObject[]
 }
 
 /** Waits until `lastSyncedCommit` is `commit`. */
-export function rootSynced(name: string, commit: string): Promise<JsonObject> {
+export function rootSynced(name: string, commit: string, timeoutMs = 60_000): Promise<JsonObject> {
   return eventually(
     async () => {
       const status = await rootSyncStatus(name);
       return status["lastSyncedCommit"] === commit ? status : undefined;
     },
-    { timeoutMs: 60_000, what: `RootSync ${name} synced to ${commit.slice(0, 7)}` },
+    { timeoutMs, what: `RootSync ${name} synced to ${commit.slice(0, 7)}` },
   );
 }
 
