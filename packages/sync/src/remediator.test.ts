@@ -123,6 +123,23 @@ void describe("Remediator", () => {
     assert.match(message, /paused correcting ConfigMap, .* for 60 s/);
   });
 
+  void it("counts each change another writer makes to an object paused by a fight during a pass, as between passes", async () => {
+    let changing = false;
+    const { remediator, emit, fights, corrected } = harness(() => changing, Correction.Written);
+    remediator.setDeclared([declared("v0")]);
+    for (let round = 1; round <= 6; round++) {
+      emit(written(declared(`v${round}`), String(round)));
+      await setImmediate();
+    }
+    assert.deepEqual(fights, ["KNV2005"]);
+    // Passes leave a paused object alone, so its changes during one are the other writer's: each counted.
+    changing = true;
+    for (let round = 7; round <= 10; round++) emit(written(declared(`v${round}`), String(round)));
+    await setImmediate();
+    assert.equal(fights.length, 5);
+    assert.equal(corrected.length, 6, "no correction while paused by the fight");
+  });
+
   void it("asks for a pass when a fight's pause ends: the changes dropped during it are corrected and KNV2005 cleared then, not at the next poll", async () => {
     const { remediator, emit, passes, fights, corrected } = harness(() => false, Correction.Written, {
       fightThreshold: 1,

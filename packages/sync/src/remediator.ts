@@ -235,7 +235,9 @@ export class Remediator {
   private onEvent(event: "add" | "update" | "delete", mapping: ResourceMapping, object: KubeObject): void {
     const id = idOf(mapping, object);
     const key = idKey(id);
-    if (this.options.declarationsChanging?.() === true) {
+    // A pass leaves an object paused by a fight alone, so a change to it is the other writer's: counted now, as
+    // between passes, not folded with the pass's other changes into one check at its end.
+    if (this.options.declarationsChanging?.() === true && !this.pausedByFight(key)) {
       // Possibly the pass's own write, whose watch event can arrive before its response; or an
       // object only the new commit declares. Decided when the pass ends, on the live copy then.
       this.changedDuringPass.set(`${key}@${mapping.version}`, {
