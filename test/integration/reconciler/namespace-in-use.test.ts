@@ -4,9 +4,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import type { KubeClient } from "@driftless/kube";
 import { namespaceInUse } from "../../../packages/sync/src/namespace-usage.ts";
 import { testNamespace } from "../../support/index.ts";
-import { adminClient, configMap, configMaps } from "../kube/support.ts";
+import { adminClient, configMap, configMaps, throwawayCrd, widget } from "../kube/support.ts";
 
 const hold = "driftless.test/hold";
 
@@ -30,4 +31,42 @@ test("a Namespace holding one object behind more than a page of objects being de
   await client.create(configMaps, configMap(namespace, "zzz-stays"));
 
   assert.equal(await namespaceInUse(client, namespace, new Set()), true);
+});
+
+/** A client that records the paths it asks for and the most requests it had in flight at once. */
+function recording(client: KubeClient): { client: KubeClient; paths: string[]; maxInFlight: () => number } {
+  const paths: string[] = [];
+  let inFlight = 0;
+  let most = 0;
+  const track = async <T>(path: string, call: () => Promise<T>): Promise<T> => {
+    paths.push(path);
+    most = Math.max(most, ++inFlight);
+    try {
+      return await call();
+    } finally {
+      inFlight--;
+    }
+  };
+  const wrapped = Object.create(client) as KubeClient;
+  wrapped.request = (options) => track(options.path, () => client.request(options));
+  wrapped.requestRaw = (options) => track(options.path, () => client.requestRaw(options));
+  return { client: wrapped, paths, maxInFlight: () => most };
+}
+
+test("an empty Namespace is known empty from one discovery round and lists of its types several at a time", async (t) => {
+  const admin = await adminClient(t);
+  const widgets = await throwawayCrd(t, admin);
+  const namespace = await testNamespace(t, "inuse");
+  const { client, paths, maxInFlight } = recording(admin);
+
+  assert.equal(await namespaceInUse(client, namespace, new Set()), false);
+  // A group-version read one by one is a request per group: hundreds on a cluster with many CRDs.
+  const discoveryReads = paths.filter((path) => !path.includes("/namespaces/"));
+  assert.deepEqual(discoveryReads.sort(), ["/api", "/apis"]);
+  const widgetList = `/apis/${widgets.group}/v1/namespaces/${namespace}/widgets`;
+  assert.ok(paths.includes(widgetList), "the custom resource type was not listed");
+  assert.ok(maxInFlight() > 1, "the types were listed one after another");
+
+  await admin.create(widgets, widget(widgets, namespace, "only-one", 1));
+  assert.equal(await namespaceInUse(admin, namespace, new Set()), true, "a custom resource alone holds the Namespace");
 });
