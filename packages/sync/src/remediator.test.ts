@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { setTimeout as delay, setImmediate } from "node:timers/promises";
+import { setImmediate } from "node:timers/promises";
 import { decorate, digestRecord, type DesiredObject } from "@driftless/applier";
 import { configMapMapping, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { Annotator, PatchMaker } from "@driftless/objectmatcher";
@@ -140,10 +140,13 @@ void describe("Remediator", () => {
     assert.equal(corrected.length, 6, "no correction while paused by the fight");
   });
 
-  void it("asks for a pass when a fight's pause ends: the changes dropped during it are corrected and KNV2005 cleared then, not at the next poll", async () => {
+  void it("asks for a pass when a fight's pause ends: the changes dropped during it are corrected and KNV2005 cleared then, not at the next poll", async (t) => {
+    // The window runs on mocked time: on real time a loaded machine ended it between two emits.
+    t.mock.timers.enable({ apis: ["Date", "setTimeout"] });
+    const fightWindowMs = 50;
     const { remediator, emit, passes, fights, corrected } = harness(() => false, Correction.Written, {
       fightThreshold: 1,
-      fightWindowMs: 50,
+      fightWindowMs,
     });
     remediator.setDeclared([declared("v0")]);
     for (let round = 1; round <= 2; round++) {
@@ -154,7 +157,9 @@ void describe("Remediator", () => {
     emit(written(declared("other 3"), "3")); // during the pause: left as it is
     await setImmediate();
     assert.deepEqual([corrected.length, passes], [2, ["fight: /ConfigMap/ns/tag"]]);
-    for (let i = 0; i < 200 && passes.length < 2; i++) await delay(10);
+    t.mock.timers.tick(fightWindowMs - 1);
+    assert.deepEqual(passes, ["fight: /ConfigMap/ns/tag"], "asked for a pass before the pause ended");
+    t.mock.timers.tick(1);
     assert.deepEqual(passes, ["fight: /ConfigMap/ns/tag", "fight pause over: /ConfigMap/ns/tag"]);
     assert.deepEqual(remediator.activeFights(), new Map());
     remediator.stop();
