@@ -142,11 +142,11 @@ function pullFailure(error: unknown, pull: ChartPull, { helm, timeoutMs }: Chart
         error,
       );
     case ToolExit.TooMuchOutput:
-      return new RenderingError(`${pull.where}: ${what} failed: ${error.stderr.trim() || error.message}`, error);
     case ToolExit.Failed: {
-      // A repository down or refusing (503, connection refused) passes by itself, as for a spec.helm source.
       const said = error.stderr.trim() || error.message;
-      return new RenderingError(`${pull.where}: ${what} failed: ${said}`, error, helmFailureClass(said));
+      // A repository down or refusing (503, connection refused) passes by itself, as for a spec.helm source.
+      const errorClass = error.exit === ToolExit.Failed ? helmFailureClass(said) : ErrorClass.Terminal;
+      return new RenderingError(`${pull.where}: ${what} failed: ${said}`, error, errorClass);
     }
   }
 }
