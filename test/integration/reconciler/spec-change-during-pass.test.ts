@@ -4,7 +4,7 @@
  * old pass's reconcileTimeout (5 minutes by default) on an object that may never be ready, nor after a fetch
  * hanging on the old repository for its 2-minute timeout.
  */
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { AppsV1Api } from "@kubernetes/client-node";
 import {
@@ -40,39 +40,63 @@ spec:
     spec: {containers: [{name: c, image: registry.invalid/never:1}]}
 `;
 
-test("a revision changed while a pass waits on the old one is synced at once, and the old pass's objects are pruned from the inventory it wrote", async (t) => {
-  const namespace = await testNamespace(t, "spec-change");
-  const name = `spec-change-${suffix()}`;
+const appsApi = (): AppsV1Api => kubeConfig("admin").makeApiClient(AppsV1Api);
+const syncingCondition = async (name: string): Promise<JsonObject | undefined> =>
+  ((await rootSyncStatus(name))["conditions"] as JsonObject[] | undefined)?.find((c) => c["type"] === "Syncing");
+
+/**
+ * A RootSync at tag v1 (`atTag`, with a Deployment "stuck" that never becomes ready) whose branch's tip holds
+ * `atTip`, its reconciler started; returns once the pass on v1 waits for the Deployment. The default
+ * reconcileTimeout (5 minutes): the old pass alone would hold a new spec back that long.
+ */
+async function passWaitingOnTag(
+  t: TestContext,
+  namespace: string,
+  name: string,
+  atTag: Record<string, string>,
+  atTip: Record<string, string>,
+): Promise<{ tagged: string; tip: string }> {
   const repo = await TestRepo.create(t);
   await repo.write("config/deployment.yaml", neverReady(namespace, "stuck"));
+  for (const [path, text] of Object.entries(atTag)) await repo.write(path, text);
   const tagged = await repo.commit("a Deployment that never becomes ready");
   await repo.git("tag", "v1");
   await repo.git("push", "-q", "origin", "v1");
   await repo.remove("config/deployment.yaml");
-  await repo.write(
-    "config/cm.yaml",
-    `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ready, namespace: ${namespace}}\ndata: {k: v}\n`,
-  );
-  const tip = await repo.commit("the Deployment replaced by a ConfigMap");
-  // The default reconcileTimeout (5 minutes): the old pass alone would hold the new spec back that long.
+  for (const [path, text] of Object.entries(atTip)) await repo.write(path, text);
+  const tip = await repo.commit("the Deployment replaced");
   await createRootSync(name, repo, {
     spec: { git: { repo: repo.url, branch: repo.branch, dir: "config", auth: "none", revision: "v1" } },
   });
   await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
-  const syncing = async (): Promise<JsonObject | undefined> =>
-    ((await rootSyncStatus(name))["conditions"] as JsonObject[] | undefined)?.find((c) => c["type"] === "Syncing");
   // Syncing=True names v1 from its fetch on; the Deployment is there once the pass waits for it.
-  const apps = kubeConfig("admin").makeApiClient(AppsV1Api);
   await eventually(
     async () => {
-      const condition = await syncing();
+      const condition = await syncingCondition(name);
       if (condition?.["status"] !== "True" || condition["commit"] !== tagged) return false;
-      return apps.readNamespacedDeployment({ namespace, name: "stuck" }).then(
-        () => true,
-        () => false,
-      );
+      return appsApi()
+        .readNamespacedDeployment({ namespace, name: "stuck" })
+        .then(
+          () => true,
+          () => false,
+        );
     },
     { what: "the pass on v1 waiting for its Deployment" },
+  );
+  return { tagged, tip };
+}
+
+test("a revision changed while a pass waits on the old one is synced at once, and the old pass's objects are pruned from the inventory it wrote", async (t) => {
+  const namespace = await testNamespace(t, "spec-change");
+  const name = `spec-change-${suffix()}`;
+  const { tip } = await passWaitingOnTag(
+    t,
+    namespace,
+    name,
+    {},
+    {
+      "config/cm.yaml": `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ready, namespace: ${namespace}}\ndata: {k: v}\n`,
+    },
   );
 
   await updateRootSyncSpec(name, (spec) => ({ ...spec, git: { ...(spec["git"] as JsonObject), revision: "HEAD" } }));
@@ -88,7 +112,7 @@ test("a revision changed while a pass waits on the old one is synced at once, an
   await eventually(
     async () => {
       try {
-        const live = await apps.readNamespacedDeployment({ namespace, name: "stuck" });
+        const live = await appsApi().readNamespacedDeployment({ namespace, name: "stuck" });
         return live.metadata?.deletionTimestamp !== undefined;
       } catch (error) {
         return statusCode(error) === 404;
@@ -268,38 +292,18 @@ test("a revision changed while a pass waits leaves a new object the API server r
         ),
     { what: "the admission policy enforced" },
   );
-  const repo = await TestRepo.create(t);
-  await repo.write("config/deployment.yaml", neverReady(namespace, "stuck"));
-  await repo.write("config/denied.yaml", configMap(namespace, "denied"));
-  const tagged = await repo.commit("a Deployment that never becomes ready and a ConfigMap the policy refuses");
-  await repo.git("tag", "v1");
-  await repo.git("push", "-q", "origin", "v1");
-  await repo.remove("config/deployment.yaml");
-  await repo.write("config/ready.yaml", configMap(namespace, "ready"));
-  const tip = await repo.commit("the Deployment replaced by a ConfigMap; the refused one still declared");
-  await createRootSync(name, repo, {
-    spec: { git: { repo: repo.url, branch: repo.branch, dir: "config", auth: "none", revision: "v1" } },
-  });
-  await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
-  const syncing = async (): Promise<JsonObject | undefined> =>
-    ((await rootSyncStatus(name))["conditions"] as JsonObject[] | undefined)?.find((c) => c["type"] === "Syncing");
-  const apps = kubeConfig("admin").makeApiClient(AppsV1Api);
-  await eventually(
-    async () => {
-      const condition = await syncing();
-      if (condition?.["status"] !== "True" || condition["commit"] !== tagged) return false;
-      return apps.readNamespacedDeployment({ namespace, name: "stuck" }).then(
-        () => true,
-        () => false,
-      );
-    },
-    { what: "the pass on v1 waiting for its Deployment" },
+  const { tip } = await passWaitingOnTag(
+    t,
+    namespace,
+    name,
+    { "config/denied.yaml": configMap(namespace, "denied") },
+    { "config/ready.yaml": configMap(namespace, "ready") },
   );
 
   await updateRootSyncSpec(name, (spec) => ({ ...spec, git: { ...(spec["git"] as JsonObject), revision: "HEAD" } }));
   await eventually(
     async () => {
-      const condition = await syncing();
+      const condition = await syncingCondition(name);
       return condition?.["status"] === "False" && condition["commit"] === tip;
     },
     { timeoutMs: 60_000, what: "the pass on the branch's tip ended" },
