@@ -127,3 +127,35 @@ void describe("settling claims", () => {
     assert.equal(pending.length, 1);
   });
 });
+
+void describe("queued claims", () => {
+  void it("are all settled when the claims drained before them turn out declared, not left queued once none settles", async () => {
+    const pending: (() => void)[] = [];
+    const reads: string[] = [];
+    const client = {
+      get: (_mapping: unknown, _namespace: unknown, name: string) => {
+        reads.push(name);
+        return new Promise((resolve) => pending.push(() => resolve(undefined)));
+      },
+    } as unknown as KubeClient;
+    const declaredNow = new Set<string>();
+    const claims = new UndeclaredClaims({
+      client: () => client,
+      sync,
+      lastAppliedAnnotation: "x",
+      log: createLogger({}, { write: () => undefined }),
+      declared: (key) => declaredNow.has(key),
+      declarationsChanging: () => false,
+    });
+    const seen = (name: string) => ({ mapping: configMapMapping, namespace: "ns", name });
+    for (let i = 0; i < 16; i++) claims.claim(`s${i}`, seen(`s${i}`));
+    // Queued behind the 16 being settled: the first 16 of them a pass then declares (it adopts them).
+    for (let i = 0; i < 17; i++) claims.claim(`q${i}`, seen(`q${i}`));
+    for (let i = 0; i < 16; i++) declaredNow.add(`q${i}`);
+    while (pending.length > 0) {
+      pending.shift()?.();
+      await setImmediate();
+    }
+    assert.ok(reads.includes("q16"), "the last queued claim was never settled");
+  });
+});

@@ -280,9 +280,19 @@ export class UndeclaredClaims {
         const again = this.settling.get(key) === true;
         this.settling.delete(key);
         if (again && !this.waiting.has(key)) this.claim(key, seen);
-        const [next] = this.queued;
-        if (next !== undefined && this.settling.size < maxSettling) this.claim(next[0], next[1]);
+        this.drainQueued();
       });
+  }
+
+  /**
+   * Fills the free places from the queue. A queued claim may settle nothing (declared since, or the
+   * declarations changing), so one per finished settle could leave the rest queued with none settling.
+   */
+  private drainQueued(): void {
+    for (const [key, seen] of this.queued) {
+      if (this.settling.size >= maxSettling) return;
+      this.claim(key, seen);
+    }
   }
 
   private wait(key: string, seen: Seen): void {
