@@ -159,3 +159,34 @@ void describe("queued claims", () => {
     assert.ok(reads.includes("q16"), "the last queued claim was never settled");
   });
 });
+
+void describe("a flood of claims", () => {
+  void it("is remembered up to 10,000 claims, queued ones included, as waiting ones are bounded", async () => {
+    const held: (() => void)[] = [];
+    let reads = 0;
+    const client = {
+      get: () => {
+        reads++;
+        // The first 16 hold their places while the flood arrives; the rest are gone when read.
+        return reads <= 16 ? new Promise((resolve) => held.push(() => resolve(undefined))) : Promise.resolve(undefined);
+      },
+    } as unknown as KubeClient;
+    const claims = new UndeclaredClaims({
+      client: () => client,
+      sync,
+      lastAppliedAnnotation: "x",
+      log: createLogger({}, { write: () => undefined }),
+      declared: () => false,
+      declarationsChanging: () => false,
+    });
+    for (let i = 0; i < 12_000; i++)
+      claims.claim(`k${i}`, { mapping: configMapMapping, namespace: "ns", name: `cm-${i}` });
+    for (const release of held) release();
+    while (reads < 12_000) {
+      const before = reads;
+      await setImmediate();
+      if (reads === before) break;
+    }
+    assert.ok(reads <= 16 + 10_000, `${reads} claims were remembered`);
+  });
+});

@@ -200,8 +200,8 @@ export interface UndeclaredClaimsOptions {
  */
 /** Claims settled at once (each is a few reads and a write), as prune bounds its deletes. */
 const maxSettling = 16;
-/** Claims kept waiting: beyond it a forged flood is not remembered (a later event or relist brings one back). */
-const maxWaiting = 10_000;
+/** Claims kept waiting or queued: beyond it a forged flood is not remembered (a later event or relist brings one back). */
+const maxRemembered = 10_000;
 
 export class UndeclaredClaims {
   private readonly options: UndeclaredClaimsOptions;
@@ -250,7 +250,7 @@ export class UndeclaredClaims {
     }
     this.waiting.delete(key);
     if (this.settling.size >= maxSettling) {
-      this.queued.set(key, seen);
+      if (this.remembered() < maxRemembered) this.queued.set(key, seen);
       return;
     }
     this.settle(key, seen);
@@ -270,7 +270,7 @@ export class UndeclaredClaims {
           const fields = { object: key, error: String(error) };
           const message = "could not settle an undeclared object claiming this sync; trying after the next pass";
           if (this.warned.has(key)) this.options.log.debug(message, fields);
-          else if (this.warned.size < maxWaiting) {
+          else if (this.warned.size < maxRemembered) {
             this.warned.add(key);
             this.options.log.warn(message, fields);
           }
@@ -296,7 +296,11 @@ export class UndeclaredClaims {
   }
 
   private wait(key: string, seen: Seen): void {
-    if (this.waiting.has(key) || this.waiting.size < maxWaiting) this.waiting.set(key, seen);
+    if (this.waiting.has(key) || this.remembered() < maxRemembered) this.waiting.set(key, seen);
+  }
+
+  private remembered(): number {
+    return this.waiting.size + this.queued.size;
   }
 
   private report(key: string, seen: Seen, outcome: ClaimOutcome): void {
