@@ -53,6 +53,9 @@ const clusterScoped: Readonly<Record<string, readonly string[]>> = {
   "authentication.k8s.io": ["SelfSubjectReview", "TokenReview"],
   "authorization.k8s.io": ["SelfSubjectAccessReview", "SelfSubjectRulesReview", "SubjectAccessReview"],
   "certificates.k8s.io": ["CertificateSigningRequest", "ClusterTrustBundle"],
+  // As nomos scopes them offline: of a version selection does not read, these are objects like any other.
+  "clusterregistry.k8s.io": ["Cluster"],
+  "configmanagement.gke.io": ["ClusterSelector", "NamespaceSelector"],
   "flowcontrol.apiserver.k8s.io": ["FlowSchema", "PriorityLevelConfiguration"],
   "internal.apiserver.k8s.io": ["StorageVersion"],
   "networking.k8s.io": ["IngressClass", "IPAddress", "ServiceCIDR"],

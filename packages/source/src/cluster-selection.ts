@@ -9,7 +9,7 @@
  */
 import type { SourceError } from "./errors.ts";
 import { DuplicateObjectError, UnparsableConfigError } from "./errors.ts";
-import { HierarchyKind, isKind, isNamespace } from "./hierarchy-layout.ts";
+import { HierarchyKind, isKind, isNamespace, isSelecting } from "./hierarchy-layout.ts";
 import { manifestResource, what } from "./hierarchy-raw.ts";
 import { parseLabelSelector } from "./label-selector.ts";
 import type { Manifest } from "./manifest.ts";
@@ -40,7 +40,8 @@ export interface ClusterSelection {
 export function clusterNamesIn(manifests: readonly Manifest[]): string[] {
   const names = new Set<string>();
   for (const manifest of manifests)
-    if (isKind(manifest, HierarchyKind.Cluster) && manifest.metadata.name !== "") names.add(manifest.metadata.name);
+    if (isSelecting(manifest, HierarchyKind.Cluster) && manifest.metadata.name !== "")
+      names.add(manifest.metadata.name);
   for (const manifest of manifests) {
     const inline = manifest.metadata.annotations?.[SelectorAnnotation.ClusterName];
     for (const name of inline?.split(",") ?? []) if (name.trim() !== "") names.add(name.trim());
@@ -95,15 +96,13 @@ export function selectForCluster(
   for (const manifest of manifests) {
     const annotations = manifest.metadata.annotations ?? {};
     used ||= SelectorAnnotation.Cluster in annotations || SelectorAnnotation.ClusterName in annotations;
-    clusterKinds ||= isKind(manifest, HierarchyKind.ClusterSelector) || isKind(manifest, HierarchyKind.Cluster);
-    if (isKind(manifest, HierarchyKind.ClusterSelector)) {
+    clusterKinds ||= isClusterKind(manifest);
+    if (isSelecting(manifest, HierarchyKind.ClusterSelector)) {
       if (!selectors.has(manifest.metadata.name)) selectors.set(manifest.metadata.name, manifest);
-    } else if (isKind(manifest, HierarchyKind.Cluster) && clusterName && manifest.metadata.name === clusterName) {
+    } else if (isSelecting(manifest, HierarchyKind.Cluster) && clusterName && manifest.metadata.name === clusterName) {
       cluster = manifest;
     }
   }
-  const isClusterKind = (m: Manifest): boolean =>
-    isKind(m, HierarchyKind.ClusterSelector) || isKind(m, HierarchyKind.Cluster);
   if (!used && !clusterKinds) return { manifests, errors };
 
   const labels = cluster?.metadata.labels ?? {};
@@ -170,6 +169,12 @@ export function selectForCluster(
   return { manifests: manifests.filter((m) => keep.has(m)), errors };
 }
 
+/** A ClusterSelector or Cluster that selection reads (and leaves out); of another version, an ordinary object. */
+function isClusterKind(manifest: Manifest): boolean {
+  return isSelecting(manifest, HierarchyKind.ClusterSelector) || isSelecting(manifest, HierarchyKind.Cluster);
+}
+
+/** By group and kind, whatever the version, as Config Sync's check of these annotations. */
 function isSelectorOrCluster(manifest: Manifest): boolean {
   return (
     isKind(manifest, HierarchyKind.Cluster) ||

@@ -38,14 +38,36 @@ export function isKind(manifest: Pick<Manifest, "group" | "kind">, kind: { group
   return manifest.group === kind.group && manifest.kind === kind.kind;
 }
 
+/** The only version at which Config Sync selects by, or selects with, these kinds. */
+const selectingVersion: ReadonlyMap<HierarchyKind, string> = new Map<HierarchyKind, string>([
+  [HierarchyKind.NamespaceSelector, "v1"],
+  [HierarchyKind.ClusterSelector, "v1"],
+  [HierarchyKind.Cluster, "v1alpha1"],
+]);
+
+/**
+ * Whether this is a selector (or Cluster) that selection reads. Config Sync's checks (names, directories,
+ * annotations) go by group and kind, but its selection by group, version and kind: a
+ * `configmanagement.gke.io/v2` ClusterSelector is an ordinary object there, and objects naming it are KNV1013.
+ */
+export function isSelecting(
+  manifest: Pick<Manifest, "group" | "version" | "kind">,
+  kind: typeof HierarchyKind.NamespaceSelector | typeof HierarchyKind.ClusterSelector | typeof HierarchyKind.Cluster,
+): boolean {
+  return isKind(manifest, kind) && manifest.version === selectingVersion.get(kind);
+}
+
 export function isNamespace(manifest: Pick<Manifest, "group" | "kind">): boolean {
   return manifest.group === "" && manifest.kind === "Namespace";
 }
 
 /** Which of Config Sync's own kinds this is, if any. */
-export function hierarchyKindOf(manifest: Pick<Manifest, "group" | "kind">): HierarchyKind | undefined {
+export function hierarchyKindOf(manifest: Pick<Manifest, "group" | "version" | "kind">): HierarchyKind | undefined {
   if (manifest.group !== HierarchyKind.Repo.group && manifest.group !== HierarchyKind.Cluster.group) return undefined;
-  return Object.values(HierarchyKind).find((k) => isKind(manifest, k));
+  const kind = Object.values(HierarchyKind).find((k) => isKind(manifest, k));
+  // A selector or Cluster of another version is an object like any other (see isSelecting).
+  const version = kind === undefined ? undefined : selectingVersion.get(kind);
+  return version === undefined || version === manifest.version ? kind : undefined;
 }
 
 /** Directory of a file ("namespaces/a/b" for "namespaces/a/b/x.yaml"). */

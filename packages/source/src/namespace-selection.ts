@@ -11,7 +11,7 @@
 import type { SourceError } from "./errors.ts";
 import { DuplicateObjectError, UnparsableConfigError } from "./errors.ts";
 import { SelectorAnnotation } from "./cluster-selection.ts";
-import { HierarchyKind, isKind, isNamespace } from "./hierarchy-layout.ts";
+import { HierarchyKind, isKind, isNamespace, isSelecting } from "./hierarchy-layout.ts";
 import { manifestResource, what } from "./hierarchy-raw.ts";
 import { isJsonObject } from "./json.ts";
 import { parseLabelSelector } from "./label-selector.ts";
@@ -34,7 +34,13 @@ export interface NamespaceSelector {
   readonly dynamic: boolean;
 }
 
+/** A NamespaceSelector that selection reads; of another version than v1 it is an ordinary object, as in Config Sync. */
 export function isNamespaceSelector(manifest: Manifest): boolean {
+  return isSelecting(manifest, HierarchyKind.NamespaceSelector);
+}
+
+/** By group and kind, whatever the version, as Config Sync's check of selector names. */
+function isAnyNamespaceSelector(manifest: Manifest): boolean {
   return isKind(manifest, HierarchyKind.NamespaceSelector);
 }
 
@@ -61,7 +67,7 @@ export function readNamespaceSelectors(
   const errors: SourceError[] = [];
   const byName = new Map<string, Manifest[]>();
   for (const manifest of manifests) {
-    if (!isNamespaceSelector(manifest)) continue;
+    if (!isAnyNamespaceSelector(manifest)) continue;
     const same = byName.get(manifest.metadata.name);
     if (same) same.push(manifest);
     else byName.set(manifest.metadata.name, [manifest]);
@@ -74,6 +80,7 @@ export function readNamespaceSelectors(
       errors.push(duplicateSelectorError(name, same));
       continue;
     }
+    if (!isNamespaceSelector(manifest)) continue;
     const invalid = (problem: string): void => {
       errors.push(
         new InvalidSelectorError(`${what(manifest)}: ${problem}`, { resources: [manifestResource(manifest)] }),
@@ -114,7 +121,7 @@ export function readNamespaceSelectors(
 
 /** NamespaceSelectors sharing a name (KNV1029), one error per name. */
 export function duplicateNamespaceSelectors(manifests: readonly Manifest[]): SourceError[] {
-  const byName = Map.groupBy(manifests.filter(isNamespaceSelector), (manifest) => manifest.metadata.name);
+  const byName = Map.groupBy(manifests.filter(isAnyNamespaceSelector), (manifest) => manifest.metadata.name);
   return [...byName].filter(([, same]) => same.length > 1).map(([name, same]) => duplicateSelectorError(name, same));
 }
 

@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { SourceFormat } from "@driftless/api";
+import { builtinKinds } from "./builtin-kinds.ts";
+import { clusterNamesIn } from "./cluster-selection.ts";
+import { readManifests } from "./read-manifests.ts";
 import { readSource } from "./read-source.ts";
 import type { ReadSourceOptions } from "./read-source.ts";
 import type { SourceResult } from "./result.ts";
@@ -399,5 +402,65 @@ void describe("ClusterSelectors and cluster-name selectors", () => {
         '"configsync.gke.io/cluster-name-selector" and legacy annotation "configmanagement.gke.io/cluster-selector". ' +
         'To fix, remove one of the annotations from: a.yaml: ConfigMap "default/a"',
     );
+  });
+});
+
+void describe("selector versions, as Config Sync reads them", () => {
+  const at = (version: string, manifest: string): string =>
+    manifest.replace(/^apiVersion: (\S+)\/v1\w*$/m, `apiVersion: $1/${version}`);
+  const offline = { kinds: builtinKinds, allowUnknownKinds: true } as const;
+
+  void it("selects only with ClusterSelectors and NamespaceSelectors of v1: an object naming one of v2 or v1beta1 is KNV1013", async () => {
+    const byCluster = {
+      "cluster.yaml": cluster("prod", "env: prod"),
+      "sel.yaml": at("v2", clusterSelector("prod", "{selector: {matchLabels: {env: prod}}}")),
+      "cm.yaml": cm("settings", "configmanagement.gke.io/cluster-selector: prod", "shop"),
+    };
+    assert.deepEqual(codes(await read(byCluster, { clusterName: "prod" })), ["KNV1013"]);
+    const byNamespace = {
+      "a.yaml": ns("a", "env: prod"),
+      "sel.yaml": at("v1beta1", nsSelector("prod", "{selector: {matchLabels: {env: prod}}}")),
+      "cm.yaml": cm("settings", selects("prod")),
+    };
+    assert.deepEqual(codes(await read(byNamespace, offline)), ["KNV1013"]);
+    // A reconciler also reports the kind its cluster does not serve (Config Sync's fails to apply it later).
+    assert.deepEqual(codes(await read(byNamespace)), ["KNV1021", "KNV1013"]);
+  });
+
+  void it("declares a ClusterSelector, NamespaceSelector or Cluster of another version as an ordinary cluster-scoped object", async () => {
+    const files = {
+      "cluster.yaml": at("v1beta1", cluster("prod", "env: prod")),
+      "cs.yaml": at("v2", clusterSelector("prod", "{selector: {matchLabels: {env: prod}}}")),
+      "nss.yaml": at("v1beta1", nsSelector("prod", "{selector: {matchLabels: {env: prod}}}")),
+    };
+    assert.deepEqual(declared(await read(files, offline)), [
+      "Cluster prod",
+      "ClusterSelector prod",
+      "NamespaceSelector prod",
+    ]);
+    // A Cluster of another version names no cluster to check the source for.
+    const set = await withTree({ ...files, "v1.yaml": cluster("east", "env: dev") }, (dir) => readManifests(dir));
+    assert.deepEqual(clusterNamesIn(set.manifests), ["east"]);
+  });
+
+  void it("still requires unique selector names across versions (KNV1029)", async () => {
+    const clusterSelectors = {
+      "v1.yaml": clusterSelector("prod", "{selector: {matchLabels: {env: prod}}}"),
+      "v2.yaml": at("v2", clusterSelector("prod", "{selector: {matchLabels: {env: prod}}}")),
+    };
+    assert.deepEqual(codes(await read(clusterSelectors, offline)), ["KNV1029"]);
+    const namespaceSelectors = {
+      "v1.yaml": nsSelector("prod", "{selector: {matchLabels: {env: prod}}}"),
+      "v1beta1.yaml": at("v1beta1", nsSelector("prod", "{selector: {matchLabels: {env: prod}}}")),
+    };
+    assert.deepEqual(codes(await read(namespaceSelectors, offline)), ["KNV1029"]);
+  });
+
+  void it("in a hierarchy, a selector of another version is a cluster-scoped object outside cluster/ (KNV1039)", async () => {
+    const files = {
+      "clusterregistry/sel.yaml": at("v2", clusterSelector("prod", "{selector: {matchLabels: {env: prod}}}")),
+      "namespaces/sel.yaml": at("v1beta1", nsSelector("dev", "{selector: {matchLabels: {env: dev}}}")),
+    };
+    assert.deepEqual(codes(await hierarchy(files, offline)), ["KNV1039", "KNV1039"]);
   });
 });
