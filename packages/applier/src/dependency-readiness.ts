@@ -3,7 +3,8 @@ import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
 import type { ApplyOptions } from "./apply-options.ts";
 import { Operation, type ApplyOutcome } from "./apply-outcome.ts";
 import type { DesiredObject } from "./desired.ts";
-import { computeHealth, HealthStatus } from "./kstatus.ts";
+import { WaitHealth } from "./pod-controller-health.ts";
+import { HealthStatus } from "./kstatus.ts";
 import { describeId, idKey, objMetadataKey, type ObjectId } from "./object-id.ts";
 
 /**
@@ -80,13 +81,12 @@ export class DependencyReadiness {
     const mapping = outcome.mapping;
     const deadline = Date.now() + this.timeoutMs;
     const signal = this.#options.signal;
+    const reader = new WaitHealth(this.#options.live, this.#options.client);
     const settled = (h: HealthStatus): boolean => h === HealthStatus.Current || h === HealthStatus.Failed;
     while (!settled(health) && mapping !== undefined && Date.now() < deadline && !signal?.aborted) {
       await delay(Math.min(this.#options.dependencyPollMs ?? 250, Math.max(0, deadline - Date.now())));
       const { id } = outcome.desired;
-      health = computeHealth(
-        await this.#options.live.get(mapping, mapping.namespaced ? id.namespace : undefined, id.name),
-      );
+      health = (await reader.read(mapping, id.namespace, id.name)).wait;
     }
     return health;
   }

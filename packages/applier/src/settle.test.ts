@@ -122,3 +122,43 @@ void describe("settleApplied", () => {
     assert.deepEqual(settled.timedOut, []);
   });
 });
+
+void describe("settleApplied with a ReplicaSet", () => {
+  it("ends at once for a ReplicaSet with a crash-looping Pod (cli-utils' wait reads it Failed), the outcome keeping the ReplicaSet's own kstatus", async () => {
+    const replicaSets: ResourceMapping = { ...deployments, kind: "ReplicaSet", resource: "replicasets" };
+    const live = {
+      apiVersion: "apps/v1",
+      kind: "ReplicaSet",
+      metadata: { name: "web", namespace: "ns", generation: 1 },
+      spec: { replicas: 1, selector: { matchLabels: { app: "web" } } },
+      status: { observedGeneration: 1, replicas: 1, fullyLabeledReplicas: 1 },
+    } as KubeObject;
+    const crashLooping = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "web-1", namespace: "ns", labels: { app: "web" } },
+      status: {
+        phase: "Running",
+        containerStatuses: [{ name: "w", state: { waiting: { reason: "CrashLoopBackOff" } } }],
+      },
+    } as KubeObject;
+    const written: ApplyOutcome = {
+      ...outcome("web", Operation.Created),
+      desired: {
+        ...outcome("web", Operation.Created).desired,
+        id: { group: "apps", kind: "ReplicaSet", namespace: "ns", name: "web" },
+      },
+      mapping: replicaSets,
+    };
+    const started = Date.now();
+    const settled = await settleApplied([written], {
+      live: { get: () => Promise.resolve(live) },
+      pods: { list: () => Promise.resolve({ items: [crashLooping], resourceVersion: "1" }) },
+      timeoutMs: 10_000,
+      pollMs: 1,
+    });
+    assert.ok(Date.now() - started < 5_000, "the wait ran towards its timeout");
+    assert.deepEqual(settled.timedOut, []);
+    assert.equal(settled.outcomes[0]?.health, "InProgress");
+  });
+});

@@ -1,10 +1,14 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { Operation, type ApplyOutcome } from "./apply-outcome.ts";
-import { computeHealth, HealthStatus } from "./kstatus.ts";
+import type { KubeClient } from "@driftless/kube";
+import { HealthStatus } from "./kstatus.ts";
 import type { LiveState } from "./live-state.ts";
+import { WaitHealth } from "./pod-controller-health.ts";
 
 export interface SettleOptions {
   readonly live: Pick<LiveState, "get">;
+  /** Lists the Pods of a ReplicaSet or StatefulSet waited for, which may make it Failed (pod-controller-health.ts). */
+  readonly pods?: Pick<KubeClient, "list">;
   /** override.reconcileTimeout (Config Sync's default 5 min). */
   readonly timeoutMs: number;
   /** How often the live state is read while waiting; default 250 ms (a watch cache in the reconciler). */
@@ -30,19 +34,21 @@ export async function settleApplied(outcomes: readonly ApplyOutcome[], options: 
   let pending = outcomes.filter((o) => awaited(o) && !settledHealth(o.health));
   if (pending.length === 0) return { outcomes, timedOut: [] };
   const health = new Map<ApplyOutcome, HealthStatus>();
+  const reader = new WaitHealth(options.live, options.pods);
   const deadline = Date.now() + options.timeoutMs;
   while (pending.length > 0 && Date.now() < deadline && options.signal?.aborted !== true) {
     await delay(Math.min(options.pollMs ?? 250, Math.max(0, deadline - Date.now())));
+    const settled = new Set<ApplyOutcome>();
     for (const outcome of pending) {
       const { mapping } = outcome;
       if (mapping === undefined) continue;
       const { id } = outcome.desired;
-      health.set(
-        outcome,
-        computeHealth(await options.live.get(mapping, mapping.namespaced ? id.namespace : undefined, id.name)),
-      );
+      const read = await reader.read(mapping, id.namespace, id.name);
+      // The outcome keeps the object's own kstatus (its ResourceGroup entry, as Config Sync's controller reads it).
+      health.set(outcome, read.object);
+      if (settledHealth(read.wait)) settled.add(outcome);
     }
-    pending = pending.filter((o) => !settledHealth(health.get(o)));
+    pending = pending.filter((o) => !settled.has(o));
   }
   // Stopped (shutdown) before the timeout: nothing timed out; the next pass decides again.
   const stuck = options.signal?.aborted === true ? new Set<ApplyOutcome>() : new Set(pending);

@@ -320,6 +320,7 @@ async function passSteps(
     // As Config Sync's applier: the pass waits for what it wrote to become Current (override.reconcileTimeout).
     const { outcomes: applied, timedOut } = await settleApplied(written, {
       live: applyOptions.live,
+      pods: applyOptions.client,
       timeoutMs: reconcileTimeoutMs,
       signal: ctx.waitSignal,
     });
