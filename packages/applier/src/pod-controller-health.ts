@@ -15,8 +15,11 @@ const podMapping: ResourceMapping = {
 /** The kinds whose Pods cli-utils' status watcher reads (a Deployment is read alone, its ReplicaSets aside). */
 const podControllers: ReadonlySet<string> = new Set(["apps/ReplicaSet", "apps/StatefulSet"]);
 
-/** How long a Pod list answers the wait's polls of one controller: the wait reads the live state every 250 ms. */
-const podListReuseMs = 1_000;
+/**
+ * How long a Pod list answers the wait's polls of one controller. The wait reads the (cached) live state every
+ * 250 ms, but each Pod list is a request: a hundred StatefulSets waited for would send 400 a second.
+ */
+const podListReuseMs = 5_000;
 
 /** One read of a waited-for object. */
 export interface WaitReading {
