@@ -56,6 +56,16 @@ void describe("hierarchy: what is read and where objects land", () => {
     assert.equal(result.fileCount, 2);
   });
 
+  void it("ignores Kptfiles anywhere, so a Namespace directory's subdirectory holding only one is no KNV1003 (Config Sync's e2e TestIgnoreKptfiles)", async () => {
+    const result = await hierarchy({
+      "cluster/Kptfile": "random content",
+      "namespaces/foo/Kptfile": "",
+      "namespaces/foo/subdir/Kptfile": "# some comment",
+      "namespaces/foo/ns.yaml": ns("foo"),
+    });
+    assert.deepEqual(declared(result), ["Namespace foo <- namespaces/foo/ns.yaml"]);
+  });
+
   void it("places a symlinked file where its target is, as Config Sync reads the resolved path", async () => {
     const tree = {
       "system/repo.yaml": repo,
