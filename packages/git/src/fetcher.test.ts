@@ -189,6 +189,20 @@ void describe("GitFetcher over file://", () => {
     assert.match(error.message, /branch "feature" not found in file:\/\//);
   });
 
+  void it("fails terminally with KNV2004 for a spec.git.revision naming no ref, the branch notwithstanding (Config Sync's TestInvalidRootSyncRevisionStatus)", async () => {
+    const { source, fetcher } = await setup();
+    await source.commit({ "a.yaml": "a\n" });
+    await source.push("master");
+
+    const error = await rejection(
+      fetcher.fetch({ syncKey: "s", spec: { repo: source.fileUrl, branch: "master", revision: "invalid-branch" } }),
+    );
+
+    assert.equal(error.code, KnvCode.SourceFetch);
+    assert.equal(error.errorClass, ErrorClass.Terminal);
+    assert.match(error.message, /invalid-branch/);
+  });
+
   void it("fetches the branch named by spec.git.branch, with revision HEAD meaning its tip", async () => {
     const { source, fetcher } = await setup({ branch: "main" });
     await source.commit({ "a.yaml": "main\n" });
