@@ -105,6 +105,22 @@ void describe("settleApplied", () => {
     assert.ok(!asked.includes("old"), "an unchanged object was waited for");
   });
 
+  void it("waits for unchanged objects too when told (a reconciler's first wait), naming them when they time out", async () => {
+    const live = {
+      get: (_m: ResourceMapping, _ns: string | undefined, name: string) => Promise.resolve(deployment(name, false)),
+    };
+    const settled = await settleApplied([outcome("old", Operation.Unchanged)], {
+      live,
+      timeoutMs: 20,
+      pollMs: 5,
+      unchanged: true,
+    });
+    assert.deepEqual(
+      settled.timedOut.map((o) => o.desired.id.name),
+      ["old"],
+    );
+  });
+
   void it("reports no timeout when it is stopped (shutdown) before the timeout", async () => {
     const stop = new AbortController();
     const live = {

@@ -14,6 +14,8 @@ export interface SettleOptions {
   /** How often the live state is read while waiting; default 250 ms (a watch cache in the reconciler). */
   readonly pollMs?: number;
   readonly signal?: AbortSignal | undefined;
+  /** Waits for objects the pass left unchanged too (what an earlier reconciler waited for is not known). */
+  readonly unchanged?: boolean;
 }
 
 export interface Settled {
@@ -31,7 +33,7 @@ export interface Settled {
  */
 export async function settleApplied(outcomes: readonly ApplyOutcome[], options: SettleOptions): Promise<Settled> {
   // Most writes are answered Current at once (a ConfigMap): then nothing is waited for or allocated.
-  let pending = outcomes.filter((o) => awaited(o) && !settledHealth(o.health));
+  let pending = outcomes.filter((o) => awaited(o, options.unchanged === true) && !settledHealth(o.health));
   if (pending.length === 0) return { outcomes, timedOut: [] };
   const health = new Map<ApplyOutcome, HealthStatus>();
   const reader = new WaitHealth(options.live, options.pods);
@@ -59,10 +61,11 @@ export async function settleApplied(outcomes: readonly ApplyOutcome[], options: 
   return { outcomes: updated, timedOut: updated.filter((_, i) => stuck.has(outcomes[i] as ApplyOutcome)) };
 }
 
-/** Written by this pass without error: what Config Sync's applier waits for. */
-function awaited(outcome: ApplyOutcome): boolean {
+/** Written by this pass (or, with `unchanged`, applied) without error: what Config Sync's applier waits for. */
+function awaited(outcome: ApplyOutcome, unchanged: boolean): boolean {
   const written = outcome.operation === Operation.Created || outcome.operation === Operation.Updated;
-  return written && outcome.error === undefined && outcome.mapping !== undefined;
+  const applied = written || (unchanged && outcome.operation === Operation.Unchanged);
+  return applied && outcome.error === undefined && outcome.mapping !== undefined;
 }
 
 /** kstatus stops waiting at Current, and at Failed, which waiting will not change. */

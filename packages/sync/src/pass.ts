@@ -323,6 +323,7 @@ async function passSteps(
       pods: applyOptions.client,
       timeoutMs: reconcileTimeoutMs,
       signal: ctx.waitSignal,
+      unchanged: ctx.reconcileTimeouts.waitsForUnchanged,
     });
     // A new spec came while the pass waited: the pass on it prunes from the inventory just written (old ∪ new)
     // and writes the status; this one's would name a spec that no longer holds.

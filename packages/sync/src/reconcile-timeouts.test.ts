@@ -41,3 +41,10 @@ test("an object that never timed out is not reported, and one no longer declared
   assert.equal(timeouts.errors([], [], 1_000).length, 0);
   assert.equal(timeouts.errors([outcome(Operation.Unchanged, HealthStatus.InProgress)], [], 1_000).length, 0);
 });
+
+test("unchanged objects are waited for until a wait has been reported on: what an earlier reconciler timed out on is not known", () => {
+  const timeouts = new ReconcileTimeouts();
+  assert.equal(timeouts.waitsForUnchanged, true);
+  timeouts.errors([outcome(Operation.Unchanged, HealthStatus.Current)], [], 1_000);
+  assert.equal(timeouts.waitsForUnchanged, false);
+});

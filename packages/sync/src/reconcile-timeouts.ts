@@ -21,6 +21,15 @@ export class ReconcileTimeoutError extends DriftlessError {
 export class ReconcileTimeouts {
   /** Keys of objects whose wait timed out and that have not been seen Current or Failed since. */
   readonly #stuck = new Set<string>();
+  #reported = false;
+
+  /**
+   * No wait has been reported on yet: what a former reconciler timed out on is not known here, so the pass
+   * waits for what it left unchanged too (once, as Config Sync's new reconciler pod waits for everything).
+   */
+  get waitsForUnchanged(): boolean {
+    return !this.#reported;
+  }
 
   /** The errors of this pass: what timed out now, and what timed out before and is still not reconciled. */
   errors(applied: readonly ApplyOutcome[], timedOut: readonly ApplyOutcome[], timeoutMs: number): DriftlessError[] {
@@ -32,6 +41,7 @@ export class ReconcileTimeouts {
         this.#stuck.has(key) && outcome.operation === Operation.Unchanged && !reconciled(outcome.health);
       if (now.has(key) || stillWaiting) stuck.push(outcome);
     }
+    this.#reported = true;
     this.#stuck.clear(); // objects no longer declared, or reconciled, are forgotten
     for (const outcome of stuck) this.#stuck.add(idKey(outcome.desired.id));
     return stuck.map((o) => new ReconcileTimeoutError(o, timeoutMs));
