@@ -104,7 +104,9 @@ async function untrustedThenTrusted(
       const source = (await rootSyncStatus(name))["source"] as JsonObject | undefined;
       return ((source?.["errors"] ?? []) as JsonObject[]).find((e) =>
         // Config Sync's e2e waits for these words, Go's TLS stack's, from its helm-sync.
-        String(e["errorMessage"]).includes("x509: certificate signed by unknown authority"),
+        String(e["errorMessage"]).includes(
+          "tls: failed to verify certificate: x509: certificate signed by unknown authority",
+        ),
       );
     },
     { timeoutMs: 60_000, what: `RootSync ${name} to report the untrusted certificate` },
