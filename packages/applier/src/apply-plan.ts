@@ -13,7 +13,7 @@ import {
 import type { DesiredObject } from "./desired.ts";
 import { HealthStatus } from "./kstatus.ts";
 import type { PlanOutline } from "./live-state.ts";
-import { idKey } from "./object-id.ts";
+import { idKey, type ObjectId } from "./object-id.ts";
 import type { Plan } from "./plan.ts";
 import { ManagementConflictError } from "./precedence.ts";
 import { waitForEstablished } from "./wait.ts";
@@ -56,6 +56,8 @@ async function applyWaves(plan: Plan, options: ApplyOptions): Promise<ApplyOutco
   const outcomes: ApplyOutcome[] = [];
   /** Objects of earlier waves that were not applied, and how their apply ended. */
   const notApplied = new Map<string, DependencyActuation>();
+  /** Kinds (group/kind) of CRDs of this plan whose names the API server refused, to each CRD's id. */
+  const refusedKinds = new Map<string, ObjectId>();
   const readiness = new DependencyReadiness(options);
   for (const wave of plan.waves) {
     if (options.halt?.aborted === true) break;
@@ -69,6 +71,12 @@ async function applyWaves(plan: Plan, options: ApplyOptions): Promise<ApplyOutco
           operation: Operation.Skipped,
           error: new DependencyNotAppliedError(desired, blocked, actuation),
         };
+      }
+      // cli-utils makes a custom resource depend on its CRD in the same apply: skipped when that failed.
+      const refused = refusedKinds.get(kindKey(desired.id));
+      if (refused !== undefined) {
+        const error = new DependencyNotReconciledError(desired, refused, HealthStatus.Failed);
+        return { desired, operation: Operation.Skipped, error };
       }
       // As Config Sync does: a dependent is applied once what it depends on is Current, not just written.
       for (const dependency of desired.dependsOn) {
@@ -96,10 +104,20 @@ async function applyWaves(plan: Plan, options: ApplyOptions): Promise<ApplyOutco
       );
       // Their custom resources are matched with the schema just applied, not one read before it.
       for (const crd of established) options.schemas?.observe(crd);
+      if (options.signal?.aborted !== true) {
+        const names = new Set(established.map((crd) => crd.metadata?.name));
+        for (const r of crds) if (!names.has(r.desired.id.name)) refusedKinds.set(servedKind(r.desired), r.desired.id);
+      }
       options.mapper.invalidate();
     }
   }
   return outcomes;
+}
+
+/** The group/kind a CRD declares (spec.group, spec.names.kind). */
+function servedKind(crd: DesiredObject): string {
+  const spec = (crd.object["spec"] ?? {}) as { group?: unknown; names?: { kind?: unknown } };
+  return `${String(spec.group)}/${String(spec.names?.kind)}`;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
 import type { KubeClient, KubeObject, ResourceMapping } from "@driftless/kube";
+import { computeHealth, HealthStatus } from "./kstatus.ts";
 
 export const crdMapping: ResourceMapping = {
   group: "apiextensions.k8s.io",
@@ -12,7 +13,8 @@ export const crdMapping: ResourceMapping = {
 };
 
 /**
- * Waits until every named CRD reports Established=True; a CRD that never does stalls the pass.
+ * Waits until every named CRD reports Established=True; a CRD that never does stalls the pass. One kstatus
+ * reads Failed (its names refused) is not waited for, as cli-utils' wait ends there: it is left out.
  * Returns each as read then (its schema is the one its custom resources are now validated with); a
  * `signal` (the reconciler stopping) ends the wait early with those Established so far.
  */
@@ -33,6 +35,7 @@ export async function waitForEstablished(
         established.push(crd);
         break;
       }
+      if (computeHealth(crd) === HealthStatus.Failed) break;
       if (Date.now() > deadline) {
         throw new DriftlessError({
           code: KnvCode.Apply,

@@ -24,7 +24,7 @@ function crd(group: string, plural: string, kind: string): KubeObject {
   };
 }
 
-test("a stop ends the wait for CRDs to be Established, with those Established so far", async (t) => {
+test("a stop ends the wait for CRDs to be Established, with those Established so far; one whose names are refused is not waited for", async (t) => {
   const client = await adminClient(t);
   const group = `establish${suffix()}.example.com`;
   const accepted = `widgets.${group}`;
@@ -40,10 +40,19 @@ test("a stop ends the wait for CRDs to be Established, with those Established so
   const [first] = await waitForEstablished(client, [accepted], 30_000);
   assert.equal(first?.metadata?.name, accepted);
 
+  // Its names refused, the second is Failed to kstatus: not waited for (as cli-utils' wait ends), left out.
+  const started = Date.now();
+  const refused = await waitForEstablished(client, [accepted, conflicting], 60_000);
+  assert.deepEqual(
+    refused.map((c) => c.metadata?.name),
+    [accepted],
+  );
+  assert.ok(Date.now() - started < 30_000, "the refused CRD was waited for");
+
   const stop = new AbortController();
   stop.abort();
-  // Without the stop this waits the whole minute, then stalls the pass.
-  const established = await waitForEstablished(client, [accepted, conflicting], 60_000, stop.signal);
+  // A CRD not there yet: without the stop this waits the whole minute, then stalls the pass.
+  const established = await waitForEstablished(client, [accepted, `absent.${group}`], 60_000, stop.signal);
   assert.deepEqual(
     established.map((c) => c.metadata?.name),
     [accepted],
