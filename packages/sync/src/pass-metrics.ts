@@ -105,7 +105,8 @@ export function recordPass(
   if (syncReported && result.commit !== undefined)
     m.lastSync.record({ status: statusOf([...result.sourceErrors, ...result.syncErrors]), commit: result.commit });
   const commit = result.commit ?? "";
-  if (result.declared !== undefined) m.declaredResources.set({ commit }, result.declared.length);
+  const declaredCount = result.declared?.length ?? result.refusedDeclaredCount;
+  if (declaredCount !== undefined) m.declaredResources.set({ commit }, declaredCount);
   recordStages(m, trigger, result);
   const applyS = result.phases?.["apply"];
   // Every apply run, one of no objects included (an empty directory, or a commit that only prunes), as Config

@@ -56,6 +56,11 @@ export interface PassResult extends PassReport {
   readonly revision?: string;
   /** What the source declared, when it read completely (the remediator guards exactly this). */
   readonly declared?: readonly DesiredObject[];
+  /**
+   * How many objects a commit the all-Namespaces failsafe refused declares: Config Sync records
+   * declared_resources after parsing, before that failsafe, so the refused commit is counted though not declared.
+   */
+  readonly refusedDeclaredCount?: number;
   /** Seconds spent in each step, for the pass log line and benchmarks. */
   readonly phases?: Readonly<Record<string, number>>;
   readonly applied: readonly ApplyOutcome[];
@@ -232,7 +237,7 @@ async function passSteps(
       result =
         allNamespaces === undefined
           ? { ...result, sourceErrors: [new EmptySourceError(previous.length)] }
-          : { ...result, syncErrors: [allNamespaces] };
+          : { ...result, syncErrors: [allNamespaces], refusedDeclaredCount: desired.length };
       return result;
     }
     if (suspended) {
@@ -245,7 +250,7 @@ async function passSteps(
     }
     const allNamespaces = deletesAllNamespaces(previous, desired);
     if (allNamespaces !== undefined) {
-      result = { ...result, syncErrors: [allNamespaces] };
+      result = { ...result, syncErrors: [allNamespaces], refusedDeclaredCount: desired.length };
       return result;
     }
     // A CRD leaving the source with custom resources of it still declared (KNV1047): nothing is applied.
