@@ -84,3 +84,30 @@ test("over the connection cap the one without progress longest is closed, never 
   roster.closeAll();
   assert.deepEqual(closed.slice(3).sort(), ["b", "e", "f"]);
 });
+
+test("over the connection cap one never answered is closed before one that was, however long that one has waited", () => {
+  const roster = new ConnectionRoster(3);
+  const closed: string[] = [];
+  const add = (key: string) => roster.add(key, () => closed.push(key));
+  add("api-server");
+  roster.progressed("api-server"); // its review's headers
+  roster.answering("api-server");
+  roster.progressed("api-server"); // answered: kept alive for the next review
+  for (const key of ["idle-1", "idle-2", "idle-3"]) add(key);
+  assert.deepEqual(closed, ["idle-1"]);
+  roster.remove("idle-1");
+  roster.progressed("idle-2"); // headers, a body never sent
+  add("idle-4");
+  assert.deepEqual(closed, ["idle-1", "idle-3"]);
+  roster.remove("idle-3");
+  roster.remove("idle-2");
+  roster.remove("idle-4");
+  add("x");
+  add("y");
+  roster.answering("x");
+  roster.progressed("x");
+  add("z");
+  assert.deepEqual(closed, ["idle-1", "idle-3", "y"], "one answered was closed while one never answered stayed");
+  add("w");
+  assert.deepEqual(closed, ["idle-1", "idle-3", "y", "z"]);
+});

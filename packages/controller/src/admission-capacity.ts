@@ -112,14 +112,18 @@ export class AdmissionCapacity {
 /**
  * The open connections, for closing one when a new one comes over the cap: the one that has gone longest
  * without progress (accepted, a request's headers complete, an answer sent), never one whose review is
- * being answered. Refusing the newcomer instead, as a plain cap does, let idle sockets keep the API server
- * out; a cap per remote address would not help either, as the API server connects from one address, which
- * a pod on its node can share.
+ * being answered, and one that was never answered before one that was. Refusing the newcomer instead, as a
+ * plain cap does, let idle sockets keep the API server out; a cap per remote address would not help either,
+ * as the API server connects from one address, which a pod on its node can share. The API server's
+ * kept-alive connection is the oldest once a crowd arrives: closed as it sends its next review, that review
+ * failed (open), so connections that never carried a whole request go first.
  */
 export class ConnectionRoster {
   readonly #max: number;
-  /** Closers of the connections waiting for or receiving a request, least recent progress first. */
-  readonly #waiting = new Map<string, () => void>();
+  /** Closers of connections that never had a request answered, least recent progress first. */
+  readonly #unanswered = new Map<string, () => void>();
+  /** Closers of connections that had a request answered and wait for the next, least recent progress first. */
+  readonly #answered = new Map<string, () => void>();
   readonly #answering = new Map<string, () => void>();
 
   constructor(maxConnections: number) {
@@ -128,41 +132,53 @@ export class ConnectionRoster {
 
   /** A new connection (named by its peer's address and port); closes one if over the cap, maybe this one. */
   add(key: string, close: () => void): void {
-    this.#waiting.set(key, close);
-    if (this.#waiting.size + this.#answering.size <= this.#max) return;
-    const [oldest] = this.#waiting;
+    this.#unanswered.set(key, close);
+    if (this.size <= this.#max) return;
+    const [oldest] = this.#unanswered.size > 0 ? this.#unanswered : this.#answered;
     if (oldest === undefined) return;
-    this.#waiting.delete(oldest[0]);
+    this.#unanswered.delete(oldest[0]);
+    this.#answered.delete(oldest[0]);
     oldest[1]();
   }
 
-  /** Headers complete, or an answer sent: the connection goes to the back of the line. */
+  /** Headers complete, or an answer sent: the connection goes to the back of its line. */
   progressed(key: string): void {
-    const close = this.#waiting.get(key) ?? this.#answering.get(key);
-    if (close === undefined) return;
-    this.#answering.delete(key);
-    this.#waiting.delete(key);
-    this.#waiting.set(key, close);
+    const answering = this.#answering.get(key);
+    if (answering !== undefined) {
+      this.#answering.delete(key);
+      this.#answered.set(key, answering);
+      return;
+    }
+    for (const line of [this.#unanswered, this.#answered]) {
+      const close = line.get(key);
+      if (close === undefined) continue;
+      line.delete(key);
+      line.set(key, close);
+      return;
+    }
   }
 
   /** Its body has arrived: it is not closed for others until answered (at most maxConcurrent are). */
   answering(key: string): void {
-    const close = this.#waiting.get(key);
+    const close = this.#unanswered.get(key) ?? this.#answered.get(key);
     if (close === undefined) return;
-    this.#waiting.delete(key);
+    this.#unanswered.delete(key);
+    this.#answered.delete(key);
     this.#answering.set(key, close);
   }
 
   remove(key: string): void {
-    this.#waiting.delete(key);
+    this.#unanswered.delete(key);
+    this.#answered.delete(key);
     this.#answering.delete(key);
   }
 
   closeAll(): void {
-    for (const close of [...this.#waiting.values(), ...this.#answering.values()]) close();
+    for (const line of [this.#unanswered, this.#answered, this.#answering])
+      for (const close of [...line.values()]) close();
   }
 
   get size(): number {
-    return this.#waiting.size + this.#answering.size;
+    return this.#unanswered.size + this.#answered.size + this.#answering.size;
   }
 }
