@@ -31,6 +31,7 @@ export {
   rootSyncGone,
   rootSyncNamespace,
   rootSyncs,
+  rootSyncSecret,
   rootSyncStatus,
   syncErrorsAt,
   updateRootSyncSpec,

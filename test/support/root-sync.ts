@@ -1,4 +1,5 @@
 /** A RootSync of a test's own in config-management-system, following `config/` of a TestRepo, and reading its status. */
+import type { TestContext } from "node:test";
 import { eventually } from "./eventually.ts";
 import type { JsonObject } from "./fixtures.ts";
 import type { TestRepo } from "./git.ts";
@@ -11,6 +12,16 @@ export const rootSyncs = {
   namespace: rootSyncNamespace,
   plural: "rootsyncs",
 } as const;
+
+/** A Secret in config-management-system for a RootSync to name (credentials, a CA), deleted after the test. */
+export async function rootSyncSecret(t: TestContext, name: string, stringData: Record<string, string>): Promise<void> {
+  await coreApi().createNamespacedSecret({ namespace: rootSyncNamespace, body: { metadata: { name }, stringData } });
+  t.after(() =>
+    coreApi()
+      .deleteNamespacedSecret({ namespace: rootSyncNamespace, name })
+      .catch(() => undefined),
+  );
+}
 
 export interface RootSyncOptions {
   readonly annotations?: Readonly<Record<string, string>>;

@@ -24,6 +24,7 @@ import {
   TestRepo,
   type JsonObject,
   updateRootSyncSpec,
+  rootSyncSecret,
 } from "../../support/index.ts";
 
 function untrusted(name: string): Promise<JsonObject> {
@@ -67,15 +68,7 @@ test("git over HTTPS: an untrusted certificate is KNV2004 on status.source; caCe
       .deleteNamespacedCustomObject({ ...rootSyncs, name })
       .catch(() => undefined),
   );
-  await coreApi().createNamespacedSecret({
-    namespace: rootSyncNamespace,
-    body: { metadata: { name: ca }, stringData: { cert: tls.cert } },
-  });
-  t.after(() =>
-    coreApi()
-      .deleteNamespacedSecret({ namespace: rootSyncNamespace, name: ca })
-      .catch(() => undefined),
-  );
+  await rootSyncSecret(t, ca, { cert: tls.cert });
   await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
   assert.equal((await untrusted(name))["code"], "2004");
 

@@ -18,6 +18,7 @@ import {
   suffix,
   type JsonObject,
   updateRootSyncSpec,
+  rootSyncSecret,
 } from "../../support/index.ts";
 import { pushChart, startHelmRepo, type ChartFiles } from "../../support/helm-repo.ts";
 import { startRegistry } from "../../support/registry.ts";
@@ -43,12 +44,7 @@ const chart: ChartFiles = {
 
 async function secret(t: TestContext, stringData: Record<string, string>): Promise<string> {
   const name = `helm-ca-${suffix()}`;
-  await coreApi().createNamespacedSecret({ namespace: rootSyncNamespace, body: { metadata: { name }, stringData } });
-  t.after(() =>
-    coreApi()
-      .deleteNamespacedSecret({ name, namespace: rootSyncNamespace })
-      .catch(() => undefined),
-  );
+  await rootSyncSecret(t, name, stringData);
   return name;
 }
 

@@ -23,6 +23,7 @@ import {
   suffix,
   TestRepo,
   type JsonObject,
+  rootSyncSecret,
 } from "../../support/index.ts";
 
 const skip = !(await hasSshd()) && process.env["CI"] === undefined ? "sshd is not installed" : false;
@@ -68,15 +69,7 @@ test(
         .deleteNamespacedCustomObject({ ...rootSyncs, name })
         .catch(() => undefined),
     );
-    await coreApi().createNamespacedSecret({
-      namespace: rootSyncNamespace,
-      body: { metadata: { name: secret }, stringData: { ssh: key.privateKey } },
-    });
-    t.after(() =>
-      coreApi()
-        .deleteNamespacedSecret({ namespace: rootSyncNamespace, name: secret })
-        .catch(() => undefined),
-    );
+    await rootSyncSecret(t, secret, { ssh: key.privateKey });
     await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name });
     await rootSynced(name, first);
 
