@@ -1,4 +1,5 @@
 import type { JsonObject } from "./desired.ts";
+import { asObject, field } from "./json-fields.ts";
 
 /** kstatus-style health of a live object, as the ResourceGroup reports it. */
 export const HealthStatus = {
@@ -354,16 +355,6 @@ function crdHealth({ conditions }: Subject): Health {
 }
 
 const maxInt32 = 2 ** 31 - 1;
-
-function asObject(value: unknown): JsonObject | undefined {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as JsonObject) : undefined;
-}
-
-function field(object: JsonObject, ...path: string[]): unknown {
-  let value: unknown = object;
-  for (const key of path) value = asObject(value)?.[key];
-  return value;
-}
 
 /** An integer field, or the fallback when it is missing or not an integer (as kstatus reads it). */
 function int(object: JsonObject, path: readonly string[], fallback: number): number {

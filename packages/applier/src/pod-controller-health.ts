@@ -2,6 +2,7 @@ import type { KubeClient, ResourceMapping } from "@driftless/kube";
 import type { JsonObject } from "./desired.ts";
 import { computeStatus, HealthStatus, type Health } from "./kstatus.ts";
 import type { LiveState } from "./live-state.ts";
+import { asObject, field } from "./json-fields.ts";
 
 const podMapping: ResourceMapping = {
   group: "",
@@ -124,14 +125,4 @@ function expressionTerm(e: JsonObject | undefined): string | undefined {
     default:
       return undefined;
   }
-}
-
-function asObject(value: unknown): JsonObject | undefined {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as JsonObject) : undefined;
-}
-
-function field(object: JsonObject, ...path: string[]): unknown {
-  let value: unknown = object;
-  for (const key of path) value = asObject(value)?.[key];
-  return value;
 }
