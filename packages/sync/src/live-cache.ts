@@ -374,11 +374,7 @@ export class InformerLiveState implements LiveState {
     const gone = [...this.informers].filter(
       ([, { mapping }]) => mapping.group === group && mapping.resource === resource,
     );
-    for (const [key, { mapping }] of gone) {
-      this.informers.delete(key);
-      this.undeclared.untrack(key);
-      this.gone.set(key, mapping);
-    }
+    for (const [key, { mapping }] of gone) this.forgetGoneType(key, mapping);
     await Promise.all(gone.map(([, { informer }]) => informer.stop()));
   }
 
@@ -386,6 +382,13 @@ export class InformerLiveState implements LiveState {
     const informer = this.startedInformer(mapping);
     if (!informer.hasSynced) await untilListed(informer, mapping, this.listDeadlineMs, this.stopping);
     return informer;
+  }
+
+  /** A type whose CRD went: its informer dropped, kept in `gone` until a pass no longer uses it. */
+  private forgetGoneType(key: string, mapping: ResourceMapping): void {
+    this.informers.delete(key);
+    this.undeclared.untrack(key);
+    this.gone.set(key, mapping);
   }
 
   /** The type's informer, started (listing) if it was not yet. */
@@ -412,9 +415,7 @@ export class InformerLiveState implements LiveState {
         onNotFound: () => {
           // A stopped informer's late 404 says nothing new: the type was told gone, or unwatched, already.
           if (this.informers.get(key)?.informer !== informer) return;
-          this.informers.delete(key);
-          this.undeclared.untrack(key);
-          this.gone.set(key, mapping);
+          this.forgetGoneType(key, mapping);
           this.onTypeGone?.(mapping);
         },
       });
