@@ -30,6 +30,8 @@ export interface SourceStepsDeps {
   readonly signal: AbortSignal;
 }
 
+const scopeCodes: ReadonlySet<string> = new Set([KnvCode.IllegalNamespaceOnClusterScoped, KnvCode.BadScope]);
+
 /** A pass's source steps (fetch an OCI or Helm artifact, render, read) and the caches they keep between passes. */
 export class SourceSteps {
   /** The last checkout's declaration, reused while nothing it depends on changed. */
@@ -117,6 +119,9 @@ export class SourceSteps {
       },
     );
     const result = await this.sourceCache.read(fetched, sourceFormatOf(sync), this.deps.signal);
+    // A scope error may come from discovery read while a CRD was being replaced by one of another scope:
+    // the next pass asks discovery again rather than keep that answer until a restart.
+    if (result.errors.some((e) => scopeCodes.has(e.code))) this.deps.mapper.invalidate();
     // A dynamic selector gone from the source: its Namespace watch goes too (one watch per managed type).
     if (this.sourceCache.staticNamespaces && this.deps.namespaceWatch.watching) await this.deps.namespaceWatch.stop();
     return withSourceFormatHint(sync, result);

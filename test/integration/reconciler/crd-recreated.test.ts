@@ -66,7 +66,8 @@ async function gone(client: KubeClient, name: string): Promise<void> {
   });
 }
 
-async function setup(t: TestContext, declareCrd: boolean) {
+/** A sync of one Anvil, its CRD declared in Git or made by someone (of `scope`: a Cluster one is KNV1052). */
+async function setup(t: TestContext, declareCrd: boolean, scope = "Namespaced") {
   const namespace = await testNamespace(t, "crdback");
   const group = `crdback${suffix()}.acme.com`;
   const name = `crdback-${suffix()}`;
@@ -85,7 +86,7 @@ async function setup(t: TestContext, declareCrd: boolean) {
   const repo = await TestRepo.create(t);
   if (declareCrd) await repo.write("config/crd.yaml", JSON.stringify(anvilCrd(group)));
   else {
-    await client.create(crds, anvilCrd(group));
+    await client.create(crds, anvilCrd(group, undefined, scope));
     await established(client, crdName);
   }
   const anvil = { apiVersion: `${group}/v1`, kind: "Anvil", metadata: { name: "heavy", namespace }, spec: { lbs: 10 } };
@@ -100,7 +101,7 @@ async function setup(t: TestContext, declareCrd: boolean) {
       log: createLogger({ test: t.name }, { level: "debug", write: (line) => void lines.push(line) }),
     },
   );
-  await rootSynced(name, first);
+  if (scope === "Namespaced") await rootSynced(name, first);
   return { namespace, group, name, crdName, client, repo, reconciler, lines, first };
 }
 
@@ -210,15 +211,14 @@ test("a CRD whose declared version someone stops serving: KNV1021 is reported wi
   await editCorrected(client, group, namespace);
 });
 
-test("a CRD someone creates again cluster-scoped under a declared namespaced custom resource: KNV1052 is reported, and it syncs again once the CRD is namespaced again", async (t) => {
-  const { namespace, group, crdName, client, name, first } = await setup(t, false);
-  const recreate = async (scope: string): Promise<void> => {
-    await client.delete(crds, undefined, crdName);
-    await gone(client, crdName);
-    await client.create(crds, anvilCrd(group, undefined, scope));
-    await established(client, crdName);
-  };
-  await recreate("Cluster");
+async function recreateCrd(client: KubeClient, group: string, scope: string): Promise<void> {
+  await client.delete(crds, undefined, `anvils.${group}`);
+  await gone(client, `anvils.${group}`);
+  await client.create(crds, anvilCrd(group, undefined, scope));
+  await established(client, `anvils.${group}`);
+}
+
+async function knv1052(name: string): Promise<void> {
   await eventually(
     async () => {
       const source = ((await rootSyncStatus(name))["source"] ?? {}) as JsonObject;
@@ -226,7 +226,21 @@ test("a CRD someone creates again cluster-scoped under a declared namespaced cus
     },
     { timeoutMs: 30_000, what: "KNV1052 on status.source" },
   );
-  await recreate("Namespaced");
+}
+
+test("a CRD someone creates again cluster-scoped under a declared namespaced custom resource: KNV1052 is reported, and it syncs again once the CRD is namespaced again", async (t) => {
+  const { namespace, group, client, name, first } = await setup(t, false);
+  await recreateCrd(client, group, "Cluster");
+  await knv1052(name);
+  await recreateCrd(client, group, "Namespaced");
+  await clean(name, first);
+  await editCorrected(client, group, namespace);
+});
+
+test("a namespaced custom resource whose CRD is cluster-scoped from the start (no CRD watch yet): KNV1052, then it syncs once someone creates the CRD again namespaced", async (t) => {
+  const { namespace, group, client, name, first } = await setup(t, false, "Cluster");
+  await knv1052(name);
+  await recreateCrd(client, group, "Namespaced");
   await clean(name, first);
   await editCorrected(client, group, namespace);
 });
