@@ -75,19 +75,4 @@ void describe("RestMapper", () => {
     assert.equal(mapper.mappings().length, 6);
     assert.deepEqual(mapper.failedGroupVersions(), ["metrics.k8s.io/v1beta1"]);
   });
-  void it("invalidateResource() re-reads discovery for a resource it maps, whose CRD may have a new scope, and for no other", async () => {
-    const fake = new FakeDiscovery({ aggregated: true });
-    const mapper = new RestMapper(fake, { minRefreshIntervalMs: 60_000 });
-    const clusterWidgets = structuredClone(widgets);
-    clusterWidgets.versions[0]!.resources[0]!.scope = "Cluster";
-    fake.extraGroups.push(clusterWidgets);
-    assert.equal((await mapper.mappingFor("example.com/v1", "Widget"))?.namespaced, false);
-    fake.extraGroups.splice(0, 1, widgets);
-    mapper.invalidateResource("example.com", "gadgets");
-    assert.equal((await mapper.mappingFor("example.com/v1", "Widget"))?.namespaced, false, "an unknown resource");
-    assert.equal(discoveries(fake), 1);
-    mapper.invalidateResource("example.com", "widgets");
-    assert.equal((await mapper.mappingFor("example.com/v1", "Widget"))?.namespaced, true);
-    assert.equal(discoveries(fake), 2);
-  });
 });

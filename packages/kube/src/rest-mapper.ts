@@ -60,15 +60,6 @@ export class RestMapper {
     this.#stale = true;
   }
 
-  /**
-   * Invalidates when the index maps `resource` of `group`: its CRD was created again or changed, so its
-   * scope or versions may differ. A lookup that hits is never re-read otherwise, and one that read
-   * discovery while the API server still served the old CRD would keep the old scope for good.
-   */
-  invalidateResource(group: string, resource: string): void {
-    if (this.#index?.all.some((m) => m.group === group && m.resource === resource) === true) this.#stale = true;
-  }
-
   async mappingFor(apiVersion: string, kind: string): Promise<ResourceMapping | undefined> {
     const key = `${groupOf(apiVersion)}/${versionOf(apiVersion)}/${kind}`;
     const hit = (await this.#current()).byGvk.get(key);

@@ -19,7 +19,7 @@ import {
   syncQueueName,
   type RedisConnection,
 } from "@driftless/queue";
-import { CrdWatch, crdResource } from "./crd-watch.ts";
+import { CrdWatch } from "./crd-watch.ts";
 import { DeclaredTypeGone } from "./declared-type-gone.ts";
 import { InformerLiveState } from "./live-cache.ts";
 import { createLogger, type Logger } from "./log.ts";
@@ -166,12 +166,7 @@ export function wireReconciler(
     crdWatch = new CrdWatch(
       client,
       {
-        changed: (name, meta) => {
-          schemas.changed(name, meta);
-          // A CRD created again may have another scope: a kind the mapper holds is looked up afresh.
-          const served = crdResource(name);
-          if (meta !== undefined && served !== undefined) mapper.invalidateResource(served.group, served.resource);
-        },
+        changed: (name, meta) => schemas.changed(name, meta),
         deleted: (group, resource) => {
           mapper.invalidate();
           const gone = informers.watchedTypes().find((m) => m.group === group && m.resource === resource);
