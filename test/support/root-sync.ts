@@ -76,13 +76,19 @@ export async function updateRootSyncSpec(name: string, change: (spec: JsonObject
   );
 }
 
-/** The errors of `status.sync` once the sync step reports `commit`. */
+/**
+ * The errors of `status.sync` once a pass over `commit` has ended (Syncing False for it). A pass that applies
+ * for over 5 s writes status.sync for its commit before it ends, with only the errors met so far.
+ */
 export function syncErrorsAt(name: string, commit: string): Promise<JsonObject[]> {
   return eventually(
     async () => {
-      const sync = (await rootSyncStatus(name))["sync"] as JsonObject | undefined;
+      const status = await rootSyncStatus(name);
+      const sync = status["sync"] as JsonObject | undefined;
       const errors = (sync?.["errors"] ?? []) as JsonObject[];
-      return sync?.["commit"] === commit && errors.length > 0 ? errors : undefined;
+      const syncing = ((status["conditions"] ?? []) as JsonObject[]).find((c) => c["type"] === "Syncing");
+      const ended = syncing?.["status"] === "False" && syncing["commit"] === commit;
+      return ended && sync?.["commit"] === commit && errors.length > 0 ? errors : undefined;
     },
     { timeoutMs: 60_000, what: `RootSync ${name} to report sync errors at ${commit.slice(0, 7)}` },
   );

@@ -20,6 +20,7 @@ import {
   startReconciler,
   statusCode,
   suffix,
+  syncErrorsAt,
   testNamespace,
   TestRepo,
 } from "../../support/index.ts";
@@ -114,13 +115,7 @@ test("a pass prunes a dependent before its dependency, and deletes the dependenc
   await repo.remove("config/dependency.yaml");
   await repo.remove("config/dependent.yaml");
   const second = await repo.commit("both leave Git");
-  const errors = await eventually(
-    async () => {
-      const sync = (await rootSyncStatus(name))["sync"] as JsonObject | undefined;
-      return sync?.["commit"] === second ? ((sync["errors"] ?? []) as JsonObject[]) : undefined;
-    },
-    { timeoutMs: 60_000, what: "the pass over the removal to report" },
-  );
+  const errors = await syncErrorsAt(name, second);
   const dependent = await readConfigMap(namespace, "dependent");
   assert.ok(
     (dependent?.["metadata"] as JsonObject | undefined)?.["deletionTimestamp"] !== undefined,
@@ -160,13 +155,8 @@ test("a dependent still Terminating after the pass's wait keeps holding its depe
   await repo.remove("config/dependency.yaml");
   await repo.remove("config/dependent.yaml");
   const second = await repo.commit("both leave Git");
-  await eventually(
-    async () => ((await rootSyncStatus(name))["sync"] as JsonObject | undefined)?.["commit"] === second,
-    {
-      timeoutMs: 60_000,
-      what: "the pass over the removal to report",
-    },
-  );
+  // The pass's end, so that the lines below are all of its lines.
+  await syncErrorsAt(name, second);
   // The wait for the dependent took the whole reconcileTimeout: the wait after prune does not start another.
   assert.ok(
     lines.some((line) => line.includes("prune reconcile timeout: deleted objects still there")),
@@ -180,13 +170,7 @@ test("a dependent still Terminating after the pass's wait keeps holding its depe
   await repo.write("config/other.yaml", json(configMap(namespace, "other")));
   const third = await repo.commit("an unrelated ConfigMap");
   const skipped = `KNV2009: skipped delete of ConfigMap, ${namespace}/dependency: dependent delete reconcile timeout: ${namespace}_dependent__ConfigMap\n\nFor more information, see https://g.co/cloud/acm-errors#knv2009`;
-  const errors = await eventually(
-    async () => {
-      const sync = (await rootSyncStatus(name))["sync"] as JsonObject | undefined;
-      return sync?.["commit"] === third ? ((sync["errors"] ?? []) as JsonObject[]) : undefined;
-    },
-    { timeoutMs: 60_000, what: "the pass over the third commit to report" },
-  );
+  const errors = await syncErrorsAt(name, third);
   assert.ok(
     ((await readConfigMap(namespace, "dependent"))?.["metadata"] as JsonObject | undefined)?.["deletionTimestamp"] !==
       undefined,
