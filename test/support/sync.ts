@@ -54,7 +54,8 @@ export async function repoSyncSyncedTo(
 ): Promise<void> {
   try {
     await eventually(async () => (await repoSyncStatus(namespace))["lastSyncedCommit"] === commit, {
-      timeoutMs: options.timeoutMs ?? 30_000,
+      // As rootSynced and eventually: a pass (and a reconciler's start) took over 30 s on a loaded CI machine.
+      timeoutMs: options.timeoutMs ?? 60_000,
       what: `repo-sync to sync ${commit.slice(0, 7)}`,
     });
   } catch (error) {
