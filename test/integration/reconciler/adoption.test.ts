@@ -184,7 +184,7 @@ test("objects Config Sync applied are adopted: unchanged ones are not written, n
   await eventually(() => reconciler.passCount >= settled + 1, { what: "one more pass" });
   const writesBefore = reconciler.client.requests.writes();
   const base = reconciler.passCount;
-  await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes", timeoutMs: 20_000 });
+  await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes" });
   assert.equal(reconciler.client.requests.writes() - writesBefore, 0, "an unchanged pass wrote to the API server");
   assert.equal((await read(configMaps, "settings")).metadata.resourceVersion, before.settings.metadata.resourceVersion);
 });

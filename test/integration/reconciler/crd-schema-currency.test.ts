@@ -73,7 +73,7 @@ async function readItems(group: string, namespace: string): Promise<JsonObject[]
 /** Full passes (resyncPeriodMs 0): each matches the Gadget again; the remediator saw the change before. */
 async function passes(reconciler: Reconciler, count: number): Promise<void> {
   const base = reconciler.passCount;
-  await eventually(() => reconciler.passCount >= base + count, { what: `${count} more passes`, timeoutMs: 30_000 });
+  await eventually(() => reconciler.passCount >= base + count, { what: `${count} more passes` });
 }
 
 test("a CRD and its custom resource in one commit: another manager's keyed-list item costs no write", async (t) => {

@@ -89,7 +89,7 @@ test("a keyed list item another field manager added survives, without a write; a
   ]);
   // The remediator sees the change at once; three full passes match it again.
   const base = reconciler.passCount;
-  await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes", timeoutMs: 20_000 });
+  await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes" });
   assert.equal(
     reconciler.client.requests.writes() - writesBefore,
     0,

@@ -100,7 +100,7 @@ test("a ConfigMap with 900 KiB of random binaryData and one with 150 KiB of anno
   await eventually(() => reconciler.passCount >= settled + 1, { what: "one more pass" });
   const writesBefore = reconciler.client.requests.writes();
   const base = reconciler.passCount;
-  await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes", timeoutMs: 30_000 });
+  await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes" });
   assert.equal(reconciler.client.requests.writes() - writesBefore, 0, "an idle pass wrote to the API server");
 
   // A value changed in Git is written; an annotation dropped from Git is removed.

@@ -190,7 +190,7 @@ test("a custom resource whose schema defaults fields of an atomic list, an atomi
   await eventually(() => reconciler.passCount >= passes + 1, { what: "one more pass" });
   const writesBefore = reconciler.client.requests.writes();
   const base = reconciler.passCount;
-  await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes", timeoutMs: 20_000 });
+  await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes" });
   assert.equal(reconciler.client.requests.writes() - writesBefore, 0, "an idle resync wrote the Gizmo");
 
   await repo.write("config/gizmo.yaml", yaml(gizmo("http")));
@@ -270,7 +270,7 @@ test("a custom resource's declared empty string and empty list are restored when
   await eventually(() => reconciler.passCount >= passes + 1, { what: "one more pass" });
   const writesBefore = reconciler.client.requests.writes();
   const base = reconciler.passCount;
-  await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes", timeoutMs: 20_000 });
+  await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes" });
   assert.equal(reconciler.client.requests.writes() - writesBefore, 0, "an idle resync wrote the Note");
 
   const other = await KubeClient.fromKubeconfig(testEnv().kubeconfig);

@@ -124,7 +124,7 @@ test("a commit that leaves an object alone does not rewrite it (its token stays)
   await eventually(() => reconciler.passCount >= settled + 1, { what: "one more pass" });
   const writesBefore = reconciler.client.requests.writes();
   const base = reconciler.passCount;
-  await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes", timeoutMs: 20_000 });
+  await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes" });
   assert.equal(reconciler.client.requests.writes() - writesBefore, 0, "an unchanged pass wrote to the API server");
 });
 

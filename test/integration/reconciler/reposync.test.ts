@@ -163,7 +163,7 @@ test("a pass over unchanged Git and an unchanged cluster makes no write request"
   const writesBefore = reconciler.client.requests.writes();
   const readsBefore = reconciler.client.requests.total() - writesBefore;
   const base = reconciler.passCount;
-  await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes", timeoutMs: 20_000 });
+  await eventually(() => reconciler.passCount >= base + 3, { what: "three more passes" });
   assert.equal(reconciler.client.requests.writes() - writesBefore, 0, "an unchanged pass wrote to the API server");
   const readsPerPass =
     (reconciler.client.requests.total() - writesBefore - readsBefore) / (reconciler.passCount - base);

@@ -102,7 +102,7 @@ test("a NodePort Service's allocated clusterIP and nodePort and an aggregated Cl
 
   const writesBefore = reconciler.client.requests.writes();
   const passes = reconciler.passCount;
-  await eventually(() => reconciler.passCount >= passes + 3, { what: "three full passes", timeoutMs: 30_000 });
+  await eventually(() => reconciler.passCount >= passes + 3, { what: "three full passes" });
   assert.equal(reconciler.client.requests.writes() - writesBefore, 0, "an idle pass wrote");
 
   await repo.write("config/service.yaml", service(9377));
