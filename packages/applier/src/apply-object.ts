@@ -12,6 +12,7 @@ import {
   isAlreadyExists,
   isConflict,
   isForbidden,
+  isResourceTypeMissing,
   type KubeObject,
   type ResourceMapping,
   type WriteOptions,
@@ -195,6 +196,9 @@ export async function applyObject(desired: DesiredObject, options: ApplyOptions)
       }
     }
   } catch (error) {
+    // The path of the mapping is not served: discovery is behind (a CRD created again with another scope or
+    // versions, unseen without a CRD watch), so the next lookup reads it again rather than fail this way for good.
+    if (isResourceTypeMissing(error)) options.mapper.invalidate();
     const failed = { desired, operation: Operation.Failed, mapping, error: new ApplyError(desired, error), liveOwned };
     return attempted === undefined ? failed : { ...failed, attempted };
   }

@@ -330,6 +330,9 @@ async function readCandidate(id: ObjectId, options: PruneOptions): Promise<Candi
       mapping = await options.mapper.mappingForGroupKind(id.group, id.kind);
       if (mapping === undefined) return unknownType(id, "discovery lists it, but not yet in the mapper");
     }
+    // Recorded at the other scope: its CRD was created again since, which took the object with it. Read at this
+    // scope, the address would be another object's (a declared one of the same name, now cluster-scoped).
+    if (mapping.namespaced !== ((id.namespace ?? "") !== "")) return { id, operation: PruneOperation.Gone };
     const namespace = mapping.namespaced ? id.namespace : undefined;
     // Read fresh, not from a cache: a delete decision must rest on the live annotation.
     const live = await options.client.get(mapping, namespace, id.name);

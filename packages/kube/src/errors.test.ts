@@ -9,6 +9,7 @@ import {
   isGone,
   isInvalid,
   isNotFound,
+  isResourceTypeMissing,
   isTooManyRequests,
 } from "./errors.ts";
 
@@ -62,6 +63,7 @@ void describe("KubeApiError classification", () => {
     assert.equal(type.code, KnvCode.UnknownObjectKind);
     assert.equal(type.reason, "NotFound");
     assert.ok(isNotFound(object) && isNotFound(type));
+    assert.ok(isResourceTypeMissing(type) && !isResourceTypeMissing(object));
   });
 
   void it("answers the helpers from status and reason", () => {

@@ -76,6 +76,8 @@ export class KubeApiError extends DriftlessError {
   readonly serverMessage: string;
   /** How long the server asked us to wait (Retry-After or details.retryAfterSeconds). */
   readonly retryAfterMs: number | undefined;
+  /** A 404 without a Status body: the path itself is not served (the resource type, at that scope and version). */
+  readonly resourceTypeMissing: boolean;
 
   constructor(options: KubeApiErrorOptions) {
     const { errorClass, code } = classify(options.status, options.reason, options.resourceTypeMissing === true);
@@ -92,6 +94,7 @@ export class KubeApiError extends DriftlessError {
     this.details = options.details;
     this.serverMessage = options.serverMessage;
     this.retryAfterMs = options.retryAfterMs;
+    this.resourceTypeMissing = options.resourceTypeMissing === true;
   }
 
   /** An error from a Status (a response body, or the object of a watch ERROR event). */
@@ -175,6 +178,11 @@ function hasStatus(error: unknown, status: number): error is KubeApiError {
 /** 404, for a missing object or a resource type that is not served. */
 export function isNotFound(error: unknown): error is KubeApiError {
   return hasStatus(error, 404);
+}
+
+/** 404 for a path the API server does not serve: the type is gone, or not at that scope or version. */
+export function isResourceTypeMissing(error: unknown): error is KubeApiError {
+  return isNotFound(error) && error.resourceTypeMissing;
 }
 
 /** 409 from a stale resourceVersion or a failed precondition (not AlreadyExists). */

@@ -65,6 +65,7 @@ export {
   isGone,
   isInvalid,
   isNotFound,
+  isResourceTypeMissing,
   isTooManyRequests,
   isUnauthorized,
 } from "./errors.ts";
