@@ -83,7 +83,7 @@ test("every metric the manager and a reconciler register has a sample after a sy
       const sync = (await (await admin()).get(Mapping.RepoSync, namespace, "repo-sync")) as JsonObject | undefined;
       return (sync?.["status"] as JsonObject | undefined)?.["lastSyncedCommit"] === first;
     },
-    { timeoutMs: 30_000, what: "the reconciler's first commit synced" },
+    { what: "the reconciler's first commit synced" },
   );
   const live = (await coreApi().readNamespacedConfigMap({ namespace, name: "a" })) as unknown as JsonObject;
   await coreApi().replaceNamespacedConfigMap({

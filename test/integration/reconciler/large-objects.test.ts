@@ -31,7 +31,7 @@ async function synced(namespace: string, commit: string): Promise<void> {
         const syncing = ((status["conditions"] ?? []) as JsonObject[]).find((c) => c["type"] === "Syncing");
         return status["lastSyncedCommit"] === commit && syncing?.["status"] === "False" && syncing["commit"] === commit;
       },
-      { timeoutMs: 30_000, what: `commit ${commit.slice(0, 7)} synced` },
+      { what: `commit ${commit.slice(0, 7)} synced` },
     );
   } catch (error) {
     const sync = (await repoSyncStatus(namespace))["sync"];

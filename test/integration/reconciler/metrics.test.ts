@@ -41,7 +41,6 @@ test("every registered config_sync_ metric has a sample after a sync, a drift co
   const url = reconciler.metricsUrl;
   assert.ok(url !== undefined);
   await eventually(async () => (await repoSyncStatus(namespace))["lastSyncedCommit"] === first, {
-    timeoutMs: 30_000,
     what: "the first commit synced",
   });
 

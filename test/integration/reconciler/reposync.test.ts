@@ -55,7 +55,7 @@ function synced(namespace: string, commit: string): Promise<JsonObject> {
         ? status
         : undefined;
     },
-    { timeoutMs: 30_000, what: `commit ${commit.slice(0, 7)} synced` },
+    { what: `commit ${commit.slice(0, 7)} synced` },
   );
 }
 
