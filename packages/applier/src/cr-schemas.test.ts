@@ -133,6 +133,22 @@ describe("CustomResourceSchemaLoader", () => {
     assert.equal(listTypeOf(registry), undefined, "a deleted CRD's schema is forgotten");
   });
 
+  it("without the CRD watch (unwatched), reads the CRD's metadata before each match and the CRD again once its generation changed", async () => {
+    const server = crdServer(crd("map", "50"));
+    const registry = new CustomResourceSchemaRegistry();
+    const loader = new CustomResourceSchemaLoader({ client: server.client, registry });
+    loader.unwatched();
+    await loader.ensure(gadgets);
+    assert.equal(loader.ready(gadgets), false, "nothing would tell a change: each match checks");
+    await loader.ensure(gadgets);
+    assert.equal(server.lists.length, 2, "the CRD, then its metadata unchanged");
+    assert.equal(listTypeOf(registry), "map");
+    server.current.crd = crd("atomic", "60", 2);
+    await loader.ensure(gadgets);
+    assert.equal(server.lists.length, 4, "its metadata, then the changed CRD");
+    assert.equal(listTypeOf(registry), undefined, "atomic now: compared whole");
+  });
+
   it("before a write, reads the CRD again only when the live object is newer than what was read", async () => {
     const server = crdServer(crd("atomic", "50"));
     const registry = new CustomResourceSchemaRegistry();

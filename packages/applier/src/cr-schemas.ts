@@ -14,7 +14,8 @@
  *   it wrote the object, whose watch event has not arrived yet, is read with one LIST.
  *
  * A reconciler that may not read CRDs (403), and kinds no CRD defines (aggregated APIs), fall back to
- * the OpenAPI v3 documents (openapi-schemas.ts).
+ * the OpenAPI v3 documents (openapi-schemas.ts). One that may read CRDs but not watch them (`unwatched`)
+ * reads a CRD's metadata before each match of its custom resources instead.
  */
 import { DriftlessError, ErrorClass, KnvCode } from "@driftless/api";
 import {
@@ -87,6 +88,10 @@ export class CustomResourceSchemaLoader {
   readonly #loading = new Map<string, Promise<unknown>>();
   /** False once a CRD read was refused: every schema then comes from /openapi/v3. */
   #crdsReadable = true;
+  /** False once the CRD watch was refused: nothing tells a CRD change, so each match checks its metadata. */
+  #watched = true;
+  /** CRD metadata reads in flight (`unwatched`), by name. */
+  readonly #checking = new Map<string, Promise<void>>();
 
   constructor(options: CustomResourceSchemaLoaderOptions) {
     this.#options = options;
@@ -102,7 +107,15 @@ export class CustomResourceSchemaLoader {
   ready(mapping: ResourceMapping): boolean {
     if (resolveKind(apiVersionOf(mapping), mapping.kind).builtIn) return true;
     const entry = this.#crds.get(crdNameOf(mapping));
-    return this.#crdsReadable && entry !== undefined && entry.uid !== undefined && !entry.stale;
+    return this.#crdsReadable && this.#watched && entry !== undefined && entry.uid !== undefined && !entry.stale;
+  }
+
+  /**
+   * The CRD watch was refused while CRDs may still be read (RBAC granting get and list only): a schema read
+   * once would otherwise be kept however its CRD changes, a keyed list compared whole or the reverse.
+   */
+  unwatched(): void {
+    this.#watched = false;
   }
 
   /** Before a match of a live custom resource: the registry holds its CRD's current schema. */
@@ -110,6 +123,7 @@ export class CustomResourceSchemaLoader {
     const apiVersion = apiVersionOf(mapping);
     if (resolveKind(apiVersion, mapping.kind).builtIn) return;
     const name = crdNameOf(mapping);
+    if (this.#crdsReadable && !this.#watched && this.#crds.get(name)?.stale === false) await this.#check(name);
     const entry = this.#crds.get(name);
     if (this.#crdsReadable && (entry === undefined || entry.stale)) {
       const failed = await this.#load(name);
@@ -166,6 +180,39 @@ export class CustomResourceSchemaLoader {
     }
     // Status-only updates (conditions, stored versions) keep uid and generation: nothing to read.
     if (meta.uid !== entry.uid || meta.generation !== entry.generation) entry.stale = true;
+  }
+
+  /** What the CRD watch would tell, read now: the CRD's uid and generation (one metadata LIST, deduplicated). */
+  #check(name: string): Promise<void> {
+    let checking = this.#checking.get(name);
+    if (checking === undefined) {
+      checking = this.#options.client
+        .list(crdMapping, { fieldSelector: `metadata.name=${name}`, metadataOnly: true })
+        .then(
+          (list) => {
+            const crd = list.items[0];
+            const generation = crd?.metadata.generation;
+            this.changed(
+              name,
+              crd === undefined
+                ? undefined
+                : {
+                    ...(crd.metadata.uid === undefined ? {} : { uid: crd.metadata.uid }),
+                    ...(typeof generation === "number" ? { generation } : {}),
+                  },
+            );
+          },
+          // Unreadable now: the schema read before stands (a write still confirms it first).
+          (error: unknown) =>
+            this.#options.log?.debug("custom resource schemas: CRD metadata unreadable", {
+              crd: name,
+              error: messageOf(error),
+            }),
+        )
+        .finally(() => this.#checking.delete(name));
+      this.#checking.set(name, checking);
+    }
+    return checking;
   }
 
   #set(name: string, crd: KubeObject | undefined, currentAt: string | undefined): void {

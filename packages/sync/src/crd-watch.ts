@@ -4,7 +4,8 @@
  * only opens no CRD watch): a CRD another party changes makes its custom resources' schema stale, so the
  * next match reads it again; a CRD deleted ends the watch of its kinds at once, instead of retrying a
  * 404 every backoff step. A reconciler refused the CRD watch goes without: its schemas come from
- * /openapi/v3 and a deleted kind's watch ends on its 404 (live-cache.ts).
+ * /openapi/v3, or from CRDs it may read but not watch, checked before each match (cr-schemas.ts), and a
+ * deleted kind's watch ends on its 404 (live-cache.ts).
  */
 import { crdMapping, type CrdMeta } from "@driftless/applier";
 import { Informer, isForbidden, isUnauthorized, type KubeClient, type KubeObject } from "@driftless/kube";
@@ -15,6 +16,8 @@ export interface CrdWatchHandlers {
   readonly changed: (name: string, meta: CrdMeta | undefined) => void;
   /** A CRD was deleted: `<resource>.<group>` no longer exists. */
   readonly deleted: (group: string, resource: string) => void;
+  /** The watch was refused (403/401): nothing will tell a CRD change from now on. */
+  readonly refused: () => void;
 }
 
 export class CrdWatch {
@@ -45,10 +48,14 @@ export class CrdWatch {
       transform: (obj) => ({ ...obj, metadata: { ...obj.metadata, managedFields: undefined } }),
       onError: (error) => {
         if (isForbidden(error) || isUnauthorized(error)) {
-          this.#log.info("CRD watch not permitted: custom resource schemas come from /openapi/v3", {
-            error: error.message,
-          });
+          this.#log.info(
+            "CRD watch not permitted: a match reads its CRD's metadata first, or /openapi/v3 where CRDs cannot be read",
+            {
+              error: error.message,
+            },
+          );
           this.#refused = true;
+          this.#handlers.refused();
           void this.stop();
           return;
         }

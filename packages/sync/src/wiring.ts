@@ -173,6 +173,7 @@ export function wireReconciler(
           void informers.stopWatching(group, resource);
           if (gone !== undefined) typeGone.told(gone);
         },
+        refused: () => schemas.unwatched(),
       },
       log,
     );
