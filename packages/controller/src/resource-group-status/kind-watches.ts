@@ -51,26 +51,37 @@ export class KindWatches {
 
   constructor(options: KindWatchesOptions) {
     this.#o = options;
-    // Only which kind a CRD serves is kept: a CRD's schema is most of its size.
+    // Only which kind a CRD serves, at which scope and versions, is kept: a CRD's schema is most of its size.
     this.#crds = new Informer(options.client, Resource.CustomResourceDefinition, {
       transform: (crd) => {
         const spec = (crd["spec"] ?? {}) as { group?: unknown; names?: { kind?: unknown } };
         return {
           ...crd,
           // With its resourceVersion, so a relist announces only the CRDs that changed.
-          metadata: { name: crd.metadata.name, resourceVersion: crd.metadata.resourceVersion },
-          spec: { group: spec.group, names: { kind: spec.names?.kind } },
+          metadata: { name: crd.metadata.name, uid: crd.metadata.uid, resourceVersion: crd.metadata.resourceVersion },
+          spec: { group: spec.group, names: { kind: spec.names?.kind }, served: servedAs(crd) },
         };
       },
       onError: (error) =>
         options.log.debug("ResourceGroup status: CRD watch failed; retrying", { error: error.message }),
     });
-    const onCrd = (crd: KubeObject): void => {
+    const onCrd = (crd: KubeObject, reshaped: boolean): void => {
       const spec = crd["spec"] as { group?: unknown; names?: { kind?: unknown } };
       if (typeof spec.group !== "string" || typeof spec.names?.kind !== "string") return;
-      this.#kindChanged(spec.group, spec.names.kind);
+      this.#kindChanged(spec.group, spec.names.kind, reshaped);
     };
-    for (const event of ["add", "update", "delete"] as const) this.#crds.on(event, onCrd);
+    // Created, deleted, or served otherwise (its uid, scope or versions): a watch made before reads the wrong path.
+    // The first list's CRDs were there before any watch of ours: nothing to restart for them.
+    this.#crds.on("add", (crd) => onCrd(crd, this.#crds.hasSynced));
+    this.#crds.on("delete", (crd) => onCrd(crd, true));
+    this.#crds.on("update", (crd, old) =>
+      onCrd(
+        crd,
+        old === undefined ||
+          crd.metadata.uid !== old.metadata.uid ||
+          JSON.stringify(crd["spec"]) !== JSON.stringify(old["spec"]),
+      ),
+    );
   }
 
   start(): void {
@@ -177,15 +188,30 @@ export class KindWatches {
     void watch?.then((w) => w?.informer.stop());
   }
 
-  /** A CRD of the kind came, changed or went: look it up again, and have its users recomputed. */
-  #kindChanged(group: string, kind: string): void {
+  /**
+   * A CRD of the kind came, changed or went: look it up again, and have its users recomputed. `reshaped`: its
+   * watch goes too, so the next read starts one at the kind's mapping now; the old one's 404, which may come
+   * after this event, would otherwise leave the kind NotFound with no later event to look again.
+   */
+  #kindChanged(group: string, kind: string, reshaped: boolean): void {
     const key = kindKey(group, kind);
     // Cleared even for a kind no one lists now: a read finishing after its last user left may have set it.
     this.#absent.delete(key);
     if (!this.#users.has(key)) return;
     this.#o.mapper.invalidate();
+    if (reshaped) this.#stopWatch(key);
     this.#o.onKind(group, kind);
   }
+}
+
+/** The scope and served versions of a CRD: what a watch of its kind depends on. */
+function servedAs(crd: KubeObject): { readonly scope: unknown; readonly versions: readonly string[] } {
+  const spec = (crd["spec"] ?? {}) as { scope?: unknown; versions?: unknown };
+  const versions = Array.isArray(spec.versions) ? (spec.versions as { name?: unknown; served?: unknown }[]) : [];
+  return {
+    scope: spec.scope,
+    versions: versions.flatMap((v) => (v.served === true && typeof v.name === "string" ? [v.name] : [])),
+  };
 }
 
 function kindKey(group: string, kind: string): string {
