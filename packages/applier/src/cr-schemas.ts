@@ -169,17 +169,19 @@ export class CustomResourceSchemaLoader {
     this.#set(name, crd, version);
   }
 
-  /** The CRD watch saw `name` change (meta) or go (undefined). */
-  changed(name: string, meta: CrdMeta | undefined): void {
+  /** The CRD watch saw `name` change (meta) or go (undefined); true when the schema held for it no longer stands. */
+  changed(name: string, meta: CrdMeta | undefined): boolean {
     const entry = this.#crds.get(name);
-    if (entry === undefined) return;
+    if (entry === undefined) return false;
     if (meta === undefined) {
       this.#options.registry.setCustomResourceDefinition(name, undefined);
       this.#crds.delete(name);
-      return;
+      return true;
     }
     // Status-only updates (conditions, stored versions) keep uid and generation: nothing to read.
-    if (meta.uid !== entry.uid || meta.generation !== entry.generation) entry.stale = true;
+    if (meta.uid === entry.uid && meta.generation === entry.generation) return false;
+    entry.stale = true;
+    return true;
   }
 
   /** What the CRD watch would tell, read now: the CRD's uid and generation (one metadata LIST, deduplicated). */

@@ -43,6 +43,14 @@ export class VerifiedMatches {
     return true;
   }
 
+  /**
+   * Forgets the objects of `group`: a CRD of it changed its schema, and a match found equal under the old
+   * one (a keyed list, say, made atomic since) says nothing of the new; the object itself did not change.
+   */
+  forgetGroup(group: string): void {
+    for (const [key, entry] of this.#entries) if (entry.desired.id.group === group) this.#entries.delete(key);
+  }
+
   /** Keeps only the objects still declared (after a pass), so the memo never outgrows the source. */
   retain(declared: readonly DesiredObject[]): void {
     const keep = new Set(declared.map((d) => idKey(d.id)));

@@ -30,6 +30,19 @@ const live = (name: string, resourceVersion: string) => ({
 });
 
 void describe("VerifiedMatches", () => {
+  void it("forgets the objects of a group whose CRD's schema changed, and only those", () => {
+    const verified = new VerifiedMatches();
+    const core = desired("a", "1");
+    const custom: DesiredObject = {
+      ...desired("b", "1"),
+      id: { group: "example.com", kind: "Gadget", namespace: "ns", name: "b" },
+    };
+    verified.record(core, live("a", "10"), "Current");
+    verified.record(custom, live("b", "11"), "Current");
+    verified.forgetGroup("example.com");
+    assert.equal(verified.lookup(custom, "11"), undefined, "matched again under the new schema");
+    assert.equal(verified.lookup(core, "10"), "Current");
+  });
   void it("answers only for the same declaration object against the same live resourceVersion", () => {
     const verified = new VerifiedMatches();
     const a = desired("a", "1");

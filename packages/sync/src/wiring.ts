@@ -166,7 +166,11 @@ export function wireReconciler(
     crdWatch = new CrdWatch(
       client,
       {
-        changed: (name, meta) => schemas.changed(name, meta),
+        changed: (name, meta) => {
+          // Objects found equal under the old schema are matched again by the next pass, though they did not change.
+          const group = crdGroup(name);
+          if (schemas.changed(name, meta) && group !== undefined) verified.forgetGroup(group);
+        },
         deleted: (group, resource) => {
           mapper.invalidate();
           const gone = informers.watchedTypes().find((m) => m.group === group && m.resource === resource);
@@ -266,6 +270,12 @@ export function wireReconciler(
       declaredTypeGone?.recheck();
     },
   };
+}
+
+/** The group of a CRD's name (`<resource>.<group>`). */
+function crdGroup(name: string): string | undefined {
+  const dot = name.indexOf(".");
+  return dot > 0 ? name.slice(dot + 1) : undefined;
 }
 
 function isCustomResource(mapping: ResourceMapping): boolean {
