@@ -191,7 +191,7 @@ test("`sync --wait` as a user who may patch a sync but not watch it says the API
     namespace,
     "--wait",
     "--timeout",
-    "20s",
+    "60s",
     "--kubeconfig",
     testEnv().userKubeconfig,
   );
@@ -199,7 +199,8 @@ test("`sync --wait` as a user who may patch a sync but not watch it says the API
   assert.doesNotMatch(run.out, /within the timeout/, run.out);
   assert.match(run.out, /refused.*forbidden/i, run.out);
   assert.equal(run.code, 1, run.out);
-  assert.ok(Date.now() - started < 15_000, `took ${Date.now() - started} ms`);
+  // Well before the timeout; a CLI start alone took 3 s at a load of 11, and this run 17 s once at 14.
+  assert.ok(Date.now() - started < 45_000, `took ${Date.now() - started} ms`);
 });
 
 test("Ctrl-C during `sync --wait` is reported as an interruption, with 130, not as a timeout", async (t) => {
