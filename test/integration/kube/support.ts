@@ -83,6 +83,12 @@ export async function throwawayCrd(t: TestContext, client: KubeClient): Promise<
     },
   });
   t.after(() => quietly(`deleting CRD ${name}`, () => client.delete(crds, undefined, name)));
+  await crdEstablished(client, name);
+  return mapping;
+}
+
+/** Waits until the CRD `name` is Established: its custom resources are served. */
+export async function crdEstablished(client: KubeClient, name: string): Promise<void> {
   await eventually(
     async () => {
       const crd = await client.get(crds, undefined, name);
@@ -90,9 +96,8 @@ export async function throwawayCrd(t: TestContext, client: KubeClient): Promise<
         (crd?.["status"] as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
       return conditions.some((c) => c.type === "Established" && c.status === "True");
     },
-    { timeoutMs: 30_000, what: `CRD ${name} to be established` },
+    { what: `CRD ${name} to be established` },
   );
-  return mapping;
 }
 
 export function widget(mapping: ResourceMapping, namespace: string, name: string, size: number): KubeObject {

@@ -5,9 +5,9 @@ import { test } from "node:test";
 import { KubeClient, RestMapper, type KubeObject, type ResourceMapping } from "@driftless/kube";
 import { createLogger } from "@driftless/sync";
 import { KindWatches } from "../../../packages/controller/src/resource-group-status/kind-watches.ts";
-import { eventually, suffix, testNamespace, type JsonObject } from "../../support/index.ts";
+import { eventually, suffix, testNamespace } from "../../support/index.ts";
 import { startApiProxy } from "../fault/api-proxy.ts";
-import { adminClient, crds } from "../kube/support.ts";
+import { adminClient, crdEstablished, crds } from "../kube/support.ts";
 
 function boltCrd(group: string, version: string): KubeObject {
   return {
@@ -39,17 +39,6 @@ const bolts = (group: string, version: string): ResourceMapping => ({
   verbs: [],
 });
 
-async function established(client: KubeClient, name: string): Promise<void> {
-  await eventually(
-    async () => {
-      const live = await client.get(crds, undefined, name);
-      const conditions = ((live?.["status"] as JsonObject | undefined)?.["conditions"] ?? []) as JsonObject[];
-      return conditions.some((c) => c["type"] === "Established" && c["status"] === "True") || undefined;
-    },
-    { what: `${name} established` },
-  );
-}
-
 test("a listed kind whose CRD is created again at another version is read at that version, where a 404 of the old watch after the CRD's event left it NotFound for a minute and then until something else changed", async (t) => {
   const group = `kindw${suffix()}.acme.com`;
   const crdName = `bolts.${group}`;
@@ -63,7 +52,7 @@ test("a listed kind whose CRD is created again at another version is read at tha
     });
   };
   await admin.create(crds, boltCrd(group, "v1"));
-  await established(admin, crdName);
+  await crdEstablished(admin, crdName);
   await created("v1", "a");
 
   const proxy = await startApiProxy(t);
@@ -95,7 +84,7 @@ test("a listed kind whose CRD is created again at another version is read at tha
     what: `${crdName} gone`,
   });
   await admin.create(crds, boltCrd(group, "v2"));
-  await established(admin, crdName);
+  await crdEstablished(admin, crdName);
   await created("v2", "b");
   proxy.hold = undefined;
   release();

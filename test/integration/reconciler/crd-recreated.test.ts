@@ -20,7 +20,7 @@ import {
   TestRepo,
   type JsonObject,
 } from "../../support/index.ts";
-import { adminClient, crds } from "../kube/support.ts";
+import { adminClient, crdEstablished, crds } from "../kube/support.ts";
 
 function anvilCrd(
   group: string,
@@ -47,17 +47,6 @@ function anvilCrd(
 
 function anvils(group: string, version = "v1"): ResourceMapping {
   return { group, version, kind: "Anvil", resource: "anvils", namespaced: true, verbs: [] };
-}
-
-async function established(client: KubeClient, name: string): Promise<void> {
-  await eventually(
-    async () => {
-      const live = await client.get(crds, undefined, name);
-      const conditions = ((live?.["status"] as JsonObject | undefined)?.["conditions"] ?? []) as JsonObject[];
-      return conditions.some((c) => c["type"] === "Established" && c["status"] === "True") || undefined;
-    },
-    { what: `${name} established` },
-  );
 }
 
 async function gone(client: KubeClient, name: string): Promise<void> {
@@ -87,7 +76,7 @@ async function setup(t: TestContext, declareCrd: boolean, scope = "Namespaced") 
   if (declareCrd) await repo.write("config/crd.yaml", JSON.stringify(anvilCrd(group)));
   else {
     await client.create(crds, anvilCrd(group, undefined, scope));
-    await established(client, crdName);
+    await crdEstablished(client, crdName);
   }
   const anvil = { apiVersion: `${group}/v1`, kind: "Anvil", metadata: { name: "heavy", namespace }, spec: { lbs: 10 } };
   await repo.write("config/anvil.yaml", JSON.stringify(anvil));
@@ -140,7 +129,7 @@ test("a CRD someone deletes and creates again, three times, under a declared cus
     await client.delete(crds, undefined, crdName);
     await gone(client, crdName);
     await client.create(crds, anvilCrd(group));
-    await established(client, crdName);
+    await crdEstablished(client, crdName);
     await eventually(async () => (await client.get(anvils(group), namespace, "heavy")) ?? undefined, {
       timeoutMs: 60_000,
       what: `the Anvil applied again (round ${round + 1})`,
@@ -215,7 +204,7 @@ async function recreateCrd(client: KubeClient, group: string, scope: string): Pr
   await client.delete(crds, undefined, `anvils.${group}`);
   await gone(client, `anvils.${group}`);
   await client.create(crds, anvilCrd(group, undefined, scope));
-  await established(client, `anvils.${group}`);
+  await crdEstablished(client, `anvils.${group}`);
 }
 
 async function knv1052(name: string): Promise<void> {

@@ -3,7 +3,7 @@
  * override.roleRefs): nothing tells its RestMapper, so only what the API server answers can.
  */
 import { test } from "node:test";
-import type { KubeClient, KubeObject, ResourceMapping } from "@driftless/kube";
+import type { KubeObject, ResourceMapping } from "@driftless/kube";
 import {
   createRootSync,
   customApi,
@@ -19,7 +19,7 @@ import {
 } from "../../support/index.ts";
 import { limitedKubeconfig } from "../../support/limited-identity.ts";
 import { startApiProxy } from "../fault/api-proxy.ts";
-import { adminClient, crds } from "../kube/support.ts";
+import { adminClient, crdEstablished, crds } from "../kube/support.ts";
 
 function anvilCrd(group: string, scope: string): KubeObject {
   return {
@@ -44,17 +44,6 @@ function anvilCrd(group: string, scope: string): KubeObject {
 
 function anvils(group: string, namespaced: boolean): ResourceMapping {
   return { group, version: "v1", kind: "Anvil", resource: "anvils", namespaced, verbs: [] };
-}
-
-async function established(client: KubeClient, name: string): Promise<void> {
-  await eventually(
-    async () => {
-      const live = await client.get(crds, undefined, name);
-      const conditions = ((live?.["status"] as JsonObject | undefined)?.["conditions"] ?? []) as JsonObject[];
-      return conditions.some((c) => c["type"] === "Established" && c["status"] === "True") || undefined;
-    },
-    { what: `${name} established` },
-  );
 }
 
 test("a RootSync refused the CRD watch applies a custom resource declared without namespace as cluster-scoped once its CRD is created again cluster-scoped, where it kept the old scope and failed with 404 until a restart", async (t) => {
@@ -87,7 +76,7 @@ test("a RootSync refused the CRD watch applies a custom resource declared withou
     { server: proxy.url },
   );
   await client.create(crds, anvilCrd(group, "Namespaced"));
-  await established(client, crdName);
+  await crdEstablished(client, crdName);
   const repo = await TestRepo.create(t);
   // No namespace: a RootSync puts a namespaced object in "default", a cluster-scoped one nowhere.
   await repo.write(
@@ -113,7 +102,7 @@ test("a RootSync refused the CRD watch applies a custom resource declared withou
     what: `${crdName} gone`,
   });
   await client.create(crds, anvilCrd(group, "Cluster"));
-  await established(client, crdName);
+  await crdEstablished(client, crdName);
   proxy.hold = undefined;
   release();
 
