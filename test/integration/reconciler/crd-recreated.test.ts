@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
-import type { KubeClient, KubeObject, ResourceMapping } from "@driftless/kube";
+import type { KubeClient, ResourceMapping } from "@driftless/kube";
 import { createLogger, type Reconciler } from "@driftless/sync";
 import {
   createRootSync,
@@ -21,33 +21,7 @@ import {
   type JsonObject,
 } from "../../support/index.ts";
 import { adminClient, crdEstablished, crds } from "../kube/support.ts";
-
-function anvilCrd(
-  group: string,
-  versions: readonly { name: string; served: boolean; storage: boolean }[] = [
-    { name: "v1", served: true, storage: true },
-  ],
-  scope = "Namespaced",
-): KubeObject {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `anvils.${group}` },
-    spec: {
-      group,
-      names: { kind: "Anvil", plural: "anvils", singular: "anvil" },
-      scope,
-      versions: versions.map((v) => ({
-        ...v,
-        schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-      })),
-    },
-  };
-}
-
-function anvils(group: string, version = "v1"): ResourceMapping {
-  return { group, version, kind: "Anvil", resource: "anvils", namespaced: true, verbs: [] };
-}
+import { anvilCrd, anvils } from "./anvil-crd.ts";
 
 async function gone(client: KubeClient, name: string): Promise<void> {
   await eventually(async () => (await client.get(crds, undefined, name)) === undefined || undefined, {

@@ -3,7 +3,6 @@
  * override.roleRefs): nothing tells its RestMapper, so only what the API server answers can.
  */
 import { test } from "node:test";
-import type { KubeObject, ResourceMapping } from "@driftless/kube";
 import {
   createRootSync,
   customApi,
@@ -20,31 +19,7 @@ import {
 import { limitedKubeconfig } from "../../support/limited-identity.ts";
 import { startApiProxy } from "../fault/api-proxy.ts";
 import { adminClient, crdEstablished, crds } from "../kube/support.ts";
-
-function anvilCrd(group: string, scope: string): KubeObject {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `anvils.${group}` },
-    spec: {
-      group,
-      names: { kind: "Anvil", plural: "anvils", singular: "anvil" },
-      scope,
-      versions: [
-        {
-          name: "v1",
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-        },
-      ],
-    },
-  };
-}
-
-function anvils(group: string, namespaced: boolean): ResourceMapping {
-  return { group, version: "v1", kind: "Anvil", resource: "anvils", namespaced, verbs: [] };
-}
+import { anvilCrd, anvils } from "./anvil-crd.ts";
 
 test("a RootSync refused the CRD watch applies a custom resource declared without namespace as cluster-scoped once its CRD is created again cluster-scoped, where it kept the old scope and failed with 404 until a restart", async (t) => {
   const group = `crdscope${suffix()}.acme.com`;
@@ -75,7 +50,7 @@ test("a RootSync refused the CRD watch applies a custom resource declared withou
     ],
     { server: proxy.url },
   );
-  await client.create(crds, anvilCrd(group, "Namespaced"));
+  await client.create(crds, anvilCrd(group));
   await crdEstablished(client, crdName);
   const repo = await TestRepo.create(t);
   // No namespace: a RootSync puts a namespaced object in "default", a cluster-scoped one nowhere.
@@ -87,7 +62,7 @@ test("a RootSync refused the CRD watch applies a custom resource declared withou
   await createRootSync(name, repo);
   await startReconciler(t, { kind: "RootSync", namespace: rootSyncNamespace, name }, { kubeconfig });
   await rootSynced(name, commit);
-  await eventually(async () => (await client.get(anvils(group, true), "default", "heavy")) ?? undefined, {
+  await eventually(async () => (await client.get(anvils(group), "default", "heavy")) ?? undefined, {
     what: "the Anvil in default",
   });
 
@@ -101,12 +76,12 @@ test("a RootSync refused the CRD watch applies a custom resource declared withou
   await eventually(async () => (await client.get(crds, undefined, crdName)) === undefined || undefined, {
     what: `${crdName} gone`,
   });
-  await client.create(crds, anvilCrd(group, "Cluster"));
+  await client.create(crds, anvilCrd(group, undefined, "Cluster"));
   await crdEstablished(client, crdName);
   proxy.hold = undefined;
   release();
 
-  await eventually(async () => (await client.get(anvils(group, false), undefined, "heavy")) ?? undefined, {
+  await eventually(async () => (await client.get(anvils(group, "v1", false), undefined, "heavy")) ?? undefined, {
     timeoutMs: 60_000,
     what: "the Anvil created again, cluster-scoped",
   });
@@ -118,10 +93,11 @@ test("a RootSync refused the CRD watch applies a custom resource declared withou
     { timeoutMs: 30_000, what: "status.sync clean" },
   );
   // Its watch follows it at the new scope: a hand edit is corrected.
-  await client.patch(anvils(group, false), undefined, "heavy", { spec: { lbs: 99 } }, "merge");
+  await client.patch(anvils(group, "v1", false), undefined, "heavy", { spec: { lbs: 99 } }, "merge");
   await eventually(
     async () =>
-      ((await client.get(anvils(group, false), undefined, "heavy"))?.["spec"] as JsonObject)["lbs"] === 10 || undefined,
+      ((await client.get(anvils(group, "v1", false), undefined, "heavy"))?.["spec"] as JsonObject)["lbs"] === 10 ||
+      undefined,
     { timeoutMs: 30_000, what: "the hand edit corrected" },
   );
 });
