@@ -67,8 +67,8 @@ export class CrdWatch {
     informer.on("update", changed);
     informer.on("delete", (obj) => {
       this.#handlers.changed(obj.metadata.name, undefined);
-      const dot = obj.metadata.name.indexOf(".");
-      if (dot > 0) this.#handlers.deleted(obj.metadata.name.slice(dot + 1), obj.metadata.name.slice(0, dot));
+      const served = crdServes(obj.metadata.name);
+      if (served !== undefined) this.#handlers.deleted(served.group, served.resource);
     });
     informer.start();
     this.#informer = informer;
@@ -80,6 +80,12 @@ export class CrdWatch {
     this.#informer = undefined;
     await informer?.stop();
   }
+}
+
+/** The group and resource a CRD's name (`<resource>.<group>`) says it serves. */
+export function crdServes(name: string): { readonly group: string; readonly resource: string } | undefined {
+  const dot = name.indexOf(".");
+  return dot > 0 ? { group: name.slice(dot + 1), resource: name.slice(0, dot) } : undefined;
 }
 
 function metaOf(obj: KubeObject): CrdMeta {

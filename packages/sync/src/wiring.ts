@@ -19,7 +19,7 @@ import {
   syncQueueName,
   type RedisConnection,
 } from "@driftless/queue";
-import { CrdWatch } from "./crd-watch.ts";
+import { CrdWatch, crdServes } from "./crd-watch.ts";
 import { DeclaredTypeGone } from "./declared-type-gone.ts";
 import { InformerLiveState } from "./live-cache.ts";
 import { createLogger, type Logger } from "./log.ts";
@@ -168,8 +168,8 @@ export function wireReconciler(
       {
         changed: (name, meta) => {
           // Objects found equal under the old schema are matched again by the next pass, though they did not change.
-          const group = crdGroup(name);
-          if (schemas.changed(name, meta) && group !== undefined) verified.forgetGroup(group);
+          const served = crdServes(name);
+          if (schemas.changed(name, meta) && served !== undefined) verified.forgetGroup(served.group);
         },
         deleted: (group, resource) => {
           mapper.invalidate();
@@ -270,12 +270,6 @@ export function wireReconciler(
       declaredTypeGone?.recheck();
     },
   };
-}
-
-/** The group of a CRD's name (`<resource>.<group>`). */
-function crdGroup(name: string): string | undefined {
-  const dot = name.indexOf(".");
-  return dot > 0 ? name.slice(dot + 1) : undefined;
 }
 
 function isCustomResource(mapping: ResourceMapping): boolean {
