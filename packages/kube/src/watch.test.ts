@@ -10,12 +10,16 @@ const fill = { apiVersion: "v1", kind: "ConfigMap" };
  * A body delivered as a socket read with `onread` delivers it: each chunk copied into one buffer that
  * is overwritten after the call, so a decoder that kept a view of it would see garbage.
  */
-function pushedBody(chunks: (string | Buffer)[], options: { end?: boolean } = {}): BodySource & { pauses: number } {
+function pushedBody(
+  chunks: (string | Buffer)[],
+  options: { end?: boolean } = {},
+): BodySource & { pauses: number; delivered: number } {
   const reused = Buffer.alloc(1 << 20);
   let paused = false;
   let next: (() => void) | undefined;
   const body = {
     pauses: 0,
+    delivered: 0,
     start(sink: Parameters<BodySource["start"]>[0]) {
       let i = 0;
       const deliver = (): void => {
@@ -31,6 +35,7 @@ function pushedBody(chunks: (string | Buffer)[], options: { end?: boolean } = {}
         const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
         bytes.copy(reused);
         sink.data(reused.subarray(0, bytes.length));
+        body.delivered++;
         reused.fill(0x7e, 0, bytes.length);
         setImmediate(deliver);
       };
@@ -187,7 +192,9 @@ void describe("watch decoding", () => {
 
   void it("pauses the body while decoded events wait for a slow reader, and delivers every one", async () => {
     const line = (i: number): string => `{"type":"ADDED","object":{"metadata":{"name":"cm-${i}"}}}\n`;
-    // 40 chunks of 100 events: the reader takes its time over each event.
+    // 40 chunks of 100 events. After its first event the reader stops until the body pauses or has sent
+    // everything: a reader slowed by a timer kept pace with the body on a loaded machine, where every turn of
+    // the event loop took longer than the timer, and the body never had to pause.
     const chunks = Array.from({ length: 40 }, (_, c) =>
       Array.from({ length: 100 }, (_, i) => line(c * 100 + i)).join(""),
     );
@@ -199,7 +206,8 @@ void describe("watch decoding", () => {
       operation: "op",
     })) {
       names.push(e.type === "ERROR" ? "" : e.object.metadata.name);
-      if (names.length % 100 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+      while (names.length === 1 && body.pauses === 0 && body.delivered < chunks.length)
+        await new Promise((resolve) => setImmediate(resolve));
     }
     assert.equal(names.length, 4000);
     assert.deepEqual(names.slice(0, 3), ["cm-0", "cm-1", "cm-2"]);
